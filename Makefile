@@ -1,0 +1,42 @@
+# Two entry points (see README): `make run` and `make test`. Both work on a fresh machine with only
+# python3, pip and make: they create .venv and install the package into it.
+PYTHON ?= python3
+VENV   := .venv
+BIN    := $(VENV)/bin
+OUT    := out
+
+.PHONY: run test install install-test bench clean
+
+$(BIN)/python:
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install --quiet --upgrade pip
+
+$(VENV)/.installed: $(BIN)/python pyproject.toml
+	$(BIN)/python -m pip install --quiet -e .
+	touch $@
+
+$(VENV)/.installed-test: $(VENV)/.installed pyproject.toml
+	$(BIN)/python -m pip install --quiet -e ".[test,dask]"
+	touch $@
+
+$(VENV)/.installed-bench: $(VENV)/.installed-test pyproject.toml
+	$(BIN)/python -m pip install --quiet -e ".[test,dask,benchmark]"
+	touch $@
+
+install: $(VENV)/.installed
+
+install-test: $(VENV)/.installed-test
+
+# The main job: every learner, one pass over the bundled a9a, scored on a9a.t; table + PNG in out/.
+run: $(VENV)/.installed
+	mkdir -p $(OUT)
+	$(BIN)/streamlearn demo --plot $(OUT)/demo_online_error.png
+
+test: $(VENV)/.installed-test
+	$(BIN)/python -m pytest -n 2 -q
+
+bench: $(VENV)/.installed-bench
+	$(BIN)/python benchmarks/first_order.py
+
+clean:
+	rm -rf $(VENV) $(OUT) build *.egg-info

@@ -1,0 +1,230 @@
+"""The estimator contract shared by every online learner.
+
+* ``fit(X, y)`` resets the model and makes ``max_iter`` passes (shuffled when ``shuffle=True``) through
+  the same kernel as ``partial_fit``; ``partial_fit(X, y, classes=None, sample_weight=None)`` makes one
+  pass in the given order and never reallocates the model.
+* The first ``partial_fit`` (or ``fit``) fixes ``n_features_in_`` and ``classes_``; later calls with
+  another number of features raise ``ValueError``.
+* Labels are mapped once: binary problems to {-1, +1} (``classes_[1]`` is +1), K > 2 classes to K
+  one-vs-rest columns.
+* ``partial_fit_scores`` is ``partial_fit`` that also returns every example's decision value under the
+  model *before* that example's update (what progressive validation needs), at no extra cost.
+* Dense and sparse input are accepted; both become CSR float64 once, at the boundary.
+
+Subclasses provide ``_parameter_constraints``, ``_allocate(n_features, n_outputs, X)``, ``_kernel_pass(X,
+targets, sample_weight, out_scores)`` and ``_progressive_loss`` (the loss name reported by progressive
+validation).
+"""
+
+import numpy as np
+from sklearn.base import BaseEstimator, ClassifierMixin, RegressorMixin
+from sklearn.utils.multiclass import check_classification_targets
+from sklearn.utils.validation import check_is_fitted, check_random_state
+
+from . import _validation
+from ._kernels.linear import linear_scores
+from .persist import PersistMixin
+
+__all__ = ["OnlineClassifierMixin", "OnlineRegressorMixin", "BaseOnlineLinear"]
+
+
+class _BaseOnline(PersistMixin, BaseEstimator):
+    """Scaffolding common to classifiers and regressors (not public)."""
+
+    _parameter_constraints: dict = {}
+    #: name of the loss (see streamlearn.losses) that progressive validation reports for this learner
+    _progressive_loss = "squared"
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.input_tags.sparse = True
+        return tags
+
+    # -- public API -------------------------------------------------------------------------------
+    def fit(self, X, y, sample_weight=None):
+        """Reset the model and make ``max_iter`` passes over ``(X, y)``.
+
+        Each pass visits the rows in a fresh random order when ``shuffle=True`` (seeded by
+        ``random_state``), in the given order otherwise. Returns ``self``.
+        """
+        _validation.validate_params(self)
+        self._reset()
+        X, y = self._check_X_y(X, y, reset=True)
+        sw = _validation.check_sample_weight(sample_weight, X.shape[0])
+        self._first_call(X, y, classes=None)
+        targets = self._targets(y)
+        rng = check_random_state(self.random_state)
+        for _ in range(self.max_iter):
+            if self.shuffle:
+                order = rng.permutation(X.shape[0])
+                self._pass(X[order], targets[order], sw[order])
+            else:
+                self._pass(X, targets, sw)
+        self.n_iter_ = int(self.max_iter)
+        return self
+
+    def partial_fit(self, X, y, classes=None, sample_weight=None):
+        """One pass over ``(X, y)`` in the given order, continuing from the current model. Returns ``self``."""
+        self.partial_fit_scores(X, y, classes=classes, sample_weight=sample_weight)
+        return self
+
+    def partial_fit_scores(self, X, y, classes=None, sample_weight=None):
+        """Like ``partial_fit``, and return each example's decision value *before* its own update.
+
+        These are exactly the scores progressive validation needs: ``predict`` applied to them gives
+        the online predictions. Shape ``(n_samples,)``, or ``(n_samples, n_classes)`` for K > 2 classes.
+        """
+        _validation.validate_params(self)
+        first = not self._is_started()
+        X, y = self._check_X_y(X, y, reset=first)
+        if first:
+            self._first_call(X, y, classes=classes)
+        else:
+            self._check_classes_again(classes)
+        sw = _validation.check_sample_weight(sample_weight, X.shape[0])
+        scores = self._pass(X, self._targets(y), sw)
+        return scores[:, 0] if scores.shape[1] == 1 else scores
+
+    def decision_function(self, X):
+        """Scores ``w . x + b``: shape ``(n_samples,)`` (binary, regression) or ``(n_samples, n_classes)``."""
+        check_is_fitted(self)
+        X = _validation.check_X(self, X, reset=False)
+        coef = self._coef_2d()
+        out = np.empty((X.shape[0], coef.shape[0]), dtype=np.float64)
+        linear_scores(X.indptr, X.indices, X.data, coef, self._intercept_1d(), out)
+        return out[:, 0] if out.shape[1] == 1 else out
+
+    @property
+    def nnz_weights(self):
+        """Number of non-zero weights (coefficients and intercepts)."""
+        check_is_fitted(self)
+        return int(np.count_nonzero(self._coef_2d()) + np.count_nonzero(self._intercept_1d()))
+
+    # -- machinery --------------------------------------------------------------------------------
+    def _is_started(self):
+        return hasattr(self, "t_")
+
+    def _reset(self):
+        for attr in list(vars(self)):
+            if attr.endswith("_") and not attr.startswith("__") or attr.startswith("_state"):
+                delattr(self, attr)
+
+    def _pass(self, X, targets, sw):
+        out = np.empty((X.shape[0], targets.shape[1]), dtype=np.float64)
+        if X.shape[0]:
+            self._kernel_pass(X, targets, sw, out)
+        return out
+
+    def _raise_diverged(self, row, what):
+        raise FloatingPointError(
+            f"{type(self).__name__} diverged: the score of example {row} of this batch is not finite. "
+            f"Lower {what} or scale the features.")
+
+
+class OnlineClassifierMixin(ClassifierMixin):
+    """Classification side of the contract: ``classes_``, label mapping, ``predict``."""
+
+    def _check_X_y(self, X, y, *, reset):
+        X, y = _validation.check_X_y(self, X, y, reset=reset)
+        check_classification_targets(y)
+        return X, y
+
+    def _first_call(self, X, y, classes):
+        if classes is None:
+            # fit() uses y's classes; partial_fit() needs them on its first call (as in scikit-learn)
+            if not self._called_from_fit():
+                raise ValueError(
+                    f"classes must be passed on the first call to {type(self).__name__}.partial_fit: the "
+                    "model needs every label up front (e.g. classes=[-1, 1]).")
+            classes = np.unique(y)
+        classes = np.unique(np.asarray(classes))
+        if classes.shape[0] < 2:
+            raise ValueError(
+                f"{type(self).__name__} needs at least 2 classes; got {classes.shape[0]} class: {classes!r}.")
+        unseen = np.setdiff1d(np.unique(y), classes)
+        if unseen.size:
+            raise ValueError(f"y contains labels {unseen.tolist()} that are not in classes={classes.tolist()}.")
+        self.classes_ = classes
+        n_out = 1 if classes.shape[0] == 2 else classes.shape[0]
+        self.t_ = 0
+        self._allocate(X.shape[1], n_out, X)
+
+    def _called_from_fit(self):
+        return getattr(self, "_in_fit", False)
+
+    def fit(self, X, y, sample_weight=None):
+        self._in_fit = True
+        try:
+            return super().fit(X, y, sample_weight=sample_weight)
+        finally:
+            del self._in_fit
+
+    def _check_classes_again(self, classes):
+        if classes is not None and not np.array_equal(np.unique(np.asarray(classes)), self.classes_):
+            raise ValueError(f"classes={list(classes)!r} is not the same as on the first call to partial_fit: "
+                             f"{self.classes_.tolist()!r}.")
+
+    def _targets(self, y):
+        idx = np.searchsorted(self.classes_, y)
+        if np.any(idx >= self.classes_.shape[0]) or np.any(self.classes_[np.minimum(idx, len(self.classes_) - 1)] != y):
+            bad = np.setdiff1d(np.unique(y), self.classes_)
+            raise ValueError(f"y contains labels {bad.tolist()} that are not in classes_={self.classes_.tolist()}.")
+        if self.classes_.shape[0] == 2:
+            return np.where(idx == 1, 1.0, -1.0).reshape(-1, 1)
+        targets = -np.ones((y.shape[0], self.classes_.shape[0]), dtype=np.float64)
+        targets[np.arange(y.shape[0]), idx] = 1.0
+        return targets
+
+    def predict(self, X):
+        """Class labels: ``classes_[1]`` where the score is >= 0 (binary), else the arg-max class."""
+        return self.scores_to_labels(self.decision_function(X))
+
+    def scores_to_labels(self, scores):
+        """Map decision values (e.g. from ``partial_fit_scores``) to class labels; ties go to ``classes_[1]``."""
+        scores = np.asarray(scores)
+        if scores.ndim == 1:
+            return self.classes_[(scores >= 0).astype(np.intp)]
+        return self.classes_[np.argmax(scores, axis=1)]
+
+
+class OnlineRegressorMixin(RegressorMixin):
+    """Regression side of the contract: real targets, ``predict`` = decision value."""
+
+    def _check_X_y(self, X, y, *, reset):
+        return _validation.check_X_y(self, X, y, reset=reset, y_numeric=True)
+
+    def _first_call(self, X, y, classes):
+        self.t_ = 0
+        self._allocate(X.shape[1], 1, X)
+
+    def _check_classes_again(self, classes):
+        pass
+
+    def _targets(self, y):
+        return np.asarray(y, dtype=np.float64).reshape(-1, 1)
+
+    def predict(self, X):
+        """Predicted targets ``w . x + b``."""
+        return self.decision_function(X)
+
+    def scores_to_labels(self, scores):
+        return np.asarray(scores)
+
+
+class BaseOnlineLinear(_BaseOnline):
+    """Linear models ``w . x + b`` with ``coef_`` (K, d) for classifiers (K = 1 when binary), ``(d,)`` for
+    regressors, and ``intercept_`` (K,)."""
+
+    def _allocate(self, n_features, n_outputs, X):
+        if isinstance(self, OnlineRegressorMixin):
+            self.coef_ = np.zeros(n_features, dtype=np.float64)
+        else:
+            self.coef_ = np.zeros((n_outputs, n_features), dtype=np.float64)
+        self.intercept_ = np.zeros(n_outputs, dtype=np.float64)
+
+    def _coef_2d(self):
+        return self.coef_.reshape(1, -1) if self.coef_.ndim == 1 else self.coef_
+
+    def _intercept_1d(self):
+        return self.intercept_
+

@@ -1,0 +1,1 @@
+"""streamlearn.facto (see the open issues)."""

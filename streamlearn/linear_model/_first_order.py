@@ -1,0 +1,384 @@
+"""First-order online linear learners: OGD, Perceptron, Passive-Aggressive (ALGORITHMS.md 2.1-2.3)."""
+
+import numpy as np
+from sklearn.utils.metaestimators import available_if
+from sklearn.utils.validation import check_is_fitted
+
+from .._kernels import linear as _k
+from .._validation import Interval, Options
+from ..base import BaseOnlineLinear, OnlineClassifierMixin, OnlineRegressorMixin
+from ..losses import loss_code
+
+__all__ = ["OGDClassifier", "OGDRegressor", "Perceptron", "PassiveAggressiveClassifier",
+           "PassiveAggressiveRegressor"]
+
+_PASS_PARAMS = {
+    "fit_intercept": ["boolean"],
+    "max_iter": [Interval(int, 1, None, closed="left")],
+    "shuffle": ["boolean"],
+    "random_state": ["random_state"],
+}
+_PA_VARIANTS = {"pa": _k.RULE_PA, "pa1": _k.RULE_PA1, "pa2": _k.RULE_PA2}
+
+
+class _FirstOrderLinear(BaseOnlineLinear):
+    """Calls the one first-order kernel with the step rule of the concrete learner."""
+
+    # subclasses define: _rule(), _loss_name(), _schedule, _eta0(), _C(), _intercept_sq(), _diverge_hint
+    _schedule = _k.SCHEDULE_INVSQRT
+    _diverge_hint = "eta0"
+
+    def _C(self):
+        return 1.0
+
+    def _eta0(self):
+        return 1.0
+
+    def _loss_param(self):
+        return 0.0
+
+    def _intercept_sq(self):
+        return 1.0 if self.fit_intercept else 0.0
+
+    def _kernel_pass(self, X, targets, sw, out):
+        t, bad = _k.linear_epoch(
+            X.indptr, X.indices, X.data, targets, sw, self._coef_2d(), self.intercept_,
+            self._intercept_sq(), self._rule(), loss_code(self._loss_name()), self._loss_param(),
+            self._schedule, self._eta0(), self._C(), self.t_, out)
+        self.t_ = int(t)
+        if bad >= 0:
+            self._raise_diverged(bad, self._diverge_hint)
+
+
+# ---------------------------------------------------------------------------------------------------
+class OGDClassifier(OnlineClassifierMixin, _FirstOrderLinear):
+    """Online gradient descent for linear classification, step ``eta0 / sqrt(t)``.
+
+    Update (ALGORITHMS.md 2.1): ``w <- w - eta0 / sqrt(t) * l'(w . x, y) * x`` after every example, with
+    ``t`` the number of examples seen (weighted examples count once). Unconstrained (no projection).
+
+    Parameters
+    ----------
+    loss : {"logistic", "hinge", "squared"}, default="logistic"
+        Loss on the score ``z = w . x + b`` with labels in {-1, +1}: ``log(1 + exp(-y z))``,
+        ``max(0, 1 - y z)`` or ``(z - y)^2``. ``predict_proba`` exists only for ``"logistic"``.
+    eta0 : float > 0, default=0.5
+        Base step size; the step at example ``t`` is ``eta0 / sqrt(t)``.
+    fit_intercept : bool, default=True
+        Learn an intercept (the weight of a constant feature 1).
+    max_iter : int >= 1, default=5
+        Passes made by ``fit`` (``partial_fit`` always makes one).
+    shuffle : bool, default=True
+        Shuffle the rows before each pass of ``fit``.
+    random_state : int, Generator or None, default=None
+        Seed of the shuffling.
+
+    Attributes
+    ----------
+    coef_ : ndarray of shape (1, n_features) or (n_classes, n_features)
+    intercept_ : ndarray of shape (1,) or (n_classes,)
+    classes_ : ndarray of shape (n_classes,)
+    t_ : int
+        Examples learnt from so far.
+
+    Examples
+    --------
+    >>> from streamlearn.datasets import load_a9a
+    >>> from streamlearn.linear_model import OGDClassifier
+    >>> X, y, X_test, y_test = load_a9a()
+    >>> clf = OGDClassifier(loss="logistic").partial_fit(X, y, classes=[-1, 1])
+    >>> print(f"{clf.score(X_test, y_test):.3f}")
+    0.84...
+    """
+
+    _parameter_constraints = {
+        "loss": [Options("logistic", "hinge", "squared")],
+        "eta0": [Interval(float, 0, None, closed="neither")],
+        **_PASS_PARAMS,
+    }
+
+    def __init__(self, *, loss="logistic", eta0=0.5, fit_intercept=True, max_iter=5, shuffle=True,
+                 random_state=None):
+        self.loss = loss
+        self.eta0 = eta0
+        self.fit_intercept = fit_intercept
+        self.max_iter = max_iter
+        self.shuffle = shuffle
+        self.random_state = random_state
+
+    @property
+    def _progressive_loss(self):
+        return self.loss
+
+    def _rule(self):
+        return _k.RULE_GRADIENT
+
+    def _loss_name(self):
+        return self.loss
+
+    def _eta0(self):
+        return float(self.eta0)
+
+    def _has_proba(self):
+        return self.loss == "logistic"
+
+    @available_if(_has_proba)
+    def predict_proba(self, X):
+        """Class probabilities from the logistic model: sigmoid of the score (binary) or normalised
+        one-vs-rest sigmoids (K > 2 classes)."""
+        check_is_fitted(self)
+        scores = self.decision_function(X)
+        p = 0.5 * (1.0 + np.tanh(0.5 * scores))  # stable sigmoid
+        if scores.ndim == 1:
+            return np.column_stack([1.0 - p, p])
+        p = np.clip(p, 1e-300, None)
+        return p / p.sum(axis=1, keepdims=True)
+
+    @available_if(_has_proba)
+    def predict_log_proba(self, X):
+        """Logarithm of ``predict_proba``."""
+        with np.errstate(divide="ignore"):
+            return np.log(self.predict_proba(X))
+
+
+class OGDRegressor(OnlineRegressorMixin, _FirstOrderLinear):
+    """Online gradient descent for linear regression, step ``eta0 / sqrt(t)``.
+
+    Update: ``w <- w - eta0 / sqrt(t) * l'(w . x, y) * x`` (ALGORITHMS.md 2.1).
+
+    Parameters
+    ----------
+    loss : {"squared", "epsilon_insensitive"}, default="squared"
+        ``(z - y)^2`` (no 1/2 factor) or ``max(0, |z - y| - epsilon)``.
+    epsilon : float >= 0, default=0.1
+        Width of the insensitive zone (``"epsilon_insensitive"`` only).
+    eta0 : float > 0, default=0.01
+        Base step size. Squared loss diverges when ``eta0 * ||x||^2`` is large: scale features or lower it.
+    fit_intercept, max_iter, shuffle, random_state
+        As in :class:`OGDClassifier`.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from streamlearn.linear_model import OGDRegressor
+    >>> rng = np.random.default_rng(0)
+    >>> X = rng.normal(size=(2000, 3)); y = X @ [1.0, -2.0, 0.5] + 3.0
+    >>> reg = OGDRegressor(eta0=0.1).fit(X, y)
+    >>> print(np.round(reg.coef_, 2), np.round(reg.intercept_, 2))
+    [ 1.   -2.    0.5] [3.]
+    """
+
+    _parameter_constraints = {
+        "loss": [Options("squared", "epsilon_insensitive")],
+        "epsilon": [Interval(float, 0, None, closed="left")],
+        "eta0": [Interval(float, 0, None, closed="neither")],
+        **_PASS_PARAMS,
+    }
+
+    def __init__(self, *, loss="squared", epsilon=0.1, eta0=0.01, fit_intercept=True, max_iter=5,
+                 shuffle=True, random_state=None):
+        self.loss = loss
+        self.epsilon = epsilon
+        self.eta0 = eta0
+        self.fit_intercept = fit_intercept
+        self.max_iter = max_iter
+        self.shuffle = shuffle
+        self.random_state = random_state
+
+    @property
+    def _progressive_loss(self):
+        return self.loss
+
+    def _rule(self):
+        return _k.RULE_GRADIENT
+
+    def _loss_name(self):
+        return self.loss
+
+    def _loss_param(self):
+        return float(self.epsilon)
+
+    def _eta0(self):
+        return float(self.eta0)
+
+
+# ---------------------------------------------------------------------------------------------------
+class Perceptron(OnlineClassifierMixin, _FirstOrderLinear):
+    """Rosenblatt's Perceptron, with or without bias, as in the lecture notes (ALGORITHMS.md 2.2).
+
+    On a mistake (``y (w . x + b) <= 0``): ``w <- w + eta0 y x`` and, with ``fit_intercept``,
+    ``b <- b + eta0 y R^2`` where ``R`` is a bound on ``||x||`` fixed before the stream (Novikoff's
+    augmented-feature form: the Perceptron on ``(x, R)``). Without bias and with ``w_1 = 0`` predictions do
+    not depend on ``eta0``. Mistake bound ``(2R/gamma)^2`` on data separable with margin gamma.
+
+    Parameters
+    ----------
+    eta0 : float > 0, default=1.0
+        Step on a mistake.
+    fit_intercept : bool, default=True
+        Learn a bias ``b`` as above.
+    radius : float > 0 or None, default=None
+        ``R``. None: the largest row norm of the first batch given to ``fit``/``partial_fit``, then
+        frozen (stored as ``radius_``); rows seen later may be longer, which only weakens the bound.
+    max_iter, shuffle, random_state
+        As in :class:`OGDClassifier`.
+
+    Examples
+    --------
+    >>> from streamlearn.datasets import load_a9a
+    >>> from streamlearn.linear_model import Perceptron
+    >>> X, y, X_test, y_test = load_a9a()
+    >>> clf = Perceptron().partial_fit(X, y, classes=[-1, 1])
+    >>> print(f"{clf.score(X_test, y_test):.2f}")
+    0.7...
+    """
+
+    _parameter_constraints = {
+        "eta0": [Interval(float, 0, None, closed="neither")],
+        "radius": [Interval(float, 0, None, closed="neither"), None],
+        **_PASS_PARAMS,
+    }
+    _progressive_loss = "perceptron"
+    _schedule = _k.SCHEDULE_CONSTANT
+
+    def __init__(self, *, eta0=1.0, fit_intercept=True, radius=None, max_iter=5, shuffle=True,
+                 random_state=None):
+        self.eta0 = eta0
+        self.fit_intercept = fit_intercept
+        self.radius = radius
+        self.max_iter = max_iter
+        self.shuffle = shuffle
+        self.random_state = random_state
+
+    def _allocate(self, n_features, n_outputs, X):
+        super()._allocate(n_features, n_outputs, X)
+        if self.radius is not None:
+            self.radius_ = float(self.radius)
+        else:
+            sq = np.asarray(X.multiply(X).sum(axis=1)).ravel() if X.shape[0] else np.zeros(0)
+            r = float(np.sqrt(sq.max())) if sq.size else 0.0
+            self.radius_ = r if r > 0 else 1.0
+
+    def _intercept_sq(self):
+        return self.radius_ ** 2 if self.fit_intercept else 0.0
+
+    def _rule(self):
+        return _k.RULE_GRADIENT
+
+    def _loss_name(self):
+        return "perceptron"
+
+    def _eta0(self):
+        return float(self.eta0)
+
+
+# ---------------------------------------------------------------------------------------------------
+class PassiveAggressiveClassifier(OnlineClassifierMixin, _FirstOrderLinear):
+    """Passive-Aggressive classification: PA, PA-I, PA-II (Crammer et al. 2006; ALGORITHMS.md 2.3).
+
+    With hinge loss ``l = max(0, 1 - y (w . x + b))``: ``w <- w + tau y x`` where ``tau`` is
+    ``l / ||x||^2`` (PA), ``min(C, l / ||x||^2)`` (PA-I) or ``l / (||x||^2 + 1 / (2C))`` (PA-II).
+    The intercept is the weight of a constant feature 1 (so ``||x||^2`` includes it). An example with
+    ``x = 0`` and no intercept is skipped. A sample weight ``s`` multiplies ``tau`` (as scikit-learn does).
+    The seed prints the update as ``tau <w, x>``; the correct ``tau y x`` is used (ALGORITHMS.md 8).
+
+    Parameters
+    ----------
+    C : float > 0, default=1.0
+        Aggressiveness (PA-I, PA-II; ignored by PA).
+    variant : {"pa", "pa1", "pa2"}, default="pa1"
+    fit_intercept, max_iter, shuffle, random_state
+        As in :class:`OGDClassifier`.
+
+    Examples
+    --------
+    >>> from streamlearn.datasets import load_a9a
+    >>> from streamlearn.linear_model import PassiveAggressiveClassifier
+    >>> X, y, X_test, y_test = load_a9a()
+    >>> clf = PassiveAggressiveClassifier(C=0.01).partial_fit(X, y, classes=[-1, 1])
+    >>> print(f"{clf.score(X_test, y_test):.3f}")
+    0.84...
+    """
+
+    _parameter_constraints = {
+        "C": [Interval(float, 0, None, closed="neither")],
+        "variant": [Options("pa", "pa1", "pa2")],
+        **_PASS_PARAMS,
+    }
+    _progressive_loss = "hinge"
+    _diverge_hint = "C"
+
+    def __init__(self, *, C=1.0, variant="pa1", fit_intercept=True, max_iter=5, shuffle=True,
+                 random_state=None):
+        self.C = C
+        self.variant = variant
+        self.fit_intercept = fit_intercept
+        self.max_iter = max_iter
+        self.shuffle = shuffle
+        self.random_state = random_state
+
+    def _rule(self):
+        return _PA_VARIANTS[self.variant]
+
+    def _loss_name(self):
+        return "hinge"
+
+    def _C(self):
+        return float(self.C)
+
+
+class PassiveAggressiveRegressor(OnlineRegressorMixin, _FirstOrderLinear):
+    """Passive-Aggressive regression with the epsilon-insensitive loss (ALGORITHMS.md 2.3).
+
+    ``l = max(0, |w . x + b - y| - epsilon)``; ``w <- w + sgn(y - w . x - b) tau x`` with the PA, PA-I or
+    PA-II ``tau`` of :class:`PassiveAggressiveClassifier`.
+
+    Parameters
+    ----------
+    C : float > 0, default=1.0
+    epsilon : float >= 0, default=0.1
+    variant : {"pa", "pa1", "pa2"}, default="pa1"
+    fit_intercept, max_iter, shuffle, random_state
+        As in :class:`OGDClassifier`.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from streamlearn.linear_model import PassiveAggressiveRegressor
+    >>> rng = np.random.default_rng(0)
+    >>> X = rng.normal(size=(2000, 3)); y = X @ [1.0, -2.0, 0.5] + 3.0
+    >>> reg = PassiveAggressiveRegressor(epsilon=0.01).fit(X, y)
+    >>> print(np.round(reg.coef_, 1), np.round(reg.intercept_, 1))
+    [ 1.  -2.   0.5] [3.]
+    """
+
+    _parameter_constraints = {
+        "C": [Interval(float, 0, None, closed="neither")],
+        "epsilon": [Interval(float, 0, None, closed="left")],
+        "variant": [Options("pa", "pa1", "pa2")],
+        **_PASS_PARAMS,
+    }
+    _progressive_loss = "epsilon_insensitive"
+    _diverge_hint = "C"
+
+    def __init__(self, *, C=1.0, epsilon=0.1, variant="pa1", fit_intercept=True, max_iter=5, shuffle=True,
+                 random_state=None):
+        self.C = C
+        self.epsilon = epsilon
+        self.variant = variant
+        self.fit_intercept = fit_intercept
+        self.max_iter = max_iter
+        self.shuffle = shuffle
+        self.random_state = random_state
+
+    def _rule(self):
+        return _PA_VARIANTS[self.variant]
+
+    def _loss_name(self):
+        return "epsilon_insensitive"
+
+    def _loss_param(self):
+        return float(self.epsilon)
+
+    def _C(self):
+        return float(self.C)

@@ -1,0 +1,205 @@
+"""Safe, versioned model files: arrays + JSON metadata with checksums. Nothing is unpickled on load.
+
+A model file is a zip archive holding ``meta.json`` and one ``.npy`` entry per array (written and read
+with ``allow_pickle=False``). ``meta.json`` records the file format and its version, the streamlearn
+version that wrote it, the estimator's class (which must be a registered streamlearn class: nothing
+else is ever instantiated), its constructor parameters, its scalar fitted attributes and, per array,
+dtype, shape and SHA-256. Loading verifies all of it and names what is wrong::
+
+    >>> import numpy as np, tempfile, os
+    >>> from streamlearn.linear_model import PassiveAggressiveClassifier
+    >>> X = np.array([[1.0, 0.0], [0.0, 1.0]]); y = np.array([0, 1])
+    >>> clf = PassiveAggressiveClassifier().fit(X, y)
+    >>> path = os.path.join(tempfile.mkdtemp(), "pa.slm")
+    >>> clf.save(path)
+    >>> same = PassiveAggressiveClassifier.load(path)
+    >>> bool(np.array_equal(same.coef_, clf.coef_))
+    True
+"""
+
+import hashlib
+import io
+import json
+import numbers
+import os
+import tempfile
+import zipfile
+
+import numpy as np
+
+from ._version import __version__
+
+__all__ = ["save", "load", "PersistMixin", "ModelFileError", "FORMAT", "FORMAT_VERSION"]
+
+FORMAT = "streamlearn-model"
+FORMAT_VERSION = 1
+_REGISTRY = {}
+
+
+class ModelFileError(ValueError):
+    """A model file is missing, corrupted, of another format or version, or names an unknown class."""
+
+
+class PersistMixin:
+    """Adds ``save(path)`` and ``load(path)`` and registers the class as loadable."""
+
+    def __init_subclass__(cls, **kwargs):
+        super().__init_subclass__(**kwargs)
+        if cls.__module__.startswith("streamlearn.") and not cls.__name__.startswith("_"):
+            _REGISTRY[_public_name(cls)] = cls
+
+    def save(self, path):
+        """Write this object to ``path`` in the streamlearn model format (see :mod:`streamlearn.persist`)."""
+        save(self, path)
+
+    @classmethod
+    def load(cls, path):
+        """Read an object written by ``save``; it must be an instance of this class."""
+        obj = load(path)
+        if not isinstance(obj, cls):
+            raise ModelFileError(f"{path}: holds a {type(obj).__name__}, not a {cls.__name__}.")
+        return obj
+
+
+def _public_name(cls):
+    module = cls.__module__
+    parts = module.split(".")
+    # streamlearn.linear_model._pa -> streamlearn.linear_model (the public path)
+    while parts and parts[-1].startswith("_"):
+        parts.pop()
+    return ".".join(parts) + "." + cls.__qualname__
+
+
+def _jsonable(value):
+    if value is None or isinstance(value, (bool, str)):
+        return True, value
+    if isinstance(value, numbers.Integral):
+        return True, int(value)
+    if isinstance(value, numbers.Real):
+        v = float(value)
+        return True, v
+    if isinstance(value, (list, tuple)):
+        out = []
+        for v in value:
+            ok, j = _jsonable(v)
+            if not ok:
+                return False, None
+            out.append(j)
+        return True, out
+    if isinstance(value, dict) and all(isinstance(k, str) for k in value):
+        out = {}
+        for k, v in value.items():
+            ok, j = _jsonable(v)
+            if not ok:
+                return False, None
+            out[k] = j
+        return True, out
+    return False, None
+
+
+def save(obj, path):
+    """Save ``obj`` (a streamlearn estimator or sketch) to ``path``; the file appears whole or not at all."""
+    cls = type(obj)
+    name = _public_name(cls)
+    if _REGISTRY.get(name) is not cls:
+        raise TypeError(f"{cls.__name__} is not a streamlearn class that can be saved.")
+    params = {}
+    for key, value in obj.get_params(deep=False).items():
+        ok, j = _jsonable(value)
+        if not ok:
+            raise TypeError(f"Cannot save parameter {key!r} of {cls.__name__}: {type(value).__name__} is not "
+                            "a number, string, boolean or None.")
+        params[key] = j
+    attributes, arrays = {}, {}
+    for key, value in vars(obj).items():
+        if key in params:
+            continue
+        if isinstance(value, np.ndarray):
+            if value.dtype == object:
+                if not all(isinstance(v, str) for v in value.ravel()):
+                    raise TypeError(f"Cannot save attribute {key!r}: object array that is not all strings.")
+                value = value.astype(str)
+            arrays[key] = np.ascontiguousarray(value)
+            continue
+        ok, j = _jsonable(value)
+        if not ok:
+            raise TypeError(f"Cannot save attribute {key!r} of {cls.__name__}: type {type(value).__name__}.")
+        attributes[key] = j
+    blobs, array_meta = {}, {}
+    for key, arr in arrays.items():
+        buf = io.BytesIO()
+        np.save(buf, arr, allow_pickle=False)
+        raw = buf.getvalue()
+        blobs[key] = raw
+        array_meta[key] = {"dtype": arr.dtype.str, "shape": list(arr.shape),
+                           "sha256": hashlib.sha256(raw).hexdigest()}
+    meta = {"format": FORMAT, "format_version": FORMAT_VERSION, "streamlearn_version": __version__,
+            "class": name, "params": params, "attributes": attributes, "arrays": array_meta}
+    path = os.fspath(path)
+    directory = os.path.dirname(os.path.abspath(path))
+    fd, tmp = tempfile.mkstemp(prefix=".tmp-", suffix=".slm", dir=directory)
+    os.close(fd)
+    try:
+        with zipfile.ZipFile(tmp, "w", compression=zipfile.ZIP_DEFLATED, compresslevel=1) as zf:
+            zf.writestr("meta.json", json.dumps(meta, indent=1, allow_nan=True))
+            for key, raw in blobs.items():
+                zf.writestr(f"arrays/{key}.npy", raw)
+        os.replace(tmp, path)
+    except BaseException:
+        if os.path.exists(tmp):
+            os.unlink(tmp)
+        raise
+
+
+def load(path):
+    """Load an object saved with :func:`save`, verifying format, version, class and checksums."""
+    path = os.fspath(path)
+    if not os.path.exists(path):
+        raise FileNotFoundError(f"{path}: no such model file.")
+    try:
+        zf = zipfile.ZipFile(path, "r")
+    except zipfile.BadZipFile:
+        raise ModelFileError(f"{path}: not a streamlearn model file (not a zip archive; corrupted or another "
+                             "format).") from None
+    with zf:
+        try:
+            meta = json.loads(zf.read("meta.json"))
+        except KeyError:
+            raise ModelFileError(f"{path}: not a streamlearn model file (no meta.json).") from None
+        except (ValueError, zipfile.BadZipFile, OSError) as exc:
+            raise ModelFileError(f"{path}: meta.json is corrupted ({exc}).") from None
+        if not isinstance(meta, dict) or meta.get("format") != FORMAT:
+            raise ModelFileError(f"{path}: not a streamlearn model file (format {meta.get('format')!r}).")
+        version = meta.get("format_version")
+        if version != FORMAT_VERSION:
+            raise ModelFileError(f"{path}: model format version {version!r}; this streamlearn "
+                                 f"({__version__}) reads version {FORMAT_VERSION}. Re-save the model with a "
+                                 "matching streamlearn version.")
+        cls = _REGISTRY.get(meta.get("class"))
+        if cls is None:
+            raise ModelFileError(f"{path}: unknown class {meta.get('class')!r}; expected a streamlearn "
+                                 "estimator or sketch.")
+        arrays = {}
+        for key, info in meta.get("arrays", {}).items():
+            try:
+                raw = zf.read(f"arrays/{key}.npy")
+            except (KeyError, zipfile.BadZipFile, OSError) as exc:
+                raise ModelFileError(f"{path}: array {key!r} is missing or unreadable ({exc}).") from None
+            if hashlib.sha256(raw).hexdigest() != info.get("sha256"):
+                raise ModelFileError(f"{path}: checksum mismatch for array {key!r}: the file is corrupted.")
+            try:
+                arr = np.load(io.BytesIO(raw), allow_pickle=False)
+            except ValueError as exc:
+                raise ModelFileError(f"{path}: array {key!r} is unreadable ({exc}).") from None
+            if arr.dtype.str != info.get("dtype") or list(arr.shape) != info.get("shape"):
+                raise ModelFileError(f"{path}: array {key!r} has dtype {arr.dtype.str} and shape "
+                                     f"{list(arr.shape)}, metadata says {info.get('dtype')} {info.get('shape')}.")
+            arrays[key] = arr
+    obj = cls(**meta.get("params", {}))
+    for key, value in meta.get("attributes", {}).items():
+        setattr(obj, key, value)
+    for key, arr in arrays.items():
+        setattr(obj, key, arr)
+    if hasattr(obj, "_after_load"):
+        obj._after_load()
+    return obj

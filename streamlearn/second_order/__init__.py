@@ -1,0 +1,1 @@
+"""streamlearn.second_order (see the open issues)."""

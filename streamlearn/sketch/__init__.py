@@ -1,0 +1,1 @@
+"""streamlearn.sketch (see the open issues)."""
