@@ -1,0 +1,6 @@
+"""Slow NumPy twins of every kernel, used by the kernel tests.
+
+Each area keeps its twins in ``tests/naive_<area>.py``; this module re-exports them all.
+"""
+
+from tests.naive_linear import *  # noqa: F401,F403

@@ -1,0 +1,40 @@
+"""NumPy twins of streamlearn._kernels.linear (first-order learners), written from ALGORITHMS.md 2.1-2.3."""
+
+import numpy as np
+
+from streamlearn.losses import loss_dloss, loss_value
+
+__all__ = ["naive_linear_epoch"]
+
+
+def naive_linear_epoch(X, targets, sample_weight, coef, intercept, intercept_sq, rule, loss, loss_param,
+                       schedule, eta0, C, t):
+    """Row-by-row dense reference: returns (coef, intercept, t, scores) without touching the inputs."""
+    X = X.toarray() if hasattr(X, "toarray") else np.asarray(X, dtype=float)
+    W = np.array(coef, dtype=float, copy=True)
+    b = np.array(intercept, dtype=float, copy=True)
+    scores = np.zeros((X.shape[0], W.shape[0]))
+    for i, x in enumerate(X):
+        s = sample_weight[i]
+        if s != 0:
+            t += 1
+        sq = intercept_sq + x @ x
+        for k in range(W.shape[0]):
+            z = W[k] @ x + b[k]
+            scores[i, k] = z
+            if s == 0:
+                continue
+            y = targets[i, k]
+            if rule == "gradient":
+                eta = eta0 / np.sqrt(t) if schedule == "invsqrt" else eta0
+                step = -eta * float(loss_dloss(loss, y, z, loss_param)) * s
+            else:
+                lt = float(loss_value(loss, y, z, loss_param))
+                if lt <= 0 or sq <= 0:
+                    continue
+                tau = {"pa": lt / sq, "pa1": min(C, lt / sq), "pa2": lt / (sq + 1 / (2 * C))}[rule]
+                direction = -np.sign(float(loss_dloss(loss, y, z, loss_param)))
+                step = tau * direction * s
+            W[k] += step * x
+            b[k] += step * intercept_sq
+    return W, b, t, scores
