@@ -51,6 +51,8 @@ class _BaseOnline(PersistMixin, BaseEstimator):
         self._reset()
         X, y = self._check_X_y(X, y, reset=True)
         sw = _validation.check_sample_weight(sample_weight, X.shape[0])
+        if sample_weight is not None and not np.any(sw > 0):
+            raise ValueError(f"All sample weights are zero: {type(self).__name__}.fit has nothing to learn from.")
         self._first_call(X, y, classes=None)
         targets = self._targets(y)
         rng = check_random_state(self.random_state)
@@ -85,8 +87,7 @@ class _BaseOnline(PersistMixin, BaseEstimator):
         scores = self._pass(X, self._targets(y), sw)
         return scores[:, 0] if scores.shape[1] == 1 else scores
 
-    def decision_function(self, X):
-        """Scores ``w . x + b``: shape ``(n_samples,)`` (binary, regression) or ``(n_samples, n_classes)``."""
+    def _decision_function(self, X):
         check_is_fitted(self)
         X = _validation.check_X(self, X, reset=False)
         coef = self._coef_2d()
@@ -175,9 +176,14 @@ class OnlineClassifierMixin(ClassifierMixin):
         targets[np.arange(y.shape[0]), idx] = 1.0
         return targets
 
+    def decision_function(self, X):
+        """Scores ``w . x + b``: shape ``(n_samples,)`` (binary; > 0 means ``classes_[1]``) or
+        ``(n_samples, n_classes)`` (one-vs-rest)."""
+        return self._decision_function(X)
+
     def predict(self, X):
         """Class labels: ``classes_[1]`` where the score is >= 0 (binary), else the arg-max class."""
-        return self.scores_to_labels(self.decision_function(X))
+        return self.scores_to_labels(self._decision_function(X))
 
     def scores_to_labels(self, scores):
         """Map decision values (e.g. from ``partial_fit_scores``) to class labels; ties go to ``classes_[1]``."""
@@ -205,7 +211,7 @@ class OnlineRegressorMixin(RegressorMixin):
 
     def predict(self, X):
         """Predicted targets ``w . x + b``."""
-        return self.decision_function(X)
+        return self._decision_function(X)
 
     def scores_to_labels(self, scores):
         return np.asarray(scores)

@@ -1,0 +1,94 @@
+"""streamlearn._kernels.linear against its NumPy twin (tests/naive_linear.py) on adversarial inputs."""
+
+import itertools
+import zlib
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+
+from streamlearn._kernels import linear as k
+from streamlearn.losses import loss_code
+from tests.naive import naive_linear_epoch
+
+RULES = {"gradient": k.RULE_GRADIENT, "pa": k.RULE_PA, "pa1": k.RULE_PA1, "pa2": k.RULE_PA2}
+SCHEDULES = {"constant": k.SCHEDULE_CONSTANT, "invsqrt": k.SCHEDULE_INVSQRT}
+
+
+def _matrix(kind, rng, n=60, d=25):
+    if kind == "dense":
+        X = rng.normal(size=(n, d))
+    elif kind == "sparse":
+        X = sp.random(n, d, density=0.15, random_state=np.random.RandomState(rng.integers(1 << 31))).toarray()
+        X[rng.random(X.shape) < 0.5] *= -3.0
+    elif kind == "empty_rows":
+        X = rng.normal(size=(n, d)) * (rng.random((n, d)) < 0.1)
+        X[::3] = 0.0
+    elif kind == "single_nonzero":
+        X = np.zeros((n, d))
+        X[np.arange(n), rng.integers(0, d, n)] = rng.normal(size=n) * 10
+    else:
+        raise AssertionError(kind)
+    return X
+
+
+def _cases():
+    for rule, loss in [("gradient", "logistic"), ("gradient", "hinge"), ("gradient", "squared"),
+                       ("gradient", "perceptron"), ("pa", "hinge"), ("pa1", "hinge"), ("pa2", "hinge"),
+                       ("pa1", "epsilon_insensitive"), ("pa2", "epsilon_insensitive"),
+                       ("gradient", "epsilon_insensitive")]:
+        yield rule, loss
+
+
+@pytest.mark.parametrize("rule,loss", list(_cases()))
+@pytest.mark.parametrize("kind", ["dense", "sparse", "empty_rows", "single_nonzero"])
+@pytest.mark.parametrize("index_dtype", [np.int32, np.int64])
+def test_kernel_matches_naive_twin(rule, loss, kind, index_dtype):
+    rng = np.random.default_rng(zlib.crc32(f"{rule}-{loss}-{kind}".encode()))
+    X = _matrix(kind, rng)
+    regression = loss == "epsilon_insensitive"
+    n_out = 1 if regression else 3
+    if regression:
+        targets = (X @ rng.normal(size=X.shape[1]) + 0.1 * rng.normal(size=X.shape[0])).reshape(-1, 1)
+    else:
+        targets = np.where(rng.random((X.shape[0], n_out)) < 0.5, -1.0, 1.0)
+    sw = rng.choice([0.0, 0.5, 1.0, 2.0], size=X.shape[0])
+    Xc = sp.csr_matrix(X)
+    Xc.indices = Xc.indices.astype(index_dtype)
+    Xc.indptr = Xc.indptr.astype(index_dtype)
+    for schedule, intercept_sq in itertools.product(SCHEDULES, [0.0, 1.0, 4.0]):
+        coef0 = rng.normal(size=(n_out, X.shape[1])) * 0.1
+        b0 = rng.normal(size=n_out) * 0.1
+        coef, b = coef0.copy(), b0.copy()
+        out = np.empty((X.shape[0], n_out))
+        t, bad = k.linear_epoch(Xc.indptr, Xc.indices, Xc.data, targets, sw, coef, b, intercept_sq,
+                                RULES[rule], loss_code(loss), 0.1, SCHEDULES[schedule], 0.05, 0.7, 3, out)
+        W, bn, tn, scores = naive_linear_epoch(X, targets, sw, coef0, b0, intercept_sq, rule, loss, 0.1,
+                                               schedule, 0.05, 0.7, 3)
+        assert bad == -1
+        assert t == tn == 3 + np.count_nonzero(sw)
+        np.testing.assert_allclose(out, scores, rtol=1e-10, atol=1e-12)
+        np.testing.assert_allclose(coef, W, rtol=1e-10, atol=1e-12)
+        np.testing.assert_allclose(b, bn, rtol=1e-10, atol=1e-12)
+
+
+def test_kernel_reports_first_non_finite_score():
+    # rows 0-2 are finite (w = 2e200 after row 2); row 3 scores 2e200 * 1e200 = inf: reported as 3
+    X = sp.csr_matrix(np.array([[1.0], [1.0], [1e200], [1e200], [1.0]]))
+    coef = np.zeros((1, 1))
+    out = np.zeros((5, 1))
+    targets = np.ones((5, 1))
+    t, bad = k.linear_epoch(X.indptr, X.indices, X.data, targets, np.ones(5), coef, np.zeros(1), 0.0,
+                            k.RULE_GRADIENT, loss_code("squared"), 0.0, k.SCHEDULE_CONSTANT, 1.0, 1.0, 0, out)
+    assert bad == 3
+    assert np.all(np.isfinite(out[:3])) and not np.isfinite(out[3, 0])
+
+
+def test_scores_kernel():
+    rng = np.random.default_rng(1)
+    X = sp.random(30, 12, density=0.3, format="csr", random_state=np.random.RandomState(1))
+    coef = rng.normal(size=(2, 12))
+    b = rng.normal(size=2)
+    out = np.empty((30, 2))
+    k.linear_scores(X.indptr, X.indices, X.data, coef, b, out)
+    np.testing.assert_allclose(out, X @ coef.T + b, rtol=1e-12)
