@@ -365,14 +365,14 @@ def iter_progressive_validation(learner, stream, *, classes=None, checkpoints="d
     >>> X = rng.normal(size=(100, 2)); y = np.where(X[:, 0] + X[:, 1] > 0, 1, -1)
     >>> for row in iter_progressive_validation(Perceptron(), (X, y), classes=[-1, 1]):
     ...     print(row["n_examples"], row["n_mistakes"])
-    1 0
-    2 1
-    4 1
+    1 1
+    2 2
+    4 2
     8 2
     16 2
-    32 2
-    64 2
-    100 2
+    32 6
+    64 14
+    100 14
     """
     task, schedule, name, param = _prepare(learner, checkpoints, chunk_size)
     acc = _Accumulator(task, schedule)
