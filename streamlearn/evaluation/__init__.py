@@ -8,7 +8,8 @@
 The ``experiments`` subpackage (paper reproductions run by ``streamlearn experiment``) is imported lazily.
 """
 
+from ._metrics import evaluate
 from ._progressive import (ProgressiveResult, iter_array_chunks, iter_progressive_validation,
                            progressive_validation)
 
-__all__ = ["ProgressiveResult", "iter_array_chunks", "iter_progressive_validation", "progressive_validation"]
+__all__ = ["evaluate", "ProgressiveResult", "iter_array_chunks", "iter_progressive_validation", "progressive_validation"]
