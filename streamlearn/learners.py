@@ -1,0 +1,119 @@
+"""The learner registry: CLI names -> estimator classes with fixed parameters.
+
+``streamlearn learners`` lists it; ``streamlearn train --learner NAME -p key=value`` builds from it;
+``make run`` trains every entry marked ``demo=True`` on a9a. Later capabilities add their entries here.
+
+>>> make_learner("pa1", {"C": "0.01"})
+PassiveAggressiveClassifier(C=0.01)
+>>> sorted(LEARNERS)[:3]
+['ogd', 'ogd-hinge', 'ogd-regressor']
+"""
+
+import importlib
+import inspect
+import json
+from dataclasses import dataclass, field
+
+__all__ = ["LearnerSpec", "LEARNERS", "make_learner", "learner_parameters", "parse_param_value"]
+
+
+@dataclass(frozen=True)
+class LearnerSpec:
+    """One registry entry.
+
+    ``target`` is ``"module:Class"``; ``fixed`` are parameters the name implies (they may not be
+    overridden with ``-p``); ``defaults`` are CLI defaults that differ from the class's (overridable).
+    """
+
+    name: str
+    target: str
+    description: str
+    task: str = "classification"
+    fixed: dict = field(default_factory=dict)
+    defaults: dict = field(default_factory=dict)
+    demo: bool = True
+
+    def cls(self):
+        module, _, qualname = self.target.partition(":")
+        return getattr(importlib.import_module(module), qualname)
+
+
+_LM = "streamlearn.linear_model"
+LEARNERS = {s.name: s for s in [
+    LearnerSpec("perceptron", f"{_LM}:Perceptron", "Perceptron with bias (Rosenblatt; bias via R^2, lecture seed 001)"),
+    LearnerSpec("perceptron-nobias", f"{_LM}:Perceptron", "Perceptron without bias",
+                fixed={"fit_intercept": False}),
+    LearnerSpec("pa", f"{_LM}:PassiveAggressiveClassifier", "Passive-Aggressive (PA), hinge loss",
+                fixed={"variant": "pa"}),
+    LearnerSpec("pa1", f"{_LM}:PassiveAggressiveClassifier", "Passive-Aggressive PA-I (step capped at C)",
+                fixed={"variant": "pa1"}, defaults={"C": 0.01}),
+    LearnerSpec("pa2", f"{_LM}:PassiveAggressiveClassifier", "Passive-Aggressive PA-II (step l/(||x||^2+1/2C))",
+                fixed={"variant": "pa2"}, defaults={"C": 0.01}),
+    LearnerSpec("ogd", f"{_LM}:OGDClassifier", "Online gradient descent, logistic loss, step eta0/sqrt(t)",
+                fixed={"loss": "logistic"}),
+    LearnerSpec("ogd-hinge", f"{_LM}:OGDClassifier", "Online gradient descent, hinge loss, step eta0/sqrt(t)",
+                fixed={"loss": "hinge"}),
+    LearnerSpec("ogd-squared", f"{_LM}:OGDClassifier", "Online gradient descent, squared loss on -1/+1 labels",
+                fixed={"loss": "squared"}, defaults={"eta0": 0.05}),
+    LearnerSpec("ogd-regressor", f"{_LM}:OGDRegressor", "Online gradient descent regression, squared loss",
+                task="regression", demo=False),
+    LearnerSpec("pa-regressor", f"{_LM}:PassiveAggressiveRegressor",
+                "Passive-Aggressive regression (epsilon-insensitive; variant pa/pa1/pa2)", task="regression",
+                demo=False),
+]}
+
+
+def parse_param_value(text, default=None):
+    """Parse ``value`` of ``-p key=value``: JSON literals (numbers, true/false/null), else a string.
+
+    >>> parse_param_value("1e-3"), parse_param_value("true"), parse_param_value("none"), parse_param_value("fd")
+    (0.001, True, None, 'fd')
+    >>> parse_param_value("3", default=1.0)
+    3.0
+    """
+    low = text.strip().lower()
+    if low in ("none", "null"):
+        return None
+    if low in ("true", "false"):
+        return low == "true"
+    try:
+        value = json.loads(text)
+    except ValueError:
+        return text
+    if isinstance(default, float) and isinstance(value, int) and not isinstance(value, bool):
+        return float(value)
+    return value
+
+
+def learner_parameters(name):
+    """``{parameter: default}`` the user may set for learner ``name`` (fixed ones excluded)."""
+    spec = _spec(name)
+    sig = inspect.signature(spec.cls().__init__)
+    params = {p.name: p.default for p in sig.parameters.values() if p.name != "self"}
+    params.update(spec.defaults)
+    return {k: v for k, v in params.items() if k not in spec.fixed}
+
+
+def make_learner(name, params=None):
+    """Build learner ``name`` with ``params`` (values may be strings from the command line)."""
+    spec = _spec(name)
+    allowed = learner_parameters(name)
+    kwargs = dict(spec.defaults)
+    for key, value in (params or {}).items():
+        if key in spec.fixed:
+            raise ValueError(f"Parameter {key!r} is fixed to {spec.fixed[key]!r} by learner {name!r}; "
+                             "pick another learner name to change it.")
+        if key not in allowed:
+            raise ValueError(f"Learner {name!r} has no parameter {key!r}; its parameters are: "
+                             f"{', '.join(sorted(allowed))}.")
+        kwargs[key] = parse_param_value(value, allowed[key]) if isinstance(value, str) else value
+    kwargs.update(spec.fixed)
+    return spec.cls()(**kwargs)
+
+
+def _spec(name):
+    try:
+        return LEARNERS[name]
+    except KeyError:
+        raise ValueError(f"Unknown learner {name!r}; run 'streamlearn learners' for the list "
+                         f"({', '.join(sorted(LEARNERS))}).") from None
