@@ -39,8 +39,8 @@ def evaluate(learner, X, y):
     >>> metrics = evaluate(clf, X_test, y_test)
     >>> sorted(metrics)
     ['accuracy', 'average_loss', 'error_rate', 'log_loss', 'n_examples']
-    >>> print(f"{metrics['accuracy']:.3f}")
-    0.84...
+    >>> print(f"accuracy {metrics['accuracy']:.2f}, log-loss {metrics['log_loss']:.2f}")
+    accuracy 0.85, log-loss 0.3...
     """
     check_learner(learner)
     n = n_rows(X)
