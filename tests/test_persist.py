@@ -1,0 +1,128 @@
+"""Model files: round trip, and a clear error for every kind of bad file; nothing is unpickled."""
+
+import io
+import json
+import zipfile
+
+import numpy as np
+import pytest
+
+from streamlearn import load
+from streamlearn.linear_model import (
+    OGDClassifier,
+    OGDRegressor,
+    PassiveAggressiveClassifier,
+    PassiveAggressiveRegressor,
+    Perceptron,
+)
+from streamlearn.persist import FORMAT_VERSION, ModelFileError
+
+rng = np.random.default_rng(0)
+X = rng.normal(size=(80, 6))
+y_clf = np.where(X[:, 0] + 0.3 * X[:, 1] > 0, "yes", "no")
+y_reg = X @ np.arange(6.0)
+
+
+@pytest.mark.parametrize("est", [OGDClassifier(), Perceptron(), PassiveAggressiveClassifier(variant="pa2"),
+                                 OGDRegressor(), PassiveAggressiveRegressor()], ids=repr)
+def test_round_trip_gives_identical_predictions_and_keeps_learning(est, tmp_path):
+    y = y_reg if "Regressor" in type(est).__name__ else y_clf
+    est.fit(X, y)
+    path = tmp_path / "m.slm"
+    est.save(path)
+    back = load(path)
+    assert type(back) is type(est) and back.get_params() == est.get_params()
+    np.testing.assert_array_equal(back.predict(X), est.predict(X))
+    # the loaded model continues exactly where the original stands
+    est.partial_fit(X[:10], y[:10])
+    back.partial_fit(X[:10], y[:10])
+    np.testing.assert_array_equal(back.coef_, est.coef_)
+    assert back.t_ == est.t_
+
+
+def _rewrite(path, edit):
+    with zipfile.ZipFile(path) as zf:
+        entries = {n: zf.read(n) for n in zf.namelist()}
+    edit(entries)
+    with zipfile.ZipFile(path, "w") as zf:
+        for n, raw in entries.items():
+            zf.writestr(n, raw)
+
+
+@pytest.fixture
+def saved(tmp_path):
+    path = tmp_path / "pa.slm"
+    PassiveAggressiveClassifier().fit(X, y_clf).save(path)
+    return path
+
+
+def test_corrupted_array_is_detected(saved):
+    def flip(entries):
+        raw = bytearray(entries["arrays/coef_.npy"])
+        raw[-3] ^= 0xFF
+        entries["arrays/coef_.npy"] = bytes(raw)
+    _rewrite(saved, flip)
+    with pytest.raises(ModelFileError, match="checksum mismatch for array 'coef_'"):
+        load(saved)
+
+
+def test_wrong_version_is_detected(saved):
+    def bump(entries):
+        meta = json.loads(entries["meta.json"])
+        meta["format_version"] = FORMAT_VERSION + 1
+        entries["meta.json"] = json.dumps(meta)
+    _rewrite(saved, bump)
+    with pytest.raises(ModelFileError, match=f"model format version {FORMAT_VERSION + 1}"):
+        load(saved)
+
+
+def test_unknown_class_is_refused(saved):
+    def other(entries):
+        meta = json.loads(entries["meta.json"])
+        meta["class"] = "os.system"
+        entries["meta.json"] = json.dumps(meta)
+    _rewrite(saved, other)
+    with pytest.raises(ModelFileError, match="unknown class 'os.system'"):
+        load(saved)
+
+
+def test_pickled_object_array_is_never_loaded(saved):
+    def smuggle(entries):
+        buf = io.BytesIO()
+        np.save(buf, np.array([{"a": 1}], dtype=object), allow_pickle=True)
+        entries["arrays/coef_.npy"] = buf.getvalue()
+        meta = json.loads(entries["meta.json"])
+        import hashlib
+        meta["arrays"]["coef_"]["sha256"] = hashlib.sha256(buf.getvalue()).hexdigest()
+        entries["meta.json"] = json.dumps(meta)
+    _rewrite(saved, smuggle)
+    with pytest.raises(ModelFileError, match="array 'coef_' is unreadable"):
+        load(saved)
+
+
+def test_not_a_model_file(tmp_path):
+    bad = tmp_path / "x.slm"
+    bad.write_text("hello")
+    with pytest.raises(ModelFileError, match="not a streamlearn model file"):
+        load(bad)
+    with pytest.raises(FileNotFoundError, match="no such model file"):
+        load(tmp_path / "missing.slm")
+    z = tmp_path / "z.slm"
+    with zipfile.ZipFile(z, "w") as zf:
+        zf.writestr("other.txt", "x")
+    with pytest.raises(ModelFileError, match="no meta.json"):
+        load(z)
+
+
+def test_load_through_the_wrong_class_is_refused(saved):
+    with pytest.raises(ModelFileError, match="holds a PassiveAggressiveClassifier, not a Perceptron"):
+        Perceptron.load(saved)
+
+
+def test_failed_save_leaves_nothing_behind(tmp_path):
+    est = PassiveAggressiveClassifier().fit(X, y_clf)
+    est.unsaveable_ = object()
+    path = tmp_path / "m.slm"
+    with pytest.raises(TypeError, match="Cannot save attribute 'unsaveable_'"):
+        est.save(path)
+    assert list(tmp_path.iterdir()) == []
