@@ -1,0 +1,1 @@
+"""The ``streamlearn`` command line: argument parsing that calls the library; no algorithm code here."""

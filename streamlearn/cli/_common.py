@@ -1,0 +1,95 @@
+"""Helpers shared by the subcommands: output options, ``-p key=value`` parsing, data streams."""
+
+import json
+import math
+import os
+import sys
+
+import numpy as np
+
+
+class CLIError(Exception):
+    """A user error: printed as ``streamlearn: error: ...`` with exit code 2."""
+
+
+def add_output_options(parser, *, plot=True):
+    parser.add_argument("--json", action="store_true", help="print the result as JSON")
+    parser.add_argument("--quiet", action="store_true", help="no progress bar, no human-readable table")
+    if plot:
+        parser.add_argument("--plot", metavar="PNG", help="write a PNG figure to this path")
+
+
+def add_param_option(parser):
+    parser.add_argument("-p", "--param", action="append", default=[], metavar="KEY=VALUE",
+                        help="learner parameter (repeatable), e.g. -p C=0.01 -p eta0=0.5")
+
+
+def parse_params(pairs):
+    params = {}
+    for pair in pairs:
+        key, sep, value = pair.partition("=")
+        if not sep or not key.strip():
+            raise CLIError(f"-p expects KEY=VALUE; got {pair!r}.")
+        params[key.strip()] = value.strip()
+    return params
+
+
+def show_progress(args):
+    return not getattr(args, "quiet", False) and not getattr(args, "json", False) and sys.stderr.isatty()
+
+
+def print_json(obj):
+    print(json.dumps(_clean(obj), indent=None, sort_keys=False))
+
+
+def _clean(obj):
+    if isinstance(obj, dict):
+        return {str(k): _clean(v) for k, v in obj.items()}
+    if isinstance(obj, (list, tuple)):
+        return [_clean(v) for v in obj]
+    if isinstance(obj, np.generic):
+        obj = obj.item()
+    if isinstance(obj, float) and not math.isfinite(obj):
+        return None
+    return obj
+
+
+def format_table(rows, columns=None, floatfmt="{:.4f}"):
+    """Aligned text table of a list of row dicts."""
+    if not rows:
+        return "(no rows)"
+    columns = columns or list(dict.fromkeys(k for row in rows for k in row))
+    cells = [[_fmt(row.get(c, ""), floatfmt) for c in columns] for row in rows]
+    widths = [max(len(c), *(len(r[i]) for r in cells)) for i, c in enumerate(columns)]
+    lines = ["  ".join(c.ljust(w) for c, w in zip(columns, widths)),
+             "  ".join("-" * w for w in widths)]
+    lines += ["  ".join(v.rjust(w) if _numeric(v) else v.ljust(w) for v, w in zip(r, widths)) for r in cells]
+    return "\n".join(lines)
+
+
+def _numeric(text):
+    try:
+        float(text)
+        return True
+    except ValueError:
+        return False
+
+
+def _fmt(value, floatfmt):
+    if isinstance(value, float):
+        if not math.isfinite(value):
+            return str(value)
+        if value != 0 and (abs(value) >= 1e6 or abs(value) < 1e-3):
+            return f"{value:.3g}"
+        return floatfmt.format(value)
+    if isinstance(value, dict):
+        return ",".join(f"{k}={v}" for k, v in value.items())
+    return str(value)
+
+
+def check_input_file(path, what="data file"):
+    if not os.path.exists(path):
+        raise CLIError(f"{what} {path!r} does not exist.")
+    if os.path.isdir(path):
+        raise CLIError(f"{what} {path!r} is a directory, expected a LIBSVM/svmlight file.")
+    return path

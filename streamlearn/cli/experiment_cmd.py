@@ -1,0 +1,47 @@
+"""``streamlearn experiment NAME ...`` and ``streamlearn demo`` (the main job of ``make run``)."""
+
+import sys
+
+from ..evaluation import experiments
+from ._common import add_output_options, format_table, print_json, show_progress
+
+
+def add_parser(sub):
+    p = sub.add_parser("experiment", help="run a named experiment (paper reproductions, sweeps)",
+                       description="Run a named experiment; --json prints its result table as a JSON list.")
+    esub = p.add_subparsers(dest="experiment", metavar="NAME")
+    esub.required = True
+    for name in experiments.names():
+        _add_experiment(esub, name)
+    d = sub.add_parser("demo", help="the main job: every learner, one pass over the bundled a9a, scored on "
+                       "a9a.t (same as 'experiment demo')")
+    module = experiments.get("demo")
+    module.add_arguments(d)
+    add_output_options(d)
+    d.set_defaults(func=run, experiment="demo")
+
+
+def _add_experiment(esub, name):
+    module = experiments.get(name)
+    ep = esub.add_parser(name, help=module.HELP, description=module.HELP)
+    module.add_arguments(ep)
+    add_output_options(ep)
+    ep.set_defaults(func=run)
+
+
+def run(args):
+    module = experiments.get(args.experiment)
+    args.progress = show_progress(args)
+    rows = module.run(args)
+    if args.plot:
+        if not hasattr(module, "plot"):
+            print(f"streamlearn: experiment {args.experiment} has no plot; --plot ignored", file=sys.stderr)
+        else:
+            module.plot(rows, args.plot, args)
+    if args.json:
+        print_json(rows)
+    elif not args.quiet:
+        print(format_table(rows, columns=getattr(module, "COLUMNS", None)))
+        if args.plot:
+            print(f"plot written to {args.plot}")
+    return 0

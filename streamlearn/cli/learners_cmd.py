@@ -1,0 +1,29 @@
+"""``streamlearn learners``: names, one-line descriptions, parameters with defaults."""
+
+from ..learners import LEARNERS, learner_parameters
+from ._common import print_json
+
+
+def add_parser(sub):
+    p = sub.add_parser("learners", help="list the learners with their parameters and defaults")
+    p.add_argument("--json", action="store_true", help="print the list as JSON")
+    p.set_defaults(func=run)
+
+
+def run(args):
+    rows = []
+    for name in sorted(LEARNERS):
+        spec = LEARNERS[name]
+        rows.append({"name": name, "task": spec.task, "description": spec.description,
+                     "class": spec.target.split(":")[1], "fixed": spec.fixed,
+                     "parameters": learner_parameters(name)})
+    if args.json:
+        print_json(rows)
+        return 0
+    for row in rows:
+        params = " ".join(f"{k}={v!r}" for k, v in row["parameters"].items())
+        print(f"{row['name']:<20} {row['description']}")
+        print(f"{'':<20} [{row['task']}; {row['class']}] {params}")
+    return 0
+
+

@@ -1,0 +1,44 @@
+"""``streamlearn predict MODEL DATA [-o OUT]``: one prediction per line."""
+
+import sys
+
+import numpy as np
+
+from ..persist import load
+from ._common import check_input_file
+
+
+def add_parser(sub):
+    p = sub.add_parser("predict", help="predict with a saved model, one line per example of DATA",
+                       description="Write one prediction per example (label, or the decision value with "
+                       "--scores) to OUT or standard output.")
+    p.add_argument("model", metavar="MODEL", help="model file written by 'streamlearn train -o'")
+    p.add_argument("data", metavar="DATA", help="LIBSVM/svmlight file to predict")
+    p.add_argument("-o", "--output", metavar="OUT", help="output file (default: standard output)")
+    p.add_argument("--scores", action="store_true", help="write decision values instead of labels")
+    p.add_argument("--chunk-size", type=int, default=10_000, help="rows per chunk (default 10000)")
+    p.set_defaults(func=run)
+
+
+def run(args):
+    from ..datasets import iter_svmlight
+
+    check_input_file(args.model, "model file")
+    check_input_file(args.data)
+    model = load(args.model)
+    n_features = int(model.n_features_in_)
+    out = open(args.output, "w") if args.output else sys.stdout
+    try:
+        for X, _ in iter_svmlight(args.data, chunk_size=args.chunk_size, n_features=n_features):
+            if X.shape[0] == 0:
+                continue
+            if args.scores:
+                values = model._decision_function(X)
+                np.savetxt(out, np.atleast_2d(values.T).T, fmt="%.10g")
+            else:
+                pred = model.predict(X)
+                out.write("\n".join(str(v.item() if hasattr(v, "item") else v) for v in pred) + "\n")
+    finally:
+        if args.output:
+            out.close()
+    return 0
