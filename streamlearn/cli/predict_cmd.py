@@ -36,9 +36,16 @@ def run(args):
                 values = model._decision_function(X)
                 np.savetxt(out, np.atleast_2d(values.T).T, fmt="%.10g")
             else:
-                pred = model.predict(X)
-                out.write("\n".join(str(v.item() if hasattr(v, "item") else v) for v in pred) + "\n")
+                out.write("\n".join(_label_text(v) for v in model.predict(X)) + "\n")
     finally:
         if args.output:
             out.close()
     return 0
+
+
+def _label_text(value):
+    """Labels as written in LIBSVM files: -1 and 1, not -1.0 and 1.0."""
+    value = value.item() if hasattr(value, "item") else value
+    if isinstance(value, float) and value.is_integer():
+        return str(int(value))
+    return str(value)

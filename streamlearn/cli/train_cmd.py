@@ -46,21 +46,30 @@ def _zero_based(args):
 
 
 def _streams(args, paths):
-    from ..datasets import iter_svmlight, svmlight_n_features
+    """One opener per file, all with the same width. Unless --n-features and --zero-based are both given,
+    each file is read once up front (validating it) to find its width and index base, so that every
+    training pass then reads the file once."""
+    from ..datasets import iter_svmlight
+    from ..datasets._info import svmlight_info
 
     for path in paths:
         check_input_file(path)
-    zb = _zero_based(args)
-    n_features = args.n_features
-    if n_features is None:
-        n_features = max(svmlight_n_features(path, zero_based=zb) for path in paths)
     if args.chunk_size < 1:
         raise CLIError(f"--chunk-size must be >= 1; got {args.chunk_size}.")
+    if args.n_features is not None and args.n_features < 1:
+        raise CLIError(f"--n-features must be >= 1; got {args.n_features}.")
+    zb = _zero_based(args)
+    if args.n_features is not None and zb != "auto":
+        infos = [{"n_features": args.n_features, "zero_based": zb} for _ in paths]
+    else:
+        infos = [svmlight_info(path, zero_based=zb, n_features=args.n_features) for path in paths]
+    n_features = max(info["n_features"] for info in infos)
 
-    def opener(path):
-        return lambda: iter_svmlight(path, chunk_size=args.chunk_size, n_features=n_features, zero_based=zb)
+    def opener(path, info):
+        return lambda: iter_svmlight(path, chunk_size=args.chunk_size, n_features=n_features,
+                                     zero_based=info["zero_based"])
 
-    return [opener(p) for p in paths]
+    return [opener(p, i) for p, i in zip(paths, infos)]
 
 
 def run_train(args):

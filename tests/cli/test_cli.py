@@ -1,0 +1,111 @@
+"""The command line, called in-process through ``main([...])``, plus one subprocess smoke test."""
+
+import json
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+from streamlearn.cli.main import main
+from streamlearn.datasets import bundled_path, load_a9a
+from streamlearn.learners import LEARNERS
+
+A9A = str(bundled_path("a9a.xz"))
+A9A_T = str(bundled_path("a9a.t.xz"))
+TRAIN_KEYS = {"learner", "params", "n_train", "n_features", "online_error_rate", "average_loss", "test_accuracy",
+              "train_seconds", "examples_per_second", "nnz_weights"}
+
+
+def _json(capsys):
+    out = capsys.readouterr().out
+    return json.loads(out)
+
+
+def test_train_json_contract_and_saved_model(tmp_path, capsys):
+    model = tmp_path / "pa1.slm"
+    png = tmp_path / "curve.png"
+    assert main(["train", A9A, "--learner", "pa1", "-p", "C=0.01", "--test", A9A_T, "-o", str(model),
+                 "--plot", str(png), "--json"]) == 0
+    out = _json(capsys)
+    assert TRAIN_KEYS <= set(out)
+    assert out["n_train"] == 32561 and out["n_features"] == 123 and out["params"] == {"C": "0.01"}
+    assert out["test_accuracy"] >= 0.84
+    assert png.stat().st_size > 1000 and png.read_bytes()[:4] == b"\x89PNG"
+    # predict with the saved model == the model's own predictions
+    preds = tmp_path / "pred.txt"
+    assert main(["predict", str(model), A9A_T, "-o", str(preds)]) == 0
+    lines = preds.read_text().split()
+    _, _, X_test, y_test = load_a9a()
+    assert len(lines) == X_test.shape[0] and set(lines) <= {"-1", "1"}
+    assert np.mean(np.array(lines, dtype=float) == y_test) == pytest.approx(out["test_accuracy"])
+
+
+def test_train_holdout_passes_and_regression(tmp_path, capsys):
+    assert main(["train", A9A, "-l", "ogd", "--holdout", "0.25", "--seed", "3", "--passes", "2", "--json"]) == 0
+    out = _json(capsys)
+    assert 0.2 * 32561 < out["test_n"] < 0.3 * 32561 and out["n_train"] + out["test_n"] == 32561
+    assert out["passes"] == 2
+    data = tmp_path / "reg.svm"
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(500, 3))
+    y = X @ [1.0, -2.0, 0.5]
+    data.write_text("".join(f"{t:.6f} " + " ".join(f"{j + 1}:{v:.6f}" for j, v in enumerate(x)) + "\n"
+                            for x, t in zip(X, y)))
+    assert main(["train", str(data), "-l", "pa-regressor", "-p", "epsilon=0.01", "--json"]) == 0
+    out = _json(capsys)
+    assert out["online_rmse"] < 0.5 and "online_error_rate" not in out
+
+
+def test_evaluate_prints_progressive_table(capsys):
+    assert main(["evaluate", A9A, "-l", "pa1", "--chunk-size", "1000"]) == 0
+    text = capsys.readouterr().out
+    counts = [int(line.split()[4]) for line in text.splitlines()[2:] if line[:1].isdigit()]
+    assert counts[:6] == [1, 2, 4, 8, 16, 32] and counts[-1] == 32561
+
+
+def test_learners_lists_every_registered_learner(capsys):
+    assert main(["learners", "--json"]) == 0
+    rows = _json(capsys)
+    assert {r["name"] for r in rows} == set(LEARNERS)
+    pa1 = next(r for r in rows if r["name"] == "pa1")
+    assert pa1["parameters"]["C"] == 0.01 and "variant" not in pa1["parameters"]
+
+
+def test_demo_json_and_plot(tmp_path, capsys):
+    png = tmp_path / "demo.png"
+    assert main(["demo", "--learners", "pa1,ogd", "--json", "--plot", str(png)]) == 0
+    rows = _json(capsys)
+    assert [r["learner"] for r in rows] == ["pa1", "ogd"]
+    assert all(r["test_accuracy"] > 0.84 and r["us_per_example"] > 0 for r in rows)
+    assert png.read_bytes()[:4] == b"\x89PNG"
+
+
+@pytest.mark.parametrize("argv,message", [
+    (["train", A9A, "-l", "nope"], "Unknown learner 'nope'"),
+    (["train", A9A, "-l", "pa1", "-p", "C"], "-p expects KEY=VALUE"),
+    (["train", A9A, "-l", "pa1", "-p", "gamma=1"], "Learner 'pa1' has no parameter 'gamma'"),
+    (["train", A9A, "-l", "pa1", "-p", "variant=pa2"], "Parameter 'variant' is fixed"),
+    (["train", A9A, "-l", "pa1", "-p", "C=-1"], "The 'C' parameter of PassiveAggressiveClassifier must be"),
+    (["train", "/nonexistent.svm", "-l", "pa1"], "data file '/nonexistent.svm' does not exist"),
+    (["train", A9A, "-l", "pa1", "--passes", "0"], "--passes must be >= 1"),
+    (["predict", "/nonexistent.slm", A9A], "model file '/nonexistent.slm' does not exist"),
+])
+def test_user_errors_exit_2_with_a_message(argv, message, capsys):
+    assert main(argv) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("streamlearn: error:") and message in err
+
+
+def test_bad_data_file_names_file_and_line(tmp_path, capsys):
+    bad = tmp_path / "bad.svm"
+    bad.write_text("1 1:1 2:1\n-1 3:x\n")
+    assert main(["train", str(bad), "-l", "pa1"]) == 2
+    err = capsys.readouterr().err
+    assert "bad.svm" in err and "line 2" in err
+
+
+def test_entry_point_subprocess():
+    res = subprocess.run([sys.executable, "-m", "streamlearn", "--version"], capture_output=True, text=True,
+                         timeout=120)
+    assert res.returncode == 0 and res.stdout.startswith("streamlearn ")
