@@ -104,6 +104,20 @@ def _describe(constraint):
     return str(constraint)
 
 
+def check_rng(random_state):
+    """A random generator from ``random_state``: None (fresh entropy), an int seed, a numpy ``Generator``
+    (used as is) or a legacy ``RandomState`` (used as is). Anything else raises ``ValueError``."""
+    if random_state is None or isinstance(random_state, (numbers.Integral, np.random.Generator)):
+        if isinstance(random_state, bool):
+            raise ValueError(f"random_state must be an int, a numpy Generator or RandomState, or None; got "
+                             f"{random_state!r}.")
+        return np.random.default_rng(random_state)
+    if isinstance(random_state, np.random.RandomState):
+        return random_state
+    raise ValueError(f"random_state must be an int, a numpy Generator or RandomState, or None; got "
+                     f"{random_state!r}.")
+
+
 def as_csr_float(X):
     """Normalise a matrix once at the boundary: CSR, float64 data, sorted and summed indices.
 

@@ -19,7 +19,7 @@ validation).
 import numpy as np
 from sklearn.base import BaseEstimator, ClassifierMixin, RegressorMixin
 from sklearn.utils.multiclass import check_classification_targets
-from sklearn.utils.validation import check_is_fitted, check_random_state
+from sklearn.utils.validation import check_is_fitted
 
 from . import _validation
 from ._kernels.linear import linear_scores
@@ -55,7 +55,7 @@ class _BaseOnline(PersistMixin, BaseEstimator):
             raise ValueError(f"All sample weights are zero: {type(self).__name__}.fit has nothing to learn from.")
         self._first_call(X, y, classes=None)
         targets = self._targets(y)
-        rng = check_random_state(self.random_state)
+        rng = _validation.check_rng(self.random_state)
         for _ in range(self.max_iter):
             if self.shuffle:
                 order = rng.permutation(X.shape[0])

@@ -240,6 +240,8 @@ class Perceptron(OnlineClassifierMixin, _FirstOrderLinear):
     }
     _progressive_loss = "perceptron"
     _schedule = _k.SCHEDULE_CONSTANT
+    _zero_row_no_op = True
+    _chunking_params = {"radius": 3.0}  # radius=None takes R from the first batch, so depends on its cut
 
     def __init__(self, *, eta0=1.0, fit_intercept=True, radius=None, max_iter=5, shuffle=True,
                  random_state=None):
@@ -307,6 +309,7 @@ class PassiveAggressiveClassifier(OnlineClassifierMixin, _FirstOrderLinear):
     }
     _progressive_loss = "hinge"
     _diverge_hint = "C"
+    _zero_row_no_op = True
 
     def __init__(self, *, C=1.0, variant="pa1", fit_intercept=True, max_iter=5, shuffle=True,
                  random_state=None):
@@ -360,6 +363,7 @@ class PassiveAggressiveRegressor(OnlineRegressorMixin, _FirstOrderLinear):
     }
     _progressive_loss = "epsilon_insensitive"
     _diverge_hint = "C"
+    _zero_row_no_op = True
 
     def __init__(self, *, C=1.0, epsilon=0.1, variant="pa1", fit_intercept=True, max_iter=5, shuffle=True,
                  random_state=None):

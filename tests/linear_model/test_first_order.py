@@ -17,10 +17,8 @@ from streamlearn.linear_model import (
     Perceptron,
 )
 
-CLASSIFIERS = [OGDClassifier(), OGDClassifier(loss="hinge"), OGDClassifier(loss="squared", eta0=0.05),
-               Perceptron(), Perceptron(fit_intercept=False), PassiveAggressiveClassifier(variant="pa"),
-               PassiveAggressiveClassifier(), PassiveAggressiveClassifier(variant="pa2")]
-REGRESSORS = [OGDRegressor(), PassiveAggressiveRegressor(), PassiveAggressiveRegressor(variant="pa2")]
+# The online contract (chunking invariance, partial_fit == fit, pre-update scores, ...) is checked for every
+# learner by tests/test_common.py through streamlearn.checks; this file holds the papers' properties.
 
 
 @pytest.fixture(scope="module")
@@ -39,36 +37,6 @@ def test_a9a_one_pass_accuracy_targets(a9a):
     ogd = make_learner("ogd").partial_fit(X, y, classes=[-1, 1])
     assert pa1.score(Xt, yt) >= 0.84, pa1.score(Xt, yt)
     assert ogd.score(Xt, yt) >= 0.845, ogd.score(Xt, yt)
-
-
-@pytest.mark.parametrize("est", CLASSIFIERS + REGRESSORS, ids=repr)
-def test_row_by_row_equals_one_chunk_and_fit(est, a9a):
-    X, y = a9a[0][:300], a9a[1][:300]
-    if not hasattr(est, "classes_") and "Regressor" in type(est).__name__:
-        y = np.asarray(X @ np.linspace(-1, 1, X.shape[1]) + 0.5).ravel()
-    kw = {} if "Regressor" in type(est).__name__ else {"classes": [-1, 1]}
-    one = _clone(est).partial_fit(X, y, **kw)
-    rows = _clone(est)
-    for i in range(X.shape[0]):
-        rows.partial_fit(X[i:i + 1], y[i:i + 1], **kw)
-    fitted = _clone(est).set_params(max_iter=1, shuffle=False).fit(X, y)
-    dense = _clone(est).partial_fit(X.toarray(), y, **kw)
-    for other in (rows, fitted, dense):
-        np.testing.assert_allclose(other.coef_, one.coef_, rtol=1e-12, atol=1e-14)
-        np.testing.assert_allclose(other.intercept_, one.intercept_, rtol=1e-12, atol=1e-14)
-    assert one.t_ == X.shape[0]
-
-
-@pytest.mark.parametrize("est", CLASSIFIERS, ids=repr)
-def test_partial_fit_scores_are_pre_update_scores(est, a9a):
-    X, y = a9a[0][:200], a9a[1][:200]
-    model = _clone(est)
-    expected = []
-    for i in range(X.shape[0]):
-        expected.append(model.decision_function(X[i:i + 1])[0] if i else 0.0)
-        model.partial_fit(X[i:i + 1], y[i:i + 1], classes=[-1, 1])
-    scores = _clone(est).partial_fit_scores(X, y, classes=[-1, 1])
-    np.testing.assert_allclose(scores, expected, rtol=1e-12, atol=1e-14)
 
 
 def test_coef_not_reallocated_and_feature_count_fixed(a9a):

@@ -1,0 +1,188 @@
+"""Online-learning conformance checks, run for every streamlearn learner next to scikit-learn's checks.
+
+``yield_checks(estimator)`` yields ``check(estimator)`` callables; each raises ``AssertionError`` with a
+message saying what broke. They state the online contract of :mod:`streamlearn.base`:
+
+* ``check_partial_fit_equals_fit``: one ``partial_fit`` == ``fit(max_iter=1, shuffle=False)``;
+* ``check_chunking_invariance``: row by row == one chunk == chunks of 7 rows;
+* ``check_dense_equals_sparse``: dense input == CSR input;
+* ``check_scores_are_pre_update``: ``partial_fit_scores`` returns the scores of the model before each
+  example's own update;
+* ``check_state_not_reallocated``: a second ``partial_fit`` updates the state arrays in place;
+* ``check_save_load_round_trip``: a loaded model predicts the same and keeps learning the same;
+* ``check_random_state_determinism``: same ``random_state`` -> identical model;
+* ``check_feature_count_fixed``: a change in the number of features raises ``ValueError``;
+* ``check_zero_row_is_no_op``: for margin learners (``_zero_row_no_op = True``) an all-zero row without
+  intercept changes nothing;
+* ``check_progressive_loss_is_known``: ``_progressive_loss`` names a loss of :mod:`streamlearn.losses`.
+
+>>> from streamlearn.linear_model import PassiveAggressiveClassifier
+>>> for check in yield_checks(PassiveAggressiveClassifier()):
+...     check(PassiveAggressiveClassifier())
+"""
+
+import os
+import tempfile
+
+import numpy as np
+import scipy.sparse as sp
+from sklearn.base import clone, is_classifier
+
+from .losses import LOSSES
+
+__all__ = ["yield_checks", "check_partial_fit_equals_fit", "check_chunking_invariance",
+           "check_dense_equals_sparse", "check_scores_are_pre_update", "check_state_not_reallocated",
+           "check_save_load_round_trip", "check_random_state_determinism", "check_feature_count_fixed",
+           "check_zero_row_is_no_op", "check_progressive_loss_is_known"]
+
+
+def _data(estimator, n=120, d=9, seed=0):
+    rng = np.random.default_rng(seed)
+    X = rng.normal(size=(n, d)) * (rng.random((n, d)) < 0.5)
+    X[5] = 0.0  # an empty row
+    w = rng.normal(size=d)
+    if is_classifier(estimator):
+        y = np.where(X @ w + 0.1 * rng.normal(size=n) > 0, 1, -1)
+        return sp.csr_matrix(X), y, {"classes": [-1, 1]}
+    return sp.csr_matrix(X), X @ w + 0.1 * rng.normal(size=n), {}
+
+
+def _model_arrays(est):
+    """Fitted state: every ndarray attribute (public or private) plus ``coef_``/``intercept_``."""
+    out = {k: v for k, v in vars(est).items() if isinstance(v, np.ndarray)}
+    for k in ("coef_", "intercept_"):
+        if hasattr(est, k):
+            out[k] = np.asarray(getattr(est, k))
+    return out
+
+
+def _assert_same_model(a, b, what, rtol=1e-10, atol=1e-12):
+    sa, sb = _model_arrays(a), _model_arrays(b)
+    assert sa.keys() == sb.keys(), f"{what}: state attributes differ: {sorted(sa)} vs {sorted(sb)}"
+    for key in sa:
+        if sa[key].dtype.kind in "fc":
+            np.testing.assert_allclose(sa[key], sb[key], rtol=rtol, atol=atol,
+                                       err_msg=f"{what}: attribute {key} differs")
+        else:
+            np.testing.assert_array_equal(sa[key], sb[key], err_msg=f"{what}: attribute {key} differs")
+
+
+def _predict(est, X):
+    return est._decision_function(X) if hasattr(est, "_decision_function") else est.predict(X)
+
+
+def check_partial_fit_equals_fit(estimator):
+    if "max_iter" not in estimator.get_params() or "shuffle" not in estimator.get_params():
+        return
+    X, y, kw = _data(estimator)
+    a = clone(estimator).partial_fit(X, y, **kw)
+    b = clone(estimator).set_params(max_iter=1, shuffle=False).fit(X, y)
+    _assert_same_model(a, b, "one partial_fit vs fit(max_iter=1, shuffle=False)")
+
+
+def check_chunking_invariance(estimator):
+    X, y, kw = _data(estimator)
+    # a learner may fix something from its first batch (the Perceptron's radius R): such learners name
+    # the parameters that pin it in ``_chunking_params``
+    estimator = clone(estimator).set_params(**getattr(estimator, "_chunking_params", {}))
+    whole = clone(estimator).partial_fit(X, y, **kw)
+    for size in (1, 7):
+        est = clone(estimator)
+        for start in range(0, X.shape[0], size):
+            est.partial_fit(X[start:start + size], y[start:start + size], **kw)
+        _assert_same_model(whole, est, f"one chunk vs chunks of {size} rows")
+
+
+def check_dense_equals_sparse(estimator):
+    X, y, kw = _data(estimator)
+    a = clone(estimator).partial_fit(X, y, **kw)
+    b = clone(estimator).partial_fit(X.toarray(), y, **kw)
+    _assert_same_model(a, b, "CSR vs dense input")
+    np.testing.assert_allclose(_predict(a, X.toarray()), _predict(a, X), rtol=1e-12, atol=1e-12,
+                               err_msg="predictions on dense vs CSR input differ")
+
+
+def check_scores_are_pre_update(estimator):
+    X, y, kw = _data(estimator, n=40)
+    est = clone(estimator).partial_fit(X[:1], y[:1], **kw)
+    expected = []
+    for i in range(1, X.shape[0]):
+        expected.append(_predict(est, X[i:i + 1])[0])
+        est.partial_fit(X[i:i + 1], y[i:i + 1])
+    got = clone(estimator).partial_fit(X[:1], y[:1], **kw).partial_fit_scores(X[1:], y[1:])
+    np.testing.assert_allclose(got, expected, rtol=1e-10, atol=1e-12,
+                               err_msg="partial_fit_scores are not the pre-update scores")
+
+
+def check_state_not_reallocated(estimator):
+    X, y, kw = _data(estimator)
+    est = clone(estimator).partial_fit(X[:60], y[:60], **kw)
+    before = {k: v for k, v in vars(est).items() if isinstance(v, np.ndarray) and v.size > 1}
+    est.partial_fit(X[60:], y[60:])
+    for key, arr in before.items():
+        assert vars(est).get(key) is arr, f"partial_fit reallocated the state array {key}"
+
+
+def check_save_load_round_trip(estimator):
+    from .persist import load
+
+    X, y, kw = _data(estimator)
+    est = clone(estimator).partial_fit(X[:60], y[:60], **kw)
+    with tempfile.TemporaryDirectory() as tmp:
+        path = os.path.join(tmp, "model.slm")
+        est.save(path)
+        back = load(path)
+    assert type(back) is type(estimator), "load returned another class"
+    np.testing.assert_array_equal(_predict(back, X), _predict(est, X), err_msg="loaded model predicts differently")
+    est.partial_fit(X[60:], y[60:])
+    back.partial_fit(X[60:], y[60:])
+    _assert_same_model(est, back, "continued training after save/load", rtol=0, atol=0)
+
+
+def check_random_state_determinism(estimator):
+    if "random_state" not in estimator.get_params():
+        return
+    X, y, _ = _data(estimator)
+    a = clone(estimator).set_params(random_state=0).fit(X, y)
+    b = clone(estimator).set_params(random_state=0).fit(X, y)
+    _assert_same_model(a, b, "two fits with random_state=0", rtol=0, atol=0)
+
+
+def check_feature_count_fixed(estimator):
+    X, y, kw = _data(estimator)
+    est = clone(estimator).partial_fit(X, y, **kw)
+    try:
+        est.partial_fit(X[:, :-1], y)
+    except ValueError as exc:
+        assert "features" in str(exc), f"the error does not talk about features: {exc}"
+    else:
+        raise AssertionError("partial_fit accepted a different number of features")
+
+
+def check_zero_row_is_no_op(estimator):
+    if not getattr(estimator, "_zero_row_no_op", False):
+        return
+    X, y, kw = _data(estimator)
+    est = clone(estimator).set_params(fit_intercept=False).partial_fit(X[:30], y[:30], **kw)
+    before = {k: v.copy() for k, v in _model_arrays(est).items() if k != "t_"}
+    est.partial_fit(sp.csr_matrix((1, X.shape[1])), y[:1])
+    for key, arr in before.items():
+        np.testing.assert_array_equal(getattr(est, key), arr, err_msg=f"an all-zero row changed {key}")
+
+
+def check_progressive_loss_is_known(estimator):
+    assert estimator._progressive_loss in LOSSES, f"_progressive_loss {estimator._progressive_loss!r} unknown"
+
+
+def yield_checks(estimator):
+    """Yield the online checks that apply to ``estimator`` (see the module docstring)."""
+    yield check_progressive_loss_is_known
+    yield check_partial_fit_equals_fit
+    yield check_chunking_invariance
+    yield check_dense_equals_sparse
+    yield check_scores_are_pre_update
+    yield check_state_not_reallocated
+    yield check_save_load_round_trip
+    yield check_random_state_determinism
+    yield check_feature_count_fixed
+    yield check_zero_row_is_no_op

@@ -1,0 +1,99 @@
+"""Each online check in streamlearn.checks fails on an estimator broken in the way it guards against."""
+
+import numpy as np
+import pytest
+
+from streamlearn import checks
+from streamlearn.linear_model import PassiveAggressiveClassifier
+
+
+class Reallocates(PassiveAggressiveClassifier):
+    def _kernel_pass(self, X, targets, sw, out):
+        self.coef_ = self.coef_.copy()
+        super()._kernel_pass(X, targets, sw, out)
+
+
+class PostUpdateScores(PassiveAggressiveClassifier):
+    def partial_fit_scores(self, X, y, classes=None, sample_weight=None):
+        super().partial_fit_scores(X, y, classes=classes, sample_weight=sample_weight)
+        return self.decision_function(X)
+
+
+class ChunkDependent(PassiveAggressiveClassifier):
+    def _C(self):
+        return float(self.C) / (1 + getattr(self, "_calls", 0))
+
+    def _kernel_pass(self, X, targets, sw, out):
+        self._calls = getattr(self, "_calls", 0) + 1
+        super()._kernel_pass(X, targets, sw, out)
+
+
+class DenseDiffers(PassiveAggressiveClassifier):
+    def partial_fit_scores(self, X, y, classes=None, sample_weight=None):
+        if isinstance(X, np.ndarray):
+            X = X * 1.5
+        return super().partial_fit_scores(X, y, classes=classes, sample_weight=sample_weight)
+
+
+class ForgetsFeatureCount(PassiveAggressiveClassifier):
+    def _check_X_y(self, X, y, *, reset):
+        X, y = super()._check_X_y(X, y, reset=True)
+        if hasattr(self, "coef_") and X.shape[1] < self.coef_.shape[1]:
+            X.resize((X.shape[0], self.coef_.shape[1]))
+        return X, y
+
+
+class MovesOnZeroRows(PassiveAggressiveClassifier):
+    def _kernel_pass(self, X, targets, sw, out):
+        super()._kernel_pass(X, targets, sw, out)
+        self.coef_ *= 0.999
+
+
+class IgnoresRandomState(PassiveAggressiveClassifier):
+    def fit(self, X, y, sample_weight=None):
+        self.random_state = None
+        return super().fit(X, y, sample_weight)
+
+
+class FitDiffersFromPartialFit(PassiveAggressiveClassifier):
+    def fit(self, X, y, sample_weight=None):
+        super().fit(X, y, sample_weight)
+        self.coef_ += 1e-3
+        return self
+
+
+class UnknownLoss(PassiveAggressiveClassifier):
+    _progressive_loss = "hinge-ish"
+
+
+@pytest.mark.parametrize("broken,check", [
+    (Reallocates(), checks.check_state_not_reallocated),
+    (PostUpdateScores(), checks.check_scores_are_pre_update),
+    (ChunkDependent(), checks.check_chunking_invariance),
+    (DenseDiffers(), checks.check_dense_equals_sparse),
+    (ForgetsFeatureCount(), checks.check_feature_count_fixed),
+    (MovesOnZeroRows(), checks.check_zero_row_is_no_op),
+    (IgnoresRandomState(), checks.check_random_state_determinism),
+    (FitDiffersFromPartialFit(), checks.check_partial_fit_equals_fit),
+    (UnknownLoss(), checks.check_progressive_loss_is_known),
+], ids=lambda v: type(v).__name__ if not callable(v) or isinstance(v, PassiveAggressiveClassifier) else v.__name__)
+def test_check_catches_its_breakage(broken, check):
+    check(PassiveAggressiveClassifier())  # the sound estimator passes
+    with pytest.raises(AssertionError):
+        check(broken)
+
+
+def test_save_load_check_catches_a_lost_attribute(monkeypatch):
+    import streamlearn.persist as persist
+
+    real_load = persist.load
+
+    def lossy_load(path):
+        obj = real_load(path)
+        obj.t_ = 0
+        obj.intercept_ = obj.intercept_ + 1.0
+        return obj
+
+    monkeypatch.setattr(persist, "load", lossy_load)
+    with pytest.raises(AssertionError):
+        checks.check_save_load_round_trip(PassiveAggressiveClassifier())
