@@ -9,7 +9,9 @@ The ``experiments`` subpackage (paper reproductions run by ``streamlearn experim
 """
 
 from ._metrics import evaluate
+from ._regret import RegretResult, regret
 from ._progressive import (ProgressiveResult, iter_array_chunks, iter_progressive_validation,
                            progressive_validation)
 
-__all__ = ["evaluate", "ProgressiveResult", "iter_array_chunks", "iter_progressive_validation", "progressive_validation"]
+__all__ = ["evaluate", "ProgressiveResult", "iter_array_chunks", "iter_progressive_validation", "progressive_validation", "regret",
+           "RegretResult"]
