@@ -14,8 +14,8 @@ def evaluate(learner, X, y):
     Parameters
     ----------
     learner : fitted streamlearn online learner
-        Any estimator following :mod:`streamlearn.base` (``decision_function``, ``scores_to_labels``,
-        ``_progressive_loss``); it is not modified.
+        Any estimator following :mod:`streamlearn.base` (classifiers: ``decision_function`` and
+        ``scores_to_labels``; regressors: ``predict``; both ``_progressive_loss``); it is not modified.
     X : array-like or sparse matrix of shape (n_samples, n_features)
         Test examples, at least one.
     y : array-like of shape (n_samples,)
@@ -48,9 +48,9 @@ def evaluate(learner, X, y):
         raise ValueError("X has 0 rows: evaluate needs at least one test example.")
     y = as_1d_labels(y, n)
     name, param = loss_spec(learner)
-    scores = np.asarray(learner.decision_function(X))
     out = {"n_examples": n}
     if task_of(learner) == "classification":
+        scores = np.asarray(learner.decision_function(X))
         targets = signed_targets(learner.classes_, y)
         pred = np.asarray(learner.scores_to_labels(scores))
         accuracy = float(np.mean(pred == y))
@@ -59,6 +59,7 @@ def evaluate(learner, X, y):
         if hasattr(learner, "predict_proba"):
             out["log_loss"] = float(log_loss(y, learner.predict_proba(X), labels=learner.classes_))
     else:
+        scores = np.asarray(learner.predict(X), dtype=np.float64)  # a regressor's score is its prediction
         targets = y.astype(np.float64)
         residual = scores - targets
         out.update(rmse=float(np.sqrt(np.mean(residual ** 2))), mae=float(np.mean(np.abs(residual))))

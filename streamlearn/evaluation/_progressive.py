@@ -266,13 +266,14 @@ def _run(learner, chunks, acc, *, classes, name, param, on_chunk=None):
                     "classes=[...] (every label of the stream) to the progressive-validation function.")
         scores = np.asarray(learner.partial_fit_scores(X, y, classes=cls, sample_weight=sw))
         preds = np.asarray(learner.scores_to_labels(scores))
-        if classification:
-            targets = signed_targets(learner.classes_, y, what=f"y of chunk {i}")
-            errs = preds != y
-        else:
-            targets = y.astype(np.float64)
-            errs = (scores - targets) ** 2
-        losses = example_losses(name, param, targets, scores)
+        with np.errstate(over="ignore"):  # an overflowing loss is caught, with a message, by acc.update
+            if classification:
+                targets = signed_targets(learner.classes_, y, what=f"y of chunk {i}")
+                errs = preds != y
+            else:
+                targets = y.astype(np.float64)
+                errs = (scores - targets) ** 2
+            losses = example_losses(name, param, targets, scores)
         if sw is None:
             weights = np.ones(n)
         else:
