@@ -1,0 +1,308 @@
+"""Sparse (L1) online learners, lazily in O(nnz(x)) per example: simple truncation, truncated gradient
+(TG), L1-FOBOS, L1-RDA and FTRL-Proximal (ALGORITHMS.md sections 4.1-4.6, seed 002).
+
+Layout shared by every kernel: the state arrays have shape ``(K, d + 1)`` (K outputs, one-vs-rest for
+K > 2 classes); column ``d`` is the intercept, the weight of a constant feature 1 that is used only when
+``fit_intercept`` is true and is never penalised (no truncation, no L1, no L2). ``targets`` is (n, K) in
+{-1, +1} (classification) or the real target (K = 1). Every example's score *before* its update is
+written to ``out_scores`` (n, K). Examples with sample weight 0 are scored but neither update nor count as
+a round; a weight s multiplies the loss gradient. Each ``*_epoch`` returns the new counters and -1, or
+the index of the first example whose score was not finite (the pass stops there).
+
+Truncation family (``truncated_epoch``): state ``w`` (K, d + 1), ``mark`` (d,), scalar ``penalty``.
+With ``v = w - eta_t g_t`` and rounds t = 1, 2, ... (eta_t = eta0 or eta0 / sqrt(t)):
+
+* ``RULE_HARD`` (simple truncation, 4.1): on rounds with t mod k == 0, ``w_i = 0 if |v_i| <= theta``.
+  ``penalty`` counts the truncation rounds so far.
+* ``RULE_SOFT`` (TG, 4.2): on rounds with t mod k == 0, ``w_i = T1(v_i, a_t, theta)`` with
+  ``a_t = k eta_t lam`` (lam: the gravity); ``penalty`` is the running sum of the ``a_t``. L1-FOBOS
+  (4.3, with eta_{t+1/2} = eta_t) is exactly ``RULE_SOFT`` with ``theta = inf`` and ``k = 1``.
+
+Laziness (4.6): ``mark[i]`` is the value of ``penalty`` up to which ``w[:, i]`` is current. A coordinate
+absent from an example only sees the truncations, and those compose: soft thresholds add up
+(``T1(T1(w, a), b) = T1(w, a + b)`` for |w| <= theta, and |w| > theta is never moved), a hard threshold
+of a constant weight is one test. So before a coordinate is read, it is caught up by
+``penalty - mark[i]`` in O(1); ``truncated_materialize`` catches up all of them into a copy.
+
+L1-RDA (``rda_epoch``, 4.4): state ``G`` (K, d + 1), the sum of the gradients, and ``t`` the rounds;
+``w_i = 0 if |G_i| / t <= lam else -(sqrt(t) / gamma) (G_i / t - lam sgn(G_i))`` computed on demand.
+
+FTRL-Proximal (``ftrl_epoch``, 4.5): state ``z`` and ``n`` (K, d + 1);
+``w_i = 0 if |z_i| <= l1 else -(z_i - sgn(z_i) l1) / ((beta + sqrt(n_i)) / alpha + l2)``, then for the
+features of the example ``sigma = (sqrt(n_i + g_i^2) - sqrt(n_i)) / alpha``, ``z_i += g_i - sigma w_i``,
+``n_i += g_i^2``.
+"""
+
+import math
+
+import numpy as np
+
+from ._numba import njit_inline, njit_kernel
+from .losses import loss_dloss
+
+RULE_HARD = 0
+RULE_SOFT = 1
+
+SCHEDULE_CONSTANT = 0
+SCHEDULE_INVSQRT = 1
+
+
+# ---------------------------------------------------------------------------------------------------
+# truncation family: simple truncation, truncated gradient, L1-FOBOS
+@njit_inline
+def _truncate(v, a, theta, rule):
+    """One truncation of value ``v``: T0(v, theta) (hard) or T1(v, a, theta) (soft)."""
+    m = abs(v)
+    if m > theta:
+        return v
+    if rule == RULE_HARD:
+        return 0.0
+    m -= a
+    if m <= 0.0:
+        return 0.0
+    return m if v > 0.0 else -m
+
+
+@njit_kernel
+def truncated_epoch(indptr, indices, data, targets, sample_weight, w, mark, fit_intercept, rule, loss,
+                    theta, k, lam, eta0, schedule, t, penalty, out_scores):
+    """One pass of simple truncation / truncated gradient / L1-FOBOS over a CSR chunk.
+
+    Returns ``(t, penalty, bad_row)``.
+    """
+    n_rows = indptr.shape[0] - 1
+    n_out = w.shape[0]
+    d = w.shape[1] - 1
+    for i in range(n_rows):
+        start = indptr[i]
+        end = indptr[i + 1]
+        # catch the example's coordinates up to the truncations of rounds 1 .. t (lazy, 4.6)
+        for p in range(start, end):
+            j = indices[p]
+            delta = penalty - mark[j]
+            if delta > 0.0:
+                for c in range(n_out):
+                    w[c, j] = _truncate(w[c, j], delta, theta, rule)
+                mark[j] = penalty
+        for c in range(n_out):
+            z = w[c, d] if fit_intercept else 0.0
+            for p in range(start, end):
+                z += w[c, indices[p]] * data[p]
+            out_scores[i, c] = z
+            if not math.isfinite(z):
+                return t, penalty, i
+        s = sample_weight[i]
+        if s == 0.0:
+            continue
+        t += 1
+        eta = eta0 / math.sqrt(t) if schedule == SCHEDULE_INVSQRT else eta0
+        for c in range(n_out):
+            g = loss_dloss(loss, targets[i, c], out_scores[i, c], 0.0) * s
+            if g == 0.0:
+                continue
+            step = eta * g
+            for p in range(start, end):
+                w[c, indices[p]] -= step * data[p]
+            if fit_intercept:
+                w[c, d] -= step
+        if t % k == 0:
+            a = 1.0 if rule == RULE_HARD else k * eta * lam
+            for p in range(start, end):
+                j = indices[p]
+                for c in range(n_out):
+                    w[c, j] = _truncate(w[c, j], a, theta, rule)
+                mark[j] = penalty + a
+            penalty += a
+    return t, penalty, -1
+
+
+@njit_kernel
+def truncated_materialize(w, mark, penalty, theta, rule, out):
+    """out[:, :d + 1] = the weights with every pending truncation applied (``w`` is not modified)."""
+    n_out = w.shape[0]
+    d = w.shape[1] - 1
+    for j in range(d):
+        delta = penalty - mark[j]
+        for c in range(n_out):
+            out[c, j] = _truncate(w[c, j], delta, theta, rule) if delta > 0.0 else w[c, j]
+    for c in range(n_out):
+        out[c, d] = w[c, d]
+    return out
+
+
+@njit_kernel
+def truncated_scores(indptr, indices, data, w, mark, penalty, theta, rule, fit_intercept, out):
+    """out[i, c] = scores of the caught-up model, O(K nnz) without materialising it."""
+    n_rows = indptr.shape[0] - 1
+    n_out = w.shape[0]
+    d = w.shape[1] - 1
+    for i in range(n_rows):
+        for c in range(n_out):
+            z = w[c, d] if fit_intercept else 0.0
+            for p in range(indptr[i], indptr[i + 1]):
+                j = indices[p]
+                delta = penalty - mark[j]
+                wj = _truncate(w[c, j], delta, theta, rule) if delta > 0.0 else w[c, j]
+                z += wj * data[p]
+            out[i, c] = z
+    return out
+
+
+# ---------------------------------------------------------------------------------------------------
+# L1-RDA
+@njit_inline
+def _rda_weight(G, t, lam, gamma):
+    if t == 0:
+        return 0.0
+    gbar = G / t
+    if abs(gbar) <= lam:
+        return 0.0
+    if gbar > 0.0:
+        return -(math.sqrt(t) / gamma) * (gbar - lam)
+    return -(math.sqrt(t) / gamma) * (gbar + lam)
+
+
+@njit_kernel
+def rda_epoch(indptr, indices, data, targets, sample_weight, G, fit_intercept, loss, lam, gamma, t,
+              out_scores):
+    """One pass of L1-RDA over a CSR chunk. ``t`` counts the rounds so far. Returns ``(t, bad_row)``."""
+    n_rows = indptr.shape[0] - 1
+    n_out = G.shape[0]
+    d = G.shape[1] - 1
+    for i in range(n_rows):
+        start = indptr[i]
+        end = indptr[i + 1]
+        for c in range(n_out):
+            z = _rda_weight(G[c, d], t, 0.0, gamma) if fit_intercept else 0.0
+            for p in range(start, end):
+                z += _rda_weight(G[c, indices[p]], t, lam, gamma) * data[p]
+            out_scores[i, c] = z
+            if not math.isfinite(z):
+                return t, i
+        s = sample_weight[i]
+        if s == 0.0:
+            continue
+        t += 1
+        for c in range(n_out):
+            g = loss_dloss(loss, targets[i, c], out_scores[i, c], 0.0) * s
+            if g == 0.0:
+                continue
+            for p in range(start, end):
+                G[c, indices[p]] += g * data[p]
+            if fit_intercept:
+                G[c, d] += g
+    return t, -1
+
+
+@njit_kernel
+def rda_materialize(G, t, lam, gamma, out):
+    n_out = G.shape[0]
+    d = G.shape[1] - 1
+    for c in range(n_out):
+        for j in range(d):
+            out[c, j] = _rda_weight(G[c, j], t, lam, gamma)
+        out[c, d] = _rda_weight(G[c, d], t, 0.0, gamma)
+    return out
+
+
+@njit_kernel
+def rda_scores(indptr, indices, data, G, t, lam, gamma, fit_intercept, out):
+    n_rows = indptr.shape[0] - 1
+    n_out = G.shape[0]
+    d = G.shape[1] - 1
+    for i in range(n_rows):
+        for c in range(n_out):
+            z = _rda_weight(G[c, d], t, 0.0, gamma) if fit_intercept else 0.0
+            for p in range(indptr[i], indptr[i + 1]):
+                z += _rda_weight(G[c, indices[p]], t, lam, gamma) * data[p]
+            out[i, c] = z
+    return out
+
+
+# ---------------------------------------------------------------------------------------------------
+# FTRL-Proximal
+@njit_inline
+def _ftrl_weight(z, n, alpha, beta, l1, l2):
+    if abs(z) <= l1:
+        return 0.0
+    shrunk = z - l1 if z > 0.0 else z + l1
+    return -shrunk / ((beta + math.sqrt(n)) / alpha + l2)
+
+
+@njit_kernel
+def ftrl_epoch(indptr, indices, data, targets, sample_weight, z, n, fit_intercept, loss, alpha, beta, l1,
+               l2, t, out_scores):
+    """One pass of per-coordinate FTRL-Proximal over a CSR chunk. Returns ``(t, bad_row)``."""
+    n_rows = indptr.shape[0] - 1
+    n_out = z.shape[0]
+    d = z.shape[1] - 1
+    max_nnz = 0
+    for i in range(n_rows):
+        max_nnz = max(max_nnz, indptr[i + 1] - indptr[i])
+    wbuf = np.empty(max_nnz + 1)  # the example's weights, computed once for the score and the update
+    for i in range(n_rows):
+        start = indptr[i]
+        end = indptr[i + 1]
+        s = sample_weight[i]
+        for c in range(n_out):
+            acc = 0.0
+            wb = 0.0
+            if fit_intercept:
+                wb = _ftrl_weight(z[c, d], n[c, d], alpha, beta, 0.0, 0.0)
+                acc = wb
+            for p in range(start, end):
+                j = indices[p]
+                wj = _ftrl_weight(z[c, j], n[c, j], alpha, beta, l1, l2)
+                wbuf[p - start] = wj
+                acc += wj * data[p]
+            out_scores[i, c] = acc
+            if not math.isfinite(acc):
+                return t, i
+            if s == 0.0:
+                continue
+            g = loss_dloss(loss, targets[i, c], acc, 0.0) * s
+            if g == 0.0:
+                continue
+            for p in range(start, end):
+                j = indices[p]
+                gj = g * data[p]
+                nj = n[c, j]
+                ng = nj + gj * gj
+                sigma = (math.sqrt(ng) - math.sqrt(nj)) / alpha
+                z[c, j] += gj - sigma * wbuf[p - start]
+                n[c, j] = ng
+            if fit_intercept:
+                nj = n[c, d]
+                ng = nj + g * g
+                sigma = (math.sqrt(ng) - math.sqrt(nj)) / alpha
+                z[c, d] += g - sigma * wb
+                n[c, d] = ng
+        if s != 0.0:
+            t += 1
+    return t, -1
+
+
+@njit_kernel
+def ftrl_materialize(z, n, alpha, beta, l1, l2, out):
+    n_out = z.shape[0]
+    d = z.shape[1] - 1
+    for c in range(n_out):
+        for j in range(d):
+            out[c, j] = _ftrl_weight(z[c, j], n[c, j], alpha, beta, l1, l2)
+        out[c, d] = _ftrl_weight(z[c, d], n[c, d], alpha, beta, 0.0, 0.0)
+    return out
+
+
+@njit_kernel
+def ftrl_scores(indptr, indices, data, z, n, alpha, beta, l1, l2, fit_intercept, out):
+    n_rows = indptr.shape[0] - 1
+    n_out = z.shape[0]
+    d = z.shape[1] - 1
+    for i in range(n_rows):
+        for c in range(n_out):
+            acc = _ftrl_weight(z[c, d], n[c, d], alpha, beta, 0.0, 0.0) if fit_intercept else 0.0
+            for p in range(indptr[i], indptr[i + 1]):
+                j = indices[p]
+                acc += _ftrl_weight(z[c, j], n[c, j], alpha, beta, l1, l2) * data[p]
+            out[i, c] = acc
+    return out

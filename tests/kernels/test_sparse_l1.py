@@ -1,0 +1,170 @@
+"""streamlearn._kernels.sparse_l1 (lazy, O(nnz)) against the eager dense twins of tests/naive_sparse.py."""
+
+import zlib
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+
+from streamlearn._kernels import sparse_l1 as k
+from streamlearn.losses import loss_code
+from tests.naive import naive_fobos, naive_ftrl, naive_rda, naive_simple_truncation, naive_truncated_gradient
+
+N, D = 72, 25
+
+
+def _matrix(kind, rng):
+    if kind == "dense":
+        X = rng.normal(size=(N, D))
+    elif kind == "sparse":
+        X = rng.normal(size=(N, D)) * (rng.random((N, D)) < 0.15)
+        X[rng.random(X.shape) < 0.5] *= -3.0
+    elif kind == "empty_rows":
+        X = rng.normal(size=(N, D)) * (rng.random((N, D)) < 0.1)
+        X[::3] = 0.0
+    elif kind == "single_nonzero":
+        X = np.zeros((N, D))
+        X[np.arange(N), rng.integers(0, D, N)] = rng.normal(size=N) * 3
+    elif kind == "duplicated_rows":
+        X = rng.normal(size=(N, D)) * (rng.random((N, D)) < 0.2)
+        X[1::2] = X[::2][: N // 2]
+    else:
+        raise AssertionError(kind)
+    return X
+
+
+# name -> (twin keyword arguments, estimator of the kernel run)
+CASES = {
+    "truncation": dict(theta=0.05, k=3, eta0=0.3, schedule="invsqrt"),
+    "truncation_const": dict(theta=0.02, k=2, eta0=0.05, schedule="constant"),
+    "tg": dict(gravity=0.05, theta=0.3, k=2, eta0=0.3, schedule="invsqrt"),
+    "tg_const": dict(gravity=0.1, theta=0.1, k=4, eta0=0.05, schedule="constant"),
+    "fobos": dict(l1=0.03, eta0=0.3, schedule="invsqrt"),
+    "rda": dict(l1=0.05, gamma=3.0),
+    "ftrl": dict(alpha=0.3, beta=1.0, l1=0.5, l2=0.2),
+}
+
+
+def _run_kernel(name, X, targets, sw, loss, fit_intercept, chunks=(slice(None),)):
+    """The kernel from zero state over ``chunks`` of rows; returns (W, b, scores, state)."""
+    p = CASES[name]
+    K = targets.shape[1]
+    scores = np.empty((X.shape[0], K))
+    code = loss_code(loss)
+    if name.startswith(("truncation", "tg", "fobos")):
+        w = np.zeros((K, D + 1))
+        mark = np.zeros(D)
+        t, pen = 0, 0.0
+        if name.startswith("truncation"):
+            rule, theta, kk, lam = k.RULE_HARD, p["theta"], p["k"], 0.0
+        elif name.startswith("tg"):
+            rule, theta, kk, lam = k.RULE_SOFT, p["theta"], p["k"], p["gravity"]
+        else:
+            rule, theta, kk, lam = k.RULE_SOFT, np.inf, 1, p["l1"]
+        sched = k.SCHEDULE_INVSQRT if p["schedule"] == "invsqrt" else k.SCHEDULE_CONSTANT
+        for rows in chunks:
+            Xc = X[rows]
+            t, pen, bad = k.truncated_epoch(Xc.indptr, Xc.indices, Xc.data, targets[rows], sw[rows], w, mark,
+                                            fit_intercept, rule, code, theta, kk, lam, p["eta0"], sched, t, pen,
+                                            scores[rows])
+            assert bad == -1
+        out = k.truncated_materialize(w, mark, pen, theta, rule, np.empty_like(w))
+        lazy = k.truncated_scores(X.indptr, X.indices, X.data, w, mark, pen, theta, rule, fit_intercept,
+                                  np.empty((X.shape[0], K)))
+        return out[:, :-1], out[:, -1], scores, lazy, (w, mark)
+    if name == "rda":
+        G = np.zeros((K, D + 1))
+        t = 0
+        for rows in chunks:
+            Xc = X[rows]
+            t, bad = k.rda_epoch(Xc.indptr, Xc.indices, Xc.data, targets[rows], sw[rows], G, fit_intercept, code,
+                                 p["l1"], p["gamma"], t, scores[rows])
+            assert bad == -1
+        out = k.rda_materialize(G, t, p["l1"], p["gamma"], np.empty_like(G))
+        lazy = k.rda_scores(X.indptr, X.indices, X.data, G, t, p["l1"], p["gamma"], fit_intercept,
+                            np.empty((X.shape[0], K)))
+        return out[:, :-1], out[:, -1], scores, lazy, (G,)
+    z, n = np.zeros((K, D + 1)), np.zeros((K, D + 1))
+    t = 0
+    hyper = (p["alpha"], p["beta"], p["l1"], p["l2"])
+    for rows in chunks:
+        Xc = X[rows]
+        t, bad = k.ftrl_epoch(Xc.indptr, Xc.indices, Xc.data, targets[rows], sw[rows], z, n, fit_intercept, code,
+                              *hyper, t, scores[rows])
+        assert bad == -1
+    out = k.ftrl_materialize(z, n, *hyper, np.empty_like(z))
+    lazy = k.ftrl_scores(X.indptr, X.indices, X.data, z, n, *hyper, fit_intercept, np.empty((X.shape[0], K)))
+    return out[:, :-1], out[:, -1], scores, lazy, (z, n)
+
+
+def _run_twin(name, X, targets, sw, loss, fit_intercept):
+    p = dict(CASES[name])
+    twin = {"truncation": naive_simple_truncation, "tg": naive_truncated_gradient, "fobos": naive_fobos,
+            "rda": naive_rda, "ftrl": naive_ftrl}[name.split("_")[0]]
+    return twin(X, targets, sw, loss=loss, fit_intercept=fit_intercept, **p)
+
+
+def _problem(name, kind, loss, index_dtype, n_out):
+    rng = np.random.default_rng(zlib.crc32(f"{name}-{kind}-{loss}-{n_out}".encode()))
+    X = _matrix(kind, rng)
+    wstar = rng.normal(size=(D, n_out)) * (rng.random((D, n_out)) < 0.4)
+    if loss == "squared" and n_out == 1:
+        targets = X @ wstar + 0.1 * rng.normal(size=(N, 1))
+    else:
+        targets = np.where(X @ wstar + 0.3 * rng.normal(size=(N, n_out)) > 0, 1.0, -1.0)
+    sw = rng.choice([0.0, 0.5, 1.0, 2.0], size=N, p=[0.1, 0.2, 0.5, 0.2])
+    Xs = sp.csr_matrix(X)
+    Xs.indices = Xs.indices.astype(index_dtype)
+    Xs.indptr = Xs.indptr.astype(index_dtype)
+    return Xs, targets, sw
+
+
+@pytest.mark.parametrize("name", list(CASES))
+@pytest.mark.parametrize("loss,n_out", [("logistic", 3), ("hinge", 1), ("squared", 1)])
+@pytest.mark.parametrize("kind", ["dense", "sparse", "empty_rows", "single_nonzero", "duplicated_rows"])
+@pytest.mark.parametrize("index_dtype", [np.int32, np.int64])
+def test_lazy_kernel_equals_eager_twin(name, loss, n_out, kind, index_dtype):
+    X, targets, sw = _problem(name, kind, loss, index_dtype, n_out)
+    fit_intercept = kind != "single_nonzero"
+    W, b, scores, lazy, _ = _run_kernel(name, X, targets, sw, loss, fit_intercept)
+    W2, b2, scores2 = _run_twin(name, X, targets, sw, loss, fit_intercept)
+    np.testing.assert_allclose(scores, scores2, rtol=1e-10, atol=1e-10, err_msg="pre-update scores")
+    np.testing.assert_allclose(W, W2, rtol=1e-10, atol=1e-10, err_msg="materialised weights")
+    np.testing.assert_allclose(b, b2, rtol=1e-10, atol=1e-10, err_msg="intercepts")
+    np.testing.assert_allclose(lazy, X.toarray() @ W2.T + b2, rtol=1e-10, atol=1e-10, err_msg="lazy scores")
+    np.testing.assert_array_equal(W == 0, W2 == 0, err_msg="exact zeros differ")
+
+
+@pytest.mark.parametrize("name", list(CASES))
+def test_cases_are_not_degenerate(name):
+    """The parameters of CASES truncate some weights to exactly 0 and leave others: the comparisons above
+    exercise the sparse part of every rule."""
+    X, targets, _ = _problem(name, "sparse", "logistic", np.int32, 3)
+    W, _, _, _, _ = _run_kernel(name, X[:N - N % 12], targets, np.ones(N), "logistic", True)  # ends on a truncation
+    assert 0 < np.count_nonzero(W) < W.size, f"{name}: degenerate case, nnz={np.count_nonzero(W)} of {W.size}"
+
+
+@pytest.mark.parametrize("name", list(CASES))
+def test_chunked_calls_continue_the_state(name):
+    X, targets, sw = _problem(name, "sparse", "logistic", np.int32, 2)
+    W, b, scores, _, _ = _run_kernel(name, X, targets, sw, "logistic", True)
+    cuts = (slice(0, 1), slice(1, 23), slice(23, 24), slice(24, N))
+    W2, b2, scores2, _, _ = _run_kernel(name, X, targets, sw, "logistic", True, chunks=cuts)
+    np.testing.assert_array_equal(scores, scores2)
+    np.testing.assert_array_equal(W, W2)
+    np.testing.assert_array_equal(b, b2)
+
+
+@pytest.mark.parametrize("name", list(CASES))
+def test_no_sweep_over_absent_features(name):
+    """Laziness: an example's update writes to the state of its own features only (O(nnz), no O(d) pass);
+    features never seen keep their initial state (the truncation marks included)."""
+    rng = np.random.default_rng(5)
+    X = np.zeros((N, D))
+    X[:, :6] = rng.normal(size=(N, 6))
+    targets = np.where(rng.normal(size=(N, 1)) > 0, 1.0, -1.0)
+    _, _, _, _, state = _run_kernel(name, sp.csr_matrix(X), targets, np.ones(N), "logistic", True)
+    for arr in state:
+        cols = arr[..., 6:D]
+        assert not np.any(cols), f"{name}: state of absent features was written"
+        assert np.any(arr[..., :6]), f"{name}: state of present features was not written"
