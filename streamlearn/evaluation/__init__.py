@@ -9,9 +9,9 @@ The ``experiments`` subpackage (paper reproductions run by ``streamlearn experim
 """
 
 from ._metrics import evaluate
-from ._regret import RegretResult, regret
 from ._progressive import (ProgressiveResult, iter_array_chunks, iter_progressive_validation,
                            progressive_validation)
+from ._regret import RegretResult, regret
 
-__all__ = ["evaluate", "ProgressiveResult", "iter_array_chunks", "iter_progressive_validation", "progressive_validation", "regret",
-           "RegretResult"]
+__all__ = ["evaluate", "iter_array_chunks", "iter_progressive_validation", "progressive_validation",
+           "ProgressiveResult", "regret", "RegretResult"]

@@ -1,0 +1,76 @@
+"""evaluate(): test metrics of a frozen learner agree with scikit-learn's and the learner's own loss."""
+
+import numpy as np
+import pytest
+from sklearn.exceptions import NotFittedError
+from sklearn.metrics import log_loss, mean_absolute_error, mean_squared_error
+
+from streamlearn.datasets import load_a9a
+from streamlearn.evaluation import evaluate
+from streamlearn.linear_model import (OGDClassifier, OGDRegressor, PassiveAggressiveClassifier,
+                                      PassiveAggressiveRegressor)
+from streamlearn.losses import loss_value
+
+
+@pytest.fixture(scope="module")
+def a9a():
+    return load_a9a()
+
+
+def test_classification_metrics_on_a9a(a9a):
+    X, y, X_test, y_test = a9a
+    clf = OGDClassifier().partial_fit(X, y, classes=[-1, 1])
+    coef = clf.coef_.copy()
+    m = evaluate(clf, X_test, y_test)
+    np.testing.assert_array_equal(clf.coef_, coef)  # evaluation does not learn
+    assert m["n_examples"] == 16281
+    assert m["accuracy"] == clf.score(X_test, y_test) and m["error_rate"] == 1.0 - m["accuracy"]
+    assert m["log_loss"] == pytest.approx(log_loss(y_test, clf.predict_proba(X_test)), rel=1e-12)
+    z = clf.decision_function(X_test)
+    assert m["average_loss"] == pytest.approx(np.mean(np.logaddexp(0.0, -y_test * z)), rel=1e-12)
+    # a learner without predict_proba gets no log_loss, and its own (hinge) loss
+    pa = PassiveAggressiveClassifier(C=0.01).partial_fit(X, y, classes=[-1, 1])
+    m = evaluate(pa, X_test, y_test)
+    assert "log_loss" not in m
+    assert m["average_loss"] == pytest.approx(np.mean(np.maximum(0, 1 - y_test * pa.decision_function(X_test))))
+
+
+def test_multiclass_average_loss_is_mean_of_one_vs_rest_losses():
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(300, 3))
+    y = np.array(["x", "y", "z"])[np.argmax(X, axis=1)]
+    clf = OGDClassifier(loss="hinge").partial_fit(X, y, classes=["x", "y", "z"])
+    m = evaluate(clf, X, y)
+    T = np.where(y[:, None] == clf.classes_[None, :], 1.0, -1.0)
+    assert m["average_loss"] == pytest.approx(loss_value("hinge", T, clf.decision_function(X)).mean(), rel=1e-12)
+    assert m["accuracy"] == pytest.approx(np.mean(clf.predict(X) == y))
+
+
+@pytest.mark.parametrize("reg", [OGDRegressor(eta0=0.05), PassiveAggressiveRegressor(epsilon=0.3)])
+def test_regression_metrics(reg):
+    rng = np.random.default_rng(1)
+    X = rng.normal(size=(400, 3))
+    y = X @ [1.0, 2.0, -1.0] + rng.normal(size=400)
+    reg.partial_fit(X[:300], y[:300])
+    m = evaluate(reg, X[300:], y[300:])
+    pred = reg.predict(X[300:])
+    assert m["rmse"] == pytest.approx(np.sqrt(mean_squared_error(y[300:], pred)), rel=1e-12)
+    assert m["mae"] == pytest.approx(mean_absolute_error(y[300:], pred), rel=1e-12)
+    eps = getattr(reg, "epsilon", 0.0) if reg._progressive_loss == "epsilon_insensitive" else 0.0
+    assert m["average_loss"] == pytest.approx(np.mean(loss_value(reg._progressive_loss, y[300:], pred, eps)))
+    assert set(m) == {"n_examples", "rmse", "mae", "average_loss"}
+
+
+def test_errors(a9a):
+    X, y, X_test, y_test = a9a
+    with pytest.raises(NotFittedError):
+        evaluate(OGDClassifier(), X_test, y_test)
+    clf = OGDClassifier().partial_fit(X[:100], y[:100], classes=[-1, 1])
+    with pytest.raises(ValueError, match=r"labels \[3\] that are not among the learner's classes"):
+        evaluate(clf, X_test[:2], np.array([1, 3]))
+    with pytest.raises(ValueError, match="y has 5 entries but X has 2 rows"):
+        evaluate(clf, X_test[:2], y_test[:5])
+    with pytest.raises(ValueError, match="0 rows"):
+        evaluate(clf, X_test[:0], y_test[:0])
+    with pytest.raises(TypeError, match="online-learner contract"):
+        evaluate(object(), X_test, y_test)
