@@ -1,0 +1,598 @@
+"""One pass of the first-order learners (PA-I, OGD-logistic, Perceptron) against scikit-learn and river.
+
+What is measured, and how it is kept fair:
+
+* Same data for every library: CSR float64 with int32 indices, sorted (normalised once, before any
+  timing). Datasets: farm-ads (UCI bag of words, 4,143 x 54,877) and a synthetic stream from
+  ``make_sparse_classification`` (default 200,000 x 1,000,000, ~100 non-zeros per row, Zipf 1.1).
+  The first 80% of farm-ads (the first ``--rows`` synthetic rows) are learnt from; the rest (another 10%
+  of synthetic rows) is held out for accuracy, so that speed is not bought by learning nothing.
+* streamlearn and scikit-learn: ``partial_fit(X, y, classes=[-1, 1])``, one call over the whole training
+  matrix, a fresh estimator each time, one pass in storage order (scikit-learn with ``shuffle=False``).
+  The numba kernels are compiled (or loaded from the on-disk cache) by a warm-up call on 8 rows before
+  timing; compile time is measured separately in fresh processes (empty cache, then warm cache).
+  Runs alternate ours / scikit-learn; each figure is the best of ``--repeats`` runs (wall clock), and the
+  CPU-time ratio is reported next to it as a cross-check (the machine is shared).
+* river learns from dicts, one ``learn_one`` per example, on the first ``--river-rows`` training rows
+  (river is slow). The CSR rows are converted to dicts before timing; only ``learn_one`` is timed.
+  Its accuracy is compared with ours trained on the same subset.
+* Equivalent settings: PA-I with C=1 (scikit-learn: ``SGDClassifier(loss="hinge", penalty=None,
+  learning_rate="pa1", eta0=1.0)``, what its deprecated ``PassiveAggressiveClassifier`` now points to);
+  OGD-logistic with step 0.5 / sqrt(t), no penalty (``SGDClassifier(loss="log_loss", penalty=None,
+  learning_rate="invscaling", eta0=0.5, power_t=0.5)``; river ``LogisticRegression`` with
+  ``SGD(InverseScaling(0.5))``); Perceptron with unit step (scikit-learn ``Perceptron``, river
+  ``Perceptron``). The intercept is learnt everywhere.
+
+Writes ``benchmarks/results/first_order.json`` (every raw timing) and ``first_order.md`` (the table, with
+the command line that produced it). Run ``python benchmarks/first_order.py --help`` for the options.
+"""
+
+import argparse
+import json
+import lzma
+import os
+import platform
+import shlex
+import subprocess
+import sys
+import tempfile
+import textwrap
+import time
+import warnings
+from pathlib import Path
+
+import numpy as np
+import scipy.sparse as sp
+
+REPO = Path(__file__).resolve().parents[1]
+FARM_ADS_N_FEATURES = 54_877
+
+
+# ---------------------------------------------------------------------------------------------------
+# data
+def shared_data_dir():
+    env = os.environ.get("STREAMLEARN_SHARED_DATA")
+    return Path(env) if env else REPO / ".." / "shared" / "data"
+
+
+def normalise(X):
+    """CSR float64, int32 indices and indptr, sorted: the common input of every library."""
+    X = sp.csr_matrix(X, dtype=np.float64)
+    X.sum_duplicates()
+    X.sort_indices()
+    if X.indices.dtype != np.int32:
+        X = sp.csr_matrix((X.data, X.indices.astype(np.int32), X.indptr.astype(np.int32)), shape=X.shape)
+    return X
+
+
+def load_farm_ads():
+    from sklearn.datasets import load_svmlight_file
+
+    path = shared_data_dir() / "farm-ads" / "farm-ads-vect.xz"
+    if not path.exists():
+        print(f"farm-ads skipped: {path} not found (set STREAMLEARN_SHARED_DATA)", file=sys.stderr)
+        return None
+    with lzma.open(path) as f:
+        X, y = load_svmlight_file(f, n_features=FARM_ADS_N_FEATURES)
+    X = normalise(X)
+    n_train = int(0.8 * X.shape[0])
+    return dict(name="farm-ads", source=str(path.resolve()), X=X[:n_train], y=y[:n_train], X_test=X[n_train:],
+                y_test=y[n_train:])
+
+
+def make_synthetic(args, timings):
+    from streamlearn.datasets import make_sparse_classification
+
+    n_test = max(args.rows // 10, 1)
+    kw = dict(nnz_per_row=args.nnz, zipf_a=args.zipf_a, random_state=0)
+    t0 = time.perf_counter()
+    X, y = make_sparse_classification(args.rows + n_test, args.features, **kw)
+    timings["generate_s"] = time.perf_counter() - t0
+    X = normalise(X)
+    name = f"synthetic {args.rows // 1000}k x {args.features / 1e6:g}M"
+    return dict(name=name, source=f"make_sparse_classification({args.rows + n_test}, {args.features}, **{kw})",
+                X=X[:args.rows], y=y[:args.rows], X_test=X[args.rows:], y_test=y[args.rows:])
+
+
+def measure_writer(args):
+    """Write the synthetic training stream as LIBSVM text to a temporary file; MB/s (the file is deleted)."""
+    from streamlearn.datasets import write_svmlight_stream
+
+    with tempfile.TemporaryDirectory() as tmp:
+        path = Path(tmp) / "stream.svm"
+        t0, c0 = time.perf_counter(), time.process_time()
+        n_bytes = write_svmlight_stream(path, args.rows, args.features, nnz_per_row=args.nnz, zipf_a=args.zipf_a,
+                                        random_state=0)
+        wall, cpu = time.perf_counter() - t0, time.process_time() - c0
+    return dict(rows=args.rows, bytes=n_bytes, wall_s=wall, cpu_s=cpu, mb_per_s_wall=n_bytes / 1e6 / wall,
+                mb_per_s_cpu=n_bytes / 1e6 / cpu)
+
+
+# ---------------------------------------------------------------------------------------------------
+# learners
+def learners():
+    """name -> (ours, scikit-learn, river) factories of equivalently configured models."""
+    from river import linear_model as rlm
+    from river import optim
+    from sklearn.linear_model import Perceptron as SkPerceptron
+    from sklearn.linear_model import SGDClassifier
+
+    from streamlearn.linear_model import OGDClassifier, PassiveAggressiveClassifier, Perceptron
+
+    def river_logistic():
+        return rlm.LogisticRegression(optimizer=optim.SGD(optim.schedulers.InverseScaling(0.5, power=0.5)),
+                                      intercept_lr=optim.schedulers.InverseScaling(0.5, power=0.5), l2=0.0)
+
+    return {
+        "PA-I (C=1)": (
+            lambda: PassiveAggressiveClassifier(variant="pa1", C=1.0),
+            lambda: SGDClassifier(loss="hinge", penalty=None, learning_rate="pa1", eta0=1.0, shuffle=False),
+            lambda: rlm.PAClassifier(C=1.0, mode=1)),
+        "OGD-logistic (0.5/sqrt t)": (
+            lambda: OGDClassifier(loss="logistic", eta0=0.5),
+            lambda: SGDClassifier(loss="log_loss", penalty=None, learning_rate="invscaling", eta0=0.5, power_t=0.5,
+                                  shuffle=False),
+            river_logistic),
+        "Perceptron": (
+            lambda: Perceptron(),
+            lambda: SkPerceptron(shuffle=False),
+            lambda: rlm.Perceptron()),
+    }
+
+
+def timed_partial_fit(factory, X, y):
+    est = factory()
+    t0, c0 = time.perf_counter(), time.process_time()
+    est.partial_fit(X, y, classes=[-1, 1])
+    return time.perf_counter() - t0, time.process_time() - c0, est
+
+
+def to_dicts(X, n):
+    ind, dat, ptr = X.indices, X.data, X.indptr
+    return [dict(zip(ind[ptr[i]:ptr[i + 1]].tolist(), dat[ptr[i]:ptr[i + 1]].tolist())) for i in range(n)]
+
+
+def time_river(factory, xs, ys):
+    model = factory()
+    t0, c0 = time.perf_counter(), time.process_time()
+    for x, t in zip(xs, ys):
+        model.learn_one(x, t)
+    return time.perf_counter() - t0, time.process_time() - c0, model
+
+
+def river_accuracy(model, xs, ys):
+    return float(np.mean([model.predict_one(x) == t for x, t in zip(xs, ys)]))
+
+
+def bench_dataset(ds, args, log):
+    X, y, Xt, yt = ds["X"], ds["y"], ds["X_test"], ds["y_test"]
+    n = X.shape[0]
+    small = X.nnz < 5_000_000
+    reps = args.repeats * (5 if small else 1)  # a small pass takes milliseconds: more repeats
+    n_river = min(args.river_rows, n)
+    xs, ys = to_dicts(X, n_river), (y[:n_river] > 0).tolist()
+    n_river_test = min(args.river_test_rows, Xt.shape[0])
+    xts, yts = to_dicts(Xt, n_river_test), (yt[:n_river_test] > 0).tolist()
+    rows = []
+    for name, (ours, skl, riv) in learners().items():
+        warm = ours().partial_fit(X[:8], y[:8], classes=[-1, 1])  # compile / load numba code before timing
+        del warm
+        skl().partial_fit(X[:8], y[:8], classes=[-1, 1])
+        t = {"ours": [], "sklearn": []}
+        models = {}
+        for _ in range(reps):
+            for side, f in (("ours", ours), ("sklearn", skl)):
+                wall, cpu, models[side] = timed_partial_fit(f, X, y)
+                t[side].append((wall, cpu))
+        rt = []
+        for _ in range(args.river_repeats):
+            wall, cpu, river_model = time_river(riv, xs, ys)
+            rt.append((wall, cpu))
+        sub = ours().partial_fit(X[:n_river], y[:n_river], classes=[-1, 1])
+        best = {k: (min(w for w, _ in v), min(c for _, c in v)) for k, v in (*t.items(), ("river", rt))}
+        eps = {"ours": n / best["ours"][0], "sklearn": n / best["sklearn"][0], "river": n_river / best["river"][0]}
+        row = dict(
+            dataset=ds["name"], learner=name, n_train=n, nnz_train=int(X.nnz), n_test=Xt.shape[0],
+            n_river=n_river, n_river_test=n_river_test, repeats=reps, river_repeats=args.river_repeats,
+            times=dict(ours=t["ours"], sklearn=t["sklearn"], river=rt),
+            examples_per_s=eps,
+            ratio_sklearn_wall=eps["ours"] / eps["sklearn"],
+            ratio_sklearn_cpu=best["sklearn"][1] / best["ours"][1],
+            ratio_river_wall=eps["ours"] / eps["river"],
+            ratio_river_cpu=(n / best["ours"][1]) / (n_river / best["river"][1]),
+            accuracy=dict(ours=float(models["ours"].score(Xt, yt)), sklearn=float(models["sklearn"].score(Xt, yt)),
+                          ours_river_subset=float(sub.score(Xt[:n_river_test], yt[:n_river_test])),
+                          river_river_subset=river_accuracy(river_model, xts, yts)),
+        )
+        rows.append(row)
+        acc = row["accuracy"]
+        log(f"{ds['name']:>24} {name:<26} ours {eps['ours']:>11,.0f}/s  sklearn {eps['sklearn']:>11,.0f}/s  "
+            f"river {eps['river']:>8,.0f}/s  x{row['ratio_sklearn_wall']:.2f} sklearn "
+            f"(cpu x{row['ratio_sklearn_cpu']:.2f})  x{row['ratio_river_wall']:.0f} river  "
+            f"acc {acc['ours']:.3f}/{acc['sklearn']:.3f}")
+    return rows
+
+
+# ---------------------------------------------------------------------------------------------------
+# numba compile time, in fresh processes
+_COMPILE_PROBE = textwrap.dedent("""
+    import json, time
+    t0 = time.perf_counter()
+    import numpy as np, scipy.sparse as sp
+    from streamlearn.linear_model import OGDClassifier, PassiveAggressiveClassifier, Perceptron
+    t_import = time.perf_counter() - t0
+    X = sp.csr_matrix(np.eye(8, 5))
+    X = sp.csr_matrix((X.data, X.indices.astype(np.int32), X.indptr.astype(np.int32)), shape=X.shape)
+    y = np.array([1.0, -1.0] * 4)
+    out = {"import_s": t_import}
+    for name, f in (("first", PassiveAggressiveClassifier), ("second", OGDClassifier), ("third", Perceptron)):
+        t0 = time.perf_counter(); f().partial_fit(X, y, classes=[-1, 1]).predict(X)
+        out[name + "_call_s"] = time.perf_counter() - t0
+    t0 = time.perf_counter(); PassiveAggressiveClassifier().partial_fit(X, y, classes=[-1, 1]).predict(X)
+    out["warm_call_s"] = time.perf_counter() - t0
+    print(json.dumps(out))
+""")
+
+
+def measure_compile():
+    """First partial_fit + predict in a fresh process: with an empty numba cache, then with that cache."""
+    res = {}
+    with tempfile.TemporaryDirectory() as cache:
+        env = dict(os.environ, NUMBA_CACHE_DIR=cache)
+        for label in ("empty_cache", "warm_cache"):
+            out = subprocess.run([sys.executable, "-c", _COMPILE_PROBE], env=env, capture_output=True, text=True,
+                                 check=True, cwd=REPO)
+            res[label] = json.loads(out.stdout.strip().splitlines()[-1])
+    return res
+
+
+# ---------------------------------------------------------------------------------------------------
+# --profile: where the time of our pass goes, and a candidate kernel (proposal to the kernel's owner)
+def _candidate_kernel():
+    """Candidate replacement for ``streamlearn._kernels.linear.linear_epoch`` (same arguments, same results to
+    rounding). Three changes, nothing else:
+
+    1. Column indices are read as unsigned (``np.uintp``): numba then drops its negative-index wraparound
+       test on every gather/scatter. Safe only if the caller guarantees ``0 <= indices < n_features``
+       (one vectorised min/max at the boundary).
+    2. ``||x||^2`` is accumulated only for the PA rules, fused into the dot-product loop (one pass over the
+       row instead of two; the gradient rules never need it).
+    3. The dot product uses 4 independent partial sums (breaks the serial add dependency chain; summation
+       order changes results by ~1e-16 relative, well inside the NumPy twin's rtol=1e-10).
+
+    Kept here only to measure the proposal; delete once ``linear.py`` adopts it.
+    """
+    import math
+
+    from streamlearn._kernels._numba import njit_kernel
+    from streamlearn._kernels.linear import RULE_GRADIENT, RULE_PA, RULE_PA1, SCHEDULE_INVSQRT
+    from streamlearn._kernels.losses import loss_dloss, loss_value
+
+    @njit_kernel
+    def linear_epoch_candidate(indptr, indices, data, targets, sample_weight, coef, intercept, intercept_sq,
+                               rule, loss, loss_param, schedule, eta0, C, t, out_scores):
+        n_rows = indptr.shape[0] - 1
+        n_out = coef.shape[0]
+        need_sq = rule != RULE_GRADIENT
+        for i in range(n_rows):
+            start = indptr[i]
+            end = indptr[i + 1]
+            s = sample_weight[i]
+            if s != 0.0:
+                t += 1
+            for k in range(n_out):
+                z0 = 0.0
+                z1 = 0.0
+                z2 = 0.0
+                z3 = 0.0
+                sq = intercept_sq
+                p = start
+                if need_sq:
+                    while p + 3 < end:
+                        v0 = data[p]
+                        v1 = data[p + 1]
+                        v2 = data[p + 2]
+                        v3 = data[p + 3]
+                        z0 += coef[k, np.uintp(indices[p])] * v0
+                        z1 += coef[k, np.uintp(indices[p + 1])] * v1
+                        z2 += coef[k, np.uintp(indices[p + 2])] * v2
+                        z3 += coef[k, np.uintp(indices[p + 3])] * v3
+                        sq += v0 * v0 + v1 * v1 + v2 * v2 + v3 * v3
+                        p += 4
+                    while p < end:
+                        v0 = data[p]
+                        z0 += coef[k, np.uintp(indices[p])] * v0
+                        sq += v0 * v0
+                        p += 1
+                else:
+                    while p + 3 < end:
+                        z0 += coef[k, np.uintp(indices[p])] * data[p]
+                        z1 += coef[k, np.uintp(indices[p + 1])] * data[p + 1]
+                        z2 += coef[k, np.uintp(indices[p + 2])] * data[p + 2]
+                        z3 += coef[k, np.uintp(indices[p + 3])] * data[p + 3]
+                        p += 4
+                    while p < end:
+                        z0 += coef[k, np.uintp(indices[p])] * data[p]
+                        p += 1
+                z = intercept[k] + ((z0 + z1) + (z2 + z3))
+                out_scores[i, k] = z
+                if not math.isfinite(z):
+                    return t, i
+                if s == 0.0:
+                    continue
+                y = targets[i, k]
+                if rule == RULE_GRADIENT:
+                    g = loss_dloss(loss, y, z, loss_param)
+                    if g == 0.0:
+                        continue
+                    if schedule == SCHEDULE_INVSQRT:
+                        eta = eta0 / math.sqrt(t)
+                    else:
+                        eta = eta0
+                    step = -eta * g * s
+                else:
+                    lt = loss_value(loss, y, z, loss_param)
+                    if lt <= 0.0 or sq <= 0.0:
+                        continue
+                    if rule == RULE_PA:
+                        tau = lt / sq
+                    elif rule == RULE_PA1:
+                        tau = min(C, lt / sq)
+                    else:
+                        tau = lt / (sq + 0.5 / C)
+                    g = loss_dloss(loss, y, z, loss_param)
+                    direction = -1.0 if g > 0.0 else 1.0
+                    step = tau * direction * s
+                for p in range(start, end):
+                    coef[k, np.uintp(indices[p])] += step * data[p]
+                intercept[k] += step * intercept_sq
+        return t, -1
+
+    return linear_epoch_candidate
+
+
+def row_sqnorm_max_scipy(X):
+    """What Perceptron._allocate does today to find R (largest row norm)."""
+    return float(np.asarray(X.multiply(X).sum(axis=1)).max())
+
+
+def row_sqnorm_max_reduceat(X):
+    """Proposed: the same value from one pass over X.data, without building X*X."""
+    nnz_rows = np.diff(X.indptr) > 0
+    if not nnz_rows.any():
+        return 0.0
+    sq = np.add.reduceat(X.data * X.data, X.indptr[:-1][nnz_rows])
+    return float(sq.max())
+
+
+def profile(args, log):
+    from streamlearn._kernels import linear as K
+    from streamlearn.datasets import make_sparse_classification
+    from streamlearn.losses import loss_code
+
+    X, y = make_sparse_classification(args.rows, args.features, nnz_per_row=args.nnz, zipf_a=args.zipf_a,
+                                      random_state=0)
+    X = normalise(X)
+    n, d = X.shape
+    cand = _candidate_kernel()
+    r2 = row_sqnorm_max_scipy(X)
+    assert np.isclose(r2, row_sqnorm_max_reduceat(X), rtol=1e-12)
+    cases = {  # learner -> kernel arguments that streamlearn's estimator passes (defaults, binary labels)
+        "PA-I (C=1)": dict(rule=K.RULE_PA1, loss=loss_code("hinge"), schedule=K.SCHEDULE_CONSTANT, eta0=1.0,
+                           C=1.0, intercept_sq=1.0),
+        "OGD-logistic (0.5/sqrt t)": dict(rule=K.RULE_GRADIENT, loss=loss_code("logistic"),
+                                          schedule=K.SCHEDULE_INVSQRT, eta0=0.5, C=1.0, intercept_sq=1.0),
+        "Perceptron": dict(rule=K.RULE_GRADIENT, loss=loss_code("perceptron"), schedule=K.SCHEDULE_CONSTANT,
+                           eta0=1.0, C=1.0, intercept_sq=r2),
+    }
+    targets = np.ascontiguousarray(np.where(y > 0, 1.0, -1.0).reshape(-1, 1))
+    sw = np.ones(n)
+
+    def kernel(f, c):
+        coef, b, out = np.zeros((1, d)), np.zeros(1), np.empty((n, 1))
+        f(X.indptr, X.indices, X.data, targets, sw, coef, b, c["intercept_sq"], c["rule"], c["loss"], 0.0,
+          c["schedule"], c["eta0"], c["C"], 0, out)
+        return coef, b, out
+
+    def cpu(f):
+        c0 = time.process_time()
+        f()
+        return time.process_time() - c0
+
+    rows = []
+    for name, (ours, skl, _) in learners().items():
+        c = cases[name]
+        ours().partial_fit(X[:8], y[:8], classes=[-1, 1])
+        a, b = kernel(K.linear_epoch, c), kernel(cand, c)
+        for u, v in zip(a, b):
+            np.testing.assert_allclose(u, v, rtol=1e-9, atol=1e-12)
+        fit_coef = ours().partial_fit(X, y, classes=[-1, 1]).coef_
+        np.testing.assert_allclose(fit_coef, a[0], rtol=1e-9, atol=1e-12)  # the case matches the estimator
+        t = {k: [] for k in ("partial_fit", "kernel", "candidate", "sklearn", "radius_scipy", "radius_reduceat")}
+        for _ in range(args.repeats):
+            t["partial_fit"].append(cpu(lambda: ours().partial_fit(X, y, classes=[-1, 1])))
+            t["kernel"].append(cpu(lambda: kernel(K.linear_epoch, c)))
+            t["candidate"].append(cpu(lambda: kernel(cand, c)))
+            t["sklearn"].append(cpu(lambda: skl().partial_fit(X, y, classes=[-1, 1])))
+            if name == "Perceptron":
+                t["radius_scipy"].append(cpu(lambda: row_sqnorm_max_scipy(X)))
+                t["radius_reduceat"].append(cpu(lambda: row_sqnorm_max_reduceat(X)))
+        best = {k: min(v) for k, v in t.items() if v}
+        rest = best["partial_fit"] - best["kernel"] - best.get("radius_scipy", 0.0)
+        projected = max(rest, 0.0) + best["candidate"] + best.get("radius_reduceat", 0.0)
+        row = dict(learner=name, cpu_s=best, times=t, estimator_overhead_s=rest,
+                   ratio_now=best["sklearn"] / best["partial_fit"], ratio_projected=best["sklearn"] / projected,
+                   kernel_speedup=best["kernel"] / best["candidate"])
+        rows.append(row)
+        log(f"{name:<26} partial_fit {best['partial_fit']:.3f} s = kernel {best['kernel']:.3f} + "
+            f"radius {best.get('radius_scipy', 0):.3f} + rest {rest:.3f}; candidate kernel {best['candidate']:.3f} "
+            f"(x{row['kernel_speedup']:.2f}); sklearn {best['sklearn']:.3f}; ours/sklearn now "
+            f"{row['ratio_now']:.2f}x, projected {row['ratio_projected']:.2f}x")
+    return dict(rows=rows, n=n, d=d, nnz=int(X.nnz))
+
+
+def profile_markdown(report):
+    m, pr = report["machine"], report["profile"]
+    lines = [
+        "# First-order learners: where our one pass spends its time (CPU seconds)",
+        "",
+        f"Command: `{report['command']}`",
+        "",
+        f"Machine: {m['cpu']}, {m['cpus']} logical CPUs (shared; load average {report['loadavg_start']} at start, "
+        f"{report['loadavg_end']} at end). numba {m['numba']}, scikit-learn {m['sklearn']}. {report['date']}.",
+        "",
+        f"Synthetic {pr['n']:,} x {pr['d']:,}, {pr['nnz'] / pr['n']:.0f} nnz/row; one `partial_fit` over all rows; "
+        "best CPU time of the repeats, runs interleaved. *kernel* = `linear_epoch` alone on the arrays the "
+        "estimator passes; *radius* = the Perceptron's `X.multiply(X).sum(axis=1)`; *rest* = validation and "
+        "bookkeeping; *candidate* = the kernel proposed in `_candidate_kernel()` of `benchmarks/first_order.py` "
+        "(unsigned indices, ||x||^2 only for PA and fused into the dot loop, 4 partial sums); *projected* "
+        "= rest + candidate (+ a `np.add.reduceat` radius for the Perceptron).",
+        "",
+        "| learner | partial_fit | kernel | radius | rest | candidate kernel | kernel speed-up | scikit-learn "
+        "| ours / sklearn now | projected |",
+        "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
+    ]
+    for r in pr["rows"]:
+        b = r["cpu_s"]
+        radius = (f"{b['radius_scipy']:.3f} (reduceat {b['radius_reduceat']:.3f})" if "radius_scipy" in b else "-")
+        lines.append(f"| {r['learner']} | {b['partial_fit']:.3f} | {b['kernel']:.3f} | {radius} "
+                     f"| {r['estimator_overhead_s']:.3f} | {b['candidate']:.3f} | {r['kernel_speedup']:.2f}x "
+                     f"| {b['sklearn']:.3f} | {r['ratio_now']:.2f}x | {r['ratio_projected']:.2f}x |")
+    return "\n".join(lines) + "\n"
+
+
+# ---------------------------------------------------------------------------------------------------
+# report
+def machine():
+    info = dict(python=platform.python_version(), platform=platform.platform(), cpus=os.cpu_count())
+    try:
+        info["cpu"] = next(line.split(":", 1)[1].strip() for line in open("/proc/cpuinfo") if "model name" in line)
+    except (OSError, StopIteration):
+        info["cpu"] = platform.processor()
+    import numba
+    import river
+    import sklearn
+
+    import streamlearn
+    info.update(numpy=np.__version__, numba=numba.__version__, sklearn=sklearn.__version__, river=river.__version__,
+                streamlearn=streamlearn.__version__)
+    return info
+
+
+def markdown(report):
+    m = report["machine"]
+    lines = [
+        "# First-order learners: one pass, examples/second",
+        "",
+        f"Command: `{report['command']}`",
+        "",
+        f"Machine: {m['cpu']}, {m['cpus']} logical CPUs (shared; load average {report['loadavg_start']} at start, "
+        f"{report['loadavg_end']} at end). Python {m['python']}, numpy {m['numpy']}, numba {m['numba']}, "
+        f"scikit-learn {m['sklearn']}, river {m['river']}, streamlearn {m['streamlearn']}. {report['date']}.",
+        "",
+        "Examples/second = training rows / best wall time of one `partial_fit` pass (river: `learn_one` over "
+        "the first rows, dicts prepared beforehand). *cpu* = the same ratio from CPU time. Accuracy on the "
+        "held-out rows after the one pass; *subset* = trained on river's rows only.",
+        "",
+        "| dataset | learner | streamlearn ex/s | scikit-learn ex/s | river ex/s | ours / sklearn (cpu) "
+        "| ours / river | acc ours | acc sklearn | acc ours, subset | acc river, subset |",
+        "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
+    ]
+    for r in report["results"]:
+        e, a = r["examples_per_s"], r["accuracy"]
+        lines.append(
+            f"| {r['dataset']} | {r['learner']} | {e['ours']:,.0f} | {e['sklearn']:,.0f} | {e['river']:,.0f} "
+            f"| {r['ratio_sklearn_wall']:.2f}x ({r['ratio_sklearn_cpu']:.2f}x) | {r['ratio_river_wall']:,.0f}x "
+            f"| {a['ours']:.3f} | {a['sklearn']:.3f} | {a['ours_river_subset']:.3f} | {a['river_river_subset']:.3f} |")
+    lines += ["", "Sizes: " + "; ".join(
+        f"{d['name']}: {d['n_train']:,} training rows ({d['nnz_train'] / d['n_train']:.0f} nnz/row), {d['n_test']:,} "
+        f"held out, river on {d['n_river']:,} / tested on {d['n_river_test']:,}, best of {d['repeats']} "
+        f"(river {d['river_repeats']})" for d in report["datasets"]) + "."]
+    c = report.get("compile")
+    if c:
+        e, w = c["empty_cache"], c["warm_cache"]
+        lines += ["", "Numba compile (fresh process, tiny data, not in the figures above): first "
+                  f"`partial_fit` + `predict` {e['first_call_s']:.2f} s with an empty cache "
+                  f"({w['first_call_s']:.2f} s with the on-disk cache; import {w['import_s']:.2f} s); the other two "
+                  f"learners then take {e['second_call_s']:.3f} s and {e['third_call_s']:.3f} s (same kernel); "
+                  f"a warm call {w['warm_call_s'] * 1e3:.1f} ms."]
+    g = report.get("data_timings", {})
+    if "generate_s" in g:
+        lines += ["", f"Data: generating the synthetic matrix took {g['generate_s']:.1f} s."]
+    if "writer" in g:
+        wr = g["writer"]
+        lines += [f"Writing {wr['rows']:,} of its rows as LIBSVM text with `write_svmlight_stream`: "
+                  f"{wr['bytes'] / 1e6:,.0f} MB in {wr['wall_s']:.1f} s = {wr['mb_per_s_wall']:.0f} MB/s wall "
+                  f"({wr['mb_per_s_cpu']:.0f} MB/s of CPU time)."]
+    return "\n".join(lines) + "\n"
+
+
+def main(argv=None):
+    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    p.add_argument("--rows", type=int, default=200_000, help="synthetic training rows (default 200000)")
+    p.add_argument("--features", type=int, default=1_000_000, help="synthetic features (default 1000000)")
+    p.add_argument("--nnz", type=float, default=100, help="synthetic non-zeros per row (default 100)")
+    p.add_argument("--zipf-a", type=float, default=1.1, help="synthetic Zipf exponent (default 1.1)")
+    p.add_argument("--repeats", type=int, default=5, help="timed passes per library, best kept (default 5; x5 on "
+                   "small data)")
+    p.add_argument("--river-rows", type=int, default=20_000, help="rows river learns from (default 20000)")
+    p.add_argument("--river-test-rows", type=int, default=5_000, help="held-out rows river predicts (default 5000)")
+    p.add_argument("--river-repeats", type=int, default=3, help="timed river passes, best kept (default 3)")
+    p.add_argument("--skip-farm-ads", action="store_true")
+    p.add_argument("--skip-synthetic", action="store_true")
+    p.add_argument("--skip-writer", action="store_true", help="do not time write_svmlight_stream")
+    p.add_argument("--out", type=Path, default=REPO / "benchmarks" / "results",
+                   help="output directory (default benchmarks/results)")
+    p.add_argument("--name", default=None, help="output file stem (default first_order, first_order_profile)")
+    p.add_argument("--profile", action="store_true",
+                   help="instead of the comparison: split our pass into kernel / radius / rest and time the "
+                        "candidate kernel (results to first_order_profile.{json,md})")
+    args = p.parse_args(argv)
+    warnings.filterwarnings("ignore", category=FutureWarning)
+
+    def log(msg):
+        print(msg, flush=True)
+
+    report = dict(command="python " + " ".join(shlex.quote(a) for a in ["benchmarks/first_order.py", *sys.argv[1:]])
+                  if argv is None else "python benchmarks/first_order.py " + " ".join(map(shlex.quote, argv)),
+                  date=time.strftime("%Y-%m-%d %H:%M %Z"), machine=machine(),
+                  loadavg_start=" ".join(f"{x:.1f}" for x in os.getloadavg()), results=[], datasets=[],
+                  data_timings={})
+    if args.profile:
+        stem = args.name or "first_order_profile"
+        report["profile"] = profile(args, log)
+        report["loadavg_end"] = " ".join(f"{x:.1f}" for x in os.getloadavg())
+        return _write(args, stem, report, profile_markdown(report), log)
+    log("numba compile probe (fresh processes)...")
+    report["compile"] = measure_compile()
+    datasets = []
+    if not args.skip_farm_ads:
+        ds = load_farm_ads()
+        if ds is not None:
+            datasets.append(ds)
+    if not args.skip_synthetic:
+        log("generating the synthetic stream...")
+        datasets.append(make_synthetic(args, report["data_timings"]))
+        if not args.skip_writer:
+            report["data_timings"]["writer"] = measure_writer(args)
+    for ds in datasets:
+        rows = bench_dataset(ds, args, log)
+        report["results"] += rows
+        report["datasets"].append(dict(name=ds["name"], source=ds["source"], n_train=ds["X"].shape[0],
+                                       nnz_train=int(ds["X"].nnz), n_test=ds["X_test"].shape[0],
+                                       n_river=rows[0]["n_river"], n_river_test=rows[0]["n_river_test"],
+                                       repeats=rows[0]["repeats"], river_repeats=args.river_repeats))
+    report["loadavg_end"] = " ".join(f"{x:.1f}" for x in os.getloadavg())
+    return _write(args, args.name or "first_order", report, markdown(report), log)
+
+
+def _write(args, stem, report, md, log):
+    args.out.mkdir(parents=True, exist_ok=True)
+    (args.out / f"{stem}.json").write_text(json.dumps(report, indent=1) + "\n")
+    (args.out / f"{stem}.md").write_text(md)
+    log(f"wrote {args.out / (stem + '.json')} and {args.out / (stem + '.md')}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
