@@ -5,8 +5,8 @@
 
 >>> make_learner("pa1", {"C": "0.01"})
 PassiveAggressiveClassifier(C=0.01)
->>> sorted(LEARNERS)[:3]
-['ogd', 'ogd-hinge', 'ogd-regressor']
+>>> {"ogd", "ogd-hinge", "ogd-regressor"} <= set(LEARNERS)
+True
 """
 
 import importlib
@@ -60,6 +60,24 @@ LEARNERS = {s.name: s for s in [
     LearnerSpec("pa-regressor", f"{_LM}:PassiveAggressiveRegressor",
                 "Passive-Aggressive regression (epsilon-insensitive; variant pa/pa1/pa2)", task="regression",
                 demo=False),
+    # sparse (L1) online learners, lazy O(nnz) per example (seed 002, ALGORITHMS.md 4)
+    LearnerSpec("truncation", f"{_LM}:SimpleTruncationClassifier",
+                "Simple truncation: SGD, every k steps w_i = 0 where |w_i| <= theta (loss logistic/hinge/squared)"),
+    LearnerSpec("tg", f"{_LM}:TruncatedGradientClassifier",
+                "Truncated gradient (Langford et al.): gravity g, threshold theta, window k"),
+    LearnerSpec("fobos", f"{_LM}:FOBOSClassifier", "L1-FOBOS: SGD step then soft threshold eta_t * l1"),
+    LearnerSpec("rda", f"{_LM}:RDAClassifier", "L1-RDA (Xiao): regularised dual averaging, l1 and gamma"),
+    LearnerSpec("ftrl", f"{_LM}:FTRLProximalClassifier",
+                "FTRL-Proximal (McMahan et al.): per-coordinate rates alpha/beta, l1, l2"),
+    LearnerSpec("truncation-regressor", f"{_LM}:SimpleTruncationRegressor", "Simple truncation, squared loss",
+                task="regression", demo=False),
+    LearnerSpec("tg-regressor", f"{_LM}:TruncatedGradientRegressor", "Truncated gradient, squared loss",
+                task="regression", demo=False),
+    LearnerSpec("fobos-regressor", f"{_LM}:FOBOSRegressor", "L1-FOBOS, squared loss", task="regression",
+                demo=False),
+    LearnerSpec("rda-regressor", f"{_LM}:RDARegressor", "L1-RDA, squared loss", task="regression", demo=False),
+    LearnerSpec("ftrl-regressor", f"{_LM}:FTRLProximalRegressor", "FTRL-Proximal, squared loss",
+                task="regression", demo=False),
 ]}
 
 

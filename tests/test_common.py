@@ -28,11 +28,27 @@ _DIVERGING = {"check_fit_check_is_fitted": _DIVERGE, "check_fit_idempotent": _DI
               "check_n_features_in": _DIVERGE}
 
 
+# sparse (L1) regressors, squared loss: the same divergence as OGD (step eta0/sqrt(t), or 1/(gamma sqrt(t))
+# for RDA) on the unscaled features; FTRL's per-coordinate rates do not diverge there
+_SPARSE_SGD_REGRESSORS = ("SimpleTruncationRegressor", "TruncatedGradientRegressor", "FOBOSRegressor",
+                          "RDARegressor")
+_SPARSE_DIVERGE = ("squared-loss SGD (or RDA, step ~1/(gamma sqrt(t))) diverges on the check's unscaled "
+                   "features (mean 100); it raises FloatingPointError naming the example and the parameter")
+_FTRL_ALPHA = ("the check sets alpha=0.01 believing alpha is a penalty; in FTRL (McMahan et al.'s name) alpha is "
+               "the learning rate, so 5 passes at a 10x smaller rate leave R^2 < 0.5")
+
+
 def _expected_failed(estimator):
     """The sklearn checks each estimator is known to fail, each with its reason (strict: they must fail)."""
     failed = dict(_WEIGHTS)
     if type(estimator).__name__.startswith("OGD") and estimator.loss == "squared":
         failed.update(_DIVERGING)
+    if type(estimator).__name__ in _SPARSE_SGD_REGRESSORS:
+        failed.update({check: _SPARSE_DIVERGE for check in _DIVERGING})
+    if type(estimator).__name__ == "FTRLProximalRegressor":
+        failed.update({c: _FTRL_ALPHA for c in ("check_regressors_train",
+                                                "check_regressors_train(readonly_memmap=True)",
+                                                "check_regressors_train(readonly_memmap=True,X_dtype=float32)")})
     return failed
 
 

@@ -7,6 +7,21 @@ from ._first_order import (
     PassiveAggressiveRegressor,
     Perceptron,
 )
+from ._sparse import (
+    FOBOSClassifier,
+    FOBOSRegressor,
+    FTRLProximalClassifier,
+    FTRLProximalRegressor,
+    RDAClassifier,
+    RDARegressor,
+    SimpleTruncationClassifier,
+    SimpleTruncationRegressor,
+    TruncatedGradientClassifier,
+    TruncatedGradientRegressor,
+)
 
 __all__ = ["OGDClassifier", "OGDRegressor", "Perceptron", "PassiveAggressiveClassifier",
            "PassiveAggressiveRegressor"]
+__all__ += ["SimpleTruncationClassifier", "SimpleTruncationRegressor", "TruncatedGradientClassifier",
+            "TruncatedGradientRegressor", "FOBOSClassifier", "FOBOSRegressor", "RDAClassifier", "RDARegressor",
+            "FTRLProximalClassifier", "FTRLProximalRegressor"]

@@ -1,0 +1,736 @@
+"""Sparse (L1-regularised) online linear learners, O(nnz(x)) per example (ALGORITHMS.md 4.1-4.6, seed 002).
+
+Five update rules, each for classification (logistic, hinge or squared loss on labels -1/+1, one-vs-rest
+for more classes) and regression (squared loss):
+
+* :class:`SimpleTruncationClassifier` / :class:`SimpleTruncationRegressor` - SGD, and every k-th step
+  the weights with ``|w_i| <= theta`` are set to 0 (4.1);
+* :class:`TruncatedGradientClassifier` / :class:`TruncatedGradientRegressor` - Langford, Li and Zhang's
+  truncated gradient: every k-th step weights in ``[-theta, theta]`` are pulled towards 0 by the
+  gravity ``k eta_t g`` (4.2);
+* :class:`FOBOSClassifier` / :class:`FOBOSRegressor` - L1-FOBOS: SGD then soft thresholding by
+  ``eta_t l1`` every step (4.3);
+* :class:`RDAClassifier` / :class:`RDARegressor` - L1-RDA, Xiao's regularised dual averaging (4.4);
+* :class:`FTRLProximalClassifier` / :class:`FTRLProximalRegressor` - McMahan et al.'s FTRL-Proximal
+  with per-coordinate learning rates and L1 + L2 (4.5).
+
+All updates are lazy (4.6): an example costs O(nnz(x)) whatever the number of features; no step sweeps
+the whole weight vector. The truncation family keeps, per feature, the cumulative penalty up to which its
+weight is current and catches it up when the feature next occurs; RDA and FTRL do not store ``w`` at all
+and compute ``w_i`` from ``(G_i, t)`` or ``(z_i, n_i)``. The weights are materialised when ``coef_`` (or
+``intercept_``) is read: each read builds a fresh array from the state (O(K d); writing to it does not
+change the model). ``decision_function`` and ``predict`` compute only the weights they need (O(K nnz)).
+
+The intercept is the weight of a constant feature 1 and is never penalised (no truncation, L1 or L2):
+the papers state their rules for ``w`` alone, and shrinking the bias towards 0 only biases predictions.
+"""
+
+import numpy as np
+from sklearn.utils.metaestimators import available_if
+from sklearn.utils.validation import check_is_fitted
+
+from .. import _validation
+from .._kernels import sparse_l1 as _k
+from .._validation import Interval, Options
+from ..base import BaseOnlineLinear, OnlineClassifierMixin, OnlineRegressorMixin
+from ..losses import loss_code
+
+__all__ = ["SimpleTruncationClassifier", "SimpleTruncationRegressor", "TruncatedGradientClassifier",
+           "TruncatedGradientRegressor", "FOBOSClassifier", "FOBOSRegressor", "RDAClassifier", "RDARegressor",
+           "FTRLProximalClassifier", "FTRLProximalRegressor"]
+
+_PASS_PARAMS = {
+    "fit_intercept": ["boolean"],
+    "max_iter": [Interval(int, 1, None, closed="left")],
+    "shuffle": ["boolean"],
+    "random_state": ["random_state"],
+}
+_CLF_LOSS = {"loss": [Options("logistic", "hinge", "squared")]}
+_SGD_PARAMS = {
+    "eta0": [Interval(float, 0, None, closed="neither")],
+    "learning_rate": [Options("invsqrt", "constant")],
+}
+_SCHEDULES = {"invsqrt": _k.SCHEDULE_INVSQRT, "constant": _k.SCHEDULE_CONSTANT}
+
+
+class _SparseLinear(BaseOnlineLinear):
+    """State arrays of shape (K, d + 1) (last column: the intercept); ``coef_``/``intercept_`` are built
+    from them on demand by ``_materialize``; scores come from ``_scores`` in O(K nnz)."""
+
+    _state_arrays = ()  # names of the (K, d + 1) float64 state arrays, all zero at the start
+    _diverge_hint = "eta0"
+
+    def _allocate(self, n_features, n_outputs, X):
+        for name in self._state_arrays:
+            setattr(self, name, np.zeros((n_outputs, n_features + 1), dtype=np.float64))
+
+    def _loss_name(self):
+        return self.loss if isinstance(self, OnlineClassifierMixin) else "squared"
+
+    @property
+    def _progressive_loss(self):
+        return self._loss_name()
+
+    def _weights(self):
+        """The materialised model: (K, d + 1), last column the intercept."""
+        state = getattr(self, self._state_arrays[0])
+        return self._materialize(np.empty_like(state))
+
+    def _not_fitted(self, name):
+        if not self._is_started():
+            raise AttributeError(f"{type(self).__name__} has no attribute {name!r} before fit or partial_fit.")
+
+    @property
+    def coef_(self):
+        """The weights, materialised from the lazy state at each read: shape (K, n_features), or
+        (n_features,) for regressors. A fresh array: writing to it does not change the model."""
+        self._not_fitted("coef_")
+        w = self._weights()[:, :-1]
+        return w[0].copy() if isinstance(self, OnlineRegressorMixin) else np.ascontiguousarray(w)
+
+    @property
+    def intercept_(self):
+        """The intercepts, shape (K,) (0 when ``fit_intercept=False``)."""
+        self._not_fitted("intercept_")
+        return self._weights()[:, -1].copy()
+
+    def _coef_2d(self):
+        return np.ascontiguousarray(self._weights()[:, :-1])
+
+    def _intercept_1d(self):
+        return self._weights()[:, -1].copy()
+
+    @property
+    def nnz_weights(self):
+        """Number of non-zero weights (coefficients and intercepts) of the materialised model."""
+        check_is_fitted(self)
+        return int(np.count_nonzero(self._weights()))
+
+    def _decision_function(self, X):
+        check_is_fitted(self)
+        X = _validation.check_X(self, X, reset=False)
+        K = getattr(self, self._state_arrays[0]).shape[0]
+        out = np.empty((X.shape[0], K), dtype=np.float64)
+        if X.shape[0]:
+            self._scores(X, out)
+        return out[:, 0] if K == 1 else out
+
+
+class _ProbaMixin:
+    def _has_proba(self):
+        return self.loss == "logistic"
+
+    @available_if(_has_proba)
+    def predict_proba(self, X):
+        """Class probabilities of the logistic model: sigmoid of the score (binary) or normalised
+        one-vs-rest sigmoids (K > 2 classes). Only with ``loss="logistic"``."""
+        check_is_fitted(self)
+        scores = self.decision_function(X)
+        p = 0.5 * (1.0 + np.tanh(0.5 * scores))  # stable sigmoid
+        if scores.ndim == 1:
+            return np.column_stack([1.0 - p, p])
+        p = np.clip(p, 1e-300, None)
+        return p / p.sum(axis=1, keepdims=True)
+
+    @available_if(_has_proba)
+    def predict_log_proba(self, X):
+        """Logarithm of ``predict_proba``."""
+        with np.errstate(divide="ignore"):
+            return np.log(self.predict_proba(X))
+
+
+# ---------------------------------------------------------------------------------------------------
+# truncation family
+class _Truncated(_SparseLinear):
+    """Simple truncation, truncated gradient and L1-FOBOS: one kernel, three settings of (rule, theta, k, lam)."""
+
+    _state_arrays = ("_state_w",)
+
+    def _allocate(self, n_features, n_outputs, X):
+        super()._allocate(n_features, n_outputs, X)
+        self._state_mark = np.zeros(n_features, dtype=np.float64)
+        self._state_penalty = 0.0
+
+    # (rule, theta, k, lam) of the concrete learner
+    def _truncation(self):
+        raise NotImplementedError
+
+    def _kernel_pass(self, X, targets, sw, out):
+        rule, theta, k, lam = self._truncation()
+        t, penalty, bad = _k.truncated_epoch(
+            indptr=X.indptr, indices=X.indices, data=X.data, targets=targets, sample_weight=sw,
+            w=self._state_w, mark=self._state_mark, fit_intercept=bool(self.fit_intercept), rule=rule,
+            loss=loss_code(self._loss_name()), theta=theta, k=k, lam=lam, eta0=float(self.eta0),
+            schedule=_SCHEDULES[self.learning_rate], t=self.t_, penalty=self._state_penalty, out_scores=out)
+        self.t_ = int(t)
+        self._state_penalty = float(penalty)
+        if bad >= 0:
+            self._raise_diverged(bad, self._diverge_hint)
+
+    def _materialize(self, out):
+        rule, theta, _, _ = self._truncation()
+        return _k.truncated_materialize(self._state_w, self._state_mark, self._state_penalty, theta, rule, out)
+
+    def _scores(self, X, out):
+        rule, theta, _, _ = self._truncation()
+        _k.truncated_scores(X.indptr, X.indices, X.data, self._state_w, self._state_mark, self._state_penalty,
+                            theta, rule, bool(self.fit_intercept), out)
+
+
+class _SimpleTruncation(_Truncated):
+    _parameter_constraints = {
+        "theta": [Interval(float, 0, None, closed="left")],
+        "k": [Interval(int, 1, None, closed="left")],
+        **_SGD_PARAMS, **_PASS_PARAMS,
+    }
+
+    def _truncation(self):
+        return _k.RULE_HARD, float(self.theta), int(self.k), 0.0
+
+
+class SimpleTruncationClassifier(_ProbaMixin, OnlineClassifierMixin, _SimpleTruncation):
+    """Simple truncation (ALGORITHMS.md 4.1): SGD, and every ``k``-th step ``w_i <- 0`` where ``|w_i| <= theta``.
+
+    Round t (t = 1, 2, ...): ``v = w - eta_t l'(w . x + b, y) x`` with ``eta_t = eta0 / sqrt(t)`` (or
+    ``eta0``); if ``t mod k == 0`` then ``w_i = 0 if |v_i| <= theta else v_i`` for *every* feature i, else
+    ``w = v``. The truncation of features absent from the example is applied lazily (when the feature next
+    occurs, or when ``coef_`` is read), so an example costs O(nnz(x)). The intercept is never truncated.
+    The seed calls this rule "too aggressive": a weight that is still small when a truncation round comes
+    is lost; :class:`TruncatedGradientClassifier` shrinks gradually instead.
+
+    Parameters
+    ----------
+    loss : {"logistic", "hinge", "squared"}, default="logistic"
+        Loss on the score ``z = w . x + b`` with labels in {-1, +1}: ``log(1 + exp(-y z))``,
+        ``max(0, 1 - y z)`` or ``(z - y)^2``. ``predict_proba`` exists only for ``"logistic"``.
+    theta : float >= 0, default=0.01
+        Truncation threshold: weights with ``|w_i| <= theta`` are zeroed on truncation rounds. 0 keeps
+        every non-zero weight (plain SGD).
+    k : int >= 1, default=10
+        Truncate every ``k`` examples (the examples with ``t mod k == 0``).
+    eta0 : float > 0, default=0.5
+        Base learning rate.
+    learning_rate : {"invsqrt", "constant"}, default="invsqrt"
+        ``eta_t = eta0 / sqrt(t)`` or ``eta_t = eta0``.
+    fit_intercept : bool, default=True
+        Learn an (unpenalised) intercept.
+    max_iter : int >= 1, default=5
+        Passes made by ``fit`` (``partial_fit`` always makes one).
+    shuffle : bool, default=True
+        Shuffle the rows before each pass of ``fit``.
+    random_state : int, Generator or None, default=None
+        Seed of the shuffling.
+
+    Attributes
+    ----------
+    coef_ : ndarray of shape (1, n_features) or (n_classes, n_features)
+        Materialised at each read (pending truncations applied); a fresh array.
+    intercept_ : ndarray of shape (1,) or (n_classes,)
+    classes_ : ndarray of shape (n_classes,)
+    t_ : int
+        Examples learnt from so far (examples of weight 0 do not count).
+    nnz_weights : int
+        Non-zero weights and intercepts.
+
+    Examples
+    --------
+    >>> from streamlearn.datasets import load_a9a
+    >>> from streamlearn.linear_model import SimpleTruncationClassifier
+    >>> X, y, X_test, y_test = load_a9a()
+    >>> clf = SimpleTruncationClassifier(theta=0.05).partial_fit(X, y, classes=[-1, 1])
+    >>> print(f"{clf.score(X_test, y_test):.2f}", clf.nnz_weights < X.shape[1])
+    0.8... True
+    """
+
+    def __init__(self, *, loss="logistic", theta=0.01, k=10, eta0=0.5, learning_rate="invsqrt",
+                 fit_intercept=True, max_iter=5, shuffle=True, random_state=None):
+        self.loss = loss
+        self.theta = theta
+        self.k = k
+        self.eta0 = eta0
+        self.learning_rate = learning_rate
+        self.fit_intercept = fit_intercept
+        self.max_iter = max_iter
+        self.shuffle = shuffle
+        self.random_state = random_state
+
+    _parameter_constraints = {**_CLF_LOSS, **_SimpleTruncation._parameter_constraints}
+
+
+class SimpleTruncationRegressor(OnlineRegressorMixin, _SimpleTruncation):
+    """Simple truncation (ALGORITHMS.md 4.1) for regression with the squared loss ``(z - y)^2``.
+
+    The rule of :class:`SimpleTruncationClassifier`: SGD with ``eta_t = eta0 / sqrt(t)`` (or ``eta0``),
+    and every ``k``-th step the weights with ``|w_i| <= theta`` are set to 0 (lazily, O(nnz) per example).
+
+    Parameters
+    ----------
+    theta : float >= 0, default=0.01
+        Truncation threshold.
+    k : int >= 1, default=10
+        Truncate every ``k`` examples.
+    eta0 : float > 0, default=0.01
+        Base learning rate. The squared loss diverges when ``eta0 * ||x||^2`` is large: scale the features.
+    learning_rate, fit_intercept, max_iter, shuffle, random_state
+        As in :class:`SimpleTruncationClassifier`.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from streamlearn.linear_model import SimpleTruncationRegressor
+    >>> rng = np.random.default_rng(0)
+    >>> X = rng.normal(size=(3000, 5)); y = X @ [1.0, -2.0, 0.0, 0.0, 0.5] + 3.0
+    >>> reg = SimpleTruncationRegressor(eta0=0.1, theta=0.05).fit(X, y)
+    >>> print(np.round(reg.coef_, 2), np.round(reg.intercept_, 2))
+    [ 1. -2.  0.  0.  0.5] [3.]
+    """
+
+    def __init__(self, *, theta=0.01, k=10, eta0=0.01, learning_rate="invsqrt", fit_intercept=True, max_iter=5,
+                 shuffle=True, random_state=None):
+        self.theta = theta
+        self.k = k
+        self.eta0 = eta0
+        self.learning_rate = learning_rate
+        self.fit_intercept = fit_intercept
+        self.max_iter = max_iter
+        self.shuffle = shuffle
+        self.random_state = random_state
+
+
+class _TruncatedGradient(_Truncated):
+    _parameter_constraints = {
+        "gravity": [Interval(float, 0, None, closed="left")],
+        "theta": [Interval(float, 0, None, closed="left")],
+        "k": [Interval(int, 1, None, closed="left")],
+        **_SGD_PARAMS, **_PASS_PARAMS,
+    }
+
+    def _truncation(self):
+        return _k.RULE_SOFT, float(self.theta), int(self.k), float(self.gravity)
+
+
+class TruncatedGradientClassifier(_ProbaMixin, OnlineClassifierMixin, _TruncatedGradient):
+    """Truncated gradient (Langford, Li, Zhang, JMLR 2009; ALGORITHMS.md 4.2), lazily in O(nnz(x)).
+
+    Round t: ``v = w - eta_t l'(w . x + b, y) x``; if ``t mod k == 0`` then ``w_i = T1(v_i, k eta_t g,
+    theta)`` for every feature, else ``w = v``, where ``T1(v, a, theta)`` is ``max(0, v - a)`` for
+    ``v in [0, theta]``, ``min(0, v + a)`` for ``v in [-theta, 0]`` and ``v`` otherwise. Limiting cases
+    (seed 002): ``k eta_t g >= theta`` gives simple truncation at ``theta``; ``theta = inf`` and ``k = 1``
+    give ``w = sgn(v) max(0, |v| - eta_t g)``, the L1 (sub)gradient step clipped at zero, i.e. L1-FOBOS.
+    Deviation from the seed's text: its second case of T1 reads ``max`` (a typo for ``min``), and its
+    ``theta = inf`` case ``w - eta g - eta g sgn(w)`` drops the clip at 0 (ALGORITHMS.md 4.2, 8): the
+    clipped form, which is what TG computes, is used. The intercept is never truncated.
+
+    Parameters
+    ----------
+    loss : {"logistic", "hinge", "squared"}, default="logistic"
+        As in :class:`SimpleTruncationClassifier`.
+    gravity : float >= 0, default=1e-4
+        The L1 strength ``g`` (the seed's lambda): every truncation round pulls small weights towards 0
+        by ``k eta_t g``. 0 is plain SGD.
+    theta : float >= 0, default=inf
+        Only weights with ``|w_i| <= theta`` are pulled; larger ones are left alone.
+    k : int >= 1, default=1
+        Truncate every ``k`` examples (with ``k`` times the gravity).
+    eta0 : float > 0, default=0.5
+        Base learning rate.
+    learning_rate : {"invsqrt", "constant"}, default="invsqrt"
+        ``eta_t = eta0 / sqrt(t)`` or ``eta_t = eta0``.
+    fit_intercept, max_iter, shuffle, random_state
+        As in :class:`SimpleTruncationClassifier`.
+
+    Examples
+    --------
+    >>> from streamlearn.datasets import load_a9a
+    >>> from streamlearn.linear_model import TruncatedGradientClassifier
+    >>> X, y, X_test, y_test = load_a9a()
+    >>> clf = TruncatedGradientClassifier(gravity=1e-3).partial_fit(X, y, classes=[-1, 1])
+    >>> print(f"{clf.score(X_test, y_test):.2f}", clf.nnz_weights < X.shape[1])
+    0.8... True
+    """
+
+    _parameter_constraints = {**_CLF_LOSS, **_TruncatedGradient._parameter_constraints}
+
+    def __init__(self, *, loss="logistic", gravity=1e-4, theta=float("inf"), k=1, eta0=0.5,
+                 learning_rate="invsqrt", fit_intercept=True, max_iter=5, shuffle=True, random_state=None):
+        self.loss = loss
+        self.gravity = gravity
+        self.theta = theta
+        self.k = k
+        self.eta0 = eta0
+        self.learning_rate = learning_rate
+        self.fit_intercept = fit_intercept
+        self.max_iter = max_iter
+        self.shuffle = shuffle
+        self.random_state = random_state
+
+
+class TruncatedGradientRegressor(OnlineRegressorMixin, _TruncatedGradient):
+    """Truncated gradient (ALGORITHMS.md 4.2) for regression with the squared loss ``(z - y)^2``.
+
+    The rule of :class:`TruncatedGradientClassifier`, lazily in O(nnz(x)) per example.
+
+    Parameters
+    ----------
+    gravity : float >= 0, default=1e-4
+        L1 strength ``g``.
+    theta : float >= 0, default=inf
+        Only weights with ``|w_i| <= theta`` are pulled towards 0.
+    k : int >= 1, default=1
+        Truncate every ``k`` examples.
+    eta0 : float > 0, default=0.01
+        Base learning rate (scale the features: the squared loss diverges for large ``eta0 ||x||^2``).
+    learning_rate, fit_intercept, max_iter, shuffle, random_state
+        As in :class:`SimpleTruncationClassifier`.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from streamlearn.linear_model import TruncatedGradientRegressor
+    >>> rng = np.random.default_rng(0)
+    >>> X = rng.normal(size=(3000, 5)); y = X @ [1.0, -2.0, 0.0, 0.0, 0.5] + 3.0
+    >>> reg = TruncatedGradientRegressor(eta0=0.1, gravity=0.01).fit(X, y)
+    >>> print(np.round(reg.coef_, 1), np.round(reg.intercept_, 1))
+    [ 1. -2.  0.  0.  0.5] [3.]
+    """
+
+    def __init__(self, *, gravity=1e-4, theta=float("inf"), k=1, eta0=0.01, learning_rate="invsqrt",
+                 fit_intercept=True, max_iter=5, shuffle=True, random_state=None):
+        self.gravity = gravity
+        self.theta = theta
+        self.k = k
+        self.eta0 = eta0
+        self.learning_rate = learning_rate
+        self.fit_intercept = fit_intercept
+        self.max_iter = max_iter
+        self.shuffle = shuffle
+        self.random_state = random_state
+
+
+class _FOBOS(_Truncated):
+    _parameter_constraints = {"l1": [Interval(float, 0, None, closed="left")], **_SGD_PARAMS, **_PASS_PARAMS}
+
+    def _truncation(self):
+        return _k.RULE_SOFT, np.inf, 1, float(self.l1)
+
+
+class FOBOSClassifier(_ProbaMixin, OnlineClassifierMixin, _FOBOS):
+    """L1-FOBOS (Duchi and Singer, JMLR 2009; ALGORITHMS.md 4.3), lazily in O(nnz(x)) per example.
+
+    Round t: ``v = w - eta_t l'(w . x + b, y) x``, then ``w_i = sgn(v_i) max(0, |v_i| - eta_t l1)`` for
+    every feature. The seed leaves the step of the proximal half ``eta_{t+1/2}`` open; ``eta_t`` is used
+    (the same step as the gradient half). Soft thresholds compose additively, so a feature absent from
+    the example is thresholded lazily by the sum of the missed ``eta_s l1`` when it next occurs or when
+    ``coef_`` is read. The intercept is not thresholded. This is :class:`TruncatedGradientClassifier` with
+    ``theta=inf``, ``k=1`` and ``gravity=l1``.
+
+    Parameters
+    ----------
+    loss : {"logistic", "hinge", "squared"}, default="logistic"
+        As in :class:`SimpleTruncationClassifier`.
+    l1 : float >= 0, default=1e-4
+        L1 strength lambda (the penalty ``l1 ||w||_1``).
+    eta0 : float > 0, default=0.5
+        Base learning rate.
+    learning_rate : {"invsqrt", "constant"}, default="invsqrt"
+        ``eta_t = eta0 / sqrt(t)`` or ``eta_t = eta0``.
+    fit_intercept, max_iter, shuffle, random_state
+        As in :class:`SimpleTruncationClassifier`.
+
+    Examples
+    --------
+    >>> from streamlearn.datasets import load_a9a
+    >>> from streamlearn.linear_model import FOBOSClassifier
+    >>> X, y, X_test, y_test = load_a9a()
+    >>> clf = FOBOSClassifier(l1=1e-3).partial_fit(X, y, classes=[-1, 1])
+    >>> print(f"{clf.score(X_test, y_test):.2f}", clf.nnz_weights < X.shape[1])
+    0.8... True
+    """
+
+    _parameter_constraints = {**_CLF_LOSS, **_FOBOS._parameter_constraints}
+
+    def __init__(self, *, loss="logistic", l1=1e-4, eta0=0.5, learning_rate="invsqrt", fit_intercept=True,
+                 max_iter=5, shuffle=True, random_state=None):
+        self.loss = loss
+        self.l1 = l1
+        self.eta0 = eta0
+        self.learning_rate = learning_rate
+        self.fit_intercept = fit_intercept
+        self.max_iter = max_iter
+        self.shuffle = shuffle
+        self.random_state = random_state
+
+
+class FOBOSRegressor(OnlineRegressorMixin, _FOBOS):
+    """L1-FOBOS (ALGORITHMS.md 4.3) for regression with the squared loss ``(z - y)^2``.
+
+    The rule of :class:`FOBOSClassifier`, lazily in O(nnz(x)) per example.
+
+    Parameters
+    ----------
+    l1 : float >= 0, default=1e-4
+        L1 strength.
+    eta0 : float > 0, default=0.01
+        Base learning rate (scale the features: the squared loss diverges for large ``eta0 ||x||^2``).
+    learning_rate, fit_intercept, max_iter, shuffle, random_state
+        As in :class:`SimpleTruncationClassifier`.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from streamlearn.linear_model import FOBOSRegressor
+    >>> rng = np.random.default_rng(0)
+    >>> X = rng.normal(size=(3000, 5)); y = X @ [1.0, -2.0, 0.0, 0.0, 0.5] + 3.0
+    >>> reg = FOBOSRegressor(eta0=0.1, l1=0.01).fit(X, y)
+    >>> print(np.round(reg.coef_, 1), np.round(reg.intercept_, 1))
+    [ 1. -2.  0.  0.  0.5] [3.]
+    """
+
+    def __init__(self, *, l1=1e-4, eta0=0.01, learning_rate="invsqrt", fit_intercept=True, max_iter=5,
+                 shuffle=True, random_state=None):
+        self.l1 = l1
+        self.eta0 = eta0
+        self.learning_rate = learning_rate
+        self.fit_intercept = fit_intercept
+        self.max_iter = max_iter
+        self.shuffle = shuffle
+        self.random_state = random_state
+
+
+# ---------------------------------------------------------------------------------------------------
+# L1-RDA
+class _RDA(_SparseLinear):
+    _state_arrays = ("_state_G",)
+    _diverge_hint = "1/gamma (raise gamma)"
+    _parameter_constraints = {
+        "l1": [Interval(float, 0, None, closed="left")],
+        "gamma": [Interval(float, 0, None, closed="neither")],
+        **_PASS_PARAMS,
+    }
+
+    def _kernel_pass(self, X, targets, sw, out):
+        t, bad = _k.rda_epoch(
+            indptr=X.indptr, indices=X.indices, data=X.data, targets=targets, sample_weight=sw, G=self._state_G,
+            fit_intercept=bool(self.fit_intercept), loss=loss_code(self._loss_name()), lam=float(self.l1),
+            gamma=float(self.gamma), t=self.t_, out_scores=out)
+        self.t_ = int(t)
+        if bad >= 0:
+            self._raise_diverged(bad, self._diverge_hint)
+
+    def _materialize(self, out):
+        return _k.rda_materialize(self._state_G, self.t_, float(self.l1), float(self.gamma), out)
+
+    def _scores(self, X, out):
+        _k.rda_scores(X.indptr, X.indices, X.data, self._state_G, self.t_, float(self.l1), float(self.gamma),
+                      bool(self.fit_intercept), out)
+
+
+class RDAClassifier(_ProbaMixin, OnlineClassifierMixin, _RDA):
+    """L1-RDA, regularised dual averaging (Xiao, JMLR 2010; ALGORITHMS.md 4.4), O(nnz(x)) per example.
+
+    State: the sum ``G`` of the loss gradients and the number of rounds ``t``. The model after t rounds is
+    ``argmin_w gbar . w + l1 ||w||_1 + gamma / (2 sqrt(t)) ||w||^2`` with ``gbar = G / t``, i.e.
+    ``w_i = 0 if |gbar_i| <= l1 else -(sqrt(t) / gamma) (gbar_i - l1 sgn(gbar_i))`` (seed 002, eq. 3-3-6;
+    the seed zeroes on ``|gbar_i| < l1``, the boundary case is 0 either way). Nothing is stored per weight:
+    ``w_i`` is computed from ``(G_i, t)`` when it is needed, with the current ``t`` (so ``gbar_i`` keeps
+    shrinking while feature i is absent, as the algorithm says). The intercept follows the same rule with
+    ``l1 = 0``. RDA thresholds the *average* gradient against ``l1`` at every step, which is why it is
+    sparser than FOBOS at the same accuracy (seed 002).
+
+    Parameters
+    ----------
+    loss : {"logistic", "hinge", "squared"}, default="logistic"
+        As in :class:`SimpleTruncationClassifier`.
+    l1 : float >= 0, default=1e-4
+        L1 strength lambda: a weight is non-zero only while ``|average gradient| > l1``.
+    gamma : float > 0, default=1.0
+        Strength of the proximal term ``beta_t h(w)`` with ``beta_t = gamma sqrt(t)``, ``h = ||w||^2 / 2``;
+        the effective step is about ``1 / (gamma sqrt(t))``.
+    fit_intercept, max_iter, shuffle, random_state
+        As in :class:`SimpleTruncationClassifier`.
+
+    Examples
+    --------
+    >>> from streamlearn.datasets import load_a9a
+    >>> from streamlearn.linear_model import RDAClassifier
+    >>> X, y, X_test, y_test = load_a9a()
+    >>> clf = RDAClassifier(l1=1e-3).partial_fit(X, y, classes=[-1, 1])
+    >>> print(f"{clf.score(X_test, y_test):.2f}", clf.nnz_weights < X.shape[1])
+    0.8... True
+    """
+
+    _parameter_constraints = {**_CLF_LOSS, **_RDA._parameter_constraints}
+
+    def __init__(self, *, loss="logistic", l1=1e-4, gamma=1.0, fit_intercept=True, max_iter=5, shuffle=True,
+                 random_state=None):
+        self.loss = loss
+        self.l1 = l1
+        self.gamma = gamma
+        self.fit_intercept = fit_intercept
+        self.max_iter = max_iter
+        self.shuffle = shuffle
+        self.random_state = random_state
+
+
+class RDARegressor(OnlineRegressorMixin, _RDA):
+    """L1-RDA (ALGORITHMS.md 4.4) for regression with the squared loss ``(z - y)^2``.
+
+    The rule of :class:`RDAClassifier`: ``w`` computed from the gradient sum ``G`` and ``t`` on demand.
+
+    Parameters
+    ----------
+    l1 : float >= 0, default=1e-4
+        L1 strength.
+    gamma : float > 0, default=10.0
+        Proximal strength; the step is about ``1 / (gamma sqrt(t))`` (raise it if the squared loss diverges).
+    fit_intercept, max_iter, shuffle, random_state
+        As in :class:`SimpleTruncationClassifier`.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from streamlearn.linear_model import RDARegressor
+    >>> rng = np.random.default_rng(0)
+    >>> X = rng.normal(size=(3000, 5)); y = X @ [1.0, -2.0, 0.0, 0.0, 0.5] + 3.0
+    >>> reg = RDARegressor(l1=0.01).fit(X, y)
+    >>> print(np.round(reg.coef_, 1), np.round(reg.intercept_, 1))
+    [ 1. -2.  0.  0.  0.5] [3.]
+    """
+
+    def __init__(self, *, l1=1e-4, gamma=10.0, fit_intercept=True, max_iter=5, shuffle=True, random_state=None):
+        self.l1 = l1
+        self.gamma = gamma
+        self.fit_intercept = fit_intercept
+        self.max_iter = max_iter
+        self.shuffle = shuffle
+        self.random_state = random_state
+
+
+# ---------------------------------------------------------------------------------------------------
+# FTRL-Proximal
+class _FTRL(_SparseLinear):
+    _state_arrays = ("_state_z", "_state_n")
+    _diverge_hint = "alpha"
+    _parameter_constraints = {
+        "alpha": [Interval(float, 0, None, closed="neither")],
+        "beta": [Interval(float, 0, None, closed="left")],
+        "l1": [Interval(float, 0, None, closed="left")],
+        "l2": [Interval(float, 0, None, closed="left")],
+        **_PASS_PARAMS,
+    }
+
+    def _kernel_pass(self, X, targets, sw, out):
+        t, bad = _k.ftrl_epoch(
+            indptr=X.indptr, indices=X.indices, data=X.data, targets=targets, sample_weight=sw, z=self._state_z,
+            n=self._state_n, fit_intercept=bool(self.fit_intercept), loss=loss_code(self._loss_name()),
+            alpha=float(self.alpha), beta=float(self.beta), l1=float(self.l1), l2=float(self.l2), t=self.t_,
+            out_scores=out)
+        self.t_ = int(t)
+        if bad >= 0:
+            self._raise_diverged(bad, self._diverge_hint)
+
+    def _hyper(self):
+        return float(self.alpha), float(self.beta), float(self.l1), float(self.l2)
+
+    def _materialize(self, out):
+        return _k.ftrl_materialize(self._state_z, self._state_n, *self._hyper(), out)
+
+    def _scores(self, X, out):
+        _k.ftrl_scores(X.indptr, X.indices, X.data, self._state_z, self._state_n, *self._hyper(),
+                       bool(self.fit_intercept), out)
+
+
+class FTRLProximalClassifier(_ProbaMixin, OnlineClassifierMixin, _FTRL):
+    """FTRL-Proximal with per-coordinate learning rates, L1 and L2 (McMahan et al., KDD 2013; ALGORITHMS.md
+    4.5), O(nnz(x)) per example.
+
+    Note: ``alpha`` is a learning rate here (the paper's name), not a penalty as in scikit-learn.
+
+    State ``z, n`` (zero at the start; ``w`` is not stored). For the features i of an example:
+    ``w_i = 0 if |z_i| <= l1 else -(z_i - sgn(z_i) l1) / ((beta + sqrt(n_i)) / alpha + l2)``; predict
+    ``w . x + b``; with ``g_i = l'(w . x + b, y) x_i``: ``sigma_i = (sqrt(n_i + g_i^2) - sqrt(n_i)) / alpha``,
+    ``z_i += g_i - sigma_i w_i``, ``n_i += g_i^2``. The seed's line 6 misplaces the parenthesis of
+    ``sigma_i`` (``1/alpha`` multiplies the whole difference) and zeroes on ``|z_i| < l1``; the paper's
+    form is used (ALGORITHMS.md 4.5). The intercept is a coordinate with ``l1 = l2 = 0``. The rule is the
+    same as Vowpal Wabbit's ``--ftrl`` with ``--ftrl_alpha alpha --ftrl_beta beta --l1 l1 --l2 l2``,
+    except that VW also penalises its constant feature and computes in float32.
+
+    Parameters
+    ----------
+    loss : {"logistic", "hinge", "squared"}, default="logistic"
+        As in :class:`SimpleTruncationClassifier`.
+    alpha : float > 0, default=0.1
+        Learning rate scale: the per-coordinate rate is ``alpha / (beta + sqrt(n_i))``.
+    beta : float >= 0, default=1.0
+        Smoothing of the per-coordinate rate (1 is "usually good enough", McMahan et al.).
+    l1 : float >= 0, default=1.0
+        L1 strength lambda1: ``w_i = 0`` while ``|z_i| <= l1`` (exact zeros).
+    l2 : float >= 0, default=1.0
+        L2 strength lambda2.
+    fit_intercept, max_iter, shuffle, random_state
+        As in :class:`SimpleTruncationClassifier`.
+
+    Examples
+    --------
+    >>> from streamlearn.datasets import load_a9a
+    >>> from streamlearn.linear_model import FTRLProximalClassifier
+    >>> X, y, X_test, y_test = load_a9a()
+    >>> clf = FTRLProximalClassifier(l1=1.0).partial_fit(X, y, classes=[-1, 1])
+    >>> print(f"{clf.score(X_test, y_test):.2f}", clf.nnz_weights < X.shape[1])
+    0.8... True
+    """
+
+    _parameter_constraints = {**_CLF_LOSS, **_FTRL._parameter_constraints}
+
+    def __init__(self, *, loss="logistic", alpha=0.1, beta=1.0, l1=1.0, l2=1.0, fit_intercept=True, max_iter=5,
+                 shuffle=True, random_state=None):
+        self.loss = loss
+        self.alpha = alpha
+        self.beta = beta
+        self.l1 = l1
+        self.l2 = l2
+        self.fit_intercept = fit_intercept
+        self.max_iter = max_iter
+        self.shuffle = shuffle
+        self.random_state = random_state
+
+
+class FTRLProximalRegressor(OnlineRegressorMixin, _FTRL):
+    """FTRL-Proximal (ALGORITHMS.md 4.5) for regression with the squared loss ``(z - y)^2``.
+
+    The rule of :class:`FTRLProximalClassifier`: ``w`` computed from ``(z, n)`` on demand.
+
+    Parameters
+    ----------
+    alpha : float > 0, default=0.1
+        Learning rate scale (a rate, not a penalty as in scikit-learn).
+    beta : float >= 0, default=1.0
+        Smoothing of the per-coordinate rate.
+    l1 : float >= 0, default=1.0
+        L1 strength.
+    l2 : float >= 0, default=1.0
+        L2 strength.
+    fit_intercept, max_iter, shuffle, random_state
+        As in :class:`SimpleTruncationClassifier`.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from streamlearn.linear_model import FTRLProximalRegressor
+    >>> rng = np.random.default_rng(0)
+    >>> X = rng.normal(size=(3000, 5)); y = X @ [1.0, -2.0, 0.0, 0.0, 0.5] + 3.0
+    >>> reg = FTRLProximalRegressor(alpha=0.5, l1=1.0).fit(X, y)
+    >>> print(np.round(reg.coef_, 1), np.round(reg.intercept_, 1))
+    [ 1. -2.  0.  0.  0.5] [3.]
+    """
+
+    def __init__(self, *, alpha=0.1, beta=1.0, l1=1.0, l2=1.0, fit_intercept=True, max_iter=5, shuffle=True,
+                 random_state=None):
+        self.alpha = alpha
+        self.beta = beta
+        self.l1 = l1
+        self.l2 = l2
+        self.fit_intercept = fit_intercept
+        self.max_iter = max_iter
+        self.shuffle = shuffle
+        self.random_state = random_state
