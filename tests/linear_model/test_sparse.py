@@ -1,0 +1,196 @@
+"""Behaviour of the sparse (L1) online learners: equal to the eager twins through the estimator API, the
+limiting cases of seed 002, exact zeros, the lazy coef_, parameter errors and the CLI's nnz_weights."""
+
+import json
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+from sklearn.base import clone
+
+from streamlearn.cli.main import main
+from streamlearn.datasets import bundled_path, load_a9a
+from streamlearn.linear_model import (FOBOSClassifier, FOBOSRegressor, FTRLProximalClassifier,
+                                      FTRLProximalRegressor, RDAClassifier, RDARegressor, SimpleTruncationClassifier,
+                                      SimpleTruncationRegressor, TruncatedGradientClassifier,
+                                      TruncatedGradientRegressor)
+from tests.naive import (naive_fobos, naive_ftrl, naive_l1_subgradient, naive_rda, naive_simple_truncation,
+                         naive_truncated_gradient)
+
+
+def _stream(n=300, d=40, seed=0, classes=2):
+    rng = np.random.default_rng(seed)
+    X = rng.normal(size=(n, d)) * (rng.random((n, d)) < 0.2)
+    W = rng.normal(size=(d, classes)) * (rng.random((d, classes)) < 0.3)
+    if classes == 2:
+        y = np.where(X @ W[:, 0] + 0.3 * rng.normal(size=n) > 0, 1, -1)
+    else:
+        y = np.argmax(X @ W + 0.3 * rng.normal(size=(n, classes)), axis=1)
+    return sp.csr_matrix(X), y, X @ W[:, 0] + 0.1 * rng.normal(size=n)
+
+
+def _targets(y, classes):
+    if len(classes) == 2:
+        return np.where(y == classes[1], 1.0, -1.0).reshape(-1, 1)
+    return np.where(y[:, None] == np.asarray(classes)[None, :], 1.0, -1.0)
+
+
+# (estimator, twin, twin keyword arguments)
+_CLF = [
+    (SimpleTruncationClassifier(theta=0.05, k=3, eta0=0.3), naive_simple_truncation,
+     dict(theta=0.05, k=3, eta0=0.3)),
+    (TruncatedGradientClassifier(gravity=0.05, theta=0.2, k=2, eta0=0.3, learning_rate="constant"),
+     naive_truncated_gradient, dict(gravity=0.05, theta=0.2, k=2, eta0=0.3, schedule="constant")),
+    (FOBOSClassifier(l1=0.02, eta0=0.3), naive_fobos, dict(l1=0.02, eta0=0.3)),
+    (RDAClassifier(l1=0.05, gamma=2.0), naive_rda, dict(l1=0.05, gamma=2.0)),
+    (FTRLProximalClassifier(alpha=0.3, l1=0.5, l2=0.1), naive_ftrl, dict(alpha=0.3, beta=1.0, l1=0.5, l2=0.1)),
+]
+
+
+@pytest.mark.parametrize("loss", ["logistic", "hinge", "squared"])
+@pytest.mark.parametrize("n_classes", [2, 3])
+@pytest.mark.parametrize("case", range(len(_CLF)), ids=[type(c[0]).__name__ for c in _CLF])
+def test_classifier_equals_eager_twin(case, n_classes, loss):
+    est, twin, kw = _CLF[case]
+    X, y, _ = _stream(classes=n_classes, seed=case)
+    classes = list(range(n_classes)) if n_classes > 2 else [-1, 1]
+    est = clone(est).set_params(loss=loss)
+    scores = est.partial_fit_scores(X[:150], y[:150], classes=classes)
+    scores = np.vstack([scores.reshape(150, -1), est.partial_fit_scores(X[150:], y[150:]).reshape(150, -1)])
+    W, b, twin_scores = twin(X, _targets(y, classes), np.ones(X.shape[0]), loss=loss, **kw)
+    np.testing.assert_allclose(scores, twin_scores, rtol=1e-10, atol=1e-10)
+    np.testing.assert_allclose(est.coef_, W, rtol=1e-10, atol=1e-10)
+    np.testing.assert_allclose(est.intercept_, b, rtol=1e-10, atol=1e-10)
+    np.testing.assert_array_equal(est.coef_ == 0, W == 0)
+    assert est.nnz_weights == np.count_nonzero(W) + np.count_nonzero(b)
+
+
+@pytest.mark.parametrize("est,twin,kw", [
+    (SimpleTruncationRegressor(theta=0.02, k=2, eta0=0.05), naive_simple_truncation, dict(theta=0.02, k=2, eta0=0.05)),
+    (TruncatedGradientRegressor(gravity=0.1, theta=0.3, k=3, eta0=0.05), naive_truncated_gradient,
+     dict(gravity=0.1, theta=0.3, k=3, eta0=0.05)),
+    (FOBOSRegressor(l1=0.05, eta0=0.05), naive_fobos, dict(l1=0.05, eta0=0.05)),
+    (RDARegressor(l1=0.05, gamma=5.0), naive_rda, dict(l1=0.05, gamma=5.0)),
+    (FTRLProximalRegressor(alpha=0.2, l1=2.0, l2=0.5), naive_ftrl, dict(alpha=0.2, beta=1.0, l1=2.0, l2=0.5)),
+], ids=lambda v: type(v).__name__ if hasattr(v, "fit") else "")
+def test_regressor_equals_eager_twin(est, twin, kw):
+    est = clone(est)
+    X, _, target = _stream(seed=7)
+    sw = np.random.default_rng(1).choice([0.0, 1.0, 2.5], size=X.shape[0])
+    est.partial_fit(X, target, sample_weight=sw)
+    W, b, _ = twin(X, target.reshape(-1, 1), sw, loss="squared", **kw)
+    np.testing.assert_allclose(est.coef_, W[0], rtol=1e-10, atol=1e-10)
+    np.testing.assert_allclose(est.intercept_, b, rtol=1e-10, atol=1e-10)
+    assert 0 < np.count_nonzero(est.coef_) < X.shape[1], "the case should produce some exact zeros"
+
+
+def test_ftrl_l1_gives_exact_zeros_on_a9a():
+    """McMahan et al.: with l1 > 0 FTRL-Proximal sets w_i exactly to 0 while |z_i| <= l1; the more l1, the fewer
+    weights. l1 = 0 keeps every feature seen."""
+    X, y, X_test, y_test = load_a9a()
+    nnz = []
+    for l1 in (0.0, 1.0, 10.0):
+        clf = FTRLProximalClassifier(l1=l1).partial_fit(X, y, classes=[-1, 1])
+        w = clf.coef_
+        seen = np.asarray((X != 0).sum(axis=0)).ravel() > 0
+        if l1 == 0.0:
+            assert np.count_nonzero(w[0, seen]) == seen.sum()
+        nnz.append(np.count_nonzero(w))
+        assert clf.score(X_test, y_test) > 0.82
+    assert nnz[0] > nnz[1] > nnz[2] > 0, nnz
+    # the zeros are exact: the materialised weight is 0.0, not a tiny number
+    z = clf._state_z[0, :-1]
+    np.testing.assert_array_equal(clf.coef_[0] == 0.0, np.abs(z) <= 10.0)
+
+
+def test_tg_reduces_to_simple_truncation_when_gravity_reaches_theta():
+    """Seed 002: when the per-round gravity k eta_t g is >= theta, T1 zeroes all of [-theta, theta]: simple
+    truncation."""
+    X, y, _ = _stream(n=400, seed=3)
+    theta, k, eta0 = 0.05, 4, 0.3
+    tr = SimpleTruncationClassifier(theta=theta, k=k, eta0=eta0).partial_fit(X, y, classes=[-1, 1])
+    gravity = theta * np.sqrt(X.shape[0]) / (k * eta0)  # k eta_t g >= theta for every t <= n
+    tg = TruncatedGradientClassifier(gravity=gravity, theta=theta, k=k, eta0=eta0).partial_fit(X, y, classes=[-1, 1])
+    np.testing.assert_allclose(tg.coef_, tr.coef_, rtol=1e-12, atol=0)
+    np.testing.assert_array_equal(tg.coef_ == 0, tr.coef_ == 0)
+    assert 0 < np.count_nonzero(tr.coef_) < X.shape[1]
+    # and a smaller gravity is not simple truncation
+    weak = TruncatedGradientClassifier(gravity=gravity / 100, theta=theta, k=k, eta0=eta0)
+    assert not np.allclose(weak.partial_fit(X, y, classes=[-1, 1]).coef_, tr.coef_)
+
+
+def test_tg_reduces_to_the_l1_subgradient_method_and_to_fobos():
+    """Seed 002: theta = inf and k = 1 make TG the L1 (sub)gradient step w - eta g - eta g_l1 sgn, clipped at 0
+    (ALGORITHMS.md 4.2 corrects the seed's unclipped form), which is L1-FOBOS with eta_{t+1/2} = eta_t."""
+    X, y, _ = _stream(n=400, seed=4)
+    tg = TruncatedGradientClassifier(gravity=0.02, theta=np.inf, k=1, eta0=0.3).partial_fit(X, y, classes=[-1, 1])
+    W, b, _ = naive_l1_subgradient(X, _targets(y, [-1, 1]), np.ones(X.shape[0]), loss="logistic", l1=0.02, eta0=0.3)
+    np.testing.assert_allclose(tg.coef_, W, rtol=1e-10, atol=1e-10)
+    np.testing.assert_array_equal(tg.coef_ == 0, W == 0)
+    fobos = FOBOSClassifier(l1=0.02, eta0=0.3).partial_fit(X, y, classes=[-1, 1])
+    np.testing.assert_array_equal(tg.coef_, fobos.coef_)
+    assert 0 < np.count_nonzero(W) < X.shape[1]
+
+
+@pytest.mark.parametrize("est", [SimpleTruncationClassifier(theta=0.05), FOBOSClassifier(l1=0.05),
+                                 RDAClassifier(l1=0.05), FTRLProximalClassifier(l1=2.0)],
+                         ids=lambda e: type(e).__name__)
+def test_coef_is_materialised_on_read_without_changing_the_model(est):
+    est = clone(est)
+    X, y, _ = _stream(seed=5)
+    est.partial_fit(X, y, classes=[-1, 1])
+    state = {k: v.copy() for k, v in vars(est).items() if isinstance(v, np.ndarray)}
+    a = est.coef_
+    a[:] = 123.0  # a fresh array: writing to it does not touch the model
+    b = est.coef_
+    assert not np.any(b == 123.0)
+    for key, arr in state.items():
+        np.testing.assert_array_equal(getattr(est, key), arr, err_msg=f"reading coef_ changed {key}")
+    # O(nnz) scores agree with the materialised weights
+    np.testing.assert_allclose(est.decision_function(X), X @ b[0] + est.intercept_[0], rtol=1e-12, atol=1e-12)
+
+
+def test_no_coef_before_fit():
+    est = FTRLProximalClassifier()
+    assert not hasattr(est, "coef_")
+    with pytest.raises(AttributeError, match="before fit"):
+        est.intercept_
+
+
+@pytest.mark.parametrize("est,param,value,expected", [
+    (FTRLProximalClassifier, "alpha", 0.0, "a float in the range (0.0, inf)"),
+    (FTRLProximalClassifier, "alpha", -1.0, "a float in the range (0.0, inf)"),
+    (FTRLProximalClassifier, "l1", -0.1, "a float in the range [0.0, inf)"),
+    (FTRLProximalRegressor, "l2", -1, "a float in the range [0.0, inf)"),
+    (FTRLProximalClassifier, "beta", -1.0, "a float in the range [0.0, inf)"),
+    (RDAClassifier, "l1", -1e-3, "a float in the range [0.0, inf)"),
+    (RDARegressor, "gamma", 0.0, "a float in the range (0.0, inf)"),
+    (FOBOSClassifier, "l1", -1.0, "a float in the range [0.0, inf)"),
+    (TruncatedGradientClassifier, "gravity", -1.0, "a float in the range [0.0, inf)"),
+    (TruncatedGradientClassifier, "theta", -0.5, "a float in the range [0.0, inf)"),
+    (TruncatedGradientRegressor, "k", 0, "an int in the range [1, inf)"),
+    (SimpleTruncationClassifier, "k", 0, "an int in the range [1, inf)"),
+    (SimpleTruncationRegressor, "k", 2.5, "an int in the range [1, inf)"),
+    (SimpleTruncationClassifier, "eta0", 0.0, "a float in the range (0.0, inf)"),
+    (FOBOSRegressor, "learning_rate", "optimal", "one of {'invsqrt', 'constant'}"),
+    (FTRLProximalClassifier, "loss", "log", "one of {'logistic', 'hinge', 'squared'}"),
+])
+def test_bad_parameters_raise_clear_errors(est, param, value, expected):
+    X, y, _ = _stream(n=20)
+    msg = f"The '{param}' parameter of {est.__name__} must be {expected}. Got {value!r} instead."
+    with pytest.raises(ValueError, match=msg.replace("(", r"\(").replace(")", r"\)").replace("[", r"\[")
+                       .replace("{", r"\{").replace("}", r"\}").replace(".", r"\.")):
+        if est.__name__.endswith("Regressor"):
+            est(**{param: value}).fit(X, y.astype(float))
+        else:
+            est(**{param: value}).partial_fit(X, y, classes=[-1, 1])
+
+
+def test_cli_train_json_reports_nnz_weights(capsys):
+    a9a = str(bundled_path("a9a.xz"))
+    assert main(["train", a9a, "--learner", "ftrl", "-p", "l1=5", "--n-features", "123", "--zero-based", "false",
+                 "--json"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    X, y, _, _ = load_a9a()
+    clf = FTRLProximalClassifier(l1=5.0).partial_fit(X, y, classes=[-1, 1])
+    assert out["nnz_weights"] == clf.nnz_weights < 124
