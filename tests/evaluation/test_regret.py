@@ -59,6 +59,7 @@ def test_hinge_lp_equals_vertex_enumeration(seed):
     brute = _vertex_enumeration("hinge", [(x, 1.0) for x in X[:, 0]], list(t),
                                 lambda th: _total("hinge", X, t, th[:1], th[1]))
     assert res.best_fixed_loss == pytest.approx(brute, rel=1e-8, abs=1e-9)
+    assert res.solver == "linear program (HiGHS, dual)"  # (w, b) recovered from the dual, no fallback
     assert res.regret == pytest.approx(9.0 - brute)  # the all-zero scores pay hinge 1 per example
     # without intercept: kinks x_i w = t_i in one dimension (the minimum sits on one of them or at 0)
     res0 = regret(np.zeros(9), X, t, loss="hinge", classes=[-1, 1], fit_intercept=False)
