@@ -16,6 +16,7 @@ import importlib
 
 _MODULES = {
     "demo": "streamlearn.evaluation.experiments.demo",
+    "sparsity": "streamlearn.evaluation.experiments.sparsity",
 }
 
 
