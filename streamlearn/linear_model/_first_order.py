@@ -210,6 +210,8 @@ class Perceptron(OnlineClassifierMixin, _FirstOrderLinear):
     ``b <- b + eta0 y R^2`` where ``R`` is a bound on ``||x||`` fixed before the stream (Novikoff's
     augmented-feature form: the Perceptron on ``(x, R)``). Without bias and with ``w_1 = 0`` predictions do
     not depend on ``eta0``. Mistake bound ``(2R/gamma)^2`` on data separable with margin gamma.
+    With many features per row ``R^2`` is large and the bias moves in big steps; scikit-learn's
+    Perceptron uses ``b += eta0 y`` instead (``radius=1.0`` here gives that rule).
 
     Parameters
     ----------
@@ -257,8 +259,7 @@ class Perceptron(OnlineClassifierMixin, _FirstOrderLinear):
         if self.radius is not None:
             self.radius_ = float(self.radius)
         else:
-            sq = np.asarray(X.multiply(X).sum(axis=1)).ravel() if X.shape[0] else np.zeros(0)
-            r = float(np.sqrt(sq.max())) if sq.size else 0.0
+            r = float(np.sqrt(_k.csr_max_row_sqnorm(X.indptr, X.data)))
             self.radius_ = r if r > 0 else 1.0
 
     def _intercept_sq(self):

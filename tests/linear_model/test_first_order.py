@@ -184,3 +184,15 @@ def test_nan_input_is_rejected_before_any_update():
     with pytest.raises(ValueError, match="NaN"):
         clf.partial_fit(X, [1])
     np.testing.assert_array_equal(clf.coef_, before)
+
+
+@pytest.mark.parametrize("indices,indptr,message", [
+    ([0, 7], [0, 1, 2], "column index 7 is outside"),
+    ([0, -1], [0, 1, 2], "column index -1 is outside"),
+    ([0, 1], [0, 2, 1], "malformed CSR matrix: indptr"),
+])
+def test_malformed_csr_is_refused_not_a_segfault(indices, indptr, message):
+    X = sp.csr_matrix((2, 3))  # built by hand, as a careless caller might: scipy does not check the arrays
+    X.data, X.indices, X.indptr = np.ones(2), np.array(indices, dtype=np.int32), np.array(indptr, dtype=np.int32)
+    with pytest.raises(ValueError, match=message):
+        PassiveAggressiveClassifier().partial_fit(X, [0, 1], classes=[0, 1])
