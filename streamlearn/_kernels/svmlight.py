@@ -23,7 +23,7 @@ import math
 
 import numpy as np
 
-from ._numba import njit_kernel
+from ._numba import njit_inline, njit_kernel
 
 # --- kernel return status ------------------------------------------------------------------------
 ST_NEED_INPUT = 0  # every complete line consumed; state[S_POS] is the start of the incomplete last line
@@ -179,12 +179,12 @@ def _eisel_lemire(man, exp10, neg):
     return -v if neg else v, True
 
 
-@njit_kernel
+@njit_inline
 def _is_space(c):
     return c == 32 or c == 9 or c == 13 or c == 11 or c == 12
 
 
-@njit_kernel
+@njit_inline
 def _lower(c):
     return c | 32
 
@@ -433,7 +433,35 @@ def svmlight_parse(buf, end, final, max_rows, shift, max_index, edge_index, inde
                 break
             p += 1
             vtok = p
-            v, p2, st = _parse_float(buf, p, eol)
+            # fast path for the common '[-]digits[.digits]' with <= 15 digits: float(m) / 10**k is exact
+            # (both operands exact, one rounding: Clinger), so the result equals _parse_float's
+            q = p
+            fneg = False
+            if q < eol and buf[q] == 45:
+                fneg = True
+                q += 1
+            m = 0
+            nd = 0
+            dot = -1
+            while q < eol:
+                c = buf[q]
+                if 48 <= c <= 57:
+                    if nd < 16:
+                        m = m * 10 + (c - 48)
+                    nd += 1
+                elif c == 46 and dot < 0:
+                    dot = nd
+                else:
+                    break
+                q += 1
+            if 0 < nd <= 15 and (q == eol or _is_space(buf[q])):
+                v = float(m) / _POW10_EXACT[nd - dot if dot >= 0 else 0]
+                if fneg:
+                    v = -v
+                p2 = q
+                st = _NUM_OK
+            else:
+                v, p2, st = _parse_float(buf, p, eol)
             if st == _NUM_BAD or p2 == vtok or (p2 < eol and not _is_space(buf[p2])):
                 err = E_VALUE
                 err_pos = tok
