@@ -79,9 +79,12 @@ def _check_chunk_size(chunk_size):
 
 
 def _is_array_pair(stream):
-    """True for ``(X, y)`` / ``(X, y, sample_weight)`` with X a 2-D array or sparse matrix."""
-    return (isinstance(stream, tuple) and len(stream) in (2, 3)
-            and (sp.issparse(stream[0]) or (isinstance(stream[0], np.ndarray) and stream[0].ndim == 2)))
+    """True for ``(X, y)`` / ``(X, y, sample_weight)`` whose X is 2-D (ndarray, sparse matrix, DataFrame, ...).
+
+    A stream of chunks never matches: its first element is a chunk tuple, which has no 2-D ``shape``.
+    """
+    return (isinstance(stream, (tuple, list)) and len(stream) in (2, 3)
+            and len(getattr(stream[0], "shape", ())) == 2)
 
 
 def _chunks(stream, chunk_size):
@@ -329,7 +332,7 @@ def iter_progressive_validation(learner, stream, *, classes=None, checkpoints="d
         contract of :mod:`streamlearn.base`). Classifiers are detected with ``sklearn.base.is_classifier``.
     stream : iterable of tuples, or one tuple of arrays
         Chunks ``(X, y)`` or ``(X, y, sample_weight)`` in stream order (e.g. from a chunked LIBSVM reader);
-        a single tuple whose ``X`` is a 2-D ndarray or sparse matrix is cut with :func:`iter_array_chunks`.
+        a single tuple whose ``X`` is 2-D (ndarray, sparse matrix) is cut with :func:`iter_array_chunks`.
     classes : array-like or None, default=None
         Every label of the stream (classification). ``None``: the learner's ``classes_`` if it has already
         been fitted, else the labels of the first chunk (a label first seen later raises ``ValueError``).
@@ -411,6 +414,23 @@ class ProgressiveResult:
     seconds : float
         Wall-clock time of the pass (learning and evaluating).
     examples_per_second : float
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from streamlearn.evaluation import progressive_validation
+    >>> from streamlearn.linear_model import OGDRegressor
+    >>> rng = np.random.default_rng(0)
+    >>> X = rng.normal(size=(1000, 2)); y = X @ [2.0, -1.0] + 0.5
+    >>> result = progressive_validation(OGDRegressor(eta0=0.1), (X, y))
+    >>> result.task, result.loss, result.n_examples, result.online_error_rate
+    ('regression', 'squared', 1000, None)
+    >>> print(result.format_table())  # doctest: +ELLIPSIS
+    average    since      online     since             example        example   current   current
+    loss       last       rmse       last              counter         weight     label   predict
+    ...
+    online rmse = 0.22...
+    total seconds = ...
     """
 
     learner: str

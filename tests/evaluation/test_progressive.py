@@ -160,7 +160,8 @@ def test_chunking_invariance_full_a9a_and_stream_forms(a9a):
     ref = progressive_validation(OGDClassifier(), (X, y), classes=[-1, 1], chunk_size=X.shape[0])
     chunks = list(iter_array_chunks(X, y, chunk_size=1000))
     chunks.insert(3, (X[:0], y[:0]))  # an empty chunk in the middle is skipped
-    forms = [(X, y), chunks, iter(chunks), [(c[0].toarray(), c[1]) for c in iter_array_chunks(X, y, chunk_size=7001)]]
+    dense_chunks = [(c[0].toarray(), c[1]) for c in iter_array_chunks(X, y, chunk_size=7001)]
+    forms = [(X, y), [X, y], chunks, iter(chunks), dense_chunks]
     for stream in forms:
         res = progressive_validation(OGDClassifier(), stream, classes=[-1, 1], chunk_size=97)
         assert _strip(res.checkpoints) == _strip(ref.checkpoints)
