@@ -32,8 +32,9 @@ run: $(VENV)/.installed
 	mkdir -p $(OUT)
 	$(BIN)/streamlearn demo --plot $(OUT)/demo_online_error.png
 
+# One BLAS thread per pytest worker: 2 workers on 2 cores; oversubscribed BLAS is 100x slower here.
 test: $(VENV)/.installed-test
-	$(BIN)/python -m pytest -n 2 -q
+	OPENBLAS_NUM_THREADS=1 OMP_NUM_THREADS=1 MKL_NUM_THREADS=1 $(BIN)/python -m pytest -n 2 -q
 
 bench: $(VENV)/.installed-bench
 	$(BIN)/python benchmarks/first_order.py

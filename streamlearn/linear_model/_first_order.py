@@ -88,7 +88,7 @@ class OGDClassifier(OnlineClassifierMixin, _FirstOrderLinear):
     >>> X, y, X_test, y_test = load_a9a()
     >>> clf = OGDClassifier(loss="logistic").partial_fit(X, y, classes=[-1, 1])
     >>> print(f"{clf.score(X_test, y_test):.3f}")
-    0.84...
+    0.850
     """
 
     _parameter_constraints = {
