@@ -103,10 +103,8 @@ def _truncate(v, a, theta, rule):
         return v
     if rule == RULE_HARD:
         return 0.0
-    m -= a
-    if m <= 0.0:
-        return 0.0
-    return m if v > 0.0 else -m
+    # branch-free soft threshold (the sign of v is unpredictable: a branch on it costs a misprediction)
+    return math.copysign(max(m - a, 0.0), v)
 
 
 @njit_kernel
@@ -120,22 +118,23 @@ def truncated_epoch(indptr, indices, data, targets, sample_weight, w, mark, fit_
     n_out = w.shape[0]
     d = w.shape[1] - 1
     mark2 = mark.reshape(1, -1)
+    steps = np.empty(n_out)  # the example's gradient steps, one per output
     for i in range(n_rows):
         start = indptr[i]
         end = indptr[i + 1]
         _prefetch_row(indptr, indices, i + 1, w, mark2)
-        # catch the example's coordinates up to the truncations of rounds 1 .. t (lazy, 4.6)
-        for p in range(start, end):
-            j = indices[p]
-            delta = penalty - mark[j]
-            if delta > 0.0:
-                for c in range(n_out):
-                    w[c, j] = _truncate(w[c, j], delta, theta, rule)
-                mark[j] = penalty
         for c in range(n_out):
             z = w[c, d] if fit_intercept else 0.0
             for p in range(start, end):
-                z += w[c, indices[p]] * data[p]
+                j = indices[p]
+                if c == 0:
+                    # catch the coordinate up to the truncations of rounds 1 .. t, all outputs (lazy, 4.6)
+                    delta = penalty - mark[j]
+                    if delta > 0.0:
+                        for cc in range(n_out):
+                            w[cc, j] = _truncate(w[cc, j], delta, theta, rule)
+                        mark[j] = penalty
+                z += w[c, j] * data[p]
             out_scores[i, c] = z
             if not math.isfinite(z):
                 return t, penalty, i
@@ -144,22 +143,22 @@ def truncated_epoch(indptr, indices, data, targets, sample_weight, w, mark, fit_
             continue
         t += 1
         eta = eta0 / math.sqrt(t) if schedule == SCHEDULE_INVSQRT else eta0
+        truncating = t % k == 0
+        a = (1.0 if rule == RULE_HARD else k * eta * lam) if truncating else 0.0
         for c in range(n_out):
-            g = loss_dloss(loss, targets[i, c], out_scores[i, c], 0.0) * s
-            if g == 0.0:
-                continue
-            step = eta * g
-            for p in range(start, end):
-                w[c, indices[p]] -= step * data[p]
+            step = eta * loss_dloss(loss, targets[i, c], out_scores[i, c], 0.0) * s
             if fit_intercept:
                 w[c, d] -= step
-        if t % k == 0:
-            a = 1.0 if rule == RULE_HARD else k * eta * lam
+            if truncating:  # gradient step, then this round's truncation
+                for p in range(start, end):
+                    j = indices[p]
+                    w[c, j] = _truncate(w[c, j] - step * data[p], a, theta, rule)
+            elif step != 0.0:
+                for p in range(start, end):
+                    w[c, indices[p]] -= step * data[p]
+        if truncating:
             for p in range(start, end):
-                j = indices[p]
-                for c in range(n_out):
-                    w[c, j] = _truncate(w[c, j], a, theta, rule)
-                mark[j] = penalty + a
+                mark[indices[p]] = penalty + a
             penalty += a
     return t, penalty, -1
 
@@ -203,11 +202,8 @@ def _rda_weight(G, t, lam, gamma):
     if t == 0:
         return 0.0
     gbar = G / t
-    if abs(gbar) <= lam:
-        return 0.0
-    if gbar > 0.0:
-        return -(math.sqrt(t) / gamma) * (gbar - lam)
-    return -(math.sqrt(t) / gamma) * (gbar + lam)
+    # branch-free: 0 when |gbar| <= lam, else -(sqrt(t) / gamma) (gbar - lam sgn(gbar))
+    return -(math.sqrt(t) / gamma) * math.copysign(max(abs(gbar) - lam, 0.0), gbar)
 
 
 @njit_kernel
@@ -272,9 +268,8 @@ def rda_scores(indptr, indices, data, G, t, lam, gamma, fit_intercept, out):
 # FTRL-Proximal
 @njit_inline
 def _ftrl_weight(z, n, alpha, beta, l1, l2):
-    if abs(z) <= l1:
-        return 0.0
-    shrunk = z - l1 if z > 0.0 else z + l1
+    # branch-free: 0 when |z| <= l1, else -(z - l1 sgn(z)) / ((beta + sqrt(n)) / alpha + l2)
+    shrunk = math.copysign(max(abs(z) - l1, 0.0), z)
     return -shrunk / ((beta + math.sqrt(n)) / alpha + l2)
 
 
@@ -289,6 +284,7 @@ def ftrl_epoch(indptr, indices, data, targets, sample_weight, z, n, fit_intercep
     for i in range(n_rows):
         max_nnz = max(max_nnz, indptr[i + 1] - indptr[i])
     wbuf = np.empty(max_nnz + 1)  # the example's weights, computed once for the score and the update
+    sqbuf = np.empty(max_nnz + 1)  # and the sqrt(n_j), so that the update takes one square root, not two
     for i in range(n_rows):
         start = indptr[i]
         end = indptr[i + 1]
@@ -302,8 +298,12 @@ def ftrl_epoch(indptr, indices, data, targets, sample_weight, z, n, fit_intercep
                 acc = wb
             for p in range(start, end):
                 j = indices[p]
-                wj = _ftrl_weight(z[c, j], n[c, j], alpha, beta, l1, l2)
+                zj = z[c, j]
+                sq = math.sqrt(n[c, j])
+                # _ftrl_weight with sqrt(n_j) kept
+                wj = -math.copysign(max(abs(zj) - l1, 0.0), zj) / ((beta + sq) / alpha + l2)
                 wbuf[p - start] = wj
+                sqbuf[p - start] = sq
                 acc += wj * data[p]
             out_scores[i, c] = acc
             if not math.isfinite(acc):
@@ -316,9 +316,8 @@ def ftrl_epoch(indptr, indices, data, targets, sample_weight, z, n, fit_intercep
             for p in range(start, end):
                 j = indices[p]
                 gj = g * data[p]
-                nj = n[c, j]
-                ng = nj + gj * gj
-                sigma = (math.sqrt(ng) - math.sqrt(nj)) / alpha
+                ng = n[c, j] + gj * gj
+                sigma = (math.sqrt(ng) - sqbuf[p - start]) / alpha
                 z[c, j] += gj - sigma * wbuf[p - start]
                 n[c, j] = ng
             if fit_intercept:
