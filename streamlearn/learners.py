@@ -23,6 +23,8 @@ class LearnerSpec:
 
     ``target`` is ``"module:Class"``; ``fixed`` are parameters the name implies (they may not be
     overridden with ``-p``); ``defaults`` are CLI defaults that differ from the class's (overridable).
+    ``batch=True`` marks a batch estimator (``fit``/``fit_stream``, no ``partial_fit``): ``streamlearn
+    train`` calls its ``fit_stream`` on the chunk stream, without progressive validation.
     """
 
     name: str
@@ -32,6 +34,7 @@ class LearnerSpec:
     fixed: dict = field(default_factory=dict)
     defaults: dict = field(default_factory=dict)
     demo: bool = True
+    batch: bool = False
 
     def cls(self):
         module, _, qualname = self.target.partition(":")
@@ -78,6 +81,27 @@ LEARNERS = {s.name: s for s in [
     LearnerSpec("rda-regressor", f"{_LM}:RDARegressor", "L1-RDA, squared loss", task="regression", demo=False),
     LearnerSpec("ftrl-regressor", f"{_LM}:FTRLProximalRegressor", "FTRL-Proximal, squared loss",
                 task="regression", demo=False),
+    # confidence-weighted, Pegasos, SVM solvers (seed 001, ALGORITHMS.md 2.4-2.8, 3.1-3.2)
+    LearnerSpec("cw", f"{_LM}:ConfidenceWeightedClassifier",
+                "Confidence-Weighted, full covariance, exact update (Crammer et al. NIPS 2008); d <= 4096",
+                fixed={"covariance": "full"}),
+    LearnerSpec("cw-diag", f"{_LM}:ConfidenceWeightedClassifier",
+                "Confidence-Weighted, diagonal covariance, variance update (Dredze et al. ICML 2008); O(nnz)",
+                fixed={"covariance": "diagonal"}, defaults={"update": "variance"}),
+    LearnerSpec("arow", f"{_LM}:AROWClassifier",
+                "AROW (Crammer et al. NIPS 2009), full covariance (-p covariance=diagonal above 4096 features)"),
+    LearnerSpec("scw1", f"{_LM}:SoftConfidenceWeightedClassifier", "Soft Confidence-Weighted SCW-I (Wang et al. "
+                "ICML 2012), full covariance (-p covariance=diagonal above 4096 features)", fixed={"variant": "scw1"}),
+    LearnerSpec("scw2", f"{_LM}:SoftConfidenceWeightedClassifier", "Soft Confidence-Weighted SCW-II, full "
+                "covariance (-p covariance=diagonal above 4096 features)", fixed={"variant": "scw2"}),
+    LearnerSpec("pegasos", f"{_LM}:PegasosClassifier",
+                "Pegasos: mini-batch k (batch_size), step 1/(alpha t), projection on the 1/sqrt(alpha) ball",
+                defaults={"alpha": 0.003}),
+    LearnerSpec("dcd-svm", f"{_LM}:DualCoordinateDescentSVC",
+                "Linear SVM by dual coordinate descent (Hsieh et al. 2008; LIBLINEAR), batch, in memory",
+                demo=False, batch=True),
+    LearnerSpec("bm-svm", f"{_LM}:BlockMinimizationSVC", "Linear SVM by block minimization over compressed "
+                "on-disk blocks (Yu et al. 2010): data larger than memory (--block-mb)", demo=False, batch=True),
 ]}
 
 

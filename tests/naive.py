@@ -6,3 +6,4 @@ Each area keeps its twins in ``tests/naive_<area>.py``; this module re-exports t
 from tests.naive_linear import *  # noqa: F401,F403
 from tests.naive_svmlight import *  # noqa: F401,F403
 from tests.naive_sparse import *  # noqa: F401,F403
+from tests.naive_margin import *  # noqa: F401,F403

@@ -38,9 +38,15 @@ _FTRL_ALPHA = ("the check sets alpha=0.01 believing alpha is a penalty; in FTRL 
                "the learning rate, so 5 passes at a 10x smaller rate leave R^2 < 0.5")
 
 
+# batch SVM solvers (no partial_fit): weights are exactly equivalent to repetitions at the optimum, but the
+# solvers stop at a projected-gradient tolerance; tests/linear_model/test_svm.py shows the check passing at tol=1e-10
+_TOL = ("the SVM solver stops at tol on the projected gradient: the weighted and the repeated problems have the "
+        "same optimum but are solved along different paths, so the models agree to ~tol, not to rtol=1e-7")
+
+
 def _expected_failed(estimator):
     """The sklearn checks each estimator is known to fail, each with its reason (strict: they must fail)."""
-    failed = dict(_WEIGHTS)
+    failed = dict(_WEIGHTS) if hasattr(estimator, "partial_fit") else {check: _TOL for check in _WEIGHTS}
     if type(estimator).__name__.startswith("OGD") and estimator.loss == "squared":
         failed.update(_DIVERGING)
     if type(estimator).__name__ in _SPARSE_SGD_REGRESSORS:
@@ -57,7 +63,9 @@ def test_sklearn_compatible(estimator, check):
     check(estimator)
 
 
-@pytest.mark.parametrize("estimator,check", [(est, check) for est in ESTIMATORS for check in yield_checks(est)],
+# the online checks apply to learners with partial_fit (batch estimators such as dcd-svm/bm-svm have none)
+@pytest.mark.parametrize("estimator,check", [(est, check) for est in ESTIMATORS if hasattr(est, "partial_fit")
+                                             for check in yield_checks(est)],
                          ids=lambda v: v.__name__ if callable(v) else repr(v))
 def test_online_contract(estimator, check):
     check(estimator)

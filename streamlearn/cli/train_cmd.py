@@ -4,7 +4,7 @@ import os
 
 from sklearn.base import is_classifier
 
-from ..learners import make_learner
+from ..learners import LEARNERS, make_learner
 from ._common import (CLIError, add_output_options, add_param_option, check_input_file, format_table,
                       parse_params, print_json, show_progress)
 
@@ -20,6 +20,9 @@ def add_parser(sub):
     p.add_argument("--seed", type=int, default=0, help="seed of the holdout draw (default 0)")
     p.add_argument("--passes", type=int, default=1, help="passes over DATA (default 1)")
     p.add_argument("-o", "--output", metavar="MODEL", help="save the trained model to this file")
+    p.add_argument("--block-mb", type=float, default=None, metavar="N",
+                   help="block size in MiB for learners that split DATA into on-disk blocks (bm-svm); "
+                        "same as -p block_mb=N")
     p.set_defaults(func=run_train)
 
     e = sub.add_parser("evaluate", help="progressive validation of a learner on a LIBSVM file: VW-style "
@@ -79,8 +82,15 @@ def run_train(args):
     learner = make_learner(args.learner, params)
     if args.passes < 1:
         raise CLIError(f"--passes must be >= 1; got {args.passes}.")
+    if args.block_mb is not None:
+        if "block_mb" not in learner.get_params() or args.block_mb <= 0:
+            raise CLIError(f"--block-mb needs a learner that stores blocks on disk (bm-svm) and a size > 0; got "
+                           f"{args.block_mb} for {args.learner}.")
+        learner.set_params(block_mb=args.block_mb)
     paths = [args.data] + ([args.test] if args.test else [])
     opens = _streams(args, paths)
+    if LEARNERS[args.learner].batch:
+        return _run_batch_train(args, learner, params, opens)
     report = train_test_run(learner, opens[0], name=args.learner, params=params, passes=args.passes,
                             test_stream=opens[1] if args.test else None, holdout=args.holdout, seed=args.seed,
                             progress=show_progress(args))
@@ -98,11 +108,54 @@ def run_train(args):
     return 0
 
 
+def _run_batch_train(args, learner, params, opens):
+    """A batch learner (``LearnerSpec.batch``): ``fit_stream`` over DATA's chunks, then the test file."""
+    import time
+
+    import numpy as np
+
+    from ..evaluation.train_test import TrainReport, score_stream
+
+    if args.holdout is not None or args.passes != 1 or args.plot:
+        raise CLIError(f"{args.learner} is a batch learner: --holdout, --passes and --plot (progressive "
+                       "validation) do not apply; use --test and -p max_iter=N.")
+    n_rows = [0]
+
+    def counted(stream):
+        for X, y in stream:
+            n_rows[0] += X.shape[0]
+            yield X, y
+
+    start = time.perf_counter()
+    learner.fit_stream(counted(opens[0]()))
+    seconds = time.perf_counter() - start
+    report = TrainReport(
+        learner=args.learner, params=params, n_train=n_rows[0], n_features=int(learner.n_features_in_), passes=1,
+        online_error_rate=None, online_rmse=None, average_loss=float(np.mean(learner.train_loss_)),
+        train_seconds=seconds, examples_per_second=n_rows[0] / seconds if seconds > 0 else float("inf"),
+        nnz_weights=int(learner.nnz_weights), test=score_stream(learner, opens[1]()) if args.test else {})
+    if args.output:
+        learner.save(args.output)
+    out = report.as_dict()
+    out.update(objective=float(np.sum(learner.objective_)), dual_objective=float(np.sum(learner.dual_objective_)),
+               n_iter=int(learner.n_iter_), n_blocks=getattr(learner, "n_blocks_", None))
+    if args.json:
+        print_json({k: v for k, v in out.items() if v is not None})
+    elif not args.quiet:
+        print(format_table([{k: v for k, v in out.items() if k != "params" and v is not None}], floatfmt="{:.4f}"))
+        if args.output:
+            print(f"model saved to {os.path.abspath(args.output)}")
+    return 0
+
+
 def run_evaluate(args):
     from ..evaluation import progressive_validation
     from ..evaluation.train_test import _peek_classes
 
     learner = make_learner(args.learner, parse_params(args.param))
+    if LEARNERS[args.learner].batch:
+        raise CLIError(f"{args.learner} is a batch learner: progressive validation does not apply; use "
+                       "'streamlearn train --test TEST'.")
     stream = _streams(args, [args.data])[0]()
     classes = None
     if is_classifier(learner):
