@@ -54,15 +54,20 @@ _SCHEDULES = {"invsqrt": _k.SCHEDULE_INVSQRT, "constant": _k.SCHEDULE_CONSTANT}
 
 
 class _SparseLinear(BaseOnlineLinear):
-    """State arrays of shape (K, d + 1) (last column: the intercept); ``coef_``/``intercept_`` are built
-    from them on demand by ``_materialize``; scores come from ``_scores`` in O(K nnz)."""
+    """Feature-major state arrays (row j: feature j, row d: the intercept; see streamlearn._kernels.sparse_l1)
+    allocated by ``_allocate``; ``coef_``/``intercept_`` are built from them on demand by ``_materialize``;
+    scores come from ``_scores`` in O(K nnz)."""
 
-    _state_arrays = ()  # names of the (K, d + 1) float64 state arrays, all zero at the start
     _diverge_hint = "eta0"
 
+    def _state_shape(self, n_features, n_outputs):
+        raise NotImplementedError
+
     def _allocate(self, n_features, n_outputs, X):
-        for name in self._state_arrays:
-            setattr(self, name, np.zeros((n_outputs, n_features + 1), dtype=np.float64))
+        self._state = np.zeros(self._state_shape(n_features, n_outputs), dtype=np.float64)
+
+    def _n_outputs(self):
+        raise NotImplementedError
 
     def _loss_name(self):
         return self.loss if isinstance(self, OnlineClassifierMixin) else "squared"
@@ -73,8 +78,7 @@ class _SparseLinear(BaseOnlineLinear):
 
     def _weights(self):
         """The materialised model: (K, d + 1), last column the intercept."""
-        state = getattr(self, self._state_arrays[0])
-        return self._materialize(np.empty_like(state))
+        return self._materialize(np.empty((self._n_outputs(), self._state.shape[0]), dtype=np.float64))
 
     def _not_fitted(self, name):
         if not self._is_started():
@@ -109,7 +113,7 @@ class _SparseLinear(BaseOnlineLinear):
     def _decision_function(self, X):
         check_is_fitted(self)
         X = _validation.check_X(self, X, reset=False)
-        K = getattr(self, self._state_arrays[0]).shape[0]
+        K = self._n_outputs()
         out = np.empty((X.shape[0], K), dtype=np.float64)
         if X.shape[0]:
             self._scores(X, out)
@@ -144,12 +148,15 @@ class _ProbaMixin:
 class _Truncated(_SparseLinear):
     """Simple truncation, truncated gradient and L1-FOBOS: one kernel, three settings of (rule, theta, k, lam)."""
 
-    _state_arrays = ("_state_w",)
+    def _state_shape(self, n_features, n_outputs):
+        return (n_features + 1, n_outputs + 1)  # weights, then the truncation mark
 
     def _allocate(self, n_features, n_outputs, X):
         super()._allocate(n_features, n_outputs, X)
-        self._state_mark = np.zeros(n_features, dtype=np.float64)
         self._state_penalty = 0.0
+
+    def _n_outputs(self):
+        return self._state.shape[1] - 1
 
     # (rule, theta, k, lam) of the concrete learner
     def _truncation(self):
@@ -159,7 +166,7 @@ class _Truncated(_SparseLinear):
         rule, theta, k, lam = self._truncation()
         t, penalty, bad = _k.truncated_epoch(
             indptr=X.indptr, indices=X.indices, data=X.data, targets=targets, sample_weight=sw,
-            w=self._state_w, mark=self._state_mark, fit_intercept=bool(self.fit_intercept), rule=rule,
+            wm=self._state, fit_intercept=bool(self.fit_intercept), rule=rule,
             loss=loss_code(self._loss_name()), theta=theta, k=k, lam=lam, eta0=float(self.eta0),
             schedule=_SCHEDULES[self.learning_rate], t=self.t_, penalty=self._state_penalty, out_scores=out)
         self.t_ = int(t)
@@ -169,12 +176,12 @@ class _Truncated(_SparseLinear):
 
     def _materialize(self, out):
         rule, theta, _, _ = self._truncation()
-        return _k.truncated_materialize(self._state_w, self._state_mark, self._state_penalty, theta, rule, out)
+        return _k.truncated_materialize(self._state, self._state_penalty, theta, rule, out)
 
     def _scores(self, X, out):
         rule, theta, _, _ = self._truncation()
-        _k.truncated_scores(X.indptr, X.indices, X.data, self._state_w, self._state_mark, self._state_penalty,
-                            theta, rule, bool(self.fit_intercept), out)
+        _k.truncated_scores(X.indptr, X.indices, X.data, self._state, self._state_penalty, theta, rule,
+                            bool(self.fit_intercept), out)
 
 
 class _SimpleTruncation(_Truncated):
@@ -500,7 +507,6 @@ class FOBOSRegressor(OnlineRegressorMixin, _FOBOS):
 # ---------------------------------------------------------------------------------------------------
 # L1-RDA
 class _RDA(_SparseLinear):
-    _state_arrays = ("_state_G",)
     _diverge_hint = "1/gamma (raise gamma)"
     _parameter_constraints = {
         "l1": [Interval(float, 0, None, closed="left")],
@@ -508,9 +514,15 @@ class _RDA(_SparseLinear):
         **_PASS_PARAMS,
     }
 
+    def _state_shape(self, n_features, n_outputs):
+        return (n_features + 1, n_outputs)  # the gradient sums G
+
+    def _n_outputs(self):
+        return self._state.shape[1]
+
     def _kernel_pass(self, X, targets, sw, out):
         t, bad = _k.rda_epoch(
-            indptr=X.indptr, indices=X.indices, data=X.data, targets=targets, sample_weight=sw, G=self._state_G,
+            indptr=X.indptr, indices=X.indices, data=X.data, targets=targets, sample_weight=sw, G=self._state,
             fit_intercept=bool(self.fit_intercept), loss=loss_code(self._loss_name()), lam=float(self.l1),
             gamma=float(self.gamma), t=self.t_, out_scores=out)
         self.t_ = int(t)
@@ -518,10 +530,10 @@ class _RDA(_SparseLinear):
             self._raise_diverged(bad, self._diverge_hint)
 
     def _materialize(self, out):
-        return _k.rda_materialize(self._state_G, self.t_, float(self.l1), float(self.gamma), out)
+        return _k.rda_materialize(self._state, self.t_, float(self.l1), float(self.gamma), out)
 
     def _scores(self, X, out):
-        _k.rda_scores(X.indptr, X.indices, X.data, self._state_G, self.t_, float(self.l1), float(self.gamma),
+        _k.rda_scores(X.indptr, X.indices, X.data, self._state, self.t_, float(self.l1), float(self.gamma),
                       bool(self.fit_intercept), out)
 
 
@@ -609,7 +621,6 @@ class RDARegressor(OnlineRegressorMixin, _RDA):
 # ---------------------------------------------------------------------------------------------------
 # FTRL-Proximal
 class _FTRL(_SparseLinear):
-    _state_arrays = ("_state_z", "_state_n")
     _diverge_hint = "alpha"
     _parameter_constraints = {
         "alpha": [Interval(float, 0, None, closed="neither")],
@@ -619,10 +630,16 @@ class _FTRL(_SparseLinear):
         **_PASS_PARAMS,
     }
 
+    def _state_shape(self, n_features, n_outputs):
+        return (n_features + 1, n_outputs, 2)  # z and n, interleaved
+
+    def _n_outputs(self):
+        return self._state.shape[1]
+
     def _kernel_pass(self, X, targets, sw, out):
         t, bad = _k.ftrl_epoch(
-            indptr=X.indptr, indices=X.indices, data=X.data, targets=targets, sample_weight=sw, z=self._state_z,
-            n=self._state_n, fit_intercept=bool(self.fit_intercept), loss=loss_code(self._loss_name()),
+            indptr=X.indptr, indices=X.indices, data=X.data, targets=targets, sample_weight=sw, zn=self._state,
+            fit_intercept=bool(self.fit_intercept), loss=loss_code(self._loss_name()),
             alpha=float(self.alpha), beta=float(self.beta), l1=float(self.l1), l2=float(self.l2), t=self.t_,
             out_scores=out)
         self.t_ = int(t)
@@ -633,10 +650,10 @@ class _FTRL(_SparseLinear):
         return float(self.alpha), float(self.beta), float(self.l1), float(self.l2)
 
     def _materialize(self, out):
-        return _k.ftrl_materialize(self._state_z, self._state_n, *self._hyper(), out)
+        return _k.ftrl_materialize(self._state, *self._hyper(), out)
 
     def _scores(self, X, out):
-        _k.ftrl_scores(X.indptr, X.indices, X.data, self._state_z, self._state_n, *self._hyper(),
+        _k.ftrl_scores(X.indptr, X.indices, X.data, self._state, *self._hyper(),
                        bool(self.fit_intercept), out)
 
 
