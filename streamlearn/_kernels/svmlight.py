@@ -175,7 +175,7 @@ def _eisel_lemire(man, exp10, neg):
     if ret_exp2 - np.uint64(1) >= np.uint64(0x7FE):  # subnormal or overflow: let the caller decide
         return 0.0, False
     # mant is the 53-bit significand with its hidden bit, so this is exact (a normal double)
-    v = math.ldexp(float(mant), np.int64(ret_exp2) - 1075)
+    v = math.ldexp(float(mant), int(np.int64(ret_exp2)) - 1075)
     return -v if neg else v, True
 
 
@@ -216,7 +216,7 @@ def _parse_float(buf, p, end):
     exp10 = 0
     any_digit = False
     while p < end and 48 <= buf[p] <= 57:
-        d = buf[p] - 48
+        d = np.int64(buf[p]) - 48
         any_digit = True
         if ndig > 0 or d != 0:
             if ndig < 19:
@@ -228,7 +228,7 @@ def _parse_float(buf, p, end):
     if p < end and buf[p] == 46:  # '.'
         p += 1
         while p < end and 48 <= buf[p] <= 57:
-            d = buf[p] - 48
+            d = np.int64(buf[p]) - 48
             any_digit = True
             if ndig > 0 or d != 0:
                 if ndig < 19:
@@ -251,7 +251,7 @@ def _parse_float(buf, p, end):
         e = 0
         while p < end and 48 <= buf[p] <= 57:
             if e < 100000:
-                e = e * 10 + (buf[p] - 48)
+                e = e * 10 + (np.int64(buf[p]) - 48)
             p += 1
         exp10 += -e if eneg else e
     if ndig > 19:
@@ -418,7 +418,7 @@ def svmlight_parse(buf, end, final, max_rows, shift, max_index, edge_index, inde
                 if idx > _INDEX_GROW:
                     big = True
                 else:
-                    idx = idx * 10 + (buf[p] - 48)
+                    idx = idx * 10 + (np.int64(buf[p]) - 48)
                 p += 1
                 nd += 1
             if nd == 0 or p >= eol or buf[p] != 58:
@@ -447,7 +447,7 @@ def svmlight_parse(buf, end, final, max_rows, shift, max_index, edge_index, inde
                 c = buf[q]
                 if 48 <= c <= 57:
                     if nd < 16:
-                        m = m * 10 + (c - 48)
+                        m = m * 10 + (np.int64(c) - 48)
                     nd += 1
                 elif c == 46 and dot < 0:
                     dot = nd
