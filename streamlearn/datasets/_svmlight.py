@@ -11,6 +11,7 @@ import io
 import lzma
 import numbers
 import os
+import zlib
 
 import numpy as np
 import scipy.sparse as sp
@@ -24,6 +25,7 @@ _INT64_MAX = np.iinfo(np.int64).max
 _DEFAULT_BLOCK = 4 << 20
 _HARD_ROWS = 4096
 _MAGIC = ((b"\x1f\x8b", "gzip"), (b"BZh", "bz2"), (b"\xfd7zXZ\x00", "xz"))
+_DECOMPRESSION_ERRORS = (EOFError, OSError, lzma.LZMAError, zlib.error)  # gzip.BadGzipFile is an OSError
 _SUFFIX = {".gz": "gzip", ".bz2": "bz2", ".xz": "xz", ".lzma": "xz"}
 
 
@@ -319,7 +321,16 @@ class _Parser:
             if not final:
                 if end == len(buf):  # a single line longer than the buffer: grow it
                     buf = np.concatenate([buf, np.empty(len(buf), dtype=np.uint8)])
-                n = _readinto(stream, memoryview(buf)[end:])
+                try:
+                    n = _readinto(stream, memoryview(buf)[end:])
+                except _DECOMPRESSION_ERRORS as e:
+                    if not isinstance(stream, (gzip.GzipFile, bz2.BZ2File, lzma.LZMAFile)):
+                        raise
+                    kind = {gzip.GzipFile: "gzip", bz2.BZ2File: "bz2"}.get(type(stream), "xz")
+                    raise SvmlightFormatError(  # the line number is the first line not yet read
+                        self.name, int(st[_k.S_LINE]),
+                        f"cannot decompress the {kind} data ({type(e).__name__}: {e}); the file is "
+                        f"corrupt or truncated") from e
                 if n == 0:
                     final = True
                 end += n

@@ -291,6 +291,19 @@ def test_compressed_equals_plain(random_files, tmp_path, kind):
                                     zero_based=True)), ref)
 
 
+@pytest.mark.parametrize("kind", ["gz", "bz2", "xz"])
+def test_corrupt_or_truncated_compressed_file(tmp_path, kind):
+    raw = b"".join(b"1 1:%d 3:2\n" % i for i in range(20000))
+    comp = {"gz": gzip.compress, "bz2": bz2.compress, "xz": lzma.compress}[kind](raw)
+    name = {"gz": "gzip", "bz2": "bz2", "xz": "xz"}[kind]
+    for bad in (comp[: len(comp) // 2], comp[:10] + bytes(50) + comp[60:]):
+        p = tmp_path / f"bad.{kind}"
+        p.write_bytes(bad)
+        with pytest.raises(SvmlightFormatError, match=rf"^{re.escape(str(p))}, line \d+: cannot decompress the "
+                                                      rf"{name} data \(.*\); the file is corrupt or truncated"):
+            load_svmlight(p, block_size=4096)
+
+
 def test_plain_file_with_compression_suffix_is_read_as_plain(random_files, tmp_path):
     path, raw, _ = random_files[0]
     p = tmp_path / "plain.gz"
