@@ -42,6 +42,7 @@ class LearnerSpec:
 
 
 _LM = "streamlearn.linear_model"
+_FM = "streamlearn.facto"
 LEARNERS = {s.name: s for s in [
     LearnerSpec("perceptron", f"{_LM}:Perceptron", "Perceptron with bias (Rosenblatt; bias via R^2, lecture seed 001)"),
     LearnerSpec("perceptron-nobias", f"{_LM}:Perceptron", "Perceptron without bias",
@@ -102,6 +103,25 @@ LEARNERS = {s.name: s for s in [
                 demo=False, batch=True),
     LearnerSpec("bm-svm", f"{_LM}:BlockMinimizationSVC", "Linear SVM by block minimization over compressed "
                 "on-disk blocks (Yu et al. 2010): data larger than memory (--block-mb)", demo=False, batch=True),
+    # factorization machines (seed 003, ALGORITHMS.md 7)
+    LearnerSpec("fm", f"{_FM}:FMClassifier", "Factorization machine (Rendle), logistic loss, SGD/AdaGrad, O(k nnz)"),
+    LearnerSpec("fm-regressor", f"{_FM}:FMRegressor", "Factorization machine, squared loss, SGD/AdaGrad",
+                task="regression", demo=False),
+    LearnerSpec("ccfm-ogd", f"{_FM}:CCFMOnlineGradientClassifier",
+                "Compact convexified FM by projected OGD (eigendecomposition per projection; dense (d+1)^2)",
+                demo=False),
+    LearnerSpec("ccfm-ogd-regressor", f"{_FM}:CCFMOnlineGradientRegressor",
+                "Compact convexified FM by projected OGD, squared loss", task="regression", demo=False),
+    LearnerSpec("occfm", f"{_FM}:OCCFMClassifier",
+                "OCCFM: projection-free online conditional gradient on the convexified FM (exact up to 2000 "
+                "features, low-rank above; -p mode=exact|scalable)", demo=False),
+    LearnerSpec("occfm-regressor", f"{_FM}:OCCFMRegressor", "OCCFM, squared loss", task="regression",
+                demo=False),
+    LearnerSpec("occfm-scalable", f"{_FM}:OCCFMClassifier",
+                "OCCFM with the low-rank state (rank budget, FD-style gradient sketch)",
+                fixed={"mode": "scalable"}, demo=False),
+    LearnerSpec("occfm-scalable-regressor", f"{_FM}:OCCFMRegressor", "OCCFM, low-rank state, squared loss",
+                task="regression", fixed={"mode": "scalable"}, demo=False),
 ]}
 
 
