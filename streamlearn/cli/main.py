@@ -18,6 +18,7 @@ SUBCOMMAND_MODULES = (
     "streamlearn.cli.predict_cmd",
     "streamlearn.cli.learners_cmd",
     "streamlearn.cli.experiment_cmd",
+    "streamlearn.cli.sketch_cmd",
 )
 
 

@@ -15,3 +15,4 @@ from ._regret import RegretResult, regret
 
 __all__ = ["evaluate", "iter_array_chunks", "iter_progressive_validation", "progressive_validation",
            "ProgressiveResult", "regret", "RegretResult"]
+from .spectral import covariance_errors, relative_spectral_error  # noqa: E402,F401  (sketch accuracy)

@@ -1,0 +1,71 @@
+"""``streamlearn sketch`` and ``streamlearn experiment rfd-figure1``, called in-process."""
+
+import json
+
+import numpy as np
+import pytest
+from sklearn.datasets import dump_svmlight_file
+
+from streamlearn import load
+from streamlearn.cli.main import main
+from streamlearn.datasets import bundled_path
+
+A9A = str(bundled_path("a9a.xz"))
+KEYS = {"sketch", "ell", "n_rows", "n_features", "relative_spectral_error", "seconds", "rows_per_second",
+        "relative_frobenius_error"}
+
+
+def _json(capsys):
+    return json.loads(capsys.readouterr().out)
+
+
+def test_sketch_json_contract_and_saved_sketch(tmp_path, capsys):
+    out_path = tmp_path / "rfd.slm"
+    assert main(["sketch", A9A, "--sketch", "rfd", "--ell", "5", "-p", "alpha0=0", "-o", str(out_path),
+                 "--json"]) == 0
+    out = _json(capsys)
+    assert KEYS <= set(out)
+    assert out["n_rows"] == 32561 and out["n_features"] == 123 and out["ell"] == 5
+    assert 0 < out["relative_spectral_error"] < 0.2 and out["rows_per_second"] > 0
+    sketch = load(out_path)
+    assert sketch.n_seen_ == 32561 and sketch.alpha_ == pytest.approx(out["alpha"])
+
+
+def test_sketch_human_table_and_params(tmp_path, capsys):
+    rng = np.random.default_rng(0)
+    X = rng.standard_normal((60, 12))
+    path = tmp_path / "small.svm"
+    dump_svmlight_file(X, np.ones(60), str(path))
+    assert main(["sketch", str(path), "--sketch", "rp", "--ell", "4", "-p", "kind=sparse-sign",
+                 "-p", "random_state=3"]) == 0
+    text = capsys.readouterr().out
+    assert "relative_spectral_error" in text and "RandomProjectionSketch" in text
+
+
+@pytest.mark.parametrize("argv,message", [
+    (["--sketch", "fd", "--ell", "1"], "The 'ell' parameter of FrequentDirections must be an int in the range"),
+    (["--sketch", "fd", "--ell", "200"], "ell=200 must be smaller than the number of features"),
+    (["--sketch", "fd", "-p", "beta=0.5"], "sketch 'fd' has no parameter 'beta'"),
+    (["--sketch", "pfd", "-p", "beta=2"], "'beta' parameter of ParameterizedFD must be a float"),
+])
+def test_sketch_errors(argv, message, capsys):
+    assert main(["sketch", A9A] + argv) == 2
+    assert message in capsys.readouterr().err
+
+
+def test_sketch_missing_file(tmp_path, capsys):
+    assert main(["sketch", str(tmp_path / "nope.svm")]) == 2
+    assert "does not exist" in capsys.readouterr().err
+
+
+def test_rfd_figure1_experiment_on_a9a(tmp_path, capsys):
+    png, md = tmp_path / "fig.png", tmp_path / "fig.md"
+    assert main(["experiment", "rfd-figure1", "--data", "a9a", "--ells", "5,10", "--betas", "0.2",
+                 "--markdown", str(md), "--plot", str(png), "--json"]) == 0
+    rows = _json(capsys)
+    assert {r["method"] for r in rows} == {"FD", "CFD", "PFD-0.2", "RFD"} and len(rows) == 8
+    for r in rows:
+        if r["method"] == "RFD":
+            assert r["ratio_to_fd"] <= 0.6
+    assert png.read_bytes()[:4] == b"\x89PNG"
+    assert "a9a: " in md.read_text() and "(met)" in md.read_text()
