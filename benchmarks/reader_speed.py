@@ -336,7 +336,7 @@ def main(argv=None):
 
     load_svmlight(__import__("io").BytesIO(b"1 1:1\n"))  # numba kernel: cache load / compile
     work = Path(tempfile.mkdtemp(prefix="reader_speed_", dir=args.tmp))
-    res = {"command": "python benchmarks/reader_speed.py " + " ".join(shlex.quote(a) for a in (argv or sys.argv[1:])),
+    res = {"command": " ".join(["python benchmarks/reader_speed.py"] + [shlex.quote(a) for a in (argv or sys.argv[1:])]),
            "args": vars(args), "date": time.strftime("%Y-%m-%d %H:%M"),
            "machine": f"{platform.machine()}, {os.cpu_count()} cores, {platform.python_implementation()} "
                       f"{platform.python_version()}",
