@@ -1,16 +1,20 @@
 """On-disk blocks of a CSR data set for block minimization: written once while streaming, read one at a time.
 
 A block file is ``MAGIC``, an 8-byte little-endian header length, a JSON header, then zlib-compressed
-segments (level 1: fast, and what matters is that the blocks are smaller than the raw arrays):
+segments (level 1: decompression speed is what an outer iteration pays for, at every block read):
 
-* ``row_nnz``: non-zeros per row (int32 or int64);
-* ``indices``: column indices delta-encoded over the whole block (``np.diff`` with the first value kept),
-  which turns sorted rows into small numbers that compress well; decoding is one ``cumsum``;
-* ``data``: float64 values, omitted when they are all 1.0 (binary features);
-* ``y`` float64 labels, and ``sample_weight`` float64, omitted when all 1.0.
+* ``row_nnz``: non-zeros per row;
+* ``jumps`` and ``deltas``: the column indices, delta-encoded. Within a row (indices sorted) the gaps are
+  positive and small, so they are stored in the narrowest unsigned type that holds the block's largest gap
+  (uint8 for a9a's 123 features); ``jumps`` holds, for each non-empty row, its first index minus the last
+  index of the previous row (signed). Decoding is one ``cumsum``. Rows with unsorted indices fall back to
+  signed deltas of the index type;
+* ``data``: omitted when every value is 1.0 (binary features), else stored as the narrowest unsigned
+  integer type when all values are small non-negative integers (term counts), else float64;
+* ``y`` and ``sample_weight`` the same way (weights omitted when all 1.0).
 
-Each segment records its raw size and CRC-32 and both are checked on reading. Decompression is streamed
-into pre-allocated arrays, so reading a block needs its compressed bytes plus the block itself.
+zlib's own Adler-32 check and the recorded sizes detect corrupted segments. Decompression is streamed into
+pre-allocated arrays, so reading a block needs its compressed bytes plus the block itself.
 """
 
 import json
@@ -33,9 +37,22 @@ _OUT_MAX = 1 << 22
 
 def _deflate(arr):
     arr = np.ascontiguousarray(arr)
-    raw = memoryview(arr).cast("B")
-    return zlib.compress(raw, _LEVEL), {"dtype": arr.dtype.str, "n": int(arr.shape[0]),
-                                         "crc32": zlib.crc32(raw)}
+    return zlib.compress(memoryview(arr).cast("B"), _LEVEL), {"dtype": arr.dtype.str, "n": int(arr.shape[0])}
+
+
+def _narrow_unsigned(arr):
+    """``arr`` in the narrowest unsigned integer type that holds it, or None if it is not all small
+    non-negative integers (at most 2**32 - 1)."""
+    if arr.size == 0:
+        return arr.astype(np.uint8)
+    lo, hi = arr.min(), arr.max()
+    if lo < 0 or hi > np.iinfo(np.uint32).max:
+        return None
+    for dt in (np.uint8, np.uint16, np.uint32):
+        if hi <= np.iinfo(dt).max:
+            out = arr.astype(dt)
+            return out if arr.dtype.kind in "iu" or np.array_equal(out, arr) else None
+    return None
 
 
 def _inflate(comp, meta, path, name):
@@ -56,8 +73,8 @@ def _inflate(comp, meta, path, name):
         pos += len(chunk)
     except (zlib.error, ValueError) as exc:
         raise OSError(f"{path}: block segment {name!r} is corrupted ({exc}).") from None
-    if pos != mv.nbytes or zlib.crc32(mv) != meta["crc32"]:
-        raise OSError(f"{path}: block segment {name!r} is corrupted (size or CRC-32 mismatch).")
+    if pos != mv.nbytes or not d.eof:
+        raise OSError(f"{path}: block segment {name!r} is corrupted (size mismatch).")
     return out
 
 
@@ -121,19 +138,26 @@ class BlockStore:
         y = np.concatenate([p[1] for p in parts])
         sw = np.concatenate([p[2] for p in parts])
         del parts
-        segments = [("row_nnz", row_nnz)]
+        header = {"n_rows": int(y.shape[0]), "n_features": self.n_features, "nnz": int(data.shape[0]),
+                  "segments": []}
+        segments = [("row_nnz", _narrow_unsigned(row_nnz))]
         if indices.size:
             indices[1:] = np.diff(indices)  # in place: diff is computed before the assignment
-        segments.append(("indices", indices))
-        ones_data = bool(np.all(data == 1.0))
-        if not ones_data:
-            segments.append(("data", data))
-        segments.append(("y", y))
-        unit_weights = bool(np.all(sw == 1.0))
-        if not unit_weights:
-            segments.append(("sample_weight", sw))
-        header = {"n_rows": int(y.shape[0]), "n_features": self.n_features, "nnz": int(data.shape[0]),
-                  "ones_data": ones_data, "unit_weights": unit_weights, "segments": []}
+        starts = np.cumsum(row_nnz, dtype=np.int64)[:-1][row_nnz[1:] > 0] if row_nnz.size else row_nnz
+        starts = np.concatenate([[0], starts]) if row_nnz.size and row_nnz[0] > 0 else starts
+        inner = np.ones(indices.shape[0], dtype=bool)
+        inner[starts] = False
+        deltas = _narrow_unsigned(indices[inner])
+        if deltas is None:  # unsorted rows: signed deltas throughout
+            segments.append(("indices", indices))
+        else:
+            segments += [("jumps", indices[starts]), ("deltas", deltas)]
+        del inner, deltas, starts
+        for name, arr, skip_if_ones in (("data", data, True), ("y", y, False), ("sample_weight", sw, True)):
+            if skip_if_ones and bool(np.all(arr == 1.0)):
+                continue
+            small = _narrow_unsigned(arr)
+            segments.append((name, arr if small is None else small))
         blobs = []
         for name, arr in segments:
             blob, meta = _deflate(arr)
@@ -168,14 +192,23 @@ class BlockStore:
                 arrays[meta["name"]] = _inflate(comp, meta, path, meta["name"])
                 del comp
         n, nnz = header["n_rows"], header["nnz"]
+        row_nnz = arrays.pop("row_nnz")
         indptr = np.zeros(n + 1, dtype=self.index_dtype if nnz <= np.iinfo(self.index_dtype).max else np.int64)
-        np.cumsum(arrays.pop("row_nnz"), out=indptr[1:])
-        indices = arrays.pop("indices")
+        np.cumsum(row_nnz, out=indptr[1:], dtype=indptr.dtype)
+        if "indices" in arrays:
+            indices = arrays.pop("indices")
+        else:
+            indices = np.empty(nnz, dtype=self.index_dtype)
+            inner = np.ones(nnz, dtype=bool)
+            inner[indptr[:-1][row_nnz > 0]] = False
+            indices[inner] = arrays.pop("deltas")
+            indices[~inner] = arrays.pop("jumps")
+            del inner
         np.cumsum(indices, out=indices)
-        data = arrays.pop("data") if not header["ones_data"] else np.ones(nnz, dtype=np.float64)
+        data = arrays.pop("data").astype(np.float64, copy=False) if "data" in arrays else np.ones(nnz)
         X = sp.csr_matrix((data, indices, indptr), shape=(n, header["n_features"]), copy=False)
-        y = arrays.pop("y")
-        sw = arrays.pop("sample_weight") if not header["unit_weights"] else np.ones(n, dtype=np.float64)
+        y = arrays.pop("y").astype(np.float64, copy=False)
+        sw = arrays.pop("sample_weight").astype(np.float64, copy=False) if "sample_weight" in arrays else np.ones(n)
         return X, y, sw
 
     def cleanup(self):

@@ -47,8 +47,9 @@ class _BaseConfidence(OnlineClassifierMixin, BaseOnlineLinear):
             self._reset()
             raise ValueError(
                 f"{type(self).__name__}(covariance='full') supports at most {MAX_FULL_FEATURES} features; X has "
-                f"{n_features}. A full covariance needs (d+1)^2 floats per output ({8 * (n_features + 1) ** 2 / 2**30:.1f} "
-                f"GiB here) and O(d^2) time per update: use covariance='diagonal' (O(nnz) per update).")
+                f"{n_features}. A full covariance needs (d+1)^2 floats per output "
+                f"({8 * (n_features + 1) ** 2 / 2**30:.1f} GiB here) and O(d^2) time per update: use "
+                "covariance='diagonal' (O(nnz) per update).")
         super()._allocate(n_features, n_outputs, X)
         a = float(self.a)
         if self.covariance == "full":
@@ -98,8 +99,9 @@ class ConfidenceWeightedClassifier(_BaseConfidence):
     its full-covariance value, so the probability constraint on the example just seen can be missed
     slightly. On a9a the exact update with a diagonal covariance is erratic (one-pass online error
     0.26-0.36 for eta in 0.6-0.9, ``benchmarks/margin_accuracy.py``); the variance update, the pairing of
-    the original paper, is stable (0.21), and it is what the CLI's ``cw-diag`` uses. ``covariance="full"`` costs O(d^2) time and memory and is refused above
-    ``MAX_FULL_FEATURES`` (4096) features.
+    the original paper, is stable (0.21), and it is what the CLI's ``cw-diag`` uses.
+    ``covariance="full"`` costs O(d^2) time and memory and is refused above ``MAX_FULL_FEATURES`` (4096)
+    features.
 
     Multi-class problems are solved one-vs-rest. A sample weight ``s`` multiplies the step: ``mu`` moves
     by ``s alpha y Sigma x`` and the precision grows by ``s c x x^T`` (our convention; the paper has no
