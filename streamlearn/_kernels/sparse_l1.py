@@ -32,10 +32,11 @@ of a constant weight is one test. So before a coordinate is read, it is caught u
 L1-RDA (``rda_epoch``, 4.4): state ``G`` (d + 1, K), the sum of the gradients, and ``t`` the rounds;
 ``w_i = 0 if |G_i| / t <= lam else -(sqrt(t) / gamma) (G_i / t - lam sgn(G_i))`` computed on demand.
 
-FTRL-Proximal (``ftrl_epoch``, 4.5): state ``zn`` (d + 1, K, 2), ``zn[j, c, 0] = z``, ``zn[j, c, 1] = n``;
-``w_i = 0 if |z_i| <= l1 else -(z_i - sgn(z_i) l1) / ((beta + sqrt(n_i)) / alpha + l2)``, then for the
-features of the example ``sigma = (sqrt(n_i + g_i^2) - sqrt(n_i)) / alpha``, ``z_i += g_i - sigma w_i``,
-``n_i += g_i^2``.
+FTRL-Proximal (``ftrl_epoch``, 4.5): state ``zn`` (d + 1, K, 2), ``zn[j, c, 0] = z`` and
+``zn[j, c, 1] = sqrt(n)`` (the root of the sum of squared gradients is kept rather than the sum: one square
+root per update instead of three); ``w_i = 0 if |z_i| <= l1 else -(z_i - sgn(z_i) l1) / ((beta +
+sqrt(n_i)) / alpha + l2)``, then for the features of the example ``sigma = (sqrt(n_i + g_i^2) -
+sqrt(n_i)) / alpha``, ``z_i += g_i - sigma w_i``, ``n_i += g_i^2``.
 """
 
 import math
@@ -270,9 +271,9 @@ def rda_scores(indptr, indices, data, G, t, lam, gamma, fit_intercept, out):
 # ---------------------------------------------------------------------------------------------------
 # FTRL-Proximal
 @njit_inline
-def _ftrl_weight(z, sqrt_n, alpha, beta, l1, l2):
+def _ftrl_weight(z, sqrt_n, inv_alpha, beta, l1, l2):
     # branch-free: 0 when |z| <= l1, else -(z - l1 sgn(z)) / ((beta + sqrt(n)) / alpha + l2)
-    return -math.copysign(max(abs(z) - l1, 0.0), z) / ((beta + sqrt_n) / alpha + l2)
+    return -math.copysign(max(abs(z) - l1, 0.0), z) / ((beta + sqrt_n) * inv_alpha + l2)
 
 
 @njit_kernel
@@ -282,12 +283,12 @@ def ftrl_epoch(indptr, indices, data, targets, sample_weight, zn, fit_intercept,
     n_rows = indptr.shape[0] - 1
     n_out = zn.shape[1]
     d = zn.shape[0] - 1
+    inv_alpha = 1.0 / alpha
     flat = zn.reshape(d + 1, 2 * n_out)  # 2-D view for the prefetch
     max_nnz = 0
     for i in range(n_rows):
         max_nnz = max(max_nnz, indptr[i + 1] - indptr[i])
     wbuf = np.empty(max_nnz + 1)  # the example's weights, computed once for the score and the update
-    sqbuf = np.empty(max_nnz + 1)  # and the sqrt(n_j), so that the update takes one square root, not two
     for i in range(n_rows):
         start = indptr[i]
         end = indptr[i + 1]
@@ -297,14 +298,12 @@ def ftrl_epoch(indptr, indices, data, targets, sample_weight, zn, fit_intercept,
             acc = 0.0
             wb = 0.0
             if fit_intercept:
-                wb = _ftrl_weight(zn[d, c, 0], math.sqrt(zn[d, c, 1]), alpha, beta, 0.0, 0.0)
+                wb = _ftrl_weight(zn[d, c, 0], zn[d, c, 1], inv_alpha, beta, 0.0, 0.0)
                 acc = wb
             for p in range(start, end):
                 j = indices[p]
-                sq = math.sqrt(zn[j, c, 1])
-                wj = _ftrl_weight(zn[j, c, 0], sq, alpha, beta, l1, l2)
+                wj = _ftrl_weight(zn[j, c, 0], zn[j, c, 1], inv_alpha, beta, l1, l2)
                 wbuf[p - start] = wj
-                sqbuf[p - start] = sq
                 acc += wj * data[p]
             out_scores[i, c] = acc
             if not math.isfinite(acc):
@@ -317,16 +316,15 @@ def ftrl_epoch(indptr, indices, data, targets, sample_weight, zn, fit_intercept,
             for p in range(start, end):
                 j = indices[p]
                 gj = g * data[p]
-                ng = zn[j, c, 1] + gj * gj
-                sigma = (math.sqrt(ng) - sqbuf[p - start]) / alpha
-                zn[j, c, 0] += gj - sigma * wbuf[p - start]
-                zn[j, c, 1] = ng
+                sq = zn[j, c, 1]
+                sq_new = math.sqrt(sq * sq + gj * gj)
+                zn[j, c, 0] += gj - (sq_new - sq) * inv_alpha * wbuf[p - start]
+                zn[j, c, 1] = sq_new
             if fit_intercept:
-                nj = zn[d, c, 1]
-                ng = nj + g * g
-                sigma = (math.sqrt(ng) - math.sqrt(nj)) / alpha
-                zn[d, c, 0] += g - sigma * wb
-                zn[d, c, 1] = ng
+                sq = zn[d, c, 1]
+                sq_new = math.sqrt(sq * sq + g * g)
+                zn[d, c, 0] += g - (sq_new - sq) * inv_alpha * wb
+                zn[d, c, 1] = sq_new
         if s != 0.0:
             t += 1
     return t, -1
@@ -336,11 +334,12 @@ def ftrl_epoch(indptr, indices, data, targets, sample_weight, zn, fit_intercept,
 def ftrl_materialize(zn, alpha, beta, l1, l2, out):
     n_out = zn.shape[1]
     d = zn.shape[0] - 1
+    inv_alpha = 1.0 / alpha
     for j in range(d):
         for c in range(n_out):
-            out[c, j] = _ftrl_weight(zn[j, c, 0], math.sqrt(zn[j, c, 1]), alpha, beta, l1, l2)
+            out[c, j] = _ftrl_weight(zn[j, c, 0], zn[j, c, 1], inv_alpha, beta, l1, l2)
     for c in range(n_out):
-        out[c, d] = _ftrl_weight(zn[d, c, 0], math.sqrt(zn[d, c, 1]), alpha, beta, 0.0, 0.0)
+        out[c, d] = _ftrl_weight(zn[d, c, 0], zn[d, c, 1], inv_alpha, beta, 0.0, 0.0)
     return out
 
 
@@ -349,11 +348,12 @@ def ftrl_scores(indptr, indices, data, zn, alpha, beta, l1, l2, fit_intercept, o
     n_rows = indptr.shape[0] - 1
     n_out = zn.shape[1]
     d = zn.shape[0] - 1
+    inv_alpha = 1.0 / alpha
     for i in range(n_rows):
         for c in range(n_out):
-            acc = _ftrl_weight(zn[d, c, 0], math.sqrt(zn[d, c, 1]), alpha, beta, 0.0, 0.0) if fit_intercept else 0.0
+            acc = _ftrl_weight(zn[d, c, 0], zn[d, c, 1], inv_alpha, beta, 0.0, 0.0) if fit_intercept else 0.0
             for p in range(indptr[i], indptr[i + 1]):
                 j = indices[p]
-                acc += _ftrl_weight(zn[j, c, 0], math.sqrt(zn[j, c, 1]), alpha, beta, l1, l2) * data[p]
+                acc += _ftrl_weight(zn[j, c, 0], zn[j, c, 1], inv_alpha, beta, l1, l2) * data[p]
             out[i, c] = acc
     return out

@@ -663,7 +663,8 @@ class FTRLProximalClassifier(_ProbaMixin, OnlineClassifierMixin, _FTRL):
 
     Note: ``alpha`` is a learning rate here (the paper's name), not a penalty as in scikit-learn.
 
-    State ``z, n`` (zero at the start; ``w`` is not stored). For the features i of an example:
+    State ``z, n`` (zero at the start; ``w`` is not stored; ``sqrt(n)`` is kept instead of ``n``, which saves
+    two square roots per update and changes nothing but rounding). For the features i of an example:
     ``w_i = 0 if |z_i| <= l1 else -(z_i - sgn(z_i) l1) / ((beta + sqrt(n_i)) / alpha + l2)``; predict
     ``w . x + b``; with ``g_i = l'(w . x + b, y) x_i``: ``sigma_i = (sqrt(n_i + g_i^2) - sqrt(n_i)) / alpha``,
     ``z_i += g_i - sigma_i w_i``, ``n_i += g_i^2``. The seed's line 6 misplaces the parenthesis of
