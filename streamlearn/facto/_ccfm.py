@@ -239,6 +239,11 @@ class CCFMOnlineGradientRegressor(OnlineRegressorMixin, _CCFMOnlineGradient):
 
 
 # -------------------------------------------------------------------------------------------------------------
+def _sym(C):
+    """W A W^T is symmetric (A is, exactly); the product's rounding is not: symmetrise the materialised copy."""
+    return 0.5 * (C + C.T)
+
+
 class _OCCFM(_CCFMBase):
 
     def _resolved_mode(self, n_features):
@@ -296,10 +301,8 @@ class _OCCFM(_CCFMBase):
     def _dense_C(self):
         if self.mode_ == "exact":
             return self._state_M * self._state_scale[:, None, None]
-        out = []
-        for W, A, kd in zip(self._state_W, self._state_A, self._state_kdim):
-            out.append(W[:, :kd] @ A[:kd, :kd] @ W[:, :kd].T)
-        return np.array(out)
+        return np.array([_sym(W[:, :kd] @ A[:kd, :kd] @ W[:, :kd].T)
+                         for W, A, kd in zip(self._state_W, self._state_A, self._state_kdim)])
 
     def dense_gradient_sum(self):
         """The sum of past gradients ``S = sum_tau l'_tau 1/2 xhat xhat^T`` as the model holds it: exact in
@@ -308,7 +311,7 @@ class _OCCFM(_CCFMBase):
         if self.mode_ == "exact":
             S = self._state_S.copy()
         else:
-            S = np.array([W[:, :kd] @ B[:kd, :kd] @ W[:, :kd].T
+            S = np.array([_sym(W[:, :kd] @ B[:kd, :kd] @ W[:, :kd].T)
                           for W, B, kd in zip(self._state_W, self._state_B, self._state_kdim)])
         return S[0] if S.shape[0] == 1 else S
 

@@ -1,0 +1,119 @@
+"""Vanilla FM: kernel == NumPy twin, gradients == finite differences, parameter errors."""
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+
+from streamlearn._kernels import fm as k
+from streamlearn.facto import FMClassifier, FMRegressor
+from streamlearn.losses import loss_code
+from tests.naive import naive_fm_epoch, naive_fm_score
+
+OPT = {"sgd": k.OPT_SGD, "adagrad": k.OPT_ADAGRAD}
+SCHED = {"constant": k.SCHEDULE_CONSTANT, "invsqrt": k.SCHEDULE_INVSQRT}
+
+
+def _data(rng, n=40, d=8, n_out=1, regression=True):
+    X = rng.normal(size=(n, d)) * (rng.random((n, d)) < 0.5)
+    X[4] = 0.0                       # empty row
+    X[9] = 0.0
+    X[9, 3] = 7.0                    # a single large non-zero
+    if regression:
+        targets = (X @ rng.normal(size=d) + X[:, 0] * X[:, 1]).reshape(-1, 1)
+    else:
+        targets = np.where(rng.random((n, n_out)) < 0.5, -1.0, 1.0)
+    sw = rng.choice([0.0, 0.5, 1.0, 2.0], size=n)
+    return X, targets, sw
+
+
+@pytest.mark.parametrize("opt,schedule,loss,n_out,index_dtype", [
+    ("sgd", "constant", "squared", 1, np.int32),
+    ("sgd", "invsqrt", "logistic", 3, np.int64),
+    ("adagrad", "constant", "squared", 1, np.int64),
+    ("adagrad", "constant", "hinge", 3, np.int32),
+])
+def test_fm_kernel_matches_naive_twin(opt, schedule, loss, n_out, index_dtype):
+    rng = np.random.default_rng(len(opt) * 7 + n_out)
+    X, targets, sw = _data(rng, n_out=n_out, regression=loss == "squared")
+    Xc = sp.csr_matrix(X)
+    Xc.indices = Xc.indices.astype(index_dtype)
+    Xc.indptr = Xc.indptr.astype(index_dtype)
+    d, nf = X.shape[1], 3
+    w0 = rng.normal(size=n_out) * 0.1
+    w = rng.normal(size=(n_out, d)) * 0.1
+    V = rng.normal(size=(n_out, d, nf)) * 0.3
+    G = [np.full(n_out, 0.5), np.full((n_out, d), 0.5), np.full((n_out, d, nf), 0.5)]
+    state = [w0.copy(), w.copy(), V.copy()] + [g.copy() for g in G]
+    out = np.empty((X.shape[0], n_out))
+    t, bad = k.fm_epoch(Xc.indptr, Xc.indices, Xc.data, targets, sw, *state, True, loss_code(loss), OPT[opt],
+                        SCHED[schedule], 0.03, 0.01, 0.02, 5, out)
+    ref = naive_fm_epoch(X, targets, sw, w0, w, V, *G, True, loss, opt, schedule, 0.03, 0.01, 0.02, 5)
+    assert bad == -1
+    assert t == ref[6] == 5 + np.count_nonzero(sw)
+    np.testing.assert_allclose(out, ref[7], rtol=1e-10, atol=1e-12)
+    for got, want in zip(state, ref[:6]):
+        np.testing.assert_allclose(got, want, rtol=1e-10, atol=1e-12)
+
+
+def test_fm_gradients_match_finite_differences():
+    # one SGD step with l2 = 0 moves every parameter p by -eta l'(yhat) dyhat/dp: recover dyhat/dp from the
+    # kernel's step and compare with central differences of the explicit pair-sum score of the twin
+    rng = np.random.default_rng(3)
+    d, nf = 6, 4
+    x = np.zeros(d)
+    x[[0, 2, 3, 5]] = rng.normal(size=4)
+    Xc = sp.csr_matrix(x.reshape(1, -1))
+    w0, w, V = np.array([0.3]), rng.normal(size=(1, d)), rng.normal(size=(1, d, nf))
+    eta, y = 1e-3, np.array([[2.0]])
+    state = [w0.copy(), w.copy(), V.copy(), np.zeros(1), np.zeros((1, d)), np.zeros((1, d, nf))]
+    out = np.empty((1, 1))
+    k.fm_epoch(Xc.indptr, Xc.indices, Xc.data, y, np.ones(1), *state, True, loss_code("squared"), k.OPT_SGD,
+               k.SCHEDULE_CONSTANT, eta, 0.0, 0.0, 0, out)
+    g = 2.0 * (out[0, 0] - y[0, 0])
+    grads = [(s - p) / (-eta * g) for s, p in zip(state[:3], (w0, w, V))]
+    h = 1e-6
+
+    def fd(arr, idx):
+        a, b = arr.copy(), arr.copy()
+        a[idx] += h
+        b[idx] -= h
+        args_a = [a if arr is p else p for p in (w0, w, V)]
+        args_b = [b if arr is p else p for p in (w0, w, V)]
+        return (naive_fm_score(x, args_a[0][0], args_a[1][0], args_a[2][0])
+                - naive_fm_score(x, args_b[0][0], args_b[1][0], args_b[2][0])) / (2 * h)
+
+    assert abs(grads[0][0] - fd(w0, (0,))) < 1e-6
+    for j in range(d):
+        assert abs(grads[1][0, j] - fd(w, (0, j))) < 1e-6, j
+        for f in range(nf):
+            assert abs(grads[2][0, j, f] - fd(V, (0, j, f))) < 1e-6, (j, f)
+    assert np.all(grads[2][0, [1, 4]] == 0.0)  # absent features do not move
+
+
+def test_fm_regressor_learns_a_pairwise_interaction_linear_model_cannot():
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(4000, 5))
+    y = X[:, 0] * X[:, 1] - X[:, 2] * X[:, 3]
+    fm = FMRegressor(n_factors=4).fit(X, y)
+    rmse = np.sqrt(np.mean((fm.predict(X) - y) ** 2))
+    assert rmse < 0.2 * np.std(y), rmse
+
+
+def test_fm_parameter_errors_and_fixed_n_factors():
+    X = np.eye(4)
+    y = np.array([0, 1, 0, 1])
+    with pytest.raises(ValueError, match="The 'n_factors' parameter of FMClassifier must be an int in the range"):
+        FMClassifier(n_factors=0).fit(X, y)
+    with pytest.raises(ValueError, match="'optimizer' parameter of FMRegressor must be one of"):
+        FMRegressor(optimizer="adam").fit(X, y)
+    clf = FMClassifier(n_factors=2).fit(X, y)
+    clf.set_params(n_factors=3)
+    with pytest.raises(ValueError, match="n_factors=3 but FMClassifier was fitted with 2 factors"):
+        clf.partial_fit(X, y)
+
+
+def test_fm_raises_on_divergence_with_sgd():
+    X = np.full((50, 3), 1e3)
+    y = np.arange(50.0)
+    with pytest.raises(FloatingPointError, match="FMRegressor diverged.*Lower eta0"):
+        FMRegressor(optimizer="sgd", eta0=1.0).partial_fit(X, y)
