@@ -78,7 +78,9 @@ class _SparseLinear(BaseOnlineLinear):
 
     def _weights(self):
         """The materialised model: (K, d + 1), last column the intercept."""
-        return self._materialize(np.empty((self._n_outputs(), self._state.shape[0]), dtype=np.float64))
+        w = self._materialize(np.empty((self._n_outputs(), self._state.shape[0]), dtype=np.float64))
+        w += 0.0  # the kernels' branch-free thresholds give -0.0 for some zeros: show them as 0.0
+        return w
 
     def _not_fitted(self, name):
         if not self._is_started():

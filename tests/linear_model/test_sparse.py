@@ -98,7 +98,8 @@ def test_ftrl_l1_gives_exact_zeros_on_a9a():
         nnz.append(np.count_nonzero(w))
         assert clf.score(X_test, y_test) > 0.82
     assert nnz[0] > nnz[1] > nnz[2] > 0, nnz
-    # the zeros are exact: the materialised weight is 0.0, not a tiny number
+    # the zeros are exact: the materialised weight is 0.0 (not -0.0, not a tiny number)
+    assert not np.any(np.signbit(clf.coef_[clf.coef_ == 0]))
     z = clf._state[:-1, 0, 0]  # z of every feature (state rows: features; last row: intercept)
     np.testing.assert_array_equal(clf.coef_[0] == 0.0, np.abs(z) <= 10.0)
 
