@@ -1,0 +1,398 @@
+"""Second-order online learners (ALGORITHMS.md 6.2-6.4): AdaGrad, full online Newton step, sketched ONS.
+
+Common per-example protocol (RFD paper Alg. 3 / 6, C = the slab radius, mu_t = ``mu``, eta_t = eta / t):
+
+1. the state holds the pending unprojected point ``u`` (``w`` below; 0 at the start);
+2. example t arrives: project ``u`` onto ``K_t = {w : |w.x_t| <= C}`` in the H-norm (H = the matrix after
+   the previous update), giving ``w_t``; the pre-update score is ``w_t . x_t`` (= clip(u.x_t, -C, C));
+3. ``g = w_eight * l'(w_t.x_t, y_t) x_t``; the sketch receives the row ``sqrt(mu + eta_t) g``;
+4. ``u <- w_t - H^{-1} g`` with the post-update H.
+
+Sketches for the SON kernel (``son_epoch``) all expose ``H = B^T B + alpha I`` through the same three
+arrays: ``buf`` (cap, d) rows, ``gram`` (cap, cap) with ``gram = buf buf^T`` and ``sc`` (cap,) scales, the
+effective sketch being ``B = diag(sc) buf[:r]``. FD / PFD / RFD (doubling buffer, cap = 2 ell, keep = ell - 1,
+Alg. 6's ell zero rows at the start) use the FD kernels of ``fd.py``/``rfd.py`` and ``sc = 1``; RP keeps
+``S`` (ell rows) and borders its Gram matrix; Oja keeps orthonormal V (gram = I) and ``sc = sqrt(t lam)``.
+``H^{-1} v`` is computed by Woodbury, ``(v - B^T (BB^T + alpha I)^{-1} B v) / alpha``, O(r d + r^3): never
+d x d. With alpha = 0 (RFD0-SON before its first non-trivial shrink), or alpha <= 1e-12 tr(B B^T) (a shrink
+that subtracted a rounding-level delta), the pseudo-inverse is used:
+``H^+ v = B^T (BB^T)^{+2} B v`` and the projection takes the better of App. A's two candidates.
+"""
+
+import math
+
+import numpy as np
+
+from ._numba import njit_kernel
+from .fd import fd_append_csr_row, fd_shrink
+from .losses import loss_dloss
+from .oja import REORTH_EVERY, _oja_gamma, _oja_orthonormalise, oja_reorthonormalise
+from .rp import rp_row_vector
+
+SKETCH_FD = 0
+SKETCH_PFD = 1
+SKETCH_RFD = 2
+SKETCH_RP = 3
+SKETCH_OJA = 4
+
+#: relative eigenvalue threshold below which a direction of B B^T counts as zero (pseudo-inverse phase)
+PINV_TOL = 1.0e-12
+
+
+@njit_kernel
+def _tau(z, C):
+    if z > C:
+        return z - C
+    if z < -C:
+        return z + C
+    return 0.0
+
+
+# ------------------------------------------------------------------------------------------------ AdaGrad
+@njit_kernel
+def adagrad_epoch(indptr, indices, data, targets, sw, w, s, alpha0, eta, C, loss, project, out):
+    """Diagonal AdaGrad with slab projection in the diag(h) norm (ALGORITHMS.md 6.2), K outputs.
+
+    ``w`` (K, d), ``s`` (K, d) sums of squared gradients; ``h = alpha0 + sqrt(s)``. Returns the index of
+    the first non-finite score or -1.
+    """
+    n = indptr.shape[0] - 1
+    K = w.shape[0]
+    for i in range(n):
+        st = indptr[i]
+        en = indptr[i + 1]
+        for k in range(K):
+            z = 0.0
+            for p in range(st, en):
+                z += w[k, indices[p]] * data[p]
+            tau = _tau(z, C) if project else 0.0
+            if tau != 0.0:
+                den = 0.0
+                for p in range(st, en):
+                    j = indices[p]
+                    h = alpha0 + math.sqrt(s[k, j])
+                    if h > 0.0:
+                        den += data[p] * data[p] / h
+                if den > 0.0:
+                    f = tau / den
+                    for p in range(st, en):
+                        j = indices[p]
+                        h = alpha0 + math.sqrt(s[k, j])
+                        if h > 0.0:
+                            w[k, j] -= f * data[p] / h
+                    z -= tau  # the exact score of the projected point
+            out[i, k] = z
+            if not math.isfinite(z):
+                return i
+            if sw[i] == 0.0:
+                continue
+            dl = sw[i] * loss_dloss(loss, targets[i, k], z, 0.0)
+            if dl == 0.0:
+                continue
+            for p in range(st, en):
+                j = indices[p]
+                gj = dl * data[p]
+                s[k, j] += gj * gj
+                h = alpha0 + math.sqrt(s[k, j])
+                if h > 0.0:
+                    w[k, j] -= eta * gj / h
+    return -1
+
+
+# ------------------------------------------------------------------------------------------------ FULL-ON
+@njit_kernel
+def full_on_epoch(indptr, indices, data, targets, sw, w, P, t, mu, eta, C, loss, out):
+    """Full-matrix online Newton step, ``P = H^{-1}`` by Sherman-Morrison (ALGORITHMS.md 6.3).
+
+    ``w`` (K, d) pending points, ``P`` (K, d, d) (``I / alpha0`` at the start). Returns ``(t, bad)``.
+    """
+    n = indptr.shape[0] - 1
+    K = w.shape[0]
+    d = w.shape[1]
+    px = np.empty(d)
+    g = np.zeros(d)
+    pg = np.empty(d)
+    for i in range(n):
+        st = indptr[i]
+        en = indptr[i + 1]
+        t += 1
+        eta_t = eta / t
+        for k in range(K):
+            Pk = P[k]
+            z = 0.0
+            for p in range(st, en):
+                z += w[k, indices[p]] * data[p]
+            tau = _tau(z, C)
+            if tau != 0.0:
+                for j in range(d):
+                    acc = 0.0
+                    for p in range(st, en):
+                        acc += Pk[j, indices[p]] * data[p]
+                    px[j] = acc
+                den = 0.0
+                for p in range(st, en):
+                    den += px[indices[p]] * data[p]
+                if den > 0.0 and math.isfinite(den):
+                    f = tau / den
+                    for j in range(d):
+                        w[k, j] -= f * px[j]
+                    z -= tau  # the exact score of the projected point
+            out[i, k] = z
+            if not math.isfinite(z):
+                return t, i
+            if sw[i] == 0.0:
+                continue
+            dl = sw[i] * loss_dloss(loss, targets[i, k], z, 0.0)
+            if dl == 0.0:
+                continue
+            c = mu + eta_t
+            for j in range(d):
+                acc = 0.0
+                for p in range(st, en):
+                    acc += Pk[j, indices[p]] * data[p]
+                pg[j] = dl * acc
+            gp = 0.0
+            for p in range(st, en):
+                gp += dl * data[p] * pg[indices[p]]
+            f = c / (1.0 + c * gp)
+            for a in range(d):
+                fa = f * pg[a]
+                if fa != 0.0:
+                    for b in range(d):
+                        Pk[a, b] -= fa * pg[b]
+            # u = w - P_new g,  P_new g = pg - f pg (g.pg) = pg (1 - f gp)
+            s = 1.0 - f * gp
+            for j in range(d):
+                w[k, j] -= s * pg[j]
+    return t, -1
+
+
+# ------------------------------------------------------------------------------------------------ SON
+@njit_kernel
+def _small_matrix(gram, sc, r, alpha):
+    m = np.empty((r, r))
+    for a in range(r):
+        for b in range(r):
+            m[a, b] = 0.5 * (gram[a, b] + gram[b, a]) * sc[a] * sc[b]
+        m[a, a] += alpha
+    return m
+
+
+@njit_kernel
+def _use_pinv(gram, sc, r, alpha):
+    """alpha negligible against ``tr(B B^T)`` (incl. alpha = 0): use the pseudo-inverse of ``B^T B``."""
+    tr = 0.0
+    for a in range(r):
+        tr += gram[a, a] * sc[a] * sc[a]
+    return alpha <= PINV_TOL * tr
+
+
+@njit_kernel
+def _apply_B_sparse(buf, sc, r, indices, data, st, en, out):
+    for a in range(r):
+        acc = 0.0
+        for p in range(st, en):
+            acc += buf[a, indices[p]] * data[p]
+        out[a] = sc[a] * acc
+
+
+@njit_kernel
+def _small_solve(m, rhs, pinv):
+    """``m^{-1} rhs``; with ``pinv`` the squared pseudo-inverse ``(m^+)^2 rhs`` and also ``m^+ rhs``."""
+    r = rhs.shape[0]
+    if r == 0:
+        return rhs.copy(), rhs.copy()
+    if not pinv:
+        z = np.linalg.solve(m, rhs)
+        return z, z
+    lam, u = np.linalg.eigh(m)
+    top = lam[r - 1]
+    tol = top * r * PINV_TOL
+    c = np.dot(u.T, rhs)
+    c1 = np.zeros(r)
+    c2 = np.zeros(r)
+    for a in range(r):
+        if lam[a] > tol and lam[a] > 0.0:
+            c1[a] = c[a] / lam[a]
+            c2[a] = c[a] / (lam[a] * lam[a])
+    return np.dot(u, c2), np.dot(u, c1)
+
+
+@njit_kernel
+def son_epoch(indptr, indices, data, targets, sw, w, buf, gram, sc, aux, n_rows, alpha, t, sketch, keep,
+              n_shrink, loss, C, mu, eta, seed, rp_dist, oja_c, printed_w2, out):
+    """Sketched online Newton step over one CSR chunk (module docstring), K outputs.
+
+    ``w`` (K, d) pending points; ``buf`` (K, cap, d); ``gram`` (K, cap, cap); ``sc`` (K, cap); ``aux`` (K, cap)
+    (Oja's lam); ``n_rows`` (K,) int64 rows in use; ``alpha`` (K,). Returns ``(t, bad)`` with ``bad`` the
+    first example with a non-finite score (or -1).
+    """
+    n = indptr.shape[0] - 1
+    K = w.shape[0]
+    d = w.shape[1]
+    cap = buf.shape[1]
+    work = np.empty((cap, d))
+    gdata = np.empty(0)
+    dirv = np.empty(d)
+    ptr1 = np.zeros(2, dtype=np.int64)
+    rvec = np.empty(cap)
+    qvec = np.empty(cap)
+    run = np.empty(d)
+    for i in range(n):
+        st = indptr[i]
+        en = indptr[i + 1]
+        nnz = en - st
+        if gdata.shape[0] < nnz:
+            gdata = np.empty(2 * nnz)
+        t += 1
+        eta_t = eta / t
+        for k in range(K):
+            bk = buf[k]
+            gk = gram[k]
+            sk = sc[k]
+            r = n_rows[k]
+            al = alpha[k]
+            # ---- projection of the pending u with x_t
+            z = 0.0
+            xx = 0.0
+            for p in range(st, en):
+                z += w[k, indices[p]] * data[p]
+                xx += data[p] * data[p]
+            tau = _tau(z, C)
+            if tau != 0.0 and xx > 0.0:
+                bx = np.empty(r)
+                _apply_B_sparse(bk, sk, r, indices, data, st, en, bx)
+                pinv = _use_pinv(gk, sk, r, al)
+                m = _small_matrix(gk, sk, r, 0.0 if pinv else al)
+                zz2, zz1 = _small_solve(m, bx, pinv)
+                # direction H^{-1} x (times alpha) or the pseudo-inverse candidates
+                for j in range(d):
+                    dirv[j] = 0.0
+                for p in range(st, en):
+                    dirv[indices[p]] = data[p]
+                if not pinv:
+                    for a in range(r):
+                        f = zz1[a] * sk[a]
+                        if f != 0.0:
+                            for j in range(d):
+                                dirv[j] -= f * bk[a, j]
+                else:
+                    # x_perp = x - B^T G^+ B x (optimal candidate); printed: x - B^T G^{+2} B x
+                    zsel = zz2 if printed_w2 else zz1
+                    for a in range(r):
+                        f = zsel[a] * sk[a]
+                        if f != 0.0:
+                            for j in range(d):
+                                dirv[j] -= f * bk[a, j]
+                den = 0.0
+                for p in range(st, en):
+                    den += dirv[indices[p]] * data[p]
+                if pinv and not (den > PINV_TOL * xx):
+                    # x lies in the row space of B: candidate w1 along B^T G^{+2} B x
+                    for j in range(d):
+                        dirv[j] = 0.0
+                    for a in range(r):
+                        f = zz2[a] * sk[a]
+                        if f != 0.0:
+                            for j in range(d):
+                                dirv[j] += f * bk[a, j]
+                    den = 0.0
+                    for p in range(st, en):
+                        den += dirv[indices[p]] * data[p]
+                if not (den > 0.0 and math.isfinite(den)):
+                    # numerically degenerate: Euclidean projection (keeps w finite and feasible)
+                    for j in range(d):
+                        dirv[j] = 0.0
+                    for p in range(st, en):
+                        dirv[indices[p]] = data[p]
+                    den = xx
+                f = tau / den
+                for j in range(d):
+                    w[k, j] -= f * dirv[j]
+                z -= tau  # = +-C: the exact score of the projected point (w.x is within rounding of it)
+            out[i, k] = z
+            if not math.isfinite(z):
+                return t, i
+            if sw[i] == 0.0:
+                continue
+            dl = sw[i] * loss_dloss(loss, targets[i, k], z, 0.0)
+            if dl == 0.0 or xx == 0.0:
+                continue
+            # ---- sketch update with the row a = sqrt(mu + eta_t) g
+            ca = math.sqrt(mu + eta_t) * dl
+            for p in range(nnz):
+                gdata[p] = ca * data[st + p]
+            if sketch == SKETCH_FD or sketch == SKETCH_PFD or sketch == SKETCH_RFD:
+                r = fd_append_csr_row(bk, gk, r, indices[st:en], gdata[:nnz])
+                if r == cap:
+                    r, delta = fd_shrink(bk, gk, r, keep, n_shrink, work)
+                    if sketch == SKETCH_RFD:
+                        al += 0.5 * delta
+            elif sketch == SKETCH_RP:
+                rp_row_vector(seed, t - 1, rp_dist, rvec[:r])
+                # q = S a (old S); G += r q^T + q r^T + |a|^2 r r^T
+                aa = 0.0
+                for p in range(nnz):
+                    aa += gdata[p] * gdata[p]
+                for a in range(r):
+                    acc = 0.0
+                    for p in range(st, en):
+                        acc += bk[a, indices[p]] * gdata[p - st]
+                    qvec[a] = acc
+                for a in range(r):
+                    for b in range(r):
+                        gk[a, b] += rvec[a] * qvec[b] + qvec[a] * rvec[b] + aa * rvec[a] * rvec[b]
+                for a in range(r):
+                    ra = rvec[a]
+                    if ra != 0.0:
+                        for p in range(st, en):
+                            bk[a, indices[p]] += ra * gdata[p - st]
+            else:  # Oja: V = buf[:r] orthonormal, lam = aux, gram = I, sc = sqrt(t lam)
+                lam = aux[k, :r]
+                aa = 0.0
+                for p in range(nnz):
+                    aa += gdata[p] * gdata[p]
+                pv = np.empty(r)
+                for a in range(r):
+                    acc = 0.0
+                    for p in range(st, en):
+                        acc += bk[a, indices[p]] * gdata[p - st]
+                    pv[a] = acc
+                gam = _oja_gamma(lam, t, oja_c, pv)
+                for a in range(r):
+                    f = gam * pv[a]
+                    if f != 0.0:
+                        for p in range(st, en):
+                            bk[a, indices[p]] += f * gdata[p - st]
+                _oja_orthonormalise(bk[:r], pv, 2.0 * gam + gam * gam * aa, run)
+                if t % REORTH_EVERY == 0:
+                    oja_reorthonormalise(bk[:r])
+                for a in range(r):
+                    v = t * lam[a]
+                    sk[a] = math.sqrt(v) if v > 0.0 else 0.0
+            n_rows[k] = r
+            alpha[k] = al
+            # ---- u = w - H^{-1} g
+            bg = np.empty(r)
+            _apply_B_sparse(bk, sk, r, indices, data, st, en, bg)
+            for a in range(r):
+                bg[a] *= dl
+            pinv = _use_pinv(gk, sk, r, al)
+            m = _small_matrix(gk, sk, r, 0.0 if pinv else al)
+            zz2, zz1 = _small_solve(m, bg, pinv)
+            if not pinv:
+                inv = 1.0 / al
+                for p in range(st, en):
+                    w[k, indices[p]] -= inv * dl * data[p]
+                for a in range(r):
+                    f = zz1[a] * sk[a] * inv
+                    if f != 0.0:
+                        for j in range(d):
+                            w[k, j] += f * bk[a, j]
+            else:
+                for a in range(r):
+                    f = zz2[a] * sk[a]
+                    if f != 0.0:
+                        for j in range(d):
+                            w[k, j] -= f * bk[a, j]
+    return t, -1

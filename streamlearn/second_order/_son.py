@@ -1,0 +1,309 @@
+"""Second-order online classifiers: AdaGrad, full online Newton step, sketched online Newton step.
+
+ALGORITHMS.md 6.1-6.4 (RFD paper, seed 004: Alg. 3, Alg. 6, App. A). All three keep ``coef_`` = the
+pending unprojected point u; the projection onto ``{w : |w.x| <= C}`` happens when the next example
+arrives, before it is predicted, so ``partial_fit_scores`` returns ``clip(u.x, -C, C)`` up to rounding and
+``predict``'s sign is unchanged by the projection. No intercept (the paper's model is ``w.x``; add a
+constant feature if one is wanted).
+"""
+
+import numpy as np
+
+from .._kernels import son as _k
+from .._validation import Interval, Options, check_rng
+from ..base import BaseOnlineLinear, OnlineClassifierMixin
+from ..losses import loss_code
+
+__all__ = ["AdaGrad", "OnlineNewtonStep", "SketchedOnlineNewton", "FULL_ON_MAX_FEATURES"]
+
+#: OnlineNewtonStep keeps a d x d matrix per output and spends O(d^2) per example: refused above this d.
+FULL_ON_MAX_FEATURES = 4096
+
+_PASS_PARAMS = {
+    "max_iter": [Interval(int, 1, None, closed="left")],
+    "shuffle": ["boolean"],
+    "random_state": ["random_state"],
+}
+_LOSSES = Options("squared", "logistic", "hinge")
+
+
+class _SecondOrder(OnlineClassifierMixin, BaseOnlineLinear):
+    _diverge_hint = "alpha0"
+
+    @property
+    def _progressive_loss(self):
+        return self.loss
+
+    def _allocate(self, n_features, n_outputs, X):
+        super()._allocate(n_features, n_outputs, X)
+
+    def _mu(self):
+        return 1.0 / (8.0 * float(self.C) ** 2) if self.mu is None else float(self.mu)
+
+
+class AdaGrad(_SecondOrder):
+    """Diagonal AdaGrad (Duchi, Hazan, Singer 2011) with the RFD paper's slab projection.
+
+    Per example (ALGORITHMS.md 6.2): project u onto ``|w.x| <= C`` in the ``diag(h)`` norm, predict
+    ``w.x``, then ``s += g^2``, ``h = alpha0 + sqrt(s)``, ``u = w - eta g / h``. Cost O(nnz) per example.
+
+    Parameters
+    ----------
+    alpha0 : float >= 0, default=1.0
+        Duchi et al.'s delta added to ``sqrt(s)`` (the RFD paper tunes it on {1e-3, ..., 1e6}); with 0, a
+        coordinate that has not been seen keeps weight 0.
+    eta : float > 0, default=1.0
+        Step size (the paper does not state it for ADAGRAD).
+    C : float > 0, default=1.0
+        Slab radius of the projection.
+    loss : {"squared", "logistic", "hinge"}, default="squared"
+        Loss on the score with labels -1/+1 (squared: ``(z - y)^2``, the paper's setting).
+    project : bool, default=True
+        Project onto the slab before predicting (the paper does not say whether its ADAGRAD does).
+    max_iter : int >= 1, default=1
+        Passes made by ``fit``.
+    shuffle : bool, default=True
+        Shuffle before each pass of ``fit``.
+    random_state : int, Generator or None, default=None
+        Seed of the shuffling.
+
+    Examples
+    --------
+    >>> from streamlearn.datasets import load_a9a
+    >>> from streamlearn.second_order import AdaGrad
+    >>> X, y, X_test, y_test = load_a9a()
+    >>> clf = AdaGrad(alpha0=1.0).partial_fit(X, y, classes=[-1, 1])
+    >>> print(f"{clf.score(X_test, y_test):.3f}")
+    0.845
+    """
+
+    _parameter_constraints = {
+        "alpha0": [Interval(float, 0, None, closed="left")],
+        "eta": [Interval(float, 0, None, closed="neither")],
+        "C": [Interval(float, 0, None, closed="neither")],
+        "loss": [_LOSSES],
+        "project": ["boolean"],
+        **_PASS_PARAMS,
+    }
+
+    def __init__(self, *, alpha0=1.0, eta=1.0, C=1.0, loss="squared", project=True, max_iter=1,
+                 shuffle=True, random_state=None):
+        self.alpha0 = alpha0
+        self.eta = eta
+        self.C = C
+        self.loss = loss
+        self.project = project
+        self.max_iter = max_iter
+        self.shuffle = shuffle
+        self.random_state = random_state
+
+    def _allocate(self, n_features, n_outputs, X):
+        super()._allocate(n_features, n_outputs, X)
+        self._state_s = np.zeros((n_outputs, n_features))
+
+    def _kernel_pass(self, X, targets, sw, out):
+        bad = _k.adagrad_epoch(X.indptr, X.indices, X.data, targets, sw, self.coef_, self._state_s,
+                               float(self.alpha0), float(self.eta), float(self.C), loss_code(self.loss),
+                               bool(self.project), out)
+        self.t_ += X.shape[0]
+        if bad >= 0:
+            self._raise_diverged(bad, "eta")
+
+
+class OnlineNewtonStep(_SecondOrder):
+    """FULL-ON: the online Newton step with the full d x d matrix (ALGORITHMS.md 6.3).
+
+    ``H_t = alpha0 I + sum_s (mu + eta_s) g_s g_s^T`` with ``eta_s = eta / s``; ``P = H^{-1}`` kept by
+    Sherman-Morrison, ``u = w - P g``, projection onto ``|w.x_{t+1}| <= C`` in the H-norm before predicting
+    ``x_{t+1}``. O(d^2) time and memory per example and output: refused when ``n_features`` exceeds
+    ``FULL_ON_MAX_FEATURES`` (4096; use :class:`SketchedOnlineNewton`).
+
+    Parameters
+    ----------
+    alpha0 : float > 0, default=1.0
+        Initial ``H = alpha0 I``.
+    eta : float >= 0, default=1.0
+        ``eta_t = eta / t`` (the paper's experiments: 1/t).
+    mu : float >= 0 or None, default=None
+        Exp-concavity constant; None means ``1 / (8 C^2)`` (the squared loss' value, used for every loss).
+    C : float > 0, default=1.0
+        Slab radius.
+    loss : {"squared", "logistic", "hinge"}, default="squared"
+        Loss on the score with labels -1/+1.
+    max_iter, shuffle, random_state
+        As in :class:`AdaGrad`.
+
+    Examples
+    --------
+    >>> from streamlearn.datasets import load_a9a
+    >>> from streamlearn.second_order import OnlineNewtonStep
+    >>> X, y, X_test, y_test = load_a9a()
+    >>> clf = OnlineNewtonStep(alpha0=10.0).partial_fit(X[:5000], y[:5000], classes=[-1, 1])
+    >>> print(f"{clf.score(X_test, y_test):.3f}")
+    0.835
+    """
+
+    _parameter_constraints = {
+        "alpha0": [Interval(float, 0, None, closed="neither")],
+        "eta": [Interval(float, 0, None, closed="left")],
+        "mu": [Interval(float, 0, None, closed="left"), None],
+        "C": [Interval(float, 0, None, closed="neither")],
+        "loss": [_LOSSES],
+        **_PASS_PARAMS,
+    }
+
+    def __init__(self, *, alpha0=1.0, eta=1.0, mu=None, C=1.0, loss="squared", max_iter=1, shuffle=True,
+                 random_state=None):
+        self.alpha0 = alpha0
+        self.eta = eta
+        self.mu = mu
+        self.C = C
+        self.loss = loss
+        self.max_iter = max_iter
+        self.shuffle = shuffle
+        self.random_state = random_state
+
+    def _allocate(self, n_features, n_outputs, X):
+        if n_features > FULL_ON_MAX_FEATURES:
+            raise ValueError(
+                f"OnlineNewtonStep keeps a n_features x n_features matrix: n_features={n_features} exceeds "
+                f"the limit FULL_ON_MAX_FEATURES={FULL_ON_MAX_FEATURES}; use SketchedOnlineNewton instead.")
+        super()._allocate(n_features, n_outputs, X)
+        eye = np.eye(n_features) / float(self.alpha0)
+        self._state_P = np.repeat(eye[None], n_outputs, axis=0)
+
+    def _kernel_pass(self, X, targets, sw, out):
+        t, bad = _k.full_on_epoch(X.indptr, X.indices, X.data, targets, sw, self.coef_, self._state_P,
+                                  self.t_, self._mu(), float(self.eta), float(self.C), loss_code(self.loss),
+                                  out)
+        self.t_ = int(t)
+        if bad >= 0:
+            self._raise_diverged(bad, "eta")
+
+
+_SKETCHES = {"fd": _k.SKETCH_FD, "pfd": _k.SKETCH_PFD, "rfd": _k.SKETCH_RFD, "rp": _k.SKETCH_RP,
+             "oja": _k.SKETCH_OJA}
+
+
+class SketchedOnlineNewton(_SecondOrder):
+    """Sketched online Newton step (SON; RFD paper Alg. 3 / Alg. 6) over FD, PFD, RFD, RP or Oja sketches.
+
+    Per example (ALGORITHMS.md 6.4): project the pending u onto ``|w.x_t| <= C`` in the H-norm, predict
+    ``w.x_t``, feed the row ``sqrt(mu + eta_t) g`` to the sketch (``eta_t = eta / t``), then
+    ``u = w - H^{-1} g`` with ``H = B^T B + alpha I`` by Woodbury (O(ell d + ell^3), never d x d).
+    alpha is ``alpha0`` for FD, PFD, RP and Oja and grows by ``delta / 2`` per shrink for RFD. FD/PFD/RFD
+    use the doubling buffer (2 ell rows, shrink to ell - 1, Alg. 6's ell zero rows at the start).
+    RFD with ``alpha0 = 0`` (RFD0-SON) runs its alpha = 0 phase with the pseudo-inverse of ``B^T B``.
+
+    Deviation from App. A: in the alpha = 0 phase the projection uses the H-seminorm minimiser
+    ``w2* = u - tau / |x_perp|^2 x_perp`` (zero H-cost) instead of the printed ``w2`` (feasible but not
+    the minimiser), and the printed ``w1`` when x lies in the row space of B (ALGORITHMS.md 6.4).
+    When the projection's denominator is numerically zero or not finite, the Euclidean projection is
+    used instead (the result stays feasible and finite).
+
+    Parameters
+    ----------
+    sketch : {"rfd", "fd", "pfd", "rp", "oja"}, default="rfd"
+        The sketch of the gradient rows.
+    ell : int >= 1, default=10
+        Sketch size m of the paper (the FD family keeps at most 2 ell rows; RP and Oja ell rows).
+    alpha0 : float >= 0, default=1.0
+        Regulariser ``H_0 = alpha0 I``; 0 is allowed only for ``sketch="rfd"`` (RFD0-SON).
+    eta : float >= 0, default=1.0
+        ``eta_t = eta / t`` (the paper: 1/t).
+    mu : float >= 0 or None, default=None
+        Exp-concavity constant; None means ``1 / (8 C^2)``.
+    C : float > 0, default=1.0
+        Slab radius.
+    loss : {"squared", "logistic", "hinge"}, default="squared"
+        Loss on the score with labels -1/+1.
+    beta : float in (0, 1], default=0.2
+        PFD's fraction of shrunk directions (``sketch="pfd"`` only; the paper's PFD-SON uses 0.2).
+    oja_learning_rate : float > 0, default=2.0
+        Oja's step ``min(c / t, 1)`` (``sketch="oja"`` only; VW's default c).
+    max_iter, shuffle : as in :class:`AdaGrad`.
+    random_state : int, Generator or None, default=None
+        Seed of the shuffling, of RP's hashed projection and of Oja's initial orthonormal rows.
+
+    Examples
+    --------
+    >>> from streamlearn.datasets import load_a9a
+    >>> from streamlearn.second_order import SketchedOnlineNewton
+    >>> X, y, X_test, y_test = load_a9a()
+    >>> clf = SketchedOnlineNewton(sketch="rfd", ell=5, alpha0=10.0)
+    >>> clf = clf.partial_fit(X[:5000], y[:5000], classes=[-1, 1])
+    >>> print(f"{clf.score(X_test, y_test):.3f}")
+    0.835
+    """
+
+    _parameter_constraints = {
+        "sketch": [Options(*_SKETCHES)],
+        "ell": [Interval(int, 1, None, closed="left")],
+        "alpha0": [Interval(float, 0, None, closed="left")],
+        "eta": [Interval(float, 0, None, closed="left")],
+        "mu": [Interval(float, 0, None, closed="left"), None],
+        "C": [Interval(float, 0, None, closed="neither")],
+        "loss": [_LOSSES],
+        "beta": [Interval(float, 0, 1, closed="right")],
+        "oja_learning_rate": [Interval(float, 0, None, closed="neither")],
+        **_PASS_PARAMS,
+    }
+
+    def __init__(self, *, sketch="rfd", ell=10, alpha0=1.0, eta=1.0, mu=None, C=1.0, loss="squared", beta=0.2,
+                 oja_learning_rate=2.0, max_iter=1, shuffle=True, random_state=None):
+        self.sketch = sketch
+        self.ell = ell
+        self.alpha0 = alpha0
+        self.eta = eta
+        self.mu = mu
+        self.C = C
+        self.loss = loss
+        self.beta = beta
+        self.oja_learning_rate = oja_learning_rate
+        self.max_iter = max_iter
+        self.shuffle = shuffle
+        self.random_state = random_state
+
+    def _allocate(self, n_features, n_outputs, X):
+        if self.alpha0 == 0 and self.sketch != "rfd":
+            raise ValueError(f"alpha0=0 needs sketch='rfd' (RFD0-SON): with sketch={self.sketch!r} alpha stays "
+                             "0 and H = B^T B is singular; use alpha0 > 0.")
+        super()._allocate(n_features, n_outputs, X)
+        ell = int(self.ell)
+        fd_family = self.sketch in ("fd", "pfd", "rfd")
+        cap = 2 * ell if fd_family else ell
+        K = n_outputs
+        self._state_buf = np.zeros((K, cap, n_features))
+        self._state_gram = np.zeros((K, cap, cap))
+        self._state_sc = np.ones((K, cap)) if self.sketch != "oja" else np.zeros((K, cap))
+        self._state_aux = np.zeros((K, cap))
+        self._state_n_rows = np.full(K, ell, dtype=np.int64)
+        self._state_alpha = np.full(K, float(self.alpha0))
+        rng = check_rng(self.random_state)
+        self._state_seed = np.array([rng.integers(0, 2 ** 63 - 1)], dtype=np.uint64)
+        if self.sketch == "oja":
+            r = min(ell, n_features)  # V needs orthonormal rows: at most n_features of them
+            self._state_n_rows[:] = r
+            for k in range(K):
+                q, _ = np.linalg.qr(rng.standard_normal((n_features, r)))
+                self._state_buf[k, :r] = q.T
+                self._state_gram[k, :r, :r] = np.eye(r)
+
+    @property
+    def alpha_(self):
+        """Current alpha of ``H = B^T B + alpha I`` (one per output)."""
+        return self._state_alpha.copy()
+
+    def _kernel_pass(self, X, targets, sw, out):
+        ell = int(self.ell)
+        beta = float(self.beta) if self.sketch == "pfd" else 1.0
+        keep = ell - 1
+        n_shrink = int(min(max(np.floor(beta * (keep + 1) + 1e-9) - 1, 0), keep))
+        t, bad = _k.son_epoch(
+            X.indptr, X.indices, X.data, targets, sw, self.coef_, self._state_buf, self._state_gram,
+            self._state_sc, self._state_aux, self._state_n_rows, self._state_alpha, self.t_,
+            _SKETCHES[self.sketch], keep, n_shrink, loss_code(self.loss), float(self.C), self._mu(),
+            float(self.eta), self._state_seed[0], 0, float(self.oja_learning_rate), False, out)
+        self.t_ = int(t)
+        if bad >= 0:
+            self._raise_diverged(bad, "alpha0 (raise it)")

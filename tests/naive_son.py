@@ -1,0 +1,157 @@
+"""Slow NumPy twins of the second-order kernels (streamlearn/_kernels/son.py).
+
+Explicit matrices: H = B^T B + alpha I is formed (d x d) and solved with ``numpy.linalg.solve`` (or
+``numpy.linalg.pinv`` when alpha = 0); the H-norm projection onto the slab is the textbook formula
+(ALGORITHMS.md 6.1) and, in the alpha = 0 phase, the H-cheaper of App. A's candidate w1 and the optimal
+w2* = u - tau / |x_perp|^2 x_perp. Sketches use the twins of tests/naive_sketch.py (SVD shrink, QR Oja).
+Binary only (one output), dense X.
+"""
+
+import math
+
+import numpy as np
+
+from tests.naive_sketch import naive_fd_n_shrink, naive_fd_shrink, naive_rp_vector
+
+__all__ = ["naive_dloss", "naive_adagrad", "naive_full_on", "naive_son"]
+
+
+def naive_dloss(loss, y, z):
+    if loss == "squared":
+        return 2.0 * (z - y)
+    if loss == "logistic":
+        return -y / (1.0 + math.exp(y * z))
+    return -y if y * z < 1.0 else 0.0
+
+
+def _tau(z, C):
+    return z - min(max(z, -C), C)
+
+
+def naive_adagrad(X, y, *, alpha0, eta, C, loss, project=True):
+    X = np.asarray(X, dtype=float)
+    d = X.shape[1]
+    w = np.zeros(d)
+    s = np.zeros(d)
+    scores = []
+    for x, yt in zip(X, y):
+        h = alpha0 + np.sqrt(s)
+        z = w @ x
+        tau = _tau(z, C) if project else 0.0
+        if tau != 0.0:
+            w = w - tau / np.sum(x ** 2 / h) * (x / h)
+            z = z - tau  # the projected point's exact score
+        scores.append(z)
+        g = naive_dloss(loss, yt, z) * x
+        s += g ** 2
+        w = w - eta * g / (alpha0 + np.sqrt(s))
+    return np.array(scores), w
+
+
+def naive_full_on(X, y, *, alpha0, mu, eta, C, loss):
+    X = np.asarray(X, dtype=float)
+    d = X.shape[1]
+    H = alpha0 * np.eye(d)
+    w = np.zeros(d)
+    scores = []
+    for t, (x, yt) in enumerate(zip(X, y), start=1):
+        z = w @ x
+        tau = _tau(z, C)
+        if tau != 0.0:
+            hx = np.linalg.solve(H, x)
+            w = w - tau / (x @ hx) * hx
+            z = z - tau  # the projected point's exact score
+        scores.append(z)
+        g = naive_dloss(loss, yt, z) * x
+        if np.any(g):
+            H = H + (mu + eta / t) * np.outer(g, g)
+            w = w - np.linalg.solve(H, g)
+    return np.array(scores), w
+
+
+def _pinv(B, alpha):
+    """``(H^+, projector onto the row space of B)`` when alpha is negligible (<= 1e-12 ||B||_F^2), else None."""
+    if alpha > 1e-12 * np.sum(B ** 2):
+        return None
+    lam, U = np.linalg.eigh(B.T @ B)
+    top = max(lam.max(), 0.0) if lam.size else 0.0
+    k = (lam > top * B.shape[0] * 1e-12) & (lam > 0)
+    Uk = U[:, k]
+    return (Uk / lam[k]) @ Uk.T, Uk @ Uk.T
+
+
+def _project(u, x, B, alpha, C):
+    tau = _tau(u @ x, C)
+    if tau == 0.0 or not np.any(x):
+        return u
+    d = x.shape[0]
+    pv = _pinv(B, alpha)
+    if pv is None:
+        H = B.T @ B + alpha * np.eye(d)
+        hx = np.linalg.solve(H, x)
+        return u - tau / (x @ hx) * hx
+    Hp, P = pv
+    xp = x - P @ x
+    if xp @ xp > 1e-12 * (x @ x):
+        return u - tau / (xp @ xp) * xp  # w2*: zero H-cost
+    hx = Hp @ x
+    return u - tau / (x @ hx) * hx  # w1
+
+
+def naive_son(X, y, *, sketch, ell, alpha0, mu, eta, C, loss, beta=0.2, seed=0, rp_dist=0, V0=None, oja_c=2.0):
+    """Returns (pre-update scores, final pending u, final alpha)."""
+    X = np.asarray(X, dtype=float)
+    d = X.shape[1]
+    w = np.zeros(d)
+    alpha = float(alpha0)
+    keep = ell - 1
+    n_shrink = naive_fd_n_shrink(beta if sketch == "pfd" else 1.0, keep)
+    rows = [np.zeros(d) for _ in range(ell)]  # Alg. 6: ell zero rows
+    S = np.zeros((ell, d))
+    V = None if V0 is None else V0.copy()
+    lam = np.zeros(ell)
+    osc = np.zeros(ell)
+    scores = []
+
+    def sketch_matrix():
+        if sketch in ("fd", "pfd", "rfd"):
+            return np.array(rows).reshape(-1, d)
+        if sketch == "rp":
+            return S
+        return osc[:, None] * V
+
+    t = 0
+    for x, yt in zip(X, y):
+        B = sketch_matrix()
+        z = min(max(w @ x, -C), C)  # the projected point's exact score
+        w = _project(w, x, B, alpha, C)
+        scores.append(z)
+        t += 1
+        dl = naive_dloss(loss, yt, z)
+        if dl == 0.0 or not np.any(x):
+            continue
+        g = dl * x
+        a = math.sqrt(mu + eta / t) * g
+        if sketch in ("fd", "pfd", "rfd"):
+            rows.append(a)
+            if len(rows) == 2 * ell:
+                new, delta = naive_fd_shrink(np.array(rows), keep, n_shrink)
+                rows = list(new)
+                if sketch == "rfd":
+                    alpha += delta / 2
+        elif sketch == "rp":
+            S = S + np.outer(naive_rp_vector(seed, t - 1, ell, rp_dist), a)
+        else:
+            gamma = min(oja_c / t, 1.0)
+            p = V @ a
+            lam = (1 - gamma) * lam + gamma * p ** 2
+            q, r = np.linalg.qr((V + gamma * np.outer(p, a)).T)
+            V = (q * np.sign(np.diag(r))).T
+            osc = np.sqrt(t * lam)
+        B = sketch_matrix()
+        pv = _pinv(B, alpha)
+        if pv is None:
+            w = w - np.linalg.solve(B.T @ B + alpha * np.eye(d), g)
+        else:
+            w = w - pv[0] @ g
+    return np.array(scores), w, alpha
