@@ -332,10 +332,12 @@ class BlockMinimizationSVC(_BatchLinearSVC):
     inner_max_iter : int >= 1, default=3
         Maximum DCD passes over a block per visit (fewer if the block's projected-gradient range reaches
         ``tol``). The paper's trade-off: more inner work, fewer outer iterations (disk reads).
-    block_mb : float > 0, default=64.0
-        Target size of a block in memory, in MiB (a block is cut at a row boundary; a single larger row
-        makes a block of its own). Peak memory is about the Python process plus twice this, plus ``w`` and
-        ``alpha``.
+    block_mb : float > 0, default=32.0
+        Target size of a block in memory (CSR: 12 bytes per non-zero with int32 indices, 24 per row), in
+        MiB; a block is cut at a row boundary (a single larger row makes a block of its own). Peak memory is
+        about the process with its libraries (~220 MiB), plus one block, plus the reader's chunk while
+        splitting, plus ``w`` (8 bytes per feature and output) and ``alpha`` (8 bytes per example and
+        output): ``benchmarks/bm_memory.py`` measures it on a 2 GB file.
     cache_dir : str or None, default=None
         Directory in which the temporary block directory is created (None: the system temp dir).
 
@@ -376,7 +378,7 @@ class BlockMinimizationSVC(_BatchLinearSVC):
         "cache_dir": [_Path(), None],
     }
 
-    def __init__(self, *, C=1.0, loss="hinge", tol=0.1, max_iter=50, inner_max_iter=3, block_mb=64.0,
+    def __init__(self, *, C=1.0, loss="hinge", tol=0.1, max_iter=50, inner_max_iter=3, block_mb=32.0,
                  fit_intercept=True, intercept_scaling=1.0, shrinking=True, cache_dir=None, random_state=None):
         self.C = C
         self.loss = loss
@@ -458,7 +460,7 @@ class BlockMinimizationSVC(_BatchLinearSVC):
                           bool(self.shrinking), self._seed(rng), info)
                 pg_max = max(pg_max, info[:, 1].max())
                 pg_min = min(pg_min, info[:, 2].min())
-                del X, y, sw
+                del X, y, sw, targets  # before the next block is read
             gap = pg_max - pg_min
             if gap <= self.tol:
                 break
@@ -474,6 +476,7 @@ class BlockMinimizationSVC(_BatchLinearSVC):
             targets = self._targets_from_index(code_to_class[y.astype(np.intp)])
             loss_sum += _primal_terms(scores, targets, sw, self.loss)
             sw_all[first:first + n_rows] = sw
+            del X, y, sw  # before the next block is read
         wbv = self.intercept_ / bv if bv else np.zeros(n_out)
         self.objective_ = self.C * loss_sum + 0.5 * (np.einsum("kd,kd->k", self.coef_, self.coef_) + wbv * wbv)
         self.train_loss_ = loss_sum / sw_all.sum()

@@ -156,12 +156,20 @@ def test_block_store_detects_corruption(tmp_path):
     store = BlockStore(50, 1e9, parent=tmp_path)
     store.add(X, np.ones(200), np.ones(200))
     store.close()
-    path = store.blocks[0][0]
-    raw = bytearray(Path(path).read_bytes())
-    raw[-20] ^= 0xFF
-    Path(path).write_bytes(bytes(raw))
-    with pytest.raises(OSError, match="corrupted"):
+    path = Path(store.blocks[0][0])
+    good = path.read_bytes()
+    for pos, message in [(12, "block segment 'row_nnz' is corrupted"), (-12, "not a readable streamlearn block"),
+                         (0, "not a readable streamlearn block")]:
+        raw = bytearray(good)
+        raw[pos] ^= 0xFF
+        path.write_bytes(bytes(raw))
+        with pytest.raises(OSError, match=message):
+            store.load(0)
+    path.write_bytes(good[:len(good) // 2])
+    with pytest.raises(OSError):
         store.load(0)
+    path.write_bytes(good)
+    assert (store.load(0)[0] != X).nnz == 0
     store.cleanup()
 
 
