@@ -17,6 +17,7 @@ import importlib
 _MODULES = {
     "demo": "streamlearn.evaluation.experiments.demo",
     "sparsity": "streamlearn.evaluation.experiments.sparsity",
+    "occfm": "streamlearn.evaluation.experiments.occfm",
     "rfd-figure1": "streamlearn.evaluation.experiments.rfd_figure1",
 }
 
