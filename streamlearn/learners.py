@@ -43,6 +43,7 @@ class LearnerSpec:
 
 _LM = "streamlearn.linear_model"
 _FM = "streamlearn.facto"
+_SO = "streamlearn.second_order"
 LEARNERS = {s.name: s for s in [
     LearnerSpec("perceptron", f"{_LM}:Perceptron", "Perceptron with bias (Rosenblatt; bias via R^2, lecture seed 001)"),
     LearnerSpec("perceptron-nobias", f"{_LM}:Perceptron", "Perceptron without bias",
@@ -100,7 +101,7 @@ LEARNERS = {s.name: s for s in [
                 defaults={"alpha": 0.003}),
     LearnerSpec("dcd-svm", f"{_LM}:DualCoordinateDescentSVC",
                 "Linear SVM by dual coordinate descent (Hsieh et al. 2008; LIBLINEAR), batch, in memory",
-                demo=False, batch=True),
+                defaults={"tol": 0.1}, demo=False, batch=True),
     LearnerSpec("bm-svm", f"{_LM}:BlockMinimizationSVC", "Linear SVM by block minimization over compressed "
                 "on-disk blocks (Yu et al. 2010): data larger than memory (--block-mb)", demo=False, batch=True),
     # factorization machines (seed 003, ALGORITHMS.md 7)
@@ -122,6 +123,18 @@ LEARNERS = {s.name: s for s in [
                 fixed={"mode": "scalable"}, demo=False),
     LearnerSpec("occfm-scalable-regressor", f"{_FM}:OCCFMRegressor", "OCCFM, low-rank state, squared loss",
                 task="regression", fixed={"mode": "scalable"}, demo=False),
+    # second order (RFD paper, seed 004): squared loss on -1/+1 labels by default
+    LearnerSpec("adagrad", f"{_SO}:AdaGrad", "Diagonal AdaGrad with slab projection (RFD paper baseline)",
+                demo=False),
+    LearnerSpec("full-on", f"{_SO}:OnlineNewtonStep", "Full-matrix online Newton step, O(d^2) (d <= 4096)",
+                demo=False),
+    *[LearnerSpec(f"{sk}-son", f"{_SO}:SketchedOnlineNewton", f"Sketched online Newton step over {label}",
+                  fixed={"sketch": sk}, demo=False)
+      for sk, label in [("fd", "frequent directions"), ("pfd", "parameterized FD (beta=0.2)"),
+                        ("rp", "a random projection"), ("oja", "Oja's sketch"),
+                        ("rfd", "robust frequent directions")]],
+    LearnerSpec("rfd0-son", f"{_SO}:SketchedOnlineNewton", "Sketched online Newton step over RFD, alpha0=0 "
+                "(hyperparameter-free RFD0-SON)", fixed={"sketch": "rfd", "alpha0": 0.0}, demo=False),
 ]}
 
 
