@@ -2,8 +2,8 @@
 
 ALGORITHMS.md 6.1-6.4 (RFD paper, seed 004: Alg. 3, Alg. 6, App. A). All three keep ``coef_`` = the
 pending unprojected point u; the projection onto ``{w : |w.x| <= C}`` happens when the next example
-arrives, before it is predicted, so ``partial_fit_scores`` returns ``clip(u.x, -C, C)`` up to rounding and
-``predict``'s sign is unchanged by the projection. No intercept (the paper's model is ``w.x``; add a
+arrives, before it is predicted, so ``partial_fit_scores`` returns ``clip(u.x, -C, C)`` (the projected
+point's exact score) and ``decision_function`` returns the same ``clip(coef_ . x, -C, C)``. No intercept (the paper's model is ``w.x``; add a
 constant feature if one is wanted).
 """
 
@@ -36,6 +36,13 @@ class _SecondOrder(OnlineClassifierMixin, BaseOnlineLinear):
 
     def _allocate(self, n_features, n_outputs, X):
         super()._allocate(n_features, n_outputs, X)
+
+    def _decision_function(self, X):
+        # the online prediction: the pending u projected onto |w.x| <= C with x itself scores clip(u.x, -C, C)
+        scores = super()._decision_function(X)
+        if getattr(self, "project", True):
+            scores = np.clip(scores, -float(self.C), float(self.C))
+        return scores
 
     def _mu(self):
         return 1.0 / (8.0 * float(self.C) ** 2) if self.mu is None else float(self.mu)
@@ -74,7 +81,7 @@ class AdaGrad(_SecondOrder):
     >>> X, y, X_test, y_test = load_a9a()
     >>> clf = AdaGrad(alpha0=1.0).partial_fit(X, y, classes=[-1, 1])
     >>> print(f"{clf.score(X_test, y_test):.3f}")
-    0.845
+    0.829
     """
 
     _parameter_constraints = {
@@ -223,7 +230,8 @@ class SketchedOnlineNewton(_SecondOrder):
         Oja's step ``min(c / t, 1)`` (``sketch="oja"`` only; VW's default c).
     max_iter, shuffle : as in :class:`AdaGrad`.
     random_state : int, Generator or None, default=None
-        Seed of the shuffling, of RP's hashed projection and of Oja's initial orthonormal rows.
+        Seed of the shuffling, of RP's hashed projection and of Oja's initial orthonormal rows (None: the
+        sketch uses seed 0, so that results do not depend on how the stream is chunked).
 
     Examples
     --------
@@ -233,7 +241,7 @@ class SketchedOnlineNewton(_SecondOrder):
     >>> clf = SketchedOnlineNewton(sketch="rfd", ell=5, alpha0=10.0)
     >>> clf = clf.partial_fit(X[:5000], y[:5000], classes=[-1, 1])
     >>> print(f"{clf.score(X_test, y_test):.3f}")
-    0.835
+    0.840
     """
 
     _parameter_constraints = {
@@ -279,7 +287,9 @@ class SketchedOnlineNewton(_SecondOrder):
         self._state_aux = np.zeros((K, cap))
         self._state_n_rows = np.full(K, ell, dtype=np.int64)
         self._state_alpha = np.full(K, float(self.alpha0))
-        rng = check_rng(self.random_state)
+        # None -> a fixed seed: the sketch (RP's hash, Oja's initial rows) is reproducible and the same
+        # however the stream is chunked
+        rng = check_rng(0 if self.random_state is None else self.random_state)
         self._state_seed = np.array([rng.integers(0, 2 ** 63 - 1)], dtype=np.uint64)
         if self.sketch == "oja":
             r = min(ell, n_features)  # V needs orthonormal rows: at most n_features of them
