@@ -19,6 +19,7 @@ _MODULES = {
     "sparsity": "streamlearn.evaluation.experiments.sparsity",
     "occfm": "streamlearn.evaluation.experiments.occfm",
     "rfd-figure1": "streamlearn.evaluation.experiments.rfd_figure1",
+    "rfd-table2": "streamlearn.evaluation.experiments.rfd_table2",
 }
 
 

@@ -1,0 +1,168 @@
+"""RFD paper (seed 004) Table 2 / Table 3: second-order online learners, one pass, best alpha0.
+
+Protocol (Sec. 6, ALGORITHMS.md 1.1): random 70/30 split of the data (the split's draw is not stated in
+the paper: a uniform permutation seeded by ``--seed + split``), one pass over the 70 % in the permuted
+order, squared loss, C = 1, eta_t = 1/t, alpha0 on {1e-3, ..., 1e6} for every method (RFD0: alpha0 = 0,
+untuned), sketch sizes (5, 10, 20) when d < 1000 (a9a) else (20, 30, 50) (farm-ads), FULL-ON when
+d <= FULL_ON_MAX_FEATURES. Each row: best-alpha0 test accuracy averaged over the splits (the best alpha0
+is chosen on the mean over splits), the paper's figure, seconds per example at that alpha0 (Table 3's
+"average iteration cost"), and the accuracy at every alpha0 (``accuracy_by_alpha0``, ``alpha0_spread``:
+max - min over the grid, the robustness figure).
+
+    streamlearn experiment rfd-table2 --data a9a --splits 5 --json --plot table2.png
+"""
+
+import time
+
+import numpy as np
+
+HELP = "RFD paper Table 2/3: AdaGrad, FULL-ON and sketched online Newton (FD/PFD/RP/Oja/RFD/RFD0), best alpha0"
+COLUMNS = ["method", "ell", "best_alpha0", "test_accuracy", "paper_accuracy", "alpha0_spread",
+           "seconds_per_example", "paper_seconds"]
+
+ALPHA_GRID = [10.0 ** k for k in range(-3, 7)]
+
+# Table 2 (accuracy %) and Table 3 (iteration cost), ALGORITHMS.md 1.1; key (method, sketch index 0-2)
+_PAPER = {
+    "a9a": {
+        "acc": {("adagrad", None): 83.4783, ("full-on", None): 83.8264,
+                "fd": [83.6524, 83.6728, 83.6728], "pfd": [83.6728, 83.7138, 83.6626],
+                "rp": [83.4374, 83.9492, 83.7650], "oja": [83.6831, 83.6319, 83.5091],
+                "rfd": [83.6319, 83.6831, 83.9390], "rfd0": [83.2429, 83.2634, 83.2736]},
+        "sec": {("adagrad", None): 9.8279e-05, ("full-on", None): 2.3141e-04,
+                "fd": [2.8552e-04, 2.7276e-04, 3.4899e-04], "pfd": [2.6090e-04, 2.8206e-04, 3.2096e-04],
+                "rp": [1.3597e-04, 2.7308e-04, 3.3307e-04], "oja": [1.5500e-04, 1.6719e-04, 1.6631e-04],
+                "rfd": [2.8549e-04, 3.1813e-04, 3.3405e-04], "rfd0": [2.7466e-04, 1.9542e-04, 2.3561e-04]},
+    },
+    "farm-ads": {
+        "acc": {("adagrad", None): 89.3805, ("full-on", None): None,
+                "fd": [89.7023, 89.9437, 89.9437], "pfd": [90.0241, 89.8632, 90.0241],
+                "rp": [88.8174, 89.7023, 89.4610], "oja": [89.0587, 89.1392, 89.1392],
+                "rfd": [89.7828, 89.8632, 90.3459], "rfd0": [87.6911, 88.8174, 88.8978]},
+        "sec": {("adagrad", None): 3.1976e-04, ("full-on", None): None,
+                "fd": [1.6387e-03, 3.2000e-03, 5.1365e-03], "pfd": [2.4524e-02, 3.2372e-02, 5.4829e-02],
+                "rp": [7.3933e-04, 3.2000e-03, 5.1365e-03], "oja": [1.3061e-03, 2.8887e-03, 4.4386e-03],
+                "rfd": [2.0484e-03, 3.8129e-03, 5.2458e-03], "rfd0": [2.0843e-03, 3.7857e-03, 5.5628e-03]},
+    },
+}
+_SKETCH_METHODS = ["fd", "pfd", "rp", "oja", "rfd", "rfd0"]
+
+
+def add_arguments(parser):
+    parser.add_argument("--data", required=True, metavar="PATH",
+                        help="svmlight file, or 'a9a' (bundled training file) or 'farm-ads' (shared data dir)")
+    parser.add_argument("--splits", type=int, default=5, help="random 70/30 splits (default 5)")
+    parser.add_argument("--seed", type=int, default=0, help="seed of the first split (default 0)")
+    parser.add_argument("--ells", default=None, metavar="A,B,C",
+                        help="sketch sizes (default 5,10,20 when d < 1000, else 20,30,50)")
+    parser.add_argument("--methods", default=None, metavar="M,...",
+                        help="subset of adagrad,full-on,fd,pfd,rp,oja,rfd,rfd0 (default: all)")
+    parser.add_argument("--alphas", default=None, metavar="A,B,...", help="alpha0 grid (default 1e-3..1e6)")
+
+
+def _load(spec):
+    from ...datasets import load_a9a, load_farm_ads, load_svmlight
+
+    if spec == "a9a":
+        X, y, _, _ = load_a9a()
+        return X, y, "a9a"
+    if spec == "farm-ads":
+        X, y = load_farm_ads()
+        return X, y, "farm-ads"
+    X, y = load_svmlight(spec)
+    name = "farm-ads" if "farm" in str(spec) else ("a9a" if "a9a" in str(spec) else str(spec))
+    return X, y, name
+
+
+def _make(method, ell, alpha0):
+    from ...second_order import AdaGrad, OnlineNewtonStep, SketchedOnlineNewton
+
+    if method == "adagrad":
+        return AdaGrad(alpha0=alpha0)
+    if method == "full-on":
+        return OnlineNewtonStep(alpha0=alpha0)
+    if method == "rfd0":
+        return SketchedOnlineNewton(sketch="rfd", ell=ell, alpha0=0.0)
+    return SketchedOnlineNewton(sketch=method, ell=ell, alpha0=alpha0)
+
+
+def run(args):
+    from ...second_order import FULL_ON_MAX_FEATURES
+
+    X, y, name = _load(args.data)
+    y = np.where(y > 0, 1, -1)
+    d = X.shape[1]
+    ells = [int(v) for v in args.ells.split(",")] if args.ells else ([5, 10, 20] if d < 1000 else [20, 30, 50])
+    alphas = [float(v) for v in args.alphas.split(",")] if args.alphas else ALPHA_GRID
+    methods = args.methods.split(",") if args.methods else ["adagrad", "full-on"] + _SKETCH_METHODS
+    if d > FULL_ON_MAX_FEATURES and "full-on" in methods:
+        methods.remove("full-on")
+    paper = _PAPER.get(name)
+    configs = []
+    for m in methods:
+        if m in ("adagrad", "full-on"):
+            configs.append((m, None, alphas))
+        else:
+            for ell in ells:
+                configs.append((m, ell, [0.0] if m == "rfd0" else alphas))
+    acc = {(m, ell, a): [] for m, ell, grid in configs for a in grid}
+    sec = {(m, ell, a): [] for m, ell, grid in configs for a in grid}
+    n = X.shape[0]
+    n_train = int(round(0.7 * n))
+    for split in range(args.splits):
+        perm = np.random.default_rng(args.seed + split).permutation(n)
+        tr, te = perm[:n_train], perm[n_train:]
+        Xtr, ytr, Xte, yte = X[tr], y[tr], X[te], y[te]
+        for m, ell, grid in configs:
+            for a in grid:
+                est = _make(m, ell, a)
+                est.partial_fit(Xtr[:2], ytr[:2], classes=[-1, 1])  # compile / load the cache outside timing
+                est = _make(m, ell, a)
+                t0 = time.perf_counter()
+                est.partial_fit(Xtr, ytr, classes=[-1, 1])
+                sec[(m, ell, a)].append((time.perf_counter() - t0) / n_train)
+                acc[(m, ell, a)].append(100.0 * float(est.score(Xte, yte)))
+    rows = []
+    for m, ell, grid in configs:
+        means = {a: float(np.mean(acc[(m, ell, a)])) for a in grid}
+        best = max(grid, key=lambda a: means[a])
+        idx = None if ell is None else ells.index(ell)
+        pa = ps = None
+        if paper is not None and (idx is None or idx < 3):
+            if ell is None:
+                pa, ps = paper["acc"].get((m, None)), paper["sec"].get((m, None))
+            elif ells == ([5, 10, 20] if name == "a9a" else [20, 30, 50])[:len(ells)]:
+                pa, ps = paper["acc"][m][idx], paper["sec"][m][idx]
+        rows.append({"method": m, "ell": ell, "best_alpha0": best, "test_accuracy": means[best],
+                     "test_accuracy_std": float(np.std(acc[(m, ell, best)])), "paper_accuracy": pa,
+                     "alpha0_spread": float(max(means.values()) - min(means.values())),
+                     "seconds_per_example": float(np.mean(sec[(m, ell, best)])), "paper_seconds": ps,
+                     "accuracy_by_alpha0": {f"{a:g}": means[a] for a in grid},
+                     "data": name, "splits": args.splits, "n_train": n_train, "n_features": d})
+    return rows
+
+
+def plot(rows, path, args):
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig, ax = plt.subplots(figsize=(8, 5))
+    for r in rows:
+        grid = r["accuracy_by_alpha0"]
+        if len(grid) < 2:
+            continue
+        a = [float(k) for k in grid]
+        err = [100.0 - v for v in grid.values()]
+        label = r["method"] + ("" if r["ell"] is None else f" m={r['ell']}")
+        ax.plot(a, err, marker="o", ms=3, label=label)
+    ax.set_xscale("log")
+    ax.set_xlabel("alpha0")
+    ax.set_ylabel("test error rate (%)")
+    ax.grid(True, which="both", alpha=0.3)
+    ax.legend(fontsize=7, ncol=2)
+    ax.set_title(f"test error vs alpha0 ({rows[0]['data'] if rows else ''}, one pass, squared loss)")
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+    plt.close(fig)

@@ -1,0 +1,49 @@
+"""SketchedOnlineNewton / OnlineNewtonStep parameter errors, and the rfd-table2 experiment's JSON contract."""
+
+import json
+
+import numpy as np
+import pytest
+from sklearn.datasets import dump_svmlight_file
+
+from streamlearn.cli.main import main
+from streamlearn.second_order import FULL_ON_MAX_FEATURES, OnlineNewtonStep, SketchedOnlineNewton
+
+
+def test_full_on_refuses_large_d():
+    X = np.zeros((2, FULL_ON_MAX_FEATURES + 1))
+    with pytest.raises(ValueError, match="FULL_ON_MAX_FEATURES"):
+        OnlineNewtonStep().partial_fit(X, [-1, 1], classes=[-1, 1])
+
+
+def test_alpha0_zero_needs_rfd():
+    with pytest.raises(ValueError, match="alpha0=0 needs sketch='rfd'"):
+        SketchedOnlineNewton(sketch="fd", alpha0=0.0).partial_fit(np.eye(2), [-1, 1], classes=[-1, 1])
+
+
+def test_rfd0_alpha_grows_from_zero():
+    rng = np.random.default_rng(0)
+    X = rng.standard_normal((200, 6))
+    y = np.where(X[:, 0] > 0, 1, -1)
+    est = SketchedOnlineNewton(sketch="rfd", ell=3, alpha0=0.0).partial_fit(X, y, classes=[-1, 1])
+    assert est.alpha_[0] > 0.0  # shrinks moved alpha off 0: the alpha = 0 phase ended
+    assert est.score(X, y) > 0.9
+
+
+def test_rfd_table2_json(tmp_path, capsys):
+    rng = np.random.default_rng(0)
+    X = rng.standard_normal((120, 5))
+    y = np.where(X @ [1.0, -1.0, 0.5, 0.0, 0.2] > 0, 1, -1)
+    path = tmp_path / "toy.svm"
+    dump_svmlight_file(X, y, str(path))
+    png = tmp_path / "t2.png"
+    assert main(["experiment", "rfd-table2", "--data", str(path), "--splits", "2", "--ells", "2",
+                 "--methods", "adagrad,rfd,rfd0", "--alphas", "0.1,10", "--json", "--plot", str(png)]) == 0
+    rows = json.loads(capsys.readouterr().out)
+    assert [(r["method"], r["ell"]) for r in rows] == [("adagrad", None), ("rfd", 2), ("rfd0", 2)]
+    for r in rows:
+        assert {"method", "ell", "best_alpha0", "test_accuracy", "paper_accuracy", "seconds_per_example"} <= set(r)
+        assert r["test_accuracy"] == max(r["accuracy_by_alpha0"].values())
+        assert r["test_accuracy"] > 70.0
+    assert rows[2]["best_alpha0"] == 0.0 and rows[1]["best_alpha0"] in (0.1, 10.0)
+    assert png.stat().st_size > 1000
