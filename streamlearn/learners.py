@@ -118,11 +118,6 @@ LEARNERS = {s.name: s for s in [
                 "features, low-rank above; -p mode=exact|scalable)", demo=False),
     LearnerSpec("occfm-regressor", f"{_FM}:OCCFMRegressor", "OCCFM, squared loss", task="regression",
                 demo=False),
-    LearnerSpec("occfm-scalable", f"{_FM}:OCCFMClassifier",
-                "OCCFM with the low-rank state (rank budget, FD-style gradient sketch)",
-                fixed={"mode": "scalable"}, demo=False),
-    LearnerSpec("occfm-scalable-regressor", f"{_FM}:OCCFMRegressor", "OCCFM, low-rank state, squared loss",
-                task="regression", fixed={"mode": "scalable"}, demo=False),
     # second order (RFD paper, seed 004): squared loss on -1/+1 labels by default
     LearnerSpec("adagrad", f"{_SO}:AdaGrad", "Diagonal AdaGrad with slab projection (RFD paper baseline)",
                 demo=False),

@@ -259,3 +259,20 @@ def test_errors_name_the_problem():
     scal.set_params(rank=10)
     with pytest.raises(ValueError, match="rank \\+ ell = 12 but the basis of OCCFMRegressor holds 8 vectors"):
         scal.partial_fit(sp.csr_matrix((2, 100)), [0.0, 1.0])
+
+
+# ------------------------------------------------------------------------------------------------------------
+# the online contract (streamlearn.checks) for the scalable state too (the registry's occfm entries run in exact
+# mode on the checks' small data, through tests/test_common.py)
+@pytest.mark.parametrize("est", [OCCFMRegressor(mode="scalable", rank=2, ell=2, delta=3.0, eta=0.3),
+                                 OCCFMClassifier(mode="scalable", rank=2, ell=1, delta=3.0, eta=0.3)],
+                         ids=["regressor", "classifier"])
+def test_scalable_mode_meets_the_online_contract(est):
+    from streamlearn.checks import yield_checks
+
+    for check in yield_checks(est):
+        check(est)
+    X, targets, _ = _stream(9, n=60, d=12)
+    y = targets[:, 0] if "Regressor" in type(est).__name__ else np.where(targets[:, 0] > 2.0, 1, -1)
+    kw = {} if "Regressor" in type(est).__name__ else {"classes": [-1, 1]}
+    assert type(est)(**est.get_params()).partial_fit(X, y, **kw).diagnostics()["compressions"] > 0
