@@ -184,6 +184,21 @@ def truncated_materialize(wm, penalty, theta, rule, out):
 
 
 @njit_kernel
+def truncated_flush(wm, penalty, theta, rule):
+    """Apply every pending truncation in place (all marks become ``penalty``): the model is unchanged, as
+    catching up later would give the same weights (ALGORITHMS.md 4.6: flush before export). O(K d)."""
+    n_out = wm.shape[1] - 1
+    d = wm.shape[0] - 1
+    for j in range(d):
+        delta = penalty - wm[j, n_out]
+        if delta > 0.0:
+            for c in range(n_out):
+                wm[j, c] = _truncate(wm[j, c], delta, theta, rule)
+            wm[j, n_out] = penalty
+    return wm
+
+
+@njit_kernel
 def truncated_scores(indptr, indices, data, wm, penalty, theta, rule, fit_intercept, out):
     """out[i, c] = scores of the caught-up model, O(K nnz) without materialising it."""
     n_rows = indptr.shape[0] - 1

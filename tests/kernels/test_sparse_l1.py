@@ -167,3 +167,16 @@ def test_no_sweep_over_absent_features(name):
     _, _, _, _, state = _run_kernel(name, sp.csr_matrix(X), targets, np.ones(N), "logistic", True)
     assert not np.any(state[6:D]), f"{name}: state of absent features was written"
     assert np.any(state[:6]), f"{name}: state of present features was not written"
+
+
+@pytest.mark.parametrize("name", ["truncation", "tg", "fobos"])
+def test_flush_applies_pending_truncations_without_changing_the_model(name):
+    X, targets, sw = _problem(name, "sparse", "logistic", np.int32, 2)
+    W, b, _, _, wm = _run_kernel(name, X[:40], targets[:40], sw[:40], "logistic", True)
+    p = CASES[name]
+    rule, theta = (k.RULE_HARD, p["theta"]) if name == "truncation" else (k.RULE_SOFT, p.get("theta", np.inf))
+    pen = wm[:-1, -1].max() + (1.0 if name == "truncation" else 0.01)  # with truncations pending for every feature
+    flushed = k.truncated_flush(wm.copy(), pen, theta, rule)
+    assert np.all(flushed[:-1, -1] == pen), "every mark is the current penalty after a flush"
+    np.testing.assert_allclose(k.truncated_materialize(flushed, pen, theta, rule, np.empty((2, D + 1))),
+                               k.truncated_materialize(wm, pen, theta, rule, np.empty((2, D + 1))), rtol=1e-13, atol=1e-15)

@@ -6,7 +6,7 @@ import json
 import numpy as np
 import pytest
 import scipy.sparse as sp
-from sklearn.base import clone
+from sklearn.base import clone, is_regressor
 
 from streamlearn.cli.main import main
 from streamlearn.datasets import bundled_path, load_a9a
@@ -149,6 +149,26 @@ def test_coef_is_materialised_on_read_without_changing_the_model(est):
         np.testing.assert_array_equal(getattr(est, key), arr, err_msg=f"reading coef_ changed {key}")
     # O(nnz) scores agree with the materialised weights
     np.testing.assert_allclose(est.decision_function(X), X @ b[0] + est.intercept_[0], rtol=1e-12, atol=1e-12)
+
+
+@pytest.mark.parametrize("est", [SimpleTruncationClassifier(theta=0.05, k=3), TruncatedGradientClassifier(gravity=0.02),
+                                 FOBOSRegressor(l1=0.05, eta0=0.05)], ids=lambda e: type(e).__name__)
+def test_save_flushes_pending_truncations_and_keeps_the_model(est, tmp_path):
+    from streamlearn.persist import load
+
+    X, y, target = _stream(seed=6)
+    regressor = is_regressor(est)
+    y = target if regressor else y
+    kw = {} if regressor else {"classes": [-1, 1]}
+    a, b = clone(est).partial_fit(X[:200], y[:200], **kw), clone(est).partial_fit(X[:200], y[:200], **kw)
+    assert np.any(a._state[:-1, -1] != a._state_penalty), "the case should have pending truncations"
+    a.save(tmp_path / "m.slm")
+    assert np.all(a._state[:-1, -1] == a._state_penalty), "save applies every pending truncation"
+    np.testing.assert_allclose(a.coef_, b.coef_, rtol=1e-13, atol=1e-15)
+    back = load(tmp_path / "m.slm")
+    for m in (back, b):
+        m.partial_fit(X[200:], y[200:])
+    np.testing.assert_allclose(back.coef_, b.coef_, rtol=1e-12, atol=1e-14)
 
 
 def test_no_coef_before_fit():
