@@ -261,6 +261,8 @@ class BlockStore:
         else:
             indices = np.cumsum(deltas, dtype=self.index_dtype)
         del deltas
+        if nnz and (indices.min() < 0 or indices.max() >= header["n_features"]):  # never hand bad indices on
+            raise OSError(f"{path}: block indices out of range [0, {header['n_features']}): the file is corrupted.")
         data = arrays.pop("data").astype(np.float64, copy=False) if "data" in arrays else np.ones(nnz)
         X = sp.csr_matrix((data, indices, indptr), shape=(n, header["n_features"]), copy=False)
         y = arrays.pop("y").astype(np.float64, copy=False)

@@ -67,7 +67,11 @@ class _BatchLinearSVC(PersistMixin, ClassifierMixin, BaseEstimator):
         return 1 if classes.shape[0] == 2 else classes.shape[0]
 
     def _targets(self, y):
-        return self._targets_from_index(np.searchsorted(self.classes_, y))
+        idx = np.minimum(np.searchsorted(self.classes_, y), self.classes_.shape[0] - 1)
+        if np.any(self.classes_[idx] != y):
+            bad = np.setdiff1d(np.unique(y), self.classes_)
+            raise ValueError(f"y contains labels {bad.tolist()} that are not in classes_={self.classes_.tolist()}.")
+        return self._targets_from_index(idx)
 
     def _targets_from_index(self, idx):
         if self.classes_.shape[0] == 2:

@@ -15,6 +15,7 @@ from sklearn.utils.estimator_checks import check_sample_weight_equivalence_on_de
 from streamlearn.cli.main import main
 from streamlearn.datasets import bundled_path, load_a9a, load_farm_ads
 from streamlearn.linear_model import BlockMinimizationSVC, DualCoordinateDescentSVC
+from streamlearn.linear_model import _blocks
 from streamlearn.linear_model._blocks import BlockStore
 
 A9A, A9A_T = str(bundled_path("a9a.xz")), str(bundled_path("a9a.t.xz"))
@@ -112,6 +113,8 @@ def test_block_minimization_reaches_dcd_objective_on_a9a(a9a):
     assert -1e-4 < rel <= 1e-3, rel
     assert bm.dual_objective_[0] <= dcd.objective_[0] <= bm.objective_[0]  # weak duality across the solvers
     np.testing.assert_allclose(bm.primal_objective(X, y), bm.objective_)
+    with pytest.raises(ValueError, match=r"y contains labels \[2.0\] that are not in classes_"):
+        bm.primal_objective(X[:3], [1.0, -1.0, 2.0])
 
 
 def test_block_minimization_stops_at_tol():
@@ -127,7 +130,8 @@ def test_block_minimization_stops_at_tol():
         BlockMinimizationSVC(C=0.1, block_mb=0.02, max_iter=3, random_state=0).fit(X, y)
 
 
-def test_block_store_round_trip_and_compression(tmp_path):
+def test_block_store_round_trip_and_compression(tmp_path, monkeypatch):
+    monkeypatch.setattr(_blocks, "_SLICE", 997)  # encode, compress and read in many slices
     rng = np.random.default_rng(0)
     X = sp.random(1000, 500, density=0.05, format="csr", random_state=2)
     X[7] = 0.0
@@ -167,6 +171,14 @@ def test_block_store_detects_corruption(tmp_path):
             store.load(0)
     path.write_bytes(good[:len(good) // 2])
     with pytest.raises(OSError):
+        store.load(0)
+    # a footer that lies about the width: decoded indices out of range are refused, never used
+    size = int.from_bytes(good[-8:], "little")
+    footer = json.loads(good[-8 - size:-8])
+    footer["n_features"] = 10
+    lie = json.dumps(footer).encode()
+    path.write_bytes(good[:-8 - size] + lie + len(lie).to_bytes(8, "little"))
+    with pytest.raises(OSError, match=r"indices out of range \[0, 10\)"):
         store.load(0)
     path.write_bytes(good)
     assert (store.load(0)[0] != X).nnz == 0
