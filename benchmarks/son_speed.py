@@ -1,0 +1,117 @@
+"""Per-example time of the sketched online Newton step vs vowpal_wabbit ``--OjaNewton`` (issue 4).
+
+Same run, same examples: the a9a training file (and farm-ads with ``--farm-ads``), one pass.
+
+* ours: ``SketchedOnlineNewton(sketch=S, ell=L, alpha0=10).partial_fit`` on the in-memory CSR matrix
+  (after a 2-row warm-up so numba's compilation is not counted); time / n examples;
+* VW: ``python -m``-style in a fresh subprocess, ``vowpalwabbit.Workspace(["-d", file, "--OjaNewton",
+  "--sketch_size", L, "--loss_function", "squared", "--quiet"])`` (VW's native parser and driver),
+  wall time / n; the same command without ``--OjaNewton`` (plain SGD) is timed too, and the net
+  ``OjaNewton - SGD`` time (VW's second-order cost without its parsing) is reported beside it.
+
+The machine is shared: read the ratios (ours / VW in the same run), not the absolute figures.
+
+    python benchmarks/son_speed.py [--ells 10,20,50] [--farm-ads] [--repeat 3]
+
+Writes benchmarks/results/son_speed.json and .md.
+"""
+
+import argparse
+import json
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import numpy as np
+
+RESULTS = Path(__file__).resolve().parent / "results"
+PY = sys.executable
+VW_SCRIPT = r"""
+import json, sys, time
+import vowpalwabbit
+t0 = time.perf_counter()
+vw = vowpalwabbit.Workspace(arg_list=sys.argv[1:])
+vw.finish()
+print(json.dumps({"seconds": time.perf_counter() - t0}))
+"""
+
+# RFD paper Table 3 (seconds per iteration, Matlab, i7-3770), ALGORITHMS.md 1.1
+PAPER = {("a9a", "rfd", 10): 3.1813e-04, ("a9a", "fd", 10): 2.7276e-04, ("a9a", "oja", 10): 1.6719e-04,
+         ("a9a", "rfd", 20): 3.3405e-04, ("a9a", "fd", 20): 3.4899e-04, ("a9a", "oja", 20): 1.6631e-04,
+         ("farm-ads", "rfd", 20): 2.0484e-03, ("farm-ads", "fd", 20): 1.6387e-03, ("farm-ads", "oja", 20): 1.3061e-03,
+         ("farm-ads", "rfd", 50): 5.2458e-03, ("farm-ads", "fd", 50): 5.1365e-03, ("farm-ads", "oja", 50): 4.4386e-03}
+
+
+def _vw_file(X, y, path):
+    X = X.tocsr()
+    with open(path, "w") as f:
+        for i in range(X.shape[0]):
+            a, b = X.indptr[i], X.indptr[i + 1]
+            feats = " ".join(f"{j}:{v:g}" for j, v in zip(X.indices[a:b], X.data[a:b]))
+            f.write(f"{int(y[i])} |f {feats}\n")
+
+
+def _vw_time(path, extra):
+    cmd = [PY, "-c", VW_SCRIPT, "-d", str(path), "--loss_function", "squared", "--quiet", "-b", "18", *extra]
+    out = subprocess.run(cmd, check=True, capture_output=True, text=True).stdout
+    return json.loads(out.strip().splitlines()[-1])["seconds"]
+
+
+def main():
+    from streamlearn.datasets import load_a9a, load_farm_ads
+    from streamlearn.second_order import SketchedOnlineNewton
+
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--ells", default="10,20,50")
+    ap.add_argument("--farm-ads", action="store_true")
+    ap.add_argument("--repeat", type=int, default=1)
+    args = ap.parse_args()
+    ells = [int(v) for v in args.ells.split(",")]
+    data = {"a9a": load_a9a()[:2]}
+    if args.farm_ads:
+        data["farm-ads"] = load_farm_ads()
+    rows = []
+    with tempfile.TemporaryDirectory() as tmp:
+        for name, (X, y) in data.items():
+            y = np.where(y > 0, 1, -1)
+            path = Path(tmp) / f"{name}.vw"
+            _vw_file(X, y, path)
+            n = X.shape[0]
+            sgd = min(_vw_time(path, []) for _ in range(args.repeat))
+            for ell in ells:
+                vw = min(_vw_time(path, ["--OjaNewton", "--sketch_size", str(ell)]) for _ in range(args.repeat))
+                for sk in ("rfd", "fd", "oja"):
+                    SketchedOnlineNewton(sketch=sk, ell=ell, alpha0=10.0).partial_fit(X[:2], y[:2], classes=[-1, 1])
+                    best = np.inf
+                    for _ in range(args.repeat):
+                        est = SketchedOnlineNewton(sketch=sk, ell=ell, alpha0=10.0)
+                        t0 = time.perf_counter()
+                        est.partial_fit(X, y, classes=[-1, 1])
+                        best = min(best, time.perf_counter() - t0)
+                    rows.append({"data": name, "method": f"{sk}-son", "ell": ell, "n": n,
+                                 "ours_us_per_example": 1e6 * best / n,
+                                 "vw_oja_us_per_example": 1e6 * vw / n,
+                                 "vw_oja_net_us_per_example": 1e6 * (vw - sgd) / n,
+                                 "ratio_ours_over_vw": best / vw,
+                                 "paper_table3_us": (1e6 * PAPER[(name, sk, ell)]) if (name, sk, ell) in PAPER
+                                 else None})
+                    print(json.dumps(rows[-1]), flush=True)
+    RESULTS.mkdir(exist_ok=True)
+    (RESULTS / "son_speed.json").write_text(json.dumps(rows, indent=1))
+    lines = ["# son_speed: sketched online Newton vs VW --OjaNewton (one pass, same examples)", "",
+             "Command: `python benchmarks/son_speed.py --ells " + args.ells + (" --farm-ads" if args.farm_ads else "")
+             + "`. Shared 2-core machine: read the ratio column.", "",
+             "| data | method | ell | ours µs/ex | VW OjaNewton µs/ex (net of SGD) | ours / VW | paper Table 3 µs |",
+             "|---|---|---|---|---|---|---|"]
+    for r in rows:
+        p = "" if r["paper_table3_us"] is None else f"{r['paper_table3_us']:.0f}"
+        lines.append(f"| {r['data']} | {r['method']} | {r['ell']} | {r['ours_us_per_example']:.1f} | "
+                     f"{r['vw_oja_us_per_example']:.1f} ({r['vw_oja_net_us_per_example']:.1f}) | "
+                     f"{r['ratio_ours_over_vw']:.2f} | {p} |")
+    (RESULTS / "son_speed.md").write_text("\n".join(lines) + "\n")
+
+
+if __name__ == "__main__":
+    main()
