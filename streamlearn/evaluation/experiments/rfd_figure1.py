@@ -55,6 +55,7 @@ def _load(spec):
     name = os.path.basename(spec)
     for ext in (".xz", ".gz", ".bz2"):
         name = name.removesuffix(ext)
+    name = {"farm-ads-vect": "farm-ads"}.get(name, name)
     return name, load_svmlight(spec)[0]
 
 
@@ -104,7 +105,9 @@ def run(args):
                 if getattr(args, "progress", False):
                     print(f"{name} ell={ell} {method}: {e['relative_spectral_error']:.4f}", file=sys.stderr)
     if getattr(args, "markdown", None):
-        write_markdown(rows, args.markdown)
+        command = ("streamlearn experiment rfd-figure1 " + " ".join(f"--data {d}" for d in args.data or ["a9a"])
+                   + f" --ells {args.ells} --betas {args.betas} --markdown {args.markdown}")
+        write_markdown(rows, args.markdown, command=command)
     return rows
 
 
@@ -121,13 +124,18 @@ def summary(rows):
     return out
 
 
-def write_markdown(rows, path):
+def write_markdown(rows, path, command=None):
     """The table pivoted (one row per data set and ell, one column per method) plus the ratio summary."""
     methods = list(dict.fromkeys(r["method"] for r in rows))
     keys = list(dict.fromkeys((r["data"], r["ell"]) for r in rows))
     by = {(r["data"], r["ell"], r["method"]): r for r in rows}
-    lines = ["# RFD paper Figures 1-2: relative spectral error ||A^T A - approx||_2 / ||A^T A||_2", "",
-             "| data | ell | " + " | ".join(methods) + " | RFD / FD |",
+    lines = ["# RFD paper Figures 1-2: relative spectral error ||A^T A - approx||_2 / ||A^T A||_2", ""]
+    if command:
+        lines += [f"Command: `{command}` (plus `--plot PNG --json > JSON` for the figure and the raw rows).", ""]
+    lines += ["Accelerated (doubling-space) FD, CFD, PFD-beta and RFD, as in the paper; approx = B^T B, or "
+              "B^T B + alpha I for RFD. Exact eigenvalues for d <= 2000, Lanczos on the implicit difference above.",
+              "",
+              "| data | ell | " + " | ".join(methods) + " | RFD / FD |",
              "|---|---:|" + "---:|" * len(methods) + "---:|"]
     for data, ell in keys:
         cells = [f"{by[(data, ell, m)]['relative_spectral_error']:.4f}" if (data, ell, m) in by else ""
