@@ -121,8 +121,8 @@ def test_scw1_step_is_capped_by_C():
 
 def test_multiclass_one_vs_rest():
     X, y = load_iris(return_X_y=True)
-    for clf in (AROWClassifier(), SoftConfidenceWeightedClassifier(covariance="diagonal"),
-                ConfidenceWeightedClassifier(covariance="diagonal", update="variance")):
+    for clf in (AROWClassifier(random_state=0), SoftConfidenceWeightedClassifier(covariance="diagonal", random_state=0),
+                ConfidenceWeightedClassifier(covariance="diagonal", update="variance", random_state=0)):
         clf.fit(X, y)
         assert clf.coef_.shape == (3, 4) and clf.variance_.shape == (3, 4)
         assert clf.score(X, y) > 0.8, type(clf).__name__
