@@ -138,12 +138,14 @@ def parse_param_value(text, default=None):
 
     >>> parse_param_value("1e-3"), parse_param_value("true"), parse_param_value("none"), parse_param_value("fd")
     (0.001, True, None, 'fd')
-    >>> parse_param_value("3", default=1.0)
-    3.0
+    >>> parse_param_value("3", default=1.0), parse_param_value("inf")
+    (3.0, inf)
     """
     low = text.strip().lower()
     if low in ("none", "null"):
         return None
+    if low in ("inf", "+inf", "infinity", "-inf", "-infinity"):
+        return float(low)
     if low in ("true", "false"):
         return low == "true"
     try:

@@ -33,6 +33,7 @@ __all__ = ["save", "load", "PersistMixin", "ModelFileError", "FORMAT", "FORMAT_V
 
 FORMAT = "streamlearn-model"
 FORMAT_VERSION = 1
+_STORE_ABOVE = 8 << 20  # bytes
 _REGISTRY = {}
 
 
@@ -143,7 +144,9 @@ def save(obj, path):
         with zipfile.ZipFile(tmp, "w", compression=zipfile.ZIP_DEFLATED, compresslevel=1) as zf:
             zf.writestr("meta.json", json.dumps(meta, indent=1, allow_nan=True))
             for key, raw in blobs.items():
-                zf.writestr(f"arrays/{key}.npy", raw)
+                # large arrays are stored, not deflated: saving a 2^22-feature model stays I/O-bound
+                method = zipfile.ZIP_STORED if len(raw) > _STORE_ABOVE else zipfile.ZIP_DEFLATED
+                zf.writestr(f"arrays/{key}.npy", raw, compress_type=method)
         os.replace(tmp, path)
     except BaseException:
         if os.path.exists(tmp):

@@ -126,3 +126,16 @@ def test_failed_save_leaves_nothing_behind(tmp_path):
     with pytest.raises(TypeError, match="Cannot save attribute 'unsaveable_'"):
         est.save(path)
     assert list(tmp_path.iterdir()) == []
+
+
+def test_large_arrays_round_trip_stored_uncompressed(tmp_path):
+    import streamlearn.persist as persist
+
+    est = PassiveAggressiveClassifier().fit(X, y_clf)
+    est.coef_ = np.random.default_rng(1).normal(size=(1, (persist._STORE_ABOVE // 8) + 10))
+    path = tmp_path / "big.slm"
+    persist.save(est, path)
+    with zipfile.ZipFile(path) as zf:
+        assert zf.getinfo("arrays/coef_.npy").compress_type == zipfile.ZIP_STORED
+        assert zf.getinfo("meta.json").compress_type == zipfile.ZIP_DEFLATED
+    np.testing.assert_array_equal(load(path).coef_, est.coef_)

@@ -447,6 +447,7 @@ class ProgressiveResult:
     curve: dict = field(repr=False)
     seconds: float = 0.0
     examples_per_second: float = 0.0
+    nnz_weights: int | None = None
 
     @property
     def metric_name(self):
@@ -546,4 +547,5 @@ def progressive_validation(learner, stream, *, classes=None, checkpoints="doubli
         online_rmse=None if classification else math.sqrt(acc.err / acc.n),
         n_mistakes=int(acc.err) if classification else None,
         checkpoints=rows, curve=acc.curve_arrays(), seconds=seconds,
-        examples_per_second=acc.n / seconds if seconds > 0 else float("inf"))
+        examples_per_second=acc.n / seconds if seconds > 0 else float("inf"),
+        nnz_weights=int(learner.nnz_weights) if hasattr(learner, "nnz_weights") else None)

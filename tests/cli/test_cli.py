@@ -109,3 +109,8 @@ def test_entry_point_subprocess():
     res = subprocess.run([sys.executable, "-m", "streamlearn", "--version"], capture_output=True, text=True,
                          timeout=120)
     assert res.returncode == 0 and res.stdout.startswith("streamlearn ")
+
+
+def test_infinite_parameter_from_the_command_line(capsys):
+    assert main(["train", A9A, "-l", "tg", "-p", "theta=inf", "--json"]) == 0
+    assert _json(capsys)["params"] == {"theta": "inf"}
