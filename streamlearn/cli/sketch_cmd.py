@@ -24,6 +24,10 @@ def add_parser(sub):
     p.add_argument("--n-features", type=int, default=None,
                    help="feature-space width; default: the largest index in DATA")
     p.add_argument("-o", "--output", metavar="PATH", help="save the sketch to this model file")
+    p.add_argument("--blas-threads", type=int, default=1, metavar="N",
+                   help="BLAS threads while sketching (default 1: the shrinks are small-by-wide products that "
+                   "gain little from threads, and multithreaded OpenBLAS slows down a lot on a busy machine; "
+                   "0 = the library default)")
     add_output_options(p, plot=False)
     p.set_defaults(func=run)
 
@@ -70,6 +74,18 @@ def _load(path, n_features):
 
 
 def run(args):
+    if args.blas_threads < 0:
+        raise CLIError(f"--blas-threads must be >= 0; got {args.blas_threads}.")
+    if args.blas_threads == 0:
+        return _run(args)
+    import scipy.linalg  # noqa: F401  (load SciPy's BLAS, which the kernels call, before limiting it)
+    from threadpoolctl import threadpool_limits
+
+    with threadpool_limits(args.blas_threads):
+        return _run(args)
+
+
+def _run(args):
     from sklearn.base import clone
 
     from ..evaluation.spectral import covariance_errors
@@ -95,7 +111,8 @@ def run(args):
            "spectral_error": errors["spectral_error"], "ata_norm": errors["ata_norm"],
            "alpha": float(getattr(sketch, "alpha_", 0.0)),
            "seconds": seconds, "rows_per_second": n / seconds if seconds > 0 else float("inf"),
-           "error_seconds": error_seconds, "error_converged": errors["converged"]}
+           "error_seconds": error_seconds, "error_converged": errors["converged"],
+           "blas_threads": args.blas_threads or "default"}
     if args.output:
         sketch.save(args.output)
         row["output"] = args.output

@@ -37,7 +37,7 @@ def test_sketch_human_table_and_params(tmp_path, capsys):
     path = tmp_path / "small.svm"
     dump_svmlight_file(X, np.ones(60), str(path))
     assert main(["sketch", str(path), "--sketch", "rp", "--ell", "4", "-p", "kind=sparse-sign",
-                 "-p", "random_state=3"]) == 0
+                 "-p", "random_state=3", "--blas-threads", "0"]) == 0
     text = capsys.readouterr().out
     assert "relative_spectral_error" in text and "RandomProjectionSketch" in text
 
@@ -47,6 +47,7 @@ def test_sketch_human_table_and_params(tmp_path, capsys):
     (["--sketch", "fd", "--ell", "200"], "ell=200 must be smaller than the number of features"),
     (["--sketch", "fd", "-p", "beta=0.5"], "sketch 'fd' has no parameter 'beta'"),
     (["--sketch", "pfd", "-p", "beta=2"], "'beta' parameter of ParameterizedFD must be a float"),
+    (["--blas-threads", "-1"], "--blas-threads must be >= 0"),
 ])
 def test_sketch_errors(argv, message, capsys):
     assert main(["sketch", A9A] + argv) == 2
