@@ -6,7 +6,7 @@ Subpackages: ``linear_model`` (OGD, Perceptron, Passive-Aggressive, ...), ``seco
 """
 
 from ._version import __version__
-from . import facto, linear_model, persist, second_order  # noqa: F401  (registers loadable classes)
+from . import facto, linear_model, persist, second_order, sketch  # noqa: F401  (registers loadable classes)
 from .persist import load
 
 __all__ = ["__version__", "load"]

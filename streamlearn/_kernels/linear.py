@@ -27,6 +27,7 @@ import math
 import numpy as np
 
 
+from ._intrinsics import prefetch
 from ._numba import njit_inline, njit_kernel
 from .losses import loss_dloss, loss_value
 
@@ -83,6 +84,10 @@ def linear_epoch(indptr, indices, data, targets, sample_weight, coef, intercept,
     for i in range(n_rows):
         start = indptr[i]
         end = indptr[i + 1]
+        if i + 1 < n_rows:  # ask for the next example's weights while this one is worked on
+            for k in range(n_out):
+                for p in range(end, indptr[i + 2]):
+                    prefetch(coef, k, indices[p])
         s = sample_weight[i]
         sq = intercept_sq
         if need_sq:
