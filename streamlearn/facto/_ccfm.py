@@ -82,7 +82,8 @@ class _CCFMBase(_BaseOnline):
         return C[0] if C.shape[0] == 1 else C
 
     def diagnostics(self):
-        """Counters of the run so far (summed over outputs): see the subclass docstring for their meaning."""
+        """Counters of the run so far (summed over outputs): see the subclass docstring for their meaning.
+        ``trace_norm`` (the largest ||C_k||_tr) is None above 999 features (it needs a dense eigendecomposition)."""
         check_is_fitted(self)
         s = self._state_stats.sum(axis=0)
         out = {name: float(s[idx]) for name, idx in self._stat_names().items()}
@@ -91,7 +92,7 @@ class _CCFMBase(_BaseOnline):
         return out
 
     def _small(self):
-        return self.n_features_in_ + 1 <= 4000
+        return self.n_features_in_ + 1 <= 1000  # trace_norm needs a dense eigendecomposition
 
     @property
     def nnz_weights(self):
