@@ -74,9 +74,8 @@ def validate_params(estimator):
     ``"random_state"``, ``None``); the first that accepts the value wins.
     """
     name = type(estimator).__name__
-    params = estimator.get_params(deep=False)
     for pname, alternatives in estimator._parameter_constraints.items():
-        value = params[pname]
+        value = getattr(estimator, pname)  # == get_params()[pname] (sklearn convention), without inspect
         if any(_satisfies(c, value) for c in alternatives):
             continue
         described = [_describe(c) for c in alternatives]
