@@ -118,18 +118,19 @@ LEARNERS = {s.name: s for s in [
                 "features, low-rank above; -p mode=exact|scalable)", demo=False),
     LearnerSpec("occfm-regressor", f"{_FM}:OCCFMRegressor", "OCCFM, squared loss", task="regression",
                 demo=False),
-    # second order (RFD paper, seed 004): squared loss on -1/+1 labels by default
+    # second order (RFD paper, seed 004): squared loss on -1/+1 labels by default; in the demo with the
+    # default alpha0 = 1, which shows the sketches' sensitivity to alpha0 (RFD's robustness)
     LearnerSpec("adagrad", f"{_SO}:AdaGrad", "Diagonal AdaGrad with slab projection (RFD paper baseline)",
-                demo=False),
+                demo=True),
     LearnerSpec("full-on", f"{_SO}:OnlineNewtonStep", "Full-matrix online Newton step, O(d^2) (d <= 4096)",
-                demo=False),
+                demo=True),
     *[LearnerSpec(f"{sk}-son", f"{_SO}:SketchedOnlineNewton", f"Sketched online Newton step over {label}",
-                  fixed={"sketch": sk}, demo=False)
+                  fixed={"sketch": sk}, demo=True)
       for sk, label in [("fd", "frequent directions"), ("pfd", "parameterized FD (beta=0.2)"),
                         ("rp", "a random projection"), ("oja", "Oja's sketch"),
                         ("rfd", "robust frequent directions")]],
     LearnerSpec("rfd0-son", f"{_SO}:SketchedOnlineNewton", "Sketched online Newton step over RFD, alpha0=0 "
-                "(hyperparameter-free RFD0-SON)", fixed={"sketch": "rfd", "alpha0": 0.0}, demo=False),
+                "(hyperparameter-free RFD0-SON)", fixed={"sketch": "rfd", "alpha0": 0.0}, demo=True),
 ]}
 
 
