@@ -247,124 +247,7 @@ def measure_compile():
 
 
 # ---------------------------------------------------------------------------------------------------
-# --profile: where the time of our pass goes, and a candidate kernel (proposal to the kernel's owner)
-def _candidate_kernel():
-    """Candidate replacement for ``streamlearn._kernels.linear.linear_epoch`` (same arguments, same results to
-    rounding). Three changes, nothing else:
-
-    1. Column indices are read as unsigned (``np.uintp``): numba then drops its negative-index wraparound
-       test on every gather/scatter. Safe only if the caller guarantees ``0 <= indices < n_features``
-       (one vectorised min/max at the boundary).
-    2. ``||x||^2`` is accumulated only for the PA rules, fused into the dot-product loop (one pass over the
-       row instead of two; the gradient rules never need it).
-    3. The dot product uses 4 independent partial sums (breaks the serial add dependency chain; summation
-       order changes results by ~1e-16 relative, well inside the NumPy twin's rtol=1e-10).
-
-    Kept here only to measure the proposal; delete once ``linear.py`` adopts it.
-    """
-    import math
-
-    from streamlearn._kernels._numba import njit_kernel
-    from streamlearn._kernels.linear import RULE_GRADIENT, RULE_PA, RULE_PA1, SCHEDULE_INVSQRT
-    from streamlearn._kernels.losses import loss_dloss, loss_value
-
-    @njit_kernel
-    def linear_epoch_candidate(indptr, indices, data, targets, sample_weight, coef, intercept, intercept_sq,
-                               rule, loss, loss_param, schedule, eta0, C, t, out_scores):
-        n_rows = indptr.shape[0] - 1
-        n_out = coef.shape[0]
-        need_sq = rule != RULE_GRADIENT
-        for i in range(n_rows):
-            start = indptr[i]
-            end = indptr[i + 1]
-            s = sample_weight[i]
-            if s != 0.0:
-                t += 1
-            for k in range(n_out):
-                z0 = 0.0
-                z1 = 0.0
-                z2 = 0.0
-                z3 = 0.0
-                sq = intercept_sq
-                p = start
-                if need_sq:
-                    while p + 3 < end:
-                        v0 = data[p]
-                        v1 = data[p + 1]
-                        v2 = data[p + 2]
-                        v3 = data[p + 3]
-                        z0 += coef[k, np.uintp(indices[p])] * v0
-                        z1 += coef[k, np.uintp(indices[p + 1])] * v1
-                        z2 += coef[k, np.uintp(indices[p + 2])] * v2
-                        z3 += coef[k, np.uintp(indices[p + 3])] * v3
-                        sq += v0 * v0 + v1 * v1 + v2 * v2 + v3 * v3
-                        p += 4
-                    while p < end:
-                        v0 = data[p]
-                        z0 += coef[k, np.uintp(indices[p])] * v0
-                        sq += v0 * v0
-                        p += 1
-                else:
-                    while p + 3 < end:
-                        z0 += coef[k, np.uintp(indices[p])] * data[p]
-                        z1 += coef[k, np.uintp(indices[p + 1])] * data[p + 1]
-                        z2 += coef[k, np.uintp(indices[p + 2])] * data[p + 2]
-                        z3 += coef[k, np.uintp(indices[p + 3])] * data[p + 3]
-                        p += 4
-                    while p < end:
-                        z0 += coef[k, np.uintp(indices[p])] * data[p]
-                        p += 1
-                z = intercept[k] + ((z0 + z1) + (z2 + z3))
-                out_scores[i, k] = z
-                if not math.isfinite(z):
-                    return t, i
-                if s == 0.0:
-                    continue
-                y = targets[i, k]
-                if rule == RULE_GRADIENT:
-                    g = loss_dloss(loss, y, z, loss_param)
-                    if g == 0.0:
-                        continue
-                    if schedule == SCHEDULE_INVSQRT:
-                        eta = eta0 / math.sqrt(t)
-                    else:
-                        eta = eta0
-                    step = -eta * g * s
-                else:
-                    lt = loss_value(loss, y, z, loss_param)
-                    if lt <= 0.0 or sq <= 0.0:
-                        continue
-                    if rule == RULE_PA:
-                        tau = lt / sq
-                    elif rule == RULE_PA1:
-                        tau = min(C, lt / sq)
-                    else:
-                        tau = lt / (sq + 0.5 / C)
-                    g = loss_dloss(loss, y, z, loss_param)
-                    direction = -1.0 if g > 0.0 else 1.0
-                    step = tau * direction * s
-                for p in range(start, end):
-                    coef[k, np.uintp(indices[p])] += step * data[p]
-                intercept[k] += step * intercept_sq
-        return t, -1
-
-    return linear_epoch_candidate
-
-
-def row_sqnorm_max_scipy(X):
-    """What Perceptron._allocate does today to find R (largest row norm)."""
-    return float(np.asarray(X.multiply(X).sum(axis=1)).max())
-
-
-def row_sqnorm_max_reduceat(X):
-    """Proposed: the same value from one pass over X.data, without building X*X."""
-    nnz_rows = np.diff(X.indptr) > 0
-    if not nnz_rows.any():
-        return 0.0
-    sq = np.add.reduceat(X.data * X.data, X.indptr[:-1][nnz_rows])
-    return float(sq.max())
-
-
+# --profile: where the time of our pass goes (the kernel alone vs the estimator's validation/bookkeeping)
 def profile(args, log):
     from streamlearn._kernels import linear as K
     from streamlearn.datasets import make_sparse_classification
@@ -374,9 +257,7 @@ def profile(args, log):
                                       random_state=0)
     X = normalise(X)
     n, d = X.shape
-    cand = _candidate_kernel()
-    r2 = row_sqnorm_max_scipy(X)
-    assert np.isclose(r2, row_sqnorm_max_reduceat(X), rtol=1e-12)
+    r2 = float(K.csr_max_row_sqnorm(X.indptr, X.data))
     cases = {  # learner -> kernel arguments that streamlearn's estimator passes (defaults, binary labels)
         "PA-I (C=1)": dict(rule=K.RULE_PA1, loss=loss_code("hinge"), schedule=K.SCHEDULE_CONSTANT, eta0=1.0,
                            C=1.0, intercept_sq=1.0),
@@ -388,11 +269,11 @@ def profile(args, log):
     targets = np.ascontiguousarray(np.where(y > 0, 1.0, -1.0).reshape(-1, 1))
     sw = np.ones(n)
 
-    def kernel(f, c):
+    def kernel(c):
         coef, b, out = np.zeros((1, d)), np.zeros(1), np.empty((n, 1))
-        f(X.indptr, X.indices, X.data, targets, sw, coef, b, c["intercept_sq"], c["rule"], c["loss"], 0.0,
-          c["schedule"], c["eta0"], c["C"], 0, out)
-        return coef, b, out
+        K.linear_epoch(X.indptr, X.indices, X.data, targets, sw, coef, b, c["intercept_sq"], c["rule"], c["loss"],
+                       0.0, c["schedule"], c["eta0"], c["C"], 0, out)
+        return coef
 
     def cpu(f):
         c0 = time.process_time()
@@ -403,31 +284,20 @@ def profile(args, log):
     for name, (ours, skl, _) in learners().items():
         c = cases[name]
         ours().partial_fit(X[:8], y[:8], classes=[-1, 1])
-        a, b = kernel(K.linear_epoch, c), kernel(cand, c)
-        for u, v in zip(a, b):
-            np.testing.assert_allclose(u, v, rtol=1e-9, atol=1e-12)
         fit_coef = ours().partial_fit(X, y, classes=[-1, 1]).coef_
-        np.testing.assert_allclose(fit_coef, a[0], rtol=1e-9, atol=1e-12)  # the case matches the estimator
-        t = {k: [] for k in ("partial_fit", "kernel", "candidate", "sklearn", "radius_scipy", "radius_reduceat")}
+        np.testing.assert_allclose(fit_coef, kernel(c), rtol=1e-9, atol=1e-12)  # the case matches the estimator
+        t = {k: [] for k in ("partial_fit", "kernel", "sklearn")}
         for _ in range(args.repeats):
             t["partial_fit"].append(cpu(lambda: ours().partial_fit(X, y, classes=[-1, 1])))
-            t["kernel"].append(cpu(lambda: kernel(K.linear_epoch, c)))
-            t["candidate"].append(cpu(lambda: kernel(cand, c)))
+            t["kernel"].append(cpu(lambda: kernel(c)))
             t["sklearn"].append(cpu(lambda: skl().partial_fit(X, y, classes=[-1, 1])))
-            if name == "Perceptron":
-                t["radius_scipy"].append(cpu(lambda: row_sqnorm_max_scipy(X)))
-                t["radius_reduceat"].append(cpu(lambda: row_sqnorm_max_reduceat(X)))
-        best = {k: min(v) for k, v in t.items() if v}
-        rest = best["partial_fit"] - best["kernel"] - best.get("radius_scipy", 0.0)
-        projected = max(rest, 0.0) + best["candidate"] + best.get("radius_reduceat", 0.0)
+        best = {k: min(v) for k, v in t.items()}
+        rest = best["partial_fit"] - best["kernel"]
         row = dict(learner=name, cpu_s=best, times=t, estimator_overhead_s=rest,
-                   ratio_now=best["sklearn"] / best["partial_fit"], ratio_projected=best["sklearn"] / projected,
-                   kernel_speedup=best["kernel"] / best["candidate"])
+                   ratio_now=best["sklearn"] / best["partial_fit"])
         rows.append(row)
-        log(f"{name:<26} partial_fit {best['partial_fit']:.3f} s = kernel {best['kernel']:.3f} + "
-            f"radius {best.get('radius_scipy', 0):.3f} + rest {rest:.3f}; candidate kernel {best['candidate']:.3f} "
-            f"(x{row['kernel_speedup']:.2f}); sklearn {best['sklearn']:.3f}; ours/sklearn now "
-            f"{row['ratio_now']:.2f}x, projected {row['ratio_projected']:.2f}x")
+        log(f"{name:<26} partial_fit {best['partial_fit']:.3f} s = kernel {best['kernel']:.3f} + rest {rest:.3f}; "
+            f"sklearn {best['sklearn']:.3f}; ours/sklearn {row['ratio_now']:.2f}x")
     return dict(rows=rows, n=n, d=d, nnz=int(X.nnz))
 
 
@@ -443,21 +313,15 @@ def profile_markdown(report):
         "",
         f"Synthetic {pr['n']:,} x {pr['d']:,}, {pr['nnz'] / pr['n']:.0f} nnz/row; one `partial_fit` over all rows; "
         "best CPU time of the repeats, runs interleaved. *kernel* = `linear_epoch` alone on the arrays the "
-        "estimator passes; *radius* = the Perceptron's `X.multiply(X).sum(axis=1)`; *rest* = validation and "
-        "bookkeeping; *candidate* = the kernel proposed in `_candidate_kernel()` of `benchmarks/first_order.py` "
-        "(unsigned indices, ||x||^2 only for PA and fused into the dot loop, 4 partial sums); *projected* "
-        "= rest + candidate (+ a `np.add.reduceat` radius for the Perceptron).",
+        "estimator passes; *rest* = validation and bookkeeping.",
         "",
-        "| learner | partial_fit | kernel | radius | rest | candidate kernel | kernel speed-up | scikit-learn "
-        "| ours / sklearn now | projected |",
-        "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
+        "| learner | partial_fit | kernel | rest | scikit-learn | ours / sklearn |",
+        "|---|---:|---:|---:|---:|---:|",
     ]
     for r in pr["rows"]:
         b = r["cpu_s"]
-        radius = (f"{b['radius_scipy']:.3f} (reduceat {b['radius_reduceat']:.3f})" if "radius_scipy" in b else "-")
-        lines.append(f"| {r['learner']} | {b['partial_fit']:.3f} | {b['kernel']:.3f} | {radius} "
-                     f"| {r['estimator_overhead_s']:.3f} | {b['candidate']:.3f} | {r['kernel_speedup']:.2f}x "
-                     f"| {b['sklearn']:.3f} | {r['ratio_now']:.2f}x | {r['ratio_projected']:.2f}x |")
+        lines.append(f"| {r['learner']} | {b['partial_fit']:.3f} | {b['kernel']:.3f} | {r['estimator_overhead_s']:.3f} "
+                     f"| {b['sklearn']:.3f} | {r['ratio_now']:.2f}x |")
     return "\n".join(lines) + "\n"
 
 
@@ -546,7 +410,7 @@ def main(argv=None):
     p.add_argument("--name", default=None, help="output file stem (default first_order, first_order_profile)")
     p.add_argument("--profile", action="store_true",
                    help="instead of the comparison: split our pass into kernel / radius / rest and time the "
-                        "candidate kernel (results to first_order_profile.{json,md})")
+                        "(results to first_order_profile.{json,md})")
     args = p.parse_args(argv)
     warnings.filterwarnings("ignore", category=FutureWarning)
 
