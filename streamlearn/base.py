@@ -18,6 +18,7 @@ validation).
 
 import numpy as np
 from sklearn.base import BaseEstimator, ClassifierMixin, RegressorMixin
+from sklearn.utils.metaestimators import available_if
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted
 
@@ -25,7 +26,7 @@ from . import _validation
 from ._kernels.linear import linear_scores
 from .persist import PersistMixin
 
-__all__ = ["OnlineClassifierMixin", "OnlineRegressorMixin", "BaseOnlineLinear"]
+__all__ = ["OnlineClassifierMixin", "OnlineRegressorMixin", "BaseOnlineLinear", "LogisticProbaMixin"]
 
 
 class _BaseOnline(PersistMixin, BaseEstimator):
@@ -191,6 +192,32 @@ class OnlineClassifierMixin(ClassifierMixin):
         if scores.ndim == 1:
             return self.classes_[(scores >= 0).astype(np.intp)]
         return self.classes_[np.argmax(scores, axis=1)]
+
+
+class LogisticProbaMixin:
+    """``predict_proba`` / ``predict_log_proba`` for classifiers trained with ``loss="logistic"`` (and only
+    them: the methods do not exist for other losses, so no uncalibrated "probability" is ever offered)."""
+
+    def _has_proba(self):
+        return getattr(self, "loss", None) == "logistic"
+
+    @available_if(_has_proba)
+    def predict_proba(self, X):
+        """Class probabilities of the logistic model: sigmoid of the score (binary) or normalised
+        one-vs-rest sigmoids (K > 2 classes)."""
+        check_is_fitted(self)
+        scores = self.decision_function(X)
+        p = 0.5 * (1.0 + np.tanh(0.5 * scores))  # stable sigmoid
+        if scores.ndim == 1:
+            return np.column_stack([1.0 - p, p])
+        p = np.clip(p, 1e-300, None)
+        return p / p.sum(axis=1, keepdims=True)
+
+    @available_if(_has_proba)
+    def predict_log_proba(self, X):
+        """Logarithm of ``predict_proba``."""
+        with np.errstate(divide="ignore"):
+            return np.log(self.predict_proba(X))
 
 
 class OnlineRegressorMixin(RegressorMixin):

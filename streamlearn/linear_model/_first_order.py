@@ -1,12 +1,10 @@
 """First-order online linear learners: OGD, Perceptron, Passive-Aggressive (ALGORITHMS.md 2.1-2.3)."""
 
 import numpy as np
-from sklearn.utils.metaestimators import available_if
-from sklearn.utils.validation import check_is_fitted
 
 from .._kernels import linear as _k
 from .._validation import Interval, Options
-from ..base import BaseOnlineLinear, OnlineClassifierMixin, OnlineRegressorMixin
+from ..base import BaseOnlineLinear, LogisticProbaMixin, OnlineClassifierMixin, OnlineRegressorMixin
 from ..losses import loss_code
 
 __all__ = ["OGDClassifier", "OGDRegressor", "Perceptron", "PassiveAggressiveClassifier",
@@ -51,7 +49,7 @@ class _FirstOrderLinear(BaseOnlineLinear):
 
 
 # ---------------------------------------------------------------------------------------------------
-class OGDClassifier(OnlineClassifierMixin, _FirstOrderLinear):
+class OGDClassifier(LogisticProbaMixin, OnlineClassifierMixin, _FirstOrderLinear):
     """Online gradient descent for linear classification, step ``eta0 / sqrt(t)``.
 
     Update (ALGORITHMS.md 2.1): ``w <- w - eta0 / sqrt(t) * l'(w . x, y) * x`` after every example, with
@@ -118,27 +116,6 @@ class OGDClassifier(OnlineClassifierMixin, _FirstOrderLinear):
 
     def _eta0(self):
         return float(self.eta0)
-
-    def _has_proba(self):
-        return self.loss == "logistic"
-
-    @available_if(_has_proba)
-    def predict_proba(self, X):
-        """Class probabilities from the logistic model: sigmoid of the score (binary) or normalised
-        one-vs-rest sigmoids (K > 2 classes)."""
-        check_is_fitted(self)
-        scores = self.decision_function(X)
-        p = 0.5 * (1.0 + np.tanh(0.5 * scores))  # stable sigmoid
-        if scores.ndim == 1:
-            return np.column_stack([1.0 - p, p])
-        p = np.clip(p, 1e-300, None)
-        return p / p.sum(axis=1, keepdims=True)
-
-    @available_if(_has_proba)
-    def predict_log_proba(self, X):
-        """Logarithm of ``predict_proba``."""
-        with np.errstate(divide="ignore"):
-            return np.log(self.predict_proba(X))
 
 
 class OGDRegressor(OnlineRegressorMixin, _FirstOrderLinear):

@@ -26,13 +26,12 @@ the papers state their rules for ``w`` alone, and shrinking the bias towards 0 o
 """
 
 import numpy as np
-from sklearn.utils.metaestimators import available_if
 from sklearn.utils.validation import check_is_fitted
 
 from .. import _validation
 from .._kernels import sparse_l1 as _k
 from .._validation import Interval, Options
-from ..base import BaseOnlineLinear, OnlineClassifierMixin, OnlineRegressorMixin
+from ..base import BaseOnlineLinear, LogisticProbaMixin, OnlineClassifierMixin, OnlineRegressorMixin
 from ..losses import loss_code
 
 __all__ = ["SimpleTruncationClassifier", "SimpleTruncationRegressor", "TruncatedGradientClassifier",
@@ -122,31 +121,6 @@ class _SparseLinear(BaseOnlineLinear):
         return out[:, 0] if K == 1 else out
 
 
-class _ProbaMixin:
-    def _has_proba(self):
-        return self.loss == "logistic"
-
-    @available_if(_has_proba)
-    def predict_proba(self, X):
-        """Class probabilities of the logistic model: sigmoid of the score (binary) or normalised
-        one-vs-rest sigmoids (K > 2 classes). Only with ``loss="logistic"``."""
-        check_is_fitted(self)
-        scores = self.decision_function(X)
-        p = 0.5 * (1.0 + np.tanh(0.5 * scores))  # stable sigmoid
-        if scores.ndim == 1:
-            return np.column_stack([1.0 - p, p])
-        p = np.clip(p, 1e-300, None)
-        return p / p.sum(axis=1, keepdims=True)
-
-    @available_if(_has_proba)
-    def predict_log_proba(self, X):
-        """Logarithm of ``predict_proba``."""
-        with np.errstate(divide="ignore"):
-            return np.log(self.predict_proba(X))
-
-
-# ---------------------------------------------------------------------------------------------------
-# truncation family
 class _Truncated(_SparseLinear):
     """Simple truncation, truncated gradient and L1-FOBOS: one kernel, three settings of (rule, theta, k, lam)."""
 
@@ -206,7 +180,7 @@ class _SimpleTruncation(_Truncated):
         return _k.RULE_HARD, float(self.theta), int(self.k), 0.0
 
 
-class SimpleTruncationClassifier(_ProbaMixin, OnlineClassifierMixin, _SimpleTruncation):
+class SimpleTruncationClassifier(LogisticProbaMixin, OnlineClassifierMixin, _SimpleTruncation):
     """Simple truncation (ALGORITHMS.md 4.1): SGD, and every ``k``-th step ``w_i <- 0`` where ``|w_i| <= theta``.
 
     Round t (t = 1, 2, ...): ``v = w - eta_t l'(w . x + b, y) x`` with ``eta_t = eta0 / sqrt(t)`` (or
@@ -327,7 +301,7 @@ class _TruncatedGradient(_Truncated):
         return _k.RULE_SOFT, float(self.theta), int(self.k), float(self.gravity)
 
 
-class TruncatedGradientClassifier(_ProbaMixin, OnlineClassifierMixin, _TruncatedGradient):
+class TruncatedGradientClassifier(LogisticProbaMixin, OnlineClassifierMixin, _TruncatedGradient):
     """Truncated gradient (Langford, Li, Zhang, JMLR 2009; ALGORITHMS.md 4.2), lazily in O(nnz(x)).
 
     Round t: ``v = w - eta_t l'(w . x + b, y) x``; if ``t mod k == 0`` then ``w_i = T1(v_i, k eta_t g,
@@ -432,7 +406,7 @@ class _FOBOS(_Truncated):
         return _k.RULE_SOFT, np.inf, 1, float(self.l1)
 
 
-class FOBOSClassifier(_ProbaMixin, OnlineClassifierMixin, _FOBOS):
+class FOBOSClassifier(LogisticProbaMixin, OnlineClassifierMixin, _FOBOS):
     """L1-FOBOS (Duchi and Singer, JMLR 2009; ALGORITHMS.md 4.3), lazily in O(nnz(x)) per example.
 
     Round t: ``v = w - eta_t l'(w . x + b, y) x``, then ``w_i = sgn(v_i) max(0, |v_i| - eta_t l1)`` for
@@ -548,7 +522,7 @@ class _RDA(_SparseLinear):
                       bool(self.fit_intercept), out)
 
 
-class RDAClassifier(_ProbaMixin, OnlineClassifierMixin, _RDA):
+class RDAClassifier(LogisticProbaMixin, OnlineClassifierMixin, _RDA):
     """L1-RDA, regularised dual averaging (Xiao, JMLR 2010; ALGORITHMS.md 4.4), O(nnz(x)) per example.
 
     State: the sum ``G`` of the loss gradients and the number of rounds ``t``. The model after t rounds is
@@ -668,7 +642,7 @@ class _FTRL(_SparseLinear):
                        bool(self.fit_intercept), out)
 
 
-class FTRLProximalClassifier(_ProbaMixin, OnlineClassifierMixin, _FTRL):
+class FTRLProximalClassifier(LogisticProbaMixin, OnlineClassifierMixin, _FTRL):
     """FTRL-Proximal with per-coordinate learning rates, L1 and L2 (McMahan et al., KDD 2013; ALGORITHMS.md
     4.5), O(nnz(x)) per example.
 
