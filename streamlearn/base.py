@@ -128,7 +128,8 @@ class OnlineClassifierMixin(ClassifierMixin):
 
     def _check_X_y(self, X, y, *, reset):
         X, y = _validation.check_X_y(self, X, y, reset=reset)
-        check_classification_targets(y)
+        if reset:  # later calls: _targets() refuses any label outside classes_, which covers this check
+            check_classification_targets(y)
         return X, y
 
     def _first_call(self, X, y, classes):

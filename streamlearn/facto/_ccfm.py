@@ -14,9 +14,9 @@ from sklearn.utils.validation import check_is_fitted
 from .. import _validation
 from .._kernels import ccfm as _k
 from .._validation import Interval, Options
-from ..base import OnlineClassifierMixin, OnlineRegressorMixin, _BaseOnline
+from ..base import LogisticProbaMixin, OnlineClassifierMixin, OnlineRegressorMixin, _BaseOnline
 from ..losses import loss_code
-from ._common import PASS_PARAMS, LogisticProbaMixin, check_dense_state, one_blas_thread
+from ._common import PASS_PARAMS, check_dense_state, one_blas_thread
 
 __all__ = ["CCFMOnlineGradientClassifier", "CCFMOnlineGradientRegressor", "OCCFMClassifier", "OCCFMRegressor",
            "occfm_eta", "EXACT_MAX_FEATURES"]

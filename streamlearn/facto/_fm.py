@@ -6,9 +6,9 @@ from sklearn.utils.validation import check_is_fitted
 from .. import _validation
 from .._kernels import fm as _k
 from .._validation import Interval, Options
-from ..base import OnlineClassifierMixin, OnlineRegressorMixin, _BaseOnline
+from ..base import LogisticProbaMixin, OnlineClassifierMixin, OnlineRegressorMixin, _BaseOnline
 from ..losses import loss_code
-from ._common import PASS_PARAMS, LogisticProbaMixin
+from ._common import PASS_PARAMS
 
 __all__ = ["FMClassifier", "FMRegressor"]
 
