@@ -26,7 +26,8 @@ from . import _validation
 from ._kernels.linear import linear_scores
 from .persist import PersistMixin
 
-__all__ = ["OnlineClassifierMixin", "OnlineRegressorMixin", "BaseOnlineLinear", "LogisticProbaMixin"]
+__all__ = ["OnlineClassifierMixin", "OnlineRegressorMixin", "BaseOnlineLinear", "LogisticProbaMixin",
+           "ClassifierPredictionMixin"]
 
 
 class _BaseOnline(PersistMixin, BaseEstimator):
@@ -123,7 +124,28 @@ class _BaseOnline(PersistMixin, BaseEstimator):
             f"Lower {what} or scale the features.")
 
 
-class OnlineClassifierMixin(ClassifierMixin):
+class ClassifierPredictionMixin:
+    """``decision_function``, ``predict`` and ``scores_to_labels`` of every linear classifier, online or batch,
+    on top of its ``_decision_function(X)`` and ``classes_``."""
+
+    def decision_function(self, X):
+        """Scores ``w . x + b``: shape ``(n_samples,)`` (binary; > 0 means ``classes_[1]``) or
+        ``(n_samples, n_classes)`` (one-vs-rest)."""
+        return self._decision_function(X)
+
+    def predict(self, X):
+        """Class labels: ``classes_[1]`` where the score is >= 0 (binary), else the arg-max class."""
+        return self.scores_to_labels(self._decision_function(X))
+
+    def scores_to_labels(self, scores):
+        """Map decision values (e.g. from ``partial_fit_scores``) to class labels; ties go to ``classes_[1]``."""
+        scores = np.asarray(scores)
+        if scores.ndim == 1:
+            return self.classes_[(scores >= 0).astype(np.intp)]
+        return self.classes_[np.argmax(scores, axis=1)]
+
+
+class OnlineClassifierMixin(ClassifierPredictionMixin, ClassifierMixin):
     """Classification side of the contract: ``classes_``, label mapping, ``predict``."""
 
     def _check_X_y(self, X, y, *, reset):
@@ -178,21 +200,6 @@ class OnlineClassifierMixin(ClassifierMixin):
         targets[np.arange(y.shape[0]), idx] = 1.0
         return targets
 
-    def decision_function(self, X):
-        """Scores ``w . x + b``: shape ``(n_samples,)`` (binary; > 0 means ``classes_[1]``) or
-        ``(n_samples, n_classes)`` (one-vs-rest)."""
-        return self._decision_function(X)
-
-    def predict(self, X):
-        """Class labels: ``classes_[1]`` where the score is >= 0 (binary), else the arg-max class."""
-        return self.scores_to_labels(self._decision_function(X))
-
-    def scores_to_labels(self, scores):
-        """Map decision values (e.g. from ``partial_fit_scores``) to class labels; ties go to ``classes_[1]``."""
-        scores = np.asarray(scores)
-        if scores.ndim == 1:
-            return self.classes_[(scores >= 0).astype(np.intp)]
-        return self.classes_[np.argmax(scores, axis=1)]
 
 
 class LogisticProbaMixin:

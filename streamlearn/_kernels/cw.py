@@ -39,6 +39,7 @@ import math
 import numpy as np
 
 from ._numba import njit_inline, njit_kernel
+from .linear import csr_row_dot
 
 RULE_CW = 0
 RULE_CW_VARIANCE = 1
@@ -110,9 +111,7 @@ def cw_diag_epoch(indptr, indices, data, targets, sample_weight, coef, intercept
         if s != 0.0:
             t += 1
         for k in range(n_out):
-            z = intercept[k]
-            for p in range(start, end):
-                z += coef[k, indices[p]] * data[p]
+            z = intercept[k] + csr_row_dot(coef, k, indices, data, start, end)
             out_scores[i, k] = z
             if not math.isfinite(z):
                 return t, i
@@ -160,9 +159,7 @@ def cw_full_epoch(indptr, indices, data, targets, sample_weight, coef, intercept
         if s != 0.0:
             t += 1
         for k in range(n_out):
-            z = intercept[k]
-            for p in range(start, end):
-                z += coef[k, indices[p]] * data[p]
+            z = intercept[k] + csr_row_dot(coef, k, indices, data, start, end)
             out_scores[i, k] = z
             if not math.isfinite(z):
                 return t, i

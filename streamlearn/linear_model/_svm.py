@@ -21,6 +21,7 @@ from .. import _validation
 from .._kernels.dcd import dcd_solve
 from .._kernels.linear import linear_scores
 from .._validation import Interval, Options
+from ..base import ClassifierPredictionMixin
 from ..persist import PersistMixin
 from ._blocks import BlockStore
 
@@ -47,7 +48,7 @@ def _primal_terms(scores, targets, sw, loss):
     return (sw[:, None] * xi).sum(axis=0)
 
 
-class _BatchLinearSVC(PersistMixin, ClassifierMixin, BaseEstimator):
+class _BatchLinearSVC(ClassifierPredictionMixin, PersistMixin, ClassifierMixin, BaseEstimator):
     """Shared pieces: validation, label mapping, prediction, objectives."""
 
     _progressive_loss = "hinge"
@@ -102,22 +103,6 @@ class _BatchLinearSVC(PersistMixin, ClassifierMixin, BaseEstimator):
         out = np.empty((X.shape[0], self.coef_.shape[0]), dtype=np.float64)
         linear_scores(X.indptr, X.indices, X.data, self.coef_, self.intercept_, out)
         return out[:, 0] if out.shape[1] == 1 else out
-
-    def decision_function(self, X):
-        """Scores ``w . x + b``: shape ``(n_samples,)`` (binary; > 0 means ``classes_[1]``) or
-        ``(n_samples, n_classes)`` (one-vs-rest)."""
-        return self._decision_function(X)
-
-    def predict(self, X):
-        """Class labels: ``classes_[1]`` where the score is >= 0 (binary), else the arg-max class."""
-        return self.scores_to_labels(self._decision_function(X))
-
-    def scores_to_labels(self, scores):
-        """Map decision values to class labels; ties go to ``classes_[1]``."""
-        scores = np.asarray(scores)
-        if scores.ndim == 1:
-            return self.classes_[(scores >= 0).astype(np.intp)]
-        return self.classes_[np.argmax(scores, axis=1)]
 
     @property
     def nnz_weights(self):
