@@ -1,0 +1,152 @@
+"""Clients and task bookkeeping: ``connect``, the default client, and failures mapped to clear errors."""
+
+import contextlib
+import re
+
+import distributed
+from distributed import Client, LocalCluster
+from distributed.scheduler import KilledWorker
+
+__all__ = ["connect"]
+
+_LOCAL = re.compile(r"local:(\d+)")
+_FORMS = ("'local:N' (a LocalCluster of N >= 1 worker processes on this machine), a scheduler address such "
+          "as 'tcp://scheduler:8786', or None (the current default client)")
+
+
+def _parse(scheduler):
+    """``("local", n)`` or ``("address", text)``; ValueError naming the input for anything else."""
+    if not isinstance(scheduler, str):
+        raise ValueError(f"scheduler must be a string or None: {_FORMS}; got {scheduler!r} "
+                         f"({type(scheduler).__name__}).")
+    text = scheduler.strip()
+    if not text:
+        raise ValueError(f"scheduler must not be empty: expected {_FORMS}; got {scheduler!r}.")
+    if text.lower().startswith("local"):
+        m = _LOCAL.fullmatch(text.lower())
+        if not m or int(m.group(1)) < 1:
+            raise ValueError(f"scheduler={scheduler!r} is not a valid local cluster: expected 'local:N' with an "
+                             f"integer N >= 1 worker processes (e.g. 'local:2'); the accepted forms are {_FORMS}.")
+        return "local", int(m.group(1))
+    if any(c.isspace() for c in text) or ":" not in text:
+        raise ValueError(f"scheduler={scheduler!r} is not a scheduler address: expected {_FORMS}.")
+    return "address", text
+
+
+@contextlib.contextmanager
+def connect(scheduler=None, *, threads_per_worker=1, **cluster_kwargs):
+    """Context manager yielding a ``distributed.Client``.
+
+    Parameters
+    ----------
+    scheduler : str or None, default=None
+        ``"local:N"`` (N >= 1): start a ``LocalCluster`` of N worker *processes* with
+        ``threads_per_worker`` threads each and no dashboard, closed (workers stopped) on exit.
+        Any other string: the address of a running scheduler (``"tcp://scheduler:8786"``); only the
+        client is closed on exit, the cluster keeps running. None: the current default client
+        (``distributed.get_client()``), left open on exit.
+    threads_per_worker : int >= 1, default=1
+        Threads per local worker process (``"local:N"`` only). The kernels hold the GIL released, but
+        one thread per process keeps the BLAS and numba work of a task on one core.
+    **cluster_kwargs
+        Passed to ``LocalCluster`` (``"local:N"`` only), e.g. ``memory_limit``.
+
+    Yields
+    ------
+    distributed.Client
+
+    Raises
+    ------
+    ValueError
+        ``scheduler`` is not one of the forms above (``"local:0"``, ``"local:x"``, ``""``, ...).
+    RuntimeError
+        ``scheduler=None`` and no client is running.
+
+    Notes
+    -----
+    Local workers start with ``OMP_NUM_THREADS = OPENBLAS_NUM_THREADS = MKL_NUM_THREADS = 1`` (Dask's
+    ``distributed.nanny.pre-spawn-environ`` default); the tasks of :func:`fit_sketch` and
+    :func:`fit_mixing` also cap BLAS threads with threadpoolctl, which covers remote workers too. Each
+    worker process compiles (or loads from numba's on-disk cache) the kernels on its first task: the first
+    round costs about a second more than the next ones.
+
+    Examples
+    --------
+    >>> from streamlearn.distributed import connect
+    >>> with connect("local:1") as client:  # doctest: +SKIP
+    ...     print(len(client.scheduler_info()["workers"]))
+    1
+    >>> connect("local:0").__enter__()
+    Traceback (most recent call last):
+    ...
+    ValueError: scheduler='local:0' is not a valid local cluster: expected 'local:N' with an integer N >= 1 ...
+    """
+    if scheduler is None:
+        yield _default_client()
+        return
+    kind, value = _parse(scheduler)
+    if kind == "local":
+        cluster_kwargs.setdefault("dashboard_address", None)
+        cluster = LocalCluster(n_workers=value, threads_per_worker=threads_per_worker, processes=True,
+                               **cluster_kwargs)
+        try:
+            client = Client(cluster)
+            try:
+                yield client
+            finally:
+                client.close()
+        finally:
+            cluster.close()
+    else:
+        client = Client(value)
+        try:
+            yield client
+        finally:
+            client.close()
+
+
+def _default_client():
+    try:
+        return distributed.get_client()
+    except ValueError:
+        raise RuntimeError("No Dask client is running: pass client=... (a distributed.Client), or start one "
+                           "first, e.g. `with streamlearn.distributed.connect('local:2') as client:` or "
+                           "`Client('tcp://scheduler:8786')`.") from None
+
+
+def resolve_client(client):
+    """``client`` itself, or the default client when None (RuntimeError when there is none)."""
+    if client is None:
+        return _default_client()
+    if not isinstance(client, Client):
+        raise TypeError(f"client must be a distributed.Client or None; got {type(client).__name__}. Use "
+                        "streamlearn.distributed.connect(...) to make one.")
+    return client
+
+
+def collect(futures, parts, what, *, gather=True):
+    """Wait for one future per partition; the results in order, or a clear error naming the partition.
+
+    A task whose worker died more often than the scheduler's ``allowed-failures`` raises
+    ``KilledWorker``: reported as RuntimeError (no partial model is ever returned). Any other exception
+    from the task is re-raised as is, with a note naming the partition.
+    """
+    distributed.wait(futures)
+    for k, fut in enumerate(futures):
+        if fut.status == "error":
+            exc = fut.exception()
+            for other in futures:
+                other.cancel()
+            raise_for_partition(exc, k, parts[k], what)
+    if not gather or not futures:
+        return None
+    return futures[0].client.gather(futures)
+
+
+def raise_for_partition(exc, k, part, what):
+    if isinstance(exc, KilledWorker):
+        raise RuntimeError(
+            f"worker running partition {k} ({part.describe()}) died (the task was retried by Dask and its "
+            f"worker was lost every time: {exc}); {what} stopped and no model returned.") from exc
+    exc.add_note(f"(raised by partition {k}: {part.describe()})")
+    raise exc

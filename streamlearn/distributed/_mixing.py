@@ -1,0 +1,184 @@
+"""fit_mixing: iterative parameter mixing of online learners over the partitions of a Dask cluster."""
+
+import copy
+import numbers
+import time
+import uuid
+
+import numpy as np
+from sklearn.base import clone
+
+from .._validation import check_rng
+from ..base import OnlineClassifierMixin
+from ._adapters import adapter_for, supported_learners
+from ._client import collect, resolve_client
+from ._tasks import blas_limits, check_partitions, data_futures
+
+__all__ = ["fit_mixing", "supported_learners"]
+
+
+def _labels(part, data):
+    seen = set()
+    for _, y in part.load(data):
+        if y is not None:
+            seen.update(np.unique(y).tolist())
+    return seen
+
+
+def _local_passes(template, start, part, data, passes, classes, seed, blas_threads, adapter):
+    """One partition's share of a round (runs on a worker): ``passes`` passes from ``start``."""
+    with blas_limits(blas_threads):
+        # the scattered start model may be shared by several tasks of this worker: never mutate it
+        est = clone(template) if start is None else copy.deepcopy(start)
+        rng = None if seed is None else np.random.default_rng(seed)
+        is_clf = isinstance(est, OnlineClassifierMixin)
+        n = n_first = 0
+        err = 0.0
+        for p in range(passes):
+            for X, y in part.load(data):
+                if y is None:
+                    raise ValueError(f"{part.describe()}: no labels (y is None); fit_mixing needs (X, y) chunks.")
+                if X.shape[0] == 0:
+                    continue
+                if rng is not None:
+                    order = rng.permutation(X.shape[0])
+                    X, y = X[order], y[order]
+                scores = est.partial_fit_scores(X, y, classes=classes) if is_clf else est.partial_fit_scores(X, y)
+                n += X.shape[0]
+                if p == 0:
+                    n_first += X.shape[0]
+                    if is_clf:
+                        err += float(np.sum(est.scores_to_labels(scores) != y))
+                    else:
+                        err += float(np.sum((np.asarray(scores) - y) ** 2))
+        if n:
+            adapter.finish_local(est)
+    return (est if n else None), n, n_first, err
+
+
+def fit_mixing(learner, partitions, client=None, *, rounds=5, passes=1, classes=None, random_state=None,
+               verbose=False, blas_threads=1):
+    """Train ``learner`` by iterative parameter mixing over the partitions (McDonald et al., 2010).
+
+    Round r: the current model is broadcast to the workers (``client.scatter``); every partition is one
+    task that makes ``passes`` passes over its chunks with ``partial_fit``, starting from that model (a
+    fresh clone of ``learner`` in round 1); the partitions' models are gathered and combined on the client,
+    weighted by the number of examples each learnt from. What "combined" means depends on the learner
+    family (each family's state is read through an adapter, :func:`supported_learners` lists them):
+
+    * first-order linear learners (Perceptron, PassiveAggressive*, OGD*): ``coef_`` and ``intercept_``
+      averaged; Perceptron's ``radius_`` is the largest over the partitions;
+    * SimpleTruncation*, TruncatedGradient*, FOBOS*: the weights averaged after each worker applied its
+      pending (lazy) truncations;
+    * RDA*: the gradient sums added (the start's plus every partition's increment; RDA's state is additive);
+    * FTRLProximal*: ``z`` and ``n`` averaged (a coordinate stays an exact zero when the averaged ``|z|``
+      is within ``l1``);
+    * AdaGrad: ``coef_`` and the squared-gradient sums averaged;
+    * SketchedOnlineNewton (FD, PFD, RFD sketches): ``coef_`` averaged; the sketches merged as the start's
+      ``B^T B`` plus every partition's increment (the shared starting sketch counts once), shrunk to
+      ell - 1 rows; RFD's alpha follows the RFD merge rule.
+
+    In every family ``t_`` becomes the total number of examples seen, which drives the step schedules.
+
+    Deviation from McDonald et al.: they mix perceptrons uniformly or by mistakes; here every family is
+    weighted by examples (the partitions may differ in size), and the second-order and sparse learners'
+    extra state is combined as listed above.
+
+    Parameters
+    ----------
+    learner : online learner
+        A supported streamlearn learner (unfitted, or fitted: only its parameters are used).
+    partitions : list of Partition, or anything :func:`as_partitions` accepts
+        One task per partition per round. Chunks must carry labels.
+    client : distributed.Client or None, default=None
+        None: the default client.
+    rounds : int >= 1, default=5
+        Mixing rounds (each partition is read ``rounds * passes`` times).
+    passes : int >= 1, default=1
+        Local passes over its partition per round.
+    classes : array-like or None, default=None
+        All class labels (classifiers). None: found by one extra task per partition that reads the labels.
+    random_state : int, Generator or None, default=None
+        None: rows are visited in their stored order (a round is then ``partial_fit`` over the
+        partition). An int or Generator: each pass visits each chunk's rows in a fresh random order
+        (seeded per round and partition).
+    verbose : bool, default=False
+        Print one line per round.
+    blas_threads : int >= 1, default=1
+        BLAS threads per task (threadpoolctl).
+
+    Returns
+    -------
+    learner
+        A new fitted learner (a clone; the input is not modified) with ``mixing_history_``: one dict per
+        round with ``round``, ``n_examples`` (examples learnt from in the round), ``seconds`` (wall clock of
+        the round, including the broadcast and the combination) and ``progressive_error`` (classifiers:
+        the fraction of first-pass examples mispredicted before their update) or ``progressive_mse``.
+
+    Raises
+    ------
+    TypeError
+        The learner cannot be mixed; the message lists the supported ones.
+    RuntimeError
+        A partition's worker died more often than the scheduler allows (Dask retries the task of a lost
+        worker up to ``distributed.scheduler.allowed-failures`` times, 3 by default). No model is returned.
+
+    Examples
+    --------
+    >>> from distributed import Client
+    >>> from streamlearn.datasets import load_a9a
+    >>> from streamlearn.distributed import fit_mixing
+    >>> from streamlearn.linear_model import PassiveAggressiveClassifier
+    >>> X, y, X_test, y_test = load_a9a()
+    >>> client = Client(processes=False, n_workers=1, threads_per_worker=2, dashboard_address=None)
+    >>> quarters = [(X[i::4], y[i::4]) for i in range(4)]
+    >>> clf = fit_mixing(PassiveAggressiveClassifier(C=0.01), quarters, client, rounds=3, classes=[-1, 1])
+    >>> len(clf.mixing_history_), clf.mixing_history_[0]["n_examples"], clf.t_
+    (3, 32561, 97683)
+    >>> print(f"{clf.score(X_test, y_test):.2f}")
+    0.8...
+    >>> client.close()
+    """
+    adapter = adapter_for(learner)
+    for name, value in (("rounds", rounds), ("passes", passes), ("blas_threads", blas_threads)):
+        if not isinstance(value, numbers.Integral) or isinstance(value, bool) or value < 1:
+            raise ValueError(f"{name} must be an int >= 1; got {value!r}.")
+    client = resolve_client(client)
+    parts = check_partitions(partitions)
+    template = clone(learner)
+    rng = None if random_state is None else check_rng(random_state)
+    tag = uuid.uuid4().hex[:8]
+    data = data_futures(client, parts)
+    is_clf = isinstance(template, OnlineClassifierMixin)
+    if is_clf and classes is None:
+        futs = [client.submit(_labels, p._light(), data[k], pure=False, key=f"streamlearn-labels-{tag}-{k}")
+                for k, p in enumerate(parts)]
+        found = set().union(*collect(futs, parts, "fit_mixing (reading the labels)"))
+        classes = np.array(sorted(found))
+    if classes is not None:
+        classes = np.unique(np.asarray(classes))
+    model, history = None, []
+    for r in range(rounds):
+        t0 = time.perf_counter()
+        start = client.scatter(model, broadcast=True) if model is not None else None
+        seeds = [None] * len(parts) if rng is None else [int(s) for s in rng.integers(0, 2 ** 63 - 1, len(parts))]
+        futs = [client.submit(_local_passes, template, start, p._light(), data[k], passes, classes, seeds[k],
+                              blas_threads, adapter, pure=False, key=f"streamlearn-mix-{tag}-r{r + 1}-p{k}")
+                for k, p in enumerate(parts)]
+        results = collect(futs, parts, f"fit_mixing (round {r + 1} of {rounds})")
+        del futs, start
+        models = [res[0] for res in results if res[1] > 0]
+        counts = np.array([res[1] for res in results if res[1] > 0], dtype=np.float64)
+        if not models:
+            raise ValueError("fit_mixing: no partition holds any example; nothing to learn from.")
+        model = adapter.combine(model, models, counts / counts.sum())
+        n_first = sum(res[2] for res in results)
+        entry = {"round": r + 1, "n_examples": int(counts.sum()), "seconds": time.perf_counter() - t0}
+        key = "progressive_error" if is_clf else "progressive_mse"
+        entry[key] = float(sum(res[3] for res in results) / n_first) if n_first else float("nan")
+        history.append(entry)
+        if verbose:
+            print(f"round {r + 1}/{rounds}: {entry['n_examples']} examples, {key} {entry[key]:.4f}, "
+                  f"{entry['seconds']:.2f} s", flush=True)
+    model.mixing_history_ = history
+    return model
