@@ -84,16 +84,17 @@ class TruncatedAdapter(_Adapter):
 
 
 class RDAAdapter(_Adapter):
-    averaged = ("nothing: RDA's state is additive, so the mixed gradient sum ``G`` is the start's plus every "
-                "partition's increment and ``t_`` the total examples seen: the state of one learner that "
-                "saw every example (with gradients taken at the partitions' models); ``G / t`` is then the "
-                "example-weighted average of the partitions' gradients")
+    averaged = ("the mean gradients ``G_k / t_k`` of the partitions, averaged by examples and multiplied by the "
+                "total ``t_`` (examples seen): RDA thresholds this mean gradient against ``l1``, and ``sqrt(t)`` "
+                "is the step scale of one learner that saw every example. (Adding the partitions' increments "
+                "of ``G`` instead, which RDA's additive state suggests, mixed worse: the increments are "
+                "gradients at the partitions' diverging models, all counted at full weight.)")
 
     def combine(self, start, models, weights):
         out = copy.deepcopy(models[0])
-        G0 = start._state if start is not None else 0.0
-        out._state = G0 + sum(m._state - G0 for m in models)
-        out.t_ = _t(start, models)
+        t = _t(start, models)
+        out._state = _wavg([m._state / max(m.t_, 1) for m in models], weights) * t
+        out.t_ = t
         return out
 
 

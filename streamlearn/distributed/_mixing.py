@@ -70,7 +70,7 @@ def fit_mixing(learner, partitions, client=None, *, rounds=5, passes=1, classes=
       averaged; Perceptron's ``radius_`` is the largest over the partitions;
     * SimpleTruncation*, TruncatedGradient*, FOBOS*: the weights averaged after each worker applied its
       pending (lazy) truncations;
-    * RDA*: the gradient sums added (the start's plus every partition's increment; RDA's state is additive);
+    * RDA*: the partitions' mean gradients ``G / t`` averaged, times the total ``t_``;
     * FTRLProximal*: ``z`` and ``n`` averaged (a coordinate stays an exact zero when the averaged ``|z|``
       is within ``l1``);
     * AdaGrad: ``coef_`` and the squared-gradient sums averaged;

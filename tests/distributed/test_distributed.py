@@ -1,0 +1,251 @@
+"""streamlearn.distributed on a LocalCluster of 2 worker processes (one thread each), shared by the module.
+
+* fit_sketch: the merged FD / RFD sketch of 4 partitions obeys the bound of one sketch of the whole
+  (the bound of tests/sketch/test_bounds.py), and every kind of source gives the same merged sketch;
+* fit_mixing: PA-I, FTRL and RFD-SON mixed on a9a (4 partitions, 3 rounds) and farm-ads (2 partitions,
+  4 rounds) are within 0.5 point of test accuracy of the sequential one-pass model;
+* a worker killed mid-task: the partition is retried by Dask; killed every time: RuntimeError naming the
+  partition, no model;
+* errors: unsupported learners, bad scheduler strings, bad arguments.
+"""
+
+import functools
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import dask
+import numpy as np
+import pytest
+import scipy.sparse as sp
+from sklearn.base import clone
+from sklearn.datasets import dump_svmlight_file
+
+from streamlearn.datasets import load_a9a, load_svmlight
+from streamlearn.distributed import Partition, as_partitions, connect, fit_mixing, fit_sketch, supported_learners
+from streamlearn.distributed._adapters import _merge_increments
+from streamlearn.linear_model import (ConfidenceWeightedClassifier, FTRLProximalClassifier,
+                                      PassiveAggressiveClassifier)
+from streamlearn.second_order import SketchedOnlineNewton
+from streamlearn.sketch import FrequentDirections, RobustFrequentDirections
+from tests.sketch.test_bounds import check_fd_bound, low_rank_plus_noise
+
+_ENV = "STREAMLEARN_SHARED_DATA"
+SHARED = Path(os.environ[_ENV]) if os.environ.get(_ENV) else Path(__file__).resolve().parents[2] / ".." / "shared" / "data"
+FARM_ADS = SHARED / "farm-ads" / "farm-ads-vect.xz"
+
+LEARNERS = {
+    "PA-I": PassiveAggressiveClassifier(C=0.01, variant="pa1"),
+    "FTRL": FTRLProximalClassifier(l1=1.0),
+    "RFD-SON": SketchedOnlineNewton(sketch="rfd", ell=5, alpha0=10.0),
+}
+
+
+@pytest.fixture(scope="module")
+def client():
+    # one retry per lost worker (Dask's default is 3) keeps the failure tests short
+    with dask.config.set({"distributed.scheduler.allowed-failures": 1}):
+        with connect("local:2") as c:
+            yield c
+
+
+def _split(X, y, n_parts):
+    cuts = np.linspace(0, X.shape[0], n_parts + 1).astype(int)
+    return [(X[a:b], y[a:b]) for a, b in zip(cuts[:-1], cuts[1:])]
+
+
+# ------------------------------------------------------------------------------------------ no cluster
+@pytest.mark.parametrize("bad", ["local:0", "local:x", "", "   ", "local", "local:-1", "nonsense", 3])
+def test_bad_scheduler_strings(bad):
+    with pytest.raises(ValueError, match=r"scheduler.*(local:N|address|string)"):
+        with connect(bad):
+            pass
+
+
+def test_unsupported_learner_lists_the_supported_ones():
+    X, y = np.eye(4), np.array([0, 1, 0, 1])
+    with pytest.raises(TypeError, match=r"cannot average a ConfidenceWeightedClassifier.*PassiveAggressiveClassifier"):
+        fit_mixing(ConfidenceWeightedClassifier(), [(X, y)])
+    with pytest.raises(TypeError, match=r"sketch in \['fd', 'pfd', 'rfd'\].*'rp'"):
+        fit_mixing(SketchedOnlineNewton(sketch="rp"), [(X, y)])
+    assert {"FTRLProximalClassifier", "SketchedOnlineNewton", "AdaGrad", "Perceptron",
+            "RDAClassifier", "FOBOSClassifier", "TruncatedGradientClassifier"} <= set(supported_learners())
+    assert "ConfidenceWeightedClassifier" not in supported_learners()
+
+
+def test_bad_arguments():
+    X, y = np.eye(4), np.array([0, 1, 0, 1])
+    with pytest.raises(ValueError, match="rounds must be an int >= 1"):
+        fit_mixing(PassiveAggressiveClassifier(), [(X, y)], rounds=0)
+    with pytest.raises(ValueError, match="split_every must be an int >= 2"):
+        fit_sketch(FrequentDirections(ell=2), [X], split_every=1)
+    with pytest.raises(FileNotFoundError, match="matches no file"):
+        as_partitions("/nonexistent/dir/part-*.svm")
+    with pytest.raises(ValueError, match="item 1 has 3 columns"):
+        as_partitions([(X, y), (np.eye(3), y[:3])])
+    with pytest.raises(TypeError, match="cannot make partitions from a int"):
+        as_partitions(5)
+
+
+def test_import_streamlearn_does_not_import_dask():
+    code = "import streamlearn, sys; print(any(m == 'dask' or m.startswith('distributed') for m in sys.modules))"
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "False"
+
+
+def test_son_sketch_increments_are_merged_once():
+    """B^T B of the mixed SON = start + sum of the partitions' increments (the start is not counted twice)."""
+    rng = np.random.default_rng(0)
+    d = 12
+    R0 = rng.standard_normal((3, d))
+    G = [rng.standard_normal((2, d)) for _ in range(3)]
+    parts = [np.vstack([R0, g]) for g in G]  # each partition: the start's rows plus its own
+    rows, delta = _merge_increments(R0, parts, keep=11)  # keep >= rank 9: exact
+    expect = R0.T @ R0 + sum(g.T @ g for g in G)
+    np.testing.assert_allclose(rows.T @ rows, expect, atol=1e-10)
+    assert delta == pytest.approx(0.0, abs=1e-10)
+    rows, delta = _merge_increments(R0, parts, keep=4)  # shrunk as FD: PSD error at most delta
+    gap = np.linalg.eigvalsh(expect - rows.T @ rows)
+    assert gap[0] >= -1e-9 and gap[-1] <= delta + 1e-9
+
+
+# ------------------------------------------------------------------------------------------ sketches
+@pytest.mark.parametrize("cls, factor", [(FrequentDirections, 1.0), (RobustFrequentDirections, 0.5)])
+def test_merged_sketch_of_4_partitions_obeys_the_bound_for_the_whole(client, cls, factor):
+    A = low_rank_plus_noise(3, n=1200, d=40, rank=6)
+    blocks = [A[:200], A[200:500], A[500:1000], A[1000:]]
+    ell = 8
+    merged = fit_sketch(cls(ell=ell), blocks, client)
+    assert type(merged) is cls and merged.n_seen_ == A.shape[0]
+    check_fd_bound(A, merged, ell, factor=factor)
+    if cls is RobustFrequentDirections:
+        assert merged.alpha_ > 0
+
+
+def test_every_source_gives_the_same_merged_sketch(client, tmp_path):
+    rng = np.random.default_rng(1)
+    n, d = 800, 30
+    A = (sp.random(n, d, density=0.3, random_state=rng, format="lil") * 2.0).tolil()
+    A[0, d - 1] = 1.5  # the last column is used: every file-based width inference gives d
+    A = A.tocsr()
+    y = rng.choice([-1.0, 1.0], n)
+    cuts = [0, 150, 400, 650, n]
+    pairs = [(A[a:b], y[a:b]) for a, b in zip(cuts[:-1], cuts[1:])]
+    paths = []
+    for k, (Xk, yk) in enumerate(pairs):
+        paths.append(tmp_path / f"part-{k}.svm")
+        dump_svmlight_file(Xk, yk, str(paths[-1]), zero_based=False)
+    # the rows as written to the files (%.16g), so that every source holds the same numbers
+    A = sp.vstack([load_svmlight(str(p), n_features=d, zero_based=False)[0] for p in paths]).tocsr()
+    pairs = [(A[a:b], y[a:b]) for a, b in zip(cuts[:-1], cuts[1:])]
+    import dask.array as da
+    import dask.bag as db
+    dense = A.toarray()
+    sources = {
+        "glob": str(tmp_path / "part-*.svm"),
+        "files": [str(p) for p in paths],
+        "arrays": pairs,
+        "bag": db.from_sequence(pairs, npartitions=4),
+        "dask.array": (da.from_array(dense, chunks=(tuple(np.diff(cuts)), d)),
+                       da.from_array(y, chunks=(tuple(np.diff(cuts)),))),
+    }
+    ell = 6
+    results = {}
+    for name, src in sources.items():
+        parts = as_partitions(src, chunk_size=100)
+        assert len(parts) == 4, name
+        results[name] = fit_sketch(FrequentDirections(ell=ell), parts, client)
+        assert results[name].n_seen_ == n, name
+    base = results["arrays"].sketch_
+    check_fd_bound(dense, results["arrays"], ell)
+    for name, sk in results.items():
+        np.testing.assert_allclose(sk.sketch_, base, rtol=1e-9, atol=1e-9, err_msg=name)
+
+
+# ------------------------------------------------------------------------------------------ mixing
+def _check_mixing(client, name, X, y, X_test, y_test, n_parts, rounds):
+    learner = LEARNERS[name]
+    seq = clone(learner).partial_fit(X, y, classes=[-1, 1]).score(X_test, y_test)
+    mixed = fit_mixing(learner, _split(X, y, n_parts), client, rounds=rounds, classes=[-1, 1])
+    acc = mixed.score(X_test, y_test)
+    assert len(mixed.mixing_history_) == rounds
+    assert all(h["n_examples"] == X.shape[0] for h in mixed.mixing_history_)
+    assert mixed.t_ == rounds * X.shape[0]
+    assert abs(acc - seq) <= 0.005, (name, acc, seq)
+    return mixed
+
+
+@pytest.mark.parametrize("name", list(LEARNERS))
+def test_mixing_on_a9a_matches_the_sequential_model(client, name):
+    """4 partitions (contiguous quarters of a9a), 3 rounds of one local pass each."""
+    X, y, X_test, y_test = load_a9a()
+    mixed = _check_mixing(client, name, X, y, X_test, y_test, n_parts=4, rounds=3)
+    assert 0.1 < mixed.mixing_history_[-1]["progressive_error"] < 0.25
+
+
+@pytest.mark.skipif(not FARM_ADS.is_file(), reason=f"farm-ads not found at {FARM_ADS} (shared data absent; "
+                                                    f"set {_ENV} to its directory)")
+@pytest.mark.parametrize("name", list(LEARNERS))
+def test_mixing_on_farm_ads_matches_the_sequential_model(client, name):
+    """A fixed random 70/30 split (seed 0) of farm-ads; 2 partitions, 4 rounds of one local pass each."""
+    X, y = load_svmlight(str(FARM_ADS), n_features=54877, zero_based=False)
+    order = np.random.default_rng(0).permutation(X.shape[0])
+    X, y = X[order], y[order]
+    cut = int(0.7 * X.shape[0])
+    _check_mixing(client, name, X[:cut], y[:cut], X[cut:], y[cut:], n_parts=2, rounds=4)
+
+
+def test_mixing_finds_classes_and_is_deterministic(client):
+    X, y, X_test, y_test = load_a9a()
+    parts = _split(X[:8000], y[:8000], 3)
+    a = fit_mixing(FTRLProximalClassifier(), parts, client, rounds=2)
+    b = fit_mixing(FTRLProximalClassifier(), parts, client, rounds=2, classes=[-1, 1])
+    np.testing.assert_array_equal(a.classes_, [-1.0, 1.0])
+    np.testing.assert_array_equal(a.coef_, b.coef_)
+
+
+# ------------------------------------------------------------------------------------------ failures
+def _die_once(marker, X, y):
+    if not os.path.exists(marker):
+        Path(marker).write_text("died once")
+        os._exit(1)  # the worker process dies mid-task
+    return [(X, y)]
+
+
+def _always_die(X, y):
+    os._exit(1)
+
+
+def test_killed_worker_partition_is_retried(client, tmp_path):
+    X, y, _, _ = load_a9a()
+    parts = as_partitions(_split(X[:6000], y[:6000], 3))
+    reference = fit_mixing(PassiveAggressiveClassifier(C=0.01), parts, client, rounds=1, classes=[-1, 1])
+    marker = tmp_path / "died"
+    parts[1] = Partition.from_loader(functools.partial(_die_once, str(marker), *_split(X[:6000], y[:6000], 3)[1]),
+                                     index=1, name="partition that dies once")
+    mixed = fit_mixing(PassiveAggressiveClassifier(C=0.01), parts, client, rounds=1, classes=[-1, 1])
+    assert marker.read_text() == "died once"
+    np.testing.assert_array_equal(mixed.coef_, reference.coef_)
+    assert mixed.t_ == 6000
+
+
+def test_partition_whose_worker_always_dies_raises(client):
+    X, y, _, _ = load_a9a()
+    parts = as_partitions(_split(X[:3000], y[:3000], 2))
+    parts.append(Partition.from_loader(functools.partial(_always_die, X[:10], y[:10]), index=2,
+                                       name="poisoned.svm"))
+    with pytest.raises(RuntimeError, match=r"worker running partition 2 \(poisoned.svm\) died.*no model returned"):
+        fit_mixing(PassiveAggressiveClassifier(), parts, client, rounds=2, classes=[-1, 1])
+
+
+def _raise_bad_data():
+    raise ValueError("bad row 7")
+
+
+def test_error_in_a_partition_names_it(client):
+    parts = as_partitions([np.eye(6), np.eye(6)])
+    parts.append(Partition.from_loader(_raise_bad_data, index=2, name="broken.svm"))
+    with pytest.raises(ValueError, match="bad row 7") as info:
+        fit_sketch(FrequentDirections(ell=4), parts, client)
+    assert "partition 2: broken.svm" in "".join(getattr(info.value, "__notes__", []))
