@@ -1,10 +1,15 @@
 """``streamlearn sketch DATA --sketch NAME --ell L [-p key=value] [--json]``: sketch the rows of a LIBSVM
-file and report the covariance error (both normalisations), the time and rows per second."""
+file and report the covariance error (both normalisations), the time and rows per second.
+
+``streamlearn sketch DATA [DATA ...] --scheduler ADDRESS|local:N``: each DATA file (or glob match) is sketched
+on a Dask worker and the sketches are merged by a tree reduction (:func:`streamlearn.distributed.fit_sketch`);
+the report is the same (the error is computed here, on the stacked DATA, unless ``--no-error``)."""
 
 import time
 
 from ._common import (CLIError, add_output_options, add_param_option, check_input_file, format_table,
                       parse_params, print_json)
+from ._scheduler import add_scheduler_option, connected, distributed_module, expand_data, n_workers, single_file
 
 
 def add_parser(sub):
@@ -16,7 +21,9 @@ def add_parser(sub):
         description="Stream the rows of DATA through a matrix sketch, then report ||A^T A - approx||_2 "
         "divided by ||A^T A||_2 (and by ||A||_F^2), the sketching time and rows/second. The labels are "
         "ignored.")
-    p.add_argument("data", metavar="DATA", help="LIBSVM/svmlight file (.gz, .bz2, .xz read transparently)")
+    p.add_argument("data", metavar="DATA", nargs="+",
+                   help="LIBSVM/svmlight file (.gz, .bz2, .xz read transparently); with --scheduler, one or more "
+                   "files or quoted glob patterns, each file a partition")
     p.add_argument("--sketch", "-s", default="rfd", choices=sorted(SKETCHES),
                    help="fd, pfd, cfd, rfd (default), rp or oja")
     p.add_argument("--ell", type=int, default=10, help="sketch size (rows of the sketch; default 10)")
@@ -27,7 +34,11 @@ def add_parser(sub):
     p.add_argument("--blas-threads", type=int, default=1, metavar="N",
                    help="BLAS threads while sketching (default 1: the shrinks are small-by-wide products that "
                    "gain little from threads, and multithreaded OpenBLAS slows down a lot on a busy machine; "
-                   "0 = the library default)")
+                   "0 = the library default; with --scheduler it applies to the error computed here, Dask "
+                   "starts its workers with one BLAS thread)")
+    add_scheduler_option(p, "sketch the partitions and merge the sketches")
+    p.add_argument("--no-error", action="store_true",
+                   help="skip the covariance error (it needs all of DATA in memory here)")
     add_output_options(p, plot=False)
     p.set_defaults(func=run)
 
@@ -88,10 +99,10 @@ def run(args):
 def _run(args):
     from sklearn.base import clone
 
-    from ..evaluation.spectral import covariance_errors
-
     sketch = make_sketch(args.sketch, args.ell, parse_params(args.param))
-    X = _load(args.data, args.n_features)
+    if args.scheduler is not None:
+        return _run_distributed(args, sketch)
+    X = _load(single_file(args, "sketch"), args.n_features)
     n, d = X.shape
     sketch._check_params()  # sklearn-format message for a bad value before reading anything else
     warm = clone(sketch).partial_fit(X[:min(n, 2 * args.ell + 2)])  # compile / load numba's cache
@@ -100,19 +111,69 @@ def _run(args):
     sketch.partial_fit(X)
     sketch.sketch_  # the published sketch includes the final shrink of the FD family
     seconds = time.perf_counter() - t0
-    t1 = time.perf_counter()
-    errors = covariance_errors(X, sketch)
-    error_seconds = time.perf_counter() - t1
+    row = _report(args, sketch, None if args.no_error else X, n, d, seconds)
+    if args.no_error:
+        row["nnz"] = int(X.nnz)
+    return _finish(args, sketch, row)
+
+
+def _report(args, sketch, X, n, d, seconds):
+    from ..evaluation.spectral import covariance_errors
+
     row = {"sketch": args.sketch, "class": type(sketch).__name__, "ell": args.ell,
            "params": {k: v for k, v in sketch.get_params().items() if k != "ell"},
-           "n_rows": n, "n_features": d, "nnz": int(X.nnz),
-           "relative_spectral_error": errors["relative_spectral_error"],
-           "relative_frobenius_error": errors["relative_frobenius_error"],
-           "spectral_error": errors["spectral_error"], "ata_norm": errors["ata_norm"],
-           "alpha": float(getattr(sketch, "alpha_", 0.0)),
-           "seconds": seconds, "rows_per_second": n / seconds if seconds > 0 else float("inf"),
-           "error_seconds": error_seconds, "error_converged": errors["converged"],
-           "blas_threads": args.blas_threads or "default"}
+           "n_rows": n, "n_features": d}
+    if X is not None:
+        t1 = time.perf_counter()
+        errors = covariance_errors(X, sketch)
+        error_seconds = time.perf_counter() - t1
+        row.update(nnz=int(X.nnz), relative_spectral_error=errors["relative_spectral_error"],
+                   relative_frobenius_error=errors["relative_frobenius_error"],
+                   spectral_error=errors["spectral_error"], ata_norm=errors["ata_norm"])
+    row.update(alpha=float(getattr(sketch, "alpha_", 0.0)), seconds=seconds,
+               rows_per_second=n / seconds if seconds > 0 else float("inf"))
+    if X is not None:
+        row.update(error_seconds=error_seconds, error_converged=errors["converged"])
+    row["blas_threads"] = args.blas_threads or "default"
+    return row
+
+
+def _run_distributed(args, sketch):
+    """``--scheduler``: one sketch per DATA file on the workers, merged by a tree reduction."""
+    import scipy.sparse as sp
+
+    from ..datasets._info import svmlight_info
+
+    sketch._check_params()  # sklearn-format message for a bad value before starting anything
+    if args.n_features is not None and args.n_features < 1:
+        raise CLIError(f"--n-features must be >= 1; got {args.n_features}.")
+    dist = distributed_module()
+    paths = expand_data(args.data)
+    with connected(dist, args.scheduler) as client:  # a bad --scheduler fails before DATA is read
+        workers = n_workers(client)
+        d = args.n_features
+        infos = None
+        if not args.no_error or d is None:  # one validating pass per file here, as a local run's load does
+            infos = [svmlight_info(p, n_features=args.n_features) for p in paths]
+            d = max(i["n_features"] for i in infos)
+        bases = {i["zero_based"] for i in infos or []}
+        partitions = dist.as_partitions(paths, n_features=d, zero_based=bases.pop() if len(bases) == 1 else "auto")
+        t0 = time.perf_counter()
+        try:
+            result = dist.fit_sketch(sketch, partitions, client)
+        except RuntimeError as exc:  # a worker died and its partition could not be retried
+            raise CLIError(str(exc)) from exc
+        result.sketch_  # the published sketch includes the final shrink of the FD family
+        seconds = time.perf_counter() - t0
+    X = None
+    if not args.no_error:  # read here exactly as the workers read it
+        X = sp.vstack([X for part in partitions for X, _ in part.load()], format="csr")
+    row = _report(args, result, X, int(result.n_seen_), d, seconds)
+    row.update(scheduler=args.scheduler, n_workers=workers, n_partitions=len(partitions))
+    return _finish(args, result, row)
+
+
+def _finish(args, sketch, row):
     if args.output:
         sketch.save(args.output)
         row["output"] = args.output

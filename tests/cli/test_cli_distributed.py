@@ -1,0 +1,160 @@
+"""``streamlearn train/sketch --scheduler``: the command line over streamlearn.distributed on a LocalCluster.
+
+One ``local:2`` run (the CLI starts and stops its own cluster); the other cluster runs share one module-scoped
+LocalCluster of 2 worker processes through its address (the ``ADDRESS`` form of ``--scheduler``).
+"""
+
+import importlib.util
+import json
+import lzma
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+import streamlearn
+from streamlearn.cli.main import main
+from streamlearn.datasets import bundled_path, load_svmlight
+
+A9A = str(bundled_path("a9a.xz"))
+A9A_T = str(bundled_path("a9a.t.xz"))
+
+
+def _json(capsys):
+    return json.loads(capsys.readouterr().out)
+
+
+@pytest.fixture(scope="module")
+def address():
+    distributed = pytest.importorskip("distributed", reason="dask.distributed is not installed (pip install "
+                                      "streamlearn[dask])")
+    with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
+                                  dashboard_address=":0") as cluster:
+        yield cluster.scheduler_address
+
+
+@pytest.fixture(scope="module")
+def parts(tmp_path_factory):
+    """a9a cut into 3 LIBSVM files of consecutive rows (10,854 + 10,854 + 10,853)."""
+    lines = lzma.open(A9A, "rt").read().splitlines(keepends=True)
+    root = tmp_path_factory.mktemp("a9a_parts")
+    cuts = np.array_split(np.arange(len(lines)), 3)
+    paths = []
+    for k, idx in enumerate(cuts):
+        path = root / f"part{k}.svm"
+        path.write_text("".join(lines[idx[0]:idx[-1] + 1]))
+        paths.append(str(path))
+    return paths
+
+
+def test_train_local2_json_saved_model_and_sequential_accuracy(tmp_path, capsys):
+    pytest.importorskip("distributed")
+    model = tmp_path / "pa1.slm"
+    assert main(["train", A9A, "-l", "pa1", "--test", A9A_T, "--json"]) == 0
+    sequential = _json(capsys)
+    assert main(["train", A9A, "-l", "pa1", "--scheduler", "local:2", "--rounds", "2", "--test", A9A_T,
+                 "-o", str(model), "--json"]) == 0
+    out = _json(capsys)
+    assert {"learner", "params", "n_train", "n_features", "online_error_rate", "test_accuracy", "train_seconds",
+            "nnz_weights", "scheduler", "n_workers", "n_partitions", "rounds", "mixing_history"} <= set(out)
+    assert (out["scheduler"], out["n_workers"], out["n_partitions"], out["rounds"]) == ("local:2", 2, 1, 2)
+    assert out["n_train"] == 32561 and out["n_features"] == 123 and out["test_n"] == 16281
+    assert [h["round"] for h in out["mixing_history"]] == [1, 2]
+    assert all(h["n_examples"] == 32561 for h in out["mixing_history"])
+    # one partition, round 1 = the sequential pass: the same online error; the test score within 0.5 pt
+    assert out["online_error_rate"] == pytest.approx(sequential["online_error_rate"])
+    assert abs(out["test_accuracy"] - sequential["test_accuracy"]) < 0.005
+    preds = tmp_path / "pred.txt"
+    assert main(["predict", str(model), A9A_T, "-o", str(preds)]) == 0
+    _, y_test = load_svmlight(A9A_T, n_features=123)
+    labels = np.array(preds.read_text().split(), dtype=float)
+    assert np.mean(labels == y_test) == pytest.approx(out["test_accuracy"])
+
+
+def test_train_several_files_glob_and_holdout(address, parts, capsys):
+    assert main(["train", *parts, "-l", "ftrl", "--scheduler", address, "--rounds", "3", "--test", A9A_T,
+                 "--json"]) == 0
+    listed = _json(capsys)
+    assert listed["n_partitions"] == 3 and listed["n_train"] == 32561 and listed["rounds"] == 3
+    assert listed["n_workers"] == 2 and listed["test_accuracy"] > 0.84
+    glob = parts[0].replace("part0.svm", "part*.svm")  # quoted glob, expanded by the command (sorted)
+    assert main(["train", glob, "-l", "ftrl", "--scheduler", address, "--rounds", "3", "--test", A9A_T,
+                 "--json"]) == 0
+    globbed = _json(capsys)
+    assert globbed["n_partitions"] == 3 and globbed["test_accuracy"] == pytest.approx(listed["test_accuracy"])
+    assert main(["train", glob, "-l", "pa1", "--scheduler", address, "--rounds", "1", "--holdout", "0.2",
+                 "--seed", "1", "--quiet"]) == 0
+    assert main(["train", glob, "-l", "pa1", "--scheduler", address, "--rounds", "1", "--holdout", "0.2",
+                 "--seed", "1", "--json"]) == 0
+    held = _json(capsys)
+    assert held["n_train"] + held["test_n"] == 32561 and 0.15 * 32561 < held["test_n"] < 0.25 * 32561
+    assert held["test_accuracy"] > 0.8
+
+
+def test_sketch_several_files_meets_the_fd_bound(address, parts, tmp_path, capsys):
+    out_file = tmp_path / "rfd.slm"
+    assert main(["sketch", *parts, "--sketch", "fd", "--ell", "10", "--scheduler", address, "--json"]) == 0
+    fd = _json(capsys)
+    assert fd["n_rows"] == 32561 and fd["n_features"] == 123 and fd["nnz"] == 451592
+    assert fd["n_partitions"] == 3 and fd["scheduler"] == address
+    # merged sketch of the 3 partitions: the FD bound (k = 0) for the whole matrix
+    assert 0 < fd["relative_frobenius_error"] <= 1 / 10
+    assert main(["sketch", *parts, "--ell", "10", "--scheduler", address, "-o", str(out_file), "--json"]) == 0
+    rfd = _json(capsys)
+    assert rfd["class"] == "RobustFrequentDirections" and 0 < rfd["relative_frobenius_error"] <= 1 / 20
+    assert streamlearn.load(out_file).n_seen_ == 32561
+    assert main(["sketch", parts[0], "--ell", "10", "--scheduler", address, "--no-error", "--json"]) == 0
+    quick = _json(capsys)
+    assert quick["n_rows"] == 10854 and "relative_spectral_error" not in quick
+
+
+@pytest.mark.parametrize("value", ["local:0", "local:x", "", "nonsense"])
+def test_bad_scheduler_values_are_named(value, capsys):
+    pytest.importorskip("distributed")
+    assert main(["train", A9A, "-l", "pa1", "--scheduler", value]) == 2
+    err = capsys.readouterr().err
+    assert f"scheduler={value!r}" in err or repr(value) in err
+    assert "local:N" in err
+    assert main(["sketch", A9A, "--scheduler", value]) == 2
+    assert "local:N" in capsys.readouterr().err
+
+
+def test_option_errors_before_any_cluster(parts, capsys):
+    cases = [
+        (["train", *parts, "-l", "pa1"], "reads one DATA file without --scheduler"),
+        (["sketch", *parts], "reads one DATA file without --scheduler"),
+        (["train", A9A, "-l", "pa1", "--rounds", "2"], "--rounds is the number of parameter-mixing rounds"),
+        (["train", A9A, "-l", "bm-svm", "--scheduler", "local:2"], "batch learner"),
+        (["train", A9A, "-l", "pa1", "--scheduler", "local:2", "--plot", "x.png"], "--plot"),
+        (["train", A9A, "-l", "pa1", "--scheduler", "local:2", "--rounds", "0"], "--rounds must be >= 1"),
+        (["train", parts[0].replace("part0", "nothing*"), "-l", "pa1", "--scheduler", "local:2"], "matches no file"),
+    ]
+    if importlib.util.find_spec("distributed") is not None:
+        cases.append((["train", A9A, "-l", "cw", "--scheduler", "local:2"], "parameter mixing supports"))
+    for argv, message in cases:
+        assert main(argv) == 2, argv
+        assert message in capsys.readouterr().err, argv
+
+
+def test_without_dask_local_runs_work_and_scheduler_names_the_extra(monkeypatch, capsys):
+    for name in list(sys.modules):
+        if name in ("dask", "distributed") or name.startswith(("dask.", "distributed.", "streamlearn.distributed")):
+            monkeypatch.delitem(sys.modules, name)
+    monkeypatch.setitem(sys.modules, "distributed", None)  # import distributed -> ImportError
+    monkeypatch.setitem(sys.modules, "dask", None)
+    if "distributed" in vars(streamlearn):  # (a plain getattr would import it: streamlearn's lazy attributes)
+        monkeypatch.delattr(streamlearn, "distributed")
+    assert main(["train", A9A, "-l", "pa1", "--quiet"]) == 0
+    assert main(["sketch", A9A, "--quiet", "--no-error"]) == 0
+    assert main(["train", A9A, "-l", "pa1", "--scheduler", "local:2"]) == 2
+    assert "pip install streamlearn[dask]" in capsys.readouterr().err
+    assert main(["sketch", A9A, "--scheduler", "local:2"]) == 2
+    assert "pip install streamlearn[dask]" in capsys.readouterr().err
+
+
+def test_importing_the_cli_does_not_import_dask():
+    code = ("import sys; from streamlearn.cli.main import build_parser; build_parser(); "
+            "bad = sorted(m for m in sys.modules if m.split('.')[0] in ('dask', 'distributed')); "
+            "assert not bad, bad")
+    subprocess.run([sys.executable, "-c", code], check=True, timeout=120)
