@@ -8,11 +8,15 @@
 The ``experiments`` subpackage (paper reproductions run by ``streamlearn experiment``) is imported lazily.
 """
 
-from ._metrics import evaluate
-from ._progressive import (ProgressiveResult, iter_array_chunks, iter_progressive_validation,
-                           progressive_validation)
-from ._regret import RegretResult, regret
+from .._lazy import lazy_attributes
+
+_WHERE = {"._metrics": ["evaluate"],
+          "._progressive": ["ProgressiveResult", "iter_array_chunks", "iter_progressive_validation",
+                            "progressive_validation"],
+          "._regret": ["RegretResult", "regret"],
+          ".spectral": ["covariance_errors", "relative_spectral_error"]}
+# imported on first access: ``streamlearn train`` needs neither sklearn.metrics nor scipy's optimisers
+__getattr__, __dir__ = lazy_attributes(__name__, globals(), {n: m for m, names in _WHERE.items() for n in names})
 
 __all__ = ["evaluate", "iter_array_chunks", "iter_progressive_validation", "progressive_validation",
            "ProgressiveResult", "regret", "RegretResult"]
-from .spectral import covariance_errors, relative_spectral_error  # noqa: E402,F401  (sketch accuracy)

@@ -1,32 +1,23 @@
-"""Online linear learners with scikit-learn's estimator API."""
+"""Online linear learners with scikit-learn's estimator API.
 
-from ._confidence import (
-    MAX_FULL_FEATURES,
-    AROWClassifier,
-    ConfidenceWeightedClassifier,
-    SoftConfidenceWeightedClassifier,
-)
-from ._first_order import (
-    OGDClassifier,
-    OGDRegressor,
-    PassiveAggressiveClassifier,
-    PassiveAggressiveRegressor,
-    Perceptron,
-)
-from ._pegasos import PegasosClassifier
-from ._svm import BlockMinimizationSVC, DualCoordinateDescentSVC
-from ._sparse import (
-    FOBOSClassifier,
-    FOBOSRegressor,
-    FTRLProximalClassifier,
-    FTRLProximalRegressor,
-    RDAClassifier,
-    RDARegressor,
-    SimpleTruncationClassifier,
-    SimpleTruncationRegressor,
-    TruncatedGradientClassifier,
-    TruncatedGradientRegressor,
-)
+The classes are imported on first access (``streamlearn._lazy``): using FTRL does not import the
+confidence-weighted or SVM kernels.
+"""
+
+from .._lazy import lazy_attributes
+
+_WHERE = {
+    "._confidence": ["MAX_FULL_FEATURES", "AROWClassifier", "ConfidenceWeightedClassifier",
+                     "SoftConfidenceWeightedClassifier"],
+    "._first_order": ["OGDClassifier", "OGDRegressor", "PassiveAggressiveClassifier", "PassiveAggressiveRegressor",
+                      "Perceptron"],
+    "._pegasos": ["PegasosClassifier"],
+    "._svm": ["BlockMinimizationSVC", "DualCoordinateDescentSVC"],
+    "._sparse": ["FOBOSClassifier", "FOBOSRegressor", "FTRLProximalClassifier", "FTRLProximalRegressor",
+                 "RDAClassifier", "RDARegressor", "SimpleTruncationClassifier", "SimpleTruncationRegressor",
+                 "TruncatedGradientClassifier", "TruncatedGradientRegressor"],
+}
+__getattr__, __dir__ = lazy_attributes(__name__, globals(), {n: m for m, names in _WHERE.items() for n in names})
 
 __all__ = ["OGDClassifier", "OGDRegressor", "Perceptron", "PassiveAggressiveClassifier",
            "PassiveAggressiveRegressor"]

@@ -1,0 +1,56 @@
+"""Lazy (PEP 562) attributes for the package ``__init__`` modules.
+
+``import streamlearn`` (and every ``import streamlearn.X``, which runs the package ``__init__`` first) used to
+import every subpackage, and with them about a hundred numba dispatchers, ``sklearn.metrics`` and scipy's
+optimisers, although one command needs one learner and one reader. Measured with
+``python -X importtime``: streamlearn's own modules cost about 0.3 s on top of the unavoidable
+``numpy + numba + sklearn.base`` floor (benchmarks/sparse_speed.py reports the effect). The public names
+stay where they were; they are imported on first access.
+
+A saved model names its class by public path (``streamlearn.facto.FMClassifier``), and classes register
+with :mod:`streamlearn.persist` when their module is imported, so the registry imports that public module
+on a miss: ``streamlearn.load(path)`` works whatever has been imported so far.
+"""
+
+import importlib
+
+__all__ = ["lazy_attributes", "ImportingRegistry"]
+
+
+def lazy_attributes(module_name, namespace, names):
+    """``(__getattr__, __dir__)`` for a package: ``names`` maps a public attribute to the module (relative
+    to ``module_name``, e.g. ``"._sparse"``; ``""`` for a subpackage of that name) that defines it.
+
+    The imported value is stored in ``namespace`` (the package's ``globals()``), so later accesses are plain
+    attribute reads.
+    """
+
+    def __getattr__(name):
+        try:
+            where = names[name]
+        except KeyError:
+            raise AttributeError(f"module {module_name!r} has no attribute {name!r}") from None
+        if where == "":
+            value = importlib.import_module(f"{module_name}.{name}")
+        else:
+            value = getattr(importlib.import_module(where, module_name), name)
+        namespace[name] = value
+        return value
+
+    def __dir__():
+        return sorted(set(namespace) | set(names))
+
+    return __getattr__, __dir__
+
+
+class ImportingRegistry(dict):
+    """The persist registry (public class path -> class) that imports the public module on a miss."""
+
+    def get(self, name, default=None):
+        if name not in self and isinstance(name, str) and name.startswith("streamlearn."):
+            module, _, attr = name.rpartition(".")
+            try:
+                getattr(importlib.import_module(module), attr, None)  # defining the class registers it
+            except ImportError:
+                pass
+        return super().get(name, default)

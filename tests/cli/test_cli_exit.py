@@ -1,0 +1,47 @@
+"""``streamlearn`` ends with os._exit after its atexit handlers and a flush (cli.main.entry_point): output,
+exit codes and written files must be exactly those of a normal exit."""
+
+import json
+import subprocess
+import sys
+
+from streamlearn.persist import load
+
+
+def _cli(*args, **kw):
+    return subprocess.run([sys.executable, "-m", "streamlearn", *args], capture_output=True, text=True,
+                          timeout=300, **kw)
+
+
+def test_output_model_and_exit_codes(tmp_path):
+    data = tmp_path / "d.svm"
+    data.write_text("".join(f"{1 if i % 3 else -1} 1:{i % 5}.5 {2 + i % 7}:1\n" for i in range(200)))
+    model = tmp_path / "m.slm"
+    res = _cli("train", str(data), "-l", "ftrl", "--json", "-o", str(model))
+    assert res.returncode == 0, res.stderr
+    assert json.loads(res.stdout)["n_train"] == 200  # the whole line reached the pipe
+    assert load(model).t_ == 200
+    # atexit handlers still run before the process ends
+    code = ("import atexit, sys\n"
+            "atexit.register(lambda: print('atexit ran', file=sys.stderr))\n"
+            "sys.argv = ['streamlearn', 'learners']\n"
+            "from streamlearn.cli.main import entry_point\n"
+            "entry_point()\n")
+    res = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300)
+    assert res.returncode == 0 and "atexit ran" in res.stderr and "ftrl" in res.stdout
+    res = _cli("train", str(tmp_path / "missing.svm"), "-l", "ftrl")
+    assert res.returncode == 2 and "does not exist" in res.stderr
+
+
+def test_closed_pipe_is_not_an_error(tmp_path):
+    """`streamlearn predict ... | head`: more output than a pipe buffer holds, the reader closes early."""
+    data = tmp_path / "d.svm"
+    data.write_text("".join(f"{1 if i % 3 else -1} 1:{i % 5}.5 {2 + i % 7}:1\n" for i in range(30_000)))
+    model = tmp_path / "m.slm"
+    assert _cli("train", str(data), "-l", "ftrl", "-o", str(model), "--quiet").returncode == 0
+    proc = subprocess.Popen([sys.executable, "-m", "streamlearn", "predict", str(model), str(data)],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    proc.stdout.read(10)
+    proc.stdout.close()
+    _, err = proc.communicate(timeout=300)
+    assert proc.returncode == 0 and b"Traceback" not in err, err.decode()
