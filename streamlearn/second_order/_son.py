@@ -10,6 +10,7 @@ constant feature if one is wanted).
 import numpy as np
 
 from .._kernels import son as _k
+from .._kernels import son_lazy as _kl
 from .._validation import Interval, Options, check_rng
 from ..base import BaseOnlineLinear, OnlineClassifierMixin
 from ..losses import loss_code
@@ -188,6 +189,11 @@ class OnlineNewtonStep(_SecondOrder):
             self._raise_diverged(bad, "eta")
 
 
+#: lazy sparse kernels (son_lazy.py): sparse rows kept between materialisations, and the weight of the lazy
+#: form's extra work against one materialisation (ski-rental rule)
+_LAZY_MAX_SPARSE_ROWS = 4096
+_LAZY_MAT_FACTOR = 10.0
+
 _SKETCHES = {"fd": _k.SKETCH_FD, "pfd": _k.SKETCH_PFD, "rfd": _k.SKETCH_RFD, "rp": _k.SKETCH_RP,
              "oja": _k.SKETCH_OJA}
 
@@ -309,11 +315,30 @@ class SketchedOnlineNewton(_SecondOrder):
         beta = float(self.beta) if self.sketch == "pfd" else 1.0
         keep = ell - 1
         n_shrink = int(min(max(np.floor(beta * (keep + 1) + 1e-9) - 1, 0), keep))
-        t, bad = _k.son_epoch(
+        lazy = getattr(self, "_lazy_kernel", True)
+        if lazy and self.sketch in ("fd", "pfd", "rfd"):
+            t, bad, nm = _kl.son_fd_lazy(
+                X.indptr, X.indices, X.data, targets, sw, self.coef_, self._state_buf, self._state_gram,
+                self._state_n_rows, self._state_alpha, self.t_, _SKETCHES[self.sketch], keep, n_shrink,
+                loss_code(self.loss), float(self.C), self._mu(), float(self.eta), _LAZY_MAX_SPARSE_ROWS,
+                _LAZY_MAT_FACTOR, out)
+        elif lazy and self.sketch == "oja":
+            t, bad, nm = _kl.son_oja_lazy(
+                X.indptr, X.indices, X.data, targets, sw, self.coef_, self._state_buf, self._state_gram,
+                self._state_sc, self._state_aux, self._state_n_rows, self._state_alpha, self.t_,
+                loss_code(self.loss), float(self.C), self._mu(), float(self.eta), float(self.oja_learning_rate),
+                _kl.OJA_FACTOR_COND, out)
+        else:
+            t, bad = self._dense_pass(X, targets, sw, out, keep, n_shrink)
+            nm = 0
+        self._state_n_mat = getattr(self, "_state_n_mat", 0) + int(nm)  # materialisations (benchmark diagnostics)
+        self.t_ = int(t)
+        if bad >= 0:
+            self._raise_diverged(bad, "alpha0 (raise it)")
+
+    def _dense_pass(self, X, targets, sw, out, keep, n_shrink):
+        return _k.son_epoch(
             X.indptr, X.indices, X.data, targets, sw, self.coef_, self._state_buf, self._state_gram,
             self._state_sc, self._state_aux, self._state_n_rows, self._state_alpha, self.t_,
             _SKETCHES[self.sketch], keep, n_shrink, loss_code(self.loss), float(self.C), self._mu(),
             float(self.eta), self._state_seed[0], 0, float(self.oja_learning_rate), False, out)
-        self.t_ = int(t)
-        if bad >= 0:
-            self._raise_diverged(bad, "alpha0 (raise it)")

@@ -1,0 +1,598 @@
+"""Sparse (lazy) forms of the sketched online Newton step for FD/PFD/RFD and Oja (issue 4's design note).
+
+Same per-example protocol, same arithmetic as ``son_epoch`` (son.py, the dense reference), but no O(ell d)
+work per example on sparse rows:
+
+FD family (``son_fd_lazy``). Within a chunk the buffer ``B-hat`` (r rows) is kept as ``T @ basis`` where
+``basis`` = [``r0`` dense rows (stored transposed, ``Dt`` (d, r0)); the sparse gradient rows appended since
+the last materialisation]; T is (r, q) with q = r0 + (number of sparse rows). The weights are kept lazily as
+``w = v + basis^T e``. Per example: ``basis x`` costs O(r0 nnz + sparse nnz), ``B x = T (basis x)`` O(r q), the
+score ``v.x + e.(basis x)``, the Woodbury solves go through a Cholesky factor of ``BB^T + alpha I`` that is
+bordered (O(r^2)) when a row is appended and refactored (O(r^3), every ell + 1 rows) after a shrink; the
+updates ``w -= f x`` / ``w += B^T y`` become ``v -= f x`` (sparse) / ``e += T^T y``. A shrink is
+``T <- rot T`` with the (keep, r) rotation of ``fd_rotation`` (the Gram matrix of the new rows comes from the
+eigendecomposition, nothing d-wide). The dense rows are materialised (``Dt <- Dt T_d^T + sparse part``, one
+BLAS-3 product; ``v += basis^T e``) only when the extra work of the lazy form since the last materialisation
+exceeds ``mat_factor`` times the cost of materialising (ski-rental rule), when the sparse-row store is full,
+and at the end of the chunk (the state between calls is the dense one of ``son_epoch``).
+
+Oja (``son_oja_lazy``). ``V = F Z`` (F (r, r), Z stored transposed (d, r)) and ``w = v + Z^T b``. Oja's
+``V' = V + gamma p a^T`` is ``Z += (gamma F^{-1} p) a^T`` (sparse), with ``v -= ((gamma F^{-1} p).b) a`` keeping
+w fixed; the orthonormalisation ``V <- D^{-1/2} L^{-1} V'`` acts on F only (``_oja_orthonormalise`` on the
+r x r factor) and ``F^{-1} <- F^{-1} L D^{1/2}`` in O(r^2). Every ``REORTH_EVERY`` rows (as in the dense
+kernel) V is materialised (``Z <- F Z``, BLAS-3), re-orthonormalised, and b folded into v.
+
+Where ``alpha`` is negligible (the pseudo-inverse phase, RFD0's alpha = 0), the same lazy form is used with
+the eigendecomposition solves of ``son.py``; results agree with ``son_epoch`` to rounding.
+"""
+
+import math
+
+import numpy as np
+
+from ._numba import njit_kernel
+from .fd import fd_rotation
+from .losses import loss_dloss
+from .oja import REORTH_EVERY, _oja_gamma, _oja_orthonormalise
+from .son import PINV_TOL, SKETCH_RFD, _small_matrix, _small_solve, _tau, _use_pinv
+
+
+# ------------------------------------------------------------------------------------------ small algebra
+@njit_kernel
+def _chol_extend(gram, alpha, L, n0, r):
+    """Extend the Cholesky factor ``L`` of ``gram[:n0, :n0] + alpha I`` to ``r`` rows by bordering.
+
+    Returns the number of rows validly factored (< r when the matrix is not numerically positive definite).
+    """
+    for i in range(n0, r):
+        for j in range(i):
+            acc = gram[i, j]
+            for k in range(j):
+                acc -= L[i, k] * L[j, k]
+            L[i, j] = acc / L[j, j]
+        acc = gram[i, i] + alpha
+        for k in range(i):
+            acc -= L[i, k] * L[i, k]
+        if not (acc > 0.0 and math.isfinite(acc)):
+            return i
+        L[i, i] = math.sqrt(acc)
+    return r
+
+
+@njit_kernel
+def _chol_solve(L, r, rhs, out):
+    for i in range(r):
+        acc = rhs[i]
+        for k in range(i):
+            acc -= L[i, k] * out[k]
+        out[i] = acc / L[i, i]
+    for i in range(r - 1, -1, -1):
+        acc = out[i]
+        for k in range(i + 1, r):
+            acc -= L[k, i] * out[k]
+        out[i] = acc / L[i, i]
+
+
+@njit_kernel
+def _solve(gram, sc, r, al, L, nchol, rhs, z1, z2):
+    """``(BB^T + alpha I)^{-1} rhs`` into z1 (= z2), or the pseudo-inverse pair ``(G^+ rhs, G^{+2} rhs)``.
+
+    Returns ``(pinv, nchol)``. Uses the Cholesky factor (extended as needed) unless alpha is negligible or
+    the factorisation fails (then LU / eigendecomposition as in son.py).
+    """
+    pinv = _use_pinv(gram, sc, r, al)
+    if not pinv:
+        if nchol < r:
+            nchol = _chol_extend(gram, al, L, nchol, r)
+        if nchol == r:
+            _chol_solve(L, r, rhs, z1)
+            for a in range(r):
+                z2[a] = z1[a]
+            return False, nchol
+    m = _small_matrix(gram, sc, r, 0.0 if pinv else al)
+    a2, a1 = _small_solve(m, rhs[:r].copy(), pinv)
+    for a in range(r):
+        z1[a] = a1[a]
+        z2[a] = a2[a]
+    return pinv, nchol
+
+
+# ------------------------------------------------------------------------------------------ FD family
+@njit_kernel
+def _fd_basis_dot(Dt, r0, sp_ptr, sp_idx, sp_val, n_sp, xs, indices, data, st, en, out):
+    """``out[:r0 + n_sp] = basis x`` (x scattered into the zeroed scratch ``xs``, which is left zeroed)."""
+    for a in range(r0):
+        out[a] = 0.0
+    for p in range(st, en):
+        j = indices[p]
+        xv = data[p]
+        xs[j] = xv
+        for a in range(r0):
+            out[a] += Dt[j, a] * xv
+    for s in range(n_sp):
+        acc = 0.0
+        for p in range(sp_ptr[s], sp_ptr[s + 1]):
+            acc += sp_val[p] * xs[sp_idx[p]]
+        out[r0 + s] = acc
+    for p in range(st, en):
+        xs[indices[p]] = 0.0
+
+
+@njit_kernel
+def _matvec(T, r, q, v, out):
+    for a in range(r):
+        acc = 0.0
+        for b in range(q):
+            acc += T[a, b] * v[b]
+        out[a] = acc
+
+
+@njit_kernel
+def _add_rmatvec(T, r, q, y, f, e):
+    """``e[:q] += f T[:r, :q]^T y``."""
+    for a in range(r):
+        c = f * y[a]
+        if c != 0.0:
+            for b in range(q):
+                e[b] += c * T[a, b]
+
+
+@njit_kernel
+def _fd_materialise(Dt, r0, T, r, q, sp_ptr, sp_idx, sp_val, n_sp, e, v):
+    """New dense basis ``T @ basis`` (returned transposed, (d, r)); folds ``basis^T e`` into v."""
+    d = Dt.shape[0]
+    if r0 > 0:
+        Td = np.ascontiguousarray(T[:r, :r0].T)
+        Dn = np.dot(np.ascontiguousarray(Dt[:, :r0]), Td)
+        ed = e[:r0].copy()
+        fold = np.dot(np.ascontiguousarray(Dt[:, :r0]), ed)
+        for j in range(d):
+            v[j] += fold[j]
+    else:
+        Dn = np.zeros((d, r))
+    for s in range(n_sp):
+        col = r0 + s
+        es = e[col]
+        for p in range(sp_ptr[s], sp_ptr[s + 1]):
+            j = sp_idx[p]
+            val = sp_val[p]
+            if es != 0.0:
+                v[j] += es * val
+            for a in range(r):
+                Dn[j, a] += val * T[a, col]
+    for b in range(q):
+        e[b] = 0.0
+    for a in range(r):
+        for b in range(q):
+            T[a, b] = 0.0
+        T[a, a] = 1.0
+    return Dn
+
+
+@njit_kernel
+def _fd_lazy_one(indptr, indices, data, targets, k, sw, w, buf, gram, r, al, t0, sketch, keep, n_shrink,
+                 loss, C, mu, eta, max_sp, mat_factor, out):
+    """One output of ``son_fd_lazy`` over the chunk; returns ``(r, alpha, bad)``."""
+    n = indptr.shape[0] - 1
+    d = w.shape[0]
+    cap = buf.shape[0]
+    qmax = cap + max_sp
+    sc = np.ones(cap)
+    r0 = r
+    Dt = np.empty((d, max(r0, 1)))
+    for a in range(r0):
+        for j in range(d):
+            Dt[j, a] = buf[a, j]
+    T = np.zeros((cap, qmax))
+    for a in range(r):
+        T[a, a] = 1.0
+    q = r0
+    n_sp = 0
+    sp_ptr = np.zeros(max_sp + 1, dtype=np.int64)
+    sp_idx = np.empty(1024, dtype=np.int64)
+    sp_val = np.empty(1024)
+    e = np.zeros(qmax)
+    v = w  # in place: w = v + basis^T e
+    xs = np.zeros(d)
+    bxb = np.zeros(qmax)
+    bx = np.zeros(cap)
+    z1 = np.zeros(cap)
+    z2 = np.zeros(cap)
+    L = np.zeros((cap, cap))
+    nchol = 0
+    lazy_work = 0.0
+    n_mat = 0
+    bad = -1
+    for i in range(n):
+        st = indptr[i]
+        en = indptr[i + 1]
+        nnz = en - st
+        t = t0 + i + 1
+        eta_t = eta / t
+        _fd_basis_dot(Dt, r0, sp_ptr, sp_idx, sp_val, n_sp, xs, indices, data, st, en, bxb)
+        lazy_work += sp_ptr[n_sp] + r * (q - r0)
+        z = 0.0
+        xx = 0.0
+        for p in range(st, en):
+            z += v[indices[p]] * data[p]
+            xx += data[p] * data[p]
+        for b in range(q):
+            z += e[b] * bxb[b]
+        _matvec(T, r, q, bxb, bx)
+        # ---- projection
+        tau = _tau(z, C)
+        if tau != 0.0 and xx > 0.0:
+            pinv, nchol = _solve(gram, sc, r, al, L, nchol, bx, z1, z2)
+            # dirv = x - B^T zsel (zsel = z1: M^{-1} Bx, or G^+ Bx in the pinv phase)
+            den = xx
+            for a in range(r):
+                den -= z1[a] * bx[a]
+            mode = 0  # 0: dirv = x - B^T z1; 1: dirv = B^T z2 (w1); 2: Euclidean
+            if pinv and not (den > PINV_TOL * xx):
+                mode = 1
+                den = 0.0
+                for a in range(r):
+                    den += z2[a] * bx[a]
+            if not (den > 0.0 and math.isfinite(den)):
+                mode = 2
+                den = xx
+            f = tau / den
+            if mode == 0:
+                for p in range(st, en):
+                    v[indices[p]] -= f * data[p]
+                _add_rmatvec(T, r, q, z1, f, e)
+            elif mode == 1:
+                _add_rmatvec(T, r, q, z2, -f, e)
+            else:
+                for p in range(st, en):
+                    v[indices[p]] -= f * data[p]
+            z -= tau
+        out[i, k] = z
+        if not math.isfinite(z):
+            bad = i
+            break
+        if sw[i] == 0.0:
+            continue
+        dl = sw[i] * loss_dloss(loss, targets[i, k], z, 0.0)
+        if dl == 0.0 or xx == 0.0:
+            continue
+        # ---- append the sparse row a = ca x to the basis and the buffer
+        ca = math.sqrt(mu + eta_t) * dl
+        if sp_ptr[n_sp] + nnz > sp_idx.shape[0]:
+            size = 2 * (sp_ptr[n_sp] + nnz)
+            ni = np.empty(size, dtype=np.int64)
+            nv = np.empty(size)
+            ni[:sp_ptr[n_sp]] = sp_idx[:sp_ptr[n_sp]]
+            nv[:sp_ptr[n_sp]] = sp_val[:sp_ptr[n_sp]]
+            sp_idx = ni
+            sp_val = nv
+        base = sp_ptr[n_sp]
+        sq = 0.0
+        for p in range(nnz):
+            gv = ca * data[st + p]
+            sp_idx[base + p] = indices[st + p]
+            sp_val[base + p] = gv
+            sq += gv * gv
+        sp_ptr[n_sp + 1] = base + nnz
+        n_sp += 1
+        for a in range(r):
+            T[a, q] = 0.0
+            g = ca * bx[a]
+            gram[a, r] = g
+            gram[r, a] = g
+        gram[r, r] = sq
+        for b in range(q + 1):
+            T[r, b] = 0.0
+        T[r, q] = 1.0
+        e[q] = 0.0
+        bxb[q] = ca * xx
+        q += 1
+        r += 1
+        shrunk = r == cap
+        if shrunk:
+            rot, kk, delta, new_gram = fd_rotation(gram, r, keep, n_shrink)
+            Tn = np.dot(rot, np.ascontiguousarray(T[:r, :q]))
+            for a in range(kk):
+                for b in range(q):
+                    T[a, b] = Tn[a, b]
+                for b in range(kk):
+                    gram[a, b] = new_gram[a, b]
+            r = kk
+            nchol = 0
+            if sketch == SKETCH_RFD:
+                al += 0.5 * delta
+        # ---- u = w - H^{-1} g with the new H
+        _matvec(T, r, q, bxb, bx)
+        for a in range(r):
+            bx[a] *= dl
+        pinv, nchol = _solve(gram, sc, r, al, L, nchol, bx, z1, z2)
+        if not pinv:
+            inv = 1.0 / al
+            for p in range(st, en):
+                v[indices[p]] -= inv * dl * data[p]
+            _add_rmatvec(T, r, q, z1, inv, e)
+        else:
+            _add_rmatvec(T, r, q, z2, -1.0, e)
+        # ---- materialise the dense rows (right after a shrink, when they are fewest) once the lazy form has
+        # cost more than doing so
+        if n_sp == max_sp or (shrunk and lazy_work * mat_factor >= r * (r0 * d + sp_ptr[n_sp])):
+            Dt = _fd_materialise(Dt, r0, T, r, q, sp_ptr, sp_idx, sp_val, n_sp, e, v)
+            n_mat += 1
+            r0 = r
+            q = r
+            n_sp = 0
+            sp_ptr[0] = 0
+            lazy_work = 0.0
+    Dt = _fd_materialise(Dt, r0, T, r, q, sp_ptr, sp_idx, sp_val, n_sp, e, v)
+    for a in range(r):
+        for j in range(d):
+            buf[a, j] = Dt[j, a]
+    return r, al, bad, n_mat
+
+
+@njit_kernel
+def son_fd_lazy(indptr, indices, data, targets, sw, w, buf, gram, n_rows, alpha, t, sketch, keep, n_shrink,
+                loss, C, mu, eta, max_sp, mat_factor, out):
+    """FD / PFD / RFD sketched online Newton step in the lazy sparse form (module docstring), K outputs.
+
+    Same arrays and result as ``son.son_epoch`` for these sketches. ``max_sp`` sparse rows at most between
+    materialisations; ``mat_factor`` weighs the lazy form's extra work against a materialisation. Returns
+    ``(t, bad, n_materialisations)`` (mid-chunk ones, summed over the outputs).
+    """
+    n = indptr.shape[0] - 1
+    K = w.shape[0]
+    first_bad = -1
+    n_mat = 0
+    for k in range(K):
+        r, al, bad, nm = _fd_lazy_one(indptr, indices, data, targets, k, sw, w[k], buf[k], gram[k], n_rows[k],
+                                  alpha[k], t, sketch, keep, n_shrink, loss, C, mu, eta, max_sp, mat_factor,
+                                  out)
+        n_rows[k] = r
+        alpha[k] = al
+        n_mat += nm
+        if bad >= 0 and (first_bad < 0 or bad < first_bad):
+            first_bad = bad
+    return t + n, first_bad, n_mat
+
+
+# ------------------------------------------------------------------------------------------ Oja
+#: the Oja factor V = F Z is materialised when max|F| * max|F^{-1}| exceeds this
+OJA_FACTOR_COND = 100.0
+
+@njit_kernel
+def _oja_materialise(Zt, F, b, v):
+    """``V = F Z`` made explicit (returned transposed, (d, r)); folds ``Z^T b`` into v (b zeroed)."""
+    r = F.shape[0]
+    fold = np.dot(Zt, b)
+    for j in range(v.shape[0]):
+        v[j] += fold[j]
+    Zn = np.dot(Zt, np.ascontiguousarray(F.T))
+    for a in range(r):
+        b[a] = 0.0
+        for c in range(r):
+            F[a, c] = 0.0
+        F[a, a] = 1.0
+    return Zn
+
+
+@njit_kernel
+def _oja_lazy_one(indptr, indices, data, targets, k, sw, w, buf, gram, sc, lam, r, al, t0, loss, C, mu, eta,
+                  oja_c, max_cond, out):
+    """One output of ``son_oja_lazy``; returns ``bad``."""
+    n = indptr.shape[0] - 1
+    d = w.shape[0]
+    Zt = np.empty((d, r))
+    for a in range(r):
+        for j in range(d):
+            Zt[j, a] = buf[a, j]
+    F = np.eye(r)
+    Finv = np.eye(r)
+    b = np.zeros(r)
+    v = w  # in place: w = v + Z^T b
+    zx = np.zeros(r)
+    vx = np.zeros(r)
+    bx = np.zeros(r)
+    cv = np.zeros(r)
+    pv = np.zeros(r)
+    qv = np.zeros(r)
+    run = np.zeros(r)
+    colsum = np.zeros(r)
+    n_mat = 0
+    bad = -1
+    for i in range(n):
+        st = indptr[i]
+        en = indptr[i + 1]
+        t = t0 + i + 1
+        eta_t = eta / t
+        for a in range(r):
+            zx[a] = 0.0
+        z = 0.0
+        xx = 0.0
+        for p in range(st, en):
+            j = indices[p]
+            xv = data[p]
+            z += v[j] * xv
+            xx += xv * xv
+            for a in range(r):
+                zx[a] += Zt[j, a] * xv
+        for a in range(r):
+            z += b[a] * zx[a]
+        for a in range(r):
+            acc = 0.0
+            for c in range(r):
+                acc += F[a, c] * zx[c]
+            vx[a] = acc
+            bx[a] = sc[a] * acc
+        # ---- projection
+        tau = _tau(z, C)
+        if tau != 0.0 and xx > 0.0:
+            pinv = _use_pinv(gram, sc, r, al)
+            if pinv:
+                m = _small_matrix(gram, sc, r, 0.0)
+                z2, z1 = _small_solve(m, bx.copy(), True)
+            else:
+                z1 = np.empty(r)
+                for a in range(r):
+                    z1[a] = bx[a] / (sc[a] * sc[a] + al)
+                z2 = z1
+            den = xx
+            for a in range(r):
+                den -= z1[a] * bx[a]
+            mode = 0
+            if pinv and not (den > PINV_TOL * xx):
+                mode = 1
+                den = 0.0
+                for a in range(r):
+                    den += z2[a] * bx[a]
+            if not (den > 0.0 and math.isfinite(den)):
+                mode = 2
+                den = xx
+            f = tau / den
+            if mode != 1:
+                for p in range(st, en):
+                    v[indices[p]] -= f * data[p]
+            if mode != 2:
+                zsel = z1 if mode == 0 else z2
+                sgn = f if mode == 0 else -f
+                for a in range(r):
+                    cv[a] = sgn * sc[a] * zsel[a]
+                for c in range(r):  # b += F^T cv
+                    acc = 0.0
+                    for a in range(r):
+                        acc += F[a, c] * cv[a]
+                    b[c] += acc
+            z -= tau
+        out[i, k] = z
+        if not math.isfinite(z):
+            bad = i
+            break
+        if sw[i] == 0.0:
+            continue
+        dl = sw[i] * loss_dloss(loss, targets[i, k], z, 0.0)
+        if dl == 0.0 or xx == 0.0:
+            continue
+        # ---- Oja's update with the row a = ca x, through the factor F
+        ca = math.sqrt(mu + eta_t) * dl
+        aa = 0.0
+        for p in range(st, en):
+            gv = ca * data[p]
+            aa += gv * gv
+        for a in range(r):
+            pv[a] = ca * vx[a]
+        gam = _oja_gamma(lam, t, oja_c, pv)
+        qb = 0.0
+        for a in range(r):  # qv = gam F^{-1} p
+            acc = 0.0
+            for c in range(r):
+                acc += Finv[a, c] * pv[c]
+            qv[a] = gam * acc
+            qb += qv[a] * b[a]
+        for p in range(st, en):
+            j = indices[p]
+            gv = ca * data[p]
+            v[j] -= qb * gv
+            for a in range(r):
+                Zt[j, a] += gv * qv[a]
+        cc = 2.0 * gam + gam * gam * aa
+        _oja_orthonormalise(F, pv, cc, run)
+        # F^{-1} <- F^{-1} L D^{1/2}: L_ij = p_i beta_j (i > j), backwards over the columns
+        ai = cc
+        betas = np.empty(r)
+        dbars = np.empty(r)
+        for a in range(r):
+            dbar = 1.0 + ai * pv[a] * pv[a]
+            betas[a] = pv[a] * ai / dbar
+            dbars[a] = dbar
+            ai = ai / dbar
+        for c in range(r):
+            colsum[c] = 0.0
+        for jj in range(r - 1, -1, -1):
+            bj = betas[jj]
+            pj = pv[jj]
+            sq = math.sqrt(dbars[jj])
+            for a in range(r):
+                old = Finv[a, jj]
+                Finv[a, jj] = (old + bj * colsum[a]) * sq
+                colsum[a] += pj * old
+        zxa = ca * xx
+        reorth = t % REORTH_EVERY == 0
+        # the factor drifts from orthogonal (V = F Z with F ill-conditioned loses digits): materialise when
+        # max|F| max|F^{-1}| exceeds OJA_FACTOR_COND
+        fm = 0.0
+        gm = 0.0
+        for a in range(r):
+            for c in range(r):
+                fm = max(fm, abs(F[a, c]))
+                gm = max(gm, abs(Finv[a, c]))
+        if reorth or not (fm * gm <= max_cond):
+            n_mat += 1
+            Zt = _oja_materialise(Zt, F, b, v)
+            if reorth:
+                low = np.linalg.cholesky(np.dot(Zt.T, Zt))
+                Zt = np.dot(Zt, np.ascontiguousarray(np.linalg.inv(low).T))
+            for a in range(r):
+                for c in range(r):
+                    Finv[a, c] = 0.0
+                Finv[a, a] = 1.0
+            for a in range(r):
+                zx[a] = 0.0
+            for p in range(st, en):
+                for a in range(r):
+                    zx[a] += Zt[indices[p], a] * data[p]
+        else:
+            for a in range(r):
+                zx[a] += qv[a] * zxa
+        for a in range(r):
+            u = t * lam[a]
+            sc[a] = math.sqrt(u) if u > 0.0 else 0.0
+        # ---- u = w - H^{-1} g
+        for a in range(r):
+            acc = 0.0
+            for c in range(r):
+                acc += F[a, c] * zx[c]
+            bx[a] = dl * sc[a] * acc
+        pinv = _use_pinv(gram, sc, r, al)
+        if not pinv:
+            inv = 1.0 / al
+            for p in range(st, en):
+                v[indices[p]] -= inv * dl * data[p]
+            for a in range(r):
+                cv[a] = inv * sc[a] * bx[a] / (sc[a] * sc[a] + al)
+        else:
+            m = _small_matrix(gram, sc, r, 0.0)
+            z2, z1 = _small_solve(m, bx.copy(), True)
+            for a in range(r):
+                cv[a] = -sc[a] * z2[a]
+        for c in range(r):
+            acc = 0.0
+            for a in range(r):
+                acc += F[a, c] * cv[a]
+            b[c] += acc
+    Zt = _oja_materialise(Zt, F, b, v)
+    for a in range(r):
+        for j in range(d):
+            buf[a, j] = Zt[j, a]
+    return bad, n_mat
+
+
+@njit_kernel
+def son_oja_lazy(indptr, indices, data, targets, sw, w, buf, gram, sc, aux, n_rows, alpha, t, loss, C, mu, eta,
+                 oja_c, max_cond, out):
+    """Oja sketched online Newton step in the lazy sparse form (module docstring), K outputs.
+
+    Same arrays and result as ``son.son_epoch`` with ``sketch = SKETCH_OJA``. ``max_cond``: V is materialised
+    when ``max|F| max|F^{-1}|`` exceeds it (and every ``REORTH_EVERY`` rows). Returns
+    ``(t, bad, n_materialisations)``.
+    """
+    n = indptr.shape[0] - 1
+    K = w.shape[0]
+    first_bad = -1
+    n_mat = 0
+    for k in range(K):
+        r = n_rows[k]
+        bad, nm = _oja_lazy_one(indptr, indices, data, targets, k, sw, w[k], buf[k], gram[k], sc[k], aux[k, :r],
+                                r, alpha[k], t, loss, C, mu, eta, oja_c, max_cond, out)
+        n_mat += nm
+        if bad >= 0 and (first_bad < 0 or bad < first_bad):
+            first_bad = bad
+    return t + n, first_bad, n_mat

@@ -1,0 +1,102 @@
+"""The lazy sparse SON kernels (streamlearn/_kernels/son_lazy.py) against the dense reference kernel
+(son.son_epoch, itself tested against the NumPy twin in tests/kernels/test_son.py), to 1e-8."""
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+
+import streamlearn._kernels.son_lazy as kl
+import streamlearn.second_order._son as son_module
+from streamlearn.second_order import SketchedOnlineNewton
+from tests.naive_son import naive_son
+
+TOL = 1e-8
+
+
+def _data(n=60, d=12, scale=0.7, seed=0, density=0.5):
+    rng = np.random.default_rng(seed)
+    X = rng.standard_normal((n, d)) * scale
+    X[rng.random((n, d)) > density] = 0.0
+    y = np.where(X @ rng.standard_normal(d) + 0.3 * rng.standard_normal(n) > 0, 1, -1)
+    return sp.csr_matrix(X), y
+
+
+def _fit(lazy, X, y, cuts=(), **params):
+    est = SketchedOnlineNewton(random_state=0, **params)
+    est._lazy_kernel = lazy
+    parts, start = [], 0
+    for stop in list(cuts) + [X.shape[0]]:
+        parts.append(est.partial_fit_scores(X[start:stop], y[start:stop], classes=[-1, 1]))
+        start = stop
+    return est, np.concatenate(parts)
+
+
+def _gram_of_sketch(est):
+    r = est._state_n_rows[0]
+    B = est._state_sc[0, :r, None] * est._state_buf[0, :r]
+    return B.T @ B
+
+
+def _assert_same(a, b, sa, sb):
+    np.testing.assert_allclose(sa, sb, rtol=0, atol=TOL)
+    np.testing.assert_allclose(a.coef_, b.coef_, rtol=0, atol=TOL)
+    np.testing.assert_allclose(a.alpha_, b.alpha_, rtol=1e-10, atol=1e-12)
+    assert a._state_n_rows[0] == b._state_n_rows[0]
+    np.testing.assert_allclose(_gram_of_sketch(a), _gram_of_sketch(b), rtol=0, atol=TOL)
+
+
+@pytest.mark.parametrize("sketch,alpha0", [("fd", 0.5), ("pfd", 0.5), ("rfd", 1.0), ("rfd", 0.0), ("oja", 0.5)])
+@pytest.mark.parametrize("loss", ["squared", "logistic", "hinge"])
+@pytest.mark.parametrize("mat_factor", [1e-9, 10.0, 1e9])
+def test_lazy_matches_dense_kernel(sketch, alpha0, loss, mat_factor, monkeypatch):
+    # mat_factor 1e-9: materialise after every shrink; 1e9: only at chunk ends (and when the store is full)
+    monkeypatch.setattr(son_module, "_LAZY_MAT_FACTOR", mat_factor)
+    X, y = _data(scale=3.0 if alpha0 == 0 else 0.7)
+    params = dict(sketch=sketch, ell=3, alpha0=alpha0, loss=loss)
+    a, sa = _fit(False, X, y, cuts=(17, 18), **params)
+    b, sb = _fit(True, X, y, cuts=(17, 18), **params)
+    _assert_same(a, b, sa, sb)
+
+
+def test_lazy_fd_store_full_forces_materialisation(monkeypatch):
+    monkeypatch.setattr(son_module, "_LAZY_MAX_SPARSE_ROWS", 5)
+    monkeypatch.setattr(son_module, "_LAZY_MAT_FACTOR", 1e9)
+    X, y = _data(n=80)
+    a, sa = _fit(False, X, y, sketch="fd", ell=4, alpha0=0.5)
+    b, sb = _fit(True, X, y, sketch="fd", ell=4, alpha0=0.5)
+    assert b._state_n_mat >= 5
+    _assert_same(a, b, sa, sb)
+
+
+def test_lazy_rfd0_pseudo_inverse_phase_matches_twin():
+    # alpha = 0 phase with projections in it (as tests/kernels/test_son.py does for the dense kernel)
+    rng = np.random.default_rng(1)
+    Xd = 3.0 * (rng.standard_normal((40, 2)) @ rng.standard_normal((2, 12)) + 0.3 * rng.standard_normal((40, 12)))
+    y = np.where(Xd @ rng.standard_normal(12) > 0, 1, -1)
+    b, sb = _fit(True, sp.csr_matrix(Xd), y, sketch="rfd", ell=6, alpha0=0.0)
+    ns, nw, nal = naive_son(Xd, y, sketch="rfd", ell=6, alpha0=0.0, mu=1 / 8, eta=1.0, C=1.0, loss="squared")
+    assert np.sum(np.abs(ns[:8]) == 1.0) >= 1  # projected while alpha was still 0
+    np.testing.assert_allclose(sb, ns, rtol=0, atol=TOL)
+    np.testing.assert_allclose(b.coef_[0], nw, rtol=0, atol=TOL)
+    assert b.alpha_[0] == pytest.approx(nal, rel=1e-10)
+
+
+@pytest.mark.parametrize("loss", ["logistic", "hinge"])
+def test_lazy_oja_across_reorthonormalisation(loss):
+    # more than REORTH_EVERY rows, in two chunks: V is materialised and re-orthonormalised mid-chunk
+    X, y = _data(n=kl.REORTH_EVERY + 200, d=20, density=0.4, seed=3)
+    a, sa = _fit(False, X, y, cuts=(300,), sketch="oja", ell=4, alpha0=1.0, loss=loss)
+    b, sb = _fit(True, X, y, cuts=(300,), sketch="oja", ell=4, alpha0=1.0, loss=loss)
+    _assert_same(a, b, sa, sb)
+    V = b._state_buf[0, :4]
+    np.testing.assert_allclose(V @ V.T, np.eye(4), atol=1e-10)
+
+
+def test_lazy_multiclass_outputs_independent():
+    X, _ = _data(n=50)
+    y = np.arange(50) % 3
+    for sketch in ("rfd", "oja"):
+        a, sa = _fit(False, X, y, sketch=sketch, ell=3, alpha0=1.0)
+        b, sb = _fit(True, X, y, sketch=sketch, ell=3, alpha0=1.0)
+        np.testing.assert_allclose(sa, sb, rtol=0, atol=TOL)
+        np.testing.assert_allclose(a.coef_, b.coef_, rtol=0, atol=TOL)
