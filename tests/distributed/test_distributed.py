@@ -236,7 +236,7 @@ def test_partition_whose_worker_always_dies_raises(client):
     parts.append(Partition.from_loader(functools.partial(_always_die, X[:10], y[:10]), index=2,
                                        name="poisoned.svm"))
     with pytest.raises(RuntimeError, match=r"worker running partition 2 \(poisoned.svm\) died.*no model returned"):
-        fit_mixing(PassiveAggressiveClassifier(), parts, client, rounds=2, classes=[-1, 1])
+        fit_mixing(PassiveAggressiveClassifier(), parts, client, rounds=1, classes=[-1, 1])
 
 
 def _raise_bad_data():
