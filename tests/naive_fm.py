@@ -126,9 +126,9 @@ def naive_ccfm_ogd_epoch(X, targets, sample_weight, C, loss, delta, eta0, t):
     return C, t, scores
 
 
-def naive_occfm_epoch(X, targets, sample_weight, C, S, loss, delta, eta, t):
-    """OCCFM (seed 003 Alg. 2) with C_1 = 0, gamma_t = 1/sqrt(t), dense C and gradient sum S (K, n, n),
-    linear step by numpy.linalg.eigh. Returns (C, S, t, scores, lams)."""
+def naive_occfm_epoch(X, targets, sample_weight, C, S, loss, delta, eta, t, gamma_c=1.0, gamma_p=0.5):
+    """OCCFM (seed 003 Alg. 2) with C_1 = 0, gamma_t = min(1, gamma_c / t^gamma_p) (paper: 1/sqrt(t)), dense C
+    and gradient sum S (K, n, n), linear step by numpy.linalg.eigh. Returns (C, S, t, scores, lams)."""
     X = _dense(X)
     C, S = np.array(C, float), np.array(S, float)
     scores = np.zeros((X.shape[0], C.shape[0]))
@@ -144,7 +144,7 @@ def naive_occfm_epoch(X, targets, sample_weight, C, S, loss, delta, eta, t):
             if s == 0:
                 continue
             g = float(loss_dloss(loss, targets[i, k], z)) * s
-            gamma = 1 / np.sqrt(t)
+            gamma = min(1.0, gamma_c / t ** gamma_p)
             H = -(eta * S[k] + 2 * C[k])
             lam, q = naive_lmo(H)
             lams.append(lam)
@@ -166,7 +166,8 @@ def _kept(X, budget, shrink):
     return vals, U[:, :m], float(np.abs(lam[m:]).sum()), dlt
 
 
-def naive_occfm_lowrank_epoch(X, targets, sample_weight, W, A, B, kdim, loss, delta, eta, rank, ell, t):
+def naive_occfm_lowrank_epoch(X, targets, sample_weight, W, A, B, kdim, loss, delta, eta, rank, ell, t, gamma_c=1.0,
+                              gamma_p=0.5):
     """Scalable OCCFM with eigh everywhere: basis W (K, n, kmax), C = W A W^T, S ~ W B W^T, compression to the
     ``rank`` largest |eigenpairs| of A and the FD-shrunk ``ell`` of B when W is full. Returns
     (W, A, B, kdim, t, scores, shrink) with shrink the summed FD shrinks per output."""
@@ -190,7 +191,7 @@ def naive_occfm_lowrank_epoch(X, targets, sample_weight, W, A, B, kdim, loss, de
             if s == 0:
                 continue
             g = float(loss_dloss(loss, targets[i, k], zs)) * s
-            gamma = 1 / np.sqrt(t)
+            gamma = min(1.0, gamma_c / t ** gamma_p)
             Ak = A[k, :kd, :kd] * (1 - gamma)
             if kd:
                 lam, u = naive_lmo(-(eta * B[k, :kd, :kd] + 2 * A[k, :kd, :kd]))

@@ -13,7 +13,8 @@ linear kernel):
   projection by a full eigendecomposition (numpy.linalg.eigh) and projection of the eigenvalues onto the
   l1 ball. The projection is skipped only when an upper bound of ||C||_tr (last exact value plus the trace
   norm of the rank-one steps since) shows C is still in the ball, i.e. when it would be the identity.
-* ``occfm_dense_epoch``: OCCFM, seed 003 Alg. 2, with C_1 = 0 and ``gamma_t = 1/sqrt(t)``:
+* ``occfm_dense_epoch``: OCCFM, seed 003 Alg. 2, with C_1 = 0 and ``gamma_t = min(1, gamma_c / t^gamma_p)``
+  (the paper's ``1/sqrt(t)``: gamma_c = 1, gamma_p = 1/2; the classic Frank-Wolfe ``2/t``: 2, 1):
   ``C_{t+1} = (1 - gamma_t) C_t + gamma_t delta sgn(lam) q q^T`` with (lam, q) the largest-|lam| eigenpair
   of ``-grad F_t(C_t) = -(eta S_{t-1} + 2 C_t)``, ``S_{t-1} = sum_{tau<t} l'_tau 1/2 xhat_tau xhat_tau^T``
   (the newest gradient enters F_{t+1} only). Dense state: C = scale * M and S, each (d+1)^2; O(d^2) per
@@ -477,8 +478,9 @@ def ccfm_ogd_epoch(indptr, indices, data, targets, sample_weight, C, tn_bound, l
 
 @njit_kernel
 def occfm_dense_epoch(indptr, indices, data, targets, sample_weight, M, scale, S, q_prev, loss, delta, eta,
-                      lmo, lmo_tol, lmo_max_iter, t, stats, out_scores):
-    """OCCFM (seed 003 Alg. 2) with dense state, C_1 = 0 and gamma_t = 1/sqrt(t) (module docstring).
+                      gamma_c, gamma_p, lmo, lmo_tol, lmo_max_iter, t, stats, out_scores):
+    """OCCFM (seed 003 Alg. 2) with dense state, C_1 = 0 and gamma_t = min(1, gamma_c / t^gamma_p) (the
+    paper: gamma_c = 1, gamma_p = 1/2; module docstring).
 
     ``M`` (K, n, n) and ``scale`` (K,) hold C_k = scale[k] M[k]; ``S`` (K, n, n) is the sum of past gradients
     divided by nothing (exact); ``q_prev`` (K, n) the last linear-step eigenvector (warm start).
@@ -502,7 +504,7 @@ def occfm_dense_epoch(indptr, indices, data, targets, sample_weight, M, scale, S
             if sw == 0.0:
                 continue
             g = loss_dloss(loss, targets[i, k], z, 0.0) * sw
-            gamma = 1.0 / math.sqrt(t)
+            gamma = min(1.0, gamma_c / t ** gamma_p)
             # linear step on -grad F_t(C_t) = -(eta S_{t-1} + 2 C_t)
             for j in range(n):
                 v0[j] = q_prev[k, j] + WARM_START_NOISE * r[j]
@@ -716,7 +718,7 @@ def _compress(W, A, B, u_prev, k, kd, rank, ell, stats):
 
 @njit_kernel
 def occfm_lowrank_epoch(indptr, indices, data, targets, sample_weight, W, A, B, kdim, u_prev, loss, delta, eta,
-                        rank, ell, lmo, lmo_tol, lmo_max_iter, t, stats, out_scores):
+                        gamma_c, gamma_p, rank, ell, lmo, lmo_tol, lmo_max_iter, t, stats, out_scores):
     """Scalable OCCFM (module docstring): ``W`` (K, n, kmax) orthonormal columns [:kdim[k]], ``A``, ``B``
     (K, kmax, kmax) with C_k = W A W^T and S_k ~ W B W^T, ``u_prev`` (K, kmax) the last linear-step vector
     in basis coordinates. All updated in place."""
@@ -745,7 +747,7 @@ def occfm_lowrank_epoch(indptr, indices, data, targets, sample_weight, W, A, B, 
             if sw == 0.0:
                 continue
             g = loss_dloss(loss, targets[i, k], zs, 0.0) * sw
-            gamma = 1.0 / math.sqrt(t)
+            gamma = min(1.0, gamma_c / t ** gamma_p)
             # linear step, exactly, in the basis: -(eta B + 2 A)
             for j in range(kd):
                 v0[j] = u_prev[k, j] + WARM_START_NOISE * r[j]

@@ -25,6 +25,8 @@ __all__ = ["CCFMOnlineGradientClassifier", "CCFMOnlineGradientRegressor", "OCCFM
 EXACT_MAX_FEATURES = 2000
 
 _LMO = {"lanczos": _k.LMO_LANCZOS, "power": _k.LMO_POWER}
+#: step_schedule -> (c, p) with gamma_t = min(1, c / t^p)
+_STEPS = {"invsqrt": (1.0, 0.5), "fw": (2.0, 1.0)}
 _STAT_NAMES = {"lmo_matvecs": _k.STAT_MATVECS, "lmo_unconverged": _k.STAT_UNCONVERGED}
 
 
@@ -274,8 +276,9 @@ class _OCCFM(_CCFMBase):
         if self.mode != "auto" and self.mode != self.mode_:
             raise ValueError(f"mode={self.mode!r} but {type(self).__name__} was started in mode {self.mode_!r}; "
                              "call fit to start again in another mode.")
-        common = dict(loss=loss_code(self.loss), delta=float(self.delta), eta=float(self.eta),
-                      lmo=_LMO[self.lmo], lmo_tol=float(self.lmo_tol), lmo_max_iter=int(self.lmo_max_iter),
+        gc, gp = _STEPS[self.step_schedule]
+        common = dict(loss=loss_code(self.loss), delta=float(self.delta), eta=float(self.eta), gamma_c=gc,
+                      gamma_p=gp, lmo=_LMO[self.lmo], lmo_tol=float(self.lmo_tol), lmo_max_iter=int(self.lmo_max_iter),
                       t=self.t_, stats=self._state_stats, out_scores=out)
         with one_blas_thread():
             if self.mode_ == "exact":
@@ -331,6 +334,7 @@ class _OCCFM(_CCFMBase):
 _OCCFM_PARAMS = {
     "delta": [Interval(float, 0, None, closed="neither")],
     "eta": [Interval(float, 0, None, closed="neither")],
+    "step_schedule": [Options("invsqrt", "fw")],
     "mode": [Options("auto", "exact", "scalable")],
     "rank": [Interval(int, 1, None, closed="left")],
     "ell": [Interval(int, 1, None, closed="left")],
@@ -355,8 +359,11 @@ _OCCFM_DOC = """
     magnitudes are equal, e.g. +-lam), warm-started from the previous eigenvector plus a fixed 1e-3
     perturbation, stopped at ``||H q - lam q|| <= lmo_tol |lam|``. Every iterate is a convex combination of
     points of the ball, so it stays in it (seed Thm 2). Where the seed is silent or illegible we chose:
-    ``C_1 = 0`` (so the regulariser is ``||C||_F^2``), ``gamma_t = 1/sqrt(t)`` (the legible footnote), and
-    ``eta`` is a parameter: :func:`occfm_eta` gives the value of the OCG regret analysis. When
+    ``C_1 = 0`` (so the regulariser is ``||C||_F^2``), ``gamma_t = 1/sqrt(t)`` (the legible footnote, the
+    default ``step_schedule="invsqrt"``; ``"fw"`` is the classic Frank-Wolfe ``min(1, 2/t)``, an ablation that
+    is not the paper's), and ``eta`` is a parameter: :func:`occfm_eta` gives the value of the OCG regret
+    analysis. Targets are used as given (no centring: the global bias is ``C[d, d] / 2``, inside the ball, as
+    in the paper). When
     ``-grad F_t(C_t) = 0`` (t = 1) the step only shrinks C by ``1 - gamma_t``.
 
     Two state representations (``mode``):
@@ -383,6 +390,9 @@ _OCCFM_PARAM_DOC = """
         Trace-norm radius of the decision set (the convex surrogate of a rank budget).
     eta : float > 0, default=0.01
         Weight of the past gradients against the regulariser ``||C||_F^2`` in ``F_t``; see :func:`occfm_eta`.
+    step_schedule : {"invsqrt", "fw"}, default="invsqrt"
+        Conditional-gradient step ``gamma_t``: ``1/sqrt(t)`` (the paper's) or ``min(1, 2/t)`` (classic
+        Frank-Wolfe; not the paper's, kept for comparison).
     mode : {"auto", "exact", "scalable"}, default="auto"
         State representation (above). Fixed by the first call to ``partial_fit``/``fit``.
     rank : int >= 1, default=20
@@ -432,11 +442,12 @@ class OCCFMClassifier(OnlineClassifierMixin, LogisticProbaMixin, _OCCFM):
 
     _parameter_constraints = {"loss": [Options("logistic", "hinge")], **_OCCFM_PARAMS}
 
-    def __init__(self, *, loss="logistic", delta=10.0, eta=0.01, mode="auto", rank=20, ell=20, lmo="lanczos",
-                 lmo_tol=1e-6, lmo_max_iter=200, max_iter=5, shuffle=True, random_state=None):
+    def __init__(self, *, loss="logistic", delta=10.0, eta=0.01, step_schedule="invsqrt", mode="auto", rank=20,
+                 ell=20, lmo="lanczos", lmo_tol=1e-6, lmo_max_iter=200, max_iter=5, shuffle=True, random_state=None):
         self.loss = loss
         self.delta = delta
         self.eta = eta
+        self.step_schedule = step_schedule
         self.mode = mode
         self.rank = rank
         self.ell = ell
@@ -484,11 +495,12 @@ class OCCFMRegressor(OnlineRegressorMixin, _OCCFM):
     _parameter_constraints = {"loss": [Options("squared")], **_OCCFM_PARAMS}
     _progressive_loss = "squared"
 
-    def __init__(self, *, loss="squared", delta=10.0, eta=0.01, mode="auto", rank=20, ell=20, lmo="lanczos",
-                 lmo_tol=1e-6, lmo_max_iter=200, max_iter=5, shuffle=True, random_state=None):
+    def __init__(self, *, loss="squared", delta=10.0, eta=0.01, step_schedule="invsqrt", mode="auto", rank=20,
+                 ell=20, lmo="lanczos", lmo_tol=1e-6, lmo_max_iter=200, max_iter=5, shuffle=True, random_state=None):
         self.loss = loss
         self.delta = delta
         self.eta = eta
+        self.step_schedule = step_schedule
         self.mode = mode
         self.rank = rank
         self.ell = ell

@@ -145,8 +145,9 @@ def test_every_iterate_is_symmetric_and_in_the_trace_norm_ball(make):
 
 # ------------------------------------------------------------------------------------------------------------
 # OCCFM, exact state
-@pytest.mark.parametrize("regression,n_out", [(True, 1), (False, 3)])
-def test_occfm_dense_kernel_matches_eigh_twin(regression, n_out):
+@pytest.mark.parametrize("regression,n_out,steps", [(True, 1, (1.0, 0.5)), (False, 3, (1.0, 0.5)),
+                                                    (True, 1, (2.0, 1.0))])
+def test_occfm_dense_kernel_matches_eigh_twin(regression, n_out, steps):
     X, targets, sw = _stream(2, regression=regression, n_out=n_out)
     n = X.shape[1] + 1
     Xc = sp.csr_matrix(X)
@@ -154,10 +155,11 @@ def test_occfm_dense_kernel_matches_eigh_twin(regression, n_out):
     M, scale, S = np.zeros((n_out, n, n)), np.ones(n_out), np.zeros((n_out, n, n))
     q, stats, out = np.zeros((n_out, n)), np.zeros((n_out, k.N_STATS)), np.empty((X.shape[0], n_out))
     t, bad = k.occfm_dense_epoch(Xc.indptr, Xc.indices, Xc.data, targets, sw, M, scale, S, q, loss, 4.0, 0.3,
-                                 k.LMO_LANCZOS, 1e-12, 500, 0, stats, out)
+                                 *steps, k.LMO_LANCZOS, 1e-12, 500, 0, stats, out)
     C_ref, S_ref, t_ref, scores, lams = naive_occfm_epoch(X, targets, sw, np.zeros((n_out, n, n)),
                                                           np.zeros((n_out, n, n)),
-                                                          "squared" if regression else "logistic", 4.0, 0.3, 0)
+                                                          "squared" if regression else "logistic", 4.0, 0.3, 0,
+                                                          *steps)
     assert bad == -1 and t == t_ref and stats[:, k.STAT_UNCONVERGED].sum() == 0
     np.testing.assert_allclose(out, scores, atol=1e-7)
     np.testing.assert_allclose(M * scale[:, None, None], C_ref, atol=1e-7)
@@ -197,7 +199,7 @@ def test_occfm_lowrank_kernel_matches_twin_with_compressions():
     kd, u = np.zeros(1, np.int64), np.zeros((1, kmax))
     stats, out = np.zeros((1, k.N_STATS)), np.empty((X.shape[0], 1))
     t, bad = k.occfm_lowrank_epoch(Xc.indptr, Xc.indices, Xc.data, targets, sw, W, A, B, kd, u,
-                                   loss_code("squared"), 4.0, 0.3, 2, 1, k.LMO_LANCZOS, 1e-12, 500, 0, stats, out)
+                                   loss_code("squared"), 4.0, 0.3, 1.0, 0.5, 2, 1, k.LMO_LANCZOS, 1e-12, 500, 0, stats, out)
     Wr, Ar, Br, kdr, tr, scores, shrink = naive_occfm_lowrank_epoch(
         X, targets, sw, np.zeros((1, n, kmax)), np.zeros((1, kmax, kmax)), np.zeros((1, kmax, kmax)),
         np.zeros(1, int), "squared", 4.0, 0.3, 2, 1, 0)
