@@ -1,9 +1,16 @@
-"""Streaming data: LIBSVM/svmlight readers, the bundled demo data (a9a) and the shared-data locator."""
+"""Streaming data: LIBSVM/svmlight readers, the bundled demo data (a9a) and the shared-data locator.
 
+The synthetic generators and the MovieLens loader are imported on first access (reading a LIBSVM file does
+not import scikit-learn).
+"""
+
+from .._lazy import lazy_attributes
 from ._bundled import bundled_path, load_a9a, load_farm_ads, shared_data_path
-from ._movielens import load_movielens
 from ._svmlight import SvmlightFormatError, iter_svmlight, load_svmlight
-from ._synthetic import make_sparse_classification, write_svmlight_stream
+
+__getattr__, __dir__ = lazy_attributes(__name__, globals(), {
+    "make_sparse_classification": "._synthetic", "write_svmlight_stream": "._synthetic",
+    "load_movielens": "._movielens"})
 
 __all__ = ["SvmlightFormatError", "bundled_path", "iter_svmlight", "load_a9a", "load_farm_ads",
            "load_svmlight", "shared_data_path"]

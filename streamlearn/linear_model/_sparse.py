@@ -156,12 +156,35 @@ class _Truncated(_SparseLinear):
 
     def save(self, path):
         """Write the model file (see :mod:`streamlearn.persist`), after applying every pending truncation to
-        the state in place (O(d), ALGORITHMS.md 4.6: the weights are the same as if they were caught up later,
-        and the file is smaller and faster to write because all truncation marks become equal)."""
-        if self._is_started():
-            rule, theta, _, _ = self._truncation()
-            _k.truncated_flush(self._state, self._state_penalty, theta, rule)
-        super().save(path)
+        the state in place (O(d), ALGORITHMS.md 4.6: the weights are the same as if they were caught up later).
+
+        All truncation marks are then equal to the running penalty, so the file holds the weights only
+        (d + 1, K) and loading rebuilds the mark column: half the bytes to copy, hash and write (2^22 features:
+        32 MB instead of 64 MB)."""
+        if not self._is_started():
+            super().save(path)
+            return
+        rule, theta, _, _ = self._truncation()
+        _k.truncated_flush(self._state, self._state_penalty, theta, rule)
+        full = self._state
+        self._state = np.ascontiguousarray(full[:, :-1])
+        self._state_marks = "flushed"  # read by _after_load
+        try:
+            super().save(path)
+        finally:
+            self._state = full
+            del self._state_marks
+
+    def _after_load(self):
+        """Rebuild the mark column of a file written by ``save`` (every feature's mark equals the penalty)."""
+        if getattr(self, "_state_marks", None) == "flushed":
+            w = self._state
+            wm = np.empty((w.shape[0], w.shape[1] + 1), dtype=np.float64)
+            wm[:, :-1] = w
+            wm[:-1, -1] = self._state_penalty
+            wm[-1, -1] = 0.0  # the intercept row is never truncated: its mark stays at its initial 0
+            self._state = wm
+            del self._state_marks
 
     def _scores(self, X, out):
         rule, theta, _, _ = self._truncation()

@@ -2,6 +2,7 @@
 limiting cases of seed 002, exact zeros, the lazy coef_, parameter errors and the CLI's nnz_weights."""
 
 import json
+import zipfile
 
 import numpy as np
 import pytest
@@ -166,6 +167,11 @@ def test_save_flushes_pending_truncations_and_keeps_the_model(est, tmp_path):
     assert np.all(a._state[:-1, -1] == a._state_penalty), "save applies every pending truncation"
     np.testing.assert_allclose(a.coef_, b.coef_, rtol=1e-13, atol=1e-15)
     back = load(tmp_path / "m.slm")
+    np.testing.assert_array_equal(back._state, a._state)  # the mark column is rebuilt exactly
+    assert not hasattr(back, "_state_marks") and not hasattr(a, "_state_marks")
+    with zipfile.ZipFile(tmp_path / "m.slm") as zf:  # the file holds the weights only
+        shape = json.loads(zf.read("meta.json"))["arrays"]["_state"]["shape"]
+    assert shape == [a._state.shape[0], a._state.shape[1] - 1]
     for m in (back, b):
         m.partial_fit(X[200:], y[200:])
     np.testing.assert_allclose(back.coef_, b.coef_, rtol=1e-12, atol=1e-14)
