@@ -3,7 +3,10 @@
 Same run, same examples: the a9a training file (and farm-ads with ``--farm-ads``), one pass.
 
 * ours: ``SketchedOnlineNewton(sketch=S, ell=L, alpha0=10).partial_fit`` on the in-memory CSR matrix
-  (after a 2-row warm-up so numba's compilation is not counted); time / n examples;
+  (after a 2-row warm-up so numba's compilation is not counted), BLAS limited to one thread (threadpoolctl;
+  the r x r eigendecompositions are far slower with threads on a busy machine); time / n examples, i.e. the
+  cost amortised over the whole pass, materialisations of the lazy form included (their count is reported);
+  with ``--dense-rows N`` the dense O(ell d) reference kernel is timed too, on the first N rows;
 * VW: ``python -m``-style in a fresh subprocess, ``vowpalwabbit.Workspace(["-d", file, "--OjaNewton",
   "--sketch_size", L, "--loss_function", "squared", "--quiet"])`` (VW's native parser and driver),
   wall time / n; the same command without ``--OjaNewton`` (plain SGD) is timed too, and the net
@@ -11,7 +14,7 @@ Same run, same examples: the a9a training file (and farm-ads with ``--farm-ads``
 
 The machine is shared: read the ratios (ours / VW in the same run), not the absolute figures.
 
-    python benchmarks/son_speed.py [--ells 10,20,50] [--farm-ads] [--repeat 3]
+    python benchmarks/son_speed.py [--ells 10,20,50] [--farm-ads] [--repeat 3] [--dense-rows 500]
 
 Writes benchmarks/results/son_speed.json and .md.
 """
@@ -67,7 +70,10 @@ def main():
     ap.add_argument("--ells", default="10,20,50")
     ap.add_argument("--farm-ads", action="store_true")
     ap.add_argument("--repeat", type=int, default=1)
+    ap.add_argument("--dense-rows", type=int, default=0, help="also time the dense reference kernel on N rows")
     args = ap.parse_args()
+    from threadpoolctl import threadpool_limits
+    threadpool_limits(1)
     ells = [int(v) for v in args.ells.split(",")]
     data = {"a9a": load_a9a()[:2]}
     if args.farm_ads:
@@ -90,8 +96,20 @@ def main():
                         t0 = time.perf_counter()
                         est.partial_fit(X, y, classes=[-1, 1])
                         best = min(best, time.perf_counter() - t0)
+                    n_mat = int(getattr(est, "_state_n_mat", 0))
+                    dense_us = None
+                    if args.dense_rows:
+                        m = min(args.dense_rows, n)
+                        est = SketchedOnlineNewton(sketch=sk, ell=ell, alpha0=10.0)
+                        est._lazy_kernel = False
+                        est.partial_fit(X[:2], y[:2], classes=[-1, 1])
+                        t0 = time.perf_counter()
+                        est.partial_fit(X[2:m], y[2:m])
+                        dense_us = 1e6 * (time.perf_counter() - t0) / (m - 2)
                     rows.append({"data": name, "method": f"{sk}-son", "ell": ell, "n": n,
                                  "ours_us_per_example": 1e6 * best / n,
+                                 "materialisations": n_mat,
+                                 "dense_kernel_us_per_example": dense_us,
                                  "vw_oja_us_per_example": 1e6 * vw / n,
                                  "vw_oja_net_us_per_example": 1e6 * (vw - sgd) / n,
                                  "ratio_ours_over_vw": best / vw,
@@ -102,12 +120,18 @@ def main():
     (RESULTS / "son_speed.json").write_text(json.dumps(rows, indent=1))
     lines = ["# son_speed: sketched online Newton vs VW --OjaNewton (one pass, same examples)", "",
              "Command: `python benchmarks/son_speed.py --ells " + args.ells + (" --farm-ads" if args.farm_ads else "")
-             + "`. Shared 2-core machine: read the ratio column.", "",
-             "| data | method | ell | ours µs/ex | VW OjaNewton µs/ex (net of SGD) | ours / VW | paper Table 3 µs |",
-             "|---|---|---|---|---|---|---|"]
+             + (f" --dense-rows {args.dense_rows}" if args.dense_rows else "") + f" --repeat {args.repeat}"
+             + "`. Shared 2-core machine: read the ratio column. Ours: lazy sparse kernels (son_lazy.py), "
+             "time of the whole pass / n (amortised: materialisations included, their count in its column); "
+             "dense: the O(ell d) reference kernel on the first rows.", "",
+             "| data | method | ell | ours µs/ex (amortised) | materialisations | dense kernel µs/ex | "
+             "VW OjaNewton µs/ex (net of SGD) | ours / VW | paper Table 3 µs |",
+             "|---|---|---|---|---|---|---|---|---|"]
     for r in rows:
         p = "" if r["paper_table3_us"] is None else f"{r['paper_table3_us']:.0f}"
+        dk = "" if r["dense_kernel_us_per_example"] is None else f"{r['dense_kernel_us_per_example']:.1f}"
         lines.append(f"| {r['data']} | {r['method']} | {r['ell']} | {r['ours_us_per_example']:.1f} | "
+                     f"{r['materialisations']} | {dk} | "
                      f"{r['vw_oja_us_per_example']:.1f} ({r['vw_oja_net_us_per_example']:.1f}) | "
                      f"{r['ratio_ours_over_vw']:.2f} | {p} |")
     (RESULTS / "son_speed.md").write_text("\n".join(lines) + "\n")
