@@ -113,3 +113,35 @@ def test_summary_compares_best_rows():
     assert out["occfm_vs_fm"] == {"holds": True, "occfm": 0.9, "fm": 1.0}
     rows[1]["test_rmse"] = 1.1
     assert exp.summary(rows, regression=True)["occfm_vs_fm"]["holds"] is False
+
+
+def test_batch_frank_wolfe_ceiling_fits_a_model_inside_the_ball():
+    # y = 1/2 xhat^T C* xhat with ||C*||_tr = 3 <= delta: many batch passes drive the training RMSE towards 0,
+    # far below the constant predictor; the test rows are scored with the same model
+    rng = np.random.default_rng(1)
+    X = (rng.random((400, 8)) < 0.4).astype(float)
+    q1, q2 = rng.normal(size=9), rng.normal(size=9)
+    C = 2.0 * np.outer(q1, q1) / (q1 @ q1) - np.outer(q2, q2) / (q2 @ q2)
+    Xh = np.hstack([X, np.ones((400, 1))])
+    y = 0.5 * np.einsum("ij,jk,ik->i", Xh, C, Xh)
+    import scipy.sparse as sp
+    row, _ = exp._run_batch_fw(sp.csr_matrix(X[:300]), y[:300], sp.csr_matrix(X[300:]), y[300:], 4.0, 300)
+    assert row["online"] < 0.1 * y[:300].std() and row["test"] < 0.1 * y[300:].std(), row
+    assert row["nan_predictions"] == 0
+
+
+def test_occfm_experiment_options(tmp_path, capsys):
+    rng = np.random.default_rng(2)
+    X = (rng.random((200, 10)) < 0.3).astype(float)
+    y = 1.0 + X[:, 0] - X[:, 1] * X[:, 2]
+    data = tmp_path / "d.svm"
+    _svmlight(data, X, y)
+    assert main(["experiment", "occfm", "--data", str(data), "--learners", "occfm-scalable,ccfm-batch-fw",
+                 "--occfm-deltas", "5,7", "--occfm-eta-abs", "0.1", "--occfm-steps", "invsqrt,fw",
+                 "--occfm-rank", "3", "--batch-fw-iters", "5", "--json"]) == 0
+    rows = json.loads(capsys.readouterr().out)
+    occ = [r["params"] for r in rows if r["learner"] == "occfm-scalable"]
+    assert [(p["delta"], p["eta"], p.get("step_schedule", "invsqrt"), p["rank"]) for p in occ] == [
+        (5.0, 0.1, "invsqrt", 3), (7.0, 0.1, "invsqrt", 3), (5.0, 0.1, "fw", 3), (7.0, 0.1, "fw", 3)]
+    fw = [r for r in rows if r["learner"] == "ccfm-batch-fw"]
+    assert len(fw) == 1 and fw[0]["params"] == {"delta": 300.0, "passes": 5} and np.isfinite(fw[0]["test_rmse"])

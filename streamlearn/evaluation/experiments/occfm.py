@@ -25,6 +25,17 @@ picking the best on the test part is an oracle choice that favours every learner
   says how many examples they saw (``n_train``) and their time per example is what the paper's efficiency
   claim compares; models larger than 4 GiB are refused and reported as such.
 * classification only: the linear learners ``ogd``, ``pa1``, ``ftrl`` with their registry defaults.
+* ``ccfm-batch-fw`` (not run by default; regression only): the ceiling of the CCFM *model* on the same data,
+  not an online learner: batch Frank-Wolfe on the mean squared loss over the whole stream, ``--batch-fw-iters``
+  full passes (default 1000), each with one linear step (``scipy.sparse.linalg.eigsh`` on the sparse gradient)
+  and the exact line search of the quadratic, ``delta`` = ``--batch-fw-delta`` (default 300). It tells the
+  model's capacity apart from what one online conditional-gradient pass extracts.
+
+Options to reproduce the wider searches reported in the README: ``--occfm-deltas`` and ``--occfm-eta-factors``
+(comma lists replacing the grid above), ``--occfm-eta-abs`` (absolute eta values instead of multiples of eta*),
+``--occfm-steps invsqrt,fw`` (the paper's ``gamma_t = 1/sqrt(t)`` and the classic Frank-Wolfe ``2/t``),
+``--occfm-rank`` (rank = ell, default 10) and ``--order shuffled`` (MovieLens: a seeded random order of
+``u1.base`` instead of timestamp order; every learner sees the same stream).
 
 ``--json`` rows: ``learner``, ``params``, ``n_train``, ``test_rmse`` or ``test_accuracy``, ``online_rmse`` or
 ``online_error_rate``, ``seconds``, ``us_per_example``, ``nan_predictions``, ``best``. The summary (printed,
@@ -57,11 +68,21 @@ def add_arguments(parser):
     parser.add_argument("--test", metavar="PATH", default=None, help="LIBSVM test file (default: 20%% held out)")
     parser.add_argument("--split", default="u1", help="MovieLens split (u1..u5, ua, ub; default u1)")
     parser.add_argument("--attributes", action="store_true", help="MovieLens: add user/item attributes")
+    parser.add_argument("--order", choices=("timestamp", "shuffled"), default="timestamp",
+                        help="MovieLens stream order: timestamp (default) or a seeded random permutation")
+    parser.add_argument("--occfm-deltas", default=None, help="comma list of OCCFM deltas (default 10,50,200)")
+    parser.add_argument("--occfm-eta-factors", default=None,
+                        help="comma list of multiples of eta* (default 1,10,100)")
+    parser.add_argument("--occfm-eta-abs", default=None, help="comma list of absolute etas (replaces the factors)")
+    parser.add_argument("--occfm-steps", default="invsqrt", help="comma list of step schedules: invsqrt, fw")
+    parser.add_argument("--occfm-rank", type=int, default=10, help="rank = ell of scalable OCCFM (default 10)")
+    parser.add_argument("--batch-fw-iters", type=int, default=1000, help="passes of ccfm-batch-fw (default 1000)")
+    parser.add_argument("--batch-fw-delta", type=float, default=300.0, help="delta of ccfm-batch-fw (default 300)")
     parser.add_argument("--budget", type=float, default=60.0,
                         help="seconds allowed to occfm-exact and ccfm-ogd (default 60; 0 = a full pass)")
     parser.add_argument("--max-rows", type=int, default=None, help="use only the first N stream rows")
     parser.add_argument("--learners", default="fm,river-fm,occfm-scalable,occfm-exact,ccfm-ogd,linear",
-                        help="subset of fm,river-fm,occfm-scalable,occfm-exact,ccfm-ogd,linear")
+                        help="subset of fm,river-fm,occfm-scalable,occfm-exact,ccfm-ogd,linear,ccfm-batch-fw")
     parser.add_argument("--quick", action="store_true", help="one setting per grid (smoke runs)")
     parser.add_argument("--markdown", metavar="PATH", default=None, help="also write the table as Markdown")
 
@@ -72,7 +93,12 @@ def _load(args):
 
     if args.data in ("ml-100k", "movielens"):
         X, y, Xt, yt = load_movielens(split=args.split, attributes=args.attributes)
-        name = f"MovieLens-100K {args.split} (timestamp order{', attributes' if args.attributes else ''})"
+        order = getattr(args, "order", "timestamp")
+        if order == "shuffled":
+            perm = np.random.default_rng(0).permutation(X.shape[0])
+            X, y = X[perm], y[perm]
+        name = (f"MovieLens-100K {args.split} ({'timestamp order' if order == 'timestamp' else 'seeded random order'}"
+                f"{', attributes' if args.attributes else ''})")
         task = "regression"
     else:
         if args.data == "farm-ads":
@@ -213,6 +239,39 @@ def _run_river(task, cfg, dX, y, dXt, yt):
     return row, curve
 
 
+def _run_batch_fw(X, y, Xt, yt, delta, iters):
+    """Batch Frank-Wolfe on ``mean (1/2 xhat^T C xhat - y)^2`` over ``||C||_tr <= delta`` (C_0 = 0), exact line
+    search; C is never formed: train and test predictions are updated per atom. Returns a row and the curve of
+    the training RMSE per pass (the "online" column holds the final training RMSE)."""
+    import scipy.sparse as sp
+    from scipy.sparse.linalg import eigsh
+
+    Xh = sp.hstack([X, np.ones((X.shape[0], 1))]).tocsr()
+    Xth = sp.hstack([Xt, np.ones((Xt.shape[0], 1))]).tocsr()
+    n = Xh.shape[0]
+    pred, tpred = np.zeros(n), np.zeros(Xth.shape[0])
+    t0 = time.perf_counter()
+    train = np.empty(iters)
+    for it in range(iters):
+        r = pred - y
+        G = (Xh.T @ sp.diags(r / n) @ Xh).tocsr()       # gradient of the mean loss: mean r_i xhat xhat^T
+        lam, q = eigsh(-G, k=1, which="LM", tol=1e-8, v0=np.ones(Xh.shape[1]))
+        sgn, q = (1.0 if lam[0] > 0 else -1.0), q[:, 0]
+        d = 0.5 * delta * sgn * (Xh @ q) ** 2 - pred   # direction atom - C, on the training predictions
+        a = min(1.0, max(0.0, -float(r @ d) / max(float(d @ d), 1e-300)))
+        pred += a * d
+        tpred = (1.0 - a) * tpred + a * 0.5 * delta * sgn * (Xth @ q) ** 2
+        train[it] = np.sqrt(np.mean((pred - y) ** 2))
+    seconds = time.perf_counter() - t0
+    test = float(np.sqrt(np.mean((tpred - yt) ** 2)))
+    lo, hi = float(y.min()), float(y.max())
+    row = {"n_train": n, "test": test, "online": float(train[-1]), "seconds": seconds,
+           "us_per_example": 1e6 * seconds / (n * iters),
+           "nan_predictions": int(np.count_nonzero(~np.isfinite(tpred))),
+           "test_rmse_clipped": float(np.sqrt(np.mean((np.clip(tpred, lo, hi) - yt) ** 2)))}
+    return row, None
+
+
 # ----------------------------------------------------------------------------------------------------------
 def run(args):
     from ...facto import (CCFMOnlineGradientClassifier, CCFMOnlineGradientRegressor, FMClassifier, FMRegressor,
@@ -258,11 +317,21 @@ def run(args):
                 add("river-fm", cfg, lambda cfg=cfg: _run_river(task, cfg, dX, y, dXt, yt))
     if "occfm-scalable" in wanted:
         cls = OCCFMRegressor if reg else OCCFMClassifier
-        for delta in grid(list(OCCFM_DELTAS)):
-            for f in grid(list(OCCFM_ETA_FACTORS)):
-                cfg = {"delta": delta, "eta": f * occfm_eta(delta, G, T), "rank": 10, "ell": 10}
-                add("occfm-scalable", cfg, lambda cfg=cfg: _run_ours(
-                    task, lambda: cls(mode="scalable", **cfg), X, y, Xt, yt, 0))
+        floats = lambda v, default: default if not v else tuple(float(a) for a in v.split(","))  # noqa: E731
+        deltas = floats(getattr(args, "occfm_deltas", None), OCCFM_DELTAS)
+        factors = floats(getattr(args, "occfm_eta_factors", None), OCCFM_ETA_FACTORS)
+        etas_abs = floats(getattr(args, "occfm_eta_abs", None), None)
+        steps = [s.strip() for s in (getattr(args, "occfm_steps", None) or "invsqrt").split(",") if s.strip()]
+        rank = int(getattr(args, "occfm_rank", 10) or 10)
+        for step in grid(steps):
+            for delta in grid(list(deltas)):
+                etas = etas_abs if etas_abs else [f * occfm_eta(delta, G, T) for f in factors]
+                for eta in grid(list(etas)):
+                    cfg = {"delta": delta, "eta": eta, "rank": rank, "ell": rank}
+                    if step != "invsqrt":
+                        cfg["step_schedule"] = step
+                    add("occfm-scalable", cfg, lambda cfg=cfg: _run_ours(
+                        task, lambda: cls(mode="scalable", **cfg), X, y, Xt, yt, 0))
     if "occfm-exact" in wanted:
         cls = OCCFMRegressor if reg else OCCFMClassifier
         cfg = {"delta": DENSE_DELTA, "eta": occfm_eta(DENSE_DELTA, G, T)}
@@ -272,6 +341,9 @@ def run(args):
         cls = CCFMOnlineGradientRegressor if reg else CCFMOnlineGradientClassifier
         cfg = {"delta": DENSE_DELTA, "eta0": 2.0 * DENSE_DELTA / G}
         add("ccfm-ogd", cfg, lambda: _run_ours(task, lambda: cls(**cfg), X, y, Xt, yt, args.budget))
+    if "ccfm-batch-fw" in wanted and reg:
+        cfg = {"delta": float(args.batch_fw_delta), "passes": int(args.batch_fw_iters)}
+        add("ccfm-batch-fw", cfg, lambda: _run_batch_fw(X, y, Xt, yt, cfg["delta"], cfg["passes"]))
     if "linear" in wanted and not reg:
         for lname in LINEAR:
             add(lname, {}, lambda lname=lname: _run_ours(task, lambda: make_learner(lname), X, y, Xt, yt, 0))
@@ -319,6 +391,11 @@ def summary(rows, regression):
                 out[f"occfm_vs_{other}"] = {"holds": bool(holds), "occfm": a, other: b}
                 lines.append(f"OCCFM ({top['learner']}) best {metric} {a:.4f} vs {other} best {b:.4f} -> "
                              f"{'HOLDS' if holds else 'FAILS'}")
+    if "ccfm-batch-fw" in best:
+        b = best["ccfm-batch-fw"]
+        out["ccfm_batch_fw"] = b[metric]
+        lines.append(f"CCFM model ceiling (batch Frank-Wolfe, {b['params']['passes']} passes, delta "
+                     f"{b['params']['delta']:g}; not online): {metric} {b[metric]:.4f}")
     nan = sum(r.get("nan_predictions") or 0 for r in rows)
     out["nan_predictions"] = nan
     lines.append(f"non-finite predictions over all runs: {nan}")
