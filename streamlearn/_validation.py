@@ -13,6 +13,8 @@ import numpy as np
 import scipy.sparse as sp
 from sklearn.utils.validation import validate_data
 
+from ._kernels.linear import csr_check
+
 __all__ = ["Interval", "Options", "validate_params", "check_X", "check_X_y", "as_csr_float"]
 
 
@@ -117,39 +119,85 @@ def check_rng(random_state):
                      f"{random_state!r}.")
 
 
-def as_csr_float(X):
+def as_csr_float(X, *, ensure_finite=False):
     """Normalise a matrix once at the boundary: CSR, float64 data, sorted and summed indices.
 
     Index dtype (int32 / int64) is kept as given. Dense input becomes CSR (explicit zeros dropped).
+    ``ensure_finite=True`` also refuses NaN and infinite values (checked in the same sweep as the structure).
     """
     if sp.issparse(X):
         X = sp.csr_matrix(X) if X.format != "csr" else X
-        _check_csr_structure(X)
         if X.dtype != np.float64:
             X = X.astype(np.float64)
+        _check_csr_structure(X, ensure_finite=ensure_finite)
         if not X.has_canonical_format:
             X = X.copy()
             X.sum_duplicates()  # also sorts indices
     else:
         X = sp.csr_matrix(np.asarray(X, dtype=np.float64))
+        if ensure_finite:
+            _check_csr_structure(X, ensure_finite=True)
     return X
 
 
-def _check_csr_structure(X):
+def _check_csr_structure(X, *, ensure_finite=False):
     """The kernels index without bounds checks, so a CSR matrix built by hand with a bad ``indptr`` or an
-    out-of-range column index must be refused here (a few ms per 10^7 non-zeros), never reach a kernel."""
-    indptr, indices = X.indptr, X.indices
+    out-of-range column index must be refused here, never reach a kernel. One vectorised sweep
+    (``_kernels.linear.csr_check``, ~0.15 ns per non-zero) checks the indices and, for free, that the values
+    are finite; the first offender is located (with NumPy) only to word the error."""
+    indptr, indices, data = X.indptr, X.indices, X.data
     n_rows, n_cols = X.shape
-    if indptr.shape[0] != n_rows + 1 or indptr[0] != 0 or indptr[-1] > indices.shape[0] or (
-            n_rows and np.any(indptr[1:] < indptr[:-1])):
-        raise ValueError(f"X is a malformed CSR matrix: indptr must start at 0, be non-decreasing, have "
-                         f"n_rows + 1 = {n_rows + 1} entries and end at most at nnz = {indices.shape[0]}.")
+    if indptr.ndim != 1 or indptr.shape[0] != n_rows + 1 or indptr[0] != 0 or indptr[-1] > indices.shape[0] or \
+            indptr[-1] < 0:
+        raise _malformed_indptr(n_rows, indices.shape[0])
     nnz = int(indptr[-1])
-    if nnz and (indices[:nnz].min() < 0 or indices[:nnz].max() >= n_cols):
-        bad = int(indices[:nnz].min()) if indices[:nnz].min() < 0 else int(indices[:nnz].max())
+    if data.shape[0] < nnz:
+        raise ValueError(f"X is a malformed CSR matrix: {data.shape[0]} values for {nnz} indices.")
+    if data.dtype != np.float64 or not data.flags.c_contiguous:
+        data = np.ascontiguousarray(data, dtype=np.float64)
+    bad_ptr, bad_idx, bad_val = csr_check(indptr, indices, data.view(np.uint64), n_cols)
+    if bad_ptr:
+        raise _malformed_indptr(n_rows, indices.shape[0])
+    if bad_idx:
+        idx = indices[:nnz]
+        bad = int(idx.min()) if idx.min() < 0 else int(idx.max())
         raise ValueError(f"X is a malformed CSR matrix: column index {bad} is outside [0, {n_cols}).")
-    if X.data.shape[0] < nnz:
-        raise ValueError(f"X is a malformed CSR matrix: {X.data.shape[0]} values for {nnz} indices.")
+    if bad_val and ensure_finite:
+        p = int(np.flatnonzero(~np.isfinite(data[:nnz]))[0])
+        row = int(np.searchsorted(indptr, p, side="right")) - 1
+        what = "NaN" if np.isnan(data[p]) else "infinity"
+        raise ValueError(f"Input X contains {what} (row {row}, column {int(indices[p])}); expected finite values "
+                         "(NaN and infinity are not allowed).")
+
+
+def _check_n_features(estimator, X, reset):
+    """What ``validate_data(..., skip_check_array=True)`` does for a sparse ``X`` (which has no feature names),
+    without its dataframe probing (~25 us a call): record ``n_features_in_`` on ``reset``, else compare."""
+    if hasattr(estimator, "feature_names_in_"):  # fitted on a dataframe: let scikit-learn warn as it does
+        validate_data(estimator, X, reset=reset, skip_check_array=True)
+        return
+    if reset:
+        estimator.n_features_in_ = X.shape[1]
+    elif hasattr(estimator, "n_features_in_") and X.shape[1] != estimator.n_features_in_:
+        raise ValueError(f"X has {X.shape[1]} features, but {type(estimator).__name__} is expecting "
+                         f"{estimator.n_features_in_} features as input.")
+
+
+def _malformed_indptr(n_rows, nnz):
+    return ValueError(f"X is a malformed CSR matrix: indptr must start at 0, be non-decreasing, have n_rows + 1 = "
+                      f"{n_rows + 1} entries and end at most at nnz = {nnz}.")
+
+
+def _fast_path(X, y):
+    """True for the common streaming input, a float64 CSR matrix (and a 1-D numeric ``y`` of matching length):
+    then only the feature count/names go through scikit-learn's ``validate_data`` and the finite check rides
+    on our structure sweep, instead of being made twice (sklearn's finite check + our structure check).
+    Anything else takes scikit-learn's full validation (its messages, conversions and warnings)."""
+    if not (isinstance(X, (sp.csr_matrix, sp.csr_array)) and X.ndim == 2 and X.dtype == np.float64
+            and X.shape[0] >= 1 and X.shape[1] >= 1):
+        return False
+    return y is None or (isinstance(y, np.ndarray) and y.ndim == 1 and y.dtype.kind in "iuf"
+                         and y.shape[0] == X.shape[0])
 
 
 def check_X(estimator, X, *, reset):
@@ -158,6 +206,9 @@ def check_X(estimator, X, *, reset):
     ``reset=True`` (first ``partial_fit`` or ``fit``) records ``n_features_in_``; otherwise a different
     number of features raises ``ValueError`` naming both counts.
     """
+    if _fast_path(X, None):
+        _check_n_features(estimator, X, reset)
+        return as_csr_float(X, ensure_finite=True)
     X = validate_data(
         estimator, X, reset=reset, accept_sparse=("csr", "csc", "coo"), dtype=np.float64,
         ensure_all_finite=True, accept_large_sparse=True,
@@ -167,6 +218,12 @@ def check_X(estimator, X, *, reset):
 
 def check_X_y(estimator, X, y, *, reset, y_numeric=False):
     """Validate ``X`` and ``y`` together (same length, finite, 1-D ``y``)."""
+    if _fast_path(X, y):
+        _check_n_features(estimator, X, reset)
+        if y.dtype.kind == "f" and not np.isfinite(y).all():
+            what = "NaN" if np.isnan(y).any() else "infinity"
+            raise ValueError(f"Input y contains {what}; expected finite targets.")
+        return as_csr_float(X, ensure_finite=True), y
     X, y = validate_data(
         estimator, X, y, reset=reset, accept_sparse=("csr", "csc", "coo"), dtype=np.float64,
         ensure_all_finite=True, accept_large_sparse=True, y_numeric=y_numeric,

@@ -4,7 +4,7 @@ import numpy as np
 
 from streamlearn.losses import loss_dloss, loss_value
 
-__all__ = ["naive_linear_epoch"]
+__all__ = ["naive_linear_epoch", "naive_csr_check"]
 
 
 def naive_linear_epoch(X, targets, sample_weight, coef, intercept, intercept_sq, rule, loss, loss_param,
@@ -38,3 +38,11 @@ def naive_linear_epoch(X, targets, sample_weight, coef, intercept, intercept_sq,
             W[k] += step * x
             b[k] += step * intercept_sq
     return W, b, t, scores
+
+
+def naive_csr_check(indptr, indices, data, n_cols):
+    """Twin of ``csr_check``: (indptr decreases, an index outside [0, n_cols), a non-finite value) as 0/1."""
+    nnz = int(indptr[-1])
+    idx = np.asarray(indices[:nnz], dtype=np.int64)
+    return (int(np.any(np.diff(indptr) < 0)), int(np.any((idx < 0) | (idx >= n_cols))),
+            int(not np.all(np.isfinite(data[:nnz]))))

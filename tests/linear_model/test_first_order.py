@@ -196,3 +196,90 @@ def test_malformed_csr_is_refused_not_a_segfault(indices, indptr, message):
     X.data, X.indices, X.indptr = np.ones(2), np.array(indices, dtype=np.int32), np.array(indptr, dtype=np.int32)
     with pytest.raises(ValueError, match=message):
         PassiveAggressiveClassifier().partial_fit(X, [0, 1], classes=[0, 1])
+
+
+# -- the boundary check the kernels rely on (one fused sweep) and the CSR fast path of check_X_y ------------
+def _csr(rng, n=40, d=30, index_dtype=np.int32):
+    X = sp.random(n, d, density=0.2, format="csr", random_state=np.random.RandomState(int(rng.integers(1 << 30))))
+    X = sp.csr_matrix(sp.diags((np.arange(n) % 7 != 0).astype(float)) @ X)  # every 7th row empty
+    X.eliminate_zeros()
+    X.indices, X.indptr = X.indices.astype(index_dtype), X.indptr.astype(index_dtype)
+    return X
+
+
+@pytest.mark.parametrize("index_dtype", [np.int32, np.int64])
+@pytest.mark.parametrize("fault", ["none", "nan", "inf", "-inf", "index_high", "index_negative", "indptr"])
+def test_csr_check_matches_naive_twin(fault, index_dtype):
+    from streamlearn._kernels.linear import csr_check
+    from tests.naive import naive_csr_check
+
+    rng = np.random.default_rng(7)
+    for _ in range(5):
+        X = _csr(rng, index_dtype=index_dtype)
+        indptr, indices, data = X.indptr.copy(), X.indices.copy(), X.data.copy()
+        p = int(rng.integers(indices.shape[0]))
+        if fault in ("nan", "inf", "-inf"):
+            data[p] = float(fault)
+        elif fault == "index_high":
+            indices[p] = X.shape[1]
+        elif fault == "index_negative":
+            indices[p] = -1
+        elif fault == "indptr":
+            i = int(rng.integers(1, X.shape[0]))
+            indptr[i] = indptr[i + 1] + 1
+        got = csr_check(indptr, indices, data.view(np.uint64), X.shape[1])
+        assert got == naive_csr_check(indptr, indices, data, X.shape[1])
+        assert sum(got) == (fault != "none")
+
+
+@pytest.mark.parametrize("value,what", [(np.nan, "NaN"), (np.inf, "infinity"), (-np.inf, "infinity")])
+def test_non_finite_sparse_input_is_named(value, what):
+    X = sp.csr_matrix(np.eye(4))
+    X.data[2] = value
+    with pytest.raises(ValueError, match=rf"Input X contains {what} \(row 2, column 2\)"):
+        PassiveAggressiveClassifier().partial_fit(X, np.array([0, 1, 0, 1]), classes=[0, 1])
+    clf = OGDClassifier().partial_fit(sp.csr_matrix(np.eye(4)), np.array([0, 1, 0, 1]), classes=[0, 1])
+    with pytest.raises(ValueError, match=f"Input X contains {what}"):
+        clf.predict(X)
+    y = np.array([0.0, 1.0, value, 1.0])
+    with pytest.raises(ValueError, match=f"Input y contains {what}"):
+        OGDRegressor().partial_fit(sp.csr_matrix(np.eye(4)), y)
+
+
+def test_csr_fast_path_matches_full_validation():
+    """A float64 CSR matrix skips scikit-learn's check_array; the outcome must be the one the full path gives."""
+    X, y = load_a9a()[:2]
+    X, y = X[:500], y[:500]
+    fast = PassiveAggressiveClassifier().partial_fit(X, y, classes=[-1, 1])
+    full = PassiveAggressiveClassifier().partial_fit(X.astype(np.float32).tocoo(), y, classes=[-1, 1])
+    np.testing.assert_array_equal(fast.coef_, full.coef_)
+    assert fast.n_features_in_ == 123
+    with pytest.raises(ValueError, match="Unknown label type"):  # continuous labels, as scikit-learn says
+        PassiveAggressiveClassifier().partial_fit(X, y + 0.5, classes=[-0.5, 1.5])
+    ok = PassiveAggressiveClassifier().partial_fit(X, y.astype(np.int8), classes=[-1, 1])  # integer labels
+    np.testing.assert_array_equal(ok.coef_, fast.coef_)
+    with pytest.raises(ValueError, match="X has 122 features, but PassiveAggressiveClassifier is expecting 123"):
+        fast.predict(X[:, :122])
+    unsorted = X[:3].copy()
+    unsorted.indices[[0, 1]] = unsorted.indices[[1, 0]]
+    unsorted.data[[0, 1]] = unsorted.data[[1, 0]]
+    unsorted.has_sorted_indices = False
+    np.testing.assert_array_equal(fast.decision_function(unsorted), fast.decision_function(X[:3]))
+
+
+def test_prefetch_only_hints():
+    """Above PREFETCH_MIN_WEIGHTS the kernel prefetches: the model must be the same one as with the columns
+    compacted into a small model (no prefetch), bit for bit."""
+    from streamlearn._kernels import linear as k
+
+    rng = np.random.default_rng(1)
+    n, d = 300, k.PREFETCH_MIN_WEIGHTS
+    cols = np.sort(rng.choice(d, 50, replace=False))
+    small = _csr(rng, n=n, d=50)
+    big = sp.csr_matrix((small.data, cols[small.indices], small.indptr), shape=(n, d))
+    y = np.where(rng.random(n) < 0.5, -1, 1)
+    for est in (PassiveAggressiveClassifier(), OGDClassifier(), Perceptron(radius=2.0)):
+        a = _clone(est).partial_fit(small, y, classes=[-1, 1])
+        b = _clone(est).partial_fit(big, y, classes=[-1, 1])
+        np.testing.assert_array_equal(a.coef_[0], b.coef_[0, cols])
+        np.testing.assert_array_equal(a.intercept_, b.intercept_)
