@@ -143,5 +143,11 @@ def test_occfm_experiment_options(tmp_path, capsys):
     occ = [r["params"] for r in rows if r["learner"] == "occfm-scalable"]
     assert [(p["delta"], p["eta"], p.get("step_schedule", "invsqrt"), p["rank"]) for p in occ] == [
         (5.0, 0.1, "invsqrt", 3), (7.0, 0.1, "invsqrt", 3), (5.0, 0.1, "fw", 3), (7.0, 0.1, "fw", 3)]
+    rmse = [r["test_rmse"] for r in rows if r["learner"] == "occfm-scalable"]
+    assert main(["experiment", "occfm", "--data", str(data), "--learners", "occfm-scalable", "--occfm-deltas", "5",
+                 "--occfm-eta-abs", "0.1", "--occfm-center", "--json"]) == 0
+    (c,) = json.loads(capsys.readouterr().out)
+    train = np.random.default_rng(0).permutation(200)[:160]            # the seeded 80/20 split
+    assert c["params"]["center"] == pytest.approx(y[train].mean(), abs=1e-4) and c["test_rmse"] != rmse[0]
     fw = [r for r in rows if r["learner"] == "ccfm-batch-fw"]
     assert len(fw) == 1 and fw[0]["params"] == {"delta": 300.0, "passes": 5} and np.isfinite(fw[0]["test_rmse"])
