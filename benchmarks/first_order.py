@@ -13,9 +13,11 @@ What is measured, and how it is kept fair:
   timing; compile time is measured separately in fresh processes (empty cache, then warm cache).
   Runs alternate ours / scikit-learn; each figure is the best of ``--repeats`` runs (wall clock), and the
   CPU-time ratio is reported next to it as a cross-check (the machine is shared).
-* river learns from dicts, one ``learn_one`` per example, on the first ``--river-rows`` training rows
-  (river is slow). The CSR rows are converted to dicts before timing; only ``learn_one`` is timed.
-  Its accuracy is compared with ours trained on the same subset.
+* river learns from dicts, one ``learn_one`` per example, on the same training rows as the others (all of
+  them by default; ``--river-rows`` caps it). Rows are converted to dicts 5,000 at a time, outside the
+  timed loop: only the ``learn_one`` calls are timed (a model that grows over 200,000 Zipf rows is slower
+  per example than after 20,000, so a prefix would flatter river). Its accuracy is measured on the first
+  ``--river-test-rows`` held-out rows, next to ours on the same rows.
 * Equivalent settings: PA-I with C=1 (scikit-learn: ``SGDClassifier(loss="hinge", penalty=None,
   learning_rate="pa1", eta0=1.0)``, what its deprecated ``PassiveAggressiveClassifier`` now points to);
   OGD-logistic with step 0.5 / sqrt(t), no penalty (``SGDClassifier(loss="log_loss", penalty=None,
@@ -152,12 +154,19 @@ def to_dicts(X, n):
     return [dict(zip(ind[ptr[i]:ptr[i + 1]].tolist(), dat[ptr[i]:ptr[i + 1]].tolist())) for i in range(n)]
 
 
-def time_river(factory, xs, ys):
+def time_river(factory, X, ys, n, chunk=5_000):
+    """One river model over the first n rows; dicts are built chunk by chunk outside the timed loops."""
     model = factory()
-    t0, c0 = time.perf_counter(), time.process_time()
-    for x, t in zip(xs, ys):
-        model.learn_one(x, t)
-    return time.perf_counter() - t0, time.process_time() - c0, model
+    wall = cpu = 0.0
+    for a in range(0, n, chunk):
+        b = min(a + chunk, n)
+        xs, yb = to_dicts(X[a:b], b - a), ys[a:b]
+        t0, c0 = time.perf_counter(), time.process_time()
+        for x, t in zip(xs, yb):
+            model.learn_one(x, t)
+        wall += time.perf_counter() - t0
+        cpu += time.process_time() - c0
+    return wall, cpu, model
 
 
 def river_accuracy(model, xs, ys):
@@ -169,8 +178,8 @@ def bench_dataset(ds, args, log):
     n = X.shape[0]
     small = X.nnz < 5_000_000
     reps = args.repeats * (5 if small else 1)  # a small pass takes milliseconds: more repeats
-    n_river = min(args.river_rows, n)
-    xs, ys = to_dicts(X, n_river), (y[:n_river] > 0).tolist()
+    n_river = min(args.river_rows, n) if args.river_rows > 0 else n
+    ys = (y[:n_river] > 0).tolist()
     n_river_test = min(args.river_test_rows, Xt.shape[0])
     xts, yts = to_dicts(Xt, n_river_test), (yt[:n_river_test] > 0).tolist()
     rows = []
@@ -186,7 +195,7 @@ def bench_dataset(ds, args, log):
                 t[side].append((wall, cpu))
         rt = []
         for _ in range(args.river_repeats):
-            wall, cpu, river_model = time_river(riv, xs, ys)
+            wall, cpu, river_model = time_river(riv, X, ys, n_river)
             rt.append((wall, cpu))
         sub = ours().partial_fit(X[:n_river], y[:n_river], classes=[-1, 1])
         best = {k: (min(w for w, _ in v), min(c for _, c in v)) for k, v in (*t.items(), ("river", rt))}
@@ -249,79 +258,100 @@ def measure_compile():
 # ---------------------------------------------------------------------------------------------------
 # --profile: where the time of our pass goes (the kernel alone vs the estimator's validation/bookkeeping)
 def profile(args, log):
+    """Per dataset and learner: our partial_fit, the kernel alone, the input check alone, and scikit-learn."""
     from streamlearn._kernels import linear as K
-    from streamlearn.datasets import make_sparse_classification
     from streamlearn.losses import loss_code
 
-    X, y = make_sparse_classification(args.rows, args.features, nnz_per_row=args.nnz, zipf_a=args.zipf_a,
-                                      random_state=0)
-    X = normalise(X)
-    n, d = X.shape
-    r2 = float(K.csr_max_row_sqnorm(X.indptr, X.data))
-    cases = {  # learner -> kernel arguments that streamlearn's estimator passes (defaults, binary labels)
-        "PA-I (C=1)": dict(rule=K.RULE_PA1, loss=loss_code("hinge"), schedule=K.SCHEDULE_CONSTANT, eta0=1.0,
-                           C=1.0, intercept_sq=1.0),
-        "OGD-logistic (0.5/sqrt t)": dict(rule=K.RULE_GRADIENT, loss=loss_code("logistic"),
-                                          schedule=K.SCHEDULE_INVSQRT, eta0=0.5, C=1.0, intercept_sq=1.0),
-        "Perceptron": dict(rule=K.RULE_GRADIENT, loss=loss_code("perceptron"), schedule=K.SCHEDULE_CONSTANT,
-                           eta0=1.0, C=1.0, intercept_sq=r2),
-    }
-    targets = np.ascontiguousarray(np.where(y > 0, 1.0, -1.0).reshape(-1, 1))
-    sw = np.ones(n)
+    datasets = []
+    if not args.skip_farm_ads:
+        ds = load_farm_ads()
+        if ds is not None:
+            datasets.append(ds)
+    if not args.skip_synthetic:
+        datasets.append(make_synthetic(args, {}))
+    out = []
+    for ds in datasets:
+        X, y = ds["X"], ds["y"]
+        n, d = X.shape
+        small = X.nnz < 5_000_000
+        reps = args.repeats * (20 if small else 1)
+        r2 = float(K.csr_max_row_sqnorm(X.indptr, X.data))
+        cases = {  # learner -> kernel arguments that streamlearn's estimator passes (defaults, binary labels)
+            "PA-I (C=1)": dict(rule=K.RULE_PA1, loss=loss_code("hinge"), schedule=K.SCHEDULE_CONSTANT, eta0=1.0,
+                               C=1.0, intercept_sq=1.0),
+            "OGD-logistic (0.5/sqrt t)": dict(rule=K.RULE_GRADIENT, loss=loss_code("logistic"),
+                                              schedule=K.SCHEDULE_INVSQRT, eta0=0.5, C=1.0, intercept_sq=1.0),
+            "Perceptron": dict(rule=K.RULE_GRADIENT, loss=loss_code("perceptron"), schedule=K.SCHEDULE_CONSTANT,
+                               eta0=1.0, C=1.0, intercept_sq=r2),
+        }
+        targets = np.ascontiguousarray(np.where(y > 0, 1.0, -1.0).reshape(-1, 1))
+        sw = np.ones(n)
 
-    def kernel(c):
-        coef, b, out = np.zeros((1, d)), np.zeros(1), np.empty((n, 1))
-        K.linear_epoch(X.indptr, X.indices, X.data, targets, sw, coef, b, c["intercept_sq"], c["rule"], c["loss"],
-                       0.0, c["schedule"], c["eta0"], c["C"], 0, out)
-        return coef
+        def kernel(c):
+            coef, b, res = np.zeros((1, d)), np.zeros(1), np.empty((n, 1))
+            K.linear_epoch(X.indptr, X.indices, X.data, targets, sw, coef, b, c["intercept_sq"], c["rule"],
+                           c["loss"], 0.0, c["schedule"], c["eta0"], c["C"], 0, res)
+            return coef
 
-    def cpu(f):
-        c0 = time.process_time()
-        f()
-        return time.process_time() - c0
+        def cpu(f):
+            c0 = time.process_time()
+            f()
+            return time.process_time() - c0
 
-    rows = []
-    for name, (ours, skl, _) in learners().items():
-        c = cases[name]
-        ours().partial_fit(X[:8], y[:8], classes=[-1, 1])
-        fit_coef = ours().partial_fit(X, y, classes=[-1, 1]).coef_
-        np.testing.assert_allclose(fit_coef, kernel(c), rtol=1e-9, atol=1e-12)  # the case matches the estimator
-        t = {k: [] for k in ("partial_fit", "kernel", "sklearn")}
-        for _ in range(args.repeats):
-            t["partial_fit"].append(cpu(lambda: ours().partial_fit(X, y, classes=[-1, 1])))
-            t["kernel"].append(cpu(lambda: kernel(c)))
-            t["sklearn"].append(cpu(lambda: skl().partial_fit(X, y, classes=[-1, 1])))
-        best = {k: min(v) for k, v in t.items()}
-        rest = best["partial_fit"] - best["kernel"]
-        row = dict(learner=name, cpu_s=best, times=t, estimator_overhead_s=rest,
-                   ratio_now=best["sklearn"] / best["partial_fit"])
-        rows.append(row)
-        log(f"{name:<26} partial_fit {best['partial_fit']:.3f} s = kernel {best['kernel']:.3f} + rest {rest:.3f}; "
-            f"sklearn {best['sklearn']:.3f}; ours/sklearn {row['ratio_now']:.2f}x")
-    return dict(rows=rows, n=n, d=d, nnz=int(X.nnz))
+        rows = []
+        for name, (ours, skl, _) in learners().items():
+            c = cases[name]
+            ours().partial_fit(X[:8], y[:8], classes=[-1, 1])
+            skl().partial_fit(X[:8], y[:8], classes=[-1, 1])
+            fit_coef = ours().partial_fit(X, y, classes=[-1, 1]).coef_
+            np.testing.assert_allclose(fit_coef, kernel(c), rtol=1e-9, atol=1e-12)  # the case matches the estimator
+            t = {k: [] for k in ("partial_fit", "kernel", "check", "radius", "sklearn")}
+            for _ in range(reps):
+                t["partial_fit"].append(cpu(lambda: ours().partial_fit(X, y, classes=[-1, 1])))
+                t["kernel"].append(cpu(lambda: kernel(c)))
+                t["check"].append(cpu(lambda: ours()._check_X_y(X, y, reset=True)))
+                t["radius"].append(cpu(lambda: K.csr_max_row_sqnorm(X.indptr, X.data)) if name == "Perceptron"
+                                   else 0.0)
+                t["sklearn"].append(cpu(lambda: skl().partial_fit(X, y, classes=[-1, 1])))
+            best = {k: min(v) for k, v in t.items()}
+            rest = best["partial_fit"] - best["kernel"] - best["check"] - best["radius"]
+            row = dict(dataset=ds["name"], learner=name, cpu_s=best, times=t, rest_s=rest, repeats=reps,
+                       ratio_now=best["sklearn"] / best["partial_fit"])
+            rows.append(row)
+            log(f"{ds['name']:>22} {name:<26} partial_fit {best['partial_fit'] * 1e3:8.2f} ms = kernel "
+                f"{best['kernel'] * 1e3:.2f} + check {best['check'] * 1e3:.2f} + radius {best['radius'] * 1e3:.2f} "
+                f"+ rest {rest * 1e3:.2f}; sklearn {best['sklearn'] * 1e3:.2f}; ours/sklearn {row['ratio_now']:.2f}x")
+        out.append(dict(name=ds["name"], n=n, d=d, nnz=int(X.nnz), rows=rows))
+    return dict(datasets=out)
 
 
 def profile_markdown(report):
     m, pr = report["machine"], report["profile"]
     lines = [
-        "# First-order learners: where our one pass spends its time (CPU seconds)",
+        "# First-order learners: where our one pass spends its time (CPU milliseconds)",
         "",
         f"Command: `{report['command']}`",
         "",
         f"Machine: {m['cpu']}, {m['cpus']} logical CPUs (shared; load average {report['loadavg_start']} at start, "
         f"{report['loadavg_end']} at end). numba {m['numba']}, scikit-learn {m['sklearn']}. {report['date']}.",
         "",
-        f"Synthetic {pr['n']:,} x {pr['d']:,}, {pr['nnz'] / pr['n']:.0f} nnz/row; one `partial_fit` over all rows; "
-        "best CPU time of the repeats, runs interleaved. *kernel* = `linear_epoch` alone on the arrays the "
-        "estimator passes; *rest* = validation and bookkeeping.",
+        "One `partial_fit(X, y, classes=[-1, 1])` of a fresh estimator over all training rows; best CPU time of "
+        "the repeats, runs interleaved. *kernel* = `linear_epoch` alone on the arrays the estimator passes; "
+        "*check* = the input validation alone (`_check_X_y`: CSR structure, finite values, labels); *radius* = "
+        "the Perceptron's pass for R = max ||x||; *rest* = the remainder (label mapping, allocation, "
+        "parameter checks). scikit-learn = its whole `partial_fit`.",
         "",
-        "| learner | partial_fit | kernel | rest | scikit-learn | ours / sklearn |",
-        "|---|---:|---:|---:|---:|---:|",
+        "| dataset | learner | partial_fit | kernel | check | radius | rest | scikit-learn | ours / sklearn |",
+        "|---|---|---:|---:|---:|---:|---:|---:|---:|",
     ]
-    for r in pr["rows"]:
-        b = r["cpu_s"]
-        lines.append(f"| {r['learner']} | {b['partial_fit']:.3f} | {b['kernel']:.3f} | {r['estimator_overhead_s']:.3f} "
-                     f"| {b['sklearn']:.3f} | {r['ratio_now']:.2f}x |")
+    for ds in pr["datasets"]:
+        for r in ds["rows"]:
+            b = {k: v * 1e3 for k, v in r["cpu_s"].items()}
+            lines.append(f"| {ds['name']} | {r['learner']} | {b['partial_fit']:.2f} | {b['kernel']:.2f} | "
+                         f"{b['check']:.2f} | {b['radius']:.2f} | {r['rest_s'] * 1e3:.2f} | {b['sklearn']:.2f} "
+                         f"| {r['ratio_now']:.2f}x |")
+    lines += ["", "Sizes: " + "; ".join(f"{ds['name']}: {ds['n']:,} x {ds['d']:,}, {ds['nnz'] / ds['n']:.0f} nnz/row, "
+                                        f"best of {ds['rows'][0]['repeats']}" for ds in pr["datasets"]) + "."]
     return "\n".join(lines) + "\n"
 
 
@@ -356,10 +386,11 @@ def markdown(report):
         "",
         "Examples/second = training rows / best wall time of one `partial_fit` pass (river: `learn_one` over "
         "the first rows, dicts prepared beforehand). *cpu* = the same ratio from CPU time. Accuracy on the "
-        "held-out rows after the one pass; *subset* = trained on river's rows only.",
+        "held-out rows after the one pass; *river rows* = ours and river trained on the rows river learnt from "
+        "and tested on its held-out rows (the same rows as the others unless `--river-rows` capped them).",
         "",
         "| dataset | learner | streamlearn ex/s | scikit-learn ex/s | river ex/s | ours / sklearn (cpu) "
-        "| ours / river | acc ours | acc sklearn | acc ours, subset | acc river, subset |",
+        "| ours / river | acc ours | acc sklearn | acc ours, river rows | acc river, river rows |",
         "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
     ]
     for r in report["results"]:
@@ -399,7 +430,8 @@ def main(argv=None):
     p.add_argument("--zipf-a", type=float, default=1.1, help="synthetic Zipf exponent (default 1.1)")
     p.add_argument("--repeats", type=int, default=5, help="timed passes per library, best kept (default 5; x5 on "
                    "small data)")
-    p.add_argument("--river-rows", type=int, default=20_000, help="rows river learns from (default 20000)")
+    p.add_argument("--river-rows", type=int, default=0, help="rows river learns from (default 0: all training "
+                   "rows, as the other libraries)")
     p.add_argument("--river-test-rows", type=int, default=5_000, help="held-out rows river predicts (default 5000)")
     p.add_argument("--river-repeats", type=int, default=3, help="timed river passes, best kept (default 3)")
     p.add_argument("--skip-farm-ads", action="store_true")
@@ -409,8 +441,8 @@ def main(argv=None):
                    help="output directory (default benchmarks/results)")
     p.add_argument("--name", default=None, help="output file stem (default first_order, first_order_profile)")
     p.add_argument("--profile", action="store_true",
-                   help="instead of the comparison: split our pass into kernel / radius / rest and time the "
-                        "(results to first_order_profile.{json,md})")
+                   help="instead of the comparison: split our pass into kernel / input check / radius / rest, "
+                        "next to scikit-learn's whole pass (results to first_order_profile.{json,md})")
     args = p.parse_args(argv)
     warnings.filterwarnings("ignore", category=FutureWarning)
 

@@ -187,8 +187,12 @@ class Perceptron(OnlineClassifierMixin, _FirstOrderLinear):
     ``b <- b + eta0 y R^2`` where ``R`` is a bound on ``||x||`` fixed before the stream (Novikoff's
     augmented-feature form: the Perceptron on ``(x, R)``). Without bias and with ``w_1 = 0`` predictions do
     not depend on ``eta0``. Mistake bound ``(2R/gamma)^2`` on data separable with margin gamma.
-    With many features per row ``R^2`` is large and the bias moves in big steps; scikit-learn's
-    Perceptron uses ``b += eta0 y`` instead (``radius=1.0`` here gives that rule).
+    With many features per row ``R^2`` is large and the bias moves in big steps. scikit-learn's
+    Perceptron uses ``b += eta0 y`` on dense input (``radius=1.0`` here: the same model, checked on a9a) and
+    ``b += 0.01 eta0 y`` on sparse input (its intercept decay; ``radius=0.1`` is the nearest rule here).
+    The lecture's rule is the default because it is the algorithm with the bound; neither rule wins
+    everywhere (one pass, held-out accuracy, R^2 rule / radius=1 / scikit-learn: a9a 0.704 / 0.793 /
+    0.826, farm-ads 0.888 / 0.849 / 0.837, 200k x 1M synthetic 0.683 / 0.722 / 0.737).
 
     Parameters
     ----------
