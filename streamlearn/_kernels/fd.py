@@ -82,8 +82,17 @@ def fd_rotation(gram, n_rows, keep, n_shrink):
             if target > 0.0:
                 c = math.sqrt(target / li)
         if c != 0.0:
+            # sign convention: the largest entry of the eigenvector is positive (LAPACK's sign can flip under
+            # rounding-level changes of gram; this keeps the new rows reproducible, e.g. across chunkings)
+            col = n_rows - 1 - i
+            big = 0
+            for j in range(1, n_rows):
+                if abs(u[j, col]) > abs(u[big, col]):
+                    big = j
+            if u[big, col] < 0.0:
+                c = -c
             for j in range(n_rows):
-                rot[i, j] = c * u[j, n_rows - 1 - i]
+                rot[i, j] = c * u[j, col]
     new_gram = np.dot(np.dot(rot, g), rot.T)
     for i in range(k):
         for j in range(i):

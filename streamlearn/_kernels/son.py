@@ -219,6 +219,18 @@ def _small_solve(m, rhs, pinv):
 
 
 @njit_kernel
+def _clear_unused(buf, gram, r):
+    """Zero the buffer rows ``[r, cap)`` and their Gram entries (canonical state: no stale rows)."""
+    cap = buf.shape[0]
+    for a in range(r, cap):
+        for j in range(buf.shape[1]):
+            buf[a, j] = 0.0
+        for b in range(cap):
+            gram[a, b] = 0.0
+            gram[b, a] = 0.0
+
+
+@njit_kernel
 def son_epoch(indptr, indices, data, targets, sw, w, buf, gram, sc, aux, n_rows, alpha, t, sketch, keep,
               n_shrink, loss, C, mu, eta, seed, rp_dist, oja_c, printed_w2, out):
     """Sketched online Newton step over one CSR chunk (module docstring), K outputs.
@@ -326,6 +338,7 @@ def son_epoch(indptr, indices, data, targets, sw, w, buf, gram, sc, aux, n_rows,
                 r = fd_append_csr_row(bk, gk, r, indices[st:en], gdata[:nnz])
                 if r == cap:
                     r, delta = fd_shrink(bk, gk, r, keep, n_shrink, work)
+                    _clear_unused(bk, gk, r)
                     if sketch == SKETCH_RFD:
                         al += 0.5 * delta
             elif sketch == SKETCH_RP:

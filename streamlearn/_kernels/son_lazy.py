@@ -34,7 +34,7 @@ from ._numba import njit_kernel
 from .fd import fd_rotation
 from .losses import loss_dloss
 from .oja import REORTH_EVERY, _oja_gamma, _oja_orthonormalise
-from .son import PINV_TOL, SKETCH_RFD, _small_matrix, _small_solve, _tau, _use_pinv
+from .son import PINV_TOL, SKETCH_RFD, _clear_unused, _small_matrix, _small_solve, _tau, _use_pinv
 
 
 # ------------------------------------------------------------------------------------------ small algebra
@@ -327,6 +327,7 @@ def _fd_lazy_one(indptr, indices, data, targets, k, sw, w, buf, gram, r, al, t0,
     for a in range(r):
         for j in range(d):
             buf[a, j] = Dt[j, a]
+    _clear_unused(buf, gram, r)
     return r, al, bad, n_mat
 
 

@@ -21,12 +21,12 @@ def _data(n=60, d=12, scale=0.7, seed=0, density=0.5):
     return sp.csr_matrix(X), y
 
 
-def _fit(lazy, X, y, cuts=(), **params):
+def _fit(lazy, X, y, cuts=(), classes=(-1, 1), **params):
     est = SketchedOnlineNewton(random_state=0, **params)
     est._lazy_kernel = lazy
     parts, start = [], 0
     for stop in list(cuts) + [X.shape[0]]:
-        parts.append(est.partial_fit_scores(X[start:stop], y[start:stop], classes=[-1, 1]))
+        parts.append(est.partial_fit_scores(X[start:stop], y[start:stop], classes=list(classes)))
         start = stop
     return est, np.concatenate(parts)
 
@@ -96,7 +96,8 @@ def test_lazy_multiclass_outputs_independent():
     X, _ = _data(n=50)
     y = np.arange(50) % 3
     for sketch in ("rfd", "oja"):
-        a, sa = _fit(False, X, y, sketch=sketch, ell=3, alpha0=1.0)
-        b, sb = _fit(True, X, y, sketch=sketch, ell=3, alpha0=1.0)
+        a, sa = _fit(False, X, y, cuts=(20,), classes=(0, 1, 2), sketch=sketch, ell=3, alpha0=1.0)
+        b, sb = _fit(True, X, y, cuts=(20,), classes=(0, 1, 2), sketch=sketch, ell=3, alpha0=1.0)
+        assert sa.shape == (50, 3)
         np.testing.assert_allclose(sa, sb, rtol=0, atol=TOL)
         np.testing.assert_allclose(a.coef_, b.coef_, rtol=0, atol=TOL)
