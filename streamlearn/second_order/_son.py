@@ -208,6 +208,13 @@ class SketchedOnlineNewton(_SecondOrder):
     use the doubling buffer (2 ell rows, shrink to ell - 1, Alg. 6's ell zero rows at the start).
     RFD with ``alpha0 = 0`` (RFD0-SON) runs its alpha = 0 phase with the pseudo-inverse of ``B^T B``.
 
+    Cost: FD, PFD, RFD and Oja run a lazy sparse form (``_kernels/son_lazy.py``) whose per-example work is
+    O(ell nnz + ell^2) plus amortised materialisations of the dense sketch rows (BLAS-3, when the lazy form
+    has cost more than one materialisation; Oja's factor V = F Z also every 512 rows and when F loses
+    conditioning); RP runs the dense O(ell d) kernel. Both forms compute the same iterates (to rounding).
+    Every step moves u by at most ``|g| / alpha0`` (alpha >= alpha0 for every sketch), so an alpha0 far above
+    the regulariser RFD grows on its own leaves the model near 0 after one pass (``alpha_`` shows it).
+
     Deviation from App. A: in the alpha = 0 phase the projection uses the H-seminorm minimiser
     ``w2* = u - tau / |x_perp|^2 x_perp`` (zero H-cost) instead of the printed ``w2`` (feasible but not
     the minimiser), and the printed ``w1`` when x lies in the row space of B (ALGORITHMS.md 6.4).

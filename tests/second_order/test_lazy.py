@@ -101,3 +101,22 @@ def test_lazy_multiclass_outputs_independent():
         assert sa.shape == (50, 3)
         np.testing.assert_allclose(sa, sb, rtol=0, atol=TOL)
         np.testing.assert_allclose(a.coef_, b.coef_, rtol=0, atol=TOL)
+
+
+@pytest.mark.parametrize("lazy", [False, True])
+@pytest.mark.parametrize("sketch,alpha0", [("fd", 0.5), ("pfd", 0.5), ("rfd", 1.0), ("rfd", 0.0), ("oja", 0.5)])
+def test_both_kernels_match_numpy_twin(sketch, alpha0, lazy):
+    # the dense reference kernel stays tested against the NumPy twin now that the lazy one is the default
+    X, y = _data(n=50, d=8)
+    Xd = X.toarray()
+    est = SketchedOnlineNewton(sketch=sketch, ell=3, alpha0=alpha0, loss="logistic", random_state=0)
+    est._lazy_kernel = lazy
+    est.partial_fit(X[:1], y[:1], classes=[-1, 1], sample_weight=[0.0])  # allocate (Oja's V0) without learning
+    V0 = est._state_buf[0, :est._state_n_rows[0]].copy() if sketch == "oja" else None
+    est.t_ = 0
+    scores = est.partial_fit_scores(X, y)
+    ns, nw, nal = naive_son(Xd, y, sketch=sketch, ell=3, alpha0=alpha0, mu=1 / 8, eta=1.0, C=1.0, loss="logistic",
+                            V0=V0)
+    np.testing.assert_allclose(scores, ns, rtol=0, atol=TOL)
+    np.testing.assert_allclose(est.coef_[0], nw, rtol=0, atol=TOL)
+    assert est.alpha_[0] == pytest.approx(nal, rel=1e-10, abs=1e-12)

@@ -142,13 +142,7 @@ def _run(args):
     for m, ell, grid in configs:
         means = {a: float(np.mean(acc[(m, ell, a)])) for a in grid}
         best = max(grid, key=lambda a: means[a])
-        idx = None if ell is None else ells.index(ell)
-        pa = ps = None
-        if paper is not None and (idx is None or idx < 3):
-            if ell is None:
-                pa, ps = paper["acc"].get((m, None)), paper["sec"].get((m, None))
-            elif ells == ([5, 10, 20] if name == "a9a" else [20, 30, 50])[:len(ells)]:
-                pa, ps = paper["acc"][m][idx], paper["sec"][m][idx]
+        pa, ps = _paper_figures(paper, name, m, ell)
         rows.append({"method": m, "ell": ell, "best_alpha0": best, "test_accuracy": means[best],
                      "test_accuracy_std": float(np.std(acc[(m, ell, best)])), "paper_accuracy": pa,
                      "alpha0_spread": float(max(means.values()) - min(means.values())),
@@ -158,6 +152,18 @@ def _run(args):
                      "accuracy_by_alpha0": {f"{a:g}": means[a] for a in grid},
                      "data": name, "splits": args.splits, "n_train": n_train, "n_features": d})
     return rows
+
+
+def _paper_figures(paper, name, method, ell):
+    """Table 2 accuracy and Table 3 seconds for (method, ell); ell must be one of the paper's sketch sizes."""
+    if paper is None:
+        return None, None
+    if ell is None:
+        return paper["acc"].get((method, None)), paper["sec"].get((method, None))
+    sizes = [5, 10, 20] if name == "a9a" else [20, 30, 50]
+    if ell not in sizes:
+        return None, None
+    return paper["acc"][method][sizes.index(ell)], paper["sec"][method][sizes.index(ell)]
 
 
 def _spread(values):
