@@ -85,13 +85,18 @@ class _CCFMBase(_BaseOnline):
 
     def diagnostics(self):
         """Counters of the run so far (summed over outputs): see the subclass docstring for their meaning.
-        ``trace_norm`` (the largest ||C_k||_tr) is None above 999 features (it needs a dense eigendecomposition)."""
+        ``trace_norm`` (the largest ||C_k||_tr) is None above 999 features in the dense states (it needs a dense
+        eigendecomposition); the scalable OCCFM state gives it from its small core matrix at any size."""
         check_is_fitted(self)
         s = self._state_stats.sum(axis=0)
         out = {name: float(s[idx]) for name, idx in self._stat_names().items()}
-        lams = [np.linalg.eigvalsh(C) for C in self._dense_C()] if self._small() else None
-        out["trace_norm"] = None if lams is None else float(max(np.abs(v).sum() for v in lams))
+        out["trace_norm"] = self._trace_norm()
         return out
+
+    def _trace_norm(self):
+        if not self._small():
+            return None
+        return float(max(np.abs(np.linalg.eigvalsh(C)).sum() for C in self._dense_C()))
 
     def _small(self):
         return self.n_features_in_ + 1 <= 1000  # trace_norm needs a dense eigendecomposition
@@ -307,6 +312,13 @@ class _OCCFM(_CCFMBase):
             return self._state_M * self._state_scale[:, None, None]
         return np.array([_sym(W[:, :kd] @ A[:kd, :kd] @ W[:, :kd].T)
                          for W, A, kd in zip(self._state_W, self._state_A, self._state_kdim)])
+
+    def _trace_norm(self):
+        if self.mode_ == "exact":
+            return super()._trace_norm()
+        # C = W A W^T with orthonormal W: ||C||_tr = ||A||_tr
+        return float(max(np.abs(np.linalg.eigvalsh(A[:kd, :kd])).sum() if kd else 0.0
+                         for A, kd in zip(self._state_A, self._state_kdim)))
 
     def dense_gradient_sum(self):
         """The sum of past gradients ``S = sum_tau l'_tau 1/2 xhat xhat^T`` as the model holds it: exact in

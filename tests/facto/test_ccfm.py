@@ -135,6 +135,7 @@ def test_every_iterate_is_symmetric_and_in_the_trace_norm_ball(make):
         C = est.augmented_matrix()
         assert np.array_equal(C, C.T), f"C_{i + 2} is not symmetric"
         norms.append(_trace_norm(C))
+        assert est.diagnostics()["trace_norm"] == pytest.approx(norms[-1], rel=1e-9, abs=1e-12)
     assert max(norms) <= 2.0 * (1 + 1e-9), max(norms)
     assert max(norms) > 1.0  # the constraint matters in this stream
     if est.__class__.__name__.startswith("OCCFM") and est.mode_ == "scalable":

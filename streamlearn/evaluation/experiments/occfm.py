@@ -192,7 +192,8 @@ def _run_ours(task, make, X, y, Xt, yt, budget):
     diag = getattr(est, "diagnostics", None)
     if diag is not None:
         d = dict(diag())
-        d.pop("trace_norm", None)
+        if d.get("trace_norm") is None:
+            d.pop("trace_norm", None)
         if n >= 1:
             d["lmo_matvecs_per_example"] = d.get("lmo_matvecs", 0.0) / n
         row["diagnostics"] = d
