@@ -35,7 +35,7 @@ def add_parser(sub):
                         "same as -p block_mb=N")
     add_scheduler_option(p, "train by iterative parameter mixing")
     p.add_argument("--rounds", type=int, default=None, metavar="R",
-                   help="mixing rounds with --scheduler (default: fit_mixing's default)")
+                   help="mixing rounds with --scheduler (default 5, fit_mixing's default)")
     p.set_defaults(func=run_train)
 
     e = sub.add_parser("evaluate", help="progressive validation of a learner on a LIBSVM file: VW-style "
