@@ -39,7 +39,7 @@ What is measured, and how it is kept fair:
 
 Target of the issue: (a) 2 workers >= 1.6x faster than 1 process, same run. A 2-core machine shared with
 other jobs cannot show it: the load average at start and end is printed next to the figures; rerun when
-the machine is quiet.
+the machine is quiet (``--wait-load 0.5`` waits for that before timing).
 
 Writes ``benchmarks/results/dask_speed.json`` (every raw timing) and ``dask_speed.md``.
 ``python benchmarks/dask_speed.py --quick`` is a small smoke run (~1 min, written to ``dask_speed_quick.*``);
@@ -172,6 +172,18 @@ def worker_blas(_=None):
     from threadpoolctl import threadpool_info
 
     return sorted({f"{i['internal_api']}:{i['num_threads']}" for i in threadpool_info()})
+
+
+def wait_for_load(target, max_wait):
+    """Sleep until the 1-minute load average is below ``target`` (or ``max_wait`` seconds passed)."""
+    t0 = time.perf_counter()
+    while os.getloadavg()[0] >= target and time.perf_counter() - t0 < max_wait:
+        print(f"  waiting for load < {target} (now {load_str()})", file=sys.stderr, flush=True)
+        time.sleep(10)
+    out = {"target": target, "seconds": time.perf_counter() - t0, "load_reached": load_str(),
+           "reached": os.getloadavg()[0] < target}
+    print(f"  load wait: {out}", file=sys.stderr, flush=True)
+    return out
 
 
 def process_cpu(_=None):
@@ -315,6 +327,10 @@ def write(result, args):
              f"Clusters: `LocalCluster(n_workers=N, threads_per_worker=1, processes=True)`, started before "
              f"timing in {', '.join(f'{k}: {v:.1f} s' for k, v in meta['cluster_start_seconds'].items())}; "
              f"worker BLAS: {meta['worker_blas']}; this process: BLAS limited to 1 thread.", ""]
+    if "waited_for_load" in meta:
+        w = meta["waited_for_load"]
+        lines += [f"Waited {w['seconds']:.0f} s for a 1-minute load average below {w['target']}: "
+                  f"{'reached' if w['reached'] else 'NOT reached'} (load {w['load_reached']} when timing began).", ""]
     sk = result.get("sketch")
     if sk:
         keys = list(sk["best"])
@@ -389,6 +405,10 @@ def main(argv=None):
                     help="smoke run: 40,000 rows, 1 repeat, 1 training repeat, a9a only (figures not meaningful), "
                     "written to "
                     "results/dask_speed_quick.{json,md}")
+    ap.add_argument("--wait-load", type=float, default=None, metavar="L",
+                    help="before timing, wait until the 1-minute load average is below L (checked every 10 s, "
+                    "at most --max-wait seconds; the wait and the load reached are recorded)")
+    ap.add_argument("--max-wait", type=float, default=1800, help="seconds (default 1800)")
     ap.add_argument("--tmp", default=os.environ.get("TMPDIR", "/tmp") + "/streamlearn_dask_speed",
                     help="where the partition files are written and cached")
     args = ap.parse_args(argv)
@@ -433,6 +453,8 @@ def _main(args, argv):
         blas = clusters["dask, 2 workers"].run(worker_blas).values()
         meta["worker_blas"] = "; ".join(sorted({", ".join(v) for v in blas}))
         result = {"command": meta["command"], "meta": meta}
+        if args.wait_load is not None:
+            meta["waited_for_load"] = wait_for_load(args.wait_load, args.max_wait)
         if not args.no_sketch:
             result["sketch"] = bench_sketch(args, clusters, meta)
         if not args.no_train:
