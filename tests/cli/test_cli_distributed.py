@@ -1,7 +1,8 @@
 """``streamlearn train/sketch --scheduler``: the command line over streamlearn.distributed on a LocalCluster.
 
-One ``local:2`` run (the CLI starts and stops its own cluster); the other cluster runs share one module-scoped
-LocalCluster of 2 worker processes through its address (the ``ADDRESS`` form of ``--scheduler``).
+One ``local:2`` run (the CLI starts and stops its own cluster of 2 worker processes); the other cluster runs
+share one module-scoped LocalCluster of 2 worker threads through its tcp address (the ``ADDRESS`` form of
+``--scheduler``).
 """
 
 import importlib.util
@@ -29,7 +30,9 @@ def _json(capsys):
 def address():
     distributed = pytest.importorskip("distributed", reason="dask.distributed is not installed (pip install "
                                       "streamlearn[dask])")
-    with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
+    # worker threads in this process (no worker start-up: the CLI's --scheduler ADDRESS path is the same);
+    # the local:2 test runs real worker processes
+    with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=False, protocol="tcp",
                                   dashboard_address=":0") as cluster:
         yield cluster.scheduler_address
 
