@@ -49,7 +49,7 @@ def _assert_same(a, b, sa, sb):
 @pytest.mark.parametrize("loss", ["squared", "logistic", "hinge"])
 @pytest.mark.parametrize("mat_factor", [1e-9, 10.0, 1e9])
 def test_lazy_matches_dense_kernel(sketch, alpha0, loss, mat_factor, monkeypatch):
-    # mat_factor 1e-9: materialise after every shrink; 1e9: only at chunk ends (and when the store is full)
+    # mat_factor 1e9: materialise after every shrink; 1e-9: only at chunk ends (and when the store is full)
     monkeypatch.setattr(son_module, "_LAZY_MAT_FACTOR", mat_factor)
     X, y = _data(scale=3.0 if alpha0 == 0 else 0.7)
     params = dict(sketch=sketch, ell=3, alpha0=alpha0, loss=loss)
@@ -60,7 +60,7 @@ def test_lazy_matches_dense_kernel(sketch, alpha0, loss, mat_factor, monkeypatch
 
 def test_lazy_fd_store_full_forces_materialisation(monkeypatch):
     monkeypatch.setattr(son_module, "_LAZY_MAX_SPARSE_ROWS", 5)
-    monkeypatch.setattr(son_module, "_LAZY_MAT_FACTOR", 1e9)
+    monkeypatch.setattr(son_module, "_LAZY_MAT_FACTOR", 1e-9)
     X, y = _data(n=80)
     a, sa = _fit(False, X, y, sketch="fd", ell=4, alpha0=0.5)
     b, sb = _fit(True, X, y, sketch="fd", ell=4, alpha0=0.5)
