@@ -425,7 +425,8 @@ def _markdown(out):
                      "(sklearn.base pulls in scipy.stats) is the larger share of our start-up."
                      if f["import numpy, numba"] > vw else "")]
     lines += ["", "### After the imports (same processes: ours read + learn + save; VW: `Workspace(-d ... -f ...)` + "
-              "`finish()` after `import vowpalwabbit`)", "",
+              "`finish()` after `import vowpalwabbit`; the reader-thread variant's figure leaves out the chunks it "
+              "parsed while the main thread was importing, so it flatters that variant)", "",
               "| data | learner | VW s | ours s (ratio) | ours incl. numba start-up s (ratio) | ours, reader thread s "
               "(ratio) |", "|---|---|---|---|---|---|"]
     for r in out["file_to_model"]:
