@@ -7,14 +7,14 @@ optimisers, although one command needs one learner and one reader. Measured with
 change: 0.33 s on top of the ``numpy + numba + sklearn.base`` floor, of which the FTRL path needs about a
 fifth. The public names stay where they were; they are imported on first access.
 
-A saved model names its class by public path (``streamlearn.facto.FMClassifier``), and classes register
-with :mod:`streamlearn.persist` when their module is imported, so the registry imports that public module
-on a miss: ``streamlearn.load(path)`` works whatever has been imported so far.
+A saved model names its class by public path (``streamlearn.facto.FMClassifier``); classes register with
+:mod:`streamlearn.persist` when their module is imported, and ``persist.load`` imports that public module on
+a miss, so ``streamlearn.load(path)`` works whatever has been imported so far.
 """
 
 import importlib
 
-__all__ = ["lazy_attributes", "ImportingRegistry"]
+__all__ = ["lazy_attributes"]
 
 
 def lazy_attributes(module_name, namespace, names):
@@ -41,16 +41,3 @@ def lazy_attributes(module_name, namespace, names):
         return sorted(set(namespace) | set(names))
 
     return __getattr__, __dir__
-
-
-class ImportingRegistry(dict):
-    """The persist registry (public class path -> class) that imports the public module on a miss."""
-
-    def get(self, name, default=None):
-        if name not in self and isinstance(name, str) and name.startswith("streamlearn."):
-            module, _, attr = name.rpartition(".")
-            try:
-                getattr(importlib.import_module(module), attr, None)  # defining the class registers it
-            except ImportError:
-                pass
-        return super().get(name, default)

@@ -18,6 +18,7 @@ dtype, shape and SHA-256. Loading verifies all of it and names what is wrong::
 """
 
 import hashlib
+import importlib
 import io
 import json
 import numbers
@@ -35,6 +36,24 @@ FORMAT = "streamlearn-model"
 FORMAT_VERSION = 1
 _STORE_ABOVE = 8 << 20  # bytes
 _REGISTRY = {}
+
+
+def _registered_class(name):
+    """The class saved under public path ``name``, or None.
+
+    Classes register when their module is imported and subpackages are imported on first access
+    (:mod:`streamlearn._lazy`), so on a miss the public module named in the path is imported once: loading
+    works whatever has been imported so far. Only ``streamlearn.*`` modules are ever imported.
+    """
+    if not isinstance(name, str):
+        return None
+    if name not in _REGISTRY and name.startswith("streamlearn."):
+        module = name.rpartition(".")[0]
+        try:
+            importlib.import_module(module)  # defining the class registers it
+        except ImportError:
+            pass
+    return _REGISTRY.get(name)
 
 
 class ModelFileError(ValueError):
@@ -178,7 +197,7 @@ def load(path):
             raise ModelFileError(f"{path}: model format version {version!r}; this streamlearn "
                                  f"({__version__}) reads version {FORMAT_VERSION}. Re-save the model with a "
                                  "matching streamlearn version.")
-        cls = _REGISTRY.get(meta.get("class"))
+        cls = _registered_class(meta.get("class"))
         if cls is None:
             raise ModelFileError(f"{path}: unknown class {meta.get('class')!r}; expected a streamlearn "
                                  "estimator or sketch.")

@@ -8,7 +8,8 @@ import pytest
 
 import streamlearn
 from streamlearn import linear_model
-from streamlearn._lazy import ImportingRegistry, lazy_attributes
+from streamlearn._lazy import lazy_attributes
+from streamlearn.persist import _registered_class
 
 
 def _run(code):
@@ -71,5 +72,5 @@ def test_helpers_directly():
     assert getattr_("LOSSES") is ns["LOSSES"] and "logistic" in ns["LOSSES"]
     assert getattr_("losses").__name__ == "streamlearn.losses"
     assert dir_() == ["LOSSES", "losses"]
-    reg = ImportingRegistry()
-    assert reg.get("streamlearn.no_such_module.X") is None and reg.get("other.X", 1) == 1
+    assert _registered_class("streamlearn.no_such_module.X") is None
+    assert _registered_class("other.X") is None and _registered_class(None) is None
