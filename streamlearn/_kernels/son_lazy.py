@@ -1,4 +1,4 @@
-"""Sparse (lazy) forms of the sketched online Newton step for FD/PFD/RFD and Oja (issue 4's design note).
+"""Sparse (lazy) forms of the sketched online Newton step for FD/PFD/RFD, Oja and RP (issue 4's design note).
 
 Same per-example protocol, same arithmetic as ``son_epoch`` (son.py, the dense reference), but no O(ell d)
 work per example on sparse rows:
@@ -22,6 +22,10 @@ w fixed; the orthonormalisation ``V <- D^{-1/2} L^{-1} V'`` acts on F only (``_o
 r x r factor) and ``F^{-1} <- F^{-1} L D^{1/2}`` in O(r^2). Every ``REORTH_EVERY`` rows (as in the dense
 kernel) V is materialised (``Z <- F Z``, BLAS-3), re-orthonormalised, and b folded into v.
 
+RP (``son_rp_lazy``). ``w = v + S^T c``; S's rows change by the sparse rank-one ``r a^T`` in place (stored
+transposed), ``v -= (r.c) a`` keeps w fixed; the Gram matrix changes by rank two, so it is refactored
+(O(ell^3)) per solve. No materialisation is needed.
+
 Where ``alpha`` is negligible (the pseudo-inverse phase, RFD0's alpha = 0), the same lazy form is used with
 the eigendecomposition solves of ``son.py``; results agree with ``son_epoch`` to rounding.
 """
@@ -34,6 +38,7 @@ from ._numba import njit_kernel
 from .fd import fd_rotation
 from .losses import loss_dloss
 from .oja import REORTH_EVERY, _oja_gamma, _oja_orthonormalise
+from .rp import rp_row_vector
 from .son import PINV_TOL, SKETCH_RFD, _clear_unused, _small_matrix, _small_solve, _tau, _use_pinv
 
 
@@ -597,3 +602,137 @@ def son_oja_lazy(indptr, indices, data, targets, sw, w, buf, gram, sc, aux, n_ro
         if bad >= 0 and (first_bad < 0 or bad < first_bad):
             first_bad = bad
     return t + n, first_bad, n_mat
+
+
+# ------------------------------------------------------------------------------------------ RP
+@njit_kernel
+def _rp_lazy_one(indptr, indices, data, targets, k, sw, w, buf, gram, r, al, t0, loss, C, mu, eta, seed,
+                 rp_dist, out):
+    """One output of ``son_rp_lazy``; returns ``bad``. S stored transposed (d, r), ``w = v + S^T c``."""
+    n = indptr.shape[0] - 1
+    d = w.shape[0]
+    St = np.empty((d, r))
+    for a in range(r):
+        for j in range(d):
+            St[j, a] = buf[a, j]
+    sc = np.ones(r)
+    c = np.zeros(r)
+    v = w
+    bx = np.zeros(r)
+    bg = np.zeros(r)
+    z1 = np.zeros(r)
+    z2 = np.zeros(r)
+    rvec = np.zeros(r)
+    L = np.zeros((r, r))
+    bad = -1
+    for i in range(n):
+        st = indptr[i]
+        en = indptr[i + 1]
+        t = t0 + i + 1
+        eta_t = eta / t
+        for a in range(r):
+            bx[a] = 0.0
+        z = 0.0
+        xx = 0.0
+        for p in range(st, en):
+            j = indices[p]
+            xv = data[p]
+            z += v[j] * xv
+            xx += xv * xv
+            for a in range(r):
+                bx[a] += St[j, a] * xv
+        for a in range(r):
+            z += c[a] * bx[a]
+        tau = _tau(z, C)
+        if tau != 0.0 and xx > 0.0:
+            pinv, _ = _solve(gram, sc, r, al, L, 0, bx, z1, z2)
+            den = xx
+            for a in range(r):
+                den -= z1[a] * bx[a]
+            mode = 0
+            if pinv and not (den > PINV_TOL * xx):
+                mode = 1
+                den = 0.0
+                for a in range(r):
+                    den += z2[a] * bx[a]
+            if not (den > 0.0 and math.isfinite(den)):
+                mode = 2
+                den = xx
+            f = tau / den
+            if mode != 1:
+                for p in range(st, en):
+                    v[indices[p]] -= f * data[p]
+            if mode == 0:
+                for a in range(r):
+                    c[a] += f * z1[a]
+            elif mode == 1:
+                for a in range(r):
+                    c[a] -= f * z2[a]
+            z -= tau
+        out[i, k] = z
+        if not math.isfinite(z):
+            bad = i
+            break
+        if sw[i] == 0.0:
+            continue
+        dl = sw[i] * loss_dloss(loss, targets[i, k], z, 0.0)
+        if dl == 0.0 or xx == 0.0:
+            continue
+        # ---- S += r a^T with a = ca x (sparse); G += r q^T + q r^T + |a|^2 r r^T, q = S a (old S)
+        ca = math.sqrt(mu + eta_t) * dl
+        rp_row_vector(seed, t - 1, rp_dist, rvec)
+        aa = 0.0
+        for p in range(st, en):
+            gv = ca * data[p]
+            aa += gv * gv
+        for a in range(r):
+            qa = ca * bx[a]
+            for b in range(r):
+                gram[a, b] += rvec[a] * (ca * bx[b]) + qa * rvec[b] + aa * rvec[a] * rvec[b]
+        rc = 0.0
+        for a in range(r):
+            rc += rvec[a] * c[a]
+        for p in range(st, en):
+            j = indices[p]
+            gv = ca * data[p]
+            v[j] -= rc * gv  # keeps w = v + S^T c fixed while S changes
+            for a in range(r):
+                St[j, a] += rvec[a] * gv
+        # ---- u = w - H^{-1} g
+        for a in range(r):
+            bg[a] = dl * (bx[a] + rvec[a] * ca * xx)
+        pinv, _ = _solve(gram, sc, r, al, L, 0, bg, z1, z2)
+        if not pinv:
+            inv = 1.0 / al
+            for p in range(st, en):
+                v[indices[p]] -= inv * dl * data[p]
+            for a in range(r):
+                c[a] += inv * z1[a]
+        else:
+            for a in range(r):
+                c[a] -= z2[a]
+    fold = np.dot(St, c)
+    for j in range(d):
+        v[j] += fold[j]
+    for a in range(r):
+        for j in range(d):
+            buf[a, j] = St[j, a]
+    return bad
+
+
+@njit_kernel
+def son_rp_lazy(indptr, indices, data, targets, sw, w, buf, gram, n_rows, alpha, t, loss, C, mu, eta, seed, rp_dist,
+                out):
+    """RP sketched online Newton step in the lazy sparse form, K outputs: ``w = v + S^T c`` with S updated in
+    place by its sparse rank-one rows (no materialisation needed), O(ell nnz + ell^3) per example (the Gram
+    matrix changes by rank two, so it is refactored each time). Same arrays and result as ``son.son_epoch``
+    with ``sketch = SKETCH_RP``. Returns ``(t, bad, 0)``."""
+    n = indptr.shape[0] - 1
+    K = w.shape[0]
+    first_bad = -1
+    for k in range(K):
+        bad = _rp_lazy_one(indptr, indices, data, targets, k, sw, w[k], buf[k], gram[k], n_rows[k], alpha[k], t,
+                           loss, C, mu, eta, seed, rp_dist, out)
+        if bad >= 0 and (first_bad < 0 or bad < first_bad):
+            first_bad = bad
+    return t + n, first_bad, 0

@@ -211,7 +211,9 @@ class SketchedOnlineNewton(_SecondOrder):
     Cost: FD, PFD, RFD and Oja run a lazy sparse form (``_kernels/son_lazy.py``) whose per-example work is
     O(ell nnz + ell^2) plus amortised materialisations of the dense sketch rows (BLAS-3, when the lazy form
     has cost more than one materialisation; Oja's factor V = F Z also every 512 rows and when F loses
-    conditioning); RP runs the dense O(ell d) kernel. Both forms compute the same iterates (to rounding).
+    conditioning); RP keeps ``w = v + S^T c`` with S updated in place by its sparse rows, O(ell nnz + ell^3).
+    The dense O(ell d) kernel (``_kernels/son.py``) stays as the reference; both compute the same iterates
+    (to rounding).
     Every step moves u by at most ``|g| / alpha0`` (alpha >= alpha0 for every sketch), so an alpha0 far above
     the regulariser RFD grows on its own leaves the model near 0 after one pass (``alpha_`` shows it).
 
@@ -335,6 +337,11 @@ class SketchedOnlineNewton(_SecondOrder):
                 self._state_sc, self._state_aux, self._state_n_rows, self._state_alpha, self.t_,
                 loss_code(self.loss), float(self.C), self._mu(), float(self.eta), float(self.oja_learning_rate),
                 _kl.OJA_FACTOR_COND, out)
+        elif lazy and self.sketch == "rp":
+            t, bad, nm = _kl.son_rp_lazy(
+                X.indptr, X.indices, X.data, targets, sw, self.coef_, self._state_buf, self._state_gram,
+                self._state_n_rows, self._state_alpha, self.t_, loss_code(self.loss), float(self.C), self._mu(),
+                float(self.eta), self._state_seed[0], 0, out)
         else:
             t, bad = self._dense_pass(X, targets, sw, out, keep, n_shrink)
             nm = 0
