@@ -15,8 +15,9 @@ Same run, same examples: the a9a training file (and farm-ads with ``--farm-ads``
 The machine is shared: read the ratios (ours / VW in the same run), not the absolute figures.
 
     python benchmarks/son_speed.py [--ells 10,20,50] [--farm-ads] [--repeat 3] [--dense-rows 500]
+                                   [--methods rfd,fd,oja] [--tag NAME]
 
-Writes benchmarks/results/son_speed.json and .md.
+Writes benchmarks/results/son_speed.json and .md (son_speed_TAG.* with --tag).
 """
 
 import argparse
@@ -71,6 +72,8 @@ def main():
     ap.add_argument("--farm-ads", action="store_true")
     ap.add_argument("--repeat", type=int, default=1)
     ap.add_argument("--dense-rows", type=int, default=0, help="also time the dense reference kernel on N rows")
+    ap.add_argument("--methods", default="rfd,fd,oja", help="sketches to time (rfd, fd, oja, pfd, rp)")
+    ap.add_argument("--tag", default="", help="suffix of the output files (son_speed_TAG.json/.md)")
     args = ap.parse_args()
     from threadpoolctl import threadpool_limits
     threadpool_limits(1)
@@ -88,7 +91,7 @@ def main():
             sgd = min(_vw_time(path, []) for _ in range(args.repeat))
             for ell in ells:
                 vw = min(_vw_time(path, ["--OjaNewton", "--sketch_size", str(ell)]) for _ in range(args.repeat))
-                for sk in ("rfd", "fd", "oja"):
+                for sk in args.methods.split(","):
                     SketchedOnlineNewton(sketch=sk, ell=ell, alpha0=10.0).partial_fit(X[:2], y[:2], classes=[-1, 1])
                     best = np.inf
                     for _ in range(args.repeat):
@@ -117,10 +120,13 @@ def main():
                                  else None})
                     print(json.dumps(rows[-1]), flush=True)
     RESULTS.mkdir(exist_ok=True)
-    (RESULTS / "son_speed.json").write_text(json.dumps(rows, indent=1))
+    stem = "son_speed" + (f"_{args.tag}" if args.tag else "")
+    (RESULTS / f"{stem}.json").write_text(json.dumps(rows, indent=1))
     lines = ["# son_speed: sketched online Newton vs VW --OjaNewton (one pass, same examples)", "",
              "Command: `python benchmarks/son_speed.py --ells " + args.ells + (" --farm-ads" if args.farm_ads else "")
              + (f" --dense-rows {args.dense_rows}" if args.dense_rows else "") + f" --repeat {args.repeat}"
+             + (f" --methods {args.methods}" if args.methods != "rfd,fd,oja" else "")
+             + (f" --tag {args.tag}" if args.tag else "")
              + "`. Shared 2-core machine: read the ratio column. Ours: lazy sparse kernels (son_lazy.py), "
              "time of the whole pass / n (amortised: materialisations included, their count in its column); "
              "dense: the O(ell d) reference kernel on the first rows.", "",
@@ -134,7 +140,7 @@ def main():
                      f"{r['materialisations']} | {dk} | "
                      f"{r['vw_oja_us_per_example']:.1f} ({r['vw_oja_net_us_per_example']:.1f}) | "
                      f"{r['ratio_ours_over_vw']:.2f} | {p} |")
-    (RESULTS / "son_speed.md").write_text("\n".join(lines) + "\n")
+    (RESULTS / f"{stem}.md").write_text("\n".join(lines) + "\n")
 
 
 if __name__ == "__main__":
