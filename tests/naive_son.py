@@ -98,8 +98,13 @@ def _project(u, x, B, alpha, C):
     return u - tau / (x @ hx) * hx  # w1
 
 
-def naive_son(X, y, *, sketch, ell, alpha0, mu, eta, C, loss, beta=0.2, seed=0, rp_dist=0, V0=None, oja_c=2.0):
-    """Returns (pre-update scores, final pending u, final alpha)."""
+def naive_son(X, y, *, sketch, ell, alpha0, mu, eta, C, loss, beta=0.2, seed=0, rp_dist=0, V0=None, oja_c=2.0,
+              slab="next"):
+    """Returns (pre-update scores, final pending u, final alpha).
+
+    ``slab="current"``: Alg. 6 as printed, no projection before predicting, the updated u projected onto the
+    current example's slab with the post-update H.
+    """
     X = np.asarray(X, dtype=float)
     d = X.shape[1]
     w = np.zeros(d)
@@ -123,8 +128,11 @@ def naive_son(X, y, *, sketch, ell, alpha0, mu, eta, C, loss, beta=0.2, seed=0, 
     t = 0
     for x, yt in zip(X, y):
         B = sketch_matrix()
-        z = min(max(w @ x, -C), C)  # the projected point's exact score
-        w = _project(w, x, B, alpha, C)
+        if slab == "current":
+            z = w @ x
+        else:
+            z = min(max(w @ x, -C), C)  # the projected point's exact score
+            w = _project(w, x, B, alpha, C)
         scores.append(z)
         t += 1
         dl = naive_dloss(loss, yt, z)
@@ -154,4 +162,6 @@ def naive_son(X, y, *, sketch, ell, alpha0, mu, eta, C, loss, beta=0.2, seed=0, 
             w = w - np.linalg.solve(B.T @ B + alpha * np.eye(d), g)
         else:
             w = w - pv[0] @ g
+        if slab == "current":
+            w = _project(w, x, B, alpha, C)
     return np.array(scores), w, alpha

@@ -176,7 +176,7 @@ def _fd_materialise(Dt, r0, T, r, q, sp_ptr, sp_idx, sp_val, n_sp, e, v):
 
 @njit_kernel
 def _fd_lazy_one(indptr, indices, data, targets, k, sw, w, buf, gram, r, al, t0, sketch, keep, n_shrink,
-                 loss, C, mu, eta, max_sp, mat_factor, out):
+                 loss, C, mu, eta, max_sp, mat_factor, slab_current, out):
     """One output of ``son_fd_lazy`` over the chunk; returns ``(r, alpha, bad)``."""
     n = indptr.shape[0] - 1
     d = w.shape[0]
@@ -224,8 +224,8 @@ def _fd_lazy_one(indptr, indices, data, targets, k, sw, w, buf, gram, r, al, t0,
         for b in range(q):
             z += e[b] * bxb[b]
         _matvec(T, r, q, bxb, bx)
-        # ---- projection
-        tau = _tau(z, C)
+        # ---- projection (onto the slab of the example about to be predicted; see slab_current)
+        tau = 0.0 if slab_current else _tau(z, C)
         if tau != 0.0 and xx > 0.0:
             pinv, nchol = _solve(gram, sc, r, al, L, nchol, bx, z1, z2)
             # dirv = x - B^T zsel (zsel = z1: M^{-1} Bx, or G^+ Bx in the pinv phase)
@@ -318,6 +318,37 @@ def _fd_lazy_one(indptr, indices, data, targets, k, sw, w, buf, gram, r, al, t0,
             _add_rmatvec(T, r, q, z1, inv, e)
         else:
             _add_rmatvec(T, r, q, z2, -1.0, e)
+        if slab_current:
+            # Alg. 6 as printed (K_t): project u onto |w.x_t| <= C with the post-update H
+            _matvec(T, r, q, bxb, bx)
+            zu = 0.0
+            for p in range(st, en):
+                zu += v[indices[p]] * data[p]
+            for b in range(q):
+                zu += e[b] * bxb[b]
+            tau = _tau(zu, C)
+            if tau != 0.0:
+                pinv, nchol = _solve(gram, sc, r, al, L, nchol, bx, z1, z2)
+                den = xx
+                for a in range(r):
+                    den -= z1[a] * bx[a]
+                mode = 0
+                if pinv and not (den > PINV_TOL * xx):
+                    mode = 1
+                    den = 0.0
+                    for a in range(r):
+                        den += z2[a] * bx[a]
+                if not (den > 0.0 and math.isfinite(den)):
+                    mode = 2
+                    den = xx
+                f = tau / den
+                if mode != 1:
+                    for p in range(st, en):
+                        v[indices[p]] -= f * data[p]
+                if mode == 0:
+                    _add_rmatvec(T, r, q, z1, f, e)
+                elif mode == 1:
+                    _add_rmatvec(T, r, q, z2, -f, e)
         # ---- materialise the dense rows (right after a shrink, when they are fewest) once the lazy form has
         # cost more than doing so
         if n_sp == max_sp or (shrunk and lazy_work * mat_factor >= r * (r0 * d + sp_ptr[n_sp])):
@@ -338,11 +369,14 @@ def _fd_lazy_one(indptr, indices, data, targets, k, sw, w, buf, gram, r, al, t0,
 
 @njit_kernel
 def son_fd_lazy(indptr, indices, data, targets, sw, w, buf, gram, n_rows, alpha, t, sketch, keep, n_shrink,
-                loss, C, mu, eta, max_sp, mat_factor, out):
+                loss, C, mu, eta, max_sp, mat_factor, slab_current, out):
     """FD / PFD / RFD sketched online Newton step in the lazy sparse form (module docstring), K outputs.
 
     Same arrays and result as ``son.son_epoch`` for these sketches. ``max_sp`` sparse rows at most between
-    materialisations; ``mat_factor`` weighs the lazy form's extra work against a materialisation. Returns
+    materialisations; ``mat_factor`` weighs the lazy form's extra work against a materialisation.
+    ``slab_current``: instead of projecting onto the next example's slab before predicting it (Alg. 3, the
+    default), project the updated u onto the current example's slab with the post-update H (Alg. 6 as
+    printed, K_t; the score is then the unclipped w.x). Returns
     ``(t, bad, n_materialisations)`` (mid-chunk ones, summed over the outputs).
     """
     n = indptr.shape[0] - 1
@@ -352,7 +386,7 @@ def son_fd_lazy(indptr, indices, data, targets, sw, w, buf, gram, n_rows, alpha,
     for k in range(K):
         r, al, bad, nm = _fd_lazy_one(indptr, indices, data, targets, k, sw, w[k], buf[k], gram[k], n_rows[k],
                                   alpha[k], t, sketch, keep, n_shrink, loss, C, mu, eta, max_sp, mat_factor,
-                                  out)
+                                  slab_current, out)
         n_rows[k] = r
         alpha[k] = al
         n_mat += nm

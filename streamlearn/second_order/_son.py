@@ -325,12 +325,16 @@ class SketchedOnlineNewton(_SecondOrder):
         keep = ell - 1
         n_shrink = int(min(max(np.floor(beta * (keep + 1) + 1e-9) - 1, 0), keep))
         lazy = getattr(self, "_lazy_kernel", True)
+        # experiment only (benchmarks/rfd0_slab.py): Alg. 6's printed K_t projection, FD family, lazy kernel
+        slab_current = bool(getattr(self, "_slab_current", False))
+        if slab_current and not (lazy and self.sketch in ("fd", "pfd", "rfd")):
+            raise ValueError("_slab_current is implemented for sketch in ('fd', 'pfd', 'rfd') with the lazy kernel only")
         if lazy and self.sketch in ("fd", "pfd", "rfd"):
             t, bad, nm = _kl.son_fd_lazy(
                 X.indptr, X.indices, X.data, targets, sw, self.coef_, self._state_buf, self._state_gram,
                 self._state_n_rows, self._state_alpha, self.t_, _SKETCHES[self.sketch], keep, n_shrink,
                 loss_code(self.loss), float(self.C), self._mu(), float(self.eta), _LAZY_MAX_SPARSE_ROWS,
-                _LAZY_MAT_FACTOR, out)
+                _LAZY_MAT_FACTOR, slab_current, out)
         elif lazy and self.sketch == "oja":
             t, bad, nm = _kl.son_oja_lazy(
                 X.indptr, X.indices, X.data, targets, sw, self.coef_, self._state_buf, self._state_gram,

@@ -120,3 +120,21 @@ def test_both_kernels_match_numpy_twin(sketch, alpha0, lazy):
     np.testing.assert_allclose(scores, ns, rtol=0, atol=TOL)
     np.testing.assert_allclose(est.coef_[0], nw, rtol=0, atol=TOL)
     assert est.alpha_[0] == pytest.approx(nal, rel=1e-10, abs=1e-12)
+
+
+@pytest.mark.parametrize("sketch,alpha0", [("fd", 0.5), ("rfd", 1.0), ("rfd", 0.0)])
+def test_slab_current_variant_matches_twin(sketch, alpha0):
+    # Alg. 6's printed K_t projection (experiment flag), incl. the alpha = 0 phase
+    X, y = _data(n=50, d=8, scale=3.0 if alpha0 == 0 else 1.5)
+    est = SketchedOnlineNewton(sketch=sketch, ell=3, alpha0=alpha0)
+    est._slab_current = True
+    scores = np.concatenate([est.partial_fit_scores(X[:20], y[:20], classes=[-1, 1]), est.partial_fit_scores(X[20:], y[20:])])
+    ns, nw, nal = naive_son(X.toarray(), y, sketch=sketch, ell=3, alpha0=alpha0, mu=1 / 8, eta=1.0, C=1.0,
+                            loss="squared", slab="current")
+    assert np.any(np.abs(ns) > 1.0)  # unclipped scores: the projection happened after the updates
+    np.testing.assert_allclose(scores, ns, rtol=0, atol=TOL)
+    np.testing.assert_allclose(est.coef_[0], nw, rtol=0, atol=TOL)
+    with pytest.raises(ValueError, match="_slab_current"):
+        bad = SketchedOnlineNewton(sketch="oja")
+        bad._slab_current = True
+        bad.partial_fit(X, y, classes=[-1, 1])
