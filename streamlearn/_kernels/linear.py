@@ -51,6 +51,17 @@ SCHEDULE_CONSTANT = 0
 SCHEDULE_INVSQRT = 1
 
 
+# Row positions are walked as unsigned integers too (0 <= indptr[i] is part of the same boundary check):
+# with signed positions numba adds a negative-index fix-up to every data[p] / indices[p] access, which cost
+# a third of the dot product and two fifths of the update on farm-ads (0.46 -> 0.30 ms and 0.60 -> 0.36 ms
+# per pass). Unsigned and signed integers must not meet in one expression (numba would go through float64),
+# hence the typed constants.
+_U1 = np.uintp(1)
+_U2 = np.uintp(2)
+_U3 = np.uintp(3)
+_U4 = np.uintp(4)
+
+
 @njit_inline
 def csr_row_dot(w, k, indices, data, start, end):
     """w[k] . x for the CSR row data[start:end]. Four partial sums break the serial dependency of the
@@ -61,16 +72,17 @@ def csr_row_dot(w, k, indices, data, start, end):
     z1 = 0.0
     z2 = 0.0
     z3 = 0.0
-    p = start
-    while p + 3 < end:
+    p = np.uintp(start)
+    e = np.uintp(end)
+    while p + _U3 < e:
         z0 += w[k, np.uintp(indices[p])] * data[p]
-        z1 += w[k, np.uintp(indices[p + 1])] * data[p + 1]
-        z2 += w[k, np.uintp(indices[p + 2])] * data[p + 2]
-        z3 += w[k, np.uintp(indices[p + 3])] * data[p + 3]
-        p += 4
-    while p < end:
+        z1 += w[k, np.uintp(indices[p + _U1])] * data[p + _U1]
+        z2 += w[k, np.uintp(indices[p + _U2])] * data[p + _U2]
+        z3 += w[k, np.uintp(indices[p + _U3])] * data[p + _U3]
+        p += _U4
+    while p < e:
         z0 += w[k, np.uintp(indices[p])] * data[p]
-        p += 1
+        p += _U1
     return (z0 + z1) + (z2 + z3)
 
 
@@ -86,26 +98,27 @@ def csr_row_dot_sq(w, k, indices, data, start, end):
     q1 = 0.0
     q2 = 0.0
     q3 = 0.0
-    p = start
-    while p + 3 < end:
+    p = np.uintp(start)
+    e = np.uintp(end)
+    while p + _U3 < e:
         a0 = data[p]
-        a1 = data[p + 1]
-        a2 = data[p + 2]
-        a3 = data[p + 3]
+        a1 = data[p + _U1]
+        a2 = data[p + _U2]
+        a3 = data[p + _U3]
         z0 += w[k, np.uintp(indices[p])] * a0
-        z1 += w[k, np.uintp(indices[p + 1])] * a1
-        z2 += w[k, np.uintp(indices[p + 2])] * a2
-        z3 += w[k, np.uintp(indices[p + 3])] * a3
+        z1 += w[k, np.uintp(indices[p + _U1])] * a1
+        z2 += w[k, np.uintp(indices[p + _U2])] * a2
+        z3 += w[k, np.uintp(indices[p + _U3])] * a3
         q0 += a0 * a0
         q1 += a1 * a1
         q2 += a2 * a2
         q3 += a3 * a3
-        p += 4
-    while p < end:
+        p += _U4
+    while p < e:
         a0 = data[p]
         z0 += w[k, np.uintp(indices[p])] * a0
         q0 += a0 * a0
-        p += 1
+        p += _U1
     return (z0 + z1) + (z2 + z3), (q0 + q1) + (q2 + q3)
 
 
@@ -116,23 +129,24 @@ def csr_row_sqnorm(data, start, end):
     q1 = 0.0
     q2 = 0.0
     q3 = 0.0
-    p = start
-    while p + 3 < end:
+    p = np.uintp(start)
+    e = np.uintp(end)
+    while p + _U3 < e:
         q0 += data[p] * data[p]
-        q1 += data[p + 1] * data[p + 1]
-        q2 += data[p + 2] * data[p + 2]
-        q3 += data[p + 3] * data[p + 3]
-        p += 4
-    while p < end:
+        q1 += data[p + _U1] * data[p + _U1]
+        q2 += data[p + _U2] * data[p + _U2]
+        q3 += data[p + _U3] * data[p + _U3]
+        p += _U4
+    while p < e:
         q0 += data[p] * data[p]
-        p += 1
+        p += _U1
     return (q0 + q1) + (q2 + q3)
 
 
 @njit_inline
 def csr_row_axpy(a, w, k, indices, data, start, end):
     """w[k] += a * x for the CSR row data[start:end] (same index contract as ``csr_row_dot``)."""
-    for p in range(start, end):
+    for p in range(np.uintp(start), np.uintp(end)):
         w[k, np.uintp(indices[p])] += a * data[p]
 
 
@@ -153,8 +167,8 @@ def linear_epoch(indptr, indices, data, targets, sample_weight, coef, intercept,
         end = indptr[i + 1]
         if use_prefetch and i + 1 < n_rows:  # ask for the next example's weights while this one is worked on
             for k in range(n_out):
-                for p in range(end, indptr[i + 2]):
-                    prefetch(coef, k, indices[p])
+                for p in range(np.uintp(end), np.uintp(indptr[i + 2])):
+                    prefetch(coef, k, np.uintp(indices[p]))
         s = sample_weight[i]
         sq = intercept_sq
         if s != 0.0:
