@@ -47,7 +47,7 @@ def _assert_same(a, b, sa, sb):
 
 @pytest.mark.parametrize("sketch,alpha0", [("fd", 0.5), ("pfd", 0.5), ("rfd", 1.0), ("rfd", 0.0), ("oja", 0.5), ("rp", 0.5)])
 @pytest.mark.parametrize("loss", ["squared", "logistic", "hinge"])
-@pytest.mark.parametrize("mat_factor", [1e-9, 10.0, 1e9])
+@pytest.mark.parametrize("mat_factor", [1e-9, 1e9])
 def test_lazy_matches_dense_kernel(sketch, alpha0, loss, mat_factor, monkeypatch):
     # mat_factor 1e9: materialise after every shrink; 1e-9: only at chunk ends (and when the store is full)
     monkeypatch.setattr(son_module, "_LAZY_MAT_FACTOR", mat_factor)
