@@ -200,7 +200,8 @@ def test_occfm_lowrank_kernel_matches_twin_with_compressions():
     kd, u = np.zeros(1, np.int64), np.zeros((1, kmax))
     stats, out = np.zeros((1, k.N_STATS)), np.empty((X.shape[0], 1))
     t, bad = k.occfm_lowrank_epoch(Xc.indptr, Xc.indices, Xc.data, targets, sw, W, A, B, kd, u,
-                                   loss_code("squared"), 4.0, 0.3, 1.0, 0.5, 2, 1, k.LMO_LANCZOS, 1e-12, 500, 0, stats, out)
+                                   loss_code("squared"), 4.0, 0.3, 1.0, 0.5, 2, 1, k.LMO_LANCZOS, 1e-12, 500, 0,
+                                   stats, out)
     Wr, Ar, Br, kdr, tr, scores, shrink = naive_occfm_lowrank_epoch(
         X, targets, sw, np.zeros((1, n, kmax)), np.zeros((1, kmax, kmax)), np.zeros((1, kmax, kmax)),
         np.zeros(1, int), "squared", 4.0, 0.3, 2, 1, 0)

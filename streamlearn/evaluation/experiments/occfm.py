@@ -36,7 +36,8 @@ Options to reproduce the wider searches reported in the README: ``--occfm-deltas
 ``--occfm-steps invsqrt,fw`` (the paper's ``gamma_t = 1/sqrt(t)`` and the classic Frank-Wolfe ``2/t``),
 ``--occfm-rank`` (rank = ell, default 10), ``--occfm-center`` (regression: scalable OCCFM learns the
 targets minus the mean of the training stream, an oracle offset added back to its predictions, so the
-trace-norm budget is not spent on the global bias; RMSE is computed on the same scale as for the others) and ``--order shuffled`` (MovieLens: a seeded random order of
+trace-norm budget is not spent on the global bias; RMSE is computed on the same scale as for the others)
+and ``--order shuffled`` (MovieLens: a seeded random order of
 ``u1.base`` instead of timestamp order; every learner sees the same stream).
 
 ``--json`` rows: ``learner``, ``params``, ``n_train``, ``test_rmse`` or ``test_accuracy``, ``online_rmse`` or
