@@ -384,8 +384,9 @@ def markdown(report):
         f"{report['loadavg_end']} at end). Python {m['python']}, numpy {m['numpy']}, numba {m['numba']}, "
         f"scikit-learn {m['sklearn']}, river {m['river']}, streamlearn {m['streamlearn']}. {report['date']}.",
         "",
-        "Examples/second = training rows / best wall time of one `partial_fit` pass (river: `learn_one` over "
-        "the first rows, dicts prepared beforehand). *cpu* = the same ratio from CPU time. Accuracy on the "
+        "Examples/second = training rows / best wall time of one `partial_fit` pass (river: the `learn_one` "
+        "calls over the same rows, dicts built 5,000 rows at a time outside the timed loop). *cpu* = the same "
+        "ratio from process CPU time (it counts every thread of the process). Accuracy on the "
         "held-out rows after the one pass; *river rows* = ours and river trained on the rows river learnt from "
         "and tested on its held-out rows (the same rows as the others unless `--river-rows` capped them).",
         "",

@@ -188,7 +188,7 @@ class Perceptron(OnlineClassifierMixin, _FirstOrderLinear):
     augmented-feature form: the Perceptron on ``(x, R)``). Without bias and with ``w_1 = 0`` predictions do
     not depend on ``eta0``. Mistake bound ``(2R/gamma)^2`` on data separable with margin gamma.
     With many features per row ``R^2`` is large and the bias moves in big steps. scikit-learn's
-    Perceptron uses ``b += eta0 y`` on dense input (``radius=1.0`` here: the same model, checked on a9a) and
+    Perceptron uses ``b += eta0 y`` on dense input (``radius=1.0`` here: the same model, tested on dense a9a rows) and
     ``b += 0.01 eta0 y`` on sparse input (its intercept decay; ``radius=0.1`` is the nearest rule here).
     The lecture's rule is the default because it is the algorithm with the bound; neither rule wins
     everywhere (one pass, held-out accuracy, R^2 rule / radius=1 / scikit-learn: a9a 0.704 / 0.793 /

@@ -283,3 +283,19 @@ def test_prefetch_only_hints():
         b = _clone(est).partial_fit(big, y, classes=[-1, 1])
         np.testing.assert_array_equal(a.coef_[0], b.coef_[0, cols])
         np.testing.assert_array_equal(a.intercept_, b.intercept_)
+
+
+def test_perceptron_radius_one_is_sklearns_dense_perceptron(a9a):
+    """The docstring's claim: with radius=1 the bias rule is scikit-learn's (b += eta y) on dense input."""
+    import warnings
+
+    from sklearn.linear_model import Perceptron as SkPerceptron
+
+    X, y = a9a[0][:2000].toarray(), a9a[1][:2000]
+    ours = Perceptron(radius=1.0).partial_fit(X, y, classes=[-1, 1])
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        theirs = SkPerceptron(shuffle=False).partial_fit(X, y, classes=[-1, 1])
+    np.testing.assert_allclose(ours.coef_, theirs.coef_, atol=1e-12)
+    np.testing.assert_allclose(ours.intercept_, theirs.intercept_, atol=1e-12)
+    assert not np.allclose(Perceptron().partial_fit(X, y, classes=[-1, 1]).coef_, theirs.coef_)  # R^2 rule differs
