@@ -48,9 +48,9 @@ def _registered_class(name):
     if not isinstance(name, str):
         return None
     if name not in _REGISTRY and name.startswith("streamlearn."):
-        module = name.rpartition(".")[0]
-        try:
-            importlib.import_module(module)  # defining the class registers it
+        module, _, attr = name.rpartition(".")
+        try:  # the attribute access matters: packages import their names on first access
+            getattr(importlib.import_module(module), attr, None)  # defining the class registers it
         except ImportError:
             pass
     return _REGISTRY.get(name)

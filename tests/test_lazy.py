@@ -40,11 +40,14 @@ def test_model_file_loads_in_a_fresh_process(tmp_path):
     FMClassifier(n_factors=2, random_state=0).partial_fit(rng.random((6, 3)), [0, 1] * 3, classes=[0, 1]).save(
         tmp_path / "fm.slm")
     FrequentDirections(ell=2).partial_fit(rng.random((5, 4))).save(tmp_path / "fd.slm")
+    linear_model.FTRLProximalClassifier().partial_fit(rng.random((6, 3)), [0, 1] * 3, classes=[0, 1]).save(
+        tmp_path / "ftrl.slm")  # a lazily imported name of its package
     # only persist imported: the registry imports streamlearn.facto / streamlearn.sketch on the lookup
     out = _run(f"from streamlearn.persist import load\n"
                f"print(type(load({str(tmp_path / 'fm.slm')!r})).__name__, "
-               f"type(load({str(tmp_path / 'fd.slm')!r})).__name__)")
-    assert out.split() == ["FMClassifier", "FrequentDirections"]
+               f"type(load({str(tmp_path / 'fd.slm')!r})).__name__, "
+               f"type(load({str(tmp_path / 'ftrl.slm')!r})).__name__)")
+    assert out.split() == ["FMClassifier", "FrequentDirections", "FTRLProximalClassifier"]
 
 
 @pytest.mark.parametrize("module", ["streamlearn", "streamlearn.linear_model", "streamlearn.evaluation"])
