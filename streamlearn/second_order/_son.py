@@ -221,7 +221,10 @@ class SketchedOnlineNewton(_SecondOrder):
     ``w2* = u - tau / |x_perp|^2 x_perp`` (zero H-cost) instead of the printed ``w2`` (feasible but not
     the minimiser), and the printed ``w1`` when x lies in the row space of B (ALGORITHMS.md 6.4).
     When the projection's denominator is numerically zero or not finite, the Euclidean projection is
-    used instead (the result stays feasible and finite).
+    used instead (the result stays feasible and finite). An example with a zero gradient (e.g. a clipped
+    score equal to the label) adds no row to the buffer, while Alg. 6 appends the zero row and so counts it
+    towards the 2 ell rows that trigger a shrink; H is the same, only the shrink times differ (for RFD0 on
+    farm-ads the literal counting is not better: ``benchmarks/rfd0_alpha0_audit.py``).
 
     Parameters
     ----------
