@@ -34,7 +34,7 @@ import math
 
 import numpy as np
 
-from ._numba import njit_kernel
+from ._numba import njit_inline, njit_kernel
 from .fd import fd_rotation
 from .losses import loss_dloss
 from .oja import REORTH_EVERY, _oja_gamma, _oja_orthonormalise
@@ -100,6 +100,61 @@ def _solve(gram, sc, r, al, L, nchol, rhs, z1, z2):
         z1[a] = a1[a]
         z2[a] = a2[a]
     return pinv, nchol
+
+
+@njit_inline
+def _proj_den(z1, z2, bx, r, xx, pinv):
+    """Denominator and direction of the slab projection, given ``z1``/``z2`` from ``_solve``.
+
+    Returns ``(mode, den)``: mode 0, direction ``x - B^T z1`` (den ``xx - z1.bx``); mode 1 (pseudo-inverse
+    phase with x in B's row space), ``B^T z2`` (den ``z2.bx``); mode 2 (degenerate), Euclidean ``x`` (den ``xx``).
+    """
+    den = xx
+    for a in range(r):
+        den -= z1[a] * bx[a]
+    mode = 0
+    if pinv and not (den > PINV_TOL * xx):
+        mode = 1
+        den = 0.0
+        for a in range(r):
+            den += z2[a] * bx[a]
+    if not (den > 0.0 and math.isfinite(den)):
+        mode = 2
+        den = xx
+    return mode, den
+
+
+@njit_inline
+def _lazy_score(v, coef, Zt, r, indices, data, start, end, zx):
+    """``zx[:r] = Z x`` (Z stored transposed, (d, r)); returns ``(v.x + coef.(Z x), ||x||^2)`` for row x."""
+    for a in range(r):
+        zx[a] = 0.0
+    z = 0.0
+    xx = 0.0
+    for p in range(start, end):
+        j = indices[p]
+        xv = data[p]
+        z += v[j] * xv
+        xx += xv * xv
+        for a in range(r):
+            zx[a] += Zt[j, a] * xv
+    for a in range(r):
+        z += coef[a] * zx[a]
+    return z, xx
+
+
+@njit_inline
+def _sparse_rank_one(Zt, v, s, vec, r, ca, indices, data, start, end):
+    """``Z += vec (ca x)^T`` (Z stored transposed, x row ``start:end``) and ``v -= s ca x``.
+
+    With ``s = vec.coef`` this keeps ``w = v + Z^T coef`` unchanged.
+    """
+    for p in range(start, end):
+        j = indices[p]
+        gv = ca * data[p]
+        v[j] -= s * gv
+        for a in range(r):
+            Zt[j, a] += gv * vec[a]
 
 
 # ------------------------------------------------------------------------------------------ FD family
@@ -229,18 +284,7 @@ def _fd_lazy_one(indptr, indices, data, targets, k, sw, w, buf, gram, r, al, t0,
         if tau != 0.0 and xx > 0.0:
             pinv, nchol = _solve(gram, sc, r, al, L, nchol, bx, z1, z2)
             # dirv = x - B^T zsel (zsel = z1: M^{-1} Bx, or G^+ Bx in the pinv phase)
-            den = xx
-            for a in range(r):
-                den -= z1[a] * bx[a]
-            mode = 0  # 0: dirv = x - B^T z1; 1: dirv = B^T z2 (w1); 2: Euclidean
-            if pinv and not (den > PINV_TOL * xx):
-                mode = 1
-                den = 0.0
-                for a in range(r):
-                    den += z2[a] * bx[a]
-            if not (den > 0.0 and math.isfinite(den)):
-                mode = 2
-                den = xx
+            mode, den = _proj_den(z1, z2, bx, r, xx, pinv)  # 0: dirv = x - B^T z1; 1: B^T z2 (w1); 2: Euclidean
             f = tau / den
             if mode == 0:
                 for p in range(st, en):
@@ -329,18 +373,7 @@ def _fd_lazy_one(indptr, indices, data, targets, k, sw, w, buf, gram, r, al, t0,
             tau = _tau(zu, C)
             if tau != 0.0:
                 pinv, nchol = _solve(gram, sc, r, al, L, nchol, bx, z1, z2)
-                den = xx
-                for a in range(r):
-                    den -= z1[a] * bx[a]
-                mode = 0
-                if pinv and not (den > PINV_TOL * xx):
-                    mode = 1
-                    den = 0.0
-                    for a in range(r):
-                        den += z2[a] * bx[a]
-                if not (den > 0.0 and math.isfinite(den)):
-                    mode = 2
-                    den = xx
+                mode, den = _proj_den(z1, z2, bx, r, xx, pinv)
                 f = tau / den
                 if mode != 1:
                     for p in range(st, en):
@@ -444,19 +477,7 @@ def _oja_lazy_one(indptr, indices, data, targets, k, sw, w, buf, gram, sc, lam, 
         en = indptr[i + 1]
         t = t0 + i + 1
         eta_t = eta / t
-        for a in range(r):
-            zx[a] = 0.0
-        z = 0.0
-        xx = 0.0
-        for p in range(st, en):
-            j = indices[p]
-            xv = data[p]
-            z += v[j] * xv
-            xx += xv * xv
-            for a in range(r):
-                zx[a] += Zt[j, a] * xv
-        for a in range(r):
-            z += b[a] * zx[a]
+        z, xx = _lazy_score(v, b, Zt, r, indices, data, st, en, zx)
         for a in range(r):
             acc = 0.0
             for c in range(r):
@@ -475,18 +496,7 @@ def _oja_lazy_one(indptr, indices, data, targets, k, sw, w, buf, gram, sc, lam, 
                 for a in range(r):
                     z1[a] = bx[a] / (sc[a] * sc[a] + al)
                 z2 = z1
-            den = xx
-            for a in range(r):
-                den -= z1[a] * bx[a]
-            mode = 0
-            if pinv and not (den > PINV_TOL * xx):
-                mode = 1
-                den = 0.0
-                for a in range(r):
-                    den += z2[a] * bx[a]
-            if not (den > 0.0 and math.isfinite(den)):
-                mode = 2
-                den = xx
+            mode, den = _proj_den(z1, z2, bx, r, xx, pinv)
             f = tau / den
             if mode != 1:
                 for p in range(st, en):
@@ -527,12 +537,7 @@ def _oja_lazy_one(indptr, indices, data, targets, k, sw, w, buf, gram, sc, lam, 
                 acc += Finv[a, c] * pv[c]
             qv[a] = gam * acc
             qb += qv[a] * b[a]
-        for p in range(st, en):
-            j = indices[p]
-            gv = ca * data[p]
-            v[j] -= qb * gv
-            for a in range(r):
-                Zt[j, a] += gv * qv[a]
+        _sparse_rank_one(Zt, v, qb, qv, r, ca, indices, data, st, en)
         cc = 2.0 * gam + gam * gam * aa
         _oja_orthonormalise(F, pv, cc, run)
         # F^{-1} <- F^{-1} L D^{1/2}: L_ij = p_i beta_j (i > j), backwards over the columns
@@ -664,34 +669,11 @@ def _rp_lazy_one(indptr, indices, data, targets, k, sw, w, buf, gram, r, al, t0,
         en = indptr[i + 1]
         t = t0 + i + 1
         eta_t = eta / t
-        for a in range(r):
-            bx[a] = 0.0
-        z = 0.0
-        xx = 0.0
-        for p in range(st, en):
-            j = indices[p]
-            xv = data[p]
-            z += v[j] * xv
-            xx += xv * xv
-            for a in range(r):
-                bx[a] += St[j, a] * xv
-        for a in range(r):
-            z += c[a] * bx[a]
+        z, xx = _lazy_score(v, c, St, r, indices, data, st, en, bx)
         tau = _tau(z, C)
         if tau != 0.0 and xx > 0.0:
             pinv, _ = _solve(gram, sc, r, al, L, 0, bx, z1, z2)
-            den = xx
-            for a in range(r):
-                den -= z1[a] * bx[a]
-            mode = 0
-            if pinv and not (den > PINV_TOL * xx):
-                mode = 1
-                den = 0.0
-                for a in range(r):
-                    den += z2[a] * bx[a]
-            if not (den > 0.0 and math.isfinite(den)):
-                mode = 2
-                den = xx
+            mode, den = _proj_den(z1, z2, bx, r, xx, pinv)
             f = tau / den
             if mode != 1:
                 for p in range(st, en):
@@ -726,12 +708,7 @@ def _rp_lazy_one(indptr, indices, data, targets, k, sw, w, buf, gram, r, al, t0,
         rc = 0.0
         for a in range(r):
             rc += rvec[a] * c[a]
-        for p in range(st, en):
-            j = indices[p]
-            gv = ca * data[p]
-            v[j] -= rc * gv  # keeps w = v + S^T c fixed while S changes
-            for a in range(r):
-                St[j, a] += rvec[a] * gv
+        _sparse_rank_one(St, v, rc, rvec, r, ca, indices, data, st, en)  # keeps w = v + S^T c fixed
         # ---- u = w - H^{-1} g
         for a in range(r):
             bg[a] = dl * (bx[a] + rvec[a] * ca * xx)
