@@ -95,6 +95,7 @@ def main():
     from threadpoolctl import threadpool_limits
 
     from streamlearn.datasets import load_farm_ads
+    from streamlearn.evaluation.experiments.rfd_table2 import split_indices
 
     ap = argparse.ArgumentParser()
     ap.add_argument("--ells", default="20,30,50")
@@ -112,8 +113,7 @@ def main():
         for variant in args.variants.split(","):
             runs = []
             for split in range(args.splits):
-                perm = np.random.default_rng(split).permutation(n)
-                tr, te = perm[:n_train], perm[n_train:]
+                tr, te = split_indices(n, split)
                 runs.append(_run(X[tr], y[tr], X[te], y[te], ell, variant))
             accs = [r.get("test_accuracy", float("nan")) for r in runs]
             rows.append({"ell": ell, "variant": variant, "runs": runs, "mean": float(np.mean(accs)),

@@ -25,6 +25,7 @@ def main():
     from threadpoolctl import threadpool_limits
 
     from streamlearn.datasets import load_farm_ads
+    from streamlearn.evaluation.experiments.rfd_table2 import split_indices
     from streamlearn.second_order import SketchedOnlineNewton
 
     ap = argparse.ArgumentParser()
@@ -36,9 +37,7 @@ def main():
     X, y = load_farm_ads()
     y = np.where(y > 0, 1, -1)
     n = X.shape[0]
-    n_train = int(round(0.7 * n))
-    perm = np.random.default_rng(args.split).permutation(n)  # rfd-table2's split (--seed 0)
-    tr, te = perm[:n_train], perm[n_train:]
+    tr, te = split_indices(n, args.split)  # rfd-table2's split (--seed 0)
     Xtr, ytr = X[tr], y[tr]
     norms = np.sqrt(np.asarray(Xtr.multiply(Xtr).sum(axis=1)).ravel())
     est = SketchedOnlineNewton(sketch="rfd", ell=args.ell, alpha0=0.0)

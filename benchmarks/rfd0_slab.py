@@ -26,6 +26,7 @@ def main():
     from threadpoolctl import threadpool_limits
 
     from streamlearn.datasets import load_a9a, load_farm_ads
+    from streamlearn.evaluation.experiments.rfd_table2 import split_indices
     from streamlearn.second_order import SketchedOnlineNewton
 
     ap = argparse.ArgumentParser()
@@ -43,8 +44,7 @@ def main():
         for slab in ("next", "current"):
             accs = []
             for split in range(args.splits):
-                perm = np.random.default_rng(split).permutation(n)
-                tr, te = perm[:n_train], perm[n_train:]
+                tr, te = split_indices(n, split)
                 est = SketchedOnlineNewton(sketch="rfd", ell=ell, alpha0=0.0)
                 est._slab_current = slab == "current"
                 est.partial_fit(X[tr], y[tr], classes=[-1, 1])

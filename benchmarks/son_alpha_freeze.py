@@ -25,6 +25,7 @@ def main():
     from threadpoolctl import threadpool_limits
 
     from streamlearn.datasets import load_a9a
+    from streamlearn.evaluation.experiments.rfd_table2 import split_indices
     from streamlearn.second_order import SketchedOnlineNewton
 
     ap = argparse.ArgumentParser()
@@ -34,9 +35,8 @@ def main():
     X, y, _, _ = load_a9a()
     y = np.where(y > 0, 1, -1)
     n = X.shape[0]
-    n_train = int(round(0.7 * n))
-    perm = np.random.default_rng(0).permutation(n)
-    tr, te = perm[:n_train], perm[n_train:]
+    tr, te = split_indices(n, 0)
+    n_train = len(tr)
     rows = []
     for ell in [int(v) for v in args.ells.split(",")]:
         for sketch in ("rfd", "fd"):

@@ -99,6 +99,19 @@ def run(args):
         return _run(args)
 
 
+def split_indices(n, split, seed=0):
+    """``(train, test)`` row indices of the ``split``-th 70/30 split of ``n`` rows (the rows of the uniform
+    permutation seeded by ``seed + split``: the first ``round(0.7 n)`` train, in that order; the rest test).
+
+    >>> tr, te = split_indices(10, 0)
+    >>> len(tr), len(te), sorted([*tr, *te]) == list(range(10))
+    (7, 3, True)
+    """
+    perm = np.random.default_rng(seed + split).permutation(n)
+    n_train = int(round(0.7 * n))
+    return perm[:n_train], perm[n_train:]
+
+
 def _run(args):
     from ...second_order import FULL_ON_MAX_FEATURES
 
@@ -121,11 +134,9 @@ def _run(args):
     acc = {(m, ell, a): [] for m, ell, grid in configs for a in grid}
     sec = {(m, ell, a): [] for m, ell, grid in configs for a in grid}
     fin = {(m, ell, a): [] for m, ell, grid in configs for a in grid}
-    n = X.shape[0]
-    n_train = int(round(0.7 * n))
     for split in range(args.splits):
-        perm = np.random.default_rng(args.seed + split).permutation(n)
-        tr, te = perm[:n_train], perm[n_train:]
+        tr, te = split_indices(X.shape[0], split, args.seed)
+        n_train = len(tr)
         Xtr, ytr, Xte, yte = X[tr], y[tr], X[te], y[te]
         for m, ell, grid in configs:
             for a in grid:
