@@ -257,18 +257,25 @@ def measure_compile():
 
 # ---------------------------------------------------------------------------------------------------
 # --profile: where the time of our pass goes (the kernel alone vs the estimator's validation/bookkeeping)
-def profile(args, log):
-    """Per dataset and learner: our partial_fit, the kernel alone, the input check alone, and scikit-learn."""
-    from streamlearn._kernels import linear as K
-    from streamlearn.losses import loss_code
-
+def _datasets(args, timings, log):
+    """The data sets the options select: farm-ads (when present) and the synthetic stream."""
     datasets = []
     if not args.skip_farm_ads:
         ds = load_farm_ads()
         if ds is not None:
             datasets.append(ds)
     if not args.skip_synthetic:
-        datasets.append(make_synthetic(args, {}))
+        log("generating the synthetic stream...")
+        datasets.append(make_synthetic(args, timings))
+    return datasets
+
+
+def profile(args, log):
+    """Per dataset and learner: our partial_fit, the kernel alone, the input check alone, and scikit-learn."""
+    from streamlearn._kernels import linear as K
+    from streamlearn.losses import loss_code
+
+    datasets = _datasets(args, {}, log)
     out = []
     for ds in datasets:
         X, y = ds["X"], ds["y"]
@@ -462,16 +469,9 @@ def main(argv=None):
         return _write(args, stem, report, profile_markdown(report), log)
     log("numba compile probe (fresh processes)...")
     report["compile"] = measure_compile()
-    datasets = []
-    if not args.skip_farm_ads:
-        ds = load_farm_ads()
-        if ds is not None:
-            datasets.append(ds)
-    if not args.skip_synthetic:
-        log("generating the synthetic stream...")
-        datasets.append(make_synthetic(args, report["data_timings"]))
-        if not args.skip_writer:
-            report["data_timings"]["writer"] = measure_writer(args)
+    datasets = _datasets(args, report["data_timings"], log)
+    if not args.skip_synthetic and not args.skip_writer:
+        report["data_timings"]["writer"] = measure_writer(args)
     for ds in datasets:
         rows = bench_dataset(ds, args, log)
         report["results"] += rows
