@@ -34,8 +34,12 @@ class _BaseOnline(PersistMixin, BaseEstimator):
     """Scaffolding common to classifiers and regressors (not public)."""
 
     _parameter_constraints: dict = {}
-    #: name of the loss (see streamlearn.losses) that progressive validation reports for this learner
-    _progressive_loss = "squared"
+    @property
+    def _progressive_loss(self):
+        """Name of the loss (see streamlearn.losses) that progressive validation reports for this learner:
+        its ``loss`` parameter when it has one, else squared loss; learners with a fixed loss set a class
+        attribute instead."""
+        return getattr(self, "loss", "squared")
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()

@@ -205,10 +205,6 @@ class CCFMOnlineGradientClassifier(OnlineClassifierMixin, LogisticProbaMixin, _C
         self.shuffle = shuffle
         self.random_state = random_state
 
-    @property
-    def _progressive_loss(self):
-        return self.loss
-
 
 class CCFMOnlineGradientRegressor(OnlineRegressorMixin, _CCFMOnlineGradient):
     __doc__ = """Compact convexified FM for regression (squared loss ``(yhat - y)^2``), by projected online
@@ -471,10 +467,6 @@ class OCCFMClassifier(OnlineClassifierMixin, LogisticProbaMixin, _OCCFM):
         self.max_iter = max_iter
         self.shuffle = shuffle
         self.random_state = random_state
-
-    @property
-    def _progressive_loss(self):
-        return self.loss
 
 
 class OCCFMRegressor(OnlineRegressorMixin, _OCCFM):

@@ -159,10 +159,6 @@ class FMClassifier(OnlineClassifierMixin, LogisticProbaMixin, _FMBase):
         self.shuffle = shuffle
         self.random_state = random_state
 
-    @property
-    def _progressive_loss(self):
-        return self.loss
-
 
 class FMRegressor(OnlineRegressorMixin, _FMBase):
     """Factorization machine for regression (squared loss), trained online by SGD or AdaGrad.

@@ -104,10 +104,6 @@ class OGDClassifier(LogisticProbaMixin, OnlineClassifierMixin, _FirstOrderLinear
         self.shuffle = shuffle
         self.random_state = random_state
 
-    @property
-    def _progressive_loss(self):
-        return self.loss
-
     def _rule(self):
         return _k.RULE_GRADIENT
 
@@ -161,10 +157,6 @@ class OGDRegressor(OnlineRegressorMixin, _FirstOrderLinear):
         self.max_iter = max_iter
         self.shuffle = shuffle
         self.random_state = random_state
-
-    @property
-    def _progressive_loss(self):
-        return self.loss
 
     def _rule(self):
         return _k.RULE_GRADIENT

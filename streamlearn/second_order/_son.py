@@ -31,10 +31,6 @@ _LOSSES = Options("squared", "logistic", "hinge")
 class _SecondOrder(OnlineClassifierMixin, BaseOnlineLinear):
     _diverge_hint = "alpha0"
 
-    @property
-    def _progressive_loss(self):
-        return self.loss
-
     def _allocate(self, n_features, n_outputs, X):
         super()._allocate(n_features, n_outputs, X)
 
