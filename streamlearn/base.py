@@ -34,6 +34,7 @@ class _BaseOnline(PersistMixin, BaseEstimator):
     """Scaffolding common to classifiers and regressors (not public)."""
 
     _parameter_constraints: dict = {}
+
     @property
     def _progressive_loss(self):
         """Name of the loss (see streamlearn.losses) that progressive validation reports for this learner:
