@@ -54,7 +54,7 @@ def _run(Xtr, ytr, Xte, yte, ell, variant):
         t, bad = _k.son_epoch(xi.indptr, xi.indices, xi.data, tg, np.ones(1), est.coef_, est._state_buf,
                               est._state_gram, est._state_sc, est._state_aux, est._state_n_rows,
                               est._state_alpha, est.t_, _k.SKETCH_RFD, keep, keep, loss_code("squared"), 1.0, mu, 1.0,
-                              est._state_seed[0], 0, 2.0, variant == "printed_w2", out)
+                              est._state_seed[0], 0, 2.0, variant == "printed_w2", False, out)
         est.t_ = int(t)
         if bad >= 0:
             return {"diverged_at": i}

@@ -5,7 +5,7 @@ Alg. 3 (and SON, Luo et al. 2016) projects onto K_{t+1}, the slab of the example
 is projected onto the slab of the example just learned, with the post-update H. The K_t reading clips the
 pseudo-inverse Newton step of RFD0's alpha = 0 phase (benchmarks/rfd0_blowup.py) along x_t. This script
 runs RFD0-SON (alpha0 = 0) on the rfd-table2 splits (seed 0, 70/30) with both readings and reports the test
-accuracy per split (the K_t reading is the private experiment flag ``_slab_current``, lazy FD kernel).
+accuracy per split (the K_t reading is ``slab="current"``).
 
     python benchmarks/rfd0_slab.py [--ells 20,30,50] [--splits 5] [--data farm-ads]
 
@@ -45,8 +45,7 @@ def main():
             accs = []
             for split in range(args.splits):
                 tr, te = split_indices(n, split)
-                est = SketchedOnlineNewton(sketch="rfd", ell=ell, alpha0=0.0)
-                est._slab_current = slab == "current"
+                est = SketchedOnlineNewton(sketch="rfd", ell=ell, alpha0=0.0, slab=slab)
                 est.partial_fit(X[tr], y[tr], classes=[-1, 1])
                 accs.append(100.0 * float(est.score(X[te], y[te])))
             rows.append({"data": args.data, "ell": ell, "slab": slab, "accuracy_by_split": accs,

@@ -123,10 +123,11 @@ class _BaseOnline(PersistMixin, BaseEstimator):
             self._kernel_pass(X, targets, sw, out)
         return out
 
-    def _raise_diverged(self, row, what):
+    def _raise_diverged(self, row, what, verb="Lower"):
+        where = "an example of this batch" if row is None else f"example {row} of this batch"
         raise FloatingPointError(
-            f"{type(self).__name__} diverged: the score of example {row} of this batch is not finite. "
-            f"Lower {what} or scale the features.")
+            f"{type(self).__name__} diverged: the score of {where} is not finite. "
+            f"{verb} {what} or scale the features.")
 
 
 def _integral_labels(y):

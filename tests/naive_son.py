@@ -28,44 +28,60 @@ def _tau(z, C):
     return z - min(max(z, -C), C)
 
 
-def naive_adagrad(X, y, *, alpha0, eta, C, loss, project=True):
+def naive_adagrad(X, y, *, alpha0, eta, C, loss, project=True, slab="next"):
+    """``slab="current"``: no projection before predicting; the updated point is projected onto the current
+    example's slab in the post-update diag(h) norm."""
     X = np.asarray(X, dtype=float)
     d = X.shape[1]
     w = np.zeros(d)
     s = np.zeros(d)
     scores = []
+
+    def project_onto(w, x, h):
+        tau = _tau(w @ x, C)
+        return w - tau / np.sum(x ** 2 / h) * (x / h) if tau != 0.0 and np.any(x) else w
+
     for x, yt in zip(X, y):
-        h = alpha0 + np.sqrt(s)
         z = w @ x
-        tau = _tau(z, C) if project else 0.0
-        if tau != 0.0:
-            w = w - tau / np.sum(x ** 2 / h) * (x / h)
-            z = z - tau  # the projected point's exact score
+        if project and slab == "next" and _tau(z, C) != 0.0:
+            w = project_onto(w, x, alpha0 + np.sqrt(s))
+            z = min(max(z, -C), C)  # the projected point's exact score
         scores.append(z)
         g = naive_dloss(loss, yt, z) * x
         s += g ** 2
         w = w - eta * g / (alpha0 + np.sqrt(s))
+        if project and slab == "current":
+            w = project_onto(w, x, alpha0 + np.sqrt(s))
     return np.array(scores), w
 
 
-def naive_full_on(X, y, *, alpha0, mu, eta, C, loss):
+def naive_full_on(X, y, *, alpha0, mu, eta, C, loss, slab="next"):
+    """``slab`` as in :func:`naive_adagrad` (post-update H)."""
     X = np.asarray(X, dtype=float)
     d = X.shape[1]
     H = alpha0 * np.eye(d)
     w = np.zeros(d)
     scores = []
+
+    def project_onto(w, x):
+        tau = _tau(w @ x, C)
+        if tau == 0.0:
+            return w
+        hx = np.linalg.solve(H, x)
+        return w - tau / (x @ hx) * hx
+
     for t, (x, yt) in enumerate(zip(X, y), start=1):
         z = w @ x
-        tau = _tau(z, C)
-        if tau != 0.0:
-            hx = np.linalg.solve(H, x)
-            w = w - tau / (x @ hx) * hx
-            z = z - tau  # the projected point's exact score
+        if slab == "next" and _tau(z, C) != 0.0:
+            w = project_onto(w, x)
+            z = min(max(z, -C), C)  # the projected point's exact score
         scores.append(z)
         g = naive_dloss(loss, yt, z) * x
         if np.any(g):
             H = H + (mu + eta / t) * np.outer(g, g)
             w = w - np.linalg.solve(H, g)
+        if slab == "current":
+            w = project_onto(w, x)
     return np.array(scores), w
 
 
@@ -80,7 +96,9 @@ def _pinv(B, alpha):
     return (Uk / lam[k]) @ Uk.T, Uk @ Uk.T
 
 
-def _project(u, x, B, alpha, C):
+def _project(u, x, B, alpha, C, in_span=False):
+    """H-norm projection of u onto ``|w.x| <= C``; ``in_span``: x is known to lie in B's row space (its row was
+    just appended), so the pseudo-inverse phase uses w1 without testing x_perp (rounding noise there)."""
     tau = _tau(u @ x, C)
     if tau == 0.0 or not np.any(x):
         return u
@@ -92,7 +110,7 @@ def _project(u, x, B, alpha, C):
         return u - tau / (x @ hx) * hx
     Hp, P = pv
     xp = x - P @ x
-    if xp @ xp > 1e-12 * (x @ x):
+    if not in_span and xp @ xp > 1e-12 * (x @ x):
         return u - tau / (xp @ xp) * xp  # w2*: zero H-cost
     hx = Hp @ x
     return u - tau / (x @ hx) * hx  # w1
@@ -137,12 +155,16 @@ def naive_son(X, y, *, sketch, ell, alpha0, mu, eta, C, loss, beta=0.2, seed=0, 
         t += 1
         dl = naive_dloss(loss, yt, z)
         if dl == 0.0 or not np.any(x):
+            if slab == "current":
+                w = _project(w, x, B, alpha, C)  # u = w, still projected onto the current slab
             continue
         g = dl * x
         a = math.sqrt(mu + eta / t) * g
+        shrunk = sketch not in ("fd", "pfd", "rfd")  # RP / Oja: x is not in B's row space
         if sketch in ("fd", "pfd", "rfd"):
             rows.append(a)
-            if len(rows) == 2 * ell:
+            shrunk = len(rows) == 2 * ell
+            if shrunk:
                 new, delta = naive_fd_shrink(np.array(rows), keep, n_shrink)
                 rows = list(new)
                 if sketch == "rfd":
@@ -163,5 +185,5 @@ def naive_son(X, y, *, sketch, ell, alpha0, mu, eta, C, loss, beta=0.2, seed=0, 
         else:
             w = w - pv[0] @ g
         if slab == "current":
-            w = _project(w, x, B, alpha, C)
+            w = _project(w, x, B, alpha, C, in_span=not shrunk)
     return np.array(scores), w, alpha

@@ -50,11 +50,32 @@ def _tau(z, C):
 
 # ------------------------------------------------------------------------------------------------ AdaGrad
 @njit_kernel
-def adagrad_epoch(indptr, indices, data, targets, sw, w, s, alpha0, eta, C, loss, project, out):
+def _adagrad_project(wk, sk, alpha0, indices, data, st, en, tau):
+    """Project ``wk`` onto ``|w.x| <= C`` in the diag(h) norm; returns whether it moved."""
+    den = 0.0
+    for p in range(st, en):
+        j = indices[p]
+        h = alpha0 + math.sqrt(sk[j])
+        if h > 0.0:
+            den += data[p] * data[p] / h
+    if not den > 0.0:
+        return False
+    f = tau / den
+    for p in range(st, en):
+        j = indices[p]
+        h = alpha0 + math.sqrt(sk[j])
+        if h > 0.0:
+            wk[j] -= f * data[p] / h
+    return True
+
+
+@njit_kernel
+def adagrad_epoch(indptr, indices, data, targets, sw, w, s, alpha0, eta, C, loss, project, slab_current, out):
     """Diagonal AdaGrad with slab projection in the diag(h) norm (ALGORITHMS.md 6.2), K outputs.
 
-    ``w`` (K, d), ``s`` (K, d) sums of squared gradients; ``h = alpha0 + sqrt(s)``. Returns the index of
-    the first non-finite score or -1.
+    ``w`` (K, d), ``s`` (K, d) sums of squared gradients; ``h = alpha0 + sqrt(s)``. ``slab_current``: project
+    the updated point onto the current example's slab (post-update h) instead of projecting the pending point
+    onto the next example's slab before predicting it. Returns the index of the first non-finite score or -1.
     """
     n = indptr.shape[0] - 1
     K = w.shape[0]
@@ -65,21 +86,9 @@ def adagrad_epoch(indptr, indices, data, targets, sw, w, s, alpha0, eta, C, loss
             z = 0.0
             for p in range(st, en):
                 z += w[k, indices[p]] * data[p]
-            tau = _tau(z, C) if project else 0.0
+            tau = _tau(z, C) if project and not slab_current else 0.0
             if tau != 0.0:
-                den = 0.0
-                for p in range(st, en):
-                    j = indices[p]
-                    h = alpha0 + math.sqrt(s[k, j])
-                    if h > 0.0:
-                        den += data[p] * data[p] / h
-                if den > 0.0:
-                    f = tau / den
-                    for p in range(st, en):
-                        j = indices[p]
-                        h = alpha0 + math.sqrt(s[k, j])
-                        if h > 0.0:
-                            w[k, j] -= f * data[p] / h
+                if _adagrad_project(w[k], s[k], alpha0, indices, data, st, en, tau):
                     z -= tau  # the exact score of the projected point
             out[i, k] = z
             if not math.isfinite(z):
@@ -87,30 +96,56 @@ def adagrad_epoch(indptr, indices, data, targets, sw, w, s, alpha0, eta, C, loss
             if sw[i] == 0.0:
                 continue
             dl = sw[i] * loss_dloss(loss, targets[i, k], z, 0.0)
-            if dl == 0.0:
-                continue
-            for p in range(st, en):
-                j = indices[p]
-                gj = dl * data[p]
-                s[k, j] += gj * gj
-                h = alpha0 + math.sqrt(s[k, j])
-                if h > 0.0:
-                    w[k, j] -= eta * gj / h
+            if dl != 0.0:
+                for p in range(st, en):
+                    j = indices[p]
+                    gj = dl * data[p]
+                    s[k, j] += gj * gj
+                    h = alpha0 + math.sqrt(s[k, j])
+                    if h > 0.0:
+                        w[k, j] -= eta * gj / h
+            if project and slab_current:
+                zu = 0.0
+                for p in range(st, en):
+                    zu += w[k, indices[p]] * data[p]
+                tau = _tau(zu, C)
+                if tau != 0.0:
+                    _adagrad_project(w[k], s[k], alpha0, indices, data, st, en, tau)
     return -1
 
 
 # ------------------------------------------------------------------------------------------------ FULL-ON
 @njit_kernel
-def full_on_epoch(indptr, indices, data, targets, sw, w, P, t, mu, eta, C, loss, out):
+def _full_on_project(wk, Pk, indices, data, st, en, tau, px):
+    """Project ``wk`` onto ``|w.x| <= C`` in the H-norm (``P = H^{-1}``); returns whether it moved."""
+    d = wk.shape[0]
+    for j in range(d):
+        acc = 0.0
+        for p in range(st, en):
+            acc += Pk[j, indices[p]] * data[p]
+        px[j] = acc
+    den = 0.0
+    for p in range(st, en):
+        den += px[indices[p]] * data[p]
+    if not (den > 0.0 and math.isfinite(den)):
+        return False
+    f = tau / den
+    for j in range(d):
+        wk[j] -= f * px[j]
+    return True
+
+
+@njit_kernel
+def full_on_epoch(indptr, indices, data, targets, sw, w, P, t, mu, eta, C, loss, slab_current, out):
     """Full-matrix online Newton step, ``P = H^{-1}`` by Sherman-Morrison (ALGORITHMS.md 6.3).
 
-    ``w`` (K, d) pending points, ``P`` (K, d, d) (``I / alpha0`` at the start). Returns ``(t, bad)``.
+    ``w`` (K, d) pending points, ``P`` (K, d, d) (``I / alpha0`` at the start). ``slab_current`` as in
+    ``adagrad_epoch`` (post-update P). Returns ``(t, bad)``.
     """
     n = indptr.shape[0] - 1
     K = w.shape[0]
     d = w.shape[1]
     px = np.empty(d)
-    g = np.zeros(d)
     pg = np.empty(d)
     for i in range(n):
         st = indptr[i]
@@ -122,20 +157,9 @@ def full_on_epoch(indptr, indices, data, targets, sw, w, P, t, mu, eta, C, loss,
             z = 0.0
             for p in range(st, en):
                 z += w[k, indices[p]] * data[p]
-            tau = _tau(z, C)
+            tau = 0.0 if slab_current else _tau(z, C)
             if tau != 0.0:
-                for j in range(d):
-                    acc = 0.0
-                    for p in range(st, en):
-                        acc += Pk[j, indices[p]] * data[p]
-                    px[j] = acc
-                den = 0.0
-                for p in range(st, en):
-                    den += px[indices[p]] * data[p]
-                if den > 0.0 and math.isfinite(den):
-                    f = tau / den
-                    for j in range(d):
-                        w[k, j] -= f * px[j]
+                if _full_on_project(w[k], Pk, indices, data, st, en, tau, px):
                     z -= tau  # the exact score of the projected point
             out[i, k] = z
             if not math.isfinite(z):
@@ -144,6 +168,10 @@ def full_on_epoch(indptr, indices, data, targets, sw, w, P, t, mu, eta, C, loss,
                 continue
             dl = sw[i] * loss_dloss(loss, targets[i, k], z, 0.0)
             if dl == 0.0:
+                if slab_current:
+                    tau = _tau(z, C)
+                    if tau != 0.0:
+                        _full_on_project(w[k], Pk, indices, data, st, en, tau, px)
                 continue
             c = mu + eta_t
             for j in range(d):
@@ -164,6 +192,13 @@ def full_on_epoch(indptr, indices, data, targets, sw, w, P, t, mu, eta, C, loss,
             s = 1.0 - f * gp
             for j in range(d):
                 w[k, j] -= s * pg[j]
+            if slab_current:
+                zu = 0.0
+                for p in range(st, en):
+                    zu += w[k, indices[p]] * data[p]
+                tau = _tau(zu, C)
+                if tau != 0.0:
+                    _full_on_project(w[k], Pk, indices, data, st, en, tau, px)
     return t, -1
 
 
@@ -219,6 +254,27 @@ def _small_solve(m, rhs, pinv):
 
 
 @njit_kernel
+def _in_span_solve(gram, sc, r, alpha, rhs):
+    """``(G (G + alpha I))^+ rhs`` with ``G = B B^T``: for x in B's row space and ``rhs = B x``,
+    ``H^{-1} x = B^T z`` and ``x^T H^{-1} x = z.rhs``, a positive form with no cancellation (the general
+    ``(x.x - (Bx)^T (G + alpha I)^{-1} Bx) / alpha`` loses every digit when alpha is small). Eigenvalues of G
+    below the pseudo-inverse cut-off are dropped (alpha = 0: App. A's ``w1``)."""
+    out = np.zeros(r)
+    if r == 0:
+        return out
+    m = _small_matrix(gram, sc, r, 0.0)
+    lam, u = np.linalg.eigh(m)
+    tol = lam[r - 1] * r * PINV_TOL
+    c = np.dot(u.T, np.ascontiguousarray(rhs[:r]))
+    for a in range(r):
+        if lam[a] > tol and lam[a] > 0.0:
+            c[a] = c[a] / (lam[a] * (lam[a] + alpha))
+        else:
+            c[a] = 0.0
+    return np.dot(u, c)
+
+
+@njit_kernel
 def _clear_unused(buf, gram, r):
     """Zero the buffer rows ``[r, cap)`` and their Gram entries (canonical state: no stale rows)."""
     cap = buf.shape[0]
@@ -231,9 +287,90 @@ def _clear_unused(buf, gram, r):
 
 
 @njit_kernel
+def _son_project(wk, bk, gk, sk, r, al, indices, data, st, en, tau, xx, printed_w2, in_span, dirv):
+    """Project ``wk`` onto ``|w.x| <= C`` in the H-norm, ``H = B^T B + alpha I`` (``tau = tau_C(w.x)``).
+
+    ``in_span``: x is known to lie in B's row space (``slab="current"``, FD family: its row was just
+    appended and no shrink followed), so the direction is ``H^{-1} x = B^T (G (G + alpha I))^+ B x``
+    (``_in_span_solve``; App. A's w1 when alpha = 0) instead of a difference that is rounding noise there.
+    """
+    d = wk.shape[0]
+    bx = np.empty(r)
+    _apply_B_sparse(bk, sk, r, indices, data, st, en, bx)
+    if in_span:
+        zin = _in_span_solve(gk, sk, r, al, bx)
+        for j in range(d):
+            dirv[j] = 0.0
+        for a in range(r):
+            f = zin[a] * sk[a]
+            if f != 0.0:
+                for j in range(d):
+                    dirv[j] += f * bk[a, j]
+        den = 0.0
+        for p in range(st, en):
+            den += dirv[indices[p]] * data[p]
+        if den > 0.0 and math.isfinite(den):
+            f = tau / den
+            for j in range(d):
+                wk[j] -= f * dirv[j]
+            return
+        in_span = False  # numerically degenerate: the general formula below (Euclidean at worst)
+    pinv = _use_pinv(gk, sk, r, al)
+    m = _small_matrix(gk, sk, r, 0.0 if pinv else al)
+    zz2, zz1 = _small_solve(m, bx, pinv)
+    # direction H^{-1} x (times alpha) or the pseudo-inverse candidates
+    for j in range(d):
+        dirv[j] = 0.0
+    for p in range(st, en):
+        dirv[indices[p]] = data[p]
+    if not pinv:
+        for a in range(r):
+            f = zz1[a] * sk[a]
+            if f != 0.0:
+                for j in range(d):
+                    dirv[j] -= f * bk[a, j]
+    else:
+        # x_perp = x - B^T G^+ B x (optimal candidate); printed: x - B^T G^{+2} B x
+        zsel = zz2 if printed_w2 else zz1
+        for a in range(r):
+            f = zsel[a] * sk[a]
+            if f != 0.0:
+                for j in range(d):
+                    dirv[j] -= f * bk[a, j]
+    den = 0.0
+    for p in range(st, en):
+        den += dirv[indices[p]] * data[p]
+    if pinv and not (den > PINV_TOL * xx):
+        # x lies in the row space of B: candidate w1 along B^T G^{+2} B x
+        for j in range(d):
+            dirv[j] = 0.0
+        for a in range(r):
+            f = zz2[a] * sk[a]
+            if f != 0.0:
+                for j in range(d):
+                    dirv[j] += f * bk[a, j]
+        den = 0.0
+        for p in range(st, en):
+            den += dirv[indices[p]] * data[p]
+    if not (den > 0.0 and math.isfinite(den)):
+        # numerically degenerate: Euclidean projection (keeps w finite and feasible)
+        for j in range(d):
+            dirv[j] = 0.0
+        for p in range(st, en):
+            dirv[indices[p]] = data[p]
+        den = xx
+    f = tau / den
+    for j in range(d):
+        wk[j] -= f * dirv[j]
+
+
+@njit_kernel
 def son_epoch(indptr, indices, data, targets, sw, w, buf, gram, sc, aux, n_rows, alpha, t, sketch, keep,
-              n_shrink, loss, C, mu, eta, seed, rp_dist, oja_c, printed_w2, out):
+              n_shrink, loss, C, mu, eta, seed, rp_dist, oja_c, printed_w2, slab_current, out):
     """Sketched online Newton step over one CSR chunk (module docstring), K outputs.
+
+    ``slab_current``: Alg. 6 as printed (K_t): no projection before predicting; the updated u is projected
+    onto the current example's slab with the post-update H.
 
     ``w`` (K, d) pending points; ``buf`` (K, cap, d); ``gram`` (K, cap, cap); ``sc`` (K, cap); ``aux`` (K, cap)
     (Oja's lam); ``n_rows`` (K,) int64 rows in use; ``alpha`` (K,). Returns ``(t, bad)`` with ``bad`` the
@@ -270,57 +407,9 @@ def son_epoch(indptr, indices, data, targets, sw, w, buf, gram, sc, aux, n_rows,
             for p in range(st, en):
                 z += w[k, indices[p]] * data[p]
                 xx += data[p] * data[p]
-            tau = _tau(z, C)
+            tau = 0.0 if slab_current else _tau(z, C)
             if tau != 0.0 and xx > 0.0:
-                bx = np.empty(r)
-                _apply_B_sparse(bk, sk, r, indices, data, st, en, bx)
-                pinv = _use_pinv(gk, sk, r, al)
-                m = _small_matrix(gk, sk, r, 0.0 if pinv else al)
-                zz2, zz1 = _small_solve(m, bx, pinv)
-                # direction H^{-1} x (times alpha) or the pseudo-inverse candidates
-                for j in range(d):
-                    dirv[j] = 0.0
-                for p in range(st, en):
-                    dirv[indices[p]] = data[p]
-                if not pinv:
-                    for a in range(r):
-                        f = zz1[a] * sk[a]
-                        if f != 0.0:
-                            for j in range(d):
-                                dirv[j] -= f * bk[a, j]
-                else:
-                    # x_perp = x - B^T G^+ B x (optimal candidate); printed: x - B^T G^{+2} B x
-                    zsel = zz2 if printed_w2 else zz1
-                    for a in range(r):
-                        f = zsel[a] * sk[a]
-                        if f != 0.0:
-                            for j in range(d):
-                                dirv[j] -= f * bk[a, j]
-                den = 0.0
-                for p in range(st, en):
-                    den += dirv[indices[p]] * data[p]
-                if pinv and not (den > PINV_TOL * xx):
-                    # x lies in the row space of B: candidate w1 along B^T G^{+2} B x
-                    for j in range(d):
-                        dirv[j] = 0.0
-                    for a in range(r):
-                        f = zz2[a] * sk[a]
-                        if f != 0.0:
-                            for j in range(d):
-                                dirv[j] += f * bk[a, j]
-                    den = 0.0
-                    for p in range(st, en):
-                        den += dirv[indices[p]] * data[p]
-                if not (den > 0.0 and math.isfinite(den)):
-                    # numerically degenerate: Euclidean projection (keeps w finite and feasible)
-                    for j in range(d):
-                        dirv[j] = 0.0
-                    for p in range(st, en):
-                        dirv[indices[p]] = data[p]
-                    den = xx
-                f = tau / den
-                for j in range(d):
-                    w[k, j] -= f * dirv[j]
+                _son_project(w[k], bk, gk, sk, r, al, indices, data, st, en, tau, xx, printed_w2, False, dirv)
                 z -= tau  # = +-C: the exact score of the projected point (w.x is within rounding of it)
             out[i, k] = z
             if not math.isfinite(z):
@@ -329,14 +418,21 @@ def son_epoch(indptr, indices, data, targets, sw, w, buf, gram, sc, aux, n_rows,
                 continue
             dl = sw[i] * loss_dloss(loss, targets[i, k], z, 0.0)
             if dl == 0.0 or xx == 0.0:
+                if slab_current and xx > 0.0:
+                    tau = _tau(z, C)
+                    if tau != 0.0:
+                        _son_project(w[k], bk, gk, sk, r, al, indices, data, st, en, tau, xx, printed_w2, False,
+                                     dirv)
                 continue
             # ---- sketch update with the row a = sqrt(mu + eta_t) g
             ca = math.sqrt(mu + eta_t) * dl
+            shrunk = True  # RP / Oja: x_t is not in B's row space
             for p in range(nnz):
                 gdata[p] = ca * data[st + p]
             if sketch == SKETCH_FD or sketch == SKETCH_PFD or sketch == SKETCH_RFD:
                 r = fd_append_csr_row(bk, gk, r, indices[st:en], gdata[:nnz])
-                if r == cap:
+                shrunk = r == cap
+                if shrunk:
                     r, delta = fd_shrink(bk, gk, r, keep, n_shrink, work)
                     _clear_unused(bk, gk, r)
                     if sketch == SKETCH_RFD:
@@ -408,4 +504,12 @@ def son_epoch(indptr, indices, data, targets, sw, w, buf, gram, sc, aux, n_rows,
                     if f != 0.0:
                         for j in range(d):
                             w[k, j] -= f * bk[a, j]
+            if slab_current:
+                zu = 0.0
+                for p in range(st, en):
+                    zu += w[k, indices[p]] * data[p]
+                tau = _tau(zu, C)
+                if tau != 0.0:
+                    _son_project(w[k], bk, gk, sk, r, al, indices, data, st, en, tau, xx, printed_w2, not shrunk,
+                                 dirv)
     return t, -1

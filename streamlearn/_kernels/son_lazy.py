@@ -39,7 +39,8 @@ from .fd import fd_rotation
 from .losses import loss_dloss
 from .oja import REORTH_EVERY, _oja_gamma, _oja_orthonormalise
 from .rp import rp_row_vector
-from .son import PINV_TOL, SKETCH_RFD, _clear_unused, _small_matrix, _small_solve, _tau, _use_pinv
+from .son import (PINV_TOL, SKETCH_RFD, _clear_unused, _in_span_solve, _small_matrix, _small_solve, _tau,
+                  _use_pinv)
 
 
 # ------------------------------------------------------------------------------------------ small algebra
@@ -229,6 +230,31 @@ def _fd_materialise(Dt, r0, T, r, q, sp_ptr, sp_idx, sp_val, n_sp, e, v):
     return Dn
 
 
+@njit_inline
+def _fd_project(tau, gram, sc, r, q, al, L, nchol, T, bx, z1, z2, xx, in_span, v, e, indices, data, st, en):
+    """Project ``w = v + basis^T e`` onto ``|w.x| <= C`` in the H-norm (``tau = tau_C(w.x)``, ``bx = B x``);
+    returns the Cholesky count. ``in_span``: x lies in B's row space (``son.son_epoch``'s ``_son_project``)."""
+    if in_span:
+        zin = _in_span_solve(gram, sc, r, al, bx)
+        den = 0.0
+        for a in range(r):
+            den += zin[a] * bx[a]
+        if den > 0.0 and math.isfinite(den):
+            _add_rmatvec(T, r, q, zin, -tau / den, e)
+            return nchol
+    pinv, nchol = _solve(gram, sc, r, al, L, nchol, bx, z1, z2)
+    mode, den = _proj_den(z1, z2, bx, r, xx, pinv)
+    f = tau / den
+    if mode != 1:  # direction x - B^T z1 (mode 0) or x (mode 2)
+        for p in range(st, en):
+            v[indices[p]] -= f * data[p]
+    if mode == 0:
+        _add_rmatvec(T, r, q, z1, f, e)
+    elif mode == 1:  # direction B^T z2
+        _add_rmatvec(T, r, q, z2, -f, e)
+    return nchol
+
+
 @njit_kernel
 def _fd_lazy_one(indptr, indices, data, targets, k, sw, w, buf, gram, r, al, t0, sketch, keep, n_shrink,
                  loss, C, mu, eta, max_sp, mat_factor, slab_current, out):
@@ -282,19 +308,8 @@ def _fd_lazy_one(indptr, indices, data, targets, k, sw, w, buf, gram, r, al, t0,
         # ---- projection (onto the slab of the example about to be predicted; see slab_current)
         tau = 0.0 if slab_current else _tau(z, C)
         if tau != 0.0 and xx > 0.0:
-            pinv, nchol = _solve(gram, sc, r, al, L, nchol, bx, z1, z2)
-            # dirv = x - B^T zsel (zsel = z1: M^{-1} Bx, or G^+ Bx in the pinv phase)
-            mode, den = _proj_den(z1, z2, bx, r, xx, pinv)  # 0: dirv = x - B^T z1; 1: B^T z2 (w1); 2: Euclidean
-            f = tau / den
-            if mode == 0:
-                for p in range(st, en):
-                    v[indices[p]] -= f * data[p]
-                _add_rmatvec(T, r, q, z1, f, e)
-            elif mode == 1:
-                _add_rmatvec(T, r, q, z2, -f, e)
-            else:
-                for p in range(st, en):
-                    v[indices[p]] -= f * data[p]
+            nchol = _fd_project(tau, gram, sc, r, q, al, L, nchol, T, bx, z1, z2, xx, False, v, e, indices, data,
+                                st, en)
             z -= tau
         out[i, k] = z
         if not math.isfinite(z):
@@ -304,6 +319,12 @@ def _fd_lazy_one(indptr, indices, data, targets, k, sw, w, buf, gram, r, al, t0,
             continue
         dl = sw[i] * loss_dloss(loss, targets[i, k], z, 0.0)
         if dl == 0.0 or xx == 0.0:
+            if slab_current and xx > 0.0:
+                # u = w (zero gradient), still projected onto the current slab (x need not be in B's span)
+                tau = _tau(z, C)
+                if tau != 0.0:
+                    nchol = _fd_project(tau, gram, sc, r, q, al, L, nchol, T, bx, z1, z2, xx, False, v, e,
+                                        indices, data, st, en)
             continue
         # ---- append the sparse row a = ca x to the basis and the buffer
         ca = math.sqrt(mu + eta_t) * dl
@@ -363,7 +384,8 @@ def _fd_lazy_one(indptr, indices, data, targets, k, sw, w, buf, gram, r, al, t0,
         else:
             _add_rmatvec(T, r, q, z2, -1.0, e)
         if slab_current:
-            # Alg. 6 as printed (K_t): project u onto |w.x_t| <= C with the post-update H
+            # Alg. 6 as printed (K_t): project u onto |w.x_t| <= C with the post-update H; x_t is in B's row
+            # space unless a shrink just dropped part of it
             _matvec(T, r, q, bxb, bx)
             zu = 0.0
             for p in range(st, en):
@@ -372,16 +394,8 @@ def _fd_lazy_one(indptr, indices, data, targets, k, sw, w, buf, gram, r, al, t0,
                 zu += e[b] * bxb[b]
             tau = _tau(zu, C)
             if tau != 0.0:
-                pinv, nchol = _solve(gram, sc, r, al, L, nchol, bx, z1, z2)
-                mode, den = _proj_den(z1, z2, bx, r, xx, pinv)
-                f = tau / den
-                if mode != 1:
-                    for p in range(st, en):
-                        v[indices[p]] -= f * data[p]
-                if mode == 0:
-                    _add_rmatvec(T, r, q, z1, f, e)
-                elif mode == 1:
-                    _add_rmatvec(T, r, q, z2, -f, e)
+                nchol = _fd_project(tau, gram, sc, r, q, al, L, nchol, T, bx, z1, z2, xx, not shrunk, v, e, indices,
+                                    data, st, en)
         # ---- materialise the dense rows (right after a shrink, when they are fewest) once the lazy form has
         # cost more than doing so
         if n_sp == max_sp or (shrunk and lazy_work * mat_factor >= r * (r0 * d + sp_ptr[n_sp])):
@@ -448,9 +462,38 @@ def _oja_materialise(Zt, F, b, v):
     return Zn
 
 
+@njit_inline
+def _oja_project(tau, gram, sc, r, al, bx, F, b, cv, v, xx, indices, data, st, en):
+    """Project ``w = v + Z^T b`` (``V = F Z``) onto ``|w.x| <= C`` in the H-norm (``bx = B x``)."""
+    pinv = _use_pinv(gram, sc, r, al)
+    if pinv:
+        m = _small_matrix(gram, sc, r, 0.0)
+        z2, z1 = _small_solve(m, bx.copy(), True)
+    else:
+        z1 = np.empty(r)
+        for a in range(r):
+            z1[a] = bx[a] / (sc[a] * sc[a] + al)
+        z2 = z1
+    mode, den = _proj_den(z1, z2, bx, r, xx, pinv)
+    f = tau / den
+    if mode != 1:
+        for p in range(st, en):
+            v[indices[p]] -= f * data[p]
+    if mode != 2:
+        zsel = z1 if mode == 0 else z2
+        sgn = f if mode == 0 else -f
+        for a in range(r):
+            cv[a] = sgn * sc[a] * zsel[a]
+        for c in range(r):  # b += F^T cv
+            acc = 0.0
+            for a in range(r):
+                acc += F[a, c] * cv[a]
+            b[c] += acc
+
+
 @njit_kernel
 def _oja_lazy_one(indptr, indices, data, targets, k, sw, w, buf, gram, sc, lam, r, al, t0, loss, C, mu, eta,
-                  oja_c, max_cond, out):
+                  oja_c, max_cond, slab_current, out):
     """One output of ``son_oja_lazy``; returns ``bad``."""
     n = indptr.shape[0] - 1
     d = w.shape[0]
@@ -485,32 +528,9 @@ def _oja_lazy_one(indptr, indices, data, targets, k, sw, w, buf, gram, sc, lam, 
             vx[a] = acc
             bx[a] = sc[a] * acc
         # ---- projection
-        tau = _tau(z, C)
+        tau = 0.0 if slab_current else _tau(z, C)
         if tau != 0.0 and xx > 0.0:
-            pinv = _use_pinv(gram, sc, r, al)
-            if pinv:
-                m = _small_matrix(gram, sc, r, 0.0)
-                z2, z1 = _small_solve(m, bx.copy(), True)
-            else:
-                z1 = np.empty(r)
-                for a in range(r):
-                    z1[a] = bx[a] / (sc[a] * sc[a] + al)
-                z2 = z1
-            mode, den = _proj_den(z1, z2, bx, r, xx, pinv)
-            f = tau / den
-            if mode != 1:
-                for p in range(st, en):
-                    v[indices[p]] -= f * data[p]
-            if mode != 2:
-                zsel = z1 if mode == 0 else z2
-                sgn = f if mode == 0 else -f
-                for a in range(r):
-                    cv[a] = sgn * sc[a] * zsel[a]
-                for c in range(r):  # b += F^T cv
-                    acc = 0.0
-                    for a in range(r):
-                        acc += F[a, c] * cv[a]
-                    b[c] += acc
+            _oja_project(tau, gram, sc, r, al, bx, F, b, cv, v, xx, indices, data, st, en)
             z -= tau
         out[i, k] = z
         if not math.isfinite(z):
@@ -520,6 +540,10 @@ def _oja_lazy_one(indptr, indices, data, targets, k, sw, w, buf, gram, sc, lam, 
             continue
         dl = sw[i] * loss_dloss(loss, targets[i, k], z, 0.0)
         if dl == 0.0 or xx == 0.0:
+            if slab_current and xx > 0.0:
+                tau = _tau(z, C)
+                if tau != 0.0:
+                    _oja_project(tau, gram, sc, r, al, bx, F, b, cv, v, xx, indices, data, st, en)
             continue
         # ---- Oja's update with the row a = ca x, through the factor F
         ca = math.sqrt(mu + eta_t) * dl
@@ -613,6 +637,17 @@ def _oja_lazy_one(indptr, indices, data, targets, k, sw, w, buf, gram, sc, lam, 
             for a in range(r):
                 acc += F[a, c] * cv[a]
             b[c] += acc
+        if slab_current:
+            # Alg. 6 as printed (K_t): project u onto |w.x_t| <= C with the post-update H (B x = bx / dl)
+            zu = 0.0
+            for p in range(st, en):
+                zu += v[indices[p]] * data[p]
+            for a in range(r):
+                zu += b[a] * zx[a]
+                bx[a] /= dl
+            tau = _tau(zu, C)
+            if tau != 0.0:
+                _oja_project(tau, gram, sc, r, al, bx, F, b, cv, v, xx, indices, data, st, en)
     Zt = _oja_materialise(Zt, F, b, v)
     for a in range(r):
         for j in range(d):
@@ -622,12 +657,12 @@ def _oja_lazy_one(indptr, indices, data, targets, k, sw, w, buf, gram, sc, lam, 
 
 @njit_kernel
 def son_oja_lazy(indptr, indices, data, targets, sw, w, buf, gram, sc, aux, n_rows, alpha, t, loss, C, mu, eta,
-                 oja_c, max_cond, out):
+                 oja_c, max_cond, slab_current, out):
     """Oja sketched online Newton step in the lazy sparse form (module docstring), K outputs.
 
     Same arrays and result as ``son.son_epoch`` with ``sketch = SKETCH_OJA``. ``max_cond``: V is materialised
-    when ``max|F| max|F^{-1}|`` exceeds it (and every ``REORTH_EVERY`` rows). Returns
-    ``(t, bad, n_materialisations)``.
+    when ``max|F| max|F^{-1}|`` exceeds it (and every ``REORTH_EVERY`` rows). ``slab_current`` as in
+    ``son_fd_lazy``. Returns ``(t, bad, n_materialisations)``.
     """
     n = indptr.shape[0] - 1
     K = w.shape[0]
@@ -636,7 +671,7 @@ def son_oja_lazy(indptr, indices, data, targets, sw, w, buf, gram, sc, aux, n_ro
     for k in range(K):
         r = n_rows[k]
         bad, nm = _oja_lazy_one(indptr, indices, data, targets, k, sw, w[k], buf[k], gram[k], sc[k], aux[k, :r],
-                                r, alpha[k], t, loss, C, mu, eta, oja_c, max_cond, out)
+                                r, alpha[k], t, loss, C, mu, eta, oja_c, max_cond, slab_current, out)
         n_mat += nm
         if bad >= 0 and (first_bad < 0 or bad < first_bad):
             first_bad = bad
@@ -644,9 +679,26 @@ def son_oja_lazy(indptr, indices, data, targets, sw, w, buf, gram, sc, aux, n_ro
 
 
 # ------------------------------------------------------------------------------------------ RP
+@njit_inline
+def _rp_project(tau, gram, sc, r, al, L, bx, z1, z2, c, v, xx, indices, data, st, en):
+    """Project ``w = v + S^T c`` onto ``|w.x| <= C`` in the H-norm (``bx = S x``)."""
+    pinv, _ = _solve(gram, sc, r, al, L, 0, bx, z1, z2)
+    mode, den = _proj_den(z1, z2, bx, r, xx, pinv)
+    f = tau / den
+    if mode != 1:
+        for p in range(st, en):
+            v[indices[p]] -= f * data[p]
+    if mode == 0:
+        for a in range(r):
+            c[a] += f * z1[a]
+    elif mode == 1:
+        for a in range(r):
+            c[a] -= f * z2[a]
+
+
 @njit_kernel
 def _rp_lazy_one(indptr, indices, data, targets, k, sw, w, buf, gram, r, al, t0, loss, C, mu, eta, seed,
-                 rp_dist, out):
+                 rp_dist, slab_current, out):
     """One output of ``son_rp_lazy``; returns ``bad``. S stored transposed (d, r), ``w = v + S^T c``."""
     n = indptr.shape[0] - 1
     d = w.shape[0]
@@ -670,20 +722,9 @@ def _rp_lazy_one(indptr, indices, data, targets, k, sw, w, buf, gram, r, al, t0,
         t = t0 + i + 1
         eta_t = eta / t
         z, xx = _lazy_score(v, c, St, r, indices, data, st, en, bx)
-        tau = _tau(z, C)
+        tau = 0.0 if slab_current else _tau(z, C)
         if tau != 0.0 and xx > 0.0:
-            pinv, _ = _solve(gram, sc, r, al, L, 0, bx, z1, z2)
-            mode, den = _proj_den(z1, z2, bx, r, xx, pinv)
-            f = tau / den
-            if mode != 1:
-                for p in range(st, en):
-                    v[indices[p]] -= f * data[p]
-            if mode == 0:
-                for a in range(r):
-                    c[a] += f * z1[a]
-            elif mode == 1:
-                for a in range(r):
-                    c[a] -= f * z2[a]
+            _rp_project(tau, gram, sc, r, al, L, bx, z1, z2, c, v, xx, indices, data, st, en)
             z -= tau
         out[i, k] = z
         if not math.isfinite(z):
@@ -693,6 +734,10 @@ def _rp_lazy_one(indptr, indices, data, targets, k, sw, w, buf, gram, r, al, t0,
             continue
         dl = sw[i] * loss_dloss(loss, targets[i, k], z, 0.0)
         if dl == 0.0 or xx == 0.0:
+            if slab_current and xx > 0.0:
+                tau = _tau(z, C)
+                if tau != 0.0:
+                    _rp_project(tau, gram, sc, r, al, L, bx, z1, z2, c, v, xx, indices, data, st, en)
             continue
         # ---- S += r a^T with a = ca x (sparse); G += r q^T + q r^T + |a|^2 r r^T, q = S a (old S)
         ca = math.sqrt(mu + eta_t) * dl
@@ -722,6 +767,17 @@ def _rp_lazy_one(indptr, indices, data, targets, k, sw, w, buf, gram, r, al, t0,
         else:
             for a in range(r):
                 c[a] -= z2[a]
+        if slab_current:
+            # Alg. 6 as printed (K_t): project u onto |w.x_t| <= C with the post-update H (S x = bg / dl)
+            zu = 0.0
+            for p in range(st, en):
+                zu += v[indices[p]] * data[p]
+            for a in range(r):
+                bx[a] = bg[a] / dl
+                zu += c[a] * bx[a]
+            tau = _tau(zu, C)
+            if tau != 0.0:
+                _rp_project(tau, gram, sc, r, al, L, bx, z1, z2, c, v, xx, indices, data, st, en)
     fold = np.dot(St, c)
     for j in range(d):
         v[j] += fold[j]
@@ -733,17 +789,17 @@ def _rp_lazy_one(indptr, indices, data, targets, k, sw, w, buf, gram, r, al, t0,
 
 @njit_kernel
 def son_rp_lazy(indptr, indices, data, targets, sw, w, buf, gram, n_rows, alpha, t, loss, C, mu, eta, seed, rp_dist,
-                out):
+                slab_current, out):
     """RP sketched online Newton step in the lazy sparse form, K outputs: ``w = v + S^T c`` with S updated in
     place by its sparse rank-one rows (no materialisation needed), O(ell nnz + ell^3) per example (the Gram
     matrix changes by rank two, so it is refactored each time). Same arrays and result as ``son.son_epoch``
-    with ``sketch = SKETCH_RP``. Returns ``(t, bad, 0)``."""
+    with ``sketch = SKETCH_RP``. ``slab_current`` as in ``son_fd_lazy``. Returns ``(t, bad, 0)``."""
     n = indptr.shape[0] - 1
     K = w.shape[0]
     first_bad = -1
     for k in range(K):
         bad = _rp_lazy_one(indptr, indices, data, targets, k, sw, w[k], buf[k], gram[k], n_rows[k], alpha[k], t,
-                           loss, C, mu, eta, seed, rp_dist, out)
+                           loss, C, mu, eta, seed, rp_dist, slab_current, out)
         if bad >= 0 and (first_bad < 0 or bad < first_bad):
             first_bad = bad
     return t + n, first_bad, 0

@@ -1,10 +1,13 @@
 """Second-order online classifiers: AdaGrad, full online Newton step, sketched online Newton step.
 
-ALGORITHMS.md 6.1-6.4 (RFD paper, seed 004: Alg. 3, Alg. 6, App. A). All three keep ``coef_`` = the
-pending unprojected point u; the projection onto ``{w : |w.x| <= C}`` happens when the next example
-arrives, before it is predicted, so ``partial_fit_scores`` returns ``clip(u.x, -C, C)`` (the projected
-point's exact score) and ``decision_function`` returns the same ``clip(coef_ . x, -C, C)``. No intercept (the paper's model is ``w.x``; add a
-constant feature if one is wanted).
+ALGORITHMS.md 6.1-6.4 (RFD paper, seed 004: Alg. 3, Alg. 6, App. A). With ``slab="next"`` (the default,
+Alg. 3) all three keep ``coef_`` = the pending unprojected point u; the projection onto
+``{w : |w.x| <= C}`` happens when the next example arrives, before it is predicted, so
+``partial_fit_scores`` returns ``clip(u.x, -C, C)`` (the projected point's exact score) and
+``decision_function`` returns the same ``clip(coef_ . x, -C, C)``. With ``slab="current"`` (Alg. 6 and
+App. A as printed) the updated point is projected onto the slab of the example just learned, ``coef_`` is
+that projected point and scores are the plain ``coef_ . x``. No intercept (the paper's model is ``w.x``; add
+a constant feature if one is wanted).
 """
 
 import numpy as np
@@ -26,6 +29,16 @@ _PASS_PARAMS = {
     "random_state": ["random_state"],
 }
 _LOSSES = Options("squared", "logistic", "hinge")
+_SLABS = Options("next", "current")
+
+_SLAB_DOC = """slab : {"next", "current"}, default="next"
+        Which example's slab ``|w.x| <= C`` the projection uses. ``"next"`` (Alg. 3, as in SON): the
+        pending point is projected onto the slab of the example about to be predicted, so each prediction
+        comes from a point of that example's slab (the setting of the regret bounds). ``"current"`` (Alg. 6
+        line 17 and App. A as printed, the fast algorithm the paper's experiments ran): the updated point is
+        projected onto the slab of the example just learned, with the post-update matrix, and the next
+        example is scored by that point unclipped. ``streamlearn experiment rfd-table2`` uses
+        ``"current"`` by default to reproduce Table 2."""
 
 
 class _SecondOrder(OnlineClassifierMixin, BaseOnlineLinear):
@@ -37,12 +50,15 @@ class _SecondOrder(OnlineClassifierMixin, BaseOnlineLinear):
     def _decision_function(self, X):
         # the online prediction: the pending u projected onto |w.x| <= C with x itself scores clip(u.x, -C, C)
         scores = super()._decision_function(X)
-        if getattr(self, "project", True):
+        if getattr(self, "project", True) and not self._slab_is_current():
             scores = np.clip(scores, -float(self.C), float(self.C))
         return scores
 
     def _mu(self):
         return 1.0 / (8.0 * float(self.C) ** 2) if self.mu is None else float(self.mu)
+
+    def _slab_is_current(self):
+        return getattr(self, "slab", "next") == "current"
 
 
 class AdaGrad(_SecondOrder):
@@ -63,7 +79,8 @@ class AdaGrad(_SecondOrder):
     loss : {"squared", "logistic", "hinge"}, default="squared"
         Loss on the score with labels -1/+1 (squared: ``(z - y)^2``, the paper's setting).
     project : bool, default=True
-        Project onto the slab before predicting (the paper does not say whether its ADAGRAD does).
+        Project onto the slab (the paper does not say whether its ADAGRAD does).
+    {slab}
     max_iter : int >= 1, default=1
         Passes made by ``fit``.
     shuffle : bool, default=True
@@ -87,16 +104,18 @@ class AdaGrad(_SecondOrder):
         "C": [Interval(float, 0, None, closed="neither")],
         "loss": [_LOSSES],
         "project": ["boolean"],
+        "slab": [_SLABS],
         **_PASS_PARAMS,
     }
 
-    def __init__(self, *, alpha0=1.0, eta=1.0, C=1.0, loss="squared", project=True, max_iter=1,
+    def __init__(self, *, alpha0=1.0, eta=1.0, C=1.0, loss="squared", project=True, slab="next", max_iter=1,
                  shuffle=True, random_state=None):
         self.alpha0 = alpha0
         self.eta = eta
         self.C = C
         self.loss = loss
         self.project = project
+        self.slab = slab
         self.max_iter = max_iter
         self.shuffle = shuffle
         self.random_state = random_state
@@ -108,7 +127,7 @@ class AdaGrad(_SecondOrder):
     def _kernel_pass(self, X, targets, sw, out):
         bad = _k.adagrad_epoch(X.indptr, X.indices, X.data, targets, sw, self.coef_, self._state_s,
                                float(self.alpha0), float(self.eta), float(self.C), loss_code(self.loss),
-                               bool(self.project), out)
+                               bool(self.project), self._slab_is_current(), out)
         self.t_ += X.shape[0]
         if bad >= 0:
             self._raise_diverged(bad, "eta")
@@ -134,6 +153,7 @@ class OnlineNewtonStep(_SecondOrder):
         Slab radius.
     loss : {"squared", "logistic", "hinge"}, default="squared"
         Loss on the score with labels -1/+1.
+    {slab}
     max_iter, shuffle, random_state
         As in :class:`AdaGrad`.
 
@@ -153,16 +173,18 @@ class OnlineNewtonStep(_SecondOrder):
         "mu": [Interval(float, 0, None, closed="left"), None],
         "C": [Interval(float, 0, None, closed="neither")],
         "loss": [_LOSSES],
+        "slab": [_SLABS],
         **_PASS_PARAMS,
     }
 
-    def __init__(self, *, alpha0=1.0, eta=1.0, mu=None, C=1.0, loss="squared", max_iter=1, shuffle=True,
-                 random_state=None):
+    def __init__(self, *, alpha0=1.0, eta=1.0, mu=None, C=1.0, loss="squared", slab="next", max_iter=1,
+                 shuffle=True, random_state=None):
         self.alpha0 = alpha0
         self.eta = eta
         self.mu = mu
         self.C = C
         self.loss = loss
+        self.slab = slab
         self.max_iter = max_iter
         self.shuffle = shuffle
         self.random_state = random_state
@@ -179,7 +201,7 @@ class OnlineNewtonStep(_SecondOrder):
     def _kernel_pass(self, X, targets, sw, out):
         t, bad = _k.full_on_epoch(X.indptr, X.indices, X.data, targets, sw, self.coef_, self._state_P,
                                   self.t_, self._mu(), float(self.eta), float(self.C), loss_code(self.loss),
-                                  out)
+                                  self._slab_is_current(), out)
         self.t_ = int(t)
         if bad >= 0:
             self._raise_diverged(bad, "eta")
@@ -240,6 +262,7 @@ class SketchedOnlineNewton(_SecondOrder):
         Loss on the score with labels -1/+1.
     beta : float in (0, 1], default=0.2
         PFD's fraction of shrunk directions (``sketch="pfd"`` only; the paper's PFD-SON uses 0.2).
+    {slab}
     oja_learning_rate : float > 0, default=2.0
         Oja's step ``min(c / t, 1)`` (``sketch="oja"`` only; VW's default c).
     max_iter, shuffle : as in :class:`AdaGrad`.
@@ -268,11 +291,12 @@ class SketchedOnlineNewton(_SecondOrder):
         "loss": [_LOSSES],
         "beta": [Interval(float, 0, 1, closed="right")],
         "oja_learning_rate": [Interval(float, 0, None, closed="neither")],
+        "slab": [_SLABS],
         **_PASS_PARAMS,
     }
 
     def __init__(self, *, sketch="rfd", ell=10, alpha0=1.0, eta=1.0, mu=None, C=1.0, loss="squared", beta=0.2,
-                 oja_learning_rate=2.0, max_iter=1, shuffle=True, random_state=None):
+                 oja_learning_rate=2.0, slab="next", max_iter=1, shuffle=True, random_state=None):
         self.sketch = sketch
         self.ell = ell
         self.alpha0 = alpha0
@@ -282,6 +306,7 @@ class SketchedOnlineNewton(_SecondOrder):
         self.loss = loss
         self.beta = beta
         self.oja_learning_rate = oja_learning_rate
+        self.slab = slab
         self.max_iter = max_iter
         self.shuffle = shuffle
         self.random_state = random_state
@@ -323,11 +348,20 @@ class SketchedOnlineNewton(_SecondOrder):
         beta = float(self.beta) if self.sketch == "pfd" else 1.0
         keep = ell - 1
         n_shrink = int(min(max(np.floor(beta * (keep + 1) + 1e-9) - 1, 0), keep))
+        try:
+            t, bad, nm = self._run_kernel(X, targets, sw, out, keep, n_shrink)
+        except ValueError as exc:  # LAPACK refusing a Gram matrix that overflowed to inf / NaN
+            if "infs or NaNs" not in str(exc):
+                raise
+            self._raise_diverged(None, "alpha0", verb="Raise")
+        self._state_n_mat = getattr(self, "_state_n_mat", 0) + int(nm)  # materialisations (benchmark diagnostics)
+        self.t_ = int(t)
+        if bad >= 0:
+            self._raise_diverged(bad, "alpha0", verb="Raise")
+
+    def _run_kernel(self, X, targets, sw, out, keep, n_shrink):
         lazy = getattr(self, "_lazy_kernel", True)
-        # experiment only (benchmarks/rfd0_slab.py): Alg. 6's printed K_t projection, FD family, lazy kernel
-        slab_current = bool(getattr(self, "_slab_current", False))
-        if slab_current and not (lazy and self.sketch in ("fd", "pfd", "rfd")):
-            raise ValueError("_slab_current is implemented for sketch in ('fd', 'pfd', 'rfd') with the lazy kernel only")
+        slab_current = self._slab_is_current()
         if lazy and self.sketch in ("fd", "pfd", "rfd"):
             t, bad, nm = _kl.son_fd_lazy(
                 X.indptr, X.indices, X.data, targets, sw, self.coef_, self._state_buf, self._state_gram,
@@ -339,23 +373,25 @@ class SketchedOnlineNewton(_SecondOrder):
                 X.indptr, X.indices, X.data, targets, sw, self.coef_, self._state_buf, self._state_gram,
                 self._state_sc, self._state_aux, self._state_n_rows, self._state_alpha, self.t_,
                 loss_code(self.loss), float(self.C), self._mu(), float(self.eta), float(self.oja_learning_rate),
-                _kl.OJA_FACTOR_COND, out)
+                _kl.OJA_FACTOR_COND, slab_current, out)
         elif lazy and self.sketch == "rp":
             t, bad, nm = _kl.son_rp_lazy(
                 X.indptr, X.indices, X.data, targets, sw, self.coef_, self._state_buf, self._state_gram,
                 self._state_n_rows, self._state_alpha, self.t_, loss_code(self.loss), float(self.C), self._mu(),
-                float(self.eta), self._state_seed[0], 0, out)
+                float(self.eta), self._state_seed[0], 0, slab_current, out)
         else:
             t, bad = self._dense_pass(X, targets, sw, out, keep, n_shrink)
             nm = 0
-        self._state_n_mat = getattr(self, "_state_n_mat", 0) + int(nm)  # materialisations (benchmark diagnostics)
-        self.t_ = int(t)
-        if bad >= 0:
-            self._raise_diverged(bad, "alpha0 (raise it)")
+        return t, bad, nm
 
     def _dense_pass(self, X, targets, sw, out, keep, n_shrink):
         return _k.son_epoch(
             X.indptr, X.indices, X.data, targets, sw, self.coef_, self._state_buf, self._state_gram,
             self._state_sc, self._state_aux, self._state_n_rows, self._state_alpha, self.t_,
             _SKETCHES[self.sketch], keep, n_shrink, loss_code(self.loss), float(self.C), self._mu(),
-            float(self.eta), self._state_seed[0], 0, float(self.oja_learning_rate), False, out)
+            float(self.eta), self._state_seed[0], 0, float(self.oja_learning_rate), False, self._slab_is_current(),
+            out)
+
+
+for _cls in (AdaGrad, OnlineNewtonStep, SketchedOnlineNewton):
+    _cls.__doc__ = _cls.__doc__.replace("{slab}", _SLAB_DOC)

@@ -65,13 +65,19 @@ def test_rfd0_pseudo_inverse_phase_matches_twin(d, ell):
     np.testing.assert_allclose(est.coef_[0], nw, rtol=0, atol=TOL)  # chunking does not matter
 
 
+@pytest.mark.parametrize("slab", ["next", "current"])
 @pytest.mark.parametrize("loss", ["squared", "hinge"])
-def test_adagrad_and_full_on_match_twins(loss):
+def test_adagrad_and_full_on_match_twins(loss, slab):
     X, y = _data()
-    s = AdaGrad(alpha0=0.5, loss=loss).partial_fit_scores(X, y, classes=[-1, 1])
-    np.testing.assert_allclose(s, naive_adagrad(X, y, alpha0=0.5, eta=1.0, C=1.0, loss=loss)[0], atol=TOL, rtol=0)
-    est = OnlineNewtonStep(alpha0=0.5, loss=loss)
+    est = AdaGrad(alpha0=0.5, loss=loss, slab=slab)
     s = est.partial_fit_scores(X, y, classes=[-1, 1])
-    ns, nw = naive_full_on(X, y, alpha0=0.5, mu=1 / 8, eta=1.0, C=1.0, loss=loss)
+    ns, nw = naive_adagrad(X, y, alpha0=0.5, eta=1.0, C=1.0, loss=loss, slab=slab)
     np.testing.assert_allclose(s, ns, atol=TOL, rtol=0)
     np.testing.assert_allclose(est.coef_[0], nw, atol=TOL, rtol=0)
+    est = OnlineNewtonStep(alpha0=0.5, loss=loss, slab=slab)
+    s = est.partial_fit_scores(X, y, classes=[-1, 1])
+    ns, nw = naive_full_on(X, y, alpha0=0.5, mu=1 / 8, eta=1.0, C=1.0, loss=loss, slab=slab)
+    np.testing.assert_allclose(s, ns, atol=TOL, rtol=0)
+    np.testing.assert_allclose(est.coef_[0], nw, atol=TOL, rtol=0)
+    if slab == "current":
+        assert np.any(np.abs(ns) > 1.0)  # scores are unclipped: the projection comes after the update

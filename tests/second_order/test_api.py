@@ -45,5 +45,9 @@ def test_rfd_table2_json(tmp_path, capsys):
         assert {"method", "ell", "best_alpha0", "test_accuracy", "paper_accuracy", "seconds_per_example"} <= set(r)
         assert r["test_accuracy"] == max(r["accuracy_by_alpha0"].values())
         assert r["test_accuracy"] > 70.0
+        # each split's own best alpha0 (the paper's statistic per split) can only do better than one for all
+        assert r["test_accuracy_best_per_split"] >= r["test_accuracy"]
+        assert len(r["accuracy_by_split"]) == 2 and r["slab"] == "current"
+        assert np.mean(r["accuracy_by_split"]) == pytest.approx(r["test_accuracy"])
     assert rows[2]["best_alpha0"] == 0.0 and rows[1]["best_alpha0"] in (0.1, 10.0)
     assert png.stat().st_size > 1000

@@ -3,8 +3,10 @@ duplicated and all-zero rows)."""
 
 import numpy as np
 import pytest
+import scipy.sparse as sp
 
 from streamlearn.learners import make_learner
+from streamlearn.second_order import SketchedOnlineNewton
 
 NAMES = ["adagrad", "full-on", "fd-son", "pfd-son", "rp-son", "oja-son", "rfd-son", "rfd0-son"]
 
@@ -57,3 +59,17 @@ def test_finite_on_hard_inputs(name, case):
     assert np.all(np.isfinite(est.coef_)), f"{name} on {case}: non-finite weights"
     assert np.all(np.abs(scores) <= est.C * (1 + 1e-12) + 1e-12) or not getattr(est, "project", True)
     assert np.all(np.isfinite(est.decision_function(X)))
+
+
+@pytest.mark.parametrize("lazy", [True, False])
+@pytest.mark.parametrize("sketch", ["fd", "oja", "rp"])
+def test_overflowing_features_raise_a_clear_divergence_error(sketch, lazy):
+    # features near 1e200 overflow the sketch's Gram matrix: LAPACK's "infs or NaNs" inside the kernel is
+    # reported as the estimator's divergence, with the parameter to change
+    rng = np.random.default_rng(0)
+    X = sp.csr_matrix(rng.standard_normal((40, 6)) * 1e200)
+    y = np.where(rng.random(40) > 0.5, 1, -1)
+    est = SketchedOnlineNewton(sketch=sketch, ell=3, alpha0=1e-3)
+    est._lazy_kernel = lazy
+    with pytest.raises(FloatingPointError, match="SketchedOnlineNewton diverged.*Raise alpha0"):
+        est.partial_fit(X, y, classes=[-1, 1])
