@@ -97,23 +97,31 @@ def _pinv(B, alpha):
 
 
 def _project(u, x, B, alpha, C, in_span=False):
-    """H-norm projection of u onto ``|w.x| <= C``; ``in_span``: x is known to lie in B's row space (its row was
-    just appended), so the pseudo-inverse phase uses w1 without testing x_perp (rounding noise there)."""
+    """H-norm projection of u onto ``|w.x| <= C``, H = B^T B + alpha I, computed in d-space (explicit H,
+    eigendecomposition of B^T B). The textbook ``u - tau H^{-1}x / x.H^{-1}x`` when ``alpha x.H^{-1}x`` is
+    above 1e-6 x.x; otherwise (and in the pseudo-inverse phase) split x = P x + x_perp (P: projector onto B's
+    row space): when ``||x_perp||^2 <= 1e-9 x.x`` or ``in_span`` (x's row was just appended) the direction
+    is H^{-1} P x (App. A's w1 when alpha = 0), else ``x_perp + alpha H^{-1} P x`` (w2* when alpha = 0)."""
     tau = _tau(u @ x, C)
     if tau == 0.0 or not np.any(x):
         return u
     d = x.shape[0]
-    pv = _pinv(B, alpha)
-    if pv is None:
-        H = B.T @ B + alpha * np.eye(d)
-        hx = np.linalg.solve(H, x)
-        return u - tau / (x @ hx) * hx
-    Hp, P = pv
-    xp = x - P @ x
-    if not in_span and xp @ xp > 1e-12 * (x @ x):
-        return u - tau / (xp @ xp) * xp  # w2*: zero H-cost
-    hx = Hp @ x
-    return u - tau / (x @ hx) * hx  # w1
+    xx = x @ x
+    pinv = _pinv(B, alpha) is not None
+    if not pinv and not in_span:
+        hx = np.linalg.solve(B.T @ B + alpha * np.eye(d), x)
+        if alpha * (x @ hx) > 1e-6 * xx:
+            return u - tau / (x @ hx) * hx
+    lam, U = np.linalg.eigh(B.T @ B)
+    top = max(lam.max(), 0.0) if lam.size else 0.0
+    k = (lam > top * B.shape[0] * 1e-12) & (lam > 0)
+    Uk = U[:, k]
+    hpar = Uk @ ((Uk.T @ x) / (lam[k] + alpha))  # H^{-1} P x
+    xp = x - Uk @ (Uk.T @ x)
+    if in_span or not xp @ xp > 1e-9 * xx:
+        return u - tau / (x @ hpar) * hpar
+    direction = xp + alpha * hpar
+    return u - tau / (xp @ xp + alpha * (x @ hpar)) * direction
 
 
 def naive_son(X, y, *, sketch, ell, alpha0, mu, eta, C, loss, beta=0.2, seed=0, rp_dist=0, V0=None, oja_c=2.0,

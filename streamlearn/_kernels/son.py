@@ -37,6 +37,11 @@ SKETCH_OJA = 4
 
 #: relative eigenvalue threshold below which a direction of B B^T counts as zero (pseudo-inverse phase)
 PINV_TOL = 1.0e-12
+#: ||x_perp||^2 / x.x below which x counts as lying in B's row space (rounding level of x.x - y.Bx)
+PERP_TOL = 1.0e-9
+#: the slab projection's denominator x.(alpha H^{-1} x) / x.x below which it is recomputed by ``_split_solve``
+#: (the direct difference has lost too many digits)
+CANCEL_TOL = 1.0e-6
 
 
 @njit_kernel
@@ -254,24 +259,40 @@ def _small_solve(m, rhs, pinv):
 
 
 @njit_kernel
-def _in_span_solve(gram, sc, r, alpha, rhs):
-    """``(G (G + alpha I))^+ rhs`` with ``G = B B^T``: for x in B's row space and ``rhs = B x``,
-    ``H^{-1} x = B^T z`` and ``x^T H^{-1} x = z.rhs``, a positive form with no cancellation (the general
-    ``(x.x - (Bx)^T (G + alpha I)^{-1} Bx) / alpha`` loses every digit when alpha is small). Eigenvalues of G
-    below the pseudo-inverse cut-off are dropped (alpha = 0: App. A's ``w1``)."""
-    out = np.zeros(r)
+def _split_solve(gram, sc, r, alpha, rhs, xx, in_span):
+    """Cancellation-free pieces of the slab projection for x with ``rhs = B x`` (``G = B B^T``).
+
+    Returns ``(has_perp, den, c)``: the projection is ``w -= tau / den * (has_perp x - B^T c)``. With
+    ``y = G^+ Bx``, ``z = (G (G + alpha I))^+ Bx`` and ``x_perp = x - B^T y``, one has
+    ``alpha H^{-1} x = x_perp + alpha B^T z`` and ``x.(alpha H^{-1} x) = ||x_perp||^2 + alpha z.Bx``: both
+    terms are non-negative, where the usual ``x.x - (Bx)^T (G + alpha I)^{-1} Bx`` subtracts nearly equal
+    numbers when x is close to B's row space. ``||x_perp||^2 = x.x - y.Bx`` still cancels, so below
+    ``PERP_TOL x.x`` (rounding level), or when x is known to lie in B's row space (``in_span``), x_perp is
+    taken as 0: direction ``B^T z``, den ``z.Bx`` (App. A's w1 when alpha = 0); otherwise direction
+    ``x_perp + alpha B^T z`` (App. A's w2*, zero H-cost, when alpha = 0). Eigenvalues of G below the
+    pseudo-inverse cut-off count as 0.
+    """
+    c = np.zeros(r)
     if r == 0:
-        return out
+        return True, xx, c
     m = _small_matrix(gram, sc, r, 0.0)
     lam, u = np.linalg.eigh(m)
     tol = lam[r - 1] * r * PINV_TOL
-    c = np.dot(u.T, np.ascontiguousarray(rhs[:r]))
+    q = np.dot(u.T, np.ascontiguousarray(rhs[:r]))
+    qy = np.zeros(r)
+    qz = np.zeros(r)
+    proj2 = 0.0
+    zb = 0.0
     for a in range(r):
         if lam[a] > tol and lam[a] > 0.0:
-            c[a] = c[a] / (lam[a] * (lam[a] + alpha))
-        else:
-            c[a] = 0.0
-    return np.dot(u, c)
+            qy[a] = q[a] / lam[a]
+            qz[a] = q[a] / (lam[a] * (lam[a] + alpha))
+            proj2 += q[a] * qy[a]
+            zb += q[a] * qz[a]
+    perp2 = xx - proj2
+    if in_span or not (perp2 > PERP_TOL * xx):
+        return False, zb, -np.dot(u, qz)
+    return True, perp2 + alpha * zb, np.dot(u, qy - alpha * qz)
 
 
 @njit_kernel
@@ -290,75 +311,55 @@ def _clear_unused(buf, gram, r):
 def _son_project(wk, bk, gk, sk, r, al, indices, data, st, en, tau, xx, printed_w2, in_span, dirv):
     """Project ``wk`` onto ``|w.x| <= C`` in the H-norm, ``H = B^T B + alpha I`` (``tau = tau_C(w.x)``).
 
-    ``in_span``: x is known to lie in B's row space (``slab="current"``, FD family: its row was just
-    appended and no shrink followed), so the direction is ``H^{-1} x = B^T (G (G + alpha I))^+ B x``
-    (``_in_span_solve``; App. A's w1 when alpha = 0) instead of a difference that is rounding noise there.
+    Direction ``alpha H^{-1} x = x - B^T (G + alpha I)^{-1} Bx`` with den ``x.`` of it, unless that den is
+    below ``CANCEL_TOL x.x`` (x close to B's row space: the difference has lost its digits), alpha is
+    negligible (pseudo-inverse phase, App. A's candidates) or ``in_span`` (x known to lie in B's row space:
+    ``slab="current"``, FD family, its row just appended and no shrink): then ``_split_solve``.
+    ``printed_w2`` keeps App. A's printed w2 in the pseudo-inverse phase (reproduction flag).
     """
     d = wk.shape[0]
     bx = np.empty(r)
     _apply_B_sparse(bk, sk, r, indices, data, st, en, bx)
-    if in_span:
-        zin = _in_span_solve(gk, sk, r, al, bx)
+    pinv = _use_pinv(gk, sk, r, al)
+    if not in_span and (not pinv or printed_w2):
+        m = _small_matrix(gk, sk, r, 0.0 if pinv else al)
+        zz2, zz1 = _small_solve(m, bx, pinv)
+        # not pinv: x - B^T (G + alpha I)^{-1} Bx; printed_w2: x - B^T G^{+2} B x
+        zsel = zz2 if pinv else zz1
         for j in range(d):
             dirv[j] = 0.0
-        for a in range(r):
-            f = zin[a] * sk[a]
-            if f != 0.0:
-                for j in range(d):
-                    dirv[j] += f * bk[a, j]
-        den = 0.0
         for p in range(st, en):
-            den += dirv[indices[p]] * data[p]
-        if den > 0.0 and math.isfinite(den):
-            f = tau / den
-            for j in range(d):
-                wk[j] -= f * dirv[j]
-            return
-        in_span = False  # numerically degenerate: the general formula below (Euclidean at worst)
-    pinv = _use_pinv(gk, sk, r, al)
-    m = _small_matrix(gk, sk, r, 0.0 if pinv else al)
-    zz2, zz1 = _small_solve(m, bx, pinv)
-    # direction H^{-1} x (times alpha) or the pseudo-inverse candidates
-    for j in range(d):
-        dirv[j] = 0.0
-    for p in range(st, en):
-        dirv[indices[p]] = data[p]
-    if not pinv:
-        for a in range(r):
-            f = zz1[a] * sk[a]
-            if f != 0.0:
-                for j in range(d):
-                    dirv[j] -= f * bk[a, j]
-    else:
-        # x_perp = x - B^T G^+ B x (optimal candidate); printed: x - B^T G^{+2} B x
-        zsel = zz2 if printed_w2 else zz1
+            dirv[indices[p]] = data[p]
         for a in range(r):
             f = zsel[a] * sk[a]
             if f != 0.0:
                 for j in range(d):
                     dirv[j] -= f * bk[a, j]
-    den = 0.0
-    for p in range(st, en):
-        den += dirv[indices[p]] * data[p]
-    if pinv and not (den > PINV_TOL * xx):
-        # x lies in the row space of B: candidate w1 along B^T G^{+2} B x
-        for j in range(d):
-            dirv[j] = 0.0
-        for a in range(r):
-            f = zz2[a] * sk[a]
-            if f != 0.0:
-                for j in range(d):
-                    dirv[j] += f * bk[a, j]
         den = 0.0
         for p in range(st, en):
             den += dirv[indices[p]] * data[p]
+        if den > CANCEL_TOL * xx and math.isfinite(den):
+            f = tau / den
+            for j in range(d):
+                wk[j] -= f * dirv[j]
+            return
+    has_perp, den, c = _split_solve(gk, sk, r, al, bx, xx, in_span)
     if not (den > 0.0 and math.isfinite(den)):
         # numerically degenerate: Euclidean projection (keeps w finite and feasible)
-        for j in range(d):
-            dirv[j] = 0.0
+        has_perp = True
+        den = xx
+        for a in range(r):
+            c[a] = 0.0
+    for j in range(d):
+        dirv[j] = 0.0
+    if has_perp:
         for p in range(st, en):
             dirv[indices[p]] = data[p]
-        den = xx
+    for a in range(r):
+        f = c[a] * sk[a]
+        if f != 0.0:
+            for j in range(d):
+                dirv[j] -= f * bk[a, j]
     f = tau / den
     for j in range(d):
         wk[j] -= f * dirv[j]

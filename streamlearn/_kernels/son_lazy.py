@@ -39,7 +39,7 @@ from .fd import fd_rotation
 from .losses import loss_dloss
 from .oja import REORTH_EVERY, _oja_gamma, _oja_orthonormalise
 from .rp import rp_row_vector
-from .son import (PINV_TOL, SKETCH_RFD, _clear_unused, _in_span_solve, _small_matrix, _small_solve, _tau,
+from .son import (CANCEL_TOL, SKETCH_RFD, _clear_unused, _small_matrix, _small_solve, _split_solve, _tau,
                   _use_pinv)
 
 
@@ -104,25 +104,13 @@ def _solve(gram, sc, r, al, L, nchol, rhs, z1, z2):
 
 
 @njit_inline
-def _proj_den(z1, z2, bx, r, xx, pinv):
-    """Denominator and direction of the slab projection, given ``z1``/``z2`` from ``_solve``.
-
-    Returns ``(mode, den)``: mode 0, direction ``x - B^T z1`` (den ``xx - z1.bx``); mode 1 (pseudo-inverse
-    phase with x in B's row space), ``B^T z2`` (den ``z2.bx``); mode 2 (degenerate), Euclidean ``x`` (den ``xx``).
-    """
+def _general_den(z1, bx, r, xx):
+    """``x.x - (Bx)^T z1`` with ``z1 = (G + alpha I)^{-1} Bx``: ``x.(alpha H^{-1} x)``, the slab projection's
+    denominator (direction ``x - B^T z1``)."""
     den = xx
     for a in range(r):
         den -= z1[a] * bx[a]
-    mode = 0
-    if pinv and not (den > PINV_TOL * xx):
-        mode = 1
-        den = 0.0
-        for a in range(r):
-            den += z2[a] * bx[a]
-    if not (den > 0.0 and math.isfinite(den)):
-        mode = 2
-        den = xx
-    return mode, den
+    return den
 
 
 @njit_inline
@@ -233,25 +221,27 @@ def _fd_materialise(Dt, r0, T, r, q, sp_ptr, sp_idx, sp_val, n_sp, e, v):
 @njit_inline
 def _fd_project(tau, gram, sc, r, q, al, L, nchol, T, bx, z1, z2, xx, in_span, v, e, indices, data, st, en):
     """Project ``w = v + basis^T e`` onto ``|w.x| <= C`` in the H-norm (``tau = tau_C(w.x)``, ``bx = B x``);
-    returns the Cholesky count. ``in_span``: x lies in B's row space (``son.son_epoch``'s ``_son_project``)."""
-    if in_span:
-        zin = _in_span_solve(gram, sc, r, al, bx)
-        den = 0.0
-        for a in range(r):
-            den += zin[a] * bx[a]
-        if den > 0.0 and math.isfinite(den):
-            _add_rmatvec(T, r, q, zin, -tau / den, e)
-            return nchol
-    pinv, nchol = _solve(gram, sc, r, al, L, nchol, bx, z1, z2)
-    mode, den = _proj_den(z1, z2, bx, r, xx, pinv)
+    returns the Cholesky count. Same rule as ``son._son_project`` (``in_span``, ``_split_solve``)."""
+    if not in_span:
+        pinv, nchol = _solve(gram, sc, r, al, L, nchol, bx, z1, z2)
+        if not pinv:
+            den = _general_den(z1, bx, r, xx)
+            if den > CANCEL_TOL * xx and math.isfinite(den):
+                f = tau / den
+                for p in range(st, en):
+                    v[indices[p]] -= f * data[p]
+                _add_rmatvec(T, r, q, z1, f, e)  # w -= f (x - B^T z1)
+                return nchol
+    has_perp, den, c = _split_solve(gram, sc, r, al, bx, xx, in_span)
+    if not (den > 0.0 and math.isfinite(den)):  # degenerate: Euclidean
+        has_perp = True
+        den = xx
+        c[:] = 0.0
     f = tau / den
-    if mode != 1:  # direction x - B^T z1 (mode 0) or x (mode 2)
+    if has_perp:
         for p in range(st, en):
             v[indices[p]] -= f * data[p]
-    if mode == 0:
-        _add_rmatvec(T, r, q, z1, f, e)
-    elif mode == 1:  # direction B^T z2
-        _add_rmatvec(T, r, q, z2, -f, e)
+    _add_rmatvec(T, r, q, c, f, e)  # w -= f (has_perp x - B^T c)
     return nchol
 
 
@@ -464,31 +454,34 @@ def _oja_materialise(Zt, F, b, v):
 
 @njit_inline
 def _oja_project(tau, gram, sc, r, al, bx, F, b, cv, v, xx, indices, data, st, en):
-    """Project ``w = v + Z^T b`` (``V = F Z``) onto ``|w.x| <= C`` in the H-norm (``bx = B x``)."""
-    pinv = _use_pinv(gram, sc, r, al)
-    if pinv:
-        m = _small_matrix(gram, sc, r, 0.0)
-        z2, z1 = _small_solve(m, bx.copy(), True)
-    else:
-        z1 = np.empty(r)
+    """Project ``w = v + Z^T b`` (``V = F Z``) onto ``|w.x| <= C`` in the H-norm (``bx = B x``); same rule as
+    ``son._son_project``."""
+    has_perp = True
+    c = np.empty(r)
+    den = 0.0
+    done = False
+    if not _use_pinv(gram, sc, r, al):
         for a in range(r):
-            z1[a] = bx[a] / (sc[a] * sc[a] + al)
-        z2 = z1
-    mode, den = _proj_den(z1, z2, bx, r, xx, pinv)
+            c[a] = bx[a] / (sc[a] * sc[a] + al)  # V V^T = I: (G + alpha I)^{-1} Bx
+        den = _general_den(c, bx, r, xx)
+        done = den > CANCEL_TOL * xx and math.isfinite(den)
+    if not done:
+        has_perp, den, c = _split_solve(gram, sc, r, al, bx, xx, False)
+        if not (den > 0.0 and math.isfinite(den)):  # degenerate: Euclidean
+            has_perp = True
+            den = xx
+            c[:] = 0.0
     f = tau / den
-    if mode != 1:
+    if has_perp:
         for p in range(st, en):
             v[indices[p]] -= f * data[p]
-    if mode != 2:
-        zsel = z1 if mode == 0 else z2
-        sgn = f if mode == 0 else -f
+    for a in range(r):  # w -= f (has_perp x - B^T c): b += f F^T (sc c)
+        cv[a] = f * sc[a] * c[a]
+    for cc in range(r):
+        acc = 0.0
         for a in range(r):
-            cv[a] = sgn * sc[a] * zsel[a]
-        for c in range(r):  # b += F^T cv
-            acc = 0.0
-            for a in range(r):
-                acc += F[a, c] * cv[a]
-            b[c] += acc
+            acc += F[a, cc] * cv[a]
+        b[cc] += acc
 
 
 @njit_kernel
@@ -681,19 +674,27 @@ def son_oja_lazy(indptr, indices, data, targets, sw, w, buf, gram, sc, aux, n_ro
 # ------------------------------------------------------------------------------------------ RP
 @njit_inline
 def _rp_project(tau, gram, sc, r, al, L, bx, z1, z2, c, v, xx, indices, data, st, en):
-    """Project ``w = v + S^T c`` onto ``|w.x| <= C`` in the H-norm (``bx = S x``)."""
+    """Project ``w = v + S^T c`` onto ``|w.x| <= C`` in the H-norm (``bx = S x``); same rule as
+    ``son._son_project``."""
     pinv, _ = _solve(gram, sc, r, al, L, 0, bx, z1, z2)
-    mode, den = _proj_den(z1, z2, bx, r, xx, pinv)
+    has_perp = True
+    den = 0.0
+    if not pinv:
+        den = _general_den(z1, bx, r, xx)
+    if not pinv and den > CANCEL_TOL * xx and math.isfinite(den):
+        cd = z1
+    else:
+        has_perp, den, cd = _split_solve(gram, sc, r, al, bx, xx, False)
+        if not (den > 0.0 and math.isfinite(den)):  # degenerate: Euclidean
+            has_perp = True
+            den = xx
+            cd[:] = 0.0
     f = tau / den
-    if mode != 1:
+    if has_perp:
         for p in range(st, en):
             v[indices[p]] -= f * data[p]
-    if mode == 0:
-        for a in range(r):
-            c[a] += f * z1[a]
-    elif mode == 1:
-        for a in range(r):
-            c[a] -= f * z2[a]
+    for a in range(r):  # w -= f (has_perp x - S^T cd)
+        c[a] += f * cd[a]
 
 
 @njit_kernel
