@@ -55,7 +55,8 @@ def main():
             compared += 1
             within[0] += abs(r["test_accuracy"] - pa) <= band
             within[1] += ps_best is not None and abs(ps_best - pa) <= band
-        grid = ", ".join(f"{k}: {v:.2f}" if v == v else f"{k}: diverged" for k, v in r["accuracy_by_alpha0"].items())
+        grid = ", ".join(f"{k}: diverged" if v is None or v != v else f"{k}: {v:.2f}"
+                         for k, v in r["accuracy_by_alpha0"].items())
         ps = "" if r.get("paper_seconds") is None else f"{1e6 * r['paper_seconds']:.0f}"
         lines.append(
             f"| {r['method']} | {'' if r['ell'] is None else r['ell']} | {r['best_alpha0']:g} | "

@@ -51,3 +51,10 @@ def test_rfd_table2_json(tmp_path, capsys):
         assert np.mean(r["accuracy_by_split"]) == pytest.approx(r["test_accuracy"])
     assert rows[2]["best_alpha0"] == 0.0 and rows[1]["best_alpha0"] in (0.1, 10.0)
     assert png.stat().st_size > 1000
+    # --file-order: one split, the first 70 % of the file's rows for training (the paper's split is unstated)
+    assert main(["experiment", "rfd-table2", "--data", str(path), "--file-order", "--ells", "2", "--methods", "rfd0",
+                 "--slab", "next", "--json"]) == 0
+    (row,) = json.loads(capsys.readouterr().out)
+    assert row["splits"] == 1 and row["split_order"] == "file" and row["slab"] == "next" and row["n_train"] == 84
+    est = SketchedOnlineNewton(sketch="rfd", ell=2, alpha0=0.0).partial_fit(X[:84], y[:84], classes=[-1, 1])
+    assert row["test_accuracy"] == pytest.approx(100.0 * est.score(X[84:], y[84:]))

@@ -71,6 +71,9 @@ def add_arguments(parser):
     parser.add_argument("--methods", default=None, metavar="M,...",
                         help="subset of adagrad,full-on,fd,pfd,rp,oja,rfd,rfd0 (default: all)")
     parser.add_argument("--alphas", default=None, metavar="A,B,...", help="alpha0 grid (default 1e-3..1e6)")
+    parser.add_argument("--file-order", action="store_true",
+                        help="one split: the first 70 %% of the rows in file order for training, the rest for test "
+                             "(Sec. 6 does not say the split is random); --splits is ignored")
     parser.add_argument("--slab", choices=["current", "next"], default="current",
                         help="slab of the projection: 'current' (Alg. 6 / App. A as printed, the fast algorithm "
                              "of the paper's experiments; default) or 'next' (Alg. 3, the estimators' default)")
@@ -144,8 +147,13 @@ def _run(args):
     acc = {(m, ell, a): [] for m, ell, grid in configs for a in grid}
     sec = {(m, ell, a): [] for m, ell, grid in configs for a in grid}
     fin = {(m, ell, a): [] for m, ell, grid in configs for a in grid}
-    for split in range(args.splits):
-        tr, te = split_indices(X.shape[0], split, args.seed)
+    n_splits = 1 if getattr(args, "file_order", False) else args.splits
+    for split in range(n_splits):
+        if n_splits == 1 and getattr(args, "file_order", False):
+            n_tr = int(round(0.7 * X.shape[0]))
+            tr, te = np.arange(n_tr), np.arange(n_tr, X.shape[0])
+        else:
+            tr, te = split_indices(X.shape[0], split, args.seed)
         n_train = len(tr)
         Xtr, ytr, Xte, yte = X[tr], y[tr], X[te], y[te]
         for m, ell, grid in configs:
@@ -182,8 +190,8 @@ def _run(args):
                      "seconds_per_example": float(np.mean(sec[(m, ell, best)])) if sec[(m, ell, best)] else None,
                      "paper_seconds": ps,
                      "accuracy_by_alpha0": {f"{a:g}": means[a] for a in grid},
-                     "data": name, "splits": args.splits, "n_train": n_train, "n_features": d,
-                     "slab": args.slab})
+                     "data": name, "splits": n_splits, "n_train": n_train, "n_features": d,
+                     "slab": args.slab, "split_order": "file" if getattr(args, "file_order", False) else "random"})
     return rows
 
 
