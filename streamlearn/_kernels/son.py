@@ -39,7 +39,7 @@ SKETCH_OJA = 4
 PINV_TOL = 1.0e-12
 #: ||x_perp||^2 / x.x below which x counts as lying in B's row space (rounding level of x.x - y.Bx)
 PERP_TOL = 1.0e-9
-#: the slab projection's denominator x.(alpha H^{-1} x) / x.x below which it is recomputed by ``_split_solve``
+#: the slab projection's denominator x.(alpha H^{-1} x) / x.x below which it is recomputed by ``_split_step``
 #: (the direct difference has lost too many digits)
 CANCEL_TOL = 1.0e-6
 
@@ -51,6 +51,15 @@ def _tau(z, C):
     if z < -C:
         return z + C
     return 0.0
+
+
+@njit_kernel
+def _slab_tau(wk, indices, data, st, en, C):
+    """``tau_C(w.x)`` for the sparse row ``st:en``: how far w is outside the slab ``|w.x| <= C``."""
+    z = 0.0
+    for p in range(st, en):
+        z += wk[indices[p]] * data[p]
+    return _tau(z, C)
 
 
 # ------------------------------------------------------------------------------------------------ AdaGrad
@@ -110,10 +119,7 @@ def adagrad_epoch(indptr, indices, data, targets, sw, w, s, alpha0, eta, C, loss
                     if h > 0.0:
                         w[k, j] -= eta * gj / h
             if project and slab_current:
-                zu = 0.0
-                for p in range(st, en):
-                    zu += w[k, indices[p]] * data[p]
-                tau = _tau(zu, C)
+                tau = _slab_tau(w[k], indices, data, st, en, C)
                 if tau != 0.0:
                     _adagrad_project(w[k], s[k], alpha0, indices, data, st, en, tau)
     return -1
@@ -198,10 +204,7 @@ def full_on_epoch(indptr, indices, data, targets, sw, w, P, t, mu, eta, C, loss,
             for j in range(d):
                 w[k, j] -= s * pg[j]
             if slab_current:
-                zu = 0.0
-                for p in range(st, en):
-                    zu += w[k, indices[p]] * data[p]
-                tau = _tau(zu, C)
+                tau = _slab_tau(w[k], indices, data, st, en, C)
                 if tau != 0.0:
                     _full_on_project(w[k], Pk, indices, data, st, en, tau, px)
     return t, -1
@@ -259,7 +262,7 @@ def _small_solve(m, rhs, pinv):
 
 
 @njit_kernel
-def _split_solve(gram, sc, r, alpha, rhs, xx, in_span):
+def _split_step(gram, sc, r, alpha, rhs, xx, in_span):
     """Cancellation-free pieces of the slab projection for x with ``rhs = B x`` (``G = B B^T``).
 
     Returns ``(has_perp, den, c)``: the projection is ``w -= tau / den * (has_perp x - B^T c)``. With
@@ -270,7 +273,7 @@ def _split_solve(gram, sc, r, alpha, rhs, xx, in_span):
     ``PERP_TOL x.x`` (rounding level), or when x is known to lie in B's row space (``in_span``), x_perp is
     taken as 0: direction ``B^T z``, den ``z.Bx`` (App. A's w1 when alpha = 0); otherwise direction
     ``x_perp + alpha B^T z`` (App. A's w2*, zero H-cost, when alpha = 0). Eigenvalues of G below the
-    pseudo-inverse cut-off count as 0.
+    pseudo-inverse cut-off count as 0; a den that is not positive and finite gives the Euclidean projection.
     """
     c = np.zeros(r)
     if r == 0:
@@ -291,8 +294,27 @@ def _split_solve(gram, sc, r, alpha, rhs, xx, in_span):
             zb += q[a] * qz[a]
     perp2 = xx - proj2
     if in_span or not (perp2 > PERP_TOL * xx):
-        return False, zb, -np.dot(u, qz)
-    return True, perp2 + alpha * zb, np.dot(u, qy - alpha * qz)
+        has_perp, den, c = False, zb, -np.dot(u, qz)
+    else:
+        has_perp, den, c = True, perp2 + alpha * zb, np.dot(u, qy - alpha * qz)
+    if not (den > 0.0 and math.isfinite(den)):
+        return True, xx, np.zeros(r)  # numerically degenerate: Euclidean projection (finite and feasible)
+    return has_perp, den, c
+
+
+@njit_kernel
+def _fill_direction(dirv, has_perp, c, sk, bk, r, indices, data, st, en):
+    """``dirv = has_perp x - B^T c`` (dense, B = diag(sk) bk[:r])."""
+    for j in range(dirv.shape[0]):
+        dirv[j] = 0.0
+    if has_perp:
+        for p in range(st, en):
+            dirv[indices[p]] = data[p]
+    for a in range(r):
+        f = c[a] * sk[a]
+        if f != 0.0:
+            for j in range(dirv.shape[0]):
+                dirv[j] -= f * bk[a, j]
 
 
 @njit_kernel
@@ -314,7 +336,7 @@ def _son_project(wk, bk, gk, sk, r, al, indices, data, st, en, tau, xx, printed_
     Direction ``alpha H^{-1} x = x - B^T (G + alpha I)^{-1} Bx`` with den ``x.`` of it, unless that den is
     below ``CANCEL_TOL x.x`` (x close to B's row space: the difference has lost its digits), alpha is
     negligible (pseudo-inverse phase, App. A's candidates) or ``in_span`` (x known to lie in B's row space:
-    ``slab="current"``, FD family, its row just appended and no shrink): then ``_split_solve``.
+    ``slab="current"``, FD family, its row just appended and no shrink): then ``_split_step``.
     ``printed_w2`` keeps App. A's printed w2 in the pseudo-inverse phase (reproduction flag).
     """
     d = wk.shape[0]
@@ -325,41 +347,16 @@ def _son_project(wk, bk, gk, sk, r, al, indices, data, st, en, tau, xx, printed_
         m = _small_matrix(gk, sk, r, 0.0 if pinv else al)
         zz2, zz1 = _small_solve(m, bx, pinv)
         # not pinv: x - B^T (G + alpha I)^{-1} Bx; printed_w2: x - B^T G^{+2} B x
-        zsel = zz2 if pinv else zz1
-        for j in range(d):
-            dirv[j] = 0.0
-        for p in range(st, en):
-            dirv[indices[p]] = data[p]
-        for a in range(r):
-            f = zsel[a] * sk[a]
-            if f != 0.0:
-                for j in range(d):
-                    dirv[j] -= f * bk[a, j]
+        _fill_direction(dirv, True, zz2 if pinv else zz1, sk, bk, r, indices, data, st, en)
         den = 0.0
         for p in range(st, en):
             den += dirv[indices[p]] * data[p]
-        if den > CANCEL_TOL * xx and math.isfinite(den):
-            f = tau / den
-            for j in range(d):
-                wk[j] -= f * dirv[j]
-            return
-    has_perp, den, c = _split_solve(gk, sk, r, al, bx, xx, in_span)
-    if not (den > 0.0 and math.isfinite(den)):
-        # numerically degenerate: Euclidean projection (keeps w finite and feasible)
-        has_perp = True
-        den = xx
-        for a in range(r):
-            c[a] = 0.0
-    for j in range(d):
-        dirv[j] = 0.0
-    if has_perp:
-        for p in range(st, en):
-            dirv[indices[p]] = data[p]
-    for a in range(r):
-        f = c[a] * sk[a]
-        if f != 0.0:
-            for j in range(d):
-                dirv[j] -= f * bk[a, j]
+        if not (den > CANCEL_TOL * xx and math.isfinite(den)):
+            has_perp, den, c = _split_step(gk, sk, r, al, bx, xx, in_span)
+            _fill_direction(dirv, has_perp, c, sk, bk, r, indices, data, st, en)
+    else:
+        has_perp, den, c = _split_step(gk, sk, r, al, bx, xx, in_span)
+        _fill_direction(dirv, has_perp, c, sk, bk, r, indices, data, st, en)
     f = tau / den
     for j in range(d):
         wk[j] -= f * dirv[j]
@@ -506,10 +503,7 @@ def son_epoch(indptr, indices, data, targets, sw, w, buf, gram, sc, aux, n_rows,
                         for j in range(d):
                             w[k, j] -= f * bk[a, j]
             if slab_current:
-                zu = 0.0
-                for p in range(st, en):
-                    zu += w[k, indices[p]] * data[p]
-                tau = _tau(zu, C)
+                tau = _slab_tau(w[k], indices, data, st, en, C)
                 if tau != 0.0:
                     _son_project(w[k], bk, gk, sk, r, al, indices, data, st, en, tau, xx, printed_w2, not shrunk,
                                  dirv)

@@ -39,7 +39,7 @@ from .fd import fd_rotation
 from .losses import loss_dloss
 from .oja import REORTH_EVERY, _oja_gamma, _oja_orthonormalise
 from .rp import rp_row_vector
-from .son import (CANCEL_TOL, SKETCH_RFD, _clear_unused, _small_matrix, _small_solve, _split_solve, _tau,
+from .son import (CANCEL_TOL, SKETCH_RFD, _clear_unused, _small_matrix, _small_solve, _split_step, _tau,
                   _use_pinv)
 
 
@@ -101,6 +101,18 @@ def _solve(gram, sc, r, al, L, nchol, rhs, z1, z2):
         z1[a] = a1[a]
         z2[a] = a2[a]
     return pinv, nchol
+
+
+@njit_inline
+def _split_v(tau, gram, sc, r, al, bx, xx, in_span, v, indices, data, st, en):
+    """``son._split_step``'s projection, its x part applied to v: returns ``(f, c)``, the caller applies
+    ``w += f B^T c`` in its own representation."""
+    has_perp, den, c = _split_step(gram, sc, r, al, bx, xx, in_span)
+    f = tau / den
+    if has_perp:
+        for p in range(st, en):
+            v[indices[p]] -= f * data[p]
+    return f, c
 
 
 @njit_inline
@@ -221,7 +233,7 @@ def _fd_materialise(Dt, r0, T, r, q, sp_ptr, sp_idx, sp_val, n_sp, e, v):
 @njit_inline
 def _fd_project(tau, gram, sc, r, q, al, L, nchol, T, bx, z1, z2, xx, in_span, v, e, indices, data, st, en):
     """Project ``w = v + basis^T e`` onto ``|w.x| <= C`` in the H-norm (``tau = tau_C(w.x)``, ``bx = B x``);
-    returns the Cholesky count. Same rule as ``son._son_project`` (``in_span``, ``_split_solve``)."""
+    returns the Cholesky count. Same rule as ``son._son_project`` (``in_span``, ``_split_step``)."""
     if not in_span:
         pinv, nchol = _solve(gram, sc, r, al, L, nchol, bx, z1, z2)
         if not pinv:
@@ -232,16 +244,8 @@ def _fd_project(tau, gram, sc, r, q, al, L, nchol, T, bx, z1, z2, xx, in_span, v
                     v[indices[p]] -= f * data[p]
                 _add_rmatvec(T, r, q, z1, f, e)  # w -= f (x - B^T z1)
                 return nchol
-    has_perp, den, c = _split_solve(gram, sc, r, al, bx, xx, in_span)
-    if not (den > 0.0 and math.isfinite(den)):  # degenerate: Euclidean
-        has_perp = True
-        den = xx
-        c[:] = 0.0
-    f = tau / den
-    if has_perp:
-        for p in range(st, en):
-            v[indices[p]] -= f * data[p]
-    _add_rmatvec(T, r, q, c, f, e)  # w -= f (has_perp x - B^T c)
+    f, c = _split_v(tau, gram, sc, r, al, bx, xx, in_span, v, indices, data, st, en)
+    _add_rmatvec(T, r, q, c, f, e)  # w += f B^T c
     return nchol
 
 
@@ -456,26 +460,19 @@ def _oja_materialise(Zt, F, b, v):
 def _oja_project(tau, gram, sc, r, al, bx, F, b, cv, v, xx, indices, data, st, en):
     """Project ``w = v + Z^T b`` (``V = F Z``) onto ``|w.x| <= C`` in the H-norm (``bx = B x``); same rule as
     ``son._son_project``."""
-    has_perp = True
     c = np.empty(r)
     den = 0.0
-    done = False
     if not _use_pinv(gram, sc, r, al):
         for a in range(r):
             c[a] = bx[a] / (sc[a] * sc[a] + al)  # V V^T = I: (G + alpha I)^{-1} Bx
         den = _general_den(c, bx, r, xx)
-        done = den > CANCEL_TOL * xx and math.isfinite(den)
-    if not done:
-        has_perp, den, c = _split_solve(gram, sc, r, al, bx, xx, False)
-        if not (den > 0.0 and math.isfinite(den)):  # degenerate: Euclidean
-            has_perp = True
-            den = xx
-            c[:] = 0.0
-    f = tau / den
-    if has_perp:
+    if den > CANCEL_TOL * xx and math.isfinite(den):
+        f = tau / den
         for p in range(st, en):
             v[indices[p]] -= f * data[p]
-    for a in range(r):  # w -= f (has_perp x - B^T c): b += f F^T (sc c)
+    else:
+        f, c = _split_v(tau, gram, sc, r, al, bx, xx, False, v, indices, data, st, en)
+    for a in range(r):  # w += f B^T c: b += f F^T (sc c)
         cv[a] = f * sc[a] * c[a]
     for cc in range(r):
         acc = 0.0
@@ -677,23 +674,15 @@ def _rp_project(tau, gram, sc, r, al, L, bx, z1, z2, c, v, xx, indices, data, st
     """Project ``w = v + S^T c`` onto ``|w.x| <= C`` in the H-norm (``bx = S x``); same rule as
     ``son._son_project``."""
     pinv, _ = _solve(gram, sc, r, al, L, 0, bx, z1, z2)
-    has_perp = True
-    den = 0.0
-    if not pinv:
-        den = _general_den(z1, bx, r, xx)
-    if not pinv and den > CANCEL_TOL * xx and math.isfinite(den):
-        cd = z1
-    else:
-        has_perp, den, cd = _split_solve(gram, sc, r, al, bx, xx, False)
-        if not (den > 0.0 and math.isfinite(den)):  # degenerate: Euclidean
-            has_perp = True
-            den = xx
-            cd[:] = 0.0
-    f = tau / den
-    if has_perp:
+    den = 0.0 if pinv else _general_den(z1, bx, r, xx)
+    if den > CANCEL_TOL * xx and math.isfinite(den):
+        f = tau / den
         for p in range(st, en):
             v[indices[p]] -= f * data[p]
-    for a in range(r):  # w -= f (has_perp x - S^T cd)
+        cd = z1
+    else:
+        f, cd = _split_v(tau, gram, sc, r, al, bx, xx, False, v, indices, data, st, en)
+    for a in range(r):  # w += f S^T cd
         c[a] += f * cd[a]
 
 
