@@ -129,8 +129,11 @@ LEARNERS = {s.name: s for s in [
       for sk, label in [("fd", "frequent directions"), ("pfd", "parameterized FD (beta=0.2)"),
                         ("rp", "a random projection"), ("oja", "Oja's sketch"),
                         ("rfd", "robust frequent directions")]],
+    # rfd0-son projects onto the slab of the example just learned (Alg. 6 / App. A, the paper's experiments):
+    # with Alg. 3's next slab its pseudo-inverse steps are unbounded on sparse text (README, "Which slab")
     LearnerSpec("rfd0-son", f"{_SO}:SketchedOnlineNewton", "Sketched online Newton step over RFD, alpha0=0 "
-                "(hyperparameter-free RFD0-SON)", fixed={"sketch": "rfd", "alpha0": 0.0}, demo=True),
+                "(hyperparameter-free RFD0-SON; slab=current)", fixed={"sketch": "rfd", "alpha0": 0.0},
+                defaults={"slab": "current"}, demo=True),
 ]}
 
 

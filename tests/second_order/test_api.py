@@ -58,3 +58,14 @@ def test_rfd_table2_json(tmp_path, capsys):
     assert row["splits"] == 1 and row["split_order"] == "file" and row["slab"] == "next" and row["n_train"] == 84
     est = SketchedOnlineNewton(sketch="rfd", ell=2, alpha0=0.0).partial_fit(X[:84], y[:84], classes=[-1, 1])
     assert row["test_accuracy"] == pytest.approx(100.0 * est.score(X[84:], y[84:]))
+
+
+def test_rfd0_son_learner_uses_the_current_slab_by_default():
+    # the named hyperparameter-free learner takes the slab reading under which RFD0 is stable on sparse text
+    from streamlearn.learners import make_learner
+
+    assert make_learner("rfd0-son").get_params()["slab"] == "current"
+    assert make_learner("rfd0-son", {"slab": "next"}).get_params()["slab"] == "next"
+    assert make_learner("rfd-son").get_params()["slab"] == "next"  # the estimators' default (Alg. 3)
+    with pytest.raises(ValueError, match="slab"):
+        SketchedOnlineNewton(slab="previous").partial_fit(np.eye(3), [1, -1, 1], classes=[-1, 1])
