@@ -52,12 +52,24 @@ def test_rfd_table2_json(tmp_path, capsys):
     assert rows[2]["best_alpha0"] == 0.0 and rows[1]["best_alpha0"] in (0.1, 10.0)
     assert png.stat().st_size > 1000
     # --file-order: one split, the first 70 % of the file's rows for training (the paper's split is unstated)
-    assert main(["experiment", "rfd-table2", "--data", str(path), "--file-order", "--ells", "2", "--methods", "rfd0",
-                 "--slab", "next", "--json"]) == 0
-    (row,) = json.loads(capsys.readouterr().out)
+    curves = tmp_path / "curves.png"
+    assert main(["experiment", "rfd-table2", "--data", str(path), "--file-order", "--ells", "2", "--methods",
+                 "fd,rfd0", "--alphas", "1,100", "--slab", "next", "--json", "--curves", str(curves)]) == 0
+    rows = json.loads(capsys.readouterr().out)
+    row = rows[1]
     assert row["splits"] == 1 and row["split_order"] == "file" and row["slab"] == "next" and row["n_train"] == 84
     est = SketchedOnlineNewton(sketch="rfd", ell=2, alpha0=0.0).partial_fit(X[:84], y[:84], classes=[-1, 1])
     assert row["test_accuracy"] == pytest.approx(100.0 * est.score(X[84:], y[84:]))
+    # the online error rate is progressive validation's, at the best alpha0
+    from streamlearn.evaluation import progressive_validation
+
+    pv = progressive_validation(SketchedOnlineNewton(sketch="rfd", ell=2, alpha0=0.0), (X[:84], y[:84]),
+                                classes=[-1, 1])
+    assert row["online_error_rate"] == pytest.approx(100.0 * pv.online_error_rate)
+    fd = SketchedOnlineNewton(sketch="fd", ell=2, alpha0=rows[0]["best_alpha0"], slab="next")
+    pv = progressive_validation(fd, (X[:84], y[:84]), classes=[-1, 1])
+    assert rows[0]["online_error_rate"] == pytest.approx(100.0 * pv.online_error_rate)
+    assert curves.stat().st_size > 1000
 
 
 def test_rfd0_son_learner_uses_the_current_slab_by_default():

@@ -14,6 +14,8 @@ statistic computed on every split and averaged), the paper's figure, seconds per
 max - min over the grid, the robustness figure; ``alpha0_spread_le_1e4``: the same over alpha0 <= 1e4;
 ``diverged_alpha0``: grid points where a split's pass diverged: their accuracy is NaN and the best alpha0
 and the spreads leave them out).
+``online_error_rate`` is the online (progressive validation) error rate of the pass at the best alpha0, in %
+(``--curves PNG`` plots it against the examples seen on the first split, Figures 5-11 analogues).
 ``final_alpha`` is the alpha of ``H = B^T B + alpha I`` after the pass at the best alpha0 (for RFD0: the
 regulariser RFD grew on its own, sum(delta) / 2). Since alpha >= alpha0 for every sketched method (RFD only
 adds to it), every step is at most ``|g| / alpha0``: once alpha0 is well above what RFD grows on its own,
@@ -30,7 +32,7 @@ import numpy as np
 
 HELP = "RFD paper Table 2/3: AdaGrad, FULL-ON and sketched online Newton (FD/PFD/RP/Oja/RFD/RFD0), best alpha0"
 COLUMNS = ["method", "ell", "best_alpha0", "test_accuracy", "test_accuracy_best_per_split", "paper_accuracy",
-           "alpha0_spread",
+           "online_error_rate", "alpha0_spread",
            "alpha0_spread_le_1e4", "final_alpha", "seconds_per_example", "paper_seconds"]
 
 ALPHA_GRID = [10.0 ** k for k in range(-3, 7)]
@@ -74,6 +76,10 @@ def add_arguments(parser):
     parser.add_argument("--file-order", action="store_true",
                         help="one split: the first 70 %% of the rows in file order for training, the rest for test "
                              "(Sec. 6 does not say the split is random); --splits is ignored")
+    parser.add_argument("--curves", default=None, metavar="PNG",
+                        help="online error rate vs examples seen on the first split (Figures 5-11 analogues): "
+                             "one panel per method and sketch size, alpha0 in {1e-2, 1, 1e2, 1e4} and the best "
+                             "one, beside RFD0-SON (dashed)")
     parser.add_argument("--slab", choices=["current", "next"], default="current",
                         help="slab of the projection: 'current' (Alg. 6 / App. A as printed, the fast algorithm "
                              "of the paper's experiments; default) or 'next' (Alg. 3, the estimators' default)")
@@ -147,6 +153,8 @@ def _run(args):
     acc = {(m, ell, a): [] for m, ell, grid in configs for a in grid}
     sec = {(m, ell, a): [] for m, ell, grid in configs for a in grid}
     fin = {(m, ell, a): [] for m, ell, grid in configs for a in grid}
+    online = {(m, ell, a): [] for m, ell, grid in configs for a in grid}
+    curves = {}
     n_splits = 1 if getattr(args, "file_order", False) else args.splits
     for split in range(n_splits):
         if n_splits == 1 and getattr(args, "file_order", False):
@@ -163,11 +171,17 @@ def _run(args):
                 est = _make(m, ell, a, args.slab)
                 t0 = time.perf_counter()
                 try:
-                    est.partial_fit(Xtr, ytr, classes=[-1, 1])
+                    scores = est.partial_fit_scores(Xtr, ytr, classes=[-1, 1])
                 except FloatingPointError:  # diverged (tiny alpha0): no model, recorded as NaN
                     acc[(m, ell, a)].append(float("nan"))
+                    online[(m, ell, a)].append(float("nan"))
                     continue
                 sec[(m, ell, a)].append((time.perf_counter() - t0) / n_train)
+                mistakes = np.cumsum(est.scores_to_labels(scores) != ytr)  # progressive validation's count
+                online[(m, ell, a)].append(100.0 * mistakes[-1] / n_train)
+                if split == 0:
+                    at = np.unique(np.geomspace(1, n_train, 200).astype(int))
+                    curves[(m, ell, a)] = (at, 100.0 * mistakes[at - 1] / at)
                 acc[(m, ell, a)].append(100.0 * float(est.score(Xte, yte)))
                 if hasattr(est, "alpha_"):
                     fin[(m, ell, a)].append(float(est.alpha_[0]))
@@ -183,6 +197,7 @@ def _run(args):
                      "test_accuracy_std": float(np.std(acc[(m, ell, best)])),
                      "test_accuracy_best_per_split": float(np.mean(per_split_best)),
                      "accuracy_by_split": [float(v) for v in acc[(m, ell, best)]], "paper_accuracy": pa,
+                     "online_error_rate": float(np.mean(online[(m, ell, best)])),
                      "alpha0_spread": _spread([means[a] for a in finite]),
                      "alpha0_spread_le_1e4": _spread([means[a] for a in finite if a <= 1e4]),
                      "diverged_alpha0": diverged,
@@ -192,7 +207,59 @@ def _run(args):
                      "accuracy_by_alpha0": {f"{a:g}": means[a] for a in grid},
                      "data": name, "splits": n_splits, "n_train": n_train, "n_features": d,
                      "slab": args.slab, "split_order": "file" if getattr(args, "file_order", False) else "random"})
+    if getattr(args, "curves", None):
+        plot_curves(rows, curves, args.curves)
     return rows
+
+
+CURVE_ALPHAS = [1e-2, 1.0, 1e2, 1e4]
+
+
+def plot_curves(rows, curves, path):
+    """Online error rate (%) vs examples seen on the first split: one panel per (method, sketch size) with the
+    alpha0 in ``CURVE_ALPHAS`` and the best one, and RFD0-SON at that size dashed (the paper's Figures 5-11:
+    RFD0 against FULL-ON and against each SON method over alpha0)."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    best = {(r["method"], r["ell"]): r["best_alpha0"] for r in rows}
+    ells = sorted({r["ell"] for r in rows if r["ell"] is not None})
+    panels = [(m, e) for m, e in best if m != "rfd0"]
+    ncol = max(len(ells), 1)
+    nrow = len({m for m, _ in panels})
+    fig, axes = plt.subplots(nrow, ncol, figsize=(4.2 * ncol, 2.8 * nrow), squeeze=False)
+    methods = list(dict.fromkeys(m for m, _ in panels))
+    for i, m in enumerate(methods):
+        for j in range(ncol):
+            ell = None if m in ("adagrad", "full-on") else ells[j]
+            ax = axes[i][j]
+            if (m, ell) not in best or (ell is None and j > 0):
+                ax.axis("off")
+                continue
+            shown = [a for a in CURVE_ALPHAS if (m, ell, a) in curves]
+            if best[(m, ell)] not in shown and (m, ell, best[(m, ell)]) in curves:
+                shown.append(best[(m, ell)])
+            for a in shown:
+                at, err = curves[(m, ell, a)]
+                ax.plot(at, err, lw=1, label=f"alpha0={a:g}" + (" (best)" if a == best[(m, ell)] else ""))
+            ref = ell if ell is not None else (ells[len(ells) // 2] if ells else None)
+            if ("rfd0", ref, 0.0) in curves:
+                at, err = curves[("rfd0", ref, 0.0)]
+                ax.plot(at, err, "k--", lw=1.2, label=f"RFD0 m={ref}")
+            ax.set_xscale("log")
+            ax.set_ylim(0, 60)
+            ax.set_title(m + ("" if ell is None else f" m={ell}"), fontsize=9)
+            ax.grid(True, which="both", alpha=0.3)
+            ax.legend(fontsize=6)
+            if j == 0:
+                ax.set_ylabel("online error (%)", fontsize=8)
+            if i == nrow - 1:
+                ax.set_xlabel("examples", fontsize=8)
+    fig.tight_layout()
+    fig.savefig(path, dpi=100)
+    plt.close(fig)
 
 
 def _paper_figures(paper, name, method, ell):
