@@ -39,10 +39,10 @@ def main():
              "paper's Matlab timings; benchmarks/son_speed.py has same-run ratios against VW.", "",
              f"Slab projection: {r0.get('slab', 'next')}.", "",
              "| method | ell | best alpha0 | test acc % (mean ± std over splits) | paper % | diff | "
-             "per-split best alpha0, mean % | diff | "
+             "per-split best alpha0, mean % | diff | online error % | "
              "spread over alpha0 grid (pt) | spread over alpha0 <= 1e4 (pt) | final alpha | acc by alpha0 | "
              "µs/example | paper Table 3 µs |",
-             "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
+             "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
     band = 0.5 if r0["data"] == "a9a" else 1.0
     within = [0, 0]
     compared = 0
@@ -61,7 +61,7 @@ def main():
         lines.append(
             f"| {r['method']} | {'' if r['ell'] is None else r['ell']} | {r['best_alpha0']:g} | "
             f"{r['test_accuracy']:.2f} ± {r['test_accuracy_std']:.2f} | {_f(pa, '.2f')} | {diff} | "
-            f"{_f(ps_best, '.2f')} | {diff2} | "
+            f"{_f(ps_best, '.2f')} | {diff2} | {_f(r.get('online_error_rate'), '.2f')} | "
             f"{r['alpha0_spread']:.2f} | {_f(r.get('alpha0_spread_le_1e4'), '.2f')} | "
             f"{_f(r.get('final_alpha'), '.4g')} | {grid} | "
             f"{_f(None if r['seconds_per_example'] is None else 1e6 * r['seconds_per_example'], '.0f')} | {ps} |")

@@ -69,6 +69,7 @@ def test_rfd_table2_json(tmp_path, capsys):
     fd = SketchedOnlineNewton(sketch="fd", ell=2, alpha0=rows[0]["best_alpha0"], slab="next")
     pv = progressive_validation(fd, (X[:84], y[:84]), classes=[-1, 1])
     assert rows[0]["online_error_rate"] == pytest.approx(100.0 * pv.online_error_rate)
+    assert rows[0]["online_error_by_alpha0"][f"{rows[0]['best_alpha0']:g}"] == rows[0]["online_error_rate"]
     assert curves.stat().st_size > 1000
 
 

@@ -198,6 +198,7 @@ def _run(args):
                      "test_accuracy_best_per_split": float(np.mean(per_split_best)),
                      "accuracy_by_split": [float(v) for v in acc[(m, ell, best)]], "paper_accuracy": pa,
                      "online_error_rate": float(np.mean(online[(m, ell, best)])),
+                     "online_error_by_alpha0": {f"{a:g}": float(np.mean(online[(m, ell, a)])) for a in grid},
                      "alpha0_spread": _spread([means[a] for a in finite]),
                      "alpha0_spread_le_1e4": _spread([means[a] for a in finite if a <= 1e4]),
                      "diverged_alpha0": diverged,
