@@ -2,7 +2,8 @@
 
 Same run, same examples: the a9a training file (and farm-ads with ``--farm-ads``), one pass.
 
-* ours: ``SketchedOnlineNewton(sketch=S, ell=L, alpha0=10).partial_fit`` on the in-memory CSR matrix
+* ours: ``SketchedOnlineNewton(sketch=S, ell=L, alpha0=10, slab=SLAB).partial_fit`` on the in-memory CSR matrix
+  (method ``rfd0``: ``sketch="rfd", alpha0=0``)
   (after a 2-row warm-up so numba's compilation is not counted), BLAS limited to one thread (threadpoolctl;
   the r x r eigendecompositions are far slower with threads on a busy machine); time / n examples, i.e. the
   cost amortised over the whole pass, materialisations of the lazy form included (their count is reported);
@@ -15,7 +16,7 @@ Same run, same examples: the a9a training file (and farm-ads with ``--farm-ads``
 The machine is shared: read the ratios (ours / VW in the same run), not the absolute figures.
 
     python benchmarks/son_speed.py [--ells 10,20,50] [--farm-ads] [--repeat 3] [--dense-rows 500]
-                                   [--methods rfd,fd,oja] [--tag NAME]
+                                   [--methods rfd,fd,oja,rfd0] [--slab next|current] [--tag NAME]
 
 Writes benchmarks/results/son_speed.json and .md (son_speed_TAG.* with --tag).
 """
@@ -26,6 +27,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from functools import partial
 from pathlib import Path
 
 import numpy as np
@@ -74,6 +76,7 @@ def main():
     ap.add_argument("--dense-rows", type=int, default=0, help="also time the dense reference kernel on N rows")
     ap.add_argument("--methods", default="rfd,fd,oja", help="sketches to time (rfd, fd, oja, pfd, rp)")
     ap.add_argument("--tag", default="", help="suffix of the output files (son_speed_TAG.json/.md)")
+    ap.add_argument("--slab", default="next", choices=["next", "current"], help="SketchedOnlineNewton's slab")
     args = ap.parse_args()
     from threadpoolctl import threadpool_limits
     threadpool_limits(1)
@@ -92,10 +95,12 @@ def main():
             for ell in ells:
                 vw = min(_vw_time(path, ["--OjaNewton", "--sketch_size", str(ell)]) for _ in range(args.repeat))
                 for sk in args.methods.split(","):
-                    SketchedOnlineNewton(sketch=sk, ell=ell, alpha0=10.0).partial_fit(X[:2], y[:2], classes=[-1, 1])
+                    make = partial(SketchedOnlineNewton, sketch="rfd" if sk == "rfd0" else sk, ell=ell,
+                                   alpha0=0.0 if sk == "rfd0" else 10.0, slab=args.slab)
+                    make().partial_fit(X[:2], y[:2], classes=[-1, 1])
                     best = np.inf
                     for _ in range(args.repeat):
-                        est = SketchedOnlineNewton(sketch=sk, ell=ell, alpha0=10.0)
+                        est = make()
                         t0 = time.perf_counter()
                         est.partial_fit(X, y, classes=[-1, 1])
                         best = min(best, time.perf_counter() - t0)
@@ -103,7 +108,7 @@ def main():
                     dense_us = None
                     if args.dense_rows:
                         m = min(args.dense_rows, n)
-                        est = SketchedOnlineNewton(sketch=sk, ell=ell, alpha0=10.0)
+                        est = make()
                         est._lazy_kernel = False
                         est.partial_fit(X[:2], y[:2], classes=[-1, 1])
                         t0 = time.perf_counter()
@@ -126,6 +131,7 @@ def main():
              "Command: `python benchmarks/son_speed.py --ells " + args.ells + (" --farm-ads" if args.farm_ads else "")
              + (f" --dense-rows {args.dense_rows}" if args.dense_rows else "") + f" --repeat {args.repeat}"
              + (f" --methods {args.methods}" if args.methods != "rfd,fd,oja" else "")
+             + (f" --slab {args.slab}" if args.slab != "next" else "")
              + (f" --tag {args.tag}" if args.tag else "")
              + "`. Shared 2-core machine: read the ratio column. Ours: lazy sparse kernels (son_lazy.py), "
              "time of the whole pass / n (amortised: materialisations included, their count in its column); "
