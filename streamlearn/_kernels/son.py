@@ -147,6 +147,34 @@ def _full_on_project(wk, Pk, indices, data, st, en, tau, px):
 
 
 @njit_kernel
+def _full_on_update(wk, Pk, indices, data, st, en, dl, c, pg, px, have_px):
+    """Sherman-Morrison update of ``P = H^{-1}`` with ``H += c g g^T`` (g = dl x) and ``u = w - P_new g``;
+    ``have_px``: ``px`` already holds ``P x`` (the projection before predicting computed it)."""
+    d = wk.shape[0]
+    for j in range(d):
+        if have_px:
+            pg[j] = dl * px[j]
+        else:
+            acc = 0.0
+            for p in range(st, en):
+                acc += Pk[j, indices[p]] * data[p]
+            pg[j] = dl * acc
+    gp = 0.0
+    for p in range(st, en):
+        gp += dl * data[p] * pg[indices[p]]
+    f = c / (1.0 + c * gp)
+    for a in range(d):
+        fa = f * pg[a]
+        if fa != 0.0:
+            for b in range(d):
+                Pk[a, b] -= fa * pg[b]
+    # u = w - P_new g,  P_new g = pg - f pg (g.pg) = pg (1 - f gp)
+    s = 1.0 - f * gp
+    for j in range(d):
+        wk[j] -= s * pg[j]
+
+
+@njit_kernel
 def full_on_epoch(indptr, indices, data, targets, sw, w, P, t, mu, eta, C, loss, slab_current, out):
     """Full-matrix online Newton step, ``P = H^{-1}`` by Sherman-Morrison (ALGORITHMS.md 6.3).
 
@@ -169,7 +197,8 @@ def full_on_epoch(indptr, indices, data, targets, sw, w, P, t, mu, eta, C, loss,
             for p in range(st, en):
                 z += w[k, indices[p]] * data[p]
             tau = 0.0 if slab_current else _tau(z, C)
-            if tau != 0.0:
+            have_px = tau != 0.0  # _full_on_project fills px = P x
+            if have_px:
                 if _full_on_project(w[k], Pk, indices, data, st, en, tau, px):
                     z -= tau  # the exact score of the projected point
             out[i, k] = z
@@ -178,32 +207,9 @@ def full_on_epoch(indptr, indices, data, targets, sw, w, P, t, mu, eta, C, loss,
             if sw[i] == 0.0:
                 continue
             dl = sw[i] * loss_dloss(loss, targets[i, k], z, 0.0)
-            if dl == 0.0:
-                if slab_current:
-                    tau = _tau(z, C)
-                    if tau != 0.0:
-                        _full_on_project(w[k], Pk, indices, data, st, en, tau, px)
-                continue
-            c = mu + eta_t
-            for j in range(d):
-                acc = 0.0
-                for p in range(st, en):
-                    acc += Pk[j, indices[p]] * data[p]
-                pg[j] = dl * acc
-            gp = 0.0
-            for p in range(st, en):
-                gp += dl * data[p] * pg[indices[p]]
-            f = c / (1.0 + c * gp)
-            for a in range(d):
-                fa = f * pg[a]
-                if fa != 0.0:
-                    for b in range(d):
-                        Pk[a, b] -= fa * pg[b]
-            # u = w - P_new g,  P_new g = pg - f pg (g.pg) = pg (1 - f gp)
-            s = 1.0 - f * gp
-            for j in range(d):
-                w[k, j] -= s * pg[j]
-            if slab_current:
+            if dl != 0.0:
+                _full_on_update(w[k], Pk, indices, data, st, en, dl, mu + eta_t, pg, px, have_px)
+            if slab_current:  # Alg. 6 (K_t), after the update (u = w when nothing was learned)
                 tau = _slab_tau(w[k], indices, data, st, en, C)
                 if tau != 0.0:
                     _full_on_project(w[k], Pk, indices, data, st, en, tau, px)
@@ -415,96 +421,89 @@ def son_epoch(indptr, indices, data, targets, sw, w, buf, gram, sc, aux, n_rows,
             if sw[i] == 0.0:
                 continue
             dl = sw[i] * loss_dloss(loss, targets[i, k], z, 0.0)
-            if dl == 0.0 or xx == 0.0:
-                if slab_current and xx > 0.0:
-                    tau = _tau(z, C)
-                    if tau != 0.0:
-                        _son_project(w[k], bk, gk, sk, r, al, indices, data, st, en, tau, xx, printed_w2, False,
-                                     dirv)
-                continue
-            # ---- sketch update with the row a = sqrt(mu + eta_t) g
-            ca = math.sqrt(mu + eta_t) * dl
-            shrunk = True  # RP / Oja: x_t is not in B's row space
-            for p in range(nnz):
-                gdata[p] = ca * data[st + p]
-            if sketch == SKETCH_FD or sketch == SKETCH_PFD or sketch == SKETCH_RFD:
-                r = fd_append_csr_row(bk, gk, r, indices[st:en], gdata[:nnz])
-                shrunk = r == cap
-                if shrunk:
-                    r, delta = fd_shrink(bk, gk, r, keep, n_shrink, work)
-                    _clear_unused(bk, gk, r)
-                    if sketch == SKETCH_RFD:
-                        al += 0.5 * delta
-            elif sketch == SKETCH_RP:
-                rp_row_vector(seed, t - 1, rp_dist, rvec[:r])
-                # q = S a (old S); G += r q^T + q r^T + |a|^2 r r^T
-                aa = 0.0
+            learned = dl != 0.0 and xx != 0.0
+            in_span = False  # x_t in B's row space: FD family, its row appended, no shrink
+            if learned:  # ---- sketch update with the row a = sqrt(mu + eta_t) g
+                ca = math.sqrt(mu + eta_t) * dl
                 for p in range(nnz):
-                    aa += gdata[p] * gdata[p]
-                for a in range(r):
-                    acc = 0.0
-                    for p in range(st, en):
-                        acc += bk[a, indices[p]] * gdata[p - st]
-                    qvec[a] = acc
-                for a in range(r):
-                    for b in range(r):
-                        gk[a, b] += rvec[a] * qvec[b] + qvec[a] * rvec[b] + aa * rvec[a] * rvec[b]
-                for a in range(r):
-                    ra = rvec[a]
-                    if ra != 0.0:
+                    gdata[p] = ca * data[st + p]
+                if sketch == SKETCH_FD or sketch == SKETCH_PFD or sketch == SKETCH_RFD:
+                    r = fd_append_csr_row(bk, gk, r, indices[st:en], gdata[:nnz])
+                    in_span = r != cap
+                    if not in_span:
+                        r, delta = fd_shrink(bk, gk, r, keep, n_shrink, work)
+                        _clear_unused(bk, gk, r)
+                        if sketch == SKETCH_RFD:
+                            al += 0.5 * delta
+                elif sketch == SKETCH_RP:
+                    rp_row_vector(seed, t - 1, rp_dist, rvec[:r])
+                    # q = S a (old S); G += r q^T + q r^T + |a|^2 r r^T
+                    aa = 0.0
+                    for p in range(nnz):
+                        aa += gdata[p] * gdata[p]
+                    for a in range(r):
+                        acc = 0.0
                         for p in range(st, en):
-                            bk[a, indices[p]] += ra * gdata[p - st]
-            else:  # Oja: V = buf[:r] orthonormal, lam = aux, gram = I, sc = sqrt(t lam)
-                lam = aux[k, :r]
-                aa = 0.0
-                for p in range(nnz):
-                    aa += gdata[p] * gdata[p]
-                pv = np.empty(r)
-                for a in range(r):
-                    acc = 0.0
-                    for p in range(st, en):
-                        acc += bk[a, indices[p]] * gdata[p - st]
-                    pv[a] = acc
-                gam = _oja_gamma(lam, t, oja_c, pv)
-                for a in range(r):
-                    f = gam * pv[a]
-                    if f != 0.0:
+                            acc += bk[a, indices[p]] * gdata[p - st]
+                        qvec[a] = acc
+                    for a in range(r):
+                        for b in range(r):
+                            gk[a, b] += rvec[a] * qvec[b] + qvec[a] * rvec[b] + aa * rvec[a] * rvec[b]
+                    for a in range(r):
+                        ra = rvec[a]
+                        if ra != 0.0:
+                            for p in range(st, en):
+                                bk[a, indices[p]] += ra * gdata[p - st]
+                else:  # Oja: V = buf[:r] orthonormal, lam = aux, gram = I, sc = sqrt(t lam)
+                    lam = aux[k, :r]
+                    aa = 0.0
+                    for p in range(nnz):
+                        aa += gdata[p] * gdata[p]
+                    pv = np.empty(r)
+                    for a in range(r):
+                        acc = 0.0
                         for p in range(st, en):
-                            bk[a, indices[p]] += f * gdata[p - st]
-                _oja_orthonormalise(bk[:r], pv, 2.0 * gam + gam * gam * aa, run)
-                if t % REORTH_EVERY == 0:
-                    oja_reorthonormalise(bk[:r])
+                            acc += bk[a, indices[p]] * gdata[p - st]
+                        pv[a] = acc
+                    gam = _oja_gamma(lam, t, oja_c, pv)
+                    for a in range(r):
+                        f = gam * pv[a]
+                        if f != 0.0:
+                            for p in range(st, en):
+                                bk[a, indices[p]] += f * gdata[p - st]
+                    _oja_orthonormalise(bk[:r], pv, 2.0 * gam + gam * gam * aa, run)
+                    if t % REORTH_EVERY == 0:
+                        oja_reorthonormalise(bk[:r])
+                    for a in range(r):
+                        v = t * lam[a]
+                        sk[a] = math.sqrt(v) if v > 0.0 else 0.0
+                n_rows[k] = r
+                alpha[k] = al
+                # ---- u = w - H^{-1} g
+                bg = np.empty(r)
+                _apply_B_sparse(bk, sk, r, indices, data, st, en, bg)
                 for a in range(r):
-                    v = t * lam[a]
-                    sk[a] = math.sqrt(v) if v > 0.0 else 0.0
-            n_rows[k] = r
-            alpha[k] = al
-            # ---- u = w - H^{-1} g
-            bg = np.empty(r)
-            _apply_B_sparse(bk, sk, r, indices, data, st, en, bg)
-            for a in range(r):
-                bg[a] *= dl
-            pinv = _use_pinv(gk, sk, r, al)
-            m = _small_matrix(gk, sk, r, 0.0 if pinv else al)
-            zz2, zz1 = _small_solve(m, bg, pinv)
-            if not pinv:
-                inv = 1.0 / al
-                for p in range(st, en):
-                    w[k, indices[p]] -= inv * dl * data[p]
-                for a in range(r):
-                    f = zz1[a] * sk[a] * inv
-                    if f != 0.0:
-                        for j in range(d):
-                            w[k, j] += f * bk[a, j]
-            else:
-                for a in range(r):
-                    f = zz2[a] * sk[a]
-                    if f != 0.0:
-                        for j in range(d):
-                            w[k, j] -= f * bk[a, j]
-            if slab_current:
+                    bg[a] *= dl
+                pinv = _use_pinv(gk, sk, r, al)
+                m = _small_matrix(gk, sk, r, 0.0 if pinv else al)
+                zz2, zz1 = _small_solve(m, bg, pinv)
+                if not pinv:
+                    inv = 1.0 / al
+                    for p in range(st, en):
+                        w[k, indices[p]] -= inv * dl * data[p]
+                    for a in range(r):
+                        f = zz1[a] * sk[a] * inv
+                        if f != 0.0:
+                            for j in range(d):
+                                w[k, j] += f * bk[a, j]
+                else:
+                    for a in range(r):
+                        f = zz2[a] * sk[a]
+                        if f != 0.0:
+                            for j in range(d):
+                                w[k, j] -= f * bk[a, j]
+            if slab_current and xx > 0.0:  # Alg. 6 (K_t), after the update (u = w when nothing was learned)
                 tau = _slab_tau(w[k], indices, data, st, en, C)
                 if tau != 0.0:
-                    _son_project(w[k], bk, gk, sk, r, al, indices, data, st, en, tau, xx, printed_w2, not shrunk,
-                                 dirv)
+                    _son_project(w[k], bk, gk, sk, r, al, indices, data, st, en, tau, xx, printed_w2, in_span, dirv)
     return t, -1

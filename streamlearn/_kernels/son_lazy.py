@@ -312,75 +312,71 @@ def _fd_lazy_one(indptr, indices, data, targets, k, sw, w, buf, gram, r, al, t0,
         if sw[i] == 0.0:
             continue
         dl = sw[i] * loss_dloss(loss, targets[i, k], z, 0.0)
-        if dl == 0.0 or xx == 0.0:
-            if slab_current and xx > 0.0:
-                # u = w (zero gradient), still projected onto the current slab (x need not be in B's span)
-                tau = _tau(z, C)
-                if tau != 0.0:
-                    nchol = _fd_project(tau, gram, sc, r, q, al, L, nchol, T, bx, z1, z2, xx, False, v, e,
-                                        indices, data, st, en)
-            continue
-        # ---- append the sparse row a = ca x to the basis and the buffer
-        ca = math.sqrt(mu + eta_t) * dl
-        if sp_ptr[n_sp] + nnz > sp_idx.shape[0]:
-            size = 2 * (sp_ptr[n_sp] + nnz)
-            ni = np.empty(size, dtype=np.int64)
-            nv = np.empty(size)
-            ni[:sp_ptr[n_sp]] = sp_idx[:sp_ptr[n_sp]]
-            nv[:sp_ptr[n_sp]] = sp_val[:sp_ptr[n_sp]]
-            sp_idx = ni
-            sp_val = nv
-        base = sp_ptr[n_sp]
-        sq = 0.0
-        for p in range(nnz):
-            gv = ca * data[st + p]
-            sp_idx[base + p] = indices[st + p]
-            sp_val[base + p] = gv
-            sq += gv * gv
-        sp_ptr[n_sp + 1] = base + nnz
-        n_sp += 1
-        for a in range(r):
-            T[a, q] = 0.0
-            g = ca * bx[a]
-            gram[a, r] = g
-            gram[r, a] = g
-        gram[r, r] = sq
-        for b in range(q + 1):
-            T[r, b] = 0.0
-        T[r, q] = 1.0
-        e[q] = 0.0
-        bxb[q] = ca * xx
-        q += 1
-        r += 1
-        shrunk = r == cap
-        if shrunk:
-            rot, kk, delta, new_gram = fd_rotation(gram, r, keep, n_shrink)
-            Tn = np.dot(rot, np.ascontiguousarray(T[:r, :q]))
-            for a in range(kk):
-                for b in range(q):
-                    T[a, b] = Tn[a, b]
-                for b in range(kk):
-                    gram[a, b] = new_gram[a, b]
-            r = kk
-            nchol = 0
-            if sketch == SKETCH_RFD:
-                al += 0.5 * delta
-        # ---- u = w - H^{-1} g with the new H
-        _matvec(T, r, q, bxb, bx)
-        for a in range(r):
-            bx[a] *= dl
-        pinv, nchol = _solve(gram, sc, r, al, L, nchol, bx, z1, z2)
-        if not pinv:
-            inv = 1.0 / al
-            for p in range(st, en):
-                v[indices[p]] -= inv * dl * data[p]
-            _add_rmatvec(T, r, q, z1, inv, e)
-        else:
-            _add_rmatvec(T, r, q, z2, -1.0, e)
-        if slab_current:
-            # Alg. 6 as printed (K_t): project u onto |w.x_t| <= C with the post-update H; x_t is in B's row
-            # space unless a shrink just dropped part of it
+        learned = dl != 0.0 and xx != 0.0
+        shrunk = False
+        if learned:  # ---- append the sparse row a = ca x to the basis and the buffer
+            ca = math.sqrt(mu + eta_t) * dl
+            if sp_ptr[n_sp] + nnz > sp_idx.shape[0]:
+                size = 2 * (sp_ptr[n_sp] + nnz)
+                ni = np.empty(size, dtype=np.int64)
+                nv = np.empty(size)
+                ni[:sp_ptr[n_sp]] = sp_idx[:sp_ptr[n_sp]]
+                nv[:sp_ptr[n_sp]] = sp_val[:sp_ptr[n_sp]]
+                sp_idx = ni
+                sp_val = nv
+            base = sp_ptr[n_sp]
+            sq = 0.0
+            for p in range(nnz):
+                gv = ca * data[st + p]
+                sp_idx[base + p] = indices[st + p]
+                sp_val[base + p] = gv
+                sq += gv * gv
+            sp_ptr[n_sp + 1] = base + nnz
+            n_sp += 1
+            for a in range(r):
+                T[a, q] = 0.0
+                g = ca * bx[a]
+                gram[a, r] = g
+                gram[r, a] = g
+            gram[r, r] = sq
+            for b in range(q + 1):
+                T[r, b] = 0.0
+            T[r, q] = 1.0
+            e[q] = 0.0
+            bxb[q] = ca * xx
+            q += 1
+            r += 1
+            shrunk = r == cap
+            if shrunk:
+                rot, kk, delta, new_gram = fd_rotation(gram, r, keep, n_shrink)
+                Tn = np.dot(rot, np.ascontiguousarray(T[:r, :q]))
+                for a in range(kk):
+                    for b in range(q):
+                        T[a, b] = Tn[a, b]
+                    for b in range(kk):
+                        gram[a, b] = new_gram[a, b]
+                r = kk
+                nchol = 0
+                if sketch == SKETCH_RFD:
+                    al += 0.5 * delta
+            # ---- u = w - H^{-1} g with the new H
             _matvec(T, r, q, bxb, bx)
+            for a in range(r):
+                bx[a] *= dl
+            pinv, nchol = _solve(gram, sc, r, al, L, nchol, bx, z1, z2)
+            if not pinv:
+                inv = 1.0 / al
+                for p in range(st, en):
+                    v[indices[p]] -= inv * dl * data[p]
+                _add_rmatvec(T, r, q, z1, inv, e)
+            else:
+                _add_rmatvec(T, r, q, z2, -1.0, e)
+        if slab_current and xx > 0.0:
+            # Alg. 6 as printed (K_t): project u onto |w.x_t| <= C with the post-update H (u = w when nothing
+            # was learned); x_t is in B's row space when its row was just appended and no shrink followed
+            if learned:
+                for a in range(r):
+                    bx[a] /= dl  # B x (the u step scaled it to B g)
             zu = 0.0
             for p in range(st, en):
                 zu += v[indices[p]] * data[p]
@@ -388,8 +384,8 @@ def _fd_lazy_one(indptr, indices, data, targets, k, sw, w, buf, gram, r, al, t0,
                 zu += e[b] * bxb[b]
             tau = _tau(zu, C)
             if tau != 0.0:
-                nchol = _fd_project(tau, gram, sc, r, q, al, L, nchol, T, bx, z1, z2, xx, not shrunk, v, e, indices,
-                                    data, st, en)
+                nchol = _fd_project(tau, gram, sc, r, q, al, L, nchol, T, bx, z1, z2, xx, learned and not shrunk, v,
+                                    e, indices, data, st, en)
         # ---- materialise the dense rows (right after a shrink, when they are fewest) once the lazy form has
         # cost more than doing so
         if n_sp == max_sp or (shrunk and lazy_work * mat_factor >= r * (r0 * d + sp_ptr[n_sp])):
@@ -529,112 +525,109 @@ def _oja_lazy_one(indptr, indices, data, targets, k, sw, w, buf, gram, sc, lam, 
         if sw[i] == 0.0:
             continue
         dl = sw[i] * loss_dloss(loss, targets[i, k], z, 0.0)
-        if dl == 0.0 or xx == 0.0:
-            if slab_current and xx > 0.0:
-                tau = _tau(z, C)
-                if tau != 0.0:
-                    _oja_project(tau, gram, sc, r, al, bx, F, b, cv, v, xx, indices, data, st, en)
-            continue
-        # ---- Oja's update with the row a = ca x, through the factor F
-        ca = math.sqrt(mu + eta_t) * dl
-        aa = 0.0
-        for p in range(st, en):
-            gv = ca * data[p]
-            aa += gv * gv
-        for a in range(r):
-            pv[a] = ca * vx[a]
-        gam = _oja_gamma(lam, t, oja_c, pv)
-        qb = 0.0
-        for a in range(r):  # qv = gam F^{-1} p
-            acc = 0.0
-            for c in range(r):
-                acc += Finv[a, c] * pv[c]
-            qv[a] = gam * acc
-            qb += qv[a] * b[a]
-        _sparse_rank_one(Zt, v, qb, qv, r, ca, indices, data, st, en)
-        cc = 2.0 * gam + gam * gam * aa
-        _oja_orthonormalise(F, pv, cc, run)
-        # F^{-1} <- F^{-1} L D^{1/2}: L_ij = p_i beta_j (i > j), backwards over the columns
-        ai = cc
-        betas = np.empty(r)
-        dbars = np.empty(r)
-        for a in range(r):
-            dbar = 1.0 + ai * pv[a] * pv[a]
-            betas[a] = pv[a] * ai / dbar
-            dbars[a] = dbar
-            ai = ai / dbar
-        for c in range(r):
-            colsum[c] = 0.0
-        for jj in range(r - 1, -1, -1):
-            bj = betas[jj]
-            pj = pv[jj]
-            sq = math.sqrt(dbars[jj])
+        learned = dl != 0.0 and xx != 0.0
+        if learned:  # ---- Oja's update with the row a = ca x, through the factor F
+            ca = math.sqrt(mu + eta_t) * dl
+            aa = 0.0
+            for p in range(st, en):
+                gv = ca * data[p]
+                aa += gv * gv
             for a in range(r):
-                old = Finv[a, jj]
-                Finv[a, jj] = (old + bj * colsum[a]) * sq
-                colsum[a] += pj * old
-        zxa = ca * xx
-        reorth = t % REORTH_EVERY == 0
-        # the factor drifts from orthogonal (V = F Z with F ill-conditioned loses digits): materialise when
-        # max|F| max|F^{-1}| exceeds OJA_FACTOR_COND
-        fm = 0.0
-        gm = 0.0
-        for a in range(r):
+                pv[a] = ca * vx[a]
+            gam = _oja_gamma(lam, t, oja_c, pv)
+            qb = 0.0
+            for a in range(r):  # qv = gam F^{-1} p
+                acc = 0.0
+                for c in range(r):
+                    acc += Finv[a, c] * pv[c]
+                qv[a] = gam * acc
+                qb += qv[a] * b[a]
+            _sparse_rank_one(Zt, v, qb, qv, r, ca, indices, data, st, en)
+            cc = 2.0 * gam + gam * gam * aa
+            _oja_orthonormalise(F, pv, cc, run)
+            # F^{-1} <- F^{-1} L D^{1/2}: L_ij = p_i beta_j (i > j), backwards over the columns
+            ai = cc
+            betas = np.empty(r)
+            dbars = np.empty(r)
+            for a in range(r):
+                dbar = 1.0 + ai * pv[a] * pv[a]
+                betas[a] = pv[a] * ai / dbar
+                dbars[a] = dbar
+                ai = ai / dbar
             for c in range(r):
-                fm = max(fm, abs(F[a, c]))
-                gm = max(gm, abs(Finv[a, c]))
-        if reorth or not (fm * gm <= max_cond):
-            n_mat += 1
-            Zt = _oja_materialise(Zt, F, b, v)
-            if reorth:
-                low = np.linalg.cholesky(np.dot(Zt.T, Zt))
-                Zt = np.dot(Zt, np.ascontiguousarray(np.linalg.inv(low).T))
+                colsum[c] = 0.0
+            for jj in range(r - 1, -1, -1):
+                bj = betas[jj]
+                pj = pv[jj]
+                sq = math.sqrt(dbars[jj])
+                for a in range(r):
+                    old = Finv[a, jj]
+                    Finv[a, jj] = (old + bj * colsum[a]) * sq
+                    colsum[a] += pj * old
+            zxa = ca * xx
+            reorth = t % REORTH_EVERY == 0
+            # the factor drifts from orthogonal (V = F Z with F ill-conditioned loses digits): materialise when
+            # max|F| max|F^{-1}| exceeds OJA_FACTOR_COND
+            fm = 0.0
+            gm = 0.0
             for a in range(r):
                 for c in range(r):
-                    Finv[a, c] = 0.0
-                Finv[a, a] = 1.0
-            for a in range(r):
-                zx[a] = 0.0
-            for p in range(st, en):
+                    fm = max(fm, abs(F[a, c]))
+                    gm = max(gm, abs(Finv[a, c]))
+            if reorth or not (fm * gm <= max_cond):
+                n_mat += 1
+                Zt = _oja_materialise(Zt, F, b, v)
+                if reorth:
+                    low = np.linalg.cholesky(np.dot(Zt.T, Zt))
+                    Zt = np.dot(Zt, np.ascontiguousarray(np.linalg.inv(low).T))
                 for a in range(r):
-                    zx[a] += Zt[indices[p], a] * data[p]
-        else:
+                    for c in range(r):
+                        Finv[a, c] = 0.0
+                    Finv[a, a] = 1.0
+                for a in range(r):
+                    zx[a] = 0.0
+                for p in range(st, en):
+                    for a in range(r):
+                        zx[a] += Zt[indices[p], a] * data[p]
+            else:
+                for a in range(r):
+                    zx[a] += qv[a] * zxa
             for a in range(r):
-                zx[a] += qv[a] * zxa
-        for a in range(r):
-            u = t * lam[a]
-            sc[a] = math.sqrt(u) if u > 0.0 else 0.0
-        # ---- u = w - H^{-1} g
-        for a in range(r):
-            acc = 0.0
+                u = t * lam[a]
+                sc[a] = math.sqrt(u) if u > 0.0 else 0.0
+            # ---- u = w - H^{-1} g
+            for a in range(r):
+                acc = 0.0
+                for c in range(r):
+                    acc += F[a, c] * zx[c]
+                bx[a] = dl * sc[a] * acc
+            pinv = _use_pinv(gram, sc, r, al)
+            if not pinv:
+                inv = 1.0 / al
+                for p in range(st, en):
+                    v[indices[p]] -= inv * dl * data[p]
+                for a in range(r):
+                    cv[a] = inv * sc[a] * bx[a] / (sc[a] * sc[a] + al)
+            else:
+                m = _small_matrix(gram, sc, r, 0.0)
+                z2, z1 = _small_solve(m, bx.copy(), True)
+                for a in range(r):
+                    cv[a] = -sc[a] * z2[a]
             for c in range(r):
-                acc += F[a, c] * zx[c]
-            bx[a] = dl * sc[a] * acc
-        pinv = _use_pinv(gram, sc, r, al)
-        if not pinv:
-            inv = 1.0 / al
-            for p in range(st, en):
-                v[indices[p]] -= inv * dl * data[p]
-            for a in range(r):
-                cv[a] = inv * sc[a] * bx[a] / (sc[a] * sc[a] + al)
-        else:
-            m = _small_matrix(gram, sc, r, 0.0)
-            z2, z1 = _small_solve(m, bx.copy(), True)
-            for a in range(r):
-                cv[a] = -sc[a] * z2[a]
-        for c in range(r):
-            acc = 0.0
-            for a in range(r):
-                acc += F[a, c] * cv[a]
-            b[c] += acc
-        if slab_current:
-            # Alg. 6 as printed (K_t): project u onto |w.x_t| <= C with the post-update H (B x = bx / dl)
+                acc = 0.0
+                for a in range(r):
+                    acc += F[a, c] * cv[a]
+                b[c] += acc
+        if slab_current and xx > 0.0:
+            # Alg. 6 as printed (K_t): project u onto |w.x_t| <= C with the post-update H (u = w when nothing
+            # was learned)
             zu = 0.0
             for p in range(st, en):
                 zu += v[indices[p]] * data[p]
             for a in range(r):
                 zu += b[a] * zx[a]
-                bx[a] /= dl
+                if learned:
+                    bx[a] /= dl  # B x (the u step scaled it to B g)
             tau = _tau(zu, C)
             if tau != 0.0:
                 _oja_project(tau, gram, sc, r, al, bx, F, b, cv, v, xx, indices, data, st, en)
@@ -723,47 +716,44 @@ def _rp_lazy_one(indptr, indices, data, targets, k, sw, w, buf, gram, r, al, t0,
         if sw[i] == 0.0:
             continue
         dl = sw[i] * loss_dloss(loss, targets[i, k], z, 0.0)
-        if dl == 0.0 or xx == 0.0:
-            if slab_current and xx > 0.0:
-                tau = _tau(z, C)
-                if tau != 0.0:
-                    _rp_project(tau, gram, sc, r, al, L, bx, z1, z2, c, v, xx, indices, data, st, en)
-            continue
-        # ---- S += r a^T with a = ca x (sparse); G += r q^T + q r^T + |a|^2 r r^T, q = S a (old S)
-        ca = math.sqrt(mu + eta_t) * dl
-        rp_row_vector(seed, t - 1, rp_dist, rvec)
-        aa = 0.0
-        for p in range(st, en):
-            gv = ca * data[p]
-            aa += gv * gv
-        for a in range(r):
-            qa = ca * bx[a]
-            for b in range(r):
-                gram[a, b] += rvec[a] * (ca * bx[b]) + qa * rvec[b] + aa * rvec[a] * rvec[b]
-        rc = 0.0
-        for a in range(r):
-            rc += rvec[a] * c[a]
-        _sparse_rank_one(St, v, rc, rvec, r, ca, indices, data, st, en)  # keeps w = v + S^T c fixed
-        # ---- u = w - H^{-1} g
-        for a in range(r):
-            bg[a] = dl * (bx[a] + rvec[a] * ca * xx)
-        pinv, _ = _solve(gram, sc, r, al, L, 0, bg, z1, z2)
-        if not pinv:
-            inv = 1.0 / al
+        learned = dl != 0.0 and xx != 0.0
+        if learned:  # ---- S += r a^T with a = ca x (sparse); G += r q^T + q r^T + |a|^2 r r^T, q = S a (old S)
+            ca = math.sqrt(mu + eta_t) * dl
+            rp_row_vector(seed, t - 1, rp_dist, rvec)
+            aa = 0.0
             for p in range(st, en):
-                v[indices[p]] -= inv * dl * data[p]
+                gv = ca * data[p]
+                aa += gv * gv
             for a in range(r):
-                c[a] += inv * z1[a]
-        else:
+                qa = ca * bx[a]
+                for b in range(r):
+                    gram[a, b] += rvec[a] * (ca * bx[b]) + qa * rvec[b] + aa * rvec[a] * rvec[b]
+            rc = 0.0
             for a in range(r):
-                c[a] -= z2[a]
-        if slab_current:
-            # Alg. 6 as printed (K_t): project u onto |w.x_t| <= C with the post-update H (S x = bg / dl)
+                rc += rvec[a] * c[a]
+            _sparse_rank_one(St, v, rc, rvec, r, ca, indices, data, st, en)  # keeps w = v + S^T c fixed
+            # ---- u = w - H^{-1} g
+            for a in range(r):
+                bg[a] = dl * (bx[a] + rvec[a] * ca * xx)
+            pinv, _ = _solve(gram, sc, r, al, L, 0, bg, z1, z2)
+            if not pinv:
+                inv = 1.0 / al
+                for p in range(st, en):
+                    v[indices[p]] -= inv * dl * data[p]
+                for a in range(r):
+                    c[a] += inv * z1[a]
+            else:
+                for a in range(r):
+                    c[a] -= z2[a]
+        if slab_current and xx > 0.0:
+            # Alg. 6 as printed (K_t): project u onto |w.x_t| <= C with the post-update H (u = w when nothing
+            # was learned)
             zu = 0.0
             for p in range(st, en):
                 zu += v[indices[p]] * data[p]
             for a in range(r):
-                bx[a] = bg[a] / dl
+                if learned:
+                    bx[a] = bg[a] / dl  # S x with the updated S
                 zu += c[a] * bx[a]
             tau = _tau(zu, C)
             if tau != 0.0:
