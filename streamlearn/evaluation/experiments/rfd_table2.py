@@ -155,9 +155,10 @@ def _run(args):
     fin = {(m, ell, a): [] for m, ell, grid in configs for a in grid}
     online = {(m, ell, a): [] for m, ell, grid in configs for a in grid}
     curves = {}
-    n_splits = 1 if getattr(args, "file_order", False) else args.splits
+    file_order = getattr(args, "file_order", False)  # run() may get a Namespace built without these options
+    n_splits = 1 if file_order else args.splits
     for split in range(n_splits):
-        if n_splits == 1 and getattr(args, "file_order", False):
+        if file_order:
             n_tr = int(round(0.7 * X.shape[0]))
             tr, te = np.arange(n_tr), np.arange(n_tr, X.shape[0])
         else:
@@ -207,7 +208,7 @@ def _run(args):
                      "paper_seconds": ps,
                      "accuracy_by_alpha0": {f"{a:g}": means[a] for a in grid},
                      "data": name, "splits": n_splits, "n_train": n_train, "n_features": d,
-                     "slab": args.slab, "split_order": "file" if getattr(args, "file_order", False) else "random"})
+                     "slab": args.slab, "split_order": "file" if file_order else "random"})
     if getattr(args, "curves", None):
         plot_curves(rows, curves, args.curves)
     return rows
