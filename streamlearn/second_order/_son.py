@@ -248,10 +248,11 @@ class SketchedOnlineNewton(_SecondOrder):
     ``|x_perp|^2 + alpha z.Bx`` (z = ``(G (G + alpha I))^+ Bx``, ``|x_perp|^2`` taken as 0 below 1e-9 x.x,
     and exactly 0 with ``slab="current"`` when x's row was just appended); without this, RFD0 on farm-ads
     (m = 50) ended at 47.7 % or 90.2 % depending on 1e-14 perturbations of the data. When the
-    denominator is still not positive and finite, the Euclidean projection is used (feasible and finite). An example with a zero gradient (e.g. a clipped
-    score equal to the label) adds no row to the buffer, while Alg. 6 appends the zero row and so counts it
-    towards the 2 ell rows that trigger a shrink; H is the same, only the shrink times differ (for RFD0 on
-    farm-ads the literal counting is not better: ``benchmarks/rfd0_alpha0_audit.py``).
+    denominator is still not positive and finite, the Euclidean projection is used (feasible and finite). An
+    example with a zero gradient (e.g. a clipped score equal to the label) adds no row to the buffer, while
+    Alg. 6 appends the zero row and so counts it towards the 2 ell rows that trigger a shrink; H is the same,
+    only the shrink times differ (for RFD0 on farm-ads the literal counting is not better:
+    ``benchmarks/rfd0_alpha0_audit.py``).
 
     Parameters
     ----------
