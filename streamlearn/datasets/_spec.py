@@ -1,0 +1,90 @@
+"""How a model reads its data: the input specification saved with every model the CLI trains.
+
+A fitted estimator trained through the command line (or a reader-aware API) carries ``input_spec_``, a
+plain ``dict`` produced by :meth:`InputSpec.to_dict`; the model file stores it like any other fitted
+attribute. ``predict``, ``evaluate``, ``train -i`` and the model server rebuild the reader from it, so a
+test file is read exactly as the training file was (same index base, width, hashing, label convention).
+
+>>> spec = InputSpec(format="libsvm", zero_based=False, n_features=123)
+>>> InputSpec.from_dict(spec.to_dict()) == spec
+True
+>>> InputSpec.from_dict({"format": "vw", "bits": 18}).n_features
+262144
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, field, fields
+
+__all__ = ["InputSpec", "FORMATS"]
+
+FORMATS = ("libsvm", "vw", "csv", "parquet")
+
+
+@dataclass
+class InputSpec:
+    """The input contract of a model.
+
+    Parameters
+    ----------
+    format : {"libsvm", "vw", "csv", "parquet"}
+        The text or table format of the training data.
+    zero_based : bool or None
+        LIBSVM only: are feature indices 0-based? Decided once, from the training data or the user.
+    n_features : int or None
+        Width of the feature space. Under hashing it is ``2 ** bits`` and unseen features cannot be an error.
+    bits : int or None
+        Hashed formats (VW, CSV, Parquet): number of hash bits.
+    label_convention : str or None
+        How labels are read: ``"pm1"`` (-1/+1), ``"01"``, ``"multiclass"``, ``"regression"``.
+    interactions : list of str
+        Namespace pairs and triples crossed by hashing (``"ab"``, ``"abc"``; ``":"`` is any namespace).
+    ignore, keep : list of str
+        Namespaces (or CSV column groups) dropped / exclusively kept.
+    label_column, weight_column : str or None
+        Tabular formats: the label and importance-weight columns.
+    ignore_columns : list of str
+        Tabular formats: columns that are not features.
+    scale : {"none", "maxabs", "standard"}
+        Streaming scaling applied before the learner.
+    options : dict
+        Format-specific settings that have no field of their own (JSON-able values only).
+    """
+
+    format: str = "libsvm"
+    zero_based: bool | None = None
+    n_features: int | None = None
+    bits: int | None = None
+    label_convention: str | None = None
+    interactions: list = field(default_factory=list)
+    ignore: list = field(default_factory=list)
+    keep: list = field(default_factory=list)
+    label_column: str | None = None
+    weight_column: str | None = None
+    ignore_columns: list = field(default_factory=list)
+    scale: str = "none"
+    options: dict = field(default_factory=dict)
+
+    def __post_init__(self):
+        if self.format not in FORMATS:
+            raise ValueError(f"input format must be one of {', '.join(FORMATS)}; got {self.format!r}.")
+        if self.bits is not None:
+            if not 1 <= int(self.bits) <= 32:
+                raise ValueError(f"bits must be between 1 and 32; got {self.bits}.")
+            self.n_features = 1 << int(self.bits)
+
+    def to_dict(self) -> dict:
+        """A JSON-able ``dict`` (what a model file stores)."""
+        return asdict(self)
+
+    @classmethod
+    def from_dict(cls, data: dict) -> InputSpec:
+        """Rebuild from :meth:`to_dict`'s output; an unknown key is an error naming it."""
+        if not isinstance(data, dict):
+            raise ValueError(f"input specification must be a dict; got {type(data).__name__}.")
+        known = {f.name for f in fields(cls)}
+        unknown = sorted(set(data) - known)
+        if unknown:
+            raise ValueError(f"input specification has unknown keys {unknown}; this streamlearn knows "
+                             f"{sorted(known)}.")
+        return cls(**data)
