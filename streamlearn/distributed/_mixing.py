@@ -10,7 +10,7 @@ from sklearn.base import clone
 
 from .._validation import check_rng
 from ..base import OnlineClassifierMixin
-from ._adapters import adapter_for, supported_learners
+from ._adapters import mixer_for, supported_learners
 from ._client import collect, resolve_client
 from ._tasks import blas_limits, check_partitions, data_futures
 
@@ -25,7 +25,7 @@ def _labels(part, data):
     return seen
 
 
-def _local_passes(template, start, part, data, passes, classes, seed, blas_threads, adapter):
+def _local_passes(template, start, part, data, passes, classes, seed, blas_threads):
     """One partition's share of a round (runs on a worker): ``passes`` passes from ``start``."""
     with blas_limits(blas_threads):
         # the scattered start model may be shared by several tasks of this worker: never mutate it
@@ -52,7 +52,7 @@ def _local_passes(template, start, part, data, passes, classes, seed, blas_threa
                     else:
                         err += float(np.sum((np.asarray(scores) - y) ** 2))
         if n:
-            adapter.finish_local(est)
+            est.finish_local_passes()
     return (est if n else None), n, n_first, err
 
 
@@ -64,7 +64,7 @@ def fit_mixing(learner, partitions, client=None, *, rounds=5, passes=1, classes=
     task that makes ``passes`` passes over its chunks with ``partial_fit``, starting from that model (a
     fresh clone of ``learner`` in round 1); the partitions' models are gathered and combined on the client,
     weighted by the number of examples each learnt from. What "combined" means depends on the learner
-    family (each family's state is read through an adapter, :func:`supported_learners` lists them):
+    family (each estimator class defines how its models are mixed, :func:`supported_learners` lists them):
 
     * first-order linear learners (Perceptron, PassiveAggressive*, OGD*): ``coef_`` and ``intercept_``
       averaged; Perceptron's ``radius_`` is the largest over the partitions;
@@ -139,7 +139,7 @@ def fit_mixing(learner, partitions, client=None, *, rounds=5, passes=1, classes=
     0.8...
     >>> client.close()
     """
-    adapter = adapter_for(learner)
+    mixer = mixer_for(learner)
     for name, value in (("rounds", rounds), ("passes", passes), ("blas_threads", blas_threads)):
         if not isinstance(value, numbers.Integral) or isinstance(value, bool) or value < 1:
             raise ValueError(f"{name} must be an int >= 1; got {value!r}.")
@@ -163,7 +163,7 @@ def fit_mixing(learner, partitions, client=None, *, rounds=5, passes=1, classes=
         start = client.scatter(model, broadcast=True) if model is not None else None
         seeds = [None] * len(parts) if rng is None else [int(s) for s in rng.integers(0, 2 ** 63 - 1, len(parts))]
         futs = [client.submit(_local_passes, template, start, p._light(), data[k], passes, classes, seeds[k],
-                              blas_threads, adapter, pure=False, key=f"streamlearn-mix-{tag}-r{r + 1}-p{k}")
+                              blas_threads, pure=False, key=f"streamlearn-mix-{tag}-r{r + 1}-p{k}")
                 for k, p in enumerate(parts)]
         results = collect(futs, parts, f"fit_mixing (round {r + 1} of {rounds})")
         del futs, start
@@ -171,7 +171,7 @@ def fit_mixing(learner, partitions, client=None, *, rounds=5, passes=1, classes=
         counts = np.array([res[1] for res in results if res[1] > 0], dtype=np.float64)
         if not models:
             raise ValueError("fit_mixing: no partition holds any example; nothing to learn from.")
-        model = adapter.combine(model, models, counts / counts.sum())
+        model = mixer.mix(model, models, counts / counts.sum())
         n_first = sum(res[2] for res in results)
         entry = {"round": r + 1, "n_examples": int(counts.sum()), "seconds": time.perf_counter() - t0}
         key = "progressive_error" if is_clf else "progressive_mse"

@@ -1,11 +1,14 @@
 """First-order online linear learners: OGD, Perceptron, Passive-Aggressive (ALGORITHMS.md 2.1-2.3)."""
 
+import copy
+
 import numpy as np
 
 from .._kernels import linear as _k
 from .._validation import Interval, Options
 from ..base import BaseOnlineLinear, LogisticProbaMixin, OnlineClassifierMixin, OnlineRegressorMixin
 from ..losses import loss_code
+from .._mixing import mixed_count, weighted_average
 
 __all__ = ["OGDClassifier", "OGDRegressor", "Perceptron", "PassiveAggressiveClassifier",
            "PassiveAggressiveRegressor"]
@@ -46,6 +49,27 @@ class _FirstOrderLinear(BaseOnlineLinear):
         self.t_ = int(t)
         if bad >= 0:
             self._raise_diverged(bad, self._diverge_hint)
+
+    # parameter mixing (streamlearn.distributed.fit_mixing)
+    mixing_description = ("``coef_`` and ``intercept_`` (weighted by examples); Perceptron's radius ``radius_`` is "
+                          "the largest over the partitions (it bounds every row norm)")
+
+    def check_mixable(self):
+        """Raise TypeError if these settings cannot be combined by parameter mixing (they all can)."""
+
+    def finish_local_passes(self):
+        """Nothing to flush: the weights are explicit."""
+
+    @classmethod
+    def mix(cls, start, models, weights):
+        """The mixed model of one round: the partitions' weights averaged by ``weights``."""
+        out = copy.deepcopy(models[0])
+        out.coef_ = weighted_average([m.coef_ for m in models], weights)
+        out.intercept_ = weighted_average([m.intercept_ for m in models], weights)
+        if hasattr(out, "radius_"):
+            out.radius_ = max(m.radius_ for m in models)
+        out.t_ = mixed_count(start, models)
+        return out
 
 
 # ---------------------------------------------------------------------------------------------------

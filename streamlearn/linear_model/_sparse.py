@@ -25,6 +25,8 @@ The intercept is the weight of a constant feature 1 and is never penalised (no t
 the papers state their rules for ``w`` alone, and shrinking the bias towards 0 only biases predictions.
 """
 
+import copy
+
 import numpy as np
 from sklearn.utils.validation import check_is_fitted
 
@@ -33,6 +35,7 @@ from .._kernels import sparse_l1 as _k
 from .._validation import Interval, Options
 from ..base import BaseOnlineLinear, LogisticProbaMixin, OnlineClassifierMixin, OnlineRegressorMixin
 from ..losses import loss_code
+from .._mixing import mixed_count, weighted_average
 
 __all__ = ["SimpleTruncationClassifier", "SimpleTruncationRegressor", "TruncatedGradientClassifier",
            "TruncatedGradientRegressor", "FOBOSClassifier", "FOBOSRegressor", "RDAClassifier", "RDARegressor",
@@ -190,6 +193,34 @@ class _Truncated(_SparseLinear):
         rule, theta, _, _ = self._truncation()
         _k.truncated_scores(X.indptr, X.indices, X.data, self._state, self._state_penalty, theta, rule,
                             bool(self.fit_intercept), out)
+
+    # parameter mixing (streamlearn.distributed.fit_mixing)
+    mixing_description = ("the weights after every pending truncation is applied on the worker (the lazy marks are "
+                          "flushed, so the averaged numbers are the models' actual weights); the marks and the "
+                          "cumulative penalty restart equal, at the weighted mean penalty (only their differences "
+                          "matter)")
+
+    def check_mixable(self):
+        """Raise TypeError if these settings cannot be combined by parameter mixing (they all can)."""
+
+    def finish_local_passes(self):
+        """Apply every pending truncation, so the state holds the model's actual weights."""
+        rule, theta, _, _ = self._truncation()
+        _k.truncated_flush(self._state, self._state_penalty, theta, rule)
+
+    @classmethod
+    def mix(cls, start, models, weights):
+        """The mixed model of one round (see ``mixing_description``)."""
+        out = copy.deepcopy(models[0])
+        K = out._state.shape[1] - 1
+        penalty = float(sum(w * m._state_penalty for m, w in zip(models, weights)))
+        state = np.empty_like(out._state)
+        state[:, :K] = weighted_average([m._state[:, :K] for m in models], weights)
+        state[:, K] = penalty
+        out._state = state
+        out._state_penalty = penalty
+        out.t_ = mixed_count(start, models)
+        return out
 
 
 class _SimpleTruncation(_Truncated):
@@ -544,6 +575,29 @@ class _RDA(_SparseLinear):
         _k.rda_scores(X.indptr, X.indices, X.data, self._state, self.t_, float(self.l1), float(self.gamma),
                       bool(self.fit_intercept), out)
 
+    # parameter mixing (streamlearn.distributed.fit_mixing)
+    mixing_description = ("the mean gradients ``G_k / t_k`` of the partitions, averaged by examples and multiplied by "
+                          "the total ``t_`` (examples seen): RDA thresholds this mean gradient against ``l1``, and "
+                          "``sqrt(t)`` is the step scale of one learner that saw every example. (Adding the "
+                          "partitions' increments of ``G`` instead, which RDA's additive state suggests, mixed "
+                          "worse: the increments are gradients at the partitions' diverging models, all counted "
+                          "at full weight.)")
+
+    def check_mixable(self):
+        """Raise TypeError if these settings cannot be combined by parameter mixing (they all can)."""
+
+    def finish_local_passes(self):
+        """Nothing to flush: the model is computed from ``(G, t)`` on demand."""
+
+    @classmethod
+    def mix(cls, start, models, weights):
+        """The mixed model of one round (see ``mixing_description``)."""
+        out = copy.deepcopy(models[0])
+        t = mixed_count(start, models)
+        out._state = weighted_average([m._state / max(m.t_, 1) for m in models], weights) * t
+        out.t_ = t
+        return out
+
 
 class RDAClassifier(LogisticProbaMixin, OnlineClassifierMixin, _RDA):
     """L1-RDA, regularised dual averaging (Xiao, JMLR 2010; ALGORITHMS.md 4.4), O(nnz(x)) per example.
@@ -663,6 +717,31 @@ class _FTRL(_SparseLinear):
     def _scores(self, X, out):
         _k.ftrl_scores(X.indptr, X.indices, X.data, self._state, *self._hyper(),
                        bool(self.fit_intercept), out)
+
+    # parameter mixing (streamlearn.distributed.fit_mixing)
+    mixing_description = ("``z`` and ``n`` (the sum of squared gradients; stored as sqrt(n)), both weighted by "
+                          "examples: ``w = -(z - sgn(z) l1) / ((beta + sqrt(n)) / alpha + l2)`` then stays on the "
+                          "scale of one partition's model, and a coordinate whose averaged ``|z|`` is within "
+                          "``l1`` is an exact zero, as in the single-machine model (summing the increments instead "
+                          "would put ``z`` and ``sqrt(n)`` on different scales and inflate ``w`` by about the "
+                          "square root of the number of partitions)")
+
+    def check_mixable(self):
+        """Raise TypeError if these settings cannot be combined by parameter mixing (they all can)."""
+
+    def finish_local_passes(self):
+        """Nothing to flush: the model is computed from ``(z, n)`` on demand."""
+
+    @classmethod
+    def mix(cls, start, models, weights):
+        """The mixed model of one round (see ``mixing_description``)."""
+        out = copy.deepcopy(models[0])
+        state = np.empty_like(out._state)
+        state[..., 0] = weighted_average([m._state[..., 0] for m in models], weights)
+        state[..., 1] = np.sqrt(weighted_average([m._state[..., 1] ** 2 for m in models], weights))
+        out._state = state
+        out.t_ = mixed_count(start, models)
+        return out
 
 
 class FTRLProximalClassifier(LogisticProbaMixin, OnlineClassifierMixin, _FTRL):

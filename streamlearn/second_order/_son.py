@@ -10,6 +10,8 @@ that projected point and scores are the plain ``coef_ . x``. No intercept (the p
 a constant feature if one is wanted).
 """
 
+import copy
+
 import numpy as np
 
 from .._kernels import son as _k
@@ -17,6 +19,7 @@ from .._kernels import son_lazy as _kl
 from .._validation import Interval, Options, check_rng
 from ..base import BaseOnlineLinear, OnlineClassifierMixin
 from ..losses import loss_code
+from .._mixing import merge_sketch_increments, mixed_count, weighted_average
 
 __all__ = ["AdaGrad", "OnlineNewtonStep", "SketchedOnlineNewton", "FULL_ON_MAX_FEATURES"]
 
@@ -136,6 +139,26 @@ class AdaGrad(_SecondOrder):
         self.t_ += X.shape[0]
         if bad >= 0:
             self._raise_diverged(bad, "eta")
+
+    # parameter mixing (streamlearn.distributed.fit_mixing)
+    mixing_description = ("``coef_`` (the pending point) and the squared-gradient accumulators ``s``, weighted by "
+                          "examples")
+
+    def check_mixable(self):
+        """Raise TypeError if these settings cannot be combined by parameter mixing (they all can)."""
+
+    def finish_local_passes(self):
+        """Nothing to flush: the state is explicit."""
+
+    @classmethod
+    def mix(cls, start, models, weights):
+        """The mixed model of one round (see ``mixing_description``)."""
+        out = copy.deepcopy(models[0])
+        out.coef_ = weighted_average([m.coef_ for m in models], weights)
+        out.intercept_ = weighted_average([m.intercept_ for m in models], weights)
+        out._state_s = weighted_average([m._state_s for m in models], weights)
+        out.t_ = mixed_count(start, models)
+        return out
 
 
 class OnlineNewtonStep(_SecondOrder):
@@ -401,6 +424,55 @@ class SketchedOnlineNewton(_SecondOrder):
             _SKETCHES[self.sketch], keep, n_shrink, loss_code(self.loss), float(self.C), self._mu(),
             float(self.eta), self._state_seed[0], 0, float(self.oja_learning_rate), False, self._slab_is_current(),
             out)
+
+
+    # parameter mixing (streamlearn.distributed.fit_mixing)
+    mixing_description = ("``coef_`` (the pending point), weighted by examples; the sketches are merged, not "
+                          "averaged: ``B^T B`` of the mixed model is the start's plus every partition's increment "
+                          "``B_k^T B_k - B_0^T B_0`` (so the shared starting sketch counts once), computed in the "
+                          "span of all the rows and shrunk back to ell - 1 rows as FD does; RFD's alpha is the "
+                          "start's plus every partition's increase plus half the merge's shrink (the RFD merge rule)")
+    _MIXABLE_SKETCHES = ("fd", "pfd", "rfd")
+
+    def check_mixable(self):
+        """Raise TypeError unless the sketch is mergeable (the frequent-directions family)."""
+        if self.sketch not in self._MIXABLE_SKETCHES:
+            raise TypeError(f"fit_mixing supports SketchedOnlineNewton with sketch in {list(self._MIXABLE_SKETCHES)} "
+                            f"(the mergeable frequent-directions sketches); got sketch={self.sketch!r}.")
+
+    def finish_local_passes(self):
+        """Nothing to flush: the sketch rows are read as they are."""
+
+    def _sketch_rows(self, k):
+        r = int(self._state_n_rows[k])
+        rows = self._state_buf[k, :r] * self._state_sc[k, :r, None]
+        return rows[np.any(rows != 0.0, axis=1)]
+
+    @classmethod
+    def mix(cls, start, models, weights):
+        """The mixed model of one round (see ``mixing_description``)."""
+        out = copy.deepcopy(models[0])
+        out.coef_ = weighted_average([m.coef_ for m in models], weights)
+        out.intercept_ = weighted_average([m.intercept_ for m in models], weights)
+        out.t_ = mixed_count(start, models)
+        ell = int(out.ell)
+        alpha0 = float(out.alpha0)
+        for k in range(out.coef_.shape[0]):
+            rows0 = start._sketch_rows(k) if start is not None else np.zeros((0, 0))
+            a0 = start._state_alpha[k] if start is not None else alpha0
+            rows, delta = merge_sketch_increments(rows0, [m._sketch_rows(k) for m in models], ell - 1)
+            out._state_buf[k] = 0.0
+            out._state_gram[k] = 0.0
+            r = rows.shape[0]
+            out._state_buf[k, :r] = rows
+            out._state_gram[k, :r, :r] = rows @ rows.T
+            out._state_sc[k] = 1.0
+            out._state_n_rows[k] = r
+            if out.sketch == "rfd":
+                out._state_alpha[k] = a0 + sum(m._state_alpha[k] - a0 for m in models) + 0.5 * delta
+            else:
+                out._state_alpha[k] = a0
+        return out
 
 
 for _cls in (AdaGrad, OnlineNewtonStep, SketchedOnlineNewton):

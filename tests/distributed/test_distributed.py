@@ -24,7 +24,7 @@ from sklearn.datasets import dump_svmlight_file
 
 from streamlearn.datasets import load_a9a, load_svmlight
 from streamlearn.distributed import Partition, as_partitions, connect, fit_mixing, fit_sketch, supported_learners
-from streamlearn.distributed._adapters import _merge_increments
+from streamlearn._mixing import merge_sketch_increments as _merge_increments
 from streamlearn.linear_model import (ConfidenceWeightedClassifier, FTRLProximalClassifier,
                                       PassiveAggressiveClassifier)
 from streamlearn.second_order import SketchedOnlineNewton
