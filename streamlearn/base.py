@@ -34,6 +34,8 @@ class _BaseOnline(PersistMixin, BaseEstimator):
     """Scaffolding common to classifiers and regressors (not public)."""
 
     _parameter_constraints: dict = {}
+    #: set by OnlineRegressorMixin: one output, ``coef_`` of shape (n_features,), squared loss
+    _is_regressor = False
 
     @property
     def _progressive_loss(self):
@@ -253,6 +255,8 @@ class LogisticProbaMixin:
 class OnlineRegressorMixin(RegressorMixin):
     """Regression side of the contract: real targets, ``predict`` = decision value."""
 
+    _is_regressor = True
+
     def _check_X_y(self, X, y, *, reset):
         return _validation.check_X_y(self, X, y, reset=reset, y_numeric=True)
 
@@ -279,7 +283,7 @@ class BaseOnlineLinear(_BaseOnline):
     regressors, and ``intercept_`` (K,)."""
 
     def _allocate(self, n_features, n_outputs, X):
-        if isinstance(self, OnlineRegressorMixin):
+        if self._is_regressor:
             self.coef_ = np.zeros(n_features, dtype=np.float64)
         else:
             self.coef_ = np.zeros((n_outputs, n_features), dtype=np.float64)

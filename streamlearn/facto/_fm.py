@@ -35,7 +35,7 @@ class _FMBase(_BaseOnline):
     def _allocate(self, n_features, n_outputs, X):
         rng = _validation.check_rng(self.random_state)
         latent = rng.normal(0.0, self.init_stdev, size=(n_outputs, n_features, self.n_factors))
-        if isinstance(self, OnlineRegressorMixin):
+        if self._is_regressor:
             self.coef_ = np.zeros(n_features)
             self.latent_ = np.ascontiguousarray(latent[0])
         else:

@@ -72,7 +72,7 @@ class _SparseLinear(BaseOnlineLinear):
         raise NotImplementedError
 
     def _loss_name(self):
-        return self.loss if isinstance(self, OnlineClassifierMixin) else "squared"
+        return "squared" if self._is_regressor else self.loss
 
     @property
     def _progressive_loss(self):
@@ -94,7 +94,7 @@ class _SparseLinear(BaseOnlineLinear):
         (n_features,) for regressors. A fresh array: writing to it does not change the model."""
         self._not_fitted("coef_")
         w = self._weights()[:, :-1]
-        return w[0].copy() if isinstance(self, OnlineRegressorMixin) else np.ascontiguousarray(w)
+        return w[0].copy() if self._is_regressor else np.ascontiguousarray(w)
 
     @property
     def intercept_(self):
