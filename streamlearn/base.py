@@ -26,16 +26,35 @@ from . import _validation
 from ._kernels.linear import linear_scores
 from .persist import PersistMixin
 
-__all__ = ["OnlineClassifierMixin", "OnlineRegressorMixin", "BaseOnlineLinear", "LogisticProbaMixin",
+__all__ = ["BaseOnline", "OnlineClassifierMixin", "OnlineRegressorMixin", "BaseOnlineLinear", "LogisticProbaMixin",
            "ClassifierPredictionMixin"]
 
 
-class _BaseOnline(PersistMixin, BaseEstimator):
-    """Scaffolding common to classifiers and regressors (not public)."""
+class BaseOnline(PersistMixin, BaseEstimator):
+    """The base of every online estimator: ``fit``, ``partial_fit``, ``partial_fit_scores``, saving.
+
+    A concrete learner combines it with :class:`OnlineClassifierMixin` or :class:`OnlineRegressorMixin` and
+    supplies ``_kernel_pass`` (one call of its numba kernel over a chunk). The state defaults are those of a
+    linear model ``w . x + b``: ``coef_`` (K, d) for classifiers (K = 1 when binary), ``(d,)`` for regressors,
+    and ``intercept_`` (K,); learners with other state override ``_allocate`` and ``_decision_function``.
+    """
 
     _parameter_constraints: dict = {}
     #: set by OnlineRegressorMixin: one output, ``coef_`` of shape (n_features,), squared loss
     _is_regressor = False
+
+    def _allocate(self, n_features, n_outputs, X):
+        if self._is_regressor:
+            self.coef_ = np.zeros(n_features, dtype=np.float64)
+        else:
+            self.coef_ = np.zeros((n_outputs, n_features), dtype=np.float64)
+        self.intercept_ = np.zeros(n_outputs, dtype=np.float64)
+
+    def _coef_2d(self):
+        return self.coef_.reshape(1, -1) if self.coef_.ndim == 1 else self.coef_
+
+    def _intercept_1d(self):
+        return self.intercept_
 
     @property
     def _progressive_loss(self):
@@ -278,20 +297,7 @@ class OnlineRegressorMixin(RegressorMixin):
         return np.asarray(scores)
 
 
-class BaseOnlineLinear(_BaseOnline):
-    """Linear models ``w . x + b`` with ``coef_`` (K, d) for classifiers (K = 1 when binary), ``(d,)`` for
-    regressors, and ``intercept_`` (K,)."""
-
-    def _allocate(self, n_features, n_outputs, X):
-        if self._is_regressor:
-            self.coef_ = np.zeros(n_features, dtype=np.float64)
-        else:
-            self.coef_ = np.zeros((n_outputs, n_features), dtype=np.float64)
-        self.intercept_ = np.zeros(n_outputs, dtype=np.float64)
-
-    def _coef_2d(self):
-        return self.coef_.reshape(1, -1) if self.coef_.ndim == 1 else self.coef_
-
-    def _intercept_1d(self):
-        return self.intercept_
+#: linear models ``w . x + b`` (the state defaults of :class:`BaseOnline`)
+BaseOnlineLinear = BaseOnline
+_BaseOnline = BaseOnline
 

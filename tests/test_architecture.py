@@ -58,3 +58,42 @@ def test_library_does_not_import_cli():
             continue
         for name in _imports(path):
             assert not name.startswith("streamlearn.cli"), f"{path} imports {name}"
+
+
+def _inhouse_depth(cls):
+    """Length of the longest chain of streamlearn base classes above ``cls`` (itself included); mixins
+    (classes named ``*Mixin``) compose orthogonal concerns and are not counted."""
+    bases = [b for b in cls.__bases__ if b.__module__.startswith("streamlearn") and not b.__name__.endswith("Mixin")]
+    return 1 + max((_inhouse_depth(b) for b in bases), default=0)
+
+
+def test_no_estimator_is_deeper_than_three_in_house_levels():
+    import importlib
+    import inspect
+
+    deep = {}
+    for layer in ["linear_model", "second_order", "facto", "sketch"]:
+        mod = importlib.import_module(f"streamlearn.{layer}")
+        for name in mod.__all__:
+            obj = getattr(mod, name)
+            if inspect.isclass(obj) and _inhouse_depth(obj) > 3:
+                deep[name] = [c.__name__ for c in obj.__mro__ if c.__module__.startswith("streamlearn")]
+    assert not deep, f"estimators deeper than three in-house levels: {deep}"
+
+
+def test_base_classes_do_not_test_for_their_subclasses():
+    pattern = re.compile(r"isinstance\(self, \w*(Mixin|Classifier|Regressor)\)")
+    for path in PKG.rglob("*.py"):
+        if "cli" in path.parts:
+            continue
+        assert not pattern.search(path.read_text()), f"{path.relative_to(PKG)} tests isinstance(self, ...)"
+
+
+def test_distributed_imports_no_private_estimator_name():
+    for path in sorted((PKG / "distributed").glob("*.py")):
+        tree = ast.parse(path.read_text())
+        for node in ast.walk(tree):
+            if isinstance(node, ast.ImportFrom) and node.module and any(
+                    part in node.module for part in ESTIMATOR_LAYERS + ["base"]):
+                private = [a.name for a in node.names if a.name.startswith("_")]
+                assert not private, f"distributed/{path.name} imports {private} from {node.module}"

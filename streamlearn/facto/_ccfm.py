@@ -63,7 +63,7 @@ def occfm_eta(delta, grad_bound, horizon):
     return 2.0 * delta / (2.0 * grad_bound * horizon ** 0.75)
 
 
-class _CCFMBase(_BaseOnline):
+class _CCFMMixin:
     """Shared scoring, diagnostics and the augmented-matrix accessor; state arrays start with ``_state``."""
 
     def _n_outputs(self):
@@ -109,7 +109,7 @@ class _CCFMBase(_BaseOnline):
 
 
 # -------------------------------------------------------------------------------------------------------------
-class _CCFMOnlineGradient(_CCFMBase):
+class _CCFMOnlineGradient(_CCFMMixin, _BaseOnline):
 
     def _allocate(self, n_features, n_outputs, X):
         check_dense_state(self, n_features, n_outputs, 1,
@@ -248,7 +248,7 @@ def _sym(C):
     return 0.5 * (C + C.T)
 
 
-class _OCCFM(_CCFMBase):
+class _OCCFM(_CCFMMixin, _BaseOnline):
 
     def _resolved_mode(self, n_features):
         if self.mode == "auto":

@@ -53,9 +53,15 @@ _SGD_PARAMS = {
     "learning_rate": [Options("invsqrt", "constant")],
 }
 _SCHEDULES = {"invsqrt": _k.SCHEDULE_INVSQRT, "constant": _k.SCHEDULE_CONSTANT}
+#: the truncation rules as data: learner's rule -> (kernel rule, theta, k, lam) from its parameters
+_TRUNCATION_RULES = {
+    "simple": lambda est: (_k.RULE_HARD, float(est.theta), int(est.k), 0.0),
+    "gradient": lambda est: (_k.RULE_SOFT, float(est.theta), int(est.k), float(est.gravity)),
+    "fobos": lambda est: (_k.RULE_SOFT, np.inf, 1, float(est.l1)),
+}
 
 
-class _SparseLinear(BaseOnlineLinear):
+class _LazyLinearMixin:
     """Feature-major state arrays (row j: feature j, row d: the intercept; see streamlearn._kernels.sparse_l1)
     allocated by ``_allocate``; ``coef_``/``intercept_`` are built from them on demand by ``_materialize``;
     scores come from ``_scores`` in O(K nnz)."""
@@ -124,7 +130,7 @@ class _SparseLinear(BaseOnlineLinear):
         return out[:, 0] if K == 1 else out
 
 
-class _Truncated(_SparseLinear):
+class _Truncated(_LazyLinearMixin, BaseOnlineLinear):
     """Simple truncation, truncated gradient and L1-FOBOS: one kernel, three settings of (rule, theta, k, lam)."""
 
     def _state_shape(self, n_features, n_outputs):
@@ -137,9 +143,12 @@ class _Truncated(_SparseLinear):
     def _n_outputs(self):
         return self._state.shape[1] - 1
 
-    # (rule, theta, k, lam) of the concrete learner
+    #: the concrete learner's truncation rule: a key of _TRUNCATION_RULES
+    _truncation_rule = ""
+
     def _truncation(self):
-        raise NotImplementedError
+        """``(rule, theta, k, lam)`` for the kernel, from the learner's rule and parameters."""
+        return _TRUNCATION_RULES[self._truncation_rule](self)
 
     def _kernel_pass(self, X, targets, sw, out):
         rule, theta, k, lam = self._truncation()
@@ -223,18 +232,14 @@ class _Truncated(_SparseLinear):
         return out
 
 
-class _SimpleTruncation(_Truncated):
-    _parameter_constraints = {
-        "theta": [Interval(float, 0, None, closed="left")],
-        "k": [Interval(int, 1, None, closed="left")],
-        **_SGD_PARAMS, **_PASS_PARAMS,
-    }
-
-    def _truncation(self):
-        return _k.RULE_HARD, float(self.theta), int(self.k), 0.0
+_SIMPLE_PARAMS = {
+    "theta": [Interval(float, 0, None, closed="left")],
+    "k": [Interval(int, 1, None, closed="left")],
+    **_SGD_PARAMS, **_PASS_PARAMS,
+}
 
 
-class SimpleTruncationClassifier(LogisticProbaMixin, OnlineClassifierMixin, _SimpleTruncation):
+class SimpleTruncationClassifier(LogisticProbaMixin, OnlineClassifierMixin, _Truncated):
     """Simple truncation (ALGORITHMS.md 4.1): SGD, and every ``k``-th step ``w_i <- 0`` where ``|w_i| <= theta``.
 
     Round t (t = 1, 2, ...): ``v = w - eta_t l'(w . x + b, y) x`` with ``eta_t = eta0 / sqrt(t)`` (or
@@ -300,10 +305,11 @@ class SimpleTruncationClassifier(LogisticProbaMixin, OnlineClassifierMixin, _Sim
         self.shuffle = shuffle
         self.random_state = random_state
 
-    _parameter_constraints = {**_CLF_LOSS, **_SimpleTruncation._parameter_constraints}
+    _parameter_constraints = {**_CLF_LOSS, **_SIMPLE_PARAMS}
+    _truncation_rule = "simple"
 
 
-class SimpleTruncationRegressor(OnlineRegressorMixin, _SimpleTruncation):
+class SimpleTruncationRegressor(OnlineRegressorMixin, _Truncated):
     """Simple truncation (ALGORITHMS.md 4.1) for regression with the squared loss ``(z - y)^2``.
 
     The rule of :class:`SimpleTruncationClassifier`: SGD with ``eta_t = eta0 / sqrt(t)`` (or ``eta0``),
@@ -331,6 +337,9 @@ class SimpleTruncationRegressor(OnlineRegressorMixin, _SimpleTruncation):
     [ 1. -2.  0.  0.  0.5] [3.]
     """
 
+    _parameter_constraints = _SIMPLE_PARAMS
+    _truncation_rule = "simple"
+
     def __init__(self, *, theta=0.01, k=10, eta0=0.01, learning_rate="invsqrt", fit_intercept=True, max_iter=5,
                  shuffle=True, random_state=None):
         self.theta = theta
@@ -343,19 +352,15 @@ class SimpleTruncationRegressor(OnlineRegressorMixin, _SimpleTruncation):
         self.random_state = random_state
 
 
-class _TruncatedGradient(_Truncated):
-    _parameter_constraints = {
-        "gravity": [Interval(float, 0, None, closed="left")],
-        "theta": [Interval(float, 0, None, closed="left")],
-        "k": [Interval(int, 1, None, closed="left")],
-        **_SGD_PARAMS, **_PASS_PARAMS,
-    }
-
-    def _truncation(self):
-        return _k.RULE_SOFT, float(self.theta), int(self.k), float(self.gravity)
+_TG_PARAMS = {
+    "gravity": [Interval(float, 0, None, closed="left")],
+    "theta": [Interval(float, 0, None, closed="left")],
+    "k": [Interval(int, 1, None, closed="left")],
+    **_SGD_PARAMS, **_PASS_PARAMS,
+}
 
 
-class TruncatedGradientClassifier(LogisticProbaMixin, OnlineClassifierMixin, _TruncatedGradient):
+class TruncatedGradientClassifier(LogisticProbaMixin, OnlineClassifierMixin, _Truncated):
     """Truncated gradient (Langford, Li, Zhang, JMLR 2009; ALGORITHMS.md 4.2), lazily in O(nnz(x)).
 
     Round t: ``v = w - eta_t l'(w . x + b, y) x``; if ``t mod k == 0`` then ``w_i = T1(v_i, k eta_t g,
@@ -395,7 +400,8 @@ class TruncatedGradientClassifier(LogisticProbaMixin, OnlineClassifierMixin, _Tr
     0.8... True
     """
 
-    _parameter_constraints = {**_CLF_LOSS, **_TruncatedGradient._parameter_constraints}
+    _parameter_constraints = {**_CLF_LOSS, **_TG_PARAMS}
+    _truncation_rule = "gradient"
 
     def __init__(self, *, loss="logistic", gravity=1e-4, theta=float("inf"), k=1, eta0=0.5,
                  learning_rate="invsqrt", fit_intercept=True, max_iter=5, shuffle=True, random_state=None):
@@ -411,7 +417,7 @@ class TruncatedGradientClassifier(LogisticProbaMixin, OnlineClassifierMixin, _Tr
         self.random_state = random_state
 
 
-class TruncatedGradientRegressor(OnlineRegressorMixin, _TruncatedGradient):
+class TruncatedGradientRegressor(OnlineRegressorMixin, _Truncated):
     """Truncated gradient (ALGORITHMS.md 4.2) for regression with the squared loss ``(z - y)^2``.
 
     The rule of :class:`TruncatedGradientClassifier`, lazily in O(nnz(x)) per example.
@@ -440,6 +446,9 @@ class TruncatedGradientRegressor(OnlineRegressorMixin, _TruncatedGradient):
     [ 1. -2.  0.  0.  0.5] [3.]
     """
 
+    _parameter_constraints = _TG_PARAMS
+    _truncation_rule = "gradient"
+
     def __init__(self, *, gravity=1e-4, theta=float("inf"), k=1, eta0=0.01, learning_rate="invsqrt",
                  fit_intercept=True, max_iter=5, shuffle=True, random_state=None):
         self.gravity = gravity
@@ -453,14 +462,10 @@ class TruncatedGradientRegressor(OnlineRegressorMixin, _TruncatedGradient):
         self.random_state = random_state
 
 
-class _FOBOS(_Truncated):
-    _parameter_constraints = {"l1": [Interval(float, 0, None, closed="left")], **_SGD_PARAMS, **_PASS_PARAMS}
-
-    def _truncation(self):
-        return _k.RULE_SOFT, np.inf, 1, float(self.l1)
+_FOBOS_PARAMS = {"l1": [Interval(float, 0, None, closed="left")], **_SGD_PARAMS, **_PASS_PARAMS}
 
 
-class FOBOSClassifier(LogisticProbaMixin, OnlineClassifierMixin, _FOBOS):
+class FOBOSClassifier(LogisticProbaMixin, OnlineClassifierMixin, _Truncated):
     """L1-FOBOS (Duchi and Singer, JMLR 2009; ALGORITHMS.md 4.3), lazily in O(nnz(x)) per example.
 
     Round t: ``v = w - eta_t l'(w . x + b, y) x``, then ``w_i = sgn(v_i) max(0, |v_i| - eta_t l1)`` for
@@ -493,7 +498,8 @@ class FOBOSClassifier(LogisticProbaMixin, OnlineClassifierMixin, _FOBOS):
     0.8... True
     """
 
-    _parameter_constraints = {**_CLF_LOSS, **_FOBOS._parameter_constraints}
+    _parameter_constraints = {**_CLF_LOSS, **_FOBOS_PARAMS}
+    _truncation_rule = "fobos"
 
     def __init__(self, *, loss="logistic", l1=1e-4, eta0=0.5, learning_rate="invsqrt", fit_intercept=True,
                  max_iter=5, shuffle=True, random_state=None):
@@ -507,7 +513,7 @@ class FOBOSClassifier(LogisticProbaMixin, OnlineClassifierMixin, _FOBOS):
         self.random_state = random_state
 
 
-class FOBOSRegressor(OnlineRegressorMixin, _FOBOS):
+class FOBOSRegressor(OnlineRegressorMixin, _Truncated):
     """L1-FOBOS (ALGORITHMS.md 4.3) for regression with the squared loss ``(z - y)^2``.
 
     The rule of :class:`FOBOSClassifier`, lazily in O(nnz(x)) per example.
@@ -532,6 +538,9 @@ class FOBOSRegressor(OnlineRegressorMixin, _FOBOS):
     [ 1. -2.  0.  0.  0.5] [3.]
     """
 
+    _parameter_constraints = _FOBOS_PARAMS
+    _truncation_rule = "fobos"
+
     def __init__(self, *, l1=1e-4, eta0=0.01, learning_rate="invsqrt", fit_intercept=True, max_iter=5,
                  shuffle=True, random_state=None):
         self.l1 = l1
@@ -545,7 +554,7 @@ class FOBOSRegressor(OnlineRegressorMixin, _FOBOS):
 
 # ---------------------------------------------------------------------------------------------------
 # L1-RDA
-class _RDA(_SparseLinear):
+class _RDA(_LazyLinearMixin, BaseOnlineLinear):
     _diverge_hint = "1/gamma (raise gamma)"
     _parameter_constraints = {
         "l1": [Interval(float, 0, None, closed="left")],
@@ -682,7 +691,7 @@ class RDARegressor(OnlineRegressorMixin, _RDA):
 
 # ---------------------------------------------------------------------------------------------------
 # FTRL-Proximal
-class _FTRL(_SparseLinear):
+class _FTRL(_LazyLinearMixin, BaseOnlineLinear):
     _diverge_hint = "alpha"
     _parameter_constraints = {
         "alpha": [Interval(float, 0, None, closed="neither")],
