@@ -159,13 +159,13 @@ def save(obj, path):
     out = path if isinstance(path, Output) else Output(path, what="model file")
     try:
         # written aside and renamed on success (see streamlearn._atomic): the file appears whole or not at all
-        with out.path_for_writing(suffix=".slm") as tmp:
-            with zipfile.ZipFile(tmp, "w", compression=zipfile.ZIP_DEFLATED, compresslevel=1) as zf:
-                zf.writestr("meta.json", json.dumps(meta, indent=1, allow_nan=True))
-                for key, raw in blobs.items():
-                    # large arrays are stored, not deflated: saving a 2^22-feature model stays I/O-bound
-                    method = zipfile.ZIP_STORED if len(raw) > _STORE_ABOVE else zipfile.ZIP_DEFLATED
-                    zf.writestr(f"arrays/{key}.npy", raw, compress_type=method)
+        with out.path_for_writing(suffix=".slm") as tmp, \
+                zipfile.ZipFile(tmp, "w", compression=zipfile.ZIP_DEFLATED, compresslevel=1) as zf:
+            zf.writestr("meta.json", json.dumps(meta, indent=1, allow_nan=True))
+            for key, raw in blobs.items():
+                # large arrays are stored, not deflated: saving a 2^22-feature model stays I/O-bound
+                method = zipfile.ZIP_STORED if len(raw) > _STORE_ABOVE else zipfile.ZIP_DEFLATED
+                zf.writestr(f"arrays/{key}.npy", raw, compress_type=method)
     except BaseException:
         if out is not path:
             out.discard()

@@ -123,6 +123,7 @@ def run_train(args):
     tests = []
 
     def test_stream():  # read under the trained model's contract (its base and width)
+        attach_spec(learner, data.zero_based)
         tests.append(model_reader(learner, args.test, args.chunk_size))
         return checked_labels(tests[-1], learner)
 

@@ -29,7 +29,7 @@ import numpy as np
 from .._kernels import svmlight as _k
 from ._svmlight import _DEFAULT_BLOCK, SvmlightFormatError, _csr, _Parser, _Source
 
-__all__ = ["MAX_WIDTH", "SvmlightStream", "scan_svmlight", "is_stream_path"]
+__all__ = ["MAX_WIDTH", "SvmlightStream", "is_stream_path", "scan_svmlight"]
 
 MAX_WIDTH = 1 << 28  # largest width inferred from data: 268,435,456 features (2 GiB per float64 weight vector)
 
