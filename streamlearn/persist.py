@@ -23,7 +23,6 @@ import io
 import json
 import numbers
 import os
-import tempfile
 import zipfile
 
 import numpy as np
@@ -155,21 +154,21 @@ def save(obj, path):
                            "sha256": hashlib.sha256(raw).hexdigest()}
     meta = {"format": FORMAT, "format_version": FORMAT_VERSION, "streamlearn_version": __version__,
             "class": name, "params": params, "attributes": attributes, "arrays": array_meta}
-    path = os.fspath(path)
-    directory = os.path.dirname(os.path.abspath(path))
-    fd, tmp = tempfile.mkstemp(prefix=".tmp-", suffix=".slm", dir=directory)
-    os.close(fd)
+    from ._atomic import Output
+
+    out = path if isinstance(path, Output) else Output(path, what="model file")
     try:
-        with zipfile.ZipFile(tmp, "w", compression=zipfile.ZIP_DEFLATED, compresslevel=1) as zf:
+        # written aside and renamed on success (see streamlearn._atomic): the file appears whole or not at all
+        with out.path_for_writing(suffix=".slm") as tmp, \
+                zipfile.ZipFile(tmp, "w", compression=zipfile.ZIP_DEFLATED, compresslevel=1) as zf:
             zf.writestr("meta.json", json.dumps(meta, indent=1, allow_nan=True))
             for key, raw in blobs.items():
                 # large arrays are stored, not deflated: saving a 2^22-feature model stays I/O-bound
                 method = zipfile.ZIP_STORED if len(raw) > _STORE_ABOVE else zipfile.ZIP_DEFLATED
                 zf.writestr(f"arrays/{key}.npy", raw, compress_type=method)
-        os.replace(tmp, path)
     except BaseException:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
+        if out is not path:
+            out.discard()
         raise
 
 

@@ -36,17 +36,52 @@ def build_parser():
 
 
 def main(argv=None):
-    """Run the command line with ``argv`` (default ``sys.argv[1:]``); returns the exit code."""
+    """Run the command line with ``argv`` (default ``sys.argv[1:]``); returns the exit code.
+
+    Every failure is one line on standard error, ``streamlearn: error: ...``: exit 2 for a user error or an
+    output that cannot be written (full disk, closed pipe), 130 for Ctrl-C (naming the outputs left unchanged).
+    """
+    from .._atomic import _PENDING
+
     parser = build_parser()
     args = parser.parse_args(argv)
+    _PENDING.clear()
     try:
-        return int(args.func(args) or 0)
+        code = int(args.func(args) or 0)
+        sys.stdout.flush()  # a full device or closed pipe on standard output is reported here
+        return code
+    except KeyboardInterrupt:
+        kept = [o.name for o in _PENDING if not o.through]
+        _error("interrupted" + (f"; {', '.join(kept)} left unchanged" if kept else ""))
+        return 130
     except (CLIError, ValueError, FileNotFoundError, ModelFileError, FloatingPointError, KeyError) as exc:
         msg = exc.args[0] if isinstance(exc, KeyError) and exc.args else exc
-        print(f"streamlearn: error: {msg}", file=sys.stderr)
+        _error(msg)
         return 2
-    except BrokenPipeError:  # e.g. `streamlearn predict ... | head`
-        return 0
+    except OSError as exc:  # ENOSPC, EPIPE, EIO, EACCES... while reading or writing
+        if exc.filename is None:
+            _silence_stdout()
+        where = exc.filename if exc.filename is not None else "standard output"
+        what = "broken pipe: the reader closed it early" if isinstance(exc, BrokenPipeError) else exc.strerror
+        _error(f"{where}: {what or exc}.")
+        return 2
+    except MemoryError:
+        _error("out of memory; use a smaller --chunk-size or --n-features.")
+        return 2
+
+
+def _error(msg):
+    print(f"streamlearn: error: {msg}", file=sys.stderr)
+
+
+def _silence_stdout():
+    """Standard output failed: drop what is still buffered so that the exit does not fail a second time."""
+    try:
+        fd = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(fd, sys.stdout.fileno())
+        os.close(fd)
+    except (OSError, ValueError, AttributeError):  # not a real file (captured in tests)
+        pass
 
 
 def entry_point():

@@ -5,42 +5,56 @@ import sys
 import numpy as np
 
 from ..persist import load
-from ._common import check_input_file
+from ._common import CLIError, check_input_file
+from ._data import check_data, model_reader, output
 
 
 def add_parser(sub):
     p = sub.add_parser("predict", help="predict with a saved model, one line per example of DATA",
                        description="Write one prediction per example (label, or the decision value with "
-                       "--scores) to OUT or standard output.")
+                       "--scores) to OUT or standard output. DATA is read under the model's input contract "
+                       "(its index base and width); values of features beyond the width are ignored and "
+                       "counted on standard error.")
     p.add_argument("model", metavar="MODEL", help="model file written by 'streamlearn train -o'")
-    p.add_argument("data", metavar="DATA", help="LIBSVM/svmlight file to predict")
-    p.add_argument("-o", "--output", metavar="OUT", help="output file (default: standard output)")
+    p.add_argument("data", metavar="DATA", help="LIBSVM/svmlight file to predict ('-' is standard input)")
+    p.add_argument("-o", "--output", metavar="OUT", help="output file (default: standard output); replaced "
+                   "only once every prediction is written")
     p.add_argument("--scores", action="store_true", help="write decision values instead of labels")
     p.add_argument("--chunk-size", type=int, default=10_000, help="rows per chunk (default 10000)")
     p.set_defaults(func=run)
 
 
 def run(args):
-    from ..datasets import iter_svmlight
-
     check_input_file(args.model, "model file")
-    check_input_file(args.data)
+    check_data(args.data)
+    if args.chunk_size < 1:
+        raise CLIError(f"--chunk-size must be >= 1; got {args.chunk_size}.")
+    out = output(args.output, [args.model, args.data], "output")  # checked before the model is read
     model = load(args.model)
-    n_features = int(model.n_features_in_)
-    out = open(args.output, "w") if args.output else sys.stdout
-    try:
-        for X, _ in iter_svmlight(args.data, chunk_size=args.chunk_size, n_features=n_features):
-            if X.shape[0] == 0:
-                continue
-            if args.scores:
-                values = model._decision_function(X)
-                np.savetxt(out, np.atleast_2d(values.T).T, fmt="%.10g")
-            else:
-                out.write("\n".join(_label_text(v) for v in model.predict(X)) + "\n")
-    finally:
-        if args.output:
-            out.close()
+    if not (hasattr(model, "_decision_function") and hasattr(model, "n_features_in_")):
+        raise CLIError(f"model file {args.model!r} holds a {type(model).__name__}, which does not predict (a "
+                       "sketch?); give a model written by 'streamlearn train -o'.")
+    reader = model_reader(model, args.data, args.chunk_size)
+    if out is None:
+        _write(model, reader, sys.stdout, args.scores)
+    else:
+        with out.open("w") as f:
+            _write(model, reader, f, args.scores)
+    if reader.ignored:
+        print(f"streamlearn: note: {reader.ignored} feature values of {reader.name} at or beyond the model's "
+              f"width ({int(model.n_features_in_)}) were ignored.", file=sys.stderr)
     return 0
+
+
+def _write(model, reader, out, scores):
+    for X, _ in reader:
+        if X.shape[0] == 0:
+            continue
+        if scores:
+            values = model._decision_function(X)
+            np.savetxt(out, np.atleast_2d(values.T).T, fmt="%.10g")
+        else:
+            out.write("\n".join(_label_text(v) for v in model.predict(X)) + "\n")
 
 
 def _label_text(value):

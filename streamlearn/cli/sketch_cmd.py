@@ -7,8 +7,9 @@ the report is the same (the error is computed here, on the stacked DATA, unless 
 
 import time
 
-from ._common import (CLIError, add_output_options, add_param_option, check_input_file, format_table,
+from ._common import (CLIError, add_output_options, add_param_option, format_table,
                       parse_params, print_json)
+from ._data import TrainData, output
 from ._scheduler import add_scheduler_option, connected, distributed_module, expand_data, n_workers, single_file
 
 
@@ -29,7 +30,11 @@ def add_parser(sub):
     p.add_argument("--ell", type=int, default=10, help="sketch size (rows of the sketch; default 10)")
     add_param_option(p)
     p.add_argument("--n-features", type=int, default=None,
-                   help="feature-space width; default: the largest index in DATA")
+                   help="feature-space width (at most 2**28); default: the largest index in DATA; values of "
+                   "features beyond it are ignored and counted")
+    p.add_argument("--zero-based", choices=("auto", "true", "false"), default="auto",
+                   help="are feature indices 0-based? (default: one-based, LIBSVM's convention)")
+    p.add_argument("--chunk-size", type=int, default=10_000, help="rows per chunk read (default 10000)")
     p.add_argument("-o", "--output", metavar="PATH", help="save the sketch to this model file")
     p.add_argument("--blas-threads", type=int, default=1, metavar="N",
                    help="BLAS threads while sketching (default 1: the shrinks are small-by-wide products that "
@@ -74,14 +79,36 @@ def make_sketch(name, ell, params):
     return cls(ell=ell, **kwargs)
 
 
-def _load(path, n_features):
-    from ..datasets import load_svmlight
+def _load(data):
+    """All rows of DATA (read once, chunk by chunk) as one CSR matrix of the final width."""
+    import scipy.sparse as sp
 
-    check_input_file(path)
-    if n_features is not None and n_features < 1:
-        raise CLIError(f"--n-features must be >= 1; got {n_features}.")
-    X, _ = load_svmlight(path, n_features=n_features)
+    chunks = [X for X, _ in data.open()]
+    width = max(X.shape[1] for X in chunks)
+    X = sp.vstack([sp.csr_matrix((X.data, X.indices, X.indptr), shape=(X.shape[0], width)) for X in chunks],
+                  format="csr")
+    X.has_sorted_indices = True
     return X
+
+
+def _run_stream(args, sketch, data, out):
+    """A stream with a fixed width and --no-error: chunks go straight into the sketch, in constant memory."""
+    sketch._check_params()
+    n = nnz = 0
+    seconds = 0.0
+    for X, _ in data.open():
+        t0 = time.perf_counter()
+        sketch.partial_fit(X)
+        seconds += time.perf_counter() - t0
+        n += X.shape[0]
+        nnz += X.nnz
+    t0 = time.perf_counter()
+    sketch.sketch_  # the published sketch includes the final shrink of the FD family
+    seconds += time.perf_counter() - t0
+    row = _report(args, sketch, None, n, data.width, seconds)
+    row["nnz"] = int(nnz)
+    row["ignored_features"] = data.ignored
+    return _finish(args, sketch, row, out)
 
 
 def run(args):
@@ -102,7 +129,12 @@ def _run(args):
     sketch = make_sketch(args.sketch, args.ell, parse_params(args.param))
     if args.scheduler is not None:
         return _run_distributed(args, sketch)
-    X = _load(single_file(args, "sketch"), args.n_features)
+    path = single_file(args, "sketch")
+    out = output(args.output, [path], "sketch file")  # checked before any work
+    data = TrainData(args, path)
+    if data.stream and args.no_error and data.width is not None:
+        return _run_stream(args, sketch, data, out)
+    X = _load(data)
     n, d = X.shape
     sketch._check_params()  # sklearn-format message for a bad value before reading anything else
     warm = clone(sketch).partial_fit(X[:min(n, 2 * args.ell + 2)])  # compile / load numba's cache
@@ -114,7 +146,9 @@ def _run(args):
     row = _report(args, sketch, None if args.no_error else X, n, d, seconds)
     if args.no_error:
         row["nnz"] = int(X.nnz)
-    return _finish(args, sketch, row)
+    if data.ignored is not None:
+        row["ignored_features"] = data.ignored
+    return _finish(args, sketch, row, out)
 
 
 def _report(args, sketch, X, n, d, seconds):
@@ -142,20 +176,24 @@ def _run_distributed(args, sketch):
     """``--scheduler``: one sketch per DATA file on the workers, merged by a tree reduction."""
     import scipy.sparse as sp
 
-    from ..datasets._info import svmlight_info
+    from ..datasets._stream import scan_svmlight
+    from ._data import ZERO_HINT, zero_based
 
     sketch._check_params()  # sklearn-format message for a bad value before starting anything
     if args.n_features is not None and args.n_features < 1:
         raise CLIError(f"--n-features must be >= 1; got {args.n_features}.")
     dist = distributed_module()
     paths = expand_data(args.data)
+    out = output(args.output, paths, "sketch file")
     with connected(dist, args.scheduler) as client:  # a bad --scheduler fails before DATA is read
         workers = n_workers(client)
         d = args.n_features
         infos = None
         if not args.no_error or d is None:  # one validating pass per file here, as a local run's load does
-            infos = [svmlight_info(p, n_features=args.n_features) for p in paths]
-            d = max(i["n_features"] for i in infos)
+            zb = zero_based(args)  # decided once: one-based unless --zero-based true
+            infos = [{"n_features": scan_svmlight(p, zb, zero_hint=ZERO_HINT)["n_features"], "zero_based": zb}
+                     for p in paths]
+            d = args.n_features or max(i["n_features"] for i in infos)
         bases = {i["zero_based"] for i in infos or []}
         partitions = dist.as_partitions(paths, n_features=d, zero_based=bases.pop() if len(bases) == 1 else "auto")
         t0 = time.perf_counter()
@@ -170,12 +208,12 @@ def _run_distributed(args, sketch):
         X = sp.vstack([X for part in partitions for X, _ in part.load()], format="csr")
     row = _report(args, result, X, int(result.n_seen_), d, seconds)
     row.update(scheduler=args.scheduler, n_workers=workers, n_partitions=len(partitions))
-    return _finish(args, result, row)
+    return _finish(args, result, row, out)
 
 
-def _finish(args, sketch, row):
-    if args.output:
-        sketch.save(args.output)
+def _finish(args, sketch, row, out):
+    if out is not None:
+        sketch.save(out)
         row["output"] = args.output
     if args.json:
         print_json(row)

@@ -12,6 +12,8 @@ from sklearn.base import is_classifier
 from ..learners import LEARNERS, make_learner
 from ._common import (CLIError, add_output_options, add_param_option, check_input_file, format_table,
                       parse_params, print_json, show_progress)
+from ._data import (TrainData, attach_spec, check_classes, check_data, check_diverged, checked_labels,
+                    model_reader, output)
 from ._scheduler import add_scheduler_option, connected, distributed_module, expand_data, n_workers, single_file
 
 
@@ -48,17 +50,20 @@ def add_parser(sub):
 def _add_common(p, several=False):
     if several:
         p.add_argument("data", metavar="DATA", nargs="+",
-                       help="LIBSVM/svmlight file (.gz, .bz2, .xz read transparently); with --scheduler, one or "
-                       "more files or quoted glob patterns, each file a partition")
+                       help="LIBSVM/svmlight file (.gz, .bz2, .xz read transparently; '-' is standard input, read "
+                       "once); with --scheduler, one or more files or quoted glob patterns, each file a partition")
     else:
-        p.add_argument("data", metavar="DATA", help="LIBSVM/svmlight file (.gz, .bz2, .xz read transparently)")
+        p.add_argument("data", metavar="DATA", help="LIBSVM/svmlight file (.gz, .bz2, .xz read transparently; '-' is "
+                       "standard input, read once)")
     p.add_argument("--learner", "-l", required=True, metavar="NAME", help="learner name (see 'streamlearn learners')")
     add_param_option(p)
     p.add_argument("--chunk-size", type=int, default=10_000, help="rows per chunk (default 10000)")
     p.add_argument("--n-features", type=int, default=None,
-                   help="feature-space width; default: the largest index found in the data files")
+                   help="feature-space width (at most 2**28); default: the largest index found in the data "
+                   "(growing while a stream is read); values of features beyond it are ignored and counted")
     p.add_argument("--zero-based", choices=("auto", "true", "false"), default="auto",
-                   help="are feature indices 0-based? (default auto)")
+                   help="are feature indices 0-based? (default: one-based, LIBSVM's convention; a '0:' feature is "
+                   "then an error naming the line)")
     add_output_options(p)
 
 
@@ -70,7 +75,8 @@ def _file_infos(args, paths):
     """``(n_features, [{"n_features", "zero_based"} per file])``: one width for all files. Unless --n-features
     and --zero-based are both given, each file is read once up front (validating it) to find its width and
     index base."""
-    from ..datasets._info import svmlight_info
+    from ..datasets._stream import scan_svmlight
+    from ._data import ZERO_HINT
 
     for path in paths:
         check_input_file(path)
@@ -78,25 +84,13 @@ def _file_infos(args, paths):
         raise CLIError(f"--chunk-size must be >= 1; got {args.chunk_size}.")
     if args.n_features is not None and args.n_features < 1:
         raise CLIError(f"--n-features must be >= 1; got {args.n_features}.")
-    zb = _zero_based(args)
-    if args.n_features is not None and zb != "auto":
+    zb = _zero_based(args) is True  # decided once: one-based unless --zero-based true
+    if args.n_features is not None:
         infos = [{"n_features": args.n_features, "zero_based": zb} for _ in paths]
     else:
-        infos = [svmlight_info(path, zero_based=zb, n_features=args.n_features) for path in paths]
+        infos = [{"n_features": scan_svmlight(path, zb, zero_hint=ZERO_HINT)["n_features"], "zero_based": zb}
+                 for path in paths]
     return max(info["n_features"] for info in infos), infos
-
-
-def _streams(args, paths):
-    """One opener per file, all with the same width, so that every training pass then reads the file once."""
-    from ..datasets import iter_svmlight
-
-    n_features, infos = _file_infos(args, paths)
-
-    def opener(path, info):
-        return lambda: iter_svmlight(path, chunk_size=args.chunk_size, n_features=n_features,
-                                     zero_based=info["zero_based"])
-
-    return [opener(p, i) for p, i in zip(paths, infos)]
 
 
 def run_train(args):
@@ -116,18 +110,38 @@ def run_train(args):
     if args.rounds is not None:
         raise CLIError("--rounds is the number of parameter-mixing rounds of a --scheduler run; without "
                        "--scheduler use --passes.")
-    paths = [single_file(args, "train")] + ([args.test] if args.test else [])
-    opens = _streams(args, paths)
+    path = single_file(args, "train")
+    if args.test:
+        check_data(args.test, "test file")
+    model_out = output(args.output, [path, args.test], "model file")  # checked before any work
+    plot_out = output(args.plot, [path, args.test], "plot")
+    data = TrainData(args, path, learner)
+    if data.stream and args.passes > 1:
+        raise CLIError("DATA is a stream, read once: --passes > 1 needs a file.")
+    if data.width is None and args.holdout is not None:
+        raise CLIError("--holdout on a stream needs --n-features N (held-out rows are scored at the final width).")
+    tests = []
+
+    def test_stream():  # read under the trained model's contract (its base and width)
+        attach_spec(learner, data.zero_based)
+        tests.append(model_reader(learner, args.test, args.chunk_size))
+        return checked_labels(tests[-1], learner)
+
     if LEARNERS[args.learner].batch:
-        return _run_batch_train(args, learner, params, opens)
-    report = train_test_run(learner, opens[0], name=args.learner, params=params, passes=args.passes,
-                            test_stream=opens[1] if args.test else None, holdout=args.holdout, seed=args.seed,
+        return _run_batch_train(args, learner, params, data, model_out, test_stream)
+    report = train_test_run(learner, data.open, name=args.learner, params=params, passes=args.passes,
+                            test_stream=test_stream if args.test else None, holdout=args.holdout, seed=args.seed,
                             progress=show_progress(args))
-    if args.output:
-        learner.save(args.output)
-    if args.plot:
-        report.progressive.plot(args.plot)
+    check_classes(data, learner, path)
+    check_diverged(learner, report.average_loss, type(learner).__name__)
+    attach_spec(learner, data.zero_based)
+    if model_out:
+        learner.save(model_out)
+    if plot_out:
+        with plot_out.path_for_writing(suffix=".png") as tmp:
+            report.progressive.plot(tmp)
     out = report.as_dict()
+    _ignored(out, data, tests)
     if args.json:
         print_json(out)
     elif not args.quiet:
@@ -137,7 +151,15 @@ def run_train(args):
     return 0
 
 
-def _run_batch_train(args, learner, params, opens):
+def _ignored(out, data, tests):
+    """Counts of feature values beyond a fixed width (the documented rule: ignored and counted)."""
+    if data.ignored is not None:
+        out["ignored_features"] = data.ignored
+    if tests:
+        out["test_ignored_features"] = tests[-1].ignored
+
+
+def _run_batch_train(args, learner, params, data, model_out, test_stream):
     """A batch learner (``LearnerSpec.batch``): ``fit_stream`` over DATA's chunks, then the test file."""
     import time
 
@@ -156,15 +178,17 @@ def _run_batch_train(args, learner, params, opens):
             yield X, y
 
     start = time.perf_counter()
-    learner.fit_stream(counted(opens[0]()))
+    learner.fit_stream(counted(data.open()))
     seconds = time.perf_counter() - start
     report = TrainReport(
         learner=args.learner, params=params, n_train=n_rows[0], n_features=int(learner.n_features_in_), passes=1,
         online_error_rate=None, online_rmse=None, average_loss=float(np.mean(learner.train_loss_)),
         train_seconds=seconds, examples_per_second=n_rows[0] / seconds if seconds > 0 else float("inf"),
-        nnz_weights=int(learner.nnz_weights), test=score_stream(learner, opens[1]()) if args.test else {})
-    if args.output:
-        learner.save(args.output)
+        nnz_weights=int(learner.nnz_weights), test=score_stream(learner, test_stream()) if args.test else {})
+    check_classes(data, learner, data.path)
+    attach_spec(learner, data.zero_based)
+    if model_out:
+        learner.save(model_out)
     out = report.as_dict()
     out.update(objective=float(np.sum(learner.objective_)), dual_objective=float(np.sum(learner.dual_objective_)),
                n_iter=int(learner.n_iter_), n_blocks=getattr(learner, "n_blocks_", None))
@@ -202,6 +226,7 @@ def _run_distributed_train(args, learner, params):
     paths = expand_data(args.data)
     if args.test:
         check_input_file(args.test)
+    model_out = output(args.output, [*paths, args.test], "model file")
     kwargs = {} if args.rounds is None else {"rounds": args.rounds}
     with connected(dist, args.scheduler) as client:  # a bad --scheduler fails before DATA is read
         workers = n_workers(client)
@@ -245,8 +270,9 @@ def _run_distributed_train(args, learner, params):
         average_loss=None,
         train_seconds=seconds, examples_per_second=_rate(sum(h.get("n_examples", 0) for h in history), seconds),
         nnz_weights=int(model.nnz_weights), test=test)
-    if args.output:
-        model.save(args.output)
+    attach_spec(model, infos[0]["zero_based"])
+    if model_out:
+        model.save(model_out)
     out = report.as_dict()
     out.update(scheduler=args.scheduler, n_workers=workers, n_partitions=len(partitions), rounds=len(history),
                mixing_history=history)
@@ -301,18 +327,25 @@ def run_evaluate(args):
     if LEARNERS[args.learner].batch:
         raise CLIError(f"{args.learner} is a batch learner: progressive validation does not apply; use "
                        "'streamlearn train --test TEST'.")
-    stream = _streams(args, [args.data])[0]()
+    plot_out = output(args.plot, [args.data], "plot")
+    data = TrainData(args, args.data, learner)
+    stream = data.open()
     classes = None
     if is_classifier(learner):
         stream = _peek_classes(stream)
         classes = next(stream)
     result = progressive_validation(learner, stream, classes=classes, progress=show_progress(args))
-    if args.plot:
-        result.plot(args.plot)
+    check_diverged(learner, result.average_loss, type(learner).__name__)
+    if plot_out:
+        with plot_out.path_for_writing(suffix=".png") as tmp:
+            result.plot(tmp)
     if args.json:
-        print_json({"learner": args.learner, "checkpoints": result.checkpoints,
-                    "online_error_rate": getattr(result, "online_error_rate", None),
-                    "average_loss": result.average_loss, "n_examples": result.n_examples})
+        out = {"learner": args.learner, "checkpoints": result.checkpoints,
+               "online_error_rate": getattr(result, "online_error_rate", None),
+               "average_loss": result.average_loss, "n_examples": result.n_examples}
+        if data.ignored is not None:
+            out["ignored_features"] = data.ignored
+        print_json(out)
     elif not args.quiet:
         print(result.format_table())
     return 0

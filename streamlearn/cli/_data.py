@@ -1,0 +1,204 @@
+"""How the commands read LIBSVM data: the index base decided once, widths, streams, the model's contract.
+
+* Training data (``train``, ``evaluate``, ``sketch``) is read one-based (LIBSVM's convention) unless
+  ``--zero-based true``; a ``0:`` feature under one-based reading is an error naming file:line, never a
+  silent shift. A regular file is validated by one pass first (errors before any work, and its width);
+  ``-``, ``/dev/stdin`` or a FIFO is read once, its width growing as rows arrive (learners that can widen
+  exactly) or fixed by ``--n-features``.
+* Under a fixed width (``--n-features``, or a model's width), values of features at or beyond the width
+  are ignored and counted (``ignored_features`` in the output).
+* ``--test``, ``predict`` read files under the saved model's input contract (``input_spec_``): same base,
+  same width; a test label outside the model's classes is an error naming it.
+"""
+
+import numpy as np
+
+from .._atomic import Output
+from ._common import CLIError, check_input_file
+
+ZERO_HINT = "; pass --zero-based true if the indices of this data start at 0"
+CONTRACT_HINT = " (the model's input contract, as its training data); the file must use the same index base"
+
+
+def check_data(path, what="data file"):
+    """``-`` (standard input) or an existing file that is not a directory."""
+    if path == "-":
+        return path
+    return check_input_file(path, what)
+
+
+def zero_based(args):
+    """``--zero-based``: ``true`` -> zero-based; ``false`` and ``auto`` (the default) -> one-based."""
+    return getattr(args, "zero_based", "auto") == "true"
+
+
+def check_width(args):
+    from ..datasets._stream import MAX_WIDTH
+
+    n = getattr(args, "n_features", None)
+    if n is not None and not 1 <= n <= MAX_WIDTH:
+        raise CLIError(f"--n-features must be between 1 and {MAX_WIDTH} (2**28); got {n}.")
+    return n
+
+
+def output(path, inputs, what):
+    """Validate an output path before any work (None when the option was not given)."""
+    if path is None:
+        return None
+    return Output(path, inputs=[p for p in inputs if p], what=what)
+
+
+class TrainData:
+    """The training data of one run: ``open()`` gives one pass of ``(X, y)`` chunks (a stream: one pass only).
+
+    When ``learner`` is given and the width grows (a stream without ``--n-features``), the learner is widened
+    before it sees a wider chunk, and narrower chunks are padded to its width.
+    """
+
+    def __init__(self, args, path, learner=None):
+        from .._widen import can_widen
+        from ..datasets._stream import is_stream_path, scan_svmlight
+
+        self.path = check_data(path)
+        self.zero_based = zero_based(args)
+        self.chunk_size = args.chunk_size
+        if self.chunk_size < 1:
+            raise CLIError(f"--chunk-size must be >= 1; got {self.chunk_size}.")
+        self.learner = learner
+        self.stream = is_stream_path(self.path)
+        self.width = check_width(args)
+        self.fixed = self.width is not None
+        if self.width is None and not self.stream:
+            self.width = scan_svmlight(self.path, self.zero_based, zero_hint=ZERO_HINT)["n_features"]
+        if self.width is None and learner is not None and not can_widen(learner):
+            raise CLIError(f"{getattr(args, 'learner', type(learner).__name__)} needs the feature-space width "
+                           f"before it starts and {_name(self.path)} is a stream read once: pass --n-features N "
+                           "(features beyond N are ignored and counted).")
+        self.readers = []
+        self.labels = set()
+
+    def open(self):
+        from ..datasets._stream import SvmlightStream
+
+        if self.stream and self.readers:
+            raise CLIError(f"{_name(self.path)} is a stream and can be read only once: --passes > 1 needs a file.")
+        reader = SvmlightStream(self.path, zero_based=self.zero_based, n_features=self.width,
+                                chunk_size=self.chunk_size, zero_hint=ZERO_HINT)
+        self.readers.append(reader)
+        return self._chunks(reader, first=len(self.readers) == 1)
+
+    def _chunks(self, reader, first):
+        from .._widen import widen
+
+        learner = self.learner
+        for X, y in reader:
+            if first:
+                self.labels.update(np.unique(y).tolist())
+            if learner is not None and hasattr(learner, "n_features_in_"):
+                d = int(learner.n_features_in_)
+                if X.shape[1] > d:
+                    widen(learner, X.shape[1])
+                elif X.shape[1] < d:
+                    X = _reshape(X, d)
+            yield X, y
+
+    @property
+    def ignored(self):
+        """Feature values beyond a fixed width in the first pass (None when the width was not fixed)."""
+        return self.readers[0].ignored if self.readers and self.fixed else None
+
+
+def _reshape(X, d):
+    import scipy.sparse as sp
+
+    out = sp.csr_matrix((X.data, X.indices, X.indptr), shape=(X.shape[0], d), copy=False)
+    out.has_sorted_indices = True
+    return out
+
+
+def _name(path):
+    return "standard input" if path == "-" else repr(path)
+
+
+def check_classes(data, learner, name):
+    """A classifier trained on data holding a single label: refused, as the Python API refuses it."""
+    from sklearn.base import is_classifier
+
+    if is_classifier(learner) and len(data.labels) < 2:
+        labels = sorted(data.labels)
+        raise CLIError(f"{name}: every training example has the label {labels[0]:g}; a classifier needs at "
+                       "least 2 classes in its training data.")
+
+
+def check_diverged(learner, average_loss, name):
+    """Non-finite weights or an astronomically large average loss: the run diverged (as the API says)."""
+    if average_loss is not None and not (np.isfinite(average_loss) and abs(average_loss) < _LOSS_LIMIT):
+        raise FloatingPointError(
+            f"{name} diverged: average loss {average_loss:.3g} on the training data. Scale the features or lower "
+            "the step size.")
+    for attr in ("coef_", "intercept_"):
+        value = getattr(learner, attr, None)
+        if isinstance(value, np.ndarray) and value.dtype.kind == "f" and not np.all(np.isfinite(value)):
+            raise FloatingPointError(f"{name} diverged: its weights are not finite. Scale the features or lower "
+                                     "the step size.")
+
+
+_LOSS_LIMIT = 1e100  # no converging run reports an average loss this large: its scores are beyond 1e50
+
+
+def attach_spec(learner, zero_based_):
+    """Store the input contract in the model (saved with it): base, width, label convention."""
+    from sklearn.base import is_classifier
+
+    from ..datasets._spec import InputSpec
+
+    if is_classifier(learner):
+        classes = set(np.asarray(learner.classes_).tolist())
+        conv = "pm1" if classes <= {-1, 1} else "01" if classes <= {0, 1} else "multiclass"
+    else:
+        conv = "regression"
+    spec = InputSpec(format="libsvm", zero_based=bool(zero_based_), n_features=int(learner.n_features_in_),
+                     label_convention=conv)
+    learner.input_spec_ = spec.to_dict()
+    return learner
+
+
+def model_reader(model, path, chunk_size):
+    """A one-pass reader of ``path`` under ``model``'s input contract (width and base).
+
+    A model saved without a contract (older files) is read as before: its width, and the base guessed from
+    the file (one-based for a stream).
+    """
+    from ..datasets._info import svmlight_info
+    from ..datasets._stream import SvmlightStream, is_stream_path
+
+    check_data(path)
+    spec = getattr(model, "input_spec_", None)
+    if isinstance(spec, dict) and spec.get("zero_based") is not None:
+        zb, hint = bool(spec["zero_based"]), CONTRACT_HINT
+    elif is_stream_path(path):
+        zb, hint = False, ""
+    else:
+        zb, hint = svmlight_info(path)["zero_based"], ""
+    return SvmlightStream(path, zero_based=zb, n_features=int(model.n_features_in_), chunk_size=chunk_size,
+                          zero_hint=hint)
+
+
+def checked_labels(reader, model):
+    """The chunks of ``reader``; a label the classifier does not know is an error naming it and the file."""
+    classes = getattr(model, "classes_", None)
+    seen = 0
+    for X, y in reader:
+        if classes is not None and len(y):
+            bad = ~np.isin(y, classes)
+            if bad.any():
+                i = int(np.argmax(bad))
+                raise CLIError(f"{reader.name}: label {y[i]:g} (example {seen + i + 1}) is not one of the model's "
+                               f"classes {_labels(classes)}; a test file must use the labels of the training "
+                               "data.")
+        seen += len(y)
+        yield X, y
+
+
+def _labels(classes):
+    return "{" + ", ".join(f"{c:g}" if isinstance(c, (float, np.floating)) else str(c) for c in classes) + "}"

@@ -1,0 +1,355 @@
+"""Trustworthy I/O of the command line: no silent wrong result, no lost file, no traceback, data from pipes.
+
+Each test reproduces a case that the command line used to get wrong (a silent index shift, a destroyed
+output file, a traceback...). Cases that need a real process (standard input, a full device, signals) run
+the CLI as a subprocess; the others call ``main([...])`` in-process.
+"""
+
+import json
+import lzma
+import os
+import random
+import signal
+import stat
+import subprocess
+import sys
+import time
+
+import numpy as np
+import pytest
+
+from streamlearn.cli.main import main
+from streamlearn.datasets import bundled_path
+from streamlearn.persist import load
+
+A9A = str(bundled_path("a9a.xz"))
+A9A_T = str(bundled_path("a9a.t.xz"))
+ENV = {**os.environ, "OPENBLAS_NUM_THREADS": "1"}
+
+
+def _cli(*args, **kw):
+    return subprocess.run([sys.executable, "-m", "streamlearn", *args], capture_output=True, timeout=300, env=ENV,
+                          **kw)
+
+
+def _one_line_error(text):
+    text = text.decode() if isinstance(text, bytes) else text
+    return text.startswith("streamlearn: error: ") and text.count("\n") == 1 and "Traceback" not in text
+
+
+def _rows(n, seed=0, base=1, labels=(-1, 1)):
+    rng = np.random.default_rng(seed)
+    lines = []
+    for i in range(n):
+        idx = np.sort(rng.choice(20, size=4, replace=False)) + base
+        lab = labels[int(idx[0] < 10 + base)]
+        lines.append(f"{lab} " + " ".join(f"{j}:{rng.uniform(0.5, 1.5):.3f}" for j in idx) + "\n")
+    return "".join(lines)
+
+
+@pytest.fixture(scope="module")
+def small(tmp_path_factory):
+    """A small one-based training file, a test file and a model trained on it."""
+    d = tmp_path_factory.mktemp("io")
+    data, test, model = d / "train.svm", d / "test.svm", d / "m.slm"
+    data.write_text(_rows(400))
+    test.write_text(_rows(100, seed=1))
+    assert main(["train", str(data), "-l", "pa1", "-o", str(model), "--quiet"]) == 0
+    return {"dir": d, "data": data, "test": test, "model": model}
+
+
+def _err(capsys):
+    err = capsys.readouterr().err
+    assert _one_line_error(err), err
+    return err
+
+
+# ---------------------------------------------------------------------------------------------------
+# silent wrong results
+
+
+def test_test_file_with_index_0_under_one_based_model_is_an_error(small, tmp_path, capsys):
+    bad = tmp_path / "t0.svm"
+    lines = small["test"].read_text().splitlines(keepends=True)
+    lines[4] = lines[4].replace(" ", " 0:1 ", 1)
+    bad.write_text("".join(lines))
+    assert main(["train", str(small["data"]), "-l", "pa1", "--test", str(bad), "--json"]) == 2
+    assert "t0.svm, line 5: feature index 0" in _err(capsys)
+    assert main(["predict", str(small["model"]), str(bad)]) == 2
+    assert "line 5: feature index 0" in _err(capsys)
+
+
+def test_training_file_with_one_index_0_is_an_error_not_a_shift(small, tmp_path, capsys):
+    bad = tmp_path / "d0.svm"
+    lines = small["data"].read_text().splitlines(keepends=True)
+    lines[2] = lines[2].replace(" ", " 0:1 ", 1)
+    bad.write_text("".join(lines))
+    assert main(["train", str(bad), "-l", "pa1", "--json"]) == 2
+    assert "d0.svm, line 3: feature index 0" in _err(capsys)
+    # explicitly zero-based: read as such, and the model remembers it
+    model = tmp_path / "z.slm"
+    assert main(["train", str(bad), "-l", "pa1", "--zero-based", "true", "-o", str(model), "--quiet"]) == 0
+    spec = load(model).input_spec_
+    assert spec["zero_based"] is True and spec["n_features"] == 21
+
+
+def test_test_labels_outside_the_model_classes_are_an_error(small, tmp_path, capsys):
+    zero_one = tmp_path / "01.svm"
+    zero_one.write_text(_rows(300, labels=(0, 1)))
+    assert main(["train", str(zero_one), "-l", "pa1", "--test", str(small["test"]), "--json"]) == 2
+    err = _err(capsys)
+    assert "label -1" in err and "test.svm" in err
+
+
+def test_single_class_training_file_is_refused_as_by_the_api(tmp_path, capsys):
+    one = tmp_path / "one.svm"
+    one.write_text("".join(f"1 {1 + i % 5}:1\n" for i in range(50)))
+    assert main(["train", str(one), "-l", "pa1", "--json"]) == 2
+    assert "at least 2 classes" in _err(capsys)
+
+
+def test_huge_feature_values_report_divergence(tmp_path, capsys):
+    data = tmp_path / "big.svm"
+    lines = ["1 1:1\n" if i % 2 else "-1 2:1\n" for i in range(200)]
+    lines[100] = "-1 1:1e300\n"  # a positive weight times 1e300: a loss of about 1e300 on this example
+    data.write_text("".join(lines))
+    assert main(["train", str(data), "-l", "pa1", "--json"]) == 2
+    assert "diverged" in _err(capsys)
+
+
+def test_features_beyond_the_model_width_are_ignored_and_counted(small, tmp_path, capsys):
+    wide = tmp_path / "wide.svm"
+    wide.write_text(small["test"].read_text().replace("\n", " 500:7\n", 3))
+    out1, out2 = tmp_path / "a.txt", tmp_path / "b.txt"
+    assert main(["predict", str(small["model"]), str(small["test"]), "-o", str(out1)]) == 0
+    assert main(["predict", str(small["model"]), str(wide), "-o", str(out2)]) == 0
+    assert out1.read_text() == out2.read_text()  # the model has no weight there: same predictions
+    assert "3 feature values" in capsys.readouterr().err
+    assert main(["train", str(small["data"]), "-l", "pa1", "--test", str(wide), "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["test_ignored_features"] == 3
+
+
+def test_model_without_input_contract_predicts_as_before(tmp_path, capsys):
+    from streamlearn.linear_model import PassiveAggressiveClassifier
+
+    X = np.array([[1.0, 0.0, 0.0], [0.0, 0.0, 1.0]])
+    old = tmp_path / "old.slm"
+    PassiveAggressiveClassifier().fit(X, [-1, 1]).save(old)
+    assert not hasattr(load(old), "input_spec_")
+    data = tmp_path / "z.svm"
+    data.write_text("1 0:1\n1 2:1\n")  # zero-based, guessed from the file as before
+    assert main(["predict", str(old), str(data)]) == 0
+    assert capsys.readouterr().out.split() == ["-1", "1"]
+
+
+def test_huge_index_is_one_line_before_any_allocation(tmp_path, capsys):
+    data = tmp_path / "huge.svm"
+    data.write_text("1 1:1 99999999999:1\n-1 2:1\n")
+    assert main(["train", str(data), "-l", "pa1"]) == 2
+    assert "line 1: feature index in '99999999999:1' exceeds the supported width" in _err(capsys)
+
+
+# ---------------------------------------------------------------------------------------------------
+# outputs: validated first, atomic, never destroying another file
+
+
+def test_bad_data_leaves_previous_predictions_byte_identical(small, tmp_path, capsys):
+    out = tmp_path / "pred.txt"
+    out.write_bytes(b"previous\n")
+    for where in (0, -1):  # a bad first line, a bad last line
+        lines = small["test"].read_text().splitlines(keepends=True)
+        lines[where] = "1 3:x\n"
+        bad = tmp_path / "bad.svm"
+        bad.write_text("".join(lines))
+        assert main(["predict", str(small["model"]), str(bad), "-o", str(out), "--chunk-size", "10"]) == 2
+        _err(capsys)
+        assert out.read_bytes() == b"previous\n"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["bad.svm", "pred.txt"]  # no temporary file left
+
+
+def test_output_that_is_an_input_or_a_directory_is_refused(small, tmp_path, capsys):
+    data, model = small["data"], small["model"]
+    before = {p: p.read_bytes() for p in (data, model)}
+    link = tmp_path / "alias.svm"
+    link.symlink_to(data)
+    for argv in (["train", str(data), "-l", "pa1", "-o", str(data)],
+                 ["train", str(data), "-l", "pa1", "-o", str(link)],
+                 ["predict", str(model), str(data), "-o", str(data)],
+                 ["predict", str(model), str(data), "-o", str(model)],
+                 ["train", str(data), "-l", "pa1", "-o", str(tmp_path)],
+                 ["predict", str(model), str(data), "-o", str(tmp_path)]):
+        assert main(argv) == 2, argv
+        _err(capsys)
+    assert {p: p.read_bytes() for p in (data, model)} == before
+
+
+def test_missing_output_folder_is_reported_before_training(small, tmp_path, capsys):
+    t0 = time.perf_counter()
+    assert main(["train", A9A, "-l", "arow", "-o", str(tmp_path / "no" / "m.slm")]) == 2
+    assert time.perf_counter() - t0 < 5  # nothing was read or trained
+    err = _err(capsys)
+    assert "folder" in err and "does not exist" in err and ".tmp" not in err
+
+
+def test_symlink_is_followed_and_permissions_kept(small, tmp_path, capsys):
+    target = tmp_path / "real.txt"
+    target.write_text("old\n")
+    os.chmod(target, 0o640)
+    link = tmp_path / "link.txt"
+    link.symlink_to(target)
+    assert main(["predict", str(small["model"]), str(small["test"]), "-o", str(link)]) == 0
+    assert link.is_symlink() and len(target.read_text().split()) == 100
+    assert stat.S_IMODE(target.stat().st_mode) == 0o640
+    new = tmp_path / "new.txt"
+    mask = os.umask(0o027)
+    try:
+        assert main(["predict", str(small["model"]), str(small["test"]), "-o", str(new)]) == 0
+    finally:
+        os.umask(mask)
+    assert stat.S_IMODE(new.stat().st_mode) == 0o640  # 0666 minus the umask, not mkstemp's 0600
+
+
+def test_devices_are_written_through_never_replaced(small, capsys):
+    assert main(["predict", str(small["model"]), str(small["test"]), "-o", "/dev/null"]) == 0
+    assert main(["train", str(small["data"]), "-l", "pa1", "-o", "/dev/null", "--quiet"]) == 0
+    assert stat.S_ISCHR(os.stat("/dev/null").st_mode)
+
+
+@pytest.mark.skipif(not os.path.exists("/dev/full"), reason="no /dev/full on this system")
+def test_full_device_is_one_line_enospc(small):
+    for argv in (["predict", str(small["model"]), str(small["test"]), "-o", "/dev/full"],
+                 ["train", str(small["data"]), "-l", "pa1", "-o", "/dev/full"]):
+        res = _cli(*argv)
+        assert res.returncode == 2 and _one_line_error(res.stderr) and b"No space left" in res.stderr, res.stderr
+    assert stat.S_ISCHR(os.stat("/dev/full").st_mode)
+    with open("/dev/full", "w") as full:  # standard output on a full device: predictions, and train --json
+        for argv in (["predict", str(small["model"]), str(small["test"])],
+                     ["train", str(small["data"]), "-l", "pa1", "--json"]):
+            res = subprocess.run([sys.executable, "-m", "streamlearn", *argv], stdout=full, stderr=subprocess.PIPE,
+                                 timeout=300, env=ENV)
+            assert res.returncode == 2 and _one_line_error(res.stderr), res.stderr
+            assert b"standard output: No space left" in res.stderr
+
+
+def test_sketch_file_given_to_predict_is_one_line(small, tmp_path, capsys):
+    sk = tmp_path / "s.slm"
+    assert main(["sketch", str(small["data"]), "--ell", "3", "-o", str(sk), "--quiet"]) == 0
+    assert main(["predict", str(sk), str(small["test"])]) == 2
+    assert "does not predict" in _err(capsys)
+
+
+# ---------------------------------------------------------------------------------------------------
+# standard input, /dev/stdin, FIFOs
+
+
+def test_stdin_training_gives_the_file_model(tmp_path, capsys):
+    """`zcat a9a.gz | streamlearn train - --learner pa1 --test a9a.t --json` == the file path."""
+    file_model, pipe_model = tmp_path / "f.slm", tmp_path / "p.slm"
+    assert main(["train", A9A, "-l", "pa1", "--test", A9A_T, "--json", "-o", str(file_model)]) == 0
+    file_out = json.loads(capsys.readouterr().out)
+    with lzma.open(A9A) as f:
+        text = f.read()
+    res = _cli("train", "-", "-l", "pa1", "--test", A9A_T, "--json", "-o", str(pipe_model), input=text)
+    assert res.returncode == 0, res.stderr
+    pipe_out = json.loads(res.stdout)
+    assert pipe_out["test_accuracy"] == file_out["test_accuracy"] and pipe_out["n_features"] == 123
+    a, b = load(file_model), load(pipe_model)
+    assert np.array_equal(a.coef_, b.coef_) and np.array_equal(a.intercept_, b.intercept_)
+    assert a.input_spec_ == b.input_spec_
+
+
+def test_dev_stdin_fifo_and_dash_for_every_command(small, tmp_path):
+    data = small["data"].read_bytes()
+    res = _cli("train", "/dev/stdin", "-l", "pa1", "--json", input=data)
+    assert res.returncode == 0 and json.loads(res.stdout)["n_train"] == 400, res.stderr
+    fifo = tmp_path / "fifo"
+    os.mkfifo(fifo)
+    proc = subprocess.Popen([sys.executable, "-m", "streamlearn", "evaluate", str(fifo), "-l", "pa1", "--json"],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=ENV)
+    with open(fifo, "wb") as w:
+        w.write(data)
+    out, err = proc.communicate(timeout=300)
+    assert proc.returncode == 0 and json.loads(out)["n_examples"] == 400, err
+    res = _cli("predict", str(small["model"]), "-", input=small["test"].read_bytes())
+    assert res.returncode == 0 and len(res.stdout.split()) == 100, res.stderr
+    res = _cli("sketch", "-", "--ell", "3", "--json", input=data)
+    assert res.returncode == 0 and json.loads(res.stdout)["n_rows"] == 400, res.stderr
+    # a learner that cannot widen needs the width of a stream up front: a clear error, then it works
+    res = _cli("train", "-", "-l", "arow", input=data)
+    assert res.returncode == 2 and _one_line_error(res.stderr) and b"--n-features" in res.stderr
+    res = _cli("train", "-", "-l", "arow", "--n-features", "21", "--json", input=data)
+    assert res.returncode == 0 and json.loads(res.stdout)["ignored_features"] == 0, res.stderr
+
+
+# ---------------------------------------------------------------------------------------------------
+# Ctrl-C and kill -9 at random moments
+
+
+def test_ctrl_c_is_one_line_and_names_the_output(small, tmp_path):
+    out = tmp_path / "m.slm"
+    out.write_bytes(b"old model")
+    proc = subprocess.Popen([sys.executable, "-m", "streamlearn", "train", "-", "-l", "pa1", "-o", str(out)],
+                            stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=ENV)
+    proc.stdin.write(small["data"].read_bytes())  # the stream stays open: the run waits for more rows
+    proc.stdin.flush()
+    deadline = time.time() + 60  # wait until the rows were read and the run waits for more (output pending)
+    while time.time() < deadline and proc.poll() is None and not _reading(proc.pid):
+        time.sleep(0.2)
+    proc.send_signal(signal.SIGINT)
+    _, err = proc.communicate(timeout=120)
+    assert proc.returncode == 130, err
+    assert err.decode() == f"streamlearn: error: interrupted; {out} left unchanged\n"
+    assert out.read_bytes() == b"old model" and sorted(p.name for p in tmp_path.iterdir()) == ["m.slm"]
+
+
+def _reading(pid):
+    """True once the process blocks reading its standard input (its main thread waits in a pipe read)."""
+    try:
+        with open(f"/proc/{pid}/wchan") as f:
+            wchan = f.read().strip()
+    except OSError:
+        return False
+    return "pipe_read" in wchan or "pipe_wait" in wchan
+
+
+@pytest.mark.parametrize("command", ["train", "predict"])
+def test_random_sigint_and_sigkill_leave_the_old_file_or_a_valid_new_one(small, tmp_path, command):
+    """20 SIGINT and 20 SIGKILL trials at random moments (start-up, reading, writing), 4 processes at a time."""
+    rng = random.Random(13 if command == "train" else 14)
+    data = tmp_path / "d.svm"
+    data.write_text(_rows(20_000, seed=3))
+    trials = [(signum, i) for signum in (signal.SIGINT, signal.SIGKILL) for i in range(20)]
+    outs = []
+    for signum, i in trials:
+        folder = tmp_path / f"{signum.name}{i}"
+        folder.mkdir()
+        out = folder / "OUT"
+        out.write_bytes(b"previous content\n")
+        outs.append(out)
+    argv = {"train": lambda o: [sys.executable, "-m", "streamlearn", "train", str(data), "-l", "pa1", "-o", str(o),
+                                "--quiet"],
+            "predict": lambda o: [sys.executable, "-m", "streamlearn", "predict", str(small["model"]), str(data),
+                                  "-o", str(o)]}[command]
+    pending = list(zip(trials, outs))
+    while pending:
+        batch, pending = pending[:4], pending[4:]
+        procs = []
+        for (signum, _), out in batch:
+            procs.append((subprocess.Popen(argv(out), stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, env=ENV),
+                          signum, out, rng.uniform(0.2, 2.5)))
+        start = time.time()
+        for proc, signum, out, delay in sorted(procs, key=lambda p: p[3]):
+            time.sleep(max(0.0, start + delay - time.time()))
+            proc.send_signal(signum)
+        for proc, signum, out, _ in procs:
+            _, err = proc.communicate(timeout=300)
+            content = out.read_bytes()
+            if content != b"previous content\n":  # the run completed before the signal: a whole new file
+                if command == "train":
+                    assert load(out).t_ == 20_000
+                else:
+                    assert len(content.split()) == 20_000
+            if signum == signal.SIGINT:
+                assert sorted(p.name for p in out.parent.iterdir()) == ["OUT"], err  # no temporary file left
+                if proc.returncode == 130:
+                    assert _one_line_error(err), err
