@@ -58,3 +58,17 @@ def test_library_does_not_import_cli():
             continue
         for name in _imports(path):
             assert not name.startswith("streamlearn.cli"), f"{path} imports {name}"
+
+
+def test_evaluation_depends_only_on_datasets_losses_and_metrics():
+    """Paper reproductions live in ``streamlearn.experiments``; ``evaluation`` must not import learners."""
+    allowed = re.compile(r"streamlearn\.(evaluation|datasets|losses|_validation|_lazy)\b")
+    for path in sorted((PKG / "evaluation").rglob("*.py")):
+        for name in _imports(path):
+            if name.startswith("streamlearn"):
+                assert allowed.match(name), f"{path.relative_to(PKG)} imports {name}"
+
+
+def test_experiments_are_outside_evaluation():
+    assert not (PKG / "evaluation" / "experiments").exists()
+    assert (PKG / "experiments" / "__init__.py").exists()

@@ -2,7 +2,7 @@
 
 import sys
 
-from ..evaluation import experiments
+from .. import experiments
 from ._common import add_output_options, format_table, print_json, show_progress
 
 

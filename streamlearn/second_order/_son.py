@@ -41,7 +41,7 @@ _SLAB_DOC = """slab : {"next", "current"}, default="next"
         experiment rfd-table2`` uses ``"current"`` by default to reproduce Table 2. For RFD0-SON
         (``alpha0=0``) on sparse text, ``"current"`` is the stable reading: on farm-ads (5 splits, m = 20 /
         30 / 50) 89.1 / 89.3 / 89.0 % against 86.8 / 69.9 / 60.6 % with ``"next"``, whose pseudo-inverse
-        steps along new directions are unbounded (``benchmarks/rfd0_slab.py``). The other way round,
+        steps along new directions are unbounded (``tools/rfd0_slab.py``). The other way round,
         ``"current"`` leaves the next score unclipped, so with a small alpha0 the squared loss' gradients are
         unbounded and FD/RP-SON can diverge (a9a: FD at alpha0 <= 0.1, RP at alpha0 <= 1)."""
 
@@ -252,7 +252,7 @@ class SketchedOnlineNewton(_SecondOrder):
     example with a zero gradient (e.g. a clipped score equal to the label) adds no row to the buffer, while
     Alg. 6 appends the zero row and so counts it towards the 2 ell rows that trigger a shrink; H is the same,
     only the shrink times differ (for RFD0 on farm-ads the literal counting is not better:
-    ``benchmarks/rfd0_alpha0_audit.py``).
+    ``tools/rfd0_alpha0_audit.py``).
 
     Parameters
     ----------

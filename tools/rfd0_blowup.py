@@ -1,4 +1,4 @@
-"""RFD0-SON's alpha = 0 phase on farm-ads: where a pseudo-inverse Newton step inflates the weights (issue 4).
+"""RFD0-SON's alpha = 0 phase on farm-ads: where a pseudo-inverse Newton step inflates the weights.
 
 Runs RFD0-SON (alpha0 = 0) one example at a time over the first rows of an rfd-table2 split of farm-ads
 and prints, for every example whose step multiplies |w| by more than 2: the pre-update score u.x, the label,
@@ -7,9 +7,9 @@ accuracy after the whole pass. With H = B^T B (alpha = 0) a small gradient g = 2
 new direction gets the step H^+ g of norm about 1 / ((mu + eta_t) |g|): the smaller the loss, the larger
 the step.
 
-    python benchmarks/rfd0_blowup.py [--ell 30] [--split 1] [--rows 60]
+    python tools/rfd0_blowup.py [--ell 30] [--split 1] [--rows 60]
 
-Writes benchmarks/results/rfd0_blowup.json.
+Writes tools/results/rfd0_blowup.json.
 """
 
 import argparse
@@ -25,7 +25,7 @@ def main():
     from threadpoolctl import threadpool_limits
 
     from streamlearn.datasets import load_farm_ads
-    from streamlearn.evaluation.experiments.rfd_table2 import split_indices
+    from streamlearn.experiments.rfd_table2 import split_indices
     from streamlearn.second_order import SketchedOnlineNewton
 
     ap = argparse.ArgumentParser()

@@ -1,15 +1,15 @@
-"""RFD0-SON on farm-ads with the two readings of the slab projection (issue 4, RFD0's failing rows).
+"""RFD0-SON on farm-ads with the two readings of the slab projection (RFD0's failing rows).
 
 Alg. 3 (and SON, Luo et al. 2016) projects onto K_{t+1}, the slab of the example about to be predicted
 (streamlearn's default); Alg. 6 (the fast version the paper's experiments use) prints K_t: the updated u
 is projected onto the slab of the example just learned, with the post-update H. The K_t reading clips the
-pseudo-inverse Newton step of RFD0's alpha = 0 phase (benchmarks/rfd0_blowup.py) along x_t. This script
+pseudo-inverse Newton step of RFD0's alpha = 0 phase (tools/rfd0_blowup.py) along x_t. This script
 runs RFD0-SON (alpha0 = 0) on the rfd-table2 splits (seed 0, 70/30) with both readings and reports the test
 accuracy per split (the K_t reading is ``slab="current"``).
 
-    python benchmarks/rfd0_slab.py [--ells 20,30,50] [--splits 5] [--data farm-ads]
+    python tools/rfd0_slab.py [--ells 20,30,50] [--splits 5] [--data farm-ads]
 
-Writes benchmarks/results/rfd0_slab_<data>.json and .md.
+Writes tools/results/rfd0_slab_<data>.json and .md.
 """
 
 import argparse
@@ -26,7 +26,7 @@ def main():
     from threadpoolctl import threadpool_limits
 
     from streamlearn.datasets import load_a9a, load_farm_ads
-    from streamlearn.evaluation.experiments.rfd_table2 import split_indices
+    from streamlearn.experiments.rfd_table2 import split_indices
     from streamlearn.second_order import SketchedOnlineNewton
 
     ap = argparse.ArgumentParser()
@@ -56,7 +56,7 @@ def main():
     stem = f"rfd0_slab_{args.data.replace('-', '_')}"
     (RESULTS / f"{stem}.json").write_text(json.dumps(rows, indent=1))
     lines = [f"# RFD0-SON on {args.data}: slab of the next example (Alg. 3) vs the current one (Alg. 6 as printed)",
-             "", f"Command: `python benchmarks/rfd0_slab.py --data {args.data} --ells {args.ells} --splits "
+             "", f"Command: `python tools/rfd0_slab.py --data {args.data} --ells {args.ells} --splits "
              f"{args.splits}` (rfd-table2 splits, seeds 0..{args.splits - 1}, n_train={n_train}).", "",
              "| m | projection | test acc % (mean ± std) | per split | paper % |", "|---|---|---|---|---|"]
     for r in rows:

@@ -1,12 +1,12 @@
 """Markdown table from ``streamlearn experiment rfd-table2 --json`` outputs (one or several JSON files).
 
-    python benchmarks/rfd_table2_report.py OUT.md TITLE COMMAND IN1.json [IN2.json ...]
+    python tools/rfd_table2_report.py OUT.md TITLE COMMAND IN1.json [IN2.json ...]
 
 Rows keep the order of the inputs; the robustness columns are the spread of the mean test accuracy over the
-whole alpha0 grid and over alpha0 <= 1e4 (see streamlearn/evaluation/experiments/rfd_table2.py). Two
+whole alpha0 grid and over alpha0 <= 1e4 (see streamlearn/experiments/rfd_table2.py). Two
 statistics face the paper's figure: one best alpha0 for all splits (chosen on the mean), and each split's own
 best alpha0 averaged (the paper's single-split statistic, repeated). The last lines count the rows within
-issue 4's band (0.5 pt on a9a, 1.0 pt otherwise) for each.
+the reproduction band (0.5 pt on a9a, 1.0 pt otherwise) for each.
 """
 
 import json
@@ -19,7 +19,7 @@ def _f(v, fmt):
 
 def main():
     out, title, command, *inputs = sys.argv[1:]
-    from streamlearn.evaluation.experiments.rfd_table2 import _PAPER, _paper_figures
+    from streamlearn.experiments.rfd_table2 import _PAPER, _paper_figures
 
     rows, seen = [], set()
     for path in inputs:

@@ -20,9 +20,9 @@ def add_arguments(parser):
 def run(args):
     from sklearn.base import clone
 
-    from ...datasets import load_a9a
-    from ...learners import LEARNERS, make_learner
-    from .. import progressive_validation
+    from ..datasets import load_a9a
+    from ..learners import LEARNERS, make_learner
+    from ..evaluation import progressive_validation
 
     X, y, X_test, y_test = load_a9a()
     names = args.learners.split(",") if args.learners else [n for n, s in LEARNERS.items() if s.demo]

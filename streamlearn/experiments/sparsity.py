@@ -52,7 +52,7 @@ def add_arguments(parser):
 
 
 def _load(args):
-    from ...datasets import load_farm_ads, load_svmlight
+    from ..datasets import load_farm_ads, load_svmlight
 
     if args.data is None:
         return load_farm_ads(), "farm-ads"
@@ -60,8 +60,8 @@ def _load(args):
 
 
 def run(args):
-    from ...learners import make_learner
-    from .. import progressive_validation
+    from ..learners import make_learner
+    from ..evaluation import progressive_validation
 
     (X, y), name = _load(args)
     names = [n.strip() for n in args.learners.split(",") if n.strip()]

@@ -15,11 +15,11 @@ dependencies load only when it runs).
 import importlib
 
 _MODULES = {
-    "demo": "streamlearn.evaluation.experiments.demo",
-    "sparsity": "streamlearn.evaluation.experiments.sparsity",
-    "occfm": "streamlearn.evaluation.experiments.occfm",
-    "rfd-figure1": "streamlearn.evaluation.experiments.rfd_figure1",
-    "rfd-table2": "streamlearn.evaluation.experiments.rfd_table2",
+    "demo": "streamlearn.experiments.demo",
+    "sparsity": "streamlearn.experiments.sparsity",
+    "occfm": "streamlearn.experiments.occfm",
+    "rfd-figure1": "streamlearn.experiments.rfd_figure1",
+    "rfd-table2": "streamlearn.experiments.rfd_table2",
 }
 
 

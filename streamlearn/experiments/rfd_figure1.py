@@ -44,7 +44,7 @@ def _numbers(text, conv, what):
 
 
 def _load(spec):
-    from ...datasets import load_a9a, load_farm_ads, load_svmlight
+    from ..datasets import load_a9a, load_farm_ads, load_svmlight
 
     if spec == "a9a":
         return "a9a", load_a9a()[0]
@@ -60,7 +60,7 @@ def _load(spec):
 
 
 def _methods(betas):
-    from ...sketch import CompensativeFD, FrequentDirections, ParameterizedFD, RobustFrequentDirections
+    from ..sketch import CompensativeFD, FrequentDirections, ParameterizedFD, RobustFrequentDirections
 
     out = [("FD", lambda ell: FrequentDirections(ell=ell)), ("CFD", lambda ell: CompensativeFD(ell=ell))]
     out += [(f"PFD-{b:g}", lambda ell, b=b: ParameterizedFD(ell=ell, beta=b)) for b in betas]
@@ -71,7 +71,7 @@ def _methods(betas):
 def run(args):
     import sys
 
-    from ..spectral import covariance_errors
+    from ..evaluation.spectral import covariance_errors
 
     ells = _numbers(args.ells, int, "ells")
     betas = _numbers(args.betas, float, "betas")

@@ -86,7 +86,7 @@ def add_arguments(parser):
 
 
 def _load(spec):
-    from ...datasets import load_a9a, load_farm_ads, load_svmlight
+    from ..datasets import load_a9a, load_farm_ads, load_svmlight
 
     if spec == "a9a":
         X, y, _, _ = load_a9a()
@@ -100,7 +100,7 @@ def _load(spec):
 
 
 def _make(method, ell, alpha0, slab):
-    from ...second_order import AdaGrad, OnlineNewtonStep, SketchedOnlineNewton
+    from ..second_order import AdaGrad, OnlineNewtonStep, SketchedOnlineNewton
 
     if method == "adagrad":
         return AdaGrad(alpha0=alpha0, slab=slab)
@@ -132,7 +132,7 @@ def split_indices(n, split, seed=0):
 
 
 def _run(args):
-    from ...second_order import FULL_ON_MAX_FEATURES
+    from ..second_order import FULL_ON_MAX_FEATURES
 
     X, y, name = _load(args.data)
     y = np.where(y > 0, 1, -1)

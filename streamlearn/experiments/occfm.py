@@ -94,7 +94,7 @@ def add_arguments(parser):
 
 # ----------------------------------------------------------------------------------------------------------
 def _load(args):
-    from ...datasets import load_farm_ads, load_movielens, load_svmlight
+    from ..datasets import load_farm_ads, load_movielens, load_svmlight
 
     if args.data in ("ml-100k", "movielens"):
         X, y, Xt, yt = load_movielens(split=args.split, attributes=args.attributes)
@@ -280,9 +280,9 @@ def _run_batch_fw(X, y, Xt, yt, delta, iters):
 
 # ----------------------------------------------------------------------------------------------------------
 def run(args):
-    from ...facto import (CCFMOnlineGradientClassifier, CCFMOnlineGradientRegressor, FMClassifier, FMRegressor,
+    from ..facto import (CCFMOnlineGradientClassifier, CCFMOnlineGradientRegressor, FMClassifier, FMRegressor,
                           OCCFMClassifier, OCCFMRegressor, occfm_eta)
-    from ...learners import make_learner
+    from ..learners import make_learner
 
     task, X, y, Xt, yt, name = _load(args)
     reg = task == "regression"
@@ -438,7 +438,7 @@ def _write_markdown(rows, summ, path, name, regression, args):
         online, "seconds", "us_per_example", "nan_predictions", "best"]
     lines = [f"# Online factorization machines on {name}", "",
              "One pass (progressive validation), then the final model on the test part. Grids and eta: see "
-             "`streamlearn/evaluation/experiments/occfm.py`. `best` marks each learner's best test score.", "",
+             "`streamlearn/experiments/occfm.py`. `best` marks each learner's best test score.", "",
              "## Checks", ""] + [f"- {s}" for s in summ["lines"]] + ["", "## Table", "",
              "| " + " | ".join(cols) + " |", "|" + "---|" * len(cols)]
     for r in rows:

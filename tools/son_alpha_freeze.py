@@ -1,4 +1,4 @@
-"""Why every sketched Newton method freezes at large alpha0 (the RFD robustness claim, issue 4).
+"""Why every sketched Newton method freezes at large alpha0 (the RFD robustness claim).
 
 In Alg. 6, alpha^(t) = alpha0 + sum(delta) / 2 >= alpha0, so H >= alpha0 I and each step moves u by at most
 |g| / alpha0. This script runs one pass on the first rfd-table2 split of a9a (seed 0, 70 %) for RFD-SON and
@@ -6,9 +6,9 @@ FD-SON over the alpha0 grid and reports, per run: the final alpha (RFD: alpha0 +
 |w|, the fraction of test rows predicted positive and the test accuracy; plus RFD0 (alpha0 = 0), whose final
 alpha is the regulariser RFD grows by itself.
 
-    python benchmarks/son_alpha_freeze.py [--ells 5,10,20]
+    python tools/son_alpha_freeze.py [--ells 5,10,20]
 
-Writes benchmarks/results/son_alpha_freeze.json and .md.
+Writes tools/results/son_alpha_freeze.json and .md.
 """
 
 import argparse
@@ -25,7 +25,7 @@ def main():
     from threadpoolctl import threadpool_limits
 
     from streamlearn.datasets import load_a9a
-    from streamlearn.evaluation.experiments.rfd_table2 import split_indices
+    from streamlearn.experiments.rfd_table2 import split_indices
     from streamlearn.second_order import SketchedOnlineNewton
 
     ap = argparse.ArgumentParser()
@@ -52,7 +52,7 @@ def main():
     RESULTS.mkdir(exist_ok=True)
     (RESULTS / "son_alpha_freeze.json").write_text(json.dumps(rows, indent=1))
     lines = ["# son_alpha_freeze: final alpha, |w| and predictions after one a9a pass, by alpha0", "",
-             f"Command: `python benchmarks/son_alpha_freeze.py --ells {args.ells}` (rfd-table2 split 0: 70 % "
+             f"Command: `python tools/son_alpha_freeze.py --ells {args.ells}` (rfd-table2 split 0: 70 % "
              f"of the a9a training file, {n_train} rows; test = the other 30 %). alpha0 = 0 is RFD0.", "",
              "| sketch | ell | alpha0 | final alpha | alpha grown by RFD | abs(w) | test rows predicted + | test acc % |",
              "|---|---|---|---|---|---|---|---|"]

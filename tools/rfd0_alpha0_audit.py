@@ -1,6 +1,6 @@
-"""Audit of RFD0-SON's alpha = 0 phase against seed 004 (Alg. 3, Alg. 6, App. A) on farm-ads (issue 4).
+"""Audit of RFD0-SON's alpha = 0 phase against the RFD paper (Luo et al., JMLR 2019: Alg. 3, Alg. 6, App. A) on farm-ads.
 
-RFD0-SON (alpha0 = 0) fails its farm-ads rows (benchmarks/rfd0_slab.py, benchmarks/rfd0_blowup.py). This
+RFD0-SON (alpha0 = 0) fails its farm-ads rows (tools/rfd0_slab.py, tools/rfd0_blowup.py). This
 script runs the dense reference kernel (``_kernels/son.py``) on the rfd-table2 splits (seed 0, 70/30) with
 each reading of the alpha = 0 phase that the paper's text leaves open, and measures the blow-up:
 
@@ -16,9 +16,9 @@ largest single step of the alpha = 0 phase the step's norm and ``sigma_new / sig
 of B along the new gradient direction over the largest one: a numerical-rank cut-off would have to exceed it
 to change the step).
 
-    python benchmarks/rfd0_alpha0_audit.py [--ells 20,30,50] [--splits 5] [--variants default,printed_w2,zero_rows]
+    python tools/rfd0_alpha0_audit.py [--ells 20,30,50] [--splits 5] [--variants default,printed_w2,zero_rows]
 
-Writes benchmarks/results/rfd0_alpha0_audit[TAG].json and .md.
+Writes tools/results/rfd0_alpha0_audit[TAG].json and .md.
 """
 
 import argparse
@@ -95,7 +95,7 @@ def main():
     from threadpoolctl import threadpool_limits
 
     from streamlearn.datasets import load_farm_ads
-    from streamlearn.evaluation.experiments.rfd_table2 import split_indices
+    from streamlearn.experiments.rfd_table2 import split_indices
 
     ap = argparse.ArgumentParser()
     ap.add_argument("--ells", default="20,30,50")
@@ -121,8 +121,8 @@ def main():
             print(json.dumps({k: v for k, v in rows[-1].items() if k != "runs"}), flush=True)
     RESULTS.mkdir(exist_ok=True)
     (RESULTS / f"rfd0_alpha0_audit{args.tag}.json").write_text(json.dumps(rows, indent=1))
-    lines = ["# RFD0-SON's alpha = 0 phase: readings of seed 004 App. A / Alg. 6 on farm-ads (dense kernel)", "",
-             f"Command: `python benchmarks/rfd0_alpha0_audit.py --ells {args.ells} --splits {args.splits} "
+    lines = ["# RFD0-SON's alpha = 0 phase: readings of the RFD paper's App. A / Alg. 6 on farm-ads (dense kernel)", "",
+             f"Command: `python tools/rfd0_alpha0_audit.py --ells {args.ells} --splits {args.splits} "
              f"--variants {args.variants}{' --tag ' + args.tag if args.tag else ''}` (rfd-table2 splits, seeds 0..{args.splits - 1}, n_train={n_train}).", "",
              "| m | variant | test acc % (mean ± std) | per split | first example with alpha > 0 | max |w| while "
              "alpha = 0 | largest alpha = 0 step (norm; sigma_new/sigma_max) | paper % |",
