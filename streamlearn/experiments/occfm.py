@@ -1,5 +1,5 @@
 """Online factorization machines (``streamlearn experiment occfm``): vanilla FM, CCFM by projected OGD, OCCFM
-(exact and scalable) and river's FM on one stream; the claim of seed 003 is that OCCFM is more accurate.
+(exact and scalable) and river's FM on one stream; the claim of Lin et al. (WWW 2018) is that OCCFM is more accurate.
 
 Data: ``--data ml-100k`` (default: MovieLens 100K, ``u1.base`` as the stream in timestamp order, scored on
 ``u1.test``; one-hot user + item, optionally ``--attributes``), ``--data farm-ads`` (classification,

@@ -4,7 +4,7 @@ algorithms, as the paper did.
 
 Each method sketches the whole data set once; the error is ``||A^T A - approx||_2 / ||A^T A||_2``
 (``approx = B^T B``, or ``B^T B + alpha I`` for RFD), plus the alternative normalisation by
-``||A||_F^2`` (the paper does not define its normalisation, ALGORITHMS.md 1.1). ``ratio_to_fd`` is a
+``||A||_F^2`` (the paper does not define its normalisation, Algorithms §1.1). ``ratio_to_fd`` is a
 method's error over FD's at the same ell (the paper: RFD's is "nearly half"). The x-axis of the
 paper's figures ("proportion of sketching") is not defined either; we plot against ell.
 

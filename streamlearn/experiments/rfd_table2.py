@@ -1,6 +1,6 @@
-"""RFD paper (seed 004) Table 2 / Table 3: second-order online learners, one pass, best alpha0.
+"""RFD paper (Luo, Chen, Zhang, Li, Zhang, JMLR 2019) Table 2 / Table 3: second-order online learners, one pass, best alpha0.
 
-Protocol (Sec. 6, ALGORITHMS.md 1.1): random 70/30 split of the data (the split's draw is not stated in
+Protocol (Sec. 6, Algorithms §1.1): random 70/30 split of the data (the split's draw is not stated in
 the paper: a uniform permutation seeded by ``--seed + split``), one pass over the 70 % in the permuted
 order, squared loss, C = 1, eta_t = 1/t, alpha0 on {1e-3, ..., 1e6} for every method (RFD0: alpha0 = 0,
 untuned), sketch sizes (5, 10, 20) when d < 1000 (a9a) else (20, 30, 50) (farm-ads), FULL-ON when
@@ -37,7 +37,7 @@ COLUMNS = ["method", "ell", "best_alpha0", "test_accuracy", "test_accuracy_best_
 
 ALPHA_GRID = [10.0 ** k for k in range(-3, 7)]
 
-# Table 2 (accuracy %) and Table 3 (iteration cost), ALGORITHMS.md 1.1; key (method, sketch index 0-2)
+# Table 2 (accuracy %) and Table 3 (iteration cost), Algorithms §1.1; key (method, sketch index 0-2)
 _PAPER = {
     "a9a": {
         "acc": {("adagrad", None): 83.4783, ("full-on", None): 83.8264,

@@ -1,5 +1,5 @@
 """Sparsity sweep (``streamlearn experiment sparsity``): accuracy versus number of non-zero weights for the five
-sparse online learners of seed 002 (simple truncation, truncated gradient, L1-FOBOS, L1-RDA, FTRL-Proximal).
+sparse online learners (simple truncation, truncated gradient, L1-FOBOS, L1-RDA, FTRL-Proximal).
 
 For every learner the regularisation knob (``theta`` for truncation, ``gravity`` for TG, ``l1`` for the
 others) runs over a log grid; every setting makes one pass (progressive validation: online error rate)
@@ -12,7 +12,7 @@ accuracy on split 0; the knobs k = 10 and theta = inf of truncation/TG are not t
 
 Two claims are checked (``summary``):
 
-* seed 002: at equal test accuracy (within ``--tolerance``, default 0.5 pt) RDA is at least as sparse as
+* the dual-averaging claim (Xiao, JMLR 2010): at equal test accuracy (within ``--tolerance``, default 0.5 pt) RDA is at least as sparse as
   FOBOS - for every FOBOS setting, RDA has a setting at least as accurate (minus the tolerance) with no
   more non-zero weights;
 * FTRL-Proximal's best accuracy is within the tolerance of the best accuracy of all five learners.
