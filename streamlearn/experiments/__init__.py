@@ -14,6 +14,8 @@ dependencies load only when it runs).
 
 import importlib
 
+__all__ = ["get", "names"]
+
 _MODULES = {
     "demo": "streamlearn.experiments.demo",
     "sparsity": "streamlearn.experiments.sparsity",
