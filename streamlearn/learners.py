@@ -21,6 +21,11 @@ __all__ = ["LearnerSpec", "LEARNERS", "make_learner", "learner_parameters", "par
 class LearnerSpec:
     """One registry entry.
 
+    >>> from streamlearn.learners import LEARNERS
+    >>> spec = LEARNERS["rfd0-son"]
+    >>> spec.cls().__name__, spec.fixed["alpha0"]
+    ('SketchedOnlineNewton', 0.0)
+
     ``target`` is ``"module:Class"``; ``fixed`` are parameters the name implies (they may not be
     overridden with ``-p``); ``defaults`` are CLI defaults that differ from the class's (overridable).
     ``batch=True`` marks a batch estimator (``fit``/``fit_stream``, no ``partial_fit``): ``streamlearn
@@ -162,7 +167,14 @@ def parse_param_value(text, default=None):
 
 
 def learner_parameters(name):
-    """``{parameter: default}`` the user may set for learner ``name`` (fixed ones excluded)."""
+    """``{parameter: default}`` the user may set for learner ``name`` (fixed ones excluded).
+
+    Examples
+    --------
+    >>> from streamlearn.learners import learner_parameters
+    >>> learner_parameters("pa1")["C"]    # the CLI's default, not the class's
+    0.01
+    """
     spec = _spec(name)
     sig = inspect.signature(spec.cls().__init__)
     params = {p.name: p.default for p in sig.parameters.values() if p.name != "self"}
@@ -171,7 +183,14 @@ def learner_parameters(name):
 
 
 def make_learner(name, params=None):
-    """Build learner ``name`` with ``params`` (values may be strings from the command line)."""
+    """Build learner ``name`` with ``params`` (values may be strings from the command line).
+
+    Examples
+    --------
+    >>> from streamlearn.learners import make_learner
+    >>> make_learner("ftrl", {"l1": "0.5"}).l1
+    0.5
+    """
     spec = _spec(name)
     allowed = learner_parameters(name)
     kwargs = dict(spec.defaults)

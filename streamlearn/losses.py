@@ -24,7 +24,12 @@ REGRESSION_LOSSES = ("squared", "epsilon_insensitive")
 
 
 def loss_code(name):
-    """Kernel code of the loss called ``name`` (a ValueError lists the known names otherwise)."""
+    """Kernel code of the loss called ``name`` (a ValueError lists the known names otherwise).
+
+    >>> from streamlearn.losses import LOSSES, loss_code
+    >>> loss_code("hinge") == LOSSES["hinge"][0]
+    True
+    """
     try:
         return LOSSES[name][0]
     except KeyError:

@@ -26,12 +26,22 @@ _MODULES = {
 
 
 def names():
-    """Registered experiment names, sorted."""
+    """Registered experiment names, sorted.
+
+    >>> from streamlearn import experiments
+    >>> "rfd-table2" in experiments.names()
+    True
+    """
     return sorted(_MODULES)
 
 
 def get(name):
-    """The module of experiment ``name`` (``KeyError`` with the known names otherwise)."""
+    """The module of experiment ``name`` (``KeyError`` with the known names otherwise).
+
+    >>> from streamlearn import experiments
+    >>> experiments.get("sparsity").HELP.split(" (")[0]
+    'sparse learners'
+    """
     if name not in _MODULES:
         raise KeyError(f"unknown experiment {name!r}; known: {', '.join(names())}")
     return importlib.import_module(_MODULES[name])
