@@ -59,7 +59,6 @@ def main():
     parser.add_argument("--keep", action="store_true", help="keep the data file")
     args = parser.parse_args()
 
-    import numpy as np
 
     from streamlearn.datasets import make_sparse_classification, write_svmlight_stream
     from streamlearn.persist import load

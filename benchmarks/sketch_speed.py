@@ -118,11 +118,11 @@ def bench(ds, ell, repeats, ref_repeats, check_error):
     def ours(cls):
         s = cls(ell=ell)
         s.partial_fit(X)
-        s.sketch_
+        _ = s.sketch_
         return s
 
     for cls in (FrequentDirections, RobustFrequentDirections):  # warm-up: compile / load numba's cache
-        cls(ell=ell).partial_fit(X[:2 * ell + 2]).sketch_
+        _ = cls(ell=ell).partial_fit(X[:2 * ell + 2]).sketch_
     times = {"fd": [], "rfd": [], "numpy": []}
     cpu = {"fd": [], "rfd": [], "numpy": []}
     results = {}

@@ -12,7 +12,9 @@ True
 import importlib
 import inspect
 import json
+from collections.abc import Mapping
 from dataclasses import dataclass, field
+from typing import Any
 
 __all__ = ["LearnerSpec", "LEARNERS", "make_learner", "learner_parameters", "parse_param_value"]
 
@@ -142,7 +144,7 @@ LEARNERS = {s.name: s for s in [
 ]}
 
 
-def parse_param_value(text, default=None):
+def parse_param_value(text: str, default: Any = None) -> Any:
     """Parse ``value`` of ``-p key=value``: JSON literals (numbers, true/false/null), else a string.
 
     >>> parse_param_value("1e-3"), parse_param_value("true"), parse_param_value("none"), parse_param_value("fd")
@@ -166,7 +168,7 @@ def parse_param_value(text, default=None):
     return value
 
 
-def learner_parameters(name):
+def learner_parameters(name: str) -> dict[str, Any]:
     """``{parameter: default}`` the user may set for learner ``name`` (fixed ones excluded).
 
     Examples
@@ -182,7 +184,7 @@ def learner_parameters(name):
     return {k: v for k, v in params.items() if k not in spec.fixed}
 
 
-def make_learner(name, params=None):
+def make_learner(name: str, params: Mapping[str, Any] | None = None) -> Any:
     """Build learner ``name`` with ``params`` (values may be strings from the command line).
 
     Examples

@@ -23,7 +23,7 @@ CLASSIFICATION_LOSSES = ("hinge", "logistic", "squared", "perceptron")
 REGRESSION_LOSSES = ("squared", "epsilon_insensitive")
 
 
-def loss_code(name):
+def loss_code(name: str) -> int:
     """Kernel code of the loss called ``name`` (a ValueError lists the known names otherwise).
 
     >>> from streamlearn.losses import LOSSES, loss_code

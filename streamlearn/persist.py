@@ -17,6 +17,7 @@ dtype, shape and SHA-256. Loading verifies all of it and names what is wrong::
     True
 """
 
+import contextlib
 import hashlib
 import importlib
 import io
@@ -25,6 +26,7 @@ import numbers
 import os
 import tempfile
 import zipfile
+from typing import Any
 
 import numpy as np
 
@@ -35,7 +37,7 @@ __all__ = ["save", "load", "PersistMixin", "ModelFileError", "FORMAT", "FORMAT_V
 FORMAT = "streamlearn-model"
 FORMAT_VERSION = 1
 _STORE_ABOVE = 8 << 20  # bytes
-_REGISTRY = {}
+_REGISTRY: dict[str, type] = {}
 
 
 def _registered_class(name):
@@ -49,10 +51,8 @@ def _registered_class(name):
         return None
     if name not in _REGISTRY and name.startswith("streamlearn."):
         module, _, attr = name.rpartition(".")
-        try:  # the attribute access matters: packages import their names on first access
+        with contextlib.suppress(ImportError):  # the attribute access matters: names are imported on first access
             getattr(importlib.import_module(module), attr, None)  # defining the class registers it
-        except ImportError:
-            pass
     return _REGISTRY.get(name)
 
 
@@ -138,7 +138,7 @@ def _jsonable(value):
     return False, None
 
 
-def save(obj, path):
+def save(obj: Any, path: str | os.PathLike) -> None:
     """Save ``obj`` (a streamlearn estimator or sketch) to ``path``; the file appears whole or not at all.
 
     Examples
@@ -207,7 +207,7 @@ def save(obj, path):
         raise
 
 
-def load(path):
+def load(path: str | os.PathLike) -> Any:
     """Load an object saved with :func:`save`, verifying format, version, class and checksums.
 
     Examples

@@ -123,17 +123,18 @@ def main():
     (RESULTS / f"rfd0_alpha0_audit{args.tag}.json").write_text(json.dumps(rows, indent=1))
     lines = ["# RFD0-SON's alpha = 0 phase: readings of the RFD paper's App. A / Alg. 6 on farm-ads (dense kernel)", "",
              f"Command: `python tools/rfd0_alpha0_audit.py --ells {args.ells} --splits {args.splits} "
-             f"--variants {args.variants}{' --tag ' + args.tag if args.tag else ''}` (rfd-table2 splits, seeds 0..{args.splits - 1}, n_train={n_train}).", "",
+             f"--variants {args.variants}{' --tag ' + args.tag if args.tag else ''}` "
+             f"(rfd-table2 splits, seeds 0..{args.splits - 1}, n_train={n_train}).", "",
              "| m | variant | test acc % (mean ± std) | per split | first example with alpha > 0 | max |w| while "
              "alpha = 0 | largest alpha = 0 step (norm; sigma_new/sigma_max) | paper % |",
              "|---|---|---|---|---|---|---|---|"]
     for r in rows:
         ok = [x for x in r["runs"] if "test_accuracy" in x]
-        accs = ", ".join("%.2f" % x["test_accuracy"] for x in ok)
+        accs = ", ".join(f"{x['test_accuracy']:.2f}" for x in ok)
         firsts = ", ".join(str(x["first_alpha_positive_example"]) for x in ok)
-        wmax = ", ".join("%.1f" % x["w_norm_max_alpha0"] for x in ok)
-        steps = ", ".join("%.1f; %.1e" % (x["largest_alpha0_step"]["step_norm"],
-                                          x["largest_alpha0_step"].get("sigma_new_over_max", 0.0)) for x in ok)
+        wmax = ", ".join(f"{x['w_norm_max_alpha0']:.1f}" for x in ok)
+        steps = ", ".join(f"{x['largest_alpha0_step']['step_norm']:.1f}; "
+                          f"{x['largest_alpha0_step'].get('sigma_new_over_max', 0.0):.1e}" for x in ok)
         lines.append(f"| {r['ell']} | {r['variant']} | {r['mean']:.2f} ± {r['std']:.2f} | {accs} | {firsts} | "
                      f"{wmax} | {steps} | {r['paper']} |")
     (RESULTS / f"rfd0_alpha0_audit{args.tag}.md").write_text("\n".join(lines) + "\n")

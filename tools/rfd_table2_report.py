@@ -23,7 +23,9 @@ def main():
 
     rows, seen = [], set()
     for path in inputs:
-        for r in json.load(open(path)):
+        with open(path) as f:
+            runs = json.load(f)
+        for r in runs:
             if r["ell"] is None and r["method"] in seen:
                 continue  # adagrad / full-on repeated by per-ell runs: keep the first
             seen.add(r["method"])

@@ -387,7 +387,6 @@ def son_epoch(indptr, indices, data, targets, sw, w, buf, gram, sc, aux, n_rows,
     work = np.empty((cap, d))
     gdata = np.empty(0)
     dirv = np.empty(d)
-    ptr1 = np.zeros(2, dtype=np.int64)
     rvec = np.empty(cap)
     qvec = np.empty(cap)
     run = np.empty(d)

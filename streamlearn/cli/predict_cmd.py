@@ -27,7 +27,7 @@ def run(args):
     check_input_file(args.data)
     model = load(args.model)
     n_features = int(model.n_features_in_)
-    out = open(args.output, "w") if args.output else sys.stdout
+    out = open(args.output, "w") if args.output else sys.stdout  # noqa: SIM115 (stdout or a file, closed below)
     try:
         for X, _ in iter_svmlight(args.data, chunk_size=args.chunk_size, n_features=n_features):
             if X.shape[0] == 0:

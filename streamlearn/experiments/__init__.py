@@ -13,6 +13,7 @@ dependencies load only when it runs).
 """
 
 import importlib
+from types import ModuleType
 
 __all__ = ["get", "names"]
 
@@ -25,7 +26,7 @@ _MODULES = {
 }
 
 
-def names():
+def names() -> list[str]:
     """Registered experiment names, sorted.
 
     >>> from streamlearn import experiments
@@ -35,7 +36,7 @@ def names():
     return sorted(_MODULES)
 
 
-def get(name):
+def get(name: str) -> ModuleType:
     """The module of experiment ``name`` (``KeyError`` with the known names otherwise).
 
     >>> from streamlearn import experiments

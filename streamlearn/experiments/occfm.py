@@ -310,7 +310,7 @@ def run(args):
     if "fm" in wanted:
         for cfg in grid(FM_GRID):
             cls = FMRegressor if reg else FMClassifier
-            add("fm", cfg, lambda cfg=cfg: _run_ours(task, lambda: cls(**cfg), X, y, Xt, yt, 0))
+            add("fm", cfg, lambda cfg=cfg, cls=cls: _run_ours(task, lambda: cls(**cfg), X, y, Xt, yt, 0))
     if "river-fm" in wanted:
         try:
             import river  # noqa: F401
@@ -458,7 +458,7 @@ def plot(rows, path, args):
 
     regression = any("test_rmse" in r for r in rows)
     fig, ax = plt.subplots(figsize=(8, 5))
-    for (learner, params), (n, v) in getattr(args, "_curves", {}).items():
+    for (learner, _params), (n, v) in getattr(args, "_curves", {}).items():
         ax.plot(n, v, label=learner)
     ax.set_xscale("log")
     ax.set_xlabel("examples seen (one pass)")

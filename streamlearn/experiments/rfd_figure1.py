@@ -86,11 +86,11 @@ def run(args):
         for ell in ells:
             fd_error = None
             for method, make in _methods(betas):
-                make(ell).partial_fit(X[:2 * ell + 2]).sketch_  # warm-up: compile / load numba's cache
+                _ = make(ell).partial_fit(X[:2 * ell + 2]).sketch_  # warm-up: compile / load numba's cache
                 sketch = make(ell)
                 t0 = time.perf_counter()
                 sketch.partial_fit(X)
-                sketch.sketch_
+                _ = sketch.sketch_
                 seconds = time.perf_counter() - t0
                 e = covariance_errors(X, sketch, ata_norm=ata_norm)
                 ata_norm = e["ata_norm"]

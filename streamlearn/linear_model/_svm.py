@@ -94,7 +94,7 @@ class _BatchLinearSVC(ClassifierPredictionMixin, PersistMixin, ClassifierMixin, 
         if gap > self.tol:
             warnings.warn(f"{type(self).__name__} did not converge in max_iter={self.max_iter} iterations: the "
                           f"projected-gradient range is {gap:.3g} > tol={self.tol}. Increase max_iter.",
-                          ConvergenceWarning)
+                          ConvergenceWarning, stacklevel=2)
 
     # -- prediction --------------------------------------------------------------------------------
     def _decision_function(self, X):
@@ -439,7 +439,7 @@ class BlockMinimizationSVC(_BatchLinearSVC):
         l2 = self.loss == "squared_hinge"
         gap = math.inf
         outer = 0
-        for outer in range(1, self.max_iter + 1):
+        for _outer in range(1, self.max_iter + 1):
             pg_max, pg_min = -math.inf, math.inf
             for j, (_, n_rows, first) in enumerate(store.blocks):
                 X, y, sw = store.load(j)

@@ -404,4 +404,4 @@ class SketchedOnlineNewton(_SecondOrder):
 
 
 for _cls in (AdaGrad, OnlineNewtonStep, SketchedOnlineNewton):
-    _cls.__doc__ = _cls.__doc__.replace("{slab}", _SLAB_DOC)
+    _cls.__doc__ = (_cls.__doc__ or "").replace("{slab}", _SLAB_DOC)

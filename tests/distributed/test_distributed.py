@@ -45,9 +45,8 @@ LEARNERS = {
 @pytest.fixture(scope="module")
 def client():
     # one retry per lost worker (Dask's default is 3) keeps the failure tests short
-    with dask.config.set({"distributed.scheduler.allowed-failures": 1}):
-        with connect("local:2") as c:
-            yield c
+    with dask.config.set({"distributed.scheduler.allowed-failures": 1}), connect("local:2") as c:
+        yield c
 
 
 def _split(X, y, n_parts):
@@ -58,9 +57,8 @@ def _split(X, y, n_parts):
 # ------------------------------------------------------------------------------------------ no cluster
 @pytest.mark.parametrize("bad", ["local:0", "local:x", "", "   ", "local", "local:-1", "nonsense", 3])
 def test_bad_scheduler_strings(bad):
-    with pytest.raises(ValueError, match=r"scheduler.*(local:N|address|string)"):
-        with connect(bad):
-            pass
+    with pytest.raises(ValueError, match=r"scheduler.*(local:N|address|string)"), connect(bad):
+        pass
 
 
 def test_unsupported_learner_lists_the_supported_ones():
