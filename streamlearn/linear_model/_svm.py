@@ -439,7 +439,7 @@ class BlockMinimizationSVC(_BatchLinearSVC):
         l2 = self.loss == "squared_hinge"
         gap = math.inf
         outer = 0
-        for _outer in range(1, self.max_iter + 1):
+        for outer in range(1, self.max_iter + 1):  # noqa: B007 (outer is read after the loop)
             pg_max, pg_min = -math.inf, math.inf
             for j, (_, n_rows, first) in enumerate(store.blocks):
                 X, y, sw = store.load(j)
