@@ -4,7 +4,6 @@ import bz2
 import gzip
 import io
 import lzma
-import os
 import pickle
 import re
 from pathlib import Path
@@ -25,13 +24,13 @@ from streamlearn.datasets import (
     load_svmlight,
     shared_data_path,
 )
+from tests.conftest import SHARED_DATA
 from tests.naive import NAIVE_ERROR_WORDS, naive_load_svmlight
 
 SK_DATA = Path(sklearn.datasets.__file__).parent / "tests" / "data"
 needs_sk_data = pytest.mark.skipif(not (SK_DATA / "svmlight_classification.txt").is_file(),
                                    reason=f"scikit-learn's svmlight test files are not installed in {SK_DATA}")
-SHARED = (Path(os.environ["STREAMLEARN_SHARED_DATA"]) if os.environ.get("STREAMLEARN_SHARED_DATA")
-          else Path(__file__).resolve().parents[2] / ".." / "shared" / "data")
+SHARED = SHARED_DATA
 
 
 # ---------------------------------------------------------------------------------------------------

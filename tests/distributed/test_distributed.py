@@ -29,10 +29,10 @@ from streamlearn.linear_model import (ConfidenceWeightedClassifier, FTRLProximal
                                       PassiveAggressiveClassifier)
 from streamlearn.second_order import SketchedOnlineNewton
 from streamlearn.sketch import FrequentDirections, RobustFrequentDirections
+from tests.conftest import SHARED_DATA
 from tests.sketch.test_bounds import check_fd_bound, low_rank_plus_noise
 
-_ENV = "STREAMLEARN_SHARED_DATA"
-SHARED = Path(os.environ[_ENV]) if os.environ.get(_ENV) else Path(__file__).resolve().parents[2] / ".." / "shared" / "data"
+SHARED = SHARED_DATA
 FARM_ADS = SHARED / "farm-ads" / "farm-ads-vect.xz"
 
 LEARNERS = {
@@ -183,7 +183,7 @@ def test_mixing_on_a9a_matches_the_sequential_model(client, name):
 
 
 @pytest.mark.skipif(not FARM_ADS.is_file(), reason=f"farm-ads not found at {FARM_ADS} (shared data absent; "
-                                                    f"set {_ENV} to its directory)")
+                                                    "set STREAMLEARN_SHARED_DATA to its directory)")
 @pytest.mark.parametrize("name", list(LEARNERS))
 def test_mixing_on_farm_ads_matches_the_sequential_model(client, name):
     """A fixed random 70/30 split (seed 0) of farm-ads; 2 partitions, 4 rounds of one local pass each."""

@@ -3,13 +3,7 @@
 import numpy as np
 import pytest
 
-from streamlearn.datasets import load_a9a
 from streamlearn.linear_model import DualCoordinateDescentSVC, PegasosClassifier
-
-
-@pytest.fixture(scope="module")
-def a9a():
-    return load_a9a()
 
 
 def _norm(clf):

@@ -13,22 +13,17 @@ from sklearn.svm import LinearSVC
 from sklearn.utils.estimator_checks import check_sample_weight_equivalence_on_dense_data
 
 from streamlearn.cli.main import main
-from streamlearn.datasets import bundled_path, load_a9a, load_farm_ads
+from streamlearn.datasets import bundled_path, load_farm_ads
 from streamlearn.linear_model import BlockMinimizationSVC, DualCoordinateDescentSVC
 from streamlearn.linear_model import _blocks
 from streamlearn.linear_model._blocks import BlockStore
+from tests.conftest import SHARED_DATA
 
 A9A, A9A_T = str(bundled_path("a9a.xz")), str(bundled_path("a9a.t.xz"))
 
 
 def _shared_data():
-    env = os.environ.get("STREAMLEARN_SHARED_DATA")
-    return Path(env) if env else Path(__file__).resolve().parents[2] / ".." / "shared" / "data"
-
-
-@pytest.fixture(scope="module")
-def a9a():
-    return load_a9a()
+    return SHARED_DATA
 
 
 def _liblinear_objective(svc, X, y, C, loss):
