@@ -16,7 +16,7 @@ data file).
 3. The saved model is scored on the first 50,000 rows of the same stream (``make_sparse_classification``
    gives exactly the file's rows) as a sanity check that it learnt.
 
-Target (issue 6): peak RSS <= 400 MB (reported in MB = 10^6 bytes and MiB).
+Target: peak RSS <= 400 MB (reported in MB = 10^6 bytes and MiB).
 """
 
 import argparse

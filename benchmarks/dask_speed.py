@@ -37,7 +37,7 @@ What is measured, and how it is kept fair:
   5 rounds (1 local pass per round). Test accuracy of each model. Every figure is the best of
   ``--train-repeats``, after a warm-up of every path.
 
-Target of the issue: (a) 2 workers >= 1.6x faster than 1 process, same run. A 2-core machine shared with
+Target: (a) 2 workers >= 1.6x faster than 1 process, same run. A 2-core machine shared with
 other jobs cannot show it: the load average at start and end is printed next to the figures; rerun when
 the machine is quiet (``--wait-load 0.5`` waits for that before timing).
 

@@ -1,4 +1,4 @@
-"""RFD0-SON's alpha = 0 step is App. A's pseudo-inverse Newton step, not a numerical artefact (issue 4).
+"""RFD0-SON's alpha = 0 step is App. A's pseudo-inverse Newton step, not a numerical artefact.
 
 A well-predicted example whose x brings a new direction gets the step ``-H^+ g`` with H = B^T B: along the
 new direction it has size ``1 / ((mu + eta_t) |dl| b)`` (b = x's component off the earlier rows), so the
