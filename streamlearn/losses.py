@@ -26,6 +26,8 @@ REGRESSION_LOSSES = ("squared", "epsilon_insensitive")
 def loss_code(name: str) -> int:
     """Kernel code of the loss called ``name`` (a ValueError lists the known names otherwise).
 
+    Examples
+    --------
     >>> from streamlearn.losses import LOSSES, loss_code
     >>> loss_code("hinge") == LOSSES["hinge"][0]
     True

@@ -18,7 +18,7 @@ from pathlib import Path
 from mkdocs.structure.files import File
 
 ROOT = Path(__file__).resolve().parents[1]
-_API = re.compile(r"<!-- api: (streamlearn[\w.]*) -->")
+_API = re.compile(r"^<!-- api: (streamlearn[\w.]*) -->$", re.M)
 _FIGURES = {"results": ROOT / "benchmarks" / "results", "tools-results": ROOT / "tools" / "results"}
 
 
