@@ -81,6 +81,22 @@ def test_demo_json_and_plot(tmp_path, capsys):
     assert png.read_bytes()[:4] == b"\x89PNG"
 
 
+def test_demo_write_data_materialises_the_bundled_files_and_never_overwrites(tmp_path, capsys):
+    import lzma
+
+    out = tmp_path / "data"
+    assert main(["demo", "--write-data", str(out)]) == 0
+    assert f"wrote {out / 'a9a'}" in capsys.readouterr().out
+    for name, target in (("a9a.xz", "a9a"), ("a9a.t.xz", "a9a.t")):
+        with lzma.open(bundled_path(name)) as f:
+            assert (out / target).read_bytes() == f.read()
+    (out / "a9a.t").write_text("mine\n")
+    assert main(["demo", "--write-data", str(out)]) == 2
+    assert "a9a exists" in capsys.readouterr().err
+    assert (out / "a9a.t").read_text() == "mine\n"  # existing files are left as they were
+    assert not list(out.glob("*.part"))
+
+
 @pytest.mark.parametrize("argv,message", [
     (["train", A9A, "-l", "nope"], "Unknown learner 'nope'"),
     (["train", A9A, "-l", "pa1", "-p", "C"], "-p expects KEY=VALUE"),
