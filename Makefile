@@ -5,7 +5,7 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 OUT    := out
 
-.PHONY: run test install install-test bench clean
+.PHONY: run test install install-test bench docs clean
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -17,6 +17,10 @@ $(VENV)/.installed: $(BIN)/python pyproject.toml
 
 $(VENV)/.installed-test: $(VENV)/.installed pyproject.toml
 	$(BIN)/python -m pip install --quiet -e ".[test,dask]"
+	touch $@
+
+$(VENV)/.installed-docs: $(VENV)/.installed pyproject.toml
+	$(BIN)/python -m pip install --quiet -e ".[docs]"
 	touch $@
 
 $(VENV)/.installed-bench: $(VENV)/.installed-test pyproject.toml
@@ -39,5 +43,10 @@ test: $(VENV)/.installed-test
 bench: $(VENV)/.installed-bench
 	$(BIN)/python benchmarks/first_order.py
 
+# The documentation site (docs/, mkdocs.yml) into site/; strict: broken links, missing includes and
+# unparsable docstrings fail the build.
+docs: $(VENV)/.installed-docs
+	$(BIN)/python -m mkdocs build --strict --site-dir site
+
 clean:
-	rm -rf $(VENV) $(OUT) build *.egg-info
+	rm -rf $(VENV) $(OUT) build site *.egg-info

@@ -16,7 +16,7 @@ data file).
 3. The saved model is scored on the first 50,000 rows of the same stream (``make_sparse_classification``
    gives exactly the file's rows) as a sanity check that it learnt.
 
-Target (issue 6): peak RSS <= 400 MB (reported in MB = 10^6 bytes and MiB).
+Target: peak RSS <= 400 MB (reported in MB = 10^6 bytes and MiB).
 """
 
 import argparse
@@ -59,7 +59,6 @@ def main():
     parser.add_argument("--keep", action="store_true", help="keep the data file")
     args = parser.parse_args()
 
-    import numpy as np
 
     from streamlearn.datasets import make_sparse_classification, write_svmlight_stream
     from streamlearn.persist import load

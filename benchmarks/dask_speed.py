@@ -37,7 +37,7 @@ What is measured, and how it is kept fair:
   5 rounds (1 local pass per round). Test accuracy of each model. Every figure is the best of
   ``--train-repeats``, after a warm-up of every path.
 
-Target of the issue: (a) 2 workers >= 1.6x faster than 1 process, same run. A 2-core machine shared with
+Target: (a) 2 workers >= 1.6x faster than 1 process, same run. A 2-core machine shared with
 other jobs cannot show it: the load average at start and end is printed next to the figures; rerun when
 the machine is quiet (``--wait-load 0.5`` waits for that before timing).
 
@@ -154,7 +154,7 @@ def sequential_sketch(paths, n_features, ell):
     for path in paths:
         for X, _ in iter_svmlight(path, chunk_size=10_000, n_features=n_features, zero_based=False):
             s.partial_fit(X)
-    s.sketch_
+    _ = s.sketch_
     return s
 
 
@@ -164,7 +164,7 @@ def warm_sketch(ell=10):
 
     from streamlearn.sketch import FrequentDirections
 
-    FrequentDirections(ell=ell).partial_fit(np.random.default_rng(0).standard_normal((4 * ell, 50))).sketch_
+    _ = FrequentDirections(ell=ell).partial_fit(np.random.default_rng(0).standard_normal((4 * ell, 50))).sketch_
     return os.getpid()
 
 
@@ -211,7 +211,7 @@ def bench_sketch(args, clusters, meta):
     parts = as_partitions(paths, n_features=d, zero_based=False)
     size_mb = sum(os.path.getsize(p) for p in paths) / 2**20
     warm_sketch()
-    for name, client in clusters.items():
+    for _name, client in clusters.items():
         client.run(warm_sketch)
     contenders = [("sequential", lambda: sequential_sketch(paths, d, args.ell), None)]
     for name, client in clusters.items():
@@ -291,11 +291,11 @@ def bench_train(args, client):
             # warm-up: kernels compiled / loaded here and on every worker
             sequential_train(name, ds["paths"][:1], ds["n_features"])
             fit_mixing(make_learner(name, {}), parts, client, rounds=1, classes=[-1.0, 1.0])
-            contenders = [("sequential", lambda: sequential_train(name, ds["paths"], ds["n_features"]))]
+            contenders = [("sequential", lambda name=name, ds=ds: sequential_train(name, ds["paths"], ds["n_features"]))]
             for r in args.rounds:
                 contenders.append((f"mixing {r} round{'s' if r > 1 else ''}",
-                                   lambda r=r: fit_mixing(make_learner(name, {}), parts, client, rounds=r,
-                                                          classes=[-1.0, 1.0])))
+                                   lambda r=r, name=name, parts=parts: fit_mixing(make_learner(name, {}), parts, client,
+                                                                                  rounds=r, classes=[-1.0, 1.0])))
             times = {k: [] for k, _ in contenders}
             models = {}
             for rep in range(args.train_repeats):

@@ -294,7 +294,7 @@ def profile(args, log):
         targets = np.ascontiguousarray(np.where(y > 0, 1.0, -1.0).reshape(-1, 1))
         sw = np.ones(n)
 
-        def kernel(c):
+        def kernel(c, X=X, targets=targets, sw=sw, d=d, n=n):
             coef, b, res = np.zeros((1, d)), np.zeros(1), np.empty((n, 1))
             K.linear_epoch(X.indptr, X.indices, X.data, targets, sw, coef, b, c["intercept_sq"], c["rule"],
                            c["loss"], 0.0, c["schedule"], c["eta0"], c["C"], 0, res)
@@ -314,12 +314,13 @@ def profile(args, log):
             np.testing.assert_allclose(fit_coef, kernel(c), rtol=1e-9, atol=1e-12)  # the case matches the estimator
             t = {k: [] for k in ("partial_fit", "kernel", "check", "radius", "sklearn")}
             for _ in range(reps):
-                t["partial_fit"].append(cpu(lambda: ours().partial_fit(X, y, classes=[-1, 1])))
-                t["kernel"].append(cpu(lambda: kernel(c)))
-                t["check"].append(cpu(lambda: ours()._check_X_y(X, y, reset=True)))
-                t["radius"].append(cpu(lambda: K.csr_max_row_sqnorm(X.indptr, X.data)) if name == "Perceptron"
+                # default arguments bind this iteration's values (B023: no late binding of loop variables)
+                t["partial_fit"].append(cpu(lambda ours=ours, X=X, y=y: ours().partial_fit(X, y, classes=[-1, 1])))
+                t["kernel"].append(cpu(lambda c=c, kernel=kernel: kernel(c)))
+                t["check"].append(cpu(lambda ours=ours, X=X, y=y: ours()._check_X_y(X, y, reset=True)))
+                t["radius"].append(cpu(lambda X=X: K.csr_max_row_sqnorm(X.indptr, X.data)) if name == "Perceptron"
                                    else 0.0)
-                t["sklearn"].append(cpu(lambda: skl().partial_fit(X, y, classes=[-1, 1])))
+                t["sklearn"].append(cpu(lambda skl=skl, X=X, y=y: skl().partial_fit(X, y, classes=[-1, 1])))
             best = {k: min(v) for k, v in t.items()}
             rest = best["partial_fit"] - best["kernel"] - best["check"] - best["radius"]
             row = dict(dataset=ds["name"], learner=name, cpu_s=best, times=t, rest_s=rest, repeats=reps,
@@ -367,7 +368,8 @@ def profile_markdown(report):
 def machine():
     info = dict(python=platform.python_version(), platform=platform.platform(), cpus=os.cpu_count())
     try:
-        info["cpu"] = next(line.split(":", 1)[1].strip() for line in open("/proc/cpuinfo") if "model name" in line)
+        with open("/proc/cpuinfo") as f:
+            info["cpu"] = next(line.split(":", 1)[1].strip() for line in f if "model name" in line)
     except (OSError, StopIteration):
         info["cpu"] = platform.processor()
     import numba

@@ -1,4 +1,4 @@
-"""One pass on a9a, scored on a9a.t: the confidence-weighted learners and Pegasos beside PA-I and OGD (issue 6).
+"""One pass on a9a, scored on a9a.t: the confidence-weighted learners and Pegasos beside PA-I and OGD.
 
 Run: ``.venv/bin/python benchmarks/margin_accuracy.py``. Writes ``benchmarks/results/margin_accuracy.{json,md}``.
 
@@ -9,7 +9,7 @@ discussed in the docstrings (exact CW update with a diagonal covariance; AROW/SC
 covariance; Pegasos with mini-batches). µs/example is the pass's wall time over 32,561 (after a warm-up on 16
 rows that loads the numba cache); the machine is shared, so compare rows of the same run only.
 
-Target (issue 6): AROW >= PA-I in test accuracy.
+Target: AROW >= PA-I in test accuracy.
 """
 
 import json

@@ -56,7 +56,7 @@ def main(argv=None):
     rows.append({"learner": "occfm-exact", "params": {"delta": DELTA, "eta": eta}, **r,
                  "lmo_matvecs_per_example": exact.diagnostics()["lmo_matvecs"] / r["n_train"]})
     for rank in (5, 10, 20):
-        est, r = one_pass(lambda: OCCFMClassifier(delta=DELTA, eta=eta, mode="scalable", rank=rank, ell=rank),
+        est, r = one_pass(lambda rank=rank: OCCFMClassifier(delta=DELTA, eta=eta, mode="scalable", rank=rank, ell=rank),
                           X, y, Xt, yt)
         C = est.augmented_matrix()
         d = est.diagnostics()

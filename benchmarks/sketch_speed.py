@@ -23,7 +23,7 @@ What is measured, and how it is kept fair:
   machine multithreaded OpenBLAS spin-waits for busy cores: a 20 x 500 ``numpy.linalg.svd`` took a
   median 176 ms with 2 threads and 0.27 ms with 1 (``--blas-threads 0`` leaves the default).
 
-Targets of the issue: fast FD >= 5x the NumPy reference on farm-ads; RFD time <= 1.1x FD time.
+Targets: fast FD >= 5x the NumPy reference on farm-ads; RFD time <= 1.1x FD time.
 
 Writes ``benchmarks/results/sketch_speed.json`` (every raw timing) and ``sketch_speed.md``.
 ``python benchmarks/sketch_speed.py --help`` for the options.
@@ -118,11 +118,11 @@ def bench(ds, ell, repeats, ref_repeats, check_error):
     def ours(cls):
         s = cls(ell=ell)
         s.partial_fit(X)
-        s.sketch_
+        _ = s.sketch_
         return s
 
     for cls in (FrequentDirections, RobustFrequentDirections):  # warm-up: compile / load numba's cache
-        cls(ell=ell).partial_fit(X[:2 * ell + 2]).sketch_
+        _ = cls(ell=ell).partial_fit(X[:2 * ell + 2]).sketch_
     times = {"fd": [], "rfd": [], "numpy": []}
     cpu = {"fd": [], "rfd": [], "numpy": []}
     results = {}

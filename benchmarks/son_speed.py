@@ -1,4 +1,4 @@
-"""Per-example time of the sketched online Newton step vs vowpal_wabbit ``--OjaNewton`` (issue 4).
+"""Per-example time of the sketched online Newton step vs vowpal_wabbit ``--OjaNewton``.
 
 Same run, same examples: the a9a training file (and farm-ads with ``--farm-ads``), one pass.
 
@@ -43,7 +43,7 @@ vw.finish()
 print(json.dumps({"seconds": time.perf_counter() - t0}))
 """
 
-# RFD paper Table 3 (seconds per iteration, Matlab, i7-3770), ALGORITHMS.md 1.1
+# RFD paper Table 3 (seconds per iteration, Matlab, i7-3770), Algorithms §1.1
 PAPER = {("a9a", "rfd", 10): 3.1813e-04, ("a9a", "fd", 10): 2.7276e-04, ("a9a", "oja", 10): 1.6719e-04,
          ("a9a", "rfd", 20): 3.3405e-04, ("a9a", "fd", 20): 3.4899e-04, ("a9a", "oja", 20): 1.6631e-04,
          ("farm-ads", "rfd", 20): 2.0484e-03, ("farm-ads", "fd", 20): 1.6387e-03, ("farm-ads", "oja", 20): 1.3061e-03,

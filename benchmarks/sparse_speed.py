@@ -1,4 +1,4 @@
-"""Speed of the sparse online learners against river and Vowpal Wabbit (issue 5), on farm-ads and on a
+"""Speed of the sparse online learners against river and Vowpal Wabbit, on farm-ads and on a
 synthetic click-log-like stream (1M rows, 2^22 features, Zipf feature frequencies, ~40 non-zeros per row).
 
 Run: ``.venv/bin/python benchmarks/sparse_speed.py`` (about 5 minutes; ``--quick`` for a 100k-row smoke run).

@@ -1,6 +1,6 @@
 """Wall time of ``streamlearn train`` on the bundled a9a, with an empty and with a warm numba cache.
 
-Targets (issue 2): <= 20 s with an empty cache, <= 3 s with a warm one. Each run is a fresh process
+Targets: <= 20 s with an empty cache, <= 3 s with a warm one. Each run is a fresh process
 (``python -m streamlearn train <a9a.xz> --learner pa1 --test <a9a.t.xz> --quiet``); the empty cache is a
 fresh NUMBA_CACHE_DIR. Also reported: the bare interpreter start + ``import sklearn`` time, the floor
 that no streamlearn change can lower. Run: ``.venv/bin/python benchmarks/startup.py``.

@@ -1,5 +1,5 @@
 """Dual coordinate descent SVM against LIBLINEAR (scikit-learn's LinearSVC), and block minimization against
-in-memory DCD (issue 6).
+in-memory DCD.
 
 Run: ``.venv/bin/python benchmarks/svm_speed.py`` (about 5 minutes; ``--quick`` skips the tight-tolerance
 farm-ads cases and the long block-minimization runs). Writes ``benchmarks/results/svm_speed.{json,md}``.

@@ -1,11 +1,10 @@
 """Lazy (PEP 562) attributes for the package ``__init__`` modules.
 
-``import streamlearn`` (and every ``import streamlearn.X``, which runs the package ``__init__`` first) used to
-import every subpackage, and with them about a hundred numba dispatchers, ``sklearn.metrics`` and scipy's
-optimisers, although one command needs one learner and one reader. Measured with
-``python -X importtime -c "import sklearn.base, scipy.sparse, numba; import streamlearn"`` before this
-change: 0.33 s on top of the ``numpy + numba + sklearn.base`` floor, of which the FTRL path needs about a
-fifth. The public names stay where they were; they are imported on first access.
+``import streamlearn`` (and every ``import streamlearn.X``, which runs the package ``__init__`` first) would
+otherwise import every subpackage, and with them about a hundred numba dispatchers, ``sklearn.metrics`` and
+scipy's optimisers, although one command needs one learner and one reader (see
+``python -X importtime -c "import streamlearn"``). The public names stay where they are; they are imported
+on first access.
 
 A saved model names its class by public path (``streamlearn.facto.FMClassifier``); classes register with
 :mod:`streamlearn.persist` when their module is imported, and ``persist.load`` imports that public module on

@@ -72,6 +72,16 @@ def _predict(est, X):
 
 
 def check_partial_fit_equals_fit(estimator):
+    """One ``partial_fit`` pass equals ``fit(max_iter=1, shuffle=False)``.
+
+    Raises ``AssertionError`` saying what broke.
+
+    Examples
+    --------
+    >>> from streamlearn.checks import check_partial_fit_equals_fit
+    >>> from streamlearn.linear_model import PassiveAggressiveClassifier
+    >>> check_partial_fit_equals_fit(PassiveAggressiveClassifier())
+    """
     if "max_iter" not in estimator.get_params() or "shuffle" not in estimator.get_params():
         return
     X, y, kw = _data(estimator)
@@ -81,6 +91,16 @@ def check_partial_fit_equals_fit(estimator):
 
 
 def check_chunking_invariance(estimator):
+    """Learning row by row, in one chunk and in chunks of 7 rows gives the same model.
+
+    Raises ``AssertionError`` saying what broke.
+
+    Examples
+    --------
+    >>> from streamlearn.checks import check_chunking_invariance
+    >>> from streamlearn.linear_model import PassiveAggressiveClassifier
+    >>> check_chunking_invariance(PassiveAggressiveClassifier())
+    """
     X, y, kw = _data(estimator)
     # a learner may fix something from its first batch (the Perceptron's radius R): such learners name
     # the parameters that pin it in ``_chunking_params``
@@ -94,6 +114,16 @@ def check_chunking_invariance(estimator):
 
 
 def check_dense_equals_sparse(estimator):
+    """Dense input and CSR input give the same model.
+
+    Raises ``AssertionError`` saying what broke.
+
+    Examples
+    --------
+    >>> from streamlearn.checks import check_dense_equals_sparse
+    >>> from streamlearn.linear_model import PassiveAggressiveClassifier
+    >>> check_dense_equals_sparse(PassiveAggressiveClassifier())
+    """
     X, y, kw = _data(estimator)
     a = clone(estimator).partial_fit(X, y, **kw)
     b = clone(estimator).partial_fit(X.toarray(), y, **kw)
@@ -103,6 +133,16 @@ def check_dense_equals_sparse(estimator):
 
 
 def check_scores_are_pre_update(estimator):
+    """``partial_fit_scores`` returns the scores of the model before each example's own update.
+
+    Raises ``AssertionError`` saying what broke.
+
+    Examples
+    --------
+    >>> from streamlearn.checks import check_scores_are_pre_update
+    >>> from streamlearn.linear_model import PassiveAggressiveClassifier
+    >>> check_scores_are_pre_update(PassiveAggressiveClassifier())
+    """
     X, y, kw = _data(estimator, n=40)
     est = clone(estimator).partial_fit(X[:1], y[:1], **kw)
     expected = []
@@ -115,6 +155,16 @@ def check_scores_are_pre_update(estimator):
 
 
 def check_state_not_reallocated(estimator):
+    """A second ``partial_fit`` updates the state arrays in place.
+
+    Raises ``AssertionError`` saying what broke.
+
+    Examples
+    --------
+    >>> from streamlearn.checks import check_state_not_reallocated
+    >>> from streamlearn.linear_model import PassiveAggressiveClassifier
+    >>> check_state_not_reallocated(PassiveAggressiveClassifier())
+    """
     X, y, kw = _data(estimator)
     est = clone(estimator).partial_fit(X[:60], y[:60], **kw)
     before = {k: v for k, v in vars(est).items() if isinstance(v, np.ndarray) and v.size > 1}
@@ -124,6 +174,16 @@ def check_state_not_reallocated(estimator):
 
 
 def check_save_load_round_trip(estimator):
+    """A saved and loaded model predicts the same and keeps learning the same.
+
+    Raises ``AssertionError`` saying what broke.
+
+    Examples
+    --------
+    >>> from streamlearn.checks import check_save_load_round_trip
+    >>> from streamlearn.linear_model import PassiveAggressiveClassifier
+    >>> check_save_load_round_trip(PassiveAggressiveClassifier())
+    """
     from .persist import load
 
     X, y, kw = _data(estimator)
@@ -140,6 +200,16 @@ def check_save_load_round_trip(estimator):
 
 
 def check_random_state_determinism(estimator):
+    """The same ``random_state`` gives an identical model.
+
+    Raises ``AssertionError`` saying what broke.
+
+    Examples
+    --------
+    >>> from streamlearn.checks import check_random_state_determinism
+    >>> from streamlearn.linear_model import PassiveAggressiveClassifier
+    >>> check_random_state_determinism(PassiveAggressiveClassifier())
+    """
     if "random_state" not in estimator.get_params():
         return
     X, y, _ = _data(estimator)
@@ -149,6 +219,16 @@ def check_random_state_determinism(estimator):
 
 
 def check_feature_count_fixed(estimator):
+    """A change in the number of features raises ``ValueError``.
+
+    Raises ``AssertionError`` saying what broke.
+
+    Examples
+    --------
+    >>> from streamlearn.checks import check_feature_count_fixed
+    >>> from streamlearn.linear_model import PassiveAggressiveClassifier
+    >>> check_feature_count_fixed(PassiveAggressiveClassifier())
+    """
     X, y, kw = _data(estimator)
     est = clone(estimator).partial_fit(X, y, **kw)
     try:
@@ -160,6 +240,16 @@ def check_feature_count_fixed(estimator):
 
 
 def check_zero_row_is_no_op(estimator):
+    """For margin learners an all-zero row without intercept changes nothing.
+
+    Raises ``AssertionError`` saying what broke.
+
+    Examples
+    --------
+    >>> from streamlearn.checks import check_zero_row_is_no_op
+    >>> from streamlearn.linear_model import PassiveAggressiveClassifier
+    >>> check_zero_row_is_no_op(PassiveAggressiveClassifier())
+    """
     if not getattr(estimator, "_zero_row_no_op", False):
         return
     X, y, kw = _data(estimator)
@@ -171,11 +261,29 @@ def check_zero_row_is_no_op(estimator):
 
 
 def check_progressive_loss_is_known(estimator):
+    """``_progressive_loss`` names a loss of :mod:`streamlearn.losses`.
+
+    Raises ``AssertionError`` saying what broke.
+
+    Examples
+    --------
+    >>> from streamlearn.checks import check_progressive_loss_is_known
+    >>> from streamlearn.linear_model import PassiveAggressiveClassifier
+    >>> check_progressive_loss_is_known(PassiveAggressiveClassifier())
+    """
     assert estimator._progressive_loss in LOSSES, f"_progressive_loss {estimator._progressive_loss!r} unknown"
 
 
 def yield_checks(estimator):
-    """Yield the online checks that apply to ``estimator`` (see the module docstring)."""
+    """Yield the online checks that apply to ``estimator`` (see the module docstring).
+
+    Examples
+    --------
+    >>> from streamlearn.checks import yield_checks
+    >>> from streamlearn.linear_model import OGDClassifier
+    >>> for check in yield_checks(OGDClassifier()):
+    ...     check(OGDClassifier())
+    """
     yield check_progressive_loss_is_known
     yield check_partial_fit_equals_fit
     yield check_chunking_invariance

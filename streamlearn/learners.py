@@ -12,7 +12,9 @@ True
 import importlib
 import inspect
 import json
+from collections.abc import Mapping
 from dataclasses import dataclass, field
+from typing import Any
 
 __all__ = ["LearnerSpec", "LEARNERS", "make_learner", "learner_parameters", "parse_param_value"]
 
@@ -20,6 +22,11 @@ __all__ = ["LearnerSpec", "LEARNERS", "make_learner", "learner_parameters", "par
 @dataclass(frozen=True)
 class LearnerSpec:
     """One registry entry.
+
+    >>> from streamlearn.learners import LEARNERS
+    >>> spec = LEARNERS["rfd0-son"]
+    >>> spec.cls().__name__, spec.fixed["alpha0"]
+    ('SketchedOnlineNewton', 0.0)
 
     ``target`` is ``"module:Class"``; ``fixed`` are parameters the name implies (they may not be
     overridden with ``-p``); ``defaults`` are CLI defaults that differ from the class's (overridable).
@@ -45,7 +52,7 @@ _LM = "streamlearn.linear_model"
 _FM = "streamlearn.facto"
 _SO = "streamlearn.second_order"
 LEARNERS = {s.name: s for s in [
-    LearnerSpec("perceptron", f"{_LM}:Perceptron", "Perceptron with bias (Rosenblatt; bias via R^2, lecture seed 001)"),
+    LearnerSpec("perceptron", f"{_LM}:Perceptron", "Perceptron with bias (Rosenblatt 1958; bias via R^2, Novikoff's augmented feature)"),
     LearnerSpec("perceptron-nobias", f"{_LM}:Perceptron", "Perceptron without bias",
                 fixed={"fit_intercept": False}),
     LearnerSpec("pa", f"{_LM}:PassiveAggressiveClassifier", "Passive-Aggressive (PA), hinge loss",
@@ -65,7 +72,7 @@ LEARNERS = {s.name: s for s in [
     LearnerSpec("pa-regressor", f"{_LM}:PassiveAggressiveRegressor",
                 "Passive-Aggressive regression (epsilon-insensitive; variant pa/pa1/pa2)", task="regression",
                 demo=False),
-    # sparse (L1) online learners, lazy O(nnz) per example (seed 002, ALGORITHMS.md 4)
+    # sparse (L1) online learners, lazy O(nnz) per example (Algorithms §4)
     LearnerSpec("truncation", f"{_LM}:SimpleTruncationClassifier",
                 "Simple truncation: SGD, every k steps w_i = 0 where |w_i| <= theta (loss logistic/hinge/squared)"),
     LearnerSpec("tg", f"{_LM}:TruncatedGradientClassifier",
@@ -83,7 +90,7 @@ LEARNERS = {s.name: s for s in [
     LearnerSpec("rda-regressor", f"{_LM}:RDARegressor", "L1-RDA, squared loss", task="regression", demo=False),
     LearnerSpec("ftrl-regressor", f"{_LM}:FTRLProximalRegressor", "FTRL-Proximal, squared loss",
                 task="regression", demo=False),
-    # confidence-weighted, Pegasos, SVM solvers (seed 001, ALGORITHMS.md 2.4-2.8, 3.1-3.2)
+    # confidence-weighted, Pegasos, SVM solvers (Algorithms §2.4-2.8, 3.1-3.2)
     LearnerSpec("cw", f"{_LM}:ConfidenceWeightedClassifier",
                 "Confidence-Weighted, full covariance, exact update (Crammer et al. NIPS 2008); d <= 4096",
                 fixed={"covariance": "full"}),
@@ -104,7 +111,7 @@ LEARNERS = {s.name: s for s in [
                 defaults={"tol": 0.1}, demo=False, batch=True),
     LearnerSpec("bm-svm", f"{_LM}:BlockMinimizationSVC", "Linear SVM by block minimization over compressed "
                 "on-disk blocks (Yu et al. 2010): data larger than memory (--block-mb)", demo=False, batch=True),
-    # factorization machines (seed 003, ALGORITHMS.md 7)
+    # factorization machines (Algorithms §7)
     LearnerSpec("fm", f"{_FM}:FMClassifier", "Factorization machine (Rendle), logistic loss, SGD/AdaGrad, O(k nnz)"),
     LearnerSpec("fm-regressor", f"{_FM}:FMRegressor", "Factorization machine, squared loss, SGD/AdaGrad",
                 task="regression", demo=False),
@@ -118,7 +125,7 @@ LEARNERS = {s.name: s for s in [
                 "features, low-rank above; -p mode=exact|scalable)", demo=False),
     LearnerSpec("occfm-regressor", f"{_FM}:OCCFMRegressor", "OCCFM, squared loss", task="regression",
                 demo=False),
-    # second order (RFD paper, seed 004): squared loss on -1/+1 labels by default; in the demo with the
+    # second order (Luo et al., JMLR 2019): squared loss on -1/+1 labels by default; in the demo with the
     # default alpha0 = 1, which shows the sketches' sensitivity to alpha0 (RFD's robustness)
     LearnerSpec("adagrad", f"{_SO}:AdaGrad", "Diagonal AdaGrad with slab projection (RFD paper baseline)",
                 demo=True),
@@ -137,7 +144,7 @@ LEARNERS = {s.name: s for s in [
 ]}
 
 
-def parse_param_value(text, default=None):
+def parse_param_value(text: str, default: Any = None) -> Any:
     """Parse ``value`` of ``-p key=value``: JSON literals (numbers, true/false/null), else a string.
 
     >>> parse_param_value("1e-3"), parse_param_value("true"), parse_param_value("none"), parse_param_value("fd")
@@ -161,8 +168,15 @@ def parse_param_value(text, default=None):
     return value
 
 
-def learner_parameters(name):
-    """``{parameter: default}`` the user may set for learner ``name`` (fixed ones excluded)."""
+def learner_parameters(name: str) -> dict[str, Any]:
+    """``{parameter: default}`` the user may set for learner ``name`` (fixed ones excluded).
+
+    Examples
+    --------
+    >>> from streamlearn.learners import learner_parameters
+    >>> learner_parameters("pa1")["C"]    # the CLI's default, not the class's
+    0.01
+    """
     spec = _spec(name)
     sig = inspect.signature(spec.cls().__init__)
     params = {p.name: p.default for p in sig.parameters.values() if p.name != "self"}
@@ -170,8 +184,15 @@ def learner_parameters(name):
     return {k: v for k, v in params.items() if k not in spec.fixed}
 
 
-def make_learner(name, params=None):
-    """Build learner ``name`` with ``params`` (values may be strings from the command line)."""
+def make_learner(name: str, params: Mapping[str, Any] | None = None) -> Any:
+    """Build learner ``name`` with ``params`` (values may be strings from the command line).
+
+    Examples
+    --------
+    >>> from streamlearn.learners import make_learner
+    >>> make_learner("ftrl", {"l1": "0.5"}).l1
+    0.5
+    """
     spec = _spec(name)
     allowed = learner_parameters(name)
     kwargs = dict(spec.defaults)

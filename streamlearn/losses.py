@@ -23,8 +23,15 @@ CLASSIFICATION_LOSSES = ("hinge", "logistic", "squared", "perceptron")
 REGRESSION_LOSSES = ("squared", "epsilon_insensitive")
 
 
-def loss_code(name):
-    """Kernel code of the loss called ``name`` (a ValueError lists the known names otherwise)."""
+def loss_code(name: str) -> int:
+    """Kernel code of the loss called ``name`` (a ValueError lists the known names otherwise).
+
+    Examples
+    --------
+    >>> from streamlearn.losses import LOSSES, loss_code
+    >>> loss_code("hinge") == LOSSES["hinge"][0]
+    True
+    """
     try:
         return LOSSES[name][0]
     except KeyError:

@@ -17,6 +17,7 @@ dtype, shape and SHA-256. Loading verifies all of it and names what is wrong::
     True
 """
 
+import contextlib
 import hashlib
 import importlib
 import io
@@ -24,6 +25,7 @@ import json
 import numbers
 import os
 import zipfile
+from typing import Any
 
 import numpy as np
 
@@ -34,7 +36,7 @@ __all__ = ["save", "load", "PersistMixin", "ModelFileError", "FORMAT", "FORMAT_V
 FORMAT = "streamlearn-model"
 FORMAT_VERSION = 1
 _STORE_ABOVE = 8 << 20  # bytes
-_REGISTRY = {}
+_REGISTRY: dict[str, type] = {}
 
 
 def _registered_class(name):
@@ -48,19 +50,38 @@ def _registered_class(name):
         return None
     if name not in _REGISTRY and name.startswith("streamlearn."):
         module, _, attr = name.rpartition(".")
-        try:  # the attribute access matters: packages import their names on first access
+        with contextlib.suppress(ImportError):  # the attribute access matters: names are imported on first access
             getattr(importlib.import_module(module), attr, None)  # defining the class registers it
-        except ImportError:
-            pass
     return _REGISTRY.get(name)
 
 
 class ModelFileError(ValueError):
-    """A model file is missing, corrupted, of another format or version, or names an unknown class."""
+    """A model file is missing, corrupted, of another format or version, or names an unknown class.
+
+    Examples
+    --------
+    >>> import os, tempfile
+    >>> from streamlearn.persist import ModelFileError, load
+    >>> path = os.path.join(tempfile.mkdtemp(), "not-a-model.slm")
+    >>> _ = open(path, "w").write("hello")
+    >>> try:
+    ...     load(path)
+    ... except ModelFileError as exc:
+    ...     print("refused:", str(exc).split(":")[1].strip())
+    refused: not a streamlearn model file (not a zip archive; corrupted or another format).
+    """
 
 
 class PersistMixin:
-    """Adds ``save(path)`` and ``load(path)`` and registers the class as loadable."""
+    """Adds ``save(path)`` and ``load(path)`` and registers the class as loadable.
+
+    Examples
+    --------
+    >>> from streamlearn.linear_model import Perceptron
+    >>> from streamlearn.persist import PersistMixin
+    >>> issubclass(Perceptron, PersistMixin)
+    True
+    """
 
     def __init_subclass__(cls, **kwargs):
         super().__init_subclass__(**kwargs)
@@ -116,8 +137,21 @@ def _jsonable(value):
     return False, None
 
 
-def save(obj, path):
-    """Save ``obj`` (a streamlearn estimator or sketch) to ``path``; the file appears whole or not at all."""
+def save(obj: Any, path: str | os.PathLike) -> None:
+    """Save ``obj`` (a streamlearn estimator or sketch) to ``path``; the file appears whole or not at all.
+
+    Examples
+    --------
+    >>> import os, tempfile
+    >>> import numpy as np
+    >>> from streamlearn.persist import load, save
+    >>> from streamlearn.sketch import FrequentDirections
+    >>> fd = FrequentDirections(ell=4).partial_fit(np.eye(10))
+    >>> path = os.path.join(tempfile.mkdtemp(), "fd.slm")
+    >>> save(fd, path)
+    >>> np.array_equal(load(path).sketch_, fd.sketch_)
+    True
+    """
     cls = type(obj)
     name = _public_name(cls)
     if _REGISTRY.get(name) is not cls:
@@ -172,8 +206,21 @@ def save(obj, path):
         raise
 
 
-def load(path):
-    """Load an object saved with :func:`save`, verifying format, version, class and checksums."""
+def load(path: str | os.PathLike) -> Any:
+    """Load an object saved with :func:`save`, verifying format, version, class and checksums.
+
+    Examples
+    --------
+    >>> import os, tempfile
+    >>> import numpy as np
+    >>> from streamlearn.linear_model import PassiveAggressiveClassifier
+    >>> from streamlearn.persist import load
+    >>> X, y = np.array([[1.0, 0.0], [0.0, 1.0]]), np.array([1, -1])
+    >>> path = os.path.join(tempfile.mkdtemp(), "pa.slm")
+    >>> PassiveAggressiveClassifier().partial_fit(X, y, classes=[-1, 1]).save(path)
+    >>> load(path).predict(X)
+    array([ 1, -1])
+    """
     path = os.fspath(path)
     if not os.path.exists(path):
         raise FileNotFoundError(f"{path}: no such model file.")

@@ -1,4 +1,4 @@
-"""NumPy twins of streamlearn._kernels.fm and streamlearn._kernels.ccfm, written from ALGORITHMS.md 7.1-7.4.
+"""NumPy twins of streamlearn._kernels.fm and streamlearn._kernels.ccfm, written from Algorithms §7.1-7.4.
 
 They use other formulas than the kernels where one exists: the FM score as the explicit pair sum
 sum_{i<j} <v_i, v_j> x_i x_j, its gradient as x_i sum_{j != i} v_j x_j; the CCFM score as the dense
@@ -127,7 +127,7 @@ def naive_ccfm_ogd_epoch(X, targets, sample_weight, C, loss, delta, eta0, t):
 
 
 def naive_occfm_epoch(X, targets, sample_weight, C, S, loss, delta, eta, t, gamma_c=1.0, gamma_p=0.5):
-    """OCCFM (seed 003 Alg. 2) with C_1 = 0, gamma_t = min(1, gamma_c / t^gamma_p) (paper: 1/sqrt(t)), dense C
+    """OCCFM (Lin et al., WWW 2018, Alg. 2) with C_1 = 0, gamma_t = min(1, gamma_c / t^gamma_p) (paper: 1/sqrt(t)), dense C
     and gradient sum S (K, n, n), linear step by numpy.linalg.eigh. Returns (C, S, t, scores, lams)."""
     X = _dense(X)
     C, S = np.array(C, float), np.array(S, float)

@@ -1,4 +1,4 @@
-"""NumPy twins of streamlearn._kernels.linear (first-order learners), written from ALGORITHMS.md 2.1-2.3."""
+"""NumPy twins of streamlearn._kernels.linear (first-order learners), written from Algorithms §2.1-2.3."""
 
 import numpy as np
 

@@ -1,4 +1,4 @@
-"""NumPy twins of streamlearn._kernels.cw, .pegasos and .dcd, written from ALGORITHMS.md 2.4-2.8 and 3.1.
+"""NumPy twins of streamlearn._kernels.cw, .pegasos and .dcd, written from Algorithms §2.4-2.8 and 3.1.
 
 Dense, row by row, straight from the formulas (full matrices even for the diagonal rules, the mean update
 ``mu += alpha y Sigma x`` written as a matrix product); no scaled vectors, no shrinking tricks beyond what
@@ -14,7 +14,7 @@ __all__ = ["naive_cw_step", "naive_cw_epoch", "naive_pegasos_epoch", "naive_dcd_
 
 
 def naive_cw_step(rule, m, v, eta=None, C=1.0, r=1.0, phi=None):
-    """``(alpha, c)`` of ALGORITHMS.md 2.4(a)/(b), 2.5, 2.6 for margin ``m`` and confidence ``v``."""
+    """``(alpha, c)`` of Algorithms §2.4(a)/(b), 2.5, 2.6 for margin ``m`` and confidence ``v``."""
     if phi is None and eta is not None:
         phi = float(ndtri(eta))
     if rule == "arow":
@@ -126,7 +126,7 @@ def naive_splitmix64(state):
 
 def naive_dcd_solve(X, targets, sample_weight, C, l2_loss, tol, max_iter, bias_value, seed, shrinking=False,
                     alpha=None, w=None):
-    """Dense dual CD (ALGORITHMS.md 3.1, with LIBLINEAR's shrinking when asked) with the kernel's random
+    """Dense dual CD (Algorithms §3.1, with LIBLINEAR's shrinking when asked) with the kernel's random
     permutations. Returns ``(alpha, w_aug, n_iters)``; ``w_aug`` (K, d+1) ends with the bias weight."""
     X = X.toarray() if hasattr(X, "toarray") else np.asarray(X, dtype=float)
     n, d = X.shape

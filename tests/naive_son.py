@@ -2,7 +2,7 @@
 
 Explicit matrices: H = B^T B + alpha I is formed (d x d) and solved with ``numpy.linalg.solve`` (or
 ``numpy.linalg.pinv`` when alpha = 0); the H-norm projection onto the slab is the textbook formula
-(ALGORITHMS.md 6.1) and, in the alpha = 0 phase, the H-cheaper of App. A's candidate w1 and the optimal
+(Algorithms §6.1) and, in the alpha = 0 phase, the H-cheaper of App. A's candidate w1 and the optimal
 w2* = u - tau / |x_perp|^2 x_perp. Sketches use the twins of tests/naive_sketch.py (SVD shrink, QR Oja).
 Binary only (one output), dense X.
 """

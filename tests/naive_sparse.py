@@ -1,4 +1,4 @@
-"""Eager dense NumPy twins of streamlearn._kernels.sparse_l1, written from ALGORITHMS.md 4.1-4.5.
+"""Eager dense NumPy twins of streamlearn._kernels.sparse_l1, written from Algorithms §4.1-4.5.
 
 No laziness here: every truncation round touches every weight, and RDA/FTRL recompute the whole ``w``
 each round. Each twin takes a dense or sparse ``X`` (n, d), ``targets`` (n, K), ``sample_weight`` (n,)
@@ -76,8 +76,8 @@ def naive_fobos(X, targets, sw, *, loss, l1, eta0, schedule="invsqrt", fit_inter
 
 
 def naive_l1_subgradient(X, targets, sw, *, loss, l1, eta0, schedule="invsqrt", fit_intercept=True):
-    """The L1 sub-gradient method with the step clipped at zero (seed 002's theta = inf, k = 1 case of TG,
-    read as ALGORITHMS.md 4.2 corrects it): v = w - eta g; w = v - eta l1 sgn(v), or 0 where that would
+    """The L1 sub-gradient method with the step clipped at zero (the theta = inf, k = 1 case of TG,
+    in its clipped form, Algorithms §4.2): v = w - eta g; w = v - eta l1 sgn(v), or 0 where that would
     cross zero."""
     def step(W, eta):
         out = W - eta * l1 * np.sign(W)
@@ -119,7 +119,7 @@ def naive_rda(X, targets, sw, *, loss, l1, gamma, fit_intercept=True):
 
 
 def naive_ftrl(X, targets, sw, *, loss, alpha, beta, l1, l2, fit_intercept=True):
-    """4.5, Algorithm 6 of seed 002 with the paper's sigma: the whole w recomputed from (z, n) each round;
+    """4.5, McMahan et al.'s per-coordinate FTRL with the paper's sigma: the whole w recomputed from (z, n) each round;
     the intercept is a coordinate of constant value 1 with l1 = l2 = 0."""
     X = _dense(X)
     n, d = X.shape

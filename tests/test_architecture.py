@@ -97,3 +97,16 @@ def test_distributed_imports_no_private_estimator_name():
                     part in node.module for part in ESTIMATOR_LAYERS + ["base"]):
                 private = [a.name for a in node.names if a.name.startswith("_")]
                 assert not private, f"distributed/{path.name} imports {private} from {node.module}"
+
+def test_evaluation_depends_only_on_datasets_losses_and_metrics():
+    """Paper reproductions live in ``streamlearn.experiments``; ``evaluation`` must not import learners."""
+    allowed = re.compile(r"streamlearn\.(evaluation|datasets|losses|_validation|_lazy)\b")
+    for path in sorted((PKG / "evaluation").rglob("*.py")):
+        for name in _imports(path):
+            if name.startswith("streamlearn"):
+                assert allowed.match(name), f"{path.relative_to(PKG)} imports {name}"
+
+
+def test_experiments_are_outside_evaluation():
+    assert not (PKG / "evaluation" / "experiments").exists()
+    assert (PKG / "experiments" / "__init__.py").exists()

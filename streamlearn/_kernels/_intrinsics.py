@@ -1,8 +1,8 @@
 """Low-level helpers for kernels that numba does not offer: a cache prefetch hint.
 
 Prefetching: when the model does not fit in cache every rare feature is a cache miss; kernels ask for
-the next example's entries while they work on the current one (measured on the 2^22-feature stream:
-FTRL 38 -> 24 ns per non-zero). ``llvm.prefetch`` only hints, so results never change. Under
+the next example's entries while they work on the current one (a large gain on a 2^22-feature stream; see
+the first-order benchmark page). ``llvm.prefetch`` only hints, so results never change. Under
 NUMBA_DISABLE_JIT ``prefetch`` is a no-op Python function.
 """
 

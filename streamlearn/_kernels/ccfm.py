@@ -1,4 +1,4 @@
-"""Compact convexified factorization machine (CCFM, seed 003; ALGORITHMS.md 7.2-7.4) trained online.
+"""Compact convexified factorization machine (CCFM, Lin et al., WWW 2018; Algorithms §7.2-7.4) trained online.
 
 The model of output k is a symmetric (d+1) x (d+1) matrix C = [[Z, w], [w^T, 2 w0]] and the score of x is
 ``yhat = 1/2 xhat^T C xhat`` with ``xhat = (x, 1)`` (the bias coordinate is the LAST index, d). The decision
@@ -13,7 +13,7 @@ linear kernel):
   projection by a full eigendecomposition (numpy.linalg.eigh) and projection of the eigenvalues onto the
   l1 ball. The projection is skipped only when an upper bound of ||C||_tr (last exact value plus the trace
   norm of the rank-one steps since) shows C is still in the ball, i.e. when it would be the identity.
-* ``occfm_dense_epoch``: OCCFM, seed 003 Alg. 2, with C_1 = 0 and ``gamma_t = min(1, gamma_c / t^gamma_p)``
+* ``occfm_dense_epoch``: OCCFM, Alg. 2 of Lin et al. (WWW 2018), with C_1 = 0 and ``gamma_t = min(1, gamma_c / t^gamma_p)``
   (the paper's ``1/sqrt(t)``: gamma_c = 1, gamma_p = 1/2; the classic Frank-Wolfe ``2/t``: 2, 1):
   ``C_{t+1} = (1 - gamma_t) C_t + gamma_t delta sgn(lam) q q^T`` with (lam, q) the largest-|lam| eigenpair
   of ``-grad F_t(C_t) = -(eta S_{t-1} + 2 C_t)``, ``S_{t-1} = sum_{tau<t} l'_tau 1/2 xhat_tau xhat_tau^T``
@@ -479,7 +479,7 @@ def ccfm_ogd_epoch(indptr, indices, data, targets, sample_weight, C, tn_bound, l
 @njit_kernel
 def occfm_dense_epoch(indptr, indices, data, targets, sample_weight, M, scale, S, q_prev, loss, delta, eta,
                       gamma_c, gamma_p, lmo, lmo_tol, lmo_max_iter, t, stats, out_scores):
-    """OCCFM (seed 003 Alg. 2) with dense state, C_1 = 0 and gamma_t = min(1, gamma_c / t^gamma_p) (the
+    """OCCFM (Lin et al., WWW 2018, Alg. 2) with dense state, C_1 = 0 and gamma_t = min(1, gamma_c / t^gamma_p) (the
     paper: gamma_c = 1, gamma_p = 1/2; module docstring).
 
     ``M`` (K, n, n) and ``scale`` (K,) hold C_k = scale[k] M[k]; ``S`` (K, n, n) is the sum of past gradients

@@ -2,7 +2,7 @@
 
 The weight vector is a Gaussian ``N(mu, Sigma)``; ``mu`` is stored as ``coef`` (K, d) and the intercept as
 ``intercept`` (K,). The intercept is the mean weight of a constant feature of value ``bias_value`` (1, or
-0 for no intercept), with its own variance entry. Every rule (ALGORITHMS.md 2.4-2.6) has the same shape::
+0 for no intercept), with its own variance entry. Every rule (Algorithms §2.4-2.6) has the same shape::
 
     m = y (mu . x + b)      v = x^T Sigma x  (including the bias feature)
     (alpha, c) = step(rule, m, v)           # 0, 0 when passive

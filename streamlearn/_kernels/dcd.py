@@ -1,4 +1,4 @@
-"""Dual coordinate descent for the L1- and L2-loss linear SVM (Hsieh et al. ICML 2008; ALGORITHMS.md 3.1).
+"""Dual coordinate descent for the L1- and L2-loss linear SVM (Hsieh et al. ICML 2008; Algorithms §3.1).
 
 Primal ``min_w 1/2 ||w||^2 + C sum_i s_i xi_i`` (``xi`` the hinge, or squared hinge for the L2 loss; ``s``
 the sample weights), dual ``min_alpha 1/2 alpha^T (Q + D) alpha - e^T alpha`` with ``0 <= alpha_i <= U_i``:

@@ -1,6 +1,6 @@
 """Frequent-directions family: append rows to a (cap, d) buffer and shrink it through its Gram matrix.
 
-State shared by FD, fast FD, PFD, CFD and RFD (ALGORITHMS.md 5.1-5.6), all plain arrays:
+State shared by FD, fast FD, PFD, CFD and RFD (Algorithms §5.1-5.6), all plain arrays:
 
 * ``buf`` (cap, d) float64: rows ``[0, n_rows)`` are the current buffer B-hat (cap = ell for the exact
   Alg. 1, 2 * ell for the doubling-space Alg. 4 / 5);
@@ -9,7 +9,7 @@ State shared by FD, fast FD, PFD, CFD and RFD (ALGORITHMS.md 5.1-5.6), all plain
 * ``n_rows``: the number of rows in use.
 
 A shrink keeps ``keep`` rows and subtracts ``delta = s_{keep+1}^2`` (the largest squared singular value
-that is discarded, ALGORITHMS.md 5.3) from the squared singular values of the last ``n_shrink`` kept rows
+that is discarded, Algorithms §5.3) from the squared singular values of the last ``n_shrink`` kept rows
 (all of them for FD; fewer for PFD). It never takes a d-wide SVD: with ``G = B-hat B-hat^T = U L U^T``
 (an eigendecomposition of a cap x cap matrix), the new rows are ``W B-hat`` with
 ``W = diag(sqrt((l_i - delta_i) / l_i)) U_keep^T``, whose Gram matrix is ``W G W^T``; ``W B-hat`` costs

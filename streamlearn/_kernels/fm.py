@@ -1,6 +1,6 @@
 """Vanilla factorization machine (Rendle, ICDM 2010) trained online, one pass over a CSR chunk.
 
-Model (ALGORITHMS.md 7.1), one per output ``k`` (K > 1 outputs = one-vs-rest)::
+Model (Algorithms §7.1), one per output ``k`` (K > 1 outputs = one-vs-rest)::
 
     yhat = w0 + w . x + 1/2 sum_f (s_f^2 - sum_i V[i, f]^2 x_i^2),   s_f = sum_i V[i, f] x_i
 

@@ -1,7 +1,7 @@
 """First-order linear learners: OGD, Perceptron and Passive-Aggressive, one pass over a CSR chunk.
 
 One kernel serves all of them because they differ only in the step size of the update
-``w <- w + step * x`` (ALGORITHMS.md sections 2.1-2.3):
+``w <- w + step * x`` (Algorithms §2.1-2.3):
 
 * ``RULE_GRADIENT``: step = -eta_t * l'(z) * s with eta_t = eta0 (constant schedule, the Perceptron with
   the perceptron loss) or eta0 / sqrt(t) (OGD).
@@ -11,8 +11,8 @@ One kernel serves all of them because they differ only in the step size of the u
 
 ``s`` is the sample weight. The intercept is the weight of a constant feature of value ``c``
 (``intercept_sq = c**2``): the kernel stores the intercept ``b = c * w_c`` itself, so ``b += step * c**2``
-and ``||x||^2`` includes ``c**2``. c = 1 gives the usual intercept; the Perceptron with bias of the lecture
-notes (b += eta y R^2) is c = R.
+and ``||x||^2`` includes ``c**2``. c = 1 gives the usual intercept; the Perceptron with bias in Novikoff's
+augmented-feature form (b += eta y R^2) is c = R.
 
 Several outputs (one-vs-rest) share one pass: ``coef`` is (K, d) and ``targets`` (n, K), each column
 a binary problem in {-1, +1} (or the real target, K = 1, for regression).
@@ -37,9 +37,8 @@ from .losses import loss_dloss, loss_value
 
 #: Prefetch the next example's weights only when the model is larger than this many weights (8 bytes each):
 #: a model that stays in the core's cache gains nothing and the extra sweep over the next row's indices
-#: costs ~0.7 ns per non-zero (farm-ads, 55k weights: PA-I pass 1.25 -> 0.73 ms without it); at 2^20
-#: weights (8 MB, out of L2) prefetching is ~1.5x faster, at 2^19 still slower (40k x 100-nnz Zipf rows,
-#: AMD EPYC, 1 MB L2 per core, 32 MB L3); the threshold (6 MB) sits between the two.
+#: costs time per non-zero; a model out of the L2 cache (2^20 weights, 8 MB) gains from it, one of 2^19 weights
+#: does not (measurements: the first-order benchmark page); the threshold (6 MB) sits between the two.
 PREFETCH_MIN_WEIGHTS = 3 << 18
 
 RULE_GRADIENT = 0
@@ -52,9 +51,8 @@ SCHEDULE_INVSQRT = 1
 
 
 # Row positions are walked as unsigned integers too (0 <= indptr[i] is part of the same boundary check):
-# with signed positions numba adds a negative-index fix-up to every data[p] / indices[p] access, which cost
-# a third of the dot product and two fifths of the update on farm-ads (0.46 -> 0.30 ms and 0.60 -> 0.36 ms
-# per pass). Unsigned and signed integers must not meet in one expression (numba would go through float64),
+# with signed positions numba adds a negative-index fix-up to every data[p] / indices[p] access, a large
+# share of the dot product and of the update. Unsigned and signed integers must not meet in one expression (numba would go through float64),
 # hence the typed constants.
 _U1 = np.uintp(1)
 _U2 = np.uintp(2)

@@ -15,7 +15,7 @@ LOSS_EPS_INSENS.   max(0, |z - y| - eps)         sgn(z - y) if |z - y| > eps    
 =================  ============================  ==============================  =========
 
 The squared loss has no 1/2 so that its strong-convexity constant is the one the RFD paper derives
-(mu = 1/(8 C^2)); see ALGORITHMS.md section 6.1.
+(mu = 1/(8 C^2)); see Algorithms §6.1.
 """
 
 import math

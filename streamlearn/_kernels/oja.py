@@ -1,4 +1,4 @@
-"""Oja's sketch (ALGORITHMS.md 5.8): a streaming estimate of the top-ell eigenpairs of A^T A.
+"""Oja's sketch (Algorithms §5.8): a streaming estimate of the top-ell eigenpairs of A^T A.
 
 State: ``V`` (ell, d) with orthonormal rows, ``lam`` (ell,) and the row counter ``t``. Per row a:
 ``t += 1``, ``gamma = min(c / t, 1)``, ``p = V a``, ``lam <- (1 - gamma) lam + gamma p^2``,

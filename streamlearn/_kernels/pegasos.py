@@ -1,6 +1,6 @@
 """Pegasos with mini-batches of k examples and the projection onto the ball of radius 1/sqrt(lambda).
 
-ALGORITHMS.md 2.7 with the scaled-vector trick of 2.8. Per output (one-vs-rest column), the weight vector
+Algorithms §2.7 with the scaled-vector trick of 2.8. Per output (one-vs-rest column), the weight vector
 is ``w = scale * v`` over ``d + 1`` coordinates (the last one is a constant feature of value
 ``bias_value``, 1 or 0, so the bias is regularised like the other weights), with ``sqnorm = ||v||^2``.
 

@@ -1,7 +1,7 @@
 """Robust frequent directions (RFD, Alg. 2 / fast Alg. 5): FD plus one scalar, ``alpha += delta / 2``.
 
 The chunk kernels are the FD ones (``fd_fit_csr`` / ``fd_fit_dense`` return the sum of the deltas, and
-RFD's ``alpha = alpha0 + sum(delta) / 2``, ALGORITHMS.md 5.6). The functions here are the per-example
+RFD's ``alpha = alpha0 + sum(delta) / 2``, Algorithms §5.6). The functions here are the per-example
 steps for callers that need alpha after every row (the sketched online Newton step, Alg. 6): append one
 row and, when the buffer is full, shrink it and update alpha. Each returns ``(n_rows, alpha, delta)``.
 """

@@ -1,4 +1,4 @@
-"""Random projection sketch (RP; ALGORITHMS.md 5.7): ``S <- S + r_t a_t^T`` with ``E[S^T S] = A^T A``.
+"""Random projection sketch (RP; Algorithms §5.7): ``S <- S + r_t a_t^T`` with ``E[S^T S] = A^T A``.
 
 ``r_t`` (ell entries of variance 1/ell) is a pure function of ``(seed, t, i)`` (t = the row's position in
 the whole stream, i = the entry), computed by a SplitMix64 hash: the sketch is deterministic given the

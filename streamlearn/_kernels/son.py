@@ -1,4 +1,4 @@
-"""Second-order online learners (ALGORITHMS.md 6.2-6.4): AdaGrad, full online Newton step, sketched ONS.
+"""Second-order online learners (Algorithms §6.2-6.4): AdaGrad, full online Newton step, sketched ONS.
 
 Common per-example protocol (RFD paper Alg. 3 / 6, C = the slab radius, mu_t = ``mu``, eta_t = eta / t):
 
@@ -85,7 +85,7 @@ def _adagrad_project(wk, sk, alpha0, indices, data, st, en, tau):
 
 @njit_kernel
 def adagrad_epoch(indptr, indices, data, targets, sw, w, s, alpha0, eta, C, loss, project, slab_current, out):
-    """Diagonal AdaGrad with slab projection in the diag(h) norm (ALGORITHMS.md 6.2), K outputs.
+    """Diagonal AdaGrad with slab projection in the diag(h) norm (Algorithms §6.2), K outputs.
 
     ``w`` (K, d), ``s`` (K, d) sums of squared gradients; ``h = alpha0 + sqrt(s)``. ``slab_current``: project
     the updated point onto the current example's slab (post-update h) instead of projecting the pending point
@@ -176,7 +176,7 @@ def _full_on_update(wk, Pk, indices, data, st, en, dl, c, pg, px, have_px):
 
 @njit_kernel
 def full_on_epoch(indptr, indices, data, targets, sw, w, P, t, mu, eta, C, loss, slab_current, out):
-    """Full-matrix online Newton step, ``P = H^{-1}`` by Sherman-Morrison (ALGORITHMS.md 6.3).
+    """Full-matrix online Newton step, ``P = H^{-1}`` by Sherman-Morrison (Algorithms §6.3).
 
     ``w`` (K, d) pending points, ``P`` (K, d, d) (``I / alpha0`` at the start). ``slab_current`` as in
     ``adagrad_epoch`` (post-update P). Returns ``(t, bad)``.
@@ -387,7 +387,6 @@ def son_epoch(indptr, indices, data, targets, sw, w, buf, gram, sc, aux, n_rows,
     work = np.empty((cap, d))
     gdata = np.empty(0)
     dirv = np.empty(d)
-    ptr1 = np.zeros(2, dtype=np.int64)
     rvec = np.empty(cap)
     qvec = np.empty(cap)
     run = np.empty(d)

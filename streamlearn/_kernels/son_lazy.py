@@ -1,4 +1,4 @@
-"""Sparse (lazy) forms of the sketched online Newton step for FD/PFD/RFD, Oja and RP (issue 4's design note).
+"""Sparse (lazy) forms of the sketched online Newton step for FD/PFD/RFD, Oja and RP.
 
 Same per-example protocol, same arithmetic as ``son_epoch`` (son.py, the dense reference), but no O(ell d)
 work per example on sparse rows:

@@ -1,10 +1,10 @@
 """Sparse (L1) online learners, lazily in O(nnz(x)) per example: simple truncation, truncated gradient
-(TG), L1-FOBOS, L1-RDA and FTRL-Proximal (ALGORITHMS.md sections 4.1-4.6, seed 002).
+(TG), L1-FOBOS, L1-RDA and FTRL-Proximal (Algorithms §4.1-4.6).
 
 Conventions shared by every kernel: K outputs (one-vs-rest for K > 2 classes), d features. The state is
 *feature-major*: row ``j`` holds everything about feature j for all outputs, so one example touches one
-cache line per feature (the state of 2^22 features does not fit in cache; measured on the benchmark
-stream, FTRL with z and n interleaved runs 1.7x faster than with two separate arrays). Row ``d`` is the
+cache line per feature (the state of 2^22 features does not fit in cache, so interleaving z and n
+saves a cache miss per feature). Row ``d`` is the
 intercept, the weight of a constant feature 1 used only when ``fit_intercept`` is true and never
 penalised (no truncation, no L1, no L2). ``targets`` is (n, K) in {-1, +1} (classification) or the real
 target (K = 1). Every example's score *before* its update is written to ``out_scores`` (n, K). Examples
@@ -153,7 +153,7 @@ def truncated_materialize(wm, penalty, theta, rule, out):
 @njit_kernel
 def truncated_flush(wm, penalty, theta, rule):
     """Apply every pending truncation in place (all marks become ``penalty``): the model is unchanged, as
-    catching up later would give the same weights (ALGORITHMS.md 4.6: flush before export). O(K d)."""
+    catching up later would give the same weights (Algorithms §4.6: flush before export). O(K d)."""
     n_out = wm.shape[1] - 1
     d = wm.shape[0] - 1
     for j in range(d):

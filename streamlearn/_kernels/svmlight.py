@@ -201,7 +201,7 @@ def _parse_float(buf, p, end):
         p += 1
     if p < end and (_lower(buf[p]) == 105 or _lower(buf[p]) == 110):  # 'i' or 'n': inf / infinity / nan
         q = p
-        while q < end and ((97 <= _lower(buf[q]) <= 122)):
+        while q < end and (97 <= _lower(buf[q]) <= 122):
             q += 1
         n = q - p
         if n == 3 and _lower(buf[p]) == 110 and _lower(buf[p + 1]) == 97 and _lower(buf[p + 2]) == 110:

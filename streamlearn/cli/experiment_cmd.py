@@ -2,7 +2,7 @@
 
 import sys
 
-from ..evaluation import experiments
+from .. import experiments
 from ._common import add_output_options, format_table, print_json, show_progress
 
 
@@ -33,6 +33,11 @@ def run(args):
     module = experiments.get(args.experiment)
     args.progress = show_progress(args)
     rows = module.run(args)
+    if getattr(args, "write_data", None):  # ``demo --write-data DIR``: files written, nothing to plot
+        if not args.quiet:
+            for row in rows:
+                print(f"wrote {row['file']} ({row['bytes']:,} bytes)")
+        return 0
     if args.plot:
         if not hasattr(module, "plot"):
             print(f"streamlearn: experiment {args.experiment} has no plot; --plot ignored", file=sys.stderr)

@@ -88,8 +88,8 @@ def entry_point():
     """The ``streamlearn`` command: run :func:`main`, then end the process without tearing the interpreter down.
 
     Interpreter teardown (freeing the tens of thousands of objects of numpy, scipy, sklearn and numba one by
-    one) took 0.6-1.2 s of wall time per process on the shared 2-core machine (benchmarks/sparse_speed.py,
-    the script's "exit" stage); the operating system reclaims the memory at once.
+    one) costs a large share of a short run's wall time (see the sparse-learner benchmark page); the operating
+    system reclaims the memory at once.
     Everything that teardown would do for us is done first: ``atexit`` handlers run and the standard
     streams are flushed; if another thread is still alive, the normal exit (which joins it) is used. Output
     files are closed by the commands themselves (``with`` blocks) before ``main`` returns.

@@ -138,10 +138,10 @@ def _run(args):
     n, d = X.shape
     sketch._check_params()  # sklearn-format message for a bad value before reading anything else
     warm = clone(sketch).partial_fit(X[:min(n, 2 * args.ell + 2)])  # compile / load numba's cache
-    warm.sketch_
+    _ = warm.sketch_
     t0 = time.perf_counter()
     sketch.partial_fit(X)
-    sketch.sketch_  # the published sketch includes the final shrink of the FD family
+    _ = sketch.sketch_  # the published sketch includes the final shrink of the FD family
     seconds = time.perf_counter() - t0
     row = _report(args, sketch, None if args.no_error else X, n, d, seconds)
     if args.no_error:
@@ -201,7 +201,7 @@ def _run_distributed(args, sketch):
             result = dist.fit_sketch(sketch, partitions, client)
         except RuntimeError as exc:  # a worker died and its partition could not be retried
             raise CLIError(str(exc)) from exc
-        result.sketch_  # the published sketch includes the final shrink of the FD family
+        _ = result.sketch_  # the published sketch includes the final shrink of the FD family
         seconds = time.perf_counter() - t0
     X = None
     if not args.no_error:  # read here exactly as the workers read it

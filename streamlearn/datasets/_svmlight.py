@@ -43,6 +43,16 @@ class SvmlightFormatError(ValueError):
         1-based line number of the offending line (for an empty file: the number of lines read, 0).
     reason : str
         What was wrong, without the location.
+
+    Examples
+    --------
+    >>> import io
+    >>> from streamlearn.datasets import SvmlightFormatError, load_svmlight
+    >>> try:
+    ...     load_svmlight(io.BytesIO(b"1 1:1 2:1\\n-1 3:1 2:1\\n"))
+    ... except SvmlightFormatError as exc:
+    ...     print(exc.line, "|", exc.reason.split(":")[0])
+    2 | unsorted feature index in '2
     """
 
     def __init__(self, source, line, reason):

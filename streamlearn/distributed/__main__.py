@@ -40,7 +40,7 @@ def main(argv=None):
                 "RFD-SON (ell=5, alpha0=10)": SketchedOnlineNewton(sketch="rfd", ell=5, alpha0=10.0)}
     print(f"{args.data}: {X.shape[0]} training rows in {args.partitions} partitions, {args.rounds} rounds, "
           f"scheduler {args.scheduler}")
-    print(f"| learner | sequential one pass | mixed | difference (pt) | mixing seconds | seconds per round |")
+    print("| learner | sequential one pass | mixed | difference (pt) | mixing seconds | seconds per round |")
     print("|---|---|---|---|---|---|")
     with connect(args.scheduler) as client:
         for name, learner in learners.items():

@@ -1,11 +1,11 @@
 """Evaluation of online learners: progressive validation, test metrics after a pass, regret.
 
 * :func:`progressive_validation` / :func:`iter_progressive_validation`: test-then-train over a stream,
-  with Vowpal-Wabbit-style checkpoint rows at 1, 2, 4, 8, ... examples (ALGORITHMS.md section 1).
+  with Vowpal-Wabbit-style checkpoint rows at 1, 2, 4, 8, ... examples.
 * :func:`evaluate`: metrics of a frozen model on held-out data.
 * :func:`regret`: cumulative online loss minus that of the best fixed linear predictor in hindsight.
 
-The ``experiments`` subpackage (paper reproductions run by ``streamlearn experiment``) is imported lazily.
+Paper reproductions (``streamlearn experiment ...``) live in :mod:`streamlearn.experiments`.
 """
 
 from .._lazy import lazy_attributes

@@ -1,6 +1,6 @@
 """Progressive validation (test-then-train): a generator core and a result-building wrapper.
 
-Each example is scored by the model *before* the model learns from it (ALGORITHMS.md section 1), so the
+Each example is scored by the model *before* the model learns from it (Algorithms §1), so the
 online error rate and average loss are honest estimates of generalisation on a stream, with no held-out set.
 The learners' kernels return these pre-update scores (``partial_fit_scores``), so one call per chunk does
 both the scoring and the learning; everything here is vectorised over the chunk.
@@ -357,7 +357,7 @@ def iter_progressive_validation(learner, stream, *, classes=None, checkpoints="d
     learner's ``epsilon`` for the epsilon-insensitive loss), on targets -1/+1 (``classes_[1]`` is +1).
     With K > 2 classes (one-vs-rest), an example's loss is the **mean of the K binary one-vs-rest losses**.
     Every example counts once in the averages; sample weights change only the learner's updates and the
-    ``sum_weights`` column (Vowpal Wabbit weights its averages instead; ALGORITHMS.md section 1 defines the
+    ``sum_weights`` column (Vowpal Wabbit weights its averages instead; Algorithms §1 defines the
     online error rate as the unweighted mean, which we follow).
 
     Examples

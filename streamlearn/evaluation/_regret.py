@@ -1,4 +1,4 @@
-"""Regret of an online run against the best fixed linear predictor in hindsight (ALGORITHMS.md section 1).
+"""Regret of an online run against the best fixed linear predictor in hindsight (Algorithms §1).
 
 ``Regret_T = sum_t l(y_t, z_t) - min_{(w, b) in K} sum_t l(y_t, w . x_t + b)`` where ``z_t`` is the learner's
 score of example ``t`` *before* its update, and ``K`` is all of R^d x R (or ``||w||_2 <= radius``). The
@@ -235,8 +235,8 @@ def regret(learner_or_scores, X, y, *, loss=None, radius=None, epsilon=None, cla
     for k in range(columns.shape[1]):
         t = np.ascontiguousarray(columns[:, k])
         # One BLAS thread: the solvers' dense work is small (p-vectors in L-BFGS, an n x (d+1) SVD capped at
-        # 10^7 entries), and OpenBLAS threads on a busy machine cost far more than they save (measured on the
-        # 2-core dev box under load: SVD of 1500 x 124 in 7.7 s with default threads, 0.025 s with one).
+        # 10^7 entries), and OpenBLAS threads on a busy machine cost far more than they save (see the
+        # documentation's benchmark notes).
         with threadpool_limits(limits=1, user_api="blas"):
             w, b, solver, ok, note = _best_fixed(X, t, name, param, radius=radius, fit_intercept=fit_intercept,
                                                  max_iter=max_iter)
@@ -397,7 +397,7 @@ def _lp(X, t, name, eps, fit_intercept):
     """Best fixed predictor of the hinge / epsilon-insensitive loss by linear programming.
 
     We solve the LP dual, which has one equality row per parameter instead of one inequality row per example
-    (about 20x faster than the primal on a9a with HiGHS):
+    (much faster than the primal with HiGHS):
 
     * hinge: ``max sum a_i  s.t.  sum_i a_i t_i x~_i = 0, 0 <= a <= 1``;
     * epsilon-insensitive: ``max sum (t_i - eps) u_i - (t_i + eps) v_i  s.t.  sum_i (u_i - v_i) x~_i = 0,

@@ -1,8 +1,8 @@
 """How well a sketch approximates ``A^T A``: spectral error of the implicit difference, never forming d x d.
 
 ``relative_spectral_error(A, sketch) = ||A^T A - approx||_2 / ||A^T A||_2`` with ``approx = B^T B`` or
-``B^T B + alpha I`` (RFD). The RFD paper's Fig. 1-2 do not define their normalisation (ALGORITHMS.md
-1.1), so :func:`covariance_errors` also reports the FD literature's ``||A^T A - approx||_2 / ||A||_F^2``.
+``B^T B + alpha I`` (RFD). The RFD paper's Fig. 1-2 do not define their normalisation (Algorithms
+§1.1), so :func:`covariance_errors` also reports the FD literature's ``||A^T A - approx||_2 / ||A||_F^2``.
 
 For ``d <= dense_max_d`` both matrices are formed and the difference goes to ``numpy.linalg.eigvalsh``
 (exact). Above that, a Lanczos iteration with full reorthogonalisation finds the extreme eigenvalues of

@@ -2,9 +2,9 @@
 
 * :class:`FMClassifier` / :class:`FMRegressor`: vanilla FM (Rendle 2010), SGD or AdaGrad, O(k nnz) per example.
 * :class:`CCFMOnlineGradientClassifier` / :class:`CCFMOnlineGradientRegressor`: the compact convexified FM
-  (seed 003) by projected online gradient descent (eigendecomposition per projection): the expensive baseline.
+  (Lin et al., WWW 2018) by projected online gradient descent (eigendecomposition per projection): the expensive baseline.
 * :class:`OCCFMClassifier` / :class:`OCCFMRegressor`: OCCFM, projection-free online conditional gradient
-  (seed 003 Alg. 2), exact (dense) or scalable (low-rank) state.
+  (Lin et al., WWW 2018, Alg. 2), exact (dense) or scalable (low-rank) state.
 """
 
 from ._ccfm import (EXACT_MAX_FEATURES, CCFMOnlineGradientClassifier, CCFMOnlineGradientRegressor, OCCFMClassifier,

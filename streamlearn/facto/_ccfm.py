@@ -1,5 +1,5 @@
-"""Compact convexified factorization machines (CCFM) trained online: projected OGD and OCCFM (seed 003;
-ALGORITHMS.md 7.2-7.4).
+"""Compact convexified factorization machines (CCFM) trained online: projected OGD and OCCFM (Lin et al., WWW 2018;
+Algorithms §7.2-7.4).
 
 The model is one symmetric (d+1) x (d+1) matrix ``C = [[Z, w], [w^T, 2 w0]]`` per output and the score of
 ``x`` is ``yhat = 1/2 xhat^T C xhat = w0 + w . x + 1/2 x^T Z x`` with ``xhat = (x, 1)``: linear in ``C``, so
@@ -33,7 +33,7 @@ _STAT_NAMES = {"lmo_matvecs": _k.STAT_MATVECS, "lmo_unconverged": _k.STAT_UNCONV
 def occfm_eta(delta, grad_bound, horizon):
     """The OCCFM step ``eta = D / (2 G T^(3/4))`` of the regret analysis of online conditional gradient.
 
-    Hazan's OCG (Introduction to Online Convex Optimization, Thm 7.3; ALGORITHMS.md 7.3) sets
+    Hazan's OCG (Introduction to Online Convex Optimization, Thm 7.3; Algorithms §7.3) sets
     ``eta = D / (2 G T^{3/4})`` with ``D`` the diameter of the decision set and ``G`` a bound on the
     Frobenius norm of the loss gradients. For the trace-norm ball of radius ``delta``, ``D = 2 delta``
     (``||C1 - C2||_F <= ||C1||_tr + ||C2||_tr``); the CCFM gradient is ``l' 1/2 xhat xhat^T``, so
@@ -149,7 +149,7 @@ _OGD_PARAMS = {
 }
 
 _OGD_DOC = """
-    The expensive baseline of seed 003: after each example, ``C <- Proj(C - eta0/sqrt(t) * l' 1/2 xhat xhat^T)``
+    The expensive baseline of Lin et al. (WWW 2018): after each example, ``C <- Proj(C - eta0/sqrt(t) * l' 1/2 xhat xhat^T)``
     where ``Proj`` is the Euclidean projection onto ``{C symmetric : ||C||_tr <= delta}``: a full
     eigendecomposition ``C = Q diag(lam) Q^T`` (``numpy.linalg.eigh``, O(d^3)) and the projection of ``lam``
     onto the l1 ball of radius ``delta``. Regret O(sqrt(T)) with ``eta0 = D / G`` (``D = 2 delta``, ``G`` a
@@ -353,7 +353,7 @@ _OCCFM_PARAMS = {
 }
 
 _OCCFM_DOC = """
-    Online conditional gradient on the compact convexified FM (seed 003, Alg. 2; ALGORITHMS.md 7.3). With
+    Online conditional gradient on the compact convexified FM (Lin et al., WWW 2018, Alg. 2; Algorithms §7.3). With
     ``C_1 = 0`` and ``gamma_t = 1/sqrt(t)``, after the score of example t (made with ``C_t``)::
 
         S_{t-1} = sum_{tau < t} l'(yhat_tau, y_tau) 1/2 xhat_tau xhat_tau^T     (newest gradient excluded)
@@ -366,7 +366,7 @@ _OCCFM_DOC = """
     steps) or power iteration (``lmo="power"``: converges at rate |lam_2|/|lam_1| and fails when the top two
     magnitudes are equal, e.g. +-lam), warm-started from the previous eigenvector plus a fixed 1e-3
     perturbation, stopped at ``||H q - lam q|| <= lmo_tol |lam|``. Every iterate is a convex combination of
-    points of the ball, so it stays in it (seed Thm 2). Where the seed is silent or illegible we chose:
+    points of the ball, so it stays in it (the paper's Thm 2). Where the paper is silent we chose:
     ``C_1 = 0`` (so the regulariser is ``||C||_F^2``), ``gamma_t = 1/sqrt(t)`` (the legible footnote, the
     default ``step_schedule="invsqrt"``; ``"fw"`` is the classic Frank-Wolfe ``min(1, 2/t)``, an ablation that
     is not the paper's), and ``eta`` is a parameter: :func:`occfm_eta` gives the value of the OCG regret

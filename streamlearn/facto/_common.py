@@ -16,8 +16,8 @@ DENSE_STATE_LIMIT_BYTES = 4 * 1024 ** 3
 
 def one_blas_thread():
     """Context in which LAPACK runs on one thread. The CCFM kernels make many small eigendecompositions
-    (numba calls LAPACK): on a busy machine a multi-threaded OpenBLAS made each 80 x 80 ``eigh`` ~100x
-    slower (163 ms vs 0.64 ms measured), so the kernels always run single-threaded."""
+    (numba calls LAPACK): on a busy machine a multi-threaded OpenBLAS makes each small ``eigh`` far
+    slower, so the kernels always run single-threaded."""
     return threadpool_limits(limits=1, user_api="blas")
 
 

@@ -1,4 +1,4 @@
-"""Vanilla factorization machines trained online (Rendle 2010; ALGORITHMS.md 7.1)."""
+"""Vanilla factorization machines trained online (Rendle 2010; Algorithms §7.1)."""
 
 import numpy as np
 from sklearn.utils.validation import check_is_fitted
@@ -88,7 +88,7 @@ class FMClassifier(OnlineClassifierMixin, LogisticProbaMixin, _FMBase):
     """Factorization machine for classification, trained online by SGD or AdaGrad (Rendle, ICDM 2010).
 
     Score ``yhat = w0 + w . x + sum_{i<j} <v_i, v_j> x_i x_j``, computed in O(k nnz(x)) by the identity
-    ``1/2 sum_f ((sum_i v_if x_i)^2 - sum_i v_if^2 x_i^2)`` (ALGORITHMS.md 7.1). After each example every
+    ``1/2 sum_f ((sum_i v_if x_i)^2 - sum_i v_if^2 x_i^2)`` (Algorithms §7.1). After each example every
     parameter it touches takes one step along ``l'(yhat, y) dyhat/dp + l2 p``. Labels are mapped to
     {-1, +1}; more than two classes are learnt one-vs-rest (one FM per class). Non-convex in ``V``: the
     result depends on the random initialisation of ``V`` (seeded by ``random_state``).

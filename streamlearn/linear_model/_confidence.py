@@ -1,4 +1,4 @@
-"""Confidence-weighted learners: CW, AROW, SCW-I/II with full or diagonal covariance (ALGORITHMS.md 2.4-2.6)."""
+"""Confidence-weighted learners: CW, AROW, SCW-I/II with full or diagonal covariance (Algorithms §2.4-2.6)."""
 
 import numpy as np
 from scipy.special import ndtri
@@ -91,7 +91,7 @@ class ConfidenceWeightedClassifier(_BaseConfidence):
     normal quantile, not the CDF as one public port computes). ``update="stdev"`` is the exact solution
     of Crammer, Dredze and Pereira (NIPS 2008), which meets the constraint with equality for a full
     covariance; ``update="variance"`` is the original linearised version of Dredze, Crammer and Pereira
-    (ICML 2008), constraint ``y mu.x >= phi x^T Sigma x`` (ALGORITHMS.md 2.4). Rounds with
+    (ICML 2008), constraint ``y mu.x >= phi x^T Sigma x`` (Algorithms §2.4). Rounds with
     ``x^T Sigma x <= 1e-12`` are skipped.
 
     ``covariance="diagonal"`` keeps only the diagonal and updates it with the exact precision increment
@@ -174,7 +174,7 @@ class AROWClassifier(_BaseConfidence):
 
     With ``m = y (mu . x + b)``, ``v = x^T Sigma x`` and ``l = max(0, 1 - m)``, when ``l > 0``:
     ``mu <- mu + l / (v + r) y Sigma x`` and ``Sigma^{-1} <- Sigma^{-1} + x x^T / r``
-    (ALGORITHMS.md 2.5). The full covariance is updated exactly (Sherman-Morrison, O(d^2), refused above
+    (Algorithms §2.5). The full covariance is updated exactly (Sherman-Morrison, O(d^2), refused above
     ``MAX_FULL_FEATURES`` = 4096 features); ``covariance="diagonal"`` applies the precision increment to
     the diagonal only (``1 / Sigma_jj += x_j^2 / r``, our derivation from the inverse form; O(nnz)).
     Multi-class: one-vs-rest. A sample weight multiplies the step and the precision increment.
@@ -229,7 +229,7 @@ class SoftConfidenceWeightedClassifier(_BaseConfidence):
 
     CW's confidence constraint becomes a hinge ``l = max(0, phi sqrt(v) - m)`` (``m = y (mu . x + b)``,
     ``v = x^T Sigma x``, ``phi = Phi^{-1}(eta)``) traded against the KL step with aggressiveness ``C``:
-    SCW-I caps CW's step at ``C``; SCW-II has the squared-hinge closed form (ALGORITHMS.md 2.6; LIBOL's
+    SCW-I caps CW's step at ``C``; SCW-II has the squared-hinge closed form (Algorithms §2.6; LIBOL's
     SCW2 ``v*2``/``phi*2`` typo is not reproduced). Mean and covariance updates are CW's (exact ones).
     ``covariance`` as in :class:`ConfidenceWeightedClassifier` (full refused above 4096 features).
     Multi-class: one-vs-rest. A sample weight multiplies the step and the precision increment.

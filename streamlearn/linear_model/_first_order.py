@@ -1,4 +1,4 @@
-"""First-order online linear learners: OGD, Perceptron, Passive-Aggressive (ALGORITHMS.md 2.1-2.3)."""
+"""First-order online linear learners: OGD, Perceptron, Passive-Aggressive (Algorithms §2.1-2.3)."""
 
 import copy
 
@@ -76,7 +76,7 @@ class _FirstOrderLinear(BaseOnlineLinear):
 class OGDClassifier(LogisticProbaMixin, OnlineClassifierMixin, _FirstOrderLinear):
     """Online gradient descent for linear classification, step ``eta0 / sqrt(t)``.
 
-    Update (ALGORITHMS.md 2.1): ``w <- w - eta0 / sqrt(t) * l'(w . x, y) * x`` after every example, with
+    Update (Algorithms §2.1): ``w <- w - eta0 / sqrt(t) * l'(w . x, y) * x`` after every example, with
     ``t`` the number of examples seen (weighted examples count once). Unconstrained (no projection).
 
     Parameters
@@ -141,7 +141,7 @@ class OGDClassifier(LogisticProbaMixin, OnlineClassifierMixin, _FirstOrderLinear
 class OGDRegressor(OnlineRegressorMixin, _FirstOrderLinear):
     """Online gradient descent for linear regression, step ``eta0 / sqrt(t)``.
 
-    Update: ``w <- w - eta0 / sqrt(t) * l'(w . x, y) * x`` (ALGORITHMS.md 2.1).
+    Update: ``w <- w - eta0 / sqrt(t) * l'(w . x, y) * x`` (Algorithms §2.1).
 
     Parameters
     ----------
@@ -197,7 +197,7 @@ class OGDRegressor(OnlineRegressorMixin, _FirstOrderLinear):
 
 # ---------------------------------------------------------------------------------------------------
 class Perceptron(OnlineClassifierMixin, _FirstOrderLinear):
-    """Rosenblatt's Perceptron, with or without bias, as in the lecture notes (ALGORITHMS.md 2.2).
+    """Rosenblatt's Perceptron, with or without bias, (Rosenblatt 1958; Novikoff 1962; Algorithms §2.2).
 
     On a mistake (``y (w . x + b) <= 0``): ``w <- w + eta0 y x`` and, with ``fit_intercept``,
     ``b <- b + eta0 y R^2`` where ``R`` is a bound on ``||x||`` fixed before the stream (Novikoff's
@@ -206,7 +206,7 @@ class Perceptron(OnlineClassifierMixin, _FirstOrderLinear):
     With many features per row ``R^2`` is large and the bias moves in big steps. scikit-learn's
     Perceptron uses ``b += eta0 y`` on dense input (``radius=1.0`` here: the same model, tested on dense a9a rows) and
     ``b += 0.01 eta0 y`` on sparse input (its intercept decay; ``radius=0.1`` is the nearest rule here).
-    The lecture's rule is the default because it is the algorithm with the bound; neither rule wins
+    The ``R^2`` rule is the default because it is the algorithm with the bound; neither rule wins
     everywhere (one pass, held-out accuracy, R^2 rule / radius=1 / scikit-learn: a9a 0.704 / 0.793 /
     0.826, farm-ads 0.888 / 0.849 / 0.837, 200k x 1M synthetic 0.683 / 0.722 / 0.737).
 
@@ -274,13 +274,13 @@ class Perceptron(OnlineClassifierMixin, _FirstOrderLinear):
 
 # ---------------------------------------------------------------------------------------------------
 class PassiveAggressiveClassifier(OnlineClassifierMixin, _FirstOrderLinear):
-    """Passive-Aggressive classification: PA, PA-I, PA-II (Crammer et al. 2006; ALGORITHMS.md 2.3).
+    """Passive-Aggressive classification: PA, PA-I, PA-II (Crammer et al. 2006; Algorithms §2.3).
 
     With hinge loss ``l = max(0, 1 - y (w . x + b))``: ``w <- w + tau y x`` where ``tau`` is
     ``l / ||x||^2`` (PA), ``min(C, l / ||x||^2)`` (PA-I) or ``l / (||x||^2 + 1 / (2C))`` (PA-II).
     The intercept is the weight of a constant feature 1 (so ``||x||^2`` includes it). An example with
     ``x = 0`` and no intercept is skipped. A sample weight ``s`` multiplies ``tau`` (as scikit-learn does).
-    The seed prints the update as ``tau <w, x>``; the correct ``tau y x`` is used (ALGORITHMS.md 8).
+    The update is ``w <- w + tau y x`` (Crammer et al., JMLR 2006; Algorithms §2.3).
 
     Parameters
     ----------
@@ -329,7 +329,7 @@ class PassiveAggressiveClassifier(OnlineClassifierMixin, _FirstOrderLinear):
 
 
 class PassiveAggressiveRegressor(OnlineRegressorMixin, _FirstOrderLinear):
-    """Passive-Aggressive regression with the epsilon-insensitive loss (ALGORITHMS.md 2.3).
+    """Passive-Aggressive regression with the epsilon-insensitive loss (Algorithms §2.3).
 
     ``l = max(0, |w . x + b - y| - epsilon)``; ``w <- w + sgn(y - w . x - b) tau x`` with the PA, PA-I or
     PA-II ``tau`` of :class:`PassiveAggressiveClassifier`.

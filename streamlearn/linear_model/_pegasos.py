@@ -1,4 +1,4 @@
-"""Pegasos: primal estimated sub-gradient solver for the SVM, online mini-batch form (ALGORITHMS.md 2.7-2.8)."""
+"""Pegasos: primal estimated sub-gradient solver for the SVM, online mini-batch form (Algorithms §2.7-2.8)."""
 
 import numpy as np
 from sklearn.utils.validation import check_is_fitted
@@ -20,9 +20,9 @@ class PegasosClassifier(OnlineClassifierMixin, BaseOnlineLinear):
         w <- (1 - eta_t alpha) w_t + (eta_t / k) sum_{i in A_t^+} y_i x_i
         w <- min(1, (1 / sqrt(alpha)) / ||w||) w          (projection=True)
 
-    The radius is ``1 / sqrt(alpha)`` (the lecture slide's ``min(1, sqrt(1/lambda))`` is a typo), the sum
+    The radius is ``1 / sqrt(alpha)`` (a ``min(1, sqrt(1/lambda))`` found in some restatements is a typo), the sum
     is divided by ``k``, not by ``|A_t^+|``. ``w = scale * v`` with ``||v||^2`` maintained, so shrinking
-    and projecting are O(1) and a round costs O(k nnz(x)) (ALGORITHMS.md 2.8).
+    and projecting are O(1) and a round costs O(k nnz(x)) (Algorithms §2.8).
 
     Deviations from the paper's box, for the online setting: ``A_t`` is the next ``k`` examples of the
     stream (``fit`` reshuffles every pass, i.e. sampling without replacement) rather than a uniform

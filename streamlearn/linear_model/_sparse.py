@@ -1,4 +1,4 @@
-"""Sparse (L1-regularised) online linear learners, O(nnz(x)) per example (ALGORITHMS.md 4.1-4.6, seed 002).
+"""Sparse (L1-regularised) online linear learners, O(nnz(x)) per example (Algorithms §4.1-4.6).
 
 Five update rules, each for classification (logistic, hinge or squared loss on labels -1/+1, one-vs-rest
 for more classes) and regression (squared loss):
@@ -168,7 +168,7 @@ class _Truncated(_LazyLinearMixin, BaseOnlineLinear):
 
     def save(self, path):
         """Write the model file (see :mod:`streamlearn.persist`), after applying every pending truncation to
-        the state in place (O(d), ALGORITHMS.md 4.6: the weights are the same as if they were caught up later).
+        the state in place (O(d), Algorithms §4.6: the weights are the same as if they were caught up later).
 
         All truncation marks are then equal to the running penalty, so the file holds the weights only
         (d + 1, K) and loading rebuilds the mark column: half the bytes to copy, hash and write (2^22 features:
@@ -240,13 +240,13 @@ _SIMPLE_PARAMS = {
 
 
 class SimpleTruncationClassifier(LogisticProbaMixin, OnlineClassifierMixin, _Truncated):
-    """Simple truncation (ALGORITHMS.md 4.1): SGD, and every ``k``-th step ``w_i <- 0`` where ``|w_i| <= theta``.
+    """Simple truncation (Algorithms §4.1): SGD, and every ``k``-th step ``w_i <- 0`` where ``|w_i| <= theta``.
 
     Round t (t = 1, 2, ...): ``v = w - eta_t l'(w . x + b, y) x`` with ``eta_t = eta0 / sqrt(t)`` (or
     ``eta0``); if ``t mod k == 0`` then ``w_i = 0 if |v_i| <= theta else v_i`` for *every* feature i, else
     ``w = v``. The truncation of features absent from the example is applied lazily (when the feature next
     occurs, or when ``coef_`` is read), so an example costs O(nnz(x)). The intercept is never truncated.
-    The seed calls this rule "too aggressive": a weight that is still small when a truncation round comes
+    This rule is known to be too aggressive: a weight that is still small when a truncation round comes
     is lost; :class:`TruncatedGradientClassifier` shrinks gradually instead.
 
     Parameters
@@ -310,7 +310,7 @@ class SimpleTruncationClassifier(LogisticProbaMixin, OnlineClassifierMixin, _Tru
 
 
 class SimpleTruncationRegressor(OnlineRegressorMixin, _Truncated):
-    """Simple truncation (ALGORITHMS.md 4.1) for regression with the squared loss ``(z - y)^2``.
+    """Simple truncation (Algorithms §4.1) for regression with the squared loss ``(z - y)^2``.
 
     The rule of :class:`SimpleTruncationClassifier`: SGD with ``eta_t = eta0 / sqrt(t)`` (or ``eta0``),
     and every ``k``-th step the weights with ``|w_i| <= theta`` are set to 0 (lazily, O(nnz) per example).
@@ -361,15 +361,15 @@ _TG_PARAMS = {
 
 
 class TruncatedGradientClassifier(LogisticProbaMixin, OnlineClassifierMixin, _Truncated):
-    """Truncated gradient (Langford, Li, Zhang, JMLR 2009; ALGORITHMS.md 4.2), lazily in O(nnz(x)).
+    """Truncated gradient (Langford, Li, Zhang, JMLR 2009; Algorithms §4.2), lazily in O(nnz(x)).
 
     Round t: ``v = w - eta_t l'(w . x + b, y) x``; if ``t mod k == 0`` then ``w_i = T1(v_i, k eta_t g,
     theta)`` for every feature, else ``w = v``, where ``T1(v, a, theta)`` is ``max(0, v - a)`` for
     ``v in [0, theta]``, ``min(0, v + a)`` for ``v in [-theta, 0]`` and ``v`` otherwise. Limiting cases
-    (seed 002): ``k eta_t g >= theta`` gives simple truncation at ``theta``; ``theta = inf`` and ``k = 1``
+    (Langford, Li, Zhang 2009): ``k eta_t g >= theta`` gives simple truncation at ``theta``; ``theta = inf`` and ``k = 1``
     give ``w = sgn(v) max(0, |v| - eta_t g)``, the L1 (sub)gradient step clipped at zero, i.e. L1-FOBOS.
-    Deviation from the seed's text: its second case of T1 reads ``max`` (a typo for ``min``), and its
-    ``theta = inf`` case ``w - eta g - eta g sgn(w)`` drops the clip at 0 (ALGORITHMS.md 4.2, 8): the
+    Some restatements of TG print ``max`` in the second case of T1 (a typo for ``min``), and a
+    ``theta = inf`` case ``w - eta g - eta g sgn(w)`` drops the clip at 0 (Algorithms §4.2, 8): the
     clipped form, which is what TG computes, is used. The intercept is never truncated.
 
     Parameters
@@ -377,7 +377,7 @@ class TruncatedGradientClassifier(LogisticProbaMixin, OnlineClassifierMixin, _Tr
     loss : {"logistic", "hinge", "squared"}, default="logistic"
         As in :class:`SimpleTruncationClassifier`.
     gravity : float >= 0, default=1e-4
-        The L1 strength ``g`` (the seed's lambda): every truncation round pulls small weights towards 0
+        The L1 strength ``g`` (lambda in the paper): every truncation round pulls small weights towards 0
         by ``k eta_t g``. 0 is plain SGD.
     theta : float >= 0, default=inf
         Only weights with ``|w_i| <= theta`` are pulled; larger ones are left alone.
@@ -418,7 +418,7 @@ class TruncatedGradientClassifier(LogisticProbaMixin, OnlineClassifierMixin, _Tr
 
 
 class TruncatedGradientRegressor(OnlineRegressorMixin, _Truncated):
-    """Truncated gradient (ALGORITHMS.md 4.2) for regression with the squared loss ``(z - y)^2``.
+    """Truncated gradient (Algorithms §4.2) for regression with the squared loss ``(z - y)^2``.
 
     The rule of :class:`TruncatedGradientClassifier`, lazily in O(nnz(x)) per example.
 
@@ -466,10 +466,10 @@ _FOBOS_PARAMS = {"l1": [Interval(float, 0, None, closed="left")], **_SGD_PARAMS,
 
 
 class FOBOSClassifier(LogisticProbaMixin, OnlineClassifierMixin, _Truncated):
-    """L1-FOBOS (Duchi and Singer, JMLR 2009; ALGORITHMS.md 4.3), lazily in O(nnz(x)) per example.
+    """L1-FOBOS (Duchi and Singer, JMLR 2009; Algorithms §4.3), lazily in O(nnz(x)) per example.
 
     Round t: ``v = w - eta_t l'(w . x + b, y) x``, then ``w_i = sgn(v_i) max(0, |v_i| - eta_t l1)`` for
-    every feature. The seed leaves the step of the proximal half ``eta_{t+1/2}`` open; ``eta_t`` is used
+    every feature. The step of the proximal half ``eta_{t+1/2}`` is a choice; ``eta_t`` is used
     (the same step as the gradient half). Soft thresholds compose additively, so a feature absent from
     the example is thresholded lazily by the sum of the missed ``eta_s l1`` when it next occurs or when
     ``coef_`` is read. The intercept is not thresholded. This is :class:`TruncatedGradientClassifier` with
@@ -514,7 +514,7 @@ class FOBOSClassifier(LogisticProbaMixin, OnlineClassifierMixin, _Truncated):
 
 
 class FOBOSRegressor(OnlineRegressorMixin, _Truncated):
-    """L1-FOBOS (ALGORITHMS.md 4.3) for regression with the squared loss ``(z - y)^2``.
+    """L1-FOBOS (Algorithms §4.3) for regression with the squared loss ``(z - y)^2``.
 
     The rule of :class:`FOBOSClassifier`, lazily in O(nnz(x)) per example.
 
@@ -609,16 +609,16 @@ class _RDA(_LazyLinearMixin, BaseOnlineLinear):
 
 
 class RDAClassifier(LogisticProbaMixin, OnlineClassifierMixin, _RDA):
-    """L1-RDA, regularised dual averaging (Xiao, JMLR 2010; ALGORITHMS.md 4.4), O(nnz(x)) per example.
+    """L1-RDA, regularised dual averaging (Xiao, JMLR 2010; Algorithms §4.4), O(nnz(x)) per example.
 
     State: the sum ``G`` of the loss gradients and the number of rounds ``t``. The model after t rounds is
     ``argmin_w gbar . w + l1 ||w||_1 + gamma / (2 sqrt(t)) ||w||^2`` with ``gbar = G / t``, i.e.
-    ``w_i = 0 if |gbar_i| <= l1 else -(sqrt(t) / gamma) (gbar_i - l1 sgn(gbar_i))`` (seed 002, eq. 3-3-6;
-    the seed zeroes on ``|gbar_i| < l1``, the boundary case is 0 either way). Nothing is stored per weight:
+    ``w_i = 0 if |gbar_i| <= l1 else -(sqrt(t) / gamma) (gbar_i - l1 sgn(gbar_i))`` (Xiao, JMLR 2010;
+    zeroing on ``|gbar_i| < l1`` instead gives 0 in the boundary case too). Nothing is stored per weight:
     ``w_i`` is computed from ``(G_i, t)`` when it is needed, with the current ``t`` (so ``gbar_i`` keeps
     shrinking while feature i is absent, as the algorithm says). The intercept follows the same rule with
     ``l1 = 0``. RDA thresholds the *average* gradient against ``l1`` at every step, which is why it is
-    sparser than FOBOS at the same accuracy (seed 002).
+    sparser than FOBOS at the same accuracy (Xiao, JMLR 2010).
 
     Parameters
     ----------
@@ -656,7 +656,7 @@ class RDAClassifier(LogisticProbaMixin, OnlineClassifierMixin, _RDA):
 
 
 class RDARegressor(OnlineRegressorMixin, _RDA):
-    """L1-RDA (ALGORITHMS.md 4.4) for regression with the squared loss ``(z - y)^2``.
+    """L1-RDA (Algorithms §4.4) for regression with the squared loss ``(z - y)^2``.
 
     The rule of :class:`RDAClassifier`: ``w`` computed from the gradient sum ``G`` and ``t`` on demand.
 
@@ -754,8 +754,8 @@ class _FTRL(_LazyLinearMixin, BaseOnlineLinear):
 
 
 class FTRLProximalClassifier(LogisticProbaMixin, OnlineClassifierMixin, _FTRL):
-    """FTRL-Proximal with per-coordinate learning rates, L1 and L2 (McMahan et al., KDD 2013; ALGORITHMS.md
-    4.5), O(nnz(x)) per example.
+    """FTRL-Proximal with per-coordinate learning rates, L1 and L2 (McMahan et al., KDD 2013; Algorithms
+    §4.5), O(nnz(x)) per example.
 
     Note: ``alpha`` is a learning rate here (the paper's name), not a penalty as in scikit-learn.
 
@@ -763,9 +763,9 @@ class FTRLProximalClassifier(LogisticProbaMixin, OnlineClassifierMixin, _FTRL):
     two square roots per update and changes nothing but rounding). For the features i of an example:
     ``w_i = 0 if |z_i| <= l1 else -(z_i - sgn(z_i) l1) / ((beta + sqrt(n_i)) / alpha + l2)``; predict
     ``w . x + b``; with ``g_i = l'(w . x + b, y) x_i``: ``sigma_i = (sqrt(n_i + g_i^2) - sqrt(n_i)) / alpha``,
-    ``z_i += g_i - sigma_i w_i``, ``n_i += g_i^2``. The seed's line 6 misplaces the parenthesis of
-    ``sigma_i`` (``1/alpha`` multiplies the whole difference) and zeroes on ``|z_i| < l1``; the paper's
-    form is used (ALGORITHMS.md 4.5). The intercept is a coordinate with ``l1 = l2 = 0``. The rule is the
+    ``z_i += g_i - sigma_i w_i``, ``n_i += g_i^2``. ``1/alpha`` multiplies the whole difference in
+    ``sigma_i`` (some restatements misplace the parenthesis); McMahan et al.'s
+    form is used (Algorithms §4.5). The intercept is a coordinate with ``l1 = l2 = 0``. The rule is the
     same as Vowpal Wabbit's ``--ftrl`` with ``--ftrl_alpha alpha --ftrl_beta beta --l1 l1 --l2 l2``,
     except that VW also penalises its constant feature and computes in float32.
 
@@ -810,7 +810,7 @@ class FTRLProximalClassifier(LogisticProbaMixin, OnlineClassifierMixin, _FTRL):
 
 
 class FTRLProximalRegressor(OnlineRegressorMixin, _FTRL):
-    """FTRL-Proximal (ALGORITHMS.md 4.5) for regression with the squared loss ``(z - y)^2``.
+    """FTRL-Proximal (Algorithms §4.5) for regression with the squared loss ``(z - y)^2``.
 
     The rule of :class:`FTRLProximalClassifier`: ``w`` computed from ``(z, n)`` on demand.
 

@@ -1,6 +1,6 @@
 """Batch linear SVMs: dual coordinate descent in memory, and block minimization for data larger than memory.
 
-ALGORITHMS.md 3.1 (Hsieh et al. ICML 2008) and 3.2 (Yu, Hsieh, Chang, Lin KDD 2010). These are batch
+Algorithms §3.1 (Hsieh et al. ICML 2008) and 3.2 (Yu, Hsieh, Chang, Lin KDD 2010). These are batch
 estimators (``fit`` is the solver; no ``partial_fit``): the dual variables belong to the examples, so
 there is no meaningful way to continue on unseen chunks. ``fit_stream(chunks)`` trains from an iterable of
 ``(X, y)`` chunks (e.g. :func:`streamlearn.datasets.iter_svmlight`), which is how ``streamlearn train``
@@ -94,7 +94,7 @@ class _BatchLinearSVC(ClassifierPredictionMixin, PersistMixin, ClassifierMixin, 
         if gap > self.tol:
             warnings.warn(f"{type(self).__name__} did not converge in max_iter={self.max_iter} iterations: the "
                           f"projected-gradient range is {gap:.3g} > tol={self.tol}. Increase max_iter.",
-                          ConvergenceWarning)
+                          ConvergenceWarning, stacklevel=2)
 
     # -- prediction --------------------------------------------------------------------------------
     def _decision_function(self, X):
@@ -150,8 +150,8 @@ class DualCoordinateDescentSVC(_BatchLinearSVC):
     """Linear SVM (L1 or L2 loss) by dual coordinate descent, as LIBLINEAR / scikit-learn's ``LinearSVC``.
 
     Solves ``min_w 1/2 ||w||^2 + C sum_i s_i xi_i(w)`` (``xi`` the hinge or squared hinge, ``s`` the sample
-    weights) through its dual, one coordinate ``alpha_i`` at a time (Hsieh et al. ICML 2008; ALGORITHMS.md
-    3.1): each outer iteration visits the examples in a fresh random order, and the solver stops when
+    weights) through its dual, one coordinate ``alpha_i`` at a time (Hsieh et al. ICML 2008; Algorithms
+    §3.1): each outer iteration visits the examples in a fresh random order, and the solver stops when
     the range of the projected gradient over an iteration is ``<= tol``. ``shrinking`` is LIBLINEAR's
     heuristic (bounded variables leave the active set; the full set is re-checked before stopping).
     With ``fit_intercept`` the bias is the weight of a constant feature ``intercept_scaling`` and is
@@ -293,7 +293,7 @@ class BlockMinimizationSVC(_BatchLinearSVC):
     outer iteration then reads the blocks one at a time and runs dual coordinate descent
     (:class:`DualCoordinateDescentSVC`'s kernel, in a fresh random order, up to ``inner_max_iter`` passes
     or until the block's projected-gradient range is ``<= tol``) on that block's dual variables, keeping
-    ``w = sum_i y_i alpha_i x_i`` exact (ALGORITHMS.md 3.2). Memory holds ``w``, ``alpha`` (one float per
+    ``w = sum_i y_i alpha_i x_i`` exact (Algorithms §3.2). Memory holds ``w``, ``alpha`` (one float per
     example and output) and one block. The solver stops when the projected-gradient range over all
     blocks in an outer iteration (measured on each block's first pass) is ``<= tol``. It minimises the
     same objective as :class:`DualCoordinateDescentSVC` (same ``C``, loss, regularised bias). Examples of
@@ -439,7 +439,7 @@ class BlockMinimizationSVC(_BatchLinearSVC):
         l2 = self.loss == "squared_hinge"
         gap = math.inf
         outer = 0
-        for outer in range(1, self.max_iter + 1):
+        for outer in range(1, self.max_iter + 1):  # noqa: B007 (outer is read after the loop)
             pg_max, pg_min = -math.inf, math.inf
             for j, (_, n_rows, first) in enumerate(store.blocks):
                 X, y, sw = store.load(j)

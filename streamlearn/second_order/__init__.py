@@ -1,6 +1,6 @@
 """streamlearn.second_order: AdaGrad, full online Newton step and the sketched online Newton step (SON).
 
-ALGORITHMS.md 6.1-6.4 (RFD paper, seed 004).
+Algorithms §6.1-6.4 (Luo et al., JMLR 2019).
 """
 
 from ._son import FULL_ON_MAX_FEATURES, AdaGrad, OnlineNewtonStep, SketchedOnlineNewton

@@ -1,6 +1,6 @@
 """Second-order online classifiers: AdaGrad, full online Newton step, sketched online Newton step.
 
-ALGORITHMS.md 6.1-6.4 (RFD paper, seed 004: Alg. 3, Alg. 6, App. A). With ``slab="next"`` (the default,
+Algorithms §6.1-6.4 (Luo et al., JMLR 2019: Alg. 3, Alg. 6, App. A). With ``slab="next"`` (the default,
 Alg. 3) all three keep ``coef_`` = the pending unprojected point u; the projection onto
 ``{w : |w.x| <= C}`` happens when the next example arrives, before it is predicted, so
 ``partial_fit_scores`` returns ``clip(u.x, -C, C)`` (the projected point's exact score) and
@@ -44,7 +44,7 @@ _SLAB_DOC = """slab : {"next", "current"}, default="next"
         experiment rfd-table2`` uses ``"current"`` by default to reproduce Table 2. For RFD0-SON
         (``alpha0=0``) on sparse text, ``"current"`` is the stable reading: on farm-ads (5 splits, m = 20 /
         30 / 50) 89.1 / 89.3 / 89.0 % against 86.8 / 69.9 / 60.6 % with ``"next"``, whose pseudo-inverse
-        steps along new directions are unbounded (``benchmarks/rfd0_slab.py``). The other way round,
+        steps along new directions are unbounded (``tools/rfd0_slab.py``). The other way round,
         ``"current"`` leaves the next score unclipped, so with a small alpha0 the squared loss' gradients are
         unbounded and FD/RP-SON can diverge (a9a: FD at alpha0 <= 0.1, RP at alpha0 <= 1)."""
 
@@ -72,7 +72,7 @@ class _SecondOrder(OnlineClassifierMixin, BaseOnlineLinear):
 class AdaGrad(_SecondOrder):
     """Diagonal AdaGrad (Duchi, Hazan, Singer 2011) with the RFD paper's slab projection.
 
-    Per example (ALGORITHMS.md 6.2): project u onto ``|w.x| <= C`` in the ``diag(h)`` norm, predict
+    Per example (Algorithms §6.2): project u onto ``|w.x| <= C`` in the ``diag(h)`` norm, predict
     ``w.x``, then ``s += g^2``, ``h = alpha0 + sqrt(s)``, ``u = w - eta g / h``. Cost O(nnz) per example.
 
     Parameters
@@ -162,7 +162,7 @@ class AdaGrad(_SecondOrder):
 
 
 class OnlineNewtonStep(_SecondOrder):
-    """FULL-ON: the online Newton step with the full d x d matrix (ALGORITHMS.md 6.3).
+    """FULL-ON: the online Newton step with the full d x d matrix (Algorithms §6.3).
 
     ``H_t = alpha0 I + sum_s (mu + eta_s) g_s g_s^T`` with ``eta_s = eta / s``; ``P = H^{-1}`` kept by
     Sherman-Morrison, ``u = w - P g``, projection onto ``|w.x_{t+1}| <= C`` in the H-norm before predicting
@@ -247,7 +247,7 @@ _SKETCHES = {"fd": _k.SKETCH_FD, "pfd": _k.SKETCH_PFD, "rfd": _k.SKETCH_RFD, "rp
 class SketchedOnlineNewton(_SecondOrder):
     """Sketched online Newton step (SON; RFD paper Alg. 3 / Alg. 6) over FD, PFD, RFD, RP or Oja sketches.
 
-    Per example (ALGORITHMS.md 6.4): project the pending u onto ``|w.x_t| <= C`` in the H-norm, predict
+    Per example (Algorithms §6.4): project the pending u onto ``|w.x_t| <= C`` in the H-norm, predict
     ``w.x_t``, feed the row ``sqrt(mu + eta_t) g`` to the sketch (``eta_t = eta / t``), then
     ``u = w - H^{-1} g`` with ``H = B^T B + alpha I`` by Woodbury (O(ell d + ell^3), never d x d).
     alpha is ``alpha0`` for FD, PFD, RP and Oja and grows by ``delta / 2`` per shrink for RFD. FD/PFD/RFD
@@ -265,7 +265,7 @@ class SketchedOnlineNewton(_SecondOrder):
 
     Deviation from App. A: in the alpha = 0 phase the projection uses the H-seminorm minimiser
     ``w2* = u - tau / |x_perp|^2 x_perp`` (zero H-cost) instead of the printed ``w2`` (feasible but not
-    the minimiser), and the printed ``w1`` when x lies in the row space of B (ALGORITHMS.md 6.4).
+    the minimiser), and the printed ``w1`` when x lies in the row space of B (Algorithms §6.4).
     Numerics (not a change of the algorithm): when x is close to B's row space the projection's
     denominator ``x.x - (Bx)^T (BB^T + alpha I)^{-1} Bx`` loses its digits, so it is computed as
     ``|x_perp|^2 + alpha z.Bx`` (z = ``(G (G + alpha I))^+ Bx``, ``|x_perp|^2`` taken as 0 below 1e-9 x.x,
@@ -275,7 +275,7 @@ class SketchedOnlineNewton(_SecondOrder):
     example with a zero gradient (e.g. a clipped score equal to the label) adds no row to the buffer, while
     Alg. 6 appends the zero row and so counts it towards the 2 ell rows that trigger a shrink; H is the same,
     only the shrink times differ (for RFD0 on farm-ads the literal counting is not better:
-    ``benchmarks/rfd0_alpha0_audit.py``).
+    ``tools/rfd0_alpha0_audit.py``).
 
     Parameters
     ----------
@@ -476,4 +476,4 @@ class SketchedOnlineNewton(_SecondOrder):
 
 
 for _cls in (AdaGrad, OnlineNewtonStep, SketchedOnlineNewton):
-    _cls.__doc__ = _cls.__doc__.replace("{slab}", _SLAB_DOC)
+    _cls.__doc__ = (_cls.__doc__ or "").replace("{slab}", _SLAB_DOC)

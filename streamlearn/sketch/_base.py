@@ -65,7 +65,7 @@ def check_rows(name, X):
 class _BaseSketch(PersistMixin, BaseEstimator):
     """Common verbs; subclasses implement ``_allocate``, ``_fit_chunk``, ``_compute``, ``_merge_state``."""
 
-    _parameter_constraints = {}
+    _parameter_constraints: dict = {}
     #: Smallest ``ell`` for which the algorithm is defined.
     _min_ell = 1
 

@@ -107,7 +107,7 @@ class FrequentDirections(_FDBase):
 
     Deviations from the algorithm boxes, all for cost: the shrink uses the eigendecomposition of the
     buffer's (2 ell x 2 ell) Gram matrix instead of an SVD of the d-wide buffer (same result up to
-    rounding; ALGORITHMS.md 5.2), and sparse rows stay sparse until the buffer is shrunk. The published
+    rounding; Algorithms §5.2), and sparse rows stay sparse until the buffer is shrunk. The published
     ``sketch_`` (ell x d) applies one more shrink to the buffer, keeping ell rows with
     ``delta = s_{ell+1}^2`` (zero when at most ell rows are buffered); the bound above holds for it.
 
@@ -201,7 +201,7 @@ class CompensativeFD(_FDBase):
     non-zero row ``i`` the squared norm ``s_i^2 + Delta``, with ``Delta`` the sum of all deltas
     subtracted (including the final shrink). ``A^T A - B^T B`` is then the difference of two PSD
     matrices each below ``Delta I``, so FD's bound still holds. The exact form of the compensation is
-    not spelled out in the RFD paper (ALGORITHMS.md 5.5 marks it unconfirmed); this is the one stated
+    not spelled out in the RFD paper (Algorithms §5.5 marks it unconfirmed); this is the one stated
     there.
 
     Parameters

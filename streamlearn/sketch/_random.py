@@ -33,7 +33,7 @@ class RandomProjectionSketch(_BaseSketch):
     row and trivially mergeable: sketches of two streams drawn with *different* seeds add up.
 
     ``r_t`` is a hash of (seed, t, entry): the sketch is the same however the stream is chunked.
-    Deviation: the paper's distribution is not stated (ALGORITHMS.md 5.7); ``kind`` offers Gaussian entries
+    Deviation: the paper's distribution is not stated (Algorithms §5.7); ``kind`` offers Gaussian entries
     and the sparse signs of the authors' code.
 
     Parameters
@@ -94,8 +94,8 @@ class RandomProjectionSketch(_BaseSketch):
 
 
 class OjaSketch(_BaseSketch):
-    """Oja's streaming PCA as a sketch (Luo, Agarwal, Cesa-Bianchi, Langford, NIPS 2016; ALGORITHMS.md
-    5.8): orthonormal rows V tracking the top-ell eigenvectors of the covariance, eigenvalue estimates
+    """Oja's streaming PCA as a sketch (Luo, Agarwal, Cesa-Bianchi, Langford, NIPS 2016; Algorithms
+    §5.8): orthonormal rows V tracking the top-ell eigenvectors of the covariance, eigenvalue estimates
     ``lam``, and ``sketch_ = diag(sqrt(t lam)) V`` so that ``sketch_^T sketch_ = V^T diag(t lam) V``.
 
     Per row a: ``gamma = min(learning_rate / t, 1)``, ``p = V a``,

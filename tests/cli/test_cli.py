@@ -28,7 +28,7 @@ def test_train_json_contract_and_saved_model(tmp_path, capsys):
     assert main(["train", A9A, "--learner", "pa1", "-p", "C=0.01", "--test", A9A_T, "-o", str(model),
                  "--plot", str(png), "--json"]) == 0
     out = _json(capsys)
-    assert TRAIN_KEYS <= set(out)
+    assert set(out) >= TRAIN_KEYS
     assert out["n_train"] == 32561 and out["n_features"] == 123 and out["params"] == {"C": "0.01"}
     assert out["test_accuracy"] >= 0.84
     assert png.stat().st_size > 1000 and png.read_bytes()[:4] == b"\x89PNG"
@@ -79,6 +79,22 @@ def test_demo_json_and_plot(tmp_path, capsys):
     assert [r["learner"] for r in rows] == ["pa1", "ogd"]
     assert all(r["test_accuracy"] > 0.84 and r["us_per_example"] > 0 for r in rows)
     assert png.read_bytes()[:4] == b"\x89PNG"
+
+
+def test_demo_write_data_materialises_the_bundled_files_and_never_overwrites(tmp_path, capsys):
+    import lzma
+
+    out = tmp_path / "data"
+    assert main(["demo", "--write-data", str(out)]) == 0
+    assert f"wrote {out / 'a9a'}" in capsys.readouterr().out
+    for name, target in (("a9a.xz", "a9a"), ("a9a.t.xz", "a9a.t")):
+        with lzma.open(bundled_path(name)) as f:
+            assert (out / target).read_bytes() == f.read()
+    (out / "a9a.t").write_text("mine\n")
+    assert main(["demo", "--write-data", str(out)]) == 2
+    assert "a9a exists" in capsys.readouterr().err
+    assert (out / "a9a.t").read_text() == "mine\n"  # existing files are left as they were
+    assert not list(out.glob("*.part"))
 
 
 @pytest.mark.parametrize("argv,message", [

@@ -40,7 +40,8 @@ def address():
 @pytest.fixture(scope="module")
 def parts(tmp_path_factory):
     """a9a cut into 3 LIBSVM files of consecutive rows (10,854 + 10,854 + 10,853)."""
-    lines = lzma.open(A9A, "rt").read().splitlines(keepends=True)
+    with lzma.open(A9A, "rt") as f:
+        lines = f.read().splitlines(keepends=True)
     root = tmp_path_factory.mktemp("a9a_parts")
     cuts = np.array_split(np.arange(len(lines)), 3)
     paths = []

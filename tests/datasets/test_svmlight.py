@@ -4,7 +4,6 @@ import bz2
 import gzip
 import io
 import lzma
-import os
 import pickle
 import re
 from pathlib import Path
@@ -25,13 +24,13 @@ from streamlearn.datasets import (
     load_svmlight,
     shared_data_path,
 )
+from tests.conftest import SHARED_DATA
 from tests.naive import NAIVE_ERROR_WORDS, naive_load_svmlight
 
 SK_DATA = Path(sklearn.datasets.__file__).parent / "tests" / "data"
 needs_sk_data = pytest.mark.skipif(not (SK_DATA / "svmlight_classification.txt").is_file(),
                                    reason=f"scikit-learn's svmlight test files are not installed in {SK_DATA}")
-SHARED = (Path(os.environ["STREAMLEARN_SHARED_DATA"]) if os.environ.get("STREAMLEARN_SHARED_DATA")
-          else Path(__file__).resolve().parents[2] / ".." / "shared" / "data")
+SHARED = SHARED_DATA
 
 
 # ---------------------------------------------------------------------------------------------------
@@ -154,7 +153,7 @@ def test_sklearn_invalid_files(name, line, words):
 
 
 def test_random_files_equal_sklearn(random_files):
-    for path, raw, one_based in random_files:
+    for path, _raw, one_based in random_files:
         for zb in ["auto", one_based is False]:
             ref = load_svmlight_file(str(path), zero_based=zb)
             assert_same(load_svmlight(path, zero_based=zb), ref)
@@ -204,7 +203,7 @@ def test_shared_data_equals_sklearn(rel, n_features):
 @pytest.mark.parametrize("chunk_size", [1, 7, 64, 100_000])
 @pytest.mark.parametrize("block_size", [16, 37, 1 << 20])
 def test_chunked_equals_whole(random_files, chunk_size, block_size):
-    for path, raw, one_based in random_files[:2]:
+    for path, _raw, one_based in random_files[:2]:
         whole = load_svmlight(path)
         chunks = list(iter_svmlight(path, chunk_size=chunk_size, block_size=block_size))
         sizes = [len(y) for _, y in chunks]
@@ -391,7 +390,7 @@ def test_error_line_and_message(tmp_path, bad, zero_based, n_features, kind, wor
     if zero_based != "auto":
         got = []
         with pytest.raises(SvmlightFormatError) as e:
-            for X, y in iter_svmlight(p, chunk_size=100, n_features=n_features or 100,
+            for _X, y in iter_svmlight(p, chunk_size=100, n_features=n_features or 100,
                                       zero_based=zero_based, block_size=512):
                 got.append(len(y))
         assert str(e.value).startswith(prefix) and words in str(e.value)
@@ -441,7 +440,7 @@ _BREAKERS = [b"x", b"1:", b":1", b"1:1:1", b"-2:1", b"nan", b"1:inf", b"3:1e400"
 @pytest.mark.parametrize("seed", range(6))
 def test_kernel_matches_twin_on_random_files(tmp_path, seed):
     rng = np.random.default_rng(100 + seed)
-    for trial in range(12):
+    for _trial in range(12):
         one_based = bool(rng.integers(2))
         raw = random_svmlight(rng, int(rng.integers(1, 60)), int(rng.integers(1, 30)), one_based=one_based,
                               final_newline=bool(rng.integers(2)))

@@ -29,7 +29,7 @@ def test_shapes_dtypes_and_sorted_unique_indices():
     # nnz_per_row is the expected number of distinct features per row
     assert X.nnz / X.shape[0] == pytest.approx(40, rel=0.03)
     X32, _ = make_sparse_classification(50, 3000, nnz_per_row=40, random_state=0, dtype=np.float32)
-    assert X32.data.dtype == np.float32 and (X32 != X[:50]).nnz == 0
+    assert X32.data.dtype == np.float32 and (X[:50] != X32).nnz == 0
 
 
 def test_same_seed_same_data_and_rows_do_not_depend_on_length():
@@ -38,7 +38,7 @@ def test_same_seed_same_data_and_rows_do_not_depend_on_length():
     assert (X1 != X2).nnz == 0 and np.array_equal(y1, y2)
     # a shorter stream is a prefix of the longer one (blocks are seeded by their position)
     X3, y3 = make_sparse_classification(5000, 500, nnz_per_row=10, random_state=3)
-    assert (X3 != X1[:5000]).nnz == 0 and np.array_equal(y3, y1[:5000])
+    assert (X1[:5000] != X3).nnz == 0 and np.array_equal(y3, y1[:5000])
     X4, y4 = make_sparse_classification(9000, 500, nnz_per_row=10, random_state=4)
     assert (X4 != X1).nnz > 0
     # a Generator is used once to draw a seed

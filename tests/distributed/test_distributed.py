@@ -29,10 +29,10 @@ from streamlearn.linear_model import (ConfidenceWeightedClassifier, FTRLProximal
                                       PassiveAggressiveClassifier)
 from streamlearn.second_order import SketchedOnlineNewton
 from streamlearn.sketch import FrequentDirections, RobustFrequentDirections
+from tests.conftest import SHARED_DATA
 from tests.sketch.test_bounds import check_fd_bound, low_rank_plus_noise
 
-_ENV = "STREAMLEARN_SHARED_DATA"
-SHARED = Path(os.environ[_ENV]) if os.environ.get(_ENV) else Path(__file__).resolve().parents[2] / ".." / "shared" / "data"
+SHARED = SHARED_DATA
 FARM_ADS = SHARED / "farm-ads" / "farm-ads-vect.xz"
 
 LEARNERS = {
@@ -45,9 +45,8 @@ LEARNERS = {
 @pytest.fixture(scope="module")
 def client():
     # one retry per lost worker (Dask's default is 3) keeps the failure tests short
-    with dask.config.set({"distributed.scheduler.allowed-failures": 1}):
-        with connect("local:2") as c:
-            yield c
+    with dask.config.set({"distributed.scheduler.allowed-failures": 1}), connect("local:2") as c:
+        yield c
 
 
 def _split(X, y, n_parts):
@@ -58,9 +57,8 @@ def _split(X, y, n_parts):
 # ------------------------------------------------------------------------------------------ no cluster
 @pytest.mark.parametrize("bad", ["local:0", "local:x", "", "   ", "local", "local:-1", "nonsense", 3])
 def test_bad_scheduler_strings(bad):
-    with pytest.raises(ValueError, match=r"scheduler.*(local:N|address|string)"):
-        with connect(bad):
-            pass
+    with pytest.raises(ValueError, match=r"scheduler.*(local:N|address|string)"), connect(bad):
+        pass
 
 
 def test_unsupported_learner_lists_the_supported_ones():
@@ -185,7 +183,7 @@ def test_mixing_on_a9a_matches_the_sequential_model(client, name):
 
 
 @pytest.mark.skipif(not FARM_ADS.is_file(), reason=f"farm-ads not found at {FARM_ADS} (shared data absent; "
-                                                    f"set {_ENV} to its directory)")
+                                                    "set STREAMLEARN_SHARED_DATA to its directory)")
 @pytest.mark.parametrize("name", list(LEARNERS))
 def test_mixing_on_farm_ads_matches_the_sequential_model(client, name):
     """A fixed random 70/30 split (seed 0) of farm-ads; 2 partitions, 4 rounds of one local pass each."""

@@ -5,16 +5,10 @@ import pytest
 from sklearn.exceptions import NotFittedError
 from sklearn.metrics import log_loss, mean_absolute_error, mean_squared_error
 
-from streamlearn.datasets import load_a9a
 from streamlearn.evaluation import evaluate
 from streamlearn.linear_model import (OGDClassifier, OGDRegressor, PassiveAggressiveClassifier,
                                       PassiveAggressiveRegressor)
 from streamlearn.losses import loss_value
-
-
-@pytest.fixture(scope="module")
-def a9a():
-    return load_a9a()
 
 
 def test_classification_metrics_on_a9a(a9a):

@@ -1,4 +1,4 @@
-"""The progressive result and table report the model's non-zero weights (issue 5: nnz in the table)."""
+"""The progressive result and table report the model's non-zero weights."""
 
 from streamlearn.datasets import load_a9a
 from streamlearn.evaluation import progressive_validation

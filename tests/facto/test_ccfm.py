@@ -1,6 +1,6 @@
 """CCFM by projected OGD and OCCFM (exact and scalable): the paper's invariants, kernels == NumPy twins.
 
-Invariants (seed 003): every iterate lies in the trace-norm ball and is symmetric; the linear step equals
+Invariants (Lin et al., WWW 2018): every iterate lies in the trace-norm ball and is symmetric; the linear step equals
 the one from a dense eigendecomposition; the newest gradient enters only the next round's objective;
 scalable mode equals exact mode while the rank budgets are not exceeded.
 """

@@ -2,17 +2,16 @@
 
 import json
 import lzma
-import os
-from pathlib import Path
 
 import numpy as np
 import pytest
 
 from streamlearn.cli.main import main
 from streamlearn.datasets import load_movielens, write_svmlight_stream  # noqa: F401
-from streamlearn.evaluation.experiments import occfm as exp
+from streamlearn.experiments import occfm as exp
+from tests.conftest import SHARED_DATA
 
-SHARED = Path(os.environ.get("STREAMLEARN_SHARED_DATA") or Path(__file__).resolve().parents[2] / ".." / "shared" / "data")
+SHARED = SHARED_DATA
 ML100K = SHARED / "movielens-100k" / "ml-100k"
 
 

@@ -96,7 +96,7 @@ def test_sqrt_u_has_no_cancellation():
 
 
 def test_scw2_is_not_libol_typo():
-    """LIBOL's SCW2 writes v*2 and phi*2 for v^2 and phi^2 (ALGORITHMS.md 2.6); ours uses the squares."""
+    """LIBOL's SCW2 writes v*2 and phi*2 for v^2 and phi^2 (Algorithms §2.6); ours uses the squares."""
     phi, m, v, C = float(ndtri(0.8)), 0.2, 3.0, 1.0
     n = v + 1 / (2 * C)
     libol_gamma = phi * np.sqrt(phi ** 4 * m ** 2 * v * 2 + 4 * n * v * phi ** 2 * (n + v * phi * 2))

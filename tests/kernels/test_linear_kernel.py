@@ -33,11 +33,10 @@ def _matrix(kind, rng, n=60, d=25):
 
 
 def _cases():
-    for rule, loss in [("gradient", "logistic"), ("gradient", "hinge"), ("gradient", "squared"),
+    yield from [("gradient", "logistic"), ("gradient", "hinge"), ("gradient", "squared"),
                        ("gradient", "perceptron"), ("pa", "hinge"), ("pa1", "hinge"), ("pa2", "hinge"),
                        ("pa1", "epsilon_insensitive"), ("pa2", "epsilon_insensitive"),
-                       ("gradient", "epsilon_insensitive")]:
-        yield rule, loss
+                       ("gradient", "epsilon_insensitive")]
 
 
 @pytest.mark.parametrize("rule,loss", list(_cases()))

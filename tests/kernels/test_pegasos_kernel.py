@@ -78,7 +78,7 @@ def test_sqnorm_tracks_the_norm_and_refresh_folds_the_scale():
 
 
 def test_first_round_wipes_the_initial_vector():
-    """At t = 1, 1 - eta_1 lambda = 0: w_{3/2} = (eta_1 / k) sum y x, whatever w_1 was (ALGORITHMS.md 2.7)."""
+    """At t = 1, 1 - eta_1 lambda = 0: w_{3/2} = (eta_1 / k) sum y x, whatever w_1 was (Algorithms §2.7)."""
     state = _State(1, 3)
     state.v[0] = [5.0, -5.0, 5.0, 1.0]
     X = sp.csr_matrix(np.array([[1.0, 0.0, 0.0]]))

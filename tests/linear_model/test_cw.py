@@ -129,7 +129,7 @@ def test_multiclass_one_vs_rest():
 
 
 def test_a9a_one_pass_arow_not_below_pa1(a9a):
-    """Issue target: a9a -> a9a.t one pass, AROW >= PA-I (CLI defaults)."""
+    """Target: a9a -> a9a.t one pass, AROW >= PA-I (CLI defaults)."""
     X, y, Xt, yt = a9a
     arow = make_learner("arow").partial_fit(X, y, classes=[-1, 1]).score(Xt, yt)
     pa1 = make_learner("pa1").partial_fit(X, y, classes=[-1, 1]).score(Xt, yt)

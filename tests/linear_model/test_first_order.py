@@ -31,7 +31,7 @@ def _clone(est):
 
 
 def test_a9a_one_pass_accuracy_targets(a9a):
-    """Issue targets: a9a -> a9a.t, one pass: PA-I >= 0.84, OGD-logistic >= 0.845 (CLI defaults)."""
+    """Target: a9a -> a9a.t, one pass: PA-I >= 0.84, OGD-logistic >= 0.845 (CLI defaults)."""
     X, y, Xt, yt = a9a
     pa1 = make_learner("pa1").partial_fit(X, y, classes=[-1, 1])
     ogd = make_learner("ogd").partial_fit(X, y, classes=[-1, 1])
@@ -110,7 +110,7 @@ def test_perceptron_bias_update_and_novikoff_bound():
     assert p.radius_ == 5.0
     np.testing.assert_array_equal(p.coef_, [[-3.0, -4.0]])
     assert p.intercept_[0] == -25.0
-    # separable data with margin gamma (||u|| = 1, |b_opt| <= R): mistakes <= (2R/gamma)^2 (lecture seed 001)
+    # separable data with margin gamma (||u|| = 1, |b_opt| <= R): mistakes <= (2R/gamma)^2 (Novikoff 1962)
     rng = np.random.default_rng(3)
     u = rng.normal(size=10)
     u /= np.linalg.norm(u)

@@ -3,13 +3,7 @@
 import numpy as np
 import pytest
 
-from streamlearn.datasets import load_a9a
 from streamlearn.linear_model import DualCoordinateDescentSVC, PegasosClassifier
-
-
-@pytest.fixture(scope="module")
-def a9a():
-    return load_a9a()
 
 
 def _norm(clf):
@@ -18,7 +12,7 @@ def _norm(clf):
 
 @pytest.mark.parametrize("batch_size", [1, 4])
 def test_iterates_stay_in_the_ball(a9a, batch_size):
-    """||w_t|| <= 1/sqrt(lambda) after every round (ALGORITHMS.md 2.7; radius 1/sqrt(lambda), not the slide's
+    """||w_t|| <= 1/sqrt(lambda) after every round (Algorithms §2.7; radius 1/sqrt(lambda), not the misprinted
     min(1, sqrt(1/lambda)))."""
     n = 600
     X, y = a9a[0][:n], a9a[1][:n]

@@ -1,5 +1,5 @@
 """Behaviour of the sparse (L1) online learners: equal to the eager twins through the estimator API, the
-limiting cases of seed 002, exact zeros, the lazy coef_, parameter errors and the CLI's nnz_weights."""
+limiting cases of Langford, Li, Zhang (JMLR 2009), exact zeros, the lazy coef_, parameter errors and the CLI's nnz_weights."""
 
 import json
 import zipfile
@@ -106,7 +106,7 @@ def test_ftrl_l1_gives_exact_zeros_on_a9a():
 
 
 def test_tg_reduces_to_simple_truncation_when_gravity_reaches_theta():
-    """Seed 002: when the per-round gravity k eta_t g is >= theta, T1 zeroes all of [-theta, theta]: simple
+    """Langford, Li, Zhang (JMLR 2009): when the per-round gravity k eta_t g is >= theta, T1 zeroes all of [-theta, theta]: simple
     truncation."""
     X, y, _ = _stream(n=400, seed=3)
     theta, k, eta0 = 0.05, 4, 0.3
@@ -122,8 +122,8 @@ def test_tg_reduces_to_simple_truncation_when_gravity_reaches_theta():
 
 
 def test_tg_reduces_to_the_l1_subgradient_method_and_to_fobos():
-    """Seed 002: theta = inf and k = 1 make TG the L1 (sub)gradient step w - eta g - eta g_l1 sgn, clipped at 0
-    (ALGORITHMS.md 4.2 corrects the seed's unclipped form), which is L1-FOBOS with eta_{t+1/2} = eta_t."""
+    """Langford, Li, Zhang (JMLR 2009): theta = inf and k = 1 make TG the L1 (sub)gradient step w - eta g - eta g_l1 sgn, clipped at 0
+    (the clipped form, Algorithms §4.2), which is L1-FOBOS with eta_{t+1/2} = eta_t."""
     X, y, _ = _stream(n=400, seed=4)
     tg = TruncatedGradientClassifier(gravity=0.02, theta=np.inf, k=1, eta0=0.3).partial_fit(X, y, classes=[-1, 1])
     W, b, _ = naive_l1_subgradient(X, _targets(y, [-1, 1]), np.ones(X.shape[0]), loss="logistic", l1=0.02, eta0=0.3)

@@ -7,7 +7,7 @@ from sklearn.datasets import dump_svmlight_file
 
 from streamlearn.cli.main import main
 from streamlearn.datasets import load_a9a
-from streamlearn.evaluation.experiments import sparsity
+from streamlearn.experiments import sparsity
 
 
 def test_sparsity_experiment_runs_and_writes_table_png_markdown(tmp_path, capsys):

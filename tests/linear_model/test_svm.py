@@ -13,22 +13,17 @@ from sklearn.svm import LinearSVC
 from sklearn.utils.estimator_checks import check_sample_weight_equivalence_on_dense_data
 
 from streamlearn.cli.main import main
-from streamlearn.datasets import bundled_path, load_a9a, load_farm_ads
+from streamlearn.datasets import bundled_path, load_farm_ads
 from streamlearn.linear_model import BlockMinimizationSVC, DualCoordinateDescentSVC
 from streamlearn.linear_model import _blocks
 from streamlearn.linear_model._blocks import BlockStore
+from tests.conftest import SHARED_DATA
 
 A9A, A9A_T = str(bundled_path("a9a.xz")), str(bundled_path("a9a.t.xz"))
 
 
 def _shared_data():
-    env = os.environ.get("STREAMLEARN_SHARED_DATA")
-    return Path(env) if env else Path(__file__).resolve().parents[2] / ".." / "shared" / "data"
-
-
-@pytest.fixture(scope="module")
-def a9a():
-    return load_a9a()
+    return SHARED_DATA
 
 
 def _liblinear_objective(svc, X, y, C, loss):
@@ -42,7 +37,7 @@ def _liblinear_objective(svc, X, y, C, loss):
 
 @pytest.mark.parametrize("loss", ["hinge", "squared_hinge"])
 def test_dcd_reaches_liblinear_objective_on_a9a(a9a, loss):
-    """Issue target: same primal objective as scikit-learn's LinearSVC (liblinear, dual) within 1e-3, same C."""
+    """Target: same primal objective as scikit-learn's LinearSVC (liblinear, dual) within 1e-3, same C."""
     X, y = a9a[0], a9a[1]
     ours = DualCoordinateDescentSVC(C=1.0, loss=loss, tol=0.1, random_state=0).fit(X, y)
     ref = LinearSVC(C=1.0, loss=loss, dual=True, tol=0.1, max_iter=1000, random_state=0).fit(X, y)
@@ -99,7 +94,7 @@ def test_dcd_multiclass_and_string_labels():
 
 
 def test_block_minimization_reaches_dcd_objective_on_a9a(a9a):
-    """Issue target: BM on a9a (here 4 blocks on disk) reaches the in-memory DCD objective within 1e-3.
+    """Target: BM on a9a (here 4 blocks on disk) reaches the in-memory DCD objective within 1e-3.
 
     At C = 0.1 this takes about 50 outer iterations; at C = 1 block-cyclic CD needs about 300 (2 blocks:
     rel 7.5e-4 after 400), which benchmarks/svm_speed.py measures rather than this test."""

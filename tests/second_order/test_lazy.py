@@ -167,10 +167,10 @@ def test_slab_current_rfd0_near_parallel_rows(lazy, seed):
 
 
 def test_rfd0_current_slab_on_farm_ads_is_hyperparameter_free():
-    # issue 4: RFD0-SON untuned on farm-ads (d = 54,877, m = 50, rfd-table2 split 4, whose next-slab run ends
+    # RFD0-SON untuned on farm-ads (d = 54,877, m = 50, rfd-table2 split 4, whose next-slab run ends
     # at 57.0 %); before the x_perp fix this split gave 47.7 % in one call and 90.2 % one row at a time
     from streamlearn.datasets import load_farm_ads
-    from streamlearn.evaluation.experiments.rfd_table2 import split_indices
+    from streamlearn.experiments.rfd_table2 import split_indices
 
     try:
         X, y = load_farm_ads()

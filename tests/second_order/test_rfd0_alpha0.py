@@ -1,8 +1,8 @@
-"""RFD0-SON's alpha = 0 step is App. A's pseudo-inverse Newton step, not a numerical artefact (issue 4).
+"""RFD0-SON's alpha = 0 step is App. A's pseudo-inverse Newton step, not a numerical artefact.
 
 A well-predicted example whose x brings a new direction gets the step ``-H^+ g`` with H = B^T B: along the
 new direction it has size ``1 / ((mu + eta_t) |dl| b)`` (b = x's component off the earlier rows), so the
-smaller the loss, the larger the step (benchmarks/rfd0_blowup.py, rfd0_alpha0_audit.py on farm-ads). The
+smaller the loss, the larger the step (tools/rfd0_blowup.py, rfd0_alpha0_audit.py on farm-ads). The
 dense kernel, the lazy kernel and the NumPy twin must all take exactly that step: a numerical-rank cut-off
 large enough to suppress it would change the algorithm (tuning), not its numerics.
 """

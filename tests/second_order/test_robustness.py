@@ -1,5 +1,4 @@
-"""No NaN or inf from the second-order learners on hard inputs (issue 4: ill-conditioned, badly scaled,
-duplicated and all-zero rows)."""
+"""No NaN or inf from the second-order learners on hard inputs."""
 
 import numpy as np
 import pytest

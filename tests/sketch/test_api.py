@@ -83,7 +83,7 @@ def test_verbs_shapes_and_operators(sketch):
 @pytest.mark.parametrize("name", sorted(SKETCHES))
 def test_bad_input_gives_clear_errors(name):
     cls = SKETCHES[name]
-    with pytest.raises(ValueError, match=rf"ell=20 must be smaller than the number of features of X \(d=20\)"):
+    with pytest.raises(ValueError, match=r"ell=20 must be smaller than the number of features of X \(d=20\)"):
         cls(ell=20).partial_fit(A)
     bad = A[:10].copy()
     bad[4, 3] = np.nan

@@ -1,0 +1,32 @@
+"""Builders shared by the test files.
+
+* ``SHARED_DATA``: the shared data directory (``$STREAMLEARN_SHARED_DATA``, else ``../shared/data`` next to
+  the repository) that holds the data sets that are not bundled (farm-ads, MovieLens-100K, a9a's copies).
+* ``shared_data_file(relative)``: a file of it, or a skip that says which file is missing and how to point
+  the tests at it.
+* the ``a9a`` fixture: the bundled a9a ``(X, y, X_test, y_test)``, loaded once per test session.
+"""
+
+import os
+from pathlib import Path
+
+import pytest
+
+from streamlearn.datasets import load_a9a
+
+_ENV = "STREAMLEARN_SHARED_DATA"
+SHARED_DATA = Path(os.environ[_ENV]) if os.environ.get(_ENV) else Path(__file__).resolve().parents[1] / ".." / "shared" / "data"
+
+
+def shared_data_file(relative):
+    """``SHARED_DATA / relative``, or skip the calling test with the reason."""
+    path = SHARED_DATA / relative
+    if not path.is_file():
+        pytest.skip(f"shared data file {path} absent (set {_ENV})")
+    return path
+
+
+@pytest.fixture(scope="session")
+def a9a():
+    """The bundled a9a: ``(X, y, X_test, y_test)``; tests must not modify the arrays."""
+    return load_a9a()
