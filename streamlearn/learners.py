@@ -10,7 +10,6 @@ True
 """
 
 import importlib
-import inspect
 import json
 from dataclasses import dataclass, field
 
@@ -162,10 +161,21 @@ def parse_param_value(text, default=None):
 
 
 def learner_parameters(name):
-    """``{parameter: default}`` the user may set for learner ``name`` (fixed ones excluded)."""
+    """``{parameter: default}`` the user may set for learner ``name`` (fixed ones excluded).
+
+    Read from the table in :mod:`streamlearn._learner_signatures` (so listing imports no estimator); a
+    class missing from it is inspected.
+    """
+    from ._learner_signatures import SIGNATURES
+
     spec = _spec(name)
-    sig = inspect.signature(spec.cls().__init__)
-    params = {p.name: p.default for p in sig.parameters.values() if p.name != "self"}
+    if spec.target in SIGNATURES:
+        params = dict(SIGNATURES[spec.target])
+    else:
+        import inspect
+
+        sig = inspect.signature(spec.cls().__init__)
+        params = {p.name: p.default for p in sig.parameters.values() if p.name != "self"}
     params.update(spec.defaults)
     return {k: v for k, v in params.items() if k not in spec.fixed}
 

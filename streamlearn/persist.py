@@ -31,6 +31,7 @@ import zlib
 
 import numpy as np
 
+from ._errors import ModelFileError
 from ._version import __version__
 
 __all__ = ["save", "load", "PersistMixin", "ModelFileError", "FORMAT", "FORMAT_VERSION"]
@@ -59,8 +60,6 @@ def _registered_class(name):
     return _REGISTRY.get(name)
 
 
-class ModelFileError(ValueError):
-    """A model file is missing, corrupted, of another format or version, or names an unknown class."""
 
 
 class PersistMixin:
