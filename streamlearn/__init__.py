@@ -12,10 +12,9 @@ what its learner needs.
 
 from ._lazy import lazy_attributes
 from ._version import __version__
-from .persist import load
 
 _SUBPACKAGES = ("cli", "datasets", "distributed", "evaluation", "experiments", "facto", "linear_model", "second_order",
                 "sketch")
-__getattr__, __dir__ = lazy_attributes(__name__, globals(), dict.fromkeys(_SUBPACKAGES, ""))
+__getattr__, __dir__ = lazy_attributes(__name__, globals(), {**dict.fromkeys(_SUBPACKAGES, ""), "load": ".persist"})
 
 __all__ = ["__version__", "load"]

@@ -10,7 +10,6 @@ True
 """
 
 import importlib
-import inspect
 import json
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -171,15 +170,25 @@ def parse_param_value(text: str, default: Any = None) -> Any:
 def learner_parameters(name: str) -> dict[str, Any]:
     """``{parameter: default}`` the user may set for learner ``name`` (fixed ones excluded).
 
+    Read from the table in :mod:`streamlearn._learner_signatures` (so listing imports no estimator); a
+    class missing from it is inspected.
+
     Examples
     --------
     >>> from streamlearn.learners import learner_parameters
     >>> learner_parameters("pa1")["C"]    # the CLI's default, not the class's
     0.01
     """
+    from ._learner_signatures import SIGNATURES
+
     spec = _spec(name)
-    sig = inspect.signature(spec.cls().__init__)
-    params = {p.name: p.default for p in sig.parameters.values() if p.name != "self"}
+    if spec.target in SIGNATURES:
+        params = dict(SIGNATURES[spec.target])
+    else:
+        import inspect
+
+        sig = inspect.signature(spec.cls().__init__)
+        params = {p.name: p.default for p in sig.parameters.values() if p.name != "self"}
     params.update(spec.defaults)
     return {k: v for k, v in params.items() if k not in spec.fixed}
 

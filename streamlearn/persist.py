@@ -22,13 +22,17 @@ import hashlib
 import importlib
 import io
 import json
+import lzma
 import numbers
 import os
+import struct
 import zipfile
+import zlib
 from typing import Any
 
 import numpy as np
 
+from ._errors import ModelFileError
 from ._version import __version__
 
 __all__ = ["save", "load", "PersistMixin", "ModelFileError", "FORMAT", "FORMAT_VERSION"]
@@ -55,21 +59,6 @@ def _registered_class(name):
     return _REGISTRY.get(name)
 
 
-class ModelFileError(ValueError):
-    """A model file is missing, corrupted, of another format or version, or names an unknown class.
-
-    Examples
-    --------
-    >>> import os, tempfile
-    >>> from streamlearn.persist import ModelFileError, load
-    >>> path = os.path.join(tempfile.mkdtemp(), "not-a-model.slm")
-    >>> _ = open(path, "w").write("hello")
-    >>> try:
-    ...     load(path)
-    ... except ModelFileError as exc:
-    ...     print("refused:", str(exc).split(":")[1].strip())
-    refused: not a streamlearn model file (not a zip archive; corrupted or another format).
-    """
 
 
 class PersistMixin:
@@ -206,38 +195,68 @@ def save(obj: Any, path: str | os.PathLike) -> None:
         raise
 
 
+# What a damaged zip archive can raise while it is opened or an entry is read: a flipped bit in a header
+# turns on encryption (RuntimeError) or an unsupported method / version (NotImplementedError), a damaged
+# deflate stream fails in zlib, a cut one ends early (EOFError), a damaged bz2 / lzma stream (method field
+# flipped to 12 / 14) raises OSError / LZMAError, a damaged header field fails struct unpacking or decoding.
+_ZIP_ERRORS = (zipfile.BadZipFile, zlib.error, lzma.LZMAError, NotImplementedError, RuntimeError, EOFError,
+               OSError, struct.error, UnicodeDecodeError, ValueError, OverflowError, MemoryError)
+
+
+def _read_entry(zf, path, name, what):
+    """The bytes of archive entry ``name``; every way a damaged archive fails becomes a ModelFileError."""
+    try:
+        return zf.read(name)
+    except KeyError:
+        raise ModelFileError(f"{path}: not a streamlearn model file (no {name}).") from None
+    except _ZIP_ERRORS as exc:
+        raise ModelFileError(f"{path}: {what} is corrupted ({_describe(exc)}).") from None
+
+
+def _describe(exc):
+    text = str(exc).strip().splitlines()[0] if str(exc).strip() else ""
+    return f"{type(exc).__name__}: {text}" if text else type(exc).__name__
+
+
 def load(path: str | os.PathLike) -> Any:
     """Load an object saved with :func:`save`, verifying format, version, class and checksums.
 
-    Examples
-    --------
+    A damaged file (truncated, bytes flipped, another format) raises :class:`ModelFileError` with a
+    one-line message; it never loads as a different model: every entry is checked against the
+    archive's CRC-32 and every array against the SHA-256 recorded in ``meta.json``.
+
     >>> import os, tempfile
-    >>> import numpy as np
-    >>> from streamlearn.linear_model import PassiveAggressiveClassifier
-    >>> from streamlearn.persist import load
-    >>> X, y = np.array([[1.0, 0.0], [0.0, 1.0]]), np.array([1, -1])
-    >>> path = os.path.join(tempfile.mkdtemp(), "pa.slm")
-    >>> PassiveAggressiveClassifier().partial_fit(X, y, classes=[-1, 1]).save(path)
-    >>> load(path).predict(X)
-    array([ 1, -1])
+    >>> from streamlearn.sketch import FrequentDirections
+    >>> path = os.path.join(tempfile.mkdtemp(), "fd.slm")
+    >>> FrequentDirections(ell=2).partial_fit([[1.0, 0.0, 0.0], [0.0, 2.0, 1.0]]).save(path)
+    >>> with open(path, "r+b") as f:
+    ...     _ = f.truncate(os.path.getsize(path) - 7)
+    >>> load(path)
+    Traceback (most recent call last):
+    ...
+    streamlearn.persist.ModelFileError: ...: not a streamlearn model file (not a zip archive; corrupted or another format).
     """
     path = os.fspath(path)
     if not os.path.exists(path):
         raise FileNotFoundError(f"{path}: no such model file.")
     try:
         zf = zipfile.ZipFile(path, "r")
-    except zipfile.BadZipFile:
+    except IsADirectoryError:
+        raise ModelFileError(f"{path}: is a directory, not a model file.") from None
+    except PermissionError as exc:
+        raise ModelFileError(f"{path}: cannot read the model file ({exc.strerror}).") from None
+    except _ZIP_ERRORS:
         raise ModelFileError(f"{path}: not a streamlearn model file (not a zip archive; corrupted or another "
                              "format).") from None
     with zf:
+        raw_meta = _read_entry(zf, path, "meta.json", "meta.json")
         try:
-            meta = json.loads(zf.read("meta.json"))
-        except KeyError:
-            raise ModelFileError(f"{path}: not a streamlearn model file (no meta.json).") from None
-        except (ValueError, zipfile.BadZipFile, OSError) as exc:
-            raise ModelFileError(f"{path}: meta.json is corrupted ({exc}).") from None
+            meta = json.loads(raw_meta)
+        except ValueError as exc:  # JSONDecodeError, UnicodeDecodeError
+            raise ModelFileError(f"{path}: meta.json is corrupted ({_describe(exc)}).") from None
         if not isinstance(meta, dict) or meta.get("format") != FORMAT:
-            raise ModelFileError(f"{path}: not a streamlearn model file (format {meta.get('format')!r}).")
+            found = meta.get("format") if isinstance(meta, dict) else type(meta).__name__
+            raise ModelFileError(f"{path}: not a streamlearn model file (format {found!r}).")
         version = meta.get("format_version")
         if version != FORMAT_VERSION:
             raise ModelFileError(f"{path}: model format version {version!r}; this streamlearn "
@@ -247,24 +266,30 @@ def load(path: str | os.PathLike) -> Any:
         if cls is None:
             raise ModelFileError(f"{path}: unknown class {meta.get('class')!r}; expected a streamlearn "
                                  "estimator or sketch.")
+        params, attributes, array_meta = (meta.get(k, {}) for k in ("params", "attributes", "arrays"))
+        for key, value in (("params", params), ("attributes", attributes), ("arrays", array_meta)):
+            if not isinstance(value, dict) or (key == "arrays" and not all(isinstance(v, dict)
+                                                                           for v in value.values())):
+                raise ModelFileError(f"{path}: meta.json is corrupted ({key!r} is not a mapping).")
         arrays = {}
-        for key, info in meta.get("arrays", {}).items():
-            try:
-                raw = zf.read(f"arrays/{key}.npy")
-            except (KeyError, zipfile.BadZipFile, OSError) as exc:
-                raise ModelFileError(f"{path}: array {key!r} is missing or unreadable ({exc}).") from None
+        for key, info in array_meta.items():
+            raw = _read_entry(zf, path, f"arrays/{key}.npy", f"array {key!r}")
             if hashlib.sha256(raw).hexdigest() != info.get("sha256"):
                 raise ModelFileError(f"{path}: checksum mismatch for array {key!r}: the file is corrupted.")
             try:
                 arr = np.load(io.BytesIO(raw), allow_pickle=False)
-            except ValueError as exc:
-                raise ModelFileError(f"{path}: array {key!r} is unreadable ({exc}).") from None
+            except (ValueError, EOFError, OSError) as exc:
+                raise ModelFileError(f"{path}: array {key!r} is unreadable ({_describe(exc)}).") from None
             if arr.dtype.str != info.get("dtype") or list(arr.shape) != info.get("shape"):
                 raise ModelFileError(f"{path}: array {key!r} has dtype {arr.dtype.str} and shape "
                                      f"{list(arr.shape)}, metadata says {info.get('dtype')} {info.get('shape')}.")
             arrays[key] = arr
-    obj = cls(**meta.get("params", {}))
-    for key, value in meta.get("attributes", {}).items():
+    try:
+        obj = cls(**params)
+    except (TypeError, ValueError) as exc:
+        raise ModelFileError(f"{path}: the parameters in meta.json do not fit {cls.__name__} "
+                             f"({_describe(exc)}).") from None
+    for key, value in attributes.items():
         setattr(obj, key, value)
     for key, arr in arrays.items():
         setattr(obj, key, arr)

@@ -5,8 +5,6 @@ import math
 import os
 import sys
 
-import numpy as np
-
 
 class CLIError(Exception):
     """A user error: printed as ``streamlearn: error: ...`` with exit code 2."""
@@ -43,11 +41,13 @@ def print_json(obj):
 
 
 def _clean(obj):
+    # numpy is not imported at the top (fast `streamlearn --version`): if it was never imported, obj holds none
+    np = sys.modules.get("numpy")
     if isinstance(obj, dict):
         return {str(k): _clean(v) for k, v in obj.items()}
     if isinstance(obj, (list, tuple)):
         return [_clean(v) for v in obj]
-    if isinstance(obj, np.generic):
+    if np is not None and isinstance(obj, np.generic):
         obj = obj.item()
     if isinstance(obj, float) and not math.isfinite(obj):
         return None

@@ -10,8 +10,8 @@ import importlib
 import os
 import sys
 
+from .._errors import ModelFileError
 from .._version import __version__
-from ..persist import ModelFileError
 from ._common import CLIError
 
 SUBCOMMAND_MODULES = (
@@ -22,16 +22,76 @@ SUBCOMMAND_MODULES = (
     "streamlearn.cli.sketch_cmd",
 )
 
+#: command -> (module whose ``add_parser`` defines it, its line in ``streamlearn --help``). The modules are
+#: imported only when their command runs, so ``--version`` and ``--help`` import no numba, scipy or
+#: scikit-learn; a test checks these lines against the modules' own.
+COMMANDS = {
+    "train": ("streamlearn.cli.train_cmd", "train a learner on a LIBSVM file (progressive validation on the "
+              "first pass), score it on a test file or held-out rows, optionally save it"),
+    "evaluate": ("streamlearn.cli.train_cmd", "progressive validation of a learner on a LIBSVM file: VW-style "
+                 "table of average loss and online error at doubling example counts"),
+    "predict": ("streamlearn.cli.predict_cmd", "predict with a saved model, one line per example of DATA"),
+    "learners": ("streamlearn.cli.learners_cmd", "list the learners with their parameters and defaults"),
+    "experiment": ("streamlearn.cli.experiment_cmd", "run a named experiment (paper reproductions, sweeps)"),
+    "demo": ("streamlearn.cli.experiment_cmd", "the main job: every learner, one pass over the bundled a9a, "
+             "scored on a9a.t (same as 'experiment demo')"),
+    "sketch": ("streamlearn.cli.sketch_cmd", "sketch the rows of a LIBSVM file (FD, PFD, CFD, RFD, RP, Oja); "
+               "report the relative spectral error of A^T A and the speed"),
+}
 
-def build_parser():
+
+class _LazySubParsers(argparse._SubParsersAction):
+    """Subcommand parsers built when their command is chosen: a placeholder (name and help line) until then."""
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        self._modules = {}  # command -> module still to import
+
+    def add_lazy(self, name, module, help):
+        self._modules[name] = module
+        self.add_parser(name, help=help, add_help=False)
+
+    def load(self, name):
+        """Replace the placeholders of ``name``'s module by the parsers the module builds, in place."""
+        module = self._modules.get(name)
+        if module is None:
+            return
+        names = [n for n, m in self._modules.items() if m == module]
+        order = list(self._name_parser_map)
+        pseudo = {a.dest: i for i, a in enumerate(self._choices_actions)}
+        for n in names:
+            del self._modules[n]
+            del self._name_parser_map[n]
+        kept = [a for a in self._choices_actions if a.dest not in names]
+        self._choices_actions[:] = kept
+        importlib.import_module(module).add_parser(self)
+        parsers = dict(self._name_parser_map)  # the same dict object is the action's `choices`: refill it
+        self._name_parser_map.clear()
+        self._name_parser_map.update((n, parsers[n]) for n in order + [n for n in parsers if n not in order])
+        self._choices_actions.sort(key=lambda a: pseudo.get(a.dest, len(pseudo)))
+
+    def load_all(self):
+        for name in list(self._modules):
+            self.load(name)
+
+    def __call__(self, parser, namespace, values, option_string=None):
+        self.load(values[0])
+        super().__call__(parser, namespace, values, option_string)
+
+
+def build_parser(lazy=True):
+    """The ``streamlearn`` argument parser; ``lazy=False`` builds every subcommand's parser up front."""
     parser = argparse.ArgumentParser(
         prog="streamlearn", description="Online (streaming) machine learning: train, evaluate and sketch "
         "on LIBSVM/svmlight streams.")
     parser.add_argument("--version", action="version", version=f"streamlearn {__version__}")
-    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+    parser.register("action", "lazy_parsers", _LazySubParsers)
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND", action="lazy_parsers")
     sub.required = True
-    for name in SUBCOMMAND_MODULES:
-        importlib.import_module(name).add_parser(sub)
+    for name, (module, help_line) in COMMANDS.items():
+        sub.add_lazy(name, module, help_line)
+    if not lazy:
+        sub.load_all()
     return parser
 
 
