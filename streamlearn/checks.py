@@ -23,10 +23,11 @@ message saying what broke. They state the online contract of :mod:`streamlearn.b
 
 import os
 import tempfile
+from collections.abc import Callable, Iterator
 
 import numpy as np
 import scipy.sparse as sp
-from sklearn.base import clone, is_classifier
+from sklearn.base import BaseEstimator, clone, is_classifier
 
 from .losses import LOSSES
 
@@ -71,7 +72,7 @@ def _predict(est, X):
     return est._decision_function(X) if hasattr(est, "_decision_function") else est.predict(X)
 
 
-def check_partial_fit_equals_fit(estimator):
+def check_partial_fit_equals_fit(estimator: BaseEstimator) -> None:
     """One ``partial_fit`` pass equals ``fit(max_iter=1, shuffle=False)``.
 
     Raises ``AssertionError`` saying what broke.
@@ -90,7 +91,7 @@ def check_partial_fit_equals_fit(estimator):
     _assert_same_model(a, b, "one partial_fit vs fit(max_iter=1, shuffle=False)")
 
 
-def check_chunking_invariance(estimator):
+def check_chunking_invariance(estimator: BaseEstimator) -> None:
     """Learning row by row, in one chunk and in chunks of 7 rows gives the same model.
 
     Raises ``AssertionError`` saying what broke.
@@ -113,7 +114,7 @@ def check_chunking_invariance(estimator):
         _assert_same_model(whole, est, f"one chunk vs chunks of {size} rows")
 
 
-def check_dense_equals_sparse(estimator):
+def check_dense_equals_sparse(estimator: BaseEstimator) -> None:
     """Dense input and CSR input give the same model.
 
     Raises ``AssertionError`` saying what broke.
@@ -132,7 +133,7 @@ def check_dense_equals_sparse(estimator):
                                err_msg="predictions on dense vs CSR input differ")
 
 
-def check_scores_are_pre_update(estimator):
+def check_scores_are_pre_update(estimator: BaseEstimator) -> None:
     """``partial_fit_scores`` returns the scores of the model before each example's own update.
 
     Raises ``AssertionError`` saying what broke.
@@ -154,7 +155,7 @@ def check_scores_are_pre_update(estimator):
                                err_msg="partial_fit_scores are not the pre-update scores")
 
 
-def check_state_not_reallocated(estimator):
+def check_state_not_reallocated(estimator: BaseEstimator) -> None:
     """A second ``partial_fit`` updates the state arrays in place.
 
     Raises ``AssertionError`` saying what broke.
@@ -173,7 +174,7 @@ def check_state_not_reallocated(estimator):
         assert vars(est).get(key) is arr, f"partial_fit reallocated the state array {key}"
 
 
-def check_save_load_round_trip(estimator):
+def check_save_load_round_trip(estimator: BaseEstimator) -> None:
     """A saved and loaded model predicts the same and keeps learning the same.
 
     Raises ``AssertionError`` saying what broke.
@@ -199,7 +200,7 @@ def check_save_load_round_trip(estimator):
     _assert_same_model(est, back, "continued training after save/load", rtol=0, atol=0)
 
 
-def check_random_state_determinism(estimator):
+def check_random_state_determinism(estimator: BaseEstimator) -> None:
     """The same ``random_state`` gives an identical model.
 
     Raises ``AssertionError`` saying what broke.
@@ -218,7 +219,7 @@ def check_random_state_determinism(estimator):
     _assert_same_model(a, b, "two fits with random_state=0", rtol=0, atol=0)
 
 
-def check_feature_count_fixed(estimator):
+def check_feature_count_fixed(estimator: BaseEstimator) -> None:
     """A change in the number of features raises ``ValueError``.
 
     Raises ``AssertionError`` saying what broke.
@@ -239,7 +240,7 @@ def check_feature_count_fixed(estimator):
         raise AssertionError("partial_fit accepted a different number of features")
 
 
-def check_zero_row_is_no_op(estimator):
+def check_zero_row_is_no_op(estimator: BaseEstimator) -> None:
     """For margin learners an all-zero row without intercept changes nothing.
 
     Raises ``AssertionError`` saying what broke.
@@ -260,7 +261,7 @@ def check_zero_row_is_no_op(estimator):
         np.testing.assert_array_equal(getattr(est, key), arr, err_msg=f"an all-zero row changed {key}")
 
 
-def check_progressive_loss_is_known(estimator):
+def check_progressive_loss_is_known(estimator: BaseEstimator) -> None:
     """``_progressive_loss`` names a loss of :mod:`streamlearn.losses`.
 
     Raises ``AssertionError`` saying what broke.
@@ -274,7 +275,7 @@ def check_progressive_loss_is_known(estimator):
     assert estimator._progressive_loss in LOSSES, f"_progressive_loss {estimator._progressive_loss!r} unknown"
 
 
-def yield_checks(estimator):
+def yield_checks(estimator: BaseEstimator) -> Iterator[Callable[[BaseEstimator], None]]:
     """Yield the online checks that apply to ``estimator`` (see the module docstring).
 
     Examples

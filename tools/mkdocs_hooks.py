@@ -3,7 +3,8 @@
 * ``<!-- api: streamlearn.X -->`` in a page becomes one mkdocstrings directive per public name of
   ``streamlearn.X.__all__`` (classes and functions, at the module that defines them) plus a table of its
   constants, so the API reference follows ``__all__`` and cannot miss a public name.
-* ``<!-- learners-table -->`` becomes the table of the learner registry (``streamlearn learners``).
+* ``<!-- learners-table -->`` becomes the table of the learner registry (``streamlearn learners``), and
+  ``<!-- experiments-table -->`` the table of the registered experiments.
 * The figures in ``benchmarks/results/`` and ``tools/results/`` are published under ``results/`` and
   ``tools-results/`` so pages can show them without copying them into ``docs/``.
 """
@@ -60,10 +61,21 @@ def _learners_table() -> str:
     return "\n".join(rows) + "\n"
 
 
+def _experiments_table() -> str:
+    from streamlearn import experiments
+
+    rows = ["| name | what |", "|---|---|"]
+    for name in experiments.names():
+        rows.append(f"| `streamlearn experiment {name}` | {experiments.get(name).HELP.replace('|', '/')} |")
+    return "\n".join(rows) + "\n"
+
+
 def on_page_markdown(markdown, page, config, files):
     markdown = _API.sub(lambda m: _api_markdown(m.group(1)), markdown)
     if "<!-- learners-table -->" in markdown:
         markdown = markdown.replace("<!-- learners-table -->", _learners_table())
+    if "<!-- experiments-table -->" in markdown:
+        markdown = markdown.replace("<!-- experiments-table -->", _experiments_table())
     return markdown
 
 

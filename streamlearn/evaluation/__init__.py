@@ -19,4 +19,4 @@ _WHERE = {"._metrics": ["evaluate"],
 __getattr__, __dir__ = lazy_attributes(__name__, globals(), {n: m for m, names in _WHERE.items() for n in names})
 
 __all__ = ["evaluate", "iter_array_chunks", "iter_progressive_validation", "progressive_validation",
-           "ProgressiveResult", "regret", "RegretResult"]
+           "ProgressiveResult", "regret", "RegretResult", "covariance_errors", "relative_spectral_error"]

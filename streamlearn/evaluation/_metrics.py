@@ -1,5 +1,7 @@
 """Test-set metrics of a (frozen) online learner after a pass."""
 
+from typing import Any
+
 import numpy as np
 from sklearn.metrics import log_loss
 
@@ -8,7 +10,7 @@ from ._common import as_1d_labels, check_learner, example_losses, loss_spec, n_r
 __all__ = ["evaluate"]
 
 
-def evaluate(learner, X, y):
+def evaluate(learner: Any, X: Any, y: Any) -> dict[str, float]:
     """Metrics of the current model on held-out data, without learning from it.
 
     Parameters

@@ -9,7 +9,9 @@ both the scoring and the learning; everything here is vectorised over the chunk.
 import math
 import numbers
 import time
+from collections.abc import Iterator
 from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
 import scipy.sparse as sp
@@ -27,7 +29,8 @@ DEFAULT_CURVE_POINTS = 2_000
 
 # ---------------------------------------------------------------------------------------------------------
 # streams
-def iter_array_chunks(X, y, sample_weight=None, *, chunk_size=DEFAULT_CHUNK_SIZE):
+def iter_array_chunks(X: Any, y: Any, sample_weight: Any = None, *,
+                      chunk_size: int = DEFAULT_CHUNK_SIZE) -> Iterator[tuple]:
     """Cut an in-memory ``(X, y)`` into consecutive row chunks, for the progressive-validation functions.
 
     Parameters
@@ -299,8 +302,8 @@ def _prepare(learner, checkpoints, chunk_size):
 
 # ---------------------------------------------------------------------------------------------------------
 # public API
-def iter_progressive_validation(learner, stream, *, classes=None, checkpoints="doubling",
-                                chunk_size=DEFAULT_CHUNK_SIZE):
+def iter_progressive_validation(learner: Any, stream: Any, *, classes: Any = None, checkpoints: Any = "doubling",
+                                chunk_size: int = DEFAULT_CHUNK_SIZE) -> Iterator[dict]:
     """Progressive validation as a generator of VW-style checkpoint rows (test-then-train on a stream).
 
     Every example is scored by the model *before* the model learns from it, so the running error rate and
@@ -477,8 +480,9 @@ class ProgressiveResult:
         return plot(self, path_or_ax, logx=logx)
 
 
-def progressive_validation(learner, stream, *, classes=None, checkpoints="doubling",
-                           chunk_size=DEFAULT_CHUNK_SIZE, progress=False, curve_points=DEFAULT_CURVE_POINTS):
+def progressive_validation(learner: Any, stream: Any, *, classes: Any = None, checkpoints: Any = "doubling",
+                           chunk_size: int = DEFAULT_CHUNK_SIZE, progress: bool = False,
+                           curve_points: int = DEFAULT_CURVE_POINTS) -> "ProgressiveResult":
     """Run progressive validation over a whole stream and return a :class:`ProgressiveResult`.
 
     A wrapper around :func:`iter_progressive_validation` (see there for the definition, the equivalent
