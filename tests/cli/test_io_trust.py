@@ -317,7 +317,7 @@ def test_random_sigint_and_sigkill_leave_the_old_file_or_a_valid_new_one(small, 
     """20 SIGINT and 20 SIGKILL trials at random moments (start-up, reading, writing), 4 processes at a time."""
     rng = random.Random(13 if command == "train" else 14)
     data = tmp_path / "d.svm"
-    data.write_text(_rows(20_000, seed=3))
+    data.write_text(_rows(20_000, seed=3) * 5)  # a fraction of a second of reading, training and writing
     trials = [(signum, i) for signum in (signal.SIGINT, signal.SIGKILL) for i in range(20)]
     outs = []
     for signum, i in trials:
@@ -330,13 +330,18 @@ def test_random_sigint_and_sigkill_leave_the_old_file_or_a_valid_new_one(small, 
                                 "--quiet"],
             "predict": lambda o: [sys.executable, "-m", "streamlearn", "predict", str(small["model"]), str(data),
                                   "-o", str(o)]}[command]
+    t0 = time.time()  # whole runs, 4 at a time: the signals then fall over start-up, reading, training, writing
+    probes = [subprocess.Popen(argv(tmp_path / f"probe{i}"), env=ENV, stdout=subprocess.DEVNULL,
+                               stderr=subprocess.DEVNULL) for i in range(4)]
+    assert [p.wait(timeout=300) for p in probes] == [0] * 4
+    span = 1.2 * (time.time() - t0)
     pending = list(zip(trials, outs))
     while pending:
         batch, pending = pending[:4], pending[4:]
         procs = []
         for (signum, _), out in batch:
             procs.append((subprocess.Popen(argv(out), stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, env=ENV),
-                          signum, out, rng.uniform(0.2, 2.5)))
+                          signum, out, rng.uniform(0.05, span)))
         start = time.time()
         for proc, signum, out, delay in sorted(procs, key=lambda p: p[3]):
             time.sleep(max(0.0, start + delay - time.time()))
@@ -346,9 +351,9 @@ def test_random_sigint_and_sigkill_leave_the_old_file_or_a_valid_new_one(small, 
             content = out.read_bytes()
             if content != b"previous content\n":  # the run completed before the signal: a whole new file
                 if command == "train":
-                    assert load(out).t_ == 20_000
+                    assert load(out).t_ == 100_000
                 else:
-                    assert len(content.split()) == 20_000
+                    assert len(content.split()) == 100_000
             if signum == signal.SIGINT:
                 assert sorted(p.name for p in out.parent.iterdir()) == ["OUT"], err  # no temporary file left
                 if proc.returncode == 130:
