@@ -123,9 +123,9 @@ def main():
     RESULTS.mkdir(exist_ok=True)
     (RESULTS / "stream_rss.json").write_text(json.dumps(result, indent=1) + "\n")
     lines = ["# Peak memory of `streamlearn train -` over a pipe, by stream length", "",
-             f"Command: `{result['command'].strip()}` (a9a repeated into the pipe; learner pa1; 1-minute load "
-             f"average {load:.2f} on {os.cpu_count()} cores). Peak RSS is the child's `ru_maxrss` (interpreter and "
-             "libraries included).", "",
+             (f"Command: `{result['command'].strip()}` (a9a repeated into the pipe; learner pa1; 1-minute load "
+              f"average {load:.2f} on {os.cpu_count()} cores). Peak RSS is the child's `ru_maxrss` (interpreter and "
+              "libraries included)."), "",
              "| stream (MB) | rows | peak RSS (MB) | ratio to the shortest | seconds | examples/s |",
              "|---:|---:|---:|---:|---:|---:|"]
     for r in rows:
