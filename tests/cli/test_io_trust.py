@@ -127,6 +127,12 @@ def test_features_beyond_the_model_width_are_ignored_and_counted(small, tmp_path
     assert "3 feature values" in capsys.readouterr().err
     assert main(["train", str(small["data"]), "-l", "pa1", "--test", str(wide), "--json"]) == 0
     assert json.loads(capsys.readouterr().out)["test_ignored_features"] == 3
+    # the same rule for training data under --n-features (indices 1..20: 11..20 are beyond a width of 10)
+    assert main(["train", str(small["data"]), "-l", "pa1", "--n-features", "10", "--json"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    beyond = sum(int(tok.split(":")[0]) > 10 for line in small["data"].read_text().splitlines()
+                 for tok in line.split()[1:])
+    assert out["n_features"] == 10 and out["ignored_features"] == beyond > 0
 
 
 def test_model_without_input_contract_predicts_as_before(tmp_path, capsys):
@@ -207,6 +213,11 @@ def test_symlink_is_followed_and_permissions_kept(small, tmp_path, capsys):
     finally:
         os.umask(mask)
     assert stat.S_IMODE(new.stat().st_mode) == 0o640  # 0666 minus the umask, not mkstemp's 0600
+    model = tmp_path / "m.slm"  # models follow the same rules
+    model.write_bytes(b"old")
+    os.chmod(model, 0o604)
+    assert main(["train", str(small["data"]), "-l", "pa1", "-o", str(model), "--quiet"]) == 0
+    assert stat.S_IMODE(model.stat().st_mode) == 0o604 and load(model).t_ == 400
 
 
 def test_devices_are_written_through_never_replaced(small, capsys):
