@@ -138,7 +138,7 @@ def run_train(args):
     if model_out:
         learner.save(model_out)
     if plot_out:
-        with plot_out.path_for_writing(suffix=".png") as tmp:
+        with plot_out.path_for_writing(suffix=os.path.splitext(plot_out.name)[1]) as tmp:
             report.progressive.plot(tmp)
     out = report.as_dict()
     _ignored(out, data, tests)
@@ -337,7 +337,7 @@ def run_evaluate(args):
     result = progressive_validation(learner, stream, classes=classes, progress=show_progress(args))
     check_diverged(learner, result.average_loss, type(learner).__name__)
     if plot_out:
-        with plot_out.path_for_writing(suffix=".png") as tmp:
+        with plot_out.path_for_writing(suffix=os.path.splitext(plot_out.name)[1]) as tmp:
             result.plot(tmp)
     if args.json:
         out = {"learner": args.learner, "checkpoints": result.checkpoints,
