@@ -5,7 +5,8 @@ import sys
 import numpy as np
 
 from ..persist import load
-from ._common import check_input_file
+from ._common import CLIError, check_input_file
+from ._resume import libsvm_reader_args
 
 
 def add_parser(sub):
@@ -15,7 +16,11 @@ def add_parser(sub):
     p.add_argument("model", metavar="MODEL", help="model file written by 'streamlearn train -o'")
     p.add_argument("data", metavar="DATA", help="LIBSVM/svmlight file to predict")
     p.add_argument("-o", "--output", metavar="OUT", help="output file (default: standard output)")
-    p.add_argument("--scores", action="store_true", help="write decision values instead of labels")
+    g = p.add_mutually_exclusive_group()
+    g.add_argument("--scores", action="store_true", help="write decision values instead of labels")
+    g.add_argument("--proba", action="store_true",
+                   help="write probabilities (models with predict_proba, e.g. logistic loss): P(classes_[1]) "
+                        "for two classes, one column per class otherwise")
     p.add_argument("--chunk-size", type=int, default=10_000, help="rows per chunk (default 10000)")
     p.set_defaults(func=run)
 
@@ -26,13 +31,22 @@ def run(args):
     check_input_file(args.model, "model file")
     check_input_file(args.data)
     model = load(args.model)
-    n_features = int(model.n_features_in_)
+    if args.proba and not hasattr(model, "predict_proba"):
+        raise CLIError(f"--proba: the model in {args.model} ({type(model).__name__}, loss "
+                       f"{getattr(model, 'loss', None)!r}) defines no probabilities; use --scores.")
+    if not hasattr(model, "n_features_in_"):
+        raise CLIError(f"{args.model}: the model was never trained (no n_features_in_).")
+    n_features, zero_based = libsvm_reader_args(model)
     out = open(args.output, "w") if args.output else sys.stdout
     try:
-        for X, _ in iter_svmlight(args.data, chunk_size=args.chunk_size, n_features=n_features):
+        for X, _ in iter_svmlight(args.data, chunk_size=args.chunk_size, n_features=n_features,
+                                  zero_based=zero_based):
             if X.shape[0] == 0:
                 continue
-            if args.scores:
+            if args.proba:
+                proba = model.predict_proba(X)
+                np.savetxt(out, proba[:, 1:] if proba.shape[1] == 2 else proba, fmt="%.10g")
+            elif args.scores:
                 values = model._decision_function(X)
                 np.savetxt(out, np.atleast_2d(values.T).T, fmt="%.10g")
             else:

@@ -10,8 +10,10 @@ import os
 from sklearn.base import is_classifier
 
 from ..learners import LEARNERS, make_learner
+from ..persist import load
 from ._common import (CLIError, add_output_options, add_param_option, check_input_file, format_table,
                       parse_params, print_json, show_progress)
+from ._resume import Checkpointer, check_checkpoint_args, learner_name_of, libsvm_reader_args, load_for_resume
 from ._scheduler import add_scheduler_option, connected, distributed_module, expand_data, n_workers, single_file
 
 
@@ -30,6 +32,12 @@ def add_parser(sub):
     p.add_argument("--passes", type=int, default=1,
                    help="passes over DATA (default 1); with --scheduler: local passes per partition per round")
     p.add_argument("-o", "--output", metavar="MODEL", help="save the trained model to this file")
+    p.add_argument("-i", "--initial-model", metavar="MODEL", help="continue training the model saved in this "
+                   "file (its learner, parameters and input format come from the file; --learner optional)")
+    p.add_argument("--save-every", type=int, default=None, metavar="N",
+                   help="checkpoint: rewrite -o MODEL atomically after the chunk that reaches every N examples")
+    p.add_argument("--save-per-pass", action="store_true",
+                   help="checkpoint: write MODEL.passK (atomically) after pass K")
     p.add_argument("--block-mb", type=float, default=None, metavar="N",
                    help="block size in MiB for learners that split DATA into on-disk blocks (bm-svm); "
                         "same as -p block_mb=N")
@@ -40,8 +48,11 @@ def add_parser(sub):
 
     e = sub.add_parser("evaluate", help="progressive validation of a learner on a LIBSVM file: VW-style "
                        "table of average loss and online error at doubling example counts",
-                       description="Progressive validation: every example is predicted before it is learnt.")
+                       description="Progressive validation: every example is predicted before it is learnt. "
+                       "With -i MODEL, the saved model scores DATA without learning (frozen).")
     _add_common(e)
+    e.add_argument("-i", "--initial-model", metavar="MODEL",
+                   help="score DATA with this saved model, frozen (no learning); --learner optional")
     e.set_defaults(func=run_evaluate)
 
 
@@ -52,7 +63,8 @@ def _add_common(p, several=False):
                        "more files or quoted glob patterns, each file a partition")
     else:
         p.add_argument("data", metavar="DATA", help="LIBSVM/svmlight file (.gz, .bz2, .xz read transparently)")
-    p.add_argument("--learner", "-l", required=True, metavar="NAME", help="learner name (see 'streamlearn learners')")
+    p.add_argument("--learner", "-l", metavar="NAME",
+                   help="learner name (see 'streamlearn learners'); required unless -i MODEL is given")
     add_param_option(p)
     p.add_argument("--chunk-size", type=int, default=10_000, help="rows per chunk (default 10000)")
     p.add_argument("--n-features", type=int, default=None,
@@ -99,10 +111,19 @@ def _streams(args, paths):
     return [opener(p, i) for p, i in zip(paths, infos)]
 
 
+def _need_learner(args):
+    if args.learner is None and getattr(args, "initial_model", None) is None:
+        raise CLIError("--learner NAME is required (or -i MODEL to continue a saved model).")
+
+
 def run_train(args):
     from ..evaluation.train_test import train_test_run
 
+    _need_learner(args)
+    check_checkpoint_args(args)
     params = parse_params(args.param)
+    if args.initial_model is not None:
+        return _run_resumed_train(args, params)
     learner = make_learner(args.learner, params)
     if args.passes < 1:
         raise CLIError(f"--passes must be >= 1; got {args.passes}.")
@@ -112,22 +133,72 @@ def run_train(args):
                            f"{args.block_mb} for {args.learner}.")
         learner.set_params(block_mb=args.block_mb)
     if args.scheduler is not None:
+        if args.save_every is not None or args.save_per_pass:
+            raise CLIError("--save-every/--save-per-pass checkpoint a local run; with --scheduler, -o saves the "
+                           "mixed model.")
         return _run_distributed_train(args, learner, params)
     if args.rounds is not None:
         raise CLIError("--rounds is the number of parameter-mixing rounds of a --scheduler run; without "
                        "--scheduler use --passes.")
     paths = [single_file(args, "train")] + ([args.test] if args.test else [])
+    if LEARNERS[args.learner].batch and (args.save_every is not None or args.save_per_pass):
+        raise CLIError(f"{args.learner} is a batch learner: it has no online state to checkpoint "
+                       "(--save-every, --save-per-pass); -o saves the final model.")
     opens = _streams(args, paths)
     if LEARNERS[args.learner].batch:
         return _run_batch_train(args, learner, params, opens)
+    checkpoints = _checkpointer(args, learner)
     report = train_test_run(learner, opens[0], name=args.learner, params=params, passes=args.passes,
                             test_stream=opens[1] if args.test else None, holdout=args.holdout, seed=args.seed,
-                            progress=show_progress(args))
+                            progress=show_progress(args), chunk_hook=checkpoints)
+    return _finish_train(args, learner, report)
+
+
+def _checkpointer(args, learner):
+    if args.save_every is None and not args.save_per_pass:
+        return None
+    return Checkpointer(learner, args.output, every=args.save_every, per_pass=args.save_per_pass)
+
+
+def _run_resumed_train(args, params):
+    """``train -i MODEL``: continue the saved model on DATA (same kernel calls as one run over both)."""
+    from ..datasets import iter_svmlight
+    from ..evaluation.train_test import train_test_run
+
+    if args.scheduler is not None or args.rounds is not None:
+        raise CLIError("-i continues a model locally; it does not combine with --scheduler/--rounds.")
+    if args.block_mb is not None:
+        raise CLIError("--block-mb applies to batch learners, which cannot continue from a model (-i).")
+    learner, name = load_for_resume(args.initial_model, args.learner, params)
+    if args.n_features is not None and args.n_features != int(learner.n_features_in_):
+        raise CLIError(f"--n-features {args.n_features} conflicts with the model in {args.initial_model}, which "
+                       f"has {int(learner.n_features_in_)} features; omit --n-features with -i.")
+    if args.chunk_size < 1:
+        raise CLIError(f"--chunk-size must be >= 1; got {args.chunk_size}.")
+    n_features, zero_based = libsvm_reader_args(learner, _zero_based(args))
+    paths = [single_file(args, "train")] + ([args.test] if args.test else [])
+    for path in paths:
+        check_input_file(path)
+
+    def opener(path):
+        return lambda: iter_svmlight(path, chunk_size=args.chunk_size, n_features=n_features,
+                                     zero_based=zero_based)
+
+    report = train_test_run(learner, opener(paths[0]), name=name, params=learner.get_params(deep=False),
+                            passes=args.passes, classes=getattr(learner, "classes_", None),
+                            test_stream=opener(args.test) if args.test else None, holdout=args.holdout,
+                            seed=args.seed, progress=show_progress(args), chunk_hook=_checkpointer(args, learner))
+    return _finish_train(args, learner, report, resumed_from=os.path.abspath(args.initial_model))
+
+
+def _finish_train(args, learner, report, resumed_from=None):
     if args.output:
         learner.save(args.output)
     if args.plot:
         report.progressive.plot(args.plot)
     out = report.as_dict()
+    if resumed_from is not None:
+        out["resumed_from"] = resumed_from
     if args.json:
         print_json(out)
     elif not args.quiet:
@@ -297,6 +368,9 @@ def run_evaluate(args):
     from ..evaluation import progressive_validation
     from ..evaluation.train_test import _peek_classes
 
+    _need_learner(args)
+    if args.initial_model is not None:
+        return _run_frozen_evaluate(args)
     learner = make_learner(args.learner, parse_params(args.param))
     if LEARNERS[args.learner].batch:
         raise CLIError(f"{args.learner} is a batch learner: progressive validation does not apply; use "
@@ -315,4 +389,36 @@ def run_evaluate(args):
                     "average_loss": result.average_loss, "n_examples": result.n_examples})
     elif not args.quiet:
         print(result.format_table())
+    return 0
+
+
+def _run_frozen_evaluate(args):
+    """``evaluate -i MODEL DATA``: score DATA with the saved model, which does not learn (VW's ``-t``)."""
+    from ..datasets import iter_svmlight
+    from ..evaluation.train_test import score_stream
+
+    if args.plot:
+        raise CLIError("--plot draws the progressive-validation curve; a frozen model (-i) has none.")
+    params = parse_params(args.param)
+    if params:
+        raise CLIError("-p sets learner parameters; a frozen model (-i) keeps those in its file.")
+    check_input_file(args.initial_model, "model file")
+    model = load(args.initial_model)
+    name = learner_name_of(model)
+    if args.learner is not None and args.learner != name:
+        raise CLIError(f"--learner {args.learner} does not match the model in {args.initial_model}, which is a "
+                       f"{name or type(model).__name__}; omit --learner with -i.")
+    if not hasattr(model, "n_features_in_"):
+        raise CLIError(f"{args.initial_model}: the model was never trained (no n_features_in_).")
+    check_input_file(args.data)
+    n_features, zero_based = libsvm_reader_args(model, _zero_based(args))
+    out = {"learner": name or type(model).__name__, "model": os.path.abspath(args.initial_model), "frozen": True}
+    out.update(score_stream(model, iter_svmlight(args.data, chunk_size=args.chunk_size, n_features=n_features,
+                                                 zero_based=zero_based)))
+    if "n" not in out:
+        raise CLIError(f"{args.data} holds no examples.")
+    if args.json:
+        print_json(out)
+    elif not args.quiet:
+        print(format_table([out], floatfmt="{:.4f}"))
     return 0
