@@ -7,7 +7,7 @@ the reader that trained it recorded one; otherwise it is read as LIBSVM with the
 
 import os
 
-from ..learners import LEARNERS, parse_param_value
+from ..learners import LEARNERS, learner_name_of, parse_param_value
 from ..persist import load
 from ._common import CLIError, check_input_file
 
@@ -23,25 +23,6 @@ CHUNK_DEPENDENT = {
     "perceptron": "radius_ (R) is the largest row norm of the first chunk",
     "perceptron-nobias": "radius_ (R) is the largest row norm of the first chunk",
 }
-
-
-def learner_name_of(model):
-    """The registry name of a loaded model: the entry of its class whose fixed parameters it has (the one
-    fixing the most parameters when several match), or None.
-
-    >>> from streamlearn.learners import make_learner
-    >>> learner_name_of(make_learner("pa2")), learner_name_of(make_learner("ftrl"))
-    ('pa2', 'ftrl')
-    """
-    params = model.get_params(deep=False)
-    best = None
-    for name, spec in LEARNERS.items():
-        if spec.cls() is not type(model):
-            continue
-        if all(params.get(k) == v for k, v in spec.fixed.items()):
-            if best is None or len(spec.fixed) > len(LEARNERS[best].fixed):
-                best = name
-    return best
 
 
 def load_for_resume(path, learner=None, params=None):
