@@ -138,6 +138,7 @@ class ServedModel:
                 self._log(f"continuing the model in {self.dir} (snapshot at {snap}); the model/learner given "
                           "is used only for an empty state directory")
             self._recover(snap)
+        self._warm_up()
         self._last_snapshot = time.monotonic()
         self._worker = threading.Thread(target=self._run, name="streamlearn-learner", daemon=True)
         self._worker.start()
@@ -232,6 +233,11 @@ class ServedModel:
 
     def _setup_wal(self, m, truncate_at):
         self.wal = WriteAheadLog(os.path.join(self.dir, f"wal-{m}.log"), truncate_at=truncate_at, fsync=self.fsync)
+
+    def _warm_up(self):
+        """Load the reader's and the model's compiled code now, not on the first request."""
+        X, _, _ = self.parse(b"1:0\n", labelled=False)
+        self.predict(X)
 
     # ---------------------------------------------------------------------------------------- input
     def parse(self, body, *, labelled):
