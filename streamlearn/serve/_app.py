@@ -125,7 +125,10 @@ def create_app(served, *, token=None, auth_all=False, max_body_bytes=16 << 20):
     @endpoint("predict", False)
     async def predict(request):
         X, _, _ = await examples(request, labelled=False)
-        return JSONResponse(await to_thread.run_sync(served.predict, X))
+        result = served.try_predict(X)  # in the event loop when no update runs (no thread hop)
+        if result is None:
+            result = await to_thread.run_sync(served.predict, X)
+        return JSONResponse(result)
 
     @endpoint("learn", True)
     async def learn(request):

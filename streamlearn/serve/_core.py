@@ -299,11 +299,23 @@ class ServedModel:
     def predict(self, X):
         """``{"scores", "labels"[, "proba"]}`` for X under the current model (consistent: no update runs)."""
         with self.lock:
-            model = self.model
-            if not hasattr(model, "n_features_in_"):  # nothing learned yet: every score is 0
-                return {"scores": [0.0] * X.shape[0], "labels": self._untrained_labels(X.shape[0])}
-            scores = model._decision_function(X)
-            proba = model.predict_proba(X) if hasattr(model, "predict_proba") else None
+            return self._predict_locked(X)
+
+    def try_predict(self, X):
+        """``predict`` if no update is running now, else None (the caller then waits in a worker thread)."""
+        if not self.lock.acquire(blocking=False):
+            return None
+        try:
+            return self._predict_locked(X)
+        finally:
+            self.lock.release()
+
+    def _predict_locked(self, X):
+        model = self.model
+        if not hasattr(model, "n_features_in_"):  # nothing learned yet: every score is 0
+            return {"scores": [0.0] * X.shape[0], "labels": self._untrained_labels(X.shape[0])}
+        scores = model._decision_function(X)
+        proba = model.predict_proba(X) if hasattr(model, "predict_proba") else None
         out = {"scores": scores.tolist(), "labels": np.asarray(model.scores_to_labels(scores)).tolist()}
         if proba is not None:
             out["proba"] = (proba[:, 1] if proba.shape[1] == 2 else proba).tolist()
