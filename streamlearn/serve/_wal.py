@@ -46,7 +46,9 @@ def fsync_dir(path):
 
 def read_records(path):
     """``(records, good_bytes, torn)``: the whole records ``[(seq, payload), ...]`` of the log at ``path``, the
-    byte offset after the last whole record, and whether bytes after it (a torn or corrupted tail) remain."""
+    byte offset after the last whole record, and whether bytes after it (a torn last record) remain.
+
+    A record that fails its checksum with more bytes after it is damage, not a torn write: ``ValueError``."""
     with open(path, "rb") as f:
         data = f.read()
     records = []
@@ -58,6 +60,9 @@ def read_records(path):
             break
         payload = data[pos + HEADER.size:end]
         if _crc(seq, payload) != crc:
+            if end < len(data):  # whole records follow: not a write cut short but damage inside the log
+                raise ValueError(f"{path}: the record at byte {pos} fails its checksum and {len(data) - end} "
+                                 "bytes follow it: the log is corrupted (not a torn last record).")
             break
         records.append((seq, payload))
         pos = end
