@@ -1,8 +1,8 @@
 """Load test of ``streamlearn serve`` on the loopback interface, against the same learner in process.
 
 For each learner (ftrl, rfd-son), one ``streamlearn serve --learner NAME`` subprocess (fsync on, as in
-production) is loaded by 1..64 concurrent clients (asyncio tasks, one keep-alive HTTP connection each,
-httpx), for each mode: ``/predict`` and ``/learn`` with single examples and with batches of 100 a9a lines.
+production) is loaded by 1..64 concurrent clients (asyncio tasks, one keep-alive HTTP/1.1 connection
+each, a minimal client: see ``_Conn``), for each mode: ``/predict`` and ``/learn`` with single examples and with batches of 100 a9a lines.
 Each cell runs for ``--seconds`` or ``--max-requests`` requests, whichever comes first; the script stops by
 itself. Reported: examples/s, p50 and p99 request latency. In the same run, in process: ``partial_fit`` and
 ``decision_function`` on the parsed CSR rows (batches of 1 and 100), and parse + ``partial_fit`` of the same
@@ -79,17 +79,41 @@ def _in_process(name, lines, seconds):
     return out
 
 
-async def _cell(url, path, bodies, clients, seconds, max_requests):
-    import httpx
+class _Conn:
+    """A minimal HTTP/1.1 keep-alive client over one loopback connection (the load generator only: httpx costs
+    more CPU per request than the server on this machine, and client and server share its cores)."""
 
+    def __init__(self, url):
+        host, port = url.rsplit("/", 1)[-1].split(":")
+        self.host, self.port = host, int(port)
+
+    async def open(self):
+        self.reader, self.writer = await asyncio.open_connection(self.host, self.port)
+
+    async def post(self, path, body):
+        self.writer.write(f"POST {path} HTTP/1.1\r\nHost: {self.host}\r\nContent-Type: text/plain\r\n"
+                          f"Content-Length: {len(body)}\r\n\r\n".encode() + body)
+        head = await self.reader.readuntil(b"\r\n\r\n")
+        status = int(head.split(b" ", 2)[1])
+        length = 0
+        for line in head.split(b"\r\n"):
+            if line.lower().startswith(b"content-length:"):
+                length = int(line.split(b":", 1)[1])
+        data = await self.reader.readexactly(length)
+        return status, data
+
+    async def close(self):
+        self.writer.close()
+        await self.writer.wait_closed()
+
+
+async def _cell(url, path, bodies, clients, seconds, max_requests):
     latencies = []
     examples = [0]
     budget = [max_requests]
-    conns = [httpx.AsyncClient(base_url=url, timeout=30, limits=httpx.Limits(max_connections=1))
-             for _ in range(clients)]
+    conns = [_Conn(url) for _ in range(clients)]
+    await asyncio.gather(*(c.open() for c in conns))  # connected before the clock starts
     try:
-        # connections open and warm before the clock starts (one /health each)
-        await asyncio.gather(*(c.get("/health") for c in conns))
         stop = time.perf_counter() + seconds
 
         async def client(k, c):
@@ -98,10 +122,10 @@ async def _cell(url, path, bodies, clients, seconds, max_requests):
                 budget[0] -= 1
                 body, n = bodies[i % len(bodies)]
                 t0 = time.perf_counter()
-                r = await c.post(path, content=body)
+                status, data = await c.post(path, body)
                 latencies.append(time.perf_counter() - t0)
-                if r.status_code != 200:
-                    raise RuntimeError(f"{path}: HTTP {r.status_code} {r.text[:200]}")
+                if status != 200:
+                    raise RuntimeError(f"{path}: HTTP {status} {data[:200]!r}")
                 examples[0] += n
                 i += clients
 
@@ -109,7 +133,7 @@ async def _cell(url, path, bodies, clients, seconds, max_requests):
         await asyncio.gather(*(client(k, c) for k, c in enumerate(conns)))
         wall = time.perf_counter() - start
     finally:
-        await asyncio.gather(*(c.aclose() for c in conns))
+        await asyncio.gather(*(c.close() for c in conns))
     lat = np.array(latencies)
     return {"requests": int(lat.size), "examples_per_s": examples[0] / wall,
             "p50_ms": float(np.percentile(lat, 50) * 1e3), "p99_ms": float(np.percentile(lat, 99) * 1e3)}
