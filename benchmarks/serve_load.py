@@ -202,14 +202,14 @@ def main():
 def _report(res):
     out = ["# streamlearn serve: load test on loopback", "", f"Command: `{res['command']}`", "",
            "In process, same run (examples/s):", "",
-           "| learner | partial_fit b1 | partial_fit b100 | decision_function b1 | decision_function b100 | "
-           "parse+partial_fit b1 | parse+partial_fit b100 |", "|---|---|---|---|---|---|---|"]
+           ("| learner | partial_fit b1 | partial_fit b100 | decision_function b1 | decision_function b100 | "
+            "parse+partial_fit b1 | parse+partial_fit b100 |"), "|---|---|---|---|---|---|---|"]
     for name, r in res["in_process"].items():
         out.append(f"| {name} | " + " | ".join(f"{r[k]:,.0f}" for k in (
             "partial_fit_batch1", "partial_fit_batch100", "decision_function_batch1", "decision_function_batch100",
             "parse+partial_fit_batch1", "parse+partial_fit_batch100")) + " |")
-    out += ["", "Over HTTP (fsync on every /learn group commit; ratio = HTTP examples/s over the in-process "
-            "partial_fit (learn) or decision_function (predict) examples/s of the same batch size):", "",
+    out += ["", ("Over HTTP (fsync on every /learn group commit; ratio = HTTP examples/s over the in-process "
+                 "partial_fit (learn) or decision_function (predict) examples/s of the same batch size):"), "",
             "| learner | endpoint | batch | clients | requests | examples/s | ratio | p50 ms | p99 ms |",
             "|---|---|---|---|---|---|---|---|---|"]
     for c in res["cells"]:

@@ -6,6 +6,7 @@ every registered online learner; batch learners are refused with the reason.
 
 import json
 import zipfile
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -100,7 +101,7 @@ def test_checkpoints_are_the_model_at_that_point(data, tmp_path, capsys):
     assert _model_state(f"{out}.pass2") == _model_state(out)
     # a run that stops after the first 150 examples saves what --save-every 50 wrote at 150
     part = tmp_path / "part.svm"
-    part.write_text("".join(open(paths["AB"]).readlines()[:150]))
+    part.write_text("".join(Path(paths["AB"]).read_text().splitlines(keepends=True)[:150]))
     ref = str(tmp_path / "ref.slm")
     ck = str(tmp_path / "ck.slm")
     assert main(["train", str(part), "-l", "ftrl", "--chunk-size", "25", "-o", ref, "--quiet"]) == 0

@@ -3,6 +3,7 @@ chunk-dependent sketched Newton learners), group commit, snapshots, a damaged lo
 
 import json
 import zipfile
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -71,9 +72,9 @@ def test_damaged_log_before_the_last_record_refuses_to_start(tmp_path):
         m.learn(*m.parse(_body(rng, 4), labelled=True)).result(timeout=30)
     m.close(snapshot=False)
     wal = m.wal.path
-    data = bytearray(open(wal, "rb").read())
+    data = bytearray(Path(wal).read_bytes())
     data[20] ^= 0xFF  # a flipped byte inside the first record: not a torn tail, later records exist
-    open(wal, "wb").write(bytes(data))
+    Path(wal).write_bytes(bytes(data))
     with pytest.raises(ValueError, match="corrupted|missing log records"):
         ServedModel(state, snapshot_every=0)
 

@@ -24,12 +24,11 @@ httpx = pytest.importorskip("httpx")
 pytest.importorskip("starlette")
 pytest.importorskip("uvicorn")
 
-from streamlearn.cli.main import main  # noqa: E402
-from streamlearn.datasets import load_svmlight  # noqa: E402
-from streamlearn.evaluation import progressive_validation  # noqa: E402
-from streamlearn.learners import make_learner  # noqa: E402
-from streamlearn.persist import load  # noqa: E402
-from streamlearn.serve._wal import HEADER  # noqa: E402
+from streamlearn.cli.main import main
+from streamlearn.datasets import load_svmlight
+from streamlearn.evaluation import progressive_validation
+from streamlearn.learners import make_learner
+from streamlearn.serve._wal import HEADER
 
 ROOT = Path(__file__).resolve().parents[2]
 D = 40
