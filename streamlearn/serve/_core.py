@@ -1,13 +1,14 @@
 """The model a server learns and predicts with: one writer thread, a write-ahead log, atomic snapshots.
 
-State directory layout (``n`` = examples learned when the snapshot was taken)::
+State directory layout::
 
-    model-<n>.slm   the model after n examples (streamlearn model format, written atomically)
-    state-<n>.json  the server's settings and online counters at n (written before model-<n>.slm)
-    wal-<m>.log     the batches learned from example m on (see ``_wal``); a snapshot at n starts wal-<n>.log
-                    and removes the older files
+    state-<g>.json  snapshot number g: the server's settings, online counters and n, the examples learned
+    model-<g>.slm   the model of snapshot g (streamlearn model format; written atomically after state-<g>.json)
+    wal-<m>.log     the batches learned from example m on (see ``_wal``); a snapshot at n starts wal-<n>.log,
+                    then removes the older files
 
-Start-up loads the newest snapshot whose two files exist and replays the log records from its ``n`` on, each
+Start-up loads the newest snapshot whose two files exist (a crash between them leaves the previous snapshot
+in force, and its log) and replays the log records from its ``n`` on, each
 record as one ``partial_fit`` call: the same calls, on the same batches, as before the restart, so the model
 is the same bit for bit whatever the learner. A torn last record (crash in the middle of a write) is dropped.
 """
@@ -135,7 +136,7 @@ class ServedModel:
             self._snapshot()
         else:
             if model is not None or learner is not None:
-                self._log(f"continuing the model in {self.dir} (snapshot at {snap}); the model/learner given "
+                self._log(f"continuing the model in {self.dir} (snapshot {snap}); the model/learner given "
                           "is used only for an empty state directory")
             self._recover(snap)
         self._warm_up()
@@ -198,15 +199,15 @@ class ServedModel:
         whole = [n for n, kinds in snaps.items() if kinds == {"model", "state"}]
         return max(whole) if whole else None
 
-    def _recover(self, n):
-        with open(os.path.join(self.dir, f"state-{n}.json")) as f:
+    def _recover(self, g):
+        with open(os.path.join(self.dir, f"state-{g}.json")) as f:
             state = json.load(f)
-        self.model = load(os.path.join(self.dir, f"model-{n}.slm"))
+        self.model = load(os.path.join(self.dir, f"model-{g}.slm"))
         self.config = state["config"]
         self.stats.update(state["stats"])
+        self._gen = g
         self._snap_batches = self.stats["n_batches"]
-        if self.stats["n_learned"] != n:
-            raise ValueError(f"{self.dir}: state-{n}.json says {self.stats['n_learned']} examples learned.")
+        n = self.stats["n_learned"]
         _, wals = self._files()
         wals = [m for m in wals if m <= n] [-1:] + [m for m in wals if m > n]
         expected = n
@@ -516,17 +517,18 @@ class ServedModel:
         return None
 
     def _snapshot(self):
-        """Atomic snapshot at n: state-n.json, then model-n.slm (temp + fsync + rename + fsync of the folder),
-        then a fresh wal-n.log; older files are removed last."""
+        """Atomic snapshot g at n examples: state-g.json, then model-g.slm (each temp + fsync + rename, then
+        fsync of the folder), then a fresh wal-n.log; older files are removed last."""
         n = self.stats["n_learned"]
+        g = getattr(self, "_gen", 0) + 1
         state = {"config": self.config, "stats": self.stats}
-        _atomic_write(os.path.join(self.dir, f"state-{n}.json"), json.dumps(state).encode())
+        _atomic_write(os.path.join(self.dir, f"state-{g}.json"), json.dumps(state).encode())
         fd, tmp = tempfile.mkstemp(prefix=".tmp-model-", suffix=".slm", dir=self.dir)
         os.close(fd)
         try:
             save(self.model, tmp)
             _fsync_file(tmp)
-            os.replace(tmp, os.path.join(self.dir, f"model-{n}.slm"))
+            os.replace(tmp, os.path.join(self.dir, f"model-{g}.slm"))
         except BaseException:
             if os.path.exists(tmp):
                 os.unlink(tmp)
@@ -538,8 +540,9 @@ class ServedModel:
             if old is not None:
                 old.close()
         snaps, wals = self._files()
+        self._gen = g
         for k, kinds in snaps.items():
-            if k != n:
+            if k != g:
                 for kind in kinds:
                     os.unlink(os.path.join(self.dir, f"{kind}-{k}.{'slm' if kind == 'model' else 'json'}"))
         for m in wals:

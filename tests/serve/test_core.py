@@ -87,7 +87,22 @@ def test_snapshot_files_and_served_model_file(tmp_path):
     data, n = m.model_bytes()
     assert n == 7
     m.close()
-    assert sorted(p.name for p in state.iterdir()) == ["model-7.slm", "state-7.json", "wal-7.log"]
-    saved = load(state / "model-7.slm")
+    # snapshot 1 at start (0 examples), snapshot 2 at close (7 examples); the log restarts at example 7
+    assert sorted(p.name for p in state.iterdir()) == ["model-2.slm", "state-2.json", "wal-7.log"]
+    saved = load(state / "model-2.slm")
     (tmp_path / "got.slm").write_bytes(data)
     np.testing.assert_array_equal(load(tmp_path / "got.slm").coef_, saved.coef_)
+
+
+def test_crash_between_the_two_snapshot_files_keeps_the_previous_snapshot(tmp_path):
+    rng = np.random.default_rng(7)
+    state = tmp_path / "state"
+    m = ServedModel(state, learner="ftrl", n_features=D, snapshot_every=0)
+    for _ in range(3):
+        m.learn(*m.parse(_body(rng, 5), labelled=True)).result(timeout=30)
+    expected = _meta(m.model, tmp_path)
+    m.close(snapshot=False)
+    (state / "state-2.json").write_text((state / "state-1.json").read_text())  # model-2.slm never written
+    back = ServedModel(state, snapshot_every=0)
+    assert back.stats["n_learned"] == 15 and _meta(back.model, tmp_path) == expected
+    back.close()
