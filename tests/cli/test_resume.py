@@ -152,3 +152,29 @@ def test_evaluate_frozen_and_predict_proba(data, tmp_path, capsys):
     capsys.readouterr()
     assert main(["predict", h, paths["B"], "--proba"]) == 2
     assert "no probabilities" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("name", ["fd", "pfd", "cfd", "rfd", "rp", "oja"])
+def test_sketch_resume_continues_the_saved_state(name, data, tmp_path, capsys):
+    """``sketch B -i s`` continues exactly the state of ``sketch A -o s`` (the same partial_fit calls in
+    process); rp and oja also equal one run over A+B (the FD family's kernel depends on the call boundaries)."""
+    from streamlearn.datasets import load_svmlight
+    from streamlearn.sketch import SKETCHES
+
+    paths = data["regression"]
+    s, s2, s3 = (str(tmp_path / f"{k}.slm") for k in ("s", "s2", "s3"))
+    seeded = name in ("rp", "oja")
+    p = ["-p", "random_state=0"] if seeded else []
+    assert main(["sketch", paths["A"], "-s", name, "--ell", "4", *p, "-o", s, "--quiet", "--no-error"]) == 0
+    assert main(["sketch", paths["B"], "-i", s, "-o", s2, "--quiet"]) == 0
+    assert main(["sketch", paths["AB"], "-s", name, "--ell", "4", *p, "-o", s3, "--quiet", "--no-error"]) == 0
+    XA, _ = load_svmlight(paths["A"], n_features=D)
+    XB, _ = load_svmlight(paths["B"], n_features=D)
+    ref = SKETCHES[name](ell=4, **({"random_state": 0} if seeded else {})).partial_fit(XA).partial_fit(XB)
+    got = load(s2)
+    assert got.n_seen_ == N_A + N_B
+    np.testing.assert_array_equal(got.sketch_, ref.sketch_)
+    if seeded:
+        np.testing.assert_array_equal(got.sketch_, load(s3).sketch_)
+    assert main(["sketch", paths["B"], "-i", s, "--ell", "5", "--quiet"]) == 2
+    assert "conflicts" in capsys.readouterr().err
