@@ -227,7 +227,12 @@ class ServedModel:
                     raise ValueError(f"{path}: the record at example {seq} follows example {expected}: "
                                      "missing log records.")
                 X, y, _ = self.parse(payload, labelled=True)
-                self._learn_batch(X, y)
+                try:
+                    self._learn_batch(X, y)
+                except (FloatingPointError, ValueError) as exc:  # as before the restart: reads only
+                    self.failed = f"{type(exc).__name__}: {exc}"
+                    self._log(f"learning stopped while replaying {path}: {self.failed}")
+                    break
                 expected += X.shape[0]
         self._setup_wal(wals[-1] if wals else n, good if wals else None)
         self._log(f"recovered {self.dir}: snapshot at {n}, {expected - n} examples replayed from the log")
@@ -431,6 +436,9 @@ class ServedModel:
             for item in batch:
                 item[4].set_exception(BadRequest(f"the learner stopped after an error: {self.failed}", 503))
             return
+        batch = [item for item in batch if self._still_valid(item)]
+        if not batch:
+            return
         first = self.stats["n_learned"]
         if len(batch) == 1:
             X, y, payload = batch[0][1], batch[0][2], batch[0][3]
@@ -454,6 +462,16 @@ class ServedModel:
             item[4].set_result({"learned": k, "scores": scores[pos:pos + k].tolist(), "first": first + pos,
                                 "n_learned": n_after})
             pos += k
+
+    def _still_valid(self, item):
+        """A request parsed before a model swap may not fit the new model: refuse it (409), learn the rest."""
+        X, y = item[1], item[2]
+        classes = self.config["classes"]
+        if X.shape[1] == self.config["n_features"] and (classes is None or np.isin(y, classes).all()):
+            return True
+        item[4].set_exception(BadRequest("the model was replaced while this request waited, and the request "
+                                         "does not fit the new model; send it again.", 409))
+        return False
 
     def _learn_batch(self, X, y):
         model = self.model
