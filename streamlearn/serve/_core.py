@@ -28,6 +28,7 @@ import numpy as np
 import scipy.sparse as sp
 from sklearn.base import is_classifier
 
+from .._validation import validate_params
 from ..datasets import load_svmlight
 from ..datasets._svmlight import SvmlightFormatError
 from ..evaluation._common import example_losses, loss_spec, signed_targets
@@ -165,6 +166,7 @@ class ServedModel:
             model = make_learner(learner, params or {})
             name = learner
             self._check_learnable(model, name, learner)
+            validate_params(model)  # a bad -p value is an error now, not at the first /learn
         n_features = DEFAULT_N_FEATURES if n_features is None else int(n_features)
         if n_features < 1:
             raise ValueError(f"n_features must be >= 1; got {n_features}.")

@@ -106,3 +106,12 @@ def test_crash_between_the_two_snapshot_files_keeps_the_previous_snapshot(tmp_pa
     back = ServedModel(state, snapshot_every=0)
     assert back.stats["n_learned"] == 15 and _meta(back.model, tmp_path) == expected
     back.close()
+
+
+def test_bad_parameter_or_learner_is_refused_before_anything_is_written(tmp_path):
+    state = tmp_path / "state"
+    with pytest.raises(ValueError, match="alpha"):
+        ServedModel(state, learner="ftrl", params={"alpha": "x"}, n_features=D)
+    with pytest.raises(ValueError, match="cannot be served"):
+        ServedModel(state, learner="dcd-svm", n_features=D)
+    assert not list(state.iterdir())
