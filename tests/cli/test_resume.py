@@ -178,3 +178,22 @@ def test_sketch_resume_continues_the_saved_state(name, data, tmp_path, capsys):
         np.testing.assert_array_equal(got.sketch_, load(s3).sketch_)
     assert main(["sketch", paths["B"], "-i", s, "--ell", "5", "--quiet"]) == 2
     assert "conflicts" in capsys.readouterr().err
+
+
+def test_input_spec_of_the_model_is_used_and_other_formats_are_named(data, tmp_path, capsys):
+    """A model carrying ``input_spec_`` is read with its index base; a format this command cannot read is an
+    error naming it; without a spec, LIBSVM with the model's width."""
+    from streamlearn.cli._resume import libsvm_reader_args
+
+    paths = data["classification"]
+    m = str(tmp_path / "m.slm")
+    assert main(["train", paths["A"], "-l", "pa1", "-o", m, "--quiet"]) == 0
+    model = load(m)
+    assert libsvm_reader_args(model) == (D, "auto")
+    model.input_spec_ = {"format": "libsvm", "zero_based": True, "n_features": D}
+    assert libsvm_reader_args(model) == (D, True)
+    model.input_spec_ = {"format": "vw", "bits": 18}
+    model.save(m)
+    capsys.readouterr()
+    assert main(["train", paths["B"], "-i", m, "--quiet"]) == 2
+    assert "reads vw input" in capsys.readouterr().err
