@@ -115,3 +115,44 @@ def test_bad_parameter_or_learner_is_refused_before_anything_is_written(tmp_path
     with pytest.raises(ValueError, match="cannot be served"):
         ServedModel(state, learner="dcd-svm", n_features=D)
     assert not list(state.iterdir())
+
+
+def test_request_parsed_before_a_swap_that_no_longer_fits_gets_409(tmp_path):
+    from streamlearn.learners import make_learner
+    from streamlearn.serve import BadRequest
+
+    rng = np.random.default_rng(8)
+    m = ServedModel(tmp_path / "state", learner="ftrl", n_features=D, snapshot_every=0)
+    X, y, payload = m.parse(_body(rng, 3), labelled=True)  # parsed for width D
+    wider = make_learner("pa1")
+    Xw, yw, _ = m.parse(_body(rng, 5), labelled=True)
+    import scipy.sparse as sp
+
+    wider.partial_fit(sp.hstack([Xw, sp.csr_matrix((5, 10))]).tocsr(), yw, classes=[-1.0, 1.0])
+    wider.save(tmp_path / "wider.slm")
+    assert m.swap(str(tmp_path / "wider.slm")).result(timeout=30)["n_features"] == D + 10
+    with pytest.raises(BadRequest, match="replaced") as exc:
+        m.learn(X, y, payload).result(timeout=30)
+    assert exc.value.status == 409
+    assert m.failed is None and m.health()["learner"] == "pa1"
+    m.close()
+
+
+def test_auth_all_protects_every_endpoint(tmp_path):
+    import asyncio
+
+    httpx = pytest.importorskip("httpx")
+    from streamlearn.serve import create_app
+
+    m = ServedModel(tmp_path / "state", learner="ogd", n_features=D, snapshot_every=0)
+    app = create_app(m, token="t0k", auth_all=True)
+
+    async def statuses():
+        async with httpx.AsyncClient(transport=httpx.ASGITransport(app=app), base_url="http://t") as c:
+            out = [(await c.get(p)).status_code for p in ("/health", "/metrics")]
+            out.append((await c.post("/predict", content=b"1:1\n")).status_code)
+            out.append((await c.get("/health", headers={"Authorization": "Bearer t0k"})).status_code)
+            return out
+
+    assert asyncio.run(statuses()) == [401, 401, 401, 200]
+    m.close()
