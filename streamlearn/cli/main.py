@@ -20,6 +20,7 @@ SUBCOMMAND_MODULES = (
     "streamlearn.cli.learners_cmd",
     "streamlearn.cli.experiment_cmd",
     "streamlearn.cli.sketch_cmd",
+    "streamlearn.cli.serve_cmd",
 )
 
 #: command -> (module whose ``add_parser`` defines it, its line in ``streamlearn --help``). The modules are
