@@ -6,9 +6,10 @@ depend on how the stream is cut into chunks. Rows are CSR rows (``cols`` = colum
 
 * Max-abs: ``x_j / m_j`` with ``m_j`` the largest ``|x_j|`` of the earlier rows (1 while it is 0).
 * Standard: ``(x_j - mean_j) / std_j`` (centring only when ``center``; population std, 1 while it is 0).
-  Per column: ``shift[j]`` = the first value seen (0 until then), ``count[j]`` = entries seen, ``s1[j]`` =
-  sum of ``x - shift``, ``s2[j]`` = sum of ``(x - shift)^2`` over the entries seen. A column's missing
-  entries in CSR rows are zeros, accounted for lazily from ``n - count[j]``: O(nnz) per row. The shift keeps
+  Per column: ``shift[j]`` = the first non-zero value seen (0 until then), ``count[j]`` = non-zero entries
+  seen, ``s1[j]`` = sum of ``x - shift``, ``s2[j]`` = sum of ``(x - shift)^2`` over them. Zeros (missing
+  CSR entries, explicit or dense zeros alike) are accounted for lazily from ``n - count[j]``: O(nnz) per row,
+  and the same state for dense and CSR input. The shift keeps
   the sums small when a column's values sit far from 0 (no cancellation in ``var = E[d^2] - E[d]^2``).
 
 ``out`` (same length as ``data``) receives the transformed values when ``write`` is true.
@@ -67,6 +68,8 @@ def standard_transform_update(indptr, cols, data, n_cols, shift, count, s1, s2, 
                     out[p] = ((x - mean) if center else x) / scale
                 else:
                     out[p] = x
+            if x == 0.0:  # zeros are counted lazily (n - count), as CSR's missing entries are
+                continue
             if count[j] == 0:
                 shift[j] = x
             dx = x - shift[j]

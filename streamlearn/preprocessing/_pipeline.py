@@ -143,30 +143,36 @@ class StreamPipeline(PersistMixin, BaseEstimator):
         return self.scaler_.transform(X)
 
     def _decision_function(self, X):
-        return self.learner_._decision_function(self._scaled(X))
+        Xt = self._scaled(X)
+        return self.learner_._decision_function(Xt)
 
     @available_if(_learner_has("decision_function"))
     def decision_function(self, X):
         """The learner's ``decision_function`` on the scaled rows."""
-        return self.learner_.decision_function(self._scaled(X))
+        Xt = self._scaled(X)
+        return self.learner_.decision_function(Xt)
 
     def predict(self, X):
         """The learner's ``predict`` on the scaled rows."""
-        return self.learner_.predict(self._scaled(X))
+        Xt = self._scaled(X)
+        return self.learner_.predict(Xt)
 
     @available_if(_learner_has("predict_proba"))
     def predict_proba(self, X):
         """The learner's ``predict_proba`` on the scaled rows."""
-        return self.learner_.predict_proba(self._scaled(X))
+        Xt = self._scaled(X)
+        return self.learner_.predict_proba(Xt)
 
     @available_if(_learner_has("predict_proba"))
     def predict_log_proba(self, X):
         """The learner's ``predict_log_proba`` on the scaled rows."""
-        return self.learner_.predict_log_proba(self._scaled(X))
+        Xt = self._scaled(X)
+        return self.learner_.predict_log_proba(Xt)
 
     def score(self, X, y, sample_weight=None):
         """The learner's ``score`` (accuracy or R^2) on the scaled rows."""
-        return self.learner_.score(self._scaled(X), y, sample_weight=sample_weight)
+        Xt = self._scaled(X)
+        return self.learner_.score(Xt, y, sample_weight=sample_weight)
 
     def scores_to_labels(self, scores):
         """The learner's ``scores_to_labels``."""

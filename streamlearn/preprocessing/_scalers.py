@@ -38,11 +38,11 @@ class _OnlineScaler(PersistMixin, TransformerMixin, BaseEstimator):
             self._allocate(X.shape[1])
         if sp.issparse(X):
             out = X.copy() if write else X
-            self._run(X.indptr, X.indices, X.data, write, out.data if write else X.data[:0])
+            self._run(X.indptr, X.indices, X.data, write, out.data if write else np.empty(0))
             return out
         n, d = X.shape
         flat = X.reshape(-1)
-        out = np.empty_like(flat) if write else flat[:0]
+        out = np.empty_like(flat) if write else np.empty(0)
         self._run(np.arange(0, n * d + 1, d, dtype=np.int64) if d else np.zeros(n + 1, np.int64), _NO_COLS, flat,
                   write, out)
         return out.reshape(n, d) if write else X
