@@ -10,7 +10,7 @@ def naive_maxabs_stream(X):
     out = np.empty_like(X)
     for i in range(X.shape[0]):
         m = np.abs(X[:i]).max(axis=0) if i else np.zeros(X.shape[1])
-        out[i] = X[i] / np.where(m > 0, m, 1.0)
+        out[i] = np.where(m > 0, X[i] / np.where(m > 0, m, 1.0), 0.0)
     return out
 
 
@@ -20,9 +20,12 @@ def naive_standard_stream(X, center=True, with_std=True):
     out = np.empty_like(X)
     for i in range(X.shape[0]):
         if i == 0:
-            out[i] = X[i]
+            out[i] = 0.0 if with_std else X[i]
             continue
         mean, var = X[:i].mean(axis=0), X[:i].var(axis=0)
-        scale = np.where(var > 0, np.sqrt(np.maximum(var, 0)), 1.0) if with_std else 1.0
-        out[i] = ((X[i] - mean) if center else X[i]) / scale
+        c = (X[i] - mean) if center else X[i]
+        if with_std:  # a feature without spread yet gives 0
+            out[i] = np.where(var > 0, c / np.sqrt(np.where(var > 0, var, 1.0)), 0.0)
+        else:
+            out[i] = c
     return out

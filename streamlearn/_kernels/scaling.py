@@ -4,8 +4,11 @@ So a row never sees itself or any later row (progressive validation stays honest
 depend on how the stream is cut into chunks. Rows are CSR rows (``cols`` = column indices) or dense rows
 (``cols`` empty: the row's entries are columns ``0 .. d-1``, zeros included, so they count as observed).
 
-* Max-abs: ``x_j / m_j`` with ``m_j`` the largest ``|x_j|`` of the earlier rows (1 while it is 0).
-* Standard: ``(x_j - mean_j) / std_j`` (centring only when ``center``; population std, 1 while it is 0).
+* Max-abs: ``x_j / m_j`` with ``m_j`` the largest ``|x_j|`` of the earlier rows.
+* Standard: ``(x_j - mean_j) / std_j`` (centring only when ``center``; population std).
+
+A feature whose scale is still 0 (no earlier non-zero value, or no spread yet) gives 0: it enters the
+learner once the rows before it say how large it is, never at its raw size.
   Per column: ``shift[j]`` = the first non-zero value seen (0 until then), ``count[j]`` = non-zero entries
   seen, ``s1[j]`` = sum of ``x - shift``, ``s2[j]`` = sum of ``(x - shift)^2`` over them. Zeros (missing
   CSR entries, explicit or dense zeros alike) are accounted for lazily from ``n - count[j]``: O(nnz) per row,
@@ -34,7 +37,7 @@ def maxabs_transform_update(indptr, cols, data, n_cols, max_abs, write, out):
             x = data[p]
             m = max_abs[j]
             if write:
-                out[p] = x / m if m > 0.0 else x
+                out[p] = x / m if m > 0.0 else 0.0
             ax = abs(x)
             if ax > m:
                 max_abs[j] = ax
@@ -55,19 +58,18 @@ def standard_transform_update(indptr, cols, data, n_cols, shift, count, s1, s2, 
             j = p - start if dense else np.intp(cols[p])
             x = data[p]
             if write:
+                v = x if not with_std else 0.0  # no statistics yet
                 if n > 0:
-                    missing = n - count[j]  # zeros of earlier CSR rows
+                    missing = n - count[j]  # zeros of earlier rows
                     k = shift[j]
                     a = (s1[j] - missing * k) / n  # mean of (x - shift)
-                    mean = k + a
-                    scale = 1.0
+                    c = (x - (k + a)) if center else x
                     if with_std:
                         var = (s2[j] + missing * k * k) / n - a * a
-                        if var > 0.0:
-                            scale = math.sqrt(var)
-                    out[p] = ((x - mean) if center else x) / scale
-                else:
-                    out[p] = x
+                        v = c / math.sqrt(var) if var > 0.0 else 0.0
+                    else:
+                        v = c
+                out[p] = v
             if x == 0.0:  # zeros are counted lazily (n - count), as CSR's missing entries are
                 continue
             if count[j] == 0:

@@ -55,6 +55,9 @@ def _add_common(p, several=False):
     p.add_argument("--learner", "-l", required=True, metavar="NAME", help="learner name (see 'streamlearn learners')")
     add_param_option(p)
     p.add_argument("--chunk-size", type=int, default=10_000, help="rows per chunk (default 10000)")
+    p.add_argument("--scale", choices=("none", "maxabs", "standard"), default="none",
+                   help="streaming scaling before the learner, each row by the statistics of the rows before it "
+                   "(default none); the saved model applies it when predicting")
     p.add_argument("--n-features", type=int, default=None,
                    help="feature-space width; default: the largest index found in the data files")
     p.add_argument("--zero-based", choices=("auto", "true", "false"), default="auto",
@@ -99,11 +102,23 @@ def _streams(args, paths):
     return [opener(p, i) for p, i in zip(paths, infos)]
 
 
+def _with_scaler(args, learner):
+    """``learner`` behind the ``--scale`` scaler (a ``StreamPipeline``, saved whole), or itself for none."""
+    if args.scale == "none":
+        return learner
+    if LEARNERS[args.learner].batch or getattr(args, "scheduler", None) is not None:
+        raise CLIError(f"--scale applies to online learners trained in one process (not to batch learners or "
+                       f"--scheduler runs); got --scale {args.scale} with {args.learner}.")
+    from ..preprocessing import make_scaler, make_stream_pipeline
+
+    return make_stream_pipeline(make_scaler(args.scale), learner)
+
+
 def run_train(args):
     from ..evaluation.train_test import train_test_run
 
     params = parse_params(args.param)
-    learner = make_learner(args.learner, params)
+    learner = _with_scaler(args, make_learner(args.learner, params))
     if args.passes < 1:
         raise CLIError(f"--passes must be >= 1; got {args.passes}.")
     if args.block_mb is not None:
@@ -301,6 +316,7 @@ def run_evaluate(args):
     if LEARNERS[args.learner].batch:
         raise CLIError(f"{args.learner} is a batch learner: progressive validation does not apply; use "
                        "'streamlearn train --test TEST'.")
+    learner = _with_scaler(args, learner)
     stream = _streams(args, [args.data])[0]()
     classes = None
     if is_classifier(learner):

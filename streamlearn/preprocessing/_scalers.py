@@ -68,6 +68,7 @@ class _OnlineScaler(PersistMixin, TransformerMixin, BaseEstimator):
         check_is_fitted(self)
         X = self._check(X, reset=False)
         scale, offset = self._scale_offset()
+        scale = np.where(scale > 0, scale, np.inf)  # a feature without a scale gives 0, as in the stream
         if sp.issparse(X):
             X = X.copy()
             X.data /= scale[X.indices]
@@ -80,7 +81,8 @@ class MaxAbsScaler(_OnlineScaler):
 
     Statistics are learnt online. Used in a stream (``partial_fit_transform``, or inside
     :class:`~streamlearn.preprocessing.StreamPipeline`), each row is divided by the maxima of the rows before
-    it (a feature not seen yet is left as it is), and only then added to them.
+    it, and only then added to them. A feature without a scale yet (never seen non-zero) gives 0: it reaches
+    the learner once earlier rows say how large it is, never at its raw size.
 
     Attributes
     ----------
@@ -95,9 +97,9 @@ class MaxAbsScaler(_OnlineScaler):
     >>> from streamlearn.preprocessing import MaxAbsScaler
     >>> X = np.array([[1.0, -200.0], [4.0, 100.0], [2.0, 400.0]])
     >>> MaxAbsScaler().partial_fit_transform(X)  # each row scaled by the rows before it
-    array([[ 1. , -200. ],
-           [ 4. ,   0.5],
-           [ 0.5,   2. ]])
+    array([[0. , 0. ],
+           [4. , 0.5],
+           [0.5, 2. ]])
     >>> MaxAbsScaler().fit(X).transform(X[:1])
     array([[ 0.25, -0.5 ]])
     """
@@ -118,7 +120,7 @@ class MaxAbsScaler(_OnlineScaler):
         return np.where(self.max_abs_ > 0, self.max_abs_, 1.0)
 
     def _scale_offset(self):
-        return self.scale_, None
+        return self.max_abs_, None
 
 
 class StandardScaler(_OnlineScaler):
@@ -129,7 +131,8 @@ class StandardScaler(_OnlineScaler):
     the column's first value and of their squares (a shifted form of the parallel update of Chan, Golub &
     LeVeque, so that columns far from 0 lose no precision), O(nnz) per row. Used in a stream
     (``partial_fit_transform``, or inside :class:`~streamlearn.preprocessing.StreamPipeline`), each row is
-    scaled by the statistics of the rows before it, and only then added to them.
+    scaled by the statistics of the rows before it, and only then added to them. A feature without spread
+    yet (standard deviation 0) gives 0, in the stream and in ``transform``.
 
     Parameters
     ----------
@@ -152,9 +155,9 @@ class StandardScaler(_OnlineScaler):
     >>> sc.mean_, sc.var_
     (array([ 3., 20.]), array([  2.66666667, 200.        ]))
     >>> StandardScaler().partial_fit_transform(X)  # row 3 scaled by the mean and std of rows 1-2
-    array([[ 1., 10.],
-           [ 2.,  0.],
-           [ 3., 30.]])
+    array([[0., 0.],
+           [0., 0.],
+           [3., 0.]])
     """
 
     _parameter_constraints: dict = {"with_mean": ["boolean"], "with_std": ["boolean"]}
@@ -197,5 +200,5 @@ class StandardScaler(_OnlineScaler):
         return np.where(var > 0, np.sqrt(var), 1.0) if self.with_std else np.ones_like(var)
 
     def _scale_offset(self):
-        mean, _ = self._moments()
-        return self.scale_, (mean if self.with_mean else None)
+        mean, var = self._moments()
+        return (np.sqrt(var) if self.with_std else np.ones_like(var)), (mean if self.with_mean else None)
