@@ -29,7 +29,7 @@ import scipy.sparse as sp
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
-from streamlearn.linear_model import NAGClassifier, OGDClassifier  # noqa: E402
+from streamlearn.linear_model import NAGClassifier, OGDClassifier
 
 LEARNERS = {
     "ogd": lambda: OGDClassifier(),

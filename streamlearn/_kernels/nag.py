@@ -33,8 +33,9 @@ import math
 
 import numpy as np
 
+from ._intrinsics import prefetch
 from ._numba import njit_inline, njit_kernel
-from .linear import csr_row_dot
+from .linear import PREFETCH_MIN_WEIGHTS, csr_row_dot
 from .losses import LOSS_HINGE, LOSS_LOGISTIC, LOSS_SQUARED, loss_dloss
 
 SCHEDULE_CONSTANT = 0
@@ -53,8 +54,7 @@ def logistic_flow(m0, ph):
         return 0.0
     if m0 >= 0.0:
         a = math.exp(-m0)  # solve a d + expm1(d) = a ph
-        d = math.log1p(a * ph)
-        d = min(d, ph)
+        d = min(math.log1p(a * ph), ph * a / (1.0 + a))  # the first-order step is right of the root too
         for _ in range(60):
             e = math.expm1(d)
             f = a * d + e - a * ph
@@ -64,9 +64,10 @@ def logistic_flow(m0, ph):
                 break
     else:
         b = math.exp(m0)  # solve d + b expm1(d) = ph
-        # start at min(ph, log1p(ph / b)), both right of the root; the second in log form when ph / b overflows
+        # start at min(ph sigmoid(-m0), log1p(ph / b)), both right of the root (the flow slows down as the
+        # margin grows); the second in log form when ph / b overflows
         c = math.log1p(ph / b) if b > 1e-290 else math.log(b + ph) - m0
-        d = min(c, ph)
+        d = min(c, ph / (1.0 + b))
         for _ in range(60):
             be = b * math.expm1(d) if d < 1.0 else math.exp(m0 + d) - b  # b expm1(d), never overflowing
             f = d + be - ph
@@ -190,6 +191,98 @@ def _nag_row(cols, data, start, end, offset, targets_i, h, coef, intercept, fit_
         intercept[k] += step * rb
 
 
+@njit_inline
+def _nag_row_single(indices, data, start, end, y, h, coef, intercept, fit_intercept, scale, accum, accum_b,
+                    norm_state, loss, loss_param, eta, adaptive, invariant, buf):
+    """Score and learn one CSR row for a single output, fused: the score sweep also tracks the scales and
+    the normalised norm; the rates (times x) are computed in one sweep and applied in the next, or in the
+    same sweep when the step does not depend on them. Returns the pre-update score. The arithmetic of
+    ``_nag_row`` but for the order of the score's sum."""
+    z = 0.0
+    nrm = 1.0 if fit_intercept else 0.0
+    for p in range(np.uintp(start), np.uintp(end)):
+        x = data[p]
+        j = np.uintp(indices[p])
+        w = coef[0, j]
+        z += w * x
+        if h != 0.0 and x != 0.0:  # (an example of weight 0 is only scored)
+            ax = abs(x)
+            s = scale[j]
+            if ax > s:  # a new scale: the weight was learnt at the old one
+                if s > 0.0:
+                    r = s / ax
+                    coef[0, j] = w * (r if adaptive else r * r)
+                scale[j] = ax
+                s = ax
+            q = x / s
+            nrm += q * q
+    z += intercept[0]
+    if not math.isfinite(z) or h == 0.0:
+        return z
+    norm_state[0] += h
+    if nrm <= 0.0:
+        return z
+    norm_state[1] += h * nrm
+    ratio = norm_state[0] / norm_state[1]
+    mult = math.sqrt(ratio) if adaptive else ratio
+    dz = loss_dloss(loss, y, z, loss_param)
+    if dz == 0.0:
+        return z
+    gg = h * dz * dz
+    if not adaptive:
+        step = -eta * h * dz * mult
+        for p in range(np.uintp(start), np.uintp(end)):
+            x = data[p]
+            if x != 0.0:
+                j = np.uintp(indices[p])
+                s = scale[j]
+                coef[0, j] += step * x / (s * s)
+        if fit_intercept:
+            intercept[0] += step
+        return z
+    rb = 0.0
+    if fit_intercept:
+        gb = accum_b[0] + gg
+        accum_b[0] = gb
+        if gb > 0.0:
+            rb = 1.0 / math.sqrt(gb)
+    if not invariant:
+        step = -eta * h * dz * mult
+        for p in range(np.uintp(start), np.uintp(end)):
+            x = data[p]
+            if x != 0.0:
+                j = np.uintp(indices[p])
+                g2 = accum[0, j] + gg * x * x
+                accum[0, j] = g2
+                if g2 > 0.0:
+                    coef[0, j] += step * x / (scale[j] * math.sqrt(g2))
+        intercept[0] += step * rb
+        return z
+    pp = rb
+    q = 0
+    for p in range(np.uintp(start), np.uintp(end)):
+        x = data[p]
+        rx = 0.0
+        if x != 0.0:
+            j = np.uintp(indices[p])
+            g2 = accum[0, j] + gg * x * x
+            accum[0, j] = g2
+            if g2 > 0.0:
+                rx = x / (scale[j] * math.sqrt(g2))
+        buf[q] = rx
+        pp += rx * x
+        q += 1
+    pp *= mult
+    step = -invariant_step(loss, y, z, dz, eta * h, pp) * mult
+    if step != 0.0:
+        q = 0
+        for p in range(np.uintp(start), np.uintp(end)):
+            coef[0, np.uintp(indices[p])] += step * buf[q]
+            q += 1
+        intercept[0] += step * rb
+    return z
+
+
 @njit_kernel
 def nag_epoch(indptr, indices, data, targets, sample_weight, coef, intercept, fit_intercept, scale, accum,
               accum_b, norm_state, loss, loss_param, eta0, schedule, adaptive, invariant, t, buf, out_scores):
@@ -201,6 +294,31 @@ def nag_epoch(indptr, indices, data, targets, sample_weight, coef, intercept, fi
     """
     n_rows = indptr.shape[0] - 1
     n_out = coef.shape[0]
+    if n_out == 1:
+        use_prefetch = coef.shape[1] >= PREFETCH_MIN_WEIGHTS
+        scale2 = scale.reshape((1, scale.shape[0]))
+        for i in range(n_rows):
+            start = indptr[i]
+            end = indptr[i + 1]
+            if use_prefetch and i + 1 < n_rows:  # the next example's weights, scales and accumulators
+                for p in range(np.uintp(end), np.uintp(indptr[i + 2])):
+                    j = np.uintp(indices[p])
+                    prefetch(coef, 0, j)
+                    prefetch(scale2, 0, j)
+                    if adaptive:
+                        prefetch(accum, 0, j)
+            h = sample_weight[i]
+            eta = eta0
+            if h != 0.0:
+                t += 1
+                if schedule == SCHEDULE_INVSQRT:
+                    eta = eta0 / math.sqrt(t)
+            z = _nag_row_single(indices, data, start, end, targets[i, 0], h, coef, intercept, fit_intercept, scale,
+                                accum, accum_b, norm_state, loss, loss_param, eta, adaptive, invariant, buf)
+            out_scores[i, 0] = z
+            if not math.isfinite(z):
+                return t, i
+        return t, -1
     for i in range(n_rows):
         start = indptr[i]
         end = indptr[i + 1]

@@ -95,4 +95,4 @@ def standard_moments(shift, count, s1, s2, n, mean, var):
         a = (s1[j] - missing * k) / n
         mean[j] = k + a
         v = (s2[j] + missing * k * k) / n - a * a
-        var[j] = v if v > 0.0 else 0.0
+        var[j] = max(0.0, v)

@@ -16,4 +16,4 @@ _WHERE = {
 }
 __getattr__, __dir__ = lazy_attributes(__name__, globals(), {n: m for m, names in _WHERE.items() for n in names})
 
-__all__ = ["MaxAbsScaler", "StandardScaler", "StreamPipeline", "make_stream_pipeline", "make_scaler", "SCALERS"]
+__all__ = ["SCALERS", "MaxAbsScaler", "StandardScaler", "StreamPipeline", "make_scaler", "make_stream_pipeline"]

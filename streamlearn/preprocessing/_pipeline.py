@@ -9,7 +9,7 @@ from sklearn.utils.validation import check_is_fitted
 from ..persist import PersistMixin
 from ._scalers import MaxAbsScaler, StandardScaler
 
-__all__ = ["StreamPipeline", "make_stream_pipeline", "make_scaler", "SCALERS"]
+__all__ = ["SCALERS", "StreamPipeline", "make_scaler", "make_stream_pipeline"]
 
 #: ``--scale`` choices of the command line and what they build (``"none"``: no scaler).
 SCALERS = ("none", "maxabs", "standard")
