@@ -24,7 +24,7 @@ import scipy.sparse as sp
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
-from streamlearn.learners import make_learner  # noqa: E402
+from streamlearn.learners import make_learner
 
 
 def _vw_lines(X, y=None):
@@ -77,9 +77,9 @@ def main(argv=None):
         n = int(0.7 * len(ys))
         factors = 10.0 ** rng.uniform(-3, 3, size=Xs.shape[1])
         for label, M in (("raw", Xs), ("columns rescaled", Xs * factors)):
-            rows.append({"data": f"breast cancer {label}, shuffle {seed}",
-                         "vw": vw_accuracy(M[:n], ys[:n], M[n:], ys[n:]), "nag": ours("nag", M[:n], ys[:n], M[n:], ys[n:]),
-                         "ogd": ours("ogd", M[:n], ys[:n], M[n:], ys[n:])})
+            split = (M[:n], ys[:n], M[n:], ys[n:])
+            rows.append({"data": f"breast cancer {label}, shuffle {seed}", "vw": vw_accuracy(*split),
+                         "nag": ours("nag", *split), "ogd": ours("ogd", *split)})
     for r in rows:
         r["nag - vw (pt)"] = 100 * (r["nag"] - r["vw"])
         print(r, flush=True)
@@ -87,7 +87,8 @@ def main(argv=None):
     out = Path(args.out)
     out.with_suffix(".json").write_text(json.dumps({"command": command, "rows": rows}, indent=1))
     lines = ["# nag against Vowpal Wabbit's defaults: test accuracy, one pass, same rows and order", "",
-             f"Command: `{command}`.", "", "| data | VW defaults | nag | nag - VW (pt) | ogd |", "|---|---:|---:|---:|---:|"]
+             f"Command: `{command}`.", "", "| data | VW defaults | nag | nag - VW (pt) | ogd |",
+             "|---|---:|---:|---:|---:|"]
     lines += [f"| {r['data']} | {r['vw']:.4f} | {r['nag']:.4f} | {r['nag - vw (pt)']:+.2f} | {r['ogd']:.4f} |"
               for r in rows]
     out.with_suffix(".md").write_text("\n".join(lines) + "\n")
