@@ -210,14 +210,16 @@ def _nag_row_single(indices, data, start, end, y, h, coef, intercept, fit_interc
         if h != 0.0 and x != 0.0:  # (an example of weight 0 is only scored)
             ax = abs(x)
             s = scale[j]
-            if ax > s:  # a new scale: the weight was learnt at the old one
-                if s > 0.0:
-                    r = s / ax
-                    coef[0, j] = w * (r if adaptive else r * r)
-                scale[j] = ax
-                s = ax
-            q = x / s
-            nrm += q * q
+            if ax >= s:  # |x_j / s_j| = 1 (binary and one-hot features: no division)
+                if ax > s:  # a new scale: the weight was learnt at the old one
+                    if s > 0.0:
+                        r = s / ax
+                        coef[0, j] = w * (r if adaptive else r * r)
+                    scale[j] = ax
+                nrm += 1.0
+            else:
+                q = x / s
+                nrm += q * q
     z += intercept[0]
     if not math.isfinite(z) or h == 0.0:
         return z
