@@ -128,8 +128,9 @@ class StandardScaler(_OnlineScaler):
 
     Sparse input is never centred (that would fill it in): it is only divided by the standard deviation
     (computed with its zeros). Statistics are exact running moments, per column: sums of the deviations from
-    the column's first value and of their squares (a shifted form of the parallel update of Chan, Golub &
-    LeVeque, so that columns far from 0 lose no precision), O(nnz) per row. Used in a stream
+    the column's first non-zero value and of their squares (the shifted-data sums of Chan, Golub & LeVeque,
+    "Algorithms for Computing the Sample Variance: Analysis and Recommendations", The American Statistician,
+    1983), so that columns far from 0 lose no precision; O(nnz) per row. Used in a stream
     (``partial_fit_transform``, or inside :class:`~streamlearn.preprocessing.StreamPipeline`), each row is
     scaled by the statistics of the rows before it, and only then added to them. A feature without spread
     yet (standard deviation 0) gives 0, in the stream and in ``transform``.
