@@ -3,7 +3,7 @@
 Subpackages: ``linear_model`` (Perceptron, Passive-Aggressive, OGD, confidence-weighted, Pegasos, linear
 SVMs and the sparse L1 learners: truncation, TG, FOBOS, RDA, FTRL-Proximal), ``second_order`` (AdaGrad,
 online Newton step, sketched online Newton), ``facto`` (factorization machines, CCFM, OCCFM), ``sketch``
-(streaming matrix sketches), ``datasets`` (streaming LIBSVM reader, bundled a9a), ``evaluation``
+(streaming matrix sketches), ``preprocessing`` (online scalers, the stream pipeline), ``datasets`` (streaming LIBSVM reader, bundled a9a), ``evaluation``
 (progressive validation, metrics, regret), ``experiments`` (paper reproductions), ``distributed``
 (training on Dask), ``persist`` (safe model files) and ``cli`` (the ``streamlearn`` command).
 Subpackages are imported on first access (``streamlearn._lazy``), so ``streamlearn train`` imports only
@@ -13,8 +13,8 @@ what its learner needs.
 from ._lazy import lazy_attributes
 from ._version import __version__
 
-_SUBPACKAGES = ("cli", "datasets", "distributed", "evaluation", "experiments", "facto", "linear_model", "second_order",
-                "sketch")
+_SUBPACKAGES = ("cli", "datasets", "distributed", "evaluation", "experiments", "facto", "linear_model", "preprocessing",
+                "second_order", "sketch")
 __getattr__, __dir__ = lazy_attributes(__name__, globals(), {**dict.fromkeys(_SUBPACKAGES, ""), "load": ".persist"})
 
 __all__ = ["__version__", "load"]

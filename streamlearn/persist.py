@@ -126,6 +126,58 @@ def _jsonable(value):
     return False, None
 
 
+#: A parameter or attribute that is itself a streamlearn object (a pipeline's scaler and learner) is stored as
+#: ``{"$object": {class, params, attributes, arrays}}``, its arrays under ``arrays/<name>/...``; nesting is
+#: bounded by ``_MAX_DEPTH`` and every nested class must be a registered streamlearn class, as at the top.
+_OBJECT_KEY = "$object"
+_MAX_DEPTH = 4
+
+
+def _describe_object(obj, prefix, blobs, depth=0):
+    """``{class, params, attributes, arrays}`` of ``obj``; array bytes go to ``blobs[prefix + key]``."""
+    cls = type(obj)
+    name = _public_name(cls)
+    if _REGISTRY.get(name) is not cls or depth > _MAX_DEPTH:
+        raise TypeError(f"{cls.__name__} is not a streamlearn class that can be saved.")
+    params = {}
+    for key, value in obj.get_params(deep=False).items():
+        if isinstance(value, PersistMixin):
+            params[key] = {_OBJECT_KEY: _describe_object(value, f"{prefix}{key}/", blobs, depth + 1)}
+            continue
+        ok, j = _jsonable(value)
+        if not ok:
+            raise TypeError(f"Cannot save parameter {key!r} of {cls.__name__}: {type(value).__name__} is not "
+                            "a number, string, boolean or None.")
+        params[key] = j
+    attributes, arrays = {}, {}
+    for key, value in vars(obj).items():
+        if key in params:
+            continue
+        if isinstance(value, PersistMixin):
+            attributes[key] = {_OBJECT_KEY: _describe_object(value, f"{prefix}{key}/", blobs, depth + 1)}
+            continue
+        if isinstance(value, np.ndarray):
+            if value.dtype == object:
+                if not all(isinstance(v, str) for v in value.ravel()):
+                    raise TypeError(f"Cannot save attribute {key!r}: object array that is not all strings.")
+                value = value.astype(str)
+            arrays[key] = np.ascontiguousarray(value)
+            continue
+        ok, j = _jsonable(value)
+        if not ok:
+            raise TypeError(f"Cannot save attribute {key!r} of {cls.__name__}: type {type(value).__name__}.")
+        attributes[key] = j
+    array_meta = {}
+    for key, arr in arrays.items():
+        buf = io.BytesIO()
+        np.save(buf, arr, allow_pickle=False)
+        raw = buf.getvalue()
+        blobs[prefix + key] = raw
+        array_meta[key] = {"dtype": arr.dtype.str, "shape": list(arr.shape),
+                           "sha256": hashlib.sha256(raw).hexdigest()}
+    return {"class": name, "params": params, "attributes": attributes, "arrays": array_meta}
+
+
 def save(obj: Any, path: str | os.PathLike) -> None:
     """Save ``obj`` (a streamlearn estimator or sketch) to ``path``; the file appears whole or not at all.
 
@@ -141,42 +193,9 @@ def save(obj: Any, path: str | os.PathLike) -> None:
     >>> np.array_equal(load(path).sketch_, fd.sketch_)
     True
     """
-    cls = type(obj)
-    name = _public_name(cls)
-    if _REGISTRY.get(name) is not cls:
-        raise TypeError(f"{cls.__name__} is not a streamlearn class that can be saved.")
-    params = {}
-    for key, value in obj.get_params(deep=False).items():
-        ok, j = _jsonable(value)
-        if not ok:
-            raise TypeError(f"Cannot save parameter {key!r} of {cls.__name__}: {type(value).__name__} is not "
-                            "a number, string, boolean or None.")
-        params[key] = j
-    attributes, arrays = {}, {}
-    for key, value in vars(obj).items():
-        if key in params:
-            continue
-        if isinstance(value, np.ndarray):
-            if value.dtype == object:
-                if not all(isinstance(v, str) for v in value.ravel()):
-                    raise TypeError(f"Cannot save attribute {key!r}: object array that is not all strings.")
-                value = value.astype(str)
-            arrays[key] = np.ascontiguousarray(value)
-            continue
-        ok, j = _jsonable(value)
-        if not ok:
-            raise TypeError(f"Cannot save attribute {key!r} of {cls.__name__}: type {type(value).__name__}.")
-        attributes[key] = j
-    blobs, array_meta = {}, {}
-    for key, arr in arrays.items():
-        buf = io.BytesIO()
-        np.save(buf, arr, allow_pickle=False)
-        raw = buf.getvalue()
-        blobs[key] = raw
-        array_meta[key] = {"dtype": arr.dtype.str, "shape": list(arr.shape),
-                           "sha256": hashlib.sha256(raw).hexdigest()}
+    blobs: dict = {}
     meta = {"format": FORMAT, "format_version": FORMAT_VERSION, "streamlearn_version": __version__,
-            "class": name, "params": params, "attributes": attributes, "arrays": array_meta}
+            **_describe_object(obj, "", blobs)}
     from ._atomic import Output
 
     out = path if isinstance(path, Output) else Output(path, what="model file")
@@ -262,35 +281,49 @@ def load(path: str | os.PathLike) -> Any:
             raise ModelFileError(f"{path}: model format version {version!r}; this streamlearn "
                                  f"({__version__}) reads version {FORMAT_VERSION}. Re-save the model with a "
                                  "matching streamlearn version.")
-        cls = _registered_class(meta.get("class"))
-        if cls is None:
-            raise ModelFileError(f"{path}: unknown class {meta.get('class')!r}; expected a streamlearn "
-                                 "estimator or sketch.")
-        params, attributes, array_meta = (meta.get(k, {}) for k in ("params", "attributes", "arrays"))
-        for key, value in (("params", params), ("attributes", attributes), ("arrays", array_meta)):
-            if not isinstance(value, dict) or (key == "arrays" and not all(isinstance(v, dict)
-                                                                           for v in value.values())):
-                raise ModelFileError(f"{path}: meta.json is corrupted ({key!r} is not a mapping).")
-        arrays = {}
-        for key, info in array_meta.items():
-            raw = _read_entry(zf, path, f"arrays/{key}.npy", f"array {key!r}")
-            if hashlib.sha256(raw).hexdigest() != info.get("sha256"):
-                raise ModelFileError(f"{path}: checksum mismatch for array {key!r}: the file is corrupted.")
-            try:
-                arr = np.load(io.BytesIO(raw), allow_pickle=False)
-            except (ValueError, EOFError, OSError) as exc:
-                raise ModelFileError(f"{path}: array {key!r} is unreadable ({_describe(exc)}).") from None
-            if arr.dtype.str != info.get("dtype") or list(arr.shape) != info.get("shape"):
-                raise ModelFileError(f"{path}: array {key!r} has dtype {arr.dtype.str} and shape "
-                                     f"{list(arr.shape)}, metadata says {info.get('dtype')} {info.get('shape')}.")
-            arrays[key] = arr
+        return _build(meta, "", zf, path)
+
+
+def _nested(value):
+    return isinstance(value, dict) and set(value) == {_OBJECT_KEY} and isinstance(value[_OBJECT_KEY], dict)
+
+
+def _build(meta, prefix, zf, path, depth=0):
+    """The object described by ``meta`` (see ``_describe_object``), its arrays read and verified from ``zf``."""
+    cls = _registered_class(meta.get("class"))
+    if cls is None or depth > _MAX_DEPTH:
+        raise ModelFileError(f"{path}: unknown class {meta.get('class')!r}; expected a streamlearn "
+                             "estimator or sketch.")
+    params, attributes, array_meta = (meta.get(k, {}) for k in ("params", "attributes", "arrays"))
+    for key, value in (("params", params), ("attributes", attributes), ("arrays", array_meta)):
+        if not isinstance(value, dict) or (key == "arrays" and not all(isinstance(v, dict)
+                                                                       for v in value.values())):
+            raise ModelFileError(f"{path}: meta.json is corrupted ({key!r} is not a mapping).")
+    arrays = {}
+    for key, info in array_meta.items():
+        name = prefix + key
+        raw = _read_entry(zf, path, f"arrays/{name}.npy", f"array {name!r}")
+        if hashlib.sha256(raw).hexdigest() != info.get("sha256"):
+            raise ModelFileError(f"{path}: checksum mismatch for array {name!r}: the file is corrupted.")
+        try:
+            arr = np.load(io.BytesIO(raw), allow_pickle=False)
+        except (ValueError, EOFError, OSError) as exc:
+            raise ModelFileError(f"{path}: array {name!r} is unreadable ({_describe(exc)}).") from None
+        if arr.dtype.str != info.get("dtype") or list(arr.shape) != info.get("shape"):
+            raise ModelFileError(f"{path}: array {name!r} has dtype {arr.dtype.str} and shape "
+                                 f"{list(arr.shape)}, metadata says {info.get('dtype')} {info.get('shape')}.")
+        arrays[key] = arr
+
+    def value(key, v):
+        return _build(v[_OBJECT_KEY], f"{prefix}{key}/", zf, path, depth + 1) if _nested(v) else v
+
     try:
-        obj = cls(**params)
+        obj = cls(**{k: value(k, v) for k, v in params.items()})
     except (TypeError, ValueError) as exc:
         raise ModelFileError(f"{path}: the parameters in meta.json do not fit {cls.__name__} "
                              f"({_describe(exc)}).") from None
-    for key, value in attributes.items():
-        setattr(obj, key, value)
+    for key, v in attributes.items():
+        setattr(obj, key, value(key, v))
     for key, arr in arrays.items():
         setattr(obj, key, arr)
     if hasattr(obj, "_after_load"):

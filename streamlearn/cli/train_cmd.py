@@ -70,6 +70,9 @@ def _add_common(p, several=False):
                    help="learner name (see 'streamlearn learners'); required unless -i MODEL is given")
     add_param_option(p)
     p.add_argument("--chunk-size", type=int, default=10_000, help="rows per chunk (default 10000)")
+    p.add_argument("--scale", choices=("none", "maxabs", "standard"), default="none",
+                   help="streaming scaling before the learner, each row by the statistics of the rows before it "
+                   "(default none); the saved model applies it when predicting")
     p.add_argument("--n-features", type=int, default=None,
                    help="feature-space width (at most 2**28); default: the largest index found in the data "
                    "(growing while a stream is read); values of features beyond it are ignored and counted")
@@ -110,6 +113,18 @@ def _need_learner(args):
         raise CLIError("--learner NAME is required (or -i MODEL to continue a saved model).")
 
 
+def _with_scaler(args, learner):
+    """``learner`` behind the ``--scale`` scaler (a ``StreamPipeline``, saved whole), or itself for none."""
+    if args.scale == "none":
+        return learner
+    if LEARNERS[args.learner].batch or getattr(args, "scheduler", None) is not None:
+        raise CLIError(f"--scale applies to online learners trained in one process (not to batch learners or "
+                       f"--scheduler runs); got --scale {args.scale} with {args.learner}.")
+    from ..preprocessing import make_scaler, make_stream_pipeline
+
+    return make_stream_pipeline(make_scaler(args.scale), learner)
+
+
 def run_train(args):
     from ..evaluation.train_test import train_test_run
 
@@ -118,7 +133,7 @@ def run_train(args):
     params = parse_params(args.param)
     if args.initial_model is not None:
         return _run_resumed_train(args, params)
-    learner = make_learner(args.learner, params)
+    learner = _with_scaler(args, make_learner(args.learner, params))
     if args.passes < 1:
         raise CLIError(f"--passes must be >= 1; got {args.passes}.")
     if args.block_mb is not None:
@@ -415,6 +430,7 @@ def run_evaluate(args):
     if LEARNERS[args.learner].batch:
         raise CLIError(f"{args.learner} is a batch learner: progressive validation does not apply; use "
                        "'streamlearn train --test TEST'.")
+    learner = _with_scaler(args, learner)
     plot_out = output(args.plot, [args.data], "plot")
     data = TrainData(args, args.data, learner)
     stream = data.open()
