@@ -93,19 +93,25 @@ class Checkpointer:
     ``path`` after the chunk that reaches each multiple of ``every`` examples, and to ``path.passN`` after
     pass N when ``per_pass``."""
 
-    def __init__(self, learner, path, every=None, per_pass=False):
+    def __init__(self, learner, path, every=None, per_pass=False, before_save=None):
         self.learner, self.path, self.every, self.per_pass = learner, path, every, per_pass
+        self.before_save = before_save  # e.g. attach the input contract, as the final save does
         self.n = 0
         self.saved = []
+
+    def _save(self, target):
+        if self.before_save is not None:
+            self.before_save()
+        self.learner.save(target)
 
     def __call__(self, pass_index, n_rows):
         if n_rows is None:  # end of a pass
             if self.per_pass:
                 target = f"{self.path}.pass{pass_index + 1}"
-                self.learner.save(target)
+                self._save(target)
                 self.saved.append(os.path.abspath(target))
             return
         before = self.n
         self.n += n_rows
         if self.every is not None and self.n // self.every > before // self.every:
-            self.learner.save(self.path)
+            self._save(self.path)

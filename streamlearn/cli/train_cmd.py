@@ -181,9 +181,10 @@ def run_train(args):
 def _checkpointer(args, learner, data=None):
     if args.save_every is None and not args.save_per_pass:
         return None
-    if data is not None and data.zero_based is not None:  # checkpoints carry the input contract too
-        learner.input_spec_ = {"format": "libsvm", "zero_based": bool(data.zero_based)}
-    return Checkpointer(learner, args.output, every=args.save_every, per_pass=args.save_per_pass)
+    # checkpoints carry the input contract, as the final model does
+    before_save = None if data is None else (lambda: attach_spec(learner, data.zero_based))
+    return Checkpointer(learner, args.output, every=args.save_every, per_pass=args.save_per_pass,
+                        before_save=before_save)
 
 
 def _run_resumed_train(args, params):

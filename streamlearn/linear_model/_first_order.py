@@ -10,7 +10,7 @@ from .._validation import Interval, Options
 from ..base import BaseOnlineLinear, LogisticProbaMixin, OnlineClassifierMixin, OnlineRegressorMixin
 from ..losses import loss_code
 from .._mixing import mixed_count, weighted_average
-from ._nag import _NormalizedLinear
+from ._nag import _NormalizedMixin
 
 __all__ = ["OGDClassifier", "OGDRegressor", "Perceptron", "PassiveAggressiveClassifier",
            "PassiveAggressiveRegressor"]
@@ -74,9 +74,15 @@ class _FirstOrderLinear(BaseOnlineLinear):
         return out
 
 
-class _OGD(_FirstOrderLinear, _NormalizedLinear):
-    """OGD with the ``normalized`` option: the normalized kernel in its non-adaptive mode (Ross, Mineiro &
-    Langford's NG rule with OGD's ``eta0 / sqrt(t)``), see docs/algorithms/nag.md."""
+class _NormalizedOptionMixin(_NormalizedMixin):
+    """OGD's ``normalized`` option: the normalized kernel in its non-adaptive mode (Ross, Mineiro &
+    Langford's NG rule with OGD's ``eta0 / sqrt(t)``), see the NAG page of the Algorithms docs."""
+
+    def check_mixable(self):
+        """Raise TypeError when ``normalized=True``: the per-feature scales are not averaged."""
+        if self.normalized:
+            raise TypeError(f"fit_mixing cannot average {type(self).__name__}(normalized=True): its per-feature "
+                            "scales are not mixed; use normalized=False.")
 
     def _allocate(self, n_features, n_outputs, X):
         super()._allocate(n_features, n_outputs, X)
@@ -103,7 +109,7 @@ class _OGD(_FirstOrderLinear, _NormalizedLinear):
 
 
 # ---------------------------------------------------------------------------------------------------
-class OGDClassifier(LogisticProbaMixin, OnlineClassifierMixin, _OGD):
+class OGDClassifier(LogisticProbaMixin, OnlineClassifierMixin, _NormalizedOptionMixin, _FirstOrderLinear):
     """Online gradient descent for linear classification, step ``eta0 / sqrt(t)``.
 
     Update (Algorithms §2.1): ``w <- w - eta0 / sqrt(t) * l'(w . x, y) * x`` after every example, with
@@ -176,7 +182,7 @@ class OGDClassifier(LogisticProbaMixin, OnlineClassifierMixin, _OGD):
         return float(self.eta0)
 
 
-class OGDRegressor(OnlineRegressorMixin, _OGD):
+class OGDRegressor(OnlineRegressorMixin, _NormalizedOptionMixin, _FirstOrderLinear):
     """Online gradient descent for linear regression, step ``eta0 / sqrt(t)``.
 
     Update: ``w <- w - eta0 / sqrt(t) * l'(w . x, y) * x`` (Algorithms §2.1).

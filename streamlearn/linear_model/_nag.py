@@ -28,11 +28,9 @@ _PASS_PARAMS = {
 }
 
 
-class _NormalizedLinear(BaseOnlineLinear):
+class _NormalizedMixin:
     """Per-feature scales, accumulators and the global normaliser next to ``coef_``/``intercept_``, and the
-    call of the normalized kernel. Subclasses say ``_adaptive()``, ``_invariant()``, ``_normalized_schedule()``."""
-
-    _diverge_hint = "eta0"
+    call of the normalized kernel. Users say ``_adaptive()``, ``_invariant()``, ``_normalized_schedule()``."""
 
     def _allocate_normalized(self, n_features, n_outputs):
         self.scale_ = np.zeros(n_features, dtype=np.float64)  # largest |x_j| seen
@@ -53,11 +51,13 @@ class _NormalizedLinear(BaseOnlineLinear):
         if bad >= 0:
             self._raise_diverged(bad, self._diverge_hint)
 
+
+class _NAG(_NormalizedMixin, BaseOnlineLinear):
+    _diverge_hint = "eta0"
+
     def _loss_param(self):
         return 0.0
 
-
-class _NAG(_NormalizedLinear):
     def _allocate(self, n_features, n_outputs, X):
         super()._allocate(n_features, n_outputs, X)
         self._allocate_normalized(n_features, n_outputs)

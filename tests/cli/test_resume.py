@@ -189,7 +189,7 @@ def test_input_spec_of_the_model_is_used_and_other_formats_are_named(data, tmp_p
     m = str(tmp_path / "m.slm")
     assert main(["train", paths["A"], "-l", "pa1", "-o", m, "--quiet"]) == 0
     model = load(m)
-    assert libsvm_reader_args(model) == (D, "auto")
+    assert libsvm_reader_args(model) == (D, False)  # the index base the model was trained with
     model.input_spec_ = {"format": "libsvm", "zero_based": True, "n_features": D}
     assert libsvm_reader_args(model) == (D, True)
     model.input_spec_ = {"format": "vw", "bits": 18}
