@@ -132,6 +132,7 @@ def _state(model_bytes_or_path, tmp_path):
     with zipfile.ZipFile(path) as zf:
         meta = json.loads(zf.read("meta.json"))
     meta.pop("streamlearn_version")
+    meta["attributes"].pop("input_spec_", None)  # how the CLI read its file; the model state is the rest
     return json.dumps(meta, sort_keys=True)
 
 
