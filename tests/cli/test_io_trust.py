@@ -341,11 +341,11 @@ def test_random_sigint_and_sigkill_leave_the_old_file_or_a_valid_new_one(small, 
                                 "--quiet"],
             "predict": lambda o: [sys.executable, "-m", "streamlearn", "predict", str(small["model"]), str(data),
                                   "-o", str(o)]}[command]
-    t0 = time.time()  # whole runs, 4 at a time: the signals then fall over start-up, reading, training, writing
+    t0 = time.time()  # whole runs, 2 at a time: the signals then fall over start-up, reading, training, writing
     probes = [subprocess.Popen(argv(tmp_path / f"probe{i}"), env=ENV, stdout=subprocess.DEVNULL,
-                               stderr=subprocess.DEVNULL) for i in range(4)]
-    assert [p.wait(timeout=300) for p in probes] == [0] * 4
-    span = 1.2 * (time.time() - t0)
+                               stderr=subprocess.DEVNULL) for i in range(2)]
+    assert [p.wait(timeout=300) for p in probes] == [0] * 2
+    span = 1.5 * (time.time() - t0)  # the trials run 4 at a time: a little slower than the probes
     pending = list(zip(trials, outs))
     while pending:
         batch, pending = pending[:4], pending[4:]
