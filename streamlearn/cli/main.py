@@ -6,8 +6,8 @@ and a handler ``run(args) -> int``. User errors print ``streamlearn: error: ...`
 """
 
 import argparse
+import gc
 import importlib
-import os
 import sys
 
 from .._errors import ModelFileError
@@ -110,27 +110,15 @@ def main(argv=None):
 
 
 def entry_point():
-    """The ``streamlearn`` command: run :func:`main`, then end the process without tearing the interpreter down.
+    """The ``streamlearn`` command: run :func:`main` and exit normally with its code.
 
-    Interpreter teardown (freeing the tens of thousands of objects of numpy, scipy, sklearn and numba one by
-    one) took 0.6-1.2 s of wall time per process on the shared 2-core machine (benchmarks/sparse_speed.py,
-    the script's "exit" stage); the operating system reclaims the memory at once.
-    Everything that teardown would do for us is done first: ``atexit`` handlers run and the standard
-    streams are flushed; if another thread is still alive, the normal exit (which joins it) is used. Output
-    files are closed by the commands themselves (``with`` blocks) before ``main`` returns.
+    Before exiting, every object alive is moved out of the garbage collector's reach (:func:`gc.freeze`):
+    interpreter teardown otherwise runs full collections over the hundreds of thousands of objects that
+    numpy, scipy, scikit-learn and numba create at import, about a second of wall time per command on the
+    shared 2-core machine (``benchmarks/startup.py``, "exit" rows). Teardown itself still runs as usual:
+    ``atexit`` handlers, flushing the standard streams, joining threads, clearing the modules; what the
+    collector would have freed, the operating system reclaims with the process.
     """
     code = main()
-    import atexit
-    import threading
-
-    if threading.active_count() > 1:  # a worker thread still runs (e.g. a Dask client): the normal exit joins it
-        sys.exit(code)
-    atexit._run_exitfuncs()
-    try:
-        sys.stdout.flush()
-        sys.stderr.flush()
-    except BrokenPipeError:  # e.g. `streamlearn predict ... | head`: as the normal exit would, drop the output
-        pass
-    except (OSError, ValueError):  # stdout closed or broken: report it through the normal exit
-        sys.exit(code if code else 1)
-    os._exit(code)
+    gc.freeze()
+    sys.exit(code)
