@@ -47,7 +47,7 @@ def main():
         for func in funcs:
             try:
                 func()
-            except Exception as exc:  # a property failed: hypothesis has minimised it
+            except Exception as exc:  # noqa: BLE001 (a failed property, minimised by hypothesis: reported)
                 failures.append({"target": target, "test": func.__name__,
                                  "error": "".join(traceback.format_exception_only(exc)).strip()[:2000]})
         outcomes = dict(_profiles.OUTCOMES[target])
@@ -65,10 +65,10 @@ def main():
            "targets": rows, "failures": failures}
     RESULTS.mkdir(exist_ok=True)
     (RESULTS / "fuzz.json").write_text(json.dumps(out, indent=1) + "\n")
-    lines = ["# Fuzzing: LIBSVM reader, model files, command line", "",
-             f"Command: `{command}` (hypothesis {hypothesis.__version__}, profile `fuzz-large`, random seed; "
+    intro = (f"Command: `{command}` (hypothesis {hypothesis.__version__}, profile `fuzz-large`, random seed; "
              f"1-minute load average {out['load_average_1min']:.1f} on 2 cores). The same properties run in "
-             "the test suite under the small deterministic profile (`tests/fuzz`).", "",
+             "the test suite under the small deterministic profile (`tests/fuzz`).")
+    lines = ["# Fuzzing: LIBSVM reader, model files, command line", "", intro, "",
              "| target | generated cases | tracebacks | wrong results | failed properties | outcomes | seconds |",
              "|---|---|---|---|---|---|---|"]
     for r in rows:
@@ -77,13 +77,13 @@ def main():
                      f"| {outcomes} | {r['seconds']} |")
     lines.append(f"| **total** | **{total['cases']}** | **{total['tracebacks']}** | **{total['wrong']}** | "
                  f"**{total['failed_properties']}** | | {total['seconds']} |")
-    lines += ["", "Outcomes: *equal to scikit-learn* (same X and y bit for bit), *both refuse* (both readers raise; "
+    lines += ["", ("Outcomes: *equal to scikit-learn* (same X and y bit for bit), *both refuse* (both readers raise; "
               "ours names the file and the line), *documented difference* (a difference listed in "
               "`load_svmlight`'s docstring: NaN/inf, digit separators, `-0` indices, indices above 2**31 - 1), "
               "*identical* (a damaged model file still loads as the same model), *clean error* (one-line "
               "`ModelFileError`), *exit N* (the command returned exit code N or argparse exited with it), "
               "*known traceback* (a traceback in a subcommand's error handling, handed over to the CLI "
-              "output-discipline work, see the xfail test in tests/fuzz/test_fuzz_cli.py)."]
+              "output-discipline work, see the xfail test in tests/fuzz/test_fuzz_cli.py).")]
     if failures:
         lines += ["", "## Failed properties (minimal examples)", ""]
         lines += [f"- {f['target']} / `{f['test']}`: `{f['error'][:600]}`" for f in failures]

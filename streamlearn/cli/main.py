@@ -26,17 +26,19 @@ SUBCOMMAND_MODULES = (
 #: imported only when their command runs, so ``--version`` and ``--help`` import no numba, scipy or
 #: scikit-learn; a test checks these lines against the modules' own.
 COMMANDS = {
-    "train": ("streamlearn.cli.train_cmd", "train a learner on a LIBSVM file (progressive validation on the "
-              "first pass), score it on a test file or held-out rows, optionally save it"),
-    "evaluate": ("streamlearn.cli.train_cmd", "progressive validation of a learner on a LIBSVM file: VW-style "
-                 "table of average loss and online error at doubling example counts"),
+    "train": ("streamlearn.cli.train_cmd", ("train a learner on a LIBSVM file (progressive validation on the "
+                                             "first pass), score it on a test file or held-out rows, optionally "
+                                             "save it")),
+    "evaluate": ("streamlearn.cli.train_cmd", ("progressive validation of a learner on a LIBSVM file: VW-style "
+                                               "table of average loss and online error at doubling example "
+                                               "counts")),
     "predict": ("streamlearn.cli.predict_cmd", "predict with a saved model, one line per example of DATA"),
     "learners": ("streamlearn.cli.learners_cmd", "list the learners with their parameters and defaults"),
     "experiment": ("streamlearn.cli.experiment_cmd", "run a named experiment (paper reproductions, sweeps)"),
-    "demo": ("streamlearn.cli.experiment_cmd", "the main job: every learner, one pass over the bundled a9a, "
-             "scored on a9a.t (same as 'experiment demo')"),
-    "sketch": ("streamlearn.cli.sketch_cmd", "sketch the rows of a LIBSVM file (FD, PFD, CFD, RFD, RP, Oja); "
-               "report the relative spectral error of A^T A and the speed"),
+    "demo": ("streamlearn.cli.experiment_cmd", ("the main job: every learner, one pass over the bundled a9a, "
+                                                "scored on a9a.t (same as 'experiment demo')")),
+    "sketch": ("streamlearn.cli.sketch_cmd", ("sketch the rows of a LIBSVM file (FD, PFD, CFD, RFD, RP, Oja); "
+                                              "report the relative spectral error of A^T A and the speed")),
 }
 
 

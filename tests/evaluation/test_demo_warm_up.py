@@ -6,7 +6,7 @@ import argparse
 import pytest
 from numba.core import event
 
-import streamlearn.evaluation as evaluation
+from streamlearn import evaluation
 from streamlearn.evaluation.experiments import demo
 
 
