@@ -1,52 +1,144 @@
-"""Wall time of ``streamlearn train`` on the bundled a9a, with an empty and with a warm numba cache.
+"""Start-up, teardown and cold-compile times of the ``streamlearn`` command, as ratios to ``import numba``.
 
-Targets: <= 20 s with an empty cache, <= 3 s with a warm one. Each run is a fresh process
-(``python -m streamlearn train <a9a.xz> --learner pa1 --test <a9a.t.xz> --quiet``); the empty cache is a
-fresh NUMBA_CACHE_DIR. Also reported: the bare interpreter start + ``import sklearn`` time, the floor
-that no streamlearn change can lower. Run: ``.venv/bin/python benchmarks/startup.py``.
+Measured in one run, each command a fresh process:
+
+* ``streamlearn --version``, ``--help``, ``learners`` (warm, median of 7): target <= 0.3 s; they import no
+  numba, scipy or scikit-learn.
+* ``python -c "import numba"`` (median of 7): the peer every time is divided by.
+* teardown: ``streamlearn train a9a -l pa1`` through ``entry_point`` (normal exit after ``gc.freeze()``)
+  against the same ``main()`` ended by a plain ``sys.exit`` (teardown with full garbage collections) and by
+  ``os._exit`` (no teardown at all), medians of 5, warm numba cache.
+* cold demo: ``streamlearn demo --quiet`` with an empty ``NUMBA_CACHE_DIR``; the time numba spends
+  compiling (sum of its top-level ``numba:compile`` events), the number of compiled specialisations and
+  the wall time; then the same demo with the now warm cache. ``--baseline SRC`` also runs the cold demo
+  with the package from another source tree (e.g. a checkout of the previous version) in the same run.
+
+Writes ``benchmarks/results/startup.md`` and ``startup.json``. Run:
+``OPENBLAS_NUM_THREADS=1 .venv/bin/python benchmarks/startup.py [--baseline SRC] [--skip-demo]``.
 """
 
+import argparse
 import json
 import os
+import statistics
 import subprocess
 import sys
 import tempfile
 import time
 from pathlib import Path
 
-RESULTS = Path(__file__).resolve().parent / "results"
+ROOT = Path(__file__).resolve().parents[1]
+RESULTS = ROOT / "benchmarks" / "results"
+
+# runs the demo in-process and prints numba's compile time (top-level compile events) as JSON
+_COLD_DEMO = r"""
+import json, sys, time
+from numba.core import event
+depth, starts, total, n = [0], [], [0.0], [0]
+class Rec(event.Listener):
+    def on_start(self, ev):
+        depth[0] += 1; starts.append(time.perf_counter()); n[0] += 1
+    def on_end(self, ev):
+        depth[0] -= 1; t = time.perf_counter() - starts.pop()
+        if depth[0] == 0: total[0] += t
+event.register("numba:compile", Rec())
+t0, c0 = time.perf_counter(), time.process_time()
+from streamlearn.cli.main import main
+import contextlib, io
+with contextlib.redirect_stdout(io.StringIO()):
+    code = main(["demo", "--quiet", "--json"] + sys.argv[1:])
+print(json.dumps({"code": code, "compile_seconds": total[0], "specialisations": n[0],
+                  "wall_seconds": time.perf_counter() - t0, "cpu_seconds": time.process_time() - c0}))
+"""
 
 
-def _time(cmd, env):
-    t0 = time.perf_counter()
-    subprocess.run(cmd, env=env, check=True, stdout=subprocess.DEVNULL)
-    return time.perf_counter() - t0
+def _time(cmd, env, n):
+    times = []
+    for _ in range(n):
+        t0 = time.perf_counter()
+        subprocess.run(cmd, env=env, check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        times.append(time.perf_counter() - t0)
+    return statistics.median(times)
+
+
+def _env(src=None, **extra):
+    env = dict(os.environ, OPENBLAS_NUM_THREADS="1", **extra)
+    env["PYTHONPATH"] = str(src or ROOT) + (os.pathsep + env["PYTHONPATH"] if env.get("PYTHONPATH") else "")
+    return env
+
+
+def _cold_demo(src, learners):
+    extra = ["--learners", learners] if learners else []
+    with tempfile.TemporaryDirectory() as cache:
+        env = _env(src, NUMBA_CACHE_DIR=cache)
+        res = subprocess.run([sys.executable, "-c", _COLD_DEMO, *extra], env=env, check=True, capture_output=True,
+                             text=True)
+        cold = json.loads(res.stdout.strip().splitlines()[-1])
+        t0 = time.perf_counter()
+        subprocess.run([sys.executable, "-m", "streamlearn", "demo", "--quiet", *extra], env=env, check=True,
+                       stdout=subprocess.DEVNULL)
+        cold["warm_wall_seconds"] = time.perf_counter() - t0
+    return cold
 
 
 def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--baseline", metavar="SRC", help="also run the cold demo with the package in SRC")
+    ap.add_argument("--skip-demo", action="store_true", help="skip the cold demo (minutes)")
+    ap.add_argument("--learners", default=None, help="demo learners (default: all of them)")
+    args = ap.parse_args()
+    sys.path.insert(0, str(ROOT))
     from streamlearn.datasets import bundled_path
 
-    train, test = str(bundled_path("a9a.xz")), str(bundled_path("a9a.t.xz"))
-    cmd = [sys.executable, "-m", "streamlearn", "train", train, "--learner", "pa1", "--test", test, "--quiet"]
-    floor_cmd = [sys.executable, "-c", "import sklearn.base, scipy.sparse, numba"]
+    env = _env()
+    sl = [sys.executable, "-m", "streamlearn"]
     rows = []
-    with tempfile.TemporaryDirectory() as cache:
-        env = dict(os.environ, NUMBA_CACHE_DIR=cache)
-        cold = _time(cmd, env)
-        warm = sorted(_time(cmd, env) for _ in range(5))
-        floor = sorted(_time(floor_cmd, env) for _ in range(5))
+    numba_s = _time([sys.executable, "-c", "import numba"], env, 7)
+    rows.append({"what": "python -c 'import numba' (the peer)", "seconds": numba_s})
+    for args_ in (["--version"], ["--help"], ["learners"]):
+        rows.append({"what": f"streamlearn {' '.join(args_)} (warm)", "seconds": _time(sl + args_, env, 7),
+                     "target_seconds": 0.3})
+    a9a = str(bundled_path("a9a.xz"))
+    train = ["train", a9a, "-l", "pa1", "--quiet"]
+    _time(sl + train, env, 1)  # warm the numba cache
+    rows.append({"what": "streamlearn train a9a -l pa1: entry_point (gc.freeze, normal exit)",
+                 "seconds": _time(sl + train, env, 5)})
+    plain = f"import sys; from streamlearn.cli.main import main; sys.exit(main({train!r}))"
+    rows.append({"what": "same, main() then plain sys.exit (teardown with full collections)",
+                 "seconds": _time([sys.executable, "-c", plain], env, 5)})
+    skip = (f"import os, sys; from streamlearn.cli.main import main; c = main({train!r}); sys.stdout.flush(); "
+            "os._exit(c)")
+    rows.append({"what": "same, main() then os._exit (no teardown; the previous entry_point)",
+                 "seconds": _time([sys.executable, "-c", skip], env, 5)})
+    demos = []
+    if not args.skip_demo:
+        runs = [("this tree", ROOT)] + ([("baseline", Path(args.baseline).resolve())] if args.baseline else [])
+        for label, src in runs:
+            d = _cold_demo(src, args.learners)
+            d["source"] = label
+            demos.append(d)
+            rows.append({"what": f"cold demo ({label}): numba compile time, {d['specialisations']} specialisations",
+                         "seconds": d["compile_seconds"]})
+            rows.append({"what": f"cold demo ({label}): wall time, empty cache", "seconds": d["wall_seconds"]})
+            rows.append({"what": f"demo ({label}): wall time, warm cache", "seconds": d["warm_wall_seconds"]})
+    for r in rows:
+        r["ratio_to_import_numba"] = r["seconds"] / numba_s
     load = os.getloadavg()[0]
-    rows.append({"what": "streamlearn train a9a (empty numba cache)", "seconds": cold, "target_seconds": 20})
-    rows.append({"what": "streamlearn train a9a (warm cache, median of 5)", "seconds": warm[2], "target_seconds": 3})
-    rows.append({"what": "python -c 'import sklearn.base, scipy.sparse, numba' (median of 5)",
-                 "seconds": floor[2], "target_seconds": None})
+    command = "OPENBLAS_NUM_THREADS=1 .venv/bin/python benchmarks/startup.py" + (
+        f" --baseline {args.baseline}" if args.baseline else "") + (f" --learners {args.learners}" if args.learners
+                                                                    else "")
+    out = {"command": command, "load_average_1min": load, "rows": rows, "cold_demo": demos}
     RESULTS.mkdir(exist_ok=True)
-    out = {"command": " ".join(["python benchmarks/startup.py"]), "load_average_1min": load, "rows": rows}
-    (RESULTS / "startup.json").write_text(json.dumps(out, indent=1))
-    lines = ["# streamlearn train start-up time", "", "Command: `.venv/bin/python benchmarks/startup.py` "
-             f"(1-minute load average during the run: {load:.2f} on 2 cores)", "",
-             "| what | seconds | target |", "|---|---|---|"]
-    lines += [f"| {r['what']} | {r['seconds']:.2f} | {r['target_seconds'] or '-'} |" for r in rows]
+    (RESULTS / "startup.json").write_text(json.dumps(out, indent=1) + "\n")
+    intro = (f"Command: `{command}` (1-minute load average at the end: {load:.1f} on 2 cores; every time is "
+             "also given as a ratio to `python -c 'import numba'` measured in the same run).")
+    lines = ["# streamlearn start-up, teardown and cold compile", "", intro, "",
+             "| what | seconds | / import numba | target |", "|---|---|---|---|"]
+    lines += [f"| {r['what']} | {r['seconds']:.2f} | {r['ratio_to_import_numba']:.2f} | "
+              f"{r.get('target_seconds') or '-'} |" for r in rows]
+    if len(demos) == 2:
+        ratio = demos[0]["compile_seconds"] / demos[1]["compile_seconds"]
+        lines += ["", f"Cold demo compile time, this tree / baseline: {ratio:.2f}"]
     (RESULTS / "startup.md").write_text("\n".join(lines) + "\n")
     print("\n".join(lines))
 

@@ -253,7 +253,7 @@ def load(path: str | os.PathLike) -> Any:
     >>> load(path)
     Traceback (most recent call last):
     ...
-    streamlearn.persist.ModelFileError: ...: not a streamlearn model file (not a zip archive; corrupted or another format).
+    streamlearn.persist.ModelFileError: ...fd.slm: not a streamlearn model file (not a zip archive; ...
     """
     path = os.fspath(path)
     if not os.path.exists(path):

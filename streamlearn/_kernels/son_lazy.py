@@ -267,7 +267,7 @@ def _fd_lazy_one(indptr, indices, data, targets, k, sw, w, buf, gram, r, al, t0,
     for a in range(r):
         T[a, a] = 1.0
     q = r0
-    n_sp = 0
+    n_sp = np.int64(0)
     sp_ptr = np.zeros(max_sp + 1, dtype=np.int64)
     sp_idx = np.empty(1024, dtype=np.int64)
     sp_val = np.empty(1024)
@@ -279,7 +279,7 @@ def _fd_lazy_one(indptr, indices, data, targets, k, sw, w, buf, gram, r, al, t0,
     z1 = np.zeros(cap)
     z2 = np.zeros(cap)
     L = np.zeros((cap, cap))
-    nchol = 0
+    nchol = np.int64(0)
     lazy_work = 0.0
     n_mat = 0
     bad = -1
@@ -302,8 +302,8 @@ def _fd_lazy_one(indptr, indices, data, targets, k, sw, w, buf, gram, r, al, t0,
         # ---- projection (onto the slab of the example about to be predicted; see slab_current)
         tau = 0.0 if slab_current else _tau(z, C)
         if tau != 0.0 and xx > 0.0:
-            nchol = _fd_project(tau, gram, sc, r, q, al, L, nchol, T, bx, z1, z2, xx, False, v, e, indices, data,
-                                st, en)
+            nchol = _fd_project(tau, gram, sc, r, q, al, L, nchol, T, bx, z1, z2, xx, np.bool_(False), v, e, indices,
+                                data, st, en)
             z -= tau
         out[i, k] = z
         if not math.isfinite(z):
@@ -356,7 +356,7 @@ def _fd_lazy_one(indptr, indices, data, targets, k, sw, w, buf, gram, r, al, t0,
                     for b in range(kk):
                         gram[a, b] = new_gram[a, b]
                 r = kk
-                nchol = 0
+                nchol = np.int64(0)
                 if sketch == SKETCH_RFD:
                     al += 0.5 * delta
             # ---- u = w - H^{-1} g with the new H
@@ -393,7 +393,7 @@ def _fd_lazy_one(indptr, indices, data, targets, k, sw, w, buf, gram, r, al, t0,
             n_mat += 1
             r0 = r
             q = r
-            n_sp = 0
+            n_sp = np.int64(0)
             sp_ptr[0] = 0
             lazy_work = 0.0
     Dt = _fd_materialise(Dt, r0, T, r, q, sp_ptr, sp_idx, sp_val, n_sp, e, v)
@@ -467,7 +467,7 @@ def _oja_project(tau, gram, sc, r, al, bx, F, b, cv, v, xx, indices, data, st, e
         for p in range(st, en):
             v[indices[p]] -= f * data[p]
     else:
-        f, c = _split_v(tau, gram, sc, r, al, bx, xx, False, v, indices, data, st, en)
+        f, c = _split_v(tau, gram, sc, r, al, bx, xx, np.bool_(False), v, indices, data, st, en)
     for a in range(r):  # w += f B^T c: b += f F^T (sc c)
         cv[a] = f * sc[a] * c[a]
     for cc in range(r):
@@ -610,7 +610,7 @@ def _oja_lazy_one(indptr, indices, data, targets, k, sw, w, buf, gram, sc, lam, 
                     cv[a] = inv * sc[a] * bx[a] / (sc[a] * sc[a] + al)
             else:
                 m = _small_matrix(gram, sc, r, 0.0)
-                z2, z1 = _small_solve(m, bx.copy(), True)
+                z2, z1 = _small_solve(m, bx.copy(), np.bool_(True))
                 for a in range(r):
                     cv[a] = -sc[a] * z2[a]
             for c in range(r):
@@ -666,7 +666,7 @@ def son_oja_lazy(indptr, indices, data, targets, sw, w, buf, gram, sc, aux, n_ro
 def _rp_project(tau, gram, sc, r, al, L, bx, z1, z2, c, v, xx, indices, data, st, en):
     """Project ``w = v + S^T c`` onto ``|w.x| <= C`` in the H-norm (``bx = S x``); same rule as
     ``son._son_project``."""
-    pinv, _ = _solve(gram, sc, r, al, L, 0, bx, z1, z2)
+    pinv, _ = _solve(gram, sc, r, al, L, np.int64(0), bx, z1, z2)
     den = 0.0 if pinv else _general_den(z1, bx, r, xx)
     if den > CANCEL_TOL * xx and math.isfinite(den):
         f = tau / den
@@ -674,7 +674,7 @@ def _rp_project(tau, gram, sc, r, al, L, bx, z1, z2, c, v, xx, indices, data, st
             v[indices[p]] -= f * data[p]
         cd = z1
     else:
-        f, cd = _split_v(tau, gram, sc, r, al, bx, xx, False, v, indices, data, st, en)
+        f, cd = _split_v(tau, gram, sc, r, al, bx, xx, np.bool_(False), v, indices, data, st, en)
     for a in range(r):  # w += f S^T cd
         c[a] += f * cd[a]
 
@@ -735,7 +735,7 @@ def _rp_lazy_one(indptr, indices, data, targets, k, sw, w, buf, gram, r, al, t0,
             # ---- u = w - H^{-1} g
             for a in range(r):
                 bg[a] = dl * (bx[a] + rvec[a] * ca * xx)
-            pinv, _ = _solve(gram, sc, r, al, L, 0, bg, z1, z2)
+            pinv, _ = _solve(gram, sc, r, al, L, np.int64(0), bg, z1, z2)
             if not pinv:
                 inv = 1.0 / al
                 for p in range(st, en):

@@ -6,8 +6,8 @@ and a handler ``run(args) -> int``. User errors print ``streamlearn: error: ...`
 """
 
 import argparse
+import gc
 import importlib
-import os
 import sys
 
 from .._errors import ModelFileError
@@ -27,10 +27,12 @@ SUBCOMMAND_MODULES = (
 #: imported only when their command runs, so ``--version`` and ``--help`` import no numba, scipy or
 #: scikit-learn; a test checks these lines against the modules' own.
 COMMANDS = {
-    "train": ("streamlearn.cli.train_cmd", "train a learner on a LIBSVM file (progressive validation on the "
-              "first pass), score it on a test file or held-out rows, optionally save it"),
-    "evaluate": ("streamlearn.cli.train_cmd", "progressive validation of a learner on a LIBSVM file: VW-style "
-                 "table of average loss and online error at doubling example counts"),
+    "train": ("streamlearn.cli.train_cmd", ("train a learner on a LIBSVM file (progressive validation on the "
+                                             "first pass), score it on a test file or held-out rows, optionally "
+                                             "save it")),
+    "evaluate": ("streamlearn.cli.train_cmd", ("progressive validation of a learner on a LIBSVM file: VW-style "
+                                               "table of average loss and online error at doubling example "
+                                               "counts")),
     "predict": ("streamlearn.cli.predict_cmd", "predict with a saved model, one line per example of DATA"),
     "learners": ("streamlearn.cli.learners_cmd", "list the learners with their parameters and defaults"),
     "experiment": ("streamlearn.cli.experiment_cmd", "run a named experiment (paper reproductions, sweeps)"),
@@ -147,27 +149,14 @@ def _silence_stdout():
 
 
 def entry_point():
-    """The ``streamlearn`` command: run :func:`main`, then end the process without tearing the interpreter down.
+    """The ``streamlearn`` command: run :func:`main` and exit normally with its code.
 
-    Interpreter teardown (freeing the tens of thousands of objects of numpy, scipy, sklearn and numba one by
-    one) costs a large share of a short run's wall time (see the sparse-learner benchmark page); the operating
-    system reclaims the memory at once.
-    Everything that teardown would do for us is done first: ``atexit`` handlers run and the standard
-    streams are flushed; if another thread is still alive, the normal exit (which joins it) is used. Output
-    files are closed by the commands themselves (``with`` blocks) before ``main`` returns.
+    Before exiting, every object alive is moved out of the garbage collector's reach (:func:`gc.freeze`):
+    interpreter teardown otherwise runs full collections over the hundreds of thousands of objects that
+    numpy, scipy, scikit-learn and numba create at import, about a second of wall time per command (``benchmarks/startup.py``, "exit" rows). Teardown itself still runs as usual:
+    ``atexit`` handlers, flushing the standard streams, joining threads, clearing the modules; what the
+    collector would have freed, the operating system reclaims with the process.
     """
     code = main()
-    import atexit
-    import threading
-
-    if threading.active_count() > 1:  # a worker thread still runs (e.g. a Dask client): the normal exit joins it
-        sys.exit(code)
-    atexit._run_exitfuncs()
-    try:
-        sys.stdout.flush()
-        sys.stderr.flush()
-    except BrokenPipeError:  # e.g. `streamlearn predict ... | head`: as the normal exit would, drop the output
-        pass
-    except (OSError, ValueError):  # stdout closed or broken: report it through the normal exit
-        sys.exit(code if code else 1)
-    os._exit(code)
+    gc.freeze()
+    sys.exit(code)

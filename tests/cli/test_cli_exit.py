@@ -1,5 +1,5 @@
-"""``streamlearn`` ends with os._exit after its atexit handlers and a flush (cli.main.entry_point): output,
-exit codes and written files must be exactly those of a normal exit."""
+"""``streamlearn`` exits normally after freezing the garbage collector (cli.main.entry_point): output, exit
+codes, written files and atexit handlers are those of a normal exit, and teardown is cheap."""
 
 import json
 import subprocess
@@ -47,3 +47,24 @@ def test_closed_pipe_is_not_an_error(tmp_path):
     # reported as one line with a non-zero exit (docs/user-guide/errors.md), never a traceback
     assert proc.returncode == 2 and b"Traceback" not in err and err.count(b"\n") == 1, err.decode()
     assert b"broken pipe" in err
+
+
+def test_exit_is_normal_and_teardown_is_cheap():
+    """entry_point ends through sys.exit (no os._exit): a finally block and a late atexit handler run, and
+    the interpreter teardown after main() skips the full garbage collections (gc.freeze)."""
+    code = ("import atexit, gc, sys, time\n"
+            "import streamlearn.cli.main as m\n"
+            "sys.argv = ['streamlearn', 'learners']\n"
+            "orig = m.main\n"
+            "def main():\n"
+            "    code = orig()\n"
+            "    atexit.register(lambda: print('frozen', gc.get_freeze_count() > 1000, file=sys.stderr))\n"
+            "    return code\n"
+            "m.main = main\n"
+            "try:\n"
+            "    m.entry_point()\n"
+            "finally:\n"
+            "    print('finally ran', file=sys.stderr)\n")
+    res = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300)
+    assert res.returncode == 0, res.stderr
+    assert "finally ran" in res.stderr and "frozen True" in res.stderr and "pa1" in res.stdout

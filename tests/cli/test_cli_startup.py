@@ -21,13 +21,14 @@ with contextlib.redirect_stdout(out):
     except SystemExit as exc:
         code = exc.code
 print(json.dumps({"code": code, "out": out.getvalue(),
-                  "heavy": sorted({m.split('.')[0] for m in sys.modules} & set(%r))}))
-""" % (HEAVY,)
+                  "heavy": sorted({m.split('.')[0] for m in sys.modules} & set(HEAVY))}))
+""".replace("HEAVY", repr(HEAVY))
 
 
 @pytest.mark.parametrize("args", [["--version"], ["--help"], ["learners"], ["learners", "--json"]], ids=" ".join)
 def test_light_commands_import_no_numba_scipy_sklearn(args):
-    res = subprocess.run([sys.executable, "-c", _PROBE, *args], capture_output=True, text=True, timeout=120)
+    res = subprocess.run([sys.executable, "-c", _PROBE, *args], capture_output=True, text=True, timeout=120,
+                         check=False)
     assert res.returncode == 0, res.stderr
     got = json.loads(res.stdout.strip().splitlines()[-1])
     assert got["code"] in (0, None)
