@@ -5,7 +5,7 @@ import sys
 import numpy as np
 
 from ..persist import load
-from ._common import check_input_file
+from ._common import CLIError, check_input_file
 
 
 def add_parser(sub):
@@ -13,34 +13,65 @@ def add_parser(sub):
                        description="Write one prediction per example (label, or the decision value with "
                        "--scores) to OUT or standard output.")
     p.add_argument("model", metavar="MODEL", help="model file written by 'streamlearn train -o'")
-    p.add_argument("data", metavar="DATA", help="LIBSVM/svmlight file to predict")
+    p.add_argument("data", metavar="DATA", help="file to predict, in the model's input format (LIBSVM or VW "
+                   "text; a VW example's tag follows its prediction)")
     p.add_argument("-o", "--output", metavar="OUT", help="output file (default: standard output)")
     p.add_argument("--scores", action="store_true", help="write decision values instead of labels")
     p.add_argument("--chunk-size", type=int, default=10_000, help="rows per chunk (default 10000)")
     p.set_defaults(func=run)
 
 
-def run(args):
+def _chunks(args, model):
+    """``(X, tags or None)`` chunks of DATA, read as the model's input specification says."""
     from ..datasets import iter_svmlight
+    from ..datasets._readers import detect_format, open_stream
+    from ..datasets._spec import InputSpec
 
+    spec = getattr(model, "input_spec_", None)
+    if spec is not None and spec.get("format", "libsvm") != "libsvm":
+        for X, _, _, tags in open_stream(args.data, InputSpec.from_dict(spec), args.chunk_size, with_tags=True):
+            yield X, tags
+        return
+    if detect_format(args.data) != "libsvm":
+        raise CLIError(f"{args.model} was trained on LIBSVM data; {args.data!r} is "
+                       f"{detect_format(args.data)} (train the model on that format to predict it).")
+    for X, _ in iter_svmlight(args.data, chunk_size=args.chunk_size, n_features=int(model.n_features_in_)):
+        yield X, None
+
+
+def run(args):
     check_input_file(args.model, "model file")
     check_input_file(args.data)
     model = load(args.model)
-    n_features = int(model.n_features_in_)
+    if args.chunk_size < 1:
+        raise CLIError(f"--chunk-size must be >= 1; got {args.chunk_size}.")
     out = open(args.output, "w") if args.output else sys.stdout
     try:
-        for X, _ in iter_svmlight(args.data, chunk_size=args.chunk_size, n_features=n_features):
+        for X, tags in _chunks(args, model):
             if X.shape[0] == 0:
                 continue
             if args.scores:
                 values = model._decision_function(X)
-                np.savetxt(out, np.atleast_2d(values.T).T, fmt="%.10g")
+                if tags is None:
+                    np.savetxt(out, np.atleast_2d(values.T).T, fmt="%.10g")
+                else:
+                    rows = np.atleast_2d(values.T).T
+                    out.write("\n".join(_tagged(" ".join(f"{v:.10g}" for v in r), t) for r, t in zip(rows, tags))
+                              + "\n")
             else:
-                out.write("\n".join(_label_text(v) for v in model.predict(X)) + "\n")
+                labels = [_label_text(v) for v in model.predict(X)]
+                if tags is not None:
+                    labels = [_tagged(v, t) for v, t in zip(labels, tags)]
+                out.write("\n".join(labels) + "\n")
     finally:
         if args.output:
             out.close()
     return 0
+
+
+def _tagged(text, tag):
+    """VW's prediction line: the prediction, then the example's tag if it has one."""
+    return f"{text} {tag}" if tag else text
 
 
 def _label_text(value):

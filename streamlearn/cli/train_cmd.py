@@ -12,6 +12,7 @@ from sklearn.base import is_classifier
 from ..learners import LEARNERS, make_learner
 from ._common import (CLIError, add_output_options, add_param_option, check_input_file, format_table,
                       parse_params, print_json, show_progress)
+from ._input import add_input_options, check_libsvm_args, hashed_spec, input_format
 from ._scheduler import add_scheduler_option, connected, distributed_module, expand_data, n_workers, single_file
 
 
@@ -59,6 +60,7 @@ def _add_common(p, several=False):
                    help="feature-space width; default: the largest index found in the data files")
     p.add_argument("--zero-based", choices=("auto", "true", "false"), default="auto",
                    help="are feature indices 0-based? (default auto)")
+    add_input_options(p)
     add_output_options(p)
 
 
@@ -87,10 +89,22 @@ def _file_infos(args, paths):
 
 
 def _streams(args, paths):
-    """One opener per file, all with the same width, so that every training pass then reads the file once."""
+    """One opener per file, all with the same width, so that every training pass then reads the file once.
+    Sets ``args.input_spec``, the :class:`InputSpec` saved with the model."""
     from ..datasets import iter_svmlight
+    from ..datasets._readers import open_stream
+    from ..datasets._spec import InputSpec
 
+    if input_format(args, paths[0]) != "libsvm":
+        for path in paths:
+            check_input_file(path)
+        if args.chunk_size < 1:
+            raise CLIError(f"--chunk-size must be >= 1; got {args.chunk_size}.")
+        spec = args.input_spec = hashed_spec(args, paths[0], LEARNERS[args.learner].task)
+        return [lambda p=p: open_stream(p, spec, args.chunk_size, require_label=True) for p in paths]
+    check_libsvm_args(args)
     n_features, infos = _file_infos(args, paths)
+    args.input_spec = InputSpec(format="libsvm", n_features=n_features, zero_based=infos[0]["zero_based"])
 
     def opener(path, info):
         return lambda: iter_svmlight(path, chunk_size=args.chunk_size, n_features=n_features,
@@ -124,6 +138,7 @@ def run_train(args):
                             test_stream=opens[1] if args.test else None, holdout=args.holdout, seed=args.seed,
                             progress=show_progress(args))
     if args.output:
+        learner.input_spec_ = args.input_spec.to_dict()
         learner.save(args.output)
     if args.plot:
         report.progressive.plot(args.plot)
@@ -151,7 +166,10 @@ def _run_batch_train(args, learner, params, opens):
     n_rows = [0]
 
     def counted(stream):
-        for X, y in stream:
+        for X, y, *rest in stream:
+            if rest and rest[0] is not None and np.any(rest[0] != 1.0):
+                raise CLIError(f"{args.learner} is a batch learner and does not take importance weights; the "
+                               "data has weights other than 1.")
             n_rows[0] += X.shape[0]
             yield X, y
 
@@ -164,6 +182,7 @@ def _run_batch_train(args, learner, params, opens):
         train_seconds=seconds, examples_per_second=n_rows[0] / seconds if seconds > 0 else float("inf"),
         nnz_weights=int(learner.nnz_weights), test=score_stream(learner, opens[1]()) if args.test else {})
     if args.output:
+        learner.input_spec_ = args.input_spec.to_dict()
         learner.save(args.output)
     out = report.as_dict()
     out.update(objective=float(np.sum(learner.objective_)), dual_objective=float(np.sum(learner.dual_objective_)),
@@ -195,6 +214,9 @@ def _run_distributed_train(args, learner, params):
         raise CLIError(f"--rounds must be >= 1; got {args.rounds}.")
     if args.holdout is not None and not 0.0 < args.holdout < 1.0:
         raise CLIError(f"--holdout must be a fraction in (0, 1); got {args.holdout}.")
+    if any(input_format(args, p) != "libsvm" for p in args.data):
+        raise CLIError("--scheduler trains on LIBSVM files; VW text is read by a local run.")
+    check_libsvm_args(args)
     dist = distributed_module()
     if type(learner).__name__ not in dist.supported_learners():
         raise CLIError(f"--scheduler cannot train {args.learner} ({type(learner).__name__}): parameter mixing "
@@ -246,6 +268,10 @@ def _run_distributed_train(args, learner, params):
         train_seconds=seconds, examples_per_second=_rate(sum(h.get("n_examples", 0) for h in history), seconds),
         nnz_weights=int(model.nnz_weights), test=test)
     if args.output:
+        from ..datasets._spec import InputSpec
+
+        model.input_spec_ = InputSpec(format="libsvm", n_features=n_features,
+                                      zero_based=infos[0]["zero_based"]).to_dict()
         model.save(args.output)
     out = report.as_dict()
     out.update(scheduler=args.scheduler, n_workers=workers, n_partitions=len(partitions), rounds=len(history),
