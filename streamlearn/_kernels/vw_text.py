@@ -24,7 +24,7 @@ features are dropped. Blank lines are skipped. A UTF-8 byte order mark at a line
 
 import numpy as np
 
-from ._numba import njit_kernel
+from ._numba import njit_inline, njit_kernel
 from .hashing import CONSTANT_HASH, combine2, combine3, hash_string
 from .svmlight import _NUM_BAD, _NUM_HARD, _NUM_NONFINITE, _parse_float
 
@@ -66,13 +66,13 @@ CONSTANT_NAMESPACE = 128
 WILDCARD = -1
 
 
-@njit_kernel
+@njit_inline
 def _is_delim(c):
     # end of a name: space, tab, '|', '\r', ':'
     return c == 32 or c == 9 or c == 124 or c == 13 or c == 58
 
 
-@njit_kernel
+@njit_inline
 def _is_feat_end(c):
     return c == 32 or c == 9 or c == 124 or c == 13
 
@@ -119,7 +119,45 @@ def _number(buf, p, end):
     return v, q, st
 
 
-@njit_kernel
+_POW10 = np.array([10.0 ** k for k in range(23)])
+
+
+@njit_inline
+def _num_token(buf, s, e):
+    """``_number`` over the whole token ``buf[s:e]``, with an inline fast path for plain decimals of at most
+    15 digits (exact: both operands of the single division are exact doubles, as in Clinger's method)."""
+    p = s
+    neg = False
+    if p < e and (buf[p] == 45 or buf[p] == 43):
+        neg = buf[p] == 45
+        p += 1
+    man = 0
+    nd = 0
+    frac = 0
+    dot = False
+    simple = p < e
+    while p < e:
+        c = buf[p]
+        if 48 <= c <= 57:
+            man = man * 10 + (c - 48)
+            nd += 1
+            if dot:
+                frac += 1
+        elif c == 46 and not dot:
+            dot = True
+        else:
+            simple = False
+            break
+        p += 1
+    if simple and 0 < nd <= 15:
+        v = float(man)
+        if frac > 0:
+            v = v / _POW10[frac]
+        return (-v if neg else v), e, 0
+    return _number(buf, s, e)
+
+
+@njit_inline
 def _starts_number(buf, p, end):
     c = buf[p]
     if 48 <= c <= 57:
@@ -225,7 +263,7 @@ def _expand_wildcards(terms, lens, present, n_present):
     return canonical_terms(out[:m], out_len[:m])
 
 
-@njit_kernel
+@njit_inline
 def _sort_row(idx, val, n):
     """Sort idx[:n] (carrying val) ascending; insertion sort for short rows."""
     if n <= 48:
@@ -349,7 +387,7 @@ def vw_parse(buf, end, final, max_rows, mask, label_mode, n_classes, require_lab
                     state[S_ERR_POS] = ls
                     state[S_ERR_END] = bar
             else:
-                v, q, st = _number(buf, word_s[0], word_e[0])
+                v, q, st = _num_token(buf, word_s[0], word_e[0])
                 ok = st == 0 and q == word_e[0]
                 if ok:
                     if label_mode == LABEL_PM1:
@@ -364,14 +402,14 @@ def vw_parse(buf, end, final, max_rows, mask, label_mode, n_classes, require_lab
                     state[S_ERR_END] = word_e[0]
                 label = v
                 if err == 0 and nw >= 2:
-                    v, q, st = _number(buf, word_s[1], word_e[1])
+                    v, q, st = _num_token(buf, word_s[1], word_e[1])
                     if not (st == 0 and q == word_e[1] and v >= 0.0):
                         err = E_IMPORTANCE
                         state[S_ERR_POS] = word_s[1]
                         state[S_ERR_END] = word_e[1]
                     weight = v
                 if err == 0 and nw == 3:
-                    v, q, st = _number(buf, word_s[2], word_e[2])
+                    v, q, st = _num_token(buf, word_s[2], word_e[2])
                     if not (st == 0 and q == word_e[2]):
                         err = E_INITIAL
                         state[S_ERR_POS] = word_s[2]
@@ -405,7 +443,7 @@ def vw_parse(buf, end, final, max_rows, mask, label_mode, n_classes, require_lab
                         e += 1
                     ok = e > r
                     if ok:
-                        v, r2, st = _number(buf, r, e)
+                        v, r2, st = _num_token(buf, r, e)
                         ok = st == 0 and r2 == e
                         nsw = v
                     if not ok:
@@ -439,7 +477,7 @@ def vw_parse(buf, end, final, max_rows, mask, label_mode, n_classes, require_lab
                     while e < le and not _is_feat_end(buf[e]):
                         e += 1
                     if _starts_number(buf, r, e) or (buf[r] | 32) == 105 or (buf[r] | 32) == 110:
-                        v, r2, st = _number(buf, r, e)
+                        v, r2, st = _num_token(buf, r, e)
                         if st == _NUM_NONFINITE and r2 == e:
                             err = E_NONFINITE
                         elif st != 0 or r2 != e:
