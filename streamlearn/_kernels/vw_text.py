@@ -169,9 +169,7 @@ def _starts_number(buf, p, end):
         c = buf[p]
         if 48 <= c <= 57:
             return True
-    if c == 46 and p + 1 < end and 48 <= buf[p + 1] <= 57:
-        return True
-    return False
+    return c == 46 and p + 1 < end and 48 <= buf[p + 1] <= 57
 
 
 @njit_kernel

@@ -232,7 +232,7 @@ class _Accumulator:
         return self._row(self.n, self.loss, self.err, self.weight, self.label, self.pred)
 
     def _row(self, c, loss, err, weight, label, pred):
-        pn, ploss, perr, pw = self.prev
+        _, ploss, perr, pw = self.prev
         dw = weight - pw
         row = {"n_examples": c, "sum_weights": weight, "average_loss": _div(loss, weight),
                "since_last_loss": _div(loss - ploss, dw), "cumulative_loss": loss}
