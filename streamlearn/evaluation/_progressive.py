@@ -346,6 +346,8 @@ def iter_progressive_validation(learner, stream, *, classes=None, checkpoints="d
     stream : iterable of tuples, or one tuple of arrays
         Chunks ``(X, y)`` or ``(X, y, sample_weight)`` in stream order (e.g. from a chunked LIBSVM reader);
         a single tuple whose ``X`` is 2-D (ndarray, sparse matrix) is cut with :func:`iter_array_chunks`.
+        Importance weights count in the averages as in Vowpal Wabbit: losses and mistakes are summed with
+        their weights and divided by the sum of weights.
     classes : array-like or None, default=None
         Every label of the stream (classification). ``None``: the learner's ``classes_`` if it has already
         been fitted, else the labels of the first chunk (a label first seen later raises ``ValueError``).
