@@ -5,6 +5,7 @@ import lzma
 
 import numpy as np
 import pytest
+import scipy.sparse as sp
 
 from streamlearn.datasets import iter_vw, load_vw
 from streamlearn.datasets._vw import VwFormatError
@@ -93,6 +94,9 @@ def test_random_lines_match_naive_twin(kw):
                     constant=True, **kw)
     for line, got in zip(lines, _rows(X)):
         _same(got, naive_vw.row_buckets(line.encode(), 20, constant=True, **kw))
+    # canonical CSR (sorted indices, no duplicates), as the estimators expect, checked by scipy itself
+    fresh = sp.csr_matrix((X.data, X.indices, X.indptr), shape=X.shape)
+    assert fresh.has_canonical_format and (X.data != 0).all()
 
 
 def test_chunks_blocks_and_compression_do_not_change_rows(tmp_path):
@@ -101,7 +105,7 @@ def test_chunks_blocks_and_compression_do_not_change_rows(tmp_path):
         parts = list(iter_vw(io.BytesIO(DATA), chunk_size=chunk_size, block_size=block,
                              label_convention="regression", quadratic=["ua"]))
         assert [p[0].shape[0] for p in parts[:-1]] == [chunk_size] * (len(parts) - 1)
-        X = __import__("scipy.sparse", fromlist=["vstack"]).vstack([p[0] for p in parts], format="csr")
+        X = sp.vstack([p[0] for p in parts], format="csr")
         assert (X != whole[0]).nnz == 0
         assert np.array_equal(np.concatenate([p[1] for p in parts]), whole[1], equal_nan=True)
     for suffix, opener in [(".vw.gz", gzip.open), (".vw.bz2", bz2.open), (".vw.xz", lzma.open)]:
