@@ -290,10 +290,11 @@ def _run(learner, chunks, acc, *, classes, name, param, on_chunk=None):
             losses = example_losses(name, param, targets, scores)
         if sw is None:
             weights = np.ones(n)
-        else:  # importance weights scale each example's loss and mistake, as in VW's weighted averages
+        else:
             weights = np.broadcast_to(np.asarray(sw, dtype=np.float64), (n,))
-            losses = losses * weights
-            errs = errs * weights
+            if not np.all(weights == 1.0):  # importance weights scale each loss and mistake, as in VW
+                losses = losses * weights
+                errs = errs * weights
         yield from acc.update(losses, errs, weights, y, preds)
         if on_chunk is not None:
             on_chunk(n)
