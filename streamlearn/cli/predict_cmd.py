@@ -16,7 +16,8 @@ def add_parser(sub):
                        "(its index base and width); values of features beyond the width are ignored and "
                        "counted on standard error.")
     p.add_argument("model", metavar="MODEL", help="model file written by 'streamlearn train -o'")
-    p.add_argument("data", metavar="DATA", help="LIBSVM/svmlight file to predict ('-' is standard input)")
+    p.add_argument("data", metavar="DATA", help="file to predict, in the model's input format (LIBSVM or VW "
+                   "text; a VW example's tag follows its prediction; '-' is standard input)")
     p.add_argument("-o", "--output", metavar="OUT", help="output file (default: standard output); replaced "
                    "only once every prediction is written")
     g = p.add_mutually_exclusive_group()
@@ -26,6 +27,22 @@ def add_parser(sub):
                         "for two classes, one column per class otherwise")
     p.add_argument("--chunk-size", type=int, default=10_000, help="rows per chunk (default 10000)")
     p.set_defaults(func=run)
+
+
+def _reader(args, model):
+    """``(chunks of (X, tags or None), LIBSVM reader or None)``: DATA read as the model's input spec says."""
+    from ..datasets._readers import detect_format, open_stream
+    from ..datasets._spec import InputSpec
+
+    spec = getattr(model, "input_spec_", None)
+    if isinstance(spec, dict) and spec.get("format", "libsvm") != "libsvm":
+        chunks = open_stream(args.data, InputSpec.from_dict(spec), args.chunk_size, with_tags=True)
+        return ((X, tags) for X, _, _, tags in chunks), None
+    if detect_format(args.data) != "libsvm":
+        raise CLIError(f"{args.model} was trained on LIBSVM data; {args.data!r} is "
+                       f"{detect_format(args.data)} (train the model on that format to predict it).")
+    reader = model_reader(model, args.data, args.chunk_size)
+    return ((X, None) for X, _ in reader), reader
 
 
 def run(args):
@@ -42,30 +59,37 @@ def run(args):
         raise CLIError(f"--proba: the model in {args.model} ({type(model).__name__}, loss "
                        f"{getattr(model, 'loss', None)!r}) defines no probabilities; use --scores.")
     mode = "proba" if args.proba else "scores" if args.scores else "labels"
-    reader = model_reader(model, args.data, args.chunk_size)
+    chunks, reader = _reader(args, model)
     if out is None:
-        _write(model, reader, sys.stdout, mode)
+        _write(model, chunks, sys.stdout, mode)
     else:
         with out.open("w") as f:
-            _write(model, reader, f, mode)
-    if reader.ignored:
+            _write(model, chunks, f, mode)
+    if reader is not None and reader.ignored:
         print(f"streamlearn: note: {reader.ignored} feature values of {reader.name} at or beyond the model's "
               f"width ({int(model.n_features_in_)}) were ignored.", file=sys.stderr)
     return 0
 
 
-def _write(model, reader, out, mode):
-    for X, _ in reader:
+def _write(model, chunks, out, mode):
+    for X, tags in chunks:
         if X.shape[0] == 0:
             continue
-        if mode == "proba":
-            proba = model.predict_proba(X)
-            np.savetxt(out, proba[:, 1:] if proba.shape[1] == 2 else proba, fmt="%.10g")
-        elif mode == "scores":
-            values = model._decision_function(X)
-            np.savetxt(out, np.atleast_2d(values.T).T, fmt="%.10g")
+        if mode == "labels":
+            lines = [_label_text(v) for v in model.predict(X)]
         else:
-            out.write("\n".join(_label_text(v) for v in model.predict(X)) + "\n")
+            values = model.predict_proba(X) if mode == "proba" else np.atleast_2d(model._decision_function(X).T).T
+            if mode == "proba" and values.shape[1] == 2:
+                values = values[:, 1:]
+            lines = [" ".join(f"{v:.10g}" for v in row) for row in values]
+        if tags is not None:
+            lines = [_tagged(text, tag) for text, tag in zip(lines, tags)]
+        out.write("\n".join(lines) + "\n")
+
+
+def _tagged(text, tag):
+    """VW's prediction line: the prediction, then the example's tag if it has one."""
+    return f"{text} {tag}" if tag else text
 
 
 def _label_text(value):

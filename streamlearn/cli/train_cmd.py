@@ -16,6 +16,7 @@ from ._common import (CLIError, add_output_options, add_param_option, check_inpu
 from ._data import (TrainData, attach_spec, check_classes, check_data, check_diverged, checked_labels,
                     model_reader, output)
 from ._resume import Checkpointer, check_checkpoint_args, learner_name_of, libsvm_reader_args, load_for_resume
+from ._input import add_input_options, check_libsvm_args, hashed_spec, input_format
 from ._scheduler import add_scheduler_option, connected, distributed_module, expand_data, n_workers, single_file
 
 
@@ -79,6 +80,7 @@ def _add_common(p, several=False):
     p.add_argument("--zero-based", choices=("auto", "true", "false"), default="auto",
                    help="are feature indices 0-based? (default: one-based, LIBSVM's convention; a '0:' feature is "
                    "then an error naming the line)")
+    add_input_options(p)
     add_output_options(p)
 
 
@@ -111,6 +113,18 @@ def _file_infos(args, paths):
 def _need_learner(args):
     if args.learner is None and getattr(args, "initial_model", None) is None:
         raise CLIError("--learner NAME is required (or -i MODEL to continue a saved model).")
+
+
+def _hashed_openers(args, paths):
+    """Openers of hashed-format files (VW text), all read with one :class:`InputSpec`, which is returned too."""
+    from ..datasets._readers import open_stream
+
+    for path in paths:
+        check_input_file(path)
+    if args.chunk_size < 1:
+        raise CLIError(f"--chunk-size must be >= 1; got {args.chunk_size}.")
+    spec = hashed_spec(args, paths[0], LEARNERS[args.learner].task)
+    return [lambda p=p: open_stream(p, spec, args.chunk_size, require_label=True) for p in paths], spec
 
 
 def _with_scaler(args, learner):
@@ -154,6 +168,9 @@ def run_train(args):
         check_data(args.test, "test file")
     model_out = output(args.output, [path, args.test], "model file")  # checked before any work
     plot_out = output(args.plot, [path, args.test], "plot")
+    if input_format(args, path) != "libsvm":
+        return _run_hashed_train(args, learner, params, path, model_out, plot_out)
+    check_libsvm_args(args)
     data = TrainData(args, path, learner)
     if data.stream and args.passes > 1:
         raise CLIError("DATA is a stream, read once: --passes > 1 needs a file.")
@@ -178,11 +195,32 @@ def run_train(args):
     return _finish_train(args, learner, report, model_out, plot_out, data=data, tests=tests)
 
 
-def _checkpointer(args, learner, data=None):
+def _run_hashed_train(args, learner, params, path, model_out, plot_out):
+    """Training on a hashed format (VW text): every id has a column, nothing to widen or pre-scan."""
+    from ..evaluation.train_test import train_test_run
+
+    if LEARNERS[args.learner].batch:
+        raise CLIError(f"{args.learner} is a batch learner, which reads LIBSVM files; got a {input_format(args, path)} "
+                       "file.")
+    opens, spec = _hashed_openers(args, [path] + ([args.test] if args.test else []))
+
+    def attach():
+        learner.input_spec_ = spec.to_dict()
+
+    report = train_test_run(learner, opens[0], name=args.learner, params=params, passes=args.passes,
+                            test_stream=opens[1] if args.test else None, holdout=args.holdout, seed=args.seed,
+                            progress=show_progress(args), chunk_hook=_checkpointer(args, learner, before_save=attach))
+    attach()
+    return _finish_train(args, learner, report, model_out, plot_out)
+
+
+def _checkpointer(args, learner, data=None, before_save=None):
     if args.save_every is None and not args.save_per_pass:
         return None
     # checkpoints carry the input contract, as the final model does
-    before_save = None if data is None else (lambda: attach_spec(learner, data.zero_based))
+    if data is not None:
+        def before_save():
+            attach_spec(learner, data.zero_based)
     return Checkpointer(learner, args.output, every=args.save_every, per_pass=args.save_per_pass,
                         before_save=before_save)
 
@@ -209,18 +247,35 @@ def _run_resumed_train(args, params):
     if args.n_features is not None and args.n_features != int(learner.n_features_in_):
         raise CLIError(f"--n-features {args.n_features} conflicts with the model in {args.initial_model}, which "
                        f"has {int(learner.n_features_in_)} features; omit --n-features with -i.")
-    libsvm_reader_args(learner, _zero_based(args))  # refuses a model that reads another format
     from ..datasets._stream import is_stream_path
 
     if args.passes > 1 and is_stream_path(path):
         raise CLIError("DATA is a stream, read once: --passes > 1 needs a file.")
     tests = []
 
-    def test_stream():
-        tests.append(model_reader(learner, args.test, args.chunk_size))
-        return checked_labels(tests[-1], learner)
+    spec = getattr(learner, "input_spec_", None)
+    if isinstance(spec, dict) and spec.get("format", "libsvm") != "libsvm":  # hashed: read with the model's spec
+        from ..datasets._readers import open_stream
+        from ..datasets._spec import InputSpec
 
-    report = train_test_run(learner, lambda: checked_labels(model_reader(learner, path, args.chunk_size), learner),
+        hashed = InputSpec.from_dict(spec)
+
+        def data_stream():
+            return open_stream(path, hashed, args.chunk_size, require_label=True)
+
+        def test_stream():
+            return open_stream(args.test, hashed, args.chunk_size, require_label=True)
+    else:
+        libsvm_reader_args(learner, _zero_based(args))
+
+        def data_stream():
+            return checked_labels(model_reader(learner, path, args.chunk_size), learner)
+
+        def test_stream():
+            tests.append(model_reader(learner, args.test, args.chunk_size))
+            return checked_labels(tests[-1], learner)
+
+    report = train_test_run(learner, data_stream,
                             name=name, params=learner.get_params(deep=False), passes=args.passes,
                             classes=getattr(learner, "classes_", None),
                             test_stream=test_stream if args.test else None, holdout=args.holdout,
@@ -274,7 +329,10 @@ def _run_batch_train(args, learner, params, data, model_out, test_stream):
     n_rows = [0]
 
     def counted(stream):
-        for X, y in stream:
+        for X, y, *rest in stream:
+            if rest and rest[0] is not None and np.any(rest[0] != 1.0):
+                raise CLIError(f"{args.learner} is a batch learner and does not take importance weights; the "
+                               "data has weights other than 1.")
             n_rows[0] += X.shape[0]
             yield X, y
 
@@ -320,6 +378,9 @@ def _run_distributed_train(args, learner, params):
         raise CLIError(f"--rounds must be >= 1; got {args.rounds}.")
     if args.holdout is not None and not 0.0 < args.holdout < 1.0:
         raise CLIError(f"--holdout must be a fraction in (0, 1); got {args.holdout}.")
+    if any(input_format(args, p) != "libsvm" for p in args.data):
+        raise CLIError("--scheduler trains on LIBSVM files; VW text is read by a local run.")
+    check_libsvm_args(args)
     dist = distributed_module()
     if type(learner).__name__ not in dist.supported_learners():
         raise CLIError(f"--scheduler cannot train {args.learner} ({type(learner).__name__}): parameter mixing "
@@ -433,8 +494,13 @@ def run_evaluate(args):
                        "'streamlearn train --test TEST'.")
     learner = _with_scaler(args, learner)
     plot_out = output(args.plot, [args.data], "plot")
-    data = TrainData(args, args.data, learner)
-    stream = data.open()
+    data = None
+    if input_format(args, args.data) != "libsvm":
+        stream = _hashed_openers(args, [args.data])[0][0]()
+    else:
+        check_libsvm_args(args)
+        data = TrainData(args, args.data, learner)
+        stream = data.open()
     classes = None
     if is_classifier(learner):
         stream = _peek_classes(stream)
@@ -448,7 +514,7 @@ def run_evaluate(args):
         out = {"learner": args.learner, "checkpoints": result.checkpoints,
                "online_error_rate": getattr(result, "online_error_rate", None),
                "average_loss": result.average_loss, "n_examples": result.n_examples}
-        if data.ignored is not None:
+        if data is not None and data.ignored is not None:
             out["ignored_features"] = data.ignored
         print_json(out)
     elif not args.quiet:
