@@ -110,3 +110,64 @@ def test_evaluation_depends_only_on_datasets_losses_and_metrics():
 def test_experiments_are_outside_evaluation():
     assert not (PKG / "evaluation" / "experiments").exists()
     assert (PKG / "experiments" / "__init__.py").exists()
+
+
+MAX_POSITIONAL_KERNEL_ARGS = 6
+
+
+def _kernel_names(path, tree):
+    """``(modules, functions)``: the local names bound to ``streamlearn._kernels`` modules and functions."""
+    modules, functions = set(), set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            modules |= {a.asname for a in node.names if a.asname and a.name.startswith("streamlearn._kernels.")}
+        elif isinstance(node, ast.ImportFrom):
+            if node.level:
+                base = path.relative_to(PKG.parent).with_suffix("").parts[:-node.level]
+                module = ".".join(base + ((node.module,) if node.module else ()))
+            else:
+                module = node.module or ""
+            if module == "streamlearn._kernels":
+                modules |= {a.asname or a.name for a in node.names}
+            elif module.startswith("streamlearn._kernels."):
+                functions |= {a.asname or a.name for a in node.names}
+    return modules, functions
+
+
+def _long_positional_kernel_calls(path, source=None):
+    """Calls into ``streamlearn._kernels`` from ``path`` (or ``source`` standing at ``path``) with more than
+    MAX_POSITIONAL_KERNEL_ARGS positional arguments, or with ``*args`` (whose length the reader cannot see):
+    ``["file:line name", ...]``."""
+    tree = ast.parse(path.read_text() if source is None else source)
+    modules, functions = _kernel_names(path, tree)
+    found = []
+    for node in ast.walk(tree):
+        if not isinstance(node, ast.Call):
+            continue
+        f = node.func
+        into_kernel = (isinstance(f, ast.Name) and f.id in functions) or (
+            isinstance(f, ast.Attribute) and isinstance(f.value, ast.Name) and f.value.id in modules)
+        starred = any(isinstance(a, ast.Starred) for a in node.args)
+        if into_kernel and (len(node.args) > MAX_POSITIONAL_KERNEL_ARGS or starred):
+            found.append(f"{path}:{node.lineno} {ast.unparse(f)}")
+    return found
+
+
+def test_kernels_with_many_arguments_are_called_by_keyword():
+    """A kernel takes plain arrays and scalars; a long positional list of them is easy to get wrong silently
+    (numba accepts any array in any slot of the same type), so every caller outside ``_kernels`` names them."""
+    root = PKG.parent
+    paths = [p for p in PKG.rglob("*.py") if "_kernels" not in p.parts]
+    paths += [p for d in ("tests", "benchmarks", "tools") for p in (root / d).rglob("*.py")]
+    found = [c for p in sorted(paths) for c in _long_positional_kernel_calls(p)]
+    assert not found, "kernel calls with more than 6 positional arguments (pass them by keyword):\n" + "\n".join(found)
+
+
+def test_the_keyword_call_check_sees_relative_and_absolute_imports():
+    src = ("from .._kernels import son as _k\nfrom streamlearn._kernels.dcd import dcd_solve\n"
+           "_k.son_epoch(1, 2, 3, 4, 5, 6, 7)\ndcd_solve(*args)\n_k.son_epoch(1, 2, 3, 4, 5, 6, a=7)\n"
+           "len(1, 2, 3, 4, 5, 6, 7)\n")
+    path = PKG / "second_order" / "probe.py"  # not read: stands for a module of the package
+    assert _kernel_names(path, ast.parse(src)) == ({"_k"}, {"dcd_solve"})
+    found = _long_positional_kernel_calls(path, src)
+    assert [c.split()[-1] for c in found] == ["_k.son_epoch", "dcd_solve"]

@@ -336,41 +336,48 @@ def _clear_unused(buf, gram, r):
 
 
 @njit_kernel
-def _son_project(wk, bk, gk, sk, r, al, indices, data, st, en, tau, xx, printed_w2, in_span, dirv):
-    """Project ``wk`` onto ``|w.x| <= C`` in the H-norm, ``H = B^T B + alpha I`` (``tau = tau_C(w.x)``).
+def _project_along(wk, dirv, bk, gk, sk, r, al, bx, indices, data, st, en, tau, xx):
+    """``w -= tau / den * dirv`` for a candidate direction ``dirv = x - B^T c`` (``bx = B x``), ``den = x.dirv``.
 
-    Direction ``alpha H^{-1} x = x - B^T (G + alpha I)^{-1} Bx`` with den ``x.`` of it, unless that den is
-    below ``CANCEL_TOL x.x`` (x close to B's row space: the difference has lost its digits), alpha is
-    negligible (pseudo-inverse phase, App. A's candidates) or ``in_span`` (x known to lie in B's row space:
-    ``slab="current"``, FD family, its row just appended and no shrink): then ``_split_step``.
-    ``printed_w2`` keeps App. A's printed w2 in the pseudo-inverse phase (reproduction flag).
+    A den below ``CANCEL_TOL x.x`` (x close to B's row space: the difference has lost its digits) or not
+    finite takes ``_split_step``'s direction instead.
     """
-    d = wk.shape[0]
-    bx = np.empty(r)
-    _apply_B_sparse(bk, sk, r, indices, data, st, en, bx)
-    pinv = _use_pinv(gk, sk, r, al)
-    if not in_span and (not pinv or printed_w2):
-        m = _small_matrix(gk, sk, r, 0.0 if pinv else al)
-        zz2, zz1 = _small_solve(m, bx, pinv)
-        # not pinv: x - B^T (G + alpha I)^{-1} Bx; printed_w2: x - B^T G^{+2} B x
-        _fill_direction(dirv, True, zz2 if pinv else zz1, sk, bk, r, indices, data, st, en)
-        den = 0.0
-        for p in range(st, en):
-            den += dirv[indices[p]] * data[p]
-        if not (den > CANCEL_TOL * xx and math.isfinite(den)):
-            has_perp, den, c = _split_step(gk, sk, r, al, bx, xx, in_span)
-            _fill_direction(dirv, has_perp, c, sk, bk, r, indices, data, st, en)
-    else:
-        has_perp, den, c = _split_step(gk, sk, r, al, bx, xx, in_span)
+    den = 0.0
+    for p in range(st, en):
+        den += dirv[indices[p]] * data[p]
+    if not (den > CANCEL_TOL * xx and math.isfinite(den)):
+        has_perp, den, c = _split_step(gk, sk, r, al, bx, xx, False)
         _fill_direction(dirv, has_perp, c, sk, bk, r, indices, data, st, en)
     f = tau / den
-    for j in range(d):
+    for j in range(wk.shape[0]):
+        wk[j] -= f * dirv[j]
+
+
+@njit_kernel
+def _son_project(wk, bk, gk, sk, r, al, indices, data, st, en, tau, xx, in_span, dirv):
+    """Project ``wk`` onto ``|w.x| <= C`` in the H-norm, ``H = B^T B + alpha I`` (``tau = tau_C(w.x)``).
+
+    Direction ``alpha H^{-1} x = x - B^T (G + alpha I)^{-1} Bx`` with den ``x.`` of it (``_project_along``),
+    unless alpha is negligible (pseudo-inverse phase, App. A's candidates) or ``in_span`` (x known to lie in
+    B's row space: ``slab="current"``, FD family, its row just appended and no shrink): then ``_split_step``.
+    """
+    bx = np.empty(r)
+    _apply_B_sparse(bk, sk, r, indices, data, st, en, bx)
+    if not in_span and not _use_pinv(gk, sk, r, al):
+        _, zz1 = _small_solve(_small_matrix(gk, sk, r, al), bx, False)
+        _fill_direction(dirv, True, zz1, sk, bk, r, indices, data, st, en)
+        _project_along(wk, dirv, bk, gk, sk, r, al, bx, indices, data, st, en, tau, xx)
+        return
+    has_perp, den, c = _split_step(gk, sk, r, al, bx, xx, in_span)
+    _fill_direction(dirv, has_perp, c, sk, bk, r, indices, data, st, en)
+    f = tau / den
+    for j in range(wk.shape[0]):
         wk[j] -= f * dirv[j]
 
 
 @njit_kernel
 def son_epoch(indptr, indices, data, targets, sw, w, buf, gram, sc, aux, n_rows, alpha, t, sketch, keep,
-              n_shrink, loss, C, mu, eta, seed, rp_dist, oja_c, printed_w2, slab_current, out):
+              n_shrink, loss, C, mu, eta, seed, rp_dist, oja_c, slab_current, out):
     """Sketched online Newton step over one CSR chunk (module docstring), K outputs.
 
     ``slab_current``: Alg. 6 as printed (K_t): no projection before predicting; the updated u is projected
@@ -412,7 +419,7 @@ def son_epoch(indptr, indices, data, targets, sw, w, buf, gram, sc, aux, n_rows,
                 xx += data[p] * data[p]
             tau = 0.0 if slab_current else _tau(z, C)
             if tau != 0.0 and xx > 0.0:
-                _son_project(w[k], bk, gk, sk, r, al, indices, data, st, en, tau, xx, printed_w2, False, dirv)
+                _son_project(w[k], bk, gk, sk, r, al, indices, data, st, en, tau, xx, False, dirv)
                 z -= tau  # = +-C: the exact score of the projected point (w.x is within rounding of it)
             out[i, k] = z
             if not math.isfinite(z):
@@ -504,5 +511,5 @@ def son_epoch(indptr, indices, data, targets, sw, w, buf, gram, sc, aux, n_rows,
             if slab_current and xx > 0.0:  # Alg. 6 (K_t), after the update (u = w when nothing was learned)
                 tau = _slab_tau(w[k], indices, data, st, en, C)
                 if tau != 0.0:
-                    _son_project(w[k], bk, gk, sk, r, al, indices, data, st, en, tau, xx, printed_w2, in_span, dirv)
+                    _son_project(w[k], bk, gk, sk, r, al, indices, data, st, en, tau, xx, in_span, dirv)
     return t, -1

@@ -352,8 +352,9 @@ class _Parser:
                     max_rows = (len(self.y) - rows_now) if self.store else _INT64_MAX
                 index_cap = _INT32_MAX if self.index_dtype == np.int32 else _INT64_MAX
                 status = _k.svmlight_parse(
-                    buf, end, final, max_rows, self.shift, self.max_index, self.edge_index, index_cap,
-                    self.store, self.data, self.indices, self.indptr, self.y, self.hard, st)
+                    buf=buf, end=end, final=final, max_rows=max_rows, shift=self.shift, max_index=self.max_index,
+                    edge_index=self.edge_index, index_cap=index_cap, store=self.store, data=self.data,
+                    indices=self.indices, indptr=self.indptr, y=self.y, hard=self.hard, state=st)
                 n_hard = int(st[_k.S_HARD])
                 if n_hard:  # first: an overflowing value may sit on an earlier line than an error
                     self._resolve_hard(buf)

@@ -122,9 +122,10 @@ class _CCFMOnlineGradient(_CCFMMixin, _BaseOnline):
 
     def _kernel_pass(self, X, targets, sw, out):
         with one_blas_thread():
-            t, bad = _k.ccfm_ogd_epoch(X.indptr, X.indices, X.data, targets, sw, self._state_C, self._state_tn,
-                                       loss_code(self.loss), float(self.delta), float(self.eta0), self.t_,
-                                       self._state_stats, out)
+            t, bad = _k.ccfm_ogd_epoch(indptr=X.indptr, indices=X.indices, data=X.data, targets=targets,
+                                       sample_weight=sw, C=self._state_C, tn_bound=self._state_tn,
+                                       loss=loss_code(self.loss), delta=float(self.delta), eta0=float(self.eta0),
+                                       t=self.t_, stats=self._state_stats, out_scores=out)
         self.t_ = int(t)
         if bad >= 0:
             self._raise_diverged(bad, "eta0")
@@ -283,16 +284,18 @@ class _OCCFM(_CCFMMixin, _BaseOnline):
                       t=self.t_, stats=self._state_stats, out_scores=out)
         with one_blas_thread():
             if self.mode_ == "exact":
-                t, bad = _k.occfm_dense_epoch(X.indptr, X.indices, X.data, targets, sw, self._state_M,
-                                              self._state_scale, self._state_S, self._state_q, **common)
+                t, bad = _k.occfm_dense_epoch(indptr=X.indptr, indices=X.indices, data=X.data, targets=targets,
+                                              sample_weight=sw, M=self._state_M, scale=self._state_scale,
+                                              S=self._state_S, q_prev=self._state_q, **common)
             else:
                 if self.rank + self.ell >= self._state_W.shape[2] and self._state_W.shape[2] < self._state_W.shape[1]:
                     raise ValueError(f"rank + ell = {self.rank + self.ell} but the basis of {type(self).__name__} "
                                      f"holds {self._state_W.shape[2]} vectors (2 (rank + ell) at the first call); "
                                      "call fit to start again with larger budgets.")
-                t, bad = _k.occfm_lowrank_epoch(X.indptr, X.indices, X.data, targets, sw, self._state_W,
-                                                self._state_A, self._state_B, self._state_kdim, self._state_u,
-                                                rank=int(self.rank), ell=int(self.ell), **common)
+                t, bad = _k.occfm_lowrank_epoch(indptr=X.indptr, indices=X.indices, data=X.data, targets=targets,
+                                                sample_weight=sw, W=self._state_W, A=self._state_A, B=self._state_B,
+                                                kdim=self._state_kdim, u_prev=self._state_u, rank=int(self.rank),
+                                                ell=int(self.ell), **common)
         self.t_ = int(t)
         if bad >= 0:
             self._raise_diverged(bad, "delta")
@@ -301,7 +304,8 @@ class _OCCFM(_CCFMMixin, _BaseOnline):
         if self.mode_ == "exact":
             _k.ccfm_dense_scores(X.indptr, X.indices, X.data, self._state_M, self._state_scale, out)
         else:
-            _k.ccfm_lowrank_scores(X.indptr, X.indices, X.data, self._state_W, self._state_A, self._state_kdim, out)
+            _k.ccfm_lowrank_scores(indptr=X.indptr, indices=X.indices, data=X.data, W=self._state_W, A=self._state_A,
+                                   kdim=self._state_kdim, out=out)
 
     def _dense_C(self):
         if self.mode_ == "exact":

@@ -63,11 +63,13 @@ class _BaseConfidence(OnlineClassifierMixin, BaseOnlineLinear):
         bias = 1.0 if self.fit_intercept else 0.0
         common = dict(rule=self._rule(), phi=self._phi(), C=self._C(), r=self._r(), t=self.t_, out_scores=out)
         if self.covariance == "full":
-            t, bad = _k.cw_full_epoch(X.indptr, X.indices, X.data, targets, sw, self.coef_, self.intercept_,
-                                      self._state_sigma, bias, **common)
+            t, bad = _k.cw_full_epoch(indptr=X.indptr, indices=X.indices, data=X.data, targets=targets,
+                                      sample_weight=sw, coef=self.coef_, intercept=self.intercept_,
+                                      sigma=self._state_sigma, bias_value=bias, **common)
         else:
-            t, bad = _k.cw_diag_epoch(X.indptr, X.indices, X.data, targets, sw, self.coef_, self.intercept_,
-                                      self._state_sigma, self._state_sigma_b, bias, **common)
+            t, bad = _k.cw_diag_epoch(indptr=X.indptr, indices=X.indices, data=X.data, targets=targets,
+                                      sample_weight=sw, coef=self.coef_, intercept=self.intercept_,
+                                      sigma=self._state_sigma, sigma_b=self._state_sigma_b, bias_value=bias, **common)
         self.t_ = int(t)
         if bad >= 0:
             self._raise_diverged(bad, self._diverge_hint)

@@ -43,9 +43,10 @@ class _FirstOrderLinear(BaseOnlineLinear):
 
     def _kernel_pass(self, X, targets, sw, out):
         t, bad = _k.linear_epoch(
-            X.indptr, X.indices, X.data, targets, sw, self._coef_2d(), self.intercept_,
-            self._intercept_sq(), self._rule(), loss_code(self._loss_name()), self._loss_param(),
-            self._schedule, self._eta0(), self._C(), self.t_, out)
+            indptr=X.indptr, indices=X.indices, data=X.data, targets=targets, sample_weight=sw, coef=self._coef_2d(),
+            intercept=self.intercept_, intercept_sq=self._intercept_sq(), rule=self._rule(),
+            loss=loss_code(self._loss_name()), loss_param=self._loss_param(), schedule=self._schedule,
+            eta0=self._eta0(), C=self._C(), t=self.t_, out_scores=out)
         self.t_ = int(t)
         if bad >= 0:
             self._raise_diverged(bad, self._diverge_hint)

@@ -200,8 +200,9 @@ class _Truncated(_LazyLinearMixin, BaseOnlineLinear):
 
     def _scores(self, X, out):
         rule, theta, _, _ = self._truncation()
-        _k.truncated_scores(X.indptr, X.indices, X.data, self._state, self._state_penalty, theta, rule,
-                            bool(self.fit_intercept), out)
+        _k.truncated_scores(indptr=X.indptr, indices=X.indices, data=X.data, wm=self._state,
+                            penalty=self._state_penalty, theta=theta, rule=rule, fit_intercept=bool(self.fit_intercept),
+                            out=out)
 
     # parameter mixing (streamlearn.distributed.fit_mixing)
     mixing_description = ("the weights after every pending truncation is applied on the worker (the lazy marks are "
@@ -581,8 +582,8 @@ class _RDA(_LazyLinearMixin, BaseOnlineLinear):
         return _k.rda_materialize(self._state, self.t_, float(self.l1), float(self.gamma), out)
 
     def _scores(self, X, out):
-        _k.rda_scores(X.indptr, X.indices, X.data, self._state, self.t_, float(self.l1), float(self.gamma),
-                      bool(self.fit_intercept), out)
+        _k.rda_scores(indptr=X.indptr, indices=X.indices, data=X.data, G=self._state, t=self.t_, lam=float(self.l1),
+                      gamma=float(self.gamma), fit_intercept=bool(self.fit_intercept), out=out)
 
     # parameter mixing (streamlearn.distributed.fit_mixing)
     mixing_description = ("the mean gradients ``G_k / t_k`` of the partitions, averaged by examples and multiplied by "
@@ -718,14 +719,14 @@ class _FTRL(_LazyLinearMixin, BaseOnlineLinear):
             self._raise_diverged(bad, self._diverge_hint)
 
     def _hyper(self):
-        return float(self.alpha), float(self.beta), float(self.l1), float(self.l2)
+        return dict(alpha=float(self.alpha), beta=float(self.beta), l1=float(self.l1), l2=float(self.l2))
 
     def _materialize(self, out):
-        return _k.ftrl_materialize(self._state, *self._hyper(), out)
+        return _k.ftrl_materialize(zn=self._state, out=out, **self._hyper())
 
     def _scores(self, X, out):
-        _k.ftrl_scores(X.indptr, X.indices, X.data, self._state, *self._hyper(),
-                       bool(self.fit_intercept), out)
+        _k.ftrl_scores(indptr=X.indptr, indices=X.indices, data=X.data, zn=self._state,
+                       fit_intercept=bool(self.fit_intercept), out=out, **self._hyper())
 
     # parameter mixing (streamlearn.distributed.fit_mixing)
     mixing_description = ("``z`` and ``n`` (the sum of squared gradients; stored as sqrt(n)), both weighted by "

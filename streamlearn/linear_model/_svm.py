@@ -264,9 +264,10 @@ class DualCoordinateDescentSVC(_BatchLinearSVC):
         info = np.zeros((n_out, 4), dtype=np.float64)
         rng = _validation.check_rng(self.random_state)
         bv = self._bias_value()
-        dcd_solve(X.indptr, X.indices, X.data, targets, sw, alpha, coef, wb, bv, float(self.C),
-                  self.loss == "squared_hinge", float(self.tol), int(self.max_iter), bool(self.shrinking),
-                  self._seed(rng), info)
+        dcd_solve(indptr=X.indptr, indices=X.indices, data=X.data, targets=targets, sample_weight=sw, alpha=alpha,
+                  coef=coef, wb=wb, bias_value=bv, C=float(self.C), l2_loss=self.loss == "squared_hinge",
+                  tol=float(self.tol), max_iter=int(self.max_iter), shrinking=bool(self.shrinking),
+                  seed=self._seed(rng), out_info=info)
         self._finish(coef, wb, info[:, 0].max(), info[:, 3].max())
         scores = np.empty((n, n_out), dtype=np.float64)
         linear_scores(X.indptr, X.indices, X.data, self.coef_, self.intercept_, scores)
@@ -444,9 +445,10 @@ class BlockMinimizationSVC(_BatchLinearSVC):
             for j, (_, n_rows, first) in enumerate(store.blocks):
                 X, y, sw = store.load(j)
                 targets = self._targets_from_index(code_to_class[y.astype(np.intp)])
-                dcd_solve(X.indptr, X.indices, X.data, targets, sw, alpha[first:first + n_rows], coef,
-                          wb, bv, float(self.C), l2, float(self.tol), int(self.inner_max_iter),
-                          bool(self.shrinking), self._seed(rng), info)
+                dcd_solve(indptr=X.indptr, indices=X.indices, data=X.data, targets=targets, sample_weight=sw,
+                          alpha=alpha[first:first + n_rows], coef=coef, wb=wb, bias_value=bv, C=float(self.C),
+                          l2_loss=l2, tol=float(self.tol), max_iter=int(self.inner_max_iter),
+                          shrinking=bool(self.shrinking), seed=self._seed(rng), out_info=info)
                 pg_max = max(pg_max, info[:, 1].max())
                 pg_min = min(pg_min, info[:, 2].min())
                 del X, y, sw, targets  # before the next block is read

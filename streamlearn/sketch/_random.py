@@ -76,7 +76,8 @@ class RandomProjectionSketch(_BaseSketch):
         if isinstance(X, np.ndarray):
             rp_fit_dense(X, self._sketch, seed, self._n_seen, dist)
         else:
-            rp_fit_csr(X.indptr, X.indices, X.data, self._sketch, seed, self._n_seen, dist)
+            rp_fit_csr(indptr=X.indptr, indices=X.indices, data=X.data, sketch=self._sketch, seed=seed, t0=self._n_seen,
+                       dist=dist)
 
     def _merge_keys(self):
         return ["ell", "kind"]
@@ -149,7 +150,7 @@ class OjaSketch(_BaseSketch):
         if isinstance(X, np.ndarray):
             t = oja_fit_dense(X, self._v, self._lam, self._t, c)
         else:
-            t = oja_fit_csr(X.indptr, X.indices, X.data, self._v, self._lam, self._t, c)
+            t = oja_fit_csr(indptr=X.indptr, indices=X.indices, data=X.data, v=self._v, lam=self._lam, t=self._t, c=c)
         self._t = int(t)
 
     def merge(self, other):
