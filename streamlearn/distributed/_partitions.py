@@ -3,6 +3,8 @@
 import glob as _glob
 import numbers
 import os
+from collections.abc import Iterator
+from typing import Any
 
 import numpy as np
 import scipy.sparse as sp
@@ -74,7 +76,7 @@ class Partition:
             raise TypeError(f"loader must be callable (returning (X, y) chunks); got {type(loader).__name__}.")
         return cls("loader", loader, index=index, name=name or getattr(loader, "__name__", None), n_rows=n_rows)
 
-    def describe(self):
+    def describe(self) -> str:
         """Short text naming the partition in messages: its path, or its kind and index."""
         if self.name:
             return str(self.name)
@@ -95,7 +97,7 @@ class Partition:
         out.payload = None
         return out
 
-    def load(self, data=None):
+    def load(self, data: Any = None) -> Iterator[tuple[Any, Any]]:
         """Iterate over the partition's ``(X, y)`` chunks: ``X`` CSR float64 (``n_features`` wide when
         known), ``y`` a float array or None.
 
@@ -178,7 +180,8 @@ def _check_chunk_size(chunk_size):
     return int(chunk_size)
 
 
-def as_partitions(source, *, n_features=None, chunk_size=10_000, zero_based="auto"):
+def as_partitions(source: Any, *, n_features: int | None = None, chunk_size: int = 10_000,
+                  zero_based: bool | str = "auto") -> list["Partition"]:
     """Describe ``source`` as a list of :class:`Partition` (one task each in :func:`fit_sketch` and
     :func:`fit_mixing`).
 

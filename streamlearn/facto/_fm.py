@@ -78,7 +78,7 @@ class _FMBase(_BaseOnline):
         return out[:, 0] if out.shape[1] == 1 else out
 
     @property
-    def nnz_weights(self):
+    def nnz_weights(self) -> int:
         """Number of non-zero parameters (intercepts, linear weights and latent factors)."""
         check_is_fitted(self)
         return int(np.count_nonzero(self.intercept_) + np.count_nonzero(self.coef_)

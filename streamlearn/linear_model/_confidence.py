@@ -4,6 +4,7 @@ import numpy as np
 from scipy.special import ndtri
 
 from .._kernels import cw as _k
+from .._typing import FloatArray
 from .._validation import Interval, Options
 from ..base import BaseOnlineLinear, OnlineClassifierMixin
 
@@ -75,7 +76,7 @@ class _BaseConfidence(OnlineClassifierMixin, BaseOnlineLinear):
             self._raise_diverged(bad, self._diverge_hint)
 
     @property
-    def variance_(self):
+    def variance_(self) -> FloatArray:
         """Per-feature variances ``Sigma_jj``, shape ``(n_outputs, n_features)`` (the diagonal of the full
         covariance when ``covariance="full"``): the model's remaining uncertainty about each weight."""
         sigma = self._state_sigma

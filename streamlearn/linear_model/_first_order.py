@@ -1,10 +1,12 @@
 """First-order online linear learners: OGD, Perceptron, Passive-Aggressive (Algorithms §2.1-2.3)."""
 
 import copy
+from typing import Any
 
 import numpy as np
 
 from .._kernels import linear as _k
+from .._typing import FloatArray
 from .._validation import Interval, Options
 from ..base import BaseOnlineLinear, LogisticProbaMixin, OnlineClassifierMixin, OnlineRegressorMixin
 from ..losses import loss_code
@@ -55,14 +57,14 @@ class _FirstOrderLinear(BaseOnlineLinear):
     mixing_description = ("``coef_`` and ``intercept_`` (weighted by examples); Perceptron's radius ``radius_`` is "
                           "the largest over the partitions (it bounds every row norm)")
 
-    def check_mixable(self):
+    def check_mixable(self) -> None:
         """Raise TypeError if these settings cannot be combined by parameter mixing (they all can)."""
 
-    def finish_local_passes(self):
+    def finish_local_passes(self) -> None:
         """Nothing to flush: the weights are explicit."""
 
     @classmethod
-    def mix(cls, start, models, weights):
+    def mix(cls, start: Any, models: list[Any], weights: FloatArray) -> Any:
         """The mixed model of one round: the partitions' weights averaged by ``weights``."""
         out = copy.deepcopy(models[0])
         out.coef_ = weighted_average([m.coef_ for m in models], weights)

@@ -4,6 +4,7 @@ import numpy as np
 from sklearn.utils.validation import check_is_fitted
 
 from .._kernels import pegasos as _k
+from .._typing import FloatArray
 from .._validation import Interval
 from ..base import BaseOnlineLinear, OnlineClassifierMixin
 
@@ -121,20 +122,20 @@ class PegasosClassifier(OnlineClassifierMixin, BaseOnlineLinear):
             self._raise_diverged(bad, self._diverge_hint)
 
     @property
-    def coef_(self):
+    def coef_(self) -> FloatArray:
         v = self.__dict__.get("_state_v")
         if v is None:
             raise AttributeError("coef_: PegasosClassifier is not fitted yet.")
         return self._state_scale[:, None] * v[:, :-1]
 
     @property
-    def intercept_(self):
+    def intercept_(self) -> FloatArray:
         v = self.__dict__.get("_state_v")
         if v is None:
             raise AttributeError("intercept_: PegasosClassifier is not fitted yet.")
         return self._state_scale * v[:, -1] * self._state_bias
 
     @property
-    def n_rounds_(self):
+    def n_rounds_(self) -> int:
         check_is_fitted(self)
         return self._state_round

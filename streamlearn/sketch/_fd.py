@@ -299,6 +299,6 @@ class RobustFrequentDirections(_FDBase):
         return ["ell", "alpha0"]
 
     @property
-    def alpha_(self):
+    def alpha_(self) -> float:
         """alpha of ``B^T B + alpha I``: ``alpha0`` plus half of every delta subtracted."""
         return self._alpha()

@@ -1,6 +1,7 @@
 """Randomised sketches: random projection and Oja's streaming PCA."""
 
 import numbers
+from typing import Self
 
 import numpy as np
 
@@ -153,7 +154,7 @@ class OjaSketch(_BaseSketch):
             t = oja_fit_csr(indptr=X.indptr, indices=X.indices, data=X.data, v=self._v, lam=self._lam, t=self._t, c=c)
         self._t = int(t)
 
-    def merge(self, other):
+    def merge(self, other: Self) -> Self:
         """Not available: Oja's sketch has no merge rule with any guarantee (raises NotImplementedError)."""
         raise NotImplementedError("OjaSketch cannot be merged: there is no sound rule for combining two "
                                   "eigenvector estimates. Use FrequentDirections / RobustFrequentDirections "
