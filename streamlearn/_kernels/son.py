@@ -336,6 +336,13 @@ def _clear_unused(buf, gram, r):
 
 
 @njit_kernel
+def _move(wk, f, dirv):
+    """``w -= f dirv`` (dense)."""
+    for j in range(wk.shape[0]):
+        wk[j] -= f * dirv[j]
+
+
+@njit_kernel
 def _project_along(wk, dirv, bk, gk, sk, r, al, bx, indices, data, st, en, tau, xx):
     """``w -= tau / den * dirv`` for a candidate direction ``dirv = x - B^T c`` (``bx = B x``), ``den = x.dirv``.
 
@@ -348,9 +355,7 @@ def _project_along(wk, dirv, bk, gk, sk, r, al, bx, indices, data, st, en, tau, 
     if not (den > CANCEL_TOL * xx and math.isfinite(den)):
         has_perp, den, c = _split_step(gk, sk, r, al, bx, xx, False)
         _fill_direction(dirv, has_perp, c, sk, bk, r, indices, data, st, en)
-    f = tau / den
-    for j in range(wk.shape[0]):
-        wk[j] -= f * dirv[j]
+    _move(wk, tau / den, dirv)
 
 
 @njit_kernel
@@ -370,9 +375,7 @@ def _son_project(wk, bk, gk, sk, r, al, indices, data, st, en, tau, xx, in_span,
         return
     has_perp, den, c = _split_step(gk, sk, r, al, bx, xx, in_span)
     _fill_direction(dirv, has_perp, c, sk, bk, r, indices, data, st, en)
-    f = tau / den
-    for j in range(wk.shape[0]):
-        wk[j] -= f * dirv[j]
+    _move(wk, tau / den, dirv)
 
 
 @njit_kernel

@@ -3,7 +3,7 @@
 import glob as _glob
 import numbers
 import os
-from collections.abc import Iterator
+from collections.abc import Callable, Iterable, Iterator
 from typing import Any
 
 import numpy as np
@@ -69,7 +69,8 @@ class Partition:
         self.name = name
 
     @classmethod
-    def from_loader(cls, loader, *, index=0, name=None, n_rows=None):
+    def from_loader(cls, loader: Callable[[], Iterable[tuple[Any, Any]]], *, index: int = 0, name: str | None = None,
+                    n_rows: int | None = None) -> "Partition":
         """A partition read by ``loader()``, a picklable callable returning an iterable of ``(X, y)`` chunks
         (run on the worker; e.g. a query against a database)."""
         if not callable(loader):
