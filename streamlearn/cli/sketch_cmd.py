@@ -103,7 +103,7 @@ def _run_stream(args, sketch, data, out):
         n += X.shape[0]
         nnz += X.nnz
     t0 = time.perf_counter()
-    sketch.sketch_  # the published sketch includes the final shrink of the FD family
+    _ = sketch.sketch_  # the published sketch includes the final shrink of the FD family
     seconds += time.perf_counter() - t0
     row = _report(args, sketch, None, n, data.width, seconds)
     row["nnz"] = int(nnz)
