@@ -15,7 +15,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, cast
 
-__all__ = ["LearnerSpec", "LEARNERS", "make_learner", "learner_parameters", "parse_param_value"]
+__all__ = ["LearnerSpec", "LEARNERS", "make_learner", "learner_parameters", "parse_param_value", "learner_name_of"]
 
 
 @dataclass(frozen=True)
@@ -223,3 +223,20 @@ def _spec(name):
     except KeyError:
         raise ValueError(f"Unknown learner {name!r}; run 'streamlearn learners' for the list "
                          f"({', '.join(sorted(LEARNERS))}).") from None
+
+
+def learner_name_of(model):
+    """The registry name of a model: the entry of its class whose fixed parameters it has (the one fixing the
+    most parameters when several match), or None.
+
+    >>> learner_name_of(make_learner("pa2")), learner_name_of(make_learner("ftrl"))
+    ('pa2', 'ftrl')
+    """
+    params = model.get_params(deep=False)
+    best = None
+    for name, spec in LEARNERS.items():
+        if spec.cls() is not type(model) or not all(params.get(k) == v for k, v in spec.fixed.items()):
+            continue
+        if best is None or len(spec.fixed) > len(LEARNERS[best].fixed):
+            best = name
+    return best

@@ -1,8 +1,10 @@
 """``streamlearn experiment NAME ...`` and ``streamlearn demo`` (the main job of ``make run``)."""
 
+import os
 import sys
 
 from .. import experiments
+from .._atomic import Output
 from ._common import add_output_options, format_table, print_json, show_progress
 
 
@@ -32,6 +34,9 @@ def _add_experiment(esub, name):
 def run(args):
     module = experiments.get(args.experiment)
     args.progress = show_progress(args)
+    plot_out = None
+    if args.plot and hasattr(module, "plot"):  # checked before the run, written aside and renamed at the end
+        plot_out = Output(args.plot, what="plot")
     rows = module.run(args)
     if getattr(args, "write_data", None):  # ``demo --write-data DIR``: files written, nothing to plot
         if not args.quiet:
@@ -39,10 +44,11 @@ def run(args):
                 print(f"wrote {row['file']} ({row['bytes']:,} bytes)")
         return 0
     if args.plot:
-        if not hasattr(module, "plot"):
+        if plot_out is None:
             print(f"streamlearn: experiment {args.experiment} has no plot; --plot ignored", file=sys.stderr)
         else:
-            module.plot(rows, args.plot, args)
+            with plot_out.path_for_writing(suffix=os.path.splitext(args.plot)[1]) as tmp:
+                module.plot(rows, tmp, args)
     if args.json:
         print_json(rows)
     elif not args.quiet:

@@ -20,6 +20,7 @@ SUBCOMMAND_MODULES = (
     "streamlearn.cli.learners_cmd",
     "streamlearn.cli.experiment_cmd",
     "streamlearn.cli.sketch_cmd",
+    "streamlearn.cli.serve_cmd",
 )
 
 #: command -> (module whose ``add_parser`` defines it, its line in ``streamlearn --help``). The modules are
@@ -103,10 +104,9 @@ def main(argv=None):
     """
     from .._atomic import _PENDING
 
-    parser = build_parser()
-    args = parser.parse_args(argv)
     _PENDING.clear()
     try:
+        args = build_parser().parse_args(argv)  # inside: a Ctrl-C while the subcommands import is one line too
         code = int(args.func(args) or 0)
         sys.stdout.flush()  # a full device or closed pipe on standard output is reported here
         return code

@@ -7,7 +7,7 @@ the report is the same (the error is computed here, on the stacked DATA, unless 
 
 import time
 
-from ._common import (CLIError, add_output_options, add_param_option, format_table,
+from ._common import (CLIError, add_output_options, add_param_option, check_input_file, format_table,
                       parse_params, print_json)
 from ._data import TrainData, output
 from ._scheduler import add_scheduler_option, connected, distributed_module, expand_data, n_workers, single_file
@@ -25,9 +25,11 @@ def add_parser(sub):
     p.add_argument("data", metavar="DATA", nargs="+",
                    help="LIBSVM/svmlight file (.gz, .bz2, .xz read transparently); with --scheduler, one or more "
                    "files or quoted glob patterns, each file a partition")
-    p.add_argument("--sketch", "-s", default="rfd", choices=sorted(SKETCHES),
+    p.add_argument("--sketch", "-s", default=None, choices=sorted(SKETCHES),
                    help="fd, pfd, cfd, rfd (default), rp or oja")
-    p.add_argument("--ell", type=int, default=10, help="sketch size (rows of the sketch; default 10)")
+    p.add_argument("--ell", type=int, default=None, help="sketch size (rows of the sketch; default 10)")
+    p.add_argument("-i", "--initial-sketch", metavar="PATH", help="continue the sketch saved in this file (-o of "
+                   "an earlier run); its kind, ell and parameters come from the file; no covariance error is computed")
     add_param_option(p)
     p.add_argument("--n-features", type=int, default=None,
                    help="feature-space width (at most 2**28); default: the largest index in DATA; values of "
@@ -126,7 +128,12 @@ def run(args):
 def _run(args):
     from sklearn.base import clone
 
-    sketch = make_sketch(args.sketch, args.ell, parse_params(args.param))
+    if args.initial_sketch is not None:
+        sketch = _resumed(args)
+    else:
+        args.sketch = args.sketch or "rfd"
+        args.ell = 10 if args.ell is None else args.ell
+        sketch = make_sketch(args.sketch, args.ell, parse_params(args.param))
     if args.scheduler is not None:
         return _run_distributed(args, sketch)
     path = single_file(args, "sketch")
@@ -149,6 +156,39 @@ def _run(args):
     if data.ignored is not None:
         row["ignored_features"] = data.ignored
     return _finish(args, sketch, row, out)
+
+
+def _resumed(args):
+    """The sketch of ``-i PATH``; --sketch, --ell and -p must agree with it (or be omitted)."""
+    from ..persist import load
+    from ..sketch import SKETCHES
+
+    check_input_file(args.initial_sketch, "sketch file")
+    if args.scheduler is not None:
+        raise CLIError("-i continues a sketch locally; it does not combine with --scheduler.")
+    sketch = load(args.initial_sketch)
+    names = [k for k, cls in SKETCHES.items() if cls is type(sketch)]
+    if not names:
+        raise CLIError(f"{args.initial_sketch}: holds a {type(sketch).__name__}, not a sketch.")
+    if args.sketch is not None and args.sketch not in names:
+        raise CLIError(f"--sketch {args.sketch} does not match {args.initial_sketch}, a {names[0]} sketch; omit "
+                       "--sketch with -i.")
+    if args.ell is not None and args.ell != sketch.ell:
+        raise CLIError(f"--ell {args.ell} conflicts with {args.initial_sketch} (ell={sketch.ell}); omit --ell with -i.")
+    for key, text in parse_params(args.param).items():
+        current = sketch.get_params(deep=False)
+        if key not in current or _value(text) != current[key]:
+            raise CLIError(f"-p {key}={text} conflicts with {args.initial_sketch} ({key}={current.get(key)!r}); a "
+                           "continued sketch keeps its parameters.")
+    if not hasattr(sketch, "n_features_in_"):
+        raise CLIError(f"{args.initial_sketch}: the sketch is empty; sketch without -i.")
+    if args.n_features is not None and args.n_features != sketch.n_features_in_:
+        raise CLIError(f"--n-features {args.n_features} conflicts with {args.initial_sketch} "
+                       f"({sketch.n_features_in_} features).")
+    args.n_features = sketch.n_features_in_
+    args.sketch, args.ell = names[0], sketch.ell
+    args.no_error = True  # the error would need every row sketched so far, and only DATA is here
+    return sketch
 
 
 def _report(args, sketch, X, n, d, seconds):

@@ -10,10 +10,12 @@ import os
 from sklearn.base import is_classifier
 
 from ..learners import LEARNERS, make_learner
+from ..persist import load
 from ._common import (CLIError, add_output_options, add_param_option, check_input_file, format_table,
                       parse_params, print_json, show_progress)
 from ._data import (TrainData, attach_spec, check_classes, check_data, check_diverged, checked_labels,
                     model_reader, output)
+from ._resume import Checkpointer, check_checkpoint_args, learner_name_of, libsvm_reader_args, load_for_resume
 from ._scheduler import add_scheduler_option, connected, distributed_module, expand_data, n_workers, single_file
 
 
@@ -32,6 +34,12 @@ def add_parser(sub):
     p.add_argument("--passes", type=int, default=1,
                    help="passes over DATA (default 1); with --scheduler: local passes per partition per round")
     p.add_argument("-o", "--output", metavar="MODEL", help="save the trained model to this file")
+    p.add_argument("-i", "--initial-model", metavar="MODEL", help="continue training the model saved in this "
+                   "file (its learner, parameters and input format come from the file; --learner optional)")
+    p.add_argument("--save-every", type=int, default=None, metavar="N",
+                   help="checkpoint: rewrite -o MODEL atomically after the chunk that reaches every N examples")
+    p.add_argument("--save-per-pass", action="store_true",
+                   help="checkpoint: write MODEL.passK (atomically) after pass K")
     p.add_argument("--block-mb", type=float, default=None, metavar="N",
                    help="block size in MiB for learners that split DATA into on-disk blocks (bm-svm); "
                         "same as -p block_mb=N")
@@ -42,8 +50,11 @@ def add_parser(sub):
 
     e = sub.add_parser("evaluate", help="progressive validation of a learner on a LIBSVM file: VW-style "
                        "table of average loss and online error at doubling example counts",
-                       description="Progressive validation: every example is predicted before it is learnt.")
+                       description="Progressive validation: every example is predicted before it is learnt. "
+                       "With -i MODEL, the saved model scores DATA without learning (frozen).")
     _add_common(e)
+    e.add_argument("-i", "--initial-model", metavar="MODEL",
+                   help="score DATA with this saved model, frozen (no learning); --learner optional")
     e.set_defaults(func=run_evaluate)
 
 
@@ -55,7 +66,8 @@ def _add_common(p, several=False):
     else:
         p.add_argument("data", metavar="DATA", help="LIBSVM/svmlight file (.gz, .bz2, .xz read transparently; '-' is "
                        "standard input, read once)")
-    p.add_argument("--learner", "-l", required=True, metavar="NAME", help="learner name (see 'streamlearn learners')")
+    p.add_argument("--learner", "-l", metavar="NAME",
+                   help="learner name (see 'streamlearn learners'); required unless -i MODEL is given")
     add_param_option(p)
     p.add_argument("--chunk-size", type=int, default=10_000, help="rows per chunk (default 10000)")
     p.add_argument("--n-features", type=int, default=None,
@@ -93,10 +105,19 @@ def _file_infos(args, paths):
     return max(info["n_features"] for info in infos), infos
 
 
+def _need_learner(args):
+    if args.learner is None and getattr(args, "initial_model", None) is None:
+        raise CLIError("--learner NAME is required (or -i MODEL to continue a saved model).")
+
+
 def run_train(args):
     from ..evaluation.train_test import train_test_run
 
+    _need_learner(args)
+    check_checkpoint_args(args)
     params = parse_params(args.param)
+    if args.initial_model is not None:
+        return _run_resumed_train(args, params)
     learner = make_learner(args.learner, params)
     if args.passes < 1:
         raise CLIError(f"--passes must be >= 1; got {args.passes}.")
@@ -106,6 +127,9 @@ def run_train(args):
                            f"{args.block_mb} for {args.learner}.")
         learner.set_params(block_mb=args.block_mb)
     if args.scheduler is not None:
+        if args.save_every is not None or args.save_per_pass:
+            raise CLIError("--save-every/--save-per-pass checkpoint a local run; with --scheduler, -o saves the "
+                           "mixed model.")
         return _run_distributed_train(args, learner, params)
     if args.rounds is not None:
         raise CLIError("--rounds is the number of parameter-mixing rounds of a --scheduler run; without "
@@ -128,20 +152,81 @@ def run_train(args):
         return checked_labels(tests[-1], learner)
 
     if LEARNERS[args.learner].batch:
+        if args.save_every is not None or args.save_per_pass:
+            raise CLIError(f"{args.learner} is a batch learner: it has no online state to checkpoint "
+                           "(--save-every, --save-per-pass); -o saves the final model.")
         return _run_batch_train(args, learner, params, data, model_out, test_stream)
     report = train_test_run(learner, data.open, name=args.learner, params=params, passes=args.passes,
                             test_stream=test_stream if args.test else None, holdout=args.holdout, seed=args.seed,
-                            progress=show_progress(args))
+                            progress=show_progress(args), chunk_hook=_checkpointer(args, learner, data))
     check_classes(data, learner, path)
+    return _finish_train(args, learner, report, model_out, plot_out, data=data, tests=tests)
+
+
+def _checkpointer(args, learner, data=None):
+    if args.save_every is None and not args.save_per_pass:
+        return None
+    if data is not None and data.zero_based is not None:  # checkpoints carry the input contract too
+        learner.input_spec_ = {"format": "libsvm", "zero_based": bool(data.zero_based)}
+    return Checkpointer(learner, args.output, every=args.save_every, per_pass=args.save_per_pass)
+
+
+def _run_resumed_train(args, params):
+    """``train -i MODEL``: continue the saved model on DATA (same kernel calls as one run over both)."""
+    from ..evaluation.train_test import train_test_run
+
+    if args.scheduler is not None or args.rounds is not None:
+        raise CLIError("-i continues a model locally; it does not combine with --scheduler/--rounds.")
+    if args.block_mb is not None:
+        raise CLIError("--block-mb applies to batch learners, which cannot continue from a model (-i).")
+    if args.chunk_size < 1:
+        raise CLIError(f"--chunk-size must be >= 1; got {args.chunk_size}.")
+    if args.passes < 1:
+        raise CLIError(f"--passes must be >= 1; got {args.passes}.")
+    path = single_file(args, "train")
+    if args.test:
+        check_data(args.test, "test file")
+    # the model may be rewritten in place (-i m -o m): it is read whole before the new file replaces it
+    model_out = output(args.output, [path, args.test], "model file")
+    plot_out = output(args.plot, [path, args.test, args.initial_model], "plot")
+    learner, name = load_for_resume(args.initial_model, args.learner, params)
+    if args.n_features is not None and args.n_features != int(learner.n_features_in_):
+        raise CLIError(f"--n-features {args.n_features} conflicts with the model in {args.initial_model}, which "
+                       f"has {int(learner.n_features_in_)} features; omit --n-features with -i.")
+    libsvm_reader_args(learner, _zero_based(args))  # refuses a model that reads another format
+    from ..datasets._stream import is_stream_path
+
+    if args.passes > 1 and is_stream_path(path):
+        raise CLIError("DATA is a stream, read once: --passes > 1 needs a file.")
+    tests = []
+
+    def test_stream():
+        tests.append(model_reader(learner, args.test, args.chunk_size))
+        return checked_labels(tests[-1], learner)
+
+    report = train_test_run(learner, lambda: checked_labels(model_reader(learner, path, args.chunk_size), learner),
+                            name=name, params=learner.get_params(deep=False), passes=args.passes,
+                            classes=getattr(learner, "classes_", None),
+                            test_stream=test_stream if args.test else None, holdout=args.holdout,
+                            seed=args.seed, progress=show_progress(args), chunk_hook=_checkpointer(args, learner))
+    return _finish_train(args, learner, report, model_out, plot_out, tests=tests,
+                         resumed_from=os.path.abspath(args.initial_model))
+
+
+def _finish_train(args, learner, report, model_out, plot_out, data=None, tests=(), resumed_from=None):
     check_diverged(learner, report.average_loss, type(learner).__name__)
-    attach_spec(learner, data.zero_based)
+    if data is not None:
+        attach_spec(learner, data.zero_based)
     if model_out:
         learner.save(model_out)
     if plot_out:
-        with plot_out.path_for_writing(suffix=".png") as tmp:
+        with plot_out.path_for_writing(suffix=os.path.splitext(plot_out.name)[1]) as tmp:
             report.progressive.plot(tmp)
     out = report.as_dict()
-    _ignored(out, data, tests)
+    if resumed_from is not None:
+        out["resumed_from"] = resumed_from
+    if data is not None or tests:
+        _ignored(out, data, tests)
     if args.json:
         print_json(out)
     elif not args.quiet:
@@ -153,7 +238,7 @@ def run_train(args):
 
 def _ignored(out, data, tests):
     """Counts of feature values beyond a fixed width (the documented rule: ignored and counted)."""
-    if data.ignored is not None:
+    if data is not None and data.ignored is not None:
         out["ignored_features"] = data.ignored
     if tests:
         out["test_ignored_features"] = tests[-1].ignored
@@ -323,6 +408,9 @@ def run_evaluate(args):
     from ..evaluation import progressive_validation
     from ..evaluation.train_test import _peek_classes
 
+    _need_learner(args)
+    if args.initial_model is not None:
+        return _run_frozen_evaluate(args)
     learner = make_learner(args.learner, parse_params(args.param))
     if LEARNERS[args.learner].batch:
         raise CLIError(f"{args.learner} is a batch learner: progressive validation does not apply; use "
@@ -337,7 +425,7 @@ def run_evaluate(args):
     result = progressive_validation(learner, stream, classes=classes, progress=show_progress(args))
     check_diverged(learner, result.average_loss, type(learner).__name__)
     if plot_out:
-        with plot_out.path_for_writing(suffix=".png") as tmp:
+        with plot_out.path_for_writing(suffix=os.path.splitext(plot_out.name)[1]) as tmp:
             result.plot(tmp)
     if args.json:
         out = {"learner": args.learner, "checkpoints": result.checkpoints,
@@ -348,4 +436,34 @@ def run_evaluate(args):
         print_json(out)
     elif not args.quiet:
         print(result.format_table())
+    return 0
+
+
+def _run_frozen_evaluate(args):
+    """``evaluate -i MODEL DATA``: score DATA with the saved model, which does not learn (VW's ``-t``)."""
+    from ..evaluation.train_test import score_stream
+
+    if args.plot:
+        raise CLIError("--plot draws the progressive-validation curve; a frozen model (-i) has none.")
+    params = parse_params(args.param)
+    if params:
+        raise CLIError("-p sets learner parameters; a frozen model (-i) keeps those in its file.")
+    check_input_file(args.initial_model, "model file")
+    model = load(args.initial_model)
+    name = learner_name_of(model)
+    if args.learner is not None and args.learner != name:
+        raise CLIError(f"--learner {args.learner} does not match the model in {args.initial_model}, which is a "
+                       f"{name or type(model).__name__}; omit --learner with -i.")
+    if not hasattr(model, "n_features_in_"):
+        raise CLIError(f"{args.initial_model}: the model was never trained (no n_features_in_).")
+    check_data(args.data)
+    libsvm_reader_args(model, _zero_based(args))  # refuses a model that reads another format
+    out = {"learner": name or type(model).__name__, "model": os.path.abspath(args.initial_model), "frozen": True}
+    out.update(score_stream(model, checked_labels(model_reader(model, args.data, args.chunk_size), model)))
+    if "n" not in out:
+        raise CLIError(f"{args.data} holds no examples.")
+    if args.json:
+        print_json(out)
+    elif not args.quiet:
+        print(format_table([out], floatfmt="{:.4f}"))
     return 0

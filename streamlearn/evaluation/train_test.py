@@ -118,7 +118,7 @@ def _ovr_loss(learner, loss_name, y, scores, param):
 
 
 def train_test_run(learner, open_stream, *, name=None, params=None, passes=1, classes=None, test_stream=None,
-                   holdout=None, seed=0, progress=False):
+                   holdout=None, seed=0, progress=False, chunk_hook=None):
     """Train ``learner`` on the chunks of ``open_stream()`` (called once per pass) and score it.
 
     Parameters
@@ -133,6 +133,9 @@ def train_test_run(learner, open_stream, *, name=None, params=None, passes=1, cl
     holdout : float in (0, 1) or None
         Hold out this fraction of the training rows (same rows on every pass, drawn with ``seed``) and
         score on them. Exclusive with ``test_stream``.
+    chunk_hook : callable or None
+        ``chunk_hook(pass_index, n_rows)`` after each training chunk is learnt, and ``chunk_hook(pass_index,
+        None)`` at the end of each pass (checkpoints are written from there).
     """
     from . import progressive_validation  # the evaluation package's public API
 
@@ -147,9 +150,9 @@ def train_test_run(learner, open_stream, *, name=None, params=None, passes=1, cl
 
     def stream_for_pass(p):
         raw = open_stream()
-        if holdout is None:
-            return raw
-        return _split(raw, holdout, seed, held if p == 0 else [])
+        if holdout is not None:
+            raw = _split(raw, holdout, seed, held if p == 0 else [])
+        return raw if chunk_hook is None else _hooked(raw, p, chunk_hook)
 
     start = time.perf_counter()
     first = stream_for_pass(0)
@@ -178,6 +181,20 @@ def train_test_run(learner, open_stream, *, name=None, params=None, passes=1, cl
         average_loss=float(result.average_loss), train_seconds=seconds,
         examples_per_second=n_train * passes / seconds if seconds > 0 else float("inf"),
         nnz_weights=int(learner.nnz_weights), test=test, progressive=result)
+
+
+def _hooked(stream, p, hook):
+    """Yield the chunks of ``stream``; call ``hook(p, rows)`` once a chunk has been learnt (when the next one
+    is asked for) and ``hook(p, None)`` at the end."""
+    previous = None
+    for chunk in stream:
+        if previous is not None:
+            hook(p, previous)
+        previous = chunk[0].shape[0]
+        yield chunk
+    if previous is not None:
+        hook(p, previous)
+    hook(p, None)
 
 
 def _peek_classes(stream):

@@ -33,7 +33,7 @@ from sklearn.utils.validation import check_is_fitted
 
 from .. import _validation
 from .._kernels import sparse_l1 as _k
-from .._typing import FloatArray, PathLike
+from .._typing import FloatArray
 from .._validation import Interval, Options
 from ..base import BaseOnlineLinear, LogisticProbaMixin, OnlineClassifierMixin, OnlineRegressorMixin
 from ..losses import loss_code
@@ -169,29 +169,10 @@ class _Truncated(_LazyLinearMixin, BaseOnlineLinear):
         rule, theta, _, _ = self._truncation()
         return _k.truncated_materialize(self._state, self._state_penalty, theta, rule, out)
 
-    def save(self, path: PathLike) -> None:
-        """Write the model file (see :mod:`streamlearn.persist`), after applying every pending truncation to
-        the state in place (O(d), Algorithms §4.6: the weights are the same as if they were caught up later).
-
-        All truncation marks are then equal to the running penalty, so the file holds the weights only
-        (d + 1, K) and loading rebuilds the mark column: half the bytes to copy, hash and write (2^22 features:
-        32 MB instead of 64 MB)."""
-        if not self._is_started():
-            super().save(path)
-            return
-        rule, theta, _, _ = self._truncation()
-        _k.truncated_flush(self._state, self._state_penalty, theta, rule)
-        full = self._state
-        self._state = np.ascontiguousarray(full[:, :-1])
-        self._state_marks = "flushed"  # read by _after_load
-        try:
-            super().save(path)
-        finally:
-            self._state = full
-            del self._state_marks
-
     def _after_load(self):
-        """Rebuild the mark column of a file written by ``save`` (every feature's mark equals the penalty)."""
+        """Rebuild the mark column of a file whose pending truncations were applied before writing (every
+        feature's mark equals the penalty). Files written now hold the whole state, marks included, so that a
+        loaded model continues bit for bit as the saved one would have (saving never changes the model)."""
         if getattr(self, "_state_marks", None) == "flushed":
             w = self._state
             wm = np.empty((w.shape[0], w.shape[1] + 1), dtype=np.float64)

@@ -1,0 +1,225 @@
+"""Load test of ``streamlearn serve`` on the loopback interface, against the same learner in process.
+
+For each learner (ftrl, rfd-son), one ``streamlearn serve --learner NAME`` subprocess (fsync on, as in
+production) is loaded by 1..64 concurrent clients (asyncio tasks, one keep-alive HTTP/1.1 connection
+each, a minimal client: see ``_Conn``), for each mode: ``/predict`` and ``/learn`` with single examples and with batches of 100 a9a lines.
+Each cell runs for ``--seconds`` or ``--max-requests`` requests, whichever comes first; the script stops by
+itself. Reported: examples/s, p50 and p99 request latency. In the same run, in process: ``partial_fit`` and
+``decision_function`` on the parsed CSR rows (batches of 1 and 100), and parse + ``partial_fit`` of the same
+text batches (what the server does per request, without HTTP), as examples/s.
+
+The clients run in one Python process on the same machine as the server (2 shared cores): the HTTP figures
+include the client's own cost. Read the ratios against the in-process figures of the same run.
+
+    python benchmarks/serve_load.py [--seconds 1.5] [--clients 1,8,32,64] [--learners ftrl,rfd-son]
+
+Writes benchmarks/results/serve_load.json and .md.
+"""
+
+import argparse
+import asyncio
+import io
+import json
+import lzma
+import os
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import numpy as np
+
+ROOT = Path(__file__).resolve().parents[1]
+RESULTS = ROOT / "benchmarks" / "results"
+
+
+def _free_port():
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def _lines():
+    from streamlearn.datasets import bundled_path
+
+    with lzma.open(bundled_path("a9a.xz"), "rb") as f:
+        return [line.rstrip(b"\n") for line in f if line.strip()]
+
+
+def _in_process(name, lines, seconds):
+    """examples/s of partial_fit / decision_function (parsed rows) and parse + partial_fit (text), batches of
+    1 and 100, each timed for about ``seconds``."""
+    from streamlearn.datasets import load_svmlight
+    from streamlearn.learners import make_learner
+
+    out = {}
+    X, y = load_svmlight(io.BytesIO(b"\n".join(lines) + b"\n"), n_features=123, zero_based=False)
+    for batch in (1, 100):
+        for what in ("partial_fit", "decision_function", "parse+partial_fit"):
+            model = make_learner(name)
+            model.partial_fit(X[:2], y[:2], classes=[-1.0, 1.0])  # compiled before the clock starts
+            n = 0
+            start = time.perf_counter()
+            i = 0
+            while time.perf_counter() - start < seconds:
+                lo = (i * batch) % (X.shape[0] - batch)
+                if what == "partial_fit":
+                    model.partial_fit(X[lo:lo + batch], y[lo:lo + batch])
+                elif what == "decision_function":
+                    model.decision_function(X[lo:lo + batch])
+                else:
+                    Xb, yb = load_svmlight(io.BytesIO(b"\n".join(lines[lo:lo + batch]) + b"\n"), n_features=123,
+                                           zero_based=False)
+                    model.partial_fit(Xb, yb)
+                n += batch
+                i += 1
+            out[f"{what}_batch{batch}"] = n / (time.perf_counter() - start)
+    return out
+
+
+class _Conn:
+    """A minimal HTTP/1.1 keep-alive client over one loopback connection (the load generator only: httpx costs
+    more CPU per request than the server on this machine, and client and server share its cores)."""
+
+    def __init__(self, url):
+        host, port = url.rsplit("/", 1)[-1].split(":")
+        self.host, self.port = host, int(port)
+
+    async def open(self):
+        self.reader, self.writer = await asyncio.open_connection(self.host, self.port)
+
+    async def post(self, path, body):
+        self.writer.write(f"POST {path} HTTP/1.1\r\nHost: {self.host}\r\nContent-Type: text/plain\r\n"
+                          f"Content-Length: {len(body)}\r\n\r\n".encode() + body)
+        head = await self.reader.readuntil(b"\r\n\r\n")
+        status = int(head.split(b" ", 2)[1])
+        length = 0
+        for line in head.split(b"\r\n"):
+            if line.lower().startswith(b"content-length:"):
+                length = int(line.split(b":", 1)[1])
+        data = await self.reader.readexactly(length)
+        return status, data
+
+    async def close(self):
+        self.writer.close()
+        await self.writer.wait_closed()
+
+
+async def _cell(url, path, bodies, clients, seconds, max_requests):
+    latencies = []
+    examples = [0]
+    budget = [max_requests]
+    conns = [_Conn(url) for _ in range(clients)]
+    await asyncio.gather(*(c.open() for c in conns))  # connected before the clock starts
+    warm = path if path == "/predict" else "/predict"  # one untimed request per connection (no learning)
+    await asyncio.gather(*(c.post(warm, bodies[0][0]) for c in conns))
+    try:
+        stop = time.perf_counter() + seconds
+
+        async def client(k, c):
+            i = k
+            while time.perf_counter() < stop and budget[0] > 0:
+                budget[0] -= 1
+                body, n = bodies[i % len(bodies)]
+                t0 = time.perf_counter()
+                status, data = await c.post(path, body)
+                latencies.append(time.perf_counter() - t0)
+                if status != 200:
+                    raise RuntimeError(f"{path}: HTTP {status} {data[:200]!r}")
+                examples[0] += n
+                i += clients
+
+        start = time.perf_counter()
+        await asyncio.gather(*(client(k, c) for k, c in enumerate(conns)))
+        wall = time.perf_counter() - start
+    finally:
+        await asyncio.gather(*(c.close() for c in conns))
+    lat = np.array(latencies)
+    return {"requests": int(lat.size), "examples_per_s": examples[0] / wall,
+            "p50_ms": float(np.percentile(lat, 50) * 1e3), "p99_ms": float(np.percentile(lat, 99) * 1e3)}
+
+
+def _serve(name, state):
+    port = _free_port()
+    env = dict(os.environ, PYTHONPATH=str(ROOT), OPENBLAS_NUM_THREADS="1")
+    proc = subprocess.Popen([sys.executable, "-m", "streamlearn", "serve", "--learner", name, "--n-features", "123",
+                             "--state-dir", state, "--port", str(port), "--snapshot-every", "0"], env=env,
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    import httpx
+
+    url = f"http://127.0.0.1:{port}"
+    deadline = time.monotonic() + 120
+    while time.monotonic() < deadline:
+        try:
+            if httpx.get(url + "/health", timeout=1).status_code == 200:
+                return proc, url
+        except httpx.TransportError:
+            time.sleep(0.1)
+    proc.kill()
+    raise RuntimeError(f"streamlearn serve --learner {name} did not start")
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--seconds", type=float, default=1.5, help="seconds per cell (default 1.5)")
+    ap.add_argument("--max-requests", type=int, default=20_000, help="requests per cell at most")
+    ap.add_argument("--clients", default="1,8,32,64")
+    ap.add_argument("--learners", default="ftrl,rfd-son")
+    args = ap.parse_args()
+    lines = _lines()
+    clients = [int(c) for c in args.clients.split(",")]
+    results = {"command": "python benchmarks/serve_load.py " + " ".join(sys.argv[1:]), "cells": [],
+               "in_process": {}}
+    for name in args.learners.split(","):
+        results["in_process"][name] = _in_process(name, lines, args.seconds)
+        with tempfile.TemporaryDirectory() as state:
+            proc, url = _serve(name, state)
+            try:
+                for mode, path in (("predict", "/predict"), ("learn", "/learn")):
+                    for batch in (1, 100):
+                        bodies = [(b"\n".join(lines[i:i + batch]) + b"\n", batch)
+                                  for i in range(0, 20_000, batch)]
+                        asyncio.run(_cell(url, path, bodies, 1, 0.2, 50))  # warm-up, not reported
+                        for k in clients:
+                            cell = asyncio.run(_cell(url, path, bodies, k, args.seconds, args.max_requests))
+                            base = results["in_process"][name][
+                                f"{'partial_fit' if mode == 'learn' else 'decision_function'}_batch{batch}"]
+                            cell.update(learner=name, endpoint=path, batch=batch, clients=k,
+                                        ratio_to_in_process=cell["examples_per_s"] / base)
+                            results["cells"].append(cell)
+                            print(json.dumps(cell), flush=True)
+            finally:
+                proc.terminate()
+                try:
+                    proc.wait(timeout=30)
+                except subprocess.TimeoutExpired:
+                    proc.kill()
+    RESULTS.mkdir(exist_ok=True)
+    (RESULTS / "serve_load.json").write_text(json.dumps(results, indent=1) + "\n")
+    (RESULTS / "serve_load.md").write_text(_report(results))
+
+
+def _report(res):
+    out = ["# streamlearn serve: load test on loopback", "", f"Command: `{res['command']}`", "",
+           "In process, same run (examples/s):", "",
+           ("| learner | partial_fit b1 | partial_fit b100 | decision_function b1 | decision_function b100 | "
+            "parse+partial_fit b1 | parse+partial_fit b100 |"), "|---|---|---|---|---|---|---|"]
+    for name, r in res["in_process"].items():
+        out.append(f"| {name} | " + " | ".join(f"{r[k]:,.0f}" for k in (
+            "partial_fit_batch1", "partial_fit_batch100", "decision_function_batch1", "decision_function_batch100",
+            "parse+partial_fit_batch1", "parse+partial_fit_batch100")) + " |")
+    out += ["", ("Over HTTP (fsync on every /learn group commit; ratio = HTTP examples/s over the in-process "
+                 "partial_fit (learn) or decision_function (predict) examples/s of the same batch size):"), "",
+            "| learner | endpoint | batch | clients | requests | examples/s | ratio | p50 ms | p99 ms |",
+            "|---|---|---|---|---|---|---|---|---|"]
+    for c in res["cells"]:
+        out.append(f"| {c['learner']} | {c['endpoint']} | {c['batch']} | {c['clients']} | {c['requests']} | "
+                   f"{c['examples_per_s']:,.0f} | {c['ratio_to_in_process']:.3f} | {c['p50_ms']:.2f} | "
+                   f"{c['p99_ms']:.2f} |")
+    return "\n".join(out) + "\n"
+
+
+if __name__ == "__main__":
+    main()

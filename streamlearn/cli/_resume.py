@@ -1,0 +1,111 @@
+"""Continuing from a saved model (``train -i``, ``evaluate -i``) and writing checkpoints (``--save-every``,
+``--save-per-pass``): argument checks and the model's input contract. No learning code lives here.
+
+A model carries its input contract in ``input_spec_`` (a dict, see :mod:`streamlearn.datasets._spec`) when
+the reader that trained it recorded one; otherwise it is read as LIBSVM with the model's width.
+"""
+
+import os
+
+from ..learners import LEARNERS, learner_name_of, parse_param_value
+from ..persist import load
+from ._common import CLIError, check_input_file
+
+#: Registered learners that cannot continue from a saved model, with the reason (``train -i`` refuses them).
+NOT_RESUMABLE = {name: "a batch learner: each fit solves the whole problem again, there is no online state "
+                 "to continue from" for name, spec in LEARNERS.items() if spec.batch}
+
+#: Registered learners whose result depends on where the stream is cut into chunks, with the reason. Their
+#: resumed run equals the single run when the resume point is also a chunk boundary of that run.
+CHUNK_DEPENDENT = {
+    **{f"{sk}-son": "the sparse (lazy) kernel makes its sketch dense at the end of every call, which rounds "
+       "differently from not doing so" for sk in ("fd", "pfd", "rp", "oja", "rfd", "rfd0")},
+    "perceptron": "radius_ (R) is the largest row norm of the first chunk",
+    "perceptron-nobias": "radius_ (R) is the largest row norm of the first chunk",
+}
+
+
+def load_for_resume(path, learner=None, params=None):
+    """``(model, name)`` from model file ``path`` for ``train -i``: the learner and its parameters come from
+    the file; ``learner`` (``--learner``) must name the same learner, and each ``-p`` must equal the
+    model's value."""
+    check_input_file(path, "model file")
+    model = load(path)
+    name = learner_name_of(model)
+    if name is None:
+        raise CLIError(f"{path}: holds a {type(model).__name__}, which no registered learner trains; "
+                       "'streamlearn train -i' continues learners listed by 'streamlearn learners'.")
+    if learner is not None and learner != name:
+        spec = LEARNERS.get(learner)
+        same_class = spec is not None and spec.cls() is type(model) and all(
+            model.get_params(deep=False).get(k) == v for k, v in spec.fixed.items())
+        if not same_class:
+            raise CLIError(f"--learner {learner} does not match the model in {path}, which is a {name} "
+                           f"({type(model).__name__}); omit --learner with -i.")
+        name = learner
+    if name in NOT_RESUMABLE:
+        raise CLIError(f"cannot continue {name} from {path}: {NOT_RESUMABLE[name]}.")
+    if not hasattr(model, "partial_fit"):
+        raise CLIError(f"cannot continue {name} from {path}: it has no partial_fit.")
+    current = model.get_params(deep=False)
+    for key, text in (params or {}).items():
+        if key not in current:
+            raise CLIError(f"-p {key}={text}: {name} has no parameter {key!r}.")
+        value = parse_param_value(text, current[key]) if isinstance(text, str) else text
+        if value != current[key]:
+            raise CLIError(f"-p {key}={text} conflicts with the model in {path}, trained with {key}="
+                           f"{current[key]!r}; a continued model keeps its parameters (drop -p {key}).")
+    if not hasattr(model, "n_features_in_"):
+        raise CLIError(f"{path}: the model was never trained (no n_features_in_); train it without -i.")
+    return model, name
+
+
+def input_spec(model):
+    """The model's input contract as a dict (``input_spec_``), or the LIBSVM fallback with its width."""
+    spec = getattr(model, "input_spec_", None)
+    if isinstance(spec, dict):
+        return spec
+    return {"format": "libsvm", "zero_based": None, "n_features": int(model.n_features_in_)}
+
+
+def libsvm_reader_args(model, zero_based="auto", what="model"):
+    """``(n_features, zero_based)`` to read LIBSVM data for ``model``; other formats are refused by name."""
+    spec = input_spec(model)
+    fmt = spec.get("format", "libsvm")
+    if fmt != "libsvm":
+        raise CLIError(f"the {what} reads {fmt} input (input_spec_), and this command reads LIBSVM files.")
+    zb = spec.get("zero_based")
+    return int(model.n_features_in_), zero_based if zb is None else bool(zb)
+
+
+def check_checkpoint_args(args):
+    """``--save-every N`` / ``--save-per-pass`` need ``-o`` (the checkpoints are written there)."""
+    every = getattr(args, "save_every", None)
+    if every is not None and every < 1:
+        raise CLIError(f"--save-every must be >= 1 examples; got {every}.")
+    if (every is not None or getattr(args, "save_per_pass", False)) and not args.output:
+        raise CLIError("--save-every and --save-per-pass write checkpoints of the -o MODEL file; give -o.")
+
+
+class Checkpointer:
+    """The ``chunk_hook`` of :func:`streamlearn.evaluation.train_test.train_test_run`: saves ``learner``
+    atomically (temporary file + rename in the same folder, see :func:`streamlearn.persist.save`) to
+    ``path`` after the chunk that reaches each multiple of ``every`` examples, and to ``path.passN`` after
+    pass N when ``per_pass``."""
+
+    def __init__(self, learner, path, every=None, per_pass=False):
+        self.learner, self.path, self.every, self.per_pass = learner, path, every, per_pass
+        self.n = 0
+        self.saved = []
+
+    def __call__(self, pass_index, n_rows):
+        if n_rows is None:  # end of a pass
+            if self.per_pass:
+                target = f"{self.path}.pass{pass_index + 1}"
+                self.learner.save(target)
+                self.saved.append(os.path.abspath(target))
+            return
+        before = self.n
+        self.n += n_rows
+        if self.every is not None and self.n // self.every > before // self.every:
+            self.learner.save(self.path)

@@ -1,0 +1,212 @@
+"""The HTTP endpoints of ``streamlearn serve`` (Starlette), in front of a :class:`ServedModel`.
+
+=================  =========================================================================================
+``POST /predict``  ``text/plain`` LIBSVM lines (labels optional, ignored) or JSON ``{"rows": [...]}`` ->
+                   ``{"scores", "labels"[, "proba"]}``
+``POST /learn``    labelled lines -> ``{"learned", "scores", "first", "n_learned"}`` (pre-update scores),
+                   answered once the batch is in the fsynced log
+``GET /health``    ``{"status": "ok", "n_learned", ...}``
+``GET /metrics``   Prometheus text format
+``GET /model``     the current model file (streamlearn model format)
+``POST /model``    replace the model by an uploaded model file (read by the safe loader first)
+=================  =========================================================================================
+"""
+
+import asyncio
+import contextlib
+import hmac
+import json
+import math
+import os
+import tempfile
+import time
+
+from anyio import to_thread
+from starlette.applications import Starlette
+from starlette.responses import JSONResponse, PlainTextResponse, Response
+from starlette.routing import Route
+
+from ..persist import ModelFileError, load
+from ._core import BadRequest
+
+__all__ = ["create_app"]
+
+_BUCKETS = (0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 10.0)
+
+
+class _Metrics:
+    def __init__(self):
+        self.requests = {}  # (endpoint, status) -> count
+        self.hist = {}  # endpoint -> [bucket counts..., sum, count]
+
+    def observe(self, endpoint, status, seconds):
+        key = (endpoint, status)
+        self.requests[key] = self.requests.get(key, 0) + 1
+        h = self.hist.setdefault(endpoint, [0] * len(_BUCKETS) + [0.0, 0])
+        for i, b in enumerate(_BUCKETS):
+            if seconds <= b:
+                h[i] += 1
+        h[-2] += seconds
+        h[-1] += 1
+
+
+def _num(x):
+    return "NaN" if isinstance(x, float) and math.isnan(x) else repr(float(x))
+
+
+def create_app(served, *, token=None, auth_all=False, max_body_bytes=16 << 20):
+    """The Starlette application serving ``served`` (a :class:`streamlearn.serve.ServedModel`).
+
+    ``token``: when set, ``/learn`` and ``/model`` (every endpoint with ``auth_all``) need the header
+    ``Authorization: Bearer <token>``. Bodies above ``max_body_bytes`` get 413.
+
+    >>> import tempfile
+    >>> from streamlearn.serve import ServedModel
+    >>> m = ServedModel(tempfile.mkdtemp(), learner="ogd", n_features=4, snapshot_every=0)
+    >>> sorted({route.path for route in create_app(m).routes})
+    ['/health', '/learn', '/metrics', '/model', '/predict']
+    >>> m.close()
+    """
+    metrics = _Metrics()
+    token_bytes = token.encode() if token else None
+
+    def authorised(request):
+        if token_bytes is None:
+            return True
+        header = request.headers.get("authorization", "")
+        scheme, _, value = header.partition(" ")
+        return scheme.lower() == "bearer" and hmac.compare_digest(value.strip().encode(), token_bytes)
+
+    def endpoint(name, protected):
+        def wrap(handler):
+            async def run(request):
+                start = time.perf_counter()
+                try:
+                    if (protected or auth_all) and not authorised(request):
+                        response = JSONResponse({"error": "missing or wrong 'Authorization: Bearer' token."},
+                                                401, headers={"WWW-Authenticate": "Bearer"})
+                    else:
+                        response = await handler(request)
+                except BadRequest as exc:
+                    response = JSONResponse({"error": str(exc)}, exc.status)
+                except Exception as exc:  # never take the server down; report and keep serving
+                    response = JSONResponse({"error": f"internal error: {type(exc).__name__}: {exc}"}, 500)
+                metrics.observe(name, response.status_code, time.perf_counter() - start)
+                return response
+            return run
+        return wrap
+
+    async def body_of(request):
+        length = request.headers.get("content-length")
+        if length is not None and length.isdigit() and int(length) > max_body_bytes:
+            raise BadRequest(f"request body of {length} bytes; the limit is {max_body_bytes}.", 413)
+        chunks, size = [], 0
+        async for chunk in request.stream():
+            size += len(chunk)
+            if size > max_body_bytes:
+                raise BadRequest(f"request body above the limit of {max_body_bytes} bytes.", 413)
+            chunks.append(chunk)
+        return b"".join(chunks)
+
+    async def examples(request, labelled):
+        body = await body_of(request)
+        if request.headers.get("content-type", "").split(";")[0].strip() == "application/json":
+            try:
+                doc = json.loads(body)
+            except ValueError as exc:
+                raise BadRequest(f"the body is not valid JSON ({exc}).") from None
+            if not isinstance(doc, dict) or "rows" not in doc:
+                raise BadRequest('expected a JSON object {"rows": [...]}.')
+            body = served.rows_to_lines(doc["rows"], labelled=labelled)
+        if not body.strip():
+            raise BadRequest("the body holds no examples.")
+        return served.parse(body, labelled=labelled)
+
+    @endpoint("predict", False)
+    async def predict(request):
+        X, _, _ = await examples(request, labelled=False)
+        result = served.try_predict(X)  # in the event loop when no update runs (no thread hop)
+        if result is None:
+            result = await to_thread.run_sync(served.predict, X)
+        return JSONResponse(result)
+
+    @endpoint("learn", True)
+    async def learn(request):
+        X, y, payload = await examples(request, labelled=True)
+        result = await asyncio.wrap_future(served.learn(X, y, payload))
+        return JSONResponse(result)
+
+    @endpoint("health", False)
+    async def health(request):
+        return JSONResponse(served.health(), 200 if served.failed is None else 503)
+
+    @endpoint("metrics", False)
+    async def metrics_endpoint(request):
+        m = served.online_metrics()
+        lines = [
+            "# HELP streamlearn_examples_learned_total Examples learned (acknowledged /learn examples).",
+            "# TYPE streamlearn_examples_learned_total counter",
+            f"streamlearn_examples_learned_total {m['n_learned']}",
+            "# HELP streamlearn_online_loss Progressive-validation (pre-update) average loss.",
+            "# TYPE streamlearn_online_loss gauge",
+            f'streamlearn_online_loss{{scope="all"}} {_num(m["average_loss"])}',
+            f'streamlearn_online_loss{{scope="window"}} {_num(m["window_average_loss"])}',
+        ]
+        metric = "error_rate" if "error_rate" in m else "rmse"
+        lines += [f"# HELP streamlearn_online_{metric} Progressive-validation {metric.replace('_', ' ')}.",
+                  f"# TYPE streamlearn_online_{metric} gauge",
+                  f'streamlearn_online_{metric}{{scope="all"}} {_num(m[metric])}',
+                  f'streamlearn_online_{metric}{{scope="window"}} {_num(m["window_" + metric])}',
+                  "# HELP streamlearn_online_window_examples Examples in the recent window.",
+                  "# TYPE streamlearn_online_window_examples gauge",
+                  f"streamlearn_online_window_examples {m['window']}",
+                  "# HELP streamlearn_requests_total HTTP requests by endpoint and status code.",
+                  "# TYPE streamlearn_requests_total counter"]
+        for (ep, code), count in sorted(metrics.requests.items()):
+            lines.append(f'streamlearn_requests_total{{endpoint="{ep}",code="{code}"}} {count}')
+        lines += ["# HELP streamlearn_request_seconds Request latency.",
+                  "# TYPE streamlearn_request_seconds histogram"]
+        for ep, h in sorted(metrics.hist.items()):
+            for b, c in zip(_BUCKETS, h):
+                lines.append(f'streamlearn_request_seconds_bucket{{endpoint="{ep}",le="{b}"}} {c}')
+            lines.append(f'streamlearn_request_seconds_bucket{{endpoint="{ep}",le="+Inf"}} {h[-1]}')
+            lines.append(f'streamlearn_request_seconds_sum{{endpoint="{ep}"}} {h[-2]!r}')
+            lines.append(f'streamlearn_request_seconds_count{{endpoint="{ep}"}} {h[-1]}')
+        return PlainTextResponse("\n".join(lines) + "\n", media_type="text/plain; version=0.0.4")
+
+    @endpoint("model", True)
+    async def get_model(request):
+        data, n = await to_thread.run_sync(served.model_bytes)
+        return Response(data, media_type="application/octet-stream",
+                        headers={"X-Streamlearn-N-Learned": str(n),
+                                 "Content-Disposition": f'attachment; filename="model-{n}.slm"'})
+
+    @endpoint("model_upload", True)
+    async def post_model(request):
+        body = await body_of(request)
+        fd, tmp = tempfile.mkstemp(prefix=".upload-", suffix=".slm", dir=served.dir)
+        try:
+            with os.fdopen(fd, "wb") as f:
+                f.write(body)
+            try:
+                await to_thread.run_sync(load, tmp)  # the safe loader: nothing is unpickled
+            except (ModelFileError, FileNotFoundError, TypeError, ValueError) as exc:
+                raise BadRequest(f"the uploaded file is not a valid model: {exc}".replace(tmp, "upload")) from None
+            try:
+                result = await asyncio.wrap_future(served.swap(tmp))
+            except ValueError as exc:
+                raise BadRequest(str(exc)) from None
+        finally:
+            with contextlib.suppress(FileNotFoundError):
+                os.unlink(tmp)
+        return JSONResponse({"swapped": True, **result})
+
+    @contextlib.asynccontextmanager
+    async def lifespan(app):
+        yield
+        await to_thread.run_sync(served.close)
+
+    routes = [Route("/predict", predict, methods=["POST"]), Route("/learn", learn, methods=["POST"]),
+              Route("/health", health, methods=["GET"]), Route("/metrics", metrics_endpoint, methods=["GET"]),
+              Route("/model", get_model, methods=["GET"]), Route("/model", post_model, methods=["POST"])]
+    return Starlette(routes=routes, lifespan=lifespan)

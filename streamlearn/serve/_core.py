@@ -1,0 +1,574 @@
+"""The model a server learns and predicts with: one writer thread, a write-ahead log, atomic snapshots.
+
+State directory layout::
+
+    state-<g>.json  snapshot number g: the server's settings, online counters and n, the examples learned
+    model-<g>.slm   the model of snapshot g (streamlearn model format; written atomically after state-<g>.json)
+    wal-<m>.log     the batches learned from example m on (see ``_wal``); a snapshot at n starts wal-<n>.log,
+                    then removes the older files
+
+Start-up loads the newest snapshot whose two files exist (a crash between them leaves the previous snapshot
+in force, and its log) and replays the log records from its ``n`` on, each
+record as one ``partial_fit`` call: the same calls, on the same batches, as before the restart, so the model
+is the same bit for bit whatever the learner. A torn last record (crash in the middle of a write) is dropped.
+"""
+
+import copy
+import io
+import json
+import os
+import re
+import tempfile
+import threading
+import time
+from collections import deque
+from concurrent.futures import Future
+
+import numpy as np
+import scipy.sparse as sp
+from sklearn.base import is_classifier
+
+from .._validation import validate_params
+from ..datasets import load_svmlight
+from ..datasets._svmlight import SvmlightFormatError
+from ..evaluation._common import example_losses, loss_spec, signed_targets
+from ..learners import LEARNERS, learner_name_of, make_learner
+from ..persist import load, save
+from ._wal import WriteAheadLog, fsync_dir, read_records
+
+__all__ = ["ServedModel", "BadRequest", "DEFAULT_N_FEATURES"]
+
+#: Width of a server started from a learner name without ``--n-features``.
+DEFAULT_N_FEATURES = 1 << 18
+_SNAP = re.compile(r"^(model|state)-(\d+)\.(slm|json)$")
+_WAL = re.compile(r"^wal-(\d+)\.log$")
+_NO_LABEL = re.compile(rb"^(?=[ \t]*[^\s:#]+:)", re.MULTILINE)
+
+
+class BadRequest(ValueError):
+    """A request the server refuses (HTTP 4xx); ``status`` is the HTTP code."""
+
+    def __init__(self, message, status=400):
+        super().__init__(message)
+        self.status = status
+
+
+def _atomic_write(path, data):
+    directory = os.path.dirname(path)
+    fd, tmp = tempfile.mkstemp(prefix=".tmp-", dir=directory)
+    try:
+        with os.fdopen(fd, "wb") as f:
+            f.write(data)
+            f.flush()
+            os.fsync(f.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        if os.path.exists(tmp):
+            os.unlink(tmp)
+        raise
+
+
+def _fsync_file(path):
+    fd = os.open(path, os.O_RDONLY)
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+
+
+class ServedModel:
+    """A model that learns from a stream of batches (one writer) and predicts concurrently.
+
+    Parameters
+    ----------
+    state_dir : str
+        Snapshots and the write-ahead log. When it holds a snapshot, the server continues from it and
+        ``model`` / ``learner`` are ignored.
+    model : str or None
+        Model file to start from (an empty state directory only).
+    learner, params : str and dict
+        Or a registered learner name and its parameters.
+    n_features : int or None
+        Width of a model started from ``learner`` (default ``DEFAULT_N_FEATURES``); LIBSVM feature ids
+        beyond it are refused.
+    zero_based : bool
+        LIBSVM index base of a model without an input specification.
+    classes : list or None
+        Classes of a classifier started from ``learner`` (default ``[-1, 1]``).
+    snapshot_every : float
+        Seconds between snapshots (when something was learned); 0 disables the periodic snapshots.
+    fsync : bool
+        ``fsync`` every log record before acknowledging (the durability guarantee); False for benchmarks.
+
+    Examples
+    --------
+    >>> import tempfile
+    >>> m = ServedModel(tempfile.mkdtemp(), learner="ftrl", n_features=10, snapshot_every=0)
+    >>> X, y, payload = m.parse(b"1 1:1 2:0.5\\n-1 3:1\\n", labelled=True)
+    >>> m.learn(X, y, payload).result()["learned"]
+    2
+    >>> m.predict(m.parse(b"1:1 2:0.5\\n", labelled=False)[0])["labels"]
+    [1.0]
+    >>> m.close()
+    """
+
+    def __init__(self, state_dir, *, model=None, learner=None, params=None, n_features=None, zero_based=False,
+                 classes=None, snapshot_every=60.0, fsync=True, max_batch_lines=100_000, window=1000, log=None):
+        self.dir = os.path.abspath(state_dir)
+        os.makedirs(self.dir, exist_ok=True)
+        self.snapshot_every = float(snapshot_every)
+        self.fsync = fsync
+        self.max_batch_lines = int(max_batch_lines)
+        self.lock = threading.Lock()  # the model: held by the writer while it learns, by readers to predict
+        self._queue = deque()
+        self._cv = threading.Condition()
+        self._closing = False
+        self.failed = None
+        self.window = int(window)
+        self._log = log or (lambda msg: None)
+        self.stats = {"n_learned": 0, "loss_sum": 0.0, "err_sum": 0.0, "n_batches": 0}
+        self._win_loss = deque(maxlen=self.window)
+        self._win_err = deque(maxlen=self.window)
+        snap = self._latest_snapshot()
+        if snap is None:
+            if model is None and learner is None:
+                raise ValueError(f"state directory {self.dir} holds no snapshot: give a model file or a learner.")
+            self._init_fresh(model, learner, params, n_features, zero_based, classes)
+            self._snapshot()
+        else:
+            if model is not None or learner is not None:
+                self._log(f"continuing the model in {self.dir} (snapshot {snap}); the model/learner given "
+                          "is used only for an empty state directory")
+            self._recover(snap)
+        self._warm_up()
+        self._last_snapshot = time.monotonic()
+        self._worker = threading.Thread(target=self._run, name="streamlearn-learner", daemon=True)
+        self._worker.start()
+
+    # ---------------------------------------------------------------------------------------- set-up
+    def _init_fresh(self, model_path, learner, params, n_features, zero_based, classes):
+        if model_path is not None:
+            model = load(model_path)
+            name = learner_name_of(model)
+            self._check_learnable(model, name, model_path)
+            spec = getattr(model, "input_spec_", None)
+            if isinstance(spec, dict):
+                if spec.get("format", "libsvm") != "libsvm":
+                    raise ValueError(f"{model_path}: the model reads {spec['format']} input; this server reads "
+                                     "LIBSVM lines.")
+                if spec.get("zero_based") is not None:
+                    zero_based = bool(spec["zero_based"])
+            if hasattr(model, "n_features_in_"):
+                n_features = int(model.n_features_in_)
+            if hasattr(model, "classes_"):
+                classes = model.classes_.tolist()
+        else:
+            model = make_learner(learner, params or {})
+            name = learner
+            self._check_learnable(model, name, learner)
+            validate_params(model)  # a bad -p value is an error now, not at the first /learn
+        n_features = DEFAULT_N_FEATURES if n_features is None else int(n_features)
+        if n_features < 1:
+            raise ValueError(f"n_features must be >= 1; got {n_features}.")
+        if is_classifier(model) and classes is None:
+            classes = [-1.0, 1.0]
+        self.model = model
+        self.config = {"learner": name, "n_features": n_features, "zero_based": bool(zero_based),
+                       "classes": None if not is_classifier(model) else list(classes)}
+        self._setup_wal(self.stats["n_learned"], None)
+
+    @staticmethod
+    def _check_learnable(model, name, what):
+        if name is None or not hasattr(model, "partial_fit_scores"):
+            raise ValueError(f"{what}: a {type(model).__name__} cannot be served: the server learns with the "
+                             "online learners of 'streamlearn learners'.")
+        if LEARNERS[name].batch:
+            raise ValueError(f"{what}: {name} is a batch learner; the server learns online.")
+
+    def _files(self):
+        snaps, wals = {}, []
+        for f in os.listdir(self.dir):
+            m = _SNAP.match(f)
+            if m:
+                snaps.setdefault(int(m.group(2)), set()).add(m.group(1))
+            m = _WAL.match(f)
+            if m:
+                wals.append(int(m.group(1)))
+        return snaps, sorted(wals)
+
+    def _latest_snapshot(self):
+        snaps, _ = self._files()
+        whole = [n for n, kinds in snaps.items() if kinds == {"model", "state"}]
+        return max(whole) if whole else None
+
+    def _recover(self, g):
+        with open(os.path.join(self.dir, f"state-{g}.json")) as f:
+            state = json.load(f)
+        self.model = load(os.path.join(self.dir, f"model-{g}.slm"))
+        self.config = state["config"]
+        self.stats.update(state["stats"])
+        self._gen = g
+        self._snap_batches = self.stats["n_batches"]
+        n = self.stats["n_learned"]
+        _, wals = self._files()
+        wals = [m for m in wals if m <= n] [-1:] + [m for m in wals if m > n]
+        expected = n
+        good = None
+        for i, m in enumerate(wals):
+            path = os.path.join(self.dir, f"wal-{m}.log")
+            records, good, torn = read_records(path)
+            if torn and i < len(wals) - 1:
+                raise ValueError(f"{path}: corrupted record at byte {good}, and later logs exist; the state "
+                                 "directory is damaged.")
+            if torn:
+                self._log(f"{path}: dropped a torn last record at byte {good} (never acknowledged)")
+            for seq, payload in records:
+                if seq < expected:
+                    continue
+                if seq != expected:
+                    raise ValueError(f"{path}: the record at example {seq} follows example {expected}: "
+                                     "missing log records.")
+                X, y, _ = self.parse(payload, labelled=True)
+                try:
+                    self._learn_batch(X, y)
+                except (FloatingPointError, ValueError) as exc:  # as before the restart: reads only
+                    self.failed = f"{type(exc).__name__}: {exc}"
+                    self._log(f"learning stopped while replaying {path}: {self.failed}")
+                    break
+                expected += X.shape[0]
+        self._setup_wal(wals[-1] if wals else n, good if wals else None)
+        self._log(f"recovered {self.dir}: snapshot at {n}, {expected - n} examples replayed from the log")
+
+    def _setup_wal(self, m, truncate_at):
+        self.wal = WriteAheadLog(os.path.join(self.dir, f"wal-{m}.log"), truncate_at=truncate_at, fsync=self.fsync)
+
+    def _warm_up(self):
+        """Load the reader's and the model's compiled code now, not on the first request."""
+        X, _, _ = self.parse(b"1:0\n", labelled=False)
+        self.predict(X)
+
+    # ---------------------------------------------------------------------------------------- input
+    def parse(self, body, *, labelled):
+        """``(X, y, payload)`` from LIBSVM lines (bytes). Unlabelled lines (``labelled=False``) get label 0.
+        Errors raise :class:`BadRequest` naming the line."""
+        if isinstance(body, str):
+            body = body.encode()
+        if not labelled:
+            body = _NO_LABEL.sub(b"0 ", body)
+        if not body.endswith(b"\n"):
+            body += b"\n"
+        n_lines = body.count(b"\n")
+        if n_lines > self.max_batch_lines:
+            raise BadRequest(f"{n_lines} lines; a request holds at most {self.max_batch_lines}.", 413)
+        try:
+            X, y = load_svmlight(io.BytesIO(body), n_features=self.config["n_features"],
+                                 zero_based=self.config["zero_based"])
+        except SvmlightFormatError as exc:
+            raise BadRequest(f"line {exc.line}: {exc.reason}") from None
+        except ValueError as exc:
+            raise BadRequest(str(exc)) from None
+        if labelled and self.config["classes"] is not None:
+            classes = np.asarray(self.config["classes"], dtype=np.float64)
+            bad = ~np.isin(y, classes)
+            if bad.any():
+                i = int(np.flatnonzero(bad)[0])
+                raise BadRequest(f"example {i + 1}: label {y[i]:g} is not one of the model's classes "
+                                 f"{self.config['classes']}.")
+        return X, y, body
+
+    @staticmethod
+    def rows_to_lines(rows, *, labelled):
+        """JSON rows -> LIBSVM text: each row a line (string) or ``{"label": y, "features": {id: value}}``."""
+        if not isinstance(rows, list):
+            raise BadRequest('"rows" must be a list.')
+        out = []
+        for i, row in enumerate(rows):
+            if isinstance(row, str):
+                if "\n" in row.strip("\n"):
+                    raise BadRequest(f"row {i + 1}: one example per row.")
+                out.append(row.strip("\n"))
+                continue
+            if not isinstance(row, dict) or not isinstance(row.get("features", {}), dict):
+                raise BadRequest(f"row {i + 1}: expected a LIBSVM line or {{\"label\": y, \"features\": "
+                                 f"{{\"id\": value}}}}; got {type(row).__name__}.")
+            label = row.get("label")
+            if labelled and not isinstance(label, (int, float)):
+                raise BadRequest(f"row {i + 1}: a number \"label\" is required to learn.")
+            feats = []
+            for k, v in row.get("features", {}).items():
+                if not str(k).isdigit() or isinstance(v, bool) or not isinstance(v, (int, float)):
+                    raise BadRequest(f"row {i + 1}: feature {k!r}: {v!r}; expected a non-negative integer id "
+                                     "and a number.")
+                feats.append(f"{int(k)}:{float(v)!r}")
+            out.append(f"{float(label or 0.0)!r} " + " ".join(feats))
+        return ("\n".join(out) + "\n").encode()
+
+    # ---------------------------------------------------------------------------------------- reading
+    def predict(self, X):
+        """``{"scores", "labels"[, "proba"]}`` for X under the current model (consistent: no update runs)."""
+        with self.lock:
+            return self._predict_locked(X)
+
+    def try_predict(self, X):
+        """``predict`` if no update is running now, else None (the caller then waits in a worker thread)."""
+        if not self.lock.acquire(blocking=False):
+            return None
+        try:
+            return self._predict_locked(X)
+        finally:
+            self.lock.release()
+
+    def _predict_locked(self, X):
+        model = self.model
+        if not hasattr(model, "n_features_in_"):  # nothing learned yet: every score is 0
+            return {"scores": [0.0] * X.shape[0], "labels": self._untrained_labels(X.shape[0])}
+        scores = model._decision_function(X)
+        proba = model.predict_proba(X) if hasattr(model, "predict_proba") else None
+        out = {"scores": scores.tolist(), "labels": np.asarray(model.scores_to_labels(scores)).tolist()}
+        if proba is not None:
+            out["proba"] = (proba[:, 1] if proba.shape[1] == 2 else proba).tolist()
+        return out
+
+    def _untrained_labels(self, n):
+        classes = self.config["classes"]
+        return [classes[-1] if len(classes) == 2 else classes[0]] * n if classes else [0.0] * n
+
+    def model_bytes(self):
+        """The current model as a model file (bytes), consistent with the examples learned so far."""
+        with self.lock:
+            model = copy.deepcopy(self.model)
+            n = self.stats["n_learned"]
+        fd, tmp = tempfile.mkstemp(prefix=".get-", suffix=".slm", dir=self.dir)
+        os.close(fd)
+        try:
+            save(model, tmp)
+            with open(tmp, "rb") as f:
+                return f.read(), n
+        finally:
+            os.unlink(tmp)
+
+    def health(self):
+        s = self.stats
+        return {"status": "ok" if self.failed is None else "failed", "n_learned": s["n_learned"],
+                "learner": self.config["learner"], "n_features": self.config["n_features"],
+                "queued": len(self._queue), **({"error": self.failed} if self.failed else {})}
+
+    def online_metrics(self):
+        s = self.stats
+        n = s["n_learned"]
+        clf = self.config["classes"] is not None
+        out = {"n_learned": n, "average_loss": s["loss_sum"] / n if n else float("nan")}
+        wn = len(self._win_loss)
+        out["window"] = wn
+        out["window_average_loss"] = float(np.sum(self._win_loss)) / wn if wn else float("nan")
+        if clf:
+            out["error_rate"] = s["err_sum"] / n if n else float("nan")
+            out["window_error_rate"] = float(np.sum(self._win_err)) / wn if wn else float("nan")
+        else:
+            out["rmse"] = float(np.sqrt(s["err_sum"] / n)) if n else float("nan")
+            out["window_rmse"] = float(np.sqrt(np.sum(self._win_err) / wn)) if wn else float("nan")
+        return out
+
+    # ---------------------------------------------------------------------------------------- writing
+    def learn(self, X, y, payload):
+        """Queue a labelled batch; the returned Future gives ``{"learned", "scores", "first", "n_learned"}``
+        once the batch is in the log (durable) and learned."""
+        fut = Future()
+        self._submit(("learn", X, y, payload, fut))
+        return fut
+
+    def swap(self, model_path):
+        """Queue replacing the model by the one in ``model_path`` (already validated by the safe loader)."""
+        fut = Future()
+        self._submit(("swap", model_path, fut))
+        return fut
+
+    def snapshot(self):
+        fut = Future()
+        self._submit(("snapshot", fut))
+        return fut
+
+    def _submit(self, item):
+        if self.failed is not None:
+            raise BadRequest(f"the learner stopped after an error: {self.failed}", 503)
+        with self._cv:
+            if self._closing:
+                raise BadRequest("the server is shutting down.", 503)
+            self._queue.append(item)
+            self._cv.notify()
+
+    def close(self, snapshot=True):
+        """Stop the writer after the queued work, take a last snapshot, close the log."""
+        with self._cv:
+            self._closing = True
+            self._final_snapshot = snapshot
+            self._cv.notify()
+        self._worker.join()
+        self.wal.close()
+
+    def _run(self):
+        while True:
+            with self._cv:
+                while not self._queue and not self._closing:
+                    timeout = None
+                    if self.snapshot_every > 0:
+                        timeout = max(0.0, self._last_snapshot + self.snapshot_every - time.monotonic())
+                    if not self._cv.wait(timeout) and timeout is not None:
+                        break
+                if not self._queue and self._closing:
+                    if self._final_snapshot and self.failed is None:
+                        self._maybe_snapshot(force=True)
+                    return
+                batch = []
+                lines = 0
+                while self._queue and self._queue[0][0] == "learn" and (not batch or lines < self.max_batch_lines):
+                    item = self._queue.popleft()
+                    batch.append(item)
+                    lines += item[1].shape[0]
+                other = self._queue.popleft() if not batch and self._queue else None
+            if batch:
+                self._commit(batch)
+            elif other is not None:
+                self._other(other)
+            self._maybe_snapshot()
+
+    def _commit(self, batch):
+        """Group commit: one log record, one fsync and one kernel call for every queued request."""
+        if self.failed is not None:
+            for item in batch:
+                item[4].set_exception(BadRequest(f"the learner stopped after an error: {self.failed}", 503))
+            return
+        batch = [item for item in batch if self._still_valid(item)]
+        if not batch:
+            return
+        first = self.stats["n_learned"]
+        if len(batch) == 1:
+            X, y, payload = batch[0][1], batch[0][2], batch[0][3]
+        else:
+            X = sp.vstack([b[1] for b in batch], format="csr")
+            y = np.concatenate([b[2] for b in batch])
+            payload = b"".join(b[3] for b in batch)
+        try:
+            self.wal.append(first, payload)
+            scores = self._learn_batch(X, y)
+        except BaseException as exc:  # the log or the learner failed: stop learning, keep serving reads
+            self.failed = f"{type(exc).__name__}: {exc}"
+            self._log(f"learning stopped: {self.failed}")
+            for item in batch:
+                item[4].set_exception(BadRequest(f"the learner stopped after an error: {self.failed}", 503))
+            return
+        pos = 0
+        n_after = self.stats["n_learned"]
+        for item in batch:
+            k = item[1].shape[0]
+            item[4].set_result({"learned": k, "scores": scores[pos:pos + k].tolist(), "first": first + pos,
+                                "n_learned": n_after})
+            pos += k
+
+    def _still_valid(self, item):
+        """A request parsed before a model swap may not fit the new model: refuse it (409), learn the rest."""
+        X, y = item[1], item[2]
+        classes = self.config["classes"]
+        if X.shape[1] == self.config["n_features"] and (classes is None or np.isin(y, classes).all()):
+            return True
+        item[4].set_exception(BadRequest("the model was replaced while this request waited, and the request "
+                                         "does not fit the new model; send it again.", 409))
+        return False
+
+    def _learn_batch(self, X, y):
+        model = self.model
+        with self.lock:
+            scores = model.partial_fit_scores(X, y, classes=self.config["classes"])
+        name, param = loss_spec(model)
+        if self.config["classes"] is not None:
+            targets = signed_targets(model.classes_, y)
+            errs = (np.asarray(model.scores_to_labels(scores)) != y).astype(np.float64)
+        else:
+            targets = y.astype(np.float64)
+            errs = (scores - targets) ** 2
+        losses = np.asarray(example_losses(name, param, targets, scores), dtype=np.float64)
+        s = self.stats
+        s["n_learned"] += X.shape[0]
+        s["n_batches"] += 1
+        s["loss_sum"] += float(np.sum(losses))
+        s["err_sum"] += float(np.sum(errs))
+        self._win_loss.extend(losses[-self.window:].tolist())
+        self._win_err.extend(errs[-self.window:].tolist())
+        return scores
+
+    def _other(self, item):
+        kind, fut = item[0], item[-1]
+        try:
+            if kind == "snapshot":
+                fut.set_result(self._maybe_snapshot(force=True))
+            elif kind == "swap":
+                self._swap(item[1])
+                fut.set_result(self.health())
+        except BaseException as exc:
+            fut.set_exception(exc)
+
+    def _swap(self, path):
+        model = load(path)
+        name = learner_name_of(model)
+        self._check_learnable(model, name, "the uploaded model")
+        config = dict(self.config, learner=name)
+        spec = getattr(model, "input_spec_", None)
+        if isinstance(spec, dict):
+            if spec.get("format", "libsvm") != "libsvm":
+                raise BadRequest(f"the uploaded model reads {spec['format']} input; this server reads LIBSVM lines.")
+            if spec.get("zero_based") is not None:
+                config["zero_based"] = bool(spec["zero_based"])
+        if hasattr(model, "n_features_in_"):
+            config["n_features"] = int(model.n_features_in_)
+        config["classes"] = model.classes_.tolist() if hasattr(model, "classes_") else (
+            config["classes"] if is_classifier(model) and config["classes"] else ([-1.0, 1.0] if is_classifier(model)
+                                                                                   else None))
+        with self.lock:
+            self.model = model
+            self.config = config
+        self._snapshot()  # the log so far belongs to the old model: a snapshot starts the new one's log
+
+    def _maybe_snapshot(self, force=False):
+        due = self.snapshot_every > 0 and time.monotonic() - self._last_snapshot >= self.snapshot_every
+        if force or (due and self.stats["n_batches"] > self._snap_batches):
+            return self._snapshot()
+        if due:
+            self._last_snapshot = time.monotonic()
+        return None
+
+    def _snapshot(self):
+        """Atomic snapshot g at n examples: state-g.json, then model-g.slm (each temp + fsync + rename, then
+        fsync of the folder), then a fresh wal-n.log; older files are removed last."""
+        n = self.stats["n_learned"]
+        g = getattr(self, "_gen", 0) + 1
+        state = {"config": self.config, "stats": self.stats}
+        _atomic_write(os.path.join(self.dir, f"state-{g}.json"), json.dumps(state).encode())
+        fd, tmp = tempfile.mkstemp(prefix=".tmp-model-", suffix=".slm", dir=self.dir)
+        os.close(fd)
+        try:
+            save(self.model, tmp)
+            _fsync_file(tmp)
+            os.replace(tmp, os.path.join(self.dir, f"model-{g}.slm"))
+        except BaseException:
+            if os.path.exists(tmp):
+                os.unlink(tmp)
+            raise
+        fsync_dir(self.dir)
+        old = getattr(self, "wal", None)
+        if old is None or os.path.basename(old.path) != f"wal-{n}.log":
+            self.wal = WriteAheadLog(os.path.join(self.dir, f"wal-{n}.log"), fsync=self.fsync)
+            if old is not None:
+                old.close()
+        snaps, wals = self._files()
+        self._gen = g
+        for k, kinds in snaps.items():
+            if k != g:
+                for kind in kinds:
+                    os.unlink(os.path.join(self.dir, f"{kind}-{k}.{'slm' if kind == 'model' else 'json'}"))
+        for m in wals:
+            if m != n:
+                os.unlink(os.path.join(self.dir, f"wal-{m}.log"))
+        fsync_dir(self.dir)
+        self._last_snapshot = time.monotonic()
+        self._snap_batches = self.stats["n_batches"]
+        return n

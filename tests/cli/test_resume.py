@@ -1,0 +1,199 @@
+"""``train -i`` (continue a saved model), checkpoints, ``evaluate -i`` (frozen) and ``predict --proba``.
+
+The contract: ``train A -o m; train B -i m -o m2`` gives bit for bit the model of ``train A+B -o m3``, for
+every registered online learner; batch learners are refused with the reason.
+"""
+
+import json
+import zipfile
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from streamlearn.cli._resume import CHUNK_DEPENDENT, NOT_RESUMABLE
+from streamlearn.cli.main import main
+from streamlearn.learners import LEARNERS
+from streamlearn.persist import load
+
+N_A, N_B, D = 100, 70, 12
+
+
+def _write(path, X, y):
+    with open(path, "w") as f:
+        for x, t in zip(X, y):
+            feats = " ".join(f"{j + 1}:{v:.6g}" for j, v in enumerate(x) if v != 0.0)
+            f.write(f"{t:.6g} {feats}\n")
+
+
+@pytest.fixture(scope="module")
+def data(tmp_path_factory):
+    rng = np.random.default_rng(7)
+    X = rng.normal(size=(N_A + N_B, D)) * (rng.random((N_A + N_B, D)) < 0.5)
+    X[0, D - 1] = 1.0  # every file has the full width
+    X[N_A, D - 1] = 1.0
+    w = rng.normal(size=D)
+    out = {}
+    d = tmp_path_factory.mktemp("resume")
+    for task, y in [("classification", np.where(X @ w > 0, 1, -1)), ("regression", X @ w + 0.25)]:
+        paths = {k: str(d / f"{task}-{k}.svm") for k in ("A", "B", "AB")}
+        _write(paths["A"], X[:N_A], y[:N_A])
+        _write(paths["B"], X[N_A:], y[N_A:])
+        _write(paths["AB"], X, y)
+        out[task] = paths
+    return out
+
+
+def _model_state(path):
+    """Everything a model file holds (class, parameters, attributes, every array's SHA-256) in one string."""
+    with zipfile.ZipFile(path) as zf:
+        meta = json.loads(zf.read("meta.json"))
+    meta.pop("streamlearn_version")
+    return json.dumps(meta, sort_keys=True)
+
+
+@pytest.mark.parametrize("name", sorted(LEARNERS))
+def test_resume_equals_one_run_bit_for_bit(name, data, tmp_path, capsys):
+    paths = data[LEARNERS[name].task]
+    m, m2, m3 = (str(tmp_path / f"{k}.slm") for k in ("m", "m2", "m3"))
+    if name in NOT_RESUMABLE:
+        assert main(["train", paths["A"], "-l", name, "-o", m, "--quiet"]) == 0
+        assert main(["train", paths["B"], "-i", m, "-o", m2, "--quiet"]) == 2
+        assert "batch learner" in capsys.readouterr().err
+        return
+    # chunk-dependent learners: the resume point (N_A) is a chunk boundary of the single run
+    chunk = "50" if name in CHUNK_DEPENDENT else "30"
+    common = ["--chunk-size", chunk, "--quiet"]
+    assert main(["train", paths["A"], "-l", name, "-o", m, *common]) == 0
+    assert main(["train", paths["B"], "-i", m, "-o", m2, *common]) == 0
+    assert main(["train", paths["AB"], "-l", name, "-o", m3, *common]) == 0
+    assert _model_state(m2) == _model_state(m3)
+    a, b = load(m2), load(m3)
+    assert vars(a).keys() == vars(b).keys()
+
+
+def test_resume_errors_name_the_problem(data, tmp_path, capsys):
+    paths = data["classification"]
+    m = str(tmp_path / "m.slm")
+    assert main(["train", paths["A"], "-l", "pa1", "-p", "C=0.5", "-o", m, "--quiet"]) == 0
+    capsys.readouterr()
+    assert main(["train", paths["B"], "-i", m, "-p", "C=0.1", "--quiet"]) == 2
+    err = capsys.readouterr().err
+    assert "C=0.1" in err and "conflicts" in err and "0.5" in err
+    assert main(["train", paths["B"], "-i", m, "-p", "C=0.5", "--quiet"]) == 0  # the same value is fine
+    assert main(["train", paths["B"], "-i", m, "-l", "ftrl", "--quiet"]) == 2
+    assert "does not match" in capsys.readouterr().err
+    assert main(["train", paths["B"], "-i", m, "-l", "pa1", "--quiet"]) == 0
+    assert main(["train", paths["B"], "--quiet"]) == 2
+    assert "--learner NAME is required" in capsys.readouterr().err
+    assert main(["train", paths["B"], "-i", str(tmp_path / "none.slm"), "--quiet"]) == 2
+    assert main(["train", paths["B"], "-l", "pa1", "--save-every", "10", "--quiet"]) == 2
+    assert "give -o" in capsys.readouterr().err
+
+
+def test_checkpoints_are_the_model_at_that_point(data, tmp_path, capsys):
+    paths = data["classification"]
+    out = str(tmp_path / "m.slm")
+    assert main(["train", paths["AB"], "-l", "ftrl", "--chunk-size", "25", "--save-every", "50", "-o", out,
+                 "--passes", "2", "--save-per-pass", "--quiet"]) == 0
+    for k in (1, 2):
+        assert load(f"{out}.pass{k}").t_ == k * (N_A + N_B)
+    assert _model_state(f"{out}.pass2") == _model_state(out)
+    # a run that stops after the first 150 examples saves what --save-every 50 wrote at 150
+    part = tmp_path / "part.svm"
+    part.write_text("".join(Path(paths["AB"]).read_text().splitlines(keepends=True)[:150]))
+    ref = str(tmp_path / "ref.slm")
+    ck = str(tmp_path / "ck.slm")
+    assert main(["train", str(part), "-l", "ftrl", "--chunk-size", "25", "-o", ref, "--quiet"]) == 0
+
+    # kill the run after the checkpoint at 150: simulate by a hook that raises on the chunk ending at 175
+    from streamlearn.cli import _resume
+
+    class Stop(Exception):
+        pass
+
+    orig = _resume.Checkpointer.__call__
+
+    def call(self, p, n):
+        orig(self, p, n)
+        if self.n >= 175:
+            raise Stop
+
+    _resume.Checkpointer.__call__ = call
+    try:
+        with pytest.raises(Stop):
+            main(["train", paths["AB"] + "", "-l", "ftrl", "--chunk-size", "25", "--save-every", "50", "-o", ck,
+                  "--passes", "2", "--quiet"])
+    finally:
+        _resume.Checkpointer.__call__ = orig
+    assert _model_state(ck) == _model_state(ref)
+
+
+def test_evaluate_frozen_and_predict_proba(data, tmp_path, capsys):
+    paths = data["classification"]
+    m = str(tmp_path / "m.slm")
+    assert main(["train", paths["A"], "-l", "ogd", "-o", m, "--quiet"]) == 0
+    before = _model_state(m)
+    capsys.readouterr()
+    assert main(["evaluate", paths["B"], "-i", m, "--json"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    model = load(m)
+    from streamlearn.datasets import load_svmlight
+
+    X, y = load_svmlight(paths["B"], n_features=D)
+    assert out["frozen"] and out["n"] == N_B and out["learner"] == "ogd"
+    assert out["accuracy"] == pytest.approx(float(np.mean(model.predict(X) == y)))
+    assert _model_state(m) == before  # frozen: the file is untouched
+    probs = tmp_path / "p.txt"
+    assert main(["predict", m, paths["B"], "--proba", "-o", str(probs)]) == 0
+    np.testing.assert_allclose(np.loadtxt(probs), model.predict_proba(X)[:, 1], rtol=1e-9)
+    h = str(tmp_path / "h.slm")
+    assert main(["train", paths["A"], "-l", "ogd-hinge", "-o", h, "--quiet"]) == 0
+    capsys.readouterr()
+    assert main(["predict", h, paths["B"], "--proba"]) == 2
+    assert "no probabilities" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("name", ["fd", "pfd", "cfd", "rfd", "rp", "oja"])
+def test_sketch_resume_continues_the_saved_state(name, data, tmp_path, capsys):
+    """``sketch B -i s`` continues exactly the state of ``sketch A -o s`` (the same partial_fit calls in
+    process); rp and oja also equal one run over A+B (the FD family's kernel depends on the call boundaries)."""
+    from streamlearn.datasets import load_svmlight
+    from streamlearn.sketch import SKETCHES
+
+    paths = data["regression"]
+    s, s2, s3 = (str(tmp_path / f"{k}.slm") for k in ("s", "s2", "s3"))
+    seeded = name in ("rp", "oja")
+    p = ["-p", "random_state=0"] if seeded else []
+    assert main(["sketch", paths["A"], "-s", name, "--ell", "4", *p, "-o", s, "--quiet", "--no-error"]) == 0
+    assert main(["sketch", paths["B"], "-i", s, "-o", s2, "--quiet"]) == 0
+    assert main(["sketch", paths["AB"], "-s", name, "--ell", "4", *p, "-o", s3, "--quiet", "--no-error"]) == 0
+    XA, _ = load_svmlight(paths["A"], n_features=D)
+    XB, _ = load_svmlight(paths["B"], n_features=D)
+    ref = SKETCHES[name](ell=4, **({"random_state": 0} if seeded else {})).partial_fit(XA).partial_fit(XB)
+    got = load(s2)
+    assert got.n_seen_ == N_A + N_B
+    np.testing.assert_array_equal(got.sketch_, ref.sketch_)
+    if seeded:
+        np.testing.assert_array_equal(got.sketch_, load(s3).sketch_)
+    assert main(["sketch", paths["B"], "-i", s, "--ell", "5", "--quiet"]) == 2
+    assert "conflicts" in capsys.readouterr().err
+
+
+def test_input_spec_of_the_model_is_used_and_other_formats_are_named(data, tmp_path, capsys):
+    """A model carrying ``input_spec_`` is read with its index base; a format this command cannot read is an
+    error naming it; without a spec, LIBSVM with the model's width."""
+    from streamlearn.cli._resume import libsvm_reader_args
+
+    paths = data["classification"]
+    m = str(tmp_path / "m.slm")
+    assert main(["train", paths["A"], "-l", "pa1", "-o", m, "--quiet"]) == 0
+    model = load(m)
+    assert libsvm_reader_args(model) == (D, "auto")
+    model.input_spec_ = {"format": "libsvm", "zero_based": True, "n_features": D}
+    assert libsvm_reader_args(model) == (D, True)
+    model.input_spec_ = {"format": "vw", "bits": 18}
+    model.save(m)
+    capsys.readouterr()
+    assert main(["train", paths["B"], "-i", m, "--quiet"]) == 2
+    assert "reads vw input" in capsys.readouterr().err

@@ -1,0 +1,158 @@
+"""The server's model without HTTP: recovery replays the log with the same batches (bit for bit, also for the
+chunk-dependent sketched Newton learners), group commit, snapshots, a damaged log."""
+
+import json
+import zipfile
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from streamlearn.persist import load
+from streamlearn.serve import ServedModel
+from streamlearn.serve._wal import read_records
+
+D = 30
+
+
+def _body(rng, n):
+    rows = []
+    for _ in range(n):
+        ids = np.sort(rng.choice(np.arange(1, D + 1), size=4, replace=False))
+        vals = np.round(rng.normal(size=4), 3)
+        rows.append(f"{1 if vals.sum() > 0 else -1} " + " ".join(f"{i}:{v:g}" for i, v in zip(ids, vals)))
+    return ("\n".join(rows) + "\n").encode()
+
+
+def _meta(model, tmp_path):
+    path = tmp_path / "m.slm"
+    model.save(path)
+    with zipfile.ZipFile(path) as zf:
+        meta = json.loads(zf.read("meta.json"))
+    return json.dumps(meta, sort_keys=True)
+
+
+@pytest.mark.parametrize("learner", ["rfd-son", "ftrl", "tg"])
+def test_recovery_replays_the_same_batches_bit_for_bit(learner, tmp_path):
+    rng = np.random.default_rng(3)
+    state = tmp_path / "state"
+    a = ServedModel(state, learner=learner, n_features=D, snapshot_every=0)
+    for k in range(12):
+        X, y, payload = a.parse(_body(rng, int(rng.integers(1, 15))), labelled=True)
+        a.learn(X, y, payload).result(timeout=30)
+        if k == 5:
+            a.snapshot().result(timeout=30)  # half from the snapshot, half from the log
+    expected = _meta(a.model, tmp_path)
+    # "crash": a second server on the same folder without closing the first (nothing flushed at exit)
+    b = ServedModel(state, snapshot_every=0)
+    assert b.stats["n_learned"] == a.stats["n_learned"]
+    assert _meta(b.model, tmp_path) == expected
+    b.close()
+    a.close(snapshot=False)
+
+
+def test_group_commit_learns_queued_requests_in_one_call(tmp_path):
+    rng = np.random.default_rng(4)
+    m = ServedModel(tmp_path / "state", learner="ftrl", n_features=D, snapshot_every=0)
+    bodies = [m.parse(_body(rng, 3), labelled=True) for _ in range(20)]
+    with m._cv:  # hold the queue: the 20 requests arrive while the writer is busy
+        futures = [m.learn(X, y, p) for X, y, p in bodies]
+    results = [f.result(timeout=30) for f in futures]
+    assert [r["first"] for r in results] == list(range(0, 60, 3))
+    records, _, torn = read_records(m.wal.path)
+    assert len(records) < 20 and not torn and sum(r[1].count(b"\n") for r in records) == 60
+    m.close()
+
+
+def test_damaged_log_before_the_last_record_refuses_to_start(tmp_path):
+    rng = np.random.default_rng(5)
+    state = tmp_path / "state"
+    m = ServedModel(state, learner="ftrl", n_features=D, snapshot_every=0)
+    for _ in range(3):
+        m.learn(*m.parse(_body(rng, 4), labelled=True)).result(timeout=30)
+    m.close(snapshot=False)
+    wal = m.wal.path
+    data = bytearray(Path(wal).read_bytes())
+    data[20] ^= 0xFF  # a flipped byte inside the first record: not a torn tail, later records exist
+    Path(wal).write_bytes(bytes(data))
+    with pytest.raises(ValueError, match="corrupted|missing log records"):
+        ServedModel(state, snapshot_every=0)
+
+
+def test_snapshot_files_and_served_model_file(tmp_path):
+    rng = np.random.default_rng(6)
+    state = tmp_path / "state"
+    m = ServedModel(state, learner="ogd", n_features=D, snapshot_every=0)
+    m.learn(*m.parse(_body(rng, 7), labelled=True)).result(timeout=30)
+    data, n = m.model_bytes()
+    assert n == 7
+    m.close()
+    # snapshot 1 at start (0 examples), snapshot 2 at close (7 examples); the log restarts at example 7
+    assert sorted(p.name for p in state.iterdir()) == ["model-2.slm", "state-2.json", "wal-7.log"]
+    saved = load(state / "model-2.slm")
+    (tmp_path / "got.slm").write_bytes(data)
+    np.testing.assert_array_equal(load(tmp_path / "got.slm").coef_, saved.coef_)
+
+
+def test_crash_between_the_two_snapshot_files_keeps_the_previous_snapshot(tmp_path):
+    rng = np.random.default_rng(7)
+    state = tmp_path / "state"
+    m = ServedModel(state, learner="ftrl", n_features=D, snapshot_every=0)
+    for _ in range(3):
+        m.learn(*m.parse(_body(rng, 5), labelled=True)).result(timeout=30)
+    expected = _meta(m.model, tmp_path)
+    m.close(snapshot=False)
+    (state / "state-2.json").write_text((state / "state-1.json").read_text())  # model-2.slm never written
+    back = ServedModel(state, snapshot_every=0)
+    assert back.stats["n_learned"] == 15 and _meta(back.model, tmp_path) == expected
+    back.close()
+
+
+def test_bad_parameter_or_learner_is_refused_before_anything_is_written(tmp_path):
+    state = tmp_path / "state"
+    with pytest.raises(ValueError, match="alpha"):
+        ServedModel(state, learner="ftrl", params={"alpha": "x"}, n_features=D)
+    with pytest.raises(ValueError, match="cannot be served"):
+        ServedModel(state, learner="dcd-svm", n_features=D)
+    assert not list(state.iterdir())
+
+
+def test_request_parsed_before_a_swap_that_no_longer_fits_gets_409(tmp_path):
+    from streamlearn.learners import make_learner
+    from streamlearn.serve import BadRequest
+
+    rng = np.random.default_rng(8)
+    m = ServedModel(tmp_path / "state", learner="ftrl", n_features=D, snapshot_every=0)
+    X, y, payload = m.parse(_body(rng, 3), labelled=True)  # parsed for width D
+    wider = make_learner("pa1")
+    Xw, yw, _ = m.parse(_body(rng, 5), labelled=True)
+    import scipy.sparse as sp
+
+    wider.partial_fit(sp.hstack([Xw, sp.csr_matrix((5, 10))]).tocsr(), yw, classes=[-1.0, 1.0])
+    wider.save(tmp_path / "wider.slm")
+    assert m.swap(str(tmp_path / "wider.slm")).result(timeout=30)["n_features"] == D + 10
+    with pytest.raises(BadRequest, match="replaced") as exc:
+        m.learn(X, y, payload).result(timeout=30)
+    assert exc.value.status == 409
+    assert m.failed is None and m.health()["learner"] == "pa1"
+    m.close()
+
+
+def test_auth_all_protects_every_endpoint(tmp_path):
+    import asyncio
+
+    httpx = pytest.importorskip("httpx")
+    from streamlearn.serve import create_app
+
+    m = ServedModel(tmp_path / "state", learner="ogd", n_features=D, snapshot_every=0)
+    app = create_app(m, token="t0k", auth_all=True)
+
+    async def statuses():
+        async with httpx.AsyncClient(transport=httpx.ASGITransport(app=app), base_url="http://t") as c:
+            out = [(await c.get(p)).status_code for p in ("/health", "/metrics")]
+            out.append((await c.post("/predict", content=b"1:1\n")).status_code)
+            out.append((await c.get("/health", headers={"Authorization": "Bearer t0k"})).status_code)
+            return out
+
+    assert asyncio.run(statuses()) == [401, 401, 401, 200]
+    m.close()

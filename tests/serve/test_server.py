@@ -1,0 +1,336 @@
+"""``streamlearn serve`` as users run it: a real server process on a free loopback port, an HTTP client (httpx).
+
+Every request count and wait is bounded; every server is killed in a ``finally``.
+"""
+
+import io
+import itertools
+import json
+import os
+import random
+import signal
+import socket
+import subprocess
+import sys
+import threading
+import time
+import zipfile
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+httpx = pytest.importorskip("httpx")
+pytest.importorskip("starlette")
+pytest.importorskip("uvicorn")
+
+from streamlearn.cli.main import main  # noqa: E402 (after the importorskip calls)
+from streamlearn.datasets import load_svmlight  # noqa: E402 (after the importorskip calls)
+from streamlearn.evaluation import progressive_validation  # noqa: E402 (after the importorskip calls)
+from streamlearn.learners import make_learner  # noqa: E402 (after the importorskip calls)
+from streamlearn.serve._wal import HEADER  # noqa: E402 (after the importorskip calls)
+
+ROOT = Path(__file__).resolve().parents[2]
+D = 40
+TOKEN = "s3cret-token"
+
+
+def _free_port():
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+class Server:
+    """``streamlearn serve`` in a subprocess; ``kill()`` is kill -9."""
+
+    def __init__(self, state_dir, *extra, start=("--learner", "ftrl")):
+        self.port = _free_port()
+        self.url = f"http://127.0.0.1:{self.port}"
+        self.args = [sys.executable, "-m", "streamlearn", "serve", *start, "--state-dir", str(state_dir),
+                     "--port", str(self.port), "--n-features", str(D), *extra]
+        env = dict(os.environ, PYTHONPATH=str(ROOT), OPENBLAS_NUM_THREADS="1")
+        self.log = open(Path(state_dir).parent / f"server-{self.port}.log", "wb")  # noqa: SIM115 (the server's lifetime)
+        self.proc = subprocess.Popen(self.args, env=env, stdout=self.log, stderr=subprocess.STDOUT)
+        deadline = time.monotonic() + 90
+        while True:
+            try:
+                if httpx.get(self.url + "/health", timeout=1).status_code == 200:
+                    break
+            except httpx.TransportError:
+                pass
+            if self.proc.poll() is not None or time.monotonic() > deadline:
+                self.kill()
+                raise RuntimeError("the server did not start: " + Path(self.log.name).read_text())
+            time.sleep(0.1)
+
+    def kill(self):
+        if self.proc.poll() is None:
+            self.proc.send_signal(signal.SIGKILL)
+        self.proc.wait(timeout=30)
+        self.log.close()
+
+
+class ForkedServer(Server):
+    """The same command, ``main(["serve", ...])``, in a process forked from this one: a real server process
+    (its own address space, killed with kill -9) without paying the interpreter's and the libraries' start-up
+    again, which lets the crash test restart it ten times."""
+
+    def __init__(self, state_dir, *extra, start=("--learner", "ftrl")):
+        self.port = _free_port()
+        self.url = f"http://127.0.0.1:{self.port}"
+        argv = ["serve", *start, "--state-dir", str(state_dir), "--port", str(self.port), "--n-features", str(D),
+                *extra]
+        log = Path(state_dir).parent / f"server-{self.port}.log"
+        pid = os.fork()
+        if pid == 0:  # the server process
+            code = 1
+            try:
+                fd = os.open(log, os.O_WRONLY | os.O_CREAT, 0o600)
+                os.dup2(fd, 1)
+                os.dup2(fd, 2)
+                code = main(argv)
+            finally:
+                os._exit(code)
+        self.pid = pid
+        deadline = time.monotonic() + 60
+        while True:
+            try:
+                if httpx.get(self.url + "/health", timeout=1).status_code == 200:
+                    break
+            except httpx.TransportError:
+                pass
+            if os.waitpid(pid, os.WNOHANG) != (0, 0) or time.monotonic() > deadline:
+                self.kill()
+                raise RuntimeError("the server did not start: " + log.read_text())
+            time.sleep(0.02)
+
+    def kill(self):
+        try:
+            os.kill(self.pid, signal.SIGKILL)
+            os.waitpid(self.pid, 0)
+        except (ProcessLookupError, ChildProcessError):
+            pass
+
+
+def _lines(rng, n):
+    """n labelled LIBSVM lines (1-based ids up to D), a linear concept with noise."""
+    out = []
+    for _ in range(n):
+        ids = np.sort(rng.choice(np.arange(1, D + 1), size=rng.integers(1, 6), replace=False))
+        vals = np.round(rng.normal(size=ids.size), 4)
+        label = 1 if (vals * np.sin(ids)).sum() + 0.1 * rng.normal() > 0 else -1
+        out.append(f"{label} " + " ".join(f"{i}:{v:g}" for i, v in zip(ids, vals)))
+    return out
+
+
+def _state(model_bytes_or_path, tmp_path):
+    path = model_bytes_or_path
+    if isinstance(model_bytes_or_path, bytes):
+        path = tmp_path / f"got-{random.random()}.slm"
+        path.write_bytes(model_bytes_or_path)
+    with zipfile.ZipFile(path) as zf:
+        meta = json.loads(zf.read("meta.json"))
+    meta.pop("streamlearn_version")
+    return json.dumps(meta, sort_keys=True)
+
+
+def _offline(lines, tmp_path):
+    """The model of ``streamlearn train`` over these lines, as a comparable state string."""
+    data = tmp_path / "offline.svm"
+    data.write_text("\n".join(lines) + "\n")
+    out = tmp_path / "offline.slm"
+    if not lines:  # nothing learned: the new learner
+        make_learner("ftrl").save(out)
+        return _state(out, tmp_path)
+    assert main(["train", str(data), "-l", "ftrl", "--n-features", str(D), "--zero-based", "false", "-o", str(out),
+                 "--quiet"]) == 0
+    return _state(out, tmp_path)
+
+
+def test_endpoints_scores_auth_and_bad_requests(tmp_path):
+    token_file = tmp_path / "token"
+    token_file.write_text(TOKEN + "\n")
+    auth = {"Authorization": f"Bearer {TOKEN}"}
+    lines = _lines(np.random.default_rng(1), 60)
+    server = Server(tmp_path / "state", "--token-file", str(token_file), "--max-body-mb", "0.01",
+                    "--max-lines", "50")
+    try:
+        with httpx.Client(base_url=server.url, timeout=30) as c:
+            health = c.get("/health").json()
+            assert health["status"] == "ok" and health["n_learned"] == 0 and health["learner"] == "ftrl"
+            body = "\n".join(lines[:30]) + "\n"
+            assert c.post("/learn", content=body).status_code == 401
+            assert c.post("/learn", content=body, headers={"Authorization": "Bearer wrong"}).status_code == 401
+            assert c.get("/model").status_code == 401
+            assert c.get("/health").json()["n_learned"] == 0  # nothing learned without the token
+            scores = []
+            r = c.post("/learn", content=body, headers=auth)
+            assert r.status_code == 200
+            out = r.json()
+            assert set(out) == {"learned", "scores", "first", "n_learned"} and out["learned"] == 30
+            scores += out["scores"]
+            out = c.post("/learn", headers=auth, json={"rows": lines[30:45]}).json()  # JSON rows
+            assert out["first"] == 30 and out["learned"] == 15
+            scores += out["scores"]
+            row = lines[45].split()
+            feats = {k: float(v) for k, v in (t.split(":") for t in row[1:])}
+            out = c.post("/learn", headers=auth, json={"rows": [{"label": int(row[0]), "features": feats}]}).json()
+            scores += out["scores"]
+            # the /learn scores are progressive validation's pre-update scores, bit for bit
+            X, y = load_svmlight(io.BytesIO(("\n".join(lines[:46]) + "\n").encode()), n_features=D, zero_based=False)
+            ref = make_learner("ftrl")
+            assert scores == ref.partial_fit_scores(X, y, classes=[-1.0, 1.0]).tolist()
+            pv = progressive_validation(make_learner("ftrl"), (X, y), classes=[-1, 1])
+            metrics = c.get("/metrics").text
+            assert f'streamlearn_online_error_rate{{scope="all"}} {pv.online_error_rate!r}' in metrics
+            assert "streamlearn_examples_learned_total 46" in metrics
+            assert 'streamlearn_request_seconds_bucket{endpoint="learn",le="+Inf"}' in metrics
+            assert 'streamlearn_requests_total{endpoint="learn",code="401"} 2' in metrics
+            # predict: text without labels, text with labels, JSON; scores = the model's decision values
+            p = c.post("/predict", content="\n".join(t.split(" ", 1)[1] for t in lines[46:50])).json()
+            assert set(p) == {"scores", "labels", "proba"} and len(p["scores"]) == 4
+            assert p["scores"] == ref.decision_function(
+                load_svmlight(io.BytesIO(("\n".join(lines[46:50]) + "\n").encode()), n_features=D,
+                              zero_based=False)[0]).tolist()
+            assert p["labels"] == [1.0 if s >= 0 else -1.0 for s in p["scores"]]
+            assert c.post("/predict", content="\n".join(lines[46:50])).json() == p
+            assert c.post("/predict", json={"rows": lines[46:50]}).json() == p
+            # the model file equals the in-process model
+            assert _state(c.get("/model", headers=auth).content, tmp_path) == _state(_saved(ref, tmp_path), tmp_path)
+            # bad requests: 4xx JSON naming the problem, and the next request succeeds
+            for bad, status, words in [("1 3:1\n1 x:2\n", 400, "line 2"), ("1 3:1\n7 4:1\n", 400, "label 7"),
+                                       (f"1 {D + 5}:1\n", 400, "line 1"), ("", 400, "no examples"),
+                                       ("1 1:1\n" * 51, 413, "at most 50"), ("1 1:1 " * 3000, 413, "limit")]:
+                r = c.post("/learn", content=bad, headers=auth)
+                assert r.status_code == status and words in r.json()["error"], (bad[:20], r.text)
+                assert c.post("/predict", content=lines[50]).status_code == 200
+            r = c.post("/learn", content=b"{not json", headers={**auth, "content-type": "application/json"})
+            assert r.status_code == 400 and "JSON" in r.json()["error"]
+            assert c.get("/health").json()["n_learned"] == 46
+            # POST /model: garbage is refused, a valid model replaces the current one
+            r = c.post("/model", content=b"garbage", headers=auth)
+            assert r.status_code == 400 and "not a valid model" in r.json()["error"]
+            pa = make_learner("pa1").partial_fit(X, y, classes=[-1, 1])
+            r = c.post("/model", content=_saved(pa, tmp_path).read_bytes(), headers=auth)
+            assert r.status_code == 200 and r.json()["learner"] == "pa1"
+            p = c.post("/predict", content=lines[46]).json()
+            X46 = load_svmlight(io.BytesIO((lines[46] + "\n").encode()), n_features=D, zero_based=False)[0]
+            assert "proba" not in p and p["scores"] == pa.decision_function(X46).tolist()
+    finally:
+        server.kill()
+
+
+def _saved(model, tmp_path):
+    path = tmp_path / f"m-{random.random()}.slm"
+    model.save(path)
+    return path
+
+
+def _load_run(url, seed, stop, log):
+    """One client: /learn requests of 1..20 fresh lines until ``stop`` is set or the server dies."""
+    rng = np.random.default_rng(seed)
+    with httpx.Client(base_url=url, timeout=10) as c:
+        for _ in range(2000):
+            if stop.is_set():
+                return
+            lines = _lines(rng, int(rng.integers(1, 21)))
+            entry = {"lines": lines, "ack": None}
+            log.append(entry)
+            try:
+                r = c.post("/learn", content="\n".join(lines) + "\n")
+            except httpx.TransportError:
+                return
+            if r.status_code != 200:
+                return
+            entry["ack"] = r.json()
+
+
+def _reconstruct(n_learned, entries, base):
+    """Candidate streams: the acknowledged requests at their positions, gaps filled by requests that were in
+    flight at the kill (their log record may have become durable before the answer was sent)."""
+    acked = sorted((e["ack"]["first"] - base, e["lines"]) for e in entries if e["ack"] is not None)
+    pending = [e["lines"] for e in entries if e["ack"] is None]
+    pos, gaps = 0, []
+    for first, lines in acked:
+        assert first >= pos, "acknowledged requests overlap (or one predates the restart)"
+        if first > pos:
+            gaps.append(first - pos)
+        pos = first + len(lines)
+    assert pos <= n_learned, f"acknowledged examples missing: {pos} acknowledged, the model has {n_learned}"
+    if n_learned > pos:
+        gaps.append(n_learned - pos)
+    for k in range(len(pending) + 1):
+        for perm in itertools.permutations(pending, k):
+            sizes = [len(p) for p in perm]
+            fill, i = [], 0
+            ok = True
+            for g in gaps:
+                chunk = []
+                while i < len(perm) and sum(len(x) for x in chunk) < g:
+                    chunk.append(perm[i])
+                    i += 1
+                if sum(len(x) for x in chunk) != g:
+                    ok = False
+                    break
+                fill.append([t for x in chunk for t in x])
+            if ok and i == len(perm) and sum(sizes) == sum(gaps):
+                stream, pos, j = [], 0, 0
+                for first, lines in acked:
+                    if first > pos:
+                        stream += fill[j]
+                        j += 1
+                    stream += lines
+                    pos = first + len(lines)
+                if n_learned > pos:
+                    stream += fill[j]
+                yield stream
+
+
+def test_kill9_under_load_loses_no_acknowledged_example(tmp_path):
+    """10 kill -9 at random moments of a /learn load from 3 clients (snapshots every 0.3 s); after each
+    restart the model equals ``streamlearn train`` over the stream, bit for bit. Trial 5 also tears the log."""
+    state = tmp_path / "state"
+    rnd = random.Random(16)
+    history = []
+    server = ForkedServer(state, "--snapshot-every", "0.3")
+    try:
+        for trial in range(10):
+            stop = threading.Event()
+            logs = [[] for _ in range(3)]
+            clients = [threading.Thread(target=_load_run, args=(server.url, 1000 * trial + k, stop, logs[k]))
+                       for k in range(3)]
+            for t in clients:
+                t.start()
+            deadline = time.monotonic() + 30
+            while not any(e["ack"] for log in logs for e in list(log)) and time.monotonic() < deadline:
+                time.sleep(0.005)
+            time.sleep(rnd.uniform(0.0, 0.6))  # a random moment of the load
+            server.kill()
+            stop.set()
+            for t in clients:
+                t.join(timeout=30)
+            torn_at = None
+            if trial == 4:  # a crash in the middle of a write: a header promising more bytes than were written
+                wal = max(state.glob("wal-*.log"), key=lambda p: int(p.stem.split("-")[1]))
+                torn_at = wal.stat().st_size
+                with open(wal, "ab") as f:
+                    f.write(HEADER.pack(123, 500, 0) + b"1 1:1\n-1 2")
+            server = ForkedServer(state, "--snapshot-every", "0.3")
+            if torn_at is not None:
+                assert wal.stat().st_size == torn_at, "the torn record is cut off"
+            with httpx.Client(base_url=server.url, timeout=30) as c:
+                n = c.get("/health").json()["n_learned"]
+                got = _state(c.get("/model").content, tmp_path)
+            entries = [e for log in logs for e in log]
+            assert n >= len(history) + sum(len(e["lines"]) for e in entries if e["ack"])
+            for stream in _reconstruct(n - len(history), entries, len(history)):
+                if _offline(history + stream, tmp_path) == got:
+                    history += stream
+                    break
+            else:
+                pytest.fail(f"trial {trial}: the restarted model is not the offline model of the acknowledged "
+                            "examples (plus in-flight ones)")
+        assert len(history) > 100
+    finally:
+        server.kill()
