@@ -225,7 +225,7 @@ def _spec(name):
                          f"({', '.join(sorted(LEARNERS))}).") from None
 
 
-def learner_name_of(model):
+def learner_name_of(model: Any) -> str | None:
     """The registry name of a model: the entry of its class whose fixed parameters it has (the one fixing the
     most parameters when several match), or None.
 
