@@ -296,8 +296,9 @@ def profile(args, log):
 
         def kernel(c, X=X, targets=targets, sw=sw, d=d, n=n):
             coef, b, res = np.zeros((1, d)), np.zeros(1), np.empty((n, 1))
-            K.linear_epoch(X.indptr, X.indices, X.data, targets, sw, coef, b, c["intercept_sq"], c["rule"],
-                           c["loss"], 0.0, c["schedule"], c["eta0"], c["C"], 0, res)
+            K.linear_epoch(indptr=X.indptr, indices=X.indices, data=X.data, targets=targets, sample_weight=sw,
+                           coef=coef, intercept=b, intercept_sq=c["intercept_sq"], rule=c["rule"], loss=c["loss"],
+                           loss_param=0.0, schedule=c["schedule"], eta0=c["eta0"], C=c["C"], t=0, out_scores=res)
             return coef
 
         def cpu(f):

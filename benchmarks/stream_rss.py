@@ -14,6 +14,7 @@ Writes ``benchmarks/results/stream_rss.json`` and ``stream_rss.md``. Command: ``
 """
 
 import argparse
+import contextlib
 import json
 import lzma
 import os
@@ -51,10 +52,8 @@ def _feed(pipe, text, total):
     except BrokenPipeError:
         pass
     finally:
-        try:
+        with contextlib.suppress(BrokenPipeError):
             pipe.close()
-        except BrokenPipeError:
-            pass
     return written
 
 

@@ -34,7 +34,7 @@ import tempfile
 
 __all__ = ["Output", "OutputError", "pending_outputs"]
 
-_PENDING = []  # Output objects whose file is not written yet (what Ctrl-C leaves unchanged)
+_PENDING: list["Output"] = []  # Output objects whose file is not written yet (what Ctrl-C leaves unchanged)
 
 
 class OutputError(ValueError):

@@ -16,6 +16,9 @@ targets, sample_weight, out_scores)`` and ``_progressive_loss`` (the loss name r
 validation).
 """
 
+from collections.abc import Callable
+from typing import Any, Self
+
 import numpy as np
 from sklearn.base import BaseEstimator, ClassifierMixin, RegressorMixin
 from sklearn.utils.metaestimators import available_if
@@ -24,6 +27,7 @@ from sklearn.utils.validation import check_is_fitted
 
 from . import _validation
 from ._kernels.linear import linear_scores
+from ._typing import ArrayLike, FloatArray, MatrixLike
 from .persist import PersistMixin
 
 __all__ = ["BaseOnline", "OnlineClassifierMixin", "OnlineRegressorMixin", "BaseOnlineLinear", "LogisticProbaMixin",
@@ -69,7 +73,7 @@ class BaseOnline(PersistMixin, BaseEstimator):
         return tags
 
     # -- public API -------------------------------------------------------------------------------
-    def fit(self, X, y, sample_weight=None):
+    def fit(self, X: MatrixLike, y: ArrayLike, sample_weight: ArrayLike | None = None) -> Self:
         """Reset the model and make ``max_iter`` passes over ``(X, y)``.
 
         Each pass visits the rows in a fresh random order when ``shuffle=True`` (seeded by
@@ -93,12 +97,14 @@ class BaseOnline(PersistMixin, BaseEstimator):
         self.n_iter_ = int(self.max_iter)
         return self
 
-    def partial_fit(self, X, y, classes=None, sample_weight=None):
+    def partial_fit(self, X: MatrixLike, y: ArrayLike, classes: ArrayLike | None = None,
+                    sample_weight: ArrayLike | None = None) -> Self:
         """One pass over ``(X, y)`` in the given order, continuing from the current model. Returns ``self``."""
         self.partial_fit_scores(X, y, classes=classes, sample_weight=sample_weight)
         return self
 
-    def partial_fit_scores(self, X, y, classes=None, sample_weight=None):
+    def partial_fit_scores(self, X: MatrixLike, y: ArrayLike, classes: ArrayLike | None = None,
+                           sample_weight: ArrayLike | None = None) -> FloatArray:
         """Like ``partial_fit``, and return each example's decision value *before* its own update.
 
         These are exactly the scores progressive validation needs: ``predict`` applied to them gives
@@ -124,7 +130,7 @@ class BaseOnline(PersistMixin, BaseEstimator):
         return out[:, 0] if out.shape[1] == 1 else out
 
     @property
-    def nnz_weights(self):
+    def nnz_weights(self) -> int:
         """Number of non-zero weights (coefficients and intercepts)."""
         check_is_fitted(self)
         return int(np.count_nonzero(self._coef_2d()) + np.count_nonzero(self._intercept_1d()))
@@ -164,16 +170,19 @@ class ClassifierPredictionMixin:
     """``decision_function``, ``predict`` and ``scores_to_labels`` of every linear classifier, online or batch,
     on top of its ``_decision_function(X)`` and ``classes_``."""
 
-    def decision_function(self, X):
+    classes_: np.ndarray
+    _decision_function: Callable[[Any], Any]
+
+    def decision_function(self, X: MatrixLike) -> FloatArray:
         """Scores ``w . x + b``: shape ``(n_samples,)`` (binary; > 0 means ``classes_[1]``) or
         ``(n_samples, n_classes)`` (one-vs-rest)."""
         return self._decision_function(X)
 
-    def predict(self, X):
+    def predict(self, X: MatrixLike) -> np.ndarray:
         """Class labels: ``classes_[1]`` where the score is >= 0 (binary), else the arg-max class."""
         return self.scores_to_labels(self._decision_function(X))
 
-    def scores_to_labels(self, scores):
+    def scores_to_labels(self, scores: ArrayLike) -> np.ndarray:
         """Map decision values (e.g. from ``partial_fit_scores``) to class labels; ties go to ``classes_[1]``."""
         scores = np.asarray(scores)
         if scores.ndim == 1:
@@ -220,7 +229,7 @@ class OnlineClassifierMixin(ClassifierPredictionMixin, ClassifierMixin):
     def _called_from_fit(self):
         return getattr(self, "_in_fit", False)
 
-    def fit(self, X, y, sample_weight=None):
+    def fit(self, X: MatrixLike, y: ArrayLike, sample_weight: ArrayLike | None = None) -> Self:
         self._in_fit = True
         try:
             return super().fit(X, y, sample_weight=sample_weight)
@@ -252,8 +261,10 @@ class LogisticProbaMixin:
     def _has_proba(self):
         return getattr(self, "loss", None) == "logistic"
 
+    decision_function: Callable[[Any], Any]
+
     @available_if(_has_proba)
-    def predict_proba(self, X):
+    def predict_proba(self, X: MatrixLike) -> FloatArray:
         """Class probabilities of the logistic model: sigmoid of the score (binary) or normalised
         one-vs-rest sigmoids (K > 2 classes)."""
         check_is_fitted(self)
@@ -265,7 +276,7 @@ class LogisticProbaMixin:
         return p / p.sum(axis=1, keepdims=True)
 
     @available_if(_has_proba)
-    def predict_log_proba(self, X):
+    def predict_log_proba(self, X: MatrixLike) -> FloatArray:
         """Logarithm of ``predict_proba``."""
         with np.errstate(divide="ignore"):
             return np.log(self.predict_proba(X))
@@ -289,11 +300,11 @@ class OnlineRegressorMixin(RegressorMixin):
     def _targets(self, y):
         return np.asarray(y, dtype=np.float64).reshape(-1, 1)
 
-    def predict(self, X):
+    def predict(self, X: MatrixLike) -> FloatArray:
         """Predicted targets ``w . x + b``."""
         return self._decision_function(X)
 
-    def scores_to_labels(self, scores):
+    def scores_to_labels(self, scores: ArrayLike) -> np.ndarray:
         return np.asarray(scores)
 
 

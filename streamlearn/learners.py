@@ -13,7 +13,7 @@ import importlib
 import json
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, cast
 
 __all__ = ["LearnerSpec", "LEARNERS", "make_learner", "learner_parameters", "parse_param_value", "learner_name_of"]
 
@@ -42,7 +42,7 @@ class LearnerSpec:
     demo: bool = True
     batch: bool = False
 
-    def cls(self):
+    def cls(self) -> type:
         module, _, qualname = self.target.partition(":")
         return getattr(importlib.import_module(module), qualname)
 
@@ -190,7 +190,7 @@ def learner_parameters(name: str) -> dict[str, Any]:
 
     spec = _spec(name)
     if spec.target in SIGNATURES:
-        params = dict(SIGNATURES[spec.target])
+        params = dict(cast(Mapping[str, Any], SIGNATURES[spec.target]))
     else:
         import inspect
 
@@ -232,7 +232,7 @@ def _spec(name):
                          f"({', '.join(sorted(LEARNERS))}).") from None
 
 
-def learner_name_of(model):
+def learner_name_of(model: Any) -> str | None:
     """The registry name of a model: the entry of its class whose fixed parameters it has (the one fixing the
     most parameters when several match), or None.
 

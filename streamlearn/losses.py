@@ -8,6 +8,7 @@ module uses to compute average losses from the kernels' pre-update scores.
 import numpy as np
 
 from ._kernels import losses as _k
+from ._typing import ArrayLike, FloatArray
 
 __all__ = ["LOSSES", "loss_code", "loss_value", "loss_dloss", "CLASSIFICATION_LOSSES", "REGRESSION_LOSSES"]
 
@@ -38,7 +39,7 @@ def loss_code(name: str) -> int:
         raise ValueError(f"Unknown loss {name!r}; expected one of {sorted(LOSSES)}.") from None
 
 
-def loss_value(name, y, z, param=0.0):
+def loss_value(name: str, y: ArrayLike, z: ArrayLike, param: float = 0.0) -> FloatArray:
     """Vectorised loss ``name`` of scores ``z`` against targets ``y``.
 
     >>> loss_value("hinge", np.array([1.0, -1.0]), np.array([0.5, 0.5]))
@@ -60,7 +61,7 @@ def loss_value(name, y, z, param=0.0):
     raise AssertionError(name)
 
 
-def loss_dloss(name, y, z, param=0.0):
+def loss_dloss(name: str, y: ArrayLike, z: ArrayLike, param: float = 0.0) -> FloatArray:
     """Vectorised derivative of loss ``name`` with respect to the score ``z``.
 
     >>> loss_dloss("squared", np.array([1.0]), np.array([3.0]))

@@ -28,7 +28,7 @@ import os
 import struct
 import zipfile
 import zlib
-from typing import Any
+from typing import Any, Self
 
 import numpy as np
 
@@ -77,12 +77,12 @@ class PersistMixin:
         if cls.__module__.startswith("streamlearn.") and not cls.__name__.startswith("_"):
             _REGISTRY[_public_name(cls)] = cls
 
-    def save(self, path):
+    def save(self, path: str | os.PathLike[str]) -> None:
         """Write this object to ``path`` in the streamlearn model format (see :mod:`streamlearn.persist`)."""
         save(self, path)
 
     @classmethod
-    def load(cls, path):
+    def load(cls, path: str | os.PathLike[str]) -> Self:
         """Read an object written by ``save``; it must be an instance of this class."""
         obj = load(path)
         if not isinstance(obj, cls):

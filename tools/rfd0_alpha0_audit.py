@@ -6,7 +6,8 @@ each reading of the alpha = 0 phase that the paper's text leaves open, and measu
 
 * ``default``    streamlearn's reading: App. A with the H-seminorm minimiser w2* (zero H-cost), next slab,
                  rows with a zero gradient are not appended to the buffer (lazy kernel = this, to rounding);
-* ``printed_w2`` App. A's w2 exactly as printed, ``x - V S^-2 V^T x`` (dense kernel flag ``printed_w2``);
+* ``printed_w2`` App. A's w2 exactly as printed, ``x - V S^-2 V^T x``: the dense kernel recompiled here with
+                 this projection in the pseudo-inverse phase (``_printed_w2_kernel``);
 * ``zero_rows``  Alg. 6 lines 6-7 literally: every example appends its row ``sqrt(mu + eta_t) g`` even when
                  g = 0 (a clipped score equal to the label), so the 2m-row buffer fills, and the alpha = 0
                  phase ends, on the paper's iteration count (driver-level emulation, one example per call).
@@ -22,13 +23,42 @@ Writes tools/results/rfd0_alpha0_audit[TAG].json and .md.
 """
 
 import argparse
+import functools
 import json
+import types
 from pathlib import Path
 
+import numba
 import numpy as np
+
+from streamlearn._kernels import son as _son
 
 RESULTS = Path(__file__).resolve().parent / "results"
 PAPER = {20: 87.69, 30: 88.82, 50: 88.90}
+
+
+def _project_printed_w2(wk, bk, gk, sk, r, al, indices, data, st, en, tau, xx, in_span, dirv):
+    """The kernel's slab projection (``son._son_project``), except in the pseudo-inverse phase (alpha negligible),
+    where the candidate direction is App. A's w2 as printed, ``x - B^T G^{+2} B x`` (G = B B^T)."""
+    if in_span or not _son._use_pinv(gk, sk, r, al):
+        _son._son_project(wk=wk, bk=bk, gk=gk, sk=sk, r=r, al=al, indices=indices, data=data, st=st, en=en, tau=tau,
+                          xx=xx, in_span=in_span, dirv=dirv)
+        return
+    bx = np.empty(r)
+    _son._apply_B_sparse(buf=bk, sc=sk, r=r, indices=indices, data=data, st=st, en=en, out=bx)
+    zz2, _ = _son._small_solve(_son._small_matrix(gk, sk, r, 0.0), bx, True)
+    _son._fill_direction(dirv=dirv, has_perp=True, c=zz2, sk=sk, bk=bk, r=r, indices=indices, data=data, st=st, en=en)
+    _son._project_along(wk=wk, dirv=dirv, bk=bk, gk=gk, sk=sk, r=r, al=al, bx=bx, indices=indices, data=data, st=st,
+                        en=en, tau=tau, xx=xx)
+
+
+@functools.cache
+def _printed_w2_kernel():
+    """``son_epoch``'s code compiled with ``_project_printed_w2`` as its slab projection (nothing else differs)."""
+    py = _son.son_epoch.py_func
+    g = dict(py.__globals__)
+    g["_son_project"] = numba.njit(nogil=True)(_project_printed_w2)
+    return numba.njit(nogil=True)(types.FunctionType(py.__code__, g, py.__name__, py.__defaults__, py.__closure__))
 
 
 def _run(Xtr, ytr, Xte, yte, ell, variant):
@@ -45,16 +75,19 @@ def _run(Xtr, ytr, Xte, yte, ell, variant):
     work = np.empty((cap, d))
     mu = 1.0 / 8.0
     first_alpha, w_max, big = None, 0.0, {"step_norm": 0.0}
+    kernel = _printed_w2_kernel() if variant == "printed_w2" else _k.son_epoch
     n = Xtr.shape[0]
     for i in range(n):
         xi = Xtr[i:i + 1]
         tg = np.array([[float(ytr[i])]])
         out = np.empty((1, 1))
         w_before = est.coef_[0].copy()
-        t, bad = _k.son_epoch(xi.indptr, xi.indices, xi.data, tg, np.ones(1), est.coef_, est._state_buf,
-                              est._state_gram, est._state_sc, est._state_aux, est._state_n_rows,
-                              est._state_alpha, est.t_, _k.SKETCH_RFD, keep, keep, loss_code("squared"), 1.0, mu, 1.0,
-                              est._state_seed[0], 0, 2.0, variant == "printed_w2", False, out)
+        t, bad = kernel(
+            indptr=xi.indptr, indices=xi.indices, data=xi.data, targets=tg, sw=np.ones(1), w=est.coef_,
+            buf=est._state_buf, gram=est._state_gram, sc=est._state_sc, aux=est._state_aux,
+            n_rows=est._state_n_rows, alpha=est._state_alpha, t=est.t_, sketch=_k.SKETCH_RFD, keep=keep,
+            n_shrink=keep, loss=loss_code("squared"), C=1.0, mu=mu, eta=1.0, seed=est._state_seed[0], rp_dist=0,
+            oja_c=2.0, slab_current=False, out=out)
         est.t_ = int(t)
         if bad >= 0:
             return {"diverged_at": i}

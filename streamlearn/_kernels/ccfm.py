@@ -266,7 +266,7 @@ def top_abs_eigenpair(P1, a1, P2, a2, n, v0, method, tol, max_iter, Vw, w, out_q
     lam = 0.0
     if method == LMO_POWER:
         while True:
-            _symv2(P1, a1, P2, a2, n, Vw[0], w)
+            _symv2(P1=P1, a1=a1, P2=P2, a2=a2, n=n, v=Vw[0], out=w)
             total += 1
             lam = 0.0
             wn = 0.0
@@ -298,7 +298,7 @@ def top_abs_eigenpair(P1, a1, P2, a2, n, v0, method, tol, max_iter, Vw, w, out_q
     while True:
         nsteps = 0
         for j in range(m):
-            _symv2(P1, a1, P2, a2, n, Vw[j], w)
+            _symv2(P1=P1, a1=a1, P2=P2, a2=a2, n=n, v=Vw[j], out=w)
             total += 1
             a = 0.0
             for i in range(n):
@@ -508,8 +508,8 @@ def occfm_dense_epoch(indptr, indices, data, targets, sample_weight, M, scale, S
             # linear step on -grad F_t(C_t) = -(eta S_{t-1} + 2 C_t)
             for j in range(n):
                 v0[j] = q_prev[k, j] + WARM_START_NOISE * r[j]
-            lam, nmv, ok = top_abs_eigenpair(S[k], -eta, M[k], -2.0 * scale[k], n, v0, lmo, lmo_tol,
-                                             lmo_max_iter, Vw, w, q)
+            lam, nmv, ok = top_abs_eigenpair(P1=S[k], a1=-eta, P2=M[k], a2=-2.0 * scale[k], n=n, v0=v0, method=lmo,
+                                             tol=lmo_tol, max_iter=lmo_max_iter, Vw=Vw, w=w, out_q=q)
             stats[k, STAT_MATVECS] += nmv
             if not ok:
                 stats[k, STAT_UNCONVERGED] += 1.0
@@ -570,7 +570,7 @@ def ccfm_lowrank_scores(indptr, indices, data, W, A, kdim, out):
     for i in range(indptr.shape[0] - 1):
         for k in range(W.shape[0]):
             kd = kdim[k]
-            _basis_coords(W, k, kd, indices, data, indptr[i], indptr[i + 1], z)
+            _basis_coords(W=W, k=k, kd=kd, indices=indices, data=data, start=indptr[i], end=indptr[i + 1], z=z)
             out[i, k] = 0.5 * _small_quad(A, k, kd, z)
     return out
 
@@ -739,7 +739,7 @@ def occfm_lowrank_epoch(indptr, indices, data, targets, sample_weight, W, A, B, 
             t += 1
         for k in range(n_out):
             kd = kdim[k]
-            _basis_coords(W, k, kd, indices, data, start, end, z)
+            _basis_coords(W=W, k=k, kd=kd, indices=indices, data=data, start=start, end=end, z=z)
             zs = 0.5 * _small_quad(A, k, kd, z)
             out_scores[i, k] = zs
             if not math.isfinite(zs):
@@ -751,7 +751,8 @@ def occfm_lowrank_epoch(indptr, indices, data, targets, sample_weight, W, A, B, 
             # linear step, exactly, in the basis: -(eta B + 2 A)
             for j in range(kd):
                 v0[j] = u_prev[k, j] + WARM_START_NOISE * r[j]
-            lam, nmv, ok = top_abs_eigenpair(B[k], -eta, A[k], -2.0, kd, v0, lmo, lmo_tol, lmo_max_iter, Vw, w, q)
+            lam, nmv, ok = top_abs_eigenpair(P1=B[k], a1=-eta, P2=A[k], a2=-2.0, n=kd, v0=v0, method=lmo, tol=lmo_tol,
+                                             max_iter=lmo_max_iter, Vw=Vw, w=w, out_q=q)
             stats[k, STAT_MATVECS] += nmv
             if not ok:
                 stats[k, STAT_UNCONVERGED] += 1.0
@@ -770,15 +771,15 @@ def occfm_lowrank_epoch(indptr, indices, data, targets, sample_weight, W, A, B, 
                 continue
             # the newest gradient: g/2 xhat xhat^T, in the basis extended by xhat's new direction
             xsq = _xhat_sqnorm(data, start, end)
-            ps = _residual(W, k, kd, indices, data, start, end, z, p)
+            ps = _residual(W=W, k=k, kd=kd, indices=indices, data=data, start=start, end=end, z=z, p=p)
             if ps < 0.5 * xsq:
                 ps = _reorthogonalise(W, k, kd, z, p, z2)
             if ps > 1e-20 * xsq:
                 if kd == kmax:
-                    kd = _compress(W, A, B, u_prev, k, kd, rank, ell, stats)
+                    kd = _compress(W=W, A=A, B=B, u_prev=u_prev, k=k, kd=kd, rank=rank, ell=ell, stats=stats)
                     kdim[k] = kd
-                    _basis_coords(W, k, kd, indices, data, start, end, z)
-                    ps = _residual(W, k, kd, indices, data, start, end, z, p)
+                    _basis_coords(W=W, k=k, kd=kd, indices=indices, data=data, start=start, end=end, z=z)
+                    ps = _residual(W=W, k=k, kd=kd, indices=indices, data=data, start=start, end=end, z=z, p=p)
                     if ps < 0.5 * xsq:
                         ps = _reorthogonalise(W, k, kd, z, p, z2)
                 if kd < kmax and ps > 1e-20 * xsq:

@@ -74,7 +74,7 @@ def fm_epoch(indptr, indices, data, targets, sample_weight, w0, w, V, G_w0, G_w,
         if sw != 0.0:
             t += 1
         for k in range(n_out):
-            z = _fm_row_score(w0, w, V, k, indices, data, start, end, s, sq)
+            z = _fm_row_score(w0=w0, w=w, V=V, k=k, indices=indices, data=data, start=start, end=end, s=s, sq=sq)
             out_scores[i, k] = z
             if not math.isfinite(z):
                 return t, i
@@ -124,5 +124,6 @@ def fm_scores(indptr, indices, data, w0, w, V, out):
     sq = np.zeros(nf)
     for i in range(indptr.shape[0] - 1):
         for k in range(w.shape[0]):
-            out[i, k] = _fm_row_score(w0, w, V, k, indices, data, indptr[i], indptr[i + 1], s, sq)
+            out[i, k] = _fm_row_score(w0=w0, w=w, V=V, k=k, indices=indices, data=data, start=indptr[i],
+                                      end=indptr[i + 1], s=s, sq=sq)
     return out

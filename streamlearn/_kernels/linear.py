@@ -206,7 +206,7 @@ def linear_epoch(indptr, indices, data, targets, sample_weight, coef, intercept,
                 g = loss_dloss(loss, y, z, loss_param)
                 direction = -1.0 if g > 0.0 else 1.0
                 step = tau * direction * s
-            csr_row_axpy(step, coef, k, indices, data, start, end)
+            csr_row_axpy(a=step, w=coef, k=k, indices=indices, data=data, start=start, end=end)
             intercept[k] += step * intercept_sq
     return t, -1
 

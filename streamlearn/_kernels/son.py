@@ -102,7 +102,7 @@ def adagrad_epoch(indptr, indices, data, targets, sw, w, s, alpha0, eta, C, loss
                 z += w[k, indices[p]] * data[p]
             tau = _tau(z, C) if project and not slab_current else 0.0
             if tau != 0.0:
-                if _adagrad_project(w[k], s[k], alpha0, indices, data, st, en, tau):
+                if _adagrad_project(wk=w[k], sk=s[k], alpha0=alpha0, indices=indices, data=data, st=st, en=en, tau=tau):
                     z -= tau  # the exact score of the projected point
             out[i, k] = z
             if not math.isfinite(z):
@@ -121,7 +121,7 @@ def adagrad_epoch(indptr, indices, data, targets, sw, w, s, alpha0, eta, C, loss
             if project and slab_current:
                 tau = _slab_tau(w[k], indices, data, st, en, C)
                 if tau != 0.0:
-                    _adagrad_project(w[k], s[k], alpha0, indices, data, st, en, tau)
+                    _adagrad_project(wk=w[k], sk=s[k], alpha0=alpha0, indices=indices, data=data, st=st, en=en, tau=tau)
     return -1
 
 
@@ -199,7 +199,7 @@ def full_on_epoch(indptr, indices, data, targets, sw, w, P, t, mu, eta, C, loss,
             tau = 0.0 if slab_current else _tau(z, C)
             have_px = tau != 0.0  # _full_on_project fills px = P x
             if have_px:
-                if _full_on_project(w[k], Pk, indices, data, st, en, tau, px):
+                if _full_on_project(wk=w[k], Pk=Pk, indices=indices, data=data, st=st, en=en, tau=tau, px=px):
                     z -= tau  # the exact score of the projected point
             out[i, k] = z
             if not math.isfinite(z):
@@ -208,11 +208,12 @@ def full_on_epoch(indptr, indices, data, targets, sw, w, P, t, mu, eta, C, loss,
                 continue
             dl = sw[i] * loss_dloss(loss, targets[i, k], z, 0.0)
             if dl != 0.0:
-                _full_on_update(w[k], Pk, indices, data, st, en, dl, mu + eta_t, pg, px, have_px)
+                _full_on_update(wk=w[k], Pk=Pk, indices=indices, data=data, st=st, en=en, dl=dl, c=mu + eta_t, pg=pg,
+                                px=px, have_px=have_px)
             if slab_current:  # Alg. 6 (K_t), after the update (u = w when nothing was learned)
                 tau = _slab_tau(w[k], indices, data, st, en, C)
                 if tau != 0.0:
-                    _full_on_project(w[k], Pk, indices, data, st, en, tau, px)
+                    _full_on_project(wk=w[k], Pk=Pk, indices=indices, data=data, st=st, en=en, tau=tau, px=px)
     return t, -1
 
 
@@ -336,41 +337,52 @@ def _clear_unused(buf, gram, r):
 
 
 @njit_kernel
-def _son_project(wk, bk, gk, sk, r, al, indices, data, st, en, tau, xx, printed_w2, in_span, dirv):
-    """Project ``wk`` onto ``|w.x| <= C`` in the H-norm, ``H = B^T B + alpha I`` (``tau = tau_C(w.x)``).
-
-    Direction ``alpha H^{-1} x = x - B^T (G + alpha I)^{-1} Bx`` with den ``x.`` of it, unless that den is
-    below ``CANCEL_TOL x.x`` (x close to B's row space: the difference has lost its digits), alpha is
-    negligible (pseudo-inverse phase, App. A's candidates) or ``in_span`` (x known to lie in B's row space:
-    ``slab="current"``, FD family, its row just appended and no shrink): then ``_split_step``.
-    ``printed_w2`` keeps App. A's printed w2 in the pseudo-inverse phase (reproduction flag).
-    """
-    d = wk.shape[0]
-    bx = np.empty(r)
-    _apply_B_sparse(bk, sk, r, indices, data, st, en, bx)
-    pinv = _use_pinv(gk, sk, r, al)
-    if not in_span and (not pinv or printed_w2):
-        m = _small_matrix(gk, sk, r, 0.0 if pinv else al)
-        zz2, zz1 = _small_solve(m, bx, pinv)
-        # not pinv: x - B^T (G + alpha I)^{-1} Bx; printed_w2: x - B^T G^{+2} B x
-        _fill_direction(dirv, True, zz2 if pinv else zz1, sk, bk, r, indices, data, st, en)
-        den = 0.0
-        for p in range(st, en):
-            den += dirv[indices[p]] * data[p]
-        if not (den > CANCEL_TOL * xx and math.isfinite(den)):
-            has_perp, den, c = _split_step(gk, sk, r, al, bx, xx, in_span)
-            _fill_direction(dirv, has_perp, c, sk, bk, r, indices, data, st, en)
-    else:
-        has_perp, den, c = _split_step(gk, sk, r, al, bx, xx, in_span)
-        _fill_direction(dirv, has_perp, c, sk, bk, r, indices, data, st, en)
-    f = tau / den
-    for j in range(d):
+def _move(wk, f, dirv):
+    """``w -= f dirv`` (dense)."""
+    for j in range(wk.shape[0]):
         wk[j] -= f * dirv[j]
 
 
 @njit_kernel
+def _project_along(wk, dirv, bk, gk, sk, r, al, bx, indices, data, st, en, tau, xx):
+    """``w -= tau / den * dirv`` for a candidate direction ``dirv = x - B^T c`` (``bx = B x``), ``den = x.dirv``.
+
+    A den below ``CANCEL_TOL x.x`` (x close to B's row space: the difference has lost its digits) or not
+    finite takes ``_split_step``'s direction instead.
+    """
+    den = 0.0
+    for p in range(st, en):
+        den += dirv[indices[p]] * data[p]
+    if not (den > CANCEL_TOL * xx and math.isfinite(den)):
+        has_perp, den, c = _split_step(gram=gk, sc=sk, r=r, alpha=al, rhs=bx, xx=xx, in_span=False)
+        _fill_direction(dirv=dirv, has_perp=has_perp, c=c, sk=sk, bk=bk, r=r, indices=indices, data=data, st=st, en=en)
+    _move(wk, tau / den, dirv)
+
+
+@njit_kernel
+def _son_project(wk, bk, gk, sk, r, al, indices, data, st, en, tau, xx, in_span, dirv):
+    """Project ``wk`` onto ``|w.x| <= C`` in the H-norm, ``H = B^T B + alpha I`` (``tau = tau_C(w.x)``).
+
+    Direction ``alpha H^{-1} x = x - B^T (G + alpha I)^{-1} Bx`` with den ``x.`` of it (``_project_along``),
+    unless alpha is negligible (pseudo-inverse phase, App. A's candidates) or ``in_span`` (x known to lie in
+    B's row space: ``slab="current"``, FD family, its row just appended and no shrink): then ``_split_step``.
+    """
+    bx = np.empty(r)
+    _apply_B_sparse(buf=bk, sc=sk, r=r, indices=indices, data=data, st=st, en=en, out=bx)
+    if not in_span and not _use_pinv(gk, sk, r, al):
+        _, zz1 = _small_solve(_small_matrix(gk, sk, r, al), bx, False)
+        _fill_direction(dirv=dirv, has_perp=True, c=zz1, sk=sk, bk=bk, r=r, indices=indices, data=data, st=st, en=en)
+        _project_along(wk=wk, dirv=dirv, bk=bk, gk=gk, sk=sk, r=r, al=al, bx=bx, indices=indices, data=data, st=st,
+                       en=en, tau=tau, xx=xx)
+        return
+    has_perp, den, c = _split_step(gram=gk, sc=sk, r=r, alpha=al, rhs=bx, xx=xx, in_span=in_span)
+    _fill_direction(dirv=dirv, has_perp=has_perp, c=c, sk=sk, bk=bk, r=r, indices=indices, data=data, st=st, en=en)
+    _move(wk, tau / den, dirv)
+
+
+@njit_kernel
 def son_epoch(indptr, indices, data, targets, sw, w, buf, gram, sc, aux, n_rows, alpha, t, sketch, keep,
-              n_shrink, loss, C, mu, eta, seed, rp_dist, oja_c, printed_w2, slab_current, out):
+              n_shrink, loss, C, mu, eta, seed, rp_dist, oja_c, slab_current, out):
     """Sketched online Newton step over one CSR chunk (module docstring), K outputs.
 
     ``slab_current``: Alg. 6 as printed (K_t): no projection before predicting; the updated u is projected
@@ -412,7 +424,8 @@ def son_epoch(indptr, indices, data, targets, sw, w, buf, gram, sc, aux, n_rows,
                 xx += data[p] * data[p]
             tau = 0.0 if slab_current else _tau(z, C)
             if tau != 0.0 and xx > 0.0:
-                _son_project(w[k], bk, gk, sk, r, al, indices, data, st, en, tau, xx, printed_w2, False, dirv)
+                _son_project(wk=w[k], bk=bk, gk=gk, sk=sk, r=r, al=al, indices=indices, data=data, st=st, en=en,
+                             tau=tau, xx=xx, in_span=False, dirv=dirv)
                 z -= tau  # = +-C: the exact score of the projected point (w.x is within rounding of it)
             out[i, k] = z
             if not math.isfinite(z):
@@ -480,7 +493,7 @@ def son_epoch(indptr, indices, data, targets, sw, w, buf, gram, sc, aux, n_rows,
                 alpha[k] = al
                 # ---- u = w - H^{-1} g
                 bg = np.empty(r)
-                _apply_B_sparse(bk, sk, r, indices, data, st, en, bg)
+                _apply_B_sparse(buf=bk, sc=sk, r=r, indices=indices, data=data, st=st, en=en, out=bg)
                 for a in range(r):
                     bg[a] *= dl
                 pinv = _use_pinv(gk, sk, r, al)
@@ -504,5 +517,6 @@ def son_epoch(indptr, indices, data, targets, sw, w, buf, gram, sc, aux, n_rows,
             if slab_current and xx > 0.0:  # Alg. 6 (K_t), after the update (u = w when nothing was learned)
                 tau = _slab_tau(w[k], indices, data, st, en, C)
                 if tau != 0.0:
-                    _son_project(w[k], bk, gk, sk, r, al, indices, data, st, en, tau, xx, printed_w2, in_span, dirv)
+                    _son_project(wk=w[k], bk=bk, gk=gk, sk=sk, r=r, al=al, indices=indices, data=data, st=st, en=en,
+                                 tau=tau, xx=xx, in_span=in_span, dirv=dirv)
     return t, -1

@@ -107,7 +107,7 @@ def _solve(gram, sc, r, al, L, nchol, rhs, z1, z2):
 def _split_v(tau, gram, sc, r, al, bx, xx, in_span, v, indices, data, st, en):
     """``son._split_step``'s projection, its x part applied to v: returns ``(f, c)``, the caller applies
     ``w += f B^T c`` in its own representation."""
-    has_perp, den, c = _split_step(gram, sc, r, al, bx, xx, in_span)
+    has_perp, den, c = _split_step(gram=gram, sc=sc, r=r, alpha=al, rhs=bx, xx=xx, in_span=in_span)
     f = tau / den
     if has_perp:
         for p in range(st, en):
@@ -235,7 +235,7 @@ def _fd_project(tau, gram, sc, r, q, al, L, nchol, T, bx, z1, z2, xx, in_span, v
     """Project ``w = v + basis^T e`` onto ``|w.x| <= C`` in the H-norm (``tau = tau_C(w.x)``, ``bx = B x``);
     returns the Cholesky count. Same rule as ``son._son_project`` (``in_span``, ``_split_step``)."""
     if not in_span:
-        pinv, nchol = _solve(gram, sc, r, al, L, nchol, bx, z1, z2)
+        pinv, nchol = _solve(gram=gram, sc=sc, r=r, al=al, L=L, nchol=nchol, rhs=bx, z1=z1, z2=z2)
         if not pinv:
             den = _general_den(z1, bx, r, xx)
             if den > CANCEL_TOL * xx and math.isfinite(den):
@@ -244,7 +244,8 @@ def _fd_project(tau, gram, sc, r, q, al, L, nchol, T, bx, z1, z2, xx, in_span, v
                     v[indices[p]] -= f * data[p]
                 _add_rmatvec(T, r, q, z1, f, e)  # w -= f (x - B^T z1)
                 return nchol
-    f, c = _split_v(tau, gram, sc, r, al, bx, xx, in_span, v, indices, data, st, en)
+    f, c = _split_v(tau=tau, gram=gram, sc=sc, r=r, al=al, bx=bx, xx=xx, in_span=in_span, v=v, indices=indices,
+                    data=data, st=st, en=en)
     _add_rmatvec(T, r, q, c, f, e)  # w += f B^T c
     return nchol
 
@@ -289,7 +290,8 @@ def _fd_lazy_one(indptr, indices, data, targets, k, sw, w, buf, gram, r, al, t0,
         nnz = en - st
         t = t0 + i + 1
         eta_t = eta / t
-        _fd_basis_dot(Dt, r0, sp_ptr, sp_idx, sp_val, n_sp, xs, indices, data, st, en, bxb)
+        _fd_basis_dot(Dt=Dt, r0=r0, sp_ptr=sp_ptr, sp_idx=sp_idx, sp_val=sp_val, n_sp=n_sp, xs=xs, indices=indices,
+                      data=data, st=st, en=en, out=bxb)
         lazy_work += sp_ptr[n_sp] + r * (q - r0)
         z = 0.0
         xx = 0.0
@@ -363,7 +365,7 @@ def _fd_lazy_one(indptr, indices, data, targets, k, sw, w, buf, gram, r, al, t0,
             _matvec(T, r, q, bxb, bx)
             for a in range(r):
                 bx[a] *= dl
-            pinv, nchol = _solve(gram, sc, r, al, L, nchol, bx, z1, z2)
+            pinv, nchol = _solve(gram=gram, sc=sc, r=r, al=al, L=L, nchol=nchol, rhs=bx, z1=z1, z2=z2)
             if not pinv:
                 inv = 1.0 / al
                 for p in range(st, en):
@@ -389,14 +391,15 @@ def _fd_lazy_one(indptr, indices, data, targets, k, sw, w, buf, gram, r, al, t0,
         # ---- materialise the dense rows (right after a shrink, when they are fewest) once the lazy form has
         # cost more than doing so
         if n_sp == max_sp or (shrunk and lazy_work * mat_factor >= r * (r0 * d + sp_ptr[n_sp])):
-            Dt = _fd_materialise(Dt, r0, T, r, q, sp_ptr, sp_idx, sp_val, n_sp, e, v)
+            Dt = _fd_materialise(Dt=Dt, r0=r0, T=T, r=r, q=q, sp_ptr=sp_ptr, sp_idx=sp_idx, sp_val=sp_val, n_sp=n_sp,
+                                 e=e, v=v)
             n_mat += 1
             r0 = r
             q = r
             n_sp = np.int64(0)
             sp_ptr[0] = 0
             lazy_work = 0.0
-    Dt = _fd_materialise(Dt, r0, T, r, q, sp_ptr, sp_idx, sp_val, n_sp, e, v)
+    Dt = _fd_materialise(Dt=Dt, r0=r0, T=T, r=r, q=q, sp_ptr=sp_ptr, sp_idx=sp_idx, sp_val=sp_val, n_sp=n_sp, e=e, v=v)
     for a in range(r):
         for j in range(d):
             buf[a, j] = Dt[j, a]
@@ -467,7 +470,8 @@ def _oja_project(tau, gram, sc, r, al, bx, F, b, cv, v, xx, indices, data, st, e
         for p in range(st, en):
             v[indices[p]] -= f * data[p]
     else:
-        f, c = _split_v(tau, gram, sc, r, al, bx, xx, np.bool_(False), v, indices, data, st, en)
+        f, c = _split_v(tau=tau, gram=gram, sc=sc, r=r, al=al, bx=bx, xx=xx, in_span=np.bool_(False), v=v, indices=indices,
+                        data=data, st=st, en=en)
     for a in range(r):  # w += f B^T c: b += f F^T (sc c)
         cv[a] = f * sc[a] * c[a]
     for cc in range(r):
@@ -506,7 +510,7 @@ def _oja_lazy_one(indptr, indices, data, targets, k, sw, w, buf, gram, sc, lam, 
         en = indptr[i + 1]
         t = t0 + i + 1
         eta_t = eta / t
-        z, xx = _lazy_score(v, b, Zt, r, indices, data, st, en, zx)
+        z, xx = _lazy_score(v=v, coef=b, Zt=Zt, r=r, indices=indices, data=data, start=st, end=en, zx=zx)
         for a in range(r):
             acc = 0.0
             for c in range(r):
@@ -516,7 +520,8 @@ def _oja_lazy_one(indptr, indices, data, targets, k, sw, w, buf, gram, sc, lam, 
         # ---- projection
         tau = 0.0 if slab_current else _tau(z, C)
         if tau != 0.0 and xx > 0.0:
-            _oja_project(tau, gram, sc, r, al, bx, F, b, cv, v, xx, indices, data, st, en)
+            _oja_project(tau=tau, gram=gram, sc=sc, r=r, al=al, bx=bx, F=F, b=b, cv=cv, v=v, xx=xx, indices=indices,
+                         data=data, st=st, en=en)
             z -= tau
         out[i, k] = z
         if not math.isfinite(z):
@@ -542,7 +547,7 @@ def _oja_lazy_one(indptr, indices, data, targets, k, sw, w, buf, gram, sc, lam, 
                     acc += Finv[a, c] * pv[c]
                 qv[a] = gam * acc
                 qb += qv[a] * b[a]
-            _sparse_rank_one(Zt, v, qb, qv, r, ca, indices, data, st, en)
+            _sparse_rank_one(Zt=Zt, v=v, s=qb, vec=qv, r=r, ca=ca, indices=indices, data=data, start=st, end=en)
             cc = 2.0 * gam + gam * gam * aa
             _oja_orthonormalise(F, pv, cc, run)
             # F^{-1} <- F^{-1} L D^{1/2}: L_ij = p_i beta_j (i > j), backwards over the columns
@@ -630,7 +635,8 @@ def _oja_lazy_one(indptr, indices, data, targets, k, sw, w, buf, gram, sc, lam, 
                     bx[a] /= dl  # B x (the u step scaled it to B g)
             tau = _tau(zu, C)
             if tau != 0.0:
-                _oja_project(tau, gram, sc, r, al, bx, F, b, cv, v, xx, indices, data, st, en)
+                _oja_project(tau=tau, gram=gram, sc=sc, r=r, al=al, bx=bx, F=F, b=b, cv=cv, v=v, xx=xx, indices=indices,
+                             data=data, st=st, en=en)
     Zt = _oja_materialise(Zt, F, b, v)
     for a in range(r):
         for j in range(d):
@@ -666,7 +672,7 @@ def son_oja_lazy(indptr, indices, data, targets, sw, w, buf, gram, sc, aux, n_ro
 def _rp_project(tau, gram, sc, r, al, L, bx, z1, z2, c, v, xx, indices, data, st, en):
     """Project ``w = v + S^T c`` onto ``|w.x| <= C`` in the H-norm (``bx = S x``); same rule as
     ``son._son_project``."""
-    pinv, _ = _solve(gram, sc, r, al, L, np.int64(0), bx, z1, z2)
+    pinv, _ = _solve(gram=gram, sc=sc, r=r, al=al, L=L, nchol=np.int64(0), rhs=bx, z1=z1, z2=z2)
     den = 0.0 if pinv else _general_den(z1, bx, r, xx)
     if den > CANCEL_TOL * xx and math.isfinite(den):
         f = tau / den
@@ -674,7 +680,8 @@ def _rp_project(tau, gram, sc, r, al, L, bx, z1, z2, c, v, xx, indices, data, st
             v[indices[p]] -= f * data[p]
         cd = z1
     else:
-        f, cd = _split_v(tau, gram, sc, r, al, bx, xx, np.bool_(False), v, indices, data, st, en)
+        f, cd = _split_v(tau=tau, gram=gram, sc=sc, r=r, al=al, bx=bx, xx=xx, in_span=np.bool_(False), v=v, indices=indices,
+                         data=data, st=st, en=en)
     for a in range(r):  # w += f S^T cd
         c[a] += f * cd[a]
 
@@ -704,7 +711,7 @@ def _rp_lazy_one(indptr, indices, data, targets, k, sw, w, buf, gram, r, al, t0,
         en = indptr[i + 1]
         t = t0 + i + 1
         eta_t = eta / t
-        z, xx = _lazy_score(v, c, St, r, indices, data, st, en, bx)
+        z, xx = _lazy_score(v=v, coef=c, Zt=St, r=r, indices=indices, data=data, start=st, end=en, zx=bx)
         tau = 0.0 if slab_current else _tau(z, C)
         if tau != 0.0 and xx > 0.0:
             _rp_project(tau, gram, sc, r, al, L, bx, z1, z2, c, v, xx, indices, data, st, en)
@@ -731,11 +738,12 @@ def _rp_lazy_one(indptr, indices, data, targets, k, sw, w, buf, gram, r, al, t0,
             rc = 0.0
             for a in range(r):
                 rc += rvec[a] * c[a]
-            _sparse_rank_one(St, v, rc, rvec, r, ca, indices, data, st, en)  # keeps w = v + S^T c fixed
+            # keeps w = v + S^T c fixed
+            _sparse_rank_one(Zt=St, v=v, s=rc, vec=rvec, r=r, ca=ca, indices=indices, data=data, start=st, end=en)
             # ---- u = w - H^{-1} g
             for a in range(r):
                 bg[a] = dl * (bx[a] + rvec[a] * ca * xx)
-            pinv, _ = _solve(gram, sc, r, al, L, np.int64(0), bg, z1, z2)
+            pinv, _ = _solve(gram=gram, sc=sc, r=r, al=al, L=L, nchol=np.int64(0), rhs=bg, z1=z1, z2=z2)
             if not pinv:
                 inv = 1.0 / al
                 for p in range(st, en):

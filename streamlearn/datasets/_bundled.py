@@ -3,7 +3,9 @@
 import os
 from importlib import resources
 from pathlib import Path
+from typing import Any
 
+from .._typing import FloatArray, PathLike
 from ._svmlight import load_svmlight
 
 __all__ = ["A9A_N_FEATURES", "FARM_ADS_N_FEATURES", "bundled_path", "load_a9a", "load_farm_ads",
@@ -15,7 +17,7 @@ _BUNDLED = ("a9a.xz", "a9a.t.xz")
 _ENV = "STREAMLEARN_SHARED_DATA"
 
 
-def bundled_path(name):
+def bundled_path(name: str) -> Path:
     """Path of a data file shipped inside the package (``"a9a.xz"`` or ``"a9a.t.xz"``).
 
     Parameters
@@ -38,7 +40,7 @@ def bundled_path(name):
     return Path(str(resources.files(__package__).joinpath("data", name)))
 
 
-def load_a9a():
+def load_a9a() -> tuple[Any, FloatArray, Any, FloatArray]:
     """Return ``(X_train, y_train, X_test, y_test)`` of the bundled a9a (CSR float64, labels -1/+1).
 
     32,561 training and 16,281 test rows, 123 binary features (the test file never uses feature 123, so
@@ -68,7 +70,7 @@ def load_a9a():
     return tuple(out)
 
 
-def shared_data_path(name):
+def shared_data_path(name: str) -> Path:
     """Locate a file of the team's shared data directory (a9a, farm-ads, movielens, ...).
 
     The directory is ``$STREAMLEARN_SHARED_DATA`` when that environment variable is set, else
@@ -113,7 +115,7 @@ def shared_data_path(name):
         f"(data directory from {how}). Set {_ENV}=/path/to/shared/data to use another location.")
 
 
-def load_farm_ads(path=None):
+def load_farm_ads(path: PathLike | None = None) -> tuple[Any, FloatArray]:
     """Load UCI Farm Ads (``farm-ads-vect``, LIBSVM format): ``(X, y)``, 4,143 rows, 54,877 features.
 
     Binary bag-of-words of farm-animal related ads, label +1 (accepted by the site owner) or -1.

@@ -6,10 +6,12 @@ Never bundled (the GroupLens licence forbids redistribution); read from the shar
 import lzma
 import os
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import scipy.sparse as sp
 
+from .._typing import PathLike
 from ._bundled import shared_data_path
 
 __all__ = ["load_movielens", "MOVIELENS_SPLITS"]
@@ -98,7 +100,8 @@ def _features(users, items, attributes, user_attr, item_attr):
     return X
 
 
-def load_movielens(path=None, *, split="u1", attributes=False, order="timestamp"):
+def load_movielens(path: PathLike | None = None, *, split: str = "u1", attributes: bool = False,
+                   order: str = "timestamp") -> tuple[Any, ...]:
     """Load MovieLens 100K as ``(X_train, y_train, X_test, y_test)`` (or ``(X, y)`` for ``split="all"``).
 
     Each rating is one row: a one-hot user (columns 0..942) and a one-hot item (columns 943..2624), so an

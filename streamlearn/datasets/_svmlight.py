@@ -12,11 +12,15 @@ import lzma
 import numbers
 import os
 import zlib
+from collections.abc import Iterator
+from typing import Any
 
 import numpy as np
+from numpy.typing import DTypeLike
 import scipy.sparse as sp
 
 from .._kernels import svmlight as _k
+from .._typing import FloatArray, SvmlightSource
 
 __all__ = ["SvmlightFormatError", "iter_svmlight", "load_svmlight"]
 
@@ -352,8 +356,9 @@ class _Parser:
                     max_rows = (len(self.y) - rows_now) if self.store else _INT64_MAX
                 index_cap = _INT32_MAX if self.index_dtype == np.int32 else _INT64_MAX
                 status = _k.svmlight_parse(
-                    buf, end, final, max_rows, self.shift, self.max_index, self.edge_index, index_cap,
-                    self.store, self.data, self.indices, self.indptr, self.y, self.hard, st)
+                    buf=buf, end=end, final=final, max_rows=max_rows, shift=self.shift, max_index=self.max_index,
+                    edge_index=self.edge_index, index_cap=index_cap, store=self.store, data=self.data,
+                    indices=self.indices, indptr=self.indptr, y=self.y, hard=self.hard, state=st)
                 n_hard = int(st[_k.S_HARD])
                 if n_hard:  # first: an overflowing value may sit on an earlier line than an error
                     self._resolve_hard(buf)
@@ -471,7 +476,8 @@ def _raise_edge(name, parser, n_features):
         f"zero_based='auto' reads it as zero-based")
 
 
-def load_svmlight(source, n_features=None, zero_based="auto", *, dtype=np.float64, block_size=_DEFAULT_BLOCK):
+def load_svmlight(source: SvmlightSource, n_features: int | None = None, zero_based: bool | str = "auto", *,
+                  dtype: DTypeLike = np.float64, block_size: int = _DEFAULT_BLOCK) -> tuple[Any, FloatArray]:
     """Load a whole LIBSVM / svmlight file into a CSR matrix, the same as scikit-learn's loader.
 
     Equal to ``sklearn.datasets.load_svmlight_file(source, n_features=..., zero_based=...)`` (same
@@ -553,8 +559,9 @@ def load_svmlight(source, n_features=None, zero_based="auto", *, dtype=np.float6
     return _csr(data, indices, indptr, n_features), y
 
 
-def iter_svmlight(source, chunk_size=10_000, n_features=None, zero_based="auto", *, dtype=np.float64,
-                  block_size=_DEFAULT_BLOCK):
+def iter_svmlight(source: SvmlightSource, chunk_size: int = 10_000, n_features: int | None = None,
+                  zero_based: bool | str = "auto", *, dtype: DTypeLike = np.float64,
+                  block_size: int = _DEFAULT_BLOCK) -> Iterator[tuple[Any, FloatArray]]:
     """Stream a LIBSVM / svmlight file as ``(X, y)`` chunks of ``chunk_size`` rows, in constant memory.
 
     The file is read in blocks of ``block_size`` bytes; complete lines are parsed by a numba kernel and

@@ -16,10 +16,13 @@ import numbers
 import os
 import secrets
 from pathlib import Path
+from typing import Any
 
 import numpy as np
+from numpy.typing import DTypeLike
 import scipy.sparse as sp
 
+from .._typing import FloatArray, PathLike, RandomStateLike
 from .._validation import Interval, Options
 
 __all__ = ["make_sparse_classification", "write_svmlight_stream"]
@@ -240,8 +243,9 @@ def _split(rows, k):
 
 
 # ---------------------------------------------------------------------------------------------------
-def make_sparse_classification(n_samples, n_features, *, nnz_per_row=100, zipf_a=1.1, noise=0.1,
-                               binary=True, random_state=None, dtype=np.float64):
+def make_sparse_classification(n_samples: int, n_features: int, *, nnz_per_row: int = 100, zipf_a: float = 1.1,
+                               noise: float = 0.1, binary: bool = True, random_state: RandomStateLike = None,
+                               dtype: DTypeLike = np.float64) -> tuple[Any, FloatArray]:
     """Generate a sparse binary classification data set with Zipf-distributed feature frequencies.
 
     Each row makes ``1 + Poisson(m - 1)`` draws of a feature from a power law over frequency ranks
@@ -400,8 +404,9 @@ def _svmlight_bytes(indptr, indices, values, y):
     return text[1:].tobytes() + b"\n"
 
 
-def write_svmlight_stream(path, n_samples, n_features, *, nnz_per_row=100, zipf_a=1.1, noise=0.1, binary=True,
-                          random_state=None, chunk_size=20_000):
+def write_svmlight_stream(path: PathLike, n_samples: int, n_features: int, *, nnz_per_row: int = 100,
+                          zipf_a: float = 1.1, noise: float = 0.1, binary: bool = True,
+                          random_state: RandomStateLike = None, chunk_size: int = 20_000) -> int:
     """Write the stream of :func:`make_sparse_classification` to a LIBSVM/svmlight text file, chunk by chunk.
 
     Lines are ``label idx:value ...`` with labels ``1``/``-1``, 1-based ascending indices and integer

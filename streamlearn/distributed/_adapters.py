@@ -14,7 +14,7 @@ def _mixable(cls):
     return isinstance(cls, type) and callable(getattr(cls, "mix", None)) and hasattr(cls, "finish_local_passes")
 
 
-def supported_learners():
+def supported_learners() -> list[str]:
     """Names of the public learners :func:`fit_mixing` can average, sorted.
 
     >>> from streamlearn.distributed import supported_learners

@@ -2,6 +2,8 @@
 
 import contextlib
 import re
+from collections.abc import Iterator
+from typing import Any
 
 import distributed
 from distributed import Client, LocalCluster
@@ -34,7 +36,8 @@ def _parse(scheduler):
 
 
 @contextlib.contextmanager
-def connect(scheduler=None, *, threads_per_worker=1, **cluster_kwargs):
+def connect(scheduler: str | int | None = None, *, threads_per_worker: int = 1,
+            **cluster_kwargs: Any) -> Iterator[Client]:
     """Context manager yielding a ``distributed.Client``.
 
     Parameters

@@ -4,10 +4,12 @@ import copy
 import numbers
 import time
 import uuid
+from typing import Any
 
 import numpy as np
 from sklearn.base import clone
 
+from .._typing import ArrayLike, RandomStateLike
 from .._validation import check_rng
 from ..base import OnlineClassifierMixin
 from ._adapters import mixer_for, supported_learners
@@ -56,8 +58,9 @@ def _local_passes(template, start, part, data, passes, classes, seed, blas_threa
     return (est if n else None), n, n_first, err
 
 
-def fit_mixing(learner, partitions, client=None, *, rounds=5, passes=1, classes=None, random_state=None,
-               verbose=False, blas_threads=1):
+def fit_mixing(learner: Any, partitions: Any, client: Any = None, *, rounds: int = 5, passes: int = 1,
+               classes: ArrayLike | None = None, random_state: RandomStateLike = None, verbose: bool = False,
+               blas_threads: int = 1) -> Any:
     """Train ``learner`` by iterative parameter mixing over the partitions (McDonald et al., 2010).
 
     Round r: the current model is broadcast to the workers (``client.scatter``); every partition is one
@@ -157,7 +160,8 @@ def fit_mixing(learner, partitions, client=None, *, rounds=5, passes=1, classes=
         classes = np.array(sorted(found))
     if classes is not None:
         classes = np.unique(np.asarray(classes))
-    model, history = None, []
+    model: Any = None
+    history: list[dict[str, Any]] = []
     for r in range(rounds):
         t0 = time.perf_counter()
         start = client.scatter(model, broadcast=True) if model is not None else None

@@ -3,6 +3,8 @@
 import glob as _glob
 import numbers
 import os
+from collections.abc import Callable, Iterable, Iterator
+from typing import Any
 
 import numpy as np
 import scipy.sparse as sp
@@ -67,14 +69,15 @@ class Partition:
         self.name = name
 
     @classmethod
-    def from_loader(cls, loader, *, index=0, name=None, n_rows=None):
+    def from_loader(cls, loader: Callable[[], Iterable[tuple[Any, Any]]], *, index: int = 0, name: str | None = None,
+                    n_rows: int | None = None) -> "Partition":
         """A partition read by ``loader()``, a picklable callable returning an iterable of ``(X, y)`` chunks
         (run on the worker; e.g. a query against a database)."""
         if not callable(loader):
             raise TypeError(f"loader must be callable (returning (X, y) chunks); got {type(loader).__name__}.")
         return cls("loader", loader, index=index, name=name or getattr(loader, "__name__", None), n_rows=n_rows)
 
-    def describe(self):
+    def describe(self) -> str:
         """Short text naming the partition in messages: its path, or its kind and index."""
         if self.name:
             return str(self.name)
@@ -95,7 +98,7 @@ class Partition:
         out.payload = None
         return out
 
-    def load(self, data=None):
+    def load(self, data: Any = None) -> Iterator[tuple[Any, Any]]:
         """Iterate over the partition's ``(X, y)`` chunks: ``X`` CSR float64 (``n_features`` wide when
         known), ``y`` a float array or None.
 
@@ -178,7 +181,8 @@ def _check_chunk_size(chunk_size):
     return int(chunk_size)
 
 
-def as_partitions(source, *, n_features=None, chunk_size=10_000, zero_based="auto"):
+def as_partitions(source: Any, *, n_features: int | None = None, chunk_size: int = 10_000,
+                  zero_based: bool | str = "auto") -> list["Partition"]:
     """Describe ``source`` as a list of :class:`Partition` (one task each in :func:`fit_sketch` and
     :func:`fit_mixing`).
 

@@ -3,6 +3,7 @@
 import copy
 import numbers
 import uuid
+from typing import Any
 
 from sklearn.base import clone
 
@@ -27,7 +28,8 @@ def _merge(*sketches):
     return out
 
 
-def fit_sketch(sketch, partitions, client=None, *, split_every=2, blas_threads=1):
+def fit_sketch(sketch: Any, partitions: Any, client: Any = None, *, split_every: int = 2,
+               blas_threads: int = 1) -> Any:
     """Sketch every partition on the workers and merge the sketches by a tree reduction.
 
     Each partition is one task: a fresh clone of ``sketch`` runs ``partial_fit`` over the partition's

@@ -469,24 +469,24 @@ class ProgressiveResult:
     nnz_weights: int | None = None
 
     @property
-    def metric_name(self):
+    def metric_name(self) -> str:
         """``"online_error_rate"`` (classification) or ``"online_rmse"`` (regression)."""
         return "online_error_rate" if self.task == "classification" else "online_rmse"
 
-    def to_dict(self):
+    def to_dict(self) -> dict[str, Any]:
         """JSON-serialisable dict of every field (curve arrays as lists)."""
         out = {k: getattr(self, k) for k in self.__dataclass_fields__}
         out["checkpoints"] = [dict(r) for r in self.checkpoints]
         out["curve"] = {k: np.asarray(v).tolist() for k, v in self.curve.items()}
         return out
 
-    def format_table(self):
+    def format_table(self) -> str:
         """The checkpoints as an aligned text table in the style of Vowpal Wabbit's progress output, with a
         summary underneath."""
         from ._report import format_table
         return format_table(self)
 
-    def plot(self, path_or_ax, *, logx=False):
+    def plot(self, path_or_ax: Any, *, logx: bool = False) -> Any:
         """Plot the online error rate (or RMSE) against examples seen.
 
         ``path_or_ax`` is a file path (a PNG is written with matplotlib's Agg canvas, no display needed;

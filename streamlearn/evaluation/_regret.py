@@ -25,6 +25,7 @@ warm-started L-BFGS for logistic). No quadratically constrained solver is needed
 import math
 import numbers
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 import scipy.linalg
@@ -35,6 +36,7 @@ from scipy.special import expit
 from sklearn.base import is_classifier
 from threadpoolctl import threadpool_limits
 
+from .._typing import ArrayLike, MatrixLike
 from .._validation import as_csr_float
 from ..losses import CLASSIFICATION_LOSSES, LOSSES, REGRESSION_LOSSES, loss_value
 from ._common import as_1d_labels, check_learner, example_losses, loss_param, loss_spec, signed_targets
@@ -103,8 +105,9 @@ class RegretResult:
     note: str = ""
 
 
-def regret(learner_or_scores, X, y, *, loss=None, radius=None, epsilon=None, classes=None, fit_intercept=True,
-           max_iter=15_000):
+def regret(learner_or_scores: Any, X: MatrixLike, y: ArrayLike, *, loss: str | None = None,
+           radius: float | None = None, epsilon: float | None = None, classes: ArrayLike | None = None,
+           fit_intercept: bool = True, max_iter: int = 15_000) -> "RegretResult":
     """Regret of one progressive pass against the best fixed linear predictor ``(w, b)`` in hindsight.
 
     ``regret = sum_t l(y_t, z_t) - min_{w, b} sum_t l(y_t, w . x_t + b)``, where ``z_t`` is the online
@@ -227,7 +230,7 @@ def regret(learner_or_scores, X, y, *, loss=None, radius=None, epsilon=None, cla
             "program, which cannot express the ball ||w||_2 <= radius. Use radius=None, or the squared or "
             "logistic loss.")
 
-    targets = signed_targets(classes, y) if classification else y.astype(np.float64)
+    targets = signed_targets(classes, y) if classification else np.asarray(y).astype(np.float64)
     online = float(np.sum(example_losses(name, param, targets, scores)))
 
     columns = targets.reshape(n, -1)
@@ -248,6 +251,7 @@ def regret(learner_or_scores, X, y, *, loss=None, radius=None, epsilon=None, cla
         if note and note not in notes:
             notes.append(note)
     best /= columns.shape[1]
+    comparator: tuple[Any, Any]
     if columns.shape[1] == 1:
         comparator = (coefs[0], float(intercepts[0]))
     else:

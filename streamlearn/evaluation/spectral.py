@@ -12,11 +12,14 @@ steps); it stops when the extreme Ritz value of largest magnitude has a residual
 """
 
 import warnings
+from typing import Any
 
 import numpy as np
 import scipy.sparse as sp
 from scipy.linalg import eigh_tridiagonal
 from scipy.sparse.linalg import LinearOperator
+
+from .._typing import MatrixLike
 
 __all__ = ["relative_spectral_error", "covariance_errors"]
 
@@ -104,7 +107,8 @@ def _as_matrix(A):
     return A
 
 
-def covariance_errors(A, sketch, *, dense_max_d=2000, tol=1e-6, max_iter=400, ata_norm=None, random_state=0):
+def covariance_errors(A: MatrixLike, sketch: Any, *, dense_max_d: int = 2000, tol: float = 1e-6, max_iter: int = 400,
+                      ata_norm: float | None = None, random_state: int = 0) -> dict[str, float | bool]:
     """Spectral error of a covariance sketch, with both normalisations.
 
     Parameters
@@ -181,7 +185,7 @@ def covariance_errors(A, sketch, *, dense_max_d=2000, tol=1e-6, max_iter=400, at
     }
 
 
-def relative_spectral_error(A, sketch, *, normalization="spectral", **kwargs):
+def relative_spectral_error(A: MatrixLike, sketch: Any, *, normalization: str = "spectral", **kwargs: Any) -> float:
     """``||A^T A - approx||_2 / ||A^T A||_2`` (or ``/ ||A||_F^2`` with ``normalization="frobenius"``).
 
     ``approx`` is ``B^T B + alpha I`` from ``sketch.covariance_operator()`` (alpha = 0 except for RFD),

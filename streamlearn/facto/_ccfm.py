@@ -8,11 +8,14 @@ Unlike the vanilla FM every pair (i, j) interacts, including i = j, and ``Z`` ne
 semi-definite.
 """
 
+from collections.abc import Callable
+
 import numpy as np
 from sklearn.utils.validation import check_is_fitted
 
 from .. import _validation
 from .._kernels import ccfm as _k
+from .._typing import FloatArray
 from .._validation import Interval, Options
 from ..base import LogisticProbaMixin, OnlineClassifierMixin, OnlineRegressorMixin, _BaseOnline
 from ..losses import loss_code
@@ -30,7 +33,7 @@ _STEPS = {"invsqrt": (1.0, 0.5), "fw": (2.0, 1.0)}
 _STAT_NAMES = {"lmo_matvecs": _k.STAT_MATVECS, "lmo_unconverged": _k.STAT_UNCONVERGED}
 
 
-def occfm_eta(delta, grad_bound, horizon):
+def occfm_eta(delta: float, grad_bound: float, horizon: int) -> float:
     """The OCCFM step ``eta = D / (2 G T^(3/4))`` of the regret analysis of online conditional gradient.
 
     Hazan's OCG (Introduction to Online Convex Optimization, Thm 7.3; Algorithms §7.3) sets
@@ -66,6 +69,12 @@ def occfm_eta(delta, grad_bound, horizon):
 class _CCFMMixin:
     """Shared scoring, diagnostics and the augmented-matrix accessor; state arrays start with ``_state``."""
 
+    # provided by the concrete learners
+    _state_stats: np.ndarray
+    _dense_C: Callable[[], np.ndarray]
+    _stat_names: Callable[[], dict[str, int]]
+    _param_arrays: Callable[[], tuple[str, ...]]
+
     def _n_outputs(self):
         return self._state_stats.shape[0]
 
@@ -76,20 +85,20 @@ class _CCFMMixin:
         self._scores(X, out)
         return out[:, 0] if out.shape[1] == 1 else out
 
-    def augmented_matrix(self):
+    def augmented_matrix(self) -> FloatArray:
         """The model as dense ``C = [[Z, w], [w^T, 2 w0]]``: shape (d+1, d+1), or (K, d+1, d+1) for K > 2
         classes. Builds a dense (d+1)^2 array: only for moderate d."""
         check_is_fitted(self)
         C = self._dense_C()
         return C[0] if C.shape[0] == 1 else C
 
-    def diagnostics(self):
+    def diagnostics(self) -> dict[str, float | None]:
         """Counters of the run so far (summed over outputs): see the subclass docstring for their meaning.
         ``trace_norm`` (the largest ||C_k||_tr) is None above 999 features in the dense states (it needs a dense
         eigendecomposition); the scalable OCCFM state gives it from its small core matrix at any size."""
         check_is_fitted(self)
         s = self._state_stats.sum(axis=0)
-        out = {name: float(s[idx]) for name, idx in self._stat_names().items()}
+        out: dict[str, float | None] = {name: float(s[idx]) for name, idx in self._stat_names().items()}
         out["trace_norm"] = self._trace_norm()
         return out
 
@@ -102,10 +111,10 @@ class _CCFMMixin:
         return self.n_features_in_ + 1 <= 1000  # trace_norm needs a dense eigendecomposition
 
     @property
-    def nnz_weights(self):
+    def nnz_weights(self) -> int:
         """Number of non-zero stored parameters (entries of the dense C, or of the low-rank factors)."""
         check_is_fitted(self)
-        return int(sum(np.count_nonzero(getattr(self, a)) for a in self._param_arrays()))
+        return sum(int(np.count_nonzero(getattr(self, a))) for a in self._param_arrays())
 
 
 # -------------------------------------------------------------------------------------------------------------
@@ -122,9 +131,10 @@ class _CCFMOnlineGradient(_CCFMMixin, _BaseOnline):
 
     def _kernel_pass(self, X, targets, sw, out):
         with one_blas_thread():
-            t, bad = _k.ccfm_ogd_epoch(X.indptr, X.indices, X.data, targets, sw, self._state_C, self._state_tn,
-                                       loss_code(self.loss), float(self.delta), float(self.eta0), self.t_,
-                                       self._state_stats, out)
+            t, bad = _k.ccfm_ogd_epoch(indptr=X.indptr, indices=X.indices, data=X.data, targets=targets,
+                                       sample_weight=sw, C=self._state_C, tn_bound=self._state_tn,
+                                       loss=loss_code(self.loss), delta=float(self.delta), eta0=float(self.eta0),
+                                       t=self.t_, stats=self._state_stats, out_scores=out)
         self.t_ = int(t)
         if bad >= 0:
             self._raise_diverged(bad, "eta0")
@@ -283,16 +293,18 @@ class _OCCFM(_CCFMMixin, _BaseOnline):
                       t=self.t_, stats=self._state_stats, out_scores=out)
         with one_blas_thread():
             if self.mode_ == "exact":
-                t, bad = _k.occfm_dense_epoch(X.indptr, X.indices, X.data, targets, sw, self._state_M,
-                                              self._state_scale, self._state_S, self._state_q, **common)
+                t, bad = _k.occfm_dense_epoch(indptr=X.indptr, indices=X.indices, data=X.data, targets=targets,
+                                              sample_weight=sw, M=self._state_M, scale=self._state_scale,
+                                              S=self._state_S, q_prev=self._state_q, **common)
             else:
                 if self.rank + self.ell >= self._state_W.shape[2] and self._state_W.shape[2] < self._state_W.shape[1]:
                     raise ValueError(f"rank + ell = {self.rank + self.ell} but the basis of {type(self).__name__} "
                                      f"holds {self._state_W.shape[2]} vectors (2 (rank + ell) at the first call); "
                                      "call fit to start again with larger budgets.")
-                t, bad = _k.occfm_lowrank_epoch(X.indptr, X.indices, X.data, targets, sw, self._state_W,
-                                                self._state_A, self._state_B, self._state_kdim, self._state_u,
-                                                rank=int(self.rank), ell=int(self.ell), **common)
+                t, bad = _k.occfm_lowrank_epoch(indptr=X.indptr, indices=X.indices, data=X.data, targets=targets,
+                                                sample_weight=sw, W=self._state_W, A=self._state_A, B=self._state_B,
+                                                kdim=self._state_kdim, u_prev=self._state_u, rank=int(self.rank),
+                                                ell=int(self.ell), **common)
         self.t_ = int(t)
         if bad >= 0:
             self._raise_diverged(bad, "delta")
@@ -301,7 +313,8 @@ class _OCCFM(_CCFMMixin, _BaseOnline):
         if self.mode_ == "exact":
             _k.ccfm_dense_scores(X.indptr, X.indices, X.data, self._state_M, self._state_scale, out)
         else:
-            _k.ccfm_lowrank_scores(X.indptr, X.indices, X.data, self._state_W, self._state_A, self._state_kdim, out)
+            _k.ccfm_lowrank_scores(indptr=X.indptr, indices=X.indices, data=X.data, W=self._state_W, A=self._state_A,
+                                   kdim=self._state_kdim, out=out)
 
     def _dense_C(self):
         if self.mode_ == "exact":
@@ -316,7 +329,7 @@ class _OCCFM(_CCFMMixin, _BaseOnline):
         return float(max(np.abs(np.linalg.eigvalsh(A[:kd, :kd])).sum() if kd else 0.0
                          for A, kd in zip(self._state_A, self._state_kdim)))
 
-    def dense_gradient_sum(self):
+    def dense_gradient_sum(self) -> FloatArray:
         """The sum of past gradients ``S = sum_tau l'_tau 1/2 xhat xhat^T`` as the model holds it: exact in
         mode "exact", the sketch ``W B W^T`` in mode "scalable". Shape as :meth:`augmented_matrix`."""
         check_is_fitted(self)

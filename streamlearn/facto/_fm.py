@@ -60,10 +60,11 @@ class _FMBase(_BaseOnline):
         self._check_shape_params()
         w0, w, V = self._arrays()
         t, bad = _k.fm_epoch(
-            X.indptr, X.indices, X.data, targets, sw, w0, w, V, self._state_G0, self._state_Gw, self._state_GV,
-            bool(self.fit_intercept), loss_code(self.loss), _OPTIMIZERS[self.optimizer],
-            _SCHEDULES[self.learning_rate], float(self.eta0), float(self.l2_weight), float(self.l2_latent),
-            self.t_, out)
+            indptr=X.indptr, indices=X.indices, data=X.data, targets=targets, sample_weight=sw, w0=w0, w=w, V=V,
+            G_w0=self._state_G0, G_w=self._state_Gw, G_V=self._state_GV, fit_intercept=bool(self.fit_intercept),
+            loss=loss_code(self.loss), opt=_OPTIMIZERS[self.optimizer], schedule=_SCHEDULES[self.learning_rate],
+            eta0=float(self.eta0), l2_weight=float(self.l2_weight), l2_latent=float(self.l2_latent), t=self.t_,
+            out_scores=out)
         self.t_ = int(t)
         if bad >= 0:
             self._raise_diverged(bad, "eta0")
@@ -73,11 +74,11 @@ class _FMBase(_BaseOnline):
         X = _validation.check_X(self, X, reset=False)
         w0, w, V = self._arrays()
         out = np.empty((X.shape[0], w0.shape[0]))
-        _k.fm_scores(X.indptr, X.indices, X.data, w0, w, V, out)
+        _k.fm_scores(indptr=X.indptr, indices=X.indices, data=X.data, w0=w0, w=w, V=V, out=out)
         return out[:, 0] if out.shape[1] == 1 else out
 
     @property
-    def nnz_weights(self):
+    def nnz_weights(self) -> int:
         """Number of non-zero parameters (intercepts, linear weights and latent factors)."""
         check_is_fitted(self)
         return int(np.count_nonzero(self.intercept_) + np.count_nonzero(self.coef_)

@@ -4,6 +4,7 @@ import numpy as np
 from scipy.special import ndtri
 
 from .._kernels import cw as _k
+from .._typing import FloatArray
 from .._validation import Interval, Options
 from ..base import BaseOnlineLinear, OnlineClassifierMixin
 
@@ -63,17 +64,19 @@ class _BaseConfidence(OnlineClassifierMixin, BaseOnlineLinear):
         bias = 1.0 if self.fit_intercept else 0.0
         common = dict(rule=self._rule(), phi=self._phi(), C=self._C(), r=self._r(), t=self.t_, out_scores=out)
         if self.covariance == "full":
-            t, bad = _k.cw_full_epoch(X.indptr, X.indices, X.data, targets, sw, self.coef_, self.intercept_,
-                                      self._state_sigma, bias, **common)
+            t, bad = _k.cw_full_epoch(indptr=X.indptr, indices=X.indices, data=X.data, targets=targets,
+                                      sample_weight=sw, coef=self.coef_, intercept=self.intercept_,
+                                      sigma=self._state_sigma, bias_value=bias, **common)
         else:
-            t, bad = _k.cw_diag_epoch(X.indptr, X.indices, X.data, targets, sw, self.coef_, self.intercept_,
-                                      self._state_sigma, self._state_sigma_b, bias, **common)
+            t, bad = _k.cw_diag_epoch(indptr=X.indptr, indices=X.indices, data=X.data, targets=targets,
+                                      sample_weight=sw, coef=self.coef_, intercept=self.intercept_,
+                                      sigma=self._state_sigma, sigma_b=self._state_sigma_b, bias_value=bias, **common)
         self.t_ = int(t)
         if bad >= 0:
             self._raise_diverged(bad, self._diverge_hint)
 
     @property
-    def variance_(self):
+    def variance_(self) -> FloatArray:
         """Per-feature variances ``Sigma_jj``, shape ``(n_outputs, n_features)`` (the diagonal of the full
         covariance when ``covariance="full"``): the model's remaining uncertainty about each weight."""
         sigma = self._state_sigma

@@ -1,11 +1,13 @@
 """First-order online linear learners: OGD, Perceptron, Passive-Aggressive (Algorithms §2.1-2.3)."""
 
 import copy
+from typing import Any
 
 import numpy as np
 
 from .._kernels import linear as _k
 from .._kernels import nag as _nk
+from .._typing import FloatArray
 from .._validation import Interval, Options
 from ..base import BaseOnlineLinear, LogisticProbaMixin, OnlineClassifierMixin, OnlineRegressorMixin
 from ..losses import loss_code
@@ -45,9 +47,10 @@ class _FirstOrderLinear(BaseOnlineLinear):
 
     def _kernel_pass(self, X, targets, sw, out):
         t, bad = _k.linear_epoch(
-            X.indptr, X.indices, X.data, targets, sw, self._coef_2d(), self.intercept_,
-            self._intercept_sq(), self._rule(), loss_code(self._loss_name()), self._loss_param(),
-            self._schedule, self._eta0(), self._C(), self.t_, out)
+            indptr=X.indptr, indices=X.indices, data=X.data, targets=targets, sample_weight=sw, coef=self._coef_2d(),
+            intercept=self.intercept_, intercept_sq=self._intercept_sq(), rule=self._rule(),
+            loss=loss_code(self._loss_name()), loss_param=self._loss_param(), schedule=self._schedule,
+            eta0=self._eta0(), C=self._C(), t=self.t_, out_scores=out)
         self.t_ = int(t)
         if bad >= 0:
             self._raise_diverged(bad, self._diverge_hint)
@@ -56,14 +59,14 @@ class _FirstOrderLinear(BaseOnlineLinear):
     mixing_description = ("``coef_`` and ``intercept_`` (weighted by examples); Perceptron's radius ``radius_`` is "
                           "the largest over the partitions (it bounds every row norm)")
 
-    def check_mixable(self):
+    def check_mixable(self) -> None:
         """Raise TypeError if these settings cannot be combined by parameter mixing (they all can)."""
 
-    def finish_local_passes(self):
+    def finish_local_passes(self) -> None:
         """Nothing to flush: the weights are explicit."""
 
     @classmethod
-    def mix(cls, start, models, weights):
+    def mix(cls, start: Any, models: list[Any], weights: FloatArray) -> Any:
         """The mixed model of one round: the partitions' weights averaged by ``weights``."""
         out = copy.deepcopy(models[0])
         out.coef_ = weighted_average([m.coef_ for m in models], weights)

@@ -4,6 +4,7 @@ import numpy as np
 from sklearn.utils.validation import check_is_fitted
 
 from .._kernels import pegasos as _k
+from .._typing import FloatArray
 from .._validation import Interval
 from ..base import BaseOnlineLinear, OnlineClassifierMixin
 
@@ -109,10 +110,11 @@ class PegasosClassifier(OnlineClassifierMixin, BaseOnlineLinear):
 
     def _kernel_pass(self, X, targets, sw, out):
         t, pending, bad = _k.pegasos_epoch(
-            X.indptr, X.indices, X.data, targets, sw, self._state_v, self._state_scale, self._state_sqnorm,
-            self._state_acc, self._state_marked, self._state_touched, self._state_n_touched,
-            self._state_bias, float(self.alpha), int(self.batch_size), 1.0 / np.sqrt(float(self.alpha)),
-            bool(self.projection), self._state_round, self._state_pending, out)
+            indptr=X.indptr, indices=X.indices, data=X.data, targets=targets, sample_weight=sw, v=self._state_v,
+            scale=self._state_scale, sqnorm=self._state_sqnorm, acc=self._state_acc, marked=self._state_marked,
+            touched=self._state_touched, n_touched=self._state_n_touched, bias_value=self._state_bias,
+            lam=float(self.alpha), batch_size=int(self.batch_size), radius=1.0 / np.sqrt(float(self.alpha)),
+            project=bool(self.projection), t=self._state_round, n_pending=self._state_pending, out_scores=out)
         self._state_round = int(t)
         self._state_pending = int(pending)
         self.t_ += int(np.count_nonzero(sw[:bad] if bad >= 0 else sw))
@@ -120,20 +122,20 @@ class PegasosClassifier(OnlineClassifierMixin, BaseOnlineLinear):
             self._raise_diverged(bad, self._diverge_hint)
 
     @property
-    def coef_(self):
+    def coef_(self) -> FloatArray:
         v = self.__dict__.get("_state_v")
         if v is None:
             raise AttributeError("coef_: PegasosClassifier is not fitted yet.")
         return self._state_scale[:, None] * v[:, :-1]
 
     @property
-    def intercept_(self):
+    def intercept_(self) -> FloatArray:
         v = self.__dict__.get("_state_v")
         if v is None:
             raise AttributeError("intercept_: PegasosClassifier is not fitted yet.")
         return self._state_scale * v[:, -1] * self._state_bias
 
     @property
-    def n_rounds_(self):
+    def n_rounds_(self) -> int:
         check_is_fitted(self)
         return self._state_round

@@ -26,12 +26,14 @@ the papers state their rules for ``w`` alone, and shrinking the bias towards 0 o
 """
 
 import copy
+from typing import Any
 
 import numpy as np
 from sklearn.utils.validation import check_is_fitted
 
 from .. import _validation
 from .._kernels import sparse_l1 as _k
+from .._typing import FloatArray
 from .._validation import Interval, Options
 from ..base import BaseOnlineLinear, LogisticProbaMixin, OnlineClassifierMixin, OnlineRegressorMixin
 from ..losses import loss_code
@@ -67,6 +69,7 @@ class _LazyLinearMixin:
     scores come from ``_scores`` in O(K nnz)."""
 
     _diverge_hint = "eta0"
+    _is_regressor: bool  # set by the estimator base class
 
     def _state_shape(self, n_features, n_outputs):
         raise NotImplementedError
@@ -95,7 +98,7 @@ class _LazyLinearMixin:
             raise AttributeError(f"{type(self).__name__} has no attribute {name!r} before fit or partial_fit.")
 
     @property
-    def coef_(self):
+    def coef_(self) -> FloatArray:
         """The weights, materialised from the lazy state at each read: shape (K, n_features), or
         (n_features,) for regressors. A fresh array: writing to it does not change the model."""
         self._not_fitted("coef_")
@@ -103,7 +106,7 @@ class _LazyLinearMixin:
         return w[0].copy() if self._is_regressor else np.ascontiguousarray(w)
 
     @property
-    def intercept_(self):
+    def intercept_(self) -> FloatArray:
         """The intercepts, shape (K,) (0 when ``fit_intercept=False``)."""
         self._not_fitted("intercept_")
         return self._weights()[:, -1].copy()
@@ -115,7 +118,7 @@ class _LazyLinearMixin:
         return self._weights()[:, -1].copy()
 
     @property
-    def nnz_weights(self):
+    def nnz_weights(self) -> int:
         """Number of non-zero weights (coefficients and intercepts) of the materialised model."""
         check_is_fitted(self)
         return int(np.count_nonzero(self._weights()))
@@ -181,8 +184,9 @@ class _Truncated(_LazyLinearMixin, BaseOnlineLinear):
 
     def _scores(self, X, out):
         rule, theta, _, _ = self._truncation()
-        _k.truncated_scores(X.indptr, X.indices, X.data, self._state, self._state_penalty, theta, rule,
-                            bool(self.fit_intercept), out)
+        _k.truncated_scores(indptr=X.indptr, indices=X.indices, data=X.data, wm=self._state,
+                            penalty=self._state_penalty, theta=theta, rule=rule, fit_intercept=bool(self.fit_intercept),
+                            out=out)
 
     # parameter mixing (streamlearn.distributed.fit_mixing)
     mixing_description = ("the weights after every pending truncation is applied on the worker (the lazy marks are "
@@ -190,16 +194,16 @@ class _Truncated(_LazyLinearMixin, BaseOnlineLinear):
                           "cumulative penalty restart equal, at the weighted mean penalty (only their differences "
                           "matter)")
 
-    def check_mixable(self):
+    def check_mixable(self) -> None:
         """Raise TypeError if these settings cannot be combined by parameter mixing (they all can)."""
 
-    def finish_local_passes(self):
+    def finish_local_passes(self) -> None:
         """Apply every pending truncation, so the state holds the model's actual weights."""
         rule, theta, _, _ = self._truncation()
         _k.truncated_flush(self._state, self._state_penalty, theta, rule)
 
     @classmethod
-    def mix(cls, start, models, weights):
+    def mix(cls, start: Any, models: list[Any], weights: FloatArray) -> Any:
         """The mixed model of one round (see ``mixing_description``)."""
         out = copy.deepcopy(models[0])
         K = out._state.shape[1] - 1
@@ -562,8 +566,8 @@ class _RDA(_LazyLinearMixin, BaseOnlineLinear):
         return _k.rda_materialize(self._state, self.t_, float(self.l1), float(self.gamma), out)
 
     def _scores(self, X, out):
-        _k.rda_scores(X.indptr, X.indices, X.data, self._state, self.t_, float(self.l1), float(self.gamma),
-                      bool(self.fit_intercept), out)
+        _k.rda_scores(indptr=X.indptr, indices=X.indices, data=X.data, G=self._state, t=self.t_, lam=float(self.l1),
+                      gamma=float(self.gamma), fit_intercept=bool(self.fit_intercept), out=out)
 
     # parameter mixing (streamlearn.distributed.fit_mixing)
     mixing_description = ("the mean gradients ``G_k / t_k`` of the partitions, averaged by examples and multiplied by "
@@ -573,14 +577,14 @@ class _RDA(_LazyLinearMixin, BaseOnlineLinear):
                           "worse: the increments are gradients at the partitions' diverging models, all counted "
                           "at full weight.)")
 
-    def check_mixable(self):
+    def check_mixable(self) -> None:
         """Raise TypeError if these settings cannot be combined by parameter mixing (they all can)."""
 
-    def finish_local_passes(self):
+    def finish_local_passes(self) -> None:
         """Nothing to flush: the model is computed from ``(G, t)`` on demand."""
 
     @classmethod
-    def mix(cls, start, models, weights):
+    def mix(cls, start: Any, models: list[Any], weights: FloatArray) -> Any:
         """The mixed model of one round (see ``mixing_description``)."""
         out = copy.deepcopy(models[0])
         t = mixed_count(start, models)
@@ -699,14 +703,14 @@ class _FTRL(_LazyLinearMixin, BaseOnlineLinear):
             self._raise_diverged(bad, self._diverge_hint)
 
     def _hyper(self):
-        return float(self.alpha), float(self.beta), float(self.l1), float(self.l2)
+        return dict(alpha=float(self.alpha), beta=float(self.beta), l1=float(self.l1), l2=float(self.l2))
 
     def _materialize(self, out):
-        return _k.ftrl_materialize(self._state, *self._hyper(), out)
+        return _k.ftrl_materialize(zn=self._state, out=out, **self._hyper())
 
     def _scores(self, X, out):
-        _k.ftrl_scores(X.indptr, X.indices, X.data, self._state, *self._hyper(),
-                       bool(self.fit_intercept), out)
+        _k.ftrl_scores(indptr=X.indptr, indices=X.indices, data=X.data, zn=self._state,
+                       fit_intercept=bool(self.fit_intercept), out=out, **self._hyper())
 
     # parameter mixing (streamlearn.distributed.fit_mixing)
     mixing_description = ("``z`` and ``n`` (the sum of squared gradients; stored as sqrt(n)), both weighted by "
@@ -716,14 +720,14 @@ class _FTRL(_LazyLinearMixin, BaseOnlineLinear):
                           "would put ``z`` and ``sqrt(n)`` on different scales and inflate ``w`` by about the "
                           "square root of the number of partitions)")
 
-    def check_mixable(self):
+    def check_mixable(self) -> None:
         """Raise TypeError if these settings cannot be combined by parameter mixing (they all can)."""
 
-    def finish_local_passes(self):
+    def finish_local_passes(self) -> None:
         """Nothing to flush: the model is computed from ``(z, n)`` on demand."""
 
     @classmethod
-    def mix(cls, start, models, weights):
+    def mix(cls, start: Any, models: list[Any], weights: FloatArray) -> Any:
         """The mixed model of one round (see ``mixing_description``)."""
         out = copy.deepcopy(models[0])
         state = np.empty_like(out._state)

@@ -10,6 +10,8 @@ calls them.
 import math
 import os
 import warnings
+from collections.abc import Iterable
+from typing import Any, Self
 
 import numpy as np
 from sklearn.base import BaseEstimator, ClassifierMixin
@@ -20,6 +22,7 @@ from sklearn.utils.validation import check_is_fitted
 from .. import _validation
 from .._kernels.dcd import dcd_solve
 from .._kernels.linear import linear_scores
+from .._typing import ArrayLike, FloatArray, MatrixLike
 from .._validation import Interval, Options
 from ..base import ClassifierPredictionMixin
 from ..persist import PersistMixin
@@ -105,12 +108,13 @@ class _BatchLinearSVC(ClassifierPredictionMixin, PersistMixin, ClassifierMixin, 
         return out[:, 0] if out.shape[1] == 1 else out
 
     @property
-    def nnz_weights(self):
+    def nnz_weights(self) -> int:
         """Number of non-zero weights (coefficients and intercepts)."""
         check_is_fitted(self)
         return int(np.count_nonzero(self.coef_) + np.count_nonzero(self.intercept_))
 
-    def primal_objective(self, X, y, sample_weight=None):
+    def primal_objective(self, X: MatrixLike, y: ArrayLike,
+                         sample_weight: ArrayLike | None = None) -> FloatArray:
         """The primal objective ``1/2 (||w||^2 + w_b^2) + C sum_i s_i xi_i`` of the fitted model on ``(X, y)``,
         per output (one-vs-rest problem): ``w_b = intercept_ / intercept_scaling`` is the weight of the
         constant feature, regularised as in LIBLINEAR (and scikit-learn's ``LinearSVC``); ``xi`` is the
@@ -222,13 +226,13 @@ class DualCoordinateDescentSVC(_BatchLinearSVC):
         self.shrinking = shrinking
         self.random_state = random_state
 
-    def fit(self, X, y, sample_weight=None):
+    def fit(self, X: MatrixLike, y: ArrayLike, sample_weight: ArrayLike | None = None) -> Self:
         """Solve the SVM on ``(X, y)``; returns ``self``."""
         _validation.validate_params(self)
         X, y, sw = self._check_chunk(X, y, sample_weight, first=True)
         return self._solve(X, y, sw)
 
-    def fit_stream(self, chunks, classes=None):
+    def fit_stream(self, chunks: Iterable[tuple[Any, ...]], classes: Iterable[Any] | None = None) -> Self:
         """Solve on the concatenation of an iterable of ``(X, y)`` or ``(X, y, sample_weight)`` chunks.
 
         All chunks are held in memory (CSR); ``classes`` (optional) must then cover every label.
@@ -264,9 +268,10 @@ class DualCoordinateDescentSVC(_BatchLinearSVC):
         info = np.zeros((n_out, 4), dtype=np.float64)
         rng = _validation.check_rng(self.random_state)
         bv = self._bias_value()
-        dcd_solve(X.indptr, X.indices, X.data, targets, sw, alpha, coef, wb, bv, float(self.C),
-                  self.loss == "squared_hinge", float(self.tol), int(self.max_iter), bool(self.shrinking),
-                  self._seed(rng), info)
+        dcd_solve(indptr=X.indptr, indices=X.indices, data=X.data, targets=targets, sample_weight=sw, alpha=alpha,
+                  coef=coef, wb=wb, bias_value=bv, C=float(self.C), l2_loss=self.loss == "squared_hinge",
+                  tol=float(self.tol), max_iter=int(self.max_iter), shrinking=bool(self.shrinking),
+                  seed=self._seed(rng), out_info=info)
         self._finish(coef, wb, info[:, 0].max(), info[:, 3].max())
         scores = np.empty((n, n_out), dtype=np.float64)
         linear_scores(X.indptr, X.indices, X.data, self.coef_, self.intercept_, scores)
@@ -381,11 +386,11 @@ class BlockMinimizationSVC(_BatchLinearSVC):
         self.cache_dir = cache_dir
         self.random_state = random_state
 
-    def fit(self, X, y, sample_weight=None):
+    def fit(self, X: MatrixLike, y: ArrayLike, sample_weight: ArrayLike | None = None) -> Self:
         """Split ``(X, y)`` into on-disk blocks and solve; returns ``self``."""
         return self.fit_stream([(X, y, sample_weight)])
 
-    def fit_stream(self, chunks, classes=None):
+    def fit_stream(self, chunks: Iterable[tuple[Any, ...]], classes: Iterable[Any] | None = None) -> Self:
         """Split an iterable of ``(X, y)`` or ``(X, y, sample_weight)`` chunks into on-disk blocks while
         reading it (one chunk in memory at a time), then solve. ``classes`` (optional) must cover every
         label. Returns ``self``."""
@@ -396,7 +401,7 @@ class BlockMinimizationSVC(_BatchLinearSVC):
         try:
             # labels of any type are stored as integer codes in order of first appearance (the classes, and
             # so the codes' meaning, are known only at the end of the stream)
-            codes = {}
+            codes: dict[Any, int] = {}
             for i, chunk in enumerate(chunks):
                 X, y, sw = self._check_chunk(chunk[0], chunk[1], chunk[2] if len(chunk) > 2 else None,
                                              first=i == 0)
@@ -444,9 +449,10 @@ class BlockMinimizationSVC(_BatchLinearSVC):
             for j, (_, n_rows, first) in enumerate(store.blocks):
                 X, y, sw = store.load(j)
                 targets = self._targets_from_index(code_to_class[y.astype(np.intp)])
-                dcd_solve(X.indptr, X.indices, X.data, targets, sw, alpha[first:first + n_rows], coef,
-                          wb, bv, float(self.C), l2, float(self.tol), int(self.inner_max_iter),
-                          bool(self.shrinking), self._seed(rng), info)
+                dcd_solve(indptr=X.indptr, indices=X.indices, data=X.data, targets=targets, sample_weight=sw,
+                          alpha=alpha[first:first + n_rows], coef=coef, wb=wb, bias_value=bv, C=float(self.C),
+                          l2_loss=l2, tol=float(self.tol), max_iter=int(self.inner_max_iter),
+                          shrinking=bool(self.shrinking), seed=self._seed(rng), out_info=info)
                 pg_max = max(pg_max, info[:, 1].max())
                 pg_min = min(pg_min, info[:, 2].min())
                 del X, y, sw, targets  # before the next block is read

@@ -133,9 +133,10 @@ class AdaGrad(_SecondOrder):
         self._state_s = np.zeros((n_outputs, n_features))
 
     def _kernel_pass(self, X, targets, sw, out):
-        bad = _k.adagrad_epoch(X.indptr, X.indices, X.data, targets, sw, self.coef_, self._state_s,
-                               float(self.alpha0), float(self.eta), float(self.C), loss_code(self.loss),
-                               bool(self.project), self._slab_is_current(), out)
+        bad = _k.adagrad_epoch(indptr=X.indptr, indices=X.indices, data=X.data, targets=targets, sw=sw, w=self.coef_,
+                               s=self._state_s, alpha0=float(self.alpha0), eta=float(self.eta), C=float(self.C),
+                               loss=loss_code(self.loss), project=bool(self.project),
+                               slab_current=self._slab_is_current(), out=out)
         self.t_ += X.shape[0]
         if bad >= 0:
             self._raise_diverged(bad, "eta")
@@ -227,9 +228,9 @@ class OnlineNewtonStep(_SecondOrder):
         self._state_P = np.repeat(eye[None], n_outputs, axis=0)
 
     def _kernel_pass(self, X, targets, sw, out):
-        t, bad = _k.full_on_epoch(X.indptr, X.indices, X.data, targets, sw, self.coef_, self._state_P,
-                                  self.t_, self._mu(), float(self.eta), float(self.C), loss_code(self.loss),
-                                  self._slab_is_current(), out)
+        t, bad = _k.full_on_epoch(indptr=X.indptr, indices=X.indices, data=X.data, targets=targets, sw=sw, w=self.coef_,
+                                  P=self._state_P, t=self.t_, mu=self._mu(), eta=float(self.eta), C=float(self.C),
+                                  loss=loss_code(self.loss), slab_current=self._slab_is_current(), out=out)
         self.t_ = int(t)
         if bad >= 0:
             self._raise_diverged(bad, "eta")
@@ -397,21 +398,24 @@ class SketchedOnlineNewton(_SecondOrder):
         slab_current = self._slab_is_current()
         if lazy and self.sketch in ("fd", "pfd", "rfd"):
             t, bad, nm = _kl.son_fd_lazy(
-                X.indptr, X.indices, X.data, targets, sw, self.coef_, self._state_buf, self._state_gram,
-                self._state_n_rows, self._state_alpha, self.t_, _SKETCHES[self.sketch], keep, n_shrink,
-                loss_code(self.loss), float(self.C), self._mu(), float(self.eta), _LAZY_MAX_SPARSE_ROWS,
-                _LAZY_MAT_FACTOR, slab_current, out)
+                indptr=X.indptr, indices=X.indices, data=X.data, targets=targets, sw=sw, w=self.coef_,
+                buf=self._state_buf, gram=self._state_gram, n_rows=self._state_n_rows, alpha=self._state_alpha,
+                t=self.t_, sketch=_SKETCHES[self.sketch], keep=keep, n_shrink=n_shrink, loss=loss_code(self.loss),
+                C=float(self.C), mu=self._mu(), eta=float(self.eta), max_sp=_LAZY_MAX_SPARSE_ROWS,
+                mat_factor=_LAZY_MAT_FACTOR, slab_current=slab_current, out=out)
         elif lazy and self.sketch == "oja":
             t, bad, nm = _kl.son_oja_lazy(
-                X.indptr, X.indices, X.data, targets, sw, self.coef_, self._state_buf, self._state_gram,
-                self._state_sc, self._state_aux, self._state_n_rows, self._state_alpha, self.t_,
-                loss_code(self.loss), float(self.C), self._mu(), float(self.eta), float(self.oja_learning_rate),
-                _kl.OJA_FACTOR_COND, slab_current, out)
+                indptr=X.indptr, indices=X.indices, data=X.data, targets=targets, sw=sw, w=self.coef_,
+                buf=self._state_buf, gram=self._state_gram, sc=self._state_sc, aux=self._state_aux,
+                n_rows=self._state_n_rows, alpha=self._state_alpha, t=self.t_, loss=loss_code(self.loss),
+                C=float(self.C), mu=self._mu(), eta=float(self.eta), oja_c=float(self.oja_learning_rate),
+                max_cond=_kl.OJA_FACTOR_COND, slab_current=slab_current, out=out)
         elif lazy and self.sketch == "rp":
             t, bad, nm = _kl.son_rp_lazy(
-                X.indptr, X.indices, X.data, targets, sw, self.coef_, self._state_buf, self._state_gram,
-                self._state_n_rows, self._state_alpha, self.t_, loss_code(self.loss), float(self.C), self._mu(),
-                float(self.eta), self._state_seed[0], 0, slab_current, out)
+                indptr=X.indptr, indices=X.indices, data=X.data, targets=targets, sw=sw, w=self.coef_,
+                buf=self._state_buf, gram=self._state_gram, n_rows=self._state_n_rows, alpha=self._state_alpha,
+                t=self.t_, loss=loss_code(self.loss), C=float(self.C), mu=self._mu(), eta=float(self.eta),
+                seed=self._state_seed[0], rp_dist=0, slab_current=slab_current, out=out)
         else:
             t, bad = self._dense_pass(X, targets, sw, out, keep, n_shrink)
             nm = 0
@@ -419,11 +423,11 @@ class SketchedOnlineNewton(_SecondOrder):
 
     def _dense_pass(self, X, targets, sw, out, keep, n_shrink):
         return _k.son_epoch(
-            X.indptr, X.indices, X.data, targets, sw, self.coef_, self._state_buf, self._state_gram,
-            self._state_sc, self._state_aux, self._state_n_rows, self._state_alpha, self.t_,
-            _SKETCHES[self.sketch], keep, n_shrink, loss_code(self.loss), float(self.C), self._mu(),
-            float(self.eta), self._state_seed[0], 0, float(self.oja_learning_rate), False, self._slab_is_current(),
-            out)
+            indptr=X.indptr, indices=X.indices, data=X.data, targets=targets, sw=sw, w=self.coef_, buf=self._state_buf,
+            gram=self._state_gram, sc=self._state_sc, aux=self._state_aux, n_rows=self._state_n_rows,
+            alpha=self._state_alpha, t=self.t_, sketch=_SKETCHES[self.sketch], keep=keep, n_shrink=n_shrink,
+            loss=loss_code(self.loss), C=float(self.C), mu=self._mu(), eta=float(self.eta), seed=self._state_seed[0],
+            rp_dist=0, oja_c=float(self.oja_learning_rate), slab_current=self._slab_is_current(), out=out)
 
 
     # parameter mixing (streamlearn.distributed.fit_mixing)

@@ -2,6 +2,7 @@
 ``is_empty``, ``covariance_operator``, ``solve``; input checks at the boundary."""
 
 import numbers
+from typing import Self
 
 import numpy as np
 import scipy.sparse as sp
@@ -11,6 +12,7 @@ from sklearn.exceptions import NotFittedError
 
 from .._kernels.fd import fd_woodbury_solve
 from .._validation import as_csr_float, validate_params
+from .._typing import ArrayLike, FloatArray, MatrixLike
 from ..persist import PersistMixin
 
 #: Squared norms beyond this would overflow float64 once squared again (the FD kernels work on Gram
@@ -71,11 +73,11 @@ class _BaseSketch(PersistMixin, BaseEstimator):
 
     # ------------------------------------------------------------------ state
     @property
-    def n_seen_(self):
+    def n_seen_(self) -> int:
         """Number of rows sketched so far (read-only; merging adds the other sketch's count)."""
         return getattr(self, "_n_seen", 0)
 
-    def is_empty(self):
+    def is_empty(self) -> bool:
         """True while no row has been sketched."""
         return self.n_seen_ == 0
 
@@ -116,7 +118,7 @@ class _BaseSketch(PersistMixin, BaseEstimator):
                              "to the reader).")
 
     # ------------------------------------------------------------------ verbs
-    def partial_fit(self, X, y=None):
+    def partial_fit(self, X: MatrixLike, y: object = None) -> Self:
         """Sketch the rows of ``X`` (dense array or scipy sparse matrix, shape (n_rows, d)); returns self.
 
         ``y`` is ignored (present for pipeline compatibility). The first call fixes ``d``.
@@ -135,7 +137,7 @@ class _BaseSketch(PersistMixin, BaseEstimator):
         self._touch()
         return self
 
-    def update(self, row):
+    def update(self, row: MatrixLike) -> Self:
         """Sketch one row (1-D array of length d, or a 1 x d sparse matrix); returns self."""
         if sp.issparse(row):
             if row.shape[0] != 1:
@@ -151,7 +153,7 @@ class _BaseSketch(PersistMixin, BaseEstimator):
     def _check_capacity(self, sq):
         pass
 
-    def merge(self, other):
+    def merge(self, other: Self) -> Self:
         """Fold ``other`` (a sketch of another stream, same class, parameters and d) into self; returns self.
 
         Afterwards ``self`` sketches the concatenation of both streams and ``n_seen_`` is the sum.
@@ -198,14 +200,14 @@ class _BaseSketch(PersistMixin, BaseEstimator):
         return self._cache_sketch, self._cache_alpha, self._cache_gram
 
     @property
-    def sketch_(self):
+    def sketch_(self) -> FloatArray:
         """The sketch B, shape (ell, d), read-only: ``B^T B`` approximates ``A^T A``."""
         return self._result()[0]
 
     def _alpha(self):
         return self._result()[1]
 
-    def covariance_operator(self):
+    def covariance_operator(self) -> LinearOperator:
         """``B^T B + alpha I`` as a ``scipy.sparse.linalg.LinearOperator`` (d x d, symmetric), never formed.
 
         alpha is ``alpha_`` for RobustFrequentDirections and 0 for the other sketches.
@@ -219,7 +221,7 @@ class _BaseSketch(PersistMixin, BaseEstimator):
         return LinearOperator((d, d), matvec=matvec, rmatvec=matvec, matmat=matvec, rmatmat=matvec,
                               dtype=np.float64)
 
-    def solve(self, v, extra_alpha=0.0):
+    def solve(self, v: ArrayLike, extra_alpha: float = 0.0) -> FloatArray:
         """``(B^T B + (alpha + extra_alpha) I)^{-1} v`` by the Woodbury identity, O(ell d + ell^3) per column.
 
         Parameters

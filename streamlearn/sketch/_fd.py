@@ -49,11 +49,13 @@ class _FDBase(_BaseSketch):
         n_shrink = fd_n_shrink(self._beta(), keep)
         work = np.empty((self.ell, self.n_features_in_))
         if isinstance(X, np.ndarray):
-            n_rows, dsum, n_sh = fd_fit_dense(X, self._buffer, self._gram, self._n_rows, keep, n_shrink, work)
+            n_rows, dsum, n_sh = fd_fit_dense(X=X, buf=self._buffer, gram=self._gram, n_rows=self._n_rows, keep=keep,
+                                              n_shrink=n_shrink, work=work)
         else:
             scratch = np.zeros(self.n_features_in_)
-            n_rows, dsum, n_sh = fd_fit_csr(X.indptr, X.indices, X.data, self._buffer, self._gram,
-                                            self._n_rows, keep, n_shrink, work, scratch)
+            n_rows, dsum, n_sh = fd_fit_csr(indptr=X.indptr, indices=X.indices, data=X.data, buf=self._buffer,
+                                            gram=self._gram, n_rows=self._n_rows, keep=keep, n_shrink=n_shrink,
+                                            work=work, scratch=scratch)
         self._n_rows = int(n_rows)
         self._delta_sum += float(dsum)
         self._n_shrinks += int(n_sh)
@@ -297,6 +299,6 @@ class RobustFrequentDirections(_FDBase):
         return ["ell", "alpha0"]
 
     @property
-    def alpha_(self):
+    def alpha_(self) -> float:
         """alpha of ``B^T B + alpha I``: ``alpha0`` plus half of every delta subtracted."""
         return self._alpha()

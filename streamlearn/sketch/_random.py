@@ -1,6 +1,7 @@
 """Randomised sketches: random projection and Oja's streaming PCA."""
 
 import numbers
+from typing import Self
 
 import numpy as np
 
@@ -76,7 +77,8 @@ class RandomProjectionSketch(_BaseSketch):
         if isinstance(X, np.ndarray):
             rp_fit_dense(X, self._sketch, seed, self._n_seen, dist)
         else:
-            rp_fit_csr(X.indptr, X.indices, X.data, self._sketch, seed, self._n_seen, dist)
+            rp_fit_csr(indptr=X.indptr, indices=X.indices, data=X.data, sketch=self._sketch, seed=seed, t0=self._n_seen,
+                       dist=dist)
 
     def _merge_keys(self):
         return ["ell", "kind"]
@@ -149,10 +151,10 @@ class OjaSketch(_BaseSketch):
         if isinstance(X, np.ndarray):
             t = oja_fit_dense(X, self._v, self._lam, self._t, c)
         else:
-            t = oja_fit_csr(X.indptr, X.indices, X.data, self._v, self._lam, self._t, c)
+            t = oja_fit_csr(indptr=X.indptr, indices=X.indices, data=X.data, v=self._v, lam=self._lam, t=self._t, c=c)
         self._t = int(t)
 
-    def merge(self, other):
+    def merge(self, other: Self) -> Self:
         """Not available: Oja's sketch has no merge rule with any guarantee (raises NotImplementedError)."""
         raise NotImplementedError("OjaSketch cannot be merged: there is no sound rule for combining two "
                                   "eigenvector estimates. Use FrequentDirections / RobustFrequentDirections "

@@ -21,8 +21,8 @@ with contextlib.redirect_stdout(out):
     except SystemExit as exc:
         code = exc.code
 print(json.dumps({"code": code, "out": out.getvalue(),
-                  "heavy": sorted({m.split('.')[0] for m in sys.modules} & set(HEAVY))}))
-""".replace("HEAVY", repr(HEAVY))
+                  "heavy": sorted({m.split('.')[0] for m in sys.modules} & set(HEAVY_NAMES))}))
+""".replace("HEAVY_NAMES", repr(HEAVY))
 
 
 @pytest.mark.parametrize("args", [["--version"], ["--help"], ["learners"], ["learners", "--json"]], ids=" ".join)

@@ -40,7 +40,7 @@ def _one_line_error(text):
 def _rows(n, seed=0, base=1, labels=(-1, 1)):
     rng = np.random.default_rng(seed)
     lines = []
-    for i in range(n):
+    for _ in range(n):
         idx = np.sort(rng.choice(20, size=4, replace=False)) + base
         lab = labels[int(idx[0] < 10 + base)]
         lines.append(f"{lab} " + " ".join(f"{j}:{rng.uniform(0.5, 1.5):.3f}" for j in idx) + "\n")
@@ -354,7 +354,7 @@ def test_random_sigint_and_sigkill_leave_the_old_file_or_a_valid_new_one(small, 
             procs.append((subprocess.Popen(argv(out), stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, env=ENV),
                           signum, out, rng.uniform(0.05, span)))
         start = time.time()
-        for proc, signum, out, delay in sorted(procs, key=lambda p: p[3]):
+        for proc, signum, _out, delay in sorted(procs, key=lambda p: p[3]):
             time.sleep(max(0.0, start + delay - time.time()))
             proc.send_signal(signum)
         for proc, signum, out, _ in procs:

@@ -42,7 +42,8 @@ def _lmo_kernel(H, method=k.LMO_LANCZOS, v0=None, tol=1e-10):
     n = H.shape[0]
     Vw, w, q, _ = k._lmo_workspace(n)
     v0 = np.zeros(n) if v0 is None else v0
-    lam, nmv, ok = k.top_abs_eigenpair(H, 1.0, np.zeros_like(H), 0.0, n, v0, method, tol, 2000, Vw, w, q)
+    lam, nmv, ok = k.top_abs_eigenpair(P1=H, a1=1.0, P2=np.zeros_like(H), a2=0.0, n=n, v0=v0, method=method, tol=tol,
+                                       max_iter=2000, Vw=Vw, w=w, out_q=q)
     return lam, q[:n].copy(), ok
 
 
@@ -108,8 +109,9 @@ def test_ogd_kernel_matches_twin_that_projects_every_step():
     Xc = sp.csr_matrix(X)
     C = np.zeros((1, n, n))
     tn, stats, out = np.zeros(1), np.zeros((1, k.N_STATS)), np.empty((X.shape[0], 1))
-    t, bad = k.ccfm_ogd_epoch(Xc.indptr, Xc.indices, Xc.data, targets, sw, C, tn, loss_code("squared"), 3.0,
-                              0.5, 0, stats, out)
+    t, bad = k.ccfm_ogd_epoch(indptr=Xc.indptr, indices=Xc.indices, data=Xc.data, targets=targets, sample_weight=sw,
+                              C=C, tn_bound=tn, loss=loss_code("squared"), delta=3.0, eta0=0.5, t=0, stats=stats,
+                              out_scores=out)
     C_ref, t_ref, scores = naive_ccfm_ogd_epoch(X, targets, sw, np.zeros((1, n, n)), "squared", 3.0, 0.5, 0)
     assert bad == -1 and t == t_ref
     assert stats[0, k.STAT_PROJECTIONS] > 10          # the ball constraint was active
@@ -155,8 +157,10 @@ def test_occfm_dense_kernel_matches_eigh_twin(regression, n_out, steps):
     loss = loss_code("squared" if regression else "logistic")
     M, scale, S = np.zeros((n_out, n, n)), np.ones(n_out), np.zeros((n_out, n, n))
     q, stats, out = np.zeros((n_out, n)), np.zeros((n_out, k.N_STATS)), np.empty((X.shape[0], n_out))
-    t, bad = k.occfm_dense_epoch(Xc.indptr, Xc.indices, Xc.data, targets, sw, M, scale, S, q, loss, 4.0, 0.3,
-                                 *steps, k.LMO_LANCZOS, 1e-12, 500, 0, stats, out)
+    t, bad = k.occfm_dense_epoch(indptr=Xc.indptr, indices=Xc.indices, data=Xc.data, targets=targets,
+                                 sample_weight=sw, M=M, scale=scale, S=S, q_prev=q, loss=loss, delta=4.0, eta=0.3,
+                                 gamma_c=steps[0], gamma_p=steps[1], lmo=k.LMO_LANCZOS, lmo_tol=1e-12,
+                                 lmo_max_iter=500, t=0, stats=stats, out_scores=out)
     C_ref, S_ref, t_ref, scores, lams = naive_occfm_epoch(X, targets, sw, np.zeros((n_out, n, n)),
                                                           np.zeros((n_out, n, n)),
                                                           "squared" if regression else "logistic", 4.0, 0.3, 0,
@@ -199,9 +203,10 @@ def test_occfm_lowrank_kernel_matches_twin_with_compressions():
     W, A, B = np.zeros((1, n, kmax)), np.zeros((1, kmax, kmax)), np.zeros((1, kmax, kmax))
     kd, u = np.zeros(1, np.int64), np.zeros((1, kmax))
     stats, out = np.zeros((1, k.N_STATS)), np.empty((X.shape[0], 1))
-    t, bad = k.occfm_lowrank_epoch(Xc.indptr, Xc.indices, Xc.data, targets, sw, W, A, B, kd, u,
-                                   loss_code("squared"), 4.0, 0.3, 1.0, 0.5, 2, 1, k.LMO_LANCZOS, 1e-12, 500, 0,
-                                   stats, out)
+    t, bad = k.occfm_lowrank_epoch(indptr=Xc.indptr, indices=Xc.indices, data=Xc.data, targets=targets,
+                                   sample_weight=sw, W=W, A=A, B=B, kdim=kd, u_prev=u, loss=loss_code("squared"),
+                                   delta=4.0, eta=0.3, gamma_c=1.0, gamma_p=0.5, rank=2, ell=1, lmo=k.LMO_LANCZOS,
+                                   lmo_tol=1e-12, lmo_max_iter=500, t=0, stats=stats, out_scores=out)
     Wr, Ar, Br, kdr, tr, scores, shrink = naive_occfm_lowrank_epoch(
         X, targets, sw, np.zeros((1, n, kmax)), np.zeros((1, kmax, kmax)), np.zeros((1, kmax, kmax)),
         np.zeros(1, int), "squared", 4.0, 0.3, 2, 1, 0)

@@ -11,6 +11,8 @@ from tests.naive import naive_fm_epoch, naive_fm_score
 
 OPT = {"sgd": k.OPT_SGD, "adagrad": k.OPT_ADAGRAD}
 SCHED = {"constant": k.SCHEDULE_CONSTANT, "invsqrt": k.SCHEDULE_INVSQRT}
+#: fm_epoch's state arrays, in the order the tests keep them
+_STATE = ("w0", "w", "V", "G_w0", "G_w", "G_V")
 
 
 def _data(rng, n=40, d=8, n_out=1, regression=True):
@@ -45,8 +47,9 @@ def test_fm_kernel_matches_naive_twin(opt, schedule, loss, n_out, index_dtype):
     G = [np.full(n_out, 0.5), np.full((n_out, d), 0.5), np.full((n_out, d, nf), 0.5)]
     state = [w0.copy(), w.copy(), V.copy()] + [g.copy() for g in G]
     out = np.empty((X.shape[0], n_out))
-    t, bad = k.fm_epoch(Xc.indptr, Xc.indices, Xc.data, targets, sw, *state, True, loss_code(loss), OPT[opt],
-                        SCHED[schedule], 0.03, 0.01, 0.02, 5, out)
+    t, bad = k.fm_epoch(indptr=Xc.indptr, indices=Xc.indices, data=Xc.data, targets=targets, sample_weight=sw,
+                        **dict(zip(_STATE, state)), fit_intercept=True, loss=loss_code(loss), opt=OPT[opt],
+                        schedule=SCHED[schedule], eta0=0.03, l2_weight=0.01, l2_latent=0.02, t=5, out_scores=out)
     ref = naive_fm_epoch(X, targets, sw, w0, w, V, *G, True, loss, opt, schedule, 0.03, 0.01, 0.02, 5)
     assert bad == -1
     assert t == ref[6] == 5 + np.count_nonzero(sw)
@@ -67,8 +70,9 @@ def test_fm_gradients_match_finite_differences():
     eta, y = 1e-3, np.array([[2.0]])
     state = [w0.copy(), w.copy(), V.copy(), np.zeros(1), np.zeros((1, d)), np.zeros((1, d, nf))]
     out = np.empty((1, 1))
-    k.fm_epoch(Xc.indptr, Xc.indices, Xc.data, y, np.ones(1), *state, True, loss_code("squared"), k.OPT_SGD,
-               k.SCHEDULE_CONSTANT, eta, 0.0, 0.0, 0, out)
+    k.fm_epoch(indptr=Xc.indptr, indices=Xc.indices, data=Xc.data, targets=y, sample_weight=np.ones(1),
+               **dict(zip(_STATE, state)), fit_intercept=True, loss=loss_code("squared"), opt=k.OPT_SGD,
+               schedule=k.SCHEDULE_CONSTANT, eta0=eta, l2_weight=0.0, l2_latent=0.0, t=0, out_scores=out)
     g = 2.0 * (out[0, 0] - y[0, 0])
     grads = [(s - p) / (-eta * g) for s, p in zip(state[:3], (w0, w, V))]
     h = 1e-6

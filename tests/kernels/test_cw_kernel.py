@@ -37,12 +37,14 @@ def _run_kernel(Xc, targets, sw, rule, phi, C, r, bias, full, a):
     mu, b, out = np.zeros((K, d)), np.zeros(K), np.zeros((Xc.shape[0], K))
     if full:
         sigma = np.repeat(np.eye(d + 1)[None] * a, K, axis=0)
-        t, bad = k.cw_full_epoch(Xc.indptr, Xc.indices, Xc.data, targets, sw, mu, b, sigma, bias, rule, phi, C, r,
-                                 0, out)
+        t, bad = k.cw_full_epoch(indptr=Xc.indptr, indices=Xc.indices, data=Xc.data, targets=targets, sample_weight=sw,
+                                 coef=mu, intercept=b, sigma=sigma, bias_value=bias, rule=rule, phi=phi, C=C, r=r, t=0,
+                                 out_scores=out)
     else:
         sigma, sigma_b = np.full((K, d), a), np.full(K, a)
-        t, bad = k.cw_diag_epoch(Xc.indptr, Xc.indices, Xc.data, targets, sw, mu, b, sigma, sigma_b, bias, rule,
-                                 phi, C, r, 0, out)
+        t, bad = k.cw_diag_epoch(indptr=Xc.indptr, indices=Xc.indices, data=Xc.data, targets=targets, sample_weight=sw,
+                                 coef=mu, intercept=b, sigma=sigma, sigma_b=sigma_b, bias_value=bias, rule=rule,
+                                 phi=phi, C=C, r=r, t=0, out_scores=out)
         sigma = np.hstack([sigma, sigma_b[:, None]])
     return mu, b, sigma, t, bad, out
 
@@ -112,6 +114,8 @@ def test_divergence_is_reported_not_silent():
     X = sp.csr_matrix(np.array([[1.0, 0.0], [np.inf, 1.0]]))
     # the estimator layer rejects inf in X; the kernel itself stops at the first non-finite score
     out = np.zeros((2, 1))
-    t, bad = k.cw_diag_epoch(X.indptr, X.indices, X.data, np.ones((2, 1)), np.ones(2), np.ones((1, 2)), np.zeros(1),
-                             np.ones((1, 2)), np.ones(1), 1.0, k.RULE_AROW, 0.0, 1.0, 1.0, 0, out)
+    t, bad = k.cw_diag_epoch(indptr=X.indptr, indices=X.indices, data=X.data, targets=np.ones((2, 1)),
+                             sample_weight=np.ones(2), coef=np.ones((1, 2)), intercept=np.zeros(1),
+                             sigma=np.ones((1, 2)), sigma_b=np.ones(1), bias_value=1.0, rule=k.RULE_AROW, phi=0.0,
+                             C=1.0, r=1.0, t=0, out_scores=out)
     assert bad == 1

@@ -60,8 +60,10 @@ def test_kernel_matches_naive_twin(rule, loss, kind, index_dtype):
         b0 = rng.normal(size=n_out) * 0.1
         coef, b = coef0.copy(), b0.copy()
         out = np.empty((X.shape[0], n_out))
-        t, bad = k.linear_epoch(Xc.indptr, Xc.indices, Xc.data, targets, sw, coef, b, intercept_sq,
-                                RULES[rule], loss_code(loss), 0.1, SCHEDULES[schedule], 0.05, 0.7, 3, out)
+        t, bad = k.linear_epoch(indptr=Xc.indptr, indices=Xc.indices, data=Xc.data, targets=targets, sample_weight=sw,
+                                coef=coef, intercept=b, intercept_sq=intercept_sq, rule=RULES[rule],
+                                loss=loss_code(loss), loss_param=0.1, schedule=SCHEDULES[schedule], eta0=0.05, C=0.7,
+                                t=3, out_scores=out)
         W, bn, tn, scores = naive_linear_epoch(X, targets, sw, coef0, b0, intercept_sq, rule, loss, 0.1,
                                                schedule, 0.05, 0.7, 3)
         assert bad == -1
@@ -77,8 +79,10 @@ def test_kernel_reports_first_non_finite_score():
     coef = np.zeros((1, 1))
     out = np.zeros((5, 1))
     targets = np.ones((5, 1))
-    t, bad = k.linear_epoch(X.indptr, X.indices, X.data, targets, np.ones(5), coef, np.zeros(1), 0.0,
-                            k.RULE_GRADIENT, loss_code("squared"), 0.0, k.SCHEDULE_CONSTANT, 1.0, 1.0, 0, out)
+    t, bad = k.linear_epoch(indptr=X.indptr, indices=X.indices, data=X.data, targets=targets, sample_weight=np.ones(5),
+                            coef=coef, intercept=np.zeros(1), intercept_sq=0.0, rule=k.RULE_GRADIENT,
+                            loss=loss_code("squared"), loss_param=0.0, schedule=k.SCHEDULE_CONSTANT, eta0=1.0, C=1.0,
+                            t=0, out_scores=out)
     assert bad == 3
     assert np.all(np.isfinite(out[:3])) and not np.isfinite(out[3, 0])
 

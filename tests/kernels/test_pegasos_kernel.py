@@ -21,8 +21,10 @@ class _State:
     def run(self, Xc, targets, sw, bias, lam, batch, project):
         out = np.zeros((Xc.shape[0], targets.shape[1]))
         self.t, self.pending, bad = k.pegasos_epoch(
-            Xc.indptr, Xc.indices, Xc.data, targets, sw, self.v, self.scale, self.sqnorm, self.acc, self.marked,
-            self.touched, self.n_touched, bias, lam, batch, 1 / np.sqrt(lam), project, self.t, self.pending, out)
+            indptr=Xc.indptr, indices=Xc.indices, data=Xc.data, targets=targets, sample_weight=sw, v=self.v,
+            scale=self.scale, sqnorm=self.sqnorm, acc=self.acc, marked=self.marked, touched=self.touched,
+            n_touched=self.n_touched, bias_value=bias, lam=lam, batch_size=batch, radius=1 / np.sqrt(lam),
+            project=project, t=self.t, n_pending=self.pending, out_scores=out)
         assert bad == -1
         return out
 

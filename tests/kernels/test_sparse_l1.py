@@ -65,35 +65,41 @@ def _run_kernel(name, X, targets, sw, loss, fit_intercept, chunks=(slice(None),)
         sched = k.SCHEDULE_INVSQRT if p["schedule"] == "invsqrt" else k.SCHEDULE_CONSTANT
         for rows in chunks:
             Xc = X[rows]
-            t, pen, bad = k.truncated_epoch(Xc.indptr, Xc.indices, Xc.data, targets[rows], sw[rows], wm,
-                                            fit_intercept, rule, code, theta, kk, lam, p["eta0"], sched, t, pen,
-                                            scores[rows])
+            t, pen, bad = k.truncated_epoch(indptr=Xc.indptr, indices=Xc.indices, data=Xc.data, targets=targets[rows],
+                                            sample_weight=sw[rows], wm=wm, fit_intercept=fit_intercept, rule=rule,
+                                            loss=code, theta=theta, k=kk, lam=lam, eta0=p["eta0"], schedule=sched, t=t,
+                                            penalty=pen, out_scores=scores[rows])
             assert bad == -1
         k.truncated_materialize(wm, pen, theta, rule, out)
-        k.truncated_scores(X.indptr, X.indices, X.data, wm, pen, theta, rule, fit_intercept, lazy)
+        k.truncated_scores(indptr=X.indptr, indices=X.indices, data=X.data, wm=wm, penalty=pen, theta=theta, rule=rule,
+                           fit_intercept=fit_intercept, out=lazy)
         state = wm
     elif name == "rda":
         G = np.zeros((D + 1, K))
         t = 0
         for rows in chunks:
             Xc = X[rows]
-            t, bad = k.rda_epoch(Xc.indptr, Xc.indices, Xc.data, targets[rows], sw[rows], G, fit_intercept, code,
-                                 p["l1"], p["gamma"], t, scores[rows])
+            t, bad = k.rda_epoch(indptr=Xc.indptr, indices=Xc.indices, data=Xc.data, targets=targets[rows],
+                                 sample_weight=sw[rows], G=G, fit_intercept=fit_intercept, loss=code, lam=p["l1"],
+                                 gamma=p["gamma"], t=t, out_scores=scores[rows])
             assert bad == -1
         k.rda_materialize(G, t, p["l1"], p["gamma"], out)
-        k.rda_scores(X.indptr, X.indices, X.data, G, t, p["l1"], p["gamma"], fit_intercept, lazy)
+        k.rda_scores(indptr=X.indptr, indices=X.indices, data=X.data, G=G, t=t, lam=p["l1"], gamma=p["gamma"],
+                     fit_intercept=fit_intercept, out=lazy)
         state = G
     else:
         zn = np.zeros((D + 1, K, 2))
         t = 0
-        hyper = (p["alpha"], p["beta"], p["l1"], p["l2"])
+        hyper = dict(alpha=p["alpha"], beta=p["beta"], l1=p["l1"], l2=p["l2"])
         for rows in chunks:
             Xc = X[rows]
-            t, bad = k.ftrl_epoch(Xc.indptr, Xc.indices, Xc.data, targets[rows], sw[rows], zn, fit_intercept, code,
-                                  *hyper, t, scores[rows])
+            t, bad = k.ftrl_epoch(indptr=Xc.indptr, indices=Xc.indices, data=Xc.data, targets=targets[rows],
+                                  sample_weight=sw[rows], zn=zn, fit_intercept=fit_intercept, loss=code, t=t,
+                                  out_scores=scores[rows], **hyper)
             assert bad == -1
-        k.ftrl_materialize(zn, *hyper, out)
-        k.ftrl_scores(X.indptr, X.indices, X.data, zn, *hyper, fit_intercept, lazy)
+        k.ftrl_materialize(zn=zn, out=out, **hyper)
+        k.ftrl_scores(indptr=X.indptr, indices=X.indices, data=X.data, zn=zn, fit_intercept=fit_intercept, out=lazy,
+                      **hyper)
         state = zn
     return out[:, :-1], out[:, -1], scores, lazy, state
 

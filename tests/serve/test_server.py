@@ -24,11 +24,11 @@ httpx = pytest.importorskip("httpx")
 pytest.importorskip("starlette")
 pytest.importorskip("uvicorn")
 
-from streamlearn.cli.main import main
-from streamlearn.datasets import load_svmlight
-from streamlearn.evaluation import progressive_validation
-from streamlearn.learners import make_learner
-from streamlearn.serve._wal import HEADER
+from streamlearn.cli.main import main  # noqa: E402 (after the importorskip calls)
+from streamlearn.datasets import load_svmlight  # noqa: E402 (after the importorskip calls)
+from streamlearn.evaluation import progressive_validation  # noqa: E402 (after the importorskip calls)
+from streamlearn.learners import make_learner  # noqa: E402 (after the importorskip calls)
+from streamlearn.serve._wal import HEADER  # noqa: E402 (after the importorskip calls)
 
 ROOT = Path(__file__).resolve().parents[2]
 D = 40
@@ -50,7 +50,7 @@ class Server:
         self.args = [sys.executable, "-m", "streamlearn", "serve", *start, "--state-dir", str(state_dir),
                      "--port", str(self.port), "--n-features", str(D), *extra]
         env = dict(os.environ, PYTHONPATH=str(ROOT), OPENBLAS_NUM_THREADS="1")
-        self.log = open(Path(state_dir).parent / f"server-{self.port}.log", "wb")
+        self.log = open(Path(state_dir).parent / f"server-{self.port}.log", "wb")  # noqa: SIM115 (the server's lifetime)
         self.proc = subprocess.Popen(self.args, env=env, stdout=self.log, stderr=subprocess.STDOUT)
         deadline = time.monotonic() + 90
         while True:

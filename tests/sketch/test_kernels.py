@@ -51,10 +51,11 @@ def _run_fd(X, d, ell, fast, beta, chunks=1):
     for idx in np.array_split(np.arange(X.shape[0]), chunks):
         part = X[idx[0]:idx[-1] + 1] if len(idx) else X[:0]
         if isinstance(part, np.ndarray):
-            n_rows, ds, _ = fd_fit_dense(np.ascontiguousarray(part), buf, gram, n_rows, keep, n_shrink, work)
+            n_rows, ds, _ = fd_fit_dense(X=np.ascontiguousarray(part), buf=buf, gram=gram, n_rows=n_rows, keep=keep,
+                                         n_shrink=n_shrink, work=work)
         else:
-            n_rows, ds, _ = fd_fit_csr(part.indptr, part.indices, part.data, buf, gram, n_rows, keep,
-                                       n_shrink, work, scratch)
+            n_rows, ds, _ = fd_fit_csr(indptr=part.indptr, indices=part.indices, data=part.data, buf=buf, gram=gram,
+                                       n_rows=n_rows, keep=keep, n_shrink=n_shrink, work=work, scratch=scratch)
         dsum += ds
         assert not scratch.any()
     return buf[:n_rows], gram[:n_rows, :n_rows], dsum
@@ -99,11 +100,13 @@ def test_per_row_api_matches_twin_and_returns_delta(kind):
     X = sp.csr_matrix(A)
     for i in range(n):
         if kind == "dense":
-            n_rows, alpha, delta = rfd_update_dense_row(buf, gram, n_rows, alpha, A[i], ell - 1, ell - 1, work)
+            n_rows, alpha, delta = rfd_update_dense_row(buf=buf, gram=gram, n_rows=n_rows, alpha=alpha, x=A[i],
+                                                        keep=ell - 1, n_shrink=ell - 1, work=work)
         else:
             s, e = X.indptr[i], X.indptr[i + 1]
-            n_rows, alpha, delta = rfd_update_csr_row(buf, gram, n_rows, alpha, X.indices[s:e], X.data[s:e],
-                                                      ell - 1, ell - 1, work)
+            n_rows, alpha, delta = rfd_update_csr_row(buf=buf, gram=gram, n_rows=n_rows, alpha=alpha,
+                                                      indices=X.indices[s:e], data=X.data[s:e], keep=ell - 1,
+                                                      n_shrink=ell - 1, work=work)
         deltas.append(delta)
     rows, ds = naive_fd_stream(A, ell, fast=True)
     scale = float((A * A).sum())
@@ -145,7 +148,8 @@ def test_rp_kernels_match_twin_and_ignore_chunking(dist):
     twin = naive_rp_stream(A, 5, seed, dist)
     S = np.zeros((5, d))
     X = sp.csr_matrix(A)
-    rp_fit_csr(X[:11].indptr, X[:11].indices, X[:11].data, S, np.uint64(seed), 0, dist)
+    rp_fit_csr(indptr=X[:11].indptr, indices=X[:11].indices, data=X[:11].data, sketch=S, seed=np.uint64(seed), t0=0,
+               dist=dist)
     rp_fit_dense(np.ascontiguousarray(A[11:]), S, np.uint64(seed), 11, dist)
     scale = np.abs(A).max()
     np.testing.assert_allclose(S, twin, rtol=0, atol=1e-12 * scale)
@@ -159,7 +163,7 @@ def test_oja_kernels_match_twin():
     lam0 = np.zeros(3)
     V, lam = V0.copy(), lam0.copy()
     X = sp.csr_matrix(A)
-    t = oja_fit_csr(X[:15].indptr, X[:15].indices, X[:15].data, V, lam, 0, 2.0)
+    t = oja_fit_csr(indptr=X[:15].indptr, indices=X[:15].indices, data=X[:15].data, v=V, lam=lam, t=0, c=2.0)
     t = oja_fit_dense(np.ascontiguousarray(A[15:]), V, lam, t, 2.0)
     Vt, lamt, tt = naive_oja_stream(A, V0, lam0, 0, 2.0)
     assert t == tt == 40
