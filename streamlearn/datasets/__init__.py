@@ -10,9 +10,11 @@ from ._svmlight import SvmlightFormatError, iter_svmlight, load_svmlight
 
 __getattr__, __dir__ = lazy_attributes(__name__, globals(), {
     "make_sparse_classification": "._synthetic", "write_svmlight_stream": "._synthetic",
-    "load_movielens": "._movielens"})
+    "load_movielens": "._movielens", "ZooUnavailable": "._zoo", "load_zoo": "._zoo", "zoo_info": "._zoo",
+    "zoo_names": "._zoo"})
 
 __all__ = ["SvmlightFormatError", "bundled_path", "iter_svmlight", "load_a9a", "load_farm_ads",
            "load_svmlight", "shared_data_path"]
 __all__ += ["make_sparse_classification", "write_svmlight_stream"]
 __all__ += ["load_movielens"]
+__all__ += ["ZooUnavailable", "load_zoo", "zoo_info", "zoo_names"]
