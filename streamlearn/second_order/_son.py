@@ -14,6 +14,7 @@ import numpy as np
 
 from .._kernels import son as _k
 from .._kernels import son_lazy as _kl
+from .._kernels.scale import running_maxabs_scale
 from .._validation import Interval, Options, check_rng
 from ..base import BaseOnlineLinear, OnlineClassifierMixin
 from ..losses import loss_code
@@ -30,6 +31,21 @@ _PASS_PARAMS = {
 }
 _LOSSES = Options("squared", "logistic", "hinge")
 _SLABS = Options("next", "current")
+_SAFEGUARDS = Options("paper", "maxabs")
+
+_SAFEGUARD_DOC = """safeguard : {"paper", "maxabs"}, default="paper"
+        ``"paper"``: the algorithm as published, on the raw features, no intercept. ``"maxabs"``: each
+        example's features are divided by their running maximum absolute value (the largest seen so far,
+        this example's included; ``scale_`` holds it) and a constant feature 1 is appended (the model's
+        intercept). Why: the slab ``|w.x| <= C``, ``alpha0`` and the sketch's choice of directions are all
+        in the units of the raw columns, so a column in the thousands dominates the sketch and the slab while
+        a column in the thousandths is never learned, and without an intercept a skewed class balance is
+        only reachable through the features. RFD0-SON (``alpha0=0``) ended between 45 % and 87 % on a raw
+        spam data set depending on the columns' units, and AdaGrad / RFD-SON below the majority-class rate
+        on a set with 97 % negatives. With ``"maxabs"`` the learner is invariant to multiplying any column by
+        a positive factor (up to rounding) and the features it sees are in [-1, 1]; ``coef_`` then has
+        ``n_features + 1`` columns: the weights of ``x_j / scale_[j]`` and, last, the intercept.
+        The ``streamlearn`` command line uses ``"maxabs"``; the paper reproductions pin ``"paper"``."""
 
 _SLAB_DOC = """slab : {"next", "current"}, default="next"
         Which example's slab ``|w.x| <= C`` the projection uses. ``"next"`` (Alg. 3, as in SON): the
@@ -49,12 +65,57 @@ _SLAB_DOC = """slab : {"next", "current"}, default="next"
 class _SecondOrder(OnlineClassifierMixin, BaseOnlineLinear):
     _diverge_hint = "alpha0"
 
+    def _safe(self):
+        return getattr(self, "safeguard", "paper") == "maxabs"
+
     def _allocate(self, n_features, n_outputs, X):
-        super()._allocate(n_features, n_outputs, X)
+        if self._safe():
+            self.scale_ = np.zeros(n_features)
+            n_features += 1  # the constant feature
+        self._allocate_state(n_features, n_outputs, X)
+
+    def _allocate_state(self, n_features, n_outputs, X):
+        BaseOnlineLinear._allocate(self, n_features, n_outputs, X)
+
+    def _augment(self, X, update):
+        """``[x / scale, 1]`` rows (CSR); ``update``: running maxima updated row by row (training)."""
+        import scipy.sparse as sp
+
+        if update:
+            data = running_maxabs_scale(X.indptr, X.indices, X.data, self.scale_)
+        else:
+            s = self.scale_[X.indices]
+            data = np.divide(X.data, s, out=np.zeros_like(X.data), where=s > 0)
+        n, d = X.shape
+        indptr = X.indptr.astype(np.int64) + np.arange(n + 1)
+        nnz = indptr[-1]
+        indices = np.empty(nnz, dtype=X.indices.dtype)
+        values = np.empty(nnz)
+        last = indptr[1:] - 1
+        mask = np.ones(nnz, dtype=bool)
+        mask[last] = False
+        indices[mask], values[mask] = X.indices, data
+        indices[last], values[last] = d, 1.0
+        return sp.csr_matrix((values, indices, indptr), shape=(n, d + 1))
+
+    def _kernel_pass(self, X, targets, sw, out):
+        if self._safe():
+            X = self._augment(X, update=True)
+        self._raw_pass(X, targets, sw, out)
 
     def _decision_function(self, X):
         # the online prediction: the pending u projected onto |w.x| <= C with x itself scores clip(u.x, -C, C)
-        scores = super()._decision_function(X)
+        if self._safe():
+            from sklearn.utils.validation import check_is_fitted
+
+            from .. import _validation
+
+            check_is_fitted(self)
+            X = self._augment(_validation.check_X(self, X, reset=False), update=False)
+            scores = np.asarray(X @ self._coef_2d().T)
+            scores = scores[:, 0] if scores.shape[1] == 1 else scores
+        else:
+            scores = super()._decision_function(X)
         if getattr(self, "project", True) and not self._slab_is_current():
             scores = np.clip(scores, -float(self.C), float(self.C))
         return scores
@@ -86,6 +147,7 @@ class AdaGrad(_SecondOrder):
     project : bool, default=True
         Project onto the slab (the paper does not say whether its ADAGRAD does).
     {slab}
+    {safeguard}
     max_iter : int >= 1, default=1
         Passes made by ``fit``.
     shuffle : bool, default=True
@@ -110,11 +172,13 @@ class AdaGrad(_SecondOrder):
         "loss": [_LOSSES],
         "project": ["boolean"],
         "slab": [_SLABS],
+        "safeguard": [_SAFEGUARDS],
         **_PASS_PARAMS,
     }
 
-    def __init__(self, *, alpha0=1.0, eta=1.0, C=1.0, loss="squared", project=True, slab="next", max_iter=1,
-                 shuffle=True, random_state=None):
+    def __init__(self, *, alpha0=1.0, eta=1.0, C=1.0, loss="squared", project=True, slab="next", safeguard="paper",
+                 max_iter=1, shuffle=True, random_state=None):
+        self.safeguard = safeguard
         self.alpha0 = alpha0
         self.eta = eta
         self.C = C
@@ -125,11 +189,11 @@ class AdaGrad(_SecondOrder):
         self.shuffle = shuffle
         self.random_state = random_state
 
-    def _allocate(self, n_features, n_outputs, X):
-        super()._allocate(n_features, n_outputs, X)
+    def _allocate_state(self, n_features, n_outputs, X):
+        super()._allocate_state(n_features, n_outputs, X)
         self._state_s = np.zeros((n_outputs, n_features))
 
-    def _kernel_pass(self, X, targets, sw, out):
+    def _raw_pass(self, X, targets, sw, out):
         bad = _k.adagrad_epoch(X.indptr, X.indices, X.data, targets, sw, self.coef_, self._state_s,
                                float(self.alpha0), float(self.eta), float(self.C), loss_code(self.loss),
                                bool(self.project), self._slab_is_current(), out)
@@ -159,6 +223,7 @@ class OnlineNewtonStep(_SecondOrder):
     loss : {"squared", "logistic", "hinge"}, default="squared"
         Loss on the score with labels -1/+1.
     {slab}
+    {safeguard}
     max_iter, shuffle, random_state
         As in :class:`AdaGrad`.
 
@@ -179,11 +244,13 @@ class OnlineNewtonStep(_SecondOrder):
         "C": [Interval(float, 0, None, closed="neither")],
         "loss": [_LOSSES],
         "slab": [_SLABS],
+        "safeguard": [_SAFEGUARDS],
         **_PASS_PARAMS,
     }
 
-    def __init__(self, *, alpha0=1.0, eta=1.0, mu=None, C=1.0, loss="squared", slab="next", max_iter=1,
-                 shuffle=True, random_state=None):
+    def __init__(self, *, alpha0=1.0, eta=1.0, mu=None, C=1.0, loss="squared", slab="next", safeguard="paper",
+                 max_iter=1, shuffle=True, random_state=None):
+        self.safeguard = safeguard
         self.alpha0 = alpha0
         self.eta = eta
         self.mu = mu
@@ -194,16 +261,16 @@ class OnlineNewtonStep(_SecondOrder):
         self.shuffle = shuffle
         self.random_state = random_state
 
-    def _allocate(self, n_features, n_outputs, X):
-        if n_features > FULL_ON_MAX_FEATURES:
+    def _allocate_state(self, n_features, n_outputs, X):
+        if n_features > FULL_ON_MAX_FEATURES + self._safe():
             raise ValueError(
                 f"OnlineNewtonStep keeps a n_features x n_features matrix: n_features={n_features} exceeds "
                 f"the limit FULL_ON_MAX_FEATURES={FULL_ON_MAX_FEATURES}; use SketchedOnlineNewton instead.")
-        super()._allocate(n_features, n_outputs, X)
+        super()._allocate_state(n_features, n_outputs, X)
         eye = np.eye(n_features) / float(self.alpha0)
         self._state_P = np.repeat(eye[None], n_outputs, axis=0)
 
-    def _kernel_pass(self, X, targets, sw, out):
+    def _raw_pass(self, X, targets, sw, out):
         t, bad = _k.full_on_epoch(X.indptr, X.indices, X.data, targets, sw, self.coef_, self._state_P,
                                   self.t_, self._mu(), float(self.eta), float(self.C), loss_code(self.loss),
                                   self._slab_is_current(), out)
@@ -273,6 +340,7 @@ class SketchedOnlineNewton(_SecondOrder):
     beta : float in (0, 1], default=0.2
         PFD's fraction of shrunk directions (``sketch="pfd"`` only; the paper's PFD-SON uses 0.2).
     {slab}
+    {safeguard}
     oja_learning_rate : float > 0, default=2.0
         Oja's step ``min(c / t, 1)`` (``sketch="oja"`` only; VW's default c).
     max_iter, shuffle : as in :class:`AdaGrad`.
@@ -302,11 +370,13 @@ class SketchedOnlineNewton(_SecondOrder):
         "beta": [Interval(float, 0, 1, closed="right")],
         "oja_learning_rate": [Interval(float, 0, None, closed="neither")],
         "slab": [_SLABS],
+        "safeguard": [_SAFEGUARDS],
         **_PASS_PARAMS,
     }
 
     def __init__(self, *, sketch="rfd", ell=10, alpha0=1.0, eta=1.0, mu=None, C=1.0, loss="squared", beta=0.2,
-                 oja_learning_rate=2.0, slab="next", max_iter=1, shuffle=True, random_state=None):
+                 oja_learning_rate=2.0, slab="next", safeguard="paper", max_iter=1, shuffle=True, random_state=None):
+        self.safeguard = safeguard
         self.sketch = sketch
         self.ell = ell
         self.alpha0 = alpha0
@@ -321,11 +391,11 @@ class SketchedOnlineNewton(_SecondOrder):
         self.shuffle = shuffle
         self.random_state = random_state
 
-    def _allocate(self, n_features, n_outputs, X):
+    def _allocate_state(self, n_features, n_outputs, X):
         if self.alpha0 == 0 and self.sketch != "rfd":
             raise ValueError(f"alpha0=0 needs sketch='rfd' (RFD0-SON): with sketch={self.sketch!r} alpha stays "
                              "0 and H = B^T B is singular; use alpha0 > 0.")
-        super()._allocate(n_features, n_outputs, X)
+        super()._allocate_state(n_features, n_outputs, X)
         ell = int(self.ell)
         fd_family = self.sketch in ("fd", "pfd", "rfd")
         cap = 2 * ell if fd_family else ell
@@ -353,7 +423,7 @@ class SketchedOnlineNewton(_SecondOrder):
         """Current alpha of ``H = B^T B + alpha I`` (one per output)."""
         return self._state_alpha.copy()
 
-    def _kernel_pass(self, X, targets, sw, out):
+    def _raw_pass(self, X, targets, sw, out):
         ell = int(self.ell)
         beta = float(self.beta) if self.sketch == "pfd" else 1.0
         keep = ell - 1
@@ -404,4 +474,4 @@ class SketchedOnlineNewton(_SecondOrder):
 
 
 for _cls in (AdaGrad, OnlineNewtonStep, SketchedOnlineNewton):
-    _cls.__doc__ = _cls.__doc__.replace("{slab}", _SLAB_DOC)
+    _cls.__doc__ = _cls.__doc__.replace("{slab}", _SLAB_DOC).replace("{safeguard}", _SAFEGUARD_DOC)

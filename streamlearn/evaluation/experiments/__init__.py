@@ -20,6 +20,7 @@ _MODULES = {
     "occfm": "streamlearn.evaluation.experiments.occfm",
     "rfd-figure1": "streamlearn.evaluation.experiments.rfd_figure1",
     "rfd-table2": "streamlearn.evaluation.experiments.rfd_table2",
+    "zoo": "streamlearn.experiments.zoo",
 }
 
 

@@ -1,0 +1,1 @@
+"""Experiment code behind ``streamlearn experiment NAME`` and the benchmarks (importable, testable)."""
