@@ -380,3 +380,30 @@ def plot(rows, path, args=None):
     fig.tight_layout()
     fig.savefig(path, dpi=110)
     plt.close(fig)
+
+
+def report_markdown(rows, meta, png=None):
+    """The whole report: summary, classification and regression tables, RFD0-SON's rescaling spread."""
+    parts = ["# Zoo benchmark: every learner with its CLI defaults on raw data", "",
+             f"Command: `{meta['command']}` ({meta['seconds']:.0f} s). One seeded shuffle per data set, 70 % "
+             "for one pass of training, 30 % for testing. VW: Vowpal Wabbit's defaults, one pass over the same "
+             "rows in the same order (binary labels -1/+1 with VW's default squared loss, `--oaa K` for K "
+             "classes). Ceiling: StandardScaler + LogisticRegressionCV / RidgeCV, tuned by cross-validation "
+             "(a ceiling, not a peer).", ""]
+    if meta.get("skipped_datasets"):
+        parts += ["Not run here: " + "; ".join(f"{k} ({v})" for k, v in meta["skipped_datasets"].items()), ""]
+    parts += ["## Classification summary", "",
+              "Gap: test accuracy minus VW defaults' (pt); below majority: data sets where the learner's test "
+              "accuracy is under the majority-class rate.", "", summary_markdown(rows), ""]
+    if png:
+        parts += [f"![accuracy gap to VW]({png})", ""]
+    parts += ["## Test accuracy (%)", "", "Bold: below the majority-class rate; n/a: not run (too many features "
+              "for a quadratic-cost learner).", "", scores_markdown(rows, "classification"), ""]
+    reg = scores_markdown(rows, "regression")
+    if reg:
+        parts += ["## Regression: test RMSE", "", "Bold: worse than predicting the training mean.", "", reg, ""]
+    resc = rescale_markdown(rows)
+    if resc:
+        parts += [f"## {RESCALE_LEARNER}: spread over column rescalings", "",
+                  "Every column multiplied by a random factor 10^U(-3, 3), same split and order.", "", resc, ""]
+    return "\n".join(parts)
