@@ -66,6 +66,13 @@ LEARNERS = {s.name: s for s in [
     LearnerSpec("pa-regressor", f"{_LM}:PassiveAggressiveRegressor",
                 "Passive-Aggressive regression (epsilon-insensitive; variant pa/pa1/pa2)", task="regression",
                 demo=False),
+    # normalized adaptive gradient (Ross, Mineiro & Langford, UAI 2013): scale-free, Vowpal Wabbit's default
+    LearnerSpec("nag", f"{_LM}:NAGClassifier", "Normalized adaptive gradient (Vowpal Wabbit's default update), "
+                "logistic loss: scale-free, no feature scaling needed", fixed={"loss": "logistic"}),
+    LearnerSpec("nag-hinge", f"{_LM}:NAGClassifier", "Normalized adaptive gradient, hinge loss",
+                fixed={"loss": "hinge"}),
+    LearnerSpec("nag-regressor", f"{_LM}:NAGRegressor", "Normalized adaptive gradient regression, squared loss",
+                task="regression", demo=False),
     # sparse (L1) online learners, lazy O(nnz) per example (seed 002, ALGORITHMS.md 4)
     LearnerSpec("truncation", f"{_LM}:SimpleTruncationClassifier",
                 "Simple truncation: SGD, every k steps w_i = 0 where |w_i| <= theta (loss logistic/hinge/squared)"),

@@ -11,6 +11,7 @@ _WHERE = {
                      "SoftConfidenceWeightedClassifier"],
     "._first_order": ["OGDClassifier", "OGDRegressor", "PassiveAggressiveClassifier", "PassiveAggressiveRegressor",
                       "Perceptron"],
+    "._nag": ["NAGClassifier", "NAGRegressor"],
     "._pegasos": ["PegasosClassifier"],
     "._svm": ["BlockMinimizationSVC", "DualCoordinateDescentSVC"],
     "._sparse": ["FOBOSClassifier", "FOBOSRegressor", "FTRLProximalClassifier", "FTRLProximalRegressor",
@@ -26,3 +27,4 @@ __all__ += ["ConfidenceWeightedClassifier", "AROWClassifier", "SoftConfidenceWei
 __all__ += ["SimpleTruncationClassifier", "SimpleTruncationRegressor", "TruncatedGradientClassifier",
             "TruncatedGradientRegressor", "FOBOSClassifier", "FOBOSRegressor", "RDAClassifier", "RDARegressor",
             "FTRLProximalClassifier", "FTRLProximalRegressor"]
+__all__ += ["NAGClassifier", "NAGRegressor"]

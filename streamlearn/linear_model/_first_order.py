@@ -3,9 +3,11 @@
 import numpy as np
 
 from .._kernels import linear as _k
+from .._kernels import nag as _nk
 from .._validation import Interval, Options
 from ..base import BaseOnlineLinear, LogisticProbaMixin, OnlineClassifierMixin, OnlineRegressorMixin
 from ..losses import loss_code
+from ._nag import _NormalizedLinear
 
 __all__ = ["OGDClassifier", "OGDRegressor", "Perceptron", "PassiveAggressiveClassifier",
            "PassiveAggressiveRegressor"]
@@ -48,8 +50,36 @@ class _FirstOrderLinear(BaseOnlineLinear):
             self._raise_diverged(bad, self._diverge_hint)
 
 
+class _OGD(_FirstOrderLinear, _NormalizedLinear):
+    """OGD with the ``normalized`` option: the normalized kernel in its non-adaptive mode (Ross, Mineiro &
+    Langford's NG rule with OGD's ``eta0 / sqrt(t)``), see docs/algorithms/nag.md."""
+
+    def _allocate(self, n_features, n_outputs, X):
+        super()._allocate(n_features, n_outputs, X)
+        if self.normalized:
+            self._allocate_normalized(n_features, n_outputs)
+
+    def _kernel_pass(self, X, targets, sw, out):
+        if bool(self.normalized) != hasattr(self, "scale_"):
+            raise ValueError(f"normalized={self.normalized!r} differs from the setting this "
+                             f"{type(self).__name__} was trained with; call fit to start again.")
+        if self.normalized:
+            self._normalized_pass(X, targets, sw, out)
+        else:
+            super()._kernel_pass(X, targets, sw, out)
+
+    def _adaptive(self):
+        return False
+
+    def _invariant(self):
+        return False
+
+    def _normalized_schedule(self):
+        return _nk.SCHEDULE_INVSQRT
+
+
 # ---------------------------------------------------------------------------------------------------
-class OGDClassifier(LogisticProbaMixin, OnlineClassifierMixin, _FirstOrderLinear):
+class OGDClassifier(LogisticProbaMixin, OnlineClassifierMixin, _OGD):
     """Online gradient descent for linear classification, step ``eta0 / sqrt(t)``.
 
     Update (ALGORITHMS.md 2.1): ``w <- w - eta0 / sqrt(t) * l'(w . x, y) * x`` after every example, with
@@ -62,6 +92,12 @@ class OGDClassifier(LogisticProbaMixin, OnlineClassifierMixin, _FirstOrderLinear
         ``max(0, 1 - y z)`` or ``(z - y)^2``. ``predict_proba`` exists only for ``"logistic"``.
     eta0 : float > 0, default=0.5
         Base step size; the step at example ``t`` is ``eta0 / sqrt(t)``.
+    normalized : bool, default=False
+        Scale-free steps (Ross, Mineiro & Langford, "Normalized Online Learning", UAI 2013): weight ``j``
+        moves by ``eta0 / sqrt(t) * (T / N) / s_j^2`` times the gradient, with ``s_j`` the largest ``|x_j|``
+        seen (``scale_``; the weight is shrunk by ``(s_j / |x_j|)^2`` when a larger value arrives) and ``N / T``
+        the average of ``sum_j (x_j / s_j)^2`` over the examples. Multiplying a column by a positive factor
+        then leaves the predictions unchanged. :class:`NAGClassifier` adds per-feature adaptive rates.
     fit_intercept : bool, default=True
         Learn an intercept (the weight of a constant feature 1).
     max_iter : int >= 1, default=5
@@ -92,13 +128,15 @@ class OGDClassifier(LogisticProbaMixin, OnlineClassifierMixin, _FirstOrderLinear
     _parameter_constraints = {
         "loss": [Options("logistic", "hinge", "squared")],
         "eta0": [Interval(float, 0, None, closed="neither")],
+        "normalized": ["boolean"],
         **_PASS_PARAMS,
     }
 
-    def __init__(self, *, loss="logistic", eta0=0.5, fit_intercept=True, max_iter=5, shuffle=True,
-                 random_state=None):
+    def __init__(self, *, loss="logistic", eta0=0.5, normalized=False, fit_intercept=True, max_iter=5,
+                 shuffle=True, random_state=None):
         self.loss = loss
         self.eta0 = eta0
+        self.normalized = normalized
         self.fit_intercept = fit_intercept
         self.max_iter = max_iter
         self.shuffle = shuffle
@@ -114,7 +152,7 @@ class OGDClassifier(LogisticProbaMixin, OnlineClassifierMixin, _FirstOrderLinear
         return float(self.eta0)
 
 
-class OGDRegressor(OnlineRegressorMixin, _FirstOrderLinear):
+class OGDRegressor(OnlineRegressorMixin, _OGD):
     """Online gradient descent for linear regression, step ``eta0 / sqrt(t)``.
 
     Update: ``w <- w - eta0 / sqrt(t) * l'(w . x, y) * x`` (ALGORITHMS.md 2.1).
@@ -126,7 +164,10 @@ class OGDRegressor(OnlineRegressorMixin, _FirstOrderLinear):
     epsilon : float >= 0, default=0.1
         Width of the insensitive zone (``"epsilon_insensitive"`` only).
     eta0 : float > 0, default=0.01
-        Base step size. Squared loss diverges when ``eta0 * ||x||^2`` is large: scale features or lower it.
+        Base step size. Squared loss diverges when ``eta0 * ||x||^2`` is large: scale features, lower it or
+        set ``normalized``.
+    normalized : bool, default=False
+        Scale-free steps, as in :class:`OGDClassifier`.
     fit_intercept, max_iter, shuffle, random_state
         As in :class:`OGDClassifier`.
 
@@ -145,14 +186,16 @@ class OGDRegressor(OnlineRegressorMixin, _FirstOrderLinear):
         "loss": [Options("squared", "epsilon_insensitive")],
         "epsilon": [Interval(float, 0, None, closed="left")],
         "eta0": [Interval(float, 0, None, closed="neither")],
+        "normalized": ["boolean"],
         **_PASS_PARAMS,
     }
 
-    def __init__(self, *, loss="squared", epsilon=0.1, eta0=0.01, fit_intercept=True, max_iter=5,
-                 shuffle=True, random_state=None):
+    def __init__(self, *, loss="squared", epsilon=0.1, eta0=0.01, normalized=False, fit_intercept=True,
+                 max_iter=5, shuffle=True, random_state=None):
         self.loss = loss
         self.epsilon = epsilon
         self.eta0 = eta0
+        self.normalized = normalized
         self.fit_intercept = fit_intercept
         self.max_iter = max_iter
         self.shuffle = shuffle

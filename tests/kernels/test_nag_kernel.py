@@ -1,0 +1,115 @@
+"""streamlearn._kernels.nag against its NumPy twin (tests/naive_nag.py) on adversarial inputs."""
+
+import itertools
+import math
+import zlib
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+
+from streamlearn._kernels import nag as k
+from streamlearn.losses import loss_code, loss_dloss
+from tests.naive_nag import naive_invariant_step, naive_nag_epoch
+
+
+def _matrix(kind, rng, n=50, d=12):
+    if kind == "dense":
+        X = rng.normal(size=(n, d))
+    elif kind == "mixed_scales":  # columns from 1e-3 to 1e3, growing maxima (rescaling exercised)
+        X = rng.normal(size=(n, d)) * np.logspace(-3, 3, d) * np.linspace(0.1, 3, n)[:, None]
+        X[rng.random(X.shape) < 0.4] = 0.0
+    elif kind == "empty_rows":
+        X = rng.normal(size=(n, d)) * (rng.random((n, d)) < 0.15)
+        X[::3] = 0.0
+    elif kind == "single_nonzero":
+        X = np.zeros((n, d))
+        X[np.arange(n), rng.integers(0, d, n)] = rng.normal(size=n) * 10
+    else:
+        raise AssertionError(kind)
+    return X
+
+
+def _run_kernel(X, targets, sw, state, loss, eta0, schedule, adaptive, invariant, fit_intercept, dense=False):
+    coef, intercept, scale, accum, accum_b, norm_state, t = (np.array(v, copy=True) if isinstance(v, np.ndarray)
+                                                             else v for v in state)
+    out = np.empty((X.shape[0], coef.shape[0]))
+    buf = np.empty(X.shape[1])
+    sched = k.SCHEDULE_INVSQRT if schedule == "invsqrt" else k.SCHEDULE_CONSTANT
+    args = (targets, sw, coef, intercept, fit_intercept, scale, accum, accum_b, norm_state, loss_code(loss), 0.0,
+            eta0, sched, adaptive, invariant, t, buf, out)
+    if dense:
+        t, bad = k.nag_epoch_dense(np.ascontiguousarray(X), *args)
+    else:
+        Xc = sp.csr_matrix(X)
+        t, bad = k.nag_epoch(Xc.indptr, Xc.indices, Xc.data, *args)
+    assert bad == -1
+    return coef, intercept, scale, accum, accum_b, norm_state, t, out
+
+
+@pytest.mark.parametrize("loss", ["logistic", "hinge", "squared"])
+@pytest.mark.parametrize("kind", ["dense", "mixed_scales", "empty_rows", "single_nonzero"])
+@pytest.mark.parametrize("dense", [False, True])
+def test_kernel_matches_naive_twin(loss, kind, dense):
+    rng = np.random.default_rng(zlib.crc32(f"{loss}-{kind}".encode()))
+    X = _matrix(kind, rng)
+    n_out = 1 if loss == "squared" else 3
+    if loss == "squared":
+        targets = (X @ rng.normal(size=X.shape[1]) / 100 + rng.normal(size=X.shape[0])).reshape(-1, 1)
+    else:
+        targets = np.where(rng.random((X.shape[0], n_out)) < 0.5, -1.0, 1.0)
+    sw = rng.choice([0.0, 0.5, 1.0, 3.0, 50.0], size=X.shape[0])
+    d = X.shape[1]
+    for adaptive, invariant, fit_intercept, schedule in itertools.product(
+            [True, False], [True, False], [True, False], ["constant", "invsqrt"]):
+        if not adaptive and invariant:
+            continue
+        # a warm state: from the first half, then the second half on top of it
+        state = (np.zeros((n_out, d)), np.zeros(n_out), np.zeros(d), np.zeros((n_out, d)), np.zeros(n_out),
+                 np.zeros(2), 0)
+        half = X.shape[0] // 2
+        for lo, hi in ((0, half), (half, X.shape[0])):
+            got = _run_kernel(X[lo:hi], targets[lo:hi], sw[lo:hi], state, loss, 0.7, schedule, adaptive, invariant,
+                              fit_intercept, dense)
+            coef, icpt, scale, accum, accum_b, norm_state, t = state
+            want = naive_nag_epoch(X[lo:hi], targets[lo:hi], sw[lo:hi], coef, icpt, fit_intercept, scale, accum,
+                                   accum_b, norm_state, loss, 0.7, schedule, adaptive, invariant, t)
+            what = f"adaptive={adaptive} invariant={invariant} intercept={fit_intercept} {schedule} rows {lo}:{hi}"
+            names = ["coef", "intercept", "scale", "accum", "accum_b", "norm_state", "t", "scores"]
+            for name, g, w in zip(names, got, want):
+                np.testing.assert_allclose(g, w, rtol=1e-9, atol=1e-12, err_msg=f"{name} differs ({what})")
+            state = got[:7]
+
+
+@pytest.mark.parametrize("loss", ["logistic", "hinge", "squared"])
+def test_invariant_step_matches_twin_and_never_overshoots(loss):
+    rng = np.random.default_rng(3)
+    for _ in range(400):
+        y = 1.0 if loss == "squared" else rng.choice([-1.0, 1.0])
+        z = rng.normal() * 10 ** rng.uniform(-2, 2.8)
+        H = 10 ** rng.uniform(-6, 4)
+        P = 10 ** rng.uniform(-4, 3)
+        dz = float(loss_dloss(loss, y, z))
+        u = k.invariant_step(loss_code(loss), y, z, dz, H, P)
+        np.testing.assert_allclose(u, naive_invariant_step(loss, y, z, H, P), rtol=1e-9, atol=1e-300)
+        z_after = z - u * P
+        if loss == "squared":
+            assert abs(z_after - y) <= abs(z - y) * (1 + 1e-12)
+            assert (z_after - y) * (z - y) >= -1e-12 * (z - y) ** 2  # never past the label (up to rounding)
+        elif loss == "hinge":
+            assert y * z_after <= max(1.0, y * z) + 1e-9
+        assert math.isfinite(u)
+
+
+def test_logistic_flow_extremes():
+    """Huge importance and huge margins: finite, monotone in the time, and the first-order limit."""
+    for m0 in (-800.0, -40.0, -1.0, 0.0, 2.0, 40.0, 800.0):
+        prev = 0.0
+        for ph in (1e-12, 1e-3, 1.0, 1e3, 1e8):
+            d = k.logistic_flow(m0, ph)
+            assert math.isfinite(d) and d >= prev, (m0, ph, d)
+            prev = d
+        if m0 <= 40:
+            np.testing.assert_allclose(k.logistic_flow(m0, 1e-12), 1e-12 / (1.0 + math.exp(m0)), rtol=1e-6)
+    # m0 = -800 for a time 1e8: the margin ends where m + e^m = 1e8 - 800, i.e. near log(1e8)
+    np.testing.assert_allclose(k.logistic_flow(-800.0, 1e8) - 800.0, 18.42, atol=0.01)
