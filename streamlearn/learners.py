@@ -128,10 +128,11 @@ LEARNERS = {s.name: s for s in [
                 demo=False),
     # second order (RFD paper, seed 004): squared loss on -1/+1 labels. CLI defaults: the scale safeguard
     # (running max-abs column scaling + a constant feature, see SketchedOnlineNewton's safeguard) and, for the
-    # sketches with a fixed regulariser, alpha0=30 (chosen on the zoo benchmark: benchmarks/zoo.py);
+    # sketches with a fixed regulariser, alpha0=30, and AdaGrad's eta=0.2 (chosen on the zoo benchmark,
+    # benchmarks/zoo.py);
     # -p safeguard=paper restores the published algorithm
     LearnerSpec("adagrad", f"{_SO}:AdaGrad", "Diagonal AdaGrad with slab projection (RFD paper baseline)",
-                defaults=_SAFE, demo=True),
+                defaults={**_SAFE, "eta": 0.2}, demo=True),
     LearnerSpec("full-on", f"{_SO}:OnlineNewtonStep", "Full-matrix online Newton step, O(d^2) (d <= 4096)",
                 defaults=_SAFE, demo=True),
     *[LearnerSpec(f"{sk}-son", f"{_SO}:SketchedOnlineNewton", f"Sketched online Newton step over {label}",

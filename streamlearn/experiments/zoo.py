@@ -255,9 +255,10 @@ def batch_ceiling(X_train, y_train, X_test, y_test, task):
     if task == "regression":
         model = make_pipeline(scaler, RidgeCV(alphas=np.logspace(-3, 4, 15)))
     else:
-        model = make_pipeline(scaler, LogisticRegressionCV(Cs=8, cv=3, max_iter=300))
+        model = make_pipeline(scaler, LogisticRegressionCV(Cs=8, cv=3, max_iter=300, scoring="accuracy"))
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", ConvergenceWarning)
+        warnings.simplefilter("ignore", FutureWarning)  # scikit-learn's announced changes of defaults
         model.fit(X_train, y_train)
     if task == "regression":
         return _rmse(y_test, model.predict(X_test))
@@ -365,8 +366,7 @@ def plot(rows, path, args=None):
         if r["gap_to_vw"] is not None:
             grid[sets.index(r["dataset"]), learners.index(r["learner"])] = r["gap_to_vw"]
     fig, ax = plt.subplots(figsize=(max(8, 0.55 * len(learners) + 3), 0.5 * len(sets) + 2.5))
-    cmap = plt.get_cmap("RdBu").copy()
-    cmap.set_bad("lightgrey")
+    cmap = plt.get_cmap("RdBu").with_extremes(bad="lightgrey")
     im = ax.imshow(np.clip(grid, -20, 20), cmap=cmap, vmin=-20, vmax=20, aspect="auto")
     for i in range(len(sets)):
         for j in range(len(learners)):
