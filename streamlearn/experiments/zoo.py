@@ -131,8 +131,10 @@ def run_dataset(name, X, y, task, *, learners=None, random_state=0, vw=True, cei
         majority = float(np.mean(y_test == values[np.argmax(counts)]))
     vw_score = vw_defaults(X_train, y_train, X_test, y_test, task, classes) if vw else None
     ceil = batch_ceiling(X_train, y_train, X_test, y_test, task) if ceiling else None
+    import scipy.sparse as sp
+
     base = {"dataset": name, "task": task, "n_train": int(y_train.shape[0]), "n_test": int(y_test.shape[0]),
-            "n_features": int(X.shape[1]), "majority": majority, "vw": vw_score, "ceiling": ceil}
+            "n_features": int(X.shape[1]), "sparse": bool(sp.issparse(X)), "majority": majority, "vw": vw_score, "ceiling": ceil}
     log(f"{name}: majority {majority:.4f}  vw {vw_score}  ceiling {ceil}")
     rows = []
     for learner in learners or zoo_learners(task):
@@ -407,3 +409,79 @@ def report_markdown(rows, meta, png=None):
         parts += [f"## {RESCALE_LEARNER}: spread over column rescalings", "",
                   "Every column multiplied by a random factor 10^U(-3, 3), same split and order.", "", resc, ""]
     return "\n".join(parts)
+
+
+# ------------------------------------------------------------------------------------ documentation tables
+
+#: kinds of data of the "which learner" table: (label, test on a data set's first row)
+DATA_KINDS = [
+    ("binary, dense raw columns (mixed units)",
+     lambda r: r["task"] == "binary" and not r.get("sparse") and r["majority"] < 0.9),
+    ("binary, sparse (one-hot, bag of words)", lambda r: r["task"] == "binary" and r.get("sparse")),
+    ("binary, skewed classes (>= 90 % one class)", lambda r: r["task"] == "binary" and r["majority"] >= 0.9),
+    ("multiclass", lambda r: r["task"] == "multiclass"),
+    ("regression", lambda r: r["task"] == "regression"),
+]
+
+
+def learner_choice_table(rows, top=3):
+    """Markdown: per kind of data, the zoo sets of that kind and the learners with the best median score
+    (accuracy; RMSE relative to VW's for regression) over them, with CLI defaults.
+
+    >>> rows = [{"dataset": "a", "task": "multiclass", "learner": n, "score": s, "majority": 0.3, "vw": 0.8,
+    ...          "ceiling": 0.9, "note": ""} for n, s in (("x", 0.7), ("y", 0.85))]
+    >>> print(learner_choice_table(rows).splitlines()[2])
+    | multiclass | a | **y** (85.0 %, VW 80.0 %); x (70.0 %) | 90.0 % |
+    """
+    lines = ["| data | zoo data sets | best learners with CLI defaults (median test score) | tuned batch "
+             "ceiling (median) |", "|---|---|---|---:|"]
+    for label, test in DATA_KINDS:
+        sets = [d for d in dict.fromkeys(r["dataset"] for r in rows)
+                if test(next(r for r in rows if r["dataset"] == d))]
+        if not sets:
+            continue
+        reg = label == "regression"
+        mine = [r for r in rows if r["dataset"] in sets]
+        ranked = []
+        for name in dict.fromkeys(r["learner"] for r in mine):
+            rs = [r for r in mine if r["learner"] == name]
+            if any(r["score"] is None for r in rs) or not rs:
+                continue
+            if reg:  # RMSE relative to VW's defaults (lower is better), comparable across data sets
+                rel = [r["score"] / r["vw"] if r["vw"] else float("inf") for r in rs]
+                ranked.append((float(np.median(rel)), name, None))
+            else:
+                vw = [r["vw"] for r in rs if r["vw"] is not None]
+                ranked.append((-float(np.median([r["score"] for r in rs])), name,
+                               float(np.median(vw)) if len(vw) == len(rs) else None))
+        ranked.sort()
+        cells = []
+        for i, (key, name, vw) in enumerate(ranked[:top]):
+            if reg:
+                text = f"{name} (RMSE {key:.2f} x VW's)"
+            else:
+                text = f"{name} ({-100 * key:.1f} %" + (f", VW {100 * vw:.1f} %)" if i == 0 and vw is not None else ")")
+            cells.append(f"**{text.split(' (')[0]}** (" + text.split(" (", 1)[1] if i == 0 else text)
+        ceil = [next(r for r in mine if r["dataset"] == d)["ceiling"] for d in sets]
+        ceil = [c for c in ceil if c is not None]
+        if reg:
+            vws = [next(r for r in mine if r["dataset"] == d)["vw"] for d in sets]
+            cell = (f"RMSE {np.median([c / v for c, v in zip(ceil, vws)]):.2f} x VW's"
+                    if ceil and len(ceil) == len(vws) and all(vws) else "–")
+        else:
+            cell = f"{100 * np.median(ceil):.1f} %" if ceil else "–"
+        lines.append(f"| {label} | {', '.join(sets)} | {'; '.join(cells)} | {cell} |")
+    return "\n".join(lines)
+
+
+def replace_between_markers(text, marker, table):
+    r"""Put ``table`` between ``<!-- marker:start -->`` and ``<!-- marker:end -->`` in ``text``.
+
+    >>> replace_between_markers("a\n<!-- t:start -->\nold\n<!-- t:end -->\nb", "t", "new")
+    'a\n<!-- t:start -->\nnew\n<!-- t:end -->\nb'
+    """
+    start, end = f"<!-- {marker}:start -->", f"<!-- {marker}:end -->"
+    i, j = text.find(start), text.find(end)
+    if i < 0 or j < i:
+        raise ValueError(f"markers {start} ... {end} not found in the page")
+    return text[:i + len(start)] + "\n" + table + "\n" + text[j:]
