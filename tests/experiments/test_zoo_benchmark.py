@@ -44,3 +44,12 @@ def test_summary_counts_sets_below_majority():
     (s,) = zoo.summary(rows)
     assert s["below_majority"] == 1 and s["below_majority_sets"] == ["a"]
     assert s["median_gap_to_vw"] == pytest.approx(0.0) and s["worst_gap_to_vw"] == pytest.approx(-20.0)
+
+
+def test_documentation_tables_are_rendered_from_the_stored_run():
+    root = Path(__file__).resolve().parents[2]
+    results = root / "benchmarks" / "results" / "zoo.json"
+    if not results.is_file():
+        pytest.skip("no stored zoo run (benchmarks/results/zoo.json)")
+    check = runpy.run_path(str(root / "benchmarks" / "zoo_docs.py"))["main"]
+    assert check(["--check"]) == 0, "docs out of date: run python benchmarks/zoo_docs.py"
