@@ -46,7 +46,8 @@ _FM = "streamlearn.facto"
 _SO = "streamlearn.second_order"
 _SAFE = {"safeguard": "maxabs"}
 LEARNERS = {s.name: s for s in [
-    LearnerSpec("perceptron", f"{_LM}:Perceptron", "Perceptron with bias (Rosenblatt; bias via R^2, lecture seed 001)"),
+    LearnerSpec("perceptron", f"{_LM}:Perceptron", "Perceptron with bias (Rosenblatt; bias via R^2, lecture seed 001)",
+                defaults={"radius": 0.1}),  # near scikit-learn's sparse intercept rule; demo 0.819 vs 0.704
     LearnerSpec("perceptron-nobias", f"{_LM}:Perceptron", "Perceptron without bias",
                 fixed={"fit_intercept": False}),
     LearnerSpec("pa", f"{_LM}:PassiveAggressiveClassifier", "Passive-Aggressive (PA), hinge loss",
@@ -93,11 +94,11 @@ LEARNERS = {s.name: s for s in [
                 task="regression", demo=False),
     # confidence-weighted, Pegasos, SVM solvers (seed 001, ALGORITHMS.md 2.4-2.8, 3.1-3.2)
     LearnerSpec("cw", f"{_LM}:ConfidenceWeightedClassifier",
-                "Confidence-Weighted, full covariance, exact update (Crammer et al. NIPS 2008); d <= 4096",
-                fixed={"covariance": "full"}),
+                "Confidence-Weighted, full covariance (Crammer et al. NIPS 2008; variance update, -p update=stdev "
+                "for the exact one); d <= 4096", fixed={"covariance": "full"}, defaults={"update": "variance"}),
     LearnerSpec("cw-diag", f"{_LM}:ConfidenceWeightedClassifier",
                 "Confidence-Weighted, diagonal covariance, variance update (Dredze et al. ICML 2008); O(nnz)",
-                fixed={"covariance": "diagonal"}, defaults={"update": "variance"}),
+                fixed={"covariance": "diagonal"}, defaults={"update": "variance", "eta": 0.9, "a": 0.01}),
     LearnerSpec("arow", f"{_LM}:AROWClassifier",
                 "AROW (Crammer et al. NIPS 2009), full covariance (-p covariance=diagonal above 4096 features)"),
     LearnerSpec("scw1", f"{_LM}:SoftConfidenceWeightedClassifier", "Soft Confidence-Weighted SCW-I (Wang et al. "
