@@ -61,7 +61,7 @@ LEARNERS = {s.name: s for s in [
     LearnerSpec("ogd-hinge", f"{_LM}:OGDClassifier", "Online gradient descent, hinge loss, step eta0/sqrt(t)",
                 fixed={"loss": "hinge"}),
     LearnerSpec("ogd-squared", f"{_LM}:OGDClassifier", "Online gradient descent, squared loss on -1/+1 labels",
-                fixed={"loss": "squared"}, defaults={"eta0": 0.05}),
+                fixed={"loss": "squared"}, defaults={"eta0": 0.05, "normalized": True}),  # raw: diverges on 4 zoo sets
     LearnerSpec("ogd-regressor", f"{_LM}:OGDRegressor", "Online gradient descent regression, squared loss",
                 task="regression", demo=False),
     LearnerSpec("pa-regressor", f"{_LM}:PassiveAggressiveRegressor",
@@ -80,7 +80,8 @@ LEARNERS = {s.name: s for s in [
     LearnerSpec("tg", f"{_LM}:TruncatedGradientClassifier",
                 "Truncated gradient (Langford et al.): gravity g, threshold theta, window k"),
     LearnerSpec("fobos", f"{_LM}:FOBOSClassifier", "L1-FOBOS: SGD step then soft threshold eta_t * l1"),
-    LearnerSpec("rda", f"{_LM}:RDAClassifier", "L1-RDA (Xiao): regularised dual averaging, l1 and gamma"),
+    LearnerSpec("rda", f"{_LM}:RDAClassifier", "L1-RDA (Xiao): regularised dual averaging, l1 and gamma (hinge "
+                "loss by default)", defaults={"loss": "hinge"}),  # zoo: logistic is under majority on 2 raw sets
     LearnerSpec("ftrl", f"{_LM}:FTRLProximalClassifier",
                 "FTRL-Proximal (McMahan et al.): per-coordinate rates alpha/beta, l1, l2"),
     LearnerSpec("truncation-regressor", f"{_LM}:SimpleTruncationRegressor", "Simple truncation, squared loss",
