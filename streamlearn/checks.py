@@ -26,7 +26,7 @@ import tempfile
 
 import numpy as np
 import scipy.sparse as sp
-from sklearn.base import clone, is_classifier
+from sklearn.base import BaseEstimator, clone, is_classifier
 
 from .losses import LOSSES
 
@@ -47,12 +47,24 @@ def _data(estimator, n=120, d=9, seed=0):
     return sp.csr_matrix(X), X @ w + 0.1 * rng.normal(size=n), {}
 
 
-def _model_arrays(est):
-    """Fitted state: every ndarray attribute (public or private) plus ``coef_``/``intercept_``."""
+def _state_arrays(est):
+    """Every ndarray attribute (public or private), and those of the fitted estimators ``est`` holds (a
+    pipeline's ``scaler_`` and ``learner_``, named ``scaler_.<name>``)."""
     out = {k: v for k, v in vars(est).items() if isinstance(v, np.ndarray)}
-    for k in ("coef_", "intercept_"):
-        if hasattr(est, k):
-            out[k] = np.asarray(getattr(est, k))
+    for name, sub in vars(est).items():
+        if name.endswith("_") and isinstance(sub, BaseEstimator):
+            out.update({f"{name}.{k}": v for k, v in _state_arrays(sub).items()})
+    return out
+
+
+def _model_arrays(est):
+    """Fitted state: ``_state_arrays`` plus ``coef_``/``intercept_`` (and a held learner's)."""
+    out = _state_arrays(est)
+    for prefix, sub in [("", est)] + [(f"{n}.", v) for n, v in vars(est).items()
+                                      if n.endswith("_") and isinstance(v, BaseEstimator)]:
+        for k in ("coef_", "intercept_"):
+            if hasattr(sub, k):
+                out[prefix + k] = np.asarray(getattr(sub, k))
     return out
 
 
@@ -117,10 +129,11 @@ def check_scores_are_pre_update(estimator):
 def check_state_not_reallocated(estimator):
     X, y, kw = _data(estimator)
     est = clone(estimator).partial_fit(X[:60], y[:60], **kw)
-    before = {k: v for k, v in vars(est).items() if isinstance(v, np.ndarray) and v.size > 1}
+    before = {k: v for k, v in _state_arrays(est).items() if v.size > 1}
     est.partial_fit(X[60:], y[60:])
+    after = _state_arrays(est)
     for key, arr in before.items():
-        assert vars(est).get(key) is arr, f"partial_fit reallocated the state array {key}"
+        assert after.get(key) is arr, f"partial_fit reallocated the state array {key}"
 
 
 def check_save_load_round_trip(estimator):

@@ -117,14 +117,24 @@ def _jsonable(value):
     return False, None
 
 
-def save(obj, path):
-    """Save ``obj`` (a streamlearn estimator or sketch) to ``path``; the file appears whole or not at all."""
+#: A parameter or attribute that is itself a streamlearn object (a pipeline's scaler and learner) is stored as
+#: ``{"$object": {class, params, attributes, arrays}}``, its arrays under ``arrays/<name>/...``; nesting is
+#: bounded by ``_MAX_DEPTH`` and every nested class must be a registered streamlearn class, as at the top.
+_OBJECT_KEY = "$object"
+_MAX_DEPTH = 4
+
+
+def _describe(obj, prefix, blobs, depth=0):
+    """``{class, params, attributes, arrays}`` of ``obj``; array bytes go to ``blobs[prefix + key]``."""
     cls = type(obj)
     name = _public_name(cls)
-    if _REGISTRY.get(name) is not cls:
+    if _REGISTRY.get(name) is not cls or depth > _MAX_DEPTH:
         raise TypeError(f"{cls.__name__} is not a streamlearn class that can be saved.")
     params = {}
     for key, value in obj.get_params(deep=False).items():
+        if isinstance(value, PersistMixin):
+            params[key] = {_OBJECT_KEY: _describe(value, f"{prefix}{key}/", blobs, depth + 1)}
+            continue
         ok, j = _jsonable(value)
         if not ok:
             raise TypeError(f"Cannot save parameter {key!r} of {cls.__name__}: {type(value).__name__} is not "
@@ -133,6 +143,9 @@ def save(obj, path):
     attributes, arrays = {}, {}
     for key, value in vars(obj).items():
         if key in params:
+            continue
+        if isinstance(value, PersistMixin):
+            attributes[key] = {_OBJECT_KEY: _describe(value, f"{prefix}{key}/", blobs, depth + 1)}
             continue
         if isinstance(value, np.ndarray):
             if value.dtype == object:
@@ -145,16 +158,22 @@ def save(obj, path):
         if not ok:
             raise TypeError(f"Cannot save attribute {key!r} of {cls.__name__}: type {type(value).__name__}.")
         attributes[key] = j
-    blobs, array_meta = {}, {}
+    array_meta = {}
     for key, arr in arrays.items():
         buf = io.BytesIO()
         np.save(buf, arr, allow_pickle=False)
         raw = buf.getvalue()
-        blobs[key] = raw
+        blobs[prefix + key] = raw
         array_meta[key] = {"dtype": arr.dtype.str, "shape": list(arr.shape),
                            "sha256": hashlib.sha256(raw).hexdigest()}
+    return {"class": name, "params": params, "attributes": attributes, "arrays": array_meta}
+
+
+def save(obj, path):
+    """Save ``obj`` (a streamlearn estimator or sketch) to ``path``; the file appears whole or not at all."""
+    blobs = {}
     meta = {"format": FORMAT, "format_version": FORMAT_VERSION, "streamlearn_version": __version__,
-            "class": name, "params": params, "attributes": attributes, "arrays": array_meta}
+            **_describe(obj, "", blobs)}
     path = os.fspath(path)
     directory = os.path.dirname(os.path.abspath(path))
     fd, tmp = tempfile.mkstemp(prefix=".tmp-", suffix=".slm", dir=directory)
@@ -197,29 +216,42 @@ def load(path):
             raise ModelFileError(f"{path}: model format version {version!r}; this streamlearn "
                                  f"({__version__}) reads version {FORMAT_VERSION}. Re-save the model with a "
                                  "matching streamlearn version.")
-        cls = _registered_class(meta.get("class"))
-        if cls is None:
-            raise ModelFileError(f"{path}: unknown class {meta.get('class')!r}; expected a streamlearn "
-                                 "estimator or sketch.")
-        arrays = {}
-        for key, info in meta.get("arrays", {}).items():
-            try:
-                raw = zf.read(f"arrays/{key}.npy")
-            except (KeyError, zipfile.BadZipFile, OSError) as exc:
-                raise ModelFileError(f"{path}: array {key!r} is missing or unreadable ({exc}).") from None
-            if hashlib.sha256(raw).hexdigest() != info.get("sha256"):
-                raise ModelFileError(f"{path}: checksum mismatch for array {key!r}: the file is corrupted.")
-            try:
-                arr = np.load(io.BytesIO(raw), allow_pickle=False)
-            except ValueError as exc:
-                raise ModelFileError(f"{path}: array {key!r} is unreadable ({exc}).") from None
-            if arr.dtype.str != info.get("dtype") or list(arr.shape) != info.get("shape"):
-                raise ModelFileError(f"{path}: array {key!r} has dtype {arr.dtype.str} and shape "
-                                     f"{list(arr.shape)}, metadata says {info.get('dtype')} {info.get('shape')}.")
-            arrays[key] = arr
-    obj = cls(**meta.get("params", {}))
-    for key, value in meta.get("attributes", {}).items():
-        setattr(obj, key, value)
+        return _build(meta, "", zf, path)
+
+
+def _nested(value):
+    return isinstance(value, dict) and set(value) == {_OBJECT_KEY} and isinstance(value[_OBJECT_KEY], dict)
+
+
+def _build(meta, prefix, zf, path, depth=0):
+    """The object described by ``meta`` (see ``_describe``), its arrays read and verified from ``zf``."""
+    cls = _registered_class(meta.get("class"))
+    if cls is None or depth > _MAX_DEPTH:
+        raise ModelFileError(f"{path}: unknown class {meta.get('class')!r}; expected a streamlearn "
+                             "estimator or sketch.")
+    arrays = {}
+    for key, info in meta.get("arrays", {}).items():
+        try:
+            raw = zf.read(f"arrays/{prefix}{key}.npy")
+        except (KeyError, zipfile.BadZipFile, OSError) as exc:
+            raise ModelFileError(f"{path}: array {prefix + key!r} is missing or unreadable ({exc}).") from None
+        if hashlib.sha256(raw).hexdigest() != info.get("sha256"):
+            raise ModelFileError(f"{path}: checksum mismatch for array {prefix + key!r}: the file is corrupted.")
+        try:
+            arr = np.load(io.BytesIO(raw), allow_pickle=False)
+        except ValueError as exc:
+            raise ModelFileError(f"{path}: array {prefix + key!r} is unreadable ({exc}).") from None
+        if arr.dtype.str != info.get("dtype") or list(arr.shape) != info.get("shape"):
+            raise ModelFileError(f"{path}: array {prefix + key!r} has dtype {arr.dtype.str} and shape "
+                                 f"{list(arr.shape)}, metadata says {info.get('dtype')} {info.get('shape')}.")
+        arrays[key] = arr
+
+    def value(key, v):
+        return _build(v[_OBJECT_KEY], f"{prefix}{key}/", zf, path, depth + 1) if _nested(v) else v
+
+    obj = cls(**{k: value(k, v) for k, v in meta.get("params", {}).items()})
+    for key, v in meta.get("attributes", {}).items():
+        setattr(obj, key, value(key, v))
     for key, arr in arrays.items():
         setattr(obj, key, arr)
     if hasattr(obj, "_after_load"):

@@ -11,3 +11,4 @@ from tests.naive_fm import *  # noqa: F401,F403
 from tests.naive_sketch import *  # noqa: F401,F403
 from tests.naive_son import *  # noqa: F401,F403
 from tests.naive_nag import *  # noqa: F401,F403
+from tests.naive_scaling import *  # noqa: F401,F403

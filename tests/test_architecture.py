@@ -9,7 +9,7 @@ import pytest
 
 PKG = Path(__file__).resolve().parents[1] / "streamlearn"
 STDLIB_OK = {"math", "functools", "numpy", "numba", "cmath"}
-ESTIMATOR_LAYERS = ["linear_model", "second_order", "facto", "sketch", "sparse"]
+ESTIMATOR_LAYERS = ["linear_model", "second_order", "facto", "sketch", "sparse", "preprocessing"]
 
 
 def _imports(path):

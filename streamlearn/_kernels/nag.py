@@ -90,7 +90,7 @@ def invariant_step(loss, y, z, dz, H, P):
         if m >= 1.0:
             return 0.0
         cap = (1.0 - m) / P
-        return -y * (min(cap, H))
+        return -y * min(cap, H)
     if loss == LOSS_LOGISTIC:
         return -y * logistic_flow(y * z, P * H) / P
     return H * dz

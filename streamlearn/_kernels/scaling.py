@@ -1,0 +1,96 @@
+"""Streaming feature scaling: each row is transformed with the statistics of the rows before it, then added.
+
+So a row never sees itself or any later row (progressive validation stays honest) and the result does not
+depend on how the stream is cut into chunks. Rows are CSR rows (``cols`` = column indices) or dense rows
+(``cols`` empty: the row's entries are columns ``0 .. d-1``, zeros included, so they count as observed).
+
+* Max-abs: ``x_j / m_j`` with ``m_j`` the largest ``|x_j|`` of the earlier rows (1 while it is 0).
+* Standard: ``(x_j - mean_j) / std_j`` (centring only when ``center``; population std, 1 while it is 0).
+  Per column: ``shift[j]`` = the first non-zero value seen (0 until then), ``count[j]`` = non-zero entries
+  seen, ``s1[j]`` = sum of ``x - shift``, ``s2[j]`` = sum of ``(x - shift)^2`` over them. Zeros (missing
+  CSR entries, explicit or dense zeros alike) are accounted for lazily from ``n - count[j]``: O(nnz) per row,
+  and the same state for dense and CSR input. The shift keeps
+  the sums small when a column's values sit far from 0 (no cancellation in ``var = E[d^2] - E[d]^2``).
+
+``out`` (same length as ``data``) receives the transformed values when ``write`` is true.
+"""
+
+import math
+
+import numpy as np
+
+from ._numba import njit_kernel
+
+
+@njit_kernel
+def maxabs_transform_update(indptr, cols, data, n_cols, max_abs, write, out):
+    """Max-abs scaling, row by row (see the module docstring); updates ``max_abs`` in place."""
+    dense = cols.shape[0] == 0
+    n_rows = indptr.shape[0] - 1
+    for i in range(n_rows):
+        start = indptr[i]
+        for p in range(start, indptr[i + 1]):
+            j = p - start if dense else np.intp(cols[p])
+            x = data[p]
+            m = max_abs[j]
+            if write:
+                out[p] = x / m if m > 0.0 else x
+            ax = abs(x)
+            if ax > m:
+                max_abs[j] = ax
+    return n_rows
+
+
+@njit_kernel
+def standard_transform_update(indptr, cols, data, n_cols, shift, count, s1, s2, n_seen, center, with_std, write,
+                              out):
+    """Standard scaling, row by row (see the module docstring); updates the column sums in place and returns
+    the number of rows seen afterwards (``n_seen`` before)."""
+    dense = cols.shape[0] == 0
+    n_rows = indptr.shape[0] - 1
+    n = n_seen
+    for i in range(n_rows):
+        start = indptr[i]
+        for p in range(start, indptr[i + 1]):
+            j = p - start if dense else np.intp(cols[p])
+            x = data[p]
+            if write:
+                if n > 0:
+                    missing = n - count[j]  # zeros of earlier CSR rows
+                    k = shift[j]
+                    a = (s1[j] - missing * k) / n  # mean of (x - shift)
+                    mean = k + a
+                    scale = 1.0
+                    if with_std:
+                        var = (s2[j] + missing * k * k) / n - a * a
+                        if var > 0.0:
+                            scale = math.sqrt(var)
+                    out[p] = ((x - mean) if center else x) / scale
+                else:
+                    out[p] = x
+            if x == 0.0:  # zeros are counted lazily (n - count), as CSR's missing entries are
+                continue
+            if count[j] == 0:
+                shift[j] = x
+            dx = x - shift[j]
+            s1[j] += dx
+            s2[j] += dx * dx
+            count[j] += 1
+        n += 1
+    return n
+
+
+@njit_kernel
+def standard_moments(shift, count, s1, s2, n, mean, var):
+    """Column means and (population) variances from the sums of ``standard_transform_update``; O(d)."""
+    for j in range(shift.shape[0]):
+        if n == 0:
+            mean[j] = 0.0
+            var[j] = 0.0
+            continue
+        missing = n - count[j]
+        k = shift[j]
+        a = (s1[j] - missing * k) / n
+        mean[j] = k + a
+        v = (s2[j] + missing * k * k) / n - a * a
+        var[j] = v if v > 0.0 else 0.0

@@ -1,0 +1,19 @@
+"""Streaming preprocessing: online scalers and the pipeline that puts one in front of a learner.
+
+* :class:`MaxAbsScaler` and :class:`StandardScaler` learn their statistics online (``partial_fit``); in a
+  stream (``partial_fit_transform``, and so in a :class:`StreamPipeline`) each row is transformed with the
+  statistics of the rows *before* it, never its own or later ones.
+* :func:`make_stream_pipeline` / :class:`StreamPipeline`: scaler + learner with the learner's API
+  (``partial_fit``, ``partial_fit_scores``, ``predict``, ``decision_function``, ``predict_proba`` when the
+  learner has it, ``save``/``load``).
+"""
+
+from .._lazy import lazy_attributes
+
+_WHERE = {
+    "._scalers": ["MaxAbsScaler", "StandardScaler"],
+    "._pipeline": ["StreamPipeline", "make_stream_pipeline", "make_scaler", "SCALERS"],
+}
+__getattr__, __dir__ = lazy_attributes(__name__, globals(), {n: m for m, names in _WHERE.items() for n in names})
+
+__all__ = ["MaxAbsScaler", "StandardScaler", "StreamPipeline", "make_stream_pipeline", "make_scaler", "SCALERS"]

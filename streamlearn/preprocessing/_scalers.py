@@ -1,0 +1,201 @@
+"""Online MaxAbsScaler and StandardScaler (statistics updated row by row, never looking ahead)."""
+
+import numpy as np
+import scipy.sparse as sp
+from sklearn.base import BaseEstimator, TransformerMixin
+from sklearn.utils.validation import check_is_fitted, validate_data
+
+from .._kernels import scaling as _k
+from .._validation import as_csr_float
+from ..persist import PersistMixin
+
+__all__ = ["MaxAbsScaler", "StandardScaler"]
+
+_NO_COLS = np.empty(0, dtype=np.intp)
+
+
+class _OnlineScaler(PersistMixin, TransformerMixin, BaseEstimator):
+    """Validation and the row-by-row kernel call shared by the scalers (subclasses: ``_allocate(d)``,
+    ``_run(indptr, cols, data, write, out)``, ``_transform_values(...)``)."""
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.input_tags.sparse = True
+        tags.requires_fit = True
+        return tags
+
+    def _check(self, X, reset):
+        X = validate_data(self, X, reset=reset, accept_sparse=("csr", "csc", "coo"), dtype=np.float64,
+                          ensure_all_finite=True, accept_large_sparse=True)
+        return as_csr_float(X) if sp.issparse(X) else np.ascontiguousarray(X)
+
+    def _stream(self, X, write):
+        """Transform each row with the statistics of the rows before it (when ``write``), then add it."""
+        first = not hasattr(self, "n_samples_seen_")
+        X = self._check(X, reset=first)
+        if first:
+            self.n_samples_seen_ = 0
+            self._allocate(X.shape[1])
+        if sp.issparse(X):
+            out = X.copy() if write else X
+            self._run(X.indptr, X.indices, X.data, write, out.data if write else np.empty(0))
+            return out
+        n, d = X.shape
+        flat = X.reshape(-1)
+        out = np.empty_like(flat) if write else np.empty(0)
+        self._run(np.arange(0, n * d + 1, d, dtype=np.int64) if d else np.zeros(n + 1, np.int64), _NO_COLS, flat,
+                  write, out)
+        return out.reshape(n, d) if write else X
+
+    def fit(self, X, y=None):
+        """Reset, then learn the statistics of ``X``. Returns ``self``."""
+        for attr in [a for a in vars(self) if a.endswith("_") or a.startswith("_state")]:
+            delattr(self, attr)
+        return self.partial_fit(X)
+
+    def partial_fit(self, X, y=None):
+        """Add the rows of ``X`` to the statistics. Returns ``self``."""
+        self._stream(X, write=False)
+        return self
+
+    def partial_fit_transform(self, X, y=None):
+        """Transform each row of ``X`` with the statistics of the rows seen before it, then add it: the
+        no-look-ahead transform of a stream (chunking does not change the result)."""
+        return self._stream(X, write=True)
+
+    def transform(self, X):
+        """Scale ``X`` with the current statistics (they do not change)."""
+        check_is_fitted(self)
+        X = self._check(X, reset=False)
+        scale, offset = self._scale_offset()
+        if sp.issparse(X):
+            X = X.copy()
+            X.data /= scale[X.indices]
+            return X
+        return (X - offset) / scale if offset is not None else X / scale
+
+
+class MaxAbsScaler(_OnlineScaler):
+    """Divide every feature by the largest absolute value seen so far; sparse input stays sparse.
+
+    Statistics are learnt online. Used in a stream (``partial_fit_transform``, or inside
+    :class:`~streamlearn.preprocessing.StreamPipeline`), each row is divided by the maxima of the rows before
+    it (a feature not seen yet is left as it is), and only then added to them.
+
+    Attributes
+    ----------
+    max_abs_ : ndarray of shape (n_features,)
+    scale_ : ndarray of shape (n_features,)
+        ``max_abs_`` with zeros replaced by 1.
+    n_samples_seen_ : int
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from streamlearn.preprocessing import MaxAbsScaler
+    >>> X = np.array([[1.0, -200.0], [4.0, 100.0], [2.0, 400.0]])
+    >>> MaxAbsScaler().partial_fit_transform(X)  # each row scaled by the rows before it
+    array([[ 1. , -200. ],
+           [ 4. ,   0.5],
+           [ 0.5,   2. ]])
+    >>> MaxAbsScaler().fit(X).transform(X[:1])
+    array([[ 0.25, -0.5 ]])
+    """
+
+    def __init__(self):
+        pass
+
+    def _allocate(self, d):
+        self.max_abs_ = np.zeros(d, dtype=np.float64)
+
+    def _run(self, indptr, cols, data, write, out):
+        _k.maxabs_transform_update(indptr, cols, data, self.max_abs_.shape[0], self.max_abs_, write, out)
+        self.n_samples_seen_ += indptr.shape[0] - 1
+
+    @property
+    def scale_(self):
+        check_is_fitted(self, "max_abs_")
+        return np.where(self.max_abs_ > 0, self.max_abs_, 1.0)
+
+    def _scale_offset(self):
+        return self.scale_, None
+
+
+class StandardScaler(_OnlineScaler):
+    """Standardise features online: ``(x - mean) / std`` with running means and variances.
+
+    Sparse input is never centred (that would fill it in): it is only divided by the standard deviation
+    (computed with its zeros). Statistics are exact running moments, per column: sums of the deviations from
+    the column's first value and of their squares (a shifted form of the parallel update of Chan, Golub &
+    LeVeque, so that columns far from 0 lose no precision), O(nnz) per row. Used in a stream
+    (``partial_fit_transform``, or inside :class:`~streamlearn.preprocessing.StreamPipeline`), each row is
+    scaled by the statistics of the rows before it, and only then added to them.
+
+    Parameters
+    ----------
+    with_mean : bool, default=True
+        Centre dense input.
+    with_std : bool, default=True
+        Divide by the standard deviation (1 for a constant column).
+
+    Attributes
+    ----------
+    mean_, var_, scale_ : ndarray of shape (n_features,)
+    n_samples_seen_ : int
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from streamlearn.preprocessing import StandardScaler
+    >>> X = np.array([[1.0, 10.0], [3.0, 10.0], [5.0, 40.0]])
+    >>> sc = StandardScaler().fit(X)
+    >>> sc.mean_, sc.var_
+    (array([ 3., 20.]), array([  2.66666667, 200.        ]))
+    >>> StandardScaler().partial_fit_transform(X)  # row 3 scaled by the mean and std of rows 1-2
+    array([[ 1., 10.],
+           [ 2.,  0.],
+           [ 3., 30.]])
+    """
+
+    _parameter_constraints: dict = {"with_mean": ["boolean"], "with_std": ["boolean"]}
+
+    def __init__(self, *, with_mean=True, with_std=True):
+        self.with_mean = with_mean
+        self.with_std = with_std
+
+    def _allocate(self, d):
+        self._state_shift = np.zeros(d, dtype=np.float64)
+        self._state_count = np.zeros(d, dtype=np.int64)
+        self._state_s1 = np.zeros(d, dtype=np.float64)
+        self._state_s2 = np.zeros(d, dtype=np.float64)
+
+    def _run(self, indptr, cols, data, write, out):
+        center = bool(self.with_mean) and cols.shape[0] == 0  # dense rows only
+        self.n_samples_seen_ = int(_k.standard_transform_update(
+            indptr, cols, data, self._state_shift.shape[0], self._state_shift, self._state_count, self._state_s1,
+            self._state_s2, self.n_samples_seen_, center, bool(self.with_std), write, out))
+
+    def _moments(self):
+        check_is_fitted(self, "n_samples_seen_")
+        d = self._state_shift.shape[0]
+        mean, var = np.empty(d), np.empty(d)
+        _k.standard_moments(self._state_shift, self._state_count, self._state_s1, self._state_s2,
+                            self.n_samples_seen_, mean, var)
+        return mean, var
+
+    @property
+    def mean_(self):
+        return self._moments()[0]
+
+    @property
+    def var_(self):
+        return self._moments()[1]
+
+    @property
+    def scale_(self):
+        var = self._moments()[1]
+        return np.where(var > 0, np.sqrt(var), 1.0) if self.with_std else np.ones_like(var)
+
+    def _scale_offset(self):
+        mean, _ = self._moments()
+        return self.scale_, (mean if self.with_mean else None)

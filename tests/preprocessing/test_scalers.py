@@ -1,0 +1,125 @@
+"""Online scalers and the stream pipeline: kernel twins, no look-ahead, chunking, persistence, checks."""
+
+import os
+import zlib
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+
+from streamlearn import load
+from streamlearn.evaluation import progressive_validation
+from streamlearn.linear_model import NAGClassifier, OGDClassifier, OGDRegressor
+from streamlearn.preprocessing import MaxAbsScaler, StandardScaler, make_stream_pipeline
+from tests.naive_scaling import naive_maxabs_stream, naive_standard_stream
+
+
+def _data(kind, seed=0, n=80, d=7):
+    rng = np.random.default_rng(zlib.crc32(f"{kind}{seed}".encode()))
+    X = rng.normal(size=(n, d)) * np.logspace(-3, 4, d) + np.linspace(0, 1e5, d)  # far-from-0 columns
+    if kind == "sparse":
+        X[rng.random(X.shape) < 0.6] = 0.0
+        X[:, 0] = 0.0  # a column never seen
+        X[7] = 0.0
+    return X
+
+
+@pytest.mark.parametrize("kind", ["dense", "sparse"])
+@pytest.mark.parametrize("chunk", [1, 7, 1000])
+def test_kernels_match_twins_for_any_chunking(kind, chunk):
+    X = _data(kind)
+    Xin = sp.csr_matrix(X) if kind == "sparse" else X
+    for scaler, want in [(MaxAbsScaler(), naive_maxabs_stream(X)),
+                         (StandardScaler(), naive_standard_stream(X, center=kind == "dense")),
+                         (StandardScaler(with_mean=False), naive_standard_stream(X, center=False)),
+                         (StandardScaler(with_std=False), naive_standard_stream(X, center=kind == "dense",
+                                                                                with_std=False))]:
+        parts = [scaler.partial_fit_transform(Xin[i:i + chunk]) for i in range(0, X.shape[0], chunk)]
+        got = sp.vstack(parts).toarray() if kind == "sparse" else np.vstack(parts)
+        np.testing.assert_allclose(got, want, rtol=1e-9, atol=1e-9 * np.abs(want).max(),
+                                   err_msg=f"{scaler} chunk={chunk}")
+        if kind == "sparse":
+            assert all(sp.issparse(p) for p in parts)
+
+
+@pytest.mark.parametrize("kind", ["dense", "sparse"])
+def test_statistics_match_numpy(kind):
+    X = _data(kind)
+    Xin = sp.csr_matrix(X) if kind == "sparse" else X
+    sc = StandardScaler().partial_fit(Xin[:30]).partial_fit(Xin[30:])
+    np.testing.assert_allclose(sc.mean_, X.mean(axis=0), rtol=1e-12, atol=1e-9)
+    np.testing.assert_allclose(sc.var_, X.var(axis=0), rtol=1e-9, atol=1e-6)
+    assert sc.n_samples_seen_ == X.shape[0]
+    ma = MaxAbsScaler().partial_fit(Xin)
+    np.testing.assert_array_equal(ma.max_abs_, np.abs(X).max(axis=0))
+    # transform uses the current statistics and changes nothing
+    before = sc.mean_.copy()
+    out = sc.transform(Xin)
+    out = out.toarray() if sp.issparse(out) else out
+    want = (X - X.mean(axis=0)) if kind == "dense" else X
+    np.testing.assert_allclose(out, want / sc.scale_, rtol=1e-9, atol=1e-9)
+    np.testing.assert_array_equal(sc.mean_, before)
+
+
+def test_a_row_never_sees_itself_or_later_rows():
+    X = _data("dense")
+    for scaler in (MaxAbsScaler(), StandardScaler()):
+        a = scaler.__class__().partial_fit_transform(X)
+        X2 = X.copy()
+        X2[40:] *= 1e6  # change the future
+        b = scaler.__class__().partial_fit_transform(X2)
+        np.testing.assert_array_equal(a[:40], b[:40])
+
+
+def test_feature_count_is_fixed_and_errors_name_the_input():
+    sc = StandardScaler().partial_fit(np.ones((3, 4)))
+    with pytest.raises(ValueError, match="features"):
+        sc.partial_fit_transform(np.ones((3, 5)))
+    with pytest.raises(ValueError, match="NaN"):
+        StandardScaler().partial_fit(np.array([[np.nan, 1.0]]))
+
+
+def test_pipeline_is_chunk_invariant_and_progressive_validation_matches_manual_loop():
+    X = _data("dense")
+    y = np.where(X[:, 3] / 1e4 + X[:, 5] / 1e6 > np.median(X[:, 3] / 1e4 + X[:, 5] / 1e6), 1, -1)
+    pipe = make_stream_pipeline(StandardScaler(), OGDClassifier())
+    whole = pipe.__class__(**pipe.get_params(deep=False)).partial_fit_scores(X, y, classes=[-1, 1])
+    sc, clf, manual = StandardScaler(), OGDClassifier(), []
+    for i in range(X.shape[0]):  # the definition: scale row i by rows < i, score, learn
+        xi = sc.partial_fit_transform(X[i:i + 1])
+        manual.append(clf.partial_fit_scores(xi, y[i:i + 1], classes=[-1, 1])[0])
+    np.testing.assert_allclose(whole, manual, rtol=1e-12)
+    res = progressive_validation(make_stream_pipeline(StandardScaler(), OGDClassifier()), (X, y), classes=[-1, 1],
+                                 chunk_size=9)
+    assert res.n_examples == X.shape[0]
+    np.testing.assert_allclose(res.online_error_rate, np.mean(np.where(np.array(manual) >= 0, 1, -1) != y))
+
+
+def test_pipeline_save_load_round_trip(tmp_path):
+    X = _data("sparse")
+    y = (X[:, 2] > 0).astype(int)
+    pipe = make_stream_pipeline(MaxAbsScaler(), NAGClassifier()).partial_fit(X[:50], y[:50], classes=[0, 1])
+    path = os.path.join(tmp_path, "pipe.slm")
+    pipe.save(path)
+    back = load(path)
+    np.testing.assert_array_equal(back.predict_proba(X), pipe.predict_proba(X))
+    np.testing.assert_array_equal(back.scaler_.max_abs_, pipe.scaler_.max_abs_)
+    assert back.get_params()["learner__eta0"] == pipe.learner.eta0
+    back.partial_fit(X[50:], y[50:])
+    pipe.partial_fit(X[50:], y[50:])
+    np.testing.assert_array_equal(back.decision_function(X), pipe.decision_function(X))
+
+
+def test_pipeline_refused_chunk_leaves_the_scaler_unchanged():
+    X = _data("dense")
+    pipe = make_stream_pipeline(StandardScaler(), OGDRegressor()).partial_fit(X[:20], np.ones(20))
+    before = pipe.scaler_.mean_.copy(), pipe.scaler_.n_samples_seen_
+    with pytest.raises(ValueError):
+        pipe.partial_fit(X[20:30], np.ones(9))  # 10 rows, 9 targets
+    np.testing.assert_array_equal(pipe.scaler_.mean_, before[0])
+    assert pipe.scaler_.n_samples_seen_ == before[1]
+
+
+def test_pipeline_predict_proba_only_when_the_learner_has_it():
+    assert hasattr(make_stream_pipeline(MaxAbsScaler(), NAGClassifier()), "predict_proba")
+    assert not hasattr(make_stream_pipeline(MaxAbsScaler(), NAGClassifier(loss="hinge")), "predict_proba")
