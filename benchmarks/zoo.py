@@ -22,8 +22,11 @@ RESULTS = Path(__file__).resolve().parent / "results"
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     zoo.add_arguments(parser)
-    parser.add_argument("--out", default=str(RESULTS / "zoo"), help="output stem (default benchmarks/results/zoo)")
+    parser.add_argument("--out", default=None,
+                        help="output stem (default benchmarks/results/zoo, zoo_scale_<scaler> with --scale)")
     args = parser.parse_args(argv)
+    if args.out is None:
+        args.out = str(RESULTS / ("zoo" if args.scale == "none" else f"zoo_scale_{args.scale}"))
     args.verbose_log = True
     t0 = time.perf_counter()
     rows = zoo.run(args)
@@ -32,8 +35,8 @@ def main(argv=None):
     out.parent.mkdir(parents=True, exist_ok=True)
     zoo.plot(rows, out.with_suffix(".png"))
     command = "python benchmarks/zoo.py " + " ".join(sys.argv[1:] if argv is None else argv)
-    meta = {"command": command.strip(), "seconds": seconds, "python": platform.python_version(),
-            "skipped_datasets": args._skipped}
+    meta = {"command": command.strip(), "seconds": seconds, "scale": args.scale,
+            "python": platform.python_version(), "skipped_datasets": args._skipped}
     out.with_suffix(".json").write_text(json.dumps({"meta": meta, "summary": zoo.summary(rows), "rows": rows},
                                                    indent=1, default=float))
     out.with_suffix(".md").write_text(zoo.report_markdown(rows, meta, png=out.with_suffix(".png").name))

@@ -1,8 +1,8 @@
 """The data-set zoo: real data sets that ship inside installed packages, raw as shipped.
 
 scikit-learn's bundled sets, river's bundled files (when river is installed) and the shared data directory's
-farm-ads and MovieLens-100K (when present), and the bundled a9a. Nothing is downloaded and nothing is scaled: the columns
-keep the units they ship with (counts, pixel values, dates, money), which is the point of the zoo.
+farm-ads and MovieLens-100K (when present), and the bundled a9a. Nothing is downloaded and nothing is scaled: the
+columns keep the units they ship with (counts, pixel values, dates, money), which is the point of the zoo.
 """
 
 from dataclasses import dataclass

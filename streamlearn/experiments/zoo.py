@@ -42,6 +42,9 @@ def add_arguments(parser):
     parser.add_argument("--rescale", type=int, default=5, metavar="DRAWS",
                         help=f"{RESCALE_LEARNER}'s spread over DRAWS random column rescalings per "
                              "classification data set (0: skip; default 5)")
+    parser.add_argument("--scale", choices=["none", "maxabs", "standard"], default="none",
+                        help="put every learner behind this streaming scaler (streamlearn.preprocessing; the "
+                             "command line's --scale); default none: the data raw, as shipped")
     parser.add_argument("--no-vw", action="store_true", help="skip Vowpal Wabbit")
     parser.add_argument("--no-ceiling", action="store_true", help="skip the tuned batch ceiling")
 
@@ -62,7 +65,7 @@ def run(args):
             continue
         rows += run_dataset(name, X, y, task, learners=_split(args.learners), random_state=args.random_state,
                             vw=not args.no_vw, ceiling=not args.no_ceiling, rescale_draws=draws,
-                            log=lambda msg: _say(args, msg))
+                            scale=getattr(args, "scale", "none"), log=lambda msg: _say(args, msg))
     return rows
 
 
@@ -99,11 +102,16 @@ def zoo_learners(task):
     return [n for n, s in LEARNERS.items() if s.task == want and not s.batch]
 
 
-def fit_score(name, X_train, y_train, X_test, y_test, task, params=None):
-    """Fit learner ``name`` (CLI defaults, ``params`` on top) in one pass; test accuracy or RMSE."""
+def fit_score(name, X_train, y_train, X_test, y_test, task, params=None, scale="none"):
+    """Fit learner ``name`` (CLI defaults, ``params`` on top; behind the streaming scaler ``scale`` unless
+    "none") in one pass; test accuracy or RMSE."""
     from ..learners import make_learner
 
     learner = make_learner(name, params)
+    if scale != "none":
+        from ..preprocessing import make_scaler, make_stream_pipeline
+
+        learner = make_stream_pipeline(make_scaler(scale), learner)
     if task == "regression":
         learner.partial_fit(X_train, y_train)
         return _rmse(y_test, learner.predict(X_test))
@@ -119,7 +127,7 @@ def _rmse(y, pred):
 
 
 def run_dataset(name, X, y, task, *, learners=None, random_state=0, vw=True, ceiling=True, rescale_draws=0,
-                log=None):
+                scale="none", log=None):
     """All rows of one data set: every learner, plus the majority / VW / ceiling references."""
     log = log or (lambda msg: None)
     X_train, y_train, X_test, y_test = split_shuffled(X, y, random_state)
@@ -134,7 +142,8 @@ def run_dataset(name, X, y, task, *, learners=None, random_state=0, vw=True, cei
     import scipy.sparse as sp
 
     base = {"dataset": name, "task": task, "n_train": int(y_train.shape[0]), "n_test": int(y_test.shape[0]),
-            "n_features": int(X.shape[1]), "sparse": bool(sp.issparse(X)), "majority": majority, "vw": vw_score, "ceiling": ceil}
+            "n_features": int(X.shape[1]), "sparse": bool(sp.issparse(X)), "majority": majority, "vw": vw_score,
+            "ceiling": ceil}
     log(f"{name}: majority {majority:.4f}  vw {vw_score}  ceiling {ceil}")
     rows = []
     for learner in learners or zoo_learners(task):
@@ -145,7 +154,7 @@ def run_dataset(name, X, y, task, *, learners=None, random_state=0, vw=True, cei
         else:
             t0 = time.perf_counter()
             try:
-                row["score"] = fit_score(learner, X_train, y_train, X_test, y_test, task)
+                row["score"] = fit_score(learner, X_train, y_train, X_test, y_test, task, scale=scale)
             except (ValueError, FloatingPointError, np.linalg.LinAlgError) as exc:
                 row["note"] = f"failed: {str(exc).splitlines()[0][:120]}"
             row["seconds"] = time.perf_counter() - t0
@@ -156,7 +165,7 @@ def run_dataset(name, X, y, task, *, learners=None, random_state=0, vw=True, cei
         rows.append(row)
     if rescale_draws and task != "regression":
         scores = rescaled_scores(RESCALE_LEARNER, X_train, y_train, X_test, y_test, task, rescale_draws,
-                                 random_state)
+                                 random_state, scale=scale)
         for row in rows:
             if row["learner"] == RESCALE_LEARNER:
                 row["rescale_scores"] = scores
@@ -176,7 +185,7 @@ def rescale_columns(X, factors):
     return X * factors
 
 
-def rescaled_scores(learner, X_train, y_train, X_test, y_test, task, draws, random_state=0):
+def rescaled_scores(learner, X_train, y_train, X_test, y_test, task, draws, random_state=0, scale="none"):
     """Test scores of ``learner`` after multiplying every column by ``10**U(-3, 3)`` (``draws`` draws).
 
     >>> import numpy as np
@@ -192,7 +201,7 @@ def rescaled_scores(learner, X_train, y_train, X_test, y_test, task, draws, rand
         factors = 10.0 ** rng.uniform(-3, 3, X_train.shape[1])
         try:
             out.append(fit_score(learner, rescale_columns(X_train, factors), y_train,
-                                 rescale_columns(X_test, factors), y_test, task))
+                                 rescale_columns(X_test, factors), y_test, task, scale=scale))
         except (ValueError, FloatingPointError, np.linalg.LinAlgError):
             out.append(0.0)
     return out
@@ -392,6 +401,9 @@ def report_markdown(rows, meta, png=None):
              "rows in the same order (binary labels -1/+1 with VW's default squared loss, `--oaa K` for K "
              "classes). Ceiling: StandardScaler + LogisticRegressionCV / RidgeCV, tuned by cross-validation "
              "(a ceiling, not a peer).", ""]
+    if meta.get("scale", "none") != "none":
+        parts += [f"Every learner runs behind the streaming `{meta['scale']}` scaler (`--scale {meta['scale']}`: "
+                  "statistics of the rows before each row, no look-ahead); VW and the ceiling as above.", ""]
     if meta.get("skipped_datasets"):
         parts += ["Not run here: " + "; ".join(f"{k} ({v})" for k, v in meta["skipped_datasets"].items()), ""]
     parts += ["## Classification summary", "",
