@@ -11,16 +11,33 @@ from ._numba import njit_kernel
 
 
 @njit_kernel
-def running_maxabs_scale(indptr, indices, data, scale):
-    """Return the scaled copy of ``data``; ``scale`` (d,) holds the running maxima and is updated in place."""
-    out = np.empty_like(data)
-    for i in range(indptr.shape[0] - 1):
-        for p in range(indptr[i], indptr[i + 1]):
-            a = abs(data[p])
-            j = indices[p]
-            if a > scale[j]:
-                scale[j] = a
+def maxabs_augment(indptr, indices, data, scale, update):
+    """CSR arrays of the rows ``[x / s, 1]`` (the constant at column ``scale.shape[0]``).
+
+    ``update=True``: ``s`` is the running maximum of the module docstring (``scale`` updated in place);
+    ``update=False``: ``s = scale`` as it is (columns with scale 0 give 0).
+    """
+    n = indptr.shape[0] - 1
+    d = scale.shape[0]
+    new_indptr = np.empty(n + 1, dtype=np.int64)
+    new_indices = np.empty(indptr[n] - indptr[0] + n, dtype=indices.dtype)
+    new_data = np.empty(indptr[n] - indptr[0] + n, dtype=np.float64)
+    q = 0
+    new_indptr[0] = 0
+    for i in range(n):
+        if update:
+            for p in range(indptr[i], indptr[i + 1]):
+                a = abs(data[p])
+                j = indices[p]
+                if a > scale[j]:
+                    scale[j] = a
         for p in range(indptr[i], indptr[i + 1]):
             s = scale[indices[p]]
-            out[p] = data[p] / s if s > 0.0 else 0.0
-    return out
+            new_indices[q] = indices[p]
+            new_data[q] = data[p] / s if s > 0.0 else 0.0
+            q += 1
+        new_indices[q] = d
+        new_data[q] = 1.0
+        q += 1
+        new_indptr[i + 1] = q
+    return new_indptr, new_indices, new_data

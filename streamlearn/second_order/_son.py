@@ -14,7 +14,7 @@ import numpy as np
 
 from .._kernels import son as _k
 from .._kernels import son_lazy as _kl
-from .._kernels.scale import running_maxabs_scale
+from .._kernels.scale import maxabs_augment
 from .._validation import Interval, Options, check_rng
 from ..base import BaseOnlineLinear, OnlineClassifierMixin
 from ..losses import loss_code
@@ -85,22 +85,8 @@ class _SecondOrder(OnlineClassifierMixin, BaseOnlineLinear):
         """``[x / scale, 1]`` rows (CSR); ``update``: running maxima updated row by row (training)."""
         import scipy.sparse as sp
 
-        if update:
-            data = running_maxabs_scale(X.indptr, X.indices, X.data, self.scale_)
-        else:
-            s = self.scale_[X.indices]
-            data = np.divide(X.data, s, out=np.zeros_like(X.data), where=s > 0)
-        n, d = X.shape
-        indptr = X.indptr.astype(np.int64) + np.arange(n + 1)
-        nnz = indptr[-1]
-        indices = np.empty(nnz, dtype=X.indices.dtype)
-        values = np.empty(nnz)
-        last = indptr[1:] - 1
-        mask = np.ones(nnz, dtype=bool)
-        mask[last] = False
-        indices[mask], values[mask] = X.indices, data
-        indices[last], values[last] = d, 1.0
-        return sp.csr_matrix((values, indices, indptr), shape=(n, d + 1))
+        indptr, indices, data = maxabs_augment(X.indptr, X.indices, X.data, self.scale_, bool(update))
+        return sp.csr_matrix((data, indices, indptr), shape=(X.shape[0], X.shape[1] + 1))
 
     def _kernel_pass(self, X, targets, sw, out):
         if self._safe():
