@@ -15,7 +15,8 @@ def maxabs_augment(indptr, indices, data, scale, update):
     """CSR arrays of the rows ``[x / s, 1]`` (the constant at column ``scale.shape[0]``).
 
     ``update=True``: ``s`` is the running maximum of the module docstring (``scale`` updated in place);
-    ``update=False``: ``s = scale`` as it is (columns with scale 0 give 0).
+    ``update=False`` (prediction): ``s = max(scale, |x|)`` entry by entry, ``scale`` left as it is, so a row
+    is scaled the same way whether it is predicted or learned next.
     """
     n = indptr.shape[0] - 1
     d = scale.shape[0]
@@ -33,6 +34,8 @@ def maxabs_augment(indptr, indices, data, scale, update):
                     scale[j] = a
         for p in range(indptr[i], indptr[i + 1]):
             s = scale[indices[p]]
+            if not update:
+                s = max(s, abs(data[p]))
             new_indices[q] = indices[p]
             new_data[q] = data[p] / s if s > 0.0 else 0.0
             q += 1
