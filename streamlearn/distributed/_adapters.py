@@ -116,10 +116,36 @@ class FTRLAdapter(_Adapter):
         return out
 
 
+def _common_scale(start, models):
+    """Second-order learners with ``safeguard="maxabs"`` learn on ``x / scale_`` with each partition's own
+    running maxima: re-express every model (copies) on the common ``scale_`` (the maxima over all of them)
+    before mixing. Column j of a model with maximum ``m_j`` and common ``c_j`` has factor ``f_j = m_j / c_j``:
+    weights ``w / f`` (the same scores), gradient rows ``g f`` and AdaGrad's sums ``s f^2``; the sketch's alpha
+    is kept (exact when the partitions' maxima agree)."""
+    if not hasattr(models[0], "scale_"):
+        return start, models
+    common = np.max([m.scale_ for m in models] + ([start.scale_] if start is not None else []), axis=0)
+    f = np.ones(common.shape[0] + 1)  # the constant feature (last column) keeps factor 1
+
+    def convert(est):
+        est = copy.deepcopy(est)
+        f[:-1] = np.divide(est.scale_, common, out=np.zeros_like(common), where=common > 0)
+        est.coef_ = np.divide(est.coef_, f, out=np.zeros_like(est.coef_), where=f > 0)
+        if hasattr(est, "_state_s"):
+            est._state_s = est._state_s * f ** 2
+        if hasattr(est, "_state_buf"):
+            est._state_buf = est._state_buf * f
+        est.scale_ = common.copy()
+        return est
+
+    return (None if start is None else convert(start)), [convert(m) for m in models]
+
+
 class AdaGradAdapter(_Adapter):
     averaged = "``coef_`` (the pending point) and the squared-gradient accumulators ``s``, weighted by examples"
 
     def combine(self, start, models, weights):
+        start, models = _common_scale(start, models)
         out = copy.deepcopy(models[0])
         out.coef_ = _wavg([m.coef_ for m in models], weights)
         out.intercept_ = _wavg([m.intercept_ for m in models], weights)
@@ -143,6 +169,7 @@ class SONAdapter(_Adapter):
                             f"mergeable frequent-directions sketches); got sketch={learner.sketch!r}.")
 
     def combine(self, start, models, weights):
+        start, models = _common_scale(start, models)
         out = copy.deepcopy(models[0])
         out.coef_ = _wavg([m.coef_ for m in models], weights)
         out.intercept_ = _wavg([m.intercept_ for m in models], weights)
