@@ -28,10 +28,8 @@ def maxabs_augment(indptr, indices, data, scale, update):
     for i in range(n):
         if update:
             for p in range(indptr[i], indptr[i + 1]):
-                a = abs(data[p])
                 j = indices[p]
-                if a > scale[j]:
-                    scale[j] = a
+                scale[j] = max(scale[j], abs(data[p]))
         for p in range(indptr[i], indptr[i + 1]):
             s = scale[indices[p]]
             if not update:

@@ -9,7 +9,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-__all__ = ["ZooUnavailable", "ZOO", "zoo_names", "zoo_info", "load_zoo"]
+__all__ = ["ZOO", "ZooUnavailable", "load_zoo", "zoo_info", "zoo_names"]
 
 BINARY, MULTICLASS, REGRESSION = "binary", "multiclass", "regression"
 
@@ -43,7 +43,7 @@ def _river(cls_name, target=None, drop=()):
         try:
             from river import datasets as rd
         except ImportError:
-            raise ZooUnavailable(f"needs river (pip install river; part of the 'benchmark' extra)") from None
+            raise ZooUnavailable("needs river (pip install river; part of the 'benchmark' extra)") from None
         rows, ys = [], []
         keys = None
         for x, y in getattr(rd, cls_name)():

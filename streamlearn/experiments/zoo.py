@@ -89,7 +89,7 @@ def split_shuffled(X, y, random_state=0, train_fraction=0.7):
     ((7, 2), (3, 2), True)
     """
     perm = np.random.default_rng(random_state).permutation(y.shape[0])
-    n_train = int(round(train_fraction * y.shape[0]))
+    n_train = round(train_fraction * y.shape[0])
     tr, te = perm[:n_train], perm[n_train:]
     return X[tr], y[tr], X[te], y[te]
 
@@ -234,13 +234,13 @@ def vw_defaults(X_train, y_train, X_test, y_test, task, classes):
     if task == "multiclass":
         vw = pyvw.Workspace(f"--oaa {len(classes)} --quiet")
         lab = {c: i + 1 for i, c in enumerate(classes)}
-        label = lambda v: str(lab[v])  # noqa: E731
+        label = lambda v: str(lab[v])
     elif task == "binary":
         vw = pyvw.Workspace("--quiet")
-        label = lambda v: "1" if v == classes[1] else "-1"  # noqa: E731
+        label = lambda v: "1" if v == classes[1] else "-1"
     else:
         vw = pyvw.Workspace("--quiet")
-        label = lambda v: f"{v:.17g}"  # noqa: E731
+        label = lambda v: f"{v:.17g}"
     for yi, feats in zip(y_train, _vw_lines(X_train)):
         vw.learn(f"{label(yi)} | {feats}")
     preds = np.array([vw.predict(f"| {feats}") for feats in _vw_lines(X_test)], dtype=np.float64)
@@ -313,8 +313,8 @@ def _signed(v):
 
 def summary_markdown(rows):
     """The per-learner summary as a Markdown table (classification)."""
-    lines = ["| learner | data sets | median gap to VW (pt) | worst gap to VW (pt) | sets below majority | "
-             "median gap to ceiling (pt) |", "|---|---:|---:|---:|---:|---:|"]
+    lines = [("| learner | data sets | median gap to VW (pt) | worst gap to VW (pt) | sets below majority | "
+             "median gap to ceiling (pt) |"), "|---|---:|---:|---:|---:|---:|"]
     for s in summary(rows):
         lines.append(f"| {s['learner']} | {s['datasets']} | {_signed(s['median_gap_to_vw'])} | "
                      f"{_signed(s['worst_gap_to_vw'])} | {s['below_majority']} | "
@@ -396,23 +396,23 @@ def plot(rows, path, args=None):
 def report_markdown(rows, meta, png=None):
     """The whole report: summary, classification and regression tables, RFD0-SON's rescaling spread."""
     parts = ["# Zoo benchmark: every learner with its CLI defaults on raw data", "",
-             f"Command: `{meta['command']}` ({meta['seconds']:.0f} s). One seeded shuffle per data set, 70 % "
+             (f"Command: `{meta['command']}` ({meta['seconds']:.0f} s). One seeded shuffle per data set, 70 % "
              "for one pass of training, 30 % for testing. VW: Vowpal Wabbit's defaults, one pass over the same "
              "rows in the same order (binary labels -1/+1 with VW's default squared loss, `--oaa K` for K "
              "classes). Ceiling: StandardScaler + LogisticRegressionCV / RidgeCV, tuned by cross-validation "
-             "(a ceiling, not a peer).", ""]
+             "(a ceiling, not a peer)."), ""]
     if meta.get("scale", "none") != "none":
-        parts += [f"Every learner runs behind the streaming `{meta['scale']}` scaler (`--scale {meta['scale']}`: "
-                  "statistics of the rows before each row, no look-ahead); VW and the ceiling as above.", ""]
+        parts += [(f"Every learner runs behind the streaming `{meta['scale']}` scaler (`--scale {meta['scale']}`: "
+                  "statistics of the rows before each row, no look-ahead); VW and the ceiling as above."), ""]
     if meta.get("skipped_datasets"):
         parts += ["Not run here: " + "; ".join(f"{k} ({v})" for k, v in meta["skipped_datasets"].items()), ""]
     parts += ["## Classification summary", "",
-              "Gap: test accuracy minus VW defaults' (pt); below majority: data sets where the learner's test "
-              "accuracy is under the majority-class rate.", "", summary_markdown(rows), ""]
+              ("Gap: test accuracy minus VW defaults' (pt); below majority: data sets where the learner's test "
+              "accuracy is under the majority-class rate."), "", summary_markdown(rows), ""]
     if png:
         parts += [f"![accuracy gap to VW]({png})", ""]
-    parts += ["## Test accuracy (%)", "", "Bold: below the majority-class rate; n/a: not run (too many features "
-              "for a quadratic-cost learner).", "", scores_markdown(rows, "classification"), ""]
+    parts += ["## Test accuracy (%)", "", ("Bold: below the majority-class rate; n/a: not run (too many features "
+              "for a quadratic-cost learner)."), "", scores_markdown(rows, "classification"), ""]
     reg = scores_markdown(rows, "regression")
     if reg:
         parts += ["## Regression: test RMSE", "", "Bold: worse than predicting the training mean.", "", reg, ""]
@@ -445,8 +445,8 @@ def learner_choice_table(rows, top=3):
     >>> print(learner_choice_table(rows).splitlines()[2])
     | multiclass | a | **y** (85.0 %, VW 80.0 %); x (70.0 %) | 90.0 % |
     """
-    lines = ["| data | zoo data sets | best learners with CLI defaults (median test score) | tuned batch "
-             "ceiling (median) |", "|---|---|---|---:|"]
+    lines = [("| data | zoo data sets | best learners with CLI defaults (median test score) | tuned batch "
+             "ceiling (median) |"), "|---|---|---|---:|"]
     for label, test in DATA_KINDS:
         sets = [d for d in dict.fromkeys(r["dataset"] for r in rows)
                 if test(next(r for r in rows if r["dataset"] == d))]
