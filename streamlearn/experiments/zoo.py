@@ -382,7 +382,7 @@ def plot(rows, path, args=None):
     for i in range(len(sets)):
         for j in range(len(learners)):
             if np.isfinite(grid[i, j]):
-                ax.text(j, i, f"{grid[i, j]:.0f}", ha="center", va="center", fontsize=7,
+                ax.text(j, i, f"{round(grid[i, j]):d}", ha="center", va="center", fontsize=7,
                         color="white" if abs(grid[i, j]) > 12 else "black")
     ax.set_xticks(range(len(learners)), learners, rotation=60, ha="right", fontsize=8)
     ax.set_yticks(range(len(sets)), sets, fontsize=8)
