@@ -163,7 +163,8 @@ def check_scores_are_pre_update(estimator: BaseEstimator) -> None:
         expected.append(_predict(est, X[i:i + 1])[0])
         est.partial_fit(X[i:i + 1], y[i:i + 1])
     got = clone(estimator).partial_fit(X[:1], y[:1], **kw).partial_fit_scores(X[1:], y[1:])
-    np.testing.assert_allclose(got, expected, rtol=1e-10, atol=1e-12,
+    # a learner whose in-kernel (lazy) weights and materialised weights round differently names its tolerance
+    np.testing.assert_allclose(got, expected, rtol=getattr(estimator, "_score_rtol", 1e-10), atol=1e-12,
                                err_msg="partial_fit_scores are not the pre-update scores")
 
 

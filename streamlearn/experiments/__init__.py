@@ -23,6 +23,7 @@ _MODULES = {
     "occfm": "streamlearn.experiments.occfm",
     "rfd-figure1": "streamlearn.experiments.rfd_figure1",
     "rfd-table2": "streamlearn.experiments.rfd_table2",
+    "zoo": "streamlearn.experiments.zoo",
 }
 
 

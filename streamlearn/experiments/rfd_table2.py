@@ -102,13 +102,14 @@ def _load(spec):
 def _make(method, ell, alpha0, slab):
     from ..second_order import AdaGrad, OnlineNewtonStep, SketchedOnlineNewton
 
+    # the published algorithms on the files as given: no scale safeguard (pinned, whatever the defaults)
     if method == "adagrad":
-        return AdaGrad(alpha0=alpha0, slab=slab)
+        return AdaGrad(alpha0=alpha0, slab=slab, safeguard="paper")
     if method == "full-on":
-        return OnlineNewtonStep(alpha0=alpha0, slab=slab)
+        return OnlineNewtonStep(alpha0=alpha0, slab=slab, safeguard="paper")
     if method == "rfd0":
-        return SketchedOnlineNewton(sketch="rfd", ell=ell, alpha0=0.0, slab=slab)
-    return SketchedOnlineNewton(sketch=method, ell=ell, alpha0=alpha0, slab=slab)
+        return SketchedOnlineNewton(sketch="rfd", ell=ell, alpha0=0.0, slab=slab, safeguard="paper")
+    return SketchedOnlineNewton(sketch=method, ell=ell, alpha0=alpha0, slab=slab, safeguard="paper")
 
 
 def run(args):

@@ -47,13 +47,17 @@ CASES = {"cond1e6": _ill_conditioned, "scale1e-6": _scaled(1e-6), "scale1e6": _s
          "duplicated": _duplicated, "zero_rows": _zero_rows}
 
 
+@pytest.mark.parametrize("safeguard", ["maxabs", "paper"])
 @pytest.mark.parametrize("slab", ["next", "current"])
 @pytest.mark.parametrize("case", list(CASES))
 @pytest.mark.parametrize("name", NAMES)
-def test_finite_on_hard_inputs(name, case, slab):
+def test_finite_on_hard_inputs(name, case, slab, safeguard):
     X, y = CASES[case]()
     params = {"ell": "3", "slab": slab} if name.endswith("-son") else {"slab": slab}
-    est = make_learner(name, params)
+    if safeguard == "paper":  # the published algorithms with the class defaults (alpha0 = 1, eta = 1)
+        params.update({"alpha0": "1"} if name in ("fd-son", "pfd-son", "rp-son", "oja-son") else {})
+        params.update({"eta": "1"} if name == "adagrad" else {})
+    est = make_learner(name, {**params, "safeguard": safeguard})
     scores = est.partial_fit_scores(X, y, classes=[-1, 1])
     assert np.all(np.isfinite(scores)), f"{name} on {case}: non-finite pre-update score"
     assert np.all(np.isfinite(est.coef_)), f"{name} on {case}: non-finite weights"
@@ -63,6 +67,8 @@ def test_finite_on_hard_inputs(name, case, slab):
     else:  # the point after the pass lies in the slab of the last example it learned (to rounding: RP-SON
         # with alpha0 = 1 and unclipped scores grows huge weights on zero_rows, still finite)
         last = X[np.flatnonzero(np.any(X != 0, axis=1))[-1]]
+        if safeguard == "maxabs":  # the row as the learner saw it: scaled by its running max-abs, then a 1
+            last = est._augment(sp.csr_matrix(last[None]), update=False).toarray()[0]
         w = est.coef_[0]
         assert abs(w @ last) <= bound + 1e-8 * np.linalg.norm(w) * np.linalg.norm(last)
     assert np.all(np.isfinite(est.decision_function(X)))
