@@ -7,7 +7,7 @@ import pytest
 from numba.core import event
 
 from streamlearn import evaluation
-from streamlearn.evaluation.experiments import demo
+from streamlearn.experiments import demo
 
 
 class _Compiles(event.Listener):
