@@ -1,11 +1,13 @@
 """``streamlearn predict MODEL DATA [-o OUT]``: one prediction per line."""
 
+import os
 import sys
 
 import numpy as np
 
 from ..persist import load
 from ._common import check_input_file
+from ._tabular import TABLE_FORMATS, guarded_iter, spec_reader
 
 
 def add_parser(sub):
@@ -17,6 +19,8 @@ def add_parser(sub):
     p.add_argument("-o", "--output", metavar="OUT", help="output file (default: standard output)")
     p.add_argument("--scores", action="store_true", help="write decision values instead of labels")
     p.add_argument("--chunk-size", type=int, default=10_000, help="rows per chunk (default 10000)")
+    p.add_argument("--format", choices=("libsvm", "csv", "parquet"), default=None,
+                   help="format of DATA (default: the extension, else the model's training format)")
     p.set_defaults(func=run)
 
 
@@ -27,6 +31,9 @@ def run(args):
     check_input_file(args.data)
     model = load(args.model)
     n_features = int(model.n_features_in_)
+    spec = getattr(model, "input_spec_", None)
+    if isinstance(spec, dict) and spec.get("format") in TABLE_FORMATS:
+        return _predict_table(args, model, spec)
     out = open(args.output, "w") if args.output else sys.stdout
     try:
         for X, _ in iter_svmlight(args.data, chunk_size=args.chunk_size, n_features=n_features):
@@ -40,6 +47,36 @@ def run(args):
     finally:
         if args.output:
             out.close()
+    return 0
+
+
+def _predict_table(args, model, spec):
+    """CSV/Parquet through the model's input spec; OUT is written to a temporary file renamed at the end, so a
+    bad row leaves no half-written OUT."""
+    reader = spec_reader(spec, args.data, args.chunk_size, fmt=args.format)
+    tmp = None
+    if args.output:
+        tmp = f"{args.output}.tmp-{os.getpid()}"
+        out = open(tmp, "w")
+    else:
+        out = sys.stdout
+    try:
+        for chunk in guarded_iter(reader):
+            X = chunk[0]
+            if X.shape[0] == 0:
+                continue
+            if args.scores:
+                np.savetxt(out, np.atleast_2d(model._decision_function(X).T).T, fmt="%.10g")
+            else:
+                out.write("\n".join(_label_text(v) for v in model.predict(X)) + "\n")
+    except BaseException:
+        if tmp is not None:
+            out.close()
+            os.unlink(tmp)
+        raise
+    if tmp is not None:
+        out.close()
+        os.replace(tmp, args.output)
     return 0
 
 

@@ -13,6 +13,7 @@ from ..learners import LEARNERS, make_learner
 from ._common import (CLIError, add_output_options, add_param_option, check_input_file, format_table,
                       parse_params, print_json, show_progress)
 from ._scheduler import add_scheduler_option, connected, distributed_module, expand_data, n_workers, single_file
+from ._tabular import add_tabular_options, is_table_run, table_streams
 
 
 def add_parser(sub):
@@ -59,6 +60,7 @@ def _add_common(p, several=False):
                    help="feature-space width; default: the largest index found in the data files")
     p.add_argument("--zero-based", choices=("auto", "true", "false"), default="auto",
                    help="are feature indices 0-based? (default auto)")
+    add_tabular_options(p)
     add_output_options(p)
 
 
@@ -87,8 +89,13 @@ def _file_infos(args, paths):
 
 
 def _streams(args, paths):
-    """One opener per file, all with the same width, so that every training pass then reads the file once."""
+    """One opener per file, all with the same width, so that every training pass then reads the file once.
+    CSV/Parquet files: the first file's reader fixes the columns (its spec goes into the saved model)."""
     from ..datasets import iter_svmlight
+
+    if is_table_run(args, paths):
+        opens, args.input_spec = table_streams(args, paths)
+        return opens
 
     n_features, infos = _file_infos(args, paths)
 
@@ -123,6 +130,7 @@ def run_train(args):
     report = train_test_run(learner, opens[0], name=args.learner, params=params, passes=args.passes,
                             test_stream=opens[1] if args.test else None, holdout=args.holdout, seed=args.seed,
                             progress=show_progress(args))
+    _remember_spec(args, learner)
     if args.output:
         learner.save(args.output)
     if args.plot:
@@ -135,6 +143,13 @@ def run_train(args):
         if args.output:
             print(f"model saved to {os.path.abspath(args.output)}")
     return 0
+
+
+def _remember_spec(args, learner):
+    """A model trained on a table carries its reader's input specification (``predict`` reads through it)."""
+    spec = getattr(args, "input_spec", None)
+    if spec is not None:
+        learner.input_spec_ = spec.to_dict()
 
 
 def _run_batch_train(args, learner, params, opens):
@@ -158,6 +173,7 @@ def _run_batch_train(args, learner, params, opens):
     start = time.perf_counter()
     learner.fit_stream(counted(opens[0]()))
     seconds = time.perf_counter() - start
+    _remember_spec(args, learner)
     report = TrainReport(
         learner=args.learner, params=params, n_train=n_rows[0], n_features=int(learner.n_features_in_), passes=1,
         online_error_rate=None, online_rmse=None, average_loss=float(np.mean(learner.train_loss_)),
@@ -200,6 +216,8 @@ def _run_distributed_train(args, learner, params):
         raise CLIError(f"--scheduler cannot train {args.learner} ({type(learner).__name__}): parameter mixing "
                        f"supports {', '.join(dist.supported_learners())}.")
     paths = expand_data(args.data)
+    if is_table_run(args, paths + ([args.test] if args.test else [])):
+        raise CLIError("--scheduler trains on LIBSVM partitions; CSV/Parquet input is read by a local run.")
     if args.test:
         check_input_file(args.test)
     kwargs = {} if args.rounds is None else {"rounds": args.rounds}
