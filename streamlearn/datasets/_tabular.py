@@ -548,16 +548,25 @@ class TabularReader:
         if isinstance(exc, OSError) and not msg.startswith("CSV"):
             return TabularFormatError(self.source, None, None, f"cannot read the file ({_first_line(msg)}).",
                                       self._unit)
-        if self.format == "csv" and row0 is not None and "Row #" not in msg:
-            msg = self._locate(msg)
-        return _csv_error(self.source, msg, self._names if hasattr(self, "_names") else [])
+        if self.format == "csv" and "Row #" not in msg:
+            msg = self._locate(msg, row0 is not None)
+        names = self._names if hasattr(self, "_names") else list(getattr(self, "_inferred", None) and
+                                                                 self._inferred.names or [])
+        return _csv_error(self.source, msg, names)
 
-    def _locate(self, msg):
+    def _locate(self, msg, typed):
+        """pyarrow's message again, from a single-threaded read (which numbers the rows)."""
         import pyarrow as pa
+        import pyarrow.csv as pacsv
 
         try:
-            for _ in self._batches(use_threads=False):
-                pass
+            if typed:
+                for _ in self._batches(use_threads=False):
+                    pass
+            else:
+                for _ in pacsv.open_csv(self.path, read_options=pacsv.ReadOptions(block_size=_CSV_BLOCK,
+                                                                                  use_threads=False)):
+                    pass
         except (pa.ArrowInvalid, pa.ArrowTypeError) as exc:
             return str(exc)
         return msg
