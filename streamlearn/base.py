@@ -44,9 +44,9 @@ class DictRowMixin:
 
     >>> from streamlearn.linear_model import FTRLProximalClassifier
     >>> clf = FTRLProximalClassifier()
-    >>> for x, y in [({"age": 31, "country": "FR"}, 1), ({"age": 52, "country": "DE"}, 0)] * 20:
+    >>> for x, y in [({"country": "FR", "device": "tv"}, 1), ({"country": "DE", "device": "tv"}, 0)] * 20:
     ...     _ = clf.learn_one(x, y)
-    >>> int(clf.predict_one({"age": 31, "country": "FR"})), clf.input_spec_["bits"]
+    >>> int(clf.predict_one({"country": "FR", "device": "phone"})), clf.input_spec_["bits"]
     (1, 18)
     """
 
