@@ -1,8 +1,8 @@
 """CSV and Parquet in, hashed sparse chunks out: ``iter_csv`` and ``iter_parquet`` (through pyarrow).
 
-A table is read as a stream of Arrow record batches (``pyarrow.csv.open_csv``'s streaming reader,
-``pyarrow.parquet.ParquetFile.iter_batches``), so memory is one batch plus one chunk whatever the file
-size. Every feature column is hashed into ``2 ** bits`` buckets by the numba kernels of
+A table is read as a stream of Arrow record batches (``pyarrow.csv.open_csv``'s streaming reader on one
+thread, ``pyarrow.parquet.ParquetFile.iter_batches``), so memory is one batch plus one chunk whatever the
+file size. Text columns are read dictionary-encoded, so each distinct value of a batch is hashed once. Every feature column is hashed into ``2 ** bits`` buckets by the numba kernels of
 ``streamlearn._kernels.tabular``, straight from the Arrow buffers:
 
 * a **numeric** column ``age`` is the feature ``age`` with the cell as its value;
@@ -398,13 +398,14 @@ class TabularReader:
     def _arrow_types(self):
         import pyarrow as pa
 
-        types = {NUMERIC: pa.float64(), TEXT: pa.string(), BOOLEAN: pa.bool_()}
+        # text as dictionaries: each distinct value of a block is hashed once
+        types = {NUMERIC: pa.float64(), TEXT: pa.dictionary(pa.int32(), pa.string()), BOOLEAN: pa.bool_()}
         out = {c: types[k] for c, k in self._plan.kinds.items()}
         if self._weight is not None:
             out[self._weight] = pa.float64()
         return out
 
-    def _batches(self, use_threads=True):
+    def _batches(self, use_threads=False):
         """Arrow record batches of the needed columns."""
         import pyarrow as pa
 
@@ -425,7 +426,10 @@ class TabularReader:
         else:
             import pyarrow.parquet as pq
 
-            pf = pq.ParquetFile(self.path)
+            text = [c for c, k in self._plan.kinds.items()
+                    if k == TEXT and c in self._names and arrow_kind(self._inferred.field(c).type) == TEXT
+                    and not pa.types.is_temporal(self._inferred.field(c).type)]
+            pf = pq.ParquetFile(self.path, read_dictionary=text)
             yield from pf.iter_batches(batch_size=max(self.chunk_size, 1024), columns=wanted,
                                        use_threads=use_threads)
 
