@@ -1,60 +1,50 @@
-"""CSV and Parquet input for ``train``, ``evaluate`` and ``predict``: options, format detection, readers.
+"""CSV and Parquet input for ``train`` and ``evaluate``: the table options and the readers.
 
-``--format csv|parquet`` (by default from the extension: ``.csv``, ``.csv.gz``, ``.csv.bz2``, ``.parquet``,
-``.pq``), ``--label COL``, ``--weight COL``, ``--ignore-column COL``, ``--categorical COL``, ``--namespace
-NS=COL,COL`` and ``--bits B``. The reader's input specification is stored in the model
-(``input_spec_``); ``predict`` and ``train --test`` read later files through it, matching columns by name.
+The format follows the extension (``.csv``, ``.tsv``, ``.csv.gz``, ``.parquet``, ``.pq``) or ``--format
+csv|parquet``. Table options: ``--label COL``, ``--weight COL``, ``--ignore-column COL``, ``--categorical
+COL``, ``--namespace NS=COL,COL``; the hashing options ``-b``, ``-q``, ``--cubic``, ``--ignore NS`` and
+``--keep NS`` apply as to VW text, a column's namespace being its name (or ``NS``). The first file's reader
+fixes the column kinds; its :class:`~streamlearn.datasets._spec.InputSpec` goes into the saved model, and
+``predict`` and ``--test`` read through it, matching columns by name.
 """
 
-import os
-
-from ._common import CLIError
+from ._common import CLIError, check_input_file
+from ._input import input_format
 
 TABLE_FORMATS = ("csv", "parquet")
-_SUFFIXES = {".csv": "csv", ".csv.gz": "csv", ".csv.bz2": "csv", ".tsv": None, ".parquet": "parquet",
-             ".pq": "parquet"}
 
 
 def add_tabular_options(p):
-    """The table options of ``train`` / ``evaluate`` (``--bits`` and ``--format`` only when not there yet)."""
+    """The table options of ``train`` / ``evaluate`` (after ``add_input_options``)."""
     g = p.add_argument_group("CSV and Parquet input")
-    if "--format" not in p._option_string_actions:
-        g.add_argument("--format", choices=("libsvm", "csv", "parquet"), default=None,
-                       help="input format (default: from the extension; .csv, .csv.gz, .parquet, else LIBSVM)")
-    if "--bits" not in p._option_string_actions:
-        g.add_argument("-b", "--bits", type=int, default=None, metavar="B",
-                       help="hash bits of CSV/Parquet features: 2**B columns (default 18)")
-    g.add_argument("--label", metavar="COL", help="CSV/Parquet: the label column")
-    g.add_argument("--weight", metavar="COL", help="CSV/Parquet: a column of importance weights (>= 0)")
+    g.add_argument("--label", metavar="COL", help="the label column (CSV/Parquet)")
+    g.add_argument("--weight", metavar="COL", help="a column of importance weights >= 0 (CSV/Parquet)")
     g.add_argument("--ignore-column", action="append", default=[], metavar="COL",
-                   help="CSV/Parquet: a column that is not a feature (repeatable)")
+                   help="a column that is not a feature (CSV/Parquet; repeatable)")
     g.add_argument("--categorical", action="append", default=[], metavar="COL",
-                   help="CSV/Parquet: hash this numeric column as COL=value indicators (repeatable)")
+                   help="hash this numeric column as COL=value indicators (CSV/Parquet; repeatable)")
     g.add_argument("--namespace", action="append", default=[], metavar="NS=COL,COL",
-                   help="CSV/Parquet: hash these columns in namespace NS (default: one namespace per column; "
-                        "repeatable)")
+                   help="hash these columns in namespace NS, which -q/--ignore/--keep name by its first "
+                        "character (CSV/Parquet; default: one namespace per column, named after it; repeatable)")
 
 
-def table_format(path, fmt=None):
-    """``"csv"`` / ``"parquet"`` for a table file (``fmt`` or the extension), else None."""
-    if fmt is not None:
-        return fmt if fmt in TABLE_FORMATS else None
-    name = os.fspath(path).lower()
-    for suffix, found in _SUFFIXES.items():
-        if name.endswith(suffix):
-            return found
-    return None
+def _table_options_used(args):
+    return [name for name, on in (("--label", args.label), ("--weight", args.weight),
+                                  ("--ignore-column", args.ignore_column), ("--categorical", args.categorical),
+                                  ("--namespace", args.namespace)) if on]
 
 
 def is_table_run(args, paths):
-    formats = {table_format(p, getattr(args, "format", None)) for p in paths}
-    if formats == {None}:
-        if args.label or args.weight or args.ignore_column or args.categorical or args.namespace:
-            raise CLIError("--label, --weight, --ignore-column, --categorical and --namespace apply to CSV and "
-                           "Parquet files (.csv, .csv.gz, .parquet, or --format csv|parquet).")
+    """True when the data files are CSV/Parquet; table options on other formats are an error."""
+    formats = {input_format(args, p) in TABLE_FORMATS for p in paths}
+    if formats == {False}:
+        used = _table_options_used(args)
+        if used:
+            raise CLIError(f"{', '.join(used)} apply to CSV and Parquet files (.csv, .csv.gz, .parquet, or "
+                           "--format csv|parquet).")
         return False
-    if None in formats:
-        raise CLIError("the DATA and TEST files must all be tables (CSV/Parquet) or all be LIBSVM files.")
+    if len(formats) > 1:
+        raise CLIError("the DATA and TEST files must all be tables (CSV/Parquet) or all be in another format.")
     return True
 
 
@@ -69,15 +59,10 @@ def _namespaces(values):
     return out
 
 
-def _reader_error(exc):
-    """A CLIError from a reader's ValueError / ImportError (one line)."""
-    return CLIError(str(exc).strip().splitlines()[0])
-
-
 def table_streams(args, paths):
     """``(openers, spec)``: one zero-argument opener per path (the first file fixes the column kinds; the
     others are read through its spec) and the spec to store in the model."""
-    from ._common import check_input_file
+    from ..datasets._tabular import TabularReader, require_pyarrow
 
     for path in paths:
         check_input_file(path)
@@ -85,49 +70,22 @@ def table_streams(args, paths):
         raise CLIError(f"--chunk-size must be >= 1; got {args.chunk_size}.")
     if getattr(args, "n_features", None) is not None:
         raise CLIError("--n-features is the width of LIBSVM data; CSV/Parquet features are hashed into 2**B "
-                       "columns: use --bits B.")
+                       "columns: use -b B.")
+    if getattr(args, "labels", "auto") != "auto" or getattr(args, "constant", False):
+        raise CLIError("--labels and --constant apply to VW text; a table's labels are read as they are "
+                       "(the learner's intercept replaces the constant feature).")
     if args.label is None:
         raise CLIError("CSV/Parquet training data needs --label COL (the column to predict).")
     bits = 18 if args.bits is None else args.bits
     try:
-        from ..datasets._tabular import TabularReader, require_pyarrow
-
         require_pyarrow()
-        first = TabularReader(paths[0], table_format(paths[0], args.format), label=args.label,
-                              weight=args.weight, ignore=args.ignore_column, bits=bits,
-                              chunk_size=args.chunk_size, categorical=args.categorical,
-                              namespaces=_namespaces(args.namespace))
-        readers = [first] + [TabularReader(p, table_format(p, args.format), spec=first.spec,
-                                           chunk_size=args.chunk_size) for p in paths[1:]]
-    except (ValueError, ImportError) as exc:
-        raise _reader_error(exc) from None
-    return [_guarded(r) for r in readers], first.spec
-
-
-def spec_reader(spec, path, chunk_size, fmt=None, label_required=False):
-    """A reader of ``path`` built from a model's ``input_spec_`` (columns matched by name)."""
-    from ..datasets._tabular import TabularReader
-
-    try:
-        return TabularReader(path, table_format(path, fmt) or spec["format"], spec=spec, chunk_size=chunk_size,
-                             label_required=label_required)
-    except (ValueError, ImportError) as exc:
-        raise _reader_error(exc) from None
-
-
-def _guarded(reader):
-    """An opener whose chunks are ``(X, y)`` and whose read errors are CLIErrors."""
-    def opener():
-        return guarded_iter(reader)
-
-    return opener
-
-
-def guarded_iter(reader):
-    from ..datasets._tabular import TabularFormatError
-
-    try:
-        for chunk in reader:
-            yield chunk
-    except TabularFormatError as exc:
+        first = TabularReader(paths[0], input_format(args, paths[0]), label=args.label, weight=args.weight,
+                              ignore=args.ignore_column, bits=bits, chunk_size=args.chunk_size,
+                              categorical=args.categorical, namespaces=_namespaces(args.namespace),
+                              quadratic=args.quadratic, cubic=args.cubic, ignore_namespaces=args.ignore,
+                              keep_namespaces=args.keep)
+        readers = [first] + [TabularReader(p, input_format(args, p), spec=first.spec, chunk_size=args.chunk_size)
+                             for p in paths[1:]]
+    except ImportError as exc:
         raise CLIError(str(exc)) from None
+    return [(lambda r=r: iter(r)) for r in readers], first.spec

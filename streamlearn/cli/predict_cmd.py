@@ -6,8 +6,7 @@ import sys
 import numpy as np
 
 from ..persist import load
-from ._common import check_input_file
-from ._tabular import TABLE_FORMATS, guarded_iter, spec_reader
+from ._common import CLIError, check_input_file
 
 
 def add_parser(sub):
@@ -15,69 +14,74 @@ def add_parser(sub):
                        description="Write one prediction per example (label, or the decision value with "
                        "--scores) to OUT or standard output.")
     p.add_argument("model", metavar="MODEL", help="model file written by 'streamlearn train -o'")
-    p.add_argument("data", metavar="DATA", help="LIBSVM/svmlight file to predict")
+    p.add_argument("data", metavar="DATA", help="file to predict, in the model's input format (LIBSVM, VW "
+                   "text, or a CSV/Parquet table with the training columns, matched by name; a VW example's "
+                   "tag follows its prediction)")
     p.add_argument("-o", "--output", metavar="OUT", help="output file (default: standard output)")
     p.add_argument("--scores", action="store_true", help="write decision values instead of labels")
     p.add_argument("--chunk-size", type=int, default=10_000, help="rows per chunk (default 10000)")
-    p.add_argument("--format", choices=("libsvm", "csv", "parquet"), default=None,
-                   help="format of DATA (default: the extension, else the model's training format)")
     p.set_defaults(func=run)
 
 
-def run(args):
+def _chunks(args, model):
+    """``(X, tags or None)`` chunks of DATA, read as the model's input specification says."""
     from ..datasets import iter_svmlight
+    from ..datasets._readers import detect_format, open_stream
+    from ..datasets._spec import InputSpec
 
+    spec = getattr(model, "input_spec_", None)
+    if spec is not None and spec.get("format", "libsvm") != "libsvm":
+        for X, _, _, tags in open_stream(args.data, InputSpec.from_dict(spec), args.chunk_size, with_tags=True):
+            yield X, tags
+        return
+    if detect_format(args.data) != "libsvm":
+        raise CLIError(f"{args.model} was trained on LIBSVM data; {args.data!r} is "
+                       f"{detect_format(args.data)} (train the model on that format to predict it).")
+    for X, _ in iter_svmlight(args.data, chunk_size=args.chunk_size, n_features=int(model.n_features_in_)):
+        yield X, None
+
+
+def run(args):
     check_input_file(args.model, "model file")
     check_input_file(args.data)
     model = load(args.model)
-    n_features = int(model.n_features_in_)
-    spec = getattr(model, "input_spec_", None)
-    if isinstance(spec, dict) and spec.get("format") in TABLE_FORMATS:
-        return _predict_table(args, model, spec)
-    out = open(args.output, "w") if args.output else sys.stdout
+    if args.chunk_size < 1:
+        raise CLIError(f"--chunk-size must be >= 1; got {args.chunk_size}.")
+    # OUT is written to a temporary file renamed at the end: a bad row leaves no half-written OUT
+    tmp = f"{args.output}.tmp-{os.getpid()}" if args.output else None
+    out = open(tmp, "w") if tmp else sys.stdout
+    done = False
     try:
-        for X, _ in iter_svmlight(args.data, chunk_size=args.chunk_size, n_features=n_features):
+        for X, tags in _chunks(args, model):
             if X.shape[0] == 0:
                 continue
             if args.scores:
                 values = model._decision_function(X)
-                np.savetxt(out, np.atleast_2d(values.T).T, fmt="%.10g")
+                if tags is None:
+                    np.savetxt(out, np.atleast_2d(values.T).T, fmt="%.10g")
+                else:
+                    rows = np.atleast_2d(values.T).T
+                    out.write("\n".join(_tagged(" ".join(f"{v:.10g}" for v in r), t) for r, t in zip(rows, tags))
+                              + "\n")
             else:
-                out.write("\n".join(_label_text(v) for v in model.predict(X)) + "\n")
+                labels = [_label_text(v) for v in model.predict(X)]
+                if tags is not None:
+                    labels = [_tagged(v, t) for v, t in zip(labels, tags)]
+                out.write("\n".join(labels) + "\n")
+        done = True
     finally:
-        if args.output:
+        if tmp:
             out.close()
-    return 0
-
-
-def _predict_table(args, model, spec):
-    """CSV/Parquet through the model's input spec; OUT is written to a temporary file renamed at the end, so a
-    bad row leaves no half-written OUT."""
-    reader = spec_reader(spec, args.data, args.chunk_size, fmt=args.format)
-    tmp = None
-    if args.output:
-        tmp = f"{args.output}.tmp-{os.getpid()}"
-        out = open(tmp, "w")
-    else:
-        out = sys.stdout
-    try:
-        for chunk in guarded_iter(reader):
-            X = chunk[0]
-            if X.shape[0] == 0:
-                continue
-            if args.scores:
-                np.savetxt(out, np.atleast_2d(model._decision_function(X).T).T, fmt="%.10g")
+            if done:
+                os.replace(tmp, args.output)
             else:
-                out.write("\n".join(_label_text(v) for v in model.predict(X)) + "\n")
-    except BaseException:
-        if tmp is not None:
-            out.close()
-            os.unlink(tmp)
-        raise
-    if tmp is not None:
-        out.close()
-        os.replace(tmp, args.output)
+                os.unlink(tmp)
     return 0
+
+
+def _tagged(text, tag):
+    """VW's prediction line: the prediction, then the example's tag if it has one."""
+    return f"{text} {tag}" if tag else text
 
 
 def _label_text(value):

@@ -12,6 +12,7 @@ from sklearn.base import is_classifier
 from ..learners import LEARNERS, make_learner
 from ._common import (CLIError, add_output_options, add_param_option, check_input_file, format_table,
                       parse_params, print_json, show_progress)
+from ._input import add_input_options, check_libsvm_args, hashed_spec, input_format
 from ._scheduler import add_scheduler_option, connected, distributed_module, expand_data, n_workers, single_file
 from ._tabular import add_tabular_options, is_table_run, table_streams
 
@@ -60,6 +61,7 @@ def _add_common(p, several=False):
                    help="feature-space width; default: the largest index found in the data files")
     p.add_argument("--zero-based", choices=("auto", "true", "false"), default="auto",
                    help="are feature indices 0-based? (default auto)")
+    add_input_options(p)
     add_tabular_options(p)
     add_output_options(p)
 
@@ -90,14 +92,26 @@ def _file_infos(args, paths):
 
 def _streams(args, paths):
     """One opener per file, all with the same width, so that every training pass then reads the file once.
-    CSV/Parquet files: the first file's reader fixes the columns (its spec goes into the saved model)."""
+    Sets ``args.input_spec``, the :class:`InputSpec` saved with the model.
+    CSV/Parquet files: the first file's reader fixes the columns (kinds, namespaces)."""
     from ..datasets import iter_svmlight
+    from ..datasets._readers import open_stream
+    from ..datasets._spec import InputSpec
 
     if is_table_run(args, paths):
         opens, args.input_spec = table_streams(args, paths)
         return opens
 
+    if input_format(args, paths[0]) != "libsvm":
+        for path in paths:
+            check_input_file(path)
+        if args.chunk_size < 1:
+            raise CLIError(f"--chunk-size must be >= 1; got {args.chunk_size}.")
+        spec = args.input_spec = hashed_spec(args, paths[0], LEARNERS[args.learner].task)
+        return [lambda p=p: open_stream(p, spec, args.chunk_size, require_label=True) for p in paths]
+    check_libsvm_args(args)
     n_features, infos = _file_infos(args, paths)
+    args.input_spec = InputSpec(format="libsvm", n_features=n_features, zero_based=infos[0]["zero_based"])
 
     def opener(path, info):
         return lambda: iter_svmlight(path, chunk_size=args.chunk_size, n_features=n_features,
@@ -130,8 +144,8 @@ def run_train(args):
     report = train_test_run(learner, opens[0], name=args.learner, params=params, passes=args.passes,
                             test_stream=opens[1] if args.test else None, holdout=args.holdout, seed=args.seed,
                             progress=show_progress(args))
-    _remember_spec(args, learner)
     if args.output:
+        learner.input_spec_ = args.input_spec.to_dict()
         learner.save(args.output)
     if args.plot:
         report.progressive.plot(args.plot)
@@ -143,13 +157,6 @@ def run_train(args):
         if args.output:
             print(f"model saved to {os.path.abspath(args.output)}")
     return 0
-
-
-def _remember_spec(args, learner):
-    """A model trained on a table carries its reader's input specification (``predict`` reads through it)."""
-    spec = getattr(args, "input_spec", None)
-    if spec is not None:
-        learner.input_spec_ = spec.to_dict()
 
 
 def _run_batch_train(args, learner, params, opens):
@@ -166,20 +173,23 @@ def _run_batch_train(args, learner, params, opens):
     n_rows = [0]
 
     def counted(stream):
-        for X, y in stream:
+        for X, y, *rest in stream:
+            if rest and rest[0] is not None and np.any(rest[0] != 1.0):
+                raise CLIError(f"{args.learner} is a batch learner and does not take importance weights; the "
+                               "data has weights other than 1.")
             n_rows[0] += X.shape[0]
             yield X, y
 
     start = time.perf_counter()
     learner.fit_stream(counted(opens[0]()))
     seconds = time.perf_counter() - start
-    _remember_spec(args, learner)
     report = TrainReport(
         learner=args.learner, params=params, n_train=n_rows[0], n_features=int(learner.n_features_in_), passes=1,
         online_error_rate=None, online_rmse=None, average_loss=float(np.mean(learner.train_loss_)),
         train_seconds=seconds, examples_per_second=n_rows[0] / seconds if seconds > 0 else float("inf"),
         nnz_weights=int(learner.nnz_weights), test=score_stream(learner, opens[1]()) if args.test else {})
     if args.output:
+        learner.input_spec_ = args.input_spec.to_dict()
         learner.save(args.output)
     out = report.as_dict()
     out.update(objective=float(np.sum(learner.objective_)), dual_objective=float(np.sum(learner.dual_objective_)),
@@ -211,13 +221,14 @@ def _run_distributed_train(args, learner, params):
         raise CLIError(f"--rounds must be >= 1; got {args.rounds}.")
     if args.holdout is not None and not 0.0 < args.holdout < 1.0:
         raise CLIError(f"--holdout must be a fraction in (0, 1); got {args.holdout}.")
+    if any(input_format(args, p) != "libsvm" for p in args.data):
+        raise CLIError("--scheduler trains on LIBSVM files; VW text, CSV and Parquet are read by a local run.")
+    check_libsvm_args(args)
     dist = distributed_module()
     if type(learner).__name__ not in dist.supported_learners():
         raise CLIError(f"--scheduler cannot train {args.learner} ({type(learner).__name__}): parameter mixing "
                        f"supports {', '.join(dist.supported_learners())}.")
     paths = expand_data(args.data)
-    if is_table_run(args, paths + ([args.test] if args.test else [])):
-        raise CLIError("--scheduler trains on LIBSVM partitions; CSV/Parquet input is read by a local run.")
     if args.test:
         check_input_file(args.test)
     kwargs = {} if args.rounds is None else {"rounds": args.rounds}
@@ -264,6 +275,10 @@ def _run_distributed_train(args, learner, params):
         train_seconds=seconds, examples_per_second=_rate(sum(h.get("n_examples", 0) for h in history), seconds),
         nnz_weights=int(model.nnz_weights), test=test)
     if args.output:
+        from ..datasets._spec import InputSpec
+
+        model.input_spec_ = InputSpec(format="libsvm", n_features=n_features,
+                                      zero_based=infos[0]["zero_based"]).to_dict()
         model.save(args.output)
     out = report.as_dict()
     out.update(scheduler=args.scheduler, n_workers=workers, n_partitions=len(partitions), rounds=len(history),

@@ -11,7 +11,8 @@ from ._svmlight import SvmlightFormatError, iter_svmlight, load_svmlight
 __getattr__, __dir__ = lazy_attributes(__name__, globals(), {
     "make_sparse_classification": "._synthetic", "write_svmlight_stream": "._synthetic",
     "load_movielens": "._movielens", "make_click_log": "._clicklog", "write_click_log": "._clicklog",
-    "iter_click_log": "._clicklog", "iter_csv": "._tabular", "iter_parquet": "._tabular",
+    "iter_click_log": "._clicklog", "iter_vw": "._vw", "load_vw": "._vw", "VwFormatError": "._vw",
+    "open_stream": "._readers", "InputSpec": "._spec", "iter_csv": "._tabular", "iter_parquet": "._tabular",
     "TabularFormatError": "._tabular"})
 
 __all__ = ["SvmlightFormatError", "bundled_path", "iter_svmlight", "load_a9a", "load_farm_ads",
@@ -19,4 +20,5 @@ __all__ = ["SvmlightFormatError", "bundled_path", "iter_svmlight", "load_a9a", "
 __all__ += ["make_sparse_classification", "write_svmlight_stream"]
 __all__ += ["load_movielens"]
 __all__ += ["iter_click_log", "make_click_log", "write_click_log"]
+__all__ += ["InputSpec", "VwFormatError", "iter_vw", "load_vw", "open_stream"]
 __all__ += ["TabularFormatError", "iter_csv", "iter_parquet"]

@@ -64,23 +64,31 @@ def infer_classes(y):
     return labels
 
 
+def _xyw(chunk):
+    """``(X, y, sample_weight or None)`` of an ``(X, y)`` or ``(X, y, sample_weight)`` chunk."""
+    return chunk[0], chunk[1], (chunk[2] if len(chunk) > 2 else None)
+
+
 def _split(stream, holdout, seed, held):
     rng = np.random.default_rng(seed)
-    for X, y in stream:
+    for chunk in stream:
+        X, y, sw = _xyw(chunk)
         mask = rng.random(X.shape[0]) < holdout
         if mask.any():
-            held.append((X[mask], y[mask]))
+            held.append((X[mask], y[mask]) if sw is None else (X[mask], y[mask], sw[mask]))
         keep = ~mask
         if keep.all():
-            yield X, y
+            yield chunk
         elif keep.any():
-            yield X[keep], y[keep]
+            yield (X[keep], y[keep]) if sw is None else (X[keep], y[keep], sw[keep])
 
 
 def score_stream(learner, stream):
     """Accuracy (classification) or RMSE / MAE (regression) and average loss of a fitted learner on a
-    stream of ``(X, y)`` chunks, accumulated chunk by chunk."""
+    stream of ``(X, y)`` or ``(X, y, sample_weight)`` chunks, accumulated chunk by chunk. With importance
+    weights, every metric is a weighted average (``n`` still counts rows)."""
     n = 0
+    total = 0.0
     correct = 0
     sq = 0.0
     ab = 0.0
@@ -88,25 +96,29 @@ def score_stream(learner, stream):
     clf = is_classifier(learner)
     loss_name = learner._progressive_loss
     param = float(getattr(learner, "epsilon", 0.0) or 0.0)
-    for X, y in stream:
+    for chunk in stream:
+        X, y, sw = _xyw(chunk)
         if X.shape[0] == 0:
             continue
+        w = np.ones(X.shape[0]) if sw is None else np.asarray(sw, dtype=np.float64)
         scores = learner._decision_function(X)
         pred = learner.scores_to_labels(scores)
         n += X.shape[0]
+        total += float(w.sum())
         if clf:
-            correct += int(np.sum(pred == y))
-            loss_sum += float(np.sum(_ovr_loss(learner, loss_name, y, scores, param)))
+            correct += float(w @ (pred == y))
+            loss_sum += float(w @ _ovr_loss(learner, loss_name, y, scores, param))
         else:
             r = pred - y
-            sq += float(r @ r)
-            ab += float(np.abs(r).sum())
-            loss_sum += float(np.sum(loss_value(loss_name, y, scores, param)))
-    if n == 0:
+            sq += float(w @ (r * r))
+            ab += float(w @ np.abs(r))
+            loss_sum += float(w @ loss_value(loss_name, y, scores, param))
+    if n == 0 or total <= 0:
         return {}
     if clf:
-        return {"n": n, "accuracy": correct / n, "error_rate": 1 - correct / n, "average_loss": loss_sum / n}
-    return {"n": n, "rmse": float(np.sqrt(sq / n)), "mae": ab / n, "average_loss": loss_sum / n}
+        return {"n": n, "accuracy": correct / total, "error_rate": 1 - correct / total,
+                "average_loss": loss_sum / total}
+    return {"n": n, "rmse": float(np.sqrt(sq / total)), "mae": ab / total, "average_loss": loss_sum / total}
 
 
 def _ovr_loss(learner, loss_name, y, scores, param):
@@ -124,7 +136,8 @@ def train_test_run(learner, open_stream, *, name=None, params=None, passes=1, cl
     Parameters
     ----------
     learner : streamlearn estimator
-    open_stream : callable returning an iterable of ``(X, y)`` chunks (a fresh one per pass)
+    open_stream : callable returning an iterable of ``(X, y)`` or ``(X, y, sample_weight)`` chunks (a fresh
+        one per pass)
     passes : int >= 1
         The first pass is progressive validation (honest online metrics); the others only train.
     classes : array-like or None
@@ -159,9 +172,10 @@ def train_test_run(learner, open_stream, *, name=None, params=None, passes=1, cl
     result = progressive_validation(learner, first, classes=classes, progress=progress)
     n_train = int(result.n_examples)
     for p in range(1, passes):
-        for X, y in stream_for_pass(p):
+        for chunk in stream_for_pass(p):
+            X, y, sw = _xyw(chunk)
             if X.shape[0]:
-                learner.partial_fit(X, y)
+                learner.partial_fit(X, y, sample_weight=sw)
     seconds = time.perf_counter() - start
     if n_train == 0:
         raise ValueError("The training data holds no examples.")
@@ -184,11 +198,11 @@ def _peek_classes(stream):
     """Generator that first yields the classes inferred from the first non-empty chunk, then all chunks."""
     it = iter(stream)
     buffered = []
-    for X, y in it:
-        buffered.append((X, y))
-        if X.shape[0]:
+    for chunk in it:
+        buffered.append(chunk)
+        if chunk[0].shape[0]:
             break
-    labels = np.concatenate([y for _, y in buffered]) if buffered else np.zeros(0)
+    labels = np.concatenate([c[1] for c in buffered]) if buffered else np.zeros(0)
     yield infer_classes(labels)
     yield from buffered
     yield from it

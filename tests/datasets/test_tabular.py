@@ -244,7 +244,9 @@ def test_csr_builders_equal_a_dict_twin():
     indptr = np.empty(n_rows + 1, np.int64)
     indices = np.empty(n_cols * n_rows, np.int64)
     data = np.empty(n_cols * n_rows)
-    nnz = hashed_rows_to_csr(hashes, values, np.uint64(mask), indptr, indices, data)
+    no_terms = np.zeros((0, 3), np.int64), np.zeros(0, np.int64), False
+    col_ns = rng.choice([97, 98], n_cols).astype(np.int64)
+    nnz = hashed_rows_to_csr(hashes, values, col_ns, *no_terms, np.uint64(mask), indptr, indices, data)
     X = sp.csr_matrix((data[:nnz], indices[:nnz], indptr), shape=(n_rows, mask + 1))
     assert X.has_sorted_indices and np.allclose(X.toarray(), expected)
     # the same features listed in shuffled order
@@ -255,3 +257,36 @@ def test_csr_builders_equal_a_dict_twin():
                                  np.uint64(mask), indptr, indices, data)
     X = sp.csr_matrix((data[:nnz], indices[:nnz], indptr), shape=(n_rows, mask + 1))
     assert X.has_sorted_indices and np.allclose(X.toarray(), expected)
+
+
+# --- namespaces and interactions: the VW reader's buckets --------------------------------------------
+
+@pytest.mark.parametrize("bits", [18, 24])
+@pytest.mark.parametrize("quadratic, cubic", [((), ()), (("ua",), ()), (("ua", "uu"), ("uaa",)), ((":a",), ())])
+def test_table_with_namespaces_equals_vw_text_of_the_same_rows(tmp_path, bits, quadratic, cubic):
+    """The click log as CSV with the VW writer's namespaces gives the buckets of its VW text, -q and
+    --cubic included (self-interactions and ':' too)."""
+    from streamlearn.datasets import iter_vw
+    from streamlearn.datasets._clicklog import CLICK_LOG_NAMESPACES
+
+    csv, vw = tmp_path / "c.csv", tmp_path / "c.vw"
+    write_click_log(csv, 400, seed=4)
+    write_click_log(vw, 400, seed=4, label="01")
+    ns = {k: list(v) for k, v in CLICK_LOG_NAMESPACES.items()}
+    X_csv, y_csv = _concat(iter_csv(csv, label="clicked", bits=bits, namespaces=ns, quadratic=quadratic,
+                                    cubic=cubic, chunk_size=150))
+    chunks = list(iter_vw(vw, bits=bits, label_convention="01", quadratic=quadratic, cubic=cubic))
+    X_vw = sp.vstack([c[0] for c in chunks], format="csr")
+    assert np.array_equal(y_csv, np.concatenate([c[1] for c in chunks]))
+    assert X_csv.nnz >= 400 * (10 if not quadratic else 30)
+    _dense_equal(X_csv, X_vw)
+    assert np.array_equal(X_csv.indices, X_vw.indices) and np.array_equal(X_csv.indptr, X_vw.indptr)
+
+
+def test_ignore_and_keep_namespaces(csv_file):
+    keep = iter_csv(csv_file, label="clicked", bits=16, keep_namespaces=["a", "c"])  # age, country
+    X, _ = _concat(keep)
+    _dense_equal(X, naive_matrix([{k: r[k] for k in ("age", "country")} for r in ROWS], 16))
+    X, _ = _concat(iter_csv(csv_file, label="clicked", bits=16, ignore_namespaces=["p"]))  # premium, price
+    _dense_equal(X, naive_matrix([{k: v for k, v in r.items() if k[0] != "p"} for r in ROWS], 16))
+    assert keep.spec.keep == ["a", "c"] and keep.spec.interactions == []

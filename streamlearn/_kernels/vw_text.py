@@ -1,0 +1,609 @@
+"""Vowpal Wabbit text format parser and feature hasher over raw bytes (numba).
+
+``vw_parse`` parses complete lines of a byte buffer into CSR rows whose columns are hashed buckets
+(``index & mask``), with labels, importance weights and tag offsets. Interactions (``-q``/``--cubic``) are
+generated per row from the row's namespaces. The Python layer (``streamlearn.datasets._vw``) reads the
+file in blocks, carries the partial last line over, grows the arrays and turns error codes into messages.
+
+Line grammar (as VW reads it)::
+
+    line     := [label_section] ('|' namespace)*
+    label_section: the text before the first '|'; if it holds a tab, only what follows the first tab.
+                   Split on spaces; the last word is the tag if it starts with "'" (quote dropped) or
+                   ends right at the '|'. The other words: label [importance [initial]].
+    namespace := (name [':' float] | <nothing: the default namespace ' '>) (whitespace feature)*
+    feature   := name                  value 1
+               | name ':' float        value float (times the namespace weight)
+               | name ':' string       "chained" feature: hash(string, hash(name, ns)), value 1
+               | ':' float             anonymous feature: index ns_hash + k (k-th anonymous in its namespace)
+
+A namespace is identified by its first byte (``|user`` and ``|u`` are the same namespace for
+interactions, ``--ignore`` and ``--keep``); its name seeds the hash of its features. Zero-valued
+features are dropped. Blank lines are skipped. A UTF-8 byte order mark at a line start is skipped.
+"""
+
+import numpy as np
+
+from ._numba import njit_kernel
+from .hashing import CONSTANT_HASH, combine2, combine3, hash_string
+from .svmlight import _NUM_BAD, _NUM_HARD, _NUM_NONFINITE, _parse_float
+
+ST_NEED_INPUT = 0
+ST_DONE = 1
+ST_ROWS_FULL = 2
+ST_NEED_SPACE = 3  # output arrays full (current line rolled back)
+ST_NEED_SCRATCH = 4  # row scratch too small: state[S_AUX] is the size needed
+ST_ERROR = 5
+
+E_LABEL = 1  # label not a number / not allowed by the label convention
+E_IMPORTANCE = 2  # importance weight not a finite number >= 0
+E_TOO_MANY = 3  # more than label, importance, initial and a tag before the first '|'
+E_NOVALUE = 4  # ':' with no value
+E_VALUE = 5  # value starts like a number but is not one
+E_NONFINITE = 6  # nan / inf value
+E_NS_WEIGHT = 7  # bad namespace weight
+E_NS_NAME = 8  # '|' followed by ':' (no namespace name)
+E_NO_LABEL = 9  # a label is required but the line has none
+E_INITIAL = 10  # initial prediction is not a number
+
+S_POS = 0
+S_LINE = 1
+S_ROWS = 2
+S_NNZ = 3
+S_ERR_CODE = 4
+S_ERR_POS = 5
+S_ERR_END = 6
+S_ERR_LINE = 7
+S_AUX = 8
+STATE_LEN = 9
+
+LABEL_REGRESSION = 0
+LABEL_PM1 = 1
+LABEL_01 = 2
+LABEL_MULTICLASS = 3
+
+CONSTANT_NAMESPACE = 128
+WILDCARD = -1
+
+
+@njit_kernel
+def _is_delim(c):
+    # end of a name: space, tab, '|', '\r', ':'
+    return c == 32 or c == 9 or c == 124 or c == 13 or c == 58
+
+
+@njit_kernel
+def _is_feat_end(c):
+    return c == 32 or c == 9 or c == 124 or c == 13
+
+
+@njit_kernel
+def _number(buf, p, end):
+    """(value, next position, status) with a slow exact-enough fallback for > 19 significant digits."""
+    v, q, st = _parse_float(buf, p, end)
+    if st == _NUM_HARD:
+        # rare: more than 19 significant digits, ties, subnormals; accumulate in float (VW uses float32)
+        neg = False
+        r = p
+        if buf[r] == 45 or buf[r] == 43:
+            neg = buf[r] == 45
+            r += 1
+        m = 0.0
+        e10 = 0
+        seen_dot = False
+        while r < q:
+            c = buf[r]
+            if 48 <= c <= 57:
+                m = m * 10.0 + (c - 48)
+                if seen_dot:
+                    e10 -= 1
+            elif c == 46:
+                seen_dot = True
+            else:
+                r += 1
+                eneg = False
+                if buf[r] == 45 or buf[r] == 43:
+                    eneg = buf[r] == 45
+                    r += 1
+                ee = 0
+                while r < q:
+                    ee = min(ee * 10 + (buf[r] - 48), 100000)
+                    r += 1
+                e10 += -ee if eneg else ee
+                break
+            r += 1
+        v = m * 10.0 ** e10
+        if neg:
+            v = -v
+        st = 0 if np.isfinite(v) else _NUM_NONFINITE
+    return v, q, st
+
+
+@njit_kernel
+def _starts_number(buf, p, end):
+    c = buf[p]
+    if 48 <= c <= 57:
+        return True
+    if c == 43 or c == 45:
+        p += 1
+        if p >= end:
+            return False
+        c = buf[p]
+        if 48 <= c <= 57:
+            return True
+    if c == 46 and p + 1 < end and 48 <= buf[p + 1] <= 57:
+        return True
+    return False
+
+
+@njit_kernel
+def canonical_terms(terms, lens):
+    """VW's interaction set: a term with a repeated namespace is sorted; terms are sorted by (length,
+    namespaces) and a term whose multiset of namespaces was already seen is dropped."""
+    n = terms.shape[0]
+    t = terms.copy()
+    for r in range(n):
+        k = lens[r]
+        rep = False
+        for a in range(k):
+            for b in range(a + 1, k):
+                if t[r, a] == t[r, b]:
+                    rep = True
+        if rep:
+            for a in range(k):
+                for b in range(k - 1 - a):
+                    if t[r, b] > t[r, b + 1]:
+                        x = t[r, b]
+                        t[r, b] = t[r, b + 1]
+                        t[r, b + 1] = x
+    key = np.empty(n, np.int64)
+    for r in range(n):
+        key[r] = lens[r] * (1 << 30) + t[r, 0] * 65536 + t[r, 1] * 256 + (t[r, 2] if lens[r] == 3 else 0)
+    order = np.argsort(key, kind="mergesort")
+    out = np.empty((n, 3), np.int64)
+    out_len = np.empty(n, np.int64)
+    ms = np.empty(n, np.int64)
+    m = 0
+    for oi in range(n):
+        r = order[oi]
+        k = lens[r]
+        s0 = t[r, 0]
+        s1 = t[r, 1]
+        s2 = t[r, 2] if k == 3 else -1
+        # sorted multiset key
+        if s0 > s1:
+            s0, s1 = s1, s0
+        if k == 3:
+            if s1 > s2:
+                s1, s2 = s2, s1
+            if s0 > s1:
+                s0, s1 = s1, s0
+        mk = k * (1 << 30) + s0 * 65536 + s1 * 256 + (s2 if k == 3 else 0)
+        dup = False
+        for q in range(m):
+            if ms[q] == mk:
+                dup = True
+                break
+        if dup:
+            continue
+        ms[m] = mk
+        out[m, 0] = t[r, 0]
+        out[m, 1] = t[r, 1]
+        out[m, 2] = t[r, 2]
+        out_len[m] = k
+        m += 1
+    return out[:m], out_len[:m]
+
+
+@njit_kernel
+def _expand_wildcards(terms, lens, present, n_present):
+    """Concrete terms of a row: every ':' replaced by each namespace present in the row."""
+    total = 0
+    for r in range(terms.shape[0]):
+        c = 1
+        for a in range(lens[r]):
+            if terms[r, a] == WILDCARD:
+                c *= n_present
+        total += c
+    out = np.zeros((total, 3), np.int64)
+    out_len = np.empty(total, np.int64)
+    m = 0
+    for r in range(terms.shape[0]):
+        k = lens[r]
+        n0 = n_present if terms[r, 0] == WILDCARD else 1
+        n1 = n_present if terms[r, 1] == WILDCARD else 1
+        n2 = (n_present if terms[r, 2] == WILDCARD else 1) if k == 3 else 1
+        for i0 in range(n0):
+            for i1 in range(n1):
+                for i2 in range(n2):
+                    out[m, 0] = present[i0] if terms[r, 0] == WILDCARD else terms[r, 0]
+                    out[m, 1] = present[i1] if terms[r, 1] == WILDCARD else terms[r, 1]
+                    if k == 3:
+                        out[m, 2] = present[i2] if terms[r, 2] == WILDCARD else terms[r, 2]
+                    out_len[m] = k
+                    m += 1
+    return canonical_terms(out[:m], out_len[:m])
+
+
+@njit_kernel
+def _sort_row(idx, val, n):
+    """Sort idx[:n] (carrying val) ascending; insertion sort for short rows."""
+    if n <= 48:
+        for i in range(1, n):
+            a = idx[i]
+            b = val[i]
+            j = i - 1
+            while j >= 0 and idx[j] > a:
+                idx[j + 1] = idx[j]
+                val[j + 1] = val[j]
+                j -= 1
+            idx[j + 1] = a
+            val[j + 1] = b
+    else:
+        order = np.argsort(idx[:n], kind="mergesort")
+        ti = idx[:n][order]
+        tv = val[:n][order]
+        idx[:n] = ti
+        val[:n] = tv
+
+
+@njit_kernel
+def vw_parse(buf, end, final, max_rows, mask, label_mode, n_classes, require_label, keep_ns, constant,
+             terms, term_lens, has_wildcard, data, indices, indptr, y, w, tag_s, tag_e,
+             s_idx, s_val, s_ns, s_idx2, s_val2, o_idx, o_val, state):
+    """Parse complete lines of ``buf[:end]`` from ``state[S_POS]``; see the module docstring.
+
+    ``mask``: ``2**bits - 1``; ``keep_ns[c]``: keep namespace with first byte ``c``; ``constant``: add VW's
+    constant feature; ``terms``/``term_lens``: interactions (``WILDCARD`` for ':'), already canonical when
+    ``has_wildcard`` is false. ``s_*``/``o_*`` are per-row scratch arrays. Returns a status code.
+    """
+    pos = state[S_POS]
+    line = state[S_LINE]
+    rows = state[S_ROWS]
+    nnz = state[S_NNZ]
+    umask = np.uint64(mask)
+    cap_s = s_idx.shape[0]
+    cap_o = o_idx.shape[0]
+    cap_nnz = indices.shape[0]
+    counts = np.zeros(257, np.int64)
+    starts = np.zeros(257, np.int64)
+    present = np.empty(256, np.int64)
+    word_s = np.empty(5, np.int64)
+    word_e = np.empty(5, np.int64)
+    status = ST_NEED_INPUT
+    while True:
+        if rows >= max_rows:
+            status = ST_ROWS_FULL
+            break
+        if pos >= end:
+            status = ST_DONE if final else ST_NEED_INPUT
+            break
+        le = pos
+        while le < end and buf[le] != 10:
+            le += 1
+        if le >= end and not final:
+            status = ST_NEED_INPUT
+            break
+        nxt = le + 1
+        line += 1
+        ls = pos
+        if le > ls and buf[le - 1] == 13:
+            le -= 1
+        if le - ls >= 3 and buf[ls] == 0xEF and buf[ls + 1] == 0xBB and buf[ls + 2] == 0xBF:
+            ls += 3
+        blank = True
+        for p in range(ls, le):
+            if buf[p] > 32:
+                blank = False
+                break
+        if blank:
+            pos = nxt
+            continue
+        # ---- label section
+        bar = ls
+        while bar < le and buf[bar] != 124:
+            bar += 1
+        lab_s = ls
+        for p in range(ls, bar):
+            if buf[p] == 9:
+                lab_s = p + 1
+                break
+        nw = 0
+        p = lab_s
+        err = 0
+        ts = -1
+        te = -1
+        label = np.nan
+        weight = 1.0
+        while p < bar:
+            while p < bar and buf[p] == 32:
+                p += 1
+            if p >= bar:
+                break
+            q = p
+            while q < bar and buf[q] != 32:
+                q += 1
+            if nw == 5:
+                err = E_TOO_MANY
+                state[S_ERR_POS] = p
+                state[S_ERR_END] = bar
+                break
+            word_s[nw] = p
+            word_e[nw] = q
+            nw += 1
+            p = q
+        if err == 0:
+            if nw > 0 and (word_e[nw - 1] == bar or buf[word_s[nw - 1]] == 39):
+                ts = word_s[nw - 1]
+                te = word_e[nw - 1]
+                if buf[ts] == 39:
+                    ts += 1
+                nw -= 1
+            if nw > 3:
+                err = E_TOO_MANY
+                state[S_ERR_POS] = word_s[3]
+                state[S_ERR_END] = word_e[nw - 1]
+            elif nw == 0:
+                if require_label:
+                    err = E_NO_LABEL
+                    state[S_ERR_POS] = ls
+                    state[S_ERR_END] = bar
+            else:
+                v, q, st = _number(buf, word_s[0], word_e[0])
+                ok = st == 0 and q == word_e[0]
+                if ok:
+                    if label_mode == LABEL_PM1:
+                        ok = v == 1.0 or v == -1.0
+                    elif label_mode == LABEL_01:
+                        ok = v == 0.0 or v == 1.0
+                    elif label_mode == LABEL_MULTICLASS:
+                        ok = v == np.floor(v) and v >= 1.0 and (n_classes <= 0 or v <= n_classes)
+                if not ok:
+                    err = E_LABEL
+                    state[S_ERR_POS] = word_s[0]
+                    state[S_ERR_END] = word_e[0]
+                label = v
+                if err == 0 and nw >= 2:
+                    v, q, st = _number(buf, word_s[1], word_e[1])
+                    if not (st == 0 and q == word_e[1] and v >= 0.0):
+                        err = E_IMPORTANCE
+                        state[S_ERR_POS] = word_s[1]
+                        state[S_ERR_END] = word_e[1]
+                    weight = v
+                if err == 0 and nw == 3:
+                    v, q, st = _number(buf, word_s[2], word_e[2])
+                    if not (st == 0 and q == word_e[2]):
+                        err = E_INITIAL
+                        state[S_ERR_POS] = word_s[2]
+                        state[S_ERR_END] = word_e[2]
+        # ---- features
+        nf = 0
+        p = bar
+        need = 0
+        while err == 0 and p < le and buf[p] == 124:
+            p += 1
+            nsw = 1.0
+            anon = np.uint64(0)
+            if p >= le or _is_feat_end(buf[p]):
+                nsc = 32
+                ch = np.uint64(0)
+            elif buf[p] == 58:
+                err = E_NS_NAME
+                state[S_ERR_POS] = p - 1
+                state[S_ERR_END] = min(p + 1, le)
+                break
+            else:
+                q = p
+                while q < le and not _is_delim(buf[q]):
+                    q += 1
+                nsc = buf[p]
+                ch = hash_string(buf, p, q, 0)
+                if q < le and buf[q] == 58:
+                    r = q + 1
+                    e = r
+                    while e < le and not _is_feat_end(buf[e]):
+                        e += 1
+                    ok = e > r
+                    if ok:
+                        v, r2, st = _number(buf, r, e)
+                        ok = st == 0 and r2 == e
+                        nsw = v
+                    if not ok:
+                        err = E_NS_WEIGHT
+                        state[S_ERR_POS] = p
+                        state[S_ERR_END] = e
+                        break
+                    q = e
+                p = q
+            keep = keep_ns[nsc] != 0
+            while p < le and (buf[p] == 32 or buf[p] == 9 or buf[p] == 13):
+                p += 1
+                if p >= le or _is_feat_end(buf[p]):
+                    continue
+                q = p
+                while q < le and not _is_delim(buf[q]):
+                    q += 1
+                ne = q
+                fval = 1.0
+                chained = False
+                cs = 0
+                ce = 0
+                if q < le and buf[q] == 58:
+                    r = q + 1
+                    if r >= le or _is_feat_end(buf[r]):
+                        err = E_NOVALUE
+                        state[S_ERR_POS] = p
+                        state[S_ERR_END] = r
+                        break
+                    e = r
+                    while e < le and not _is_feat_end(buf[e]):
+                        e += 1
+                    if _starts_number(buf, r, e) or (buf[r] | 32) == 105 or (buf[r] | 32) == 110:
+                        v, r2, st = _number(buf, r, e)
+                        if st == _NUM_NONFINITE and r2 == e:
+                            err = E_NONFINITE
+                        elif st != 0 or r2 != e:
+                            if st == _NUM_BAD and not _starts_number(buf, r, e):
+                                chained = True
+                            else:
+                                err = E_VALUE
+                        if err != 0:
+                            state[S_ERR_POS] = p
+                            state[S_ERR_END] = e
+                            break
+                        fval = v
+                        if chained:
+                            fval = 1.0
+                    else:
+                        chained = True
+                    if chained:
+                        # VW: the string value runs to the next whitespace
+                        ce = r
+                        while ce < le and buf[ce] != 32 and buf[ce] != 9 and buf[ce] != 13:
+                            ce += 1
+                        cs = r
+                        e = ce
+                    q = e
+                if chained:
+                    idx = hash_string(buf, cs, ce, hash_string(buf, p, ne, ch))
+                    val = 1.0
+                elif ne == p:  # anonymous ':value'
+                    idx = ch + anon
+                    anon += np.uint64(1)
+                    val = nsw * fval
+                else:
+                    idx = hash_string(buf, p, ne, ch)
+                    val = nsw * fval
+                p = q
+                if val == 0.0 or not keep:
+                    continue
+                if nf >= cap_s:
+                    need = max(need, 2 * cap_s)
+                    nf += 1
+                    continue
+                s_idx[nf] = idx
+                s_val[nf] = val
+                s_ns[nf] = nsc
+                nf += 1
+        if err != 0:
+            state[S_ERR_CODE] = err
+            state[S_ERR_LINE] = line
+            status = ST_ERROR
+            break
+        if constant:
+            if nf >= cap_s:
+                need = max(need, 2 * cap_s)
+            else:
+                s_idx[nf] = np.uint64(CONSTANT_HASH)
+                s_val[nf] = 1.0
+                s_ns[nf] = CONSTANT_NAMESPACE
+            nf += 1
+        if need > 0 or nf > cap_s:
+            state[S_AUX] = max(need, nf + 16)
+            status = ST_NEED_SCRATCH
+            line -= 1
+            break
+        # ---- linear part
+        n_out = 0
+        for i in range(nf):
+            if n_out < cap_o:
+                o_idx[n_out] = s_idx[i] & umask
+                o_val[n_out] = s_val[i]
+            n_out += 1
+        # ---- interactions
+        if terms.shape[0] > 0 and nf > 0:
+            for c in range(257):
+                counts[c] = 0
+            for i in range(nf):
+                counts[s_ns[i]] += 1
+            acc = 0
+            n_present = 0
+            for c in range(256):
+                starts[c] = acc
+                acc += counts[c]
+                if counts[c] > 0 and c != CONSTANT_NAMESPACE:
+                    present[n_present] = c
+                    n_present += 1
+            for c in range(256):
+                counts[c] = starts[c]
+            for i in range(nf):
+                c = s_ns[i]
+                s_idx2[counts[c]] = s_idx[i]
+                s_val2[counts[c]] = s_val[i]
+                counts[c] += 1
+            if has_wildcard:
+                rterms, rlens = _expand_wildcards(terms, term_lens, present, n_present)
+            else:
+                rterms, rlens = terms, term_lens
+            for t in range(rterms.shape[0]):
+                a = rterms[t, 0]
+                b = rterms[t, 1]
+                a0 = starts[a]
+                a1 = counts[a]
+                b0 = starts[b]
+                b1 = counts[b]
+                if a1 == a0 or b1 == b0:
+                    continue
+                if rlens[t] == 2:
+                    for i in range(a0, a1):
+                        jst = b0 + (i - a0) if a == b else b0
+                        for j in range(jst, b1):
+                            if n_out < cap_o:
+                                o_idx[n_out] = combine2(s_idx2[i], s_idx2[j]) & umask
+                                o_val[n_out] = s_val2[i] * s_val2[j]
+                            n_out += 1
+                else:
+                    cc = rterms[t, 2]
+                    c0 = starts[cc]
+                    c1 = counts[cc]
+                    if c1 == c0:
+                        continue
+                    for i in range(a0, a1):
+                        jst = b0 + (i - a0) if a == b else b0
+                        for j in range(jst, b1):
+                            kst = c0 + (j - b0) if b == cc else c0
+                            for k in range(kst, c1):
+                                if n_out < cap_o:
+                                    o_idx[n_out] = combine3(s_idx2[i], s_idx2[j], s_idx2[k]) & umask
+                                    o_val[n_out] = s_val2[i] * s_val2[j] * s_val2[k]
+                                n_out += 1
+        if n_out > cap_o:
+            state[S_AUX] = n_out
+            status = ST_NEED_SCRATCH
+            line -= 1
+            break
+        _sort_row(o_idx, o_val, n_out)
+        # merge duplicates (sum), drop zeros
+        m = 0
+        i = 0
+        while i < n_out:
+            cur = o_idx[i]
+            sv = 0.0
+            while i < n_out and o_idx[i] == cur:
+                sv += o_val[i]
+                i += 1
+            if sv != 0.0:
+                o_idx[m] = cur
+                o_val[m] = sv
+                m += 1
+        if nnz + m > cap_nnz:
+            status = ST_NEED_SPACE
+            line -= 1
+            state[S_AUX] = m
+            break
+        for i in range(m):
+            indices[nnz + i] = o_idx[i]
+            data[nnz + i] = o_val[i]
+        nnz += m
+        y[rows] = label
+        w[rows] = weight
+        tag_s[rows] = ts
+        tag_e[rows] = te
+        rows += 1
+        indptr[rows] = nnz
+        pos = nxt
+    state[S_POS] = pos
+    state[S_LINE] = line
+    state[S_ROWS] = rows
+    state[S_NNZ] = nnz
+    return status

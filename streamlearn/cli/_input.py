@@ -1,0 +1,68 @@
+"""Input-format options shared by ``train`` and ``evaluate``: ``--format``, ``-b``, ``-q``, ``--cubic``,
+``--ignore``, ``--keep``, ``--labels``, ``--constant``; and the :class:`InputSpec` they describe."""
+
+from ..datasets._readers import detect_format
+from ..datasets._spec import FORMATS, InputSpec
+from ._common import CLIError
+
+LABELS = ("auto", "pm1", "01", "regression", "multiclass")
+
+
+def add_input_options(p):
+    g = p.add_argument_group("input format (hashed formats: VW text)")
+    g.add_argument("--format", choices=("auto",) + FORMATS, default="auto",
+                   help="data format (default auto: .vw/.vw.gz/.vw.xz/.vw.bz2 are VW text, other names LIBSVM)")
+    g.add_argument("-b", "--bits", type=int, default=None, metavar="BITS",
+                   help="hash features into 2**BITS columns (VW's -b; default 18)")
+    g.add_argument("-q", "--quadratic", action="append", default=[], metavar="AB",
+                   help="cross namespaces A and B, named by first character (VW's -q; ':' is any namespace; "
+                        "repeatable)")
+    g.add_argument("--cubic", action="append", default=[], metavar="ABC",
+                   help="cross three namespaces (VW's --cubic; repeatable)")
+    g.add_argument("--ignore", action="append", default=[], metavar="NS",
+                   help="drop namespace NS (first character; repeatable)")
+    g.add_argument("--keep", action="append", default=[], metavar="NS",
+                   help="keep only these namespaces (first character; repeatable)")
+    g.add_argument("--labels", choices=LABELS, default="auto",
+                   help="label convention of VW text: pm1 (-1/+1), 01, regression, multiclass (1..k); default: "
+                        "pm1 for classifiers, regression for regressors")
+    g.add_argument("--constant", action="store_true",
+                   help="add VW's constant feature as a hashed column (learners with an intercept need not)")
+
+
+def input_format(args, path):
+    fmt = getattr(args, "format", "auto") or "auto"
+    return detect_format(path) if fmt == "auto" else fmt
+
+
+def hashed_spec(args, path, task):
+    """The :class:`InputSpec` of a hashed-format run (VW text) from the options."""
+    fmt = input_format(args, path)
+    bits = 18 if args.bits is None else args.bits
+    if not 1 <= bits <= 32:
+        raise CLIError(f"-b/--bits must be between 1 and 32; got {bits}.")
+    for q in args.quadratic:
+        if len(q) != 2:
+            raise CLIError(f"-q {q!r}: expected two namespace characters, e.g. -q ua (':' for any namespace).")
+    for c in args.cubic:
+        if len(c) != 3:
+            raise CLIError(f"--cubic {c!r}: expected three namespace characters, e.g. --cubic uaa.")
+    if args.ignore and args.keep:
+        raise CLIError("--ignore and --keep cannot be used together.")
+    labels = args.labels
+    if labels == "auto":
+        labels = "regression" if task == "regression" else "pm1"
+    options = {"constant": True} if args.constant else {}
+    return InputSpec(format=fmt, bits=bits, label_convention=labels,
+                     interactions=list(args.quadratic) + list(args.cubic), ignore=list(args.ignore),
+                     keep=list(args.keep), options=options)
+
+
+def check_libsvm_args(args):
+    """Hashing options make no sense for LIBSVM files: say so instead of ignoring them."""
+    used = [name for name, on in (("-b", args.bits is not None), ("-q", args.quadratic), ("--cubic", args.cubic),
+                                  ("--ignore", args.ignore), ("--keep", args.keep), ("--constant", args.constant),
+                                  ("--labels", args.labels != "auto")) if on]
+    if used:
+        raise CLIError(f"{', '.join(used)} apply to hashed formats (VW text); the data is read as LIBSVM "
+                       f"(pass --format vw, or name the file .vw).")

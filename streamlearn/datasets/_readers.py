@@ -1,0 +1,85 @@
+"""One entry point for every input format: ``open_stream(path, spec, chunk_size)``.
+
+The command line and the model server read data through :func:`open_stream` with the model's
+:class:`~streamlearn.datasets._spec.InputSpec`, so a test file is read exactly as the training file was.
+
+>>> detect_format("clicks.vw.gz"), detect_format("a9a.t"), detect_format("log.parquet")
+('vw', 'libsvm', 'parquet')
+"""
+
+from __future__ import annotations
+
+import os
+
+from ._spec import InputSpec
+
+__all__ = ["detect_format", "open_stream", "READERS"]
+
+_COMPRESSED = (".gz", ".bz2", ".xz", ".lzma")
+_EXTENSIONS = {".vw": "vw", ".csv": "csv", ".tsv": "csv", ".parquet": "parquet", ".pq": "parquet"}
+
+
+def detect_format(path) -> str:
+    """The format a file name says (``.vw``, ``.vw.gz``, ``.csv``, ``.parquet``, ...); LIBSVM otherwise."""
+    name = os.path.basename(os.fspath(path)).lower()
+    for suffix in _COMPRESSED:
+        if name.endswith(suffix):
+            name = name[: -len(suffix)]
+            break
+    return _EXTENSIONS.get(os.path.splitext(name)[1], "libsvm")
+
+
+def _vw(path, spec: InputSpec, chunk_size, *, require_label, with_tags):
+    from ._vw import iter_vw
+
+    opts = spec.options or {}
+    quadratic = [t for t in spec.interactions if len(t) == 2]
+    cubic = [t for t in spec.interactions if len(t) == 3]
+    for chunk in iter_vw(path, chunk_size=chunk_size, bits=int(spec.bits if spec.bits is not None else 18),
+                         label_convention=spec.label_convention or "pm1", quadratic=quadratic, cubic=cubic,
+                         ignore=spec.ignore, keep=spec.keep, constant=bool(opts.get("constant", False)),
+                         n_classes=opts.get("n_classes"), require_label=require_label):
+        X, y, w, tags = chunk
+        yield (X, y, w, tags) if with_tags else (X, y, w)
+
+
+def _libsvm(path, spec: InputSpec, chunk_size, *, require_label, with_tags):
+    from ._svmlight import iter_svmlight
+
+    zb = "auto" if spec.zero_based is None else spec.zero_based
+    for X, y in iter_svmlight(path, chunk_size=chunk_size, n_features=spec.n_features, zero_based=zb):
+        yield (X, y, None, None) if with_tags else (X, y)
+
+
+def _table(path, spec: InputSpec, chunk_size, *, require_label, with_tags):
+    from ._tabular import TabularReader
+
+    fmt = detect_format(path)  # a model trained on Parquet reads CSV too (columns by name), and back
+    reader = TabularReader(path, fmt if fmt in ("csv", "parquet") else spec.format, spec=spec,
+                           chunk_size=chunk_size, label_required=require_label)
+    for X, y, *w in reader:
+        w = w[0] if w else None
+        yield (X, y, w, None) if with_tags else (X, y, w)
+
+
+#: format -> reader ``(path, spec, chunk_size, *, require_label, with_tags) -> iterator of chunks``.
+#: Chunks are ``(X, y)`` or ``(X, y, sample_weight)``; with ``with_tags=True`` always
+#: ``(X, y, sample_weight or None, tags or None)``.
+READERS = {"vw": _vw, "libsvm": _libsvm, "csv": _table, "parquet": _table}
+
+
+def open_stream(path, spec: InputSpec, chunk_size: int = 10_000, *, require_label: bool = False,
+                with_tags: bool = False):
+    """Chunks of ``path`` read as ``spec`` says (see :data:`READERS` for the chunk layout).
+
+    >>> import os, tempfile
+    >>> d = tempfile.mkdtemp(); p = os.path.join(d, "t.vw")
+    >>> _ = open(p, "w").write("1 2 |a x\\n-1 |a y\\n")
+    >>> X, y, w = next(open_stream(p, InputSpec(format="vw", bits=10)))
+    >>> X.shape, w.tolist()
+    ((2, 1024), [2.0, 1.0])
+    """
+    if spec.format not in READERS:
+        raise ValueError(f"reading {spec.format!r} files is not available in this version of streamlearn; "
+                         f"it reads {', '.join(sorted(READERS))}.")
+    return READERS[spec.format](path, spec, chunk_size, require_label=require_label, with_tags=with_tags)

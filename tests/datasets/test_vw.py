@@ -1,0 +1,210 @@
+import bz2
+import gzip
+import io
+import lzma
+
+import numpy as np
+import pytest
+
+from streamlearn.datasets import iter_vw, load_vw
+from streamlearn.datasets._vw import VwFormatError
+from tests import naive_vw
+from tests.datasets.vw_corpus import CORPUS, OPTION_SETS, vw_audit_buckets
+
+DATA = ("\n".join(CORPUS) + "\n").encode("utf-8")
+
+
+def _rows(X):
+    return [dict(zip(X[i].indices.tolist(), X[i].data.tolist())) for i in range(X.shape[0])]
+
+
+def _same(got, want):
+    assert set(got) == set(want)
+    for k, v in want.items():
+        assert got[k] == pytest.approx(v, rel=1e-6, abs=1e-12)
+
+
+@pytest.mark.parametrize("bits", [18, 24])
+@pytest.mark.parametrize("kw,_", OPTION_SETS, ids=[o or "plain" for _, o in OPTION_SETS])
+def test_buckets_match_naive_twin(bits, kw, _):
+    X, y, w, tags = load_vw(io.BytesIO(DATA), bits=bits, label_convention="regression", constant=True, **kw)
+    assert X.shape == (len(CORPUS), 1 << bits)
+    for line, got in zip(CORPUS, _rows(X)):
+        _same(got, naive_vw.row_buckets(line.encode(), bits, constant=True, **kw))
+
+
+@pytest.mark.parametrize("bits", [18, 24])
+def test_buckets_match_vowpalwabbit(bits):
+    pytest.importorskip("vowpalwabbit.pyvw", reason="vowpalwabbit is not installed")
+    lines = CORPUS + _random_lines(np.random.default_rng(bits), 100)
+    data = ("\n".join(lines) + "\n").encode()
+    for kw, options in OPTION_SETS:
+        want = vw_audit_buckets(lines, bits, options)
+        X, *_ = load_vw(io.BytesIO(data), bits=bits, label_convention="regression", constant=True, **kw)
+        assert len(want) == X.shape[0]
+        for line, got, ref in zip(lines, _rows(X), want):
+            # VW sums float32 values: duplicates that cancel may leave a residue of ~1e-7
+            ref = {k: v for k, v in ref.items() if abs(v) > 1e-5}
+            got = {k: v for k, v in got.items() if abs(v) > 1e-5}
+            assert set(got) == set(ref), (options, line)
+            for k in ref:  # VW keeps float32 values and prints them rounded
+                assert got[k] == pytest.approx(ref[k], rel=1e-4), (options, line)
+
+
+def test_labels_weights_tags_match_naive_twin():
+    X, y, w, tags = load_vw(io.BytesIO(DATA), label_convention="regression")
+    for i, line in enumerate(CORPUS):
+        label, weight, tag, _ = naive_vw.parse_line(line.encode())
+        assert (np.isnan(y[i]) and label is None) or y[i] == label
+        assert w[i] == weight
+        assert tags[i] == (tag or b"").decode()
+    assert tags[1] == "tag1" and tags[2] == "tag2" and w[1] == 2.0 and w[2] == 0.5
+
+
+def _random_lines(rng, n):
+    names = ["a", "b", "x1", "42", "007", "caf\u00e9", "k=v", "", "zz"]
+    out = []
+    for _ in range(n):
+        parts = [rng.choice(["1", "-1", "0.5", "1 2", "-1 0.25 'tg", "3 1 0.1"])]
+        for _ in range(rng.integers(0, 4)):
+            ns = rng.choice(["", "u", "user", "a", "ad:0.5", "b", "u:2"])
+            feats = []
+            for _ in range(rng.integers(0, 5)):
+                nm = rng.choice(names)
+                kind = rng.integers(0, 4)
+                if kind == 0 and nm:
+                    feats.append(nm)
+                elif kind == 1:
+                    feats.append(f"{nm}:{rng.normal():.3g}")
+                elif kind == 2 and nm:
+                    feats.append(f"{nm}:{rng.choice(['red', 'x', 'q1'])}")
+                else:
+                    feats.append(f"{nm}:{rng.integers(-3, 4)}")
+            parts.append("|" + ns + " " + " ".join(feats))
+        out.append(rng.choice([" ", ""]).join(parts))
+    return out
+
+
+@pytest.mark.parametrize("kw", [{}, {"quadratic": ["::"]}, {"quadratic": ["ua", "u:"], "cubic": ["uab", "::a"]},
+                                {"quadratic": ["ab"], "ignore": ["b"]}])
+def test_random_lines_match_naive_twin(kw):
+    lines = _random_lines(np.random.default_rng(7), 300)
+    X, *_ = load_vw(io.BytesIO(("\n".join(lines) + "\n").encode()), bits=20, label_convention="regression",
+                    constant=True, **kw)
+    for line, got in zip(lines, _rows(X)):
+        _same(got, naive_vw.row_buckets(line.encode(), 20, constant=True, **kw))
+
+
+def test_chunks_blocks_and_compression_do_not_change_rows(tmp_path):
+    whole = load_vw(io.BytesIO(DATA), label_convention="regression", quadratic=["ua"])
+    for chunk_size, block in [(1, 16), (3, 40), (7, 1 << 20)]:
+        parts = list(iter_vw(io.BytesIO(DATA), chunk_size=chunk_size, block_size=block,
+                             label_convention="regression", quadratic=["ua"]))
+        assert [p[0].shape[0] for p in parts[:-1]] == [chunk_size] * (len(parts) - 1)
+        X = __import__("scipy.sparse", fromlist=["vstack"]).vstack([p[0] for p in parts], format="csr")
+        assert (X != whole[0]).nnz == 0
+        assert np.array_equal(np.concatenate([p[1] for p in parts]), whole[1], equal_nan=True)
+    for suffix, opener in [(".vw.gz", gzip.open), (".vw.bz2", bz2.open), (".vw.xz", lzma.open)]:
+        path = tmp_path / ("f" + suffix)
+        with opener(path, "wb") as f:
+            f.write(DATA.replace(b"\n", b"\r\n"))  # CRLF too
+        X, y, w, tags = load_vw(path, label_convention="regression", quadratic=["ua"])
+        assert (X != whole[0]).nnz == 0 and tags == whole[3]
+
+
+def test_blank_lines_bom_and_missing_final_newline():
+    X, y, _, _ = load_vw(io.BytesIO(b"\xef\xbb\xbf1 |a x\n\n   \n\t\n-1 |a y"), bits=10)
+    assert y.tolist() == [1.0, -1.0]
+    ref, *_ = load_vw(io.BytesIO(b"1 |a x\n-1 |a y\n"), bits=10)
+    assert (X != ref).nnz == 0
+
+
+def test_wide_row_grows_scratch():
+    line = "1 |a " + " ".join(f"f{i}" for i in range(400)) + " |b " + " ".join(f"g{i}" for i in range(50))
+    X, *_ = load_vw(io.BytesIO((line + "\n-1 |a x\n").encode()), bits=24, quadratic=["aa", "ab"])
+    _same(_rows(X)[0], naive_vw.row_buckets(line.encode(), 24, quadratic=["aa", "ab"]))
+    assert X[0].nnz > 400 * 401 // 2
+
+
+@pytest.mark.parametrize("line,convention,message", [
+    ("abc |a x", "pm1", "bad label 'abc'"),
+    ("0 |a x", "pm1", "expected -1 or 1"),
+    ("-1 |a x", "01", "expected 0 or 1"),
+    ("1.5 |a x", "multiclass", "class number"),
+    ("0 |a x", "multiclass", "class number"),
+    ("1 abc |a x", "pm1", "bad importance weight 'abc'"),
+    ("1 -2 |a x", "pm1", "bad importance weight '-2'"),
+    ("1 inf |a x", "pm1", "bad importance weight"),
+    ("1 2 x 'tag |a x", "pm1", "bad initial prediction 'x'"),
+    ("1 2 3 4 'tag |a x", "pm1", "too many fields"),
+    ("1 |a x: y", "pm1", "':' without a value"),
+    ("1 |a x:", "pm1", "':' without a value"),
+    ("1 |a x:1e", "pm1", "bad feature value"),
+    ("1 |a x:1.5.5", "pm1", "bad feature value"),
+    ("1 |a x:nan", "pm1", "non-finite"),
+    ("1 |a:abc x", "pm1", "bad namespace weight"),
+    ("1 |a: x", "pm1", "bad namespace weight"),
+    ("1 |:2 x", "pm1", "stray '|'"),
+    ("1 |a x |:", "pm1", "stray '|'"),
+])
+def test_malformed_lines_name_file_and_line(tmp_path, line, convention, message):
+    path = tmp_path / "bad.vw"
+    path.write_text(f"1 |a ok\n\n{line}\n-1 |a fine\n")
+    with pytest.raises(VwFormatError, match=message) as info:
+        load_vw(path, label_convention=convention)
+    text = str(info.value)
+    assert text.startswith(f"{path}:3: ") and "\n" not in text
+    assert isinstance(info.value, ValueError)
+
+
+def test_label_conventions_and_missing_labels():
+    _, y, _, _ = load_vw(io.BytesIO(b"1 |a x\n0 |a y\n"), label_convention="01")
+    assert y.tolist() == [1.0, 0.0]
+    _, y, _, _ = load_vw(io.BytesIO(b"3 |a x\n1 2 |a y\n"), label_convention="multiclass", n_classes=3)
+    assert y.tolist() == [3.0, 1.0]
+    with pytest.raises(VwFormatError, match="class number"):
+        load_vw(io.BytesIO(b"4 |a x\n"), label_convention="multiclass", n_classes=3)
+    _, y, _, tags = load_vw(io.BytesIO(b"|a x\n'only |a y\n"))
+    assert np.isnan(y).all() and tags == ["", "only"]
+    with pytest.raises(VwFormatError, match=r":2: no label"):
+        load_vw(io.BytesIO(b"1 |a x\n|a y\n"), require_label=True)
+
+
+def test_bad_arguments():
+    with pytest.raises(ValueError, match="bits"):
+        iter_vw(io.BytesIO(b""), bits=40)
+    with pytest.raises(ValueError, match="-q 'abc'"):
+        iter_vw(io.BytesIO(b""), quadratic=["abc"])
+    with pytest.raises(ValueError, match="label_convention"):
+        iter_vw(io.BytesIO(b""), label_convention="binary")
+    with pytest.raises(ValueError, match="ignore and keep"):
+        iter_vw(io.BytesIO(b""), ignore=["a"], keep=["b"])
+
+
+def test_learner_on_interactions_equals_learner_on_written_crosses():
+    from streamlearn.datasets import make_click_log
+    from streamlearn.datasets._clicklog import vw_lines
+    from streamlearn.linear_model import FTRLProximalClassifier
+
+    log = make_click_log(600, seed=5)
+    lines = vw_lines(log)
+    crossed = []
+    for line in lines:  # the same crosses written out as features of a third namespace
+        _, _, _, feats = naive_vw.parse_line(line.encode())
+        head, u, a = line.split("|")
+        uf, af = u.split()[1:], a.split()[1:]
+        names = [(f.split(":")[0], float(f.split(":")[1]) if ":" in f else 1.0) for f in uf]
+        anames = [(f.split(":")[0], float(f.split(":")[1]) if ":" in f else 1.0) for f in af]
+        x = " ".join(f"{n}*{m}:{v * w!r}" for n, v in names for m, w in anames)
+        crossed.append(f"{line} |x {x}")
+    Xq, y, _, _ = load_vw(io.BytesIO("\n".join(lines).encode()), bits=26, quadratic=["ua"])
+    Xc, yc, _, _ = load_vw(io.BytesIO("\n".join(crossed).encode()), bits=26)
+    assert (Xq.getnnz(axis=1) == Xc.getnnz(axis=1)).all()  # no collision in either
+    preds = []
+    for X in (Xq, Xc):
+        clf = FTRLProximalClassifier()
+        for s in range(0, 500, 100):
+            clf.partial_fit(X[s:s + 100], y[s:s + 100], classes=[-1, 1])
+        preds.append(clf.decision_function(X[500:]))
+    np.testing.assert_allclose(preds[0], preds[1], rtol=1e-9, atol=1e-12)
+    assert np.std(preds[0]) > 0
