@@ -81,12 +81,23 @@ class DictRowMixin:
                 hasher = DictHasher(bits=n.bit_length() - 1)
             hasher = DictHasher() if hasher is None else hasher
             hasher.fit()
-            self.input_spec_ = spec = {"format": "csv", "bits": int(hasher.bits), "options": {
-                "namespaces": _namespace_groups(hasher.namespaces), "categorical": sorted(hasher._categorical)}}
+            self.input_spec_ = spec = {
+                "format": "csv", "bits": int(hasher.bits),
+                "interactions": list(hasher.quadratic) + list(hasher.cubic), "ignore": list(hasher.ignore_namespaces),
+                "keep": list(hasher.keep_namespaces), "options": {
+                    "namespaces": _namespace_groups(hasher.namespaces), "categorical": sorted(hasher._categorical)}}
         else:
+            if spec.get("format") not in ("csv", "parquet") or spec.get("bits") is None:
+                raise ValueError(f"{type(self).__name__} was trained on {spec.get('format')} data; learn_one and "
+                                 "predict_one hash dict rows as the CSV/Parquet readers do.")
             opts = spec.get("options") or {}
+            terms = list(spec.get("interactions") or [])
             hasher = DictHasher(bits=int(spec["bits"]), categorical=tuple(opts.get("categorical", ())),
-                                namespaces=_namespace_groups(opts.get("namespaces")))
+                                namespaces=_namespace_groups(opts.get("namespaces")),
+                                ignore=tuple(spec.get("ignore_columns") or ()),
+                                quadratic=[t for t in terms if len(t) == 2], cubic=[t for t in terms if len(t) == 3],
+                                ignore_namespaces=list(spec.get("ignore") or []),
+                                keep_namespaces=list(spec.get("keep") or []))
             hasher.fit()
         _ROW_HASHERS[self] = (spec, hasher)
         return hasher

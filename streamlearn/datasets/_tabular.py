@@ -408,7 +408,7 @@ class TabularReader:
         for what, col in (("label", self._label), ("weight", self._weight)):
             if col is None or col in self._names:
                 continue
-            if what == "label" and not self.label_required:
+            if not self.label_required:  # prediction: neither is needed
                 continue
             raise TabularFormatError(self.source, line, None,
                                      f"no {what} column {col!r}; the file has {_listing(self._names)}.")
@@ -578,6 +578,8 @@ class TabularReader:
         import pyarrow as pa
         import pyarrow.compute as pc
 
+        if arr is None:  # prediction on a file without the weight column
+            return None
         if pa.types.is_dictionary(arr.type):
             arr = arr.dictionary_decode()
         if arrow_kind(arr.type) != NUMERIC:
@@ -713,7 +715,8 @@ def iter_csv(path, label=None, weight=None, ignore=(), bits=18, chunk_size=10_00
         that one (label, weight, ignored columns, bits, column kinds, namespaces); the other options are
         then not used.
     label_required : bool
-        With ``spec``: is a file without the label column an error? (``False`` for prediction.)
+        Is a file without the label (or weight) column an error? ``False`` for prediction: ``y`` (and the
+        weights) are then None.
 
     Returns
     -------

@@ -51,6 +51,12 @@ class DictHasher(TransformerMixin, BaseEstimator):
         ``{namespace: [key, ...]}``: keys hashed in a shared namespace instead of one namespace per key.
     ignore : sequence of str
         Keys left out.
+    quadratic, cubic : sequences of str
+        Namespace pairs / triples to cross, by first character (VW's ``-q`` / ``--cubic``; ``":"`` is any
+        namespace), as the readers cross them. Inside a namespace, features keep the row's key order
+        (which matters to self-interactions such as ``"uu"``).
+    ignore_namespaces, keep_namespaces : sequences of str
+        Drop the keys of these namespaces / keep only these (VW's ``--ignore`` / ``--keep``).
 
     Notes
     -----
@@ -71,11 +77,16 @@ class DictHasher(TransformerMixin, BaseEstimator):
     2
     """
 
-    def __init__(self, bits=18, categorical=(), namespaces=None, ignore=()):
+    def __init__(self, bits=18, categorical=(), namespaces=None, ignore=(), quadratic=(), cubic=(),
+                 ignore_namespaces=(), keep_namespaces=()):
         self.bits = bits
         self.categorical = categorical
         self.namespaces = namespaces
         self.ignore = ignore
+        self.quadratic = quadratic
+        self.cubic = cubic
+        self.ignore_namespaces = ignore_namespaces
+        self.keep_namespaces = keep_namespaces
 
     def fit(self, X=None, y=None):
         """Check the parameters; hashing learns nothing. Returns ``self``."""
@@ -100,8 +111,13 @@ class DictHasher(TransformerMixin, BaseEstimator):
         if isinstance(bits, bool) or not isinstance(bits, numbers.Integral) or not 1 <= bits <= 32:
             raise ValueError(f"bits must be an integer between 1 and 32; got {bits!r}.")
         from ..datasets._tabular import _namespace_map
+        from ..datasets._vw import _keep_array, parse_interactions
 
         self._ns = _namespace_map(self.namespaces)
+        self._terms = parse_interactions(_strings(self.quadratic, "quadratic"), _strings(self.cubic, "cubic"))
+        self._keep = _keep_array(_strings(self.ignore_namespaces, "ignore_namespaces"),
+                                 _strings(self.keep_namespaces, "keep_namespaces"))
+        self._ns_byte = {}
         self._categorical = {self.categorical} if isinstance(self.categorical, str) else set(self.categorical)
         self._ignore = {self.ignore} if isinstance(self.ignore, str) else set(self.ignore)
         self._mask = (1 << int(bits)) - 1
@@ -112,13 +128,16 @@ class DictHasher(TransformerMixin, BaseEstimator):
     def _key(self):
         ns = None if self.namespaces is None else tuple(sorted((k, tuple([v] if isinstance(v, str) else v))
                                                                for k, v in self.namespaces.items()))
-        return (self.bits, tuple(self.categorical) if not isinstance(self.categorical, str) else self.categorical,
-                ns, tuple(self.ignore) if not isinstance(self.ignore, str) else self.ignore)
+        rest = tuple(v if isinstance(v, str) else tuple(v) for v in (
+            self.categorical, self.ignore, self.quadratic, self.cubic, self.ignore_namespaces, self.keep_namespaces))
+        return (self.bits, ns) + rest
 
     def _seed(self, key):
         seed = self._seeds.get(key)
         if seed is None:
-            seed = self._seeds[key] = namespace_hash(self._ns.get(key, key))
+            name = self._ns.get(key, key)
+            seed = self._seeds[key] = namespace_hash(name)
+            self._ns_byte[key] = name.encode("utf-8")[0] if name else 32
         return seed
 
     # -- dict rows ------------------------------------------------------------------------------------
@@ -140,9 +159,8 @@ class DictHasher(TransformerMixin, BaseEstimator):
 
     def _transform_dicts(self, rows):
         from .._kernels.hashing import hash_strings
-        from .._kernels.tabular import hashed_features_to_csr
 
-        row_of, num_hash, num_val, text_rows, text_seeds, text_parts = [], [], [], [], [], []
+        row_of, hashes, values, ns, text_at, text_parts, text_seeds = [], [], [], [], [], [], []
         n = 0
         for r, row in enumerate(rows):
             n += 1
@@ -158,20 +176,24 @@ class DictHasher(TransformerMixin, BaseEstimator):
                 elif isinstance(value, numbers.Number):
                     if isinstance(value, numbers.Complex) and not isinstance(value, numbers.Real):
                         raise TypeError(f"row {r}, key {key!r}: complex values are not features.")
-                    value = float(value)
-                    if math.isnan(value) or value == 0.0:
+                    number = float(value)
+                    if math.isnan(number) or number == 0.0:
                         continue
-                    if math.isinf(value):
-                        raise ValueError(f"row {r}, key {key!r}: value {value} is not finite.")
+                    if math.isinf(number):
+                        raise ValueError(f"row {r}, key {key!r}: value {number} is not finite.")
                     if key in self._categorical:
-                        text = _number_text(row[key])
+                        text = _number_text(value)
                     else:
+                        seed = self._seed(key)
+                        if not self._keep[self._ns_byte[key]]:
+                            continue
                         h = self._numeric.get(key)
                         if h is None:
-                            h = self._numeric[key] = name_hash(key, self._seed(key))
+                            h = self._numeric[key] = name_hash(key, seed)
                         row_of.append(r)
-                        num_hash.append(h)
-                        num_val.append(value)
+                        hashes.append(h)
+                        values.append(number)
+                        ns.append(self._ns_byte[key])
                         continue
                 elif isinstance(value, str):
                     text = value
@@ -180,23 +202,42 @@ class DictHasher(TransformerMixin, BaseEstimator):
                 else:
                     raise TypeError(f"row {r}, key {key!r}: a feature value must be a number, a string, a "
                                     f"boolean or None; got {type(value).__name__}.")
-                text_rows.append(r)
-                text_seeds.append(self._seed(key))
+                seed = self._seed(key)
+                if not self._keep[self._ns_byte[key]]:
+                    continue
+                text_at.append(len(hashes))
                 text_parts.append(f"{key}={text}")
-        # text features: one buffer, one kernel call
-        encoded = [t.encode("utf-8", "surrogateescape") for t in text_parts]
-        offsets = np.zeros(len(encoded) + 1, dtype=np.int64)
-        np.cumsum([len(b) for b in encoded], out=offsets[1:])
-        data = np.frombuffer(b"".join(encoded), dtype=np.uint8) if encoded else np.zeros(0, np.uint8)
-        text_hash = np.empty(len(encoded), dtype=np.uint64)
-        hash_strings(data, offsets[:-1], offsets[1:], np.asarray(text_seeds, dtype=np.uint64), text_hash)
-        rows_all = np.concatenate([np.asarray(row_of, dtype=np.int64), np.asarray(text_rows, dtype=np.int64)])
-        hashes = np.concatenate([np.asarray(num_hash, dtype=np.uint64), text_hash])
-        values = np.concatenate([np.asarray(num_val, dtype=np.float64), np.ones(len(encoded))])
-        indptr = np.empty(n + 1, dtype=np.int64)
-        indices = np.empty(max(len(values), 1), dtype=np.int32 if self.bits < 31 else np.int64)
-        out = np.empty(max(len(values), 1), dtype=np.float64)
-        nnz = hashed_features_to_csr(rows_all, hashes, values, n, np.uint64(self._mask), indptr, indices, out)
+                text_seeds.append(seed)
+                row_of.append(r)
+                hashes.append(0)
+                values.append(1.0)
+                ns.append(self._ns_byte[key])
+        hashes = np.asarray(hashes, dtype=np.uint64)
+        if text_parts:  # the text features of the whole chunk: one buffer, one kernel call
+            encoded = [t.encode("utf-8", "surrogateescape") for t in text_parts]
+            offsets = np.zeros(len(encoded) + 1, dtype=np.int64)
+            np.cumsum([len(b) for b in encoded], out=offsets[1:])
+            data = np.frombuffer(b"".join(encoded), dtype=np.uint8)
+            text_hash = np.empty(len(encoded), dtype=np.uint64)
+            hash_strings(data, offsets[:-1], offsets[1:], np.asarray(text_seeds, dtype=np.uint64), text_hash)
+            hashes[np.asarray(text_at, dtype=np.int64)] = text_hash
+        return self._to_csr(np.asarray(row_of, dtype=np.int64), hashes, np.asarray(values, dtype=np.float64),
+                            np.asarray(ns, dtype=np.int64), n)
+
+    def _to_csr(self, rows, hashes, values, ns, n):
+        from .._kernels.tabular import hashed_features_to_csr
+
+        terms, lens, wild = self._terms
+        cap = max(len(values) * (4 if len(terms) else 1), 1)
+        while True:
+            indptr = np.empty(n + 1, dtype=np.int64)
+            indices = np.empty(cap, dtype=np.int32 if self.bits < 31 else np.int64)
+            out = np.empty(cap, dtype=np.float64)
+            nnz = hashed_features_to_csr(rows, hashes, values, ns, n, terms, lens, wild, np.uint64(self._mask),
+                                         indptr, indices, out)
+            if nnz >= 0:
+                break
+            cap *= 4
         if indices.dtype == np.int32:
             indptr = indptr.astype(np.int32)
         return sp.csr_matrix((out[:nnz], indices[:nnz], indptr), shape=(n, self.n_features))
@@ -224,7 +265,10 @@ class DictHasher(TransformerMixin, BaseEstimator):
                 raise TypeError(f"column {name!r} has type {X.schema.field(name).type}, which is not a feature "
                                 "type (number, text, boolean); leave it out with ignore=.")
             kinds[name] = TEXT if name in self._categorical else kind
-        plan = _Plan(list(kinds), kinds, None, None, self._ns, int(self.bits))
+        plan = _Plan(list(kinds), kinds, None, None, self._ns, int(self.bits),
+                     _strings(self.quadratic, "quadratic"), _strings(self.cubic, "cubic"),
+                     _strings(self.ignore_namespaces, "ignore_namespaces"),
+                     _strings(self.keep_namespaces, "keep_namespaces"))
         cols = {name: X.column(i) for i, name in enumerate(names) if name in kinds}
         hashes, values = hash_batch(cols, X.num_rows, plan)
         return hashes_to_csr(hashes, values, plan)
@@ -246,3 +290,9 @@ def _is_dataframe(X):
 
 def _is_arrow(X):
     return type(X).__name__ in ("Table", "RecordBatch") and type(X).__module__.startswith("pyarrow")
+
+
+def _strings(value, name):
+    if isinstance(value, str):
+        raise ValueError(f"{name} takes a list of strings; got the string {value!r}.")
+    return list(value)

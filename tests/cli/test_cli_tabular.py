@@ -105,3 +105,38 @@ def test_errors_are_one_line_and_write_nothing(logs, tmp_path, capsys):
     svm.write_text("1 1:1\n-1 2:1\n")
     assert main(["train", str(svm), "-l", "ftrl", "--label", "y"]) == 2
     assert "apply to CSV and Parquet files" in capsys.readouterr().err
+
+
+def test_interactions_weights_and_predict_one_on_a_table_model(logs, tmp_path, capsys):
+    """-q on table namespaces, --weight, and the saved model's predict_one on dict rows == predict on the file."""
+    train = tmp_path / "w.csv"
+    df = pd.read_csv(logs / "clicks.csv")
+    df["w"] = np.where(df["clicked"] == 1, 2.0, 0.5)
+    df.to_csv(train, index=False)
+    model, plain, scores = tmp_path / "q.slm", tmp_path / "plain.slm", tmp_path / "s.txt"
+    common = ["--label", "clicked", "-l", "ftrl", "--namespace", "u=age,sessions,country,device,user",
+              "--namespace", "a=ad,advertiser,category,price,position", "--ignore-column", "w", "--json"]
+    assert main(["train", str(train), *common, "-q", "ua", "-o", str(model)]) == 0
+    crossed = json.loads(capsys.readouterr().out)
+    assert main(["train", str(train), *common, "-o", str(plain)]) == 0
+    json.loads(capsys.readouterr().out)
+    from streamlearn import load
+
+    q, p = load(model), load(plain)
+    assert q.input_spec_["interactions"] == ["ua"] and q.nnz_weights > 2 * p.nnz_weights  # crossed features
+    weighted = tmp_path / "wt.slm"
+    assert main(["train", str(train), "--label", "clicked", "-l", "ftrl", "--weight", "w", "-o", str(weighted),
+                 "--json"]) == 0
+    json.loads(capsys.readouterr().out)
+    assert not np.allclose(load(weighted).coef_, load(tmp_path / "plain.slm").coef_)
+    assert load(weighted).input_spec_["weight_column"] == "w"
+    # a CSV without the weight column still predicts (the weight is not a feature)
+    assert main(["predict", str(weighted), str(logs / "new.csv"), "-o", str(tmp_path / "p.txt")]) == 0
+    # the -q model scores dict rows as it scores the file
+    assert main(["predict", str(model), str(logs / "new.csv"), "--scores", "-o", str(scores)]) == 0
+    s_file = np.loadtxt(scores)
+    rows = pd.read_csv(logs / "new.csv").drop(columns=["note"]).head(50).to_dict("records")
+    s_dict = [float(q.decision_function(q._row_hasher(None).transform_one(r))[0]) for r in rows]
+    assert np.allclose(s_dict, s_file[:50])
+    assert [q.predict_one(r) for r in rows] == list(q.predict(q._row_hasher(None).transform(rows)))
+    assert crossed["n_train"] == 6000

@@ -249,12 +249,13 @@ def test_csr_builders_equal_a_dict_twin():
     nnz = hashed_rows_to_csr(hashes, values, col_ns, *no_terms, np.uint64(mask), indptr, indices, data)
     X = sp.csr_matrix((data[:nnz], indices[:nnz], indptr), shape=(n_rows, mask + 1))
     assert X.has_sorted_indices and np.allclose(X.toarray(), expected)
-    # the same features listed in shuffled order
+    # the same features listed row after row, in shuffled order inside each row
     keep = (values == values) & (values != 0)
     rows = np.broadcast_to(np.arange(n_rows), (n_cols, n_rows))[keep]
-    order = rng.permutation(rows.shape[0])
-    nnz = hashed_features_to_csr(rows[order].astype(np.int64), hashes[keep][order], values[keep][order], n_rows,
-                                 np.uint64(mask), indptr, indices, data)
+    order = np.lexsort((rng.random(rows.shape[0]), rows))
+    ns = np.zeros(rows.shape[0], np.int64)
+    nnz = hashed_features_to_csr(rows[order].astype(np.int64), hashes[keep][order], values[keep][order], ns,
+                                 n_rows, *no_terms, np.uint64(mask), indptr, indices, data)
     X = sp.csr_matrix((data[:nnz], indices[:nnz], indptr), shape=(n_rows, mask + 1))
     assert X.has_sorted_indices and np.allclose(X.toarray(), expected)
 

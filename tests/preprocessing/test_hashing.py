@@ -54,6 +54,25 @@ def test_same_rows_through_iter_csv_dataframe_and_dicts(tmp_path):
     assert (DictHasher(bits=20).transform(df) != X_csv).nnz > 0
 
 
+@pytest.mark.parametrize("quadratic, cubic", [(("ua",), ()), (("uu", ":a"), ("uaa",))])
+def test_interactions_equal_the_readers(tmp_path, quadratic, cubic):
+    pd = pytest.importorskip("pandas")
+    pytest.importorskip("pyarrow")
+    from streamlearn.datasets import iter_csv, write_click_log
+    from streamlearn.datasets._clicklog import CLICK_LOG_NAMESPACES
+
+    path = tmp_path / "c.csv"
+    write_click_log(path, 300, seed=5)
+    ns = {k: list(v) for k, v in CLICK_LOG_NAMESPACES.items()}
+    X_csv = sp.vstack([c[0] for c in iter_csv(path, label="clicked", bits=18, namespaces=ns, quadratic=quadratic,
+                                              cubic=cubic, ignore_namespaces=["p"])], format="csr")
+    df = pd.read_csv(path).drop(columns=["clicked"])
+    hasher = DictHasher(bits=18, namespaces=ns, quadratic=quadratic, cubic=cubic, ignore_namespaces=["p"])
+    _same(X_csv, hasher.transform(df.to_dict("records")))
+    _same(X_csv, hasher.transform(df))
+    assert X_csv.nnz > 300 * 30
+
+
 def test_dataframe_with_missing_values_and_booleans():
     pd = pytest.importorskip("pandas")
     df = pd.DataFrame(ROWS)
