@@ -8,9 +8,10 @@ effects for every column and pairwise user x ad effects (``country x category``,
 ``age band x category``), so crossing the two groups (VW's ``-q ua``) helps a linear learner.
 
 Rows are generated in blocks of ``_BLOCK_ROWS``; block ``b`` draws from ``SeedSequence(seed,
-spawn_key=(1, b))`` and the hidden model from ``spawn_key=(0,)``. A row depends neither on how the log
-is written (VW text, CSV, Parquet) nor on its length: a shorter log is a prefix of a longer one, and the
-writers stream block by block in constant memory.
+spawn_key=(1, b))``. The hidden model is drawn from ``model_seed`` alone, so logs with different ``seed``
+(a training and a test log) follow the same model. A row depends neither on how the log is written (VW
+text, CSV, Parquet) nor on its length: a shorter log is a prefix of a longer one, and the writers stream
+block by block in constant memory.
 
 >>> log = make_click_log(5, seed=0)
 >>> sorted(log)[:4]
@@ -88,8 +89,8 @@ def _block(model, seed, b, n):
         r = np.minimum(np.searchsorted(model.cdf[k], rng.random(n), side="right"), _CATS[k][0] - 1)
         codes[k] = model.perm[k][r]
     age = np.clip(np.round(rng.gamma(6.0, 6.0, n) + 12), 16, 90).astype(np.int64)
-    sessions = np.round(rng.pareto(1.3, n) * 3.0 + 1.0, 2)
-    price = np.round(np.exp(rng.normal(-0.5, 1.2, n)), 3)
+    sessions = np.round(rng.pareto(2.0, n) * 2.0 + 1.0, 2)
+    price = np.round(np.exp(rng.normal(-0.5, 0.9, n)), 3)
     position = np.minimum(rng.geometric(0.35, n), 8).astype(np.int64)
     band = np.digitize(age, [25, 40, 60])
     z = (model.bias + sum(model.main[k][codes[k]] for k in _CATS)
@@ -113,7 +114,7 @@ def _vocab_cache(name):
     return _VOCABS[name]
 
 
-def iter_click_log(n_rows: int, seed: int = 0, block_rows: int = _BLOCK_ROWS):
+def iter_click_log(n_rows: int, seed: int = 0, block_rows: int = _BLOCK_ROWS, model_seed: int = 0):
     """Yield the click log of :func:`make_click_log` as consecutive ``dict`` blocks of at most ``block_rows``.
 
     >>> [len(b["clicked"]) for b in iter_click_log(10, seed=1, block_rows=4)]
@@ -124,7 +125,7 @@ def iter_click_log(n_rows: int, seed: int = 0, block_rows: int = _BLOCK_ROWS):
         raise ValueError(f"n_rows must be >= 0; got {n_rows}.")
     if block_rows < 1:
         raise ValueError(f"block_rows must be >= 1; got {block_rows}.")
-    model = _Model(seed)
+    model = _Model(model_seed)
     pending = {c: v[:0] for c, v in _block(model, seed, 0, 0).items()}
     produced = 0
     b = 0
@@ -140,11 +141,11 @@ def iter_click_log(n_rows: int, seed: int = 0, block_rows: int = _BLOCK_ROWS):
         produced += want
 
 
-def make_click_log(n_rows: int, seed: int = 0) -> dict:
+def make_click_log(n_rows: int, seed: int = 0, model_seed: int = 0) -> dict:
     """A click log of ``n_rows`` impressions as a ``dict`` of NumPy columns (strings as object arrays).
 
     ``clicked`` is the 0/1 label; see the module docstring for the columns. The same ``seed`` gives the
-    same rows (and a prefix of a longer log).
+    same rows (and a prefix of a longer log); ``model_seed`` fixes the hidden model that draws the clicks.
 
     >>> log = make_click_log(3, seed=0)
     >>> log["clicked"].dtype.kind, log["country"].dtype.kind
@@ -152,7 +153,7 @@ def make_click_log(n_rows: int, seed: int = 0) -> dict:
     >>> bool((make_click_log(10, 0)["user"][:3] == log["user"]).all())
     True
     """
-    blocks = list(iter_click_log(n_rows, seed))
+    blocks = list(iter_click_log(n_rows, seed, model_seed=model_seed))
     if not blocks:
         return {c: np.empty(0, dtype=np.int64 if c in _NUMERIC or c == "clicked" else object)
                 for c in CLICK_LOG_COLUMNS}
@@ -202,7 +203,8 @@ def _open_text(path: Path):
     return open(path, "w", encoding="utf-8")
 
 
-def write_click_log(path, n_rows: int, seed: int = 0, format: str | None = None, label: str = "pm1"):
+def write_click_log(path, n_rows: int, seed: int = 0, format: str | None = None, label: str = "pm1",
+                    model_seed: int = 0):
     """Write the click log of :func:`make_click_log` to ``path`` as VW text, CSV or Parquet.
 
     ``format`` is ``"vw"``, ``"csv"`` or ``"parquet"``; by default it follows the extension (``.vw``,
@@ -228,7 +230,7 @@ def write_click_log(path, n_rows: int, seed: int = 0, format: str | None = None,
     try:
         if format == "vw":
             with _open_text(tmp) as f:
-                for block in iter_click_log(n_rows, seed):
+                for block in iter_click_log(n_rows, seed, model_seed=model_seed):
                     lines = vw_lines(block, label)
                     if lines:
                         f.write("\n".join(lines))
@@ -249,7 +251,7 @@ def write_click_log(path, n_rows: int, seed: int = 0, format: str | None = None,
 
                 writer = pq.ParquetWriter(str(tmp), schema)
             try:
-                for block in iter_click_log(n_rows, seed):
+                for block in iter_click_log(n_rows, seed, model_seed=model_seed):
                     writer.write_table(pa.table({c: block[c] for c in CLICK_LOG_COLUMNS}, schema=schema))
             finally:
                 writer.close()

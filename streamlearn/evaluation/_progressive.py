@@ -159,22 +159,31 @@ class _Curve:
         self.n = np.zeros(0, dtype=np.int64)
         self.loss = np.zeros(0)
         self.err = np.zeros(0)
+        self.w = np.zeros(0)
 
-    def add(self, start, cum_loss, cum_err):
+    def add(self, start, cum_loss, cum_err, cum_w):
         end = start + cum_loss.shape[0] - 1
         while self.n.shape[0] + (end // self.stride - start // self.stride) > self.cap:
             self.stride *= 2
             keep = self.n % self.stride == 0
-            self.n, self.loss, self.err = self.n[keep], self.loss[keep], self.err[keep]
+            self.n, self.loss, self.err, self.w = self.n[keep], self.loss[keep], self.err[keep], self.w[keep]
         pos = np.arange((start // self.stride + 1) * self.stride, end + 1, self.stride, dtype=np.int64)
         j = pos - start
         self.n = np.concatenate((self.n, pos))
         self.loss = np.concatenate((self.loss, cum_loss[j]))
         self.err = np.concatenate((self.err, np.asarray(cum_err[j], dtype=np.float64)))
+        self.w = np.concatenate((self.w, cum_w[j]))
+
+
+def _div(a, b):
+    return a / b if b > 0 else math.nan
 
 
 class _Accumulator:
-    """Running totals of a progressive pass; turns per-example arrays into checkpoint rows by cumulative sums."""
+    """Running totals of a progressive pass; turns per-example arrays into checkpoint rows by cumulative sums.
+
+    Losses and mistakes arrive multiplied by the examples' importance weights, and every average divides by
+    the sum of weights (with unit weights: by the number of examples, as before)."""
 
     def __init__(self, task, schedule, *, curve_points=None, t0=None):
         self.task = task
@@ -184,7 +193,7 @@ class _Accumulator:
         self.loss = 0.0  # cumulative loss
         self.err = 0 if task == "classification" else 0.0  # mistakes, or cumulative squared error
         self.weight = 0.0
-        self.prev = (0, 0.0, self.err)  # (n, loss, err) at the previous checkpoint
+        self.prev = (0, 0.0, self.err, 0.0)  # (n, loss, err, weight) at the previous checkpoint
         self.label = self.pred = None
         self.curve = _Curve(curve_points) if curve_points else None
 
@@ -193,7 +202,7 @@ class _Accumulator:
         # Prepending the running total keeps the summation order sequential across chunks, so the totals
         # (and every checkpoint) are bit-for-bit independent of how the stream is chunked.
         cum_loss = np.cumsum(np.concatenate(([self.loss], losses)))
-        if self.task == "classification":
+        if self.task == "classification" and errs.dtype.kind in "biu" and isinstance(self.err, int):
             cum_err = np.concatenate(([0], np.cumsum(errs, dtype=np.int64))) + self.err
         else:
             cum_err = np.cumsum(np.concatenate(([self.err], errs)))
@@ -208,7 +217,7 @@ class _Accumulator:
             j = int(c) - self.n
             rows.append(self._row(int(c), float(cum_loss[j]), cum_err[j], float(cum_w[j]), y[j - 1], preds[j - 1]))
         if self.curve is not None:
-            self.curve.add(self.n, cum_loss, cum_err)
+            self.curve.add(self.n, cum_loss, cum_err, cum_w)
         self.n += losses.shape[0]
         self.loss = float(cum_loss[-1])
         self.err = cum_err[-1].item()
@@ -223,18 +232,18 @@ class _Accumulator:
         return self._row(self.n, self.loss, self.err, self.weight, self.label, self.pred)
 
     def _row(self, c, loss, err, weight, label, pred):
-        pn, ploss, perr = self.prev
-        dn = c - pn
-        row = {"n_examples": c, "sum_weights": weight, "average_loss": loss / c,
-               "since_last_loss": (loss - ploss) / dn, "cumulative_loss": loss}
+        pn, ploss, perr, pw = self.prev
+        dw = weight - pw
+        row = {"n_examples": c, "sum_weights": weight, "average_loss": _div(loss, weight),
+               "since_last_loss": _div(loss - ploss, dw), "cumulative_loss": loss}
         if self.task == "classification":
-            err = int(err)
-            row.update(error_rate=err / c, since_last_error_rate=(err - perr) / dn, n_mistakes=err)
+            err = int(err) if isinstance(err, (int, np.integer)) else float(err)
+            row.update(error_rate=_div(err, weight), since_last_error_rate=_div(err - perr, dw), n_mistakes=err)
         else:
             err = float(err)
-            row.update(rmse=math.sqrt(err / c), since_last_rmse=math.sqrt(max(err - perr, 0.0) / dn))
+            row.update(rmse=math.sqrt(_div(err, weight)), since_last_rmse=math.sqrt(max(_div(err - perr, dw), 0.0)))
         row.update(label=to_builtin(label), prediction=to_builtin(pred), seconds=time.perf_counter() - self.t0)
-        self.prev = (c, loss, err)
+        self.prev = (c, loss, err, weight)
         return row
 
     def curve_arrays(self):
@@ -242,13 +251,15 @@ class _Accumulator:
         metric = "error_rate" if self.task == "classification" else "rmse"
         if self.curve is None:
             return {"n_examples": np.zeros(0, dtype=np.int64), "average_loss": np.zeros(0), metric: np.zeros(0)}
-        n, loss, err = self.curve.n, self.curve.loss, self.curve.err
+        n, loss, err, w = self.curve.n, self.curve.loss, self.curve.err, self.curve.w
         if self.n and (n.shape[0] == 0 or n[-1] != self.n):
             n = np.append(n, self.n)
             loss = np.append(loss, self.loss)
             err = np.append(err, float(self.err))
-        val = err / n if self.task == "classification" else np.sqrt(err / n)
-        return {"n_examples": n, "average_loss": loss / n, metric: val}
+            w = np.append(w, self.weight)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            val = err / w if self.task == "classification" else np.sqrt(err / w)
+            return {"n_examples": n, "average_loss": loss / w, metric: val}
 
 
 def _run(learner, chunks, acc, *, classes, name, param, on_chunk=None):
@@ -279,8 +290,10 @@ def _run(learner, chunks, acc, *, classes, name, param, on_chunk=None):
             losses = example_losses(name, param, targets, scores)
         if sw is None:
             weights = np.ones(n)
-        else:
+        else:  # importance weights scale each example's loss and mistake, as in VW's weighted averages
             weights = np.broadcast_to(np.asarray(sw, dtype=np.float64), (n,))
+            losses = losses * weights
+            errs = errs * weights
         yield from acc.update(losses, errs, weights, y, preds)
         if on_chunk is not None:
             on_chunk(n)
@@ -542,10 +555,11 @@ def progressive_validation(learner, stream, *, classes=None, checkpoints="doubli
     classification = task == "classification"
     return ProgressiveResult(
         learner=type(learner).__name__, task=task, loss=name, n_examples=acc.n, sum_weights=acc.weight,
-        average_loss=acc.loss / acc.n, cumulative_loss=acc.loss,
-        online_error_rate=acc.err / acc.n if classification else None,
-        online_rmse=None if classification else math.sqrt(acc.err / acc.n),
-        n_mistakes=int(acc.err) if classification else None,
+        average_loss=_div(acc.loss, acc.weight), cumulative_loss=acc.loss,
+        online_error_rate=_div(acc.err, acc.weight) if classification else None,
+        online_rmse=None if classification else math.sqrt(_div(acc.err, acc.weight)),
+        n_mistakes=(int(acc.err) if isinstance(acc.err, (int, np.integer)) else float(acc.err))
+        if classification else None,
         checkpoints=rows, curve=acc.curve_arrays(), seconds=seconds,
         examples_per_second=acc.n / seconds if seconds > 0 else float("inf"),
         nnz_weights=int(learner.nnz_weights) if hasattr(learner, "nnz_weights") else None)

@@ -1,0 +1,160 @@
+"""Raw data in, VW text part: file -> trained model on a generated click log, streamlearn vs Vowpal Wabbit.
+
+What is measured (same run, same files):
+
+* A click log of ``--rows`` training rows and ``--rows // 5`` test rows is written in VW text by
+  ``streamlearn.datasets.write_click_log`` (two namespaces, ``u`` user and ``a`` ad; the test log has
+  other rows from the same hidden model).
+* Training wall time, each in a fresh subprocess, file -> saved model, with ``-q ua -b BITS``:
+  ``streamlearn train --learner ftrl`` (default parameters, and with VW's ``--ftrl`` defaults
+  ``alpha=0.005 beta=0.1 l1=0 l2=0``), ``nag`` when the learner exists, and Vowpal Wabbit with ``--ftrl``
+  and with its defaults (``--loss_function logistic``). streamlearn's numba code is loaded from its
+  on-disk cache (a warm-up run on a small file fills it first). streamlearn's ``train`` also runs
+  progressive validation on that pass, as VW prints its progressive loss.
+* Vowpal Wabbit is run through the ``vowpalwabbit`` Python package's own command-line driver
+  (``python -m vowpalwabbit -d FILE ...``: VW's C++ parser, hasher and learner read the file; no Python
+  per line). The package ships no ``vw`` executable; when one is on ``PATH`` it is used instead.
+* Test log-loss: each saved model scores the test file (``streamlearn predict --scores``; VW ``-t -i
+  MODEL -r RAW``) and the mean logistic loss ``log(1 + exp(-y z))`` is computed here from the raw scores.
+* Parse + hash only: ``iter_vw`` over the training file in-process (rows/s, MB/s), and VW with
+  ``--noop`` (parse, hash, no learning) in a subprocess.
+
+Writes ``benchmarks/results/raw_data.json`` and ``raw_data.md``. ``python benchmarks/raw_data.py --help``.
+"""
+
+import argparse
+import json
+import os
+import platform
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import numpy as np
+
+REPO = Path(__file__).resolve().parents[1]
+RESULTS = REPO / "benchmarks" / "results"
+ENV = dict(os.environ, PYTHONPATH=str(REPO), OPENBLAS_NUM_THREADS="1")
+
+
+def _run(cmd):
+    t = time.perf_counter()
+    proc = subprocess.run(cmd, env=ENV, capture_output=True, text=True)
+    seconds = time.perf_counter() - t
+    if proc.returncode != 0:
+        raise RuntimeError(f"{' '.join(map(str, cmd))} failed:\n{proc.stderr[-2000:]}")
+    return seconds, proc
+
+
+def _vw_cmd():
+    exe = shutil.which("vw")
+    return ([exe], "vw executable") if exe else ([sys.executable, "-m", "vowpalwabbit"],
+                                                 "python -m vowpalwabbit (the package's VW driver)")
+
+
+def _logloss(y, z):
+    return float(np.mean(np.logaddexp(0.0, -y * z)))
+
+
+def main(argv=None):
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--rows", type=int, default=1_000_000, help="training rows (test: rows // 5)")
+    ap.add_argument("--bits", type=int, default=18)
+    ap.add_argument("--seed", type=int, default=1)
+    ap.add_argument("--out", default="raw_data", help="result name under benchmarks/results/")
+    args = ap.parse_args(argv)
+
+    sys.path.insert(0, str(REPO))
+    from streamlearn.datasets import iter_vw, load_vw, write_click_log
+    from streamlearn.learners import LEARNERS
+
+    py = sys.executable
+    vw, vw_how = _vw_cmd()
+    tmp = Path(tempfile.mkdtemp(prefix="raw_data_"))
+    try:
+        t = time.perf_counter()
+        train, test = tmp / "train.vw", tmp / "test.vw"
+        write_click_log(train, args.rows, seed=args.seed)
+        write_click_log(test, args.rows // 5, seed=args.seed + 1000)
+        write_click_log(tmp / "warm.vw", 2000, seed=7)
+        gen_seconds = time.perf_counter() - t
+        mb = train.stat().st_size / 1e6
+        _, y_test, _, _ = load_vw(test, bits=args.bits)
+
+        # parse + hash only
+        _run([py, "-m", "streamlearn", "evaluate", str(tmp / "warm.vw"), "--learner", "ftrl", "-q", "ua",
+              "--quiet"])  # fills the numba cache
+        t = time.perf_counter()
+        n = 0
+        for X, *_ in iter_vw(train, chunk_size=10_000, bits=args.bits, quadratic=["ua"]):
+            n += X.shape[0]
+        parse_ours = time.perf_counter() - t
+        parse_vw, _ = _run(vw + ["-d", str(train), "-q", "ua", "-b", str(args.bits), "--noop", "--quiet"])
+
+        runs = []
+        q = ["-q", "ua", "-b", str(args.bits)]
+        ours = [("streamlearn ftrl", ["--learner", "ftrl"]),
+                ("streamlearn ftrl, VW's --ftrl parameters",
+                 ["--learner", "ftrl", "-p", "alpha=0.005", "-p", "beta=0.1", "-p", "l1=0", "-p", "l2=0"])]
+        if "nag" in LEARNERS:
+            ours.append(("streamlearn nag", ["--learner", "nag"]))
+        for name, opts in ours:
+            model = tmp / "m.slm"
+            secs, _ = _run([py, "-m", "streamlearn", "train", str(train), *opts, *q, "-o", str(model), "--quiet"])
+            _, proc = _run([py, "-m", "streamlearn", "predict", str(model), str(test), "--scores"])
+            z = np.array(proc.stdout.split(), dtype=float)
+            runs.append({"name": name, "train_seconds": secs, "test_logloss": _logloss(y_test, z)})
+        for name, opts in [("VW --ftrl", ["--ftrl"]), ("VW defaults", [])]:
+            model, raw = tmp / "vw.model", tmp / "raw.txt"
+            secs, _ = _run(vw + ["-d", str(train), *q, *opts, "--loss_function", "logistic", "-f", str(model),
+                                 "--quiet"])
+            _run(vw + ["-d", str(test), "-t", "-i", str(model), "-r", str(raw), "--quiet"])
+            z = np.array([float(line.split()[0]) for line in raw.read_text().splitlines()])
+            runs.append({"name": name, "train_seconds": secs, "test_logloss": _logloss(y_test, z)})
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+
+    base = {r["name"]: r for r in runs}
+    for r in runs:
+        peer = base["VW --ftrl"] if "ftrl" in r["name"] else base["VW defaults"]
+        r["time_vs_vw"] = r["train_seconds"] / peer["train_seconds"]
+        r["logloss_vs_vw"] = r["test_logloss"] / peer["test_logloss"]
+        r["peer"] = peer["name"]
+    result = {
+        "rows": args.rows, "test_rows": args.rows // 5, "bits": args.bits, "interactions": ["ua"],
+        "train_mb": mb, "generate_seconds": gen_seconds, "vw": vw_how,
+        "parse_hash": {"streamlearn_iter_vw_seconds": parse_ours, "streamlearn_rows_per_second": n / parse_ours,
+                       "streamlearn_mb_per_second": mb / parse_ours, "vw_noop_seconds": parse_vw,
+                       "ratio_ours_vs_vw": parse_ours / parse_vw},
+        "runs": runs, "machine": {"python": platform.python_version(), "cpus": os.cpu_count()},
+        "command": "python benchmarks/raw_data.py " + " ".join(argv if argv is not None else sys.argv[1:]),
+    }
+    RESULTS.mkdir(parents=True, exist_ok=True)
+    (RESULTS / f"{args.out}.json").write_text(json.dumps(result, indent=1) + "\n")
+    ph = result["parse_hash"]
+    lines = [
+        f"# Raw data in: VW text, file -> model ({args.rows:,} training rows, {args.rows // 5:,} test rows)",
+        "",
+        f"Generated by `{result['command']}`. Click log from `write_click_log` ({mb:.0f} MB of VW text), "
+        f"`-q ua -b {args.bits}`. Vowpal Wabbit: {vw_how}. Times are wall-clock seconds of one subprocess "
+        "each, file to saved model, measured in the same run; log-loss is on the test file.",
+        "",
+        "| run | train s | time / peer | test log-loss | log-loss / peer | peer |",
+        "| --- | ---: | ---: | ---: | ---: | --- |",
+    ]
+    for r in runs:
+        lines.append(f"| {r['name']} | {r['train_seconds']:.2f} | {r['time_vs_vw']:.2f} | {r['test_logloss']:.4f} "
+                     f"| {r['logloss_vs_vw']:.3f} | {r['peer']} |")
+    lines += ["", f"Parse + hash only (with `-q ua`): `iter_vw` {ph['streamlearn_iter_vw_seconds']:.2f} s "
+              f"({ph['streamlearn_rows_per_second']:,.0f} rows/s, {ph['streamlearn_mb_per_second']:.0f} MB/s, "
+              f"in-process), VW `--noop` {ph['vw_noop_seconds']:.2f} s (subprocess): ratio "
+              f"{ph['ratio_ours_vs_vw']:.2f}.", ""]
+    (RESULTS / f"{args.out}.md").write_text("\n".join(lines))
+    print("\n".join(lines))
+
+
+if __name__ == "__main__":
+    main()

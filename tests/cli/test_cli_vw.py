@@ -1,0 +1,91 @@
+"""``--format vw`` on the command line: hashing options, the model's input spec, tags, weights, errors."""
+
+import json
+
+import numpy as np
+import pytest
+
+from streamlearn.cli.main import main
+from streamlearn.datasets import load_vw, write_click_log
+from streamlearn.persist import load
+
+
+@pytest.fixture(scope="module")
+def clicks(tmp_path_factory):
+    d = tmp_path_factory.mktemp("clicks")
+    write_click_log(d / "train.vw", 3000, seed=1)
+    write_click_log(d / "test.vw.gz", 500, seed=2)
+    return d
+
+
+def test_train_predict_evaluate_with_the_models_spec(clicks, tmp_path, capsys):
+    model = tmp_path / "m.slm"
+    assert main(["train", str(clicks / "train.vw"), "--learner", "ftrl", "-b", "20", "-q", "ua",
+                 "--test", str(clicks / "test.vw.gz"), "-o", str(model), "--json"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert out["n_train"] == 3000 and out["n_features"] == 1 << 20 and out["test_n"] == 500
+    spec = load(model).input_spec_
+    assert spec["format"] == "vw" and spec["bits"] == 20 and spec["interactions"] == ["ua"]
+    assert spec["label_convention"] == "pm1"
+    # predict: no hashing options given, the model's are used; features never seen in training are fine
+    new = tmp_path / "new.vw"
+    new.write_text("1 'first |u age:30 country=ZZ brand_new_feature |a ad=never_seen\n"
+                   "|u age:50 'x\n-1 1 tagged|a ad=a1\n")
+    pred = tmp_path / "p.txt"
+    assert main(["predict", str(model), str(new), "-o", str(pred), "--scores"]) == 0
+    rows = pred.read_text().splitlines()
+    assert len(rows) == 3 and rows[0].endswith(" first") and rows[2].endswith(" tagged")
+    X, *_ = load_vw(new, bits=20, quadratic=["ua"])
+    want = load(model).decision_function(X)
+    np.testing.assert_allclose([float(r.split()[0]) for r in rows], want, rtol=1e-9)
+    assert main(["predict", str(model), str(clicks / "test.vw.gz")]) == 0
+    labels = capsys.readouterr().out.split()
+    assert len(labels) == 500 and set(labels) <= {"-1", "1"}
+    assert main(["evaluate", str(clicks / "train.vw"), "--learner", "ftrl", "-q", "ua", "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["n_examples"] == 3000
+
+
+def test_importance_weights_reach_training_and_every_average(tmp_path, capsys):
+    rng = np.random.default_rng(0)
+    plain, weighted = [], []
+    for i in range(400):
+        y = rng.choice([-1, 1])
+        line = f"{y} |a f{rng.integers(20)} g{rng.integers(5)}:{rng.normal():.3f}"
+        plain.append(line)
+        weighted.append(line.replace(" |", " 1 |", 1))
+        if i % 3 == 0:  # weight-0 rows change nothing: neither the model nor any average
+            weighted.append(f"{-y} 0 |a f{rng.integers(20)} h{i}")
+    (tmp_path / "p.vw").write_text("\n".join(plain) + "\n")
+    (tmp_path / "w.vw").write_text("\n".join(weighted) + "\n")
+    outs = []
+    for name in ("p.vw", "w.vw"):
+        assert main(["train", str(tmp_path / name), "--learner", "ftrl", "--test", str(tmp_path / name),
+                     "--passes", "2", "--json"]) == 0
+        outs.append(json.loads(capsys.readouterr().out))
+    for key in ("online_error_rate", "average_loss", "test_accuracy", "test_average_loss"):
+        assert outs[0][key] == pytest.approx(outs[1][key], rel=1e-9), key
+    assert outs[1]["n_train"] > outs[0]["n_train"]
+
+
+def test_malformed_vw_exits_2_with_file_and_line(tmp_path, capsys):
+    bad = tmp_path / "bad.vw"
+    bad.write_text("1 |a x\n-1 |a y\n1 |a z:\n")
+    model = tmp_path / "m.slm"
+    assert main(["train", str(bad), "--learner", "ftrl", "-o", str(model)]) == 2
+    err = capsys.readouterr().err
+    assert f"{bad}:3: feature 'z:' has ':' without a value" in err and err.count("\n") == 1
+    assert not model.exists()
+    (tmp_path / "nolabel.vw").write_text("1 |a x\n|a y\n")
+    assert main(["train", str(tmp_path / "nolabel.vw"), "--learner", "ftrl"]) == 2
+    assert "nolabel.vw:2: no label" in capsys.readouterr().err
+    (tmp_path / "z.vw").write_text("1 |a x\n0 |a y\n")
+    assert main(["train", str(tmp_path / "z.vw"), "--learner", "ftrl"]) == 2
+    assert "z.vw:2: bad label '0'" in capsys.readouterr().err
+    assert main(["train", str(tmp_path / "z.vw"), "--learner", "ftrl", "--labels", "01", "--quiet"]) == 0
+
+
+def test_hashing_options_are_refused_for_libsvm(tmp_path, capsys):
+    from streamlearn.datasets import bundled_path
+
+    assert main(["train", str(bundled_path("a9a.xz")), "--learner", "pa", "-q", "ab"]) == 2
+    assert "-q apply to hashed formats" in capsys.readouterr().err
