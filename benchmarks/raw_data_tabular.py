@@ -197,7 +197,8 @@ def main(argv=None):
         peaks = [m["peak_rss_mb"] for m in memory if m["mode"] == mode]
         flat[mode] = {"peak_rss_mb": peaks, "growth": peaks[-1] / peaks[0] - 1.0,
                       "flat": peaks[-1] <= 1.10 * peaks[0]}
-    command = "python benchmarks/raw_data_tabular.py " + " ".join(shlex.quote(a) for a in (argv or sys.argv[1:]))
+    given = sys.argv[1:] if argv is None else argv
+    command = "python benchmarks/raw_data_tabular.py " + " ".join(shlex.quote(a) for a in given)
     out = {"command": command.strip(), "rows": args.rows, "sizes": sizes, "chunk_size": args.chunk_size,
            "bits": BITS, "repeats": args.repeats, "nnz": nnz, "throughput": throughput, "memory": memory,
            "summary": summary, "memory_flat": flat, "python": platform.python_version(),
