@@ -12,7 +12,7 @@ indices are masked to ``bits`` bits and sorted, and colliding features are summe
 
 import numpy as np
 
-from ._numba import njit_kernel
+from ._numba import njit_inline, njit_kernel
 from .hashing import combine2, combine3, hash_string
 from .vw_text import _expand_wildcards, _sort_row
 
@@ -50,7 +50,7 @@ def hash_text_column(offsets, data, valid, prefix, seed, out_hash, out_value):
         out_value[i] = 1.0
 
 
-@njit_kernel
+@njit_inline
 def _expand_row(f_idx, f_val, f_ns, nf, terms, term_lens, has_wildcard, umask, g_idx, g_val, counts, starts,
                 present, o_idx, o_val):
     """One row's output features, unsorted, into ``o_idx`` / ``o_val``: its ``nf`` features (hash, value,
@@ -58,26 +58,54 @@ def _expand_row(f_idx, f_val, f_ns, nf, terms, term_lens, has_wildcard, umask, g
     (``streamlearn._kernels.vw_text.vw_parse``) combines a line's features: features grouped by namespace
     byte, in their order inside a namespace. Returns the number written, or ``-needed`` when ``o_idx`` is
     too short (nothing usable written)."""
-    for c in range(257):
-        counts[c] = 0
-    for f in range(nf):
-        counts[f_ns[f]] += 1
-    acc = 0
+    if terms.shape[0] == 0:  # no interactions: the features as they are
+        if nf > o_idx.shape[0]:
+            return -nf
+        for f in range(nf):
+            o_idx[f] = f_idx[f] & umask
+            o_val[f] = f_val[f]
+        return nf
+    # counts / starts are all 0 on entry and are left so: only the row's namespaces are touched
     n_present = 0
-    for c in range(256):
-        starts[c] = acc
-        acc += counts[c]
-        if counts[c] > 0:
+    for f in range(nf):
+        c = f_ns[f]
+        if counts[c] == 0:
             present[n_present] = c
             n_present += 1
-    for c in range(256):
+        counts[c] += 1
+    for q in range(1, n_present):  # namespaces in byte order
+        c = present[q]
+        r = q - 1
+        while r >= 0 and present[r] > c:
+            present[r + 1] = present[r]
+            r -= 1
+        present[r + 1] = c
+    acc = 0
+    for q in range(n_present):
+        c = present[q]
+        starts[c] = acc
+        acc += counts[c]
         counts[c] = starts[c]
     for f in range(nf):  # stable grouping by namespace
         c = f_ns[f]
         g_idx[counts[c]] = f_idx[f]
         g_val[counts[c]] = f_val[f]
         counts[c] += 1
-    if has_wildcard and terms.shape[0] > 0:
+    n_out = _row_interactions(f_idx, f_val, g_idx, g_val, nf, terms, term_lens, has_wildcard, umask, counts, starts, present,
+                              n_present, o_idx, o_val)
+    for q in range(n_present):
+        counts[present[q]] = 0
+        starts[present[q]] = 0
+    return n_out
+
+
+@njit_kernel
+def _row_interactions(f_idx, f_val, g_idx, g_val, nf, terms, term_lens, has_wildcard, umask, counts, starts,
+                      present, n_present, o_idx, o_val):
+    """The body of :func:`_expand_row` once the row's features are also grouped by namespace (``g_*``):
+    the features in row order (as the VW parser lists them, so that colliding values are summed in the
+    same order), then the crosses."""
+    if has_wildcard:
         rterms, rlens = _expand_wildcards(terms, term_lens, present, n_present)
     else:
         rterms, rlens = terms, term_lens
@@ -92,8 +120,8 @@ def _expand_row(f_idx, f_val, f_ns, nf, terms, term_lens, has_wildcard, umask, g
     if need > o_idx.shape[0]:
         return -need
     for f in range(nf):
-        o_idx[f] = g_idx[f] & umask
-        o_val[f] = g_val[f]
+        o_idx[f] = f_idx[f] & umask
+        o_val[f] = f_val[f]
     n_out = nf
     if nf == 0:
         return 0
@@ -130,7 +158,7 @@ def _expand_row(f_idx, f_val, f_ns, nf, terms, term_lens, has_wildcard, umask, g
     return n_out
 
 
-@njit_kernel
+@njit_inline
 def _emit_row(o_idx, o_val, n_out, indices, data, nnz):
     """Sort a row's features, sum duplicates, drop zero sums, append at ``nnz``; returns the new ``nnz``."""
     _sort_row(o_idx, o_val, n_out)
