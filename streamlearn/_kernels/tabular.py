@@ -16,7 +16,7 @@ from ._numba import njit_inline, njit_kernel
 from .hashing import combine2, combine3, hash_string
 from .vw_text import _expand_wildcards, _sort_row
 
-__all__ = ["hash_text_column", "hashed_rows_to_csr", "hashed_features_to_csr"]
+__all__ = ["hash_text_column", "hashed_features_to_csr", "hashed_rows_to_csr"]
 
 
 @njit_kernel
@@ -33,8 +33,7 @@ def hash_text_column(offsets, data, valid, prefix, seed, out_hash, out_value):
     longest = 0
     for i in range(n):
         ln = offsets[i + 1] - offsets[i]
-        if ln > longest:
-            longest = ln
+        longest = max(longest, ln)
     buf = np.empty(p + longest, dtype=np.uint8)
     for k in range(p):
         buf[k] = prefix[k]

@@ -67,7 +67,7 @@ class TabularFormatError(ValueError):
 def require_pyarrow():
     """Import pyarrow or raise a one-line ``ImportError`` saying how to install it."""
     try:
-        import pyarrow  # noqa: F401
+        import pyarrow
     except ImportError:
         raise ImportError("reading CSV and Parquet needs pyarrow, which is not installed: "
                           "pip install 'streamlearn[arrow]' (or pip install pyarrow).") from None
@@ -326,7 +326,7 @@ class TabularReader:
         self.chunk_size = int(chunk_size)
         base = self.source.lower()
         for suffix in (".gz", ".bz2", ".xz"):
-            base = base[:-len(suffix)] if base.endswith(suffix) else base
+            base = base.removesuffix(suffix)
         self._delimiter = "\t" if base.endswith(".tsv") else ","
         self.label_required = label_required
         if spec is not None:

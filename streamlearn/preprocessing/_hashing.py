@@ -244,7 +244,13 @@ class DictHasher(TransformerMixin, BaseEstimator):
 
     # -- tables ---------------------------------------------------------------------------------------
     def _transform_table(self, X):
-        from ..datasets._tabular import TEXT, _Plan, arrow_kind, hash_batch, hashes_to_csr
+        from ..datasets._tabular import (
+            TEXT,
+            _Plan,
+            arrow_kind,
+            hash_batch,
+            hashes_to_csr,
+        )
 
         if _is_dataframe(X):
             try:

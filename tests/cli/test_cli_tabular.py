@@ -8,8 +8,8 @@ import pytest
 pd = pytest.importorskip("pandas")
 pytest.importorskip("pyarrow")
 
-from streamlearn.cli.main import main  # noqa: E402
-from streamlearn.datasets import write_click_log  # noqa: E402
+from streamlearn.cli.main import main
+from streamlearn.datasets import write_click_log
 
 
 @pytest.fixture(scope="module")

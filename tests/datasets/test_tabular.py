@@ -10,11 +10,19 @@ import scipy.sparse as sp
 pa = pytest.importorskip("pyarrow")
 pq = pytest.importorskip("pyarrow.parquet")
 
-from streamlearn._kernels.tabular import hash_text_column, hashed_features_to_csr, hashed_rows_to_csr  # noqa: E402
-from streamlearn.datasets import TabularFormatError, iter_csv, iter_parquet, write_click_log  # noqa: E402
-
-from tests.naive_hashing import hash_string  # noqa: E402
-from tests.naive_tabular import naive_matrix  # noqa: E402
+from streamlearn._kernels.tabular import (
+    hash_text_column,
+    hashed_features_to_csr,
+    hashed_rows_to_csr,
+)
+from streamlearn.datasets import (
+    TabularFormatError,
+    iter_csv,
+    iter_parquet,
+    write_click_log,
+)
+from tests.naive_hashing import hash_string
+from tests.naive_tabular import naive_matrix
 
 CSV_TEXT = (
     "clicked,age,country,premium,price,zip\n"
