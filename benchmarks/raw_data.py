@@ -28,6 +28,7 @@ import argparse
 import json
 import os
 import platform
+import resource
 import shutil
 import subprocess
 import sys
@@ -42,13 +43,20 @@ RESULTS = REPO / "benchmarks" / "results"
 ENV = dict(os.environ, PYTHONPATH=str(REPO), OPENBLAS_NUM_THREADS="1")
 
 
+def _children_cpu():
+    r = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return r.ru_utime + r.ru_stime
+
+
 def _run(cmd):
+    """(wall seconds, CPU seconds of the child, completed process)."""
+    c = _children_cpu()
     t = time.perf_counter()
-    proc = subprocess.run(cmd, env=ENV, capture_output=True, text=True)
+    proc = subprocess.run(cmd, env=ENV, capture_output=True, text=True, check=False)
     seconds = time.perf_counter() - t
     if proc.returncode != 0:
         raise RuntimeError(f"{' '.join(map(str, cmd))} failed:\n{proc.stderr[-2000:]}")
-    return seconds, proc
+    return seconds, _children_cpu() - c, proc
 
 
 def _vw_cmd():
@@ -97,12 +105,13 @@ def main(argv=None):
         # parse + hash only
         _run([py, "-m", "streamlearn", "evaluate", str(tmp / "warm.vw"), "--learner", "ftrl", "-q", "ua",
               "--quiet"])  # fills the numba cache
-        t = time.perf_counter()
+        t, c = time.perf_counter(), time.process_time()
         n = 0
         for X, *_ in iter_vw(train, chunk_size=10_000, bits=args.bits, quadratic=["ua"]):
             n += X.shape[0]
-        parse_ours = time.perf_counter() - t
-        parse_vw, _ = _run(vw + ["-d", str(train), "-q", "ua", "-b", str(args.bits), "--noop", "--quiet"])
+        parse_ours, parse_ours_cpu = time.perf_counter() - t, time.process_time() - c
+        parse_vw, parse_vw_cpu, _ = _run(vw + ["-d", str(train), "-q", "ua", "-b", str(args.bits), "--noop",
+                                               "--quiet"])
 
         runs = []
         q = ["-q", "ua", "-b", str(args.bits)]
@@ -113,17 +122,20 @@ def main(argv=None):
             ours.append(("streamlearn nag", ["--learner", "nag"]))
         for name, opts in ours:
             model = tmp / "m.slm"
-            secs, _ = _run([py, "-m", "streamlearn", "train", str(train), *opts, *q, "-o", str(model), "--quiet"])
-            _, proc = _run([py, "-m", "streamlearn", "predict", str(model), str(test), "--scores"])
+            secs, cpu, _ = _run([py, "-m", "streamlearn", "train", str(train), *opts, *q, "-o", str(model),
+                                 "--quiet"])
+            _, _, proc = _run([py, "-m", "streamlearn", "predict", str(model), str(test), "--scores"])
             z = np.array(proc.stdout.split(), dtype=float)
-            runs.append({"name": name, "train_seconds": secs, "test_logloss": _logloss(y_test, z)})
+            runs.append({"name": name, "train_seconds": secs, "train_cpu_seconds": cpu,
+                         "test_logloss": _logloss(y_test, z)})
         for name, opts in [("VW --ftrl", ["--ftrl"]), ("VW defaults", [])]:
             model, raw = tmp / "vw.model", tmp / "raw.txt"
-            secs, _ = _run(vw + ["-d", str(train), *q, *opts, "--loss_function", "logistic", "-f", str(model),
-                                 "--quiet"])
+            secs, cpu, _ = _run(vw + ["-d", str(train), *q, *opts, "--loss_function", "logistic", "-f",
+                                      str(model), "--quiet"])
             _run(vw + ["-d", str(test), "-t", "-i", str(model), "-r", str(raw), "--quiet"])
             z = np.array([float(line.split()[0]) for line in raw.read_text().splitlines()])
-            runs.append({"name": name, "train_seconds": secs, "test_logloss": _logloss(y_test, z)})
+            runs.append({"name": name, "train_seconds": secs, "train_cpu_seconds": cpu,
+                         "test_logloss": _logloss(y_test, z)})
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
 
@@ -131,6 +143,7 @@ def main(argv=None):
     for r in runs:
         peer = base["VW --ftrl"] if "ftrl" in r["name"] else base["VW defaults"]
         r["time_vs_vw"] = r["train_seconds"] / peer["train_seconds"]
+        r["cpu_vs_vw"] = r["train_cpu_seconds"] / peer["train_cpu_seconds"]
         r["logloss_vs_vw"] = r["test_logloss"] / peer["test_logloss"]
         r["peer"] = peer["name"]
     result = {
@@ -138,7 +151,9 @@ def main(argv=None):
         "train_mb": mb, "generate_seconds": gen_seconds, "vw": vw_how,
         "parse_hash": {"streamlearn_iter_vw_seconds": parse_ours, "streamlearn_rows_per_second": n / parse_ours,
                        "streamlearn_mb_per_second": mb / parse_ours, "vw_noop_seconds": parse_vw,
-                       "ratio_ours_vs_vw": parse_ours / parse_vw},
+                       "ratio_ours_vs_vw": parse_ours / parse_vw, "streamlearn_cpu_seconds": parse_ours_cpu,
+                       "vw_noop_cpu_seconds": parse_vw_cpu, "cpu_ratio_ours_vs_vw": parse_ours_cpu / parse_vw_cpu},
+        "load_average_after": os.getloadavg()[0],
         "runs": runs, "machine": {"python": platform.python_version(), "cpus": os.cpu_count()},
         "command": "python benchmarks/raw_data.py " + " ".join(argv if argv is not None else sys.argv[1:]),
     }
@@ -148,20 +163,24 @@ def main(argv=None):
     lines = [
         f"# Raw data in: VW text, file -> model ({args.rows:,} training rows, {args.rows // 5:,} test rows)",
         "",
-        f"Generated by `{result['command']}`. Click log from `write_click_log` ({mb:.0f} MB of VW text), "
-        f"`-q ua -b {args.bits}`. Vowpal Wabbit: {vw_how}. Times are wall-clock seconds of one subprocess "
-        "each, file to saved model, measured in the same run; log-loss is on the test file.",
+        (f"Generated by `{result['command']}`. Click log from `write_click_log` ({mb:.0f} MB of VW text), "
+         f"`-q ua -b {args.bits}`. Vowpal Wabbit: {vw_how}. Times are wall-clock and CPU seconds of one "
+         "subprocess each, file to saved model, measured in the same run (the CPU time is the fairer figure "
+         f"on a loaded machine; load average after the run: {result['load_average_after']:.1f}); log-loss is "
+         "on the test file."),
         "",
-        "| run | train s | time / peer | test log-loss | log-loss / peer | peer |",
-        "| --- | ---: | ---: | ---: | ---: | --- |",
+        "| run | train wall s | wall / peer | train CPU s | CPU / peer | test log-loss | log-loss / peer | peer |",
+        "| --- | ---: | ---: | ---: | ---: | ---: | ---: | --- |",
     ]
     for r in runs:
-        lines.append(f"| {r['name']} | {r['train_seconds']:.2f} | {r['time_vs_vw']:.2f} | {r['test_logloss']:.4f} "
-                     f"| {r['logloss_vs_vw']:.3f} | {r['peer']} |")
-    lines += ["", f"Parse + hash only (with `-q ua`): `iter_vw` {ph['streamlearn_iter_vw_seconds']:.2f} s "
-              f"({ph['streamlearn_rows_per_second']:,.0f} rows/s, {ph['streamlearn_mb_per_second']:.0f} MB/s, "
-              f"in-process), VW `--noop` {ph['vw_noop_seconds']:.2f} s (subprocess): ratio "
-              f"{ph['ratio_ours_vs_vw']:.2f}.", ""]
+        lines.append(f"| {r['name']} | {r['train_seconds']:.2f} | {r['time_vs_vw']:.2f} | {r['train_cpu_seconds']:.2f} "
+                     f"| {r['cpu_vs_vw']:.2f} | {r['test_logloss']:.4f} | {r['logloss_vs_vw']:.3f} | {r['peer']} |")
+    lines += ["", (f"Parse + hash only (with `-q ua`): `iter_vw` {ph['streamlearn_iter_vw_seconds']:.2f} s wall, "
+              f"{ph['streamlearn_cpu_seconds']:.2f} s CPU ({ph['streamlearn_rows_per_second']:,.0f} rows/s, "
+              f"{ph['streamlearn_mb_per_second']:.0f} MB/s, in-process, interpreter start excluded); VW `--noop` "
+              f"{ph['vw_noop_seconds']:.2f} s wall, {ph['vw_noop_cpu_seconds']:.2f} s CPU (subprocess, start "
+              f"included). Ratio ours / VW: {ph['ratio_ours_vs_vw']:.2f} wall, {ph['cpu_ratio_ours_vs_vw']:.2f} "
+              "CPU."), ""]
     (RESULTS / f"{args.out}.md").write_text("\n".join(lines))
     print("\n".join(lines))
 

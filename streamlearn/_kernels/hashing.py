@@ -23,65 +23,61 @@ CONSTANT_HASH = 11650396  # VW's index of the constant feature (namespace 128)
 FNV_PRIME = 16777619  # multiplier of VW's interaction hashing
 DEFAULT_NAMESPACE_HASH = 0  # the namespace written as a bare '|'
 
-_C1 = np.uint32(0xCC9E2D51)
-_C2 = np.uint32(0x1B873593)
-_M5 = np.uint32(5)
-_N1 = np.uint32(0xE6546B64)
-_F1 = np.uint32(0x85EBCA6B)
-_F2 = np.uint32(0xC2B2AE35)
+_M32 = np.uint64(0xFFFFFFFF)
 _FNV64 = np.uint64(FNV_PRIME)
-_MASK32 = np.uint64(0xFFFFFFFF)
 
 
 @njit_inline
 def _rotl32(x, r):
-    return np.uint32((x << np.uint32(r)) | (x >> np.uint32(32 - r)))
+    return ((x << np.uint64(r)) | (x >> np.uint64(32 - r))) & _M32
 
 
-@njit_kernel
+@njit_inline
+def _mix_k(k):
+    k = (k * np.uint64(0xCC9E2D51)) & _M32
+    k = _rotl32(k, 15)
+    return (k * np.uint64(0x1B873593)) & _M32
+
+
+@njit_inline
 def murmur3_32(buf, start, end, seed):
-    """MurmurHash3 x86_32 of ``buf[start:end]`` (uint8 array) with a 32-bit seed; returns a uint32.
+    """MurmurHash3 x86_32 of ``buf[start:end]`` (uint8 array) with a 32-bit seed; returns it as a uint64.
+
+    32-bit arithmetic is done in uint64 with explicit masks (numba compiles this to plain integer code).
 
     >>> import numpy as np
     >>> int(murmur3_32(np.frombuffer(b"hello", np.uint8), 0, 5, 0))
     613153351
     """
-    h = np.uint32(np.uint64(seed) & _MASK32)
+    h = np.uint64(seed) & _M32
     n = end - start
-    nblocks = n // 4
     p = start
-    for _ in range(nblocks):
-        k = (np.uint32(buf[p]) | (np.uint32(buf[p + 1]) << np.uint32(8)) | (np.uint32(buf[p + 2]) << np.uint32(16))
-             | (np.uint32(buf[p + 3]) << np.uint32(24)))
-        k = np.uint32(k * _C1)
-        k = _rotl32(k, 15)
-        k = np.uint32(k * _C2)
-        h = np.uint32(h ^ k)
+    for _ in range(n >> 2):
+        k = (np.uint64(buf[p]) | (np.uint64(buf[p + 1]) << np.uint64(8)) | (np.uint64(buf[p + 2]) << np.uint64(16))
+             | (np.uint64(buf[p + 3]) << np.uint64(24)))
+        h ^= _mix_k(k)
         h = _rotl32(h, 13)
-        h = np.uint32(h * _M5 + _N1)
+        h = (h * np.uint64(5) + np.uint64(0xE6546B64)) & _M32
         p += 4
     tail = n & 3
-    k = np.uint32(0)
-    if tail == 3:
-        k = np.uint32(k ^ (np.uint32(buf[p + 2]) << np.uint32(16)))
-    if tail >= 2:
-        k = np.uint32(k ^ (np.uint32(buf[p + 1]) << np.uint32(8)))
-    if tail >= 1:
-        k = np.uint32(k ^ np.uint32(buf[p]))
-        k = np.uint32(k * _C1)
-        k = _rotl32(k, 15)
-        k = np.uint32(k * _C2)
-        h = np.uint32(h ^ k)
-    h = np.uint32(h ^ np.uint32(n))
-    h = np.uint32(h ^ (h >> np.uint32(16)))
-    h = np.uint32(h * _F1)
-    h = np.uint32(h ^ (h >> np.uint32(13)))
-    h = np.uint32(h * _F2)
-    h = np.uint32(h ^ (h >> np.uint32(16)))
+    if tail > 0:
+        k = np.uint64(0)
+        if tail == 3:
+            k ^= np.uint64(buf[p + 2]) << np.uint64(16)
+        if tail >= 2:
+            k ^= np.uint64(buf[p + 1]) << np.uint64(8)
+        k ^= np.uint64(buf[p])
+        h ^= _mix_k(k)
+    h ^= np.uint64(n)
+    h ^= h >> np.uint64(16)
+    h = (h * np.uint64(0x85EBCA6B)) & _M32
+    h ^= h >> np.uint64(13)
+    h = (h * np.uint64(0xC2B2AE35)) & _M32
+    h ^= h >> np.uint64(16)
     return h
 
 
-@njit_kernel
+@njit_inline
 def hash_string(buf, start, end, seed):
     """VW's hash of the name ``buf[start:end]`` with ``seed`` (uint64; mask it to the number of bits).
 
@@ -96,7 +92,7 @@ def hash_string(buf, start, end, seed):
     for p in range(start, end):
         c = buf[p]
         if c < 48 or c > 57:
-            return np.uint64(murmur3_32(buf, start, end, s))
+            return murmur3_32(buf, start, end, s)
         v = v * np.uint64(10) + np.uint64(c - 48)
     return v + s
 

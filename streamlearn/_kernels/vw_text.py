@@ -24,7 +24,7 @@ features are dropped. Blank lines are skipped. A UTF-8 byte order mark at a line
 
 import numpy as np
 
-from ._numba import njit_kernel
+from ._numba import njit_inline, njit_kernel
 from .hashing import CONSTANT_HASH, combine2, combine3, hash_string
 from .svmlight import _NUM_BAD, _NUM_HARD, _NUM_NONFINITE, _parse_float
 
@@ -66,13 +66,13 @@ CONSTANT_NAMESPACE = 128
 WILDCARD = -1
 
 
-@njit_kernel
+@njit_inline
 def _is_delim(c):
     # end of a name: space, tab, '|', '\r', ':'
     return c == 32 or c == 9 or c == 124 or c == 13 or c == 58
 
 
-@njit_kernel
+@njit_inline
 def _is_feat_end(c):
     return c == 32 or c == 9 or c == 124 or c == 13
 
@@ -119,7 +119,45 @@ def _number(buf, p, end):
     return v, q, st
 
 
-@njit_kernel
+_POW10 = np.array([10.0 ** k for k in range(23)])
+
+
+@njit_inline
+def _num_token(buf, s, e):
+    """``_number`` over the whole token ``buf[s:e]``, with an inline fast path for plain decimals of at most
+    15 digits (exact: both operands of the single division are exact doubles, as in Clinger's method)."""
+    p = s
+    neg = False
+    if p < e and (buf[p] == 45 or buf[p] == 43):
+        neg = buf[p] == 45
+        p += 1
+    man = 0
+    nd = 0
+    frac = 0
+    dot = False
+    simple = p < e
+    while p < e:
+        c = buf[p]
+        if 48 <= c <= 57:
+            man = man * 10 + (c - 48)
+            nd += 1
+            if dot:
+                frac += 1
+        elif c == 46 and not dot:
+            dot = True
+        else:
+            simple = False
+            break
+        p += 1
+    if simple and 0 < nd <= 15:
+        v = float(man)
+        if frac > 0:
+            v = v / _POW10[frac]
+        return (-v if neg else v), e, 0
+    return _number(buf, s, e)
+
+
+@njit_inline
 def _starts_number(buf, p, end):
     c = buf[p]
     if 48 <= c <= 57:
@@ -131,9 +169,7 @@ def _starts_number(buf, p, end):
         c = buf[p]
         if 48 <= c <= 57:
             return True
-    if c == 46 and p + 1 < end and 48 <= buf[p + 1] <= 57:
-        return True
-    return False
+    return c == 46 and p + 1 < end and 48 <= buf[p + 1] <= 57
 
 
 @njit_kernel
@@ -225,26 +261,19 @@ def _expand_wildcards(terms, lens, present, n_present):
     return canonical_terms(out[:m], out_len[:m])
 
 
-@njit_kernel
-def _sort_row(idx, val, n):
-    """Sort idx[:n] (carrying val) ascending; insertion sort for short rows."""
-    if n <= 48:
-        for i in range(1, n):
-            a = idx[i]
-            b = val[i]
-            j = i - 1
-            while j >= 0 and idx[j] > a:
-                idx[j + 1] = idx[j]
-                val[j + 1] = val[j]
-                j -= 1
-            idx[j + 1] = a
-            val[j + 1] = b
-    else:
-        order = np.argsort(idx[:n], kind="mergesort")
-        ti = idx[:n][order]
-        tv = val[:n][order]
-        idx[:n] = ti
-        val[:n] = tv
+_S32 = np.uint64(32)
+_LOW32 = np.uint64(0xFFFFFFFF)
+
+
+@njit_inline
+def _insertion_sort(a, n):
+    for i in range(1, n):
+        x = a[i]
+        j = i - 1
+        while j >= 0 and a[j] > x:
+            a[j + 1] = a[j]
+            j -= 1
+        a[j + 1] = x
 
 
 @njit_kernel
@@ -268,6 +297,9 @@ def vw_parse(buf, end, final, max_rows, mask, label_mode, n_classes, require_lab
     counts = np.zeros(257, np.int64)
     starts = np.zeros(257, np.int64)
     present = np.empty(256, np.int64)
+    ns_list = np.empty(257, np.int64)
+    mark = np.zeros(257, np.int64)  # mark[c] == stamp: namespace c occurs in the current row
+    stamp = 0
     word_s = np.empty(5, np.int64)
     word_e = np.empty(5, np.int64)
     status = ST_NEED_INPUT
@@ -349,7 +381,7 @@ def vw_parse(buf, end, final, max_rows, mask, label_mode, n_classes, require_lab
                     state[S_ERR_POS] = ls
                     state[S_ERR_END] = bar
             else:
-                v, q, st = _number(buf, word_s[0], word_e[0])
+                v, q, st = _num_token(buf, word_s[0], word_e[0])
                 ok = st == 0 and q == word_e[0]
                 if ok:
                     if label_mode == LABEL_PM1:
@@ -364,14 +396,14 @@ def vw_parse(buf, end, final, max_rows, mask, label_mode, n_classes, require_lab
                     state[S_ERR_END] = word_e[0]
                 label = v
                 if err == 0 and nw >= 2:
-                    v, q, st = _number(buf, word_s[1], word_e[1])
+                    v, q, st = _num_token(buf, word_s[1], word_e[1])
                     if not (st == 0 and q == word_e[1] and v >= 0.0):
                         err = E_IMPORTANCE
                         state[S_ERR_POS] = word_s[1]
                         state[S_ERR_END] = word_e[1]
                     weight = v
                 if err == 0 and nw == 3:
-                    v, q, st = _number(buf, word_s[2], word_e[2])
+                    v, q, st = _num_token(buf, word_s[2], word_e[2])
                     if not (st == 0 and q == word_e[2]):
                         err = E_INITIAL
                         state[S_ERR_POS] = word_s[2]
@@ -405,7 +437,7 @@ def vw_parse(buf, end, final, max_rows, mask, label_mode, n_classes, require_lab
                         e += 1
                     ok = e > r
                     if ok:
-                        v, r2, st = _number(buf, r, e)
+                        v, r2, st = _num_token(buf, r, e)
                         ok = st == 0 and r2 == e
                         nsw = v
                     if not ok:
@@ -439,7 +471,7 @@ def vw_parse(buf, end, final, max_rows, mask, label_mode, n_classes, require_lab
                     while e < le and not _is_feat_end(buf[e]):
                         e += 1
                     if _starts_number(buf, r, e) or (buf[r] | 32) == 105 or (buf[r] | 32) == 110:
-                        v, r2, st = _number(buf, r, e)
+                        v, r2, st = _num_token(buf, r, e)
                         if st == _NUM_NONFINITE and r2 == e:
                             err = E_NONFINITE
                         elif st != 0 or r2 != e:
@@ -512,20 +544,28 @@ def vw_parse(buf, end, final, max_rows, mask, label_mode, n_classes, require_lab
             n_out += 1
         # ---- interactions
         if terms.shape[0] > 0 and nf > 0:
-            for c in range(257):
-                counts[c] = 0
+            # group the row's features by namespace (stable), touching only the namespaces it has
+            stamp += 1
+            n_ns = 0
             for i in range(nf):
-                counts[s_ns[i]] += 1
+                c = s_ns[i]
+                if mark[c] != stamp:
+                    mark[c] = stamp
+                    counts[c] = 0
+                    ns_list[n_ns] = c
+                    n_ns += 1
+                counts[c] += 1
+            _insertion_sort(ns_list, n_ns)
             acc = 0
             n_present = 0
-            for c in range(256):
+            for t in range(n_ns):
+                c = ns_list[t]
                 starts[c] = acc
                 acc += counts[c]
-                if counts[c] > 0 and c != CONSTANT_NAMESPACE:
+                counts[c] = starts[c]
+                if c != CONSTANT_NAMESPACE:
                     present[n_present] = c
                     n_present += 1
-            for c in range(256):
-                counts[c] = starts[c]
             for i in range(nf):
                 c = s_ns[i]
                 s_idx2[counts[c]] = s_idx[i]
@@ -538,6 +578,8 @@ def vw_parse(buf, end, final, max_rows, mask, label_mode, n_classes, require_lab
             for t in range(rterms.shape[0]):
                 a = rterms[t, 0]
                 b = rterms[t, 1]
+                if mark[a] != stamp or mark[b] != stamp:
+                    continue
                 a0 = starts[a]
                 a1 = counts[a]
                 b0 = starts[b]
@@ -554,6 +596,8 @@ def vw_parse(buf, end, final, max_rows, mask, label_mode, n_classes, require_lab
                             n_out += 1
                 else:
                     cc = rterms[t, 2]
+                    if mark[cc] != stamp:
+                        continue
                     c0 = starts[cc]
                     c1 = counts[cc]
                     if c1 == c0:
@@ -572,28 +616,32 @@ def vw_parse(buf, end, final, max_rows, mask, label_mode, n_classes, require_lab
             status = ST_NEED_SCRATCH
             line -= 1
             break
-        _sort_row(o_idx, o_val, n_out)
-        # merge duplicates (sum), drop zeros
+        if nnz + n_out > cap_nnz:
+            status = ST_NEED_SPACE
+            line -= 1
+            state[S_AUX] = n_out
+            break
+        # sort by bucket: one uint64 key per entry (bucket << 32 | position), then merge duplicates (sum)
+        # and drop zeros, written straight into the output
+        for i in range(n_out):
+            s_idx2[i] = (o_idx[i] << _S32) | np.uint64(i)
+        keys = s_idx2[:n_out]
+        if n_out <= 64:
+            _insertion_sort(keys, n_out)
+        else:
+            keys.sort()
         m = 0
         i = 0
         while i < n_out:
-            cur = o_idx[i]
+            cur = keys[i] >> _S32
             sv = 0.0
-            while i < n_out and o_idx[i] == cur:
-                sv += o_val[i]
+            while i < n_out and (keys[i] >> _S32) == cur:
+                sv += o_val[keys[i] & _LOW32]
                 i += 1
             if sv != 0.0:
-                o_idx[m] = cur
-                o_val[m] = sv
+                indices[nnz + m] = cur
+                data[nnz + m] = sv
                 m += 1
-        if nnz + m > cap_nnz:
-            status = ST_NEED_SPACE
-            line -= 1
-            state[S_AUX] = m
-            break
-        for i in range(m):
-            indices[nnz + i] = o_idx[i]
-            data[nnz + i] = o_val[i]
         nnz += m
         y[rows] = label
         w[rows] = weight

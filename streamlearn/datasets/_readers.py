@@ -13,7 +13,7 @@ import os
 
 from ._spec import InputSpec
 
-__all__ = ["detect_format", "open_stream", "READERS"]
+__all__ = ["READERS", "detect_format", "open_stream"]
 
 _COMPRESSED = (".gz", ".bz2", ".xz", ".lzma")
 _EXTENSIONS = {".vw": "vw", ".csv": "csv", ".tsv": "csv", ".parquet": "parquet", ".pq": "parquet"}

@@ -158,7 +158,7 @@ class _VwParser:
         rows, nnz = int(state[_k.S_ROWS]), int(state[_k.S_NNZ])
         X = sp.csr_matrix((self.data[:nnz].astype(self.dtype, copy=False), self.indices[:nnz],
                            self.indptr[:rows + 1]), shape=(rows, 1 << self.bits))
-        X.has_sorted_indices = True
+        X.has_canonical_format = True  # sorted, duplicates summed by the kernel
         tags = self.tags if any(self.tags) else None
         return X, self.y[:rows].copy(), self.w[:rows].copy(), tags
 

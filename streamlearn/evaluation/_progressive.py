@@ -232,7 +232,7 @@ class _Accumulator:
         return self._row(self.n, self.loss, self.err, self.weight, self.label, self.pred)
 
     def _row(self, c, loss, err, weight, label, pred):
-        pn, ploss, perr, pw = self.prev
+        _, ploss, perr, pw = self.prev
         dw = weight - pw
         row = {"n_examples": c, "sum_weights": weight, "average_loss": _div(loss, weight),
                "since_last_loss": _div(loss - ploss, dw), "cumulative_loss": loss}
@@ -290,10 +290,11 @@ def _run(learner, chunks, acc, *, classes, name, param, on_chunk=None):
             losses = example_losses(name, param, targets, scores)
         if sw is None:
             weights = np.ones(n)
-        else:  # importance weights scale each example's loss and mistake, as in VW's weighted averages
+        else:
             weights = np.broadcast_to(np.asarray(sw, dtype=np.float64), (n,))
-            losses = losses * weights
-            errs = errs * weights
+            if not np.all(weights == 1.0):  # importance weights scale each loss and mistake, as in VW
+                losses = losses * weights
+                errs = errs * weights
         yield from acc.update(losses, errs, weights, y, preds)
         if on_chunk is not None:
             on_chunk(n)
@@ -346,6 +347,8 @@ def iter_progressive_validation(learner, stream, *, classes=None, checkpoints="d
     stream : iterable of tuples, or one tuple of arrays
         Chunks ``(X, y)`` or ``(X, y, sample_weight)`` in stream order (e.g. from a chunked LIBSVM reader);
         a single tuple whose ``X`` is 2-D (ndarray, sparse matrix) is cut with :func:`iter_array_chunks`.
+        Importance weights count in the averages as in Vowpal Wabbit: losses and mistakes are summed with
+        their weights and divided by the sum of weights.
     classes : array-like or None, default=None
         Every label of the stream (classification). ``None``: the learner's ``classes_`` if it has already
         been fitted, else the labels of the first chunk (a label first seen later raises ``ValueError``).

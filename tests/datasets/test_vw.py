@@ -5,6 +5,7 @@ import lzma
 
 import numpy as np
 import pytest
+import scipy.sparse as sp
 
 from streamlearn.datasets import iter_vw, load_vw
 from streamlearn.datasets._vw import VwFormatError
@@ -27,7 +28,7 @@ def _same(got, want):
 @pytest.mark.parametrize("bits", [18, 24])
 @pytest.mark.parametrize("kw,_", OPTION_SETS, ids=[o or "plain" for _, o in OPTION_SETS])
 def test_buckets_match_naive_twin(bits, kw, _):
-    X, y, w, tags = load_vw(io.BytesIO(DATA), bits=bits, label_convention="regression", constant=True, **kw)
+    X, *_ = load_vw(io.BytesIO(DATA), bits=bits, label_convention="regression", constant=True, **kw)
     assert X.shape == (len(CORPUS), 1 << bits)
     for line, got in zip(CORPUS, _rows(X)):
         _same(got, naive_vw.row_buckets(line.encode(), bits, constant=True, **kw))
@@ -52,7 +53,7 @@ def test_buckets_match_vowpalwabbit(bits):
 
 
 def test_labels_weights_tags_match_naive_twin():
-    X, y, w, tags = load_vw(io.BytesIO(DATA), label_convention="regression")
+    _, y, w, tags = load_vw(io.BytesIO(DATA), label_convention="regression")
     for i, line in enumerate(CORPUS):
         label, weight, tag, _ = naive_vw.parse_line(line.encode())
         assert (np.isnan(y[i]) and label is None) or y[i] == label
@@ -93,6 +94,9 @@ def test_random_lines_match_naive_twin(kw):
                     constant=True, **kw)
     for line, got in zip(lines, _rows(X)):
         _same(got, naive_vw.row_buckets(line.encode(), 20, constant=True, **kw))
+    # canonical CSR (sorted indices, no duplicates), as the estimators expect, checked by scipy itself
+    fresh = sp.csr_matrix((X.data, X.indices, X.indptr), shape=X.shape)
+    assert fresh.has_canonical_format and (X.data != 0).all()
 
 
 def test_chunks_blocks_and_compression_do_not_change_rows(tmp_path):
@@ -101,19 +105,19 @@ def test_chunks_blocks_and_compression_do_not_change_rows(tmp_path):
         parts = list(iter_vw(io.BytesIO(DATA), chunk_size=chunk_size, block_size=block,
                              label_convention="regression", quadratic=["ua"]))
         assert [p[0].shape[0] for p in parts[:-1]] == [chunk_size] * (len(parts) - 1)
-        X = __import__("scipy.sparse", fromlist=["vstack"]).vstack([p[0] for p in parts], format="csr")
+        X = sp.vstack([p[0] for p in parts], format="csr")
         assert (X != whole[0]).nnz == 0
         assert np.array_equal(np.concatenate([p[1] for p in parts]), whole[1], equal_nan=True)
     for suffix, opener in [(".vw.gz", gzip.open), (".vw.bz2", bz2.open), (".vw.xz", lzma.open)]:
         path = tmp_path / ("f" + suffix)
         with opener(path, "wb") as f:
             f.write(DATA.replace(b"\n", b"\r\n"))  # CRLF too
-        X, y, w, tags = load_vw(path, label_convention="regression", quadratic=["ua"])
+        X, _, _, tags = load_vw(path, label_convention="regression", quadratic=["ua"])
         assert (X != whole[0]).nnz == 0 and tags == whole[3]
 
 
 def test_blank_lines_bom_and_missing_final_newline():
-    X, y, _, _ = load_vw(io.BytesIO(b"\xef\xbb\xbf1 |a x\n\n   \n\t\n-1 |a y"), bits=10)
+    X, y, *_ = load_vw(io.BytesIO(b"\xef\xbb\xbf1 |a x\n\n   \n\t\n-1 |a y"), bits=10)
     assert y.tolist() == [1.0, -1.0]
     ref, *_ = load_vw(io.BytesIO(b"1 |a x\n-1 |a y\n"), bits=10)
     assert (X != ref).nnz == 0
@@ -190,15 +194,14 @@ def test_learner_on_interactions_equals_learner_on_written_crosses():
     lines = vw_lines(log)
     crossed = []
     for line in lines:  # the same crosses written out as features of a third namespace
-        _, _, _, feats = naive_vw.parse_line(line.encode())
-        head, u, a = line.split("|")
+        _, u, a = line.split("|")
         uf, af = u.split()[1:], a.split()[1:]
         names = [(f.split(":")[0], float(f.split(":")[1]) if ":" in f else 1.0) for f in uf]
         anames = [(f.split(":")[0], float(f.split(":")[1]) if ":" in f else 1.0) for f in af]
         x = " ".join(f"{n}*{m}:{v * w!r}" for n, v in names for m, w in anames)
         crossed.append(f"{line} |x {x}")
     Xq, y, _, _ = load_vw(io.BytesIO("\n".join(lines).encode()), bits=26, quadratic=["ua"])
-    Xc, yc, _, _ = load_vw(io.BytesIO("\n".join(crossed).encode()), bits=26)
+    Xc, *_ = load_vw(io.BytesIO("\n".join(crossed).encode()), bits=26)
     assert (Xq.getnnz(axis=1) == Xc.getnnz(axis=1)).all()  # no collision in either
     preds = []
     for X in (Xq, Xc):

@@ -70,7 +70,7 @@ def vw_audit_buckets(lines, bits, options):
         if not raw.startswith("\t"):
             continue
         for item in raw.strip("\t").split("\t"):
-            name, bucket, value, _ = item.rsplit(":", 3)
+            _, bucket, value, _ = item.rsplit(":", 3)
             b = int(bucket)
             cur[b] = cur.get(b, 0.0) + float(value)
     return rows
