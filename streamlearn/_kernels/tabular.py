@@ -14,7 +14,7 @@ import numpy as np
 
 from ._numba import njit_inline, njit_kernel
 from .hashing import combine2, combine3, hash_string
-from .vw_text import _expand_wildcards, _sort_row
+from .vw_text import _expand_wildcards
 
 __all__ = ["hash_text_column", "hashed_features_to_csr", "hashed_rows_to_csr"]
 
@@ -157,10 +157,33 @@ def _row_interactions(f_idx, f_val, g_idx, g_val, nf, terms, term_lens, has_wild
     return n_out
 
 
+@njit_kernel
+def _sort_pairs(idx, val, n):
+    """Sort ``idx[:n]`` ascending, carrying ``val``; stable (equal indices keep their order, so colliding
+    values are summed in the order the VW parser sums them)."""
+    if n <= 64:
+        for i in range(1, n):
+            a = idx[i]
+            b = val[i]
+            j = i - 1
+            while j >= 0 and idx[j] > a:
+                idx[j + 1] = idx[j]
+                val[j + 1] = val[j]
+                j -= 1
+            idx[j + 1] = a
+            val[j + 1] = b
+    else:
+        order = np.argsort(idx[:n], kind="mergesort")
+        ti = idx[:n][order]
+        tv = val[:n][order]
+        idx[:n] = ti
+        val[:n] = tv
+
+
 @njit_inline
 def _emit_row(o_idx, o_val, n_out, indices, data, nnz):
     """Sort a row's features, sum duplicates, drop zero sums, append at ``nnz``; returns the new ``nnz``."""
-    _sort_row(o_idx, o_val, n_out)
+    _sort_pairs(o_idx, o_val, n_out)
     f = 0
     while f < n_out:
         cur = o_idx[f]
