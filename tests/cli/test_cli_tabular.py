@@ -140,3 +140,25 @@ def test_interactions_weights_and_predict_one_on_a_table_model(logs, tmp_path, c
     assert np.allclose(s_dict, s_file[:50])
     assert [q.predict_one(r) for r in rows] == list(q.predict(q._row_hasher(None).transform(rows)))
     assert crossed["n_train"] == 6000
+
+
+def test_river_bundled_csvs_and_evaluate(tmp_path, capsys):
+    """Real files: river's phishing (classification, .csv.gz) and chick weights (regression, ids as categories)."""
+    river_datasets = pytest.importorskip("river.datasets")
+    import os
+
+    base = os.path.dirname(river_datasets.__file__)
+    phishing = os.path.join(base, "phishing.csv.gz")
+    assert main(["evaluate", phishing, "--label", "is_phishing", "-l", "ftrl", "--json"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert out["n_examples"] == 1250 and out["online_error_rate"] < 0.25
+    chicks = os.path.join(base, "chick-weights.csv")
+    model = tmp_path / "chick.slm"
+    assert main(["train", chicks, "--label", "weight", "-l", "pa-regressor", "--categorical", "chick",
+                 "--categorical", "diet", "-o", str(model), "--json"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert out["n_train"] == 578 and out["n_features"] == 2 ** 18
+    from streamlearn import load
+
+    kinds = load(model).input_spec_["options"]["columns"]
+    assert kinds == {"time": "numeric", "chick": "text", "diet": "text"}
