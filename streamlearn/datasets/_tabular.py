@@ -257,6 +257,7 @@ def hash_batch(batch_columns, n_rows, plan):
     n_cols = len(plan.names)
     hashes = np.zeros((n_cols, n_rows), dtype=np.uint64)
     values = np.zeros((n_cols, n_rows), dtype=np.float64)
+    errors = []
     for c, name in enumerate(plan.names):
         arr = batch_columns.get(name)
         if arr is None:
@@ -265,13 +266,23 @@ def hash_batch(batch_columns, n_rows, plan):
             arr = arr.combine_chunks()
         kind = plan.kinds[name]
         if kind == NUMERIC:
-            values[c] = _numeric_values(arr, name)
+            try:
+                values[c] = _numeric_values(arr, name)
+            except _BatchError as exc:
+                errors.append(exc)
             hashes[c] = plan.numeric_hash[name]
         else:
             if kind == BOOLEAN:
                 arr = _boolean_as_text(arr)
             _hash_text(arr, plan.prefix[name], plan.seeds[name], hashes[c], values[c])
+    if errors:
+        raise _first_error(errors)
     return hashes, values
+
+
+def _first_error(errors):
+    """The error of the earliest row (errors without a row last)."""
+    return min(errors, key=lambda e: (e.row is None, e.row or 0))
 
 
 def hashes_to_csr(hashes, values, plan):
@@ -520,9 +531,17 @@ class TabularReader:
         try:
             if self.format == "parquet":
                 self._check_parquet_types(cols)
-            hashes, values = hash_batch({c: cols.get(c) for c in self._plan.names}, n, self._plan)
-            y = self._labels(cols.get(self._label), n)
-            w = self._weights(cols.get(self._weight), n) if self._weight is not None else None
+            errors, out = [], []
+            for part in (lambda: hash_batch({c: cols.get(c) for c in self._plan.names}, n, self._plan),
+                         lambda: self._labels(cols.get(self._label), n),
+                         lambda: self._weights(cols.get(self._weight), n) if self._weight is not None else None):
+                try:
+                    out.append(part())
+                except _BatchError as exc:  # report the earliest bad row of the batch
+                    errors.append(exc)
+            if errors:
+                raise _first_error(errors)
+            (hashes, values), y, w = out
         except _BatchError as exc:
             raise TabularFormatError(self.source, self._where(row0, exc.row), exc.column, exc.reason,
                                      self._unit) from None

@@ -299,3 +299,13 @@ def test_ignore_and_keep_namespaces(csv_file):
     X, _ = _concat(iter_csv(csv_file, label="clicked", bits=16, ignore_namespaces=["p"]))  # premium, price
     _dense_equal(X, naive_matrix([{k: v for k, v in r.items() if k[0] != "p"} for r in ROWS], 16))
     assert keep.spec.keep == ["a", "c"] and keep.spec.interactions == []
+
+
+def test_parquet_errors_count_rows(tmp_path):
+    path = tmp_path / "p.parquet"
+    pq.write_table(pa.table({"y": [1.0, 0.0, None, 1.0], "x": [1.0, 2.0, 3.0, float("inf")]}), path)
+    with pytest.raises(TabularFormatError, match=r"p\.parquet, row 3, column 'y': the label is missing"):
+        list(iter_parquet(path, label="y", chunk_size=2))
+    pq.write_table(pa.table({"y": [1.0, 0.0, 1.0, 1.0], "x": [1.0, 2.0, 3.0, float("inf")]}), path)
+    with pytest.raises(TabularFormatError, match=r"p\.parquet, row 4, column 'x': value inf is not finite"):
+        list(iter_parquet(path, label="y"))
