@@ -145,6 +145,7 @@ def main(argv=None):
         r["time_vs_vw"] = r["train_seconds"] / peer["train_seconds"]
         r["cpu_vs_vw"] = r["train_cpu_seconds"] / peer["train_cpu_seconds"]
         r["logloss_vs_vw"] = r["test_logloss"] / peer["test_logloss"]
+        r["logloss_vs_vw_defaults"] = r["test_logloss"] / base["VW defaults"]["test_logloss"]
         r["peer"] = peer["name"]
     result = {
         "rows": args.rows, "test_rows": args.rows // 5, "bits": args.bits, "interactions": ["ua"],
@@ -169,12 +170,14 @@ def main(argv=None):
          f"on a loaded machine; load average after the run: {result['load_average_after']:.1f}); log-loss is "
          "on the test file."),
         "",
-        "| run | train wall s | wall / peer | train CPU s | CPU / peer | test log-loss | log-loss / peer | peer |",
-        "| --- | ---: | ---: | ---: | ---: | ---: | ---: | --- |",
+        ("| run | train wall s | wall / peer | train CPU s | CPU / peer | test log-loss | log-loss / peer "
+         "| log-loss / VW defaults | peer |"),
+        "| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | --- |",
     ]
     for r in runs:
         lines.append(f"| {r['name']} | {r['train_seconds']:.2f} | {r['time_vs_vw']:.2f} | {r['train_cpu_seconds']:.2f} "
-                     f"| {r['cpu_vs_vw']:.2f} | {r['test_logloss']:.4f} | {r['logloss_vs_vw']:.3f} | {r['peer']} |")
+                     f"| {r['cpu_vs_vw']:.2f} | {r['test_logloss']:.4f} | {r['logloss_vs_vw']:.3f} "
+                     f"| {r['logloss_vs_vw_defaults']:.3f} | {r['peer']} |")
     lines += ["", (f"Parse + hash only (with `-q ua`): `iter_vw` {ph['streamlearn_iter_vw_seconds']:.2f} s wall, "
               f"{ph['streamlearn_cpu_seconds']:.2f} s CPU ({ph['streamlearn_rows_per_second']:,.0f} rows/s, "
               f"{ph['streamlearn_mb_per_second']:.0f} MB/s, in-process, interpreter start excluded); VW `--noop` "
