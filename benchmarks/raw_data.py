@@ -20,6 +20,8 @@ What is measured (same run, same files):
   ``--noop`` (parse, hash, no learning) in a subprocess.
 
 Writes ``benchmarks/results/raw_data.json`` and ``raw_data.md``. ``python benchmarks/raw_data.py --help``.
+The CSV and Parquet part is ``python benchmarks/raw_data.py --tabular`` (``benchmarks/raw_data_tabular.py``,
+results in ``raw_data_tabular.md/json``).
 """
 
 import argparse
@@ -73,7 +75,15 @@ def main(argv=None):
     ap.add_argument("--bits", type=int, default=18)
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--out", default="raw_data", help="result name under benchmarks/results/")
+    ap.add_argument("--tabular", nargs=argparse.REMAINDER, default=None, metavar="...",
+                    help="run the CSV/Parquet part instead (benchmarks/raw_data_tabular.py, with the options that "
+                         "follow): parse + hash throughput against pandas + FeatureHasher, peak memory by size")
     args = ap.parse_args(argv)
+    if args.tabular is not None:
+        sys.path.insert(0, str(Path(__file__).resolve().parent))
+        from raw_data_tabular import main as tabular_main
+
+        return tabular_main(args.tabular)
 
     sys.path.insert(0, str(REPO))
     from streamlearn.datasets import iter_vw, load_vw, write_click_log

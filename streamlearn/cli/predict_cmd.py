@@ -16,8 +16,9 @@ def add_parser(sub):
                        "(its index base and width); values of features beyond the width are ignored and "
                        "counted on standard error.")
     p.add_argument("model", metavar="MODEL", help="model file written by 'streamlearn train -o'")
-    p.add_argument("data", metavar="DATA", help="file to predict, in the model's input format (LIBSVM or VW "
-                   "text; a VW example's tag follows its prediction; '-' is standard input)")
+    p.add_argument("data", metavar="DATA", help="file to predict, in the model's input format (LIBSVM, VW "
+                   "text, or a CSV/Parquet table with the training columns, matched by name; a VW example's "
+                   "tag follows its prediction; '-' is standard input)")
     p.add_argument("-o", "--output", metavar="OUT", help="output file (default: standard output); replaced "
                    "only once every prediction is written")
     g = p.add_mutually_exclusive_group()

@@ -18,6 +18,7 @@ from ._data import (TrainData, attach_spec, check_classes, check_data, check_div
 from ._resume import Checkpointer, check_checkpoint_args, learner_name_of, libsvm_reader_args, load_for_resume
 from ._input import add_input_options, check_libsvm_args, hashed_spec, input_format
 from ._scheduler import add_scheduler_option, connected, distributed_module, expand_data, n_workers, single_file
+from ._tabular import add_tabular_options, is_table_run, table_streams
 
 
 def add_parser(sub):
@@ -81,6 +82,7 @@ def _add_common(p, several=False):
                    help="are feature indices 0-based? (default: one-based, LIBSVM's convention; a '0:' feature is "
                    "then an error naming the line)")
     add_input_options(p)
+    add_tabular_options(p)
     add_output_options(p)
 
 
@@ -116,8 +118,12 @@ def _need_learner(args):
 
 
 def _hashed_openers(args, paths):
-    """Openers of hashed-format files (VW text), all read with one :class:`InputSpec`, which is returned too."""
+    """Openers of hashed-format files (VW text, CSV, Parquet), all read with one :class:`InputSpec`, which is
+    returned too. For tables the first file fixes the columns (kinds, namespaces)."""
     from ..datasets._readers import open_stream
+
+    if is_table_run(args, paths):
+        return table_streams(args, paths)
 
     for path in paths:
         check_input_file(path)
@@ -170,6 +176,7 @@ def run_train(args):
     plot_out = output(args.plot, [path, args.test], "plot")
     if input_format(args, path) != "libsvm":
         return _run_hashed_train(args, learner, params, path, model_out, plot_out)
+    is_table_run(args, [path])  # table options on LIBSVM data are an error
     check_libsvm_args(args)
     data = TrainData(args, path, learner)
     if data.stream and args.passes > 1:
@@ -379,7 +386,7 @@ def _run_distributed_train(args, learner, params):
     if args.holdout is not None and not 0.0 < args.holdout < 1.0:
         raise CLIError(f"--holdout must be a fraction in (0, 1); got {args.holdout}.")
     if any(input_format(args, p) != "libsvm" for p in args.data):
-        raise CLIError("--scheduler trains on LIBSVM files; VW text is read by a local run.")
+        raise CLIError("--scheduler trains on LIBSVM files; VW text, CSV and Parquet are read by a local run.")
     check_libsvm_args(args)
     dist = distributed_module()
     if type(learner).__name__ not in dist.supported_learners():
@@ -498,6 +505,7 @@ def run_evaluate(args):
     if input_format(args, args.data) != "libsvm":
         stream = _hashed_openers(args, [args.data])[0][0]()
     else:
+        is_table_run(args, [args.data])
         check_libsvm_args(args)
         data = TrainData(args, args.data, learner)
         stream = data.open()

@@ -13,7 +13,8 @@ __getattr__, __dir__ = lazy_attributes(__name__, globals(), {
     "load_movielens": "._movielens", "make_click_log": "._clicklog", "write_click_log": "._clicklog",
     "iter_click_log": "._clicklog", "iter_vw": "._vw", "load_vw": "._vw", "VwFormatError": "._vw",
     "open_stream": "._readers", "InputSpec": "._spec", "ZooUnavailable": "._zoo", "load_zoo": "._zoo",
-    "zoo_info": "._zoo", "zoo_names": "._zoo"})
+    "zoo_info": "._zoo", "zoo_names": "._zoo", "iter_csv": "._tabular", "iter_parquet": "._tabular",
+    "TabularFormatError": "._tabular"})
 
 __all__ = ["SvmlightFormatError", "bundled_path", "iter_svmlight", "load_a9a", "load_farm_ads",
            "load_svmlight", "shared_data_path"]
@@ -22,3 +23,4 @@ __all__ += ["load_movielens"]
 __all__ += ["iter_click_log", "make_click_log", "write_click_log"]
 __all__ += ["InputSpec", "VwFormatError", "iter_vw", "load_vw", "open_stream"]
 __all__ += ["ZooUnavailable", "load_zoo", "zoo_info", "zoo_names"]
+__all__ += ["TabularFormatError", "iter_csv", "iter_parquet"]

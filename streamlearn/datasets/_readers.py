@@ -51,10 +51,21 @@ def _libsvm(path, spec: InputSpec, chunk_size, *, require_label, with_tags):
         yield (X, y, None, None) if with_tags else (X, y)
 
 
+def _table(path, spec: InputSpec, chunk_size, *, require_label, with_tags):
+    from ._tabular import TabularReader
+
+    fmt = detect_format(path)  # a model trained on Parquet reads CSV too (columns by name), and back
+    reader = TabularReader(path, fmt if fmt in ("csv", "parquet") else spec.format, spec=spec,
+                           chunk_size=chunk_size, label_required=require_label)
+    for X, y, *w in reader:
+        w = w[0] if w else None
+        yield (X, y, w, None) if with_tags else (X, y, w)
+
+
 #: format -> reader ``(path, spec, chunk_size, *, require_label, with_tags) -> iterator of chunks``.
 #: Chunks are ``(X, y)`` or ``(X, y, sample_weight)``; with ``with_tags=True`` always
 #: ``(X, y, sample_weight or None, tags or None)``.
-READERS = {"vw": _vw, "libsvm": _libsvm}
+READERS = {"vw": _vw, "libsvm": _libsvm, "csv": _table, "parquet": _table}
 
 
 def open_stream(path, spec: InputSpec, chunk_size: int = 10_000, *, require_label: bool = False,

@@ -13,7 +13,8 @@ from .._lazy import lazy_attributes
 _WHERE = {
     "._scalers": ["MaxAbsScaler", "StandardScaler"],
     "._pipeline": ["StreamPipeline", "make_stream_pipeline", "make_scaler", "SCALERS"],
+    "._hashing": ["DictHasher"],
 }
 __getattr__, __dir__ = lazy_attributes(__name__, globals(), {n: m for m, names in _WHERE.items() for n in names})
 
-__all__ = ["SCALERS", "MaxAbsScaler", "StandardScaler", "StreamPipeline", "make_scaler", "make_stream_pipeline"]
+__all__ = ["SCALERS", "DictHasher", "MaxAbsScaler", "StandardScaler", "StreamPipeline", "make_scaler", "make_stream_pipeline"]

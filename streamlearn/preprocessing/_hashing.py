@@ -1,0 +1,304 @@
+"""Feature hashing of dict rows and DataFrames: ``DictHasher``, the same buckets as ``iter_csv``/``iter_parquet``.
+
+A row ``{"age": 31, "country": "FR", "premium": True}`` becomes the hashed features ``age`` (value 31),
+``country=FR`` and ``premium=true`` (value 1), each in the namespace of its key (or of its key's group),
+hashed with 32-bit MurmurHash3 as Vowpal Wabbit hashes them, and masked to ``bits`` bits: exactly the
+buckets :func:`streamlearn.datasets.iter_csv` gives the same row read from a CSV file with the same options.
+``None`` and NaN values and a numeric 0 are no feature.
+"""
+
+from __future__ import annotations
+
+import math
+import numbers
+
+import numpy as np
+import scipy.sparse as sp
+from sklearn.base import BaseEstimator, TransformerMixin
+
+__all__ = ["DictHasher", "name_hash", "namespace_hash"]
+
+
+def namespace_hash(namespace):
+    """The seed of a namespace's features, as Vowpal Wabbit computes it (``hashstring(name, 0)``)."""
+    return name_hash(namespace, 0)
+
+
+def name_hash(name, seed):
+    """The 32-bit hash of the feature name ``name`` in the namespace whose seed is ``seed`` (VW's
+    ``hashstring``: a name of digits only hashes to its value plus the seed)."""
+    from .._kernels.hashing import hash_string
+
+    buf = np.frombuffer(name.encode("utf-8"), dtype=np.uint8)
+    return int(hash_string(buf, 0, buf.shape[0], np.uint64(seed)))
+
+
+class DictHasher(TransformerMixin, BaseEstimator):
+    """Hash dict rows, pandas DataFrames or Arrow tables into sparse rows of ``2 ** bits`` columns.
+
+    Numbers are values, strings and booleans are ``key=value`` indicators, ``None``/NaN and 0 are skipped:
+    the same features, namespaces and buckets as the CSV and Parquet readers
+    (:func:`streamlearn.datasets.iter_csv`) with the same ``bits``, ``categorical`` and ``namespaces``.
+    Stateless: ``fit`` does nothing and a key never seen before is just another bucket.
+
+    Parameters
+    ----------
+    bits : int, default=18
+        Hash bits; the output has ``2 ** bits`` columns.
+    categorical : sequence of str
+        Keys whose numeric values are hashed as ``key=value`` (their text) instead of read as values.
+    namespaces : dict or None
+        ``{namespace: [key, ...]}``: keys hashed in a shared namespace instead of one namespace per key.
+    ignore : sequence of str
+        Keys left out.
+    quadratic, cubic : sequences of str
+        Namespace pairs / triples to cross, by first character (VW's ``-q`` / ``--cubic``; ``":"`` is any
+        namespace), as the readers cross them. Inside a namespace, features keep the row's key order
+        (which matters to self-interactions such as ``"uu"``).
+    ignore_namespaces, keep_namespaces : sequences of str
+        Drop the keys of these namespaces / keep only these (VW's ``--ignore`` / ``--keep``).
+
+    Notes
+    -----
+    Dict rows are hashed in one numba call per ``transform`` (the row's Python objects are read once each);
+    DataFrames and Arrow tables go through the readers' column kernels (pyarrow needed for DataFrames,
+    else their rows are read as dicts). ``transform_one`` and the estimators' ``learn_one`` /
+    ``predict_one`` pay Python's per-call overhead for every row: use ``transform`` on chunks of rows
+    for throughput.
+
+    Examples
+    --------
+    >>> from streamlearn.preprocessing import DictHasher
+    >>> hasher = DictHasher(bits=10)
+    >>> X = hasher.transform([{"age": 31, "country": "FR"}, {"age": None, "country": "DE", "premium": True}])
+    >>> X.shape, X.getnnz(axis=1).tolist()
+    ((2, 1024), [2, 2])
+    >>> hasher.transform_one({"age": 31, "country": "FR"}).nnz
+    2
+    """
+
+    def __init__(self, bits=18, categorical=(), namespaces=None, ignore=(), quadratic=(), cubic=(),
+                 ignore_namespaces=(), keep_namespaces=()):
+        self.bits = bits
+        self.categorical = categorical
+        self.namespaces = namespaces
+        self.ignore = ignore
+        self.quadratic = quadratic
+        self.cubic = cubic
+        self.ignore_namespaces = ignore_namespaces
+        self.keep_namespaces = keep_namespaces
+
+    def fit(self, X=None, y=None):
+        """Check the parameters; hashing learns nothing. Returns ``self``."""
+        self._setup()
+        return self
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.requires_fit = False
+        tags.input_tags.dict = True
+        tags.input_tags.two_d_array = False
+        return tags
+
+    @property
+    def n_features(self):
+        return 1 << int(self.bits)
+
+    def _setup(self):
+        if getattr(self, "_cache_key", None) == self._key():
+            return
+        bits = self.bits
+        if isinstance(bits, bool) or not isinstance(bits, numbers.Integral) or not 1 <= bits <= 32:
+            raise ValueError(f"bits must be an integer between 1 and 32; got {bits!r}.")
+        from ..datasets._tabular import _namespace_map
+        from ..datasets._vw import _keep_array, parse_interactions
+
+        self._ns = _namespace_map(self.namespaces)
+        self._terms = parse_interactions(_strings(self.quadratic, "quadratic"), _strings(self.cubic, "cubic"))
+        self._keep = _keep_array(_strings(self.ignore_namespaces, "ignore_namespaces"),
+                                 _strings(self.keep_namespaces, "keep_namespaces"))
+        self._ns_byte = {}
+        self._categorical = {self.categorical} if isinstance(self.categorical, str) else set(self.categorical)
+        self._ignore = {self.ignore} if isinstance(self.ignore, str) else set(self.ignore)
+        self._mask = (1 << int(bits)) - 1
+        self._seeds = {}
+        self._numeric = {}
+        self._cache_key = self._key()
+
+    def _key(self):
+        ns = None if self.namespaces is None else tuple(sorted((k, tuple([v] if isinstance(v, str) else v))
+                                                               for k, v in self.namespaces.items()))
+        rest = tuple(v if isinstance(v, str) else tuple(v) for v in (
+            self.categorical, self.ignore, self.quadratic, self.cubic, self.ignore_namespaces, self.keep_namespaces))
+        return (self.bits, ns) + rest
+
+    def _seed(self, key):
+        seed = self._seeds.get(key)
+        if seed is None:
+            name = self._ns.get(key, key)
+            seed = self._seeds[key] = namespace_hash(name)
+            self._ns_byte[key] = name.encode("utf-8")[0] if name else 32
+        return seed
+
+    # -- dict rows ------------------------------------------------------------------------------------
+    def transform_one(self, x):
+        """One dict row as a ``(1, 2 ** bits)`` CSR matrix."""
+        return self.transform([x])
+
+    def transform(self, X):
+        """Hash a chunk of rows: an iterable of dicts, a pandas DataFrame, or a pyarrow Table / RecordBatch.
+
+        Returns a CSR float64 matrix of shape ``(n_rows, 2 ** bits)``, indices sorted, collisions summed.
+        """
+        self._setup()
+        if _is_dataframe(X) or _is_arrow(X):
+            return self._transform_table(X)
+        if isinstance(X, dict):
+            raise TypeError("DictHasher.transform takes a sequence of dict rows; for one row use transform_one.")
+        return self._transform_dicts(X)
+
+    def _transform_dicts(self, rows):
+        from .._kernels.hashing import hash_strings
+
+        row_of, hashes, values, ns, text_at, text_parts, text_seeds = [], [], [], [], [], [], []
+        n = 0
+        for r, row in enumerate(rows):
+            n += 1
+            if not isinstance(row, dict):
+                raise TypeError(f"row {r}: expected a dict of feature name -> value; got {type(row).__name__}.")
+            for key, value in row.items():
+                if value is None or key in self._ignore:
+                    continue
+                if not isinstance(key, str):
+                    raise TypeError(f"row {r}: feature names must be strings; got {key!r}.")
+                if isinstance(value, (bool, np.bool_)):
+                    text = "true" if value else "false"
+                elif isinstance(value, numbers.Number):
+                    if isinstance(value, numbers.Complex) and not isinstance(value, numbers.Real):
+                        raise TypeError(f"row {r}, key {key!r}: complex values are not features.")
+                    number = float(value)
+                    if math.isnan(number) or number == 0.0:
+                        continue
+                    if math.isinf(number):
+                        raise ValueError(f"row {r}, key {key!r}: value {number} is not finite.")
+                    if key in self._categorical:
+                        text = _number_text(value)
+                    else:
+                        seed = self._seed(key)
+                        if not self._keep[self._ns_byte[key]]:
+                            continue
+                        h = self._numeric.get(key)
+                        if h is None:
+                            h = self._numeric[key] = name_hash(key, seed)
+                        row_of.append(r)
+                        hashes.append(h)
+                        values.append(number)
+                        ns.append(self._ns_byte[key])
+                        continue
+                elif isinstance(value, str):
+                    text = value
+                elif isinstance(value, bytes):
+                    text = value.decode("utf-8", "surrogateescape")
+                else:
+                    raise TypeError(f"row {r}, key {key!r}: a feature value must be a number, a string, a "
+                                    f"boolean or None; got {type(value).__name__}.")
+                seed = self._seed(key)
+                if not self._keep[self._ns_byte[key]]:
+                    continue
+                text_at.append(len(hashes))
+                text_parts.append(f"{key}={text}")
+                text_seeds.append(seed)
+                row_of.append(r)
+                hashes.append(0)
+                values.append(1.0)
+                ns.append(self._ns_byte[key])
+        hashes = np.asarray(hashes, dtype=np.uint64)
+        if text_parts:  # the text features of the whole chunk: one buffer, one kernel call
+            encoded = [t.encode("utf-8", "surrogateescape") for t in text_parts]
+            offsets = np.zeros(len(encoded) + 1, dtype=np.int64)
+            np.cumsum([len(b) for b in encoded], out=offsets[1:])
+            data = np.frombuffer(b"".join(encoded), dtype=np.uint8)
+            text_hash = np.empty(len(encoded), dtype=np.uint64)
+            hash_strings(data, offsets[:-1], offsets[1:], np.asarray(text_seeds, dtype=np.uint64), text_hash)
+            hashes[np.asarray(text_at, dtype=np.int64)] = text_hash
+        return self._to_csr(np.asarray(row_of, dtype=np.int64), hashes, np.asarray(values, dtype=np.float64),
+                            np.asarray(ns, dtype=np.int64), n)
+
+    def _to_csr(self, rows, hashes, values, ns, n):
+        from .._kernels.tabular import hashed_features_to_csr
+
+        terms, lens, wild = self._terms
+        cap = max(len(values) * (4 if len(terms) else 1), 1)
+        while True:
+            indptr = np.empty(n + 1, dtype=np.int64)
+            indices = np.empty(cap, dtype=np.int32 if self.bits < 31 else np.int64)
+            out = np.empty(cap, dtype=np.float64)
+            nnz = hashed_features_to_csr(rows, hashes, values, ns, n, terms, lens, wild, np.uint64(self._mask),
+                                         indptr, indices, out)
+            if nnz >= 0:
+                break
+            cap *= 4
+        if indices.dtype == np.int32:
+            indptr = indptr.astype(np.int32)
+        return sp.csr_matrix((out[:nnz], indices[:nnz], indptr), shape=(n, self.n_features))
+
+    # -- tables ---------------------------------------------------------------------------------------
+    def _transform_table(self, X):
+        from ..datasets._tabular import (
+            TEXT,
+            _Plan,
+            arrow_kind,
+            hash_batch,
+            hashes_to_csr,
+        )
+
+        if _is_dataframe(X):
+            try:
+                import pyarrow as pa
+            except ImportError:
+                return self._transform_dicts(X.to_dict("records"))
+            try:
+                X = pa.Table.from_pandas(X, preserve_index=False)
+            except (pa.ArrowInvalid, pa.ArrowTypeError):  # mixed Python types in an object column
+                return self._transform_dicts(X.to_dict("records"))
+        names = [str(c) for c in X.schema.names]
+        kinds = {}
+        for name in names:
+            if name in self._ignore:
+                continue
+            kind = arrow_kind(X.schema.field(name).type)
+            if kind is None:
+                raise TypeError(f"column {name!r} has type {X.schema.field(name).type}, which is not a feature "
+                                "type (number, text, boolean); leave it out with ignore=.")
+            kinds[name] = TEXT if name in self._categorical else kind
+        plan = _Plan(list(kinds), kinds, None, None, self._ns, int(self.bits),
+                     _strings(self.quadratic, "quadratic"), _strings(self.cubic, "cubic"),
+                     _strings(self.ignore_namespaces, "ignore_namespaces"),
+                     _strings(self.keep_namespaces, "keep_namespaces"))
+        cols = {name: X.column(i) for i, name in enumerate(names) if name in kinds}
+        hashes, values = hash_batch(cols, X.num_rows, plan)
+        return hashes_to_csr(hashes, values, plan)
+
+
+def _number_text(value):
+    """The text of a number hashed as a category: integers without a decimal point."""
+    if isinstance(value, (bool, np.bool_)):
+        return "true" if value else "false"
+    if isinstance(value, numbers.Integral):
+        return str(int(value))
+    f = float(value)
+    return str(int(f)) if f.is_integer() and abs(f) < 2**53 else repr(f)
+
+
+def _is_dataframe(X):
+    return type(X).__name__ == "DataFrame" and hasattr(X, "to_dict") and hasattr(X, "columns")
+
+
+def _is_arrow(X):
+    return type(X).__name__ in ("Table", "RecordBatch") and type(X).__module__.startswith("pyarrow")
+
+
+def _strings(value, name):
+    if isinstance(value, str):
+        raise ValueError(f"{name} takes a list of strings; got the string {value!r}.")
+    return list(value)

@@ -1,0 +1,164 @@
+"""The command line on CSV and Parquet: train -> predict by column name, errors with nothing half-written."""
+
+import json
+
+import numpy as np
+import pytest
+
+pd = pytest.importorskip("pandas")
+pytest.importorskip("pyarrow")
+
+from streamlearn.cli.main import main
+from streamlearn.datasets import write_click_log
+
+
+@pytest.fixture(scope="module")
+def logs(tmp_path_factory):
+    d = tmp_path_factory.mktemp("clicks")
+    write_click_log(d / "clicks.csv", 6000, seed=0)
+    write_click_log(d / "more.csv", 1500, seed=9)
+    df = pd.read_csv(d / "more.csv")
+    # another column order, no label column, users never seen in training, an extra column
+    new = df[list(reversed(df.columns))].drop(columns=["clicked"])
+    new["user"] = "new-" + new["user"]
+    new["note"] = "x"
+    new.to_csv(d / "new.csv", index=False)
+    df.drop(columns=["clicked"]).to_csv(d / "same_order.csv", index=False)
+    return d
+
+
+def test_train_csv_predict_new_csv_by_column_name(logs, tmp_path, capsys):
+    model, preds, scores = tmp_path / "m.slm", tmp_path / "p.txt", tmp_path / "s.txt"
+    assert main(["train", str(logs / "clicks.csv"), "--label", "clicked", "--learner", "ftrl", "-o", str(model),
+                 "--json"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert out["n_train"] == 6000 and out["n_features"] == 2 ** 18 and out["online_error_rate"] < 0.3
+    assert main(["predict", str(model), str(logs / "new.csv"), "-o", str(preds)]) == 0
+    labels = preds.read_text().split()
+    assert len(labels) == 1500 and set(labels) <= {"0", "1"}
+    # the same rows in the training order (and with the known users) score the same except for the users
+    assert main(["predict", str(model), str(logs / "new.csv"), "--scores", "-o", str(scores)]) == 0
+    s_new = np.loadtxt(scores)
+    assert main(["predict", str(model), str(logs / "same_order.csv"), "--scores", "-o", str(scores)]) == 0
+    s_same = np.loadtxt(scores)
+    assert s_new.shape == s_same.shape == (1500,)
+    from streamlearn import load
+    from streamlearn.datasets import iter_csv
+
+    clf = load(model)
+    assert clf.input_spec_["label_column"] == "clicked" and clf.input_spec_["format"] == "csv"
+    reader = iter_csv(logs / "new.csv", spec=clf.input_spec_, label_required=False, chunk_size=10_000)
+    X = next(iter(reader))[0]
+    assert np.allclose(s_new, clf.decision_function(X))
+    renamed = pd.read_csv(logs / "new.csv")
+    renamed["user"] = renamed["user"].str.replace("new-", "", regex=False)
+    renamed.to_csv(tmp_path / "known.csv", index=False)
+    assert main(["predict", str(model), str(tmp_path / "known.csv"), "--scores", "-o", str(scores)]) == 0
+    assert np.allclose(np.loadtxt(scores), s_same)  # column order does not matter
+
+
+def test_parquet_by_extension_with_test_file_and_options(logs, tmp_path, capsys):
+    pq = pytest.importorskip("pyarrow.parquet")
+    import pyarrow as pa
+
+    train, test = tmp_path / "c.parquet", tmp_path / "t.parquet"
+    pq.write_table(pa.Table.from_pandas(pd.read_csv(logs / "clicks.csv")), train)
+    pq.write_table(pa.Table.from_pandas(pd.read_csv(logs / "more.csv")), test)
+    model = tmp_path / "m.slm"
+    assert main(["train", str(train), "--label", "clicked", "-l", "ftrl", "--test", str(test), "--bits", "20",
+                 "--ignore-column", "user", "--categorical", "position", "--namespace", "u=age,sessions",
+                 "-o", str(model), "--json"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert out["n_features"] == 2 ** 20 and out["test_n"] == 1500 and out["test_accuracy"] > 0.5
+    from streamlearn import load
+
+    spec = load(model).input_spec_
+    assert spec["ignore_columns"] == ["user"] and spec["options"]["columns"]["position"] == "text"
+    assert spec["options"]["namespaces"] == {"age": "u", "sessions": "u"}
+    # a Parquet-trained model predicts a CSV file too (columns by name)
+    assert main(["predict", str(model), str(logs / "new.csv"), "-o", str(tmp_path / "p.txt")]) == 0
+    assert len((tmp_path / "p.txt").read_text().split()) == 1500
+
+
+def test_errors_are_one_line_and_write_nothing(logs, tmp_path, capsys):
+    model = tmp_path / "m.slm"
+    assert main(["train", str(logs / "clicks.csv"), "--label", "click", "-l", "ftrl", "-o", str(model)]) == 2
+    err = capsys.readouterr().err.strip()
+    assert err.startswith(f"streamlearn: error: {logs / 'clicks.csv'}, line 1: no label column 'click'")
+    assert len(err.splitlines()) == 1 and not model.exists()
+    assert main(["train", str(logs / "clicks.csv"), "-l", "ftrl"]) == 2
+    assert "needs --label COL" in capsys.readouterr().err
+    # a ragged row while predicting: exit 2, OUT left as it was
+    assert main(["train", str(logs / "clicks.csv"), "--label", "clicked", "-l", "ftrl", "-o", str(model),
+                 "--quiet"]) == 0
+    bad = tmp_path / "bad.csv"
+    lines = (logs / "same_order.csv").read_text().splitlines()
+    bad.write_text("\n".join(lines[:700] + ["1,2,3"] + lines[700:]) + "\n")
+    out = tmp_path / "p.txt"
+    out.write_text("previous\n")
+    assert main(["predict", str(model), str(bad), "-o", str(out)]) == 2
+    err = capsys.readouterr().err.strip()
+    assert err == f"streamlearn: error: {bad}, line 701: expected 10 columns (as in the header), got 3."
+    assert out.read_text() == "previous\n" and len(list(tmp_path.glob("p.txt.tmp*"))) == 0
+    # table options on a LIBSVM file
+    svm = tmp_path / "d.svm"
+    svm.write_text("1 1:1\n-1 2:1\n")
+    assert main(["train", str(svm), "-l", "ftrl", "--label", "y"]) == 2
+    assert "apply to CSV and Parquet files" in capsys.readouterr().err
+
+
+def test_interactions_weights_and_predict_one_on_a_table_model(logs, tmp_path, capsys):
+    """-q on table namespaces, --weight, and the saved model's predict_one on dict rows == predict on the file."""
+    train = tmp_path / "w.csv"
+    df = pd.read_csv(logs / "clicks.csv")
+    df["w"] = np.where(df["clicked"] == 1, 2.0, 0.5)
+    df.to_csv(train, index=False)
+    model, plain, scores = tmp_path / "q.slm", tmp_path / "plain.slm", tmp_path / "s.txt"
+    common = ["--label", "clicked", "-l", "ftrl", "--namespace", "u=age,sessions,country,device,user",
+              "--namespace", "a=ad,advertiser,category,price,position", "--ignore-column", "w", "--json"]
+    assert main(["train", str(train), *common, "-q", "ua", "-o", str(model)]) == 0
+    crossed = json.loads(capsys.readouterr().out)
+    assert main(["train", str(train), *common, "-o", str(plain)]) == 0
+    json.loads(capsys.readouterr().out)
+    from streamlearn import load
+
+    q, p = load(model), load(plain)
+    assert q.input_spec_["interactions"] == ["ua"] and q.nnz_weights > 2 * p.nnz_weights  # crossed features
+    weighted = tmp_path / "wt.slm"
+    assert main(["train", str(train), "--label", "clicked", "-l", "ftrl", "--weight", "w", "-o", str(weighted),
+                 "--json"]) == 0
+    json.loads(capsys.readouterr().out)
+    assert not np.allclose(load(weighted).coef_, load(tmp_path / "plain.slm").coef_)
+    assert load(weighted).input_spec_["weight_column"] == "w"
+    # a CSV without the weight column still predicts (the weight is not a feature)
+    assert main(["predict", str(weighted), str(logs / "new.csv"), "-o", str(tmp_path / "p.txt")]) == 0
+    # the -q model scores dict rows as it scores the file
+    assert main(["predict", str(model), str(logs / "new.csv"), "--scores", "-o", str(scores)]) == 0
+    s_file = np.loadtxt(scores)
+    rows = pd.read_csv(logs / "new.csv").drop(columns=["note"]).head(50).to_dict("records")
+    s_dict = [float(q.decision_function(q._row_hasher(None).transform_one(r))[0]) for r in rows]
+    assert np.allclose(s_dict, s_file[:50])
+    assert [q.predict_one(r) for r in rows] == list(q.predict(q._row_hasher(None).transform(rows)))
+    assert crossed["n_train"] == 6000
+
+
+def test_river_bundled_csvs_and_evaluate(tmp_path, capsys):
+    """Real files: river's phishing (classification, .csv.gz) and chick weights (regression, ids as categories)."""
+    river_datasets = pytest.importorskip("river.datasets")
+    import os
+
+    base = os.path.dirname(river_datasets.__file__)
+    phishing = os.path.join(base, "phishing.csv.gz")
+    assert main(["evaluate", phishing, "--label", "is_phishing", "-l", "ftrl", "--json"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert out["n_examples"] == 1250 and out["online_error_rate"] < 0.25
+    chicks = os.path.join(base, "chick-weights.csv")
+    model = tmp_path / "chick.slm"
+    assert main(["train", chicks, "--label", "weight", "-l", "pa-regressor", "--categorical", "chick",
+                 "--categorical", "diet", "-o", str(model), "--json"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert out["n_train"] == 578 and out["n_features"] == 2 ** 18
+    from streamlearn import load
+
+    kinds = load(model).input_spec_["options"]["columns"]
+    assert kinds == {"time": "numeric", "chick": "text", "diet": "text"}

@@ -1,0 +1,311 @@
+"""CSV and Parquet readers: buckets (against a plain-Python twin and mmh3), streaming, spec, errors."""
+
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+
+pa = pytest.importorskip("pyarrow")
+pq = pytest.importorskip("pyarrow.parquet")
+
+from streamlearn._kernels.tabular import (
+    hash_text_column,
+    hashed_features_to_csr,
+    hashed_rows_to_csr,
+)
+from streamlearn.datasets import (
+    TabularFormatError,
+    iter_csv,
+    iter_parquet,
+    write_click_log,
+)
+from tests.naive_hashing import hash_string
+from tests.naive_tabular import naive_matrix
+
+CSV_TEXT = (
+    "clicked,age,country,premium,price,zip\n"
+    "1,31,FR,true,1.5,75001\n"
+    "0,,DE,false,0,10115\n"
+    "1,45,,true,2.25,\n"
+    "0,0,FR,,-3,75001\n"
+)
+ROWS = [  # the same rows as Python values (what the twin and DictHasher see)
+    {"age": 31, "country": "FR", "premium": True, "price": 1.5, "zip": 75001},
+    {"age": None, "country": "DE", "premium": False, "price": 0.0, "zip": 10115},
+    {"age": 45, "country": None, "premium": True, "price": 2.25, "zip": None},
+    {"age": 0, "country": "FR", "premium": None, "price": -3.0, "zip": 75001},
+]
+LABELS = [1.0, 0.0, 1.0, 0.0]
+
+
+def _dense_equal(A, B):
+    A, B = sp.csr_matrix(A), sp.csr_matrix(B)
+    assert A.shape == B.shape
+    assert (A != B).nnz == 0, "matrices differ"
+
+
+def _concat(reader):
+    chunks = list(reader)
+    return sp.vstack([c[0] for c in chunks], format="csr"), np.concatenate([c[1] for c in chunks])
+
+
+@pytest.fixture
+def csv_file(tmp_path):
+    path = tmp_path / "t.csv"
+    path.write_text(CSV_TEXT)
+    return path
+
+
+@pytest.mark.parametrize("bits", [6, 18, 24])
+def test_csv_buckets_equal_the_plain_python_twin(csv_file, bits):
+    X, y = _concat(iter_csv(csv_file, label="clicked", bits=bits, chunk_size=3))
+    assert y.tolist() == LABELS
+    _dense_equal(X, naive_matrix(ROWS, bits))
+    assert X.has_sorted_indices
+
+
+def test_one_cell_against_mmh3(csv_file):
+    mmh3 = pytest.importorskip("mmh3")
+    X, _ = _concat(iter_csv(csv_file, label="clicked", bits=24))
+    seed = mmh3.hash("country", 0, signed=False)
+    j = mmh3.hash("country=FR", seed, signed=False) & ((1 << 24) - 1)
+    assert X[0, j] == 1.0 and X[3, j] == 1.0 and X[1, j] == 0.0
+    j_age = mmh3.hash("age", mmh3.hash("age", 0, signed=False), signed=False) & ((1 << 24) - 1)
+    assert X[0, j_age] == 31.0 and X[2, j_age] == 45.0
+
+
+def test_categorical_and_namespace_options(csv_file):
+    ns = {"geo": ["country", "zip"]}
+    X, _ = _concat(iter_csv(csv_file, label="clicked", bits=20, categorical=["zip"], namespaces=ns))
+    _dense_equal(X, naive_matrix(ROWS, 20, namespaces=ns, categorical=("zip",)))
+    # the options change the buckets (the twin without them disagrees)
+    assert (X != naive_matrix(ROWS, 20)).nnz > 0
+
+
+def test_ignore_and_weight(tmp_path):
+    path = tmp_path / "w.csv"
+    path.write_text("id,y,w,x\n7,1,0.5,2\n8,0,2,3\n")
+    reader = iter_csv(path, label="y", weight="w", ignore=["id"], bits=10)
+    X, y, w = next(iter(reader))
+    assert reader.columns == ["x"] and w.tolist() == [0.5, 2.0] and X.nnz == 2
+    assert reader.spec.weight_column == "w" and reader.spec.ignore_columns == ["id"]
+
+
+def test_parquet_equals_csv_on_the_click_log(tmp_path):
+    csv, parquet = tmp_path / "c.csv", tmp_path / "c.parquet"
+    write_click_log(csv, 3000, seed=1)
+    write_click_log(parquet, 3000, seed=1)
+    Xc, yc = _concat(iter_csv(csv, label="clicked", bits=18, chunk_size=700))
+    Xp, yp = _concat(iter_parquet(parquet, label="clicked", bits=18, chunk_size=1000))
+    assert Xc.shape == (3000, 1 << 18) and np.array_equal(yc, yp)
+    _dense_equal(Xc, Xp)
+    # dictionary-encoded Parquet columns (hashed once per dictionary entry) give the same buckets
+    dic = tmp_path / "d.parquet"
+    table = pq.read_table(parquet)
+    table = table.set_column(table.schema.get_field_index("country"), "country",
+                             table.column("country").dictionary_encode())
+    pq.write_table(table, dic)
+    assert pa.types.is_dictionary(pq.ParquetFile(dic).schema_arrow.field("country").type)
+    Xd, _ = _concat(iter_parquet(dic, label="clicked", bits=18))
+    _dense_equal(Xc, Xd)
+
+
+def test_chunks_have_chunk_size_rows_and_gzip(tmp_path):
+    path = tmp_path / "c.csv.gz"
+    write_click_log(path, 2500, seed=2)
+    sizes = [c[0].shape[0] for c in iter_csv(path, label="clicked", chunk_size=1000)]
+    assert sizes == [1000, 1000, 500]
+
+
+def test_spec_reads_columns_by_name_and_unseen_values(tmp_path, csv_file):
+    train = iter_csv(csv_file, label="clicked", bits=16)
+    other = tmp_path / "other.csv"  # columns reordered, no label, an extra column, an unseen country
+    other.write_text("zip,extra,premium,country,price,age\n75001,zz,true,FR,1.5,31\n99999,q,false,XX,1,2\n")
+    reader = iter_csv(other, spec=train.spec.to_dict(), label_required=False)
+    X, y = next(iter(reader))
+    assert y is None
+    X_train, _ = _concat(train)
+    _dense_equal(X[0], X_train[0])
+    _dense_equal(X[1], naive_matrix([{"zip": 99999, "premium": False, "country": "XX", "price": 1.0, "age": 2}],
+                                    16))
+
+
+def test_spec_keeps_training_kinds(tmp_path, csv_file):
+    """A column that was text in training stays text even where a later file looks numeric."""
+    train = iter_csv(csv_file, label="clicked", bits=16)
+    assert train.spec.options["columns"]["country"] == "text"
+    other = tmp_path / "o.csv"
+    other.write_text("age,country,premium,price,zip\n1,42,true,1,5\n")
+    X, _ = next(iter(iter_csv(other, spec=train.spec, label_required=False)))
+    _dense_equal(X, naive_matrix([{"age": 1, "country": "42", "premium": True, "price": 1.0, "zip": 5}], 16))
+
+
+# --- errors ----------------------------------------------------------------------------------------
+
+def test_missing_label_column(csv_file):
+    with pytest.raises(TabularFormatError, match=r"t\.csv, line 1: no label column 'click'"):
+        iter_csv(csv_file, label="click")
+
+
+def test_missing_feature_column_under_a_spec(tmp_path, csv_file):
+    spec = iter_csv(csv_file, label="clicked").spec
+    other = tmp_path / "o.csv"
+    other.write_text("age,premium,price,zip\n1,true,1,5\n")
+    with pytest.raises(TabularFormatError, match=r"o\.csv, line 1: no column 'country', a feature of the model"):
+        iter_csv(other, spec=spec, label_required=False)
+
+
+def test_ragged_row_names_its_line(tmp_path):
+    path = tmp_path / "r.csv"
+    path.write_text("y,a,b\n" + "1,2,x\n" * 5000 + "0,3\n" + "1,2,x\n" * 10)
+    with pytest.raises(TabularFormatError) as err:  # in the first block: found when the reader opens the file
+        list(iter_csv(path, label="y", chunk_size=100))
+    assert str(err.value) == f"{path}, line 5002: expected 3 columns (as in the header), got 2."
+    big = tmp_path / "big.csv"  # beyond the first block: found while streaming
+    big.write_text("y,a,b\n" + "1,2,x\n" * 300_000 + "0,3\n")
+    reader = iter_csv(big, label="y", chunk_size=100_000)
+    with pytest.raises(TabularFormatError) as err:
+        list(reader)
+    assert str(err.value) == f"{big}, line 300002: expected 3 columns (as in the header), got 2."
+
+
+def test_mixed_types_name_line_and_column(tmp_path, monkeypatch):
+    from streamlearn.datasets import _tabular
+
+    monkeypatch.setattr(_tabular, "_CSV_BLOCK", 1 << 12)  # column kinds come from the first block
+    path = tmp_path / "m.csv"
+    path.write_text("y,a,b\n" + "1,2,x\n" * 6000 + "0,oops,x\n")
+    with pytest.raises(TabularFormatError) as err:
+        list(iter_csv(path, label="y"))
+    assert str(err.value).startswith(f"{path}, line 6002, column 'a': expected a number")
+    assert "'oops'" in str(err.value)
+    # under a model's spec a numeric column stays numeric whatever the file's first rows hold
+    spec = iter_csv(path, label="y").spec
+    other = tmp_path / "o.csv"
+    other.write_text("a,b\n1,x\nNaN,y\nabc,z\n")
+    with pytest.raises(TabularFormatError, match=r"o\.csv, line 4, column 'a': expected a number .*got 'abc'"):
+        list(iter_csv(other, spec=spec, label_required=False))
+
+
+def test_missing_label_value_and_bad_weight(tmp_path):
+    path = tmp_path / "l.csv"
+    path.write_text("y,w,a\n1,1,2\n,1,3\n")
+    with pytest.raises(TabularFormatError, match=r"l\.csv, line 3, column 'y': the label is missing"):
+        list(iter_csv(path, label="y"))
+    path.write_text("y,w,a\n1,1,2\n0,-1,3\n")
+    with pytest.raises(TabularFormatError, match=r"line 3, column 'w': weight -1.0 is not a finite number >= 0"):
+        list(iter_csv(path, label="y", weight="w"))
+
+
+def test_parquet_type_mismatch_under_a_spec(tmp_path):
+    a, b = tmp_path / "a.parquet", tmp_path / "b.parquet"
+    pq.write_table(pa.table({"y": [1, 0], "x": [1.0, 2.0]}), a)
+    pq.write_table(pa.table({"x": ["p", "q"]}), b)
+    spec = iter_parquet(a, label="y").spec
+    with pytest.raises(TabularFormatError, match=r"column 'x': expected a numeric column"):
+        list(iter_parquet(b, spec=spec, label_required=False))
+
+
+def test_import_without_pyarrow_is_fine_and_reading_says_how_to_install(tmp_path, csv_file):
+    code = ("import sys; sys.modules['pyarrow'] = None\n"
+            "import streamlearn, streamlearn.datasets, streamlearn.preprocessing\n"
+            "from streamlearn.datasets import iter_csv\n"
+            f"try:\n    iter_csv({str(csv_file)!r}, label='clicked')\n"
+            "except ImportError as e:\n    print(e)\n")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    assert out.strip().startswith("reading CSV and Parquet needs pyarrow") and "streamlearn[arrow]" in out
+    assert len(out.strip().splitlines()) == 1
+
+
+# --- kernels against their plain twins ------------------------------------------------------------
+
+def test_hash_text_column_equals_the_twin():
+    rng = np.random.default_rng(0)
+    words = ["", "a", "FR", "abc", "1234", " x", "ünïcode", "long-value-" * 5]
+    arr = pa.array([words[i] if i >= 0 else None for i in rng.integers(-1, len(words), 200)])
+    offsets = np.frombuffer(arr.buffers()[1], np.int32)
+    data = np.frombuffer(arr.buffers()[2], np.uint8)
+    valid = np.array([v is not None for v in arr.to_pylist()])
+    prefix = np.frombuffer(b"col=", np.uint8)
+    h = np.zeros(200, np.uint64)
+    v = np.full(200, 7.0)
+    hash_text_column(offsets, data, valid, prefix, np.uint64(12345), h, v)
+    for i, s in enumerate(arr.to_pylist()):
+        if s is None:
+            assert v[i] == 0.0
+        else:
+            assert v[i] == 1.0 and int(h[i]) == hash_string(b"col=" + s.encode(), 12345)
+
+
+def test_csr_builders_equal_a_dict_twin():
+    rng = np.random.default_rng(1)
+    n_cols, n_rows, mask = 5, 50, 7  # a small mask: many collisions
+    hashes = rng.integers(0, 2**40, (n_cols, n_rows)).astype(np.uint64)
+    values = rng.choice([0.0, np.nan, 1.0, -2.5, 3.0], (n_cols, n_rows))
+    expected = np.zeros((n_rows, mask + 1))
+    for c in range(n_cols):
+        for i in range(n_rows):
+            if values[c, i] == values[c, i] and values[c, i] != 0:
+                expected[i, int(hashes[c, i]) & mask] += values[c, i]
+    indptr = np.empty(n_rows + 1, np.int64)
+    indices = np.empty(n_cols * n_rows, np.int64)
+    data = np.empty(n_cols * n_rows)
+    no_terms = np.zeros((0, 3), np.int64), np.zeros(0, np.int64), False
+    col_ns = rng.choice([97, 98], n_cols).astype(np.int64)
+    nnz = hashed_rows_to_csr(hashes, values, col_ns, *no_terms, np.uint64(mask), indptr, indices, data)
+    X = sp.csr_matrix((data[:nnz], indices[:nnz], indptr), shape=(n_rows, mask + 1))
+    assert X.has_sorted_indices and np.allclose(X.toarray(), expected)
+    # the same features listed row after row, in shuffled order inside each row
+    keep = (values == values) & (values != 0)
+    rows = np.broadcast_to(np.arange(n_rows), (n_cols, n_rows))[keep]
+    order = np.lexsort((rng.random(rows.shape[0]), rows))
+    ns = np.zeros(rows.shape[0], np.int64)
+    nnz = hashed_features_to_csr(rows[order].astype(np.int64), hashes[keep][order], values[keep][order], ns,
+                                 n_rows, *no_terms, np.uint64(mask), indptr, indices, data)
+    X = sp.csr_matrix((data[:nnz], indices[:nnz], indptr), shape=(n_rows, mask + 1))
+    assert X.has_sorted_indices and np.allclose(X.toarray(), expected)
+
+
+# --- namespaces and interactions: the VW reader's buckets --------------------------------------------
+
+@pytest.mark.parametrize("bits", [18, 24])
+@pytest.mark.parametrize("quadratic, cubic", [((), ()), (("ua",), ()), (("ua", "uu"), ("uaa",)), ((":a",), ())])
+def test_table_with_namespaces_equals_vw_text_of_the_same_rows(tmp_path, bits, quadratic, cubic):
+    """The click log as CSV with the VW writer's namespaces gives the buckets of its VW text, -q and
+    --cubic included (self-interactions and ':' too)."""
+    from streamlearn.datasets import iter_vw
+    from streamlearn.datasets._clicklog import CLICK_LOG_NAMESPACES
+
+    csv, vw = tmp_path / "c.csv", tmp_path / "c.vw"
+    write_click_log(csv, 400, seed=4)
+    write_click_log(vw, 400, seed=4, label="01")
+    ns = {k: list(v) for k, v in CLICK_LOG_NAMESPACES.items()}
+    X_csv, y_csv = _concat(iter_csv(csv, label="clicked", bits=bits, namespaces=ns, quadratic=quadratic,
+                                    cubic=cubic, chunk_size=150))
+    chunks = list(iter_vw(vw, bits=bits, label_convention="01", quadratic=quadratic, cubic=cubic))
+    X_vw = sp.vstack([c[0] for c in chunks], format="csr")
+    assert np.array_equal(y_csv, np.concatenate([c[1] for c in chunks]))
+    assert X_csv.nnz >= 400 * (10 if not quadratic else 30)
+    _dense_equal(X_csv, X_vw)
+    assert np.array_equal(X_csv.indices, X_vw.indices) and np.array_equal(X_csv.indptr, X_vw.indptr)
+
+
+def test_ignore_and_keep_namespaces(csv_file):
+    keep = iter_csv(csv_file, label="clicked", bits=16, keep_namespaces=["a", "c"])  # age, country
+    X, _ = _concat(keep)
+    _dense_equal(X, naive_matrix([{k: r[k] for k in ("age", "country")} for r in ROWS], 16))
+    X, _ = _concat(iter_csv(csv_file, label="clicked", bits=16, ignore_namespaces=["p"]))  # premium, price
+    _dense_equal(X, naive_matrix([{k: v for k, v in r.items() if k[0] != "p"} for r in ROWS], 16))
+    assert keep.spec.keep == ["a", "c"] and keep.spec.interactions == []
+
+
+def test_parquet_errors_count_rows(tmp_path):
+    path = tmp_path / "p.parquet"
+    pq.write_table(pa.table({"y": [1.0, 0.0, None, 1.0], "x": [1.0, 2.0, 3.0, float("inf")]}), path)
+    with pytest.raises(TabularFormatError, match=r"p\.parquet, row 3, column 'y': the label is missing"):
+        list(iter_parquet(path, label="y", chunk_size=2))
+    pq.write_table(pa.table({"y": [1.0, 0.0, 1.0, 1.0], "x": [1.0, 2.0, 3.0, float("inf")]}), path)
+    with pytest.raises(TabularFormatError, match=r"p\.parquet, row 4, column 'x': value inf is not finite"):
+        list(iter_parquet(path, label="y"))

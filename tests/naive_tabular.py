@@ -1,0 +1,45 @@
+"""Plain-Python twin of streamlearn._kernels.tabular: hashed table rows, one Python dict per row."""
+
+import math
+
+import numpy as np
+import scipy.sparse as sp
+
+from tests.naive_hashing import hash_string
+
+
+def naive_row(row, bits, namespaces=None, categorical=()):
+    """``{bucket: value}`` of one row ``{column: value}`` (None / NaN / 0 skipped): a number is the feature
+    ``column`` with its value, anything else the indicator ``column=text`` (booleans as true/false), hashed in
+    the column's namespace (or its group's) as VW hashes names."""
+    ns_of = {c: ns for ns, cols in (namespaces or {}).items() for c in cols}
+    mask = (1 << bits) - 1
+    out = {}
+    for col, v in row.items():
+        if v is None or (isinstance(v, float) and math.isnan(v)):
+            continue
+        seed = hash_string(ns_of.get(col, col).encode(), 0)
+        if isinstance(v, bool):
+            name, value = f"{col}={'true' if v else 'false'}", 1.0
+        elif isinstance(v, (int, float)) and col not in categorical:
+            if v == 0:
+                continue
+            name, value = col, float(v)
+        else:
+            name, value = f"{col}={v}", 1.0
+        j = hash_string(name.encode(), seed) & mask
+        out[j] = out.get(j, 0.0) + value
+    return out
+
+
+def naive_matrix(rows, bits, **kw):
+    """CSR matrix of ``naive_row`` over ``rows`` (indices sorted)."""
+    indptr, indices, data = [0], [], []
+    for row in rows:
+        feats = naive_row(row, bits, **kw)
+        for j in sorted(feats):
+            indices.append(j)
+            data.append(feats[j])
+        indptr.append(len(indices))
+    return sp.csr_matrix((np.array(data, dtype=np.float64), np.array(indices, dtype=np.int64),
+                          np.array(indptr)), shape=(len(rows), 1 << bits))

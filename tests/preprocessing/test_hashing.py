@@ -1,0 +1,127 @@
+"""DictHasher: the readers' buckets for dict rows, DataFrames and Arrow tables; learn_one / predict_one."""
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+
+from streamlearn.preprocessing import DictHasher
+from tests.naive_tabular import naive_matrix
+
+ROWS = [
+    {"age": 31, "country": "FR", "premium": True, "price": 1.5, "zip": 75001},
+    {"age": None, "country": "DE", "premium": False, "price": 0.0, "zip": 10115},
+    {"age": 45, "country": None, "premium": True, "price": 2.25, "zip": None},
+    {"age": 0, "country": "FR", "premium": None, "price": -3.0, "zip": 75001, "new": "x"},
+]
+
+
+def _same(A, B):
+    A, B = sp.csr_matrix(A), sp.csr_matrix(B)
+    assert A.shape == B.shape and (A != B).nnz == 0
+
+
+@pytest.mark.parametrize("bits", [5, 18])
+def test_dict_rows_equal_the_twin(bits):
+    X = DictHasher(bits=bits).transform(ROWS)
+    assert X.has_sorted_indices
+    _same(X, naive_matrix(ROWS, bits))
+    ns = {"geo": ["country", "zip"]}
+    _same(DictHasher(bits=bits, categorical=["zip"], namespaces=ns).transform(ROWS),
+          naive_matrix(ROWS, bits, namespaces=ns, categorical=("zip",)))
+    _same(DictHasher(bits=bits).transform_one(ROWS[0]), naive_matrix(ROWS[:1], bits))
+    assert DictHasher(bits=bits, ignore=["age"]).transform(ROWS).nnz == naive_matrix(
+        [{k: v for k, v in r.items() if k != "age"} for r in ROWS], bits).nnz
+
+
+def test_same_rows_through_iter_csv_dataframe_and_dicts(tmp_path):
+    """The readers and the transformer agree bucket for bucket on the click log."""
+    pd = pytest.importorskip("pandas")
+    pytest.importorskip("pyarrow")
+    from streamlearn.datasets import iter_csv, write_click_log
+
+    path = tmp_path / "c.csv"
+    write_click_log(path, 2000, seed=3)
+    chunks = list(iter_csv(path, label="clicked", bits=20, chunk_size=500, categorical=["position"],
+                           namespaces={"u": ["age", "sessions"]}))
+    X_csv = sp.vstack([c[0] for c in chunks], format="csr")
+    df = pd.read_csv(path).drop(columns=["clicked"])
+    hasher = DictHasher(bits=20, categorical=["position"], namespaces={"u": ["age", "sessions"]})
+    X_df = sp.vstack([hasher.transform(df.iloc[i:i + 700]) for i in range(0, len(df), 700)], format="csr")
+    X_dicts = hasher.transform(df.to_dict("records"))
+    _same(X_csv, X_df)
+    _same(X_csv, X_dicts)
+    # without the options, they disagree (the check can fail)
+    assert (DictHasher(bits=20).transform(df) != X_csv).nnz > 0
+
+
+@pytest.mark.parametrize("quadratic, cubic", [(("ua",), ()), (("uu", ":a"), ("uaa",))])
+def test_interactions_equal_the_readers(tmp_path, quadratic, cubic):
+    pd = pytest.importorskip("pandas")
+    pytest.importorskip("pyarrow")
+    from streamlearn.datasets import iter_csv, write_click_log
+    from streamlearn.datasets._clicklog import CLICK_LOG_NAMESPACES
+
+    path = tmp_path / "c.csv"
+    write_click_log(path, 300, seed=5)
+    ns = {k: list(v) for k, v in CLICK_LOG_NAMESPACES.items()}
+    X_csv = sp.vstack([c[0] for c in iter_csv(path, label="clicked", bits=18, namespaces=ns, quadratic=quadratic,
+                                              cubic=cubic, ignore_namespaces=["p"])], format="csr")
+    df = pd.read_csv(path).drop(columns=["clicked"])
+    hasher = DictHasher(bits=18, namespaces=ns, quadratic=quadratic, cubic=cubic, ignore_namespaces=["p"])
+    _same(X_csv, hasher.transform(df.to_dict("records")))
+    _same(X_csv, hasher.transform(df))
+    assert X_csv.nnz > 300 * 30
+
+
+def test_dataframe_with_missing_values_and_booleans():
+    pd = pytest.importorskip("pandas")
+    df = pd.DataFrame(ROWS)
+    _same(DictHasher(bits=16).transform(df), naive_matrix(ROWS, 16))
+
+
+def test_bad_rows_are_one_line_errors():
+    with pytest.raises(TypeError, match="row 1, key 'a': a feature value must be a number, a string"):
+        DictHasher().transform([{"a": 1}, {"a": [1, 2]}])
+    with pytest.raises(ValueError, match="row 0, key 'a': value inf is not finite"):
+        DictHasher().transform([{"a": float("inf")}])
+    with pytest.raises(TypeError, match="for one row use transform_one"):
+        DictHasher().transform({"a": 1})
+    with pytest.raises(ValueError, match="bits must be an integer between 1 and 32"):
+        DictHasher(bits=40).transform([{"a": 1}])
+
+
+def test_learn_one_predict_one_match_partial_fit_on_hashed_rows(tmp_path):
+    from streamlearn.linear_model import FTRLProximalClassifier
+
+    rng = np.random.default_rng(0)
+    rows = [{"x": float(rng.normal()), "c": str(rng.integers(5))} for _ in range(300)]
+    y = np.array([int(r["x"] + (r["c"] == "3") > 0) for r in rows])
+    one = FTRLProximalClassifier()
+    for r, t in zip(rows, y):
+        one.learn_one(r, t)
+    chunk = FTRLProximalClassifier().partial_fit(DictHasher(bits=18).transform(rows), y, classes=[0, 1])
+    assert np.allclose(one.coef_, chunk.coef_)
+    assert one.input_spec_["bits"] == 18
+    preds = [one.predict_one(r) for r in rows]
+    assert np.mean(np.array(preds) == y) > 0.8
+    # the saved model hashes dicts the same way after loading
+    path = tmp_path / "m.slm"
+    one.save(path)
+    again = FTRLProximalClassifier.load(path)
+    assert [again.predict_one(r) for r in rows[:20]] == preds[:20]
+    # a hasher with other bits on the first call sets the width
+    narrow = FTRLProximalClassifier().learn_one(rows[0], y[0], hasher=DictHasher(bits=10))
+    assert narrow.n_features_in_ == 1024 and narrow.predict_one({"c": "never seen"}) in (0, 1)
+
+
+def test_learn_one_regressor_and_classes():
+    from streamlearn.linear_model import FTRLProximalClassifier, OGDRegressor
+
+    reg = OGDRegressor()
+    for v in range(50):
+        reg.learn_one({"v": v / 50}, 2.0 * v / 50)
+    assert isinstance(float(reg.predict_one({"v": 0.5})), float)
+    with pytest.raises(ValueError, match="needs classes= on its first call"):
+        FTRLProximalClassifier().learn_one({"a": 1}, "spam")
+    clf = FTRLProximalClassifier().learn_one({"a": 1}, "spam", classes=["ham", "spam"])
+    assert clf.predict_one({"a": 1}) in ("ham", "spam")
