@@ -66,13 +66,20 @@ SIGNATURES = {
         'alpha': 0.1, 'beta': 1.0, 'l1': 1.0, 'l2': 1.0, 'fit_intercept': True, 'max_iter': 5, 'shuffle': True,
         'random_state': None,
     },
+    'streamlearn.linear_model:NAGClassifier': {
+        'loss': 'logistic', 'eta0': 0.5, 'invariant': True, 'fit_intercept': True, 'max_iter': 5, 'shuffle': True,
+        'random_state': None,
+    },
+    'streamlearn.linear_model:NAGRegressor': {
+        'eta0': 0.5, 'invariant': True, 'fit_intercept': True, 'max_iter': 5, 'shuffle': True, 'random_state': None,
+    },
     'streamlearn.linear_model:OGDClassifier': {
-        'loss': 'logistic', 'eta0': 0.5, 'fit_intercept': True, 'max_iter': 5, 'shuffle': True,
+        'loss': 'logistic', 'eta0': 0.5, 'normalized': False, 'fit_intercept': True, 'max_iter': 5, 'shuffle': True,
         'random_state': None,
     },
     'streamlearn.linear_model:OGDRegressor': {
-        'loss': 'squared', 'epsilon': 0.1, 'eta0': 0.01, 'fit_intercept': True, 'max_iter': 5, 'shuffle': True,
-        'random_state': None,
+        'loss': 'squared', 'epsilon': 0.1, 'eta0': 0.01, 'normalized': False, 'fit_intercept': True, 'max_iter': 5,
+        'shuffle': True, 'random_state': None,
     },
     'streamlearn.linear_model:PassiveAggressiveClassifier': {
         'C': 1.0, 'variant': 'pa1', 'fit_intercept': True, 'max_iter': 5, 'shuffle': True, 'random_state': None,
@@ -116,16 +123,17 @@ SIGNATURES = {
         'fit_intercept': True, 'max_iter': 5, 'shuffle': True, 'random_state': None,
     },
     'streamlearn.second_order:AdaGrad': {
-        'alpha0': 1.0, 'eta': 1.0, 'C': 1.0, 'loss': 'squared', 'project': True, 'slab': 'next', 'max_iter': 1,
-        'shuffle': True, 'random_state': None,
+        'alpha0': 1.0, 'eta': 1.0, 'C': 1.0, 'loss': 'squared', 'project': True, 'slab': 'next',
+        'safeguard': 'paper', 'max_iter': 1, 'shuffle': True, 'random_state': None,
     },
     'streamlearn.second_order:OnlineNewtonStep': {
-        'alpha0': 1.0, 'eta': 1.0, 'mu': None, 'C': 1.0, 'loss': 'squared', 'slab': 'next', 'max_iter': 1,
-        'shuffle': True, 'random_state': None,
+        'alpha0': 1.0, 'eta': 1.0, 'mu': None, 'C': 1.0, 'loss': 'squared', 'slab': 'next', 'safeguard': 'paper',
+        'max_iter': 1, 'shuffle': True, 'random_state': None,
     },
     'streamlearn.second_order:SketchedOnlineNewton': {
         'sketch': 'rfd', 'ell': 10, 'alpha0': 1.0, 'eta': 1.0, 'mu': None, 'C': 1.0, 'loss': 'squared', 'beta': 0.2,
-        'oja_learning_rate': 2.0, 'slab': 'next', 'max_iter': 1, 'shuffle': True, 'random_state': None,
+        'oja_learning_rate': 2.0, 'slab': 'next', 'safeguard': 'paper', 'max_iter': 1, 'shuffle': True,
+        'random_state': None,
     },
 }
 
