@@ -78,7 +78,7 @@ def _run_mode(mode, path, chunk):
 
         reader = (iter_csv if mode == "iter_csv" else iter_parquet)(path, label="clicked", bits=BITS,
                                                                     chunk_size=chunk)
-        for X, y in reader:
+        for X, _y in reader:
             rows += X.shape[0]
             nnz += X.nnz
         return rows, nnz

@@ -3,8 +3,9 @@
 Subpackages: ``linear_model`` (Perceptron, Passive-Aggressive, OGD, confidence-weighted, Pegasos, linear
 SVMs and the sparse L1 learners: truncation, TG, FOBOS, RDA, FTRL-Proximal), ``second_order`` (AdaGrad,
 online Newton step, sketched online Newton), ``facto`` (factorization machines, CCFM, OCCFM), ``sketch``
-(streaming matrix sketches), ``preprocessing`` (online scalers, the stream pipeline), ``datasets`` (streaming LIBSVM reader, bundled a9a), ``evaluation``
-(progressive validation, metrics, regret), ``experiments`` (paper reproductions), ``distributed``
+(streaming matrix sketches), ``preprocessing`` (online scalers, the stream pipeline, dict hashing),
+``datasets`` (streaming LIBSVM, VW, CSV and Parquet readers, bundled a9a, the data-set zoo), ``evaluation``
+(progressive validation, metrics, regret), ``serve`` (the model server), ``experiments`` (paper reproductions), ``distributed``
 (training on Dask), ``persist`` (safe model files) and ``cli`` (the ``streamlearn`` command).
 Subpackages are imported on first access (``streamlearn._lazy``), so ``streamlearn train`` imports only
 what its learner needs.

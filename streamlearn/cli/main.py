@@ -155,8 +155,9 @@ def entry_point():
     Before exiting, every object alive is moved out of the garbage collector's reach (:func:`gc.freeze`):
     interpreter teardown otherwise runs full collections over the hundreds of thousands of objects that
     numpy, scipy, scikit-learn and numba create at import, about a second of wall time per command
-    (``benchmarks/startup.py``, "exit" rows). Teardown itself still runs as usual: ``atexit`` handlers, flushing the standard streams, joining threads, clearing the modules; what the
-    collector would have freed, the operating system reclaims with the process.
+    (``benchmarks/startup.py``, "exit" rows). Teardown itself still runs as usual: ``atexit`` handlers,
+    flushing the standard streams, joining threads, clearing the modules; what the collector would have freed,
+    the operating system reclaims with the process.
     """
     code = main()
     gc.freeze()

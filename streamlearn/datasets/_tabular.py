@@ -2,7 +2,8 @@
 
 A table is read as a stream of Arrow record batches (``pyarrow.csv.open_csv``'s streaming reader on one
 thread, ``pyarrow.parquet.ParquetFile.iter_batches``), so memory is one batch plus one chunk whatever the
-file size. Text columns are read dictionary-encoded, so each distinct value of a batch is hashed once. Every feature column is hashed into ``2 ** bits`` buckets by the numba kernels of
+file size. Text columns are read dictionary-encoded, so each distinct value of a batch is hashed once.
+Every feature column is hashed into ``2 ** bits`` buckets by the numba kernels of
 ``streamlearn._kernels.tabular``, straight from the Arrow buffers:
 
 * a **numeric** column ``age`` is the feature ``age`` with the cell as its value;
@@ -666,7 +667,7 @@ def _csv_error(source, msg, names):
 def _take(pending, n):
     """The first ``n`` rows of the pending pieces as one chunk, and what is left."""
     out, left, got = [], [], 0
-    for i, (X, y, w) in enumerate(pending):
+    for X, y, w in pending:
         if got >= n:
             left.append((X, y, w))
             continue

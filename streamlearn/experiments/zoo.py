@@ -234,13 +234,16 @@ def vw_defaults(X_train, y_train, X_test, y_test, task, classes):
     if task == "multiclass":
         vw = pyvw.Workspace(f"--oaa {len(classes)} --quiet")
         lab = {c: i + 1 for i, c in enumerate(classes)}
-        label = lambda v: str(lab[v])
+        def label(v):
+            return str(lab[v])
     elif task == "binary":
         vw = pyvw.Workspace("--quiet")
-        label = lambda v: "1" if v == classes[1] else "-1"
+        def label(v):
+            return "1" if v == classes[1] else "-1"
     else:
         vw = pyvw.Workspace("--quiet")
-        label = lambda v: f"{v:.17g}"
+        def label(v):
+            return f"{v:.17g}"
     for yi, feats in zip(y_train, _vw_lines(X_train)):
         vw.learn(f"{label(yi)} | {feats}")
     preds = np.array([vw.predict(f"| {feats}") for feats in _vw_lines(X_test)], dtype=np.float64)

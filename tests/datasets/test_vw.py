@@ -106,21 +106,21 @@ def test_chunks_blocks_and_compression_do_not_change_rows(tmp_path):
                              label_convention="regression", quadratic=["ua"]))
         assert [p[0].shape[0] for p in parts[:-1]] == [chunk_size] * (len(parts) - 1)
         X = sp.vstack([p[0] for p in parts], format="csr")
-        assert (X != whole[0]).nnz == 0
+        assert (whole[0] != X).nnz == 0
         assert np.array_equal(np.concatenate([p[1] for p in parts]), whole[1], equal_nan=True)
     for suffix, opener in [(".vw.gz", gzip.open), (".vw.bz2", bz2.open), (".vw.xz", lzma.open)]:
         path = tmp_path / ("f" + suffix)
         with opener(path, "wb") as f:
             f.write(DATA.replace(b"\n", b"\r\n"))  # CRLF too
         X, _, _, tags = load_vw(path, label_convention="regression", quadratic=["ua"])
-        assert (X != whole[0]).nnz == 0 and tags == whole[3]
+        assert (whole[0] != X).nnz == 0 and tags == whole[3]
 
 
 def test_blank_lines_bom_and_missing_final_newline():
     X, y, *_ = load_vw(io.BytesIO(b"\xef\xbb\xbf1 |a x\n\n   \n\t\n-1 |a y"), bits=10)
     assert y.tolist() == [1.0, -1.0]
     ref, *_ = load_vw(io.BytesIO(b"1 |a x\n-1 |a y\n"), bits=10)
-    assert (X != ref).nnz == 0
+    assert (ref != X).nnz == 0
 
 
 def test_wide_row_grows_scratch():
