@@ -108,7 +108,7 @@ class DictRowMixin:
         return hasher
 
 
-_ROW_HASHERS = weakref.WeakKeyDictionary()  # estimator -> (its input_spec_, the DictHasher built from it)
+_ROW_HASHERS: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()  # estimator -> (its input_spec_, the DictHasher built from it)
 
 
 def _namespace_groups(namespaces):
