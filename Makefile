@@ -5,7 +5,7 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 OUT    := out
 
-.PHONY: run test install install-test bench docs clean
+.PHONY: run test install install-test bench docs check clean
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -21,6 +21,10 @@ $(VENV)/.installed-test: $(VENV)/.installed pyproject.toml
 
 $(VENV)/.installed-docs: $(VENV)/.installed pyproject.toml
 	$(BIN)/python -m pip install --quiet -e ".[docs]"
+	touch $@
+
+$(VENV)/.installed-dev: $(VENV)/.installed pyproject.toml
+	$(BIN)/python -m pip install --quiet -e ".[dev,docs]"
 	touch $@
 
 $(VENV)/.installed-bench: $(VENV)/.installed-test pyproject.toml
@@ -46,6 +50,13 @@ bench: $(VENV)/.installed-bench
 # The documentation site (docs/, mkdocs.yml) into site/; strict: broken links, missing includes and
 # unparsable docstrings fail the build.
 docs: $(VENV)/.installed-docs
+	$(BIN)/python -m mkdocs build --strict --site-dir site
+
+# The checks CI runs before the tests: lint, formatting, types, and the documentation site in strict mode.
+check: $(VENV)/.installed-dev
+	$(BIN)/python -m ruff check .
+	$(BIN)/python -m ruff format --check .
+	$(BIN)/python -m mypy
 	$(BIN)/python -m mkdocs build --strict --site-dir site
 
 clean:
