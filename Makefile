@@ -50,14 +50,14 @@ bench: $(VENV)/.installed-bench
 # The documentation site (docs/, mkdocs.yml) into site/; strict: broken links, missing includes and
 # unparsable docstrings fail the build.
 docs: $(VENV)/.installed-docs
-	$(BIN)/python -m mkdocs build --strict --site-dir site
+	NO_MKDOCS_2_WARNING=1 $(BIN)/python -m mkdocs build --strict --site-dir site
 
 # The checks CI runs before the tests: lint, formatting, types, and the documentation site in strict mode.
 check: $(VENV)/.installed-dev
 	$(BIN)/python -m ruff check .
 	$(BIN)/python -m ruff format --check .
 	$(BIN)/python -m mypy
-	$(BIN)/python -m mkdocs build --strict --site-dir site
+	NO_MKDOCS_2_WARNING=1 $(BIN)/python -m mkdocs build --strict --site-dir site
 
 clean:
 	rm -rf $(VENV) $(OUT) build site *.egg-info

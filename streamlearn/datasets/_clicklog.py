@@ -117,6 +117,8 @@ def _vocab_cache(name):
 def iter_click_log(n_rows: int, seed: int = 0, block_rows: int = _BLOCK_ROWS, model_seed: int = 0):
     """Yield the click log of :func:`make_click_log` as consecutive ``dict`` blocks of at most ``block_rows``.
 
+    Examples
+    --------
     >>> [len(b["clicked"]) for b in iter_click_log(10, seed=1, block_rows=4)]
     [4, 4, 2]
     """
@@ -147,6 +149,8 @@ def make_click_log(n_rows: int, seed: int = 0, model_seed: int = 0) -> dict:
     ``clicked`` is the 0/1 label; see the module docstring for the columns. The same ``seed`` gives the
     same rows (and a prefix of a longer log); ``model_seed`` fixes the hidden model that draws the clicks.
 
+    Examples
+    --------
     >>> log = make_click_log(3, seed=0)
     >>> log["clicked"].dtype.kind, log["country"].dtype.kind
     ('i', 'O')
