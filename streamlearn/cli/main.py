@@ -41,8 +41,7 @@ COMMANDS = {
              "scored on a9a.t (same as 'experiment demo')"),
     "sketch": ("streamlearn.cli.sketch_cmd", "sketch the rows of a LIBSVM file (FD, PFD, CFD, RFD, RP, Oja); "
                "report the relative spectral error of A^T A and the speed"),
-    "serve": ("streamlearn.cli.serve_cmd", "serve a model over HTTP: predict, and learn from labelled examples "
-              "with a write-ahead log (no acknowledged update is lost)"),
+    "serve": ("streamlearn.cli.serve_cmd", "HTTP server that predicts and keeps learning (write-ahead log, snapshots)"),
 }
 
 

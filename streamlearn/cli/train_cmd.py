@@ -261,7 +261,12 @@ def _run_resumed_train(args, params):
     tests = []
 
     spec = getattr(learner, "input_spec_", None)
-    if isinstance(spec, dict) and spec.get("format", "libsvm") != "libsvm":  # hashed: read with the model's spec
+    model_format = spec.get("format", "libsvm") if isinstance(spec, dict) else "libsvm"
+    named = input_format(args, path)
+    if not is_stream_path(path) and named != model_format and {named, model_format} != {"csv", "parquet"}:
+        raise CLIError(f"the model in {args.initial_model} reads {model_format} input (input_spec_), and "
+                       f"{path} is {named} by its name; give DATA in the model's format (or --format).")
+    if model_format != "libsvm":  # hashed: read with the model's spec
         from ..datasets._readers import open_stream
         from ..datasets._spec import InputSpec
 

@@ -203,7 +203,7 @@ def _hash_text(arr, prefix, seed, out_hash, out_value):
             offsets, data, valid = _text_buffers(dic)
             dh = np.zeros(len(dic), dtype=np.uint64)
             dv = np.zeros(len(dic), dtype=np.float64)
-            hash_text_column(offsets, data, valid, prefix, seed, dh, dv)
+            hash_text_column(offsets=offsets, data=data, valid=valid, prefix=prefix, seed=seed, out_hash=dh, out_value=dv)
             idx = arr.indices.fill_null(0).to_numpy(zero_copy_only=False).astype(np.intp, copy=False)
             out_hash[:] = dh[idx]
             out_value[:] = dv[idx]
@@ -212,7 +212,7 @@ def _hash_text(arr, prefix, seed, out_hash, out_value):
             return
         arr = arr.dictionary_decode()
     offsets, data, valid = _text_buffers(arr)
-    hash_text_column(offsets, data, valid, prefix, seed, out_hash, out_value)
+    hash_text_column(offsets=offsets, data=data, valid=valid, prefix=prefix, seed=seed, out_hash=out_hash, out_value=out_value)
 
 
 def _boolean_as_text(arr):
@@ -296,8 +296,8 @@ def hashes_to_csr(hashes, values, plan):
     idt = np.int32 if plan.bits < 31 else np.int64
     indices = np.empty(cap, dtype=idt)
     data = np.empty(cap, dtype=np.float64)
-    nnz = hashed_rows_to_csr(hashes, values, plan.col_ns, plan.terms, plan.term_lens, plan.wild, plan.mask,
-                             indptr, indices, data)
+    nnz = hashed_rows_to_csr(hashes=hashes, values=values, col_ns=plan.col_ns, terms=plan.terms, term_lens=plan.term_lens, has_wildcard=plan.wild, mask=plan.mask,
+                             indptr=indptr, indices=indices, data=data)
     if nnz < 0:  # cannot happen: row_bound bounds every row
         raise RuntimeError("hashed_rows_to_csr ran out of room.")
     if idt == np.int32:

@@ -189,11 +189,11 @@ class _VwParser:
             state[_k.S_LINE] = line
             while True:
                 rows_before = int(state[_k.S_ROWS])
-                st = _k.vw_parse(buf, filled, eof, rows_cap, self.mask, self.label_mode, self.n_classes,
-                                 self.require_label, self.keep, self.constant, self.terms, self.lens,
-                                 self.wild, self.data, self.indices, self.indptr, self.y, self.w, self.tag_s,
-                                 self.tag_e, self.s_idx, self.s_val, self.s_ns, self.s_idx2, self.s_val2,
-                                 self.o_idx, self.o_val, state)
+                st = _k.vw_parse(buf=buf, end=filled, final=eof, max_rows=rows_cap, mask=self.mask, label_mode=self.label_mode, n_classes=self.n_classes,
+                                 require_label=self.require_label, keep_ns=self.keep, constant=self.constant, terms=self.terms, term_lens=self.lens,
+                                 has_wildcard=self.wild, data=self.data, indices=self.indices, indptr=self.indptr, y=self.y, w=self.w, tag_s=self.tag_s,
+                                 tag_e=self.tag_e, s_idx=self.s_idx, s_val=self.s_val, s_ns=self.s_ns, s_idx2=self.s_idx2, s_val2=self.s_val2,
+                                 o_idx=self.o_idx, o_val=self.o_val, state=state)
                 self._collect_tags(buf, rows_before, int(state[_k.S_ROWS]))
                 if st == _k.ST_ERROR:
                     self._raise(buf, state)

@@ -62,7 +62,7 @@ def run(args):
     from ..learners import LEARNERS, make_learner
     from ..evaluation import progressive_validation
 
-    if args.write_data:
+    if getattr(args, "write_data", None):
         paths = write_data(args.write_data)
         return [{"file": str(p), "bytes": p.stat().st_size} for p in paths]
     X, y, X_test, y_test = load_a9a()
@@ -84,7 +84,7 @@ def run(args):
                      "us_per_example": 1e6 * seconds / result.n_examples, "nnz_weights": learner.nnz_weights,
                      "loss": result.loss})
         args._curves[name] = result
-    if args.markdown:
+    if getattr(args, "markdown", None):
         _write_markdown(rows, args.markdown)
     return rows
 

@@ -43,10 +43,10 @@ class _NormalizedMixin:
         nnz = np.diff(X.indptr)
         buf = np.empty(int(nnz.max()) if nnz.shape[0] else 0, dtype=np.float64)
         t, bad = _k.nag_epoch(
-            X.indptr, X.indices, X.data, targets, sw, self._coef_2d(), self.intercept_, bool(self.fit_intercept),
-            self.scale_, self._state_accum, self._state_accum_b, self._state_norm, loss_code(self._loss_name()),
-            self._loss_param(), float(self.eta0), self._normalized_schedule(), self._adaptive(), self._invariant(),
-            self.t_, buf, out)
+            indptr=X.indptr, indices=X.indices, data=X.data, targets=targets, sample_weight=sw, coef=self._coef_2d(), intercept=self.intercept_, fit_intercept=bool(self.fit_intercept),
+            scale=self.scale_, accum=self._state_accum, accum_b=self._state_accum_b, norm_state=self._state_norm, loss=loss_code(self._loss_name()),
+            loss_param=self._loss_param(), eta0=float(self.eta0), schedule=self._normalized_schedule(), adaptive=self._adaptive(), invariant=self._invariant(),
+            t=self.t_, buf=buf, out_scores=out)
         self.t_ = int(t)
         if bad >= 0:
             self._raise_diverged(bad, self._diverge_hint)

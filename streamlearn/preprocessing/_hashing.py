@@ -233,8 +233,8 @@ class DictHasher(TransformerMixin, BaseEstimator):
             indptr = np.empty(n + 1, dtype=np.int64)
             indices = np.empty(cap, dtype=np.int32 if self.bits < 31 else np.int64)
             out = np.empty(cap, dtype=np.float64)
-            nnz = hashed_features_to_csr(rows, hashes, values, ns, n, terms, lens, wild, np.uint64(self._mask),
-                                         indptr, indices, out)
+            nnz = hashed_features_to_csr(rows=rows, hashes=hashes, values=values, ns=ns, n_rows=n, terms=terms, term_lens=lens, has_wildcard=wild, mask=np.uint64(self._mask),
+                                         indptr=indptr, indices=indices, data=out)
             if nnz >= 0:
                 break
             cap *= 4

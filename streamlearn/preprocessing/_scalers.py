@@ -111,7 +111,7 @@ class MaxAbsScaler(_OnlineScaler):
         self.max_abs_ = np.zeros(d, dtype=np.float64)
 
     def _run(self, indptr, cols, data, write, out):
-        _k.maxabs_transform_update(indptr, cols, data, self.max_abs_.shape[0], self.max_abs_, write, out)
+        _k.maxabs_transform_update(indptr=indptr, cols=cols, data=data, n_cols=self.max_abs_.shape[0], max_abs=self.max_abs_, write=write, out=out)
         self.n_samples_seen_ += indptr.shape[0] - 1
 
     @property
@@ -176,15 +176,15 @@ class StandardScaler(_OnlineScaler):
     def _run(self, indptr, cols, data, write, out):
         center = bool(self.with_mean) and cols.shape[0] == 0  # dense rows only
         self.n_samples_seen_ = int(_k.standard_transform_update(
-            indptr, cols, data, self._state_shift.shape[0], self._state_shift, self._state_count, self._state_s1,
-            self._state_s2, self.n_samples_seen_, center, bool(self.with_std), write, out))
+            indptr=indptr, cols=cols, data=data, n_cols=self._state_shift.shape[0], shift=self._state_shift, count=self._state_count, s1=self._state_s1,
+            s2=self._state_s2, n_seen=self.n_samples_seen_, center=center, with_std=bool(self.with_std), write=write, out=out))
 
     def _moments(self):
         check_is_fitted(self, "n_samples_seen_")
         d = self._state_shift.shape[0]
         mean, var = np.empty(d), np.empty(d)
-        _k.standard_moments(self._state_shift, self._state_count, self._state_s1, self._state_s2,
-                            self.n_samples_seen_, mean, var)
+        _k.standard_moments(shift=self._state_shift, count=self._state_count, s1=self._state_s1, s2=self._state_s2,
+                            n=self.n_samples_seen_, mean=mean, var=var)
         return mean, var
 
     @property

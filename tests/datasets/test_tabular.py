@@ -231,7 +231,8 @@ def test_hash_text_column_equals_the_twin():
     prefix = np.frombuffer(b"col=", np.uint8)
     h = np.zeros(200, np.uint64)
     v = np.full(200, 7.0)
-    hash_text_column(offsets, data, valid, prefix, np.uint64(12345), h, v)
+    hash_text_column(offsets=offsets, data=data, valid=valid, prefix=prefix, seed=np.uint64(12345), out_hash=h,
+                     out_value=v)
     for i, s in enumerate(arr.to_pylist()):
         if s is None:
             assert v[i] == 0.0
@@ -252,9 +253,10 @@ def test_csr_builders_equal_a_dict_twin():
     indptr = np.empty(n_rows + 1, np.int64)
     indices = np.empty(n_cols * n_rows, np.int64)
     data = np.empty(n_cols * n_rows)
-    no_terms = np.zeros((0, 3), np.int64), np.zeros(0, np.int64), False
+    no_terms = {"terms": np.zeros((0, 3), np.int64), "term_lens": np.zeros(0, np.int64), "has_wildcard": False}
+    out = {"mask": np.uint64(mask), "indptr": indptr, "indices": indices, "data": data}
     col_ns = rng.choice([97, 98], n_cols).astype(np.int64)
-    nnz = hashed_rows_to_csr(hashes, values, col_ns, *no_terms, np.uint64(mask), indptr, indices, data)
+    nnz = hashed_rows_to_csr(hashes=hashes, values=values, col_ns=col_ns, **no_terms, **out)
     X = sp.csr_matrix((data[:nnz], indices[:nnz], indptr), shape=(n_rows, mask + 1))
     assert X.has_sorted_indices and np.allclose(X.toarray(), expected)
     # the same features listed row after row, in shuffled order inside each row
@@ -262,8 +264,8 @@ def test_csr_builders_equal_a_dict_twin():
     rows = np.broadcast_to(np.arange(n_rows), (n_cols, n_rows))[keep]
     order = np.lexsort((rng.random(rows.shape[0]), rows))
     ns = np.zeros(rows.shape[0], np.int64)
-    nnz = hashed_features_to_csr(rows[order].astype(np.int64), hashes[keep][order], values[keep][order], ns,
-                                 n_rows, *no_terms, np.uint64(mask), indptr, indices, data)
+    nnz = hashed_features_to_csr(rows=rows[order].astype(np.int64), hashes=hashes[keep][order],
+                                 values=values[keep][order], ns=ns, n_rows=n_rows, **no_terms, **out)
     X = sp.csr_matrix((data[:nnz], indices[:nnz], indptr), shape=(n_rows, mask + 1))
     assert X.has_sorted_indices and np.allclose(X.toarray(), expected)
 

@@ -36,13 +36,15 @@ def _run_kernel(X, targets, sw, state, loss, eta0, schedule, adaptive, invariant
     out = np.empty((X.shape[0], coef.shape[0]))
     buf = np.empty(X.shape[1])
     sched = k.SCHEDULE_INVSQRT if schedule == "invsqrt" else k.SCHEDULE_CONSTANT
-    args = (targets, sw, coef, intercept, fit_intercept, scale, accum, accum_b, norm_state, loss_code(loss), 0.0,
-            eta0, sched, adaptive, invariant, t, buf, out)
+    args = {"targets": targets, "sample_weight": sw, "coef": coef, "intercept": intercept,
+            "fit_intercept": fit_intercept, "scale": scale, "accum": accum, "accum_b": accum_b,
+            "norm_state": norm_state, "loss": loss_code(loss), "loss_param": 0.0, "eta0": eta0, "schedule": sched,
+            "adaptive": adaptive, "invariant": invariant, "t": t, "buf": buf, "out_scores": out}
     if dense:
-        t, bad = k.nag_epoch_dense(np.ascontiguousarray(X), *args)
+        t, bad = k.nag_epoch_dense(X=np.ascontiguousarray(X), **args)
     else:
         Xc = sp.csr_matrix(X)
-        t, bad = k.nag_epoch(Xc.indptr, Xc.indices, Xc.data, *args)
+        t, bad = k.nag_epoch(indptr=Xc.indptr, indices=Xc.indices, data=Xc.data, **args)
     assert bad == -1
     return coef, intercept, scale, accum, accum_b, norm_state, t, out
 

@@ -110,13 +110,13 @@ def test_constant_feature_learns_an_offset():
 def test_parameter_mixing_uses_a_common_scale(name):
     # partitions with different column maxima: mixing re-expresses each model on the common maxima first, so a
     # model mixed with weight 1 scores its own partition's rows exactly as before
-    from streamlearn.distributed._adapters import adapter_for
+    from streamlearn.distributed._adapters import mixer_for
 
     X, y = _data(n=300)
     X[150:] *= [1, 10, 100, 1, 1, 0.1, 1, 1000]
     a = LEARNERS[name](safeguard="maxabs").partial_fit(X[:150], y[:150], classes=[-1, 1])
     b = LEARNERS[name](safeguard="maxabs").partial_fit(X[150:], y[150:], classes=[-1, 1])
-    mixed = adapter_for(a).combine(None, [a, b], [1.0, 0.0])
+    mixed = mixer_for(a).mix(None, [a, b], [1.0, 0.0])
     np.testing.assert_allclose(mixed.scale_, np.maximum(a.scale_, b.scale_))
     np.testing.assert_allclose(mixed.decision_function(X[:150]), a.decision_function(X[:150]), rtol=1e-9,
                                atol=1e-12)

@@ -35,8 +35,8 @@ def test_sketch_human_table_and_params(tmp_path, capsys):
     rng = np.random.default_rng(0)
     X = rng.standard_normal((60, 12))
     path = tmp_path / "small.svm"
-    dump_svmlight_file(X, np.ones(60), str(path))
-    assert main(["sketch", str(path), "--sketch", "rp", "--ell", "4", "-p", "kind=sparse-sign",
+    dump_svmlight_file(X, np.ones(60), str(path))  # zero-based indices, as scikit-learn writes them
+    assert main(["sketch", str(path), "--zero-based", "true", "--sketch", "rp", "--ell", "4", "-p", "kind=sparse-sign",
                  "-p", "random_state=3", "--blas-threads", "0"]) == 0
     text = capsys.readouterr().out
     assert "relative_spectral_error" in text and "RandomProjectionSketch" in text
