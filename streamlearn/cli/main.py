@@ -8,6 +8,7 @@ and a handler ``run(args) -> int``. User errors print ``streamlearn: error: ...`
 import argparse
 import gc
 import importlib
+import os
 import sys
 
 from .._errors import ModelFileError
@@ -122,5 +123,11 @@ def entry_point():
     collector would have freed, the operating system reclaims with the process.
     """
     code = main()
+    try:
+        sys.stdout.flush()
+    except BrokenPipeError:  # `streamlearn predict ... | head`: the reader has gone; drop the rest quietly
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+    except (OSError, ValueError):  # stdout full or closed: not a success (exit's own flush reports it)
+        code = code or 1
     gc.freeze()
     sys.exit(code)
