@@ -79,7 +79,8 @@ def main():
                  f"**{total['failed_properties']}** | | {total['seconds']} |")
     lines += ["", ("Outcomes: *equal to scikit-learn* (same X and y bit for bit), *both refuse* (both readers raise; "
               "ours names the file and the line), *documented difference* (a difference listed in "
-              "`load_svmlight`'s docstring: NaN/inf, digit separators, `-0` indices, indices above 2**31 - 1), "
+              "`load_svmlight`'s docstring: NaN/inf, digit separators, `-0` indices, `qid` tokens that are not "
+              "`qid:<int>`, indices above 2**31 - 1), "
               "*identical* (a damaged model file still loads as the same model), *clean error* (one-line "
               "`ModelFileError`), *exit N* (the command returned exit code N or argparse exited with it), "
               "*known traceback* (a traceback in a subcommand's error handling, handed over to the CLI "

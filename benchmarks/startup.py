@@ -47,7 +47,8 @@ from streamlearn.cli.main import main
 import contextlib, io
 with contextlib.redirect_stdout(io.StringIO()):
     code = main(["demo", "--quiet", "--json"] + sys.argv[1:])
-print(json.dumps({"code": code, "compile_seconds": total[0], "specialisations": n[0],
+import streamlearn
+print(json.dumps({"source": streamlearn.__file__, "code": code, "compile_seconds": total[0], "specialisations": n[0],
                   "wall_seconds": time.perf_counter() - t0, "cpu_seconds": time.process_time() - c0}))
 """
 
@@ -71,12 +72,13 @@ def _cold_demo(src, learners):
     extra = ["--learners", learners] if learners else []
     with tempfile.TemporaryDirectory() as cache:
         env = _env(src, NUMBA_CACHE_DIR=cache)
+        # cwd=src: `python -c` and `-m` put the working directory first on sys.path
         res = subprocess.run([sys.executable, "-c", _COLD_DEMO, *extra], env=env, check=True, capture_output=True,
-                             text=True)
+                             text=True, cwd=src)
         cold = json.loads(res.stdout.strip().splitlines()[-1])
         t0 = time.perf_counter()
         subprocess.run([sys.executable, "-m", "streamlearn", "demo", "--quiet", *extra], env=env, check=True,
-                       stdout=subprocess.DEVNULL)
+                       stdout=subprocess.DEVNULL, cwd=src)
         cold["warm_wall_seconds"] = time.perf_counter() - t0
     return cold
 

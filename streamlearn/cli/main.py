@@ -159,5 +159,11 @@ def entry_point():
     the operating system reclaims with the process.
     """
     code = main()
+    try:
+        sys.stdout.flush()
+    except BrokenPipeError:  # `streamlearn predict ... | head`: the reader has gone; drop the rest quietly
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+    except (OSError, ValueError):  # stdout full or closed: not a success (exit's own flush reports it)
+        code = code or 1
     gc.freeze()
     sys.exit(code)

