@@ -16,7 +16,6 @@ import os
 import shutil
 import tempfile
 
-import pytest
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
@@ -178,8 +177,6 @@ def run_cli(args):
     return code
 
 
-@pytest.mark.xfail(reason="predict with a sketch file raises AttributeError in predict_cmd; the one-line error "
-                   "comes with the CLI output-discipline work (remove this mark once merged)", strict=False)
 def test_predict_with_a_sketch_file_is_a_clean_error():
     import streamlearn.cli.main as cli
 
@@ -191,8 +188,6 @@ def test_predict_with_a_sketch_file_is_a_clean_error():
         shutil.rmtree(d, ignore_errors=True)
 
 
-@pytest.mark.xfail(reason="predict -o onto a directory raises IsADirectoryError in predict_cmd; the check of the "
-                   "destination comes with the CLI output-discipline work (remove this mark once merged)", strict=False)
 def test_predict_output_onto_a_directory_is_a_clean_error():
     import streamlearn.cli.main as cli
 
@@ -216,7 +211,7 @@ def test_predict_output_onto_a_directory_is_a_clean_error():
 @example(["train", "bad.svm", "-l", "pa1"])
 @example(["train", "good.svm", "-l", "pa1", "-p", "C=abc"])
 @example(["demo", "--no-such-option-here"])
-@example(["predict", "sketch.slm", "test.svm", "-o", "adir"])  # found by fuzzing: see the xfail tests above
+@example(["predict", "sketch.slm", "test.svm", "-o", "adir"])  # found by fuzzing: see the regression tests above
 def test_cli_arguments_exit_cleanly(args):
     run_cli(args)
 
