@@ -17,8 +17,8 @@ validation).
 """
 
 import weakref
-from collections.abc import Callable
-from typing import Any, Self
+from collections.abc import Callable, Mapping
+from typing import TYPE_CHECKING, Any, Self
 
 import numpy as np
 from sklearn.base import BaseEstimator, ClassifierMixin, RegressorMixin
@@ -30,6 +30,9 @@ from . import _validation
 from ._kernels.linear import linear_scores
 from ._typing import ArrayLike, FloatArray, MatrixLike
 from .persist import PersistMixin
+
+if TYPE_CHECKING:
+    from .preprocessing import DictHasher
 
 __all__ = ["BaseOnline", "OnlineClassifierMixin", "OnlineRegressorMixin", "BaseOnlineLinear", "LogisticProbaMixin",
            "ClassifierPredictionMixin", "DictRowMixin"]
@@ -55,7 +58,14 @@ class DictRowMixin:
     (1, 18)
     """
 
-    def learn_one(self, x, y, *, sample_weight=None, classes=None, hasher=None):
+    # provided by the estimator classes this mixin is combined with (BaseOnline and its subclasses)
+    _is_regressor: bool
+    _is_started: Callable[[], bool]
+    partial_fit: Callable[..., Any]
+    predict: Callable[[Any], Any]
+
+    def learn_one(self, x: Mapping[str, Any], y: Any, *, sample_weight: float | None = None,
+                  classes: ArrayLike | None = None, hasher: "DictHasher | None" = None) -> Self:
         """Learn from one dict row ``x`` with target ``y`` (classifiers: ``classes`` is needed on the first
         call unless the labels are 0/1, -1/+1 or booleans). Returns ``self``."""
         X = self._row_hasher(hasher).transform_one(x)
@@ -66,7 +76,7 @@ class DictRowMixin:
         self.partial_fit(X, y, classes=classes, sample_weight=sw)
         return self
 
-    def predict_one(self, x):
+    def predict_one(self, x: Mapping[str, Any]) -> Any:
         """The prediction (label or value) for one dict row ``x``."""
         return self.predict(self._row_hasher(None).transform_one(x))[0]
 

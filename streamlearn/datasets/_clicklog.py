@@ -27,8 +27,14 @@ import gzip
 import lzma
 import os
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import numpy as np
+
+if TYPE_CHECKING:
+    from collections.abc import Iterator
+
+    from .._typing import PathLike
 
 __all__ = ["CLICK_LOG_COLUMNS", "CLICK_LOG_NAMESPACES", "iter_click_log", "make_click_log",
            "write_click_log"]
@@ -114,7 +120,8 @@ def _vocab_cache(name):
     return _VOCABS[name]
 
 
-def iter_click_log(n_rows: int, seed: int = 0, block_rows: int = _BLOCK_ROWS, model_seed: int = 0):
+def iter_click_log(n_rows: int, seed: int = 0, block_rows: int = _BLOCK_ROWS,
+                   model_seed: int = 0) -> Iterator[dict[str, np.ndarray]]:
     """Yield the click log of :func:`make_click_log` as consecutive ``dict`` blocks of at most ``block_rows``.
 
     Examples
@@ -207,8 +214,8 @@ def _open_text(path: Path):
     return open(path, "w", encoding="utf-8")
 
 
-def write_click_log(path, n_rows: int, seed: int = 0, format: str | None = None, label: str = "pm1",
-                    model_seed: int = 0):
+def write_click_log(path: PathLike, n_rows: int, seed: int = 0, format: str | None = None, label: str = "pm1",
+                    model_seed: int = 0) -> None:
     """Write the click log of :func:`make_click_log` to ``path`` as VW text, CSV or Parquet.
 
     ``format`` is ``"vw"``, ``"csv"`` or ``"parquet"``; by default it follows the extension (``.vw``,

@@ -10,8 +10,14 @@ The command line and the model server read data through :func:`open_stream` with
 from __future__ import annotations
 
 import os
+from typing import TYPE_CHECKING, Any
 
 from ._spec import InputSpec
+
+if TYPE_CHECKING:
+    from collections.abc import Iterator
+
+    from .._typing import PathLike
 
 __all__ = ["READERS", "detect_format", "open_stream"]
 
@@ -68,8 +74,8 @@ def _table(path, spec: InputSpec, chunk_size, *, require_label, with_tags):
 READERS = {"vw": _vw, "libsvm": _libsvm, "csv": _table, "parquet": _table}
 
 
-def open_stream(path, spec: InputSpec, chunk_size: int = 10_000, *, require_label: bool = False,
-                with_tags: bool = False):
+def open_stream(path: PathLike, spec: InputSpec, chunk_size: int = 10_000, *, require_label: bool = False,
+                with_tags: bool = False) -> Iterator[tuple[Any, ...]]:
     """Chunks of ``path`` read as ``spec`` says (see :data:`READERS` for the chunk layout).
 
     >>> import os, tempfile

@@ -49,6 +49,13 @@ class InputSpec:
         Streaming scaling applied before the learner.
     options : dict
         Format-specific settings that have no field of their own (JSON-able values only).
+
+    Examples
+    --------
+    >>> from streamlearn.datasets import InputSpec
+    >>> spec = InputSpec(format="vw", bits=10, interactions=["ua"])
+    >>> spec.n_features, InputSpec.from_dict(spec.to_dict()) == spec
+    (1024, True)
     """
 
     format: str = "libsvm"

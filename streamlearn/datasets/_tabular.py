@@ -25,11 +25,17 @@ from __future__ import annotations
 
 import os
 import re
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import scipy.sparse as sp
 
 from ._spec import InputSpec
+
+if TYPE_CHECKING:
+    from collections.abc import Mapping, Sequence
+
+    from .._typing import PathLike
 
 __all__ = ["TabularFormatError", "TabularReader", "iter_csv", "iter_parquet", "require_pyarrow"]
 
@@ -50,6 +56,17 @@ class TabularFormatError(ValueError):
     line : int or None
     column : str or None
     reason : str
+
+    Examples
+    --------
+    >>> import os, tempfile
+    >>> from streamlearn.datasets import TabularFormatError, iter_csv
+    >>> path = os.path.join(tempfile.mkdtemp(), "w.csv"); _ = open(path, "w").write("y,w,a\\n1,1,2\\n1,-1,3\\n")
+    >>> try:
+    ...     list(iter_csv(path, label="y", weight="w"))
+    ... except TabularFormatError as err:
+    ...     print(err.line, err.column, err.reason)
+    3 w weight -1.0 is not a finite number >= 0.
     """
 
     def __init__(self, source, line, column, reason, unit="line"):
@@ -700,9 +717,11 @@ def _article(kind):
 # ---------------------------------------------------------------------------------------------------
 # public entry points
 
-def iter_csv(path, label=None, weight=None, ignore=(), bits=18, chunk_size=10_000, *, categorical=(),
-             namespaces=None, quadratic=(), cubic=(),
-             ignore_namespaces=(), keep_namespaces=(), spec=None, label_required=True):
+def iter_csv(path: PathLike, label: str | None = None, weight: str | None = None, ignore: Sequence[str] = (),
+             bits: int = 18, chunk_size: int = 10_000, *, categorical: Sequence[str] = (),
+             namespaces: Mapping[str, Sequence[str]] | None = None, quadratic: Sequence[str] = (),
+             cubic: Sequence[str] = (), ignore_namespaces: Sequence[str] = (), keep_namespaces: Sequence[str] = (),
+             spec: InputSpec | Mapping[str, Any] | None = None, label_required: bool = True) -> TabularReader:
     """Stream a CSV file (plain or ``.gz``/``.bz2``) as hashed sparse chunks.
 
     Parameters
@@ -764,9 +783,11 @@ def iter_csv(path, label=None, weight=None, ignore=(), bits=18, chunk_size=10_00
                          spec=spec, label_required=label_required)
 
 
-def iter_parquet(path, label=None, weight=None, ignore=(), bits=18, chunk_size=10_000, *, categorical=(),
-                 namespaces=None, quadratic=(), cubic=(),
-                 ignore_namespaces=(), keep_namespaces=(), spec=None, label_required=True):
+def iter_parquet(path: PathLike, label: str | None = None, weight: str | None = None, ignore: Sequence[str] = (),
+                 bits: int = 18, chunk_size: int = 10_000, *, categorical: Sequence[str] = (),
+                 namespaces: Mapping[str, Sequence[str]] | None = None, quadratic: Sequence[str] = (),
+                 cubic: Sequence[str] = (), ignore_namespaces: Sequence[str] = (), keep_namespaces: Sequence[str] = (),
+                 spec: InputSpec | Mapping[str, Any] | None = None, label_required: bool = True) -> TabularReader:
     """Stream a Parquet file as hashed sparse chunks, one record batch at a time.
 
     Same parameters and output as :func:`iter_csv`; column kinds come from the file's schema (integers and

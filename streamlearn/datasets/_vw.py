@@ -9,11 +9,20 @@ combined as VW combines them. Parsing and hashing run in a numba kernel over raw
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING, Any
+
 import numpy as np
 import scipy.sparse as sp
 
 from .._kernels import vw_text as _k
 from ._svmlight import _DECOMPRESSION_ERRORS, _readinto, _Source
+
+if TYPE_CHECKING:
+    from collections.abc import Iterator, Sequence
+
+    from numpy.typing import DTypeLike
+
+    from .._typing import FloatArray, SvmlightSource
 
 __all__ = ["VwFormatError", "iter_vw", "load_vw", "parse_interactions"]
 
@@ -40,7 +49,16 @@ _EXPECT = {"regression": "a number", "pm1": "-1 or 1 (binary labels; use label_c
 
 
 class VwFormatError(ValueError):
-    """A malformed line in a VW text file: ``str(err)`` is ``"<file>:<line>: <reason>"``."""
+    """A malformed line in a VW text file: ``str(err)`` is ``"<file>:<line>: <reason>"``.
+
+    >>> import io
+    >>> from streamlearn.datasets import VwFormatError, load_vw
+    >>> try:
+    ...     load_vw(io.BytesIO(b"1 |a x\\nabc |a y\\n"))
+    ... except VwFormatError as err:
+    ...     print(err.line, err.reason.split(":")[0])
+    2 bad label 'abc'
+    """
 
     def __init__(self, source, line, reason):
         self.source = source
@@ -227,9 +245,11 @@ class _VwParser:
             yield self._finish(state)
 
 
-def iter_vw(source, chunk_size=10_000, bits=18, *, label_convention="pm1", quadratic=(), cubic=(),
-            ignore=(), keep=(), constant=False, n_classes=None, require_label=False, dtype=np.float64,
-            block_size=_DEFAULT_BLOCK):
+def iter_vw(source: SvmlightSource, chunk_size: int = 10_000, bits: int = 18, *, label_convention: str = "pm1",
+            quadratic: Sequence[str] = (), cubic: Sequence[str] = (), ignore: Sequence[str] = (),
+            keep: Sequence[str] = (), constant: bool = False, n_classes: int | None = None,
+            require_label: bool = False, dtype: DTypeLike = np.float64, block_size: int = _DEFAULT_BLOCK,
+            ) -> Iterator[tuple[Any, FloatArray, FloatArray, list[str] | None]]:
     """Stream a Vowpal Wabbit text file as ``(X, y, sample_weight, tags)`` chunks, in constant memory.
 
     Every feature lands in the column VW uses for it with the same ``-b bits``: the MurmurHash3 of its
@@ -302,7 +322,8 @@ def _gen(src, parser, chunk_size):
             f.close()
 
 
-def load_vw(source, bits=18, **kwargs):
+def load_vw(source: SvmlightSource, bits: int = 18,
+            **kwargs: Any) -> tuple[Any, FloatArray, FloatArray, list[str] | None]:
     """Read a whole VW text file: ``(X, y, sample_weight, tags)`` (see :func:`iter_vw` for the options).
 
     >>> import io

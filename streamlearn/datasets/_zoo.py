@@ -5,7 +5,9 @@ farm-ads and MovieLens-100K (when present), and the bundled a9a. Nothing is down
 columns keep the units they ship with (counts, pixel values, dates, money), which is the point of the zoo.
 """
 
+from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 
@@ -15,7 +17,14 @@ BINARY, MULTICLASS, REGRESSION = "binary", "multiclass", "regression"
 
 
 class ZooUnavailable(LookupError):
-    """A zoo data set cannot be loaded here (its package or the shared data directory is missing)."""
+    """A zoo data set cannot be loaded here (its package or the shared data directory is missing).
+
+    >>> from streamlearn.datasets import ZooUnavailable, load_zoo
+    >>> try:
+    ...     X, y, task = load_zoo("phishing")  # river's file: needs river installed
+    ... except ZooUnavailable:
+    ...     X = None  # skip this data set
+    """
 
 
 @dataclass(frozen=True)
@@ -26,7 +35,7 @@ class ZooEntry:
     task: str
     source: str
     description: str
-    loader: object
+    loader: Callable[[], tuple[Any, Any]]
 
 
 def _sklearn(fn, **kwargs):
@@ -104,7 +113,7 @@ ZOO = {e.name: e for e in [
 ]}
 
 
-def zoo_names(task=None):
+def zoo_names(task: str | None = None) -> list[str]:
     """Names of the zoo's data sets (all of them, loadable here or not), optionally of one task.
 
     Parameters
@@ -118,19 +127,24 @@ def zoo_names(task=None):
     >>> len(zoo_names()) >= 12, "iris" in zoo_names("multiclass"), "diabetes" in zoo_names("classification")
     (True, True, False)
     """
-    tasks = {"classification": (BINARY, MULTICLASS)}.get(task, (task,))
+    tasks = {"classification": (BINARY, MULTICLASS)}.get(task, (task,))  # type: ignore[arg-type]
     return [n for n, e in ZOO.items() if task is None or e.task in tasks]
 
 
-def zoo_info(name):
-    """The :class:`ZooEntry` of ``name`` (task, source, description)."""
+def zoo_info(name: str) -> ZooEntry:
+    """The :class:`ZooEntry` of ``name`` (task, source, description).
+
+    >>> from streamlearn.datasets import zoo_info
+    >>> zoo_info("iris").task, zoo_info("iris").source
+    ('multiclass', 'scikit-learn')
+    """
     try:
         return ZOO[name]
     except KeyError:
         raise ValueError(f"unknown zoo data set {name!r}; expected one of {', '.join(ZOO)}.") from None
 
 
-def load_zoo(name):
+def load_zoo(name: str) -> tuple[Any, np.ndarray, str]:
     """Load zoo data set ``name`` raw, as shipped: ``(X, y, task)``.
 
     ``X`` is a float64 ndarray (a CSR matrix for a9a, farm-ads and MovieLens), ``y`` the labels as

@@ -81,7 +81,9 @@ class _NormalizedOptionMixin(_NormalizedMixin):
     """OGD's ``normalized`` option: the normalized kernel in its non-adaptive mode (Ross, Mineiro &
     Langford's NG rule with OGD's ``eta0 / sqrt(t)``), see the NAG page of the Algorithms docs."""
 
-    def check_mixable(self):
+    normalized: bool  # an estimator parameter of the classes using this mixin
+
+    def check_mixable(self) -> None:
         """Raise TypeError when ``normalized=True``: the per-feature scales are not averaged."""
         if self.normalized:
             raise TypeError(f"fit_mixing cannot average {type(self).__name__}(normalized=True): its per-feature "

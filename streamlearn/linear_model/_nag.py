@@ -78,7 +78,7 @@ class _NAG(_NormalizedMixin, BaseOnlineLinear):
         return self.loss
 
     @property
-    def normalizer_(self):
+    def normalizer_(self) -> float:
         """``sqrt(T / N)``: total example weight over the weighted sum of squared normalised norms
         ``(x_j / s_j)^2`` (intercept included); the global factor of every step."""
         T, N = self._state_norm
