@@ -83,8 +83,8 @@ def main():
               "`qid:<int>`, indices above 2**31 - 1), "
               "*identical* (a damaged model file still loads as the same model), *clean error* (one-line "
               "`ModelFileError`), *exit N* (the command returned exit code N or argparse exited with it), "
-              "*known traceback* (a traceback in a subcommand's error handling, handed over to the CLI "
-              "output-discipline work, see the xfail test in tests/fuzz/test_fuzz_cli.py).")]
+              "*known traceback* (a traceback in a subcommand's error handling that a regression test in "
+              "tests/fuzz/test_fuzz_cli.py tracks).")]
     if failures:
         lines += ["", "## Failed properties (minimal examples)", ""]
         lines += [f"- {f['target']} / `{f['test']}`: `{f['error'][:600]}`" for f in failures]
