@@ -115,3 +115,50 @@ def hash_strings(buf, starts, ends, seeds, out):
     for i in range(starts.shape[0]):
         out[i] = hash_string(buf, starts[i], ends[i], seeds[i])
     return out
+
+
+@njit_inline
+def cross_namespaces(terms, term_lens, starts, ends, g_idx, g_val, umask, o_idx, o_val, n_out, cap):
+    """Append a row's interaction features (VW's ``-q``/``--cubic``) at ``o_idx[n_out:]``/``o_val[n_out:]``.
+
+    The row's features are grouped by namespace: namespace ``c`` holds ``g_idx[starts[c]:ends[c]]`` and
+    ``g_val[...]`` (an absent namespace has ``starts[c] == ends[c]``). Term ``t`` crosses namespaces
+    ``terms[t, 0]``, ``terms[t, 1]`` (and ``terms[t, 2]`` when ``term_lens[t] == 3``) in VW's order; when
+    two neighbouring members are the same namespace only the pairs ``i <= j`` are kept. Indices are combined
+    with :func:`combine2`/:func:`combine3`, masked with ``umask``; values are the products. Entries are
+    written only below ``cap``; the return value counts all of them (so a result above ``cap`` is the
+    capacity needed). O(product of the members' sizes) per term.
+    """
+    for t in range(terms.shape[0]):
+        a = terms[t, 0]
+        b = terms[t, 1]
+        a0 = starts[a]
+        a1 = ends[a]
+        b0 = starts[b]
+        b1 = ends[b]
+        if a1 == a0 or b1 == b0:
+            continue
+        if term_lens[t] == 2:
+            for i in range(a0, a1):
+                jst = b0 + (i - a0) if a == b else b0
+                for j in range(jst, b1):
+                    if n_out < cap:
+                        o_idx[n_out] = combine2(g_idx[i], g_idx[j]) & umask
+                        o_val[n_out] = g_val[i] * g_val[j]
+                    n_out += 1
+        else:
+            cc = terms[t, 2]
+            c0 = starts[cc]
+            c1 = ends[cc]
+            if c1 == c0:
+                continue
+            for i in range(a0, a1):
+                jst = b0 + (i - a0) if a == b else b0
+                for j in range(jst, b1):
+                    kst = c0 + (j - b0) if b == cc else c0
+                    for k in range(kst, c1):
+                        if n_out < cap:
+                            o_idx[n_out] = combine3(g_idx[i], g_idx[j], g_idx[k]) & umask
+                            o_val[n_out] = g_val[i] * g_val[j] * g_val[k]
+                        n_out += 1
+    return n_out

@@ -13,7 +13,7 @@ indices are masked to ``bits`` bits and sorted, and colliding features are summe
 import numpy as np
 
 from ._numba import njit_inline, njit_kernel
-from .hashing import combine2, combine3, hash_string
+from .hashing import cross_namespaces, hash_string
 from .vw_text import _expand_wildcards
 
 __all__ = ["hash_text_column", "hashed_features_to_csr", "hashed_rows_to_csr"]
@@ -90,8 +90,8 @@ def _expand_row(f_idx, f_val, f_ns, nf, terms, term_lens, has_wildcard, umask, g
         g_idx[counts[c]] = f_idx[f]
         g_val[counts[c]] = f_val[f]
         counts[c] += 1
-    n_out = _row_interactions(f_idx, f_val, g_idx, g_val, nf, terms, term_lens, has_wildcard, umask, counts, starts, present,
-                              n_present, o_idx, o_val)
+    n_out = _row_interactions(f_idx, f_val, g_idx, g_val, np.int64(nf), terms, term_lens, has_wildcard, umask, counts,
+                              starts, present, np.int64(n_present), o_idx, o_val)
     for q in range(n_present):
         counts[present[q]] = 0
         starts[present[q]] = 0
@@ -105,7 +105,7 @@ def _row_interactions(f_idx, f_val, g_idx, g_val, nf, terms, term_lens, has_wild
     the features in row order (as the VW parser lists them, so that colliding values are summed in the
     same order), then the crosses."""
     if has_wildcard:
-        rterms, rlens = _expand_wildcards(terms, term_lens, present, n_present)
+        rterms, rlens = _expand_wildcards(terms, term_lens, present, np.int64(n_present))
     else:
         rterms, rlens = terms, term_lens
     need = nf
@@ -124,37 +124,8 @@ def _row_interactions(f_idx, f_val, g_idx, g_val, nf, terms, term_lens, has_wild
     n_out = nf
     if nf == 0:
         return 0
-    for t in range(rterms.shape[0]):
-        a = rterms[t, 0]
-        b = rterms[t, 1]
-        a0 = starts[a]
-        a1 = counts[a]
-        b0 = starts[b]
-        b1 = counts[b]
-        if a1 == a0 or b1 == b0:
-            continue
-        if rlens[t] == 2:
-            for p in range(a0, a1):
-                jst = b0 + (p - a0) if a == b else b0
-                for r in range(jst, b1):
-                    o_idx[n_out] = combine2(g_idx[p], g_idx[r]) & umask
-                    o_val[n_out] = g_val[p] * g_val[r]
-                    n_out += 1
-        else:
-            cc = rterms[t, 2]
-            c0 = starts[cc]
-            c1 = counts[cc]
-            if c1 == c0:
-                continue
-            for p in range(a0, a1):
-                jst = b0 + (p - a0) if a == b else b0
-                for r in range(jst, b1):
-                    kst = c0 + (r - b0) if b == cc else c0
-                    for k in range(kst, c1):
-                        o_idx[n_out] = combine3(g_idx[p], g_idx[r], g_idx[k]) & umask
-                        o_val[n_out] = g_val[p] * g_val[r] * g_val[k]
-                        n_out += 1
-    return n_out
+    return cross_namespaces(terms=rterms, term_lens=rlens, starts=starts, ends=counts, g_idx=g_idx, g_val=g_val,
+                            umask=umask, o_idx=o_idx, o_val=o_val, n_out=n_out, cap=o_idx.shape[0])
 
 
 @njit_kernel

@@ -25,7 +25,7 @@ features are dropped. Blank lines are skipped. A UTF-8 byte order mark at a line
 import numpy as np
 
 from ._numba import njit_inline, njit_kernel
-from .hashing import CONSTANT_HASH, combine2, combine3, hash_string
+from .hashing import CONSTANT_HASH, cross_namespaces, hash_string
 from .svmlight import _NUM_BAD, _NUM_HARD, _NUM_NONFINITE, _parse_float
 
 ST_NEED_INPUT = 0
@@ -572,45 +572,14 @@ def vw_parse(buf, end, final, max_rows, mask, label_mode, n_classes, require_lab
                 s_val2[counts[c]] = s_val[i]
                 counts[c] += 1
             if has_wildcard:
-                rterms, rlens = _expand_wildcards(terms, term_lens, present, n_present)
+                rterms, rlens = _expand_wildcards(terms, term_lens, present, np.int64(n_present))
             else:
                 rterms, rlens = terms, term_lens
-            for t in range(rterms.shape[0]):
-                a = rterms[t, 0]
-                b = rterms[t, 1]
-                if mark[a] != stamp or mark[b] != stamp:
-                    continue
-                a0 = starts[a]
-                a1 = counts[a]
-                b0 = starts[b]
-                b1 = counts[b]
-                if a1 == a0 or b1 == b0:
-                    continue
-                if rlens[t] == 2:
-                    for i in range(a0, a1):
-                        jst = b0 + (i - a0) if a == b else b0
-                        for j in range(jst, b1):
-                            if n_out < cap_o:
-                                o_idx[n_out] = combine2(s_idx2[i], s_idx2[j]) & umask
-                                o_val[n_out] = s_val2[i] * s_val2[j]
-                            n_out += 1
-                else:
-                    cc = rterms[t, 2]
-                    if mark[cc] != stamp:
-                        continue
-                    c0 = starts[cc]
-                    c1 = counts[cc]
-                    if c1 == c0:
-                        continue
-                    for i in range(a0, a1):
-                        jst = b0 + (i - a0) if a == b else b0
-                        for j in range(jst, b1):
-                            kst = c0 + (j - b0) if b == cc else c0
-                            for k in range(kst, c1):
-                                if n_out < cap_o:
-                                    o_idx[n_out] = combine3(s_idx2[i], s_idx2[j], s_idx2[k]) & umask
-                                    o_val[n_out] = s_val2[i] * s_val2[j] * s_val2[k]
-                                n_out += 1
+            n_out = cross_namespaces(terms=rterms, term_lens=rlens, starts=starts, ends=counts, g_idx=s_idx2,
+                                     g_val=s_val2, umask=umask, o_idx=o_idx, o_val=o_val, n_out=n_out, cap=cap_o)
+            # leave every namespace empty (start == end) for the next row
+            for t in range(n_ns):
+                counts[ns_list[t]] = starts[ns_list[t]]
         if n_out > cap_o:
             state[S_AUX] = n_out
             status = ST_NEED_SCRATCH
