@@ -90,8 +90,8 @@ def _expand_row(f_idx, f_val, f_ns, nf, terms, term_lens, has_wildcard, umask, g
         g_idx[counts[c]] = f_idx[f]
         g_val[counts[c]] = f_val[f]
         counts[c] += 1
-    n_out = _row_interactions(f_idx, f_val, g_idx, g_val, np.int64(nf), terms, term_lens, has_wildcard, umask, counts,
-                              starts, present, np.int64(n_present), o_idx, o_val)
+    n_out = _row_interactions(f_idx=f_idx, f_val=f_val, g_idx=g_idx, g_val=g_val, nf=np.int64(nf), terms=terms, term_lens=term_lens, has_wildcard=has_wildcard, umask=umask, counts=counts,
+                              starts=starts, present=present, n_present=np.int64(n_present), o_idx=o_idx, o_val=o_val)
     for q in range(n_present):
         counts[present[q]] = 0
         starts[present[q]] = 0
@@ -206,13 +206,13 @@ def hashed_rows_to_csr(hashes, values, col_ns, terms, term_lens, has_wildcard, m
             f_val[nf] = v
             f_ns[nf] = col_ns[c]
             nf += 1
-        n_out = _expand_row(f_idx, f_val, f_ns, nf, terms, term_lens, has_wildcard, umask, g_idx, g_val, counts,
-                            starts, present, o_idx, o_val)
+        n_out = _expand_row(f_idx=f_idx, f_val=f_val, f_ns=f_ns, nf=nf, terms=terms, term_lens=term_lens, has_wildcard=has_wildcard, umask=umask, g_idx=g_idx, g_val=g_val, counts=counts,
+                            starts=starts, present=present, o_idx=o_idx, o_val=o_val)
         if n_out < 0:
             o_idx = np.empty(-2 * n_out, np.uint64)
             o_val = np.empty(-2 * n_out, np.float64)
-            n_out = _expand_row(f_idx, f_val, f_ns, nf, terms, term_lens, has_wildcard, umask, g_idx, g_val,
-                                counts, starts, present, o_idx, o_val)
+            n_out = _expand_row(f_idx=f_idx, f_val=f_val, f_ns=f_ns, nf=nf, terms=terms, term_lens=term_lens, has_wildcard=has_wildcard, umask=umask, g_idx=g_idx, g_val=g_val,
+                                counts=counts, starts=starts, present=present, o_idx=o_idx, o_val=o_val)
         if nnz + n_out > cap:
             return -1 - i
         nnz = _emit_row(o_idx, o_val, n_out, indices, data, nnz)
@@ -252,13 +252,13 @@ def hashed_features_to_csr(rows, hashes, values, ns, n_rows, terms, term_lens, h
         g = f
         while g < n and rows[g] == i:
             g += 1
-        n_out = _expand_row(hashes[f:g], values[f:g], ns[f:g], g - f, terms, term_lens, has_wildcard, umask,
-                            g_idx, g_val, counts, starts, present, o_idx, o_val)
+        n_out = _expand_row(f_idx=hashes[f:g], f_val=values[f:g], f_ns=ns[f:g], nf=g - f, terms=terms, term_lens=term_lens, has_wildcard=has_wildcard, umask=umask,
+                            g_idx=g_idx, g_val=g_val, counts=counts, starts=starts, present=present, o_idx=o_idx, o_val=o_val)
         if n_out < 0:
             o_idx = np.empty(-2 * n_out, np.uint64)
             o_val = np.empty(-2 * n_out, np.float64)
-            n_out = _expand_row(hashes[f:g], values[f:g], ns[f:g], g - f, terms, term_lens, has_wildcard, umask,
-                                g_idx, g_val, counts, starts, present, o_idx, o_val)
+            n_out = _expand_row(f_idx=hashes[f:g], f_val=values[f:g], f_ns=ns[f:g], nf=g - f, terms=terms, term_lens=term_lens, has_wildcard=has_wildcard, umask=umask,
+                                g_idx=g_idx, g_val=g_val, counts=counts, starts=starts, present=present, o_idx=o_idx, o_val=o_val)
         if nnz + n_out > cap:
             return -1 - i
         nnz = _emit_row(o_idx, o_val, n_out, indices, data, nnz)
