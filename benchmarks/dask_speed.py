@@ -84,7 +84,7 @@ def split_lines(src, n_parts, out_dir, stem):
         path = out_dir / f"{stem}-{k:02d}.svm"
         tmp = path.with_suffix(".tmp")
         with open(tmp, "wb") as f:
-            f.writelines(lines[bounds[k]:bounds[k + 1]])
+            f.writelines(lines[bounds[k] : bounds[k + 1]])
         tmp.rename(path)
         paths.append(str(path))
     return paths
@@ -106,8 +106,11 @@ def sketch_files(args):
     paths = split_lines(whole, args.partitions, root, "synth")
     whole.unlink()
     done.write_text("ok\n")
-    print(f"  wrote {args.partitions} partition files in {time.perf_counter() - t0:.1f} s to {root}",
-          file=sys.stderr, flush=True)
+    print(
+        f"  wrote {args.partitions} partition files in {time.perf_counter() - t0:.1f} s to {root}",
+        file=sys.stderr,
+        flush=True,
+    )
     return paths, True
 
 
@@ -137,10 +140,11 @@ def training_sets(args):
         paths = []
         for k in range(args.partitions):
             path = root / f"{name}-{k:02d}.svm"
-            dump_svmlight_file(X[bounds[k]:bounds[k + 1]], y[bounds[k]:bounds[k + 1]], str(path), zero_based=False)
+            dump_svmlight_file(X[bounds[k] : bounds[k + 1]], y[bounds[k] : bounds[k + 1]], str(path), zero_based=False)
             paths.append(str(path))
-        out.append(dict(name=name, paths=paths, n_features=X.shape[1], n_train=X.shape[0], X_test=X_test,
-                        y_test=y_test))
+        out.append(
+            dict(name=name, paths=paths, n_features=X.shape[1], n_train=X.shape[0], X_test=X_test, y_test=y_test)
+        )
     return out
 
 
@@ -180,8 +184,12 @@ def wait_for_load(target, max_wait):
     while os.getloadavg()[0] >= target and time.perf_counter() - t0 < max_wait:
         print(f"  waiting for load < {target} (now {load_str()})", file=sys.stderr, flush=True)
         time.sleep(10)
-    out = {"target": target, "seconds": time.perf_counter() - t0, "load_reached": load_str(),
-           "reached": os.getloadavg()[0] < target}
+    out = {
+        "target": target,
+        "seconds": time.perf_counter() - t0,
+        "load_reached": load_str(),
+        "reached": os.getloadavg()[0] < target,
+    }
     print(f"  load wait: {out}", file=sys.stderr, flush=True)
     return out
 
@@ -232,13 +240,28 @@ def bench_sketch(args, clusters, meta):
             times[key].append(w)
             cpu[key].append(c)
             loads[key].append(l1)
-        print(f"  sketch rep {rep}: " + ", ".join(f"{k} {v[-1]:.2f}s" for k, v in times.items()) +
-              f" (load {load_str()})", file=sys.stderr, flush=True)
+        print(
+            f"  sketch rep {rep}: "
+            + ", ".join(f"{k} {v[-1]:.2f}s" for k, v in times.items())
+            + f" (load {load_str()})",
+            file=sys.stderr,
+            flush=True,
+        )
     best = {k: min(v) for k, v in times.items()}
-    row = {"rows": args.rows, "features": d, "nnz_per_row_target": args.nnz_per_row, "ell": args.ell,
-           "partitions": args.partitions, "files_mb": size_mb, "files_written_this_run": written,
-           "times": times, "client_cpu_times": cpu, "worker_cpu_times": worker_cpu, "load1_at_run_start": loads,
-           "best": best}
+    row = {
+        "rows": args.rows,
+        "features": d,
+        "nnz_per_row_target": args.nnz_per_row,
+        "ell": args.ell,
+        "partitions": args.partitions,
+        "files_mb": size_mb,
+        "files_written_this_run": written,
+        "times": times,
+        "client_cpu_times": cpu,
+        "worker_cpu_times": worker_cpu,
+        "load1_at_run_start": loads,
+        "best": best,
+    }
     seq = times["sequential"]
     for key in clusters:
         row[f"speedup_{key}"] = best["sequential"] / best[key]
@@ -260,8 +283,11 @@ def bench_sketch(args, clusters, meta):
     for key, s in sketches.items():
         e = covariance_errors(X, s, ata_norm=ata)
         ata = e["ata_norm"]
-        errors[key] = {"relative_spectral_error": e["relative_spectral_error"],
-                       "relative_frobenius_error": e["relative_frobenius_error"], "converged": e["converged"]}
+        errors[key] = {
+            "relative_spectral_error": e["relative_spectral_error"],
+            "relative_frobenius_error": e["relative_frobenius_error"],
+            "converged": e["converged"],
+        }
     row["errors"] = errors
     row["error_seconds"] = time.perf_counter() - t0
     return row
@@ -291,25 +317,40 @@ def bench_train(args, client):
             # warm-up: kernels compiled / loaded here and on every worker
             sequential_train(name, ds["paths"][:1], ds["n_features"])
             fit_mixing(make_learner(name, {}), parts, client, rounds=1, classes=[-1.0, 1.0])
-            contenders = [("sequential", lambda name=name, ds=ds: sequential_train(name, ds["paths"], ds["n_features"]))]
+            contenders = [
+                ("sequential", lambda name=name, ds=ds: sequential_train(name, ds["paths"], ds["n_features"]))
+            ]
             for r in args.rounds:
-                contenders.append((f"mixing {r} round{'s' if r > 1 else ''}",
-                                   lambda r=r, name=name, parts=parts: fit_mixing(make_learner(name, {}), parts, client,
-                                                                                  rounds=r, classes=[-1.0, 1.0])))
+                contenders.append(
+                    (
+                        f"mixing {r} round{'s' if r > 1 else ''}",
+                        lambda r=r, name=name, parts=parts: fit_mixing(
+                            make_learner(name, {}), parts, client, rounds=r, classes=[-1.0, 1.0]
+                        ),
+                    )
+                )
             times = {k: [] for k, _ in contenders}
             models = {}
             for rep in range(args.train_repeats):
-                for key, fn in (contenders if rep % 2 == 0 else contenders[::-1]):
+                for key, fn in contenders if rep % 2 == 0 else contenders[::-1]:
                     models[key], w, _, _ = timed(fn)
                     times[key].append(w)
-            row = {"data": ds["name"], "learner": name, "n_train": ds["n_train"], "partitions": len(parts),
-                   "times": times}
+            row = {
+                "data": ds["name"],
+                "learner": name,
+                "n_train": ds["n_train"],
+                "partitions": len(parts),
+                "times": times,
+            }
             for key, model in models.items():
                 row[key] = {"seconds": min(times[key]), "test_accuracy": float(model.score(ds["X_test"], ds["y_test"]))}
             rows.append(row)
-            print(f"  train {ds['name']} {name}: " + ", ".join(
-                f"{k} {row[k]['seconds']:.2f}s acc {row[k]['test_accuracy']:.4f}" for k in times),
-                file=sys.stderr, flush=True)
+            print(
+                f"  train {ds['name']} {name}: "
+                + ", ".join(f"{k} {row[k]['seconds']:.2f}s acc {row[k]['test_accuracy']:.4f}" for k in times),
+                file=sys.stderr,
+                flush=True,
+            )
     return rows
 
 
@@ -319,71 +360,102 @@ def write(result, args):
     RESULTS.mkdir(parents=True, exist_ok=True)
     with open(RESULTS / f"{args.stem}.json", "w") as f:
         json.dump(result, f, indent=1)
-    lines = ["# streamlearn.distributed on a LocalCluster: sketch 2 workers vs 1 process; mixing vs sequential",
-             "", f"Command: `{meta['command']}`", "",
-             f"Machine: {meta['machine_start']} at start; load average {meta['load_end']} at end. Python "
-             f"{platform.python_version()}, numpy {np.__version__}, numba {meta['numba']}, dask "
-             f"{meta['dask']}, streamlearn {meta['streamlearn']}. {meta['date']}.", "",
-             f"Clusters: `LocalCluster(n_workers=N, threads_per_worker=1, processes=True)`, started before "
-             f"timing in {', '.join(f'{k}: {v:.1f} s' for k, v in meta['cluster_start_seconds'].items())}; "
-             f"worker BLAS: {meta['worker_blas']}; this process: BLAS limited to 1 thread.", ""]
+    lines = [
+        "# streamlearn.distributed on a LocalCluster: sketch 2 workers vs 1 process; mixing vs sequential",
+        "",
+        f"Command: `{meta['command']}`",
+        "",
+        f"Machine: {meta['machine_start']} at start; load average {meta['load_end']} at end. Python "
+        f"{platform.python_version()}, numpy {np.__version__}, numba {meta['numba']}, dask "
+        f"{meta['dask']}, streamlearn {meta['streamlearn']}. {meta['date']}.",
+        "",
+        f"Clusters: `LocalCluster(n_workers=N, threads_per_worker=1, processes=True)`, started before "
+        f"timing in {', '.join(f'{k}: {v:.1f} s' for k, v in meta['cluster_start_seconds'].items())}; "
+        f"worker BLAS: {meta['worker_blas']}; this process: BLAS limited to 1 thread.",
+        "",
+    ]
     if "waited_for_load" in meta:
         w = meta["waited_for_load"]
-        lines += [f"Waited {w['seconds']:.0f} s for a 1-minute load average below {w['target']}: "
-                  f"{'reached' if w['reached'] else 'NOT reached'} (load {w['load_reached']} when timing began).", ""]
+        lines += [
+            f"Waited {w['seconds']:.0f} s for a 1-minute load average below {w['target']}: "
+            f"{'reached' if w['reached'] else 'NOT reached'} (load {w['load_reached']} when timing began).",
+            "",
+        ]
     sk = result.get("sketch")
     if sk:
         keys = list(sk["best"])
-        lines += [f"## (a) FD sketch (ell = {sk['ell']}) of a {sk['n_rows']:,} x {sk['features']:,} sparse matrix",
-                  "", f"`make_sparse_classification({sk['rows']}, {sk['features']}, "
-                  f"nnz_per_row={sk['nnz_per_row_target']}, random_state=0)`: {sk['nnz']:,} non-zeros, density "
-                  f"{100 * sk['density']:.3f} % ({sk['nnz'] / sk['n_rows']:.1f} per row), as {sk['partitions']} "
-                  f"LIBSVM files of consecutive rows ({sk['files_mb']:.0f} MB in all, read from the page cache). "
-                  "Every timed run reads and parses the files (workers: their own partitions; sequential: all "
-                  "of them), so the data transfer cost is inside the times; only file names go to the workers "
-                  "and only the ell x d sketches come back.", "",
-                  f"Wall time, best of {len(sk['times']['sequential'])} (alternating order); all runs: in the JSON.",
-                  "",
-                  "*CPU s*: least CPU time over the runs of this process, and of the busiest worker process "
-                  "(its whole process: task, reading, Dask's own threads). *CPU-bound estimate* = sequential "
-                  "CPU / busiest worker CPU: the speed-up when every worker has a core of its own, which the "
-                  "other jobs on this machine do not change much (the wall-clock ratio they do).", "",
-                  "| run | best wall s | all runs s | 1-min load at run start | speed-up vs sequential (best; "
-                  "median) | CPU s: this process / busiest worker | CPU-bound estimate | relative spectral error "
-                  "| relative Frobenius error |", "|---|---:|---|---|---:|---:|---:|---:|---:|"]
+        lines += [
+            f"## (a) FD sketch (ell = {sk['ell']}) of a {sk['n_rows']:,} x {sk['features']:,} sparse matrix",
+            "",
+            f"`make_sparse_classification({sk['rows']}, {sk['features']}, "
+            f"nnz_per_row={sk['nnz_per_row_target']}, random_state=0)`: {sk['nnz']:,} non-zeros, density "
+            f"{100 * sk['density']:.3f} % ({sk['nnz'] / sk['n_rows']:.1f} per row), as {sk['partitions']} "
+            f"LIBSVM files of consecutive rows ({sk['files_mb']:.0f} MB in all, read from the page cache). "
+            "Every timed run reads and parses the files (workers: their own partitions; sequential: all "
+            "of them), so the data transfer cost is inside the times; only file names go to the workers "
+            "and only the ell x d sketches come back.",
+            "",
+            f"Wall time, best of {len(sk['times']['sequential'])} (alternating order); all runs: in the JSON.",
+            "",
+            "*CPU s*: least CPU time over the runs of this process, and of the busiest worker process "
+            "(its whole process: task, reading, Dask's own threads). *CPU-bound estimate* = sequential "
+            "CPU / busiest worker CPU: the speed-up when every worker has a core of its own, which the "
+            "other jobs on this machine do not change much (the wall-clock ratio they do).",
+            "",
+            "| run | best wall s | all runs s | 1-min load at run start | speed-up vs sequential (best; "
+            "median) | CPU s: this process / busiest worker | CPU-bound estimate | relative spectral error "
+            "| relative Frobenius error |",
+            "|---|---:|---|---|---:|---:|---:|---:|---:|",
+        ]
         for k in keys:
             e = sk["errors"][k]
             sp_text = "1" if k == "sequential" else f"{sk[f'speedup_{k}']:.2f}x; {sk[f'median_speedup_{k}']:.2f}x"
             wcpu = sk["worker_cpu_times"].get(k)
-            cpu_text = f"{min(sk['client_cpu_times'][k]):.1f}" + (
-                f" / {min(max(w) for w in wcpu):.1f}" if wcpu else "")
+            cpu_text = f"{min(sk['client_cpu_times'][k]):.1f}" + (f" / {min(max(w) for w in wcpu):.1f}" if wcpu else "")
             est = f"{sk[f'cpu_bound_speedup_{k}']:.2f}x" if wcpu else "1"
-            lines.append(f"| {k} | {sk['best'][k]:.2f} | {', '.join(f'{t:.2f}' for t in sk['times'][k])} | "
-                         f"{', '.join(f'{x:.1f}' for x in sk['load1_at_run_start'][k])} | {sp_text} | {cpu_text} | "
-                         f"{est} | {e['relative_spectral_error']:.4f} | {e['relative_frobenius_error']:.5f} |")
+            lines.append(
+                f"| {k} | {sk['best'][k]:.2f} | {', '.join(f'{t:.2f}' for t in sk['times'][k])} | "
+                f"{', '.join(f'{x:.1f}' for x in sk['load1_at_run_start'][k])} | {sp_text} | {cpu_text} | "
+                f"{est} | {e['relative_spectral_error']:.4f} | {e['relative_frobenius_error']:.5f} |"
+            )
         ok = sk.get("speedup_dask, 2 workers", 0) >= 1.6
-        lines += ["", f"Target: 2 workers >= 1.6x faster than 1 process: **{'met' if ok else 'NOT met'}** "
-                  f"({sk.get('speedup_dask, 2 workers', float('nan')):.2f}x) at load average "
-                  f"{meta['machine_start'].split('load average ')[-1].rstrip(')')} (start) / {meta['load_end']} "
-                  f"(end); CPU-bound estimate {sk.get('cpu_bound_speedup_dask, 2 workers', float('nan')):.2f}x. "
-                  "On a 2-core machine any other job takes a core from the workers: rerun when the load "
-                  "average is below 0.5.", ""]
+        lines += [
+            "",
+            f"Target: 2 workers >= 1.6x faster than 1 process: **{'met' if ok else 'NOT met'}** "
+            f"({sk.get('speedup_dask, 2 workers', float('nan')):.2f}x) at load average "
+            f"{meta['machine_start'].split('load average ')[-1].rstrip(')')} (start) / {meta['load_end']} "
+            f"(end); CPU-bound estimate {sk.get('cpu_bound_speedup_dask, 2 workers', float('nan')):.2f}x. "
+            "On a 2-core machine any other job takes a core from the workers: rerun when the load "
+            "average is below 0.5.",
+            "",
+        ]
     tr = result.get("train")
     if tr:
         keys = [k for k in tr[0]["times"]]
-        lines += ["## (b) Parameter mixing vs one sequential pass", "",
-                  f"{tr[0]['partitions']} partition files of consecutive training rows; the 2-worker cluster; 1 local "
-                  "pass per round; CLI default parameters; seconds = wall time, best of "
-                  f"{len(tr[0]['times']['sequential'])} (includes reading the files; mixing: scatter, gather and "
-                  "averaging every round).", "",
-                  "| data | learner | " + " | ".join(f"{k} s | {k} test acc." for k in keys) + " |",
-                  "|---|---|" + "---:|---:|" * len(keys)]
+        lines += [
+            "## (b) Parameter mixing vs one sequential pass",
+            "",
+            f"{tr[0]['partitions']} partition files of consecutive training rows; the 2-worker cluster; 1 local "
+            "pass per round; CLI default parameters; seconds = wall time, best of "
+            f"{len(tr[0]['times']['sequential'])} (includes reading the files; mixing: scatter, gather and "
+            "averaging every round).",
+            "",
+            "| data | learner | " + " | ".join(f"{k} s | {k} test acc." for k in keys) + " |",
+            "|---|---|" + "---:|---:|" * len(keys),
+        ]
         for r in tr:
-            lines.append(f"| {r['data']} ({r['n_train']:,} rows) | {r['learner']} | " + " | ".join(
-                f"{r[k]['seconds']:.2f} | {100 * r[k]['test_accuracy']:.2f} %" for k in keys) + " |")
-        lines += ["", "These data sets are small: one sequential pass takes well under a second, so mixing "
-                  "(a round trip to the workers per round) is slower here; it is for data that one process "
-                  "cannot read fast enough or hold.", ""]
+            lines.append(
+                f"| {r['data']} ({r['n_train']:,} rows) | {r['learner']} | "
+                + " | ".join(f"{r[k]['seconds']:.2f} | {100 * r[k]['test_accuracy']:.2f} %" for k in keys)
+                + " |"
+            )
+        lines += [
+            "",
+            "These data sets are small: one sequential pass takes well under a second, so mixing "
+            "(a round trip to the workers per round) is slower here; it is for data that one process "
+            "cannot read fast enough or hold.",
+            "",
+        ]
     with open(RESULTS / f"{args.stem}.md", "w") as f:
         f.write("\n".join(lines) + "\n")
 
@@ -401,16 +473,27 @@ def main(argv=None):
     ap.add_argument("--no-one-worker", action="store_true", help="skip the 1-worker cluster in (a)")
     ap.add_argument("--no-sketch", action="store_true", help="skip (a)")
     ap.add_argument("--no-train", action="store_true", help="skip (b)")
-    ap.add_argument("--quick", action="store_true",
-                    help="smoke run: 40,000 rows, 1 repeat, 1 training repeat, a9a only (figures not meaningful), "
-                    "written to "
-                    "results/dask_speed_quick.{json,md}")
-    ap.add_argument("--wait-load", type=float, default=None, metavar="L",
-                    help="before timing, wait until the 1-minute load average is below L (checked every 10 s, "
-                    "at most --max-wait seconds; the wait and the load reached are recorded)")
+    ap.add_argument(
+        "--quick",
+        action="store_true",
+        help="smoke run: 40,000 rows, 1 repeat, 1 training repeat, a9a only (figures not meaningful), "
+        "written to "
+        "results/dask_speed_quick.{json,md}",
+    )
+    ap.add_argument(
+        "--wait-load",
+        type=float,
+        default=None,
+        metavar="L",
+        help="before timing, wait until the 1-minute load average is below L (checked every 10 s, "
+        "at most --max-wait seconds; the wait and the load reached are recorded)",
+    )
     ap.add_argument("--max-wait", type=float, default=1800, help="seconds (default 1800)")
-    ap.add_argument("--tmp", default=os.environ.get("TMPDIR", "/tmp") + "/streamlearn_dask_speed",
-                    help="where the partition files are written and cached")
+    ap.add_argument(
+        "--tmp",
+        default=os.environ.get("TMPDIR", "/tmp") + "/streamlearn_dask_speed",
+        help="where the partition files are written and cached",
+    )
     args = ap.parse_args(argv)
     args.stem = "dask_speed_quick" if args.quick else "dask_speed"  # a smoke run never overwrites the results
     if args.quick:
@@ -430,10 +513,15 @@ def _main(args, argv):
 
     import streamlearn
 
-    meta = {"command": "python benchmarks/dask_speed.py" + ("" if argv is None and len(sys.argv) == 1 else
-                                                            " " + shlex.join(sys.argv[1:] if argv is None else argv)),
-            "machine_start": machine(), "numba": numba.__version__, "dask": dask.__version__,
-            "streamlearn": streamlearn.__version__, "date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime())}
+    meta = {
+        "command": "python benchmarks/dask_speed.py"
+        + ("" if argv is None and len(sys.argv) == 1 else " " + shlex.join(sys.argv[1:] if argv is None else argv)),
+        "machine_start": machine(),
+        "numba": numba.__version__,
+        "dask": dask.__version__,
+        "streamlearn": streamlearn.__version__,
+        "date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()),
+    }
     print(meta["machine_start"], file=sys.stderr, flush=True)
     logging.getLogger("distributed").setLevel(logging.ERROR)  # no INFO lines when the clusters close
     sizes = [2] if args.no_one_worker else [2, 1]
@@ -441,8 +529,9 @@ def _main(args, argv):
     try:
         for n in sizes:
             t0 = time.perf_counter()
-            cluster = LocalCluster(n_workers=n, threads_per_worker=1, processes=True, dashboard_address=":0",
-                                   silence_logs=logging.ERROR)
+            cluster = LocalCluster(
+                n_workers=n, threads_per_worker=1, processes=True, dashboard_address=":0", silence_logs=logging.ERROR
+            )
             client = Client(cluster)
             client.wait_for_workers(n)
             key = f"dask, {n} worker{'s' if n > 1 else ''}"

@@ -42,9 +42,10 @@ def overhead(args):
 
     X, y, _, _ = load_a9a()
     Xs, ys = make_sparse_classification(args.rows, args.features, nnz_per_row=args.nnz, random_state=0)
-    datasets = {"a9a (32,561 x 123, one call)": (X, y, X.shape[0]),
-                f"Zipf {args.rows:,} x {args.features:,}, {args.nnz} nnz/row, chunks of {args.chunk:,}":
-                    (Xs, ys, args.chunk)}
+    datasets = {
+        "a9a (32,561 x 123, one call)": (X, y, X.shape[0]),
+        f"Zipf {args.rows:,} x {args.features:,}, {args.nnz} nnz/row, chunks of {args.chunk:,}": (Xs, ys, args.chunk),
+    }
     rows = []
     for data_name, (Xd, yd, chunk) in datasets.items():
         chunks = list(iter_array_chunks(Xd, yd, chunk_size=chunk))
@@ -62,11 +63,21 @@ def overhead(args):
             times = _interleaved({"bare": bare, "pv": pv}, args.repeats)
             b, p = statistics.median(times["bare"]), statistics.median(times["pv"])
             res = progressive_validation(clone(learner), chunks, classes=[-1, 1])
-            rows.append({"data": data_name, "learner": type(learner).__name__, "n": int(Xd.shape[0]),
-                         "bare_seconds": b, "pv_seconds": p, "ratio_pv_over_bare": p / b,
-                         "pv_examples_per_second": Xd.shape[0] / p, "online_error_rate": res.online_error_rate,
-                         "curve_points": int(len(res.curve["n_examples"])), "checkpoints": len(res.checkpoints),
-                         "raw": times})
+            rows.append(
+                {
+                    "data": data_name,
+                    "learner": type(learner).__name__,
+                    "n": int(Xd.shape[0]),
+                    "bare_seconds": b,
+                    "pv_seconds": p,
+                    "ratio_pv_over_bare": p / b,
+                    "pv_examples_per_second": Xd.shape[0] / p,
+                    "online_error_rate": res.online_error_rate,
+                    "curve_points": int(len(res.curve["n_examples"])),
+                    "checkpoints": len(res.checkpoints),
+                    "raw": times,
+                }
+            )
             print(f"{data_name} {type(learner).__name__}: pv/bare = {p / b:.3f}", file=sys.stderr)
     return rows
 
@@ -79,16 +90,28 @@ def regret_solvers():
 
     X, y, _, _ = load_a9a()
     rows = []
-    cases = [("logistic", OGDClassifier(), {}), ("hinge", PassiveAggressiveClassifier(C=0.01), {}),
-             ("squared", OGDClassifier(loss="squared", eta0=0.01), {}),
-             ("logistic, radius=1", OGDClassifier(), {"radius": 1.0})]
+    cases = [
+        ("logistic", OGDClassifier(), {}),
+        ("hinge", PassiveAggressiveClassifier(C=0.01), {}),
+        ("squared", OGDClassifier(loss="squared", eta0=0.01), {}),
+        ("logistic, radius=1", OGDClassifier(), {"radius": 1.0}),
+    ]
     for name, learner, kw in cases:
         t0 = time.perf_counter()
         res = regret(clone(learner), X, y, **kw)
         sec = time.perf_counter() - t0
-        rows.append({"case": name, "learner": repr(learner), "solver": res.solver, "seconds": sec,
-                     "online_loss": res.online_loss, "best_fixed_loss": res.best_fixed_loss,
-                     "regret_per_example": res.regret_per_example, "converged": res.converged})
+        rows.append(
+            {
+                "case": name,
+                "learner": repr(learner),
+                "solver": res.solver,
+                "seconds": sec,
+                "online_loss": res.online_loss,
+                "best_fixed_loss": res.best_fixed_loss,
+                "regret_per_example": res.regret_per_example,
+                "converged": res.converged,
+            }
+        )
         print(f"regret {name}: {sec:.1f} s", file=sys.stderr)
     A = sp.hstack([X, np.ones((X.shape[0], 1))], format="csr")
     t0 = time.perf_counter()
@@ -98,8 +121,13 @@ def regret_solvers():
     wp, bp, _ = _lp_primal(A, y, "hinge", 0.0, X.shape[1], True)
     primal = time.perf_counter() - t0
     hinge = lambda w, b: float(np.maximum(0, 1 - y * (X @ w + b)).sum())  # noqa: E731
-    lp = {"dual_seconds": dual, "primal_seconds": primal, "ratio_primal_over_dual": primal / dual,
-          "dual_loss": hinge(w, b), "primal_loss": hinge(wp, bp)}
+    lp = {
+        "dual_seconds": dual,
+        "primal_seconds": primal,
+        "ratio_primal_over_dual": primal / dual,
+        "dual_loss": hinge(w, b),
+        "primal_loss": hinge(wp, bp),
+    }
     print(f"hinge LP primal/dual = {primal / dual:.1f}", file=sys.stderr)
     return rows, lp
 
@@ -120,24 +148,43 @@ def main(argv=None):
     RESULTS.mkdir(exist_ok=True)
     out = {"command": cmd, "load_average_1min": load, "overhead": over, "regret": solvers, "hinge_lp": lp}
     (RESULTS / "evaluation.json").write_text(json.dumps(out, indent=1))
-    lines = ["# streamlearn.evaluation: progressive-validation overhead and regret solvers", "",
-             f"Command: `.venv/bin/{cmd}` (1-minute load average at the end: {load:.2f} on 2 cores).", "",
-             "## Progressive validation vs the bare pass it wraps (same partial_fit_scores calls), "
-             f"median of {args.repeats} interleaved runs", "",
-             "| data | learner | bare s | progressive_validation s | ratio | examples/s | online error | "
-             "curve points | checkpoints |", "|---|---|---|---|---|---|---|---|---|"]
-    lines += [f"| {r['data']} | {r['learner']} | {r['bare_seconds']:.3f} | {r['pv_seconds']:.3f} | "
-              f"{r['ratio_pv_over_bare']:.2f} | {r['pv_examples_per_second']:,.0f} | {r['online_error_rate']:.4f} | "
-              f"{r['curve_points']} | {r['checkpoints']} |" for r in over]
+    lines = [
+        "# streamlearn.evaluation: progressive-validation overhead and regret solvers",
+        "",
+        f"Command: `.venv/bin/{cmd}` (1-minute load average at the end: {load:.2f} on 2 cores).",
+        "",
+        "## Progressive validation vs the bare pass it wraps (same partial_fit_scores calls), "
+        f"median of {args.repeats} interleaved runs",
+        "",
+        "| data | learner | bare s | progressive_validation s | ratio | examples/s | online error | "
+        "curve points | checkpoints |",
+        "|---|---|---|---|---|---|---|---|---|",
+    ]
+    lines += [
+        f"| {r['data']} | {r['learner']} | {r['bare_seconds']:.3f} | {r['pv_seconds']:.3f} | "
+        f"{r['ratio_pv_over_bare']:.2f} | {r['pv_examples_per_second']:,.0f} | {r['online_error_rate']:.4f} | "
+        f"{r['curve_points']} | {r['checkpoints']} |"
+        for r in over
+    ]
     if solvers:
-        lines += ["", "## regret on a9a (32,561 x 123): batch solver time", "",
-                  "| case | solver | seconds | online loss | best fixed loss | regret / example |",
-                  "|---|---|---|---|---|---|"]
-        lines += [f"| {r['case']} | {r['solver']} | {r['seconds']:.1f} | {r['online_loss']:.1f} | "
-                  f"{r['best_fixed_loss']:.1f} | {r['regret_per_example']:.4f} |" for r in solvers]
-        lines += ["", f"Hinge LP on a9a: dual {lp['dual_seconds']:.1f} s, primal {lp['primal_seconds']:.1f} s "
-                  f"(primal / dual = {lp['ratio_primal_over_dual']:.1f}); hinge loss of the solutions "
-                  f"{lp['dual_loss']:.4f} (dual) and {lp['primal_loss']:.4f} (primal)."]
+        lines += [
+            "",
+            "## regret on a9a (32,561 x 123): batch solver time",
+            "",
+            "| case | solver | seconds | online loss | best fixed loss | regret / example |",
+            "|---|---|---|---|---|---|",
+        ]
+        lines += [
+            f"| {r['case']} | {r['solver']} | {r['seconds']:.1f} | {r['online_loss']:.1f} | "
+            f"{r['best_fixed_loss']:.1f} | {r['regret_per_example']:.4f} |"
+            for r in solvers
+        ]
+        lines += [
+            "",
+            f"Hinge LP on a9a: dual {lp['dual_seconds']:.1f} s, primal {lp['primal_seconds']:.1f} s "
+            f"(primal / dual = {lp['ratio_primal_over_dual']:.1f}); hinge loss of the solutions "
+            f"{lp['dual_loss']:.4f} (dual) and {lp['primal_loss']:.4f} (primal).",
+        ]
     (RESULTS / "evaluation.md").write_text("\n".join(lines) + "\n")
     print("\n".join(lines))
 

@@ -78,8 +78,14 @@ def load_farm_ads():
         X, y = load_svmlight_file(f, n_features=FARM_ADS_N_FEATURES)
     X = normalise(X)
     n_train = int(0.8 * X.shape[0])
-    return dict(name="farm-ads", source=str(path.resolve()), X=X[:n_train], y=y[:n_train], X_test=X[n_train:],
-                y_test=y[n_train:])
+    return dict(
+        name="farm-ads",
+        source=str(path.resolve()),
+        X=X[:n_train],
+        y=y[:n_train],
+        X_test=X[n_train:],
+        y_test=y[n_train:],
+    )
 
 
 def make_synthetic(args, timings):
@@ -92,8 +98,14 @@ def make_synthetic(args, timings):
     timings["generate_s"] = time.perf_counter() - t0
     X = normalise(X)
     name = f"synthetic {args.rows // 1000}k x {args.features / 1e6:g}M"
-    return dict(name=name, source=f"make_sparse_classification({args.rows + n_test}, {args.features}, **{kw})",
-                X=X[:args.rows], y=y[:args.rows], X_test=X[args.rows:], y_test=y[args.rows:])
+    return dict(
+        name=name,
+        source=f"make_sparse_classification({args.rows + n_test}, {args.features}, **{kw})",
+        X=X[: args.rows],
+        y=y[: args.rows],
+        X_test=X[args.rows :],
+        y_test=y[args.rows :],
+    )
 
 
 def measure_writer(args):
@@ -103,11 +115,18 @@ def measure_writer(args):
     with tempfile.TemporaryDirectory() as tmp:
         path = Path(tmp) / "stream.svm"
         t0, c0 = time.perf_counter(), time.process_time()
-        n_bytes = write_svmlight_stream(path, args.rows, args.features, nnz_per_row=args.nnz, zipf_a=args.zipf_a,
-                                        random_state=0)
+        n_bytes = write_svmlight_stream(
+            path, args.rows, args.features, nnz_per_row=args.nnz, zipf_a=args.zipf_a, random_state=0
+        )
         wall, cpu = time.perf_counter() - t0, time.process_time() - c0
-    return dict(rows=args.rows, bytes=n_bytes, wall_s=wall, cpu_s=cpu, mb_per_s_wall=n_bytes / 1e6 / wall,
-                mb_per_s_cpu=n_bytes / 1e6 / cpu)
+    return dict(
+        rows=args.rows,
+        bytes=n_bytes,
+        wall_s=wall,
+        cpu_s=cpu,
+        mb_per_s_wall=n_bytes / 1e6 / wall,
+        mb_per_s_cpu=n_bytes / 1e6 / cpu,
+    )
 
 
 # ---------------------------------------------------------------------------------------------------
@@ -122,23 +141,26 @@ def learners():
     from streamlearn.linear_model import OGDClassifier, PassiveAggressiveClassifier, Perceptron
 
     def river_logistic():
-        return rlm.LogisticRegression(optimizer=optim.SGD(optim.schedulers.InverseScaling(0.5, power=0.5)),
-                                      intercept_lr=optim.schedulers.InverseScaling(0.5, power=0.5), l2=0.0)
+        return rlm.LogisticRegression(
+            optimizer=optim.SGD(optim.schedulers.InverseScaling(0.5, power=0.5)),
+            intercept_lr=optim.schedulers.InverseScaling(0.5, power=0.5),
+            l2=0.0,
+        )
 
     return {
         "PA-I (C=1)": (
             lambda: PassiveAggressiveClassifier(variant="pa1", C=1.0),
             lambda: SGDClassifier(loss="hinge", penalty=None, learning_rate="pa1", eta0=1.0, shuffle=False),
-            lambda: rlm.PAClassifier(C=1.0, mode=1)),
+            lambda: rlm.PAClassifier(C=1.0, mode=1),
+        ),
         "OGD-logistic (0.5/sqrt t)": (
             lambda: OGDClassifier(loss="logistic", eta0=0.5),
-            lambda: SGDClassifier(loss="log_loss", penalty=None, learning_rate="invscaling", eta0=0.5, power_t=0.5,
-                                  shuffle=False),
-            river_logistic),
-        "Perceptron": (
-            lambda: Perceptron(),
-            lambda: SkPerceptron(shuffle=False),
-            lambda: rlm.Perceptron()),
+            lambda: SGDClassifier(
+                loss="log_loss", penalty=None, learning_rate="invscaling", eta0=0.5, power_t=0.5, shuffle=False
+            ),
+            river_logistic,
+        ),
+        "Perceptron": (lambda: Perceptron(), lambda: SkPerceptron(shuffle=False), lambda: rlm.Perceptron()),
     }
 
 
@@ -151,7 +173,7 @@ def timed_partial_fit(factory, X, y):
 
 def to_dicts(X, n):
     ind, dat, ptr = X.indices, X.data, X.indptr
-    return [dict(zip(ind[ptr[i]:ptr[i + 1]].tolist(), dat[ptr[i]:ptr[i + 1]].tolist())) for i in range(n)]
+    return [dict(zip(ind[ptr[i] : ptr[i + 1]].tolist(), dat[ptr[i] : ptr[i + 1]].tolist())) for i in range(n)]
 
 
 def time_river(factory, X, ys, n, chunk=5_000):
@@ -201,24 +223,36 @@ def bench_dataset(ds, args, log):
         best = {k: (min(w for w, _ in v), min(c for _, c in v)) for k, v in (*t.items(), ("river", rt))}
         eps = {"ours": n / best["ours"][0], "sklearn": n / best["sklearn"][0], "river": n_river / best["river"][0]}
         row = dict(
-            dataset=ds["name"], learner=name, n_train=n, nnz_train=int(X.nnz), n_test=Xt.shape[0],
-            n_river=n_river, n_river_test=n_river_test, repeats=reps, river_repeats=args.river_repeats,
+            dataset=ds["name"],
+            learner=name,
+            n_train=n,
+            nnz_train=int(X.nnz),
+            n_test=Xt.shape[0],
+            n_river=n_river,
+            n_river_test=n_river_test,
+            repeats=reps,
+            river_repeats=args.river_repeats,
             times=dict(ours=t["ours"], sklearn=t["sklearn"], river=rt),
             examples_per_s=eps,
             ratio_sklearn_wall=eps["ours"] / eps["sklearn"],
             ratio_sklearn_cpu=best["sklearn"][1] / best["ours"][1],
             ratio_river_wall=eps["ours"] / eps["river"],
             ratio_river_cpu=(n / best["ours"][1]) / (n_river / best["river"][1]),
-            accuracy=dict(ours=float(models["ours"].score(Xt, yt)), sklearn=float(models["sklearn"].score(Xt, yt)),
-                          ours_river_subset=float(sub.score(Xt[:n_river_test], yt[:n_river_test])),
-                          river_river_subset=river_accuracy(river_model, xts, yts)),
+            accuracy=dict(
+                ours=float(models["ours"].score(Xt, yt)),
+                sklearn=float(models["sklearn"].score(Xt, yt)),
+                ours_river_subset=float(sub.score(Xt[:n_river_test], yt[:n_river_test])),
+                river_river_subset=river_accuracy(river_model, xts, yts),
+            ),
         )
         rows.append(row)
         acc = row["accuracy"]
-        log(f"{ds['name']:>24} {name:<26} ours {eps['ours']:>11,.0f}/s  sklearn {eps['sklearn']:>11,.0f}/s  "
+        log(
+            f"{ds['name']:>24} {name:<26} ours {eps['ours']:>11,.0f}/s  sklearn {eps['sklearn']:>11,.0f}/s  "
             f"river {eps['river']:>8,.0f}/s  x{row['ratio_sklearn_wall']:.2f} sklearn "
             f"(cpu x{row['ratio_sklearn_cpu']:.2f})  x{row['ratio_river_wall']:.0f} river  "
-            f"acc {acc['ours']:.3f}/{acc['sklearn']:.3f}")
+            f"acc {acc['ours']:.3f}/{acc['sklearn']:.3f}"
+        )
     return rows
 
 
@@ -249,8 +283,9 @@ def measure_compile():
     with tempfile.TemporaryDirectory() as cache:
         env = dict(os.environ, NUMBA_CACHE_DIR=cache)
         for label in ("empty_cache", "warm_cache"):
-            out = subprocess.run([sys.executable, "-c", _COMPILE_PROBE], env=env, capture_output=True, text=True,
-                                 check=True, cwd=REPO)
+            out = subprocess.run(
+                [sys.executable, "-c", _COMPILE_PROBE], env=env, capture_output=True, text=True, check=True, cwd=REPO
+            )
             res[label] = json.loads(out.stdout.strip().splitlines()[-1])
     return res
 
@@ -284,21 +319,54 @@ def profile(args, log):
         reps = args.repeats * (20 if small else 1)
         r2 = float(K.csr_max_row_sqnorm(X.indptr, X.data))
         cases = {  # learner -> kernel arguments that streamlearn's estimator passes (defaults, binary labels)
-            "PA-I (C=1)": dict(rule=K.RULE_PA1, loss=loss_code("hinge"), schedule=K.SCHEDULE_CONSTANT, eta0=1.0,
-                               C=1.0, intercept_sq=1.0),
-            "OGD-logistic (0.5/sqrt t)": dict(rule=K.RULE_GRADIENT, loss=loss_code("logistic"),
-                                              schedule=K.SCHEDULE_INVSQRT, eta0=0.5, C=1.0, intercept_sq=1.0),
-            "Perceptron": dict(rule=K.RULE_GRADIENT, loss=loss_code("perceptron"), schedule=K.SCHEDULE_CONSTANT,
-                               eta0=1.0, C=1.0, intercept_sq=r2),
+            "PA-I (C=1)": dict(
+                rule=K.RULE_PA1,
+                loss=loss_code("hinge"),
+                schedule=K.SCHEDULE_CONSTANT,
+                eta0=1.0,
+                C=1.0,
+                intercept_sq=1.0,
+            ),
+            "OGD-logistic (0.5/sqrt t)": dict(
+                rule=K.RULE_GRADIENT,
+                loss=loss_code("logistic"),
+                schedule=K.SCHEDULE_INVSQRT,
+                eta0=0.5,
+                C=1.0,
+                intercept_sq=1.0,
+            ),
+            "Perceptron": dict(
+                rule=K.RULE_GRADIENT,
+                loss=loss_code("perceptron"),
+                schedule=K.SCHEDULE_CONSTANT,
+                eta0=1.0,
+                C=1.0,
+                intercept_sq=r2,
+            ),
         }
         targets = np.ascontiguousarray(np.where(y > 0, 1.0, -1.0).reshape(-1, 1))
         sw = np.ones(n)
 
         def kernel(c, X=X, targets=targets, sw=sw, d=d, n=n):
             coef, b, res = np.zeros((1, d)), np.zeros(1), np.empty((n, 1))
-            K.linear_epoch(indptr=X.indptr, indices=X.indices, data=X.data, targets=targets, sample_weight=sw,
-                           coef=coef, intercept=b, intercept_sq=c["intercept_sq"], rule=c["rule"], loss=c["loss"],
-                           loss_param=0.0, schedule=c["schedule"], eta0=c["eta0"], C=c["C"], t=0, out_scores=res)
+            K.linear_epoch(
+                indptr=X.indptr,
+                indices=X.indices,
+                data=X.data,
+                targets=targets,
+                sample_weight=sw,
+                coef=coef,
+                intercept=b,
+                intercept_sq=c["intercept_sq"],
+                rule=c["rule"],
+                loss=c["loss"],
+                loss_param=0.0,
+                schedule=c["schedule"],
+                eta0=c["eta0"],
+                C=c["C"],
+                t=0,
+                out_scores=res,
+            )
             return coef
 
         def cpu(f):
@@ -319,17 +387,27 @@ def profile(args, log):
                 t["partial_fit"].append(cpu(lambda ours=ours, X=X, y=y: ours().partial_fit(X, y, classes=[-1, 1])))
                 t["kernel"].append(cpu(lambda c=c, kernel=kernel: kernel(c)))
                 t["check"].append(cpu(lambda ours=ours, X=X, y=y: ours()._check_X_y(X, y, reset=True)))
-                t["radius"].append(cpu(lambda X=X: K.csr_max_row_sqnorm(X.indptr, X.data)) if name == "Perceptron"
-                                   else 0.0)
+                t["radius"].append(
+                    cpu(lambda X=X: K.csr_max_row_sqnorm(X.indptr, X.data)) if name == "Perceptron" else 0.0
+                )
                 t["sklearn"].append(cpu(lambda skl=skl, X=X, y=y: skl().partial_fit(X, y, classes=[-1, 1])))
             best = {k: min(v) for k, v in t.items()}
             rest = best["partial_fit"] - best["kernel"] - best["check"] - best["radius"]
-            row = dict(dataset=ds["name"], learner=name, cpu_s=best, times=t, rest_s=rest, repeats=reps,
-                       ratio_now=best["sklearn"] / best["partial_fit"])
+            row = dict(
+                dataset=ds["name"],
+                learner=name,
+                cpu_s=best,
+                times=t,
+                rest_s=rest,
+                repeats=reps,
+                ratio_now=best["sklearn"] / best["partial_fit"],
+            )
             rows.append(row)
-            log(f"{ds['name']:>22} {name:<26} partial_fit {best['partial_fit'] * 1e3:8.2f} ms = kernel "
+            log(
+                f"{ds['name']:>22} {name:<26} partial_fit {best['partial_fit'] * 1e3:8.2f} ms = kernel "
                 f"{best['kernel'] * 1e3:.2f} + check {best['check'] * 1e3:.2f} + radius {best['radius'] * 1e3:.2f} "
-                f"+ rest {rest * 1e3:.2f}; sklearn {best['sklearn'] * 1e3:.2f}; ours/sklearn {row['ratio_now']:.2f}x")
+                f"+ rest {rest * 1e3:.2f}; sklearn {best['sklearn'] * 1e3:.2f}; ours/sklearn {row['ratio_now']:.2f}x"
+            )
         out.append(dict(name=ds["name"], n=n, d=d, nnz=int(X.nnz), rows=rows))
     return dict(datasets=out)
 
@@ -356,11 +434,21 @@ def profile_markdown(report):
     for ds in pr["datasets"]:
         for r in ds["rows"]:
             b = {k: v * 1e3 for k, v in r["cpu_s"].items()}
-            lines.append(f"| {ds['name']} | {r['learner']} | {b['partial_fit']:.2f} | {b['kernel']:.2f} | "
-                         f"{b['check']:.2f} | {b['radius']:.2f} | {r['rest_s'] * 1e3:.2f} | {b['sklearn']:.2f} "
-                         f"| {r['ratio_now']:.2f}x |")
-    lines += ["", "Sizes: " + "; ".join(f"{ds['name']}: {ds['n']:,} x {ds['d']:,}, {ds['nnz'] / ds['n']:.0f} nnz/row, "
-                                        f"best of {ds['rows'][0]['repeats']}" for ds in pr["datasets"]) + "."]
+            lines.append(
+                f"| {ds['name']} | {r['learner']} | {b['partial_fit']:.2f} | {b['kernel']:.2f} | "
+                f"{b['check']:.2f} | {b['radius']:.2f} | {r['rest_s'] * 1e3:.2f} | {b['sklearn']:.2f} "
+                f"| {r['ratio_now']:.2f}x |"
+            )
+    lines += [
+        "",
+        "Sizes: "
+        + "; ".join(
+            f"{ds['name']}: {ds['n']:,} x {ds['d']:,}, {ds['nnz'] / ds['n']:.0f} nnz/row, "
+            f"best of {ds['rows'][0]['repeats']}"
+            for ds in pr["datasets"]
+        )
+        + ".",
+    ]
     return "\n".join(lines) + "\n"
 
 
@@ -378,8 +466,14 @@ def machine():
     import sklearn
 
     import streamlearn
-    info.update(numpy=np.__version__, numba=numba.__version__, sklearn=sklearn.__version__, river=river.__version__,
-                streamlearn=streamlearn.__version__)
+
+    info.update(
+        numpy=np.__version__,
+        numba=numba.__version__,
+        sklearn=sklearn.__version__,
+        river=river.__version__,
+        streamlearn=streamlearn.__version__,
+    )
     return info
 
 
@@ -409,27 +503,40 @@ def markdown(report):
         lines.append(
             f"| {r['dataset']} | {r['learner']} | {e['ours']:,.0f} | {e['sklearn']:,.0f} | {e['river']:,.0f} "
             f"| {r['ratio_sklearn_wall']:.2f}x ({r['ratio_sklearn_cpu']:.2f}x) | {r['ratio_river_wall']:,.0f}x "
-            f"| {a['ours']:.3f} | {a['sklearn']:.3f} | {a['ours_river_subset']:.3f} | {a['river_river_subset']:.3f} |")
-    lines += ["", "Sizes: " + "; ".join(
-        f"{d['name']}: {d['n_train']:,} training rows ({d['nnz_train'] / d['n_train']:.0f} nnz/row), {d['n_test']:,} "
-        f"held out, river on {d['n_river']:,} / tested on {d['n_river_test']:,}, best of {d['repeats']} "
-        f"(river {d['river_repeats']})" for d in report["datasets"]) + "."]
+            f"| {a['ours']:.3f} | {a['sklearn']:.3f} | {a['ours_river_subset']:.3f} | {a['river_river_subset']:.3f} |"
+        )
+    lines += [
+        "",
+        "Sizes: "
+        + "; ".join(
+            f"{d['name']}: {d['n_train']:,} training rows ({d['nnz_train'] / d['n_train']:.0f} nnz/row), {d['n_test']:,} "
+            f"held out, river on {d['n_river']:,} / tested on {d['n_river_test']:,}, best of {d['repeats']} "
+            f"(river {d['river_repeats']})"
+            for d in report["datasets"]
+        )
+        + ".",
+    ]
     c = report.get("compile")
     if c:
         e, w = c["empty_cache"], c["warm_cache"]
-        lines += ["", "Numba compile (fresh process, tiny data, not in the figures above): first "
-                  f"`partial_fit` + `predict` {e['first_call_s']:.2f} s with an empty cache "
-                  f"({w['first_call_s']:.2f} s with the on-disk cache; import {w['import_s']:.2f} s); the other two "
-                  f"learners then take {e['second_call_s']:.3f} s and {e['third_call_s']:.3f} s (same kernel); "
-                  f"a warm call {w['warm_call_s'] * 1e3:.1f} ms."]
+        lines += [
+            "",
+            "Numba compile (fresh process, tiny data, not in the figures above): first "
+            f"`partial_fit` + `predict` {e['first_call_s']:.2f} s with an empty cache "
+            f"({w['first_call_s']:.2f} s with the on-disk cache; import {w['import_s']:.2f} s); the other two "
+            f"learners then take {e['second_call_s']:.3f} s and {e['third_call_s']:.3f} s (same kernel); "
+            f"a warm call {w['warm_call_s'] * 1e3:.1f} ms.",
+        ]
     g = report.get("data_timings", {})
     if "generate_s" in g:
         lines += ["", f"Data: generating the synthetic matrix took {g['generate_s']:.1f} s."]
     if "writer" in g:
         wr = g["writer"]
-        lines += [f"Writing {wr['rows']:,} of its rows as LIBSVM text with `write_svmlight_stream`: "
-                  f"{wr['bytes'] / 1e6:,.0f} MB in {wr['wall_s']:.1f} s = {wr['mb_per_s_wall']:.0f} MB/s wall "
-                  f"({wr['mb_per_s_cpu']:.0f} MB/s of CPU time)."]
+        lines += [
+            f"Writing {wr['rows']:,} of its rows as LIBSVM text with `write_svmlight_stream`: "
+            f"{wr['bytes'] / 1e6:,.0f} MB in {wr['wall_s']:.1f} s = {wr['mb_per_s_wall']:.0f} MB/s wall "
+            f"({wr['mb_per_s_cpu']:.0f} MB/s of CPU time)."
+        ]
     return "\n".join(lines) + "\n"
 
 
@@ -439,32 +546,50 @@ def main(argv=None):
     p.add_argument("--features", type=int, default=1_000_000, help="synthetic features (default 1000000)")
     p.add_argument("--nnz", type=float, default=100, help="synthetic non-zeros per row (default 100)")
     p.add_argument("--zipf-a", type=float, default=1.1, help="synthetic Zipf exponent (default 1.1)")
-    p.add_argument("--repeats", type=int, default=5, help="timed passes per library, best kept (default 5; x5 on "
-                   "small data)")
-    p.add_argument("--river-rows", type=int, default=0, help="rows river learns from (default 0: all training "
-                   "rows, as the other libraries)")
+    p.add_argument(
+        "--repeats", type=int, default=5, help="timed passes per library, best kept (default 5; x5 on small data)"
+    )
+    p.add_argument(
+        "--river-rows",
+        type=int,
+        default=0,
+        help="rows river learns from (default 0: all training rows, as the other libraries)",
+    )
     p.add_argument("--river-test-rows", type=int, default=5_000, help="held-out rows river predicts (default 5000)")
     p.add_argument("--river-repeats", type=int, default=3, help="timed river passes, best kept (default 3)")
     p.add_argument("--skip-farm-ads", action="store_true")
     p.add_argument("--skip-synthetic", action="store_true")
     p.add_argument("--skip-writer", action="store_true", help="do not time write_svmlight_stream")
-    p.add_argument("--out", type=Path, default=REPO / "benchmarks" / "results",
-                   help="output directory (default benchmarks/results)")
+    p.add_argument(
+        "--out",
+        type=Path,
+        default=REPO / "benchmarks" / "results",
+        help="output directory (default benchmarks/results)",
+    )
     p.add_argument("--name", default=None, help="output file stem (default first_order, first_order_profile)")
-    p.add_argument("--profile", action="store_true",
-                   help="instead of the comparison: split our pass into kernel / input check / radius / rest, "
-                        "next to scikit-learn's whole pass (results to first_order_profile.{json,md})")
+    p.add_argument(
+        "--profile",
+        action="store_true",
+        help="instead of the comparison: split our pass into kernel / input check / radius / rest, "
+        "next to scikit-learn's whole pass (results to first_order_profile.{json,md})",
+    )
     args = p.parse_args(argv)
     warnings.filterwarnings("ignore", category=FutureWarning)
 
     def log(msg):
         print(msg, flush=True)
 
-    report = dict(command="python " + " ".join(shlex.quote(a) for a in ["benchmarks/first_order.py", *sys.argv[1:]])
-                  if argv is None else "python benchmarks/first_order.py " + " ".join(map(shlex.quote, argv)),
-                  date=time.strftime("%Y-%m-%d %H:%M %Z"), machine=machine(),
-                  loadavg_start=" ".join(f"{x:.1f}" for x in os.getloadavg()), results=[], datasets=[],
-                  data_timings={})
+    report = dict(
+        command="python " + " ".join(shlex.quote(a) for a in ["benchmarks/first_order.py", *sys.argv[1:]])
+        if argv is None
+        else "python benchmarks/first_order.py " + " ".join(map(shlex.quote, argv)),
+        date=time.strftime("%Y-%m-%d %H:%M %Z"),
+        machine=machine(),
+        loadavg_start=" ".join(f"{x:.1f}" for x in os.getloadavg()),
+        results=[],
+        datasets=[],
+        data_timings={},
+    )
     if args.profile:
         stem = args.name or "first_order_profile"
         report["profile"] = profile(args, log)
@@ -478,10 +603,19 @@ def main(argv=None):
     for ds in datasets:
         rows = bench_dataset(ds, args, log)
         report["results"] += rows
-        report["datasets"].append(dict(name=ds["name"], source=ds["source"], n_train=ds["X"].shape[0],
-                                       nnz_train=int(ds["X"].nnz), n_test=ds["X_test"].shape[0],
-                                       n_river=rows[0]["n_river"], n_river_test=rows[0]["n_river_test"],
-                                       repeats=rows[0]["repeats"], river_repeats=args.river_repeats))
+        report["datasets"].append(
+            dict(
+                name=ds["name"],
+                source=ds["source"],
+                n_train=ds["X"].shape[0],
+                nnz_train=int(ds["X"].nnz),
+                n_test=ds["X_test"].shape[0],
+                n_river=rows[0]["n_river"],
+                n_river_test=rows[0]["n_river_test"],
+                repeats=rows[0]["repeats"],
+                river_repeats=args.river_repeats,
+            )
+        )
     report["loadavg_end"] = " ".join(f"{x:.1f}" for x in os.getloadavg())
     return _write(args, args.name or "first_order", report, markdown(report), log)
 

@@ -53,28 +53,50 @@ def main():
         scores = est.partial_fit_scores(X, y, classes=[-1, 1])
         seconds = time.perf_counter() - t0
         online_err = float(np.mean(est.scores_to_labels(scores) != y))
-        rows.append({"learner": label, "params": {k: v for k, v in est.get_params().items()
-                                                  if k in ("C", "eta", "r", "alpha", "batch_size", "covariance",
-                                                           "update", "eta0", "loss", "variant")},
-                     "test_accuracy": float(est.score(X_test, y_test)), "online_error_rate": online_err,
-                     "us_per_example": 1e6 * seconds / X.shape[0]})
-        print(f"{label:<28} test acc {rows[-1]['test_accuracy']:.4f}  online err {online_err:.4f}  "
-              f"{rows[-1]['us_per_example']:.2f} us/ex", flush=True)
+        rows.append(
+            {
+                "learner": label,
+                "params": {
+                    k: v
+                    for k, v in est.get_params().items()
+                    if k in ("C", "eta", "r", "alpha", "batch_size", "covariance", "update", "eta0", "loss", "variant")
+                },
+                "test_accuracy": float(est.score(X_test, y_test)),
+                "online_error_rate": online_err,
+                "us_per_example": 1e6 * seconds / X.shape[0],
+            }
+        )
+        print(
+            f"{label:<28} test acc {rows[-1]['test_accuracy']:.4f}  online err {online_err:.4f}  "
+            f"{rows[-1]['us_per_example']:.2f} us/ex",
+            flush=True,
+        )
     acc = {r["learner"]: r["test_accuracy"] for r in rows}
-    out = {"command": "python benchmarks/margin_accuracy.py", "load_average_1min": os.getloadavg()[0],
-           "python": sys.version.split()[0], "rows": rows,
-           "target_arow_ge_pa1": {"arow": acc["arow"], "pa1": acc["pa1"], "met": acc["arow"] >= acc["pa1"]}}
+    out = {
+        "command": "python benchmarks/margin_accuracy.py",
+        "load_average_1min": os.getloadavg()[0],
+        "python": sys.version.split()[0],
+        "rows": rows,
+        "target_arow_ge_pa1": {"arow": acc["arow"], "pa1": acc["pa1"], "met": acc["arow"] >= acc["pa1"]},
+    }
     RESULTS.mkdir(exist_ok=True)
     (RESULTS / "margin_accuracy.json").write_text(json.dumps(out, indent=1))
-    lines = ["# a9a -> a9a.t, one pass: confidence-weighted learners and Pegasos beside PA-I and OGD", "",
-             f"Command: `.venv/bin/python benchmarks/margin_accuracy.py` (1-minute load average "
-             f"{out['load_average_1min']:.2f} on 2 cores). CLI defaults of each learner; one `partial_fit` pass "
-             "over a9a in file order; test accuracy on a9a.t; online error = progressive validation of that pass.",
-             "", "| learner | parameters | test accuracy | online error rate | µs / example |", "|---|---|---|---|---|"]
+    lines = [
+        "# a9a -> a9a.t, one pass: confidence-weighted learners and Pegasos beside PA-I and OGD",
+        "",
+        f"Command: `.venv/bin/python benchmarks/margin_accuracy.py` (1-minute load average "
+        f"{out['load_average_1min']:.2f} on 2 cores). CLI defaults of each learner; one `partial_fit` pass "
+        "over a9a in file order; test accuracy on a9a.t; online error = progressive validation of that pass.",
+        "",
+        "| learner | parameters | test accuracy | online error rate | µs / example |",
+        "|---|---|---|---|---|",
+    ]
     for r in rows:
         params = ", ".join(f"{k}={v}" for k, v in r["params"].items())
-        lines.append(f"| {r['learner']} | {params} | {r['test_accuracy']:.4f} | {r['online_error_rate']:.4f} | "
-                     f"{r['us_per_example']:.2f} |")
+        lines.append(
+            f"| {r['learner']} | {params} | {r['test_accuracy']:.4f} | {r['online_error_rate']:.4f} | "
+            f"{r['us_per_example']:.2f} |"
+        )
     t = out["target_arow_ge_pa1"]
     lines += ["", f"Target AROW >= PA-I: {t['arow']:.4f} vs {t['pa1']:.4f}: {'met' if t['met'] else 'NOT met'}."]
     (RESULTS / "margin_accuracy.md").write_text("\n".join(lines) + "\n")

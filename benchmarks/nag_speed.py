@@ -71,9 +71,11 @@ def main(argv=None):
     ap.add_argument("--rows", type=int, default=50_000, help="synthetic training rows")
     ap.add_argument("--out", default=str(REPO / "benchmarks" / "results" / "nag_speed"))
     args = ap.parse_args(argv)
-    results = {"command": "python benchmarks/nag_speed.py " + shlex.join(argv if argv is not None else sys.argv[1:]),
-               "machine": f"{platform.machine()} {platform.processor()} python {platform.python_version()}",
-               "datasets": {}}
+    results = {
+        "command": "python benchmarks/nag_speed.py " + shlex.join(argv if argv is not None else sys.argv[1:]),
+        "machine": f"{platform.machine()} {platform.processor()} python {platform.python_version()}",
+        "datasets": {},
+    }
     for name, X, y, Xt, yt in datasets(args.rows):
         for make in LEARNERS.values():  # compile / load every kernel first
             make().partial_fit(X[:8], y[:8], classes=[-1, 1])
@@ -88,22 +90,33 @@ def main(argv=None):
                 acc[label] = float(est.score(Xt, yt))
         best = {k: min(v) for k, v in times.items()}
         results["datasets"][name] = {
-            "rows": int(X.shape[0]), "nnz_per_row": float(X.nnz / X.shape[0]), "times_s": times,
-            "best_s": best, "ns_per_example": {k: 1e9 * v / X.shape[0] for k, v in best.items()},
-            "ratio_to_ogd": {k: v / best["ogd"] for k, v in best.items()}, "test_accuracy": acc}
+            "rows": int(X.shape[0]),
+            "nnz_per_row": float(X.nnz / X.shape[0]),
+            "times_s": times,
+            "best_s": best,
+            "ns_per_example": {k: 1e9 * v / X.shape[0] for k, v in best.items()},
+            "ratio_to_ogd": {k: v / best["ogd"] for k, v in best.items()},
+            "test_accuracy": acc,
+        }
         print(name, {k: round(v / best["ogd"], 2) for k, v in best.items()}, flush=True)
     out = Path(args.out)
     out.with_suffix(".json").write_text(json.dumps(results, indent=1))
-    lines = ["# NAG against plain OGD: one pass, time per example", "",
-             f"Command: `{results['command']}` ({results['machine']}). Best of {args.repeats} alternating runs "
-             "(thread CPU time), one `partial_fit` over the training rows after compilation; ratio = time / OGD's "
-             "time in the same run.",
-             "", "| data | rows | nnz/row | learner | ns / example | ratio to ogd | test accuracy |",
-             "|---|---:|---:|---|---:|---:|---:|"]
+    lines = [
+        "# NAG against plain OGD: one pass, time per example",
+        "",
+        f"Command: `{results['command']}` ({results['machine']}). Best of {args.repeats} alternating runs "
+        "(thread CPU time), one `partial_fit` over the training rows after compilation; ratio = time / OGD's "
+        "time in the same run.",
+        "",
+        "| data | rows | nnz/row | learner | ns / example | ratio to ogd | test accuracy |",
+        "|---|---:|---:|---|---:|---:|---:|",
+    ]
     for name, r in results["datasets"].items():
         for k in LEARNERS:
-            lines.append(f"| {name} | {r['rows']} | {r['nnz_per_row']:.0f} | {k} | {r['ns_per_example'][k]:.0f} | "
-                         f"{r['ratio_to_ogd'][k]:.2f} | {r['test_accuracy'][k]:.4f} |")
+            lines.append(
+                f"| {name} | {r['rows']} | {r['nnz_per_row']:.0f} | {k} | {r['ns_per_example'][k]:.0f} | "
+                f"{r['ratio_to_ogd'][k]:.2f} | {r['test_accuracy'][k]:.4f} |"
+            )
     out.with_suffix(".md").write_text("\n".join(lines) + "\n")
     print("\n".join(lines))
 

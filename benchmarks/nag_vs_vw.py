@@ -66,8 +66,14 @@ def main(argv=None):
 
     rows = []
     X, y, Xt, yt = load_a9a()
-    rows.append({"data": "a9a (file order)", "vw": vw_accuracy(X, y, Xt, yt), "nag": ours("nag", X, y, Xt, yt),
-                 "ogd": ours("ogd", X, y, Xt, yt)})
+    rows.append(
+        {
+            "data": "a9a (file order)",
+            "vw": vw_accuracy(X, y, Xt, yt),
+            "nag": ours("nag", X, y, Xt, yt),
+            "ogd": ours("ogd", X, y, Xt, yt),
+        }
+    )
     Xb, yb = load_breast_cancer(return_X_y=True)
     yb = np.where(yb > 0, 1, -1)
     for seed in range(args.seeds):
@@ -78,19 +84,31 @@ def main(argv=None):
         factors = 10.0 ** rng.uniform(-3, 3, size=Xs.shape[1])
         for label, M in (("raw", Xs), ("columns rescaled", Xs * factors)):
             split = (M[:n], ys[:n], M[n:], ys[n:])
-            rows.append({"data": f"breast cancer {label}, shuffle {seed}", "vw": vw_accuracy(*split),
-                         "nag": ours("nag", *split), "ogd": ours("ogd", *split)})
+            rows.append(
+                {
+                    "data": f"breast cancer {label}, shuffle {seed}",
+                    "vw": vw_accuracy(*split),
+                    "nag": ours("nag", *split),
+                    "ogd": ours("ogd", *split),
+                }
+            )
     for r in rows:
         r["nag - vw (pt)"] = 100 * (r["nag"] - r["vw"])
         print(r, flush=True)
     command = "python benchmarks/nag_vs_vw.py " + shlex.join(argv if argv is not None else sys.argv[1:])
     out = Path(args.out)
     out.with_suffix(".json").write_text(json.dumps({"command": command, "rows": rows}, indent=1))
-    lines = ["# nag against Vowpal Wabbit's defaults: test accuracy, one pass, same rows and order", "",
-             f"Command: `{command}`.", "", "| data | VW defaults | nag | nag - VW (pt) | ogd |",
-             "|---|---:|---:|---:|---:|"]
-    lines += [f"| {r['data']} | {r['vw']:.4f} | {r['nag']:.4f} | {r['nag - vw (pt)']:+.2f} | {r['ogd']:.4f} |"
-              for r in rows]
+    lines = [
+        "# nag against Vowpal Wabbit's defaults: test accuracy, one pass, same rows and order",
+        "",
+        f"Command: `{command}`.",
+        "",
+        "| data | VW defaults | nag | nag - VW (pt) | ogd |",
+        "|---|---:|---:|---:|---:|",
+    ]
+    lines += [
+        f"| {r['data']} | {r['vw']:.4f} | {r['nag']:.4f} | {r['nag - vw (pt)']:+.2f} | {r['ogd']:.4f} |" for r in rows
+    ]
     out.with_suffix(".md").write_text("\n".join(lines) + "\n")
     print("\n".join(lines))
 

@@ -30,7 +30,7 @@ def one_pass(make, X, y, Xt, yt, budget=None):
     n, secs, scores, step = 0, 0.0, [], (X.shape[0] if budget is None else 64)
     while n < X.shape[0]:
         t0 = time.perf_counter()
-        s = est.partial_fit_scores(X[n:n + step], y[n:n + step], classes=[-1, 1])
+        s = est.partial_fit_scores(X[n : n + step], y[n : n + step], classes=[-1, 1])
         secs += time.perf_counter() - t0
         scores.append(s)
         n += len(s)
@@ -38,8 +38,13 @@ def one_pass(make, X, y, Xt, yt, budget=None):
             break
     s = np.concatenate(scores)
     online = float(np.mean(np.where(s >= 0, 1, -1) != y[:n]))
-    return est, {"n_train": n, "online_error_rate": online, "test_accuracy": float(est.score(Xt, yt)),
-                 "seconds": secs, "us_per_example": 1e6 * secs / n}
+    return est, {
+        "n_train": n,
+        "online_error_rate": online,
+        "test_accuracy": float(est.score(Xt, yt)),
+        "seconds": secs,
+        "us_per_example": 1e6 * secs / n,
+    }
 
 
 def main(argv=None):
@@ -53,23 +58,44 @@ def main(argv=None):
     rows = []
     exact, r = one_pass(lambda: OCCFMClassifier(delta=DELTA, eta=eta, mode="exact"), X, y, Xt, yt)
     C_exact = exact.augmented_matrix()
-    rows.append({"learner": "occfm-exact", "params": {"delta": DELTA, "eta": eta}, **r,
-                 "lmo_matvecs_per_example": exact.diagnostics()["lmo_matvecs"] / r["n_train"]})
+    rows.append(
+        {
+            "learner": "occfm-exact",
+            "params": {"delta": DELTA, "eta": eta},
+            **r,
+            "lmo_matvecs_per_example": exact.diagnostics()["lmo_matvecs"] / r["n_train"],
+        }
+    )
     for rank in (5, 10, 20):
-        est, r = one_pass(lambda rank=rank: OCCFMClassifier(delta=DELTA, eta=eta, mode="scalable", rank=rank, ell=rank),
-                          X, y, Xt, yt)
+        est, r = one_pass(
+            lambda rank=rank: OCCFMClassifier(delta=DELTA, eta=eta, mode="scalable", rank=rank, ell=rank), X, y, Xt, yt
+        )
         C = est.augmented_matrix()
         d = est.diagnostics()
-        rows.append({"learner": f"occfm-scalable r=ell={rank}", "params": {"delta": DELTA, "eta": eta, "rank": rank,
-                                                                          "ell": rank}, **r,
-                     "rel_frobenius_to_exact": float(np.linalg.norm(C - C_exact) / np.linalg.norm(C_exact)),
-                     "lmo_matvecs_per_example": d["lmo_matvecs"] / r["n_train"],
-                     "sketch_error_bound": d["sketch_error_bound"], "dropped_trace": d["dropped_trace"]})
-    est, r = one_pass(lambda: CCFMOnlineGradientClassifier(delta=DELTA, eta0=2 * DELTA / G), X, y, Xt, yt,
-                      budget=args.budget)
+        rows.append(
+            {
+                "learner": f"occfm-scalable r=ell={rank}",
+                "params": {"delta": DELTA, "eta": eta, "rank": rank, "ell": rank},
+                **r,
+                "rel_frobenius_to_exact": float(np.linalg.norm(C - C_exact) / np.linalg.norm(C_exact)),
+                "lmo_matvecs_per_example": d["lmo_matvecs"] / r["n_train"],
+                "sketch_error_bound": d["sketch_error_bound"],
+                "dropped_trace": d["dropped_trace"],
+            }
+        )
+    est, r = one_pass(
+        lambda: CCFMOnlineGradientClassifier(delta=DELTA, eta0=2 * DELTA / G), X, y, Xt, yt, budget=args.budget
+    )
     d = est.diagnostics()
-    rows.append({"learner": "ccfm-ogd", "params": {"delta": DELTA, "eta0": 2 * DELTA / G}, **r,
-                 "eigendecompositions": d["eigendecompositions"], "projections": d["projections"]})
+    rows.append(
+        {
+            "learner": "ccfm-ogd",
+            "params": {"delta": DELTA, "eta0": 2 * DELTA / G},
+            **r,
+            "eigendecompositions": d["eigendecompositions"],
+            "projections": d["projections"],
+        }
+    )
     _, r = one_pass(lambda: FMClassifier(n_factors=10), X, y, Xt, yt)
     rows.append({"learner": "fm", "params": {"n_factors": 10}, **r})
     base = rows[0]["us_per_example"]
@@ -78,15 +104,31 @@ def main(argv=None):
     out = Path(args.out)
     out.parent.mkdir(parents=True, exist_ok=True)
     out.with_suffix(".json").write_text(json.dumps(rows, indent=1))
-    cols = ["learner", "n_train", "online_error_rate", "test_accuracy", "us_per_example", "time_ratio_to_occfm_exact",
-            "rel_frobenius_to_exact", "lmo_matvecs_per_example"]
-    lines = ["# OCCFM exact vs scalable, CCFM-OGD vs OCCFM (a9a, one pass)", "",
-             f"delta = {DELTA}, eta = occfm_eta(delta, G={G:g}, T={X.shape[0]}) = {eta:.4g}; ccfm-ogd eta0 = 2 delta / G, "
-             f"stopped after {args.budget:g} s. Command: `python benchmarks/occfm_speed.py`.", "",
-             "| " + " | ".join(cols) + " |", "|" + "---|" * len(cols)]
+    cols = [
+        "learner",
+        "n_train",
+        "online_error_rate",
+        "test_accuracy",
+        "us_per_example",
+        "time_ratio_to_occfm_exact",
+        "rel_frobenius_to_exact",
+        "lmo_matvecs_per_example",
+    ]
+    lines = [
+        "# OCCFM exact vs scalable, CCFM-OGD vs OCCFM (a9a, one pass)",
+        "",
+        f"delta = {DELTA}, eta = occfm_eta(delta, G={G:g}, T={X.shape[0]}) = {eta:.4g}; ccfm-ogd eta0 = 2 delta / G, "
+        f"stopped after {args.budget:g} s. Command: `python benchmarks/occfm_speed.py`.",
+        "",
+        "| " + " | ".join(cols) + " |",
+        "|" + "---|" * len(cols),
+    ]
     for row in rows:
-        lines.append("| " + " | ".join(f"{row.get(c):.4g}" if isinstance(row.get(c), float) else str(row.get(c, "-"))
-                                       for c in cols) + " |")
+        lines.append(
+            "| "
+            + " | ".join(f"{row.get(c):.4g}" if isinstance(row.get(c), float) else str(row.get(c, "-")) for c in cols)
+            + " |"
+        )
     out.with_suffix(".md").write_text("\n".join(lines) + "\n")
     print("\n".join(lines))
 

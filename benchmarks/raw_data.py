@@ -61,8 +61,11 @@ def _run(cmd):
 
 def _vw_cmd():
     exe = shutil.which("vw")
-    return ([exe], "vw executable") if exe else ([sys.executable, "-m", "vowpalwabbit"],
-                                                 "python -m vowpalwabbit (the package's VW driver)")
+    return (
+        ([exe], "vw executable")
+        if exe
+        else ([sys.executable, "-m", "vowpalwabbit"], "python -m vowpalwabbit (the package's VW driver)")
+    )
 
 
 def _logloss(y, z):
@@ -75,9 +78,14 @@ def main(argv=None):
     ap.add_argument("--bits", type=int, default=18)
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--out", default="raw_data", help="result name under benchmarks/results/")
-    ap.add_argument("--tabular", nargs=argparse.REMAINDER, default=None, metavar="...",
-                    help="run the CSV/Parquet part instead (benchmarks/raw_data_tabular.py, with the options that "
-                         "follow): parse + hash throughput against pandas + FeatureHasher, peak memory by size")
+    ap.add_argument(
+        "--tabular",
+        nargs=argparse.REMAINDER,
+        default=None,
+        metavar="...",
+        help="run the CSV/Parquet part instead (benchmarks/raw_data_tabular.py, with the options that "
+        "follow): parse + hash throughput against pandas + FeatureHasher, peak memory by size",
+    )
     args = ap.parse_args(argv)
     if args.tabular is not None:
         sys.path.insert(0, str(Path(__file__).resolve().parent))
@@ -103,39 +111,45 @@ def main(argv=None):
         _, y_test, _, _ = load_vw(test, bits=args.bits)
 
         # parse + hash only
-        _run([py, "-m", "streamlearn", "evaluate", str(tmp / "warm.vw"), "--learner", "ftrl", "-q", "ua",
-              "--quiet"])  # fills the numba cache
+        _run(
+            [py, "-m", "streamlearn", "evaluate", str(tmp / "warm.vw"), "--learner", "ftrl", "-q", "ua", "--quiet"]
+        )  # fills the numba cache
         t, c = time.perf_counter(), time.process_time()
         n = 0
         for X, *_ in iter_vw(train, chunk_size=10_000, bits=args.bits, quadratic=["ua"]):
             n += X.shape[0]
         parse_ours, parse_ours_cpu = time.perf_counter() - t, time.process_time() - c
-        parse_vw, parse_vw_cpu, _ = _run(vw + ["-d", str(train), "-q", "ua", "-b", str(args.bits), "--noop",
-                                               "--quiet"])
+        parse_vw, parse_vw_cpu, _ = _run(vw + ["-d", str(train), "-q", "ua", "-b", str(args.bits), "--noop", "--quiet"])
 
         runs = []
         q = ["-q", "ua", "-b", str(args.bits)]
-        ours = [("streamlearn ftrl", ["--learner", "ftrl"]),
-                ("streamlearn ftrl, VW's --ftrl parameters",
-                 ["--learner", "ftrl", "-p", "alpha=0.005", "-p", "beta=0.1", "-p", "l1=0", "-p", "l2=0"])]
+        ours = [
+            ("streamlearn ftrl", ["--learner", "ftrl"]),
+            (
+                "streamlearn ftrl, VW's --ftrl parameters",
+                ["--learner", "ftrl", "-p", "alpha=0.005", "-p", "beta=0.1", "-p", "l1=0", "-p", "l2=0"],
+            ),
+        ]
         if "nag" in LEARNERS:
             ours.append(("streamlearn nag", ["--learner", "nag"]))
         for name, opts in ours:
             model = tmp / "m.slm"
-            secs, cpu, _ = _run([py, "-m", "streamlearn", "train", str(train), *opts, *q, "-o", str(model),
-                                 "--quiet"])
+            secs, cpu, _ = _run([py, "-m", "streamlearn", "train", str(train), *opts, *q, "-o", str(model), "--quiet"])
             _, _, proc = _run([py, "-m", "streamlearn", "predict", str(model), str(test), "--scores"])
             z = np.array(proc.stdout.split(), dtype=float)
-            runs.append({"name": name, "train_seconds": secs, "train_cpu_seconds": cpu,
-                         "test_logloss": _logloss(y_test, z)})
+            runs.append(
+                {"name": name, "train_seconds": secs, "train_cpu_seconds": cpu, "test_logloss": _logloss(y_test, z)}
+            )
         for name, opts in [("VW --ftrl", ["--ftrl"]), ("VW defaults", [])]:
             model, raw = tmp / "vw.model", tmp / "raw.txt"
-            secs, cpu, _ = _run(vw + ["-d", str(train), *q, *opts, "--loss_function", "logistic", "-f",
-                                      str(model), "--quiet"])
+            secs, cpu, _ = _run(
+                vw + ["-d", str(train), *q, *opts, "--loss_function", "logistic", "-f", str(model), "--quiet"]
+            )
             _run(vw + ["-d", str(test), "-t", "-i", str(model), "-r", str(raw), "--quiet"])
             z = np.array([float(line.split()[0]) for line in raw.read_text().splitlines()])
-            runs.append({"name": name, "train_seconds": secs, "train_cpu_seconds": cpu,
-                         "test_logloss": _logloss(y_test, z)})
+            runs.append(
+                {"name": name, "train_seconds": secs, "train_cpu_seconds": cpu, "test_logloss": _logloss(y_test, z)}
+            )
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
 
@@ -148,14 +162,26 @@ def main(argv=None):
         r["logloss_vs_vw_defaults"] = r["test_logloss"] / base["VW defaults"]["test_logloss"]
         r["peer"] = peer["name"]
     result = {
-        "rows": args.rows, "test_rows": args.rows // 5, "bits": args.bits, "interactions": ["ua"],
-        "train_mb": mb, "generate_seconds": gen_seconds, "vw": vw_how,
-        "parse_hash": {"streamlearn_iter_vw_seconds": parse_ours, "streamlearn_rows_per_second": n / parse_ours,
-                       "streamlearn_mb_per_second": mb / parse_ours, "vw_noop_seconds": parse_vw,
-                       "ratio_ours_vs_vw": parse_ours / parse_vw, "streamlearn_cpu_seconds": parse_ours_cpu,
-                       "vw_noop_cpu_seconds": parse_vw_cpu, "cpu_ratio_ours_vs_vw": parse_ours_cpu / parse_vw_cpu},
+        "rows": args.rows,
+        "test_rows": args.rows // 5,
+        "bits": args.bits,
+        "interactions": ["ua"],
+        "train_mb": mb,
+        "generate_seconds": gen_seconds,
+        "vw": vw_how,
+        "parse_hash": {
+            "streamlearn_iter_vw_seconds": parse_ours,
+            "streamlearn_rows_per_second": n / parse_ours,
+            "streamlearn_mb_per_second": mb / parse_ours,
+            "vw_noop_seconds": parse_vw,
+            "ratio_ours_vs_vw": parse_ours / parse_vw,
+            "streamlearn_cpu_seconds": parse_ours_cpu,
+            "vw_noop_cpu_seconds": parse_vw_cpu,
+            "cpu_ratio_ours_vs_vw": parse_ours_cpu / parse_vw_cpu,
+        },
         "load_average_after": os.getloadavg()[0],
-        "runs": runs, "machine": {"python": platform.python_version(), "cpus": os.cpu_count()},
+        "runs": runs,
+        "machine": {"python": platform.python_version(), "cpus": os.cpu_count()},
         "command": "python benchmarks/raw_data.py " + " ".join(argv if argv is not None else sys.argv[1:]),
     }
     RESULTS.mkdir(parents=True, exist_ok=True)
@@ -164,26 +190,38 @@ def main(argv=None):
     lines = [
         f"# Raw data in: VW text, file -> model ({args.rows:,} training rows, {args.rows // 5:,} test rows)",
         "",
-        (f"Generated by `{result['command']}`. Click log from `write_click_log` ({mb:.0f} MB of VW text), "
-         f"`-q ua -b {args.bits}`. Vowpal Wabbit: {vw_how}. Times are wall-clock and CPU seconds of one "
-         "subprocess each, file to saved model, measured in the same run (the CPU time is the fairer figure "
-         f"on a loaded machine; load average after the run: {result['load_average_after']:.1f}); log-loss is "
-         "on the test file."),
+        (
+            f"Generated by `{result['command']}`. Click log from `write_click_log` ({mb:.0f} MB of VW text), "
+            f"`-q ua -b {args.bits}`. Vowpal Wabbit: {vw_how}. Times are wall-clock and CPU seconds of one "
+            "subprocess each, file to saved model, measured in the same run (the CPU time is the fairer figure "
+            f"on a loaded machine; load average after the run: {result['load_average_after']:.1f}); log-loss is "
+            "on the test file."
+        ),
         "",
-        ("| run | train wall s | wall / peer | train CPU s | CPU / peer | test log-loss | log-loss / peer "
-         "| log-loss / VW defaults | peer |"),
+        (
+            "| run | train wall s | wall / peer | train CPU s | CPU / peer | test log-loss | log-loss / peer "
+            "| log-loss / VW defaults | peer |"
+        ),
         "| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | --- |",
     ]
     for r in runs:
-        lines.append(f"| {r['name']} | {r['train_seconds']:.2f} | {r['time_vs_vw']:.2f} | {r['train_cpu_seconds']:.2f} "
-                     f"| {r['cpu_vs_vw']:.2f} | {r['test_logloss']:.4f} | {r['logloss_vs_vw']:.3f} "
-                     f"| {r['logloss_vs_vw_defaults']:.3f} | {r['peer']} |")
-    lines += ["", (f"Parse + hash only (with `-q ua`): `iter_vw` {ph['streamlearn_iter_vw_seconds']:.2f} s wall, "
-              f"{ph['streamlearn_cpu_seconds']:.2f} s CPU ({ph['streamlearn_rows_per_second']:,.0f} rows/s, "
-              f"{ph['streamlearn_mb_per_second']:.0f} MB/s, in-process, interpreter start excluded); VW `--noop` "
-              f"{ph['vw_noop_seconds']:.2f} s wall, {ph['vw_noop_cpu_seconds']:.2f} s CPU (subprocess, start "
-              f"included). Ratio ours / VW: {ph['ratio_ours_vs_vw']:.2f} wall, {ph['cpu_ratio_ours_vs_vw']:.2f} "
-              "CPU."), ""]
+        lines.append(
+            f"| {r['name']} | {r['train_seconds']:.2f} | {r['time_vs_vw']:.2f} | {r['train_cpu_seconds']:.2f} "
+            f"| {r['cpu_vs_vw']:.2f} | {r['test_logloss']:.4f} | {r['logloss_vs_vw']:.3f} "
+            f"| {r['logloss_vs_vw_defaults']:.3f} | {r['peer']} |"
+        )
+    lines += [
+        "",
+        (
+            f"Parse + hash only (with `-q ua`): `iter_vw` {ph['streamlearn_iter_vw_seconds']:.2f} s wall, "
+            f"{ph['streamlearn_cpu_seconds']:.2f} s CPU ({ph['streamlearn_rows_per_second']:,.0f} rows/s, "
+            f"{ph['streamlearn_mb_per_second']:.0f} MB/s, in-process, interpreter start excluded); VW `--noop` "
+            f"{ph['vw_noop_seconds']:.2f} s wall, {ph['vw_noop_cpu_seconds']:.2f} s CPU (subprocess, start "
+            f"included). Ratio ours / VW: {ph['ratio_ours_vs_vw']:.2f} wall, {ph['cpu_ratio_ours_vs_vw']:.2f} "
+            "CPU."
+        ),
+        "",
+    ]
     (RESULTS / f"{args.out}.md").write_text("\n".join(lines))
     print("\n".join(lines))
 

@@ -76,8 +76,7 @@ def _run_mode(mode, path, chunk):
     if mode in ("iter_csv", "iter_parquet"):
         from streamlearn.datasets import iter_csv, iter_parquet
 
-        reader = (iter_csv if mode == "iter_csv" else iter_parquet)(path, label="clicked", bits=BITS,
-                                                                    chunk_size=chunk)
+        reader = (iter_csv if mode == "iter_csv" else iter_parquet)(path, label="clicked", bits=BITS, chunk_size=chunk)
         for X, _y in reader:
             rows += X.shape[0]
             nnz += X.nnz
@@ -108,17 +107,33 @@ def child(mode, path, warm_path, chunk):
     t0, c0 = time.perf_counter(), time.process_time()
     rows, nnz = _run_mode(mode, path, chunk)
     wall, cpu = time.perf_counter() - t0, time.process_time() - c0
-    print(json.dumps({"mode": mode, "rows": rows, "nnz": nnz, "wall_s": wall, "cpu_s": cpu,
-                      "rss_after_warmup_mb": rss_warm, "peak_rss_mb": _peak_rss_mb()}))
+    print(
+        json.dumps(
+            {
+                "mode": mode,
+                "rows": rows,
+                "nnz": nnz,
+                "wall_s": wall,
+                "cpu_s": cpu,
+                "rss_after_warmup_mb": rss_warm,
+                "peak_rss_mb": _peak_rss_mb(),
+            }
+        )
+    )
 
 
 # ---------------------------------------------------------------------------------------------------
 # parent
 def _spawn(mode, path, warm, chunk):
-    env = dict(os.environ, PYTHONPATH=str(REPO) + os.pathsep + os.environ.get("PYTHONPATH", ""),
-               OPENBLAS_NUM_THREADS="1")
-    out = subprocess.run([sys.executable, __file__, "--child", mode, str(path), str(warm), str(chunk)],
-                         capture_output=True, text=True, env=env)
+    env = dict(
+        os.environ, PYTHONPATH=str(REPO) + os.pathsep + os.environ.get("PYTHONPATH", ""), OPENBLAS_NUM_THREADS="1"
+    )
+    out = subprocess.run(
+        [sys.executable, __file__, "--child", mode, str(path), str(warm), str(chunk)],
+        capture_output=True,
+        text=True,
+        env=env,
+    )
     if out.returncode:
         raise RuntimeError(f"{mode} on {path} failed:\n{out.stderr}")
     return json.loads(out.stdout.strip().splitlines()[-1])
@@ -137,8 +152,9 @@ def _files(workdir, n, seed):
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--rows", type=int, default=1_000_000, help="rows of the throughput files (default 1M)")
-    ap.add_argument("--sizes", default="1000000,2000000,4000000",
-                    help="row counts of the memory runs (default 1M,2M,4M)")
+    ap.add_argument(
+        "--sizes", default="1000000,2000000,4000000", help="row counts of the memory runs (default 1M,2M,4M)"
+    )
     ap.add_argument("--chunk-size", type=int, default=100_000, help="rows per chunk, every reader (100000)")
     ap.add_argument("--repeats", type=int, default=2, help="throughput runs per mode, best kept (2)")
     ap.add_argument("--seed", type=int, default=0)
@@ -161,13 +177,20 @@ def main(argv=None):
 
     throughput = []
     for r in range(args.repeats):
-        for mode, path, warm in (("iter_csv", csv, warm_csv), ("pandas_csv", csv, warm_csv),
-                                 ("iter_parquet", parquet, warm_pq), ("pandas_parquet", parquet, warm_pq)):
+        for mode, path, warm in (
+            ("iter_csv", csv, warm_csv),
+            ("pandas_csv", csv, warm_csv),
+            ("iter_parquet", parquet, warm_pq),
+            ("pandas_parquet", parquet, warm_pq),
+        ):
             res = _spawn(mode, path, warm, args.chunk_size)
             res.update(repeat=r, file_mb=os.path.getsize(path) / 1e6)
             throughput.append(res)
-            print(f"{mode:15s} {res['rows']:>9d} rows {res['wall_s']:7.2f} s wall {res['cpu_s']:7.2f} s cpu "
-                  f"peak {res['peak_rss_mb']:6.0f} MB", flush=True)
+            print(
+                f"{mode:15s} {res['rows']:>9d} rows {res['wall_s']:7.2f} s wall {res['cpu_s']:7.2f} s cpu "
+                f"peak {res['peak_rss_mb']:6.0f} MB",
+                flush=True,
+            )
     rows = {t["rows"] for t in throughput}
     nnz = {t["mode"]: t["nnz"] for t in throughput}
     if rows != {args.rows}:
@@ -180,8 +203,11 @@ def main(argv=None):
             res = _spawn(mode, path, warm, args.chunk_size)
             res.update(size=n, file_mb=os.path.getsize(path) / 1e6)
             memory.append(res)
-            print(f"memory {mode:13s} {n:>9d} rows peak {res['peak_rss_mb']:6.0f} MB "
-                  f"(after warm-up {res['rss_after_warmup_mb']:.0f} MB)", flush=True)
+            print(
+                f"memory {mode:13s} {n:>9d} rows peak {res['peak_rss_mb']:6.0f} MB "
+                f"(after warm-up {res['rss_after_warmup_mb']:.0f} MB)",
+                flush=True,
+            )
             path.unlink() if n != args.rows else None
 
     def best(mode, key="wall_s"):
@@ -190,20 +216,35 @@ def main(argv=None):
     summary = {}
     for ours, peers in (("iter_csv", ("pandas_csv",)), ("iter_parquet", ("pandas_csv", "pandas_parquet"))):
         for peer in peers:
-            summary[f"{ours}_vs_{peer}"] = {"speedup_wall": best(peer) / best(ours),
-                                            "speedup_cpu": best(peer, "cpu_s") / best(ours, "cpu_s")}
+            summary[f"{ours}_vs_{peer}"] = {
+                "speedup_wall": best(peer) / best(ours),
+                "speedup_cpu": best(peer, "cpu_s") / best(ours, "cpu_s"),
+            }
     flat = {}
     for mode in ("iter_csv", "iter_parquet"):
         peaks = [m["peak_rss_mb"] for m in memory if m["mode"] == mode]
-        flat[mode] = {"peak_rss_mb": peaks, "growth": peaks[-1] / peaks[0] - 1.0,
-                      "flat": peaks[-1] <= 1.10 * peaks[0]}
+        flat[mode] = {"peak_rss_mb": peaks, "growth": peaks[-1] / peaks[0] - 1.0, "flat": peaks[-1] <= 1.10 * peaks[0]}
     given = sys.argv[1:] if argv is None else argv
     command = "python benchmarks/raw_data_tabular.py " + " ".join(shlex.quote(a) for a in given)
-    out = {"command": command.strip(), "rows": args.rows, "sizes": sizes, "chunk_size": args.chunk_size,
-           "bits": BITS, "repeats": args.repeats, "nnz": nnz, "throughput": throughput, "memory": memory,
-           "summary": summary, "memory_flat": flat, "python": platform.python_version(),
-           "machine": platform.machine(), "cpus": os.cpu_count(), "seconds": time.time() - start,
-           "date_utc": time.strftime("%Y-%m-%d %H:%M", time.gmtime()), "versions": _versions()}
+    out = {
+        "command": command.strip(),
+        "rows": args.rows,
+        "sizes": sizes,
+        "chunk_size": args.chunk_size,
+        "bits": BITS,
+        "repeats": args.repeats,
+        "nnz": nnz,
+        "throughput": throughput,
+        "memory": memory,
+        "summary": summary,
+        "memory_flat": flat,
+        "python": platform.python_version(),
+        "machine": platform.machine(),
+        "cpus": os.cpu_count(),
+        "seconds": time.time() - start,
+        "date_utc": time.strftime("%Y-%m-%d %H:%M", time.gmtime()),
+        "versions": _versions(),
+    }
     RESULTS.mkdir(parents=True, exist_ok=True)
     (RESULTS / "raw_data_tabular.json").write_text(json.dumps(out, indent=1))
     (RESULTS / "raw_data_tabular.md").write_text(_markdown(out))
@@ -218,8 +259,12 @@ def _versions():
     import pyarrow
     import sklearn
 
-    return {"pyarrow": pyarrow.__version__, "pandas": pandas.__version__, "scikit-learn": sklearn.__version__,
-            "numba": numba.__version__}
+    return {
+        "pyarrow": pyarrow.__version__,
+        "pandas": pandas.__version__,
+        "scikit-learn": sklearn.__version__,
+        "numba": numba.__version__,
+    }
 
 
 def _markdown(out):
@@ -241,23 +286,35 @@ def _markdown(out):
         "| reader | file MB | wall s | rows/s (wall) | CPU s | stored non-zeros |",
         "|---|---:|---:|---:|---:|---:|",
     ]
-    labels = {"iter_csv": "`iter_csv`", "pandas_csv": "`pandas.read_csv` + `FeatureHasher`",
-              "iter_parquet": "`iter_parquet`", "pandas_parquet": "Parquet batches `to_pandas` + `FeatureHasher`"}
+    labels = {
+        "iter_csv": "`iter_csv`",
+        "pandas_csv": "`pandas.read_csv` + `FeatureHasher`",
+        "iter_parquet": "`iter_parquet`",
+        "pandas_parquet": "Parquet batches `to_pandas` + `FeatureHasher`",
+    }
     for mode in ("iter_csv", "pandas_csv", "iter_parquet", "pandas_parquet"):
         mb = next(t["file_mb"] for t in out["throughput"] if t["mode"] == mode)
         w = best(mode, "wall_s")
-        lines.append(f"| {labels[mode]} | {mb:.0f} | {w:.2f} | {n / w:,.0f} | {best(mode, 'cpu_s'):.2f} | "
-                     f"{out['nnz'][mode]:,} |")
+        lines.append(
+            f"| {labels[mode]} | {mb:.0f} | {w:.2f} | {n / w:,.0f} | {best(mode, 'cpu_s'):.2f} | {out['nnz'][mode]:,} |"
+        )
     lines += ["", "| ours vs peer | speed-up (wall) | speed-up (CPU) |", "|---|---:|---:|"]
     for key, s in out["summary"].items():
         ours, peer = key.split("_vs_")
         lines.append(f"| {labels[ours]} vs {labels[peer]} | {s['speedup_wall']:.1f}x | {s['speedup_cpu']:.1f}x |")
-    lines += ["", "Peak RSS (VmHWM) of one reading process, by file size:", "",
-              "| reader | " + " | ".join(f"{s:,} rows" for s in out["sizes"]) + " | growth | flat (<= 10 %) |",
-              "|---|" + "---:|" * len(out["sizes"]) + "---:|---|"]
+    lines += [
+        "",
+        "Peak RSS (VmHWM) of one reading process, by file size:",
+        "",
+        "| reader | " + " | ".join(f"{s:,} rows" for s in out["sizes"]) + " | growth | flat (<= 10 %) |",
+        "|---|" + "---:|" * len(out["sizes"]) + "---:|---|",
+    ]
     for mode, f in out["memory_flat"].items():
-        lines.append(f"| {labels[mode]} | " + " | ".join(f"{p:.0f} MB" for p in f["peak_rss_mb"]) +
-                     f" | {100 * f['growth']:+.1f} % | {'yes' if f['flat'] else 'no'} |")
+        lines.append(
+            f"| {labels[mode]} | "
+            + " | ".join(f"{p:.0f} MB" for p in f["peak_rss_mb"])
+            + f" | {100 * f['growth']:+.1f} % | {'yes' if f['flat'] else 'no'} |"
+        )
     warm = [m["rss_after_warmup_mb"] for m in out["memory"]]
     lines += ["", f"RSS after imports and warm-up: {min(warm):.0f}-{max(warm):.0f} MB.", ""]
     return "\n".join(lines)

@@ -54,8 +54,7 @@ def write_binary(path, target_mb, n_features, seed):
 
     sample = write_svmlight_stream(path, 20_000, n_features, nnz_per_row=100, random_state=seed)
     n_rows = max(1000, int(target_mb * 1e6 / (sample / 20_000) * 1.01))
-    n_bytes = write_svmlight_stream(path, n_rows, n_features, nnz_per_row=100, random_state=seed,
-                                    chunk_size=20_000)
+    n_bytes = write_svmlight_stream(path, n_rows, n_features, nnz_per_row=100, random_state=seed, chunk_size=20_000)
     return n_rows, n_bytes
 
 
@@ -66,7 +65,7 @@ def _digits_matrix(v, width):
     for k in range(width):
         d = (q % 10).astype(np.uint8) + 48
         if k > 0:
-            d *= (q > 0)
+            d *= q > 0
         M[:, width - 1 - k] = d
         q //= 10
     return M
@@ -84,7 +83,7 @@ def write_real_valued(path, target_mb, n_features, seed, *, nnz_per_row=40):
             k = rng.poisson(nnz_per_row - 1, size=rows) + 1
             # Zipf-like column frequencies: inverse-CDF of a power law, unique and sorted per row
             u = rng.random(int(k.sum()))
-            cols = np.minimum((n_features ** u).astype(np.int64), n_features) - 1  # log-uniform ~ Zipf(1)
+            cols = np.minimum((n_features**u).astype(np.int64), n_features) - 1  # log-uniform ~ Zipf(1)
             row_of = np.repeat(np.arange(rows), k)
             key = np.unique(row_of * n_features + cols)
             row_of, cols = key // n_features, key % n_features
@@ -99,12 +98,12 @@ def write_real_valued(path, target_mb, n_features, seed, *, nnz_per_row=40):
             M = np.zeros((n_tok, W), dtype=np.uint8)
             feat = M[~is_lab]
             feat[:, 0] = ord(" ")
-            feat[:, 1:1 + w_idx] = _digits_matrix(cols + 1, w_idx)
+            feat[:, 1 : 1 + w_idx] = _digits_matrix(cols + 1, w_idx)
             feat[:, 1 + w_idx] = ord(":")
             feat[:, 2 + w_idx] = ord("0")
             feat[:, 3 + w_idx] = ord(".")
-            feat[:, 4 + w_idx:] = _digits_matrix(vals, 6)  # 6 digits; the 0-byte padding becomes "0" below
-            feat[:, 4 + w_idx:][feat[:, 4 + w_idx:] == 0] = ord("0")
+            feat[:, 4 + w_idx :] = _digits_matrix(vals, 6)  # 6 digits; the 0-byte padding becomes "0" below
+            feat[:, 4 + w_idx :][feat[:, 4 + w_idx :] == 0] = ord("0")
             M[~is_lab] = feat
             lab = np.zeros((rows, W), dtype=np.uint8)
             lab[:, 0] = ord("\n")
@@ -170,20 +169,38 @@ def full_load_case(name, path, n_features, repeats):
         X, y = load_svmlight(path, n_features=n_features, zero_based=False)
     if Xs is None:
         Xs, ys = load_svmlight_file(str(path), n_features=n_features, zero_based=False)
-    equal = bool(X.shape == Xs.shape and np.array_equal(X.indptr, Xs.indptr)
-                 and np.array_equal(X.indices, Xs.indices) and np.array_equal(X.data, Xs.data)
-                 and np.array_equal(y, ys))
+    equal = bool(
+        X.shape == Xs.shape
+        and np.array_equal(X.indptr, Xs.indptr)
+        and np.array_equal(X.indices, Xs.indices)
+        and np.array_equal(X.data, Xs.data)
+        and np.array_equal(y, ys)
+    )
     if not equal:
         raise AssertionError(f"{name}: load_svmlight and load_svmlight_file disagree")
-    row = {"dataset": name, "mb": size / 1e6, "rows": X.shape[0], "n_features": X.shape[1], "nnz": int(X.nnz),
-           "ours_s": min(ours), "sklearn_s": min(theirs), "ours_all_s": ours, "sklearn_all_s": theirs,
-           "ours_cpu_all_s": ours_cpu, "sklearn_cpu_all_s": theirs_cpu, "equal": equal}
+    row = {
+        "dataset": name,
+        "mb": size / 1e6,
+        "rows": X.shape[0],
+        "n_features": X.shape[1],
+        "nnz": int(X.nnz),
+        "ours_s": min(ours),
+        "sklearn_s": min(theirs),
+        "ours_all_s": ours,
+        "sklearn_all_s": theirs,
+        "ours_cpu_all_s": ours_cpu,
+        "sklearn_cpu_all_s": theirs_cpu,
+        "equal": equal,
+    }
     row["ours_mb_s"] = row["mb"] / row["ours_s"]
     row["sklearn_mb_s"] = row["mb"] / row["sklearn_s"]
     row["ratio"] = row["sklearn_s"] / row["ours_s"]
     row["cpu_ratio"] = min(theirs_cpu) / min(ours_cpu)
-    print(f"  {name:<22} {row['mb']:8.1f} MB  ours {row['ours_mb_s']:7.1f} MB/s  sklearn "
-          f"{row['sklearn_mb_s']:6.1f} MB/s  x{row['ratio']:.1f} (CPU time x{row['cpu_ratio']:.1f})", flush=True)
+    print(
+        f"  {name:<22} {row['mb']:8.1f} MB  ours {row['ours_mb_s']:7.1f} MB/s  sklearn "
+        f"{row['sklearn_mb_s']:6.1f} MB/s  x{row['ratio']:.1f} (CPU time x{row['cpu_ratio']:.1f})",
+        flush=True,
+    )
     return row
 
 
@@ -214,8 +231,7 @@ def child_stream(path, n_features, mode, chunk_size):
 
     # warm-up: load the numba kernels (reader and learner) from their cache before measuring
     clf = PassiveAggressiveClassifier()
-    for X, y in iter_svmlight(io.BytesIO(b"1 1:1\n-1 2:1\n"), chunk_size=2, n_features=n_features,
-                              zero_based=False):
+    for X, y in iter_svmlight(io.BytesIO(b"1 1:1\n-1 2:1\n"), chunk_size=2, n_features=n_features, zero_based=False):
         clf.partial_fit(X, y, classes=[-1, 1])
     base_rss = peak_rss_bytes()
     clf = PassiveAggressiveClassifier()
@@ -234,25 +250,45 @@ def child_stream(path, n_features, mode, chunk_size):
             t_learn += time.perf_counter() - t
     wall = time.perf_counter() - t0
     peak = peak_rss_bytes()
-    out = {"mode": mode, "rows": rows, "nnz": nnz, "wall_s": wall, "learn_s": t_learn,
-           "peak_rss_bytes": peak, "rss_after_imports_bytes": base_rss}
+    out = {
+        "mode": mode,
+        "rows": rows,
+        "nnz": nnz,
+        "wall_s": wall,
+        "learn_s": t_learn,
+        "peak_rss_bytes": peak,
+        "rss_after_imports_bytes": base_rss,
+    }
     if mode == "pa":
         out["progressive_accuracy_after_first_chunk"] = correct / max(rows - chunk_size, 1)
     print(json.dumps(out))
 
 
 def stream_case(path, n_features, mode, chunk_size):
-    cmd = [sys.executable, __file__, "--child", str(path), "--child-mode", mode,
-           "--child-n-features", str(n_features), "--chunk-size", str(chunk_size)]
+    cmd = [
+        sys.executable,
+        __file__,
+        "--child",
+        str(path),
+        "--child-mode",
+        mode,
+        "--child-n-features",
+        str(n_features),
+        "--chunk-size",
+        str(chunk_size),
+    ]
     res = subprocess.run(cmd, capture_output=True, text=True, check=True, cwd=REPO)
     out = json.loads(res.stdout.strip().splitlines()[-1])
     size = os.path.getsize(path)
     out["mb"] = size / 1e6
     out["mb_s"] = out["mb"] / out["wall_s"]
     out["rows_s"] = out["rows"] / out["wall_s"]
-    print(f"  stream {mode:<7} {out['mb']:8.0f} MB  {out['mb_s']:6.1f} MB/s  {out['rows_s']:9.0f} rows/s  "
-          f"peak RSS {out['peak_rss_bytes'] / 2**20:6.0f} MiB (after imports "
-          f"{out['rss_after_imports_bytes'] / 2**20:.0f} MiB)", flush=True)
+    print(
+        f"  stream {mode:<7} {out['mb']:8.0f} MB  {out['mb_s']:6.1f} MB/s  {out['rows_s']:9.0f} rows/s  "
+        f"peak RSS {out['peak_rss_bytes'] / 2**20:6.0f} MiB (after imports "
+        f"{out['rss_after_imports_bytes'] / 2**20:.0f} MiB)",
+        flush=True,
+    )
     return out
 
 
@@ -276,8 +312,10 @@ def write_markdown(res, path):
         "|---|---:|---:|---:|---:|---:|---:|---:|",
     ]
     for r in res["full_load"]:
-        lines.append(f"| {r['dataset']} | {r['mb']:.1f} | {r['rows']:,} | {r['nnz']:,} | {r['ours_mb_s']:.1f} | "
-                     f"{r['sklearn_mb_s']:.1f} | **{r['ratio']:.1f}x** | {r['cpu_ratio']:.1f}x |")
+        lines.append(
+            f"| {r['dataset']} | {r['mb']:.1f} | {r['rows']:,} | {r['nnz']:,} | {r['ours_mb_s']:.1f} | "
+            f"{r['sklearn_mb_s']:.1f} | **{r['ratio']:.1f}x** | {r['cpu_ratio']:.1f}x |"
+        )
     for s in res.get("skipped", []):
         lines.append(f"| {s} | skipped: shared data absent | | | | | | |")
     if res.get("stream"):
@@ -298,15 +336,24 @@ def write_markdown(res, path):
         ]
         for r in st["runs"]:
             name = {"read": "reader only", "pa": "reader + PA partial_fit"}[r["mode"]]
-            lines.append(f"| {name} | {r['mb_s']:.1f} | {r['rows_s']:,.0f} | {r['wall_s']:.1f} | "
-                         f"{r['learn_s']:.1f} | {r['rss_after_imports_bytes'] / 2**20:.0f} | "
-                         f"**{r['peak_rss_bytes'] / 2**20:.0f}** |")
+            lines.append(
+                f"| {name} | {r['mb_s']:.1f} | {r['rows_s']:,.0f} | {r['wall_s']:.1f} | "
+                f"{r['learn_s']:.1f} | {r['rss_after_imports_bytes'] / 2**20:.0f} | "
+                f"**{r['peak_rss_bytes'] / 2**20:.0f}** |"
+            )
         pa = [r for r in st["runs"] if r["mode"] == "pa"]
         if pa:
-            lines += ["", f"Progressive accuracy of PA over the stream (each chunk predicted before it is "
-                          f"learnt): {pa[0]['progressive_accuracy_after_first_chunk']:.3f}."]
-    lines += ["", f"Load average during the run (1 min, at start / end): {res.get('load_start', '?')} / "
-                  f"{res.get('load_end', '?')} on {os.cpu_count()} cores.", ""]
+            lines += [
+                "",
+                f"Progressive accuracy of PA over the stream (each chunk predicted before it is "
+                f"learnt): {pa[0]['progressive_accuracy_after_first_chunk']:.3f}.",
+            ]
+    lines += [
+        "",
+        f"Load average during the run (1 min, at start / end): {res.get('load_start', '?')} / "
+        f"{res.get('load_end', '?')} on {os.cpu_count()} cores.",
+        "",
+    ]
     Path(path).write_text("\n".join(lines))
 
 
@@ -336,12 +383,17 @@ def main(argv=None):
 
     load_svmlight(__import__("io").BytesIO(b"1 1:1\n"))  # numba kernel: cache load / compile
     work = Path(tempfile.mkdtemp(prefix="reader_speed_", dir=args.tmp))
-    res = {"command": " ".join(["python benchmarks/reader_speed.py"] + [shlex.quote(a) for a in (argv or sys.argv[1:])]),
-           "args": vars(args), "date": time.strftime("%Y-%m-%d %H:%M"),
-           "machine": f"{platform.machine()}, {os.cpu_count()} cores, {platform.python_implementation()} "
-                      f"{platform.python_version()}",
-           "versions": {"numba": numba.__version__, "sklearn": sklearn.__version__, "numpy": np.__version__},
-           "full_load": [], "skipped": [], "load_start": round(os.getloadavg()[0], 1)}
+    res = {
+        "command": " ".join(["python benchmarks/reader_speed.py"] + [shlex.quote(a) for a in (argv or sys.argv[1:])]),
+        "args": vars(args),
+        "date": time.strftime("%Y-%m-%d %H:%M"),
+        "machine": f"{platform.machine()}, {os.cpu_count()} cores, {platform.python_implementation()} "
+        f"{platform.python_version()}",
+        "versions": {"numba": numba.__version__, "sklearn": sklearn.__version__, "numpy": np.__version__},
+        "full_load": [],
+        "skipped": [],
+        "load_start": round(os.getloadavg()[0], 1),
+    }
     try:
         print("full load (ours vs scikit-learn):", flush=True)
         for name, rel, nf in [("a9a", "a9a/a9a.xz", 123), ("farm-ads", "farm-ads/farm-ads-vect.xz", 54_877)]:
@@ -357,9 +409,10 @@ def main(argv=None):
             res["full_load"].append(full_load_case(name, plain, nf, args.repeats))
             plain.unlink()
         for name, writer, mb, nf in [
-                ("synthetic binary", write_binary, args.synthetic_mb, 1_000_000),
-                ("synthetic 0.dddddd", write_real_valued, args.synthetic_mb, 1_000_000),
-                ("synthetic repr doubles", write_repr_doubles, args.repr_mb, 100_000)]:
+            ("synthetic binary", write_binary, args.synthetic_mb, 1_000_000),
+            ("synthetic 0.dddddd", write_real_valued, args.synthetic_mb, 1_000_000),
+            ("synthetic repr doubles", write_repr_doubles, args.repr_mb, 100_000),
+        ]:
             p = work / name.replace(" ", "_")
             t = time.perf_counter()
             writer(p, mb, nf, 0)
@@ -378,8 +431,14 @@ def main(argv=None):
             write_s = time.perf_counter() - t
             print(f"streaming (wrote {n_bytes / 2**30:.2f} GiB, {n_rows:,} rows in {write_s:.0f} s):", flush=True)
             runs = [stream_case(p, nf, mode, args.chunk_size) for mode in ("read", "pa")]
-            res["stream"] = {"file_mb": n_bytes / 1e6, "rows": n_rows, "n_features": nf,
-                             "nnz": runs[0]["nnz"], "write_s": write_s, "runs": runs}
+            res["stream"] = {
+                "file_mb": n_bytes / 1e6,
+                "rows": n_rows,
+                "n_features": nf,
+                "nnz": runs[0]["nnz"],
+                "write_s": write_s,
+                "runs": runs,
+            }
             p.unlink()
     finally:
         shutil.rmtree(work, ignore_errors=True)

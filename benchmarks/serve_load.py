@@ -66,12 +66,13 @@ def _in_process(name, lines, seconds):
             while time.perf_counter() - start < seconds:
                 lo = (i * batch) % (X.shape[0] - batch)
                 if what == "partial_fit":
-                    model.partial_fit(X[lo:lo + batch], y[lo:lo + batch])
+                    model.partial_fit(X[lo : lo + batch], y[lo : lo + batch])
                 elif what == "decision_function":
-                    model.decision_function(X[lo:lo + batch])
+                    model.decision_function(X[lo : lo + batch])
                 else:
-                    Xb, yb = load_svmlight(io.BytesIO(b"\n".join(lines[lo:lo + batch]) + b"\n"), n_features=123,
-                                           zero_based=False)
+                    Xb, yb = load_svmlight(
+                        io.BytesIO(b"\n".join(lines[lo : lo + batch]) + b"\n"), n_features=123, zero_based=False
+                    )
                     model.partial_fit(Xb, yb)
                 n += batch
                 i += 1
@@ -91,8 +92,11 @@ class _Conn:
         self.reader, self.writer = await asyncio.open_connection(self.host, self.port)
 
     async def post(self, path, body):
-        self.writer.write(f"POST {path} HTTP/1.1\r\nHost: {self.host}\r\nContent-Type: text/plain\r\n"
-                          f"Content-Length: {len(body)}\r\n\r\n".encode() + body)
+        self.writer.write(
+            f"POST {path} HTTP/1.1\r\nHost: {self.host}\r\nContent-Type: text/plain\r\n"
+            f"Content-Length: {len(body)}\r\n\r\n".encode()
+            + body
+        )
         head = await self.reader.readuntil(b"\r\n\r\n")
         status = int(head.split(b" ", 2)[1])
         length = 0
@@ -137,16 +141,38 @@ async def _cell(url, path, bodies, clients, seconds, max_requests):
     finally:
         await asyncio.gather(*(c.close() for c in conns))
     lat = np.array(latencies)
-    return {"requests": int(lat.size), "examples_per_s": examples[0] / wall,
-            "p50_ms": float(np.percentile(lat, 50) * 1e3), "p99_ms": float(np.percentile(lat, 99) * 1e3)}
+    return {
+        "requests": int(lat.size),
+        "examples_per_s": examples[0] / wall,
+        "p50_ms": float(np.percentile(lat, 50) * 1e3),
+        "p99_ms": float(np.percentile(lat, 99) * 1e3),
+    }
 
 
 def _serve(name, state):
     port = _free_port()
     env = dict(os.environ, PYTHONPATH=str(ROOT), OPENBLAS_NUM_THREADS="1")
-    proc = subprocess.Popen([sys.executable, "-m", "streamlearn", "serve", "--learner", name, "--n-features", "123",
-                             "--state-dir", state, "--port", str(port), "--snapshot-every", "0"], env=env,
-                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    proc = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "streamlearn",
+            "serve",
+            "--learner",
+            name,
+            "--n-features",
+            "123",
+            "--state-dir",
+            state,
+            "--port",
+            str(port),
+            "--snapshot-every",
+            "0",
+        ],
+        env=env,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
     import httpx
 
     url = f"http://127.0.0.1:{port}"
@@ -170,8 +196,7 @@ def main():
     args = ap.parse_args()
     lines = _lines()
     clients = [int(c) for c in args.clients.split(",")]
-    results = {"command": "python benchmarks/serve_load.py " + " ".join(sys.argv[1:]), "cells": [],
-               "in_process": {}}
+    results = {"command": "python benchmarks/serve_load.py " + " ".join(sys.argv[1:]), "cells": [], "in_process": {}}
     for name in args.learners.split(","):
         results["in_process"][name] = _in_process(name, lines, args.seconds)
         with tempfile.TemporaryDirectory() as state:
@@ -179,15 +204,20 @@ def main():
             try:
                 for mode, path in (("predict", "/predict"), ("learn", "/learn")):
                     for batch in (1, 100):
-                        bodies = [(b"\n".join(lines[i:i + batch]) + b"\n", batch)
-                                  for i in range(0, 20_000, batch)]
+                        bodies = [(b"\n".join(lines[i : i + batch]) + b"\n", batch) for i in range(0, 20_000, batch)]
                         asyncio.run(_cell(url, path, bodies, 1, 0.2, 50))  # warm-up, not reported
                         for k in clients:
                             cell = asyncio.run(_cell(url, path, bodies, k, args.seconds, args.max_requests))
                             base = results["in_process"][name][
-                                f"{'partial_fit' if mode == 'learn' else 'decision_function'}_batch{batch}"]
-                            cell.update(learner=name, endpoint=path, batch=batch, clients=k,
-                                        ratio_to_in_process=cell["examples_per_s"] / base)
+                                f"{'partial_fit' if mode == 'learn' else 'decision_function'}_batch{batch}"
+                            ]
+                            cell.update(
+                                learner=name,
+                                endpoint=path,
+                                batch=batch,
+                                clients=k,
+                                ratio_to_in_process=cell["examples_per_s"] / base,
+                            )
                             results["cells"].append(cell)
                             print(json.dumps(cell), flush=True)
             finally:
@@ -202,22 +232,51 @@ def main():
 
 
 def _report(res):
-    out = ["# streamlearn serve: load test on loopback", "", f"Command: `{res['command']}`", "",
-           "In process, same run (examples/s):", "",
-           ("| learner | partial_fit b1 | partial_fit b100 | decision_function b1 | decision_function b100 | "
-            "parse+partial_fit b1 | parse+partial_fit b100 |"), "|---|---|---|---|---|---|---|"]
+    out = [
+        "# streamlearn serve: load test on loopback",
+        "",
+        f"Command: `{res['command']}`",
+        "",
+        "In process, same run (examples/s):",
+        "",
+        (
+            "| learner | partial_fit b1 | partial_fit b100 | decision_function b1 | decision_function b100 | "
+            "parse+partial_fit b1 | parse+partial_fit b100 |"
+        ),
+        "|---|---|---|---|---|---|---|",
+    ]
     for name, r in res["in_process"].items():
-        out.append(f"| {name} | " + " | ".join(f"{r[k]:,.0f}" for k in (
-            "partial_fit_batch1", "partial_fit_batch100", "decision_function_batch1", "decision_function_batch100",
-            "parse+partial_fit_batch1", "parse+partial_fit_batch100")) + " |")
-    out += ["", ("Over HTTP (fsync on every /learn group commit; ratio = HTTP examples/s over the in-process "
-                 "partial_fit (learn) or decision_function (predict) examples/s of the same batch size):"), "",
-            "| learner | endpoint | batch | clients | requests | examples/s | ratio | p50 ms | p99 ms |",
-            "|---|---|---|---|---|---|---|---|---|"]
+        out.append(
+            f"| {name} | "
+            + " | ".join(
+                f"{r[k]:,.0f}"
+                for k in (
+                    "partial_fit_batch1",
+                    "partial_fit_batch100",
+                    "decision_function_batch1",
+                    "decision_function_batch100",
+                    "parse+partial_fit_batch1",
+                    "parse+partial_fit_batch100",
+                )
+            )
+            + " |"
+        )
+    out += [
+        "",
+        (
+            "Over HTTP (fsync on every /learn group commit; ratio = HTTP examples/s over the in-process "
+            "partial_fit (learn) or decision_function (predict) examples/s of the same batch size):"
+        ),
+        "",
+        "| learner | endpoint | batch | clients | requests | examples/s | ratio | p50 ms | p99 ms |",
+        "|---|---|---|---|---|---|---|---|---|",
+    ]
     for c in res["cells"]:
-        out.append(f"| {c['learner']} | {c['endpoint']} | {c['batch']} | {c['clients']} | {c['requests']} | "
-                   f"{c['examples_per_s']:,.0f} | {c['ratio_to_in_process']:.3f} | {c['p50_ms']:.2f} | "
-                   f"{c['p99_ms']:.2f} |")
+        out.append(
+            f"| {c['learner']} | {c['endpoint']} | {c['batch']} | {c['clients']} | {c['requests']} | "
+            f"{c['examples_per_s']:,.0f} | {c['ratio_to_in_process']:.3f} | {c['p50_ms']:.2f} | "
+            f"{c['p99_ms']:.2f} |"
+        )
     return "\n".join(out) + "\n"
 
 

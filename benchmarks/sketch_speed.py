@@ -66,9 +66,9 @@ def numpy_fast_fd(X, ell):
         r += 1
         if r == 2 * ell:
             _, sv, vt = np.linalg.svd(buf, full_matrices=False)
-            shrunk = np.sqrt(np.maximum(sv[:ell - 1] ** 2 - sv[ell - 1] ** 2, 0.0))
-            buf[:ell - 1] = shrunk[:, None] * vt[:ell - 1]
-            buf[ell - 1:] = 0.0
+            shrunk = np.sqrt(np.maximum(sv[: ell - 1] ** 2 - sv[ell - 1] ** 2, 0.0))
+            buf[: ell - 1] = shrunk[:, None] * vt[: ell - 1]
+            buf[ell - 1 :] = 0.0
             r = ell - 1
             n_svd += 1
     return buf[:r].copy(), n_svd
@@ -122,14 +122,14 @@ def bench(ds, ell, repeats, ref_repeats, check_error):
         return s
 
     for cls in (FrequentDirections, RobustFrequentDirections):  # warm-up: compile / load numba's cache
-        _ = cls(ell=ell).partial_fit(X[:2 * ell + 2]).sketch_
+        _ = cls(ell=ell).partial_fit(X[: 2 * ell + 2]).sketch_
     times = {"fd": [], "rfd": [], "numpy": []}
     cpu = {"fd": [], "rfd": [], "numpy": []}
     results = {}
     for rep in range(max(repeats, ref_repeats)):
         if rep < repeats:
             pair = (("fd", FrequentDirections), ("rfd", RobustFrequentDirections))
-            for key, cls in (pair if rep % 2 == 0 else pair[::-1]):  # alternate who goes first
+            for key, cls in pair if rep % 2 == 0 else pair[::-1]:  # alternate who goes first
                 results[key], w, c = timed(lambda cls=cls: ours(cls))
                 times[key].append(w)
                 cpu[key].append(c)
@@ -138,18 +138,32 @@ def bench(ds, ell, repeats, ref_repeats, check_error):
             results["numpy"] = rows
             times["numpy"].append(w)
             cpu["numpy"].append(c)
-        print(f"  {ds['name']} ell={ell} rep {rep}: " + ", ".join(f"{k} {v[-1]:.2f}s" for k, v in times.items() if v),
-              file=sys.stderr, flush=True)
+        print(
+            f"  {ds['name']} ell={ell} rep {rep}: " + ", ".join(f"{k} {v[-1]:.2f}s" for k, v in times.items() if v),
+            file=sys.stderr,
+            flush=True,
+        )
     best = {k: min(v) for k, v in times.items()}
     best_cpu = {k: min(v) for k, v in cpu.items()}
-    row = {"data": ds["name"], "n": n, "d": X.shape[1], "nnz_per_row": (X.nnz / n) if sp.issparse(X) else X.shape[1],
-           "ell": ell, "n_shrinks_numpy": n_svd, "n_shrinks_ours": results["fd"]._n_shrinks + 1,
-           "rows_per_s_fd": n / best["fd"], "rows_per_s_rfd": n / best["rfd"], "rows_per_s_numpy": n / best["numpy"],
-           "speedup_fd_vs_numpy": best["numpy"] / best["fd"],
-           "speedup_fd_vs_numpy_cpu": best_cpu["numpy"] / best_cpu["fd"],
-           "speedup_rfd_vs_numpy": best["numpy"] / best["rfd"],
-           "rfd_over_fd_time": best["rfd"] / best["fd"], "rfd_over_fd_cpu": best_cpu["rfd"] / best_cpu["fd"],
-           "times": times, "cpu_times": cpu}
+    row = {
+        "data": ds["name"],
+        "n": n,
+        "d": X.shape[1],
+        "nnz_per_row": (X.nnz / n) if sp.issparse(X) else X.shape[1],
+        "ell": ell,
+        "n_shrinks_numpy": n_svd,
+        "n_shrinks_ours": results["fd"]._n_shrinks + 1,
+        "rows_per_s_fd": n / best["fd"],
+        "rows_per_s_rfd": n / best["rfd"],
+        "rows_per_s_numpy": n / best["numpy"],
+        "speedup_fd_vs_numpy": best["numpy"] / best["fd"],
+        "speedup_fd_vs_numpy_cpu": best_cpu["numpy"] / best_cpu["fd"],
+        "speedup_rfd_vs_numpy": best["numpy"] / best["rfd"],
+        "rfd_over_fd_time": best["rfd"] / best["fd"],
+        "rfd_over_fd_cpu": best_cpu["rfd"] / best_cpu["fd"],
+        "times": times,
+        "cpu_times": cpu,
+    }
     if check_error:
         row["error_fd"] = relative_spectral_error(X, results["fd"])
         row["error_numpy"] = relative_spectral_error(X, results["numpy"])
@@ -166,37 +180,53 @@ def write(rows, args, meta):
     RESULTS.mkdir(parents=True, exist_ok=True)
     with open(RESULTS / "sketch_speed.json", "w") as f:
         json.dump({"command": meta["command"], "meta": meta, "rows": rows}, f, indent=1)
-    lines = ["# Fast FD / fast RFD against a NumPy fast FD (numpy.linalg.svd of the 2 ell buffer)", "",
-             f"Command: `{meta['command']}`", "",
-             f"Machine: {meta['machine_start']} at start; load {meta['load_end']} at end. Python "
-             f"{platform.python_version()}, numpy {np.__version__}, numba {meta['numba']}, streamlearn "
-             f"{meta['streamlearn']}. {meta['date']}.", "",
-             "Rows/second = rows / best wall time of one pass (streamlearn: `partial_fit` over the whole matrix + "
-             "`sketch_`; NumPy: the row loop with an SVD per shrink). *cpu* = the same ratio from CPU time. "
-             f"Best of {args.repeats} (NumPy reference: {args.ref_repeats}). BLAS threads on both sides: "
-             f"{meta['blas_threads']} ({'; '.join(meta['blas_libraries'] or [])}).", "",
-             "| data | ell | shrinks | fast FD rows/s | fast RFD rows/s | NumPy FD rows/s | FD / NumPy (cpu) | "
-             "RFD / NumPy | RFD time / FD time (cpu) |",
-             "|---|---:|---:|---:|---:|---:|---:|---:|---:|"]
+    lines = [
+        "# Fast FD / fast RFD against a NumPy fast FD (numpy.linalg.svd of the 2 ell buffer)",
+        "",
+        f"Command: `{meta['command']}`",
+        "",
+        f"Machine: {meta['machine_start']} at start; load {meta['load_end']} at end. Python "
+        f"{platform.python_version()}, numpy {np.__version__}, numba {meta['numba']}, streamlearn "
+        f"{meta['streamlearn']}. {meta['date']}.",
+        "",
+        "Rows/second = rows / best wall time of one pass (streamlearn: `partial_fit` over the whole matrix + "
+        "`sketch_`; NumPy: the row loop with an SVD per shrink). *cpu* = the same ratio from CPU time. "
+        f"Best of {args.repeats} (NumPy reference: {args.ref_repeats}). BLAS threads on both sides: "
+        f"{meta['blas_threads']} ({'; '.join(meta['blas_libraries'] or [])}).",
+        "",
+        "| data | ell | shrinks | fast FD rows/s | fast RFD rows/s | NumPy FD rows/s | FD / NumPy (cpu) | "
+        "RFD / NumPy | RFD time / FD time (cpu) |",
+        "|---|---:|---:|---:|---:|---:|---:|---:|---:|",
+    ]
     for r in rows:
-        lines.append(f"| {r['data']} | {r['ell']} | {r['n_shrinks_numpy']} | {r['rows_per_s_fd']:,.0f} | "
-                     f"{r['rows_per_s_rfd']:,.0f} | {r['rows_per_s_numpy']:,.0f} | {r['speedup_fd_vs_numpy']:.1f}x "
-                     f"({r['speedup_fd_vs_numpy_cpu']:.1f}x) | {r['speedup_rfd_vs_numpy']:.1f}x | "
-                     f"{r['rfd_over_fd_time']:.3f} ({r['rfd_over_fd_cpu']:.3f}) |")
+        lines.append(
+            f"| {r['data']} | {r['ell']} | {r['n_shrinks_numpy']} | {r['rows_per_s_fd']:,.0f} | "
+            f"{r['rows_per_s_rfd']:,.0f} | {r['rows_per_s_numpy']:,.0f} | {r['speedup_fd_vs_numpy']:.1f}x "
+            f"({r['speedup_fd_vs_numpy_cpu']:.1f}x) | {r['speedup_rfd_vs_numpy']:.1f}x | "
+            f"{r['rfd_over_fd_time']:.3f} ({r['rfd_over_fd_cpu']:.3f}) |"
+        )
     err_rows = [r for r in rows if "error_fd" in r]
     if err_rows:
-        lines += ["", "Same algorithm, same result: relative spectral error ||A^T A - approx||_2 / ||A^T A||_2 of the "
-                  "sketches timed above (streamlearn's includes the final shrink to ell rows; the NumPy "
-                  "reference's is its buffer).", "", "| data | ell | fast FD | NumPy FD | fast RFD |",
-                  "|---|---:|---:|---:|---:|"]
+        lines += [
+            "",
+            "Same algorithm, same result: relative spectral error ||A^T A - approx||_2 / ||A^T A||_2 of the "
+            "sketches timed above (streamlearn's includes the final shrink to ell rows; the NumPy "
+            "reference's is its buffer).",
+            "",
+            "| data | ell | fast FD | NumPy FD | fast RFD |",
+            "|---|---:|---:|---:|---:|",
+        ]
         for r in err_rows:
-            lines.append(f"| {r['data']} | {r['ell']} | {r['error_fd']:.4f} | {r['error_numpy']:.4f} | "
-                         f"{r['error_rfd']:.4f} |")
+            lines.append(
+                f"| {r['data']} | {r['ell']} | {r['error_fd']:.4f} | {r['error_numpy']:.4f} | {r['error_rfd']:.4f} |"
+            )
     lines += ["", "Targets: fast FD >= 5x the NumPy reference on farm-ads; RFD time <= 1.1x FD time.", ""]
     for r in rows:
         if r["data"] == "farm-ads":
             ok = "met" if r["speedup_fd_vs_numpy"] >= 5 else "NOT met"
-            lines.append(f"- farm-ads, ell={r['ell']}: fast FD {r['speedup_fd_vs_numpy']:.1f}x the NumPy reference ({ok}).")
+            lines.append(
+                f"- farm-ads, ell={r['ell']}: fast FD {r['speedup_fd_vs_numpy']:.1f}x the NumPy reference ({ok})."
+            )
     for r in rows:
         ok = "met" if r["rfd_over_fd_time"] <= 1.1 else "NOT met"
         lines.append(f"- {r['data']}, ell={r['ell']}: RFD / FD time {r['rfd_over_fd_time']:.3f} ({ok}).")
@@ -212,8 +242,12 @@ def main(argv=None):
     ap.add_argument("--repeats", type=int, default=9, help="runs of streamlearn FD / RFD (best is kept)")
     ap.add_argument("--ref-repeats", type=int, default=1, help="runs of the NumPy reference (slow)")
     ap.add_argument("--no-dense", action="store_true", help="skip the dense matrix")
-    ap.add_argument("--blas-threads", type=int, default=1,
-                    help="BLAS threads for both sides (default 1; 0 = leave the library default)")
+    ap.add_argument(
+        "--blas-threads",
+        type=int,
+        default=1,
+        help="BLAS threads for both sides (default 1; 0 = leave the library default)",
+    )
     args = ap.parse_args(argv)
     if args.blas_threads > 0:
         # threadpoolctl limits the BLAS libraries loaded when it is entered: load SciPy's (which the numba
@@ -224,8 +258,10 @@ def main(argv=None):
         import streamlearn.sketch  # noqa: F401
 
         with threadpool_limits(args.blas_threads):
-            args.blas_libraries = [f"{i['internal_api']} {os.path.basename(i['filepath'])}: {i['num_threads']} "
-                                   "thread(s)" for i in threadpool_info()]
+            args.blas_libraries = [
+                f"{i['internal_api']} {os.path.basename(i['filepath'])}: {i['num_threads']} thread(s)"
+                for i in threadpool_info()
+            ]
             return _main(args, argv)
     return _main(args, argv)
 
@@ -236,12 +272,16 @@ def _main(args, argv):
     import streamlearn
 
     ells = [int(v) for v in args.ells.split(",")]
-    meta = {"command": "python benchmarks/sketch_speed.py" + ("" if argv is None and len(sys.argv) == 1 else
-                                                              " " + shlex.join(sys.argv[1:] if argv is None else argv)),
-            "machine_start": machine(), "numba": numba.__version__, "streamlearn": streamlearn.__version__,
-            "date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()),
-            "blas_threads": args.blas_threads or "library default",
-            "blas_libraries": getattr(args, "blas_libraries", None)}
+    meta = {
+        "command": "python benchmarks/sketch_speed.py"
+        + ("" if argv is None and len(sys.argv) == 1 else " " + shlex.join(sys.argv[1:] if argv is None else argv)),
+        "machine_start": machine(),
+        "numba": numba.__version__,
+        "streamlearn": streamlearn.__version__,
+        "date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()),
+        "blas_threads": args.blas_threads or "library default",
+        "blas_libraries": getattr(args, "blas_libraries", None),
+    }
     datasets = [ds for ds in [load_farm_ads()] if ds is not None]
     if not args.no_dense:
         datasets.append(make_dense(args.dense_rows, args.dense_features))

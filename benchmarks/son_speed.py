@@ -44,10 +44,20 @@ print(json.dumps({"seconds": time.perf_counter() - t0}))
 """
 
 # RFD paper Table 3 (seconds per iteration, Matlab, i7-3770), Algorithms §1.1
-PAPER = {("a9a", "rfd", 10): 3.1813e-04, ("a9a", "fd", 10): 2.7276e-04, ("a9a", "oja", 10): 1.6719e-04,
-         ("a9a", "rfd", 20): 3.3405e-04, ("a9a", "fd", 20): 3.4899e-04, ("a9a", "oja", 20): 1.6631e-04,
-         ("farm-ads", "rfd", 20): 2.0484e-03, ("farm-ads", "fd", 20): 1.6387e-03, ("farm-ads", "oja", 20): 1.3061e-03,
-         ("farm-ads", "rfd", 50): 5.2458e-03, ("farm-ads", "fd", 50): 5.1365e-03, ("farm-ads", "oja", 50): 4.4386e-03}
+PAPER = {
+    ("a9a", "rfd", 10): 3.1813e-04,
+    ("a9a", "fd", 10): 2.7276e-04,
+    ("a9a", "oja", 10): 1.6719e-04,
+    ("a9a", "rfd", 20): 3.3405e-04,
+    ("a9a", "fd", 20): 3.4899e-04,
+    ("a9a", "oja", 20): 1.6631e-04,
+    ("farm-ads", "rfd", 20): 2.0484e-03,
+    ("farm-ads", "fd", 20): 1.6387e-03,
+    ("farm-ads", "oja", 20): 1.3061e-03,
+    ("farm-ads", "rfd", 50): 5.2458e-03,
+    ("farm-ads", "fd", 50): 5.1365e-03,
+    ("farm-ads", "oja", 50): 4.4386e-03,
+}
 
 
 def _vw_file(X, y, path):
@@ -79,6 +89,7 @@ def main():
     ap.add_argument("--slab", default="next", choices=["next", "current"], help="SketchedOnlineNewton's slab")
     args = ap.parse_args()
     from threadpoolctl import threadpool_limits
+
     threadpool_limits(1)
     ells = [int(v) for v in args.ells.split(",")]
     data = {"a9a": load_a9a()[:2]}
@@ -95,8 +106,13 @@ def main():
             for ell in ells:
                 vw = min(_vw_time(path, ["--OjaNewton", "--sketch_size", str(ell)]) for _ in range(args.repeat))
                 for sk in args.methods.split(","):
-                    make = partial(SketchedOnlineNewton, sketch="rfd" if sk == "rfd0" else sk, ell=ell,
-                                   alpha0=0.0 if sk == "rfd0" else 10.0, slab=args.slab)
+                    make = partial(
+                        SketchedOnlineNewton,
+                        sketch="rfd" if sk == "rfd0" else sk,
+                        ell=ell,
+                        alpha0=0.0 if sk == "rfd0" else 10.0,
+                        slab=args.slab,
+                    )
                     make().partial_fit(X[:2], y[:2], classes=[-1, 1])
                     best = np.inf
                     for _ in range(args.repeat):
@@ -114,38 +130,53 @@ def main():
                         t0 = time.perf_counter()
                         est.partial_fit(X[2:m], y[2:m])
                         dense_us = 1e6 * (time.perf_counter() - t0) / (m - 2)
-                    rows.append({"data": name, "method": f"{sk}-son", "ell": ell, "n": n,
-                                 "ours_us_per_example": 1e6 * best / n,
-                                 "materialisations": n_mat,
-                                 "dense_kernel_us_per_example": dense_us,
-                                 "vw_oja_us_per_example": 1e6 * vw / n,
-                                 "vw_oja_net_us_per_example": 1e6 * (vw - sgd) / n,
-                                 "ratio_ours_over_vw": best / vw,
-                                 "paper_table3_us": (1e6 * PAPER[(name, sk, ell)]) if (name, sk, ell) in PAPER
-                                 else None})
+                    rows.append(
+                        {
+                            "data": name,
+                            "method": f"{sk}-son",
+                            "ell": ell,
+                            "n": n,
+                            "ours_us_per_example": 1e6 * best / n,
+                            "materialisations": n_mat,
+                            "dense_kernel_us_per_example": dense_us,
+                            "vw_oja_us_per_example": 1e6 * vw / n,
+                            "vw_oja_net_us_per_example": 1e6 * (vw - sgd) / n,
+                            "ratio_ours_over_vw": best / vw,
+                            "paper_table3_us": (1e6 * PAPER[(name, sk, ell)]) if (name, sk, ell) in PAPER else None,
+                        }
+                    )
                     print(json.dumps(rows[-1]), flush=True)
     RESULTS.mkdir(exist_ok=True)
     stem = "son_speed" + (f"_{args.tag}" if args.tag else "")
     (RESULTS / f"{stem}.json").write_text(json.dumps(rows, indent=1))
-    lines = ["# son_speed: sketched online Newton vs VW --OjaNewton (one pass, same examples)", "",
-             "Command: `python benchmarks/son_speed.py --ells " + args.ells + (" --farm-ads" if args.farm_ads else "")
-             + (f" --dense-rows {args.dense_rows}" if args.dense_rows else "") + f" --repeat {args.repeat}"
-             + (f" --methods {args.methods}" if args.methods != "rfd,fd,oja" else "")
-             + (f" --slab {args.slab}" if args.slab != "next" else "")
-             + (f" --tag {args.tag}" if args.tag else "")
-             + "`. Shared 2-core machine: read the ratio column. Ours: lazy sparse kernels (son_lazy.py), "
-             "time of the whole pass / n (amortised: materialisations included, their count in its column); "
-             "dense: the O(ell d) reference kernel on the first rows.", "",
-             "| data | method | ell | ours µs/ex (amortised) | materialisations | dense kernel µs/ex | "
-             "VW OjaNewton µs/ex (net of SGD) | ours / VW | paper Table 3 µs |",
-             "|---|---|---|---|---|---|---|---|---|"]
+    lines = [
+        "# son_speed: sketched online Newton vs VW --OjaNewton (one pass, same examples)",
+        "",
+        "Command: `python benchmarks/son_speed.py --ells "
+        + args.ells
+        + (" --farm-ads" if args.farm_ads else "")
+        + (f" --dense-rows {args.dense_rows}" if args.dense_rows else "")
+        + f" --repeat {args.repeat}"
+        + (f" --methods {args.methods}" if args.methods != "rfd,fd,oja" else "")
+        + (f" --slab {args.slab}" if args.slab != "next" else "")
+        + (f" --tag {args.tag}" if args.tag else "")
+        + "`. Shared 2-core machine: read the ratio column. Ours: lazy sparse kernels (son_lazy.py), "
+        "time of the whole pass / n (amortised: materialisations included, their count in its column); "
+        "dense: the O(ell d) reference kernel on the first rows.",
+        "",
+        "| data | method | ell | ours µs/ex (amortised) | materialisations | dense kernel µs/ex | "
+        "VW OjaNewton µs/ex (net of SGD) | ours / VW | paper Table 3 µs |",
+        "|---|---|---|---|---|---|---|---|---|",
+    ]
     for r in rows:
         p = "" if r["paper_table3_us"] is None else f"{r['paper_table3_us']:.0f}"
         dk = "" if r["dense_kernel_us_per_example"] is None else f"{r['dense_kernel_us_per_example']:.1f}"
-        lines.append(f"| {r['data']} | {r['method']} | {r['ell']} | {r['ours_us_per_example']:.1f} | "
-                     f"{r['materialisations']} | {dk} | "
-                     f"{r['vw_oja_us_per_example']:.1f} ({r['vw_oja_net_us_per_example']:.1f}) | "
-                     f"{r['ratio_ours_over_vw']:.2f} | {p} |")
+        lines.append(
+            f"| {r['data']} | {r['method']} | {r['ell']} | {r['ours_us_per_example']:.1f} | "
+            f"{r['materialisations']} | {dk} | "
+            f"{r['vw_oja_us_per_example']:.1f} ({r['vw_oja_net_us_per_example']:.1f}) | "
+            f"{r['ratio_ours_over_vw']:.2f} | {p} |"
+        )
     (RESULTS / f"{stem}.md").write_text("\n".join(lines) + "\n")
 
 

@@ -73,12 +73,18 @@ def _cold_demo(src, learners):
     with tempfile.TemporaryDirectory() as cache:
         env = _env(src, NUMBA_CACHE_DIR=cache)
         # cwd=src: `python -c` and `-m` put the working directory first on sys.path
-        res = subprocess.run([sys.executable, "-c", _COLD_DEMO, *extra], env=env, check=True, capture_output=True,
-                             text=True, cwd=src)
+        res = subprocess.run(
+            [sys.executable, "-c", _COLD_DEMO, *extra], env=env, check=True, capture_output=True, text=True, cwd=src
+        )
         cold = json.loads(res.stdout.strip().splitlines()[-1])
         t0 = time.perf_counter()
-        subprocess.run([sys.executable, "-m", "streamlearn", "demo", "--quiet", *extra], env=env, check=True,
-                       stdout=subprocess.DEVNULL, cwd=src)
+        subprocess.run(
+            [sys.executable, "-m", "streamlearn", "demo", "--quiet", *extra],
+            env=env,
+            check=True,
+            stdout=subprocess.DEVNULL,
+            cwd=src,
+        )
         cold["warm_wall_seconds"] = time.perf_counter() - t0
     return cold
 
@@ -98,20 +104,38 @@ def main():
     numba_s = _time([sys.executable, "-c", "import numba"], env, 7)
     rows.append({"what": "python -c 'import numba' (the peer)", "seconds": numba_s})
     for args_ in (["--version"], ["--help"], ["learners"]):
-        rows.append({"what": f"streamlearn {' '.join(args_)} (warm)", "seconds": _time(sl + args_, env, 7),
-                     "target_seconds": 0.3})
+        rows.append(
+            {
+                "what": f"streamlearn {' '.join(args_)} (warm)",
+                "seconds": _time(sl + args_, env, 7),
+                "target_seconds": 0.3,
+            }
+        )
     a9a = str(bundled_path("a9a.xz"))
     train = ["train", a9a, "-l", "pa1", "--quiet"]
     _time(sl + train, env, 1)  # warm the numba cache
-    rows.append({"what": "streamlearn train a9a -l pa1: entry_point (gc.freeze, normal exit)",
-                 "seconds": _time(sl + train, env, 5)})
+    rows.append(
+        {
+            "what": "streamlearn train a9a -l pa1: entry_point (gc.freeze, normal exit)",
+            "seconds": _time(sl + train, env, 5),
+        }
+    )
     plain = f"import sys; from streamlearn.cli.main import main; sys.exit(main({train!r}))"
-    rows.append({"what": "same, main() then plain sys.exit (teardown with full collections)",
-                 "seconds": _time([sys.executable, "-c", plain], env, 5)})
-    skip = (f"import os, sys; from streamlearn.cli.main import main; c = main({train!r}); sys.stdout.flush(); "
-            "os._exit(c)")
-    rows.append({"what": "same, main() then os._exit (no teardown; the previous entry_point)",
-                 "seconds": _time([sys.executable, "-c", skip], env, 5)})
+    rows.append(
+        {
+            "what": "same, main() then plain sys.exit (teardown with full collections)",
+            "seconds": _time([sys.executable, "-c", plain], env, 5),
+        }
+    )
+    skip = (
+        f"import os, sys; from streamlearn.cli.main import main; c = main({train!r}); sys.stdout.flush(); os._exit(c)"
+    )
+    rows.append(
+        {
+            "what": "same, main() then os._exit (no teardown; the previous entry_point)",
+            "seconds": _time([sys.executable, "-c", skip], env, 5),
+        }
+    )
     demos = []
     if not args.skip_demo:
         runs = [("this tree", ROOT)] + ([("baseline", Path(args.baseline).resolve())] if args.baseline else [])
@@ -119,25 +143,41 @@ def main():
             d = _cold_demo(src, args.learners)
             d["source"] = label
             demos.append(d)
-            rows.append({"what": f"cold demo ({label}): numba compile time, {d['specialisations']} specialisations",
-                         "seconds": d["compile_seconds"]})
+            rows.append(
+                {
+                    "what": f"cold demo ({label}): numba compile time, {d['specialisations']} specialisations",
+                    "seconds": d["compile_seconds"],
+                }
+            )
             rows.append({"what": f"cold demo ({label}): wall time, empty cache", "seconds": d["wall_seconds"]})
             rows.append({"what": f"demo ({label}): wall time, warm cache", "seconds": d["warm_wall_seconds"]})
     for r in rows:
         r["ratio_to_import_numba"] = r["seconds"] / numba_s
     load = os.getloadavg()[0]
-    command = "OPENBLAS_NUM_THREADS=1 .venv/bin/python benchmarks/startup.py" + (
-        f" --baseline {args.baseline}" if args.baseline else "") + (f" --learners {args.learners}" if args.learners
-                                                                    else "")
+    command = (
+        "OPENBLAS_NUM_THREADS=1 .venv/bin/python benchmarks/startup.py"
+        + (f" --baseline {args.baseline}" if args.baseline else "")
+        + (f" --learners {args.learners}" if args.learners else "")
+    )
     out = {"command": command, "load_average_1min": load, "rows": rows, "cold_demo": demos}
     RESULTS.mkdir(exist_ok=True)
     (RESULTS / "startup.json").write_text(json.dumps(out, indent=1) + "\n")
-    intro = (f"Command: `{command}` (1-minute load average at the end: {load:.1f} on 2 cores; every time is "
-             "also given as a ratio to `python -c 'import numba'` measured in the same run).")
-    lines = ["# streamlearn start-up, teardown and cold compile", "", intro, "",
-             "| what | seconds | / import numba | target |", "|---|---|---|---|"]
-    lines += [f"| {r['what']} | {r['seconds']:.2f} | {r['ratio_to_import_numba']:.2f} | "
-              f"{r.get('target_seconds') or '-'} |" for r in rows]
+    intro = (
+        f"Command: `{command}` (1-minute load average at the end: {load:.1f} on 2 cores; every time is "
+        "also given as a ratio to `python -c 'import numba'` measured in the same run)."
+    )
+    lines = [
+        "# streamlearn start-up, teardown and cold compile",
+        "",
+        intro,
+        "",
+        "| what | seconds | / import numba | target |",
+        "|---|---|---|---|",
+    ]
+    lines += [
+        f"| {r['what']} | {r['seconds']:.2f} | {r['ratio_to_import_numba']:.2f} | {r.get('target_seconds') or '-'} |"
+        for r in rows
+    ]
     if len(demos) == 2:
         ratio = demos[0]["compile_seconds"] / demos[1]["compile_seconds"]
         lines += ["", f"Cold demo compile time, this tree / baseline: {ratio:.2f}"]

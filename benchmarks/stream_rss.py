@@ -75,9 +75,16 @@ def run_one(text, total_bytes, extra=()):
     if proc.returncode != 0:
         raise RuntimeError(f"{' '.join(cmd)} failed ({proc.returncode}): {err.decode()[-500:]}")
     report = json.loads(out)
-    return {"stream_bytes": written[0], "stream_mb": written[0] / 1e6, "peak_rss_mb": usage.ru_maxrss / 1024,
-            "seconds": seconds, "n_train": report["n_train"], "n_features": report["n_features"],
-            "examples_per_second": report["n_train"] / seconds, "command": " ".join(cmd[1:])}
+    return {
+        "stream_bytes": written[0],
+        "stream_mb": written[0] / 1e6,
+        "peak_rss_mb": usage.ru_maxrss / 1024,
+        "seconds": seconds,
+        "n_train": report["n_train"],
+        "n_features": report["n_features"],
+        "examples_per_second": report["n_train"] / seconds,
+        "command": " ".join(cmd[1:]),
+    }
 
 
 def same_model_check(text, tmp):
@@ -99,37 +106,56 @@ def same_model_check(text, tmp):
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--sizes-mb", type=float, nargs="+", default=[64, 256, 1100],
-                    help="stream lengths in MB (default 64 256 1100)")
+    ap.add_argument(
+        "--sizes-mb", type=float, nargs="+", default=[64, 256, 1100], help="stream lengths in MB (default 64 256 1100)"
+    )
     args = ap.parse_args()
     text, source = _a9a_text()
     rows = []
     for mb in args.sizes_mb:
         row = run_one(text, int(mb * 1e6))
         rows.append(row)
-        print(f"{row['stream_mb']:8.0f} MB  peak RSS {row['peak_rss_mb']:7.1f} MB  {row['seconds']:6.1f} s  "
-              f"{row['n_train']} rows", flush=True)
+        print(
+            f"{row['stream_mb']:8.0f} MB  peak RSS {row['peak_rss_mb']:7.1f} MB  {row['seconds']:6.1f} s  "
+            f"{row['n_train']} rows",
+            flush=True,
+        )
     with tempfile.TemporaryDirectory() as tmp:
         same = same_model_check(text, tmp)
     base = rows[0]["peak_rss_mb"]
     for row in rows:
         row["rss_ratio_to_shortest"] = row["peak_rss_mb"] / base
     load = os.getloadavg()[0]
-    result = {"benchmark": "stream_rss", "source": os.path.basename(source), "a9a_bytes": len(text),
-              "python": platform.python_version(), "machine": platform.machine(), "load_average_1min": load,
-              "pipe_model_equals_file_model": same, "runs": rows,
-              "command": "python benchmarks/stream_rss.py " + " ".join(sys.argv[1:])}
+    result = {
+        "benchmark": "stream_rss",
+        "source": os.path.basename(source),
+        "a9a_bytes": len(text),
+        "python": platform.python_version(),
+        "machine": platform.machine(),
+        "load_average_1min": load,
+        "pipe_model_equals_file_model": same,
+        "runs": rows,
+        "command": "python benchmarks/stream_rss.py " + " ".join(sys.argv[1:]),
+    }
     RESULTS.mkdir(exist_ok=True)
     (RESULTS / "stream_rss.json").write_text(json.dumps(result, indent=1) + "\n")
-    lines = ["# Peak memory of `streamlearn train -` over a pipe, by stream length", "",
-             (f"Command: `{result['command'].strip()}` (a9a repeated into the pipe; learner pa1; 1-minute load "
-              f"average {load:.2f} on {os.cpu_count()} cores). Peak RSS is the child's `ru_maxrss` (interpreter and "
-              "libraries included)."), "",
-             "| stream (MB) | rows | peak RSS (MB) | ratio to the shortest | seconds | examples/s |",
-             "|---:|---:|---:|---:|---:|---:|"]
+    lines = [
+        "# Peak memory of `streamlearn train -` over a pipe, by stream length",
+        "",
+        (
+            f"Command: `{result['command'].strip()}` (a9a repeated into the pipe; learner pa1; 1-minute load "
+            f"average {load:.2f} on {os.cpu_count()} cores). Peak RSS is the child's `ru_maxrss` (interpreter and "
+            "libraries included)."
+        ),
+        "",
+        "| stream (MB) | rows | peak RSS (MB) | ratio to the shortest | seconds | examples/s |",
+        "|---:|---:|---:|---:|---:|---:|",
+    ]
     for r in rows:
-        lines.append(f"| {r['stream_mb']:.0f} | {r['n_train']} | {r['peak_rss_mb']:.1f} | "
-                     f"{r['rss_ratio_to_shortest']:.3f} | {r['seconds']:.1f} | {r['examples_per_second']:.0f} |")
+        lines.append(
+            f"| {r['stream_mb']:.0f} | {r['n_train']} | {r['peak_rss_mb']:.1f} | "
+            f"{r['rss_ratio_to_shortest']:.3f} | {r['seconds']:.1f} | {r['examples_per_second']:.0f} |"
+        )
     lines += ["", f"Model trained from the pipe equal to the model trained from the file (a9a, pa1): {same}."]
     (RESULTS / "stream_rss.md").write_text("\n".join(lines) + "\n")
     print("\n".join(lines))

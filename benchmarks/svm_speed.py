@@ -60,16 +60,30 @@ def dcd_vs_liblinear(data, cases, repeats):
         o_ours = _objective(ours.coef_[0], ours.intercept_[0], X, y, C, loss)
         o_ref = _objective(ref.coef_[0], ref.intercept_[0], X, y, C, loss)
         ratios = np.array(ours_t) / np.array(theirs_t)
-        row = {"data": name, "C": C, "loss": loss, "tol": tol, "max_iter": max_iter,
-               "objective_ours": o_ours, "objective_liblinear": o_ref, "relative_difference": (o_ours - o_ref) / o_ref,
-               "duality_gap_ours": float((ours.objective_[0] - ours.dual_objective_[0]) / ours.objective_[0]),
-               "n_iter_ours": int(ours.n_iter_), "n_iter_liblinear": int(np.max(ref.n_iter_)),
-               "seconds_ours": ours_t, "seconds_liblinear": theirs_t,
-               "time_ratio_median": float(np.median(ratios)), "time_ratio_min_over_min": min(ours_t) / min(theirs_t)}
+        row = {
+            "data": name,
+            "C": C,
+            "loss": loss,
+            "tol": tol,
+            "max_iter": max_iter,
+            "objective_ours": o_ours,
+            "objective_liblinear": o_ref,
+            "relative_difference": (o_ours - o_ref) / o_ref,
+            "duality_gap_ours": float((ours.objective_[0] - ours.dual_objective_[0]) / ours.objective_[0]),
+            "n_iter_ours": int(ours.n_iter_),
+            "n_iter_liblinear": int(np.max(ref.n_iter_)),
+            "seconds_ours": ours_t,
+            "seconds_liblinear": theirs_t,
+            "time_ratio_median": float(np.median(ratios)),
+            "time_ratio_min_over_min": min(ours_t) / min(theirs_t),
+        }
         rows.append(row)
-        print(f"{name:<9} C={C:<4} {loss:<13} tol={tol:<6} obj {o_ours:.6g} vs {o_ref:.6g} "
-              f"(rel {row['relative_difference']:+.1e}) iters {row['n_iter_ours']}/{row['n_iter_liblinear']} "
-              f"time ratio {row['time_ratio_median']:.2f}", flush=True)
+        print(
+            f"{name:<9} C={C:<4} {loss:<13} tol={tol:<6} obj {o_ours:.6g} vs {o_ref:.6g} "
+            f"(rel {row['relative_difference']:+.1e}) iters {row['n_iter_ours']}/{row['n_iter_liblinear']} "
+            f"time ratio {row['time_ratio_median']:.2f}",
+            flush=True,
+        )
     return rows
 
 
@@ -86,17 +100,29 @@ def bm_vs_dcd(X, y, cases):
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore", ConvergenceWarning)
                 t0 = time.perf_counter()
-                bm = BlockMinimizationSVC(C=C, block_mb=block_mb, inner_max_iter=inner, max_iter=max_iter,
-                                          random_state=0).fit(X, y)
+                bm = BlockMinimizationSVC(
+                    C=C, block_mb=block_mb, inner_max_iter=inner, max_iter=max_iter, random_state=0
+                ).fit(X, y)
                 seconds = time.perf_counter() - t0
-            row = {"C": C, "block_mb": block_mb, "n_blocks": int(bm.n_blocks_), "inner_max_iter": inner,
-                   "outer_iterations": int(bm.n_iter_), "objective_bm": float(bm.objective_[0]),
-                   "objective_dcd": float(refs[C]), "relative_difference": float((bm.objective_[0] - refs[C]) / refs[C]),
-                   "duality_gap_bm": float((bm.objective_[0] - bm.dual_objective_[0]) / bm.objective_[0]),
-                   "block_bytes": int(bm.block_bytes_), "seconds": seconds}
+            row = {
+                "C": C,
+                "block_mb": block_mb,
+                "n_blocks": int(bm.n_blocks_),
+                "inner_max_iter": inner,
+                "outer_iterations": int(bm.n_iter_),
+                "objective_bm": float(bm.objective_[0]),
+                "objective_dcd": float(refs[C]),
+                "relative_difference": float((bm.objective_[0] - refs[C]) / refs[C]),
+                "duality_gap_bm": float((bm.objective_[0] - bm.dual_objective_[0]) / bm.objective_[0]),
+                "block_bytes": int(bm.block_bytes_),
+                "seconds": seconds,
+            }
             rows.append(row)
-            print(f"BM C={C} blocks={row['n_blocks']} inner={inner} outer={row['outer_iterations']}: rel "
-                  f"{row['relative_difference']:+.1e} gap {row['duality_gap_bm']:.1e} ({seconds:.1f} s)", flush=True)
+            print(
+                f"BM C={C} blocks={row['n_blocks']} inner={inner} outer={row['outer_iterations']}: rel "
+                f"{row['relative_difference']:+.1e} gap {row['duality_gap_bm']:.1e} ({seconds:.1f} s)",
+                flush=True,
+            )
     return rows
 
 
@@ -114,8 +140,12 @@ def main():
         data["farm-ads"] = load_farm_ads()
     except FileNotFoundError as exc:
         print(f"skipping farm-ads: {exc}")
-    cases = [("a9a", 1.0, "hinge", 0.1, 1000), ("a9a", 1.0, "squared_hinge", 0.1, 1000),
-             ("a9a", 1.0, "hinge", 1e-3, 10000), ("a9a", 1.0, "squared_hinge", 1e-3, 10000)]
+    cases = [
+        ("a9a", 1.0, "hinge", 0.1, 1000),
+        ("a9a", 1.0, "squared_hinge", 0.1, 1000),
+        ("a9a", 1.0, "hinge", 1e-3, 10000),
+        ("a9a", 1.0, "squared_hinge", 1e-3, 10000),
+    ]
     if "farm-ads" in data:
         cases += [("farm-ads", 0.1, "hinge", 0.01, 10000), ("farm-ads", 0.1, "squared_hinge", 0.01, 10000)]
         if not args.quick:
@@ -126,43 +156,65 @@ def main():
         bm_cases += [(1.0, 3.5, 3, [400]), (1.0, 1.6, 3, [400])]
     bm_rows = bm_vs_dcd(X, y, bm_cases)
 
-    out = {"command": "python benchmarks/svm_speed.py" + (" --quick" if args.quick else ""),
-           "load_average_1min": os.getloadavg()[0], "python": sys.version.split()[0],
-           "dcd_vs_liblinear": dcd_rows, "bm_vs_dcd": bm_rows}
+    out = {
+        "command": "python benchmarks/svm_speed.py" + (" --quick" if args.quick else ""),
+        "load_average_1min": os.getloadavg()[0],
+        "python": sys.version.split()[0],
+        "dcd_vs_liblinear": dcd_rows,
+        "bm_vs_dcd": bm_rows,
+    }
     RESULTS.mkdir(exist_ok=True)
     (RESULTS / "svm_speed.json").write_text(json.dumps(out, indent=1))
-    lines = ["# Dual CD SVM vs LIBLINEAR, block minimization vs in-memory DCD", "",
-             f"Command: `.venv/bin/python {out['command'].split(' ', 1)[1]}` (1-minute load average "
-             f"{out['load_average_1min']:.2f} on 2 cores; timings alternate ours / LIBLINEAR, {args.repeats} "
-             "repeats, ratio = median of per-repeat ratios).", "",
-             "## DualCoordinateDescentSVC vs sklearn LinearSVC(dual=True), same C, loss, tol, max_iter, bias as a "
-             "regularised constant feature", "",
-             "| data | C | loss | tol | objective (ours) | objective (LIBLINEAR) | relative difference | "
-             "outer iterations ours / LIBLINEAR | seconds ours (median) | seconds LIBLINEAR (median) | "
-             "time ratio |", "|---|---|---|---|---|---|---|---|---|---|---|"]
+    lines = [
+        "# Dual CD SVM vs LIBLINEAR, block minimization vs in-memory DCD",
+        "",
+        f"Command: `.venv/bin/python {out['command'].split(' ', 1)[1]}` (1-minute load average "
+        f"{out['load_average_1min']:.2f} on 2 cores; timings alternate ours / LIBLINEAR, {args.repeats} "
+        "repeats, ratio = median of per-repeat ratios).",
+        "",
+        "## DualCoordinateDescentSVC vs sklearn LinearSVC(dual=True), same C, loss, tol, max_iter, bias as a "
+        "regularised constant feature",
+        "",
+        "| data | C | loss | tol | objective (ours) | objective (LIBLINEAR) | relative difference | "
+        "outer iterations ours / LIBLINEAR | seconds ours (median) | seconds LIBLINEAR (median) | "
+        "time ratio |",
+        "|---|---|---|---|---|---|---|---|---|---|---|",
+    ]
     for r in dcd_rows:
-        lines.append(f"| {r['data']} | {r['C']} | {r['loss']} | {r['tol']} | {r['objective_ours']:.6f} | "
-                     f"{r['objective_liblinear']:.6f} | {r['relative_difference']:+.1e} | {r['n_iter_ours']} / "
-                     f"{r['n_iter_liblinear']} | {np.median(r['seconds_ours']):.3f} | "
-                     f"{np.median(r['seconds_liblinear']):.3f} | {r['time_ratio_median']:.2f} |")
+        lines.append(
+            f"| {r['data']} | {r['C']} | {r['loss']} | {r['tol']} | {r['objective_ours']:.6f} | "
+            f"{r['objective_liblinear']:.6f} | {r['relative_difference']:+.1e} | {r['n_iter_ours']} / "
+            f"{r['n_iter_liblinear']} | {np.median(r['seconds_ours']):.3f} | "
+            f"{np.median(r['seconds_liblinear']):.3f} | {r['time_ratio_median']:.2f} |"
+        )
     worst_rel = max(abs(r["relative_difference"]) for r in dcd_rows)
     worst_ratio = max(r["time_ratio_median"] for r in dcd_rows)
-    lines += ["", f"Targets: |relative difference| <= 1e-3 (worst {worst_rel:.1e}: "
-              f"{'met' if worst_rel <= 1e-3 else 'NOT met'}); time ratio <= 1.5 (worst {worst_ratio:.2f}: "
-              f"{'met' if worst_ratio <= 1.5 else 'NOT met'}). A case where a solver stops at max_iter compares "
-              "two unconverged iterates.", "",
-             "## BlockMinimizationSVC (compressed blocks on disk) vs in-memory DCD on a9a (hinge loss)", "",
-             "| C | block_mb | blocks | inner passes | outer iterations | objective BM | objective DCD | "
-             "relative difference | BM duality gap | compressed block bytes | seconds |",
-             "|---|---|---|---|---|---|---|---|---|---|---|"]
+    lines += [
+        "",
+        f"Targets: |relative difference| <= 1e-3 (worst {worst_rel:.1e}: "
+        f"{'met' if worst_rel <= 1e-3 else 'NOT met'}); time ratio <= 1.5 (worst {worst_ratio:.2f}: "
+        f"{'met' if worst_ratio <= 1.5 else 'NOT met'}). A case where a solver stops at max_iter compares "
+        "two unconverged iterates.",
+        "",
+        "## BlockMinimizationSVC (compressed blocks on disk) vs in-memory DCD on a9a (hinge loss)",
+        "",
+        "| C | block_mb | blocks | inner passes | outer iterations | objective BM | objective DCD | "
+        "relative difference | BM duality gap | compressed block bytes | seconds |",
+        "|---|---|---|---|---|---|---|---|---|---|---|",
+    ]
     for r in bm_rows:
-        lines.append(f"| {r['C']} | {r['block_mb']} | {r['n_blocks']} | {r['inner_max_iter']} | "
-                     f"{r['outer_iterations']} | {r['objective_bm']:.4f} | {r['objective_dcd']:.4f} | "
-                     f"{r['relative_difference']:+.1e} | {r['duality_gap_bm']:.1e} | {r['block_bytes']:,} | "
-                     f"{r['seconds']:.1f} |")
-    lines += ["", "Block-cyclic dual CD needs many more outer iterations than in-memory DCD needs passes when the "
-              "blocks are alike (each block's pass fits w on its own; the dual mass then moves between blocks "
-              "slowly), more so with more blocks and at larger C. Target: relative difference <= 1e-3."]
+        lines.append(
+            f"| {r['C']} | {r['block_mb']} | {r['n_blocks']} | {r['inner_max_iter']} | "
+            f"{r['outer_iterations']} | {r['objective_bm']:.4f} | {r['objective_dcd']:.4f} | "
+            f"{r['relative_difference']:+.1e} | {r['duality_gap_bm']:.1e} | {r['block_bytes']:,} | "
+            f"{r['seconds']:.1f} |"
+        )
+    lines += [
+        "",
+        "Block-cyclic dual CD needs many more outer iterations than in-memory DCD needs passes when the "
+        "blocks are alike (each block's pass fits w on its own; the dual mass then moves between blocks "
+        "slowly), more so with more blocks and at larger C. Target: relative difference <= 1e-3.",
+    ]
     (RESULTS / "svm_speed.md").write_text("\n".join(lines) + "\n")
 
 

@@ -22,8 +22,9 @@ RESULTS = Path(__file__).resolve().parent / "results"
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     zoo.add_arguments(parser)
-    parser.add_argument("--out", default=None,
-                        help="output stem (default benchmarks/results/zoo, zoo_scale_<scaler> with --scale)")
+    parser.add_argument(
+        "--out", default=None, help="output stem (default benchmarks/results/zoo, zoo_scale_<scaler> with --scale)"
+    )
     args = parser.parse_args(argv)
     if args.out is None:
         args.out = str(RESULTS / ("zoo" if args.scale == "none" else f"zoo_scale_{args.scale}"))
@@ -35,10 +36,16 @@ def main(argv=None):
     out.parent.mkdir(parents=True, exist_ok=True)
     zoo.plot(rows, out.with_suffix(".png"))
     command = "python benchmarks/zoo.py " + " ".join(sys.argv[1:] if argv is None else argv)
-    meta = {"command": command.strip(), "seconds": seconds, "scale": args.scale,
-            "python": platform.python_version(), "skipped_datasets": args._skipped}
-    out.with_suffix(".json").write_text(json.dumps({"meta": meta, "summary": zoo.summary(rows), "rows": rows},
-                                                   indent=1, default=float))
+    meta = {
+        "command": command.strip(),
+        "seconds": seconds,
+        "scale": args.scale,
+        "python": platform.python_version(),
+        "skipped_datasets": args._skipped,
+    }
+    out.with_suffix(".json").write_text(
+        json.dumps({"meta": meta, "summary": zoo.summary(rows), "rows": rows}, indent=1, default=float)
+    )
     out.with_suffix(".md").write_text(zoo.report_markdown(rows, meta, png=out.with_suffix(".png").name))
     print(f"{len(rows)} rows in {seconds:.0f} s; wrote {out}.md/.json/.png")
 

@@ -23,8 +23,10 @@ ROOT = Path(__file__).resolve().parents[1]
 def render(results):
     """``{page path: new text}`` for the two pages, from the zoo.json content ``results``."""
     rows, meta = results["rows"], results["meta"]
-    command = (f"`STREAMLEARN_SHARED_DATA=/path/to/shared/data {meta['command']}` ({meta['seconds']:.0f} s on "
-               "a shared 2-core machine)")
+    command = (
+        f"`STREAMLEARN_SHARED_DATA=/path/to/shared/data {meta['command']}` ({meta['seconds']:.0f} s on "
+        "a shared 2-core machine)"
+    )
     tables = {
         ROOT / "docs/user-guide/choosing-a-learner.md": {"zoo-choice": zoo.learner_choice_table(rows)},
         ROOT / "docs/benchmarks/zoo.md": {

@@ -14,8 +14,18 @@ what its learner needs.
 from ._lazy import lazy_attributes
 from ._version import __version__
 
-_SUBPACKAGES = ("cli", "datasets", "distributed", "evaluation", "experiments", "facto", "linear_model", "preprocessing",
-                "second_order", "sketch")
+_SUBPACKAGES = (
+    "cli",
+    "datasets",
+    "distributed",
+    "evaluation",
+    "experiments",
+    "facto",
+    "linear_model",
+    "preprocessing",
+    "second_order",
+    "sketch",
+)
 __getattr__, __dir__ = lazy_attributes(__name__, globals(), {**dict.fromkeys(_SUBPACKAGES, ""), "load": ".persist"})
 
 __all__ = ["__version__", "load"]

@@ -87,8 +87,9 @@ class Output:
             if stat.S_ISCHR(st.st_mode) or stat.S_ISFIFO(st.st_mode):
                 self.through = True
             elif not stat.S_ISREG(st.st_mode):
-                raise OutputError(f"{what} {self.name!r} is not a regular file (a block device or socket); "
-                                  "refusing to write there.")
+                raise OutputError(
+                    f"{what} {self.name!r} is not a regular file (a block device or socket); refusing to write there."
+                )
             else:
                 self.mode = stat.S_IMODE(st.st_mode)
             for inp in inputs:
@@ -99,18 +100,23 @@ class Output:
                 except OSError:
                     same = False
                 if same and not self.through:
-                    raise OutputError(f"{what} {self.name!r} is the input file {os.fspath(inp)!r}; writing it "
-                                      "would destroy the input. Choose another output path.")
+                    raise OutputError(
+                        f"{what} {self.name!r} is the input file {os.fspath(inp)!r}; writing it "
+                        "would destroy the input. Choose another output path."
+                    )
             if not self.through and not os.access(real, os.W_OK):
                 raise OutputError(f"{what} {self.name!r} is not writable (permission denied).")
         folder = os.path.dirname(real)
         if not self.through:
             if not os.path.isdir(folder):
-                raise OutputError(f"cannot write {what} {self.name!r}: the folder {os.path.dirname(self.name) or folder!r} "
-                                  "does not exist.")
+                raise OutputError(
+                    f"cannot write {what} {self.name!r}: the folder {os.path.dirname(self.name) or folder!r} "
+                    "does not exist."
+                )
             if not os.access(folder, os.W_OK | os.X_OK):
-                raise OutputError(f"cannot write {what} {self.name!r}: the folder {folder!r} is not writable "
-                                  "(permission denied).")
+                raise OutputError(
+                    f"cannot write {what} {self.name!r}: the folder {folder!r} is not writable (permission denied)."
+                )
         self.folder = folder
         self.committed = False
         _PENDING.append(self)

@@ -42,9 +42,7 @@ class Interval:
         if isinstance(value, numbers.Real) and not isinstance(value, numbers.Integral) and math.isnan(value):
             return False
         lo_ok = self.left is None or (value >= self.left if self.closed in ("both", "left") else value > self.left)
-        hi_ok = self.right is None or (
-            value <= self.right if self.closed in ("both", "right") else value < self.right
-        )
+        hi_ok = self.right is None or (value <= self.right if self.closed in ("both", "right") else value < self.right)
         return lo_ok and hi_ok
 
     def __str__(self):
@@ -110,13 +108,13 @@ def check_rng(random_state):
     (used as is) or a legacy ``RandomState`` (used as is). Anything else raises ``ValueError``."""
     if random_state is None or isinstance(random_state, (numbers.Integral, np.random.Generator)):
         if isinstance(random_state, bool):
-            raise ValueError(f"random_state must be an int, a numpy Generator or RandomState, or None; got "
-                             f"{random_state!r}.")
+            raise ValueError(
+                f"random_state must be an int, a numpy Generator or RandomState, or None; got {random_state!r}."
+            )
         return np.random.default_rng(random_state)
     if isinstance(random_state, np.random.RandomState):
         return random_state
-    raise ValueError(f"random_state must be an int, a numpy Generator or RandomState, or None; got "
-                     f"{random_state!r}.")
+    raise ValueError(f"random_state must be an int, a numpy Generator or RandomState, or None; got {random_state!r}.")
 
 
 def as_csr_float(X, *, ensure_finite=False):
@@ -147,8 +145,13 @@ def _check_csr_structure(X, *, ensure_finite=False):
     are finite; the first offender is located (with NumPy) only to word the error."""
     indptr, indices, data = X.indptr, X.indices, X.data
     n_rows, n_cols = X.shape
-    if indptr.ndim != 1 or indptr.shape[0] != n_rows + 1 or indptr[0] != 0 or indptr[-1] > indices.shape[0] or \
-            indptr[-1] < 0:
+    if (
+        indptr.ndim != 1
+        or indptr.shape[0] != n_rows + 1
+        or indptr[0] != 0
+        or indptr[-1] > indices.shape[0]
+        or indptr[-1] < 0
+    ):
         raise _malformed_indptr(n_rows, indices.shape[0])
     nnz = int(indptr[-1])
     if data.shape[0] < nnz:
@@ -166,8 +169,10 @@ def _check_csr_structure(X, *, ensure_finite=False):
         p = int(np.flatnonzero(~np.isfinite(data[:nnz]))[0])
         row = int(np.searchsorted(indptr, p, side="right")) - 1
         what = "NaN" if np.isnan(data[p]) else "infinity"
-        raise ValueError(f"Input X contains {what} (row {row}, column {int(indices[p])}); expected finite values "
-                         "(NaN and infinity are not allowed).")
+        raise ValueError(
+            f"Input X contains {what} (row {row}, column {int(indices[p])}); expected finite values "
+            "(NaN and infinity are not allowed)."
+        )
 
 
 def _check_n_features(estimator, X, reset):
@@ -179,13 +184,17 @@ def _check_n_features(estimator, X, reset):
     if reset:
         estimator.n_features_in_ = X.shape[1]
     elif hasattr(estimator, "n_features_in_") and X.shape[1] != estimator.n_features_in_:
-        raise ValueError(f"X has {X.shape[1]} features, but {type(estimator).__name__} is expecting "
-                         f"{estimator.n_features_in_} features as input.")
+        raise ValueError(
+            f"X has {X.shape[1]} features, but {type(estimator).__name__} is expecting "
+            f"{estimator.n_features_in_} features as input."
+        )
 
 
 def _malformed_indptr(n_rows, nnz):
-    return ValueError(f"X is a malformed CSR matrix: indptr must start at 0, be non-decreasing, have n_rows + 1 = "
-                      f"{n_rows + 1} entries and end at most at nnz = {nnz}.")
+    return ValueError(
+        f"X is a malformed CSR matrix: indptr must start at 0, be non-decreasing, have n_rows + 1 = "
+        f"{n_rows + 1} entries and end at most at nnz = {nnz}."
+    )
 
 
 def _fast_path(X, y):
@@ -193,11 +202,17 @@ def _fast_path(X, y):
     then only the feature count/names go through scikit-learn's ``validate_data`` and the finite check rides
     on our structure sweep, instead of being made twice (sklearn's finite check + our structure check).
     Anything else takes scikit-learn's full validation (its messages, conversions and warnings)."""
-    if not (isinstance(X, (sp.csr_matrix, sp.csr_array)) and X.ndim == 2 and X.dtype == np.float64
-            and X.shape[0] >= 1 and X.shape[1] >= 1):
+    if not (
+        isinstance(X, (sp.csr_matrix, sp.csr_array))
+        and X.ndim == 2
+        and X.dtype == np.float64
+        and X.shape[0] >= 1
+        and X.shape[1] >= 1
+    ):
         return False
-    return y is None or (isinstance(y, np.ndarray) and y.ndim == 1 and y.dtype.kind in "iuf"
-                         and y.shape[0] == X.shape[0])
+    return y is None or (
+        isinstance(y, np.ndarray) and y.ndim == 1 and y.dtype.kind in "iuf" and y.shape[0] == X.shape[0]
+    )
 
 
 def check_X(estimator, X, *, reset):
@@ -210,8 +225,13 @@ def check_X(estimator, X, *, reset):
         _check_n_features(estimator, X, reset)
         return as_csr_float(X, ensure_finite=True)
     X = validate_data(
-        estimator, X, reset=reset, accept_sparse=("csr", "csc", "coo"), dtype=np.float64,
-        ensure_all_finite=True, accept_large_sparse=True,
+        estimator,
+        X,
+        reset=reset,
+        accept_sparse=("csr", "csc", "coo"),
+        dtype=np.float64,
+        ensure_all_finite=True,
+        accept_large_sparse=True,
     )
     return as_csr_float(X)
 
@@ -225,8 +245,15 @@ def check_X_y(estimator, X, y, *, reset, y_numeric=False):
             raise ValueError(f"Input y contains {what}; expected finite targets.")
         return as_csr_float(X, ensure_finite=True), y
     X, y = validate_data(
-        estimator, X, y, reset=reset, accept_sparse=("csr", "csc", "coo"), dtype=np.float64,
-        ensure_all_finite=True, accept_large_sparse=True, y_numeric=y_numeric,
+        estimator,
+        X,
+        y,
+        reset=reset,
+        accept_sparse=("csr", "csc", "coo"),
+        dtype=np.float64,
+        ensure_all_finite=True,
+        accept_large_sparse=True,
+        y_numeric=y_numeric,
     )
     return as_csr_float(X), y
 

@@ -17,8 +17,9 @@ import numpy as np
 
 __all__ = ["WIDENABLE", "can_widen", "widen"]
 
-WIDENABLE = frozenset({"PassiveAggressiveClassifier", "PassiveAggressiveRegressor", "OGDClassifier",
-                       "OGDRegressor", "Perceptron"})
+WIDENABLE = frozenset(
+    {"PassiveAggressiveClassifier", "PassiveAggressiveRegressor", "OGDClassifier", "OGDRegressor", "Perceptron"}
+)
 
 
 def can_widen(est):

@@ -34,9 +34,15 @@ from .persist import PersistMixin
 if TYPE_CHECKING:
     from .preprocessing import DictHasher
 
-__all__ = ["BaseOnline", "OnlineClassifierMixin", "OnlineRegressorMixin", "BaseOnlineLinear", "LogisticProbaMixin",
-           "ClassifierPredictionMixin", "DictRowMixin"]
-
+__all__ = [
+    "BaseOnline",
+    "OnlineClassifierMixin",
+    "OnlineRegressorMixin",
+    "BaseOnlineLinear",
+    "LogisticProbaMixin",
+    "ClassifierPredictionMixin",
+    "DictRowMixin",
+]
 
 
 class DictRowMixin:
@@ -64,8 +70,15 @@ class DictRowMixin:
     partial_fit: Callable[..., Any]
     predict: Callable[[Any], Any]
 
-    def learn_one(self, x: Mapping[str, Any], y: Any, *, sample_weight: float | None = None,
-                  classes: ArrayLike | None = None, hasher: "DictHasher | None" = None) -> Self:
+    def learn_one(
+        self,
+        x: Mapping[str, Any],
+        y: Any,
+        *,
+        sample_weight: float | None = None,
+        classes: ArrayLike | None = None,
+        hasher: "DictHasher | None" = None,
+    ) -> Self:
         """Learn from one dict row ``x`` with target ``y`` (classifiers: ``classes`` is needed on the first
         call unless the labels are 0/1, -1/+1 or booleans). Returns ``self``."""
         X = self._row_hasher(hasher).transform_one(x)
@@ -91,34 +104,50 @@ class DictRowMixin:
             if self._is_started():
                 n = int(self.n_features_in_)
                 if n & (n - 1) or hasher is not None and hasher.n_features != n:
-                    raise ValueError(f"{type(self).__name__} was trained on {n} features without a hashing "
-                                     "specification; learn_one/predict_one hash dict rows into 2**bits columns.")
+                    raise ValueError(
+                        f"{type(self).__name__} was trained on {n} features without a hashing "
+                        "specification; learn_one/predict_one hash dict rows into 2**bits columns."
+                    )
                 hasher = DictHasher(bits=n.bit_length() - 1)
             hasher = DictHasher() if hasher is None else hasher
             hasher.fit()
             self.input_spec_ = spec = {
-                "format": "csv", "bits": int(hasher.bits),
-                "interactions": list(hasher.quadratic) + list(hasher.cubic), "ignore": list(hasher.ignore_namespaces),
-                "keep": list(hasher.keep_namespaces), "options": {
-                    "namespaces": _namespace_groups(hasher.namespaces), "categorical": sorted(hasher._categorical)}}
+                "format": "csv",
+                "bits": int(hasher.bits),
+                "interactions": list(hasher.quadratic) + list(hasher.cubic),
+                "ignore": list(hasher.ignore_namespaces),
+                "keep": list(hasher.keep_namespaces),
+                "options": {
+                    "namespaces": _namespace_groups(hasher.namespaces),
+                    "categorical": sorted(hasher._categorical),
+                },
+            }
         else:
             if spec.get("format") not in ("csv", "parquet") or spec.get("bits") is None:
-                raise ValueError(f"{type(self).__name__} was trained on {spec.get('format')} data; learn_one and "
-                                 "predict_one hash dict rows as the CSV/Parquet readers do.")
+                raise ValueError(
+                    f"{type(self).__name__} was trained on {spec.get('format')} data; learn_one and "
+                    "predict_one hash dict rows as the CSV/Parquet readers do."
+                )
             opts = spec.get("options") or {}
             terms = list(spec.get("interactions") or [])
-            hasher = DictHasher(bits=int(spec["bits"]), categorical=tuple(opts.get("categorical", ())),
-                                namespaces=_namespace_groups(opts.get("namespaces")),
-                                ignore=tuple(spec.get("ignore_columns") or ()),
-                                quadratic=[t for t in terms if len(t) == 2], cubic=[t for t in terms if len(t) == 3],
-                                ignore_namespaces=list(spec.get("ignore") or []),
-                                keep_namespaces=list(spec.get("keep") or []))
+            hasher = DictHasher(
+                bits=int(spec["bits"]),
+                categorical=tuple(opts.get("categorical", ())),
+                namespaces=_namespace_groups(opts.get("namespaces")),
+                ignore=tuple(spec.get("ignore_columns") or ()),
+                quadratic=[t for t in terms if len(t) == 2],
+                cubic=[t for t in terms if len(t) == 3],
+                ignore_namespaces=list(spec.get("ignore") or []),
+                keep_namespaces=list(spec.get("keep") or []),
+            )
             hasher.fit()
         _ROW_HASHERS[self] = (spec, hasher)
         return hasher
 
 
-_ROW_HASHERS: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()  # estimator -> (its input_spec_, the DictHasher built from it)
+_ROW_HASHERS: weakref.WeakKeyDictionary = (
+    weakref.WeakKeyDictionary()
+)  # estimator -> (its input_spec_, the DictHasher built from it)
 
 
 def _namespace_groups(namespaces):
@@ -141,8 +170,10 @@ def _default_classes(y, name):
         return np.array([0, 1])
     if isinstance(label, (int, float, np.number)) and label == -1:
         return np.array([-1, 1])
-    raise ValueError(f"{name}.learn_one needs classes= on its first call (the model needs every label up front); "
-                     f"got label {label!r}.")
+    raise ValueError(
+        f"{name}.learn_one needs classes= on its first call (the model needs every label up front); "
+        f"got label {label!r}."
+    )
 
 
 class BaseOnline(DictRowMixin, PersistMixin, BaseEstimator):
@@ -208,14 +239,16 @@ class BaseOnline(DictRowMixin, PersistMixin, BaseEstimator):
         self.n_iter_ = int(self.max_iter)
         return self
 
-    def partial_fit(self, X: MatrixLike, y: ArrayLike, classes: ArrayLike | None = None,
-                    sample_weight: ArrayLike | None = None) -> Self:
+    def partial_fit(
+        self, X: MatrixLike, y: ArrayLike, classes: ArrayLike | None = None, sample_weight: ArrayLike | None = None
+    ) -> Self:
         """One pass over ``(X, y)`` in the given order, continuing from the current model. Returns ``self``."""
         self.partial_fit_scores(X, y, classes=classes, sample_weight=sample_weight)
         return self
 
-    def partial_fit_scores(self, X: MatrixLike, y: ArrayLike, classes: ArrayLike | None = None,
-                           sample_weight: ArrayLike | None = None) -> FloatArray:
+    def partial_fit_scores(
+        self, X: MatrixLike, y: ArrayLike, classes: ArrayLike | None = None, sample_weight: ArrayLike | None = None
+    ) -> FloatArray:
         """Like ``partial_fit``, and return each example's decision value *before* its own update.
 
         These are exactly the scores progressive validation needs: ``predict`` applied to them gives
@@ -264,8 +297,8 @@ class BaseOnline(DictRowMixin, PersistMixin, BaseEstimator):
     def _raise_diverged(self, row, what, verb="Lower"):
         where = "an example of this batch" if row is None else f"example {row} of this batch"
         raise FloatingPointError(
-            f"{type(self).__name__} diverged: the score of {where} is not finite. "
-            f"{verb} {what} or scale the features.")
+            f"{type(self).__name__} diverged: the score of {where} is not finite. {verb} {what} or scale the features."
+        )
 
 
 def _integral_labels(y):
@@ -318,12 +351,14 @@ class OnlineClassifierMixin(ClassifierPredictionMixin, ClassifierMixin):
             if not self._called_from_fit():
                 raise ValueError(
                     f"classes must be passed on the first call to {type(self).__name__}.partial_fit: the "
-                    "model needs every label up front (e.g. classes=[-1, 1]).")
+                    "model needs every label up front (e.g. classes=[-1, 1])."
+                )
             classes = np.unique(y)
         classes = np.unique(np.asarray(classes))
         if classes.shape[0] < 2:
             raise ValueError(
-                f"{type(self).__name__} needs at least 2 classes; got {classes.shape[0]} class: {classes!r}.")
+                f"{type(self).__name__} needs at least 2 classes; got {classes.shape[0]} class: {classes!r}."
+            )
         if classes.dtype.kind in "iuf" and y.dtype.kind in "iuf":  # numbers: a search, not two sorts
             idx = np.searchsorted(classes, y)
             unknown = np.any(idx >= classes.shape[0]) or np.any(classes[np.minimum(idx, classes.shape[0] - 1)] != y)
@@ -349,8 +384,10 @@ class OnlineClassifierMixin(ClassifierPredictionMixin, ClassifierMixin):
 
     def _check_classes_again(self, classes):
         if classes is not None and not np.array_equal(np.unique(np.asarray(classes)), self.classes_):
-            raise ValueError(f"classes={list(classes)!r} is not the same as on the first call to partial_fit: "
-                             f"{self.classes_.tolist()!r}.")
+            raise ValueError(
+                f"classes={list(classes)!r} is not the same as on the first call to partial_fit: "
+                f"{self.classes_.tolist()!r}."
+            )
 
     def _targets(self, y):
         idx = np.searchsorted(self.classes_, y)
@@ -362,7 +399,6 @@ class OnlineClassifierMixin(ClassifierPredictionMixin, ClassifierMixin):
         targets = -np.ones((y.shape[0], self.classes_.shape[0]), dtype=np.float64)
         targets[np.arange(y.shape[0]), idx] = 1.0
         return targets
-
 
 
 class LogisticProbaMixin:
@@ -422,4 +458,3 @@ class OnlineRegressorMixin(RegressorMixin):
 #: linear models ``w . x + b`` (the state defaults of :class:`BaseOnline`)
 BaseOnlineLinear = BaseOnline
 _BaseOnline = BaseOnline
-

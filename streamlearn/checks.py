@@ -31,10 +31,19 @@ from sklearn.base import BaseEstimator, clone, is_classifier
 
 from .losses import LOSSES
 
-__all__ = ["yield_checks", "check_partial_fit_equals_fit", "check_chunking_invariance",
-           "check_dense_equals_sparse", "check_scores_are_pre_update", "check_state_not_reallocated",
-           "check_save_load_round_trip", "check_random_state_determinism", "check_feature_count_fixed",
-           "check_zero_row_is_no_op", "check_progressive_loss_is_known"]
+__all__ = [
+    "yield_checks",
+    "check_partial_fit_equals_fit",
+    "check_chunking_invariance",
+    "check_dense_equals_sparse",
+    "check_scores_are_pre_update",
+    "check_state_not_reallocated",
+    "check_save_load_round_trip",
+    "check_random_state_determinism",
+    "check_feature_count_fixed",
+    "check_zero_row_is_no_op",
+    "check_progressive_loss_is_known",
+]
 
 
 def _data(estimator, n=120, d=9, seed=0):
@@ -61,8 +70,9 @@ def _state_arrays(est):
 def _model_arrays(est):
     """Fitted state: ``_state_arrays`` plus ``coef_``/``intercept_`` (and a held learner's)."""
     out = _state_arrays(est)
-    for prefix, sub in [("", est)] + [(f"{n}.", v) for n, v in vars(est).items()
-                                      if n.endswith("_") and isinstance(v, BaseEstimator)]:
+    for prefix, sub in [("", est)] + [
+        (f"{n}.", v) for n, v in vars(est).items() if n.endswith("_") and isinstance(v, BaseEstimator)
+    ]:
         for k in ("coef_", "intercept_"):
             if hasattr(sub, k):
                 out[prefix + k] = np.asarray(getattr(sub, k))
@@ -74,8 +84,9 @@ def _assert_same_model(a, b, what, rtol=1e-10, atol=1e-12):
     assert sa.keys() == sb.keys(), f"{what}: state attributes differ: {sorted(sa)} vs {sorted(sb)}"
     for key in sa:
         if sa[key].dtype.kind in "fc":
-            np.testing.assert_allclose(sa[key], sb[key], rtol=rtol, atol=atol,
-                                       err_msg=f"{what}: attribute {key} differs")
+            np.testing.assert_allclose(
+                sa[key], sb[key], rtol=rtol, atol=atol, err_msg=f"{what}: attribute {key} differs"
+            )
         else:
             np.testing.assert_array_equal(sa[key], sb[key], err_msg=f"{what}: attribute {key} differs")
 
@@ -122,7 +133,7 @@ def check_chunking_invariance(estimator: BaseEstimator) -> None:
     for size in (1, 7):
         est = clone(estimator)
         for start in range(0, X.shape[0], size):
-            est.partial_fit(X[start:start + size], y[start:start + size], **kw)
+            est.partial_fit(X[start : start + size], y[start : start + size], **kw)
         _assert_same_model(whole, est, f"one chunk vs chunks of {size} rows")
 
 
@@ -141,8 +152,13 @@ def check_dense_equals_sparse(estimator: BaseEstimator) -> None:
     a = clone(estimator).partial_fit(X, y, **kw)
     b = clone(estimator).partial_fit(X.toarray(), y, **kw)
     _assert_same_model(a, b, "CSR vs dense input")
-    np.testing.assert_allclose(_predict(a, X.toarray()), _predict(a, X), rtol=1e-12, atol=1e-12,
-                               err_msg="predictions on dense vs CSR input differ")
+    np.testing.assert_allclose(
+        _predict(a, X.toarray()),
+        _predict(a, X),
+        rtol=1e-12,
+        atol=1e-12,
+        err_msg="predictions on dense vs CSR input differ",
+    )
 
 
 def check_scores_are_pre_update(estimator: BaseEstimator) -> None:
@@ -160,12 +176,17 @@ def check_scores_are_pre_update(estimator: BaseEstimator) -> None:
     est = clone(estimator).partial_fit(X[:1], y[:1], **kw)
     expected = []
     for i in range(1, X.shape[0]):
-        expected.append(_predict(est, X[i:i + 1])[0])
-        est.partial_fit(X[i:i + 1], y[i:i + 1])
+        expected.append(_predict(est, X[i : i + 1])[0])
+        est.partial_fit(X[i : i + 1], y[i : i + 1])
     got = clone(estimator).partial_fit(X[:1], y[:1], **kw).partial_fit_scores(X[1:], y[1:])
     # a learner whose in-kernel (lazy) weights and materialised weights round differently names its tolerance
-    np.testing.assert_allclose(got, expected, rtol=getattr(estimator, "_score_rtol", 1e-10), atol=1e-12,
-                               err_msg="partial_fit_scores are not the pre-update scores")
+    np.testing.assert_allclose(
+        got,
+        expected,
+        rtol=getattr(estimator, "_score_rtol", 1e-10),
+        atol=1e-12,
+        err_msg="partial_fit_scores are not the pre-update scores",
+    )
 
 
 def check_state_not_reallocated(estimator: BaseEstimator) -> None:

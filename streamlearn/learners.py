@@ -54,111 +54,274 @@ _SAFE = {"safeguard": "maxabs"}
 #: logistic-loss SGD learners: eta0 0.5 -> 0.25 keeps them above the majority-class rate on every zoo set
 #: (benchmarks/zoo.py; at 0.5 all four were 0.1-0.2 pt under it on bananas), a9a.t 0.846-0.847
 _ETA_ZOO = {"eta0": 0.25}
-LEARNERS = {s.name: s for s in [
-    LearnerSpec("perceptron", f"{_LM}:Perceptron",
-                "Perceptron with bias (Rosenblatt 1958; bias via R^2, Novikoff's augmented feature)",
-                defaults={"radius": 0.1}),  # near scikit-learn's sparse intercept rule; demo 0.819 vs 0.704
-    LearnerSpec("perceptron-nobias", f"{_LM}:Perceptron", "Perceptron without bias",
-                fixed={"fit_intercept": False}),
-    LearnerSpec("pa", f"{_LM}:PassiveAggressiveClassifier", "Passive-Aggressive (PA), hinge loss",
-                fixed={"variant": "pa"}),
-    LearnerSpec("pa1", f"{_LM}:PassiveAggressiveClassifier", "Passive-Aggressive PA-I (step capped at C)",
-                fixed={"variant": "pa1"}, defaults={"C": 0.01}),
-    LearnerSpec("pa2", f"{_LM}:PassiveAggressiveClassifier", "Passive-Aggressive PA-II (step l/(||x||^2+1/2C))",
-                fixed={"variant": "pa2"}, defaults={"C": 0.01}),
-    LearnerSpec("ogd", f"{_LM}:OGDClassifier", "Online gradient descent, logistic loss, step eta0/sqrt(t)",
-                fixed={"loss": "logistic"}, defaults=_ETA_ZOO),
-    LearnerSpec("ogd-hinge", f"{_LM}:OGDClassifier", "Online gradient descent, hinge loss, step eta0/sqrt(t)",
-                fixed={"loss": "hinge"}),
-    LearnerSpec("ogd-squared", f"{_LM}:OGDClassifier", "Online gradient descent, squared loss on -1/+1 labels",
-                fixed={"loss": "squared"}, defaults={"eta0": 0.05, "normalized": True}),  # raw: diverges on 4 zoo sets
-    LearnerSpec("ogd-regressor", f"{_LM}:OGDRegressor", "Online gradient descent regression, squared loss",
-                task="regression", demo=False),
-    LearnerSpec("pa-regressor", f"{_LM}:PassiveAggressiveRegressor",
-                "Passive-Aggressive regression (epsilon-insensitive; variant pa/pa1/pa2)", task="regression",
-                demo=False),
-    # normalized adaptive gradient (Ross, Mineiro & Langford, UAI 2013): scale-free, Vowpal Wabbit's default
-    LearnerSpec("nag", f"{_LM}:NAGClassifier", "Normalized adaptive gradient (Vowpal Wabbit's default update), "
-                "logistic loss: scale-free, no feature scaling needed", fixed={"loss": "logistic"}),
-    LearnerSpec("nag-hinge", f"{_LM}:NAGClassifier", "Normalized adaptive gradient, hinge loss",
-                fixed={"loss": "hinge"}),
-    LearnerSpec("nag-regressor", f"{_LM}:NAGRegressor", "Normalized adaptive gradient regression, squared loss",
-                task="regression", demo=False),
-    # sparse (L1) online learners, lazy O(nnz) per example (Algorithms §4)
-    LearnerSpec("truncation", f"{_LM}:SimpleTruncationClassifier",
-                "Simple truncation: SGD, every k steps w_i = 0 where |w_i| <= theta (loss logistic/hinge/squared)",
-                defaults=_ETA_ZOO),
-    LearnerSpec("tg", f"{_LM}:TruncatedGradientClassifier",
-                "Truncated gradient (Langford et al.): gravity g, threshold theta, window k", defaults=_ETA_ZOO),
-    LearnerSpec("fobos", f"{_LM}:FOBOSClassifier", "L1-FOBOS: SGD step then soft threshold eta_t * l1",
-                defaults=_ETA_ZOO),
-    LearnerSpec("rda", f"{_LM}:RDAClassifier", "L1-RDA (Xiao): regularised dual averaging, l1 and gamma (hinge "
-                "loss by default)", defaults={"loss": "hinge"}),  # zoo: logistic is under majority on 2 raw sets
-    LearnerSpec("ftrl", f"{_LM}:FTRLProximalClassifier",
-                "FTRL-Proximal (McMahan et al.): per-coordinate rates alpha/beta, l1, l2"),
-    LearnerSpec("truncation-regressor", f"{_LM}:SimpleTruncationRegressor", "Simple truncation, squared loss",
-                task="regression", demo=False),
-    LearnerSpec("tg-regressor", f"{_LM}:TruncatedGradientRegressor", "Truncated gradient, squared loss",
-                task="regression", demo=False),
-    LearnerSpec("fobos-regressor", f"{_LM}:FOBOSRegressor", "L1-FOBOS, squared loss", task="regression",
-                demo=False),
-    LearnerSpec("rda-regressor", f"{_LM}:RDARegressor", "L1-RDA, squared loss", task="regression", demo=False),
-    LearnerSpec("ftrl-regressor", f"{_LM}:FTRLProximalRegressor", "FTRL-Proximal, squared loss",
-                task="regression", demo=False),
-    # confidence-weighted, Pegasos, SVM solvers (Algorithms §2.4-2.8, 3.1-3.2)
-    LearnerSpec("cw", f"{_LM}:ConfidenceWeightedClassifier",
-                "Confidence-Weighted, full covariance (Crammer et al. NIPS 2008; variance update, -p update=stdev "
-                "for the exact one); d <= 4096", fixed={"covariance": "full"}, defaults={"update": "variance"}),
-    LearnerSpec("cw-diag", f"{_LM}:ConfidenceWeightedClassifier",
-                "Confidence-Weighted, diagonal covariance, variance update (Dredze et al. ICML 2008); O(nnz)",
-                fixed={"covariance": "diagonal"}, defaults={"update": "variance", "eta": 0.9, "a": 0.01}),
-    LearnerSpec("arow", f"{_LM}:AROWClassifier",
-                "AROW (Crammer et al. NIPS 2009), full covariance (-p covariance=diagonal above 4096 features)"),
-    LearnerSpec("scw1", f"{_LM}:SoftConfidenceWeightedClassifier", "Soft Confidence-Weighted SCW-I (Wang et al. "
-                "ICML 2012), full covariance (-p covariance=diagonal above 4096 features)", fixed={"variant": "scw1"}),
-    LearnerSpec("scw2", f"{_LM}:SoftConfidenceWeightedClassifier", "Soft Confidence-Weighted SCW-II, full "
-                "covariance (-p covariance=diagonal above 4096 features)", fixed={"variant": "scw2"}),
-    LearnerSpec("pegasos", f"{_LM}:PegasosClassifier",
-                "Pegasos: mini-batch k (batch_size), step 1/(alpha t), projection on the 1/sqrt(alpha) ball",
-                defaults={"alpha": 0.003}),
-    LearnerSpec("dcd-svm", f"{_LM}:DualCoordinateDescentSVC",
-                "Linear SVM by dual coordinate descent (Hsieh et al. 2008; LIBLINEAR), batch, in memory",
-                defaults={"tol": 0.1}, demo=False, batch=True),
-    LearnerSpec("bm-svm", f"{_LM}:BlockMinimizationSVC", "Linear SVM by block minimization over compressed "
-                "on-disk blocks (Yu et al. 2010): data larger than memory (--block-mb)", demo=False, batch=True),
-    # factorization machines (Algorithms §7)
-    LearnerSpec("fm", f"{_FM}:FMClassifier", "Factorization machine (Rendle), logistic loss, SGD/AdaGrad, O(k nnz)"),
-    LearnerSpec("fm-regressor", f"{_FM}:FMRegressor", "Factorization machine, squared loss, SGD/AdaGrad",
-                task="regression", demo=False),
-    LearnerSpec("ccfm-ogd", f"{_FM}:CCFMOnlineGradientClassifier",
-                "Compact convexified FM by projected OGD (eigendecomposition per projection; dense (d+1)^2)",
-                demo=False),
-    LearnerSpec("ccfm-ogd-regressor", f"{_FM}:CCFMOnlineGradientRegressor",
-                "Compact convexified FM by projected OGD, squared loss", task="regression", demo=False),
-    LearnerSpec("occfm", f"{_FM}:OCCFMClassifier",
-                "OCCFM: projection-free online conditional gradient on the convexified FM (exact up to 2000 "
-                "features, low-rank above; -p mode=exact|scalable)", demo=False),
-    LearnerSpec("occfm-regressor", f"{_FM}:OCCFMRegressor", "OCCFM, squared loss", task="regression",
-                demo=False),
-    # second order (Luo et al., JMLR 2019): squared loss on -1/+1 labels. CLI defaults: the scale safeguard
-    # (running max-abs column scaling + a constant feature, see SketchedOnlineNewton's safeguard) and, for the
-    # sketches with a fixed regulariser, alpha0=30, and AdaGrad's eta=0.2 (chosen on the zoo benchmark,
-    # benchmarks/zoo.py); -p safeguard=paper restores the published algorithm
-    LearnerSpec("adagrad", f"{_SO}:AdaGrad", "Diagonal AdaGrad with slab projection (RFD paper baseline)",
-                defaults={**_SAFE, "eta": 0.2}, demo=True),
-    LearnerSpec("full-on", f"{_SO}:OnlineNewtonStep", "Full-matrix online Newton step, O(d^2) (d <= 4096)",
-                defaults=_SAFE, demo=True),
-    *[LearnerSpec(f"{sk}-son", f"{_SO}:SketchedOnlineNewton", f"Sketched online Newton step over {label}",
-                  fixed={"sketch": sk}, defaults={**_SAFE, **({} if sk == "rfd" else {"alpha0": 30.0})}, demo=True)
-      for sk, label in [("fd", "frequent directions"), ("pfd", "parameterized FD (beta=0.2)"),
-                        ("rp", "a random projection"), ("oja", "Oja's sketch"),
-                        ("rfd", "robust frequent directions")]],
-    # rfd0-son projects onto the slab of the example just learned (Alg. 6 / App. A, the paper's experiments):
-    # with Alg. 3's next slab its pseudo-inverse steps are unbounded on sparse text (README, "Which slab")
-    LearnerSpec("rfd0-son", f"{_SO}:SketchedOnlineNewton", "Sketched online Newton step over RFD, alpha0=0 "
-                "(hyperparameter-free RFD0-SON; slab=current)", fixed={"sketch": "rfd", "alpha0": 0.0},
-                defaults={"slab": "current", **_SAFE}, demo=True),
-]}
+LEARNERS = {
+    s.name: s
+    for s in [
+        LearnerSpec(
+            "perceptron",
+            f"{_LM}:Perceptron",
+            "Perceptron with bias (Rosenblatt 1958; bias via R^2, Novikoff's augmented feature)",
+            defaults={"radius": 0.1},
+        ),  # near scikit-learn's sparse intercept rule; demo 0.819 vs 0.704
+        LearnerSpec(
+            "perceptron-nobias", f"{_LM}:Perceptron", "Perceptron without bias", fixed={"fit_intercept": False}
+        ),
+        LearnerSpec(
+            "pa", f"{_LM}:PassiveAggressiveClassifier", "Passive-Aggressive (PA), hinge loss", fixed={"variant": "pa"}
+        ),
+        LearnerSpec(
+            "pa1",
+            f"{_LM}:PassiveAggressiveClassifier",
+            "Passive-Aggressive PA-I (step capped at C)",
+            fixed={"variant": "pa1"},
+            defaults={"C": 0.01},
+        ),
+        LearnerSpec(
+            "pa2",
+            f"{_LM}:PassiveAggressiveClassifier",
+            "Passive-Aggressive PA-II (step l/(||x||^2+1/2C))",
+            fixed={"variant": "pa2"},
+            defaults={"C": 0.01},
+        ),
+        LearnerSpec(
+            "ogd",
+            f"{_LM}:OGDClassifier",
+            "Online gradient descent, logistic loss, step eta0/sqrt(t)",
+            fixed={"loss": "logistic"},
+            defaults=_ETA_ZOO,
+        ),
+        LearnerSpec(
+            "ogd-hinge",
+            f"{_LM}:OGDClassifier",
+            "Online gradient descent, hinge loss, step eta0/sqrt(t)",
+            fixed={"loss": "hinge"},
+        ),
+        LearnerSpec(
+            "ogd-squared",
+            f"{_LM}:OGDClassifier",
+            "Online gradient descent, squared loss on -1/+1 labels",
+            fixed={"loss": "squared"},
+            defaults={"eta0": 0.05, "normalized": True},
+        ),  # raw: diverges on 4 zoo sets
+        LearnerSpec(
+            "ogd-regressor",
+            f"{_LM}:OGDRegressor",
+            "Online gradient descent regression, squared loss",
+            task="regression",
+            demo=False,
+        ),
+        LearnerSpec(
+            "pa-regressor",
+            f"{_LM}:PassiveAggressiveRegressor",
+            "Passive-Aggressive regression (epsilon-insensitive; variant pa/pa1/pa2)",
+            task="regression",
+            demo=False,
+        ),
+        # normalized adaptive gradient (Ross, Mineiro & Langford, UAI 2013): scale-free, Vowpal Wabbit's default
+        LearnerSpec(
+            "nag",
+            f"{_LM}:NAGClassifier",
+            "Normalized adaptive gradient (Vowpal Wabbit's default update), "
+            "logistic loss: scale-free, no feature scaling needed",
+            fixed={"loss": "logistic"},
+        ),
+        LearnerSpec(
+            "nag-hinge", f"{_LM}:NAGClassifier", "Normalized adaptive gradient, hinge loss", fixed={"loss": "hinge"}
+        ),
+        LearnerSpec(
+            "nag-regressor",
+            f"{_LM}:NAGRegressor",
+            "Normalized adaptive gradient regression, squared loss",
+            task="regression",
+            demo=False,
+        ),
+        # sparse (L1) online learners, lazy O(nnz) per example (Algorithms §4)
+        LearnerSpec(
+            "truncation",
+            f"{_LM}:SimpleTruncationClassifier",
+            "Simple truncation: SGD, every k steps w_i = 0 where |w_i| <= theta (loss logistic/hinge/squared)",
+            defaults=_ETA_ZOO,
+        ),
+        LearnerSpec(
+            "tg",
+            f"{_LM}:TruncatedGradientClassifier",
+            "Truncated gradient (Langford et al.): gravity g, threshold theta, window k",
+            defaults=_ETA_ZOO,
+        ),
+        LearnerSpec(
+            "fobos", f"{_LM}:FOBOSClassifier", "L1-FOBOS: SGD step then soft threshold eta_t * l1", defaults=_ETA_ZOO
+        ),
+        LearnerSpec(
+            "rda",
+            f"{_LM}:RDAClassifier",
+            "L1-RDA (Xiao): regularised dual averaging, l1 and gamma (hinge loss by default)",
+            defaults={"loss": "hinge"},
+        ),  # zoo: logistic is under majority on 2 raw sets
+        LearnerSpec(
+            "ftrl",
+            f"{_LM}:FTRLProximalClassifier",
+            "FTRL-Proximal (McMahan et al.): per-coordinate rates alpha/beta, l1, l2",
+        ),
+        LearnerSpec(
+            "truncation-regressor",
+            f"{_LM}:SimpleTruncationRegressor",
+            "Simple truncation, squared loss",
+            task="regression",
+            demo=False,
+        ),
+        LearnerSpec(
+            "tg-regressor",
+            f"{_LM}:TruncatedGradientRegressor",
+            "Truncated gradient, squared loss",
+            task="regression",
+            demo=False,
+        ),
+        LearnerSpec(
+            "fobos-regressor", f"{_LM}:FOBOSRegressor", "L1-FOBOS, squared loss", task="regression", demo=False
+        ),
+        LearnerSpec("rda-regressor", f"{_LM}:RDARegressor", "L1-RDA, squared loss", task="regression", demo=False),
+        LearnerSpec(
+            "ftrl-regressor",
+            f"{_LM}:FTRLProximalRegressor",
+            "FTRL-Proximal, squared loss",
+            task="regression",
+            demo=False,
+        ),
+        # confidence-weighted, Pegasos, SVM solvers (Algorithms §2.4-2.8, 3.1-3.2)
+        LearnerSpec(
+            "cw",
+            f"{_LM}:ConfidenceWeightedClassifier",
+            "Confidence-Weighted, full covariance (Crammer et al. NIPS 2008; variance update, -p update=stdev "
+            "for the exact one); d <= 4096",
+            fixed={"covariance": "full"},
+            defaults={"update": "variance"},
+        ),
+        LearnerSpec(
+            "cw-diag",
+            f"{_LM}:ConfidenceWeightedClassifier",
+            "Confidence-Weighted, diagonal covariance, variance update (Dredze et al. ICML 2008); O(nnz)",
+            fixed={"covariance": "diagonal"},
+            defaults={"update": "variance", "eta": 0.9, "a": 0.01},
+        ),
+        LearnerSpec(
+            "arow",
+            f"{_LM}:AROWClassifier",
+            "AROW (Crammer et al. NIPS 2009), full covariance (-p covariance=diagonal above 4096 features)",
+        ),
+        LearnerSpec(
+            "scw1",
+            f"{_LM}:SoftConfidenceWeightedClassifier",
+            "Soft Confidence-Weighted SCW-I (Wang et al. "
+            "ICML 2012), full covariance (-p covariance=diagonal above 4096 features)",
+            fixed={"variant": "scw1"},
+        ),
+        LearnerSpec(
+            "scw2",
+            f"{_LM}:SoftConfidenceWeightedClassifier",
+            "Soft Confidence-Weighted SCW-II, full covariance (-p covariance=diagonal above 4096 features)",
+            fixed={"variant": "scw2"},
+        ),
+        LearnerSpec(
+            "pegasos",
+            f"{_LM}:PegasosClassifier",
+            "Pegasos: mini-batch k (batch_size), step 1/(alpha t), projection on the 1/sqrt(alpha) ball",
+            defaults={"alpha": 0.003},
+        ),
+        LearnerSpec(
+            "dcd-svm",
+            f"{_LM}:DualCoordinateDescentSVC",
+            "Linear SVM by dual coordinate descent (Hsieh et al. 2008; LIBLINEAR), batch, in memory",
+            defaults={"tol": 0.1},
+            demo=False,
+            batch=True,
+        ),
+        LearnerSpec(
+            "bm-svm",
+            f"{_LM}:BlockMinimizationSVC",
+            "Linear SVM by block minimization over compressed "
+            "on-disk blocks (Yu et al. 2010): data larger than memory (--block-mb)",
+            demo=False,
+            batch=True,
+        ),
+        # factorization machines (Algorithms §7)
+        LearnerSpec(
+            "fm", f"{_FM}:FMClassifier", "Factorization machine (Rendle), logistic loss, SGD/AdaGrad, O(k nnz)"
+        ),
+        LearnerSpec(
+            "fm-regressor",
+            f"{_FM}:FMRegressor",
+            "Factorization machine, squared loss, SGD/AdaGrad",
+            task="regression",
+            demo=False,
+        ),
+        LearnerSpec(
+            "ccfm-ogd",
+            f"{_FM}:CCFMOnlineGradientClassifier",
+            "Compact convexified FM by projected OGD (eigendecomposition per projection; dense (d+1)^2)",
+            demo=False,
+        ),
+        LearnerSpec(
+            "ccfm-ogd-regressor",
+            f"{_FM}:CCFMOnlineGradientRegressor",
+            "Compact convexified FM by projected OGD, squared loss",
+            task="regression",
+            demo=False,
+        ),
+        LearnerSpec(
+            "occfm",
+            f"{_FM}:OCCFMClassifier",
+            "OCCFM: projection-free online conditional gradient on the convexified FM (exact up to 2000 "
+            "features, low-rank above; -p mode=exact|scalable)",
+            demo=False,
+        ),
+        LearnerSpec("occfm-regressor", f"{_FM}:OCCFMRegressor", "OCCFM, squared loss", task="regression", demo=False),
+        # second order (Luo et al., JMLR 2019): squared loss on -1/+1 labels. CLI defaults: the scale safeguard
+        # (running max-abs column scaling + a constant feature, see SketchedOnlineNewton's safeguard) and, for the
+        # sketches with a fixed regulariser, alpha0=30, and AdaGrad's eta=0.2 (chosen on the zoo benchmark,
+        # benchmarks/zoo.py); -p safeguard=paper restores the published algorithm
+        LearnerSpec(
+            "adagrad",
+            f"{_SO}:AdaGrad",
+            "Diagonal AdaGrad with slab projection (RFD paper baseline)",
+            defaults={**_SAFE, "eta": 0.2},
+            demo=True,
+        ),
+        LearnerSpec(
+            "full-on",
+            f"{_SO}:OnlineNewtonStep",
+            "Full-matrix online Newton step, O(d^2) (d <= 4096)",
+            defaults=_SAFE,
+            demo=True,
+        ),
+        *[
+            LearnerSpec(
+                f"{sk}-son",
+                f"{_SO}:SketchedOnlineNewton",
+                f"Sketched online Newton step over {label}",
+                fixed={"sketch": sk},
+                defaults={**_SAFE, **({} if sk == "rfd" else {"alpha0": 30.0})},
+                demo=True,
+            )
+            for sk, label in [
+                ("fd", "frequent directions"),
+                ("pfd", "parameterized FD (beta=0.2)"),
+                ("rp", "a random projection"),
+                ("oja", "Oja's sketch"),
+                ("rfd", "robust frequent directions"),
+            ]
+        ],
+        # rfd0-son projects onto the slab of the example just learned (Alg. 6 / App. A, the paper's experiments):
+        # with Alg. 3's next slab its pseudo-inverse steps are unbounded on sparse text (README, "Which slab")
+        LearnerSpec(
+            "rfd0-son",
+            f"{_SO}:SketchedOnlineNewton",
+            "Sketched online Newton step over RFD, alpha0=0 (hyperparameter-free RFD0-SON; slab=current)",
+            fixed={"sketch": "rfd", "alpha0": 0.0},
+            defaults={"slab": "current", **_SAFE},
+            demo=True,
+        ),
+    ]
+}
 
 
 def parse_param_value(text: str, default: Any = None) -> Any:
@@ -225,11 +388,14 @@ def make_learner(name: str, params: Mapping[str, Any] | None = None) -> Any:
     kwargs = dict(spec.defaults)
     for key, value in (params or {}).items():
         if key in spec.fixed:
-            raise ValueError(f"Parameter {key!r} is fixed to {spec.fixed[key]!r} by learner {name!r}; "
-                             "pick another learner name to change it.")
+            raise ValueError(
+                f"Parameter {key!r} is fixed to {spec.fixed[key]!r} by learner {name!r}; "
+                "pick another learner name to change it."
+            )
         if key not in allowed:
-            raise ValueError(f"Learner {name!r} has no parameter {key!r}; its parameters are: "
-                             f"{', '.join(sorted(allowed))}.")
+            raise ValueError(
+                f"Learner {name!r} has no parameter {key!r}; its parameters are: {', '.join(sorted(allowed))}."
+            )
         kwargs[key] = parse_param_value(value, allowed[key]) if isinstance(value, str) else value
     kwargs.update(spec.fixed)
     return spec.cls()(**kwargs)
@@ -239,8 +405,9 @@ def _spec(name):
     try:
         return LEARNERS[name]
     except KeyError:
-        raise ValueError(f"Unknown learner {name!r}; run 'streamlearn learners' for the list "
-                         f"({', '.join(sorted(LEARNERS))}).") from None
+        raise ValueError(
+            f"Unknown learner {name!r}; run 'streamlearn learners' for the list ({', '.join(sorted(LEARNERS))})."
+        ) from None
 
 
 def learner_name_of(model: Any) -> str | None:

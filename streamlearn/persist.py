@@ -59,8 +59,6 @@ def _registered_class(name):
     return _REGISTRY.get(name)
 
 
-
-
 class PersistMixin:
     """Adds ``save(path)`` and ``load(path)`` and registers the class as loadable.
 
@@ -146,8 +144,10 @@ def _describe_object(obj, prefix, blobs, depth=0):
             continue
         ok, j = _jsonable(value)
         if not ok:
-            raise TypeError(f"Cannot save parameter {key!r} of {cls.__name__}: {type(value).__name__} is not "
-                            "a number, string, boolean or None.")
+            raise TypeError(
+                f"Cannot save parameter {key!r} of {cls.__name__}: {type(value).__name__} is not "
+                "a number, string, boolean or None."
+            )
         params[key] = j
     attributes, arrays = {}, {}
     for key, value in vars(obj).items():
@@ -173,8 +173,7 @@ def _describe_object(obj, prefix, blobs, depth=0):
         np.save(buf, arr, allow_pickle=False)
         raw = buf.getvalue()
         blobs[prefix + key] = raw
-        array_meta[key] = {"dtype": arr.dtype.str, "shape": list(arr.shape),
-                           "sha256": hashlib.sha256(raw).hexdigest()}
+        array_meta[key] = {"dtype": arr.dtype.str, "shape": list(arr.shape), "sha256": hashlib.sha256(raw).hexdigest()}
     return {"class": name, "params": params, "attributes": attributes, "arrays": array_meta}
 
 
@@ -194,15 +193,21 @@ def save(obj: Any, path: str | os.PathLike) -> None:
     True
     """
     blobs: dict = {}
-    meta = {"format": FORMAT, "format_version": FORMAT_VERSION, "streamlearn_version": __version__,
-            **_describe_object(obj, "", blobs)}
+    meta = {
+        "format": FORMAT,
+        "format_version": FORMAT_VERSION,
+        "streamlearn_version": __version__,
+        **_describe_object(obj, "", blobs),
+    }
     from ._atomic import Output
 
     out = path if isinstance(path, Output) else Output(path, what="model file")
     try:
         # written aside and renamed on success (see streamlearn._atomic): the file appears whole or not at all
-        with out.path_for_writing(suffix=".slm") as tmp, \
-                zipfile.ZipFile(tmp, "w", compression=zipfile.ZIP_DEFLATED, compresslevel=1) as zf:
+        with (
+            out.path_for_writing(suffix=".slm") as tmp,
+            zipfile.ZipFile(tmp, "w", compression=zipfile.ZIP_DEFLATED, compresslevel=1) as zf,
+        ):
             zf.writestr("meta.json", json.dumps(meta, indent=1, allow_nan=True))
             for key, raw in blobs.items():
                 # large arrays are stored, not deflated: saving a 2^22-feature model stays I/O-bound
@@ -218,8 +223,20 @@ def save(obj: Any, path: str | os.PathLike) -> None:
 # turns on encryption (RuntimeError) or an unsupported method / version (NotImplementedError), a damaged
 # deflate stream fails in zlib, a cut one ends early (EOFError), a damaged bz2 / lzma stream (method field
 # flipped to 12 / 14) raises OSError / LZMAError, a damaged header field fails struct unpacking or decoding.
-_ZIP_ERRORS = (zipfile.BadZipFile, zlib.error, lzma.LZMAError, NotImplementedError, RuntimeError, EOFError,
-               OSError, struct.error, UnicodeDecodeError, ValueError, OverflowError, MemoryError)
+_ZIP_ERRORS = (
+    zipfile.BadZipFile,
+    zlib.error,
+    lzma.LZMAError,
+    NotImplementedError,
+    RuntimeError,
+    EOFError,
+    OSError,
+    struct.error,
+    UnicodeDecodeError,
+    ValueError,
+    OverflowError,
+    MemoryError,
+)
 
 
 def _read_entry(zf, path, name, what):
@@ -265,8 +282,9 @@ def load(path: str | os.PathLike) -> Any:
     except PermissionError as exc:
         raise ModelFileError(f"{path}: cannot read the model file ({exc.strerror}).") from None
     except _ZIP_ERRORS:
-        raise ModelFileError(f"{path}: not a streamlearn model file (not a zip archive; corrupted or another "
-                             "format).") from None
+        raise ModelFileError(
+            f"{path}: not a streamlearn model file (not a zip archive; corrupted or another format)."
+        ) from None
     with zf:
         raw_meta = _read_entry(zf, path, "meta.json", "meta.json")
         try:
@@ -278,9 +296,11 @@ def load(path: str | os.PathLike) -> Any:
             raise ModelFileError(f"{path}: not a streamlearn model file (format {found!r}).")
         version = meta.get("format_version")
         if version != FORMAT_VERSION:
-            raise ModelFileError(f"{path}: model format version {version!r}; this streamlearn "
-                                 f"({__version__}) reads version {FORMAT_VERSION}. Re-save the model with a "
-                                 "matching streamlearn version.")
+            raise ModelFileError(
+                f"{path}: model format version {version!r}; this streamlearn "
+                f"({__version__}) reads version {FORMAT_VERSION}. Re-save the model with a "
+                "matching streamlearn version."
+            )
         return _build(meta, "", zf, path)
 
 
@@ -292,12 +312,12 @@ def _build(meta, prefix, zf, path, depth=0):
     """The object described by ``meta`` (see ``_describe_object``), its arrays read and verified from ``zf``."""
     cls = _registered_class(meta.get("class"))
     if cls is None or depth > _MAX_DEPTH:
-        raise ModelFileError(f"{path}: unknown class {meta.get('class')!r}; expected a streamlearn "
-                             "estimator or sketch.")
+        raise ModelFileError(
+            f"{path}: unknown class {meta.get('class')!r}; expected a streamlearn estimator or sketch."
+        )
     params, attributes, array_meta = (meta.get(k, {}) for k in ("params", "attributes", "arrays"))
     for key, value in (("params", params), ("attributes", attributes), ("arrays", array_meta)):
-        if not isinstance(value, dict) or (key == "arrays" and not all(isinstance(v, dict)
-                                                                       for v in value.values())):
+        if not isinstance(value, dict) or (key == "arrays" and not all(isinstance(v, dict) for v in value.values())):
             raise ModelFileError(f"{path}: meta.json is corrupted ({key!r} is not a mapping).")
     arrays = {}
     for key, info in array_meta.items():
@@ -310,8 +330,10 @@ def _build(meta, prefix, zf, path, depth=0):
         except (ValueError, EOFError, OSError) as exc:
             raise ModelFileError(f"{path}: array {name!r} is unreadable ({_describe(exc)}).") from None
         if arr.dtype.str != info.get("dtype") or list(arr.shape) != info.get("shape"):
-            raise ModelFileError(f"{path}: array {name!r} has dtype {arr.dtype.str} and shape "
-                                 f"{list(arr.shape)}, metadata says {info.get('dtype')} {info.get('shape')}.")
+            raise ModelFileError(
+                f"{path}: array {name!r} has dtype {arr.dtype.str} and shape "
+                f"{list(arr.shape)}, metadata says {info.get('dtype')} {info.get('shape')}."
+            )
         arrays[key] = arr
 
     def value(key, v):
@@ -320,8 +342,9 @@ def _build(meta, prefix, zf, path, depth=0):
     try:
         obj = cls(**{k: value(k, v) for k, v in params.items()})
     except (TypeError, ValueError) as exc:
-        raise ModelFileError(f"{path}: the parameters in meta.json do not fit {cls.__name__} "
-                             f"({_describe(exc)}).") from None
+        raise ModelFileError(
+            f"{path}: the parameters in meta.json do not fit {cls.__name__} ({_describe(exc)})."
+        ) from None
     for key, v in attributes.items():
         setattr(obj, key, value(key, v))
     for key, arr in arrays.items():

@@ -15,7 +15,9 @@ import pytest
 from streamlearn.datasets import load_a9a
 
 _ENV = "STREAMLEARN_SHARED_DATA"
-SHARED_DATA = Path(os.environ[_ENV]) if os.environ.get(_ENV) else Path(__file__).resolve().parents[1] / ".." / "shared" / "data"
+SHARED_DATA = (
+    Path(os.environ[_ENV]) if os.environ.get(_ENV) else Path(__file__).resolve().parents[1] / ".." / "shared" / "data"
+)
 
 
 def shared_data_file(relative):

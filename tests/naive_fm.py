@@ -9,8 +9,15 @@ import numpy as np
 
 from streamlearn.losses import loss_dloss
 
-__all__ = ["naive_fm_epoch", "naive_fm_score", "naive_ccfm_ogd_epoch", "naive_occfm_epoch",
-           "naive_occfm_lowrank_epoch", "naive_lmo", "xhat"]
+__all__ = [
+    "naive_fm_epoch",
+    "naive_fm_score",
+    "naive_ccfm_ogd_epoch",
+    "naive_occfm_epoch",
+    "naive_occfm_lowrank_epoch",
+    "naive_lmo",
+    "xhat",
+]
 
 
 def _dense(X):
@@ -28,13 +35,30 @@ def naive_fm_score(x, w0, w, V):
     z = w0 + w @ x
     nz = np.flatnonzero(x)
     for a, i in enumerate(nz):
-        for j in nz[a + 1:]:
+        for j in nz[a + 1 :]:
             z += (V[i] @ V[j]) * x[i] * x[j]
     return z
 
 
-def naive_fm_epoch(X, targets, sample_weight, w0, w, V, G_w0, G_w, G_V, fit_intercept, loss, opt, schedule,
-                   eta0, l2_weight, l2_latent, t):
+def naive_fm_epoch(
+    X,
+    targets,
+    sample_weight,
+    w0,
+    w,
+    V,
+    G_w0,
+    G_w,
+    G_V,
+    fit_intercept,
+    loss,
+    opt,
+    schedule,
+    eta0,
+    l2_weight,
+    l2_latent,
+    t,
+):
     """Row by row; returns (w0, w, V, G_w0, G_w, G_V, t, scores) without touching the inputs.
     ``opt`` is "sgd" or "adagrad", ``schedule`` "constant" or "invsqrt", ``loss`` a loss name."""
     X = _dense(X)
@@ -67,7 +91,7 @@ def naive_fm_epoch(X, targets, sample_weight, w0, w, V, G_w0, G_w, G_V, fit_inte
                 V[k, nz] -= eta * gV
             else:
                 if fit_intercept and gw0 != 0:
-                    G_w0[k] += gw0 ** 2
+                    G_w0[k] += gw0**2
                     if G_w0[k] > 0:
                         w0[k] -= eta0 * gw0 / np.sqrt(G_w0[k])
                 for a, j in enumerate(nz):
@@ -144,7 +168,7 @@ def naive_occfm_epoch(X, targets, sample_weight, C, S, loss, delta, eta, t, gamm
             if s == 0:
                 continue
             g = float(loss_dloss(loss, targets[i, k], z)) * s
-            gamma = min(1.0, gamma_c / t ** gamma_p)
+            gamma = min(1.0, gamma_c / t**gamma_p)
             H = -(eta * S[k] + 2 * C[k])
             lam, q = naive_lmo(H)
             lams.append(lam)
@@ -166,8 +190,9 @@ def _kept(X, budget, shrink):
     return vals, U[:, :m], float(np.abs(lam[m:]).sum()), dlt
 
 
-def naive_occfm_lowrank_epoch(X, targets, sample_weight, W, A, B, kdim, loss, delta, eta, rank, ell, t, gamma_c=1.0,
-                              gamma_p=0.5):
+def naive_occfm_lowrank_epoch(
+    X, targets, sample_weight, W, A, B, kdim, loss, delta, eta, rank, ell, t, gamma_c=1.0, gamma_p=0.5
+):
     """Scalable OCCFM with eigh everywhere: basis W (K, n, kmax), C = W A W^T, S ~ W B W^T, compression to the
     ``rank`` largest |eigenpairs| of A and the FD-shrunk ``ell`` of B when W is full. Returns
     (W, A, B, kdim, t, scores, shrink) with shrink the summed FD shrinks per output."""
@@ -191,7 +216,7 @@ def naive_occfm_lowrank_epoch(X, targets, sample_weight, W, A, B, kdim, loss, de
             if s == 0:
                 continue
             g = float(loss_dloss(loss, targets[i, k], zs)) * s
-            gamma = min(1.0, gamma_c / t ** gamma_p)
+            gamma = min(1.0, gamma_c / t**gamma_p)
             Ak = A[k, :kd, :kd] * (1 - gamma)
             if kd:
                 lam, u = naive_lmo(-(eta * B[k, :kd, :kd] + 2 * A[k, :kd, :kd]))
@@ -208,7 +233,7 @@ def naive_occfm_lowrank_epoch(X, targets, sample_weight, W, A, B, kdim, loss, de
                     vb, Ub, _, dlt = _kept(B[k, :kd, :kd], ell, True)
                     shrink[k] += dlt
                     O, _ = np.linalg.qr(np.hstack([Ua, Ub]))
-                    O = O[:, :np.linalg.matrix_rank(np.hstack([Ua, Ub]), tol=1e-8)]
+                    O = O[:, : np.linalg.matrix_rank(np.hstack([Ua, Ub]), tol=1e-8)]
                     An = O.T @ (Ua * va) @ Ua.T @ O
                     Bn = O.T @ (Ub * vb) @ Ub.T @ O
                     k2 = O.shape[1]

@@ -13,10 +13,10 @@ def murmur3_32(data: bytes, seed: int) -> int:
 
     n = len(data)
     for i in range(0, n - n % 4, 4):
-        k = int.from_bytes(data[i:i + 4], "little")
+        k = int.from_bytes(data[i : i + 4], "little")
         k = rotl((k * c1) & m32, 15) * c2 & m32
         h = (rotl(h ^ k, 13) * 5 + 0xE6546B64) & m32
-    tail = data[n - n % 4:]
+    tail = data[n - n % 4 :]
     k = 0
     for j, b in enumerate(tail):
         k |= b << (8 * j)

@@ -7,8 +7,9 @@ from streamlearn.losses import loss_dloss, loss_value
 __all__ = ["naive_linear_epoch", "naive_csr_check"]
 
 
-def naive_linear_epoch(X, targets, sample_weight, coef, intercept, intercept_sq, rule, loss, loss_param,
-                       schedule, eta0, C, t):
+def naive_linear_epoch(
+    X, targets, sample_weight, coef, intercept, intercept_sq, rule, loss, loss_param, schedule, eta0, C, t
+):
     """Row-by-row dense reference: returns (coef, intercept, t, scores) without touching the inputs."""
     X = X.toarray() if hasattr(X, "toarray") else np.asarray(X, dtype=float)
     W = np.array(coef, dtype=float, copy=True)
@@ -44,5 +45,8 @@ def naive_csr_check(indptr, indices, data, n_cols):
     """Twin of ``csr_check``: (indptr decreases, an index outside [0, n_cols), a non-finite value) as 0/1."""
     nnz = int(indptr[-1])
     idx = np.asarray(indices[:nnz], dtype=np.int64)
-    return (int(np.any(np.diff(indptr) < 0)), int(np.any((idx < 0) | (idx >= n_cols))),
-            int(not np.all(np.isfinite(data[:nnz]))))
+    return (
+        int(np.any(np.diff(indptr) < 0)),
+        int(np.any((idx < 0) | (idx >= n_cols))),
+        int(not np.all(np.isfinite(data[:nnz]))),
+    )

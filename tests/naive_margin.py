@@ -29,18 +29,18 @@ def naive_cw_step(rule, m, v, eta=None, C=1.0, r=1.0, phi=None):
     loss = max(0.0, phi * math.sqrt(v) - m)
     if loss <= 0:
         return 0.0, 0.0
-    psi, zeta = 1 + phi ** 2 / 2, 1 + phi ** 2
+    psi, zeta = 1 + phi**2 / 2, 1 + phi**2
     if rule == "scw2":
         n = v + 1 / (2 * C)
-        gamma = phi * math.sqrt(phi ** 2 * m ** 2 * v ** 2 + 4 * n * v * (n + v * phi ** 2))
-        alpha = max(0.0, (-(2 * m * n + phi ** 2 * m * v) + gamma) / (2 * (n ** 2 + n * v * phi ** 2)))
+        gamma = phi * math.sqrt(phi**2 * m**2 * v**2 + 4 * n * v * (n + v * phi**2))
+        alpha = max(0.0, (-(2 * m * n + phi**2 * m * v) + gamma) / (2 * (n**2 + n * v * phi**2)))
     else:
-        alpha = max(0.0, (-m * psi + math.sqrt(m ** 2 * phi ** 4 / 4 + v * phi ** 2 * zeta)) / (v * zeta))
+        alpha = max(0.0, (-m * psi + math.sqrt(m**2 * phi**4 / 4 + v * phi**2 * zeta)) / (v * zeta))
         if rule == "scw1":
             alpha = min(C, alpha)
     if alpha == 0:
         return 0.0, 0.0
-    u = 0.25 * (-alpha * v * phi + math.sqrt(alpha ** 2 * v ** 2 * phi ** 2 + 4 * v)) ** 2
+    u = 0.25 * (-alpha * v * phi + math.sqrt(alpha**2 * v**2 * phi**2 + 4 * v)) ** 2
     beta = alpha * phi / (math.sqrt(u) + v * alpha * phi)
     # the full-covariance beta of the papers equals c / (1 + c v) with c = alpha phi / sqrt(u)
     c = alpha * phi / math.sqrt(u)
@@ -79,7 +79,7 @@ def naive_cw_epoch(X, targets, sample_weight, mu, b, sigma, rule, phi, C, r, bia
             if full:
                 sigma[k] = S - (c / (1 + c * v)) * np.outer(S @ xa, S @ xa)
             else:
-                sigma[k] = 1.0 / (1.0 / sigma[k] + c * xa ** 2)
+                sigma[k] = 1.0 / (1.0 / sigma[k] + c * xa**2)
     return mu, b, sigma, t, scores
 
 
@@ -124,8 +124,9 @@ def naive_splitmix64(state):
     return state, z ^ (z >> 31)
 
 
-def naive_dcd_solve(X, targets, sample_weight, C, l2_loss, tol, max_iter, bias_value, seed, shrinking=False,
-                    alpha=None, w=None):
+def naive_dcd_solve(
+    X, targets, sample_weight, C, l2_loss, tol, max_iter, bias_value, seed, shrinking=False, alpha=None, w=None
+):
     """Dense dual CD (Algorithms §3.1, with LIBLINEAR's shrinking when asked) with the kernel's random
     permutations. Returns ``(alpha, w_aug, n_iters)``; ``w_aug`` (K, d+1) ends with the bias weight."""
     X = X.toarray() if hasattr(X, "toarray") else np.asarray(X, dtype=float)

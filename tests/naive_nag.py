@@ -39,8 +39,24 @@ def naive_invariant_step(loss, y, z, H, P):
     return -y * _logistic_margin_gain(y * z, P * H) / P
 
 
-def naive_nag_epoch(X, targets, sample_weight, coef, intercept, fit_intercept, scale, accum, accum_b, norm_state,
-                    loss, eta0, schedule, adaptive, invariant, t):
+def naive_nag_epoch(
+    X,
+    targets,
+    sample_weight,
+    coef,
+    intercept,
+    fit_intercept,
+    scale,
+    accum,
+    accum_b,
+    norm_state,
+    loss,
+    eta0,
+    schedule,
+    adaptive,
+    invariant,
+    t,
+):
     """Returns (coef, intercept, scale, accum, accum_b, norm_state, t, scores); the inputs are not touched."""
     X = X.toarray() if hasattr(X, "toarray") else np.asarray(X, dtype=float)
     W, b = np.array(coef, dtype=float), np.array(intercept, dtype=float)
@@ -59,7 +75,7 @@ def naive_nag_epoch(X, targets, sample_weight, coef, intercept, fit_intercept, s
         grow = nz & (np.abs(x) > s)
         ratio = np.ones_like(s)
         ratio[grow & (s > 0)] = s[grow & (s > 0)] / np.abs(x[grow & (s > 0)])
-        W *= ratio if adaptive else ratio ** 2
+        W *= ratio if adaptive else ratio**2
         s[grow] = np.abs(x[grow])
         xn = np.zeros_like(x)
         xn[nz] = x[nz] / s[nz]

@@ -9,8 +9,17 @@ import math
 
 import numpy as np
 
-__all__ = ["naive_fd_n_shrink", "naive_fd_shrink", "naive_fd_stream", "naive_fd_result", "naive_fd_merge",
-           "naive_rp_vector", "naive_rp_stream", "naive_oja_stream", "naive_woodbury_solve"]
+__all__ = [
+    "naive_fd_n_shrink",
+    "naive_fd_shrink",
+    "naive_fd_stream",
+    "naive_fd_result",
+    "naive_fd_merge",
+    "naive_rp_vector",
+    "naive_rp_stream",
+    "naive_oja_stream",
+    "naive_woodbury_solve",
+]
 
 
 def naive_fd_n_shrink(beta, keep):
@@ -24,7 +33,7 @@ def naive_fd_shrink(B, keep, n_shrink):
     if n == 0:
         return np.zeros((0, d)), 0.0
     _, s, vt = np.linalg.svd(B, full_matrices=False)
-    s2 = s ** 2
+    s2 = s**2
     delta = float(s2[keep]) if len(s2) > keep else 0.0
     out = np.zeros((k, d))
     first = keep - n_shrink
@@ -59,7 +68,7 @@ def naive_fd_result(rows, delta_sum, ell, *, beta=1.0, compensate=False, alpha0=
     new, delta = naive_fd_shrink(rows, ell, naive_fd_n_shrink(beta, ell))
     total = delta_sum + delta
     sketch = np.zeros((ell, d))
-    sketch[:len(new)] = new
+    sketch[: len(new)] = new
     if compensate:
         for i in range(ell):
             sq = sketch[i] @ sketch[i]
@@ -121,9 +130,9 @@ def naive_oja_stream(A, V, lam, t, c):
         t += 1
         gamma = min(c / t, 1.0)
         p = V @ a
-        lam = (1 - gamma) * lam + gamma * p ** 2
+        lam = (1 - gamma) * lam + gamma * p**2
         Vp = V + gamma * np.outer(p, a)
-        q, r = np.linalg.qr(Vp.T)             # Gram-Schmidt of the rows, positive R diagonal
+        q, r = np.linalg.qr(Vp.T)  # Gram-Schmidt of the rows, positive R diagonal
         V = (q * np.sign(np.diag(r))).T
     return V, lam, t
 

@@ -39,7 +39,7 @@ def naive_adagrad(X, y, *, alpha0, eta, C, loss, project=True, slab="next"):
 
     def project_onto(w, x, h):
         tau = _tau(w @ x, C)
-        return w - tau / np.sum(x ** 2 / h) * (x / h) if tau != 0.0 and np.any(x) else w
+        return w - tau / np.sum(x**2 / h) * (x / h) if tau != 0.0 and np.any(x) else w
 
     for x, yt in zip(X, y):
         z = w @ x
@@ -48,7 +48,7 @@ def naive_adagrad(X, y, *, alpha0, eta, C, loss, project=True, slab="next"):
             z = min(max(z, -C), C)  # the projected point's exact score
         scores.append(z)
         g = naive_dloss(loss, yt, z) * x
-        s += g ** 2
+        s += g**2
         w = w - eta * g / (alpha0 + np.sqrt(s))
         if project and slab == "current":
             w = project_onto(w, x, alpha0 + np.sqrt(s))
@@ -87,7 +87,7 @@ def naive_full_on(X, y, *, alpha0, mu, eta, C, loss, slab="next"):
 
 def _pinv(B, alpha):
     """``(H^+, projector onto the row space of B)`` when alpha is negligible (<= 1e-12 ||B||_F^2), else None."""
-    if alpha > 1e-12 * np.sum(B ** 2):
+    if alpha > 1e-12 * np.sum(B**2):
         return None
     lam, U = np.linalg.eigh(B.T @ B)
     top = max(lam.max(), 0.0) if lam.size else 0.0
@@ -124,8 +124,9 @@ def _project(u, x, B, alpha, C, in_span=False):
     return u - tau / (xp @ xp + alpha * (x @ hpar)) * direction
 
 
-def naive_son(X, y, *, sketch, ell, alpha0, mu, eta, C, loss, beta=0.2, seed=0, rp_dist=0, V0=None, oja_c=2.0,
-              slab="next"):
+def naive_son(
+    X, y, *, sketch, ell, alpha0, mu, eta, C, loss, beta=0.2, seed=0, rp_dist=0, V0=None, oja_c=2.0, slab="next"
+):
     """Returns (pre-update scores, final pending u, final alpha).
 
     ``slab="current"``: Alg. 6 as printed, no projection before predicting, the updated u projected onto the
@@ -182,7 +183,7 @@ def naive_son(X, y, *, sketch, ell, alpha0, mu, eta, C, loss, beta=0.2, seed=0, 
         else:
             gamma = min(oja_c / t, 1.0)
             p = V @ a
-            lam = (1 - gamma) * lam + gamma * p ** 2
+            lam = (1 - gamma) * lam + gamma * p**2
             q, r = np.linalg.qr((V + gamma * np.outer(p, a)).T)
             V = (q * np.sign(np.diag(r))).T
             osc = np.sqrt(t * lam)

@@ -10,8 +10,14 @@ import numpy as np
 
 from streamlearn.losses import loss_dloss
 
-__all__ = ["naive_simple_truncation", "naive_truncated_gradient", "naive_fobos", "naive_rda", "naive_ftrl",
-           "naive_l1_subgradient"]
+__all__ = [
+    "naive_simple_truncation",
+    "naive_truncated_gradient",
+    "naive_fobos",
+    "naive_rda",
+    "naive_ftrl",
+    "naive_l1_subgradient",
+]
 
 
 def _dense(X):
@@ -58,31 +64,41 @@ def _sgd_truncation_pass(X, targets, sw, loss, eta0, schedule, fit_intercept, tr
 
 def naive_simple_truncation(X, targets, sw, *, loss, theta, k, eta0, schedule="invsqrt", fit_intercept=True):
     """4.1: w = T0(w - eta g, theta) when t mod k == 0, plain SGD otherwise."""
-    return _sgd_truncation_pass(X, targets, sw, loss, eta0, schedule, fit_intercept,
-                                lambda W, eta: _T0(W, theta), k)
+    return _sgd_truncation_pass(X, targets, sw, loss, eta0, schedule, fit_intercept, lambda W, eta: _T0(W, theta), k)
 
 
-def naive_truncated_gradient(X, targets, sw, *, loss, gravity, theta, k, eta0, schedule="invsqrt",
-                             fit_intercept=True):
+def naive_truncated_gradient(X, targets, sw, *, loss, gravity, theta, k, eta0, schedule="invsqrt", fit_intercept=True):
     """4.2: w = T1(w - eta g, k eta g_gravity, theta) when t mod k == 0, plain SGD otherwise."""
-    return _sgd_truncation_pass(X, targets, sw, loss, eta0, schedule, fit_intercept,
-                                lambda W, eta: _T1(W, k * eta * gravity, theta), k)
+    return _sgd_truncation_pass(
+        X, targets, sw, loss, eta0, schedule, fit_intercept, lambda W, eta: _T1(W, k * eta * gravity, theta), k
+    )
 
 
 def naive_fobos(X, targets, sw, *, loss, l1, eta0, schedule="invsqrt", fit_intercept=True):
     """4.3: w = sgn(v) max(0, |v| - eta_t l1) with v = w - eta_t g, every round."""
-    return _sgd_truncation_pass(X, targets, sw, loss, eta0, schedule, fit_intercept,
-                                lambda W, eta: np.sign(W) * np.maximum(0.0, np.abs(W) - eta * l1), 1)
+    return _sgd_truncation_pass(
+        X,
+        targets,
+        sw,
+        loss,
+        eta0,
+        schedule,
+        fit_intercept,
+        lambda W, eta: np.sign(W) * np.maximum(0.0, np.abs(W) - eta * l1),
+        1,
+    )
 
 
 def naive_l1_subgradient(X, targets, sw, *, loss, l1, eta0, schedule="invsqrt", fit_intercept=True):
     """The L1 sub-gradient method with the step clipped at zero (the theta = inf, k = 1 case of TG,
     in its clipped form, Algorithms §4.2): v = w - eta g; w = v - eta l1 sgn(v), or 0 where that would
     cross zero."""
+
     def step(W, eta):
         out = W - eta * l1 * np.sign(W)
         out[np.sign(out) != np.sign(W)] = 0.0
         return out
+
     return _sgd_truncation_pass(X, targets, sw, loss, eta0, schedule, fit_intercept, step, 1)
 
 

@@ -108,5 +108,10 @@ def naive_load_svmlight(raw, zero_based="auto", n_features=None):
         return "error", edge_line, "beyond"
     if n_features is None:
         n_features = int(indices.max()) + 1 if len(indices) else 1
-    return (np.array(data, dtype=np.float64), indices, np.array(indptr, dtype=np.int64),
-            np.array(y, dtype=np.float64), n_features)
+    return (
+        np.array(data, dtype=np.float64),
+        indices,
+        np.array(indptr, dtype=np.int64),
+        np.array(y, dtype=np.float64),
+        n_features,
+    )

@@ -41,5 +41,7 @@ def naive_matrix(rows, bits, **kw):
             indices.append(j)
             data.append(feats[j])
         indptr.append(len(indices))
-    return sp.csr_matrix((np.array(data, dtype=np.float64), np.array(indices, dtype=np.int64),
-                          np.array(indptr)), shape=(len(rows), 1 << bits))
+    return sp.csr_matrix(
+        (np.array(data, dtype=np.float64), np.array(indices, dtype=np.int64), np.array(indptr)),
+        shape=(len(rows), 1 << bits),
+    )

@@ -23,7 +23,7 @@ def parse_line(line: bytes):
     bar = line.find(b"|")
     head = line if bar < 0 else line[:bar]
     if b"\t" in head:
-        head = head[head.index(b"\t") + 1:]
+        head = head[head.index(b"\t") + 1 :]
     words = [w for w in head.split(b" ") if w]
     tag = None
     if words and (head.endswith(words[-1]) or words[-1].startswith(b"'")):
@@ -37,40 +37,40 @@ def parse_line(line: bytes):
         return label, weight, tag, feats
     rest = line[bar:]
     i, n = 0, len(rest)
-    while i < n and rest[i:i + 1] == b"|":
+    while i < n and rest[i : i + 1] == b"|":
         i += 1
-        if i >= n or rest[i:i + 1] in (b" ", b"\t", b"\r", b"|"):
+        if i >= n or rest[i : i + 1] in (b" ", b"\t", b"\r", b"|"):
             ns, ch, nsw = 32, 0, 1.0
         else:
             j = i
-            while j < n and rest[j:j + 1] not in (b" ", b"\t", b"\r", b"|", b":"):
+            while j < n and rest[j : j + 1] not in (b" ", b"\t", b"\r", b"|", b":"):
                 j += 1
             name = rest[i:j]
             ns, ch, nsw = name[0], hash_string(name, 0), 1.0
-            if rest[j:j + 1] == b":":
+            if rest[j : j + 1] == b":":
                 k = j + 1
-                while k < n and rest[k:k + 1] not in (b" ", b"\t", b"\r", b"|"):
+                while k < n and rest[k : k + 1] not in (b" ", b"\t", b"\r", b"|"):
                     k += 1
-                nsw = float(rest[j + 1:k])
+                nsw = float(rest[j + 1 : k])
                 j = k
             i = j
         anon = 0
-        while i < n and rest[i:i + 1] in (b" ", b"\t", b"\r"):
+        while i < n and rest[i : i + 1] in (b" ", b"\t", b"\r"):
             i += 1
-            if i >= n or rest[i:i + 1] in (b" ", b"\t", b"\r", b"|"):
+            if i >= n or rest[i : i + 1] in (b" ", b"\t", b"\r", b"|"):
                 continue
             j = i
-            while j < n and rest[j:j + 1] not in (b" ", b"\t", b"\r", b"|", b":"):
+            while j < n and rest[j : j + 1] not in (b" ", b"\t", b"\r", b"|", b":"):
                 j += 1
             name = rest[i:j]
-            if rest[j:j + 1] != b":":
+            if rest[j : j + 1] != b":":
                 idx, v = hash_string(name, ch), nsw
                 i = j
             else:
                 k = j + 1
-                while k < n and rest[k:k + 1] not in (b" ", b"\t", b"\r", b"|"):
+                while k < n and rest[k : k + 1] not in (b" ", b"\t", b"\r", b"|"):
                     k += 1
-                val = rest[j + 1:k]
+                val = rest[j + 1 : k]
                 if _is_number(val.decode("latin-1")):
                     v = nsw * float(val)
                     if name:
@@ -81,9 +81,9 @@ def parse_line(line: bytes):
                     i = k
                 else:  # name:string; the string runs to the next whitespace (a '|' in it is kept, as in VW)
                     k = j + 1
-                    while k < n and rest[k:k + 1] not in (b" ", b"\t", b"\r"):
+                    while k < n and rest[k : k + 1] not in (b" ", b"\t", b"\r"):
                         k += 1
-                    idx, v = hash_string(rest[j + 1:k], hash_string(name, ch)), 1.0
+                    idx, v = hash_string(rest[j + 1 : k], hash_string(name, ch)), 1.0
                     i = k
             if v != 0.0:
                 feats.append((ns, idx, v))
@@ -134,13 +134,13 @@ def row_buckets(line: bytes, bits, quadratic=(), cubic=(), ignore=(), keep=(), c
         lists = [by_ns.get(c, []) for c in t]
         if len(t) == 2:
             for i, (ia, va) in enumerate(lists[0]):
-                for ib, vb in lists[1][(i if t[0] == t[1] else 0):]:
+                for ib, vb in lists[1][(i if t[0] == t[1] else 0) :]:
                     add(combine2(ia, ib), va * vb)
         else:
             for i, (ia, va) in enumerate(lists[0]):
                 start_j = i if t[0] == t[1] else 0
                 for j in range(start_j, len(lists[1])):
                     ib, vb = lists[1][j]
-                    for ic, vc in lists[2][(j if t[1] == t[2] else 0):]:
+                    for ic, vc in lists[2][(j if t[1] == t[2] else 0) :]:
                         add(combine3(ia, ib, ic), va * vb * vc)
     return {k: v for k, v in out.items() if v != 0.0 and math.isfinite(v)}

@@ -24,7 +24,7 @@ def _imports(path):
             names += [a.name for a in node.names]
         elif isinstance(node, ast.ImportFrom):
             if node.level:  # relative: resolve against the module's package
-                base = path.relative_to(PKG.parent).with_suffix("").parts[:-node.level]
+                base = path.relative_to(PKG.parent).with_suffix("").parts[: -node.level]
                 names.append(".".join(base + ((node.module,) if node.module else ())))
             else:
                 names.append(node.module)
@@ -45,8 +45,9 @@ def test_numba_flags_are_set_in_one_place():
             continue
         text = path.read_text()
         assert not pattern.search(text) or "njit" not in text, f"{path} sets numba flags itself"
-        assert "numba.njit(" not in text and "@njit(" not in text and "@jit" not in text, \
+        assert "numba.njit(" not in text and "@njit(" not in text and "@jit" not in text, (
             f"{path} jits outside _kernels/_numba.py's njit_kernel"
+        )
 
 
 @pytest.mark.parametrize("layer", ESTIMATOR_LAYERS)
@@ -97,10 +98,14 @@ def test_distributed_imports_no_private_estimator_name():
     for path in sorted((PKG / "distributed").glob("*.py")):
         tree = ast.parse(path.read_text())
         for node in ast.walk(tree):
-            if isinstance(node, ast.ImportFrom) and node.module and any(
-                    part in node.module for part in ESTIMATOR_LAYERS + ["base"]):
+            if (
+                isinstance(node, ast.ImportFrom)
+                and node.module
+                and any(part in node.module for part in ESTIMATOR_LAYERS + ["base"])
+            ):
                 private = [a.name for a in node.names if a.name.startswith("_")]
                 assert not private, f"distributed/{path.name} imports {private} from {node.module}"
+
 
 def test_evaluation_depends_only_on_datasets_losses_and_metrics():
     """Paper reproductions live in ``streamlearn.experiments``; ``evaluation`` must not import learners."""
@@ -130,7 +135,7 @@ def _kernel_names(path, tree):
             modules |= {a.asname for a in node.names if a.asname and a.name.startswith("streamlearn._kernels.")}
         elif isinstance(node, ast.ImportFrom):
             if node.level:
-                base = path.relative_to(PKG.parent).with_suffix("").parts[:-node.level]
+                base = path.relative_to(PKG.parent).with_suffix("").parts[: -node.level]
                 module = ".".join(base + ((node.module,) if node.module else ()))
             else:
                 module = node.module or ""
@@ -155,7 +160,8 @@ def _long_positional_kernel_calls(path, source=None):
             continue
         f = node.func
         into_kernel = (isinstance(f, ast.Name) and f.id in functions) or (
-            isinstance(f, ast.Attribute) and isinstance(f.value, ast.Name) and f.value.id in modules)
+            isinstance(f, ast.Attribute) and isinstance(f.value, ast.Name) and f.value.id in modules
+        )
         starred = any(isinstance(a, ast.Starred) for a in node.args)
         jitted_long = "_kernels" in path.parts and len(node.args) + len(node.keywords) > NUMBA_MAX_KEYWORDS
         if into_kernel and (len(node.args) > MAX_POSITIONAL_KERNEL_ARGS or starred) and not jitted_long:
@@ -174,9 +180,11 @@ def test_kernels_with_many_arguments_are_called_by_keyword():
 
 
 def test_the_keyword_call_check_sees_relative_and_absolute_imports():
-    src = ("from .._kernels import son as _k\nfrom streamlearn._kernels.dcd import dcd_solve\n"
-           "_k.son_epoch(1, 2, 3, 4, 5, 6, 7)\ndcd_solve(*args)\n_k.son_epoch(1, 2, 3, 4, 5, 6, a=7)\n"
-           "len(1, 2, 3, 4, 5, 6, 7)\n")
+    src = (
+        "from .._kernels import son as _k\nfrom streamlearn._kernels.dcd import dcd_solve\n"
+        "_k.son_epoch(1, 2, 3, 4, 5, 6, 7)\ndcd_solve(*args)\n_k.son_epoch(1, 2, 3, 4, 5, 6, a=7)\n"
+        "len(1, 2, 3, 4, 5, 6, 7)\n"
+    )
     path = PKG / "second_order" / "probe.py"  # not read: stands for a module of the package
     assert _kernel_names(path, ast.parse(src)) == ({"_k"}, {"dcd_solve"})
     found = _long_positional_kernel_calls(path, src)
@@ -186,13 +194,29 @@ def test_the_keyword_call_check_sees_relative_and_absolute_imports():
     assert [c.split()[-1] for c in found] == ["helper"]
 
 
-PUBLIC_MODULES = ["streamlearn.base", "streamlearn.linear_model", "streamlearn.second_order", "streamlearn.facto",
-                  "streamlearn.sketch", "streamlearn.datasets", "streamlearn.evaluation", "streamlearn.losses",
-                  "streamlearn.persist", "streamlearn.learners", "streamlearn.distributed"]
+PUBLIC_MODULES = [
+    "streamlearn.base",
+    "streamlearn.linear_model",
+    "streamlearn.second_order",
+    "streamlearn.facto",
+    "streamlearn.sketch",
+    "streamlearn.datasets",
+    "streamlearn.evaluation",
+    "streamlearn.losses",
+    "streamlearn.persist",
+    "streamlearn.learners",
+    "streamlearn.distributed",
+]
 #: public methods whose module is annotated separately (second_order/_son.py)
-UNANNOTATED = {"AdaGrad.check_mixable", "AdaGrad.finish_local_passes", "AdaGrad.mix", "SketchedOnlineNewton.alpha_",
-               "SketchedOnlineNewton.check_mixable", "SketchedOnlineNewton.finish_local_passes",
-               "SketchedOnlineNewton.mix"}
+UNANNOTATED = {
+    "AdaGrad.check_mixable",
+    "AdaGrad.finish_local_passes",
+    "AdaGrad.mix",
+    "SketchedOnlineNewton.alpha_",
+    "SketchedOnlineNewton.check_mixable",
+    "SketchedOnlineNewton.finish_local_passes",
+    "SketchedOnlineNewton.mix",
+}
 
 
 def _unannotated(fn):
@@ -220,8 +244,7 @@ def _public_callables():
                 for attr in dir(obj):
                     raw = inspect.getattr_static(obj, attr)
                     fn = raw.fget if isinstance(raw, property) else getattr(raw, "__func__", raw)
-                    if (not attr.startswith("_") and inspect.isfunction(fn)
-                            and fn.__module__.startswith("streamlearn")):
+                    if not attr.startswith("_") and inspect.isfunction(fn) and fn.__module__.startswith("streamlearn"):
                         found[f"{fn.__qualname__.split('.')[0] if '.' in fn.__qualname__ else name}.{attr}"] = fn
     return found
 

@@ -66,17 +66,21 @@ class UnknownLoss(PassiveAggressiveClassifier):
     _progressive_loss = "hinge-ish"
 
 
-@pytest.mark.parametrize("broken,check", [
-    (Reallocates(), checks.check_state_not_reallocated),
-    (PostUpdateScores(), checks.check_scores_are_pre_update),
-    (ChunkDependent(), checks.check_chunking_invariance),
-    (DenseDiffers(), checks.check_dense_equals_sparse),
-    (ForgetsFeatureCount(), checks.check_feature_count_fixed),
-    (MovesOnZeroRows(), checks.check_zero_row_is_no_op),
-    (IgnoresRandomState(), checks.check_random_state_determinism),
-    (FitDiffersFromPartialFit(), checks.check_partial_fit_equals_fit),
-    (UnknownLoss(), checks.check_progressive_loss_is_known),
-], ids=lambda v: type(v).__name__ if not callable(v) or isinstance(v, PassiveAggressiveClassifier) else v.__name__)
+@pytest.mark.parametrize(
+    "broken,check",
+    [
+        (Reallocates(), checks.check_state_not_reallocated),
+        (PostUpdateScores(), checks.check_scores_are_pre_update),
+        (ChunkDependent(), checks.check_chunking_invariance),
+        (DenseDiffers(), checks.check_dense_equals_sparse),
+        (ForgetsFeatureCount(), checks.check_feature_count_fixed),
+        (MovesOnZeroRows(), checks.check_zero_row_is_no_op),
+        (IgnoresRandomState(), checks.check_random_state_determinism),
+        (FitDiffersFromPartialFit(), checks.check_partial_fit_equals_fit),
+        (UnknownLoss(), checks.check_progressive_loss_is_known),
+    ],
+    ids=lambda v: type(v).__name__ if not callable(v) or isinstance(v, PassiveAggressiveClassifier) else v.__name__,
+)
 def test_check_catches_its_breakage(broken, check):
     check(PassiveAggressiveClassifier())  # the sound estimator passes
     with pytest.raises(AssertionError):

@@ -63,16 +63,23 @@ def test_readme_quickstarts_run_as_written_in_an_empty_folder(tmp_path):
     cli_blocks = _blocks(readme, {"sh"})
     assert python_blocks and cli_blocks, "README lost its Python or command-line quickstart"
     for block in python_blocks:
-        res = subprocess.run([sys.executable, "-c", block], cwd=tmp_path, env=_env(), capture_output=True, text=True,
-                             timeout=600)
+        res = subprocess.run(
+            [sys.executable, "-c", block], cwd=tmp_path, env=_env(), capture_output=True, text=True, timeout=600
+        )
         assert res.returncode == 0, res.stderr
     assert (tmp_path / "ftrl.slm").exists()
     cli_dir = tmp_path / "cli"
     cli_dir.mkdir()
     for block in cli_blocks:
         for argv in _cli_lines(block):
-            res = subprocess.run([sys.executable, "-m", "streamlearn", *argv], cwd=cli_dir, env=_env(),
-                                 capture_output=True, text=True, timeout=600)
+            res = subprocess.run(
+                [sys.executable, "-m", "streamlearn", *argv],
+                cwd=cli_dir,
+                env=_env(),
+                capture_output=True,
+                text=True,
+                timeout=600,
+            )
             assert res.returncode == 0, f"streamlearn {' '.join(argv)}: {res.stderr}"
     assert (cli_dir / "predictions.txt").read_text().count("\n") == 16281
 
@@ -96,8 +103,20 @@ def _published_figure(target):
     return Path("/nonexistent")
 
 
-SUBPACKAGES = ["linear_model", "second_order", "facto", "sketch", "datasets", "evaluation", "experiments",
-               "distributed", "persist", "learners", "losses", "checks"]
+SUBPACKAGES = [
+    "linear_model",
+    "second_order",
+    "facto",
+    "sketch",
+    "datasets",
+    "evaluation",
+    "experiments",
+    "distributed",
+    "persist",
+    "learners",
+    "losses",
+    "checks",
+]
 
 
 @pytest.mark.parametrize("name", SUBPACKAGES)
@@ -120,8 +139,12 @@ def test_api_reference_page_covers_the_subpackage(name):
 def test_no_word_of_where_the_code_came_from():
     pattern = re.compile(r"seed 00|ALGORITHMS\.md|issue [0-9]|session [0-9]", re.I)
     paths = [ROOT / "README.md", *DOCS.rglob("*.md"), *(ROOT / "streamlearn").rglob("*.py")]
-    hits = [f"{p.relative_to(ROOT)}:{i}" for p in paths for i, line in enumerate(p.read_text().splitlines(), 1)
-            if pattern.search(line)]
+    hits = [
+        f"{p.relative_to(ROOT)}:{i}"
+        for p in paths
+        for i, line in enumerate(p.read_text().splitlines(), 1)
+        if pattern.search(line)
+    ]
     assert not hits, hits
 
 

@@ -19,14 +19,16 @@ def _run(code):
 
 
 def test_learner_path_imports_no_other_subpackage():
-    out = _run("import sys\n"
-               "from streamlearn.learners import make_learner\n"
-               "from streamlearn.datasets import iter_svmlight\n"
-               "make_learner('ftrl', {})\n"
-               "heavy = ['streamlearn.facto', 'streamlearn.second_order', 'streamlearn.sketch', "
-               "'streamlearn.linear_model._svm', 'streamlearn.linear_model._confidence', 'sklearn.metrics', "
-               "'streamlearn.evaluation']\n"
-               "print([m for m in heavy if m in sys.modules])")
+    out = _run(
+        "import sys\n"
+        "from streamlearn.learners import make_learner\n"
+        "from streamlearn.datasets import iter_svmlight\n"
+        "make_learner('ftrl', {})\n"
+        "heavy = ['streamlearn.facto', 'streamlearn.second_order', 'streamlearn.sketch', "
+        "'streamlearn.linear_model._svm', 'streamlearn.linear_model._confidence', 'sklearn.metrics', "
+        "'streamlearn.evaluation']\n"
+        "print([m for m in heavy if m in sys.modules])"
+    )
     assert out.strip() == "[]"
 
 
@@ -38,15 +40,19 @@ def test_model_file_loads_in_a_fresh_process(tmp_path):
 
     rng = np.random.default_rng(0)
     FMClassifier(n_factors=2, random_state=0).partial_fit(rng.random((6, 3)), [0, 1] * 3, classes=[0, 1]).save(
-        tmp_path / "fm.slm")
+        tmp_path / "fm.slm"
+    )
     FrequentDirections(ell=2).partial_fit(rng.random((5, 4))).save(tmp_path / "fd.slm")
     linear_model.FTRLProximalClassifier().partial_fit(rng.random((6, 3)), [0, 1] * 3, classes=[0, 1]).save(
-        tmp_path / "ftrl.slm")  # a lazily imported name of its package
+        tmp_path / "ftrl.slm"
+    )  # a lazily imported name of its package
     # only persist imported: the registry imports streamlearn.facto / streamlearn.sketch on the lookup
-    out = _run(f"from streamlearn.persist import load\n"
-               f"print(type(load({str(tmp_path / 'fm.slm')!r})).__name__, "
-               f"type(load({str(tmp_path / 'fd.slm')!r})).__name__, "
-               f"type(load({str(tmp_path / 'ftrl.slm')!r})).__name__)")
+    out = _run(
+        f"from streamlearn.persist import load\n"
+        f"print(type(load({str(tmp_path / 'fm.slm')!r})).__name__, "
+        f"type(load({str(tmp_path / 'fd.slm')!r})).__name__, "
+        f"type(load({str(tmp_path / 'ftrl.slm')!r})).__name__)"
+    )
     assert out.split() == ["FMClassifier", "FrequentDirections", "FTRLProximalClassifier"]
 
 

@@ -6,8 +6,10 @@ from streamlearn.learners import LEARNERS, learner_parameters
 
 def test_table_equals_the_classes_signatures():
     live = live_signatures()
-    assert live == SIGNATURES, ("streamlearn/_learner_signatures.py is out of date: regenerate it with "
-                                "`python -m streamlearn._learner_signatures`")
+    assert live == SIGNATURES, (
+        "streamlearn/_learner_signatures.py is out of date: regenerate it with "
+        "`python -m streamlearn._learner_signatures`"
+    )
     assert {s.target for s in LEARNERS.values()} == set(SIGNATURES)
     assert all(list(SIGNATURES[t]) == list(live[t]) for t in live)  # same order as the signature
 

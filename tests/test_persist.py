@@ -23,8 +23,17 @@ y_clf = np.where(X[:, 0] + 0.3 * X[:, 1] > 0, "yes", "no")
 y_reg = X @ np.arange(6.0)
 
 
-@pytest.mark.parametrize("est", [OGDClassifier(), Perceptron(), PassiveAggressiveClassifier(variant="pa2"),
-                                 OGDRegressor(), PassiveAggressiveRegressor()], ids=repr)
+@pytest.mark.parametrize(
+    "est",
+    [
+        OGDClassifier(),
+        Perceptron(),
+        PassiveAggressiveClassifier(variant="pa2"),
+        OGDRegressor(),
+        PassiveAggressiveRegressor(),
+    ],
+    ids=repr,
+)
 def test_round_trip_gives_identical_predictions_and_keeps_learning(est, tmp_path):
     y = y_reg if "Regressor" in type(est).__name__ else y_clf
     est.fit(X, y)
@@ -61,6 +70,7 @@ def test_corrupted_array_is_detected(saved):
         raw = bytearray(entries["arrays/coef_.npy"])
         raw[-3] ^= 0xFF
         entries["arrays/coef_.npy"] = bytes(raw)
+
     _rewrite(saved, flip)
     with pytest.raises(ModelFileError, match="checksum mismatch for array 'coef_'"):
         load(saved)
@@ -71,6 +81,7 @@ def test_wrong_version_is_detected(saved):
         meta = json.loads(entries["meta.json"])
         meta["format_version"] = FORMAT_VERSION + 1
         entries["meta.json"] = json.dumps(meta)
+
     _rewrite(saved, bump)
     with pytest.raises(ModelFileError, match=f"model format version {FORMAT_VERSION + 1}"):
         load(saved)
@@ -81,6 +92,7 @@ def test_unknown_class_is_refused(saved):
         meta = json.loads(entries["meta.json"])
         meta["class"] = "os.system"
         entries["meta.json"] = json.dumps(meta)
+
     _rewrite(saved, other)
     with pytest.raises(ModelFileError, match="unknown class 'os.system'"):
         load(saved)
@@ -93,8 +105,10 @@ def test_pickled_object_array_is_never_loaded(saved):
         entries["arrays/coef_.npy"] = buf.getvalue()
         meta = json.loads(entries["meta.json"])
         import hashlib
+
         meta["arrays"]["coef_"]["sha256"] = hashlib.sha256(buf.getvalue()).hexdigest()
         entries["meta.json"] = json.dumps(meta)
+
     _rewrite(saved, smuggle)
     with pytest.raises(ModelFileError, match="array 'coef_' is unreadable"):
         load(saved)

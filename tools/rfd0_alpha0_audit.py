@@ -41,15 +41,43 @@ def _project_printed_w2(wk, bk, gk, sk, r, al, indices, data, st, en, tau, xx, i
     """The kernel's slab projection (``son._son_project``), except in the pseudo-inverse phase (alpha negligible),
     where the candidate direction is App. A's w2 as printed, ``x - B^T G^{+2} B x`` (G = B B^T)."""
     if in_span or not _son._use_pinv(gk, sk, r, al):
-        _son._son_project(wk=wk, bk=bk, gk=gk, sk=sk, r=r, al=al, indices=indices, data=data, st=st, en=en, tau=tau,
-                          xx=xx, in_span=in_span, dirv=dirv)
+        _son._son_project(
+            wk=wk,
+            bk=bk,
+            gk=gk,
+            sk=sk,
+            r=r,
+            al=al,
+            indices=indices,
+            data=data,
+            st=st,
+            en=en,
+            tau=tau,
+            xx=xx,
+            in_span=in_span,
+            dirv=dirv,
+        )
         return
     bx = np.empty(r)
     _son._apply_B_sparse(buf=bk, sc=sk, r=r, indices=indices, data=data, st=st, en=en, out=bx)
     zz2, _ = _son._small_solve(_son._small_matrix(gk, sk, r, 0.0), bx, True)
     _son._fill_direction(dirv=dirv, has_perp=True, c=zz2, sk=sk, bk=bk, r=r, indices=indices, data=data, st=st, en=en)
-    _son._project_along(wk=wk, dirv=dirv, bk=bk, gk=gk, sk=sk, r=r, al=al, bx=bx, indices=indices, data=data, st=st,
-                        en=en, tau=tau, xx=xx)
+    _son._project_along(
+        wk=wk,
+        dirv=dirv,
+        bk=bk,
+        gk=gk,
+        sk=sk,
+        r=r,
+        al=al,
+        bx=bx,
+        indices=indices,
+        data=data,
+        st=st,
+        en=en,
+        tau=tau,
+        xx=xx,
+    )
 
 
 @functools.cache
@@ -78,16 +106,37 @@ def _run(Xtr, ytr, Xte, yte, ell, variant):
     kernel = _printed_w2_kernel() if variant == "printed_w2" else _k.son_epoch
     n = Xtr.shape[0]
     for i in range(n):
-        xi = Xtr[i:i + 1]
+        xi = Xtr[i : i + 1]
         tg = np.array([[float(ytr[i])]])
         out = np.empty((1, 1))
         w_before = est.coef_[0].copy()
         t, bad = kernel(
-            indptr=xi.indptr, indices=xi.indices, data=xi.data, targets=tg, sw=np.ones(1), w=est.coef_,
-            buf=est._state_buf, gram=est._state_gram, sc=est._state_sc, aux=est._state_aux,
-            n_rows=est._state_n_rows, alpha=est._state_alpha, t=est.t_, sketch=_k.SKETCH_RFD, keep=keep,
-            n_shrink=keep, loss=loss_code("squared"), C=1.0, mu=mu, eta=1.0, seed=est._state_seed[0], rp_dist=0,
-            oja_c=2.0, slab_current=False, out=out)
+            indptr=xi.indptr,
+            indices=xi.indices,
+            data=xi.data,
+            targets=tg,
+            sw=np.ones(1),
+            w=est.coef_,
+            buf=est._state_buf,
+            gram=est._state_gram,
+            sc=est._state_sc,
+            aux=est._state_aux,
+            n_rows=est._state_n_rows,
+            alpha=est._state_alpha,
+            t=est.t_,
+            sketch=_k.SKETCH_RFD,
+            keep=keep,
+            n_shrink=keep,
+            loss=loss_code("squared"),
+            C=1.0,
+            mu=mu,
+            eta=1.0,
+            seed=est._state_seed[0],
+            rp_dist=0,
+            oja_c=2.0,
+            slab_current=False,
+            out=out,
+        )
         est.t_ = int(t)
         if bad >= 0:
             return {"diverged_at": i}
@@ -115,13 +164,23 @@ def _run(Xtr, ytr, Xte, yte, ell, variant):
                     s = np.sqrt(np.maximum(np.linalg.eigvalsh(est._state_gram[0, :r, :r]), 0.0))
                     x = xi.toarray().ravel()
                     B = est._state_buf[0, :r]
-                    q, _ = np.linalg.qr(B[:r - 1].T) if r > 1 else (np.zeros((d, 0)), None)
+                    q, _ = np.linalg.qr(B[: r - 1].T) if r > 1 else (np.zeros((d, 0)), None)
                     gp = x - q @ (q.T @ x)  # the gradient's component off the earlier rows (g = dl x)
-                    big = {"example": i, "step_norm": step, "score": float(out[0, 0]), "label": int(ytr[i]),
-                           "sigma_new_over_max": float(np.sqrt(mu + 1.0 / t) * abs(dl) * np.linalg.norm(gp) / s.max())}
+                    big = {
+                        "example": i,
+                        "step_norm": step,
+                        "score": float(out[0, 0]),
+                        "label": int(ytr[i]),
+                        "sigma_new_over_max": float(np.sqrt(mu + 1.0 / t) * abs(dl) * np.linalg.norm(gp) / s.max()),
+                    }
     acc = 100.0 * float(np.mean(np.where(np.clip(Xte @ est.coef_[0], -1, 1) >= 0, 1, -1) == yte))
-    return {"test_accuracy": acc, "first_alpha_positive_example": first_alpha, "w_norm_max_alpha0": w_max,
-            "largest_alpha0_step": big, "final_alpha": float(est._state_alpha[0])}
+    return {
+        "test_accuracy": acc,
+        "first_alpha_positive_example": first_alpha,
+        "w_norm_max_alpha0": w_max,
+        "largest_alpha0_step": big,
+        "final_alpha": float(est._state_alpha[0]),
+    }
 
 
 def main():
@@ -149,27 +208,44 @@ def main():
                 tr, te = split_indices(n, split)
                 runs.append(_run(X[tr], y[tr], X[te], y[te], ell, variant))
             accs = [r.get("test_accuracy", float("nan")) for r in runs]
-            rows.append({"ell": ell, "variant": variant, "runs": runs, "mean": float(np.mean(accs)),
-                         "std": float(np.std(accs)), "paper": PAPER.get(ell)})
+            rows.append(
+                {
+                    "ell": ell,
+                    "variant": variant,
+                    "runs": runs,
+                    "mean": float(np.mean(accs)),
+                    "std": float(np.std(accs)),
+                    "paper": PAPER.get(ell),
+                }
+            )
             print(json.dumps({k: v for k, v in rows[-1].items() if k != "runs"}), flush=True)
     RESULTS.mkdir(exist_ok=True)
     (RESULTS / f"rfd0_alpha0_audit{args.tag}.json").write_text(json.dumps(rows, indent=1))
-    lines = ["# RFD0-SON's alpha = 0 phase: readings of the RFD paper's App. A / Alg. 6 on farm-ads (dense kernel)", "",
-             f"Command: `python tools/rfd0_alpha0_audit.py --ells {args.ells} --splits {args.splits} "
-             f"--variants {args.variants}{' --tag ' + args.tag if args.tag else ''}` "
-             f"(rfd-table2 splits, seeds 0..{args.splits - 1}, n_train={n_train}).", "",
-             "| m | variant | test acc % (mean ± std) | per split | first example with alpha > 0 | max |w| while "
-             "alpha = 0 | largest alpha = 0 step (norm; sigma_new/sigma_max) | paper % |",
-             "|---|---|---|---|---|---|---|---|"]
+    lines = [
+        "# RFD0-SON's alpha = 0 phase: readings of the RFD paper's App. A / Alg. 6 on farm-ads (dense kernel)",
+        "",
+        f"Command: `python tools/rfd0_alpha0_audit.py --ells {args.ells} --splits {args.splits} "
+        f"--variants {args.variants}{' --tag ' + args.tag if args.tag else ''}` "
+        f"(rfd-table2 splits, seeds 0..{args.splits - 1}, n_train={n_train}).",
+        "",
+        "| m | variant | test acc % (mean ± std) | per split | first example with alpha > 0 | max |w| while "
+        "alpha = 0 | largest alpha = 0 step (norm; sigma_new/sigma_max) | paper % |",
+        "|---|---|---|---|---|---|---|---|",
+    ]
     for r in rows:
         ok = [x for x in r["runs"] if "test_accuracy" in x]
         accs = ", ".join(f"{x['test_accuracy']:.2f}" for x in ok)
         firsts = ", ".join(str(x["first_alpha_positive_example"]) for x in ok)
         wmax = ", ".join(f"{x['w_norm_max_alpha0']:.1f}" for x in ok)
-        steps = ", ".join(f"{x['largest_alpha0_step']['step_norm']:.1f}; "
-                          f"{x['largest_alpha0_step'].get('sigma_new_over_max', 0.0):.1e}" for x in ok)
-        lines.append(f"| {r['ell']} | {r['variant']} | {r['mean']:.2f} ± {r['std']:.2f} | {accs} | {firsts} | "
-                     f"{wmax} | {steps} | {r['paper']} |")
+        steps = ", ".join(
+            f"{x['largest_alpha0_step']['step_norm']:.1f}; "
+            f"{x['largest_alpha0_step'].get('sigma_new_over_max', 0.0):.1e}"
+            for x in ok
+        )
+        lines.append(
+            f"| {r['ell']} | {r['variant']} | {r['mean']:.2f} ± {r['std']:.2f} | {accs} | {firsts} | "
+            f"{wmax} | {steps} | {r['paper']} |"
+        )
     (RESULTS / f"rfd0_alpha0_audit{args.tag}.md").write_text("\n".join(lines) + "\n")
 
 

@@ -46,19 +46,34 @@ def main():
         u = est.coef_[0].copy() if i else np.zeros(X.shape[1])
         x = Xtr[i].toarray().ravel()
         z = float(np.clip(x @ u, -1.0, 1.0))
-        est.partial_fit(Xtr[i:i + 1], ytr[i:i + 1], classes=[-1, 1])
+        est.partial_fit(Xtr[i : i + 1], ytr[i : i + 1], classes=[-1, 1])
         w = est.coef_[0]
         if np.linalg.norm(w) > 2.0 * prev + 1.0:
             cos = (Xtr[:i] @ x) / (norms[:i] * norms[i]) if i else np.zeros(1)
-            events.append({"example": i, "score": z, "label": int(ytr[i]), "grad_norm": abs(2 * (z - ytr[i])) * norms[i],
-                           "w_norm_before": prev, "w_norm_after": float(np.linalg.norm(w)),
-                           "step_norm": float(np.linalg.norm(w - u)), "max_cosine_with_earlier_rows": float(cos.max()),
-                           "alpha": float(est.alpha_[0])})
+            events.append(
+                {
+                    "example": i,
+                    "score": z,
+                    "label": int(ytr[i]),
+                    "grad_norm": abs(2 * (z - ytr[i])) * norms[i],
+                    "w_norm_before": prev,
+                    "w_norm_after": float(np.linalg.norm(w)),
+                    "step_norm": float(np.linalg.norm(w - u)),
+                    "max_cosine_with_earlier_rows": float(cos.max()),
+                    "alpha": float(est.alpha_[0]),
+                }
+            )
             print(json.dumps(events[-1]), flush=True)
         prev = float(np.linalg.norm(w))
-    est.partial_fit(Xtr[args.rows:], ytr[args.rows:])
-    out = {"ell": args.ell, "split": args.split, "events": events, "final_alpha": float(est.alpha_[0]),
-           "final_w_norm": float(np.linalg.norm(est.coef_)), "test_accuracy": 100.0 * float(est.score(X[te], y[te]))}
+    est.partial_fit(Xtr[args.rows :], ytr[args.rows :])
+    out = {
+        "ell": args.ell,
+        "split": args.split,
+        "events": events,
+        "final_alpha": float(est.alpha_[0]),
+        "final_w_norm": float(np.linalg.norm(est.coef_)),
+        "test_accuracy": 100.0 * float(est.score(X[te], y[te])),
+    }
     print(json.dumps({k: v for k, v in out.items() if k != "events"}))
     RESULTS.mkdir(exist_ok=True)
     (RESULTS / "rfd0_blowup.json").write_text(json.dumps(out, indent=1))

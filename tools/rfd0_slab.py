@@ -48,21 +48,36 @@ def main():
                 est = SketchedOnlineNewton(sketch="rfd", ell=ell, alpha0=0.0, slab=slab)
                 est.partial_fit(X[tr], y[tr], classes=[-1, 1])
                 accs.append(100.0 * float(est.score(X[te], y[te])))
-            rows.append({"data": args.data, "ell": ell, "slab": slab, "accuracy_by_split": accs,
-                         "mean": float(np.mean(accs)), "std": float(np.std(accs)),
-                         "paper": PAPER[args.data].get(ell)})
+            rows.append(
+                {
+                    "data": args.data,
+                    "ell": ell,
+                    "slab": slab,
+                    "accuracy_by_split": accs,
+                    "mean": float(np.mean(accs)),
+                    "std": float(np.std(accs)),
+                    "paper": PAPER[args.data].get(ell),
+                }
+            )
             print(json.dumps(rows[-1]), flush=True)
     RESULTS.mkdir(exist_ok=True)
     stem = f"rfd0_slab_{args.data.replace('-', '_')}"
     (RESULTS / f"{stem}.json").write_text(json.dumps(rows, indent=1))
-    lines = [f"# RFD0-SON on {args.data}: slab of the next example (Alg. 3) vs the current one (Alg. 6 as printed)",
-             "", f"Command: `python tools/rfd0_slab.py --data {args.data} --ells {args.ells} --splits "
-             f"{args.splits}` (rfd-table2 splits, seeds 0..{args.splits - 1}, n_train={n_train}).", "",
-             "| m | projection | test acc % (mean ± std) | per split | paper % |", "|---|---|---|---|---|"]
+    lines = [
+        f"# RFD0-SON on {args.data}: slab of the next example (Alg. 3) vs the current one (Alg. 6 as printed)",
+        "",
+        f"Command: `python tools/rfd0_slab.py --data {args.data} --ells {args.ells} --splits "
+        f"{args.splits}` (rfd-table2 splits, seeds 0..{args.splits - 1}, n_train={n_train}).",
+        "",
+        "| m | projection | test acc % (mean ± std) | per split | paper % |",
+        "|---|---|---|---|---|",
+    ]
     for r in rows:
-        lines.append(f"| {r['ell']} | {'K_t+1 (next, default)' if r['slab'] == 'next' else 'K_t (current)'} | "
-                     f"{r['mean']:.2f} ± {r['std']:.2f} | {', '.join(f'{a:.2f}' for a in r['accuracy_by_split'])} | "
-                     f"{'' if r['paper'] is None else r['paper']} |")
+        lines.append(
+            f"| {r['ell']} | {'K_t+1 (next, default)' if r['slab'] == 'next' else 'K_t (current)'} | "
+            f"{r['mean']:.2f} ± {r['std']:.2f} | {', '.join(f'{a:.2f}' for a in r['accuracy_by_split'])} | "
+            f"{'' if r['paper'] is None else r['paper']} |"
+        )
     (RESULTS / f"{stem}.md").write_text("\n".join(lines) + "\n")
 
 

@@ -32,19 +32,25 @@ def main():
             rows.append(r)
     for r in rows:  # runs of a single sketch size made before the experiment mapped it to the paper's column
         if r["paper_accuracy"] is None:
-            r["paper_accuracy"], r["paper_seconds"] = _paper_figures(_PAPER.get(r["data"]), r["data"], r["method"],
-                                                                     r["ell"])
+            r["paper_accuracy"], r["paper_seconds"] = _paper_figures(
+                _PAPER.get(r["data"]), r["data"], r["method"], r["ell"]
+            )
     r0 = rows[0]
-    lines = [f"# {title}", "",
-             f"Command(s): {command} ({r0['splits']} random 70/30 split(s), n_train={r0['n_train']}, "
-             f"d={r0['n_features']}). Shared, loaded 2-core machine: the µs column is not comparable with the "
-             "paper's Matlab timings; benchmarks/son_speed.py has same-run ratios against VW.", "",
-             f"Slab projection: {r0.get('slab', 'next')}.", "",
-             "| method | ell | best alpha0 | test acc % (mean ± std over splits) | paper % | diff | "
-             "per-split best alpha0, mean % | diff | online error % | "
-             "spread over alpha0 grid (pt) | spread over alpha0 <= 1e4 (pt) | final alpha | acc by alpha0 | "
-             "µs/example | paper Table 3 µs |",
-             "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
+    lines = [
+        f"# {title}",
+        "",
+        f"Command(s): {command} ({r0['splits']} random 70/30 split(s), n_train={r0['n_train']}, "
+        f"d={r0['n_features']}). Shared, loaded 2-core machine: the µs column is not comparable with the "
+        "paper's Matlab timings; benchmarks/son_speed.py has same-run ratios against VW.",
+        "",
+        f"Slab projection: {r0.get('slab', 'next')}.",
+        "",
+        "| method | ell | best alpha0 | test acc % (mean ± std over splits) | paper % | diff | "
+        "per-split best alpha0, mean % | diff | online error % | "
+        "spread over alpha0 grid (pt) | spread over alpha0 <= 1e4 (pt) | final alpha | acc by alpha0 | "
+        "µs/example | paper Table 3 µs |",
+        "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|",
+    ]
     band = 0.5 if r0["data"] == "a9a" else 1.0
     within = [0, 0]
     compared = 0
@@ -57,8 +63,9 @@ def main():
             compared += 1
             within[0] += abs(r["test_accuracy"] - pa) <= band
             within[1] += ps_best is not None and abs(ps_best - pa) <= band
-        grid = ", ".join(f"{k}: diverged" if v is None or v != v else f"{k}: {v:.2f}"
-                         for k, v in r["accuracy_by_alpha0"].items())
+        grid = ", ".join(
+            f"{k}: diverged" if v is None or v != v else f"{k}: {v:.2f}" for k, v in r["accuracy_by_alpha0"].items()
+        )
         ps = "" if r.get("paper_seconds") is None else f"{1e6 * r['paper_seconds']:.0f}"
         lines.append(
             f"| {r['method']} | {'' if r['ell'] is None else r['ell']} | {r['best_alpha0']:g} | "
@@ -66,9 +73,13 @@ def main():
             f"{_f(ps_best, '.2f')} | {diff2} | {_f(r.get('online_error_rate'), '.2f')} | "
             f"{r['alpha0_spread']:.2f} | {_f(r.get('alpha0_spread_le_1e4'), '.2f')} | "
             f"{_f(r.get('final_alpha'), '.4g')} | {grid} | "
-            f"{_f(None if r['seconds_per_example'] is None else 1e6 * r['seconds_per_example'], '.0f')} | {ps} |")
-    lines += ["", f"Rows within ±{band} pt of the paper: {within[0]} of {compared} with one alpha0 for all splits; "
-              f"{within[1]} of {compared} with each split's best alpha0."]
+            f"{_f(None if r['seconds_per_example'] is None else 1e6 * r['seconds_per_example'], '.0f')} | {ps} |"
+        )
+    lines += [
+        "",
+        f"Rows within ±{band} pt of the paper: {within[0]} of {compared} with one alpha0 for all splits; "
+        f"{within[1]} of {compared} with each split's best alpha0.",
+    ]
     with open(out, "w") as f:
         f.write("\n".join(lines) + "\n")
 

@@ -18,7 +18,7 @@ from pathlib import Path
 import numpy as np
 
 RESULTS = Path(__file__).resolve().parent / "results"
-GRID = [0.0] + [10.0 ** k for k in range(-3, 7)]
+GRID = [0.0] + [10.0**k for k in range(-3, 7)]
 
 
 def main():
@@ -44,22 +44,36 @@ def main():
                 if a0 == 0.0 and sketch != "rfd":
                     continue
                 est = SketchedOnlineNewton(sketch=sketch, ell=ell, alpha0=a0).partial_fit(X[tr], y[tr], classes=[-1, 1])
-                rows.append({"sketch": sketch, "ell": ell, "alpha0": a0, "final_alpha": float(est.alpha_[0]),
-                             "alpha_grown": float(est.alpha_[0] - a0), "w_norm": float(np.linalg.norm(est.coef_)),
-                             "fraction_predicted_positive": float(np.mean(est.predict(X[te]) > 0)),
-                             "test_accuracy": 100.0 * float(est.score(X[te], y[te]))})
+                rows.append(
+                    {
+                        "sketch": sketch,
+                        "ell": ell,
+                        "alpha0": a0,
+                        "final_alpha": float(est.alpha_[0]),
+                        "alpha_grown": float(est.alpha_[0] - a0),
+                        "w_norm": float(np.linalg.norm(est.coef_)),
+                        "fraction_predicted_positive": float(np.mean(est.predict(X[te]) > 0)),
+                        "test_accuracy": 100.0 * float(est.score(X[te], y[te])),
+                    }
+                )
                 print(json.dumps(rows[-1]), flush=True)
     RESULTS.mkdir(exist_ok=True)
     (RESULTS / "son_alpha_freeze.json").write_text(json.dumps(rows, indent=1))
-    lines = ["# son_alpha_freeze: final alpha, |w| and predictions after one a9a pass, by alpha0", "",
-             f"Command: `python tools/son_alpha_freeze.py --ells {args.ells}` (rfd-table2 split 0: 70 % "
-             f"of the a9a training file, {n_train} rows; test = the other 30 %). alpha0 = 0 is RFD0.", "",
-             "| sketch | ell | alpha0 | final alpha | alpha grown by RFD | abs(w) | test rows predicted + | test acc % |",
-             "|---|---|---|---|---|---|---|---|"]
+    lines = [
+        "# son_alpha_freeze: final alpha, |w| and predictions after one a9a pass, by alpha0",
+        "",
+        f"Command: `python tools/son_alpha_freeze.py --ells {args.ells}` (rfd-table2 split 0: 70 % "
+        f"of the a9a training file, {n_train} rows; test = the other 30 %). alpha0 = 0 is RFD0.",
+        "",
+        "| sketch | ell | alpha0 | final alpha | alpha grown by RFD | abs(w) | test rows predicted + | test acc % |",
+        "|---|---|---|---|---|---|---|---|",
+    ]
     for r in rows:
-        lines.append(f"| {r['sketch']} | {r['ell']} | {r['alpha0']:g} | {r['final_alpha']:.4g} | "
-                     f"{r['alpha_grown']:.4g} | {r['w_norm']:.3g} | {100 * r['fraction_predicted_positive']:.2f} % | "
-                     f"{r['test_accuracy']:.2f} |")
+        lines.append(
+            f"| {r['sketch']} | {r['ell']} | {r['alpha0']:g} | {r['final_alpha']:.4g} | "
+            f"{r['alpha_grown']:.4g} | {r['w_norm']:.3g} | {100 * r['fraction_predicted_positive']:.2f} % | "
+            f"{r['test_accuracy']:.2f} |"
+        )
     (RESULTS / "son_alpha_freeze.md").write_text("\n".join(lines) + "\n")
 
 

@@ -11,9 +11,11 @@ from numba.core import cgutils
 from numba.extending import intrinsic
 
 if numba.config.DISABLE_JIT:
+
     def prefetch(arr, i, j):
         pass
 else:
+
     @intrinsic
     def prefetch(typingctx, arr, i, j):
         """Hint the CPU to fetch ``arr[i, j]`` (a 2-D array) into cache, for writing."""
@@ -27,8 +29,9 @@ else:
             ptr = cgutils.get_item_pointer(context, builder, aryty, ary, idx, wraparound=False)
             i8p = ir.IntType(8).as_pointer()
             i32 = ir.IntType(32)
-            fn = cgutils.get_or_insert_function(builder.module, ir.FunctionType(ir.VoidType(), [i8p, i32, i32, i32]),
-                                                "llvm.prefetch.p0i8")
+            fn = cgutils.get_or_insert_function(
+                builder.module, ir.FunctionType(ir.VoidType(), [i8p, i32, i32, i32]), "llvm.prefetch.p0i8"
+            )
             # (address, rw = 1 write, locality = 3 keep in all caches, cache type = 1 data)
             builder.call(fn, [builder.bitcast(ptr, i8p), ir.Constant(i32, 1), ir.Constant(i32, 3), ir.Constant(i32, 1)])
             return context.get_dummy_value()

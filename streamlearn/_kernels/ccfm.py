@@ -51,13 +51,13 @@ LANCZOS_RESTART = 32
 WARM_START_NOISE = 1e-3
 
 # indices of the per-output diagnostics in ``stats`` (float64)
-STAT_MATVECS = 0        # matrix-vector products done by the linear steps
-STAT_UNCONVERGED = 1    # linear steps that hit lmo_max_iter before the tolerance
-STAT_EIGH = 2           # full eigendecompositions (OGD) / compressions (low-rank)
-STAT_PROJECTIONS = 3    # OGD projections that changed C / low-rank: C eigenpairs dropped
+STAT_MATVECS = 0  # matrix-vector products done by the linear steps
+STAT_UNCONVERGED = 1  # linear steps that hit lmo_max_iter before the tolerance
+STAT_EIGH = 2  # full eigendecompositions (OGD) / compressions (low-rank)
+STAT_PROJECTIONS = 3  # OGD projections that changed C / low-rank: C eigenpairs dropped
 STAT_DROPPED_TRACE = 4  # low-rank: trace norm removed from C by truncation (sum over compressions)
 STAT_SKETCH_SHRINK = 5  # low-rank: sum of the shrinks of B = bound on ||S - W B W^T||_2
-STAT_SKIPPED = 6        # low-rank: directions not appended because W could not be freed
+STAT_SKIPPED = 6  # low-rank: directions not appended because W could not be freed
 N_STATS = 7
 
 
@@ -421,8 +421,7 @@ def ccfm_dense_scores(indptr, indices, data, M, scale, out):
 
 
 @njit_kernel
-def ccfm_ogd_epoch(indptr, indices, data, targets, sample_weight, C, tn_bound, loss, delta, eta0, t, stats,
-                   out_scores):
+def ccfm_ogd_epoch(indptr, indices, data, targets, sample_weight, C, tn_bound, loss, delta, eta0, t, stats, out_scores):
     """Online gradient descent with projection onto {||C||_tr <= delta} (see the module docstring).
 
     ``C`` (K, n, n) and ``tn_bound`` (K,) (an upper bound of each ||C_k||_tr) are updated in place; ``stats``
@@ -477,8 +476,28 @@ def ccfm_ogd_epoch(indptr, indices, data, targets, sample_weight, C, tn_bound, l
 
 
 @njit_kernel
-def occfm_dense_epoch(indptr, indices, data, targets, sample_weight, M, scale, S, q_prev, loss, delta, eta,
-                      gamma_c, gamma_p, lmo, lmo_tol, lmo_max_iter, t, stats, out_scores):
+def occfm_dense_epoch(
+    indptr,
+    indices,
+    data,
+    targets,
+    sample_weight,
+    M,
+    scale,
+    S,
+    q_prev,
+    loss,
+    delta,
+    eta,
+    gamma_c,
+    gamma_p,
+    lmo,
+    lmo_tol,
+    lmo_max_iter,
+    t,
+    stats,
+    out_scores,
+):
     """OCCFM (Lin et al., WWW 2018, Alg. 2) with dense state, C_1 = 0 and gamma_t = min(1, gamma_c / t^gamma_p) (the
     paper: gamma_c = 1, gamma_p = 1/2; module docstring).
 
@@ -504,12 +523,24 @@ def occfm_dense_epoch(indptr, indices, data, targets, sample_weight, M, scale, S
             if sw == 0.0:
                 continue
             g = loss_dloss(loss, targets[i, k], z, 0.0) * sw
-            gamma = min(1.0, gamma_c / t ** gamma_p)
+            gamma = min(1.0, gamma_c / t**gamma_p)
             # linear step on -grad F_t(C_t) = -(eta S_{t-1} + 2 C_t)
             for j in range(n):
                 v0[j] = q_prev[k, j] + WARM_START_NOISE * r[j]
-            lam, nmv, ok = top_abs_eigenpair(P1=S[k], a1=-eta, P2=M[k], a2=-2.0 * scale[k], n=n, v0=v0, method=lmo,
-                                             tol=lmo_tol, max_iter=lmo_max_iter, Vw=Vw, w=w, out_q=q)
+            lam, nmv, ok = top_abs_eigenpair(
+                P1=S[k],
+                a1=-eta,
+                P2=M[k],
+                a2=-2.0 * scale[k],
+                n=n,
+                v0=v0,
+                method=lmo,
+                tol=lmo_tol,
+                max_iter=lmo_max_iter,
+                Vw=Vw,
+                w=w,
+                out_q=q,
+            )
             stats[k, STAT_MATVECS] += nmv
             if not ok:
                 stats[k, STAT_UNCONVERGED] += 1.0
@@ -717,8 +748,31 @@ def _compress(W, A, B, u_prev, k, kd, rank, ell, stats):
 
 
 @njit_kernel
-def occfm_lowrank_epoch(indptr, indices, data, targets, sample_weight, W, A, B, kdim, u_prev, loss, delta, eta,
-                        gamma_c, gamma_p, rank, ell, lmo, lmo_tol, lmo_max_iter, t, stats, out_scores):
+def occfm_lowrank_epoch(
+    indptr,
+    indices,
+    data,
+    targets,
+    sample_weight,
+    W,
+    A,
+    B,
+    kdim,
+    u_prev,
+    loss,
+    delta,
+    eta,
+    gamma_c,
+    gamma_p,
+    rank,
+    ell,
+    lmo,
+    lmo_tol,
+    lmo_max_iter,
+    t,
+    stats,
+    out_scores,
+):
     """Scalable OCCFM (module docstring): ``W`` (K, n, kmax) orthonormal columns [:kdim[k]], ``A``, ``B``
     (K, kmax, kmax) with C_k = W A W^T and S_k ~ W B W^T, ``u_prev`` (K, kmax) the last linear-step vector
     in basis coordinates. All updated in place."""
@@ -747,12 +801,24 @@ def occfm_lowrank_epoch(indptr, indices, data, targets, sample_weight, W, A, B, 
             if sw == 0.0:
                 continue
             g = loss_dloss(loss, targets[i, k], zs, 0.0) * sw
-            gamma = min(1.0, gamma_c / t ** gamma_p)
+            gamma = min(1.0, gamma_c / t**gamma_p)
             # linear step, exactly, in the basis: -(eta B + 2 A)
             for j in range(kd):
                 v0[j] = u_prev[k, j] + WARM_START_NOISE * r[j]
-            lam, nmv, ok = top_abs_eigenpair(P1=B[k], a1=-eta, P2=A[k], a2=-2.0, n=kd, v0=v0, method=lmo, tol=lmo_tol,
-                                             max_iter=lmo_max_iter, Vw=Vw, w=w, out_q=q)
+            lam, nmv, ok = top_abs_eigenpair(
+                P1=B[k],
+                a1=-eta,
+                P2=A[k],
+                a2=-2.0,
+                n=kd,
+                v0=v0,
+                method=lmo,
+                tol=lmo_tol,
+                max_iter=lmo_max_iter,
+                Vw=Vw,
+                w=w,
+                out_q=q,
+            )
             stats[k, STAT_MATVECS] += nmv
             if not ok:
                 stats[k, STAT_UNCONVERGED] += 1.0

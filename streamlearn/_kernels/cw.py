@@ -95,8 +95,24 @@ def cw_step(rule, m, v, phi, C, r):
 
 
 @njit_kernel
-def cw_diag_epoch(indptr, indices, data, targets, sample_weight, coef, intercept, sigma, sigma_b, bias_value,
-                  rule, phi, C, r, t, out_scores):
+def cw_diag_epoch(
+    indptr,
+    indices,
+    data,
+    targets,
+    sample_weight,
+    coef,
+    intercept,
+    sigma,
+    sigma_b,
+    bias_value,
+    rule,
+    phi,
+    C,
+    r,
+    t,
+    out_scores,
+):
     """One pass with a diagonal covariance ``sigma`` (K, d) and ``sigma_b`` (K,) for the bias feature.
 
     Returns ``(t, bad_row)`` as :func:`streamlearn._kernels.linear.linear_epoch`.
@@ -142,8 +158,9 @@ def cw_diag_epoch(indptr, indices, data, targets, sample_weight, coef, intercept
 
 
 @njit_kernel
-def cw_full_epoch(indptr, indices, data, targets, sample_weight, coef, intercept, sigma, bias_value,
-                  rule, phi, C, r, t, out_scores):
+def cw_full_epoch(
+    indptr, indices, data, targets, sample_weight, coef, intercept, sigma, bias_value, rule, phi, C, r, t, out_scores
+):
     """One pass with full covariances ``sigma`` (K, d + 1, d + 1); index d is the bias feature.
 
     ``sigma`` must be symmetric: ``Sigma x`` is read from its rows. Returns ``(t, bad_row)``.

@@ -23,6 +23,7 @@ import numpy as np
 
 from ._numba import njit_inline, njit_kernel
 
+
 @njit_inline
 def _splitmix64(state):
     """Advance a splitmix64 state; returns ``(new_state, output)`` (uint64 arithmetic wraps)."""
@@ -35,8 +36,24 @@ def _splitmix64(state):
 
 
 @njit_kernel
-def dcd_solve(indptr, indices, data, targets, sample_weight, alpha, coef, wb, bias_value, C, l2_loss, tol,
-              max_iter, shrinking, seed, out_info):
+def dcd_solve(
+    indptr,
+    indices,
+    data,
+    targets,
+    sample_weight,
+    alpha,
+    coef,
+    wb,
+    bias_value,
+    C,
+    l2_loss,
+    tol,
+    max_iter,
+    shrinking,
+    seed,
+    out_info,
+):
     """Solve the K one-vs-rest dual problems of the rows of a CSR matrix, warm-started from ``alpha``.
 
     ``targets`` (n, K) in {-1, +1}; ``alpha`` (n, K) and ``coef`` (K, d), ``wb`` (K,) consistent with it

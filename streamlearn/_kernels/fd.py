@@ -138,8 +138,19 @@ def fd_shrink(buf, gram, n_rows, keep, n_shrink, work):
     """
     empty_i = np.zeros(1, dtype=np.int64)
     empty_f = np.zeros(0, dtype=np.float64)
-    return _shrink_mixed(buf=buf, gram=gram, n_rows=n_rows, n_dense=n_rows, indptr=empty_i, indices=empty_i,
-                         data=empty_f, first_pending=0, keep=keep, n_shrink=n_shrink, work=work)
+    return _shrink_mixed(
+        buf=buf,
+        gram=gram,
+        n_rows=n_rows,
+        n_dense=n_rows,
+        indptr=empty_i,
+        indices=empty_i,
+        data=empty_f,
+        first_pending=0,
+        keep=keep,
+        n_shrink=n_shrink,
+        work=work,
+    )
 
 
 @njit_kernel
@@ -227,8 +238,19 @@ def fd_fit_csr(indptr, indices, data, buf, gram, n_rows, keep, n_shrink, work, s
         gram[n_rows, n_rows] = sq
         n_rows += 1
         if n_rows == cap:
-            k, delta = _shrink_mixed(buf=buf, gram=gram, n_rows=n_rows, n_dense=n_dense, indptr=indptr, indices=indices,
-                                     data=data, first_pending=first_pending, keep=keep, n_shrink=n_shrink, work=work)
+            k, delta = _shrink_mixed(
+                buf=buf,
+                gram=gram,
+                n_rows=n_rows,
+                n_dense=n_dense,
+                indptr=indptr,
+                indices=indices,
+                data=data,
+                first_pending=first_pending,
+                keep=keep,
+                n_shrink=n_shrink,
+                work=work,
+            )
             delta_sum += delta
             n_shrinks += 1
             n_rows = k

@@ -54,8 +54,28 @@ def _fm_row_score(w0, w, V, k, indices, data, start, end, s, sq):
 
 
 @njit_kernel
-def fm_epoch(indptr, indices, data, targets, sample_weight, w0, w, V, G_w0, G_w, G_V, fit_intercept,
-             loss, opt, schedule, eta0, l2_weight, l2_latent, t, out_scores):
+def fm_epoch(
+    indptr,
+    indices,
+    data,
+    targets,
+    sample_weight,
+    w0,
+    w,
+    V,
+    G_w0,
+    G_w,
+    G_V,
+    fit_intercept,
+    loss,
+    opt,
+    schedule,
+    eta0,
+    l2_weight,
+    l2_latent,
+    t,
+    out_scores,
+):
     """One pass over the rows of a CSR matrix in storage order.
 
     ``w0`` (K,), ``w`` (K, d), ``V`` (K, d, k) are updated in place; ``G_*`` (same shapes) are the AdaGrad
@@ -124,6 +144,7 @@ def fm_scores(indptr, indices, data, w0, w, V, out):
     sq = np.zeros(nf)
     for i in range(indptr.shape[0] - 1):
         for k in range(w.shape[0]):
-            out[i, k] = _fm_row_score(w0=w0, w=w, V=V, k=k, indices=indices, data=data, start=indptr[i],
-                                      end=indptr[i + 1], s=s, sq=sq)
+            out[i, k] = _fm_row_score(
+                w0=w0, w=w, V=V, k=k, indices=indices, data=data, start=indptr[i], end=indptr[i + 1], s=s, sq=sq
+            )
     return out

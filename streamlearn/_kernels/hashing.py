@@ -53,8 +53,12 @@ def murmur3_32(buf, start, end, seed):
     n = end - start
     p = start
     for _ in range(n >> 2):
-        k = (np.uint64(buf[p]) | (np.uint64(buf[p + 1]) << np.uint64(8)) | (np.uint64(buf[p + 2]) << np.uint64(16))
-             | (np.uint64(buf[p + 3]) << np.uint64(24)))
+        k = (
+            np.uint64(buf[p])
+            | (np.uint64(buf[p + 1]) << np.uint64(8))
+            | (np.uint64(buf[p + 2]) << np.uint64(16))
+            | (np.uint64(buf[p + 3]) << np.uint64(24))
+        )
         h ^= _mix_k(k)
         h = _rotl32(h, 13)
         h = (h * np.uint64(5) + np.uint64(0xE6546B64)) & _M32

@@ -149,8 +149,24 @@ def csr_row_axpy(a, w, k, indices, data, start, end):
 
 
 @njit_kernel
-def linear_epoch(indptr, indices, data, targets, sample_weight, coef, intercept, intercept_sq,
-                 rule, loss, loss_param, schedule, eta0, C, t, out_scores):
+def linear_epoch(
+    indptr,
+    indices,
+    data,
+    targets,
+    sample_weight,
+    coef,
+    intercept,
+    intercept_sq,
+    rule,
+    loss,
+    loss_param,
+    schedule,
+    eta0,
+    C,
+    t,
+    out_scores,
+):
     """Run one pass over the rows of a CSR matrix in storage order.
 
     Returns ``(t, bad_row)``: the updated example counter and -1, or the index of the first example whose
@@ -220,8 +236,6 @@ def linear_scores(indptr, indices, data, coef, intercept, out):
         for k in range(n_out):
             out[i, k] = intercept[k] + csr_row_dot(coef, k, indices, data, indptr[i], indptr[i + 1])
     return out
-
-
 
 
 @njit_kernel

@@ -100,8 +100,29 @@ def invariant_step(loss, y, z, dz, H, P):
 
 
 @njit_inline
-def _nag_row(cols, data, start, end, offset, targets_i, h, coef, intercept, fit_intercept, scale, accum,
-             accum_b, norm_state, loss, loss_param, eta, adaptive, invariant, buf, scores_i):
+def _nag_row(
+    cols,
+    data,
+    start,
+    end,
+    offset,
+    targets_i,
+    h,
+    coef,
+    intercept,
+    fit_intercept,
+    scale,
+    accum,
+    accum_b,
+    norm_state,
+    loss,
+    loss_param,
+    eta,
+    adaptive,
+    invariant,
+    buf,
+    scores_i,
+):
     """Learn from one scored example (``scores_i`` holds its pre-update scores). The row's feature ``p``
     (``start <= p < end``) has value ``data[p]`` and column ``cols[p]`` (CSR), or ``p - offset`` when
     ``cols`` is empty (dense rows)."""
@@ -194,8 +215,27 @@ def _nag_row(cols, data, start, end, offset, targets_i, h, coef, intercept, fit_
 
 
 @njit_inline
-def _nag_row_single(indices, data, start, end, y, h, coef, intercept, fit_intercept, scale, accum, accum_b,
-                    norm_state, loss, loss_param, eta, adaptive, invariant, buf):
+def _nag_row_single(
+    indices,
+    data,
+    start,
+    end,
+    y,
+    h,
+    coef,
+    intercept,
+    fit_intercept,
+    scale,
+    accum,
+    accum_b,
+    norm_state,
+    loss,
+    loss_param,
+    eta,
+    adaptive,
+    invariant,
+    buf,
+):
     """Score and learn one CSR row for a single output, fused: the score sweep also tracks the scales and
     the normalised norm; the rates (times x) are computed in one sweep and applied in the next, or in the
     same sweep when the step does not depend on them. Returns the pre-update score. The arithmetic of
@@ -288,8 +328,29 @@ def _nag_row_single(indices, data, start, end, y, h, coef, intercept, fit_interc
 
 
 @njit_kernel
-def nag_epoch(indptr, indices, data, targets, sample_weight, coef, intercept, fit_intercept, scale, accum,
-              accum_b, norm_state, loss, loss_param, eta0, schedule, adaptive, invariant, t, buf, out_scores):
+def nag_epoch(
+    indptr,
+    indices,
+    data,
+    targets,
+    sample_weight,
+    coef,
+    intercept,
+    fit_intercept,
+    scale,
+    accum,
+    accum_b,
+    norm_state,
+    loss,
+    loss_param,
+    eta0,
+    schedule,
+    adaptive,
+    invariant,
+    t,
+    buf,
+    out_scores,
+):
     """One pass over the rows of a CSR matrix in storage order (see the module docstring).
 
     ``buf`` is scratch space of at least the largest row's nnz. ``t`` counts the examples with weight > 0
@@ -317,8 +378,27 @@ def nag_epoch(indptr, indices, data, targets, sample_weight, coef, intercept, fi
                 t += 1
                 if schedule == SCHEDULE_INVSQRT:
                     eta = eta0 / math.sqrt(t)
-            z = _nag_row_single(indices, data, start, end, targets[i, 0], h, coef, intercept, fit_intercept, scale,
-                                accum, accum_b, norm_state, loss, loss_param, eta, adaptive, invariant, buf)
+            z = _nag_row_single(
+                indices,
+                data,
+                start,
+                end,
+                targets[i, 0],
+                h,
+                coef,
+                intercept,
+                fit_intercept,
+                scale,
+                accum,
+                accum_b,
+                norm_state,
+                loss,
+                loss_param,
+                eta,
+                adaptive,
+                invariant,
+                buf,
+            )
             out_scores[i, 0] = z
             if not math.isfinite(z):
                 return t, i
@@ -336,14 +416,54 @@ def nag_epoch(indptr, indices, data, targets, sample_weight, coef, intercept, fi
             continue
         t += 1
         eta = eta0 / math.sqrt(t) if schedule == SCHEDULE_INVSQRT else eta0
-        _nag_row(indices, data, start, end, 0, targets[i], h, coef, intercept, fit_intercept, scale, accum,
-                 accum_b, norm_state, loss, loss_param, eta, adaptive, invariant, buf, out_scores[i])
+        _nag_row(
+            indices,
+            data,
+            start,
+            end,
+            0,
+            targets[i],
+            h,
+            coef,
+            intercept,
+            fit_intercept,
+            scale,
+            accum,
+            accum_b,
+            norm_state,
+            loss,
+            loss_param,
+            eta,
+            adaptive,
+            invariant,
+            buf,
+            out_scores[i],
+        )
     return t, -1
 
 
 @njit_kernel
-def nag_epoch_dense(X, targets, sample_weight, coef, intercept, fit_intercept, scale, accum, accum_b,
-                    norm_state, loss, loss_param, eta0, schedule, adaptive, invariant, t, buf, out_scores):
+def nag_epoch_dense(
+    X,
+    targets,
+    sample_weight,
+    coef,
+    intercept,
+    fit_intercept,
+    scale,
+    accum,
+    accum_b,
+    norm_state,
+    loss,
+    loss_param,
+    eta0,
+    schedule,
+    adaptive,
+    invariant,
+    t,
+    buf,
+    out_scores,
+):
     """``nag_epoch`` over the rows of a C-contiguous dense matrix ``X`` (zeros are skipped; O(d) per row)."""
     n_rows, d = X.shape
     n_out = coef.shape[0]
@@ -363,6 +483,27 @@ def nag_epoch_dense(X, targets, sample_weight, coef, intercept, fit_intercept, s
             continue
         t += 1
         eta = eta0 / math.sqrt(t) if schedule == SCHEDULE_INVSQRT else eta0
-        _nag_row(no_cols, data, start, start + d, start, targets[i], h, coef, intercept, fit_intercept, scale,
-                 accum, accum_b, norm_state, loss, loss_param, eta, adaptive, invariant, buf, out_scores[i])
+        _nag_row(
+            no_cols,
+            data,
+            start,
+            start + d,
+            start,
+            targets[i],
+            h,
+            coef,
+            intercept,
+            fit_intercept,
+            scale,
+            accum,
+            accum_b,
+            norm_state,
+            loss,
+            loss_param,
+            eta,
+            adaptive,
+            invariant,
+            buf,
+            out_scores[i],
+        )
     return t, -1

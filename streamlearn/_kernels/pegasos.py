@@ -29,8 +29,28 @@ SCALE_MIN = 1e-9
 
 
 @njit_kernel
-def pegasos_epoch(indptr, indices, data, targets, sample_weight, v, scale, sqnorm, acc, marked, touched,
-                  n_touched, bias_value, lam, batch_size, radius, project, t, n_pending, out_scores):
+def pegasos_epoch(
+    indptr,
+    indices,
+    data,
+    targets,
+    sample_weight,
+    v,
+    scale,
+    sqnorm,
+    acc,
+    marked,
+    touched,
+    n_touched,
+    bias_value,
+    lam,
+    batch_size,
+    radius,
+    project,
+    t,
+    n_pending,
+    out_scores,
+):
     """One pass over the rows of a CSR matrix in storage order.
 
     Arrays (K = number of outputs, D = d + 1): ``v``, ``acc`` (K, D) float64; ``marked`` (K, D) uint8;

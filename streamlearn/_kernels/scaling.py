@@ -45,8 +45,7 @@ def maxabs_transform_update(indptr, cols, data, n_cols, max_abs, write, out):
 
 
 @njit_kernel
-def standard_transform_update(indptr, cols, data, n_cols, shift, count, s1, s2, n_seen, center, with_std, write,
-                              out):
+def standard_transform_update(indptr, cols, data, n_cols, shift, count, s1, s2, n_seen, center, with_std, write, out):
     """Standard scaling, row by row (see the module docstring); updates the column sums in place and returns
     the number of rows seen afterwards (``n_seen`` before)."""
     dense = cols.shape[0] == 0

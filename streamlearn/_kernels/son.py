@@ -208,8 +208,19 @@ def full_on_epoch(indptr, indices, data, targets, sw, w, P, t, mu, eta, C, loss,
                 continue
             dl = sw[i] * loss_dloss(loss, targets[i, k], z, 0.0)
             if dl != 0.0:
-                _full_on_update(wk=w[k], Pk=Pk, indices=indices, data=data, st=st, en=en, dl=dl, c=mu + eta_t, pg=pg,
-                                px=px, have_px=have_px)
+                _full_on_update(
+                    wk=w[k],
+                    Pk=Pk,
+                    indices=indices,
+                    data=data,
+                    st=st,
+                    en=en,
+                    dl=dl,
+                    c=mu + eta_t,
+                    pg=pg,
+                    px=px,
+                    have_px=have_px,
+                )
             if slab_current:  # Alg. 6 (K_t), after the update (u = w when nothing was learned)
                 tau = _slab_tau(w[k], indices, data, st, en, C)
                 if tau != 0.0:
@@ -372,8 +383,22 @@ def _son_project(wk, bk, gk, sk, r, al, indices, data, st, en, tau, xx, in_span,
     if not in_span and not _use_pinv(gk, sk, r, al):
         _, zz1 = _small_solve(_small_matrix(gk, sk, r, al), bx, False)
         _fill_direction(dirv=dirv, has_perp=True, c=zz1, sk=sk, bk=bk, r=r, indices=indices, data=data, st=st, en=en)
-        _project_along(wk=wk, dirv=dirv, bk=bk, gk=gk, sk=sk, r=r, al=al, bx=bx, indices=indices, data=data, st=st,
-                       en=en, tau=tau, xx=xx)
+        _project_along(
+            wk=wk,
+            dirv=dirv,
+            bk=bk,
+            gk=gk,
+            sk=sk,
+            r=r,
+            al=al,
+            bx=bx,
+            indices=indices,
+            data=data,
+            st=st,
+            en=en,
+            tau=tau,
+            xx=xx,
+        )
         return
     has_perp, den, c = _split_step(gram=gk, sc=sk, r=r, alpha=al, rhs=bx, xx=xx, in_span=in_span)
     _fill_direction(dirv=dirv, has_perp=has_perp, c=c, sk=sk, bk=bk, r=r, indices=indices, data=data, st=st, en=en)
@@ -381,8 +406,33 @@ def _son_project(wk, bk, gk, sk, r, al, indices, data, st, en, tau, xx, in_span,
 
 
 @njit_kernel
-def son_epoch(indptr, indices, data, targets, sw, w, buf, gram, sc, aux, n_rows, alpha, t, sketch, keep,
-              n_shrink, loss, C, mu, eta, seed, rp_dist, oja_c, slab_current, out):
+def son_epoch(
+    indptr,
+    indices,
+    data,
+    targets,
+    sw,
+    w,
+    buf,
+    gram,
+    sc,
+    aux,
+    n_rows,
+    alpha,
+    t,
+    sketch,
+    keep,
+    n_shrink,
+    loss,
+    C,
+    mu,
+    eta,
+    seed,
+    rp_dist,
+    oja_c,
+    slab_current,
+    out,
+):
     """Sketched online Newton step over one CSR chunk (module docstring), K outputs.
 
     ``slab_current``: Alg. 6 as printed (K_t): no projection before predicting; the updated u is projected
@@ -424,8 +474,22 @@ def son_epoch(indptr, indices, data, targets, sw, w, buf, gram, sc, aux, n_rows,
                 xx += data[p] * data[p]
             tau = 0.0 if slab_current else _tau(z, C)
             if tau != 0.0 and xx > 0.0:
-                _son_project(wk=w[k], bk=bk, gk=gk, sk=sk, r=r, al=al, indices=indices, data=data, st=st, en=en,
-                             tau=tau, xx=xx, in_span=False, dirv=dirv)
+                _son_project(
+                    wk=w[k],
+                    bk=bk,
+                    gk=gk,
+                    sk=sk,
+                    r=r,
+                    al=al,
+                    indices=indices,
+                    data=data,
+                    st=st,
+                    en=en,
+                    tau=tau,
+                    xx=xx,
+                    in_span=False,
+                    dirv=dirv,
+                )
                 z -= tau  # = +-C: the exact score of the projected point (w.x is within rounding of it)
             out[i, k] = z
             if not math.isfinite(z):
@@ -517,6 +581,20 @@ def son_epoch(indptr, indices, data, targets, sw, w, buf, gram, sc, aux, n_rows,
             if slab_current and xx > 0.0:  # Alg. 6 (K_t), after the update (u = w when nothing was learned)
                 tau = _slab_tau(w[k], indices, data, st, en, C)
                 if tau != 0.0:
-                    _son_project(wk=w[k], bk=bk, gk=gk, sk=sk, r=r, al=al, indices=indices, data=data, st=st, en=en,
-                                 tau=tau, xx=xx, in_span=in_span, dirv=dirv)
+                    _son_project(
+                        wk=w[k],
+                        bk=bk,
+                        gk=gk,
+                        sk=sk,
+                        r=r,
+                        al=al,
+                        indices=indices,
+                        data=data,
+                        st=st,
+                        en=en,
+                        tau=tau,
+                        xx=xx,
+                        in_span=in_span,
+                        dirv=dirv,
+                    )
     return t, -1

@@ -39,8 +39,7 @@ from .fd import fd_rotation
 from .losses import loss_dloss
 from .oja import REORTH_EVERY, _oja_gamma, _oja_orthonormalise
 from .rp import rp_row_vector
-from .son import (CANCEL_TOL, SKETCH_RFD, _clear_unused, _small_matrix, _small_solve, _split_step, _tau,
-                  _use_pinv)
+from .son import CANCEL_TOL, SKETCH_RFD, _clear_unused, _small_matrix, _small_solve, _split_step, _tau, _use_pinv
 
 
 # ------------------------------------------------------------------------------------------ small algebra
@@ -244,15 +243,51 @@ def _fd_project(tau, gram, sc, r, q, al, L, nchol, T, bx, z1, z2, xx, in_span, v
                     v[indices[p]] -= f * data[p]
                 _add_rmatvec(T, r, q, z1, f, e)  # w -= f (x - B^T z1)
                 return nchol
-    f, c = _split_v(tau=tau, gram=gram, sc=sc, r=r, al=al, bx=bx, xx=xx, in_span=in_span, v=v, indices=indices,
-                    data=data, st=st, en=en)
+    f, c = _split_v(
+        tau=tau,
+        gram=gram,
+        sc=sc,
+        r=r,
+        al=al,
+        bx=bx,
+        xx=xx,
+        in_span=in_span,
+        v=v,
+        indices=indices,
+        data=data,
+        st=st,
+        en=en,
+    )
     _add_rmatvec(T, r, q, c, f, e)  # w += f B^T c
     return nchol
 
 
 @njit_kernel
-def _fd_lazy_one(indptr, indices, data, targets, k, sw, w, buf, gram, r, al, t0, sketch, keep, n_shrink,
-                 loss, C, mu, eta, max_sp, mat_factor, slab_current, out):
+def _fd_lazy_one(
+    indptr,
+    indices,
+    data,
+    targets,
+    k,
+    sw,
+    w,
+    buf,
+    gram,
+    r,
+    al,
+    t0,
+    sketch,
+    keep,
+    n_shrink,
+    loss,
+    C,
+    mu,
+    eta,
+    max_sp,
+    mat_factor,
+    slab_current,
+    out,
+):
     """One output of ``son_fd_lazy`` over the chunk; returns ``(r, alpha, bad)``."""
     n = indptr.shape[0] - 1
     d = w.shape[0]
@@ -290,8 +325,20 @@ def _fd_lazy_one(indptr, indices, data, targets, k, sw, w, buf, gram, r, al, t0,
         nnz = en - st
         t = t0 + i + 1
         eta_t = eta / t
-        _fd_basis_dot(Dt=Dt, r0=r0, sp_ptr=sp_ptr, sp_idx=sp_idx, sp_val=sp_val, n_sp=n_sp, xs=xs, indices=indices,
-                      data=data, st=st, en=en, out=bxb)
+        _fd_basis_dot(
+            Dt=Dt,
+            r0=r0,
+            sp_ptr=sp_ptr,
+            sp_idx=sp_idx,
+            sp_val=sp_val,
+            n_sp=n_sp,
+            xs=xs,
+            indices=indices,
+            data=data,
+            st=st,
+            en=en,
+            out=bxb,
+        )
         lazy_work += sp_ptr[n_sp] + r * (q - r0)
         z = 0.0
         xx = 0.0
@@ -304,8 +351,9 @@ def _fd_lazy_one(indptr, indices, data, targets, k, sw, w, buf, gram, r, al, t0,
         # ---- projection (onto the slab of the example about to be predicted; see slab_current)
         tau = 0.0 if slab_current else _tau(z, C)
         if tau != 0.0 and xx > 0.0:
-            nchol = _fd_project(tau, gram, sc, r, q, al, L, nchol, T, bx, z1, z2, xx, np.bool_(False), v, e, indices,
-                                data, st, en)
+            nchol = _fd_project(
+                tau, gram, sc, r, q, al, L, nchol, T, bx, z1, z2, xx, np.bool_(False), v, e, indices, data, st, en
+            )
             z -= tau
         out[i, k] = z
         if not math.isfinite(z):
@@ -322,8 +370,8 @@ def _fd_lazy_one(indptr, indices, data, targets, k, sw, w, buf, gram, r, al, t0,
                 size = 2 * (sp_ptr[n_sp] + nnz)
                 ni = np.empty(size, dtype=np.int64)
                 nv = np.empty(size)
-                ni[:sp_ptr[n_sp]] = sp_idx[:sp_ptr[n_sp]]
-                nv[:sp_ptr[n_sp]] = sp_val[:sp_ptr[n_sp]]
+                ni[: sp_ptr[n_sp]] = sp_idx[: sp_ptr[n_sp]]
+                nv[: sp_ptr[n_sp]] = sp_val[: sp_ptr[n_sp]]
                 sp_idx = ni
                 sp_val = nv
             base = sp_ptr[n_sp]
@@ -386,13 +434,34 @@ def _fd_lazy_one(indptr, indices, data, targets, k, sw, w, buf, gram, r, al, t0,
                 zu += e[b] * bxb[b]
             tau = _tau(zu, C)
             if tau != 0.0:
-                nchol = _fd_project(tau, gram, sc, r, q, al, L, nchol, T, bx, z1, z2, xx, learned and not shrunk, v,
-                                    e, indices, data, st, en)
+                nchol = _fd_project(
+                    tau,
+                    gram,
+                    sc,
+                    r,
+                    q,
+                    al,
+                    L,
+                    nchol,
+                    T,
+                    bx,
+                    z1,
+                    z2,
+                    xx,
+                    learned and not shrunk,
+                    v,
+                    e,
+                    indices,
+                    data,
+                    st,
+                    en,
+                )
         # ---- materialise the dense rows (right after a shrink, when they are fewest) once the lazy form has
         # cost more than doing so
         if n_sp == max_sp or (shrunk and lazy_work * mat_factor >= r * (r0 * d + sp_ptr[n_sp])):
-            Dt = _fd_materialise(Dt=Dt, r0=r0, T=T, r=r, q=q, sp_ptr=sp_ptr, sp_idx=sp_idx, sp_val=sp_val, n_sp=n_sp,
-                                 e=e, v=v)
+            Dt = _fd_materialise(
+                Dt=Dt, r0=r0, T=T, r=r, q=q, sp_ptr=sp_ptr, sp_idx=sp_idx, sp_val=sp_val, n_sp=n_sp, e=e, v=v
+            )
             n_mat += 1
             r0 = r
             q = r
@@ -408,8 +477,30 @@ def _fd_lazy_one(indptr, indices, data, targets, k, sw, w, buf, gram, r, al, t0,
 
 
 @njit_kernel
-def son_fd_lazy(indptr, indices, data, targets, sw, w, buf, gram, n_rows, alpha, t, sketch, keep, n_shrink,
-                loss, C, mu, eta, max_sp, mat_factor, slab_current, out):
+def son_fd_lazy(
+    indptr,
+    indices,
+    data,
+    targets,
+    sw,
+    w,
+    buf,
+    gram,
+    n_rows,
+    alpha,
+    t,
+    sketch,
+    keep,
+    n_shrink,
+    loss,
+    C,
+    mu,
+    eta,
+    max_sp,
+    mat_factor,
+    slab_current,
+    out,
+):
     """FD / PFD / RFD sketched online Newton step in the lazy sparse form (module docstring), K outputs.
 
     Same arrays and result as ``son.son_epoch`` for these sketches. ``max_sp`` sparse rows at most between
@@ -424,9 +515,31 @@ def son_fd_lazy(indptr, indices, data, targets, sw, w, buf, gram, n_rows, alpha,
     first_bad = -1
     n_mat = 0
     for k in range(K):
-        r, al, bad, nm = _fd_lazy_one(indptr, indices, data, targets, k, sw, w[k], buf[k], gram[k], n_rows[k],
-                                  alpha[k], t, sketch, keep, n_shrink, loss, C, mu, eta, max_sp, mat_factor,
-                                  slab_current, out)
+        r, al, bad, nm = _fd_lazy_one(
+            indptr,
+            indices,
+            data,
+            targets,
+            k,
+            sw,
+            w[k],
+            buf[k],
+            gram[k],
+            n_rows[k],
+            alpha[k],
+            t,
+            sketch,
+            keep,
+            n_shrink,
+            loss,
+            C,
+            mu,
+            eta,
+            max_sp,
+            mat_factor,
+            slab_current,
+            out,
+        )
         n_rows[k] = r
         alpha[k] = al
         n_mat += nm
@@ -438,6 +551,7 @@ def son_fd_lazy(indptr, indices, data, targets, sw, w, buf, gram, n_rows, alpha,
 # ------------------------------------------------------------------------------------------ Oja
 #: the Oja factor V = F Z is materialised when max|F| * max|F^{-1}| exceeds this
 OJA_FACTOR_COND = 100.0
+
 
 @njit_kernel
 def _oja_materialise(Zt, F, b, v):
@@ -470,8 +584,21 @@ def _oja_project(tau, gram, sc, r, al, bx, F, b, cv, v, xx, indices, data, st, e
         for p in range(st, en):
             v[indices[p]] -= f * data[p]
     else:
-        f, c = _split_v(tau=tau, gram=gram, sc=sc, r=r, al=al, bx=bx, xx=xx, in_span=np.bool_(False), v=v, indices=indices,
-                        data=data, st=st, en=en)
+        f, c = _split_v(
+            tau=tau,
+            gram=gram,
+            sc=sc,
+            r=r,
+            al=al,
+            bx=bx,
+            xx=xx,
+            in_span=np.bool_(False),
+            v=v,
+            indices=indices,
+            data=data,
+            st=st,
+            en=en,
+        )
     for a in range(r):  # w += f B^T c: b += f F^T (sc c)
         cv[a] = f * sc[a] * c[a]
     for cc in range(r):
@@ -482,8 +609,30 @@ def _oja_project(tau, gram, sc, r, al, bx, F, b, cv, v, xx, indices, data, st, e
 
 
 @njit_kernel
-def _oja_lazy_one(indptr, indices, data, targets, k, sw, w, buf, gram, sc, lam, r, al, t0, loss, C, mu, eta,
-                  oja_c, max_cond, slab_current, out):
+def _oja_lazy_one(
+    indptr,
+    indices,
+    data,
+    targets,
+    k,
+    sw,
+    w,
+    buf,
+    gram,
+    sc,
+    lam,
+    r,
+    al,
+    t0,
+    loss,
+    C,
+    mu,
+    eta,
+    oja_c,
+    max_cond,
+    slab_current,
+    out,
+):
     """One output of ``son_oja_lazy``; returns ``bad``."""
     n = indptr.shape[0] - 1
     d = w.shape[0]
@@ -520,8 +669,23 @@ def _oja_lazy_one(indptr, indices, data, targets, k, sw, w, buf, gram, sc, lam, 
         # ---- projection
         tau = 0.0 if slab_current else _tau(z, C)
         if tau != 0.0 and xx > 0.0:
-            _oja_project(tau=tau, gram=gram, sc=sc, r=r, al=al, bx=bx, F=F, b=b, cv=cv, v=v, xx=xx, indices=indices,
-                         data=data, st=st, en=en)
+            _oja_project(
+                tau=tau,
+                gram=gram,
+                sc=sc,
+                r=r,
+                al=al,
+                bx=bx,
+                F=F,
+                b=b,
+                cv=cv,
+                v=v,
+                xx=xx,
+                indices=indices,
+                data=data,
+                st=st,
+                en=en,
+            )
             z -= tau
         out[i, k] = z
         if not math.isfinite(z):
@@ -635,8 +799,23 @@ def _oja_lazy_one(indptr, indices, data, targets, k, sw, w, buf, gram, sc, lam, 
                     bx[a] /= dl  # B x (the u step scaled it to B g)
             tau = _tau(zu, C)
             if tau != 0.0:
-                _oja_project(tau=tau, gram=gram, sc=sc, r=r, al=al, bx=bx, F=F, b=b, cv=cv, v=v, xx=xx, indices=indices,
-                             data=data, st=st, en=en)
+                _oja_project(
+                    tau=tau,
+                    gram=gram,
+                    sc=sc,
+                    r=r,
+                    al=al,
+                    bx=bx,
+                    F=F,
+                    b=b,
+                    cv=cv,
+                    v=v,
+                    xx=xx,
+                    indices=indices,
+                    data=data,
+                    st=st,
+                    en=en,
+                )
     Zt = _oja_materialise(Zt, F, b, v)
     for a in range(r):
         for j in range(d):
@@ -645,8 +824,29 @@ def _oja_lazy_one(indptr, indices, data, targets, k, sw, w, buf, gram, sc, lam, 
 
 
 @njit_kernel
-def son_oja_lazy(indptr, indices, data, targets, sw, w, buf, gram, sc, aux, n_rows, alpha, t, loss, C, mu, eta,
-                 oja_c, max_cond, slab_current, out):
+def son_oja_lazy(
+    indptr,
+    indices,
+    data,
+    targets,
+    sw,
+    w,
+    buf,
+    gram,
+    sc,
+    aux,
+    n_rows,
+    alpha,
+    t,
+    loss,
+    C,
+    mu,
+    eta,
+    oja_c,
+    max_cond,
+    slab_current,
+    out,
+):
     """Oja sketched online Newton step in the lazy sparse form (module docstring), K outputs.
 
     Same arrays and result as ``son.son_epoch`` with ``sketch = SKETCH_OJA``. ``max_cond``: V is materialised
@@ -659,8 +859,30 @@ def son_oja_lazy(indptr, indices, data, targets, sw, w, buf, gram, sc, aux, n_ro
     n_mat = 0
     for k in range(K):
         r = n_rows[k]
-        bad, nm = _oja_lazy_one(indptr, indices, data, targets, k, sw, w[k], buf[k], gram[k], sc[k], aux[k, :r],
-                                r, alpha[k], t, loss, C, mu, eta, oja_c, max_cond, slab_current, out)
+        bad, nm = _oja_lazy_one(
+            indptr,
+            indices,
+            data,
+            targets,
+            k,
+            sw,
+            w[k],
+            buf[k],
+            gram[k],
+            sc[k],
+            aux[k, :r],
+            r,
+            alpha[k],
+            t,
+            loss,
+            C,
+            mu,
+            eta,
+            oja_c,
+            max_cond,
+            slab_current,
+            out,
+        )
         n_mat += nm
         if bad >= 0 and (first_bad < 0 or bad < first_bad):
             first_bad = bad
@@ -680,15 +902,29 @@ def _rp_project(tau, gram, sc, r, al, L, bx, z1, z2, c, v, xx, indices, data, st
             v[indices[p]] -= f * data[p]
         cd = z1
     else:
-        f, cd = _split_v(tau=tau, gram=gram, sc=sc, r=r, al=al, bx=bx, xx=xx, in_span=np.bool_(False), v=v, indices=indices,
-                         data=data, st=st, en=en)
+        f, cd = _split_v(
+            tau=tau,
+            gram=gram,
+            sc=sc,
+            r=r,
+            al=al,
+            bx=bx,
+            xx=xx,
+            in_span=np.bool_(False),
+            v=v,
+            indices=indices,
+            data=data,
+            st=st,
+            en=en,
+        )
     for a in range(r):  # w += f S^T cd
         c[a] += f * cd[a]
 
 
 @njit_kernel
-def _rp_lazy_one(indptr, indices, data, targets, k, sw, w, buf, gram, r, al, t0, loss, C, mu, eta, seed,
-                 rp_dist, slab_current, out):
+def _rp_lazy_one(
+    indptr, indices, data, targets, k, sw, w, buf, gram, r, al, t0, loss, C, mu, eta, seed, rp_dist, slab_current, out
+):
     """One output of ``son_rp_lazy``; returns ``bad``. S stored transposed (d, r), ``w = v + S^T c``."""
     n = indptr.shape[0] - 1
     d = w.shape[0]
@@ -776,8 +1012,27 @@ def _rp_lazy_one(indptr, indices, data, targets, k, sw, w, buf, gram, r, al, t0,
 
 
 @njit_kernel
-def son_rp_lazy(indptr, indices, data, targets, sw, w, buf, gram, n_rows, alpha, t, loss, C, mu, eta, seed, rp_dist,
-                slab_current, out):
+def son_rp_lazy(
+    indptr,
+    indices,
+    data,
+    targets,
+    sw,
+    w,
+    buf,
+    gram,
+    n_rows,
+    alpha,
+    t,
+    loss,
+    C,
+    mu,
+    eta,
+    seed,
+    rp_dist,
+    slab_current,
+    out,
+):
     """RP sketched online Newton step in the lazy sparse form, K outputs: ``w = v + S^T c`` with S updated in
     place by its sparse rank-one rows (no materialisation needed), O(ell nnz + ell^3) per example (the Gram
     matrix changes by rank two, so it is refactored each time). Same arrays and result as ``son.son_epoch``
@@ -786,8 +1041,28 @@ def son_rp_lazy(indptr, indices, data, targets, sw, w, buf, gram, n_rows, alpha,
     K = w.shape[0]
     first_bad = -1
     for k in range(K):
-        bad = _rp_lazy_one(indptr, indices, data, targets, k, sw, w[k], buf[k], gram[k], n_rows[k], alpha[k], t,
-                           loss, C, mu, eta, seed, rp_dist, slab_current, out)
+        bad = _rp_lazy_one(
+            indptr,
+            indices,
+            data,
+            targets,
+            k,
+            sw,
+            w[k],
+            buf[k],
+            gram[k],
+            n_rows[k],
+            alpha[k],
+            t,
+            loss,
+            C,
+            mu,
+            eta,
+            seed,
+            rp_dist,
+            slab_current,
+            out,
+        )
         if bad >= 0 and (first_bad < 0 or bad < first_bad):
             first_bad = bad
     return t + n, first_bad, 0

@@ -78,8 +78,25 @@ def _truncate(v, a, theta, rule):
 
 
 @njit_kernel
-def truncated_epoch(indptr, indices, data, targets, sample_weight, wm, fit_intercept, rule, loss, theta, k, lam,
-                    eta0, schedule, t, penalty, out_scores):
+def truncated_epoch(
+    indptr,
+    indices,
+    data,
+    targets,
+    sample_weight,
+    wm,
+    fit_intercept,
+    rule,
+    loss,
+    theta,
+    k,
+    lam,
+    eta0,
+    schedule,
+    t,
+    penalty,
+    out_scores,
+):
     """One pass of simple truncation / truncated gradient / L1-FOBOS over a CSR chunk.
 
     Returns ``(t, penalty, bad_row)``.
@@ -192,8 +209,7 @@ def _rda_weight(G, t, lam, gamma):
 
 
 @njit_kernel
-def rda_epoch(indptr, indices, data, targets, sample_weight, G, fit_intercept, loss, lam, gamma, t,
-              out_scores):
+def rda_epoch(indptr, indices, data, targets, sample_weight, G, fit_intercept, loss, lam, gamma, t, out_scores):
     """One pass of L1-RDA over a CSR chunk. ``t`` counts the rounds so far. Returns ``(t, bad_row)``."""
     n_rows = indptr.shape[0] - 1
     n_out = G.shape[1]
@@ -259,8 +275,9 @@ def _ftrl_weight(z, sqrt_n, inv_alpha, beta, l1, l2):
 
 
 @njit_kernel
-def ftrl_epoch(indptr, indices, data, targets, sample_weight, zn, fit_intercept, loss, alpha, beta, l1, l2, t,
-               out_scores):
+def ftrl_epoch(
+    indptr, indices, data, targets, sample_weight, zn, fit_intercept, loss, alpha, beta, l1, l2, t, out_scores
+):
     """One pass of per-coordinate FTRL-Proximal over a CSR chunk. Returns ``(t, bad_row)``."""
     n_rows = indptr.shape[0] - 1
     n_out = zn.shape[1]

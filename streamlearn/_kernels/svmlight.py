@@ -157,8 +157,7 @@ def _eisel_lemire(man, exp10, neg):
         m_lo = x_lo + y_hi
         if m_lo < x_lo:
             m_hi += np.uint64(1)
-        if ((m_hi & np.uint64(0x1FF)) == np.uint64(0x1FF) and m_lo + np.uint64(1) == np.uint64(0)
-                and y_lo + man < man):
+        if (m_hi & np.uint64(0x1FF)) == np.uint64(0x1FF) and m_lo + np.uint64(1) == np.uint64(0) and y_lo + man < man:
             return 0.0, False
         x_hi = m_hi
         x_lo = m_lo
@@ -207,8 +206,13 @@ def _parse_float(buf, p, end):
         if n == 3 and _lower(buf[p]) == 110 and _lower(buf[p + 1]) == 97 and _lower(buf[p + 2]) == 110:
             return np.nan, q, _NUM_NONFINITE
         if (n == 3 or n == 8) and _lower(buf[p]) == 105 and _lower(buf[p + 1]) == 110 and _lower(buf[p + 2]) == 102:
-            if n == 3 or (_lower(buf[p + 3]) == 105 and _lower(buf[p + 4]) == 110 and _lower(buf[p + 5]) == 105
-                          and _lower(buf[p + 6]) == 116 and _lower(buf[p + 7]) == 121):
+            if n == 3 or (
+                _lower(buf[p + 3]) == 105
+                and _lower(buf[p + 4]) == 110
+                and _lower(buf[p + 5]) == 105
+                and _lower(buf[p + 6]) == 116
+                and _lower(buf[p + 7]) == 121
+            ):
                 return np.inf, q, _NUM_NONFINITE
         return 0.0, q, _NUM_BAD
     man = np.uint64(0)
@@ -276,8 +280,9 @@ def _parse_float(buf, p, end):
 
 
 @njit_kernel
-def svmlight_parse(buf, end, final, max_rows, shift, max_index, edge_index, index_cap, store,
-                   data, indices, indptr, y, hard, state):
+def svmlight_parse(
+    buf, end, final, max_rows, shift, max_index, edge_index, index_cap, store, data, indices, indptr, y, hard, state
+):
     """Parse complete lines of ``buf[state[S_POS]:end]`` into CSR pieces; return a status ``ST_*``.
 
     buf : uint8 array; end : bytes of ``buf`` that are valid.
@@ -388,7 +393,14 @@ def svmlight_parse(buf, end, final, max_rows, shift, max_index, edge_index, inde
             if p >= eol:
                 break
             tok = p
-            if first and eol - p >= 4 and buf[p] == 113 and buf[p + 1] == 105 and buf[p + 2] == 100 and buf[p + 3] == 58:
+            if (
+                first
+                and eol - p >= 4
+                and buf[p] == 113
+                and buf[p + 1] == 105
+                and buf[p + 2] == 100
+                and buf[p + 3] == 58
+            ):
                 first = False
                 p += 4
                 if p < eol and (buf[p] == 43 or buf[p] == 45):

@@ -50,8 +50,9 @@ def hash_text_column(offsets, data, valid, prefix, seed, out_hash, out_value):
 
 
 @njit_inline
-def _expand_row(f_idx, f_val, f_ns, nf, terms, term_lens, has_wildcard, umask, g_idx, g_val, counts, starts,
-                present, o_idx, o_val):
+def _expand_row(
+    f_idx, f_val, f_ns, nf, terms, term_lens, has_wildcard, umask, g_idx, g_val, counts, starts, present, o_idx, o_val
+):
     """One row's output features, unsorted, into ``o_idx`` / ``o_val``: its ``nf`` features (hash, value,
     namespace byte) masked, then its interactions, combined and ordered exactly as the VW text parser
     (``streamlearn._kernels.vw_text.vw_parse``) combines a line's features: features grouped by namespace
@@ -90,8 +91,23 @@ def _expand_row(f_idx, f_val, f_ns, nf, terms, term_lens, has_wildcard, umask, g
         g_idx[counts[c]] = f_idx[f]
         g_val[counts[c]] = f_val[f]
         counts[c] += 1
-    n_out = _row_interactions(f_idx=f_idx, f_val=f_val, g_idx=g_idx, g_val=g_val, nf=np.int64(nf), terms=terms, term_lens=term_lens, has_wildcard=has_wildcard, umask=umask, counts=counts,
-                              starts=starts, present=present, n_present=np.int64(n_present), o_idx=o_idx, o_val=o_val)
+    n_out = _row_interactions(
+        f_idx=f_idx,
+        f_val=f_val,
+        g_idx=g_idx,
+        g_val=g_val,
+        nf=np.int64(nf),
+        terms=terms,
+        term_lens=term_lens,
+        has_wildcard=has_wildcard,
+        umask=umask,
+        counts=counts,
+        starts=starts,
+        present=present,
+        n_present=np.int64(n_present),
+        o_idx=o_idx,
+        o_val=o_val,
+    )
     for q in range(n_present):
         counts[present[q]] = 0
         starts[present[q]] = 0
@@ -99,8 +115,23 @@ def _expand_row(f_idx, f_val, f_ns, nf, terms, term_lens, has_wildcard, umask, g
 
 
 @njit_kernel
-def _row_interactions(f_idx, f_val, g_idx, g_val, nf, terms, term_lens, has_wildcard, umask, counts, starts,
-                      present, n_present, o_idx, o_val):
+def _row_interactions(
+    f_idx,
+    f_val,
+    g_idx,
+    g_val,
+    nf,
+    terms,
+    term_lens,
+    has_wildcard,
+    umask,
+    counts,
+    starts,
+    present,
+    n_present,
+    o_idx,
+    o_val,
+):
     """The body of :func:`_expand_row` once the row's features are also grouped by namespace (``g_*``):
     the features in row order (as the VW parser lists them, so that colliding values are summed in the
     same order), then the crosses."""
@@ -124,8 +155,19 @@ def _row_interactions(f_idx, f_val, g_idx, g_val, nf, terms, term_lens, has_wild
     n_out = nf
     if nf == 0:
         return 0
-    return cross_namespaces(terms=rterms, term_lens=rlens, starts=starts, ends=counts, g_idx=g_idx, g_val=g_val,
-                            umask=umask, o_idx=o_idx, o_val=o_val, n_out=n_out, cap=o_idx.shape[0])
+    return cross_namespaces(
+        terms=rterms,
+        term_lens=rlens,
+        starts=starts,
+        ends=counts,
+        g_idx=g_idx,
+        g_val=g_val,
+        umask=umask,
+        o_idx=o_idx,
+        o_val=o_val,
+        n_out=n_out,
+        cap=o_idx.shape[0],
+    )
 
 
 @njit_kernel
@@ -206,13 +248,43 @@ def hashed_rows_to_csr(hashes, values, col_ns, terms, term_lens, has_wildcard, m
             f_val[nf] = v
             f_ns[nf] = col_ns[c]
             nf += 1
-        n_out = _expand_row(f_idx=f_idx, f_val=f_val, f_ns=f_ns, nf=nf, terms=terms, term_lens=term_lens, has_wildcard=has_wildcard, umask=umask, g_idx=g_idx, g_val=g_val, counts=counts,
-                            starts=starts, present=present, o_idx=o_idx, o_val=o_val)
+        n_out = _expand_row(
+            f_idx=f_idx,
+            f_val=f_val,
+            f_ns=f_ns,
+            nf=nf,
+            terms=terms,
+            term_lens=term_lens,
+            has_wildcard=has_wildcard,
+            umask=umask,
+            g_idx=g_idx,
+            g_val=g_val,
+            counts=counts,
+            starts=starts,
+            present=present,
+            o_idx=o_idx,
+            o_val=o_val,
+        )
         if n_out < 0:
             o_idx = np.empty(-2 * n_out, np.uint64)
             o_val = np.empty(-2 * n_out, np.float64)
-            n_out = _expand_row(f_idx=f_idx, f_val=f_val, f_ns=f_ns, nf=nf, terms=terms, term_lens=term_lens, has_wildcard=has_wildcard, umask=umask, g_idx=g_idx, g_val=g_val,
-                                counts=counts, starts=starts, present=present, o_idx=o_idx, o_val=o_val)
+            n_out = _expand_row(
+                f_idx=f_idx,
+                f_val=f_val,
+                f_ns=f_ns,
+                nf=nf,
+                terms=terms,
+                term_lens=term_lens,
+                has_wildcard=has_wildcard,
+                umask=umask,
+                g_idx=g_idx,
+                g_val=g_val,
+                counts=counts,
+                starts=starts,
+                present=present,
+                o_idx=o_idx,
+                o_val=o_val,
+            )
         if nnz + n_out > cap:
             return -1 - i
         nnz = _emit_row(o_idx, o_val, n_out, indices, data, nnz)
@@ -221,8 +293,9 @@ def hashed_rows_to_csr(hashes, values, col_ns, terms, term_lens, has_wildcard, m
 
 
 @njit_kernel
-def hashed_features_to_csr(rows, hashes, values, ns, n_rows, terms, term_lens, has_wildcard, mask, indptr,
-                           indices, data):
+def hashed_features_to_csr(
+    rows, hashes, values, ns, n_rows, terms, term_lens, has_wildcard, mask, indptr, indices, data
+):
     """CSR rows from features listed row after row (``rows`` non-decreasing): feature ``f`` has hash
     ``hashes[f]``, value ``values[f]`` and namespace byte ``ns[f]``; interactions, masking, sorting and
     summing as in :func:`hashed_rows_to_csr`. Returns the number of non-zeros written, or ``-1 - i`` if
@@ -252,13 +325,43 @@ def hashed_features_to_csr(rows, hashes, values, ns, n_rows, terms, term_lens, h
         g = f
         while g < n and rows[g] == i:
             g += 1
-        n_out = _expand_row(f_idx=hashes[f:g], f_val=values[f:g], f_ns=ns[f:g], nf=g - f, terms=terms, term_lens=term_lens, has_wildcard=has_wildcard, umask=umask,
-                            g_idx=g_idx, g_val=g_val, counts=counts, starts=starts, present=present, o_idx=o_idx, o_val=o_val)
+        n_out = _expand_row(
+            f_idx=hashes[f:g],
+            f_val=values[f:g],
+            f_ns=ns[f:g],
+            nf=g - f,
+            terms=terms,
+            term_lens=term_lens,
+            has_wildcard=has_wildcard,
+            umask=umask,
+            g_idx=g_idx,
+            g_val=g_val,
+            counts=counts,
+            starts=starts,
+            present=present,
+            o_idx=o_idx,
+            o_val=o_val,
+        )
         if n_out < 0:
             o_idx = np.empty(-2 * n_out, np.uint64)
             o_val = np.empty(-2 * n_out, np.float64)
-            n_out = _expand_row(f_idx=hashes[f:g], f_val=values[f:g], f_ns=ns[f:g], nf=g - f, terms=terms, term_lens=term_lens, has_wildcard=has_wildcard, umask=umask,
-                                g_idx=g_idx, g_val=g_val, counts=counts, starts=starts, present=present, o_idx=o_idx, o_val=o_val)
+            n_out = _expand_row(
+                f_idx=hashes[f:g],
+                f_val=values[f:g],
+                f_ns=ns[f:g],
+                nf=g - f,
+                terms=terms,
+                term_lens=term_lens,
+                has_wildcard=has_wildcard,
+                umask=umask,
+                g_idx=g_idx,
+                g_val=g_val,
+                counts=counts,
+                starts=starts,
+                present=present,
+                o_idx=o_idx,
+                o_val=o_val,
+            )
         if nnz + n_out > cap:
             return -1 - i
         nnz = _emit_row(o_idx, o_val, n_out, indices, data, nnz)

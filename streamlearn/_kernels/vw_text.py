@@ -112,14 +112,14 @@ def _number(buf, p, end):
                 e10 += -ee if eneg else ee
                 break
             r += 1
-        v = m * 10.0 ** e10
+        v = m * 10.0**e10
         if neg:
             v = -v
         st = 0 if np.isfinite(v) else _NUM_NONFINITE
     return v, q, st
 
 
-_POW10 = np.array([10.0 ** k for k in range(23)])
+_POW10 = np.array([10.0**k for k in range(23)])
 
 
 @njit_inline
@@ -277,9 +277,36 @@ def _insertion_sort(a, n):
 
 
 @njit_kernel
-def vw_parse(buf, end, final, max_rows, mask, label_mode, n_classes, require_label, keep_ns, constant,
-             terms, term_lens, has_wildcard, data, indices, indptr, y, w, tag_s, tag_e,
-             s_idx, s_val, s_ns, s_idx2, s_val2, o_idx, o_val, state):
+def vw_parse(
+    buf,
+    end,
+    final,
+    max_rows,
+    mask,
+    label_mode,
+    n_classes,
+    require_label,
+    keep_ns,
+    constant,
+    terms,
+    term_lens,
+    has_wildcard,
+    data,
+    indices,
+    indptr,
+    y,
+    w,
+    tag_s,
+    tag_e,
+    s_idx,
+    s_val,
+    s_ns,
+    s_idx2,
+    s_val2,
+    o_idx,
+    o_val,
+    state,
+):
     """Parse complete lines of ``buf[:end]`` from ``state[S_POS]``; see the module docstring.
 
     ``mask``: ``2**bits - 1``; ``keep_ns[c]``: keep namespace with first byte ``c``; ``constant``: add VW's
@@ -575,8 +602,19 @@ def vw_parse(buf, end, final, max_rows, mask, label_mode, n_classes, require_lab
                 rterms, rlens = _expand_wildcards(terms, term_lens, present, np.int64(n_present))
             else:
                 rterms, rlens = terms, term_lens
-            n_out = cross_namespaces(terms=rterms, term_lens=rlens, starts=starts, ends=counts, g_idx=s_idx2,
-                                     g_val=s_val2, umask=umask, o_idx=o_idx, o_val=o_val, n_out=n_out, cap=cap_o)
+            n_out = cross_namespaces(
+                terms=rterms,
+                term_lens=rlens,
+                starts=starts,
+                ends=counts,
+                g_idx=s_idx2,
+                g_val=s_val2,
+                umask=umask,
+                o_idx=o_idx,
+                o_val=o_val,
+                n_out=n_out,
+                cap=cap_o,
+            )
             # leave every namespace empty (start == end) for the next row
             for t in range(n_ns):
                 counts[ns_list[t]] = starts[ns_list[t]]

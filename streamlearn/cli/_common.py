@@ -18,8 +18,14 @@ def add_output_options(parser, *, plot=True):
 
 
 def add_param_option(parser):
-    parser.add_argument("-p", "--param", action="append", default=[], metavar="KEY=VALUE",
-                        help="learner parameter (repeatable), e.g. -p C=0.01 -p eta0=0.5")
+    parser.add_argument(
+        "-p",
+        "--param",
+        action="append",
+        default=[],
+        metavar="KEY=VALUE",
+        help="learner parameter (repeatable), e.g. -p C=0.01 -p eta0=0.5",
+    )
 
 
 def parse_params(pairs):
@@ -61,8 +67,7 @@ def format_table(rows, columns=None, floatfmt="{:.4f}"):
     columns = columns or list(dict.fromkeys(k for row in rows for k in row))
     cells = [[_fmt(row.get(c, ""), floatfmt) for c in columns] for row in rows]
     widths = [max(len(c), *(len(r[i]) for r in cells)) for i, c in enumerate(columns)]
-    lines = ["  ".join(c.ljust(w) for c, w in zip(columns, widths)),
-             "  ".join("-" * w for w in widths)]
+    lines = ["  ".join(c.ljust(w) for c, w in zip(columns, widths)), "  ".join("-" * w for w in widths)]
     lines += ["  ".join(v.rjust(w) if _numeric(v) else v.ljust(w) for v, w in zip(r, widths)) for r in cells]
     return "\n".join(lines)
 

@@ -71,9 +71,11 @@ class TrainData:
         if self.width is None and not self.stream:
             self.width = scan_svmlight(self.path, self.zero_based, zero_hint=ZERO_HINT)["n_features"]
         if self.width is None and learner is not None and not can_widen(learner):
-            raise CLIError(f"{getattr(args, 'learner', type(learner).__name__)} needs the feature-space width "
-                           f"before it starts and {_name(self.path)} is a stream read once: pass --n-features N "
-                           "(features beyond N are ignored and counted).")
+            raise CLIError(
+                f"{getattr(args, 'learner', type(learner).__name__)} needs the feature-space width "
+                f"before it starts and {_name(self.path)} is a stream read once: pass --n-features N "
+                "(features beyond N are ignored and counted)."
+            )
         self.readers = []
         self.labels = set()
 
@@ -82,8 +84,13 @@ class TrainData:
 
         if self.stream and self.readers:
             raise CLIError(f"{_name(self.path)} is a stream and can be read only once: --passes > 1 needs a file.")
-        reader = SvmlightStream(self.path, zero_based=self.zero_based, n_features=self.width,
-                                chunk_size=self.chunk_size, zero_hint=ZERO_HINT)
+        reader = SvmlightStream(
+            self.path,
+            zero_based=self.zero_based,
+            n_features=self.width,
+            chunk_size=self.chunk_size,
+            zero_hint=ZERO_HINT,
+        )
         self.readers.append(reader)
         return self._chunks(reader, first=len(self.readers) == 1)
 
@@ -126,8 +133,10 @@ def check_classes(data, learner, name):
 
     if is_classifier(learner) and len(data.labels) < 2:
         labels = sorted(data.labels)
-        raise CLIError(f"{name}: every training example has the label {labels[0]:g}; a classifier needs at "
-                       "least 2 classes in its training data.")
+        raise CLIError(
+            f"{name}: every training example has the label {labels[0]:g}; a classifier needs at "
+            "least 2 classes in its training data."
+        )
 
 
 def check_diverged(learner, average_loss, name):
@@ -135,12 +144,14 @@ def check_diverged(learner, average_loss, name):
     if average_loss is not None and not (np.isfinite(average_loss) and abs(average_loss) < _LOSS_LIMIT):
         raise FloatingPointError(
             f"{name} diverged: average loss {average_loss:.3g} on the training data. Scale the features or lower "
-            "the step size.")
+            "the step size."
+        )
     for attr in ("coef_", "intercept_"):
         value = getattr(learner, attr, None)
         if isinstance(value, np.ndarray) and value.dtype.kind == "f" and not np.all(np.isfinite(value)):
-            raise FloatingPointError(f"{name} diverged: its weights are not finite. Scale the features or lower "
-                                     "the step size.")
+            raise FloatingPointError(
+                f"{name} diverged: its weights are not finite. Scale the features or lower the step size."
+            )
 
 
 _LOSS_LIMIT = 1e100  # no converging run reports an average loss this large: its scores are beyond 1e50
@@ -157,8 +168,9 @@ def attach_spec(learner, zero_based_):
         conv = "pm1" if classes <= {-1, 1} else "01" if classes <= {0, 1} else "multiclass"
     else:
         conv = "regression"
-    spec = InputSpec(format="libsvm", zero_based=bool(zero_based_), n_features=int(learner.n_features_in_),
-                     label_convention=conv)
+    spec = InputSpec(
+        format="libsvm", zero_based=bool(zero_based_), n_features=int(learner.n_features_in_), label_convention=conv
+    )
     learner.input_spec_ = spec.to_dict()
     return learner
 
@@ -180,8 +192,9 @@ def model_reader(model, path, chunk_size):
         zb, hint = False, ""
     else:
         zb, hint = svmlight_info(path)["zero_based"], ""
-    return SvmlightStream(path, zero_based=zb, n_features=int(model.n_features_in_), chunk_size=chunk_size,
-                          zero_hint=hint)
+    return SvmlightStream(
+        path, zero_based=zb, n_features=int(model.n_features_in_), chunk_size=chunk_size, zero_hint=hint
+    )
 
 
 def checked_labels(reader, model):
@@ -193,9 +206,11 @@ def checked_labels(reader, model):
             bad = ~np.isin(y, classes)
             if bad.any():
                 i = int(np.argmax(bad))
-                raise CLIError(f"{reader.name}: label {y[i]:g} (example {seen + i + 1}) is not one of the model's "
-                               f"classes {_labels(classes)}; a test file must use the labels of the training "
-                               "data.")
+                raise CLIError(
+                    f"{reader.name}: label {y[i]:g} (example {seen + i + 1}) is not one of the model's "
+                    f"classes {_labels(classes)}; a test file must use the labels of the training "
+                    "data."
+                )
         seen += len(y)
         yield X, y
 

@@ -10,24 +10,53 @@ LABELS = ("auto", "pm1", "01", "regression", "multiclass")
 
 def add_input_options(p):
     g = p.add_argument_group("input format (hashed formats: VW text)")
-    g.add_argument("--format", choices=("auto",) + FORMATS, default="auto",
-                   help="data format (default auto: .vw/.vw.gz/.vw.xz/.vw.bz2 are VW text, other names LIBSVM)")
-    g.add_argument("-b", "--bits", type=int, default=None, metavar="BITS",
-                   help="hash features into 2**BITS columns (VW's -b; default 18)")
-    g.add_argument("-q", "--quadratic", action="append", default=[], metavar="AB",
-                   help="cross namespaces A and B, named by first character (VW's -q; ':' is any namespace; "
-                        "repeatable)")
-    g.add_argument("--cubic", action="append", default=[], metavar="ABC",
-                   help="cross three namespaces (VW's --cubic; repeatable)")
-    g.add_argument("--ignore", action="append", default=[], metavar="NS",
-                   help="drop namespace NS (first character; repeatable)")
-    g.add_argument("--keep", action="append", default=[], metavar="NS",
-                   help="keep only these namespaces (first character; repeatable)")
-    g.add_argument("--labels", choices=LABELS, default="auto",
-                   help="label convention of VW text: pm1 (-1/+1), 01, regression, multiclass (1..k); default: "
-                        "pm1 for classifiers, regression for regressors")
-    g.add_argument("--constant", action="store_true",
-                   help="add VW's constant feature as a hashed column (learners with an intercept need not)")
+    g.add_argument(
+        "--format",
+        choices=("auto",) + FORMATS,
+        default="auto",
+        help="data format (default auto: .vw/.vw.gz/.vw.xz/.vw.bz2 are VW text, other names LIBSVM)",
+    )
+    g.add_argument(
+        "-b",
+        "--bits",
+        type=int,
+        default=None,
+        metavar="BITS",
+        help="hash features into 2**BITS columns (VW's -b; default 18)",
+    )
+    g.add_argument(
+        "-q",
+        "--quadratic",
+        action="append",
+        default=[],
+        metavar="AB",
+        help="cross namespaces A and B, named by first character (VW's -q; ':' is any namespace; repeatable)",
+    )
+    g.add_argument(
+        "--cubic", action="append", default=[], metavar="ABC", help="cross three namespaces (VW's --cubic; repeatable)"
+    )
+    g.add_argument(
+        "--ignore", action="append", default=[], metavar="NS", help="drop namespace NS (first character; repeatable)"
+    )
+    g.add_argument(
+        "--keep",
+        action="append",
+        default=[],
+        metavar="NS",
+        help="keep only these namespaces (first character; repeatable)",
+    )
+    g.add_argument(
+        "--labels",
+        choices=LABELS,
+        default="auto",
+        help="label convention of VW text: pm1 (-1/+1), 01, regression, multiclass (1..k); default: "
+        "pm1 for classifiers, regression for regressors",
+    )
+    g.add_argument(
+        "--constant",
+        action="store_true",
+        help="add VW's constant feature as a hashed column (learners with an intercept need not)",
+    )
 
 
 def input_format(args, path):
@@ -53,16 +82,34 @@ def hashed_spec(args, path, task):
     if labels == "auto":
         labels = "regression" if task == "regression" else "pm1"
     options = {"constant": True} if args.constant else {}
-    return InputSpec(format=fmt, bits=bits, label_convention=labels,
-                     interactions=list(args.quadratic) + list(args.cubic), ignore=list(args.ignore),
-                     keep=list(args.keep), options=options)
+    return InputSpec(
+        format=fmt,
+        bits=bits,
+        label_convention=labels,
+        interactions=list(args.quadratic) + list(args.cubic),
+        ignore=list(args.ignore),
+        keep=list(args.keep),
+        options=options,
+    )
 
 
 def check_libsvm_args(args):
     """Hashing options make no sense for LIBSVM files: say so instead of ignoring them."""
-    used = [name for name, on in (("-b", args.bits is not None), ("-q", args.quadratic), ("--cubic", args.cubic),
-                                  ("--ignore", args.ignore), ("--keep", args.keep), ("--constant", args.constant),
-                                  ("--labels", args.labels != "auto")) if on]
+    used = [
+        name
+        for name, on in (
+            ("-b", args.bits is not None),
+            ("-q", args.quadratic),
+            ("--cubic", args.cubic),
+            ("--ignore", args.ignore),
+            ("--keep", args.keep),
+            ("--constant", args.constant),
+            ("--labels", args.labels != "auto"),
+        )
+        if on
+    ]
     if used:
-        raise CLIError(f"{', '.join(used)} apply to hashed formats (VW text); the data is read as LIBSVM "
-                       f"(pass --format vw, or name the file .vw).")
+        raise CLIError(
+            f"{', '.join(used)} apply to hashed formats (VW text); the data is read as LIBSVM "
+            f"(pass --format vw, or name the file .vw)."
+        )

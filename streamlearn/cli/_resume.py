@@ -12,14 +12,20 @@ from ..persist import load
 from ._common import CLIError, check_input_file
 
 #: Registered learners that cannot continue from a saved model, with the reason (``train -i`` refuses them).
-NOT_RESUMABLE = {name: "a batch learner: each fit solves the whole problem again, there is no online state "
-                 "to continue from" for name, spec in LEARNERS.items() if spec.batch}
+NOT_RESUMABLE = {
+    name: "a batch learner: each fit solves the whole problem again, there is no online state to continue from"
+    for name, spec in LEARNERS.items()
+    if spec.batch
+}
 
 #: Registered learners whose result depends on where the stream is cut into chunks, with the reason. Their
 #: resumed run equals the single run when the resume point is also a chunk boundary of that run.
 CHUNK_DEPENDENT = {
-    **{f"{sk}-son": "the sparse (lazy) kernel makes its sketch dense at the end of every call, which rounds "
-       "differently from not doing so" for sk in ("fd", "pfd", "rp", "oja", "rfd", "rfd0")},
+    **{
+        f"{sk}-son": "the sparse (lazy) kernel makes its sketch dense at the end of every call, which rounds "
+        "differently from not doing so"
+        for sk in ("fd", "pfd", "rp", "oja", "rfd", "rfd0")
+    },
     "perceptron": "radius_ (R) is the largest row norm of the first chunk",
     "perceptron-nobias": "radius_ (R) is the largest row norm of the first chunk",
 }
@@ -33,15 +39,22 @@ def load_for_resume(path, learner=None, params=None):
     model = load(path)
     name = learner_name_of(model)
     if name is None:
-        raise CLIError(f"{path}: holds a {type(model).__name__}, which no registered learner trains; "
-                       "'streamlearn train -i' continues learners listed by 'streamlearn learners'.")
+        raise CLIError(
+            f"{path}: holds a {type(model).__name__}, which no registered learner trains; "
+            "'streamlearn train -i' continues learners listed by 'streamlearn learners'."
+        )
     if learner is not None and learner != name:
         spec = LEARNERS.get(learner)
-        same_class = spec is not None and spec.cls() is type(model) and all(
-            model.get_params(deep=False).get(k) == v for k, v in spec.fixed.items())
+        same_class = (
+            spec is not None
+            and spec.cls() is type(model)
+            and all(model.get_params(deep=False).get(k) == v for k, v in spec.fixed.items())
+        )
         if not same_class:
-            raise CLIError(f"--learner {learner} does not match the model in {path}, which is a {name} "
-                           f"({type(model).__name__}); omit --learner with -i.")
+            raise CLIError(
+                f"--learner {learner} does not match the model in {path}, which is a {name} "
+                f"({type(model).__name__}); omit --learner with -i."
+            )
         name = learner
     if name in NOT_RESUMABLE:
         raise CLIError(f"cannot continue {name} from {path}: {NOT_RESUMABLE[name]}.")
@@ -53,8 +66,10 @@ def load_for_resume(path, learner=None, params=None):
             raise CLIError(f"-p {key}={text}: {name} has no parameter {key!r}.")
         value = parse_param_value(text, current[key]) if isinstance(text, str) else text
         if value != current[key]:
-            raise CLIError(f"-p {key}={text} conflicts with the model in {path}, trained with {key}="
-                           f"{current[key]!r}; a continued model keeps its parameters (drop -p {key}).")
+            raise CLIError(
+                f"-p {key}={text} conflicts with the model in {path}, trained with {key}="
+                f"{current[key]!r}; a continued model keeps its parameters (drop -p {key})."
+            )
     if not hasattr(model, "n_features_in_"):
         raise CLIError(f"{path}: the model was never trained (no n_features_in_); train it without -i.")
     return model, name

@@ -15,10 +15,13 @@ DASK_HINT = "pip install streamlearn[dask]"
 
 def add_scheduler_option(parser, what):
     parser.add_argument(
-        "--scheduler", metavar="ADDRESS|local:N", default=None,
+        "--scheduler",
+        metavar="ADDRESS|local:N",
+        default=None,
         help=f"{what} on a Dask cluster: a scheduler address (e.g. tcp://10.0.0.5:8786) or local:N for a "
         "LocalCluster of N single-threaded worker processes on this machine; each DATA file (or glob match) "
-        f"is one partition. Needs Dask ({DASK_HINT}).")
+        f"is one partition. Needs Dask ({DASK_HINT}).",
+    )
 
 
 def distributed_module():
@@ -36,9 +39,11 @@ def distributed_module():
 def single_file(args, command):
     """The one DATA file of a run without ``--scheduler`` (exactly the behaviour before --scheduler existed)."""
     if len(args.data) != 1:
-        raise CLIError(f"'streamlearn {command}' reads one DATA file without --scheduler; got {len(args.data)} "
-                       f"({', '.join(map(repr, args.data))}). Several files or a glob are the partitions of "
-                       "a --scheduler ADDRESS|local:N run.")
+        raise CLIError(
+            f"'streamlearn {command}' reads one DATA file without --scheduler; got {len(args.data)} "
+            f"({', '.join(map(repr, args.data))}). Several files or a glob are the partitions of "
+            "a --scheduler ADDRESS|local:N run."
+        )
     return args.data[0]
 
 

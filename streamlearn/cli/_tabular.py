@@ -19,19 +19,42 @@ def add_tabular_options(p):
     g = p.add_argument_group("CSV and Parquet input")
     g.add_argument("--label", metavar="COL", help="the label column (CSV/Parquet)")
     g.add_argument("--weight", metavar="COL", help="a column of importance weights >= 0 (CSV/Parquet)")
-    g.add_argument("--ignore-column", action="append", default=[], metavar="COL",
-                   help="a column that is not a feature (CSV/Parquet; repeatable)")
-    g.add_argument("--categorical", action="append", default=[], metavar="COL",
-                   help="hash this numeric column as COL=value indicators (CSV/Parquet; repeatable)")
-    g.add_argument("--namespace", action="append", default=[], metavar="NS=COL,COL",
-                   help="hash these columns in namespace NS, which -q/--ignore/--keep name by its first "
-                        "character (CSV/Parquet; default: one namespace per column, named after it; repeatable)")
+    g.add_argument(
+        "--ignore-column",
+        action="append",
+        default=[],
+        metavar="COL",
+        help="a column that is not a feature (CSV/Parquet; repeatable)",
+    )
+    g.add_argument(
+        "--categorical",
+        action="append",
+        default=[],
+        metavar="COL",
+        help="hash this numeric column as COL=value indicators (CSV/Parquet; repeatable)",
+    )
+    g.add_argument(
+        "--namespace",
+        action="append",
+        default=[],
+        metavar="NS=COL,COL",
+        help="hash these columns in namespace NS, which -q/--ignore/--keep name by its first "
+        "character (CSV/Parquet; default: one namespace per column, named after it; repeatable)",
+    )
 
 
 def _table_options_used(args):
-    return [name for name, on in (("--label", args.label), ("--weight", args.weight),
-                                  ("--ignore-column", args.ignore_column), ("--categorical", args.categorical),
-                                  ("--namespace", args.namespace)) if on]
+    return [
+        name
+        for name, on in (
+            ("--label", args.label),
+            ("--weight", args.weight),
+            ("--ignore-column", args.ignore_column),
+            ("--categorical", args.categorical),
+            ("--namespace", args.namespace),
+        )
+        if on
+    ]
 
 
 def is_table_run(args, paths):
@@ -40,8 +63,9 @@ def is_table_run(args, paths):
     if formats == {False}:
         used = _table_options_used(args)
         if used:
-            raise CLIError(f"{', '.join(used)} apply to CSV and Parquet files (.csv, .csv.gz, .parquet, or "
-                           "--format csv|parquet).")
+            raise CLIError(
+                f"{', '.join(used)} apply to CSV and Parquet files (.csv, .csv.gz, .parquet, or --format csv|parquet)."
+            )
         return False
     if len(formats) > 1:
         raise CLIError("the DATA and TEST files must all be tables (CSV/Parquet) or all be in another format.")
@@ -69,23 +93,37 @@ def table_streams(args, paths):
     if args.chunk_size < 1:
         raise CLIError(f"--chunk-size must be >= 1; got {args.chunk_size}.")
     if getattr(args, "n_features", None) is not None:
-        raise CLIError("--n-features is the width of LIBSVM data; CSV/Parquet features are hashed into 2**B "
-                       "columns: use -b B.")
+        raise CLIError(
+            "--n-features is the width of LIBSVM data; CSV/Parquet features are hashed into 2**B columns: use -b B."
+        )
     if getattr(args, "labels", "auto") != "auto" or getattr(args, "constant", False):
-        raise CLIError("--labels and --constant apply to VW text; a table's labels are read as they are "
-                       "(the learner's intercept replaces the constant feature).")
+        raise CLIError(
+            "--labels and --constant apply to VW text; a table's labels are read as they are "
+            "(the learner's intercept replaces the constant feature)."
+        )
     if args.label is None:
         raise CLIError("CSV/Parquet training data needs --label COL (the column to predict).")
     bits = 18 if args.bits is None else args.bits
     try:
         require_pyarrow()
-        first = TabularReader(paths[0], input_format(args, paths[0]), label=args.label, weight=args.weight,
-                              ignore=args.ignore_column, bits=bits, chunk_size=args.chunk_size,
-                              categorical=args.categorical, namespaces=_namespaces(args.namespace),
-                              quadratic=args.quadratic, cubic=args.cubic, ignore_namespaces=args.ignore,
-                              keep_namespaces=args.keep)
-        readers = [first] + [TabularReader(p, input_format(args, p), spec=first.spec, chunk_size=args.chunk_size)
-                             for p in paths[1:]]
+        first = TabularReader(
+            paths[0],
+            input_format(args, paths[0]),
+            label=args.label,
+            weight=args.weight,
+            ignore=args.ignore_column,
+            bits=bits,
+            chunk_size=args.chunk_size,
+            categorical=args.categorical,
+            namespaces=_namespaces(args.namespace),
+            quadratic=args.quadratic,
+            cubic=args.cubic,
+            ignore_namespaces=args.ignore,
+            keep_namespaces=args.keep,
+        )
+        readers = [first] + [
+            TabularReader(p, input_format(args, p), spec=first.spec, chunk_size=args.chunk_size) for p in paths[1:]
+        ]
     except ImportError as exc:
         raise CLIError(str(exc)) from None
     return [(lambda r=r: iter(r)) for r in readers], first.spec

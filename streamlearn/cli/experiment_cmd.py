@@ -9,14 +9,19 @@ from ._common import add_output_options, format_table, print_json, show_progress
 
 
 def add_parser(sub):
-    p = sub.add_parser("experiment", help="run a named experiment (paper reproductions, sweeps)",
-                       description="Run a named experiment; --json prints its result table as a JSON list.")
+    p = sub.add_parser(
+        "experiment",
+        help="run a named experiment (paper reproductions, sweeps)",
+        description="Run a named experiment; --json prints its result table as a JSON list.",
+    )
     esub = p.add_subparsers(dest="experiment", metavar="NAME")
     esub.required = True
     for name in experiments.names():
         _add_experiment(esub, name)
-    d = sub.add_parser("demo", help="the main job: every learner, one pass over the bundled a9a, scored on "
-                       "a9a.t (same as 'experiment demo')")
+    d = sub.add_parser(
+        "demo",
+        help="the main job: every learner, one pass over the bundled a9a, scored on a9a.t (same as 'experiment demo')",
+    )
     module = experiments.get("demo")
     module.add_arguments(d)
     add_output_options(d)

@@ -14,9 +14,16 @@ def run(args):
     rows = []
     for name in sorted(LEARNERS):
         spec = LEARNERS[name]
-        rows.append({"name": name, "task": spec.task, "description": spec.description,
-                     "class": spec.target.split(":")[1], "fixed": spec.fixed,
-                     "parameters": learner_parameters(name)})
+        rows.append(
+            {
+                "name": name,
+                "task": spec.task,
+                "description": spec.description,
+                "class": spec.target.split(":")[1],
+                "fixed": spec.fixed,
+                "parameters": learner_parameters(name),
+            }
+        )
     if args.json:
         print_json(rows)
         return 0
@@ -25,5 +32,3 @@ def run(args):
         print(f"{row['name']:<20} {row['description']}")
         print(f"{'':<20} [{row['task']}; {row['class']}] {params}")
     return 0
-
-

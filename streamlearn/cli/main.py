@@ -28,19 +28,34 @@ SUBCOMMAND_MODULES = (
 #: imported only when their command runs, so ``--version`` and ``--help`` import no numba, scipy or
 #: scikit-learn; a test checks these lines against the modules' own.
 COMMANDS = {
-    "train": ("streamlearn.cli.train_cmd", ("train a learner on a LIBSVM file (progressive validation on the "
-                                             "first pass), score it on a test file or held-out rows, optionally "
-                                             "save it")),
-    "evaluate": ("streamlearn.cli.train_cmd", ("progressive validation of a learner on a LIBSVM file: VW-style "
-                                               "table of average loss and online error at doubling example "
-                                               "counts")),
+    "train": (
+        "streamlearn.cli.train_cmd",
+        (
+            "train a learner on a LIBSVM file (progressive validation on the "
+            "first pass), score it on a test file or held-out rows, optionally "
+            "save it"
+        ),
+    ),
+    "evaluate": (
+        "streamlearn.cli.train_cmd",
+        (
+            "progressive validation of a learner on a LIBSVM file: VW-style "
+            "table of average loss and online error at doubling example "
+            "counts"
+        ),
+    ),
     "predict": ("streamlearn.cli.predict_cmd", "predict with a saved model, one line per example of DATA"),
     "learners": ("streamlearn.cli.learners_cmd", "list the learners with their parameters and defaults"),
     "experiment": ("streamlearn.cli.experiment_cmd", "run a named experiment (paper reproductions, sweeps)"),
-    "demo": ("streamlearn.cli.experiment_cmd", "the main job: every learner, one pass over the bundled a9a, "
-             "scored on a9a.t (same as 'experiment demo')"),
-    "sketch": ("streamlearn.cli.sketch_cmd", "sketch the rows of a LIBSVM file (FD, PFD, CFD, RFD, RP, Oja); "
-               "report the relative spectral error of A^T A and the speed"),
+    "demo": (
+        "streamlearn.cli.experiment_cmd",
+        "the main job: every learner, one pass over the bundled a9a, scored on a9a.t (same as 'experiment demo')",
+    ),
+    "sketch": (
+        "streamlearn.cli.sketch_cmd",
+        "sketch the rows of a LIBSVM file (FD, PFD, CFD, RFD, RP, Oja); "
+        "report the relative spectral error of A^T A and the speed",
+    ),
     "serve": ("streamlearn.cli.serve_cmd", "HTTP server that predicts and keeps learning (write-ahead log, snapshots)"),
 }
 
@@ -87,8 +102,9 @@ class _LazySubParsers(argparse._SubParsersAction):
 def build_parser(lazy=True):
     """The ``streamlearn`` argument parser; ``lazy=False`` builds every subcommand's parser up front."""
     parser = argparse.ArgumentParser(
-        prog="streamlearn", description="Online (streaming) machine learning: train, evaluate and sketch "
-        "on LIBSVM/svmlight streams.")
+        prog="streamlearn",
+        description="Online (streaming) machine learning: train, evaluate and sketch on LIBSVM/svmlight streams.",
+    )
     parser.add_argument("--version", action="version", version=f"streamlearn {__version__}")
     parser.register("action", "lazy_parsers", _LazySubParsers)
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", action="lazy_parsers")

@@ -10,22 +10,36 @@ from ._data import check_data, model_reader, output
 
 
 def add_parser(sub):
-    p = sub.add_parser("predict", help="predict with a saved model, one line per example of DATA",
-                       description="Write one prediction per example (label, or the decision value with "
-                       "--scores) to OUT or standard output. DATA is read under the model's input contract "
-                       "(its index base and width); values of features beyond the width are ignored and "
-                       "counted on standard error.")
+    p = sub.add_parser(
+        "predict",
+        help="predict with a saved model, one line per example of DATA",
+        description="Write one prediction per example (label, or the decision value with "
+        "--scores) to OUT or standard output. DATA is read under the model's input contract "
+        "(its index base and width); values of features beyond the width are ignored and "
+        "counted on standard error.",
+    )
     p.add_argument("model", metavar="MODEL", help="model file written by 'streamlearn train -o'")
-    p.add_argument("data", metavar="DATA", help="file to predict, in the model's input format (LIBSVM, VW "
-                   "text, or a CSV/Parquet table with the training columns, matched by name; a VW example's "
-                   "tag follows its prediction; '-' is standard input)")
-    p.add_argument("-o", "--output", metavar="OUT", help="output file (default: standard output); replaced "
-                   "only once every prediction is written")
+    p.add_argument(
+        "data",
+        metavar="DATA",
+        help="file to predict, in the model's input format (LIBSVM, VW "
+        "text, or a CSV/Parquet table with the training columns, matched by name; a VW example's "
+        "tag follows its prediction; '-' is standard input)",
+    )
+    p.add_argument(
+        "-o",
+        "--output",
+        metavar="OUT",
+        help="output file (default: standard output); replaced only once every prediction is written",
+    )
     g = p.add_mutually_exclusive_group()
     g.add_argument("--scores", action="store_true", help="write decision values instead of labels")
-    g.add_argument("--proba", action="store_true",
-                   help="write probabilities (models with predict_proba, e.g. logistic loss): P(classes_[1]) "
-                        "for two classes, one column per class otherwise")
+    g.add_argument(
+        "--proba",
+        action="store_true",
+        help="write probabilities (models with predict_proba, e.g. logistic loss): P(classes_[1]) "
+        "for two classes, one column per class otherwise",
+    )
     p.add_argument("--chunk-size", type=int, default=10_000, help="rows per chunk (default 10000)")
     p.set_defaults(func=run)
 
@@ -40,8 +54,10 @@ def _reader(args, model):
         chunks = open_stream(args.data, InputSpec.from_dict(spec), args.chunk_size, with_tags=True)
         return ((X, tags) for X, _, _, tags in chunks), None
     if detect_format(args.data) != "libsvm":
-        raise CLIError(f"{args.model} was trained on LIBSVM data; {args.data!r} is "
-                       f"{detect_format(args.data)} (train the model on that format to predict it).")
+        raise CLIError(
+            f"{args.model} was trained on LIBSVM data; {args.data!r} is "
+            f"{detect_format(args.data)} (train the model on that format to predict it)."
+        )
     reader = model_reader(model, args.data, args.chunk_size)
     return ((X, None) for X, _ in reader), reader
 
@@ -54,11 +70,15 @@ def run(args):
     out = output(args.output, [args.model, args.data], "output")  # checked before the model is read
     model = load(args.model)
     if not (hasattr(model, "_decision_function") and hasattr(model, "n_features_in_")):
-        raise CLIError(f"model file {args.model!r} holds a {type(model).__name__}, which does not predict (a "
-                       "sketch, or a model never trained); give a model written by 'streamlearn train -o'.")
+        raise CLIError(
+            f"model file {args.model!r} holds a {type(model).__name__}, which does not predict (a "
+            "sketch, or a model never trained); give a model written by 'streamlearn train -o'."
+        )
     if args.proba and not hasattr(model, "predict_proba"):
-        raise CLIError(f"--proba: the model in {args.model} ({type(model).__name__}, loss "
-                       f"{getattr(model, 'loss', None)!r}) defines no probabilities; use --scores.")
+        raise CLIError(
+            f"--proba: the model in {args.model} ({type(model).__name__}, loss "
+            f"{getattr(model, 'loss', None)!r}) defines no probabilities; use --scores."
+        )
     mode = "proba" if args.proba else "scores" if args.scores else "labels"
     chunks, reader = _reader(args, model)
     if out is None:
@@ -67,8 +87,11 @@ def run(args):
         with out.open("w") as f:
             _write(model, chunks, f, mode)
     if reader is not None and reader.ignored:
-        print(f"streamlearn: note: {reader.ignored} feature values of {reader.name} at or beyond the model's "
-              f"width ({int(model.n_features_in_)}) were ignored.", file=sys.stderr)
+        print(
+            f"streamlearn: note: {reader.ignored} feature values of {reader.name} at or beyond the model's "
+            f"width ({int(model.n_features_in_)}) were ignored.",
+            file=sys.stderr,
+        )
     return 0
 
 

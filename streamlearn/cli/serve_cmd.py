@@ -7,29 +7,50 @@ from ._common import CLIError, add_param_option, parse_params
 
 
 def add_parser(sub):
-    p = sub.add_parser("serve", help="HTTP server that predicts and keeps learning (write-ahead log, snapshots)",
-                       description="Serve MODEL (or a new --learner) over HTTP: POST /predict, POST /learn, GET "
-                       "/health, GET /metrics, GET|POST /model. Every acknowledged /learn is in the fsynced "
-                       "write-ahead log of --state-dir; a restarted server continues the same model. When "
-                       "--state-dir already holds a model, that model is continued and MODEL/--learner are "
-                       "not used.")
+    p = sub.add_parser(
+        "serve",
+        help="HTTP server that predicts and keeps learning (write-ahead log, snapshots)",
+        description="Serve MODEL (or a new --learner) over HTTP: POST /predict, POST /learn, GET "
+        "/health, GET /metrics, GET|POST /model. Every acknowledged /learn is in the fsynced "
+        "write-ahead log of --state-dir; a restarted server continues the same model. When "
+        "--state-dir already holds a model, that model is continued and MODEL/--learner are "
+        "not used.",
+    )
     p.add_argument("model", metavar="MODEL", nargs="?", help="model file to start from (streamlearn train -o)")
     p.add_argument("--learner", "-l", metavar="NAME", help="start a new model of this learner instead")
     add_param_option(p)
     p.add_argument("--state-dir", required=True, metavar="DIR", help="snapshots and write-ahead log (created)")
     p.add_argument("--host", default="127.0.0.1", help="address to bind (default 127.0.0.1, this machine only)")
     p.add_argument("--port", type=int, default=8765, help="port (default 8765)")
-    p.add_argument("--snapshot-every", type=float, default=60.0, metavar="SECONDS",
-                   help="seconds between snapshots, which also truncate the log (default 60; 0: only at exit)")
-    p.add_argument("--token-file", metavar="F", help="file holding a bearer token; /learn and /model then "
-                   "require 'Authorization: Bearer <token>'")
+    p.add_argument(
+        "--snapshot-every",
+        type=float,
+        default=60.0,
+        metavar="SECONDS",
+        help="seconds between snapshots, which also truncate the log (default 60; 0: only at exit)",
+    )
+    p.add_argument(
+        "--token-file",
+        metavar="F",
+        help="file holding a bearer token; /learn and /model then require 'Authorization: Bearer <token>'",
+    )
     p.add_argument("--auth-all", action="store_true", help="with --token-file: every endpoint requires the token")
-    p.add_argument("--n-features", type=int, default=None, metavar="N",
-                   help="width of a new --learner model (default 262144); LIBSVM ids beyond it are refused")
-    p.add_argument("--zero-based", choices=("true", "false"), default="false",
-                   help="LIBSVM index base of a model without an input specification (default false)")
-    p.add_argument("--classes", default=None, metavar="A,B,...",
-                   help="classes of a new --learner classifier (default -1,1)")
+    p.add_argument(
+        "--n-features",
+        type=int,
+        default=None,
+        metavar="N",
+        help="width of a new --learner model (default 262144); LIBSVM ids beyond it are refused",
+    )
+    p.add_argument(
+        "--zero-based",
+        choices=("true", "false"),
+        default="false",
+        help="LIBSVM index base of a model without an input specification (default false)",
+    )
+    p.add_argument(
+        "--classes", default=None, metavar="A,B,...", help="classes of a new --learner classifier (default -1,1)"
+    )
     p.add_argument("--max-body-mb", type=float, default=16.0, help="largest request body in MiB (default 16)")
     p.add_argument("--max-lines", type=int, default=100_000, help="most examples per request (default 100000)")
     p.set_defaults(func=run)
@@ -41,8 +62,9 @@ def run(args):
 
         from ..serve import ServedModel, create_app
     except ImportError as exc:
-        raise CLIError(f"streamlearn serve needs starlette and uvicorn (pip install 'streamlearn[serve]'): {exc}.") \
-            from None
+        raise CLIError(
+            f"streamlearn serve needs starlette and uvicorn (pip install 'streamlearn[serve]'): {exc}."
+        ) from None
     if args.model is not None and args.learner is not None:
         raise CLIError("give MODEL or --learner, not both.")
     params = parse_params(args.param)
@@ -71,12 +93,24 @@ def run(args):
             classes = [float(c) for c in args.classes.split(",")]
         except ValueError:
             raise CLIError(f"--classes expects numbers separated by commas; got {args.classes!r}.") from None
-    served = ServedModel(args.state_dir, model=args.model, learner=args.learner, params=params,
-                         n_features=args.n_features, zero_based=args.zero_based == "true", classes=classes,
-                         snapshot_every=args.snapshot_every, max_batch_lines=args.max_lines,
-                         log=lambda msg: print(f"streamlearn serve: {msg}", file=sys.stderr, flush=True))
+    served = ServedModel(
+        args.state_dir,
+        model=args.model,
+        learner=args.learner,
+        params=params,
+        n_features=args.n_features,
+        zero_based=args.zero_based == "true",
+        classes=classes,
+        snapshot_every=args.snapshot_every,
+        max_batch_lines=args.max_lines,
+        log=lambda msg: print(f"streamlearn serve: {msg}", file=sys.stderr, flush=True),
+    )
     app = create_app(served, token=token, auth_all=args.auth_all, max_body_bytes=int(args.max_body_mb * (1 << 20)))
-    print(f"streamlearn serve: {served.config['learner']} on http://{args.host}:{args.port} (state {served.dir}, "
-          f"{served.stats['n_learned']} examples learned)", file=sys.stderr, flush=True)
+    print(
+        f"streamlearn serve: {served.config['learner']} on http://{args.host}:{args.port} (state {served.dir}, "
+        f"{served.stats['n_learned']} examples learned)",
+        file=sys.stderr,
+        flush=True,
+    )
     uvicorn.run(app, host=args.host, port=args.port, log_level="warning", access_log=False)
     return 0

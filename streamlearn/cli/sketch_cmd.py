@@ -7,8 +7,15 @@ the report is the same (the error is computed here, on the stacked DATA, unless 
 
 import time
 
-from ._common import (CLIError, add_output_options, add_param_option, check_input_file, format_table,
-                      parse_params, print_json)
+from ._common import (
+    CLIError,
+    add_output_options,
+    add_param_option,
+    check_input_file,
+    format_table,
+    parse_params,
+    print_json,
+)
 from ._data import TrainData, output
 from ._scheduler import add_scheduler_option, connected, distributed_module, expand_data, n_workers, single_file
 
@@ -17,35 +24,61 @@ def add_parser(sub):
     from ..sketch import SKETCHES
 
     p = sub.add_parser(
-        "sketch", help="sketch the rows of a LIBSVM file (FD, PFD, CFD, RFD, RP, Oja); report the relative "
+        "sketch",
+        help="sketch the rows of a LIBSVM file (FD, PFD, CFD, RFD, RP, Oja); report the relative "
         "spectral error of A^T A and the speed",
         description="Stream the rows of DATA through a matrix sketch, then report ||A^T A - approx||_2 "
         "divided by ||A^T A||_2 (and by ||A||_F^2), the sketching time and rows/second. The labels are "
-        "ignored.")
-    p.add_argument("data", metavar="DATA", nargs="+",
-                   help="LIBSVM/svmlight file (.gz, .bz2, .xz read transparently); with --scheduler, one or more "
-                   "files or quoted glob patterns, each file a partition")
-    p.add_argument("--sketch", "-s", default=None, choices=sorted(SKETCHES),
-                   help="fd, pfd, cfd, rfd (default), rp or oja")
+        "ignored.",
+    )
+    p.add_argument(
+        "data",
+        metavar="DATA",
+        nargs="+",
+        help="LIBSVM/svmlight file (.gz, .bz2, .xz read transparently); with --scheduler, one or more "
+        "files or quoted glob patterns, each file a partition",
+    )
+    p.add_argument(
+        "--sketch", "-s", default=None, choices=sorted(SKETCHES), help="fd, pfd, cfd, rfd (default), rp or oja"
+    )
     p.add_argument("--ell", type=int, default=None, help="sketch size (rows of the sketch; default 10)")
-    p.add_argument("-i", "--initial-sketch", metavar="PATH", help="continue the sketch saved in this file (-o of "
-                   "an earlier run); its kind, ell and parameters come from the file; no covariance error is computed")
+    p.add_argument(
+        "-i",
+        "--initial-sketch",
+        metavar="PATH",
+        help="continue the sketch saved in this file (-o of "
+        "an earlier run); its kind, ell and parameters come from the file; no covariance error is computed",
+    )
     add_param_option(p)
-    p.add_argument("--n-features", type=int, default=None,
-                   help="feature-space width (at most 2**28); default: the largest index in DATA; values of "
-                   "features beyond it are ignored and counted")
-    p.add_argument("--zero-based", choices=("auto", "true", "false"), default="auto",
-                   help="are feature indices 0-based? (default: one-based, LIBSVM's convention)")
+    p.add_argument(
+        "--n-features",
+        type=int,
+        default=None,
+        help="feature-space width (at most 2**28); default: the largest index in DATA; values of "
+        "features beyond it are ignored and counted",
+    )
+    p.add_argument(
+        "--zero-based",
+        choices=("auto", "true", "false"),
+        default="auto",
+        help="are feature indices 0-based? (default: one-based, LIBSVM's convention)",
+    )
     p.add_argument("--chunk-size", type=int, default=10_000, help="rows per chunk read (default 10000)")
     p.add_argument("-o", "--output", metavar="PATH", help="save the sketch to this model file")
-    p.add_argument("--blas-threads", type=int, default=1, metavar="N",
-                   help="BLAS threads while sketching (default 1: the shrinks are small-by-wide products that "
-                   "gain little from threads, and multithreaded OpenBLAS slows down a lot on a busy machine; "
-                   "0 = the library default; with --scheduler it applies to the error computed here, Dask "
-                   "starts its workers with one BLAS thread)")
+    p.add_argument(
+        "--blas-threads",
+        type=int,
+        default=1,
+        metavar="N",
+        help="BLAS threads while sketching (default 1: the shrinks are small-by-wide products that "
+        "gain little from threads, and multithreaded OpenBLAS slows down a lot on a busy machine; "
+        "0 = the library default; with --scheduler it applies to the error computed here, Dask "
+        "starts its workers with one BLAS thread)",
+    )
     add_scheduler_option(p, "sketch the partitions and merge the sketches")
-    p.add_argument("--no-error", action="store_true",
-                   help="skip the covariance error (it needs all of DATA in memory here)")
+    p.add_argument(
+        "--no-error", action="store_true", help="skip the covariance error (it needs all of DATA in memory here)"
+    )
     add_output_options(p, plot=False)
     p.set_defaults(func=run)
 
@@ -75,8 +108,10 @@ def make_sketch(name, ell, params):
     kwargs = {}
     for key, text in params.items():
         if key not in valid:
-            raise CLIError(f"sketch {name!r} has no parameter {key!r}; its parameters: "
-                           f"{', '.join(sorted(valid)) or '(none)'} (ell is --ell).")
+            raise CLIError(
+                f"sketch {name!r} has no parameter {key!r}; its parameters: "
+                f"{', '.join(sorted(valid)) or '(none)'} (ell is --ell)."
+            )
         kwargs[key] = _value(text)
     return cls(ell=ell, **kwargs)
 
@@ -87,8 +122,9 @@ def _load(data):
 
     chunks = [X for X, _ in data.open()]
     width = max(X.shape[1] for X in chunks)
-    X = sp.vstack([sp.csr_matrix((X.data, X.indices, X.indptr), shape=(X.shape[0], width)) for X in chunks],
-                  format="csr")
+    X = sp.vstack(
+        [sp.csr_matrix((X.data, X.indices, X.indptr), shape=(X.shape[0], width)) for X in chunks], format="csr"
+    )
     X.has_sorted_indices = True
     return X
 
@@ -144,7 +180,7 @@ def _run(args):
     X = _load(data)
     n, d = X.shape
     sketch._check_params()  # sklearn-format message for a bad value before reading anything else
-    warm = clone(sketch).partial_fit(X[:min(n, 2 * args.ell + 2)])  # compile / load numba's cache
+    warm = clone(sketch).partial_fit(X[: min(n, 2 * args.ell + 2)])  # compile / load numba's cache
     _ = warm.sketch_
     t0 = time.perf_counter()
     sketch.partial_fit(X)
@@ -171,20 +207,24 @@ def _resumed(args):
     if not names:
         raise CLIError(f"{args.initial_sketch}: holds a {type(sketch).__name__}, not a sketch.")
     if args.sketch is not None and args.sketch not in names:
-        raise CLIError(f"--sketch {args.sketch} does not match {args.initial_sketch}, a {names[0]} sketch; omit "
-                       "--sketch with -i.")
+        raise CLIError(
+            f"--sketch {args.sketch} does not match {args.initial_sketch}, a {names[0]} sketch; omit --sketch with -i."
+        )
     if args.ell is not None and args.ell != sketch.ell:
         raise CLIError(f"--ell {args.ell} conflicts with {args.initial_sketch} (ell={sketch.ell}); omit --ell with -i.")
     for key, text in parse_params(args.param).items():
         current = sketch.get_params(deep=False)
         if key not in current or _value(text) != current[key]:
-            raise CLIError(f"-p {key}={text} conflicts with {args.initial_sketch} ({key}={current.get(key)!r}); a "
-                           "continued sketch keeps its parameters.")
+            raise CLIError(
+                f"-p {key}={text} conflicts with {args.initial_sketch} ({key}={current.get(key)!r}); a "
+                "continued sketch keeps its parameters."
+            )
     if not hasattr(sketch, "n_features_in_"):
         raise CLIError(f"{args.initial_sketch}: the sketch is empty; sketch without -i.")
     if args.n_features is not None and args.n_features != sketch.n_features_in_:
-        raise CLIError(f"--n-features {args.n_features} conflicts with {args.initial_sketch} "
-                       f"({sketch.n_features_in_} features).")
+        raise CLIError(
+            f"--n-features {args.n_features} conflicts with {args.initial_sketch} ({sketch.n_features_in_} features)."
+        )
     args.n_features = sketch.n_features_in_
     args.sketch, args.ell = names[0], sketch.ell
     args.no_error = True  # the error would need every row sketched so far, and only DATA is here
@@ -194,18 +234,30 @@ def _resumed(args):
 def _report(args, sketch, X, n, d, seconds):
     from ..evaluation.spectral import covariance_errors
 
-    row = {"sketch": args.sketch, "class": type(sketch).__name__, "ell": args.ell,
-           "params": {k: v for k, v in sketch.get_params().items() if k != "ell"},
-           "n_rows": n, "n_features": d}
+    row = {
+        "sketch": args.sketch,
+        "class": type(sketch).__name__,
+        "ell": args.ell,
+        "params": {k: v for k, v in sketch.get_params().items() if k != "ell"},
+        "n_rows": n,
+        "n_features": d,
+    }
     if X is not None:
         t1 = time.perf_counter()
         errors = covariance_errors(X, sketch)
         error_seconds = time.perf_counter() - t1
-        row.update(nnz=int(X.nnz), relative_spectral_error=errors["relative_spectral_error"],
-                   relative_frobenius_error=errors["relative_frobenius_error"],
-                   spectral_error=errors["spectral_error"], ata_norm=errors["ata_norm"])
-    row.update(alpha=float(getattr(sketch, "alpha_", 0.0)), seconds=seconds,
-               rows_per_second=n / seconds if seconds > 0 else float("inf"))
+        row.update(
+            nnz=int(X.nnz),
+            relative_spectral_error=errors["relative_spectral_error"],
+            relative_frobenius_error=errors["relative_frobenius_error"],
+            spectral_error=errors["spectral_error"],
+            ata_norm=errors["ata_norm"],
+        )
+    row.update(
+        alpha=float(getattr(sketch, "alpha_", 0.0)),
+        seconds=seconds,
+        rows_per_second=n / seconds if seconds > 0 else float("inf"),
+    )
     if X is not None:
         row.update(error_seconds=error_seconds, error_converged=errors["converged"])
     row["blas_threads"] = args.blas_threads or "default"
@@ -231,8 +283,9 @@ def _run_distributed(args, sketch):
         infos = None
         if not args.no_error or d is None:  # one validating pass per file here, as a local run's load does
             zb = zero_based(args)  # decided once: one-based unless --zero-based true
-            infos = [{"n_features": scan_svmlight(p, zb, zero_hint=ZERO_HINT)["n_features"], "zero_based": zb}
-                     for p in paths]
+            infos = [
+                {"n_features": scan_svmlight(p, zb, zero_hint=ZERO_HINT)["n_features"], "zero_based": zb} for p in paths
+            ]
             d = args.n_features or max(i["n_features"] for i in infos)
         bases = {i["zero_based"] for i in infos or []}
         partitions = dist.as_partitions(paths, n_features=d, zero_based=bases.pop() if len(bases) == 1 else "auto")

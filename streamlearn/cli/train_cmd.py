@@ -11,10 +11,26 @@ from sklearn.base import is_classifier
 
 from ..learners import LEARNERS, make_learner
 from ..persist import load
-from ._common import (CLIError, add_output_options, add_param_option, check_input_file, format_table,
-                      parse_params, print_json, show_progress)
-from ._data import (TrainData, attach_spec, check_classes, check_data, check_diverged, checked_labels,
-                    model_reader, output)
+from ._common import (
+    CLIError,
+    add_output_options,
+    add_param_option,
+    check_input_file,
+    format_table,
+    parse_params,
+    print_json,
+    show_progress,
+)
+from ._data import (
+    TrainData,
+    attach_spec,
+    check_classes,
+    check_data,
+    check_diverged,
+    checked_labels,
+    model_reader,
+    output,
+)
 from ._resume import Checkpointer, check_checkpoint_args, learner_name_of, libsvm_reader_args, load_for_resume
 from ._input import add_input_options, check_libsvm_args, hashed_spec, input_format
 from ._scheduler import add_scheduler_option, connected, distributed_module, expand_data, n_workers, single_file
@@ -22,65 +38,122 @@ from ._tabular import add_tabular_options, is_table_run, table_streams
 
 
 def add_parser(sub):
-    p = sub.add_parser("train", help="train a learner on a LIBSVM file (progressive validation on the first "
-                       "pass), score it on a test file or held-out rows, optionally save it",
-                       description="Train LEARNER on DATA, one chunk at a time. With --scheduler, the DATA "
-                       "files are partitions trained on a Dask cluster by iterative parameter mixing: every "
-                       "round, each partition runs --passes local passes from the current model on a worker, "
-                       "then the models are averaged, weighted by examples.")
+    p = sub.add_parser(
+        "train",
+        help="train a learner on a LIBSVM file (progressive validation on the first "
+        "pass), score it on a test file or held-out rows, optionally save it",
+        description="Train LEARNER on DATA, one chunk at a time. With --scheduler, the DATA "
+        "files are partitions trained on a Dask cluster by iterative parameter mixing: every "
+        "round, each partition runs --passes local passes from the current model on a worker, "
+        "then the models are averaged, weighted by examples.",
+    )
     _add_common(p, several=True)
     g = p.add_mutually_exclusive_group()
     g.add_argument("--test", metavar="TEST", help="LIBSVM test file scored after training")
     g.add_argument("--holdout", type=float, metavar="FRAC", help="hold out this fraction of DATA's rows")
     p.add_argument("--seed", type=int, default=0, help="seed of the holdout draw (default 0)")
-    p.add_argument("--passes", type=int, default=1,
-                   help="passes over DATA (default 1); with --scheduler: local passes per partition per round")
+    p.add_argument(
+        "--passes",
+        type=int,
+        default=1,
+        help="passes over DATA (default 1); with --scheduler: local passes per partition per round",
+    )
     p.add_argument("-o", "--output", metavar="MODEL", help="save the trained model to this file")
-    p.add_argument("-i", "--initial-model", metavar="MODEL", help="continue training the model saved in this "
-                   "file (its learner, parameters and input format come from the file; --learner optional)")
-    p.add_argument("--save-every", type=int, default=None, metavar="N",
-                   help="checkpoint: rewrite -o MODEL atomically after the chunk that reaches every N examples")
-    p.add_argument("--save-per-pass", action="store_true",
-                   help="checkpoint: write MODEL.passK (atomically) after pass K")
-    p.add_argument("--block-mb", type=float, default=None, metavar="N",
-                   help="block size in MiB for learners that split DATA into on-disk blocks (bm-svm); "
-                        "same as -p block_mb=N")
+    p.add_argument(
+        "-i",
+        "--initial-model",
+        metavar="MODEL",
+        help="continue training the model saved in this "
+        "file (its learner, parameters and input format come from the file; --learner optional)",
+    )
+    p.add_argument(
+        "--save-every",
+        type=int,
+        default=None,
+        metavar="N",
+        help="checkpoint: rewrite -o MODEL atomically after the chunk that reaches every N examples",
+    )
+    p.add_argument(
+        "--save-per-pass", action="store_true", help="checkpoint: write MODEL.passK (atomically) after pass K"
+    )
+    p.add_argument(
+        "--block-mb",
+        type=float,
+        default=None,
+        metavar="N",
+        help="block size in MiB for learners that split DATA into on-disk blocks (bm-svm); same as -p block_mb=N",
+    )
     add_scheduler_option(p, "train by iterative parameter mixing")
-    p.add_argument("--rounds", type=int, default=None, metavar="R",
-                   help="mixing rounds with --scheduler (default 5, fit_mixing's default)")
+    p.add_argument(
+        "--rounds",
+        type=int,
+        default=None,
+        metavar="R",
+        help="mixing rounds with --scheduler (default 5, fit_mixing's default)",
+    )
     p.set_defaults(func=run_train)
 
-    e = sub.add_parser("evaluate", help="progressive validation of a learner on a LIBSVM file: VW-style "
-                       "table of average loss and online error at doubling example counts",
-                       description="Progressive validation: every example is predicted before it is learnt. "
-                       "With -i MODEL, the saved model scores DATA without learning (frozen).")
+    e = sub.add_parser(
+        "evaluate",
+        help="progressive validation of a learner on a LIBSVM file: VW-style "
+        "table of average loss and online error at doubling example counts",
+        description="Progressive validation: every example is predicted before it is learnt. "
+        "With -i MODEL, the saved model scores DATA without learning (frozen).",
+    )
     _add_common(e)
-    e.add_argument("-i", "--initial-model", metavar="MODEL",
-                   help="score DATA with this saved model, frozen (no learning); --learner optional")
+    e.add_argument(
+        "-i",
+        "--initial-model",
+        metavar="MODEL",
+        help="score DATA with this saved model, frozen (no learning); --learner optional",
+    )
     e.set_defaults(func=run_evaluate)
 
 
 def _add_common(p, several=False):
     if several:
-        p.add_argument("data", metavar="DATA", nargs="+",
-                       help="LIBSVM/svmlight file (.gz, .bz2, .xz read transparently; '-' is standard input, read "
-                       "once); with --scheduler, one or more files or quoted glob patterns, each file a partition")
+        p.add_argument(
+            "data",
+            metavar="DATA",
+            nargs="+",
+            help="LIBSVM/svmlight file (.gz, .bz2, .xz read transparently; '-' is standard input, read "
+            "once); with --scheduler, one or more files or quoted glob patterns, each file a partition",
+        )
     else:
-        p.add_argument("data", metavar="DATA", help="LIBSVM/svmlight file (.gz, .bz2, .xz read transparently; '-' is "
-                       "standard input, read once)")
-    p.add_argument("--learner", "-l", metavar="NAME",
-                   help="learner name (see 'streamlearn learners'); required unless -i MODEL is given")
+        p.add_argument(
+            "data",
+            metavar="DATA",
+            help="LIBSVM/svmlight file (.gz, .bz2, .xz read transparently; '-' is standard input, read once)",
+        )
+    p.add_argument(
+        "--learner",
+        "-l",
+        metavar="NAME",
+        help="learner name (see 'streamlearn learners'); required unless -i MODEL is given",
+    )
     add_param_option(p)
     p.add_argument("--chunk-size", type=int, default=10_000, help="rows per chunk (default 10000)")
-    p.add_argument("--scale", choices=("none", "maxabs", "standard"), default="none",
-                   help="streaming scaling before the learner, each row by the statistics of the rows before it "
-                   "(default none); the saved model applies it when predicting")
-    p.add_argument("--n-features", type=int, default=None,
-                   help="feature-space width (at most 2**28); default: the largest index found in the data "
-                   "(growing while a stream is read); values of features beyond it are ignored and counted")
-    p.add_argument("--zero-based", choices=("auto", "true", "false"), default="auto",
-                   help="are feature indices 0-based? (default: one-based, LIBSVM's convention; a '0:' feature is "
-                   "then an error naming the line)")
+    p.add_argument(
+        "--scale",
+        choices=("none", "maxabs", "standard"),
+        default="none",
+        help="streaming scaling before the learner, each row by the statistics of the rows before it "
+        "(default none); the saved model applies it when predicting",
+    )
+    p.add_argument(
+        "--n-features",
+        type=int,
+        default=None,
+        help="feature-space width (at most 2**28); default: the largest index found in the data "
+        "(growing while a stream is read); values of features beyond it are ignored and counted",
+    )
+    p.add_argument(
+        "--zero-based",
+        choices=("auto", "true", "false"),
+        default="auto",
+        help="are feature indices 0-based? (default: one-based, LIBSVM's convention; a '0:' feature is "
+        "then an error naming the line)",
+    )
     add_input_options(p)
     add_tabular_options(p)
     add_output_options(p)
@@ -107,8 +180,10 @@ def _file_infos(args, paths):
     if args.n_features is not None:
         infos = [{"n_features": args.n_features, "zero_based": zb} for _ in paths]
     else:
-        infos = [{"n_features": scan_svmlight(path, zb, zero_hint=ZERO_HINT)["n_features"], "zero_based": zb}
-                 for path in paths]
+        infos = [
+            {"n_features": scan_svmlight(path, zb, zero_hint=ZERO_HINT)["n_features"], "zero_based": zb}
+            for path in paths
+        ]
     return max(info["n_features"] for info in infos), infos
 
 
@@ -138,8 +213,10 @@ def _with_scaler(args, learner):
     if args.scale == "none":
         return learner
     if LEARNERS[args.learner].batch or getattr(args, "scheduler", None) is not None:
-        raise CLIError(f"--scale applies to online learners trained in one process (not to batch learners or "
-                       f"--scheduler runs); got --scale {args.scale} with {args.learner}.")
+        raise CLIError(
+            f"--scale applies to online learners trained in one process (not to batch learners or "
+            f"--scheduler runs); got --scale {args.scale} with {args.learner}."
+        )
     from ..preprocessing import make_scaler, make_stream_pipeline
 
     return make_stream_pipeline(make_scaler(args.scale), learner)
@@ -158,17 +235,21 @@ def run_train(args):
         raise CLIError(f"--passes must be >= 1; got {args.passes}.")
     if args.block_mb is not None:
         if "block_mb" not in learner.get_params() or args.block_mb <= 0:
-            raise CLIError(f"--block-mb needs a learner that stores blocks on disk (bm-svm) and a size > 0; got "
-                           f"{args.block_mb} for {args.learner}.")
+            raise CLIError(
+                f"--block-mb needs a learner that stores blocks on disk (bm-svm) and a size > 0; got "
+                f"{args.block_mb} for {args.learner}."
+            )
         learner.set_params(block_mb=args.block_mb)
     if args.scheduler is not None:
         if args.save_every is not None or args.save_per_pass:
-            raise CLIError("--save-every/--save-per-pass checkpoint a local run; with --scheduler, -o saves the "
-                           "mixed model.")
+            raise CLIError(
+                "--save-every/--save-per-pass checkpoint a local run; with --scheduler, -o saves the mixed model."
+            )
         return _run_distributed_train(args, learner, params)
     if args.rounds is not None:
-        raise CLIError("--rounds is the number of parameter-mixing rounds of a --scheduler run; without "
-                       "--scheduler use --passes.")
+        raise CLIError(
+            "--rounds is the number of parameter-mixing rounds of a --scheduler run; without --scheduler use --passes."
+        )
     path = single_file(args, "train")
     if args.test:
         check_data(args.test, "test file")
@@ -192,12 +273,23 @@ def run_train(args):
 
     if LEARNERS[args.learner].batch:
         if args.save_every is not None or args.save_per_pass:
-            raise CLIError(f"{args.learner} is a batch learner: it has no online state to checkpoint "
-                           "(--save-every, --save-per-pass); -o saves the final model.")
+            raise CLIError(
+                f"{args.learner} is a batch learner: it has no online state to checkpoint "
+                "(--save-every, --save-per-pass); -o saves the final model."
+            )
         return _run_batch_train(args, learner, params, data, model_out, test_stream)
-    report = train_test_run(learner, data.open, name=args.learner, params=params, passes=args.passes,
-                            test_stream=test_stream if args.test else None, holdout=args.holdout, seed=args.seed,
-                            progress=show_progress(args), chunk_hook=_checkpointer(args, learner, data))
+    report = train_test_run(
+        learner,
+        data.open,
+        name=args.learner,
+        params=params,
+        passes=args.passes,
+        test_stream=test_stream if args.test else None,
+        holdout=args.holdout,
+        seed=args.seed,
+        progress=show_progress(args),
+        chunk_hook=_checkpointer(args, learner, data),
+    )
     check_classes(data, learner, path)
     return _finish_train(args, learner, report, model_out, plot_out, data=data, tests=tests)
 
@@ -207,16 +299,26 @@ def _run_hashed_train(args, learner, params, path, model_out, plot_out):
     from ..evaluation.train_test import train_test_run
 
     if LEARNERS[args.learner].batch:
-        raise CLIError(f"{args.learner} is a batch learner, which reads LIBSVM files; got a {input_format(args, path)} "
-                       "file.")
+        raise CLIError(
+            f"{args.learner} is a batch learner, which reads LIBSVM files; got a {input_format(args, path)} file."
+        )
     opens, spec = _hashed_openers(args, [path] + ([args.test] if args.test else []))
 
     def attach():
         learner.input_spec_ = spec.to_dict()
 
-    report = train_test_run(learner, opens[0], name=args.learner, params=params, passes=args.passes,
-                            test_stream=opens[1] if args.test else None, holdout=args.holdout, seed=args.seed,
-                            progress=show_progress(args), chunk_hook=_checkpointer(args, learner, before_save=attach))
+    report = train_test_run(
+        learner,
+        opens[0],
+        name=args.learner,
+        params=params,
+        passes=args.passes,
+        test_stream=opens[1] if args.test else None,
+        holdout=args.holdout,
+        seed=args.seed,
+        progress=show_progress(args),
+        chunk_hook=_checkpointer(args, learner, before_save=attach),
+    )
     attach()
     return _finish_train(args, learner, report, model_out, plot_out)
 
@@ -226,10 +328,13 @@ def _checkpointer(args, learner, data=None, before_save=None):
         return None
     # checkpoints carry the input contract, as the final model does
     if data is not None:
+
         def before_save():
             attach_spec(learner, data.zero_based)
-    return Checkpointer(learner, args.output, every=args.save_every, per_pass=args.save_per_pass,
-                        before_save=before_save)
+
+    return Checkpointer(
+        learner, args.output, every=args.save_every, per_pass=args.save_per_pass, before_save=before_save
+    )
 
 
 def _run_resumed_train(args, params):
@@ -252,8 +357,10 @@ def _run_resumed_train(args, params):
     plot_out = output(args.plot, [path, args.test, args.initial_model], "plot")
     learner, name = load_for_resume(args.initial_model, args.learner, params)
     if args.n_features is not None and args.n_features != int(learner.n_features_in_):
-        raise CLIError(f"--n-features {args.n_features} conflicts with the model in {args.initial_model}, which "
-                       f"has {int(learner.n_features_in_)} features; omit --n-features with -i.")
+        raise CLIError(
+            f"--n-features {args.n_features} conflicts with the model in {args.initial_model}, which "
+            f"has {int(learner.n_features_in_)} features; omit --n-features with -i."
+        )
     from ..datasets._stream import is_stream_path
 
     if args.passes > 1 and is_stream_path(path):
@@ -264,8 +371,10 @@ def _run_resumed_train(args, params):
     model_format = spec.get("format", "libsvm") if isinstance(spec, dict) else "libsvm"
     named = input_format(args, path)
     if not is_stream_path(path) and named != model_format and {named, model_format} != {"csv", "parquet"}:
-        raise CLIError(f"the model in {args.initial_model} reads {model_format} input (input_spec_), and "
-                       f"{path} is {named} by its name; give DATA in the model's format (or --format).")
+        raise CLIError(
+            f"the model in {args.initial_model} reads {model_format} input (input_spec_), and "
+            f"{path} is {named} by its name; give DATA in the model's format (or --format)."
+        )
     if model_format != "libsvm":  # hashed: read with the model's spec
         from ..datasets._readers import open_stream
         from ..datasets._spec import InputSpec
@@ -287,13 +396,22 @@ def _run_resumed_train(args, params):
             tests.append(model_reader(learner, args.test, args.chunk_size))
             return checked_labels(tests[-1], learner)
 
-    report = train_test_run(learner, data_stream,
-                            name=name, params=learner.get_params(deep=False), passes=args.passes,
-                            classes=getattr(learner, "classes_", None),
-                            test_stream=test_stream if args.test else None, holdout=args.holdout,
-                            seed=args.seed, progress=show_progress(args), chunk_hook=_checkpointer(args, learner))
-    return _finish_train(args, learner, report, model_out, plot_out, tests=tests,
-                         resumed_from=os.path.abspath(args.initial_model))
+    report = train_test_run(
+        learner,
+        data_stream,
+        name=name,
+        params=learner.get_params(deep=False),
+        passes=args.passes,
+        classes=getattr(learner, "classes_", None),
+        test_stream=test_stream if args.test else None,
+        holdout=args.holdout,
+        seed=args.seed,
+        progress=show_progress(args),
+        chunk_hook=_checkpointer(args, learner),
+    )
+    return _finish_train(
+        args, learner, report, model_out, plot_out, tests=tests, resumed_from=os.path.abspath(args.initial_model)
+    )
 
 
 def _finish_train(args, learner, report, model_out, plot_out, data=None, tests=(), resumed_from=None):
@@ -336,15 +454,19 @@ def _run_batch_train(args, learner, params, data, model_out, test_stream):
     from ..evaluation.train_test import TrainReport, score_stream
 
     if args.holdout is not None or args.passes != 1 or args.plot:
-        raise CLIError(f"{args.learner} is a batch learner: --holdout, --passes and --plot (progressive "
-                       "validation) do not apply; use --test and -p max_iter=N.")
+        raise CLIError(
+            f"{args.learner} is a batch learner: --holdout, --passes and --plot (progressive "
+            "validation) do not apply; use --test and -p max_iter=N."
+        )
     n_rows = [0]
 
     def counted(stream):
         for X, y, *rest in stream:
             if rest and rest[0] is not None and np.any(rest[0] != 1.0):
-                raise CLIError(f"{args.learner} is a batch learner and does not take importance weights; the "
-                               "data has weights other than 1.")
+                raise CLIError(
+                    f"{args.learner} is a batch learner and does not take importance weights; the "
+                    "data has weights other than 1."
+                )
             n_rows[0] += X.shape[0]
             yield X, y
 
@@ -352,17 +474,30 @@ def _run_batch_train(args, learner, params, data, model_out, test_stream):
     learner.fit_stream(counted(data.open()))
     seconds = time.perf_counter() - start
     report = TrainReport(
-        learner=args.learner, params=params, n_train=n_rows[0], n_features=int(learner.n_features_in_), passes=1,
-        online_error_rate=None, online_rmse=None, average_loss=float(np.mean(learner.train_loss_)),
-        train_seconds=seconds, examples_per_second=n_rows[0] / seconds if seconds > 0 else float("inf"),
-        nnz_weights=int(learner.nnz_weights), test=score_stream(learner, test_stream()) if args.test else {})
+        learner=args.learner,
+        params=params,
+        n_train=n_rows[0],
+        n_features=int(learner.n_features_in_),
+        passes=1,
+        online_error_rate=None,
+        online_rmse=None,
+        average_loss=float(np.mean(learner.train_loss_)),
+        train_seconds=seconds,
+        examples_per_second=n_rows[0] / seconds if seconds > 0 else float("inf"),
+        nnz_weights=int(learner.nnz_weights),
+        test=score_stream(learner, test_stream()) if args.test else {},
+    )
     check_classes(data, learner, data.path)
     attach_spec(learner, data.zero_based)
     if model_out:
         learner.save(model_out)
     out = report.as_dict()
-    out.update(objective=float(np.sum(learner.objective_)), dual_objective=float(np.sum(learner.dual_objective_)),
-               n_iter=int(learner.n_iter_), n_blocks=getattr(learner, "n_blocks_", None))
+    out.update(
+        objective=float(np.sum(learner.objective_)),
+        dual_objective=float(np.sum(learner.dual_objective_)),
+        n_iter=int(learner.n_iter_),
+        n_blocks=getattr(learner, "n_blocks_", None),
+    )
     if args.json:
         print_json({k: v for k, v in out.items() if v is not None})
     elif not args.quiet:
@@ -381,11 +516,12 @@ def _run_distributed_train(args, learner, params):
     from ..evaluation.train_test import TrainReport, _peek_classes, _split, score_stream
 
     if LEARNERS[args.learner].batch:
-        raise CLIError(f"{args.learner} is a batch learner; --scheduler trains online learners by parameter "
-                       "mixing.")
+        raise CLIError(f"{args.learner} is a batch learner; --scheduler trains online learners by parameter mixing.")
     if args.plot:
-        raise CLIError("--plot draws the progressive-validation curve of a local run; with --scheduler the "
-                       "passes run on the workers and there is no single curve.")
+        raise CLIError(
+            "--plot draws the progressive-validation curve of a local run; with --scheduler the "
+            "passes run on the workers and there is no single curve."
+        )
     if args.rounds is not None and args.rounds < 1:
         raise CLIError(f"--rounds must be >= 1; got {args.rounds}.")
     if args.holdout is not None and not 0.0 < args.holdout < 1.0:
@@ -395,8 +531,10 @@ def _run_distributed_train(args, learner, params):
     check_libsvm_args(args)
     dist = distributed_module()
     if type(learner).__name__ not in dist.supported_learners():
-        raise CLIError(f"--scheduler cannot train {args.learner} ({type(learner).__name__}): parameter mixing "
-                       f"supports {', '.join(dist.supported_learners())}.")
+        raise CLIError(
+            f"--scheduler cannot train {args.learner} ({type(learner).__name__}): parameter mixing "
+            f"supports {', '.join(dist.supported_learners())}."
+        )
     paths = expand_data(args.data)
     if args.test:
         check_input_file(args.test)
@@ -409,13 +547,19 @@ def _run_distributed_train(args, learner, params):
         if args.holdout is not None:
             # the held-out rows must be scored by the final model: draw them here, as a local run does, and
             # send the remaining rows to the workers as in-memory partitions (one per file)
-            source = [_kept_rows(_split(_open(args, p, n_features, i), args.holdout, args.seed, held))
-                      for p, i in zip(paths, infos)]
+            source = [
+                _kept_rows(_split(_open(args, p, n_features, i), args.holdout, args.seed, held))
+                for p, i in zip(paths, infos)
+            ]
             partitions = dist.as_partitions(source, n_features=n_features, chunk_size=args.chunk_size)
         else:
-            bases = {i["zero_based"] for i in infos[:len(paths)]}
-            partitions = dist.as_partitions(paths, n_features=n_features, chunk_size=args.chunk_size,
-                                            zero_based=bases.pop() if len(bases) == 1 else "auto")
+            bases = {i["zero_based"] for i in infos[: len(paths)]}
+            partitions = dist.as_partitions(
+                paths,
+                n_features=n_features,
+                chunk_size=args.chunk_size,
+                zero_based=bases.pop() if len(bases) == 1 else "auto",
+            )
         classes = None
         if is_classifier(learner):  # as a local run does: from the first chunk ({-1,+1} / {0,1} completed)
             classes = next(_peek_classes(partitions[0].load()))
@@ -438,23 +582,36 @@ def _run_distributed_train(args, learner, params):
         test = score_stream(model, held)
     first = history[0] if history else {}
     report = TrainReport(
-        learner=args.learner, params=params, n_train=n_train, n_features=int(model.n_features_in_),
-        passes=args.passes, online_error_rate=first.get("progressive_error"),
+        learner=args.learner,
+        params=params,
+        n_train=n_train,
+        n_features=int(model.n_features_in_),
+        passes=args.passes,
+        online_error_rate=first.get("progressive_error"),
         online_rmse=None if first.get("progressive_mse") is None else float(np.sqrt(first["progressive_mse"])),
         average_loss=None,
-        train_seconds=seconds, examples_per_second=_rate(sum(h.get("n_examples", 0) for h in history), seconds),
-        nnz_weights=int(model.nnz_weights), test=test)
+        train_seconds=seconds,
+        examples_per_second=_rate(sum(h.get("n_examples", 0) for h in history), seconds),
+        nnz_weights=int(model.nnz_weights),
+        test=test,
+    )
     attach_spec(model, infos[0]["zero_based"])
     if model_out:
         model.save(model_out)
     out = report.as_dict()
-    out.update(scheduler=args.scheduler, n_workers=workers, n_partitions=len(partitions), rounds=len(history),
-               mixing_history=history)
+    out.update(
+        scheduler=args.scheduler,
+        n_workers=workers,
+        n_partitions=len(partitions),
+        rounds=len(history),
+        mixing_history=history,
+    )
     if args.json:
         print_json(out)
     elif not args.quiet:
-        print(format_table([{k: v for k, v in out.items() if k not in ("params", "mixing_history")}],
-                           floatfmt="{:.4f}"))
+        print(
+            format_table([{k: v for k, v in out.items() if k not in ("params", "mixing_history")}], floatfmt="{:.4f}")
+        )
         if history:
             print()
             print(format_table(history, floatfmt="{:.4f}"))
@@ -502,8 +659,10 @@ def run_evaluate(args):
         return _run_frozen_evaluate(args)
     learner = make_learner(args.learner, parse_params(args.param))
     if LEARNERS[args.learner].batch:
-        raise CLIError(f"{args.learner} is a batch learner: progressive validation does not apply; use "
-                       "'streamlearn train --test TEST'.")
+        raise CLIError(
+            f"{args.learner} is a batch learner: progressive validation does not apply; use "
+            "'streamlearn train --test TEST'."
+        )
     learner = _with_scaler(args, learner)
     plot_out = output(args.plot, [args.data], "plot")
     data = None
@@ -524,9 +683,13 @@ def run_evaluate(args):
         with plot_out.path_for_writing(suffix=os.path.splitext(plot_out.name)[1]) as tmp:
             result.plot(tmp)
     if args.json:
-        out = {"learner": args.learner, "checkpoints": result.checkpoints,
-               "online_error_rate": getattr(result, "online_error_rate", None),
-               "average_loss": result.average_loss, "n_examples": result.n_examples}
+        out = {
+            "learner": args.learner,
+            "checkpoints": result.checkpoints,
+            "online_error_rate": getattr(result, "online_error_rate", None),
+            "average_loss": result.average_loss,
+            "n_examples": result.n_examples,
+        }
         if data is not None and data.ignored is not None:
             out["ignored_features"] = data.ignored
         print_json(out)
@@ -548,8 +711,10 @@ def _run_frozen_evaluate(args):
     model = load(args.initial_model)
     name = learner_name_of(model)
     if args.learner is not None and args.learner != name:
-        raise CLIError(f"--learner {args.learner} does not match the model in {args.initial_model}, which is a "
-                       f"{name or type(model).__name__}; omit --learner with -i.")
+        raise CLIError(
+            f"--learner {args.learner} does not match the model in {args.initial_model}, which is a "
+            f"{name or type(model).__name__}; omit --learner with -i."
+        )
     if not hasattr(model, "n_features_in_"):
         raise CLIError(f"{args.initial_model}: the model was never trained (no n_features_in_).")
     check_data(args.data)

@@ -8,8 +8,7 @@ from typing import Any
 from .._typing import FloatArray, PathLike
 from ._svmlight import load_svmlight
 
-__all__ = ["A9A_N_FEATURES", "FARM_ADS_N_FEATURES", "bundled_path", "load_a9a", "load_farm_ads",
-           "shared_data_path"]
+__all__ = ["A9A_N_FEATURES", "FARM_ADS_N_FEATURES", "bundled_path", "load_a9a", "load_farm_ads", "shared_data_path"]
 
 A9A_N_FEATURES = 123
 FARM_ADS_N_FEATURES = 54_877
@@ -112,7 +111,8 @@ def shared_data_path(name: str) -> Path:
         return path
     raise FileNotFoundError(
         f"shared data file {name!r} not found: looked for {os.path.normpath(path)} "
-        f"(data directory from {how}). Set {_ENV}=/path/to/shared/data to use another location.")
+        f"(data directory from {how}). Set {_ENV}=/path/to/shared/data to use another location."
+    )
 
 
 def load_farm_ads(path: PathLike | None = None) -> tuple[Any, FloatArray]:

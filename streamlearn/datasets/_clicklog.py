@@ -36,8 +36,7 @@ if TYPE_CHECKING:
 
     from .._typing import PathLike
 
-__all__ = ["CLICK_LOG_COLUMNS", "CLICK_LOG_NAMESPACES", "iter_click_log", "make_click_log",
-           "write_click_log"]
+__all__ = ["CLICK_LOG_COLUMNS", "CLICK_LOG_NAMESPACES", "iter_click_log", "make_click_log", "write_click_log"]
 
 _BLOCK_ROWS = 65536
 
@@ -50,12 +49,48 @@ _NUMERIC = ("age", "sessions", "price", "position")
 #: every column, label first
 CLICK_LOG_COLUMNS = ("clicked",) + CLICK_LOG_NAMESPACES["u"] + CLICK_LOG_NAMESPACES["a"]
 
-_COUNTRIES = ("US", "IN", "BR", "GB", "DE", "FR", "JP", "MX", "ID", "TR", "IT", "ES", "CA", "PL", "NG",
-              "KR", "AU", "NL", "AR", "SE", "CO", "EG", "PH", "VN", "ZA", "CH", "BE", "PT", "CL", "NO")
+_COUNTRIES = (
+    "US",
+    "IN",
+    "BR",
+    "GB",
+    "DE",
+    "FR",
+    "JP",
+    "MX",
+    "ID",
+    "TR",
+    "IT",
+    "ES",
+    "CA",
+    "PL",
+    "NG",
+    "KR",
+    "AU",
+    "NL",
+    "AR",
+    "SE",
+    "CO",
+    "EG",
+    "PH",
+    "VN",
+    "ZA",
+    "CH",
+    "BE",
+    "PT",
+    "CL",
+    "NO",
+)
 _DEVICES = ("mobile", "desktop", "tablet", "tv", "console")
 # vocabulary sizes and Zipf exponents of the categorical columns
-_CATS = {"country": (len(_COUNTRIES), 1.1), "device": (len(_DEVICES), 1.3), "user": (100_000, 1.05),
-         "ad": (50_000, 1.1), "advertiser": (2_000, 1.0), "category": (40, 0.9)}
+_CATS = {
+    "country": (len(_COUNTRIES), 1.1),
+    "device": (len(_DEVICES), 1.3),
+    "user": (100_000, 1.05),
+    "ad": (50_000, 1.1),
+    "advertiser": (2_000, 1.0),
+    "category": (40, 0.9),
+}
 
 
 def _vocab(name):
@@ -99,11 +134,17 @@ def _block(model, seed, b, n):
     price = np.round(np.exp(rng.normal(-0.5, 0.9, n)), 3)
     position = np.minimum(rng.geometric(0.35, n), 8).astype(np.int64)
     band = np.digitize(age, [25, 40, 60])
-    z = (model.bias + sum(model.main[k][codes[k]] for k in _CATS)
-         + model.country_category[codes["country"], codes["category"]]
-         + model.device_position[codes["device"], position - 1]
-         + model.ageband_category[band, codes["category"]]
-         - 0.25 * (position - 1) + 0.3 * np.log1p(sessions) - 0.2 * np.log(price) - 0.01 * (age - 40))
+    z = (
+        model.bias
+        + sum(model.main[k][codes[k]] for k in _CATS)
+        + model.country_category[codes["country"], codes["category"]]
+        + model.device_position[codes["device"], position - 1]
+        + model.ageband_category[band, codes["category"]]
+        - 0.25 * (position - 1)
+        + 0.3 * np.log1p(sessions)
+        - 0.2 * np.log(price)
+        - 0.01 * (age - 40)
+    )
     clicked = (rng.random(n) < 1.0 / (1.0 + np.exp(-z))).astype(np.int64)
     out = {"clicked": clicked, "age": age, "sessions": sessions, "price": price, "position": position}
     for k in _CATS:
@@ -120,8 +161,9 @@ def _vocab_cache(name):
     return _VOCABS[name]
 
 
-def iter_click_log(n_rows: int, seed: int = 0, block_rows: int = _BLOCK_ROWS,
-                   model_seed: int = 0) -> Iterator[dict[str, np.ndarray]]:
+def iter_click_log(
+    n_rows: int, seed: int = 0, block_rows: int = _BLOCK_ROWS, model_seed: int = 0
+) -> Iterator[dict[str, np.ndarray]]:
     """Yield the click log of :func:`make_click_log` as consecutive ``dict`` blocks of at most ``block_rows``.
 
     Examples
@@ -166,8 +208,9 @@ def make_click_log(n_rows: int, seed: int = 0, model_seed: int = 0) -> dict:
     """
     blocks = list(iter_click_log(n_rows, seed, model_seed=model_seed))
     if not blocks:
-        return {c: np.empty(0, dtype=np.int64 if c in _NUMERIC or c == "clicked" else object)
-                for c in CLICK_LOG_COLUMNS}
+        return {
+            c: np.empty(0, dtype=np.int64 if c in _NUMERIC or c == "clicked" else object) for c in CLICK_LOG_COLUMNS
+        }
     return {c: np.concatenate([bl[c] for bl in blocks]) for c in CLICK_LOG_COLUMNS}
 
 
@@ -214,8 +257,9 @@ def _open_text(path: Path):
     return open(path, "w", encoding="utf-8")
 
 
-def write_click_log(path: PathLike, n_rows: int, seed: int = 0, format: str | None = None, label: str = "pm1",
-                    model_seed: int = 0) -> None:
+def write_click_log(
+    path: PathLike, n_rows: int, seed: int = 0, format: str | None = None, label: str = "pm1", model_seed: int = 0
+) -> None:
     """Write the click log of :func:`make_click_log` to ``path`` as VW text, CSV or Parquet.
 
     ``format`` is ``"vw"``, ``"csv"`` or ``"parquet"``; by default it follows the extension (``.vw``,
@@ -232,11 +276,10 @@ def write_click_log(path: PathLike, n_rows: int, seed: int = 0, format: str | No
     path = Path(path)
     name = path.name.lower()
     if format is None:
-        stem = name[:-len(name.rsplit(".", 1)[-1]) - 1] if name.endswith((".gz", ".bz2", ".xz")) else name
+        stem = name[: -len(name.rsplit(".", 1)[-1]) - 1] if name.endswith((".gz", ".bz2", ".xz")) else name
         format = stem.rsplit(".", 1)[-1] if "." in stem else ""
     if format not in ("vw", "csv", "parquet"):
-        raise ValueError(f"cannot tell the click log format of {str(path)!r}: pass format='vw', 'csv' or "
-                         f"'parquet'.")
+        raise ValueError(f"cannot tell the click log format of {str(path)!r}: pass format='vw', 'csv' or 'parquet'.")
     tmp = path.with_name(path.name + f".tmp{os.getpid()}")
     try:
         if format == "vw":
@@ -250,8 +293,19 @@ def write_click_log(path: PathLike, n_rows: int, seed: int = 0, format: str | No
             import pyarrow as pa
 
             writer = None
-            schema = pa.schema([(c, pa.int64() if c in ("clicked", "age", "position") else
-                                 pa.float64() if c in _NUMERIC else pa.string()) for c in CLICK_LOG_COLUMNS])
+            schema = pa.schema(
+                [
+                    (
+                        c,
+                        pa.int64()
+                        if c in ("clicked", "age", "position")
+                        else pa.float64()
+                        if c in _NUMERIC
+                        else pa.string(),
+                    )
+                    for c in CLICK_LOG_COLUMNS
+                ]
+            )
             if format == "csv":
                 import pyarrow.csv as pacsv
 

@@ -21,9 +21,29 @@ _N_USERS = 943
 _N_ITEMS = 1682
 #: age buckets (lower bounds) of the one-hot age attribute, as in MovieLens 1M
 _AGE_BOUNDS = (0, 18, 25, 35, 45, 50, 56)
-_OCCUPATIONS = ("administrator", "artist", "doctor", "educator", "engineer", "entertainment", "executive",
-                "healthcare", "homemaker", "lawyer", "librarian", "marketing", "none", "other", "programmer",
-                "retired", "salesman", "scientist", "student", "technician", "writer")
+_OCCUPATIONS = (
+    "administrator",
+    "artist",
+    "doctor",
+    "educator",
+    "engineer",
+    "entertainment",
+    "executive",
+    "healthcare",
+    "homemaker",
+    "lawyer",
+    "librarian",
+    "marketing",
+    "none",
+    "other",
+    "programmer",
+    "retired",
+    "salesman",
+    "scientist",
+    "student",
+    "technician",
+    "writer",
+)
 _N_GENRES = 19
 
 
@@ -35,8 +55,10 @@ def _open_text(directory, name):
     packed = directory / (name + ".xz")
     if packed.is_file():
         return lzma.open(packed, "rt", encoding="latin-1")
-    raise FileNotFoundError(f"load_movielens: neither {plain} nor {packed} exists; expected the ml-100k files "
-                            "(u.data, u1.base, u1.test, ..., u.user, u.item) plain or xz-compressed.")
+    raise FileNotFoundError(
+        f"load_movielens: neither {plain} nor {packed} exists; expected the ml-100k files "
+        "(u.data, u1.base, u1.test, ..., u.user, u.item) plain or xz-compressed."
+    )
 
 
 def _resolve(path):
@@ -52,13 +74,16 @@ def _ratings(directory, name):
     with _open_text(directory, name) as f:
         raw = np.loadtxt(f, dtype=np.int64, ndmin=2)
     if raw.shape[1] != 4:
-        raise ValueError(f"load_movielens: {directory / name}: expected 4 tab-separated columns (user, item, "
-                         f"rating, timestamp); got {raw.shape[1]}.")
+        raise ValueError(
+            f"load_movielens: {directory / name}: expected 4 tab-separated columns (user, item, "
+            f"rating, timestamp); got {raw.shape[1]}."
+        )
     users, items, ratings, stamps = raw.T
     for what, ids, top in (("user", users, _N_USERS), ("item", items, _N_ITEMS)):
         if ids.size and (ids.min() < 1 or ids.max() > top):
-            raise ValueError(f"load_movielens: {directory / name}: {what} ids must be in [1, {top}]; got "
-                             f"[{ids.min()}, {ids.max()}].")
+            raise ValueError(
+                f"load_movielens: {directory / name}: {what} ids must be in [1, {top}]; got [{ids.min()}, {ids.max()}]."
+            )
     return users - 1, items - 1, ratings.astype(np.float64), stamps
 
 
@@ -100,8 +125,9 @@ def _features(users, items, attributes, user_attr, item_attr):
     return X
 
 
-def load_movielens(path: PathLike | None = None, *, split: str = "u1", attributes: bool = False,
-                   order: str = "timestamp") -> tuple[Any, ...]:
+def load_movielens(
+    path: PathLike | None = None, *, split: str = "u1", attributes: bool = False, order: str = "timestamp"
+) -> tuple[Any, ...]:
     """Load MovieLens 100K as ``(X_train, y_train, X_test, y_test)`` (or ``(X, y)`` for ``split="all"``).
 
     Each rating is one row: a one-hot user (columns 0..942) and a one-hot item (columns 943..2624), so an

@@ -41,10 +41,19 @@ def _vw(path, spec: InputSpec, chunk_size, *, require_label, with_tags):
     opts = spec.options or {}
     quadratic = [t for t in spec.interactions if len(t) == 2]
     cubic = [t for t in spec.interactions if len(t) == 3]
-    for chunk in iter_vw(path, chunk_size=chunk_size, bits=int(spec.bits if spec.bits is not None else 18),
-                         label_convention=spec.label_convention or "pm1", quadratic=quadratic, cubic=cubic,
-                         ignore=spec.ignore, keep=spec.keep, constant=bool(opts.get("constant", False)),
-                         n_classes=opts.get("n_classes"), require_label=require_label):
+    for chunk in iter_vw(
+        path,
+        chunk_size=chunk_size,
+        bits=int(spec.bits if spec.bits is not None else 18),
+        label_convention=spec.label_convention or "pm1",
+        quadratic=quadratic,
+        cubic=cubic,
+        ignore=spec.ignore,
+        keep=spec.keep,
+        constant=bool(opts.get("constant", False)),
+        n_classes=opts.get("n_classes"),
+        require_label=require_label,
+    ):
         X, y, w, tags = chunk
         yield (X, y, w, tags) if with_tags else (X, y, w)
 
@@ -61,8 +70,13 @@ def _table(path, spec: InputSpec, chunk_size, *, require_label, with_tags):
     from ._tabular import TabularReader
 
     fmt = detect_format(path)  # a model trained on Parquet reads CSV too (columns by name), and back
-    reader = TabularReader(path, fmt if fmt in ("csv", "parquet") else spec.format, spec=spec,
-                           chunk_size=chunk_size, label_required=require_label)
+    reader = TabularReader(
+        path,
+        fmt if fmt in ("csv", "parquet") else spec.format,
+        spec=spec,
+        chunk_size=chunk_size,
+        label_required=require_label,
+    )
     for X, y, *w in reader:
         w = w[0] if w else None
         yield (X, y, w, None) if with_tags else (X, y, w)
@@ -74,8 +88,9 @@ def _table(path, spec: InputSpec, chunk_size, *, require_label, with_tags):
 READERS = {"vw": _vw, "libsvm": _libsvm, "csv": _table, "parquet": _table}
 
 
-def open_stream(path: PathLike, spec: InputSpec, chunk_size: int = 10_000, *, require_label: bool = False,
-                with_tags: bool = False) -> Iterator[tuple[Any, ...]]:
+def open_stream(
+    path: PathLike, spec: InputSpec, chunk_size: int = 10_000, *, require_label: bool = False, with_tags: bool = False
+) -> Iterator[tuple[Any, ...]]:
     """Chunks of ``path`` read as ``spec`` says (see :data:`READERS` for the chunk layout).
 
     >>> import os, tempfile
@@ -86,6 +101,8 @@ def open_stream(path: PathLike, spec: InputSpec, chunk_size: int = 10_000, *, re
     ((2, 1024), [2.0, 1.0])
     """
     if spec.format not in READERS:
-        raise ValueError(f"reading {spec.format!r} files is not available in this version of streamlearn; "
-                         f"it reads {', '.join(sorted(READERS))}.")
+        raise ValueError(
+            f"reading {spec.format!r} files is not available in this version of streamlearn; "
+            f"it reads {', '.join(sorted(READERS))}."
+        )
     return READERS[spec.format](path, spec, chunk_size, require_label=require_label, with_tags=with_tags)

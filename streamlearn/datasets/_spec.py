@@ -92,6 +92,5 @@ class InputSpec:
         known = {f.name for f in fields(cls)}
         unknown = sorted(set(data) - known)
         if unknown:
-            raise ValueError(f"input specification has unknown keys {unknown}; this streamlearn knows "
-                             f"{sorted(known)}.")
+            raise ValueError(f"input specification has unknown keys {unknown}; this streamlearn knows {sorted(known)}.")
         return cls(**data)

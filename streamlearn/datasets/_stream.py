@@ -68,13 +68,17 @@ class _Parser1(_Parser):
         line = int(st[_k.S_ERR_LINE])
         tok = self._token(buf, end, int(st[_k.S_ERR_POS]))
         if code == _k.E_INDEX_ZERO:
-            raise SvmlightFormatError(self.name, line, f"feature index 0 in {tok!r}, but indices are read as "
-                                      f"one-based{self.zero_hint}")
+            raise SvmlightFormatError(
+                self.name, line, f"feature index 0 in {tok!r}, but indices are read as one-based{self.zero_hint}"
+            )
         if code in (_k.E_BEYOND, _k.E_INDEX_BIG) and self.limit is not None:
             raise SvmlightFormatError(
-                self.name, line, f"feature index in {tok!r} exceeds the supported width of {self.limit} "
+                self.name,
+                line,
+                f"feature index in {tok!r} exceeds the supported width of {self.limit} "
                 f"features (2**{self.limit.bit_length() - 1}); fix the width (n_features, --n-features on the "
-                "command line) to read such data: values beyond it are then ignored and counted")
+                "command line) to read such data: values beyond it are then ignored and counted",
+            )
         super()._raise(buf, end)
 
 
@@ -84,8 +88,15 @@ def _parser(name, zero_based, n_features, zero_hint, store, limit=MAX_WIDTH):
         max_index, lim = limit - 1 + shift, limit
     else:  # fixed width: read every index, drop the ones beyond afterwards
         max_index, lim = _k._INDEX_LIMIT, None
-    p = _Parser1(name, shift=shift, max_index=max_index, index_dtype=np.int32, block_size=_DEFAULT_BLOCK,
-                 store=store, n_features_msg=limit)
+    p = _Parser1(
+        name,
+        shift=shift,
+        max_index=max_index,
+        index_dtype=np.int32,
+        block_size=_DEFAULT_BLOCK,
+        store=store,
+        n_features_msg=limit,
+    )
     p.zero_hint = zero_hint
     p.limit = lim
     return p
@@ -156,8 +167,14 @@ class SvmlightStream:
         self._used = True
         src, owned = _source(self.source)
         self.name = src.name
-        p = _parser(src.name, self.zero_based, self.n_features if self.fixed else None, self.zero_hint,
-                    store=True, limit=self.limit)
+        p = _parser(
+            src.name,
+            self.zero_based,
+            self.n_features if self.fixed else None,
+            self.zero_hint,
+            store=True,
+            limit=self.limit,
+        )
         stream, to_close, _ = src.open()
         try:
             for data, indices, indptr, y in p.chunks(stream, chunk_rows=self.chunk_size):

@@ -133,7 +133,8 @@ class _Source:
             if isinstance(source, io.TextIOBase):
                 raise TypeError(
                     f"iter_svmlight/load_svmlight need a file opened in binary mode ('rb'), got the text "
-                    f"file object {source!r}.")
+                    f"file object {source!r}."
+                )
             self.path = None
             self.fileobj = source
             self.name = str(getattr(source, "name", None) or f"<{type(source).__name__} object>")
@@ -141,7 +142,8 @@ class _Source:
         else:
             raise TypeError(
                 f"expected a path (str or os.PathLike) or a binary file object with .read(), "
-                f"got {type(source).__name__}.")
+                f"got {type(source).__name__}."
+            )
 
     @property
     def rereadable(self):
@@ -185,14 +187,18 @@ def _seekable(f):
 
 _REASONS = {
     _k.E_LABEL: "the label {tok!r} is not a number (expected e.g. '-1', '1' or '0.5' first on the line)",
-    _k.E_MULTILABEL: ("multilabel line (label {tok!r}): only single-label files are supported; "
-                      "use sklearn.datasets.load_svmlight_file(..., multilabel=True) for these"),
+    _k.E_MULTILABEL: (
+        "multilabel line (label {tok!r}): only single-label files are supported; "
+        "use sklearn.datasets.load_svmlight_file(..., multilabel=True) for these"
+    ),
     _k.E_FEATURE: "malformed feature {tok!r}: expected <index>:<value> with a non-negative integer index",
     _k.E_VALUE: "malformed feature {tok!r}: the value after ':' is not a number",
     _k.E_NONFINITE: "non-finite value in {tok!r}: NaN and infinity are not allowed (values must be finite)",
     _k.E_INDEX_NEG: "negative feature index in {tok!r}: indices must be >= 0",
-    _k.E_INDEX_ZERO: ("feature index 0 in {tok!r}, but zero_based=False (one-based indices start at 1); "
-                      "pass zero_based=True or 'auto' for zero-based files"),
+    _k.E_INDEX_ZERO: (
+        "feature index 0 in {tok!r}, but zero_based=False (one-based indices start at 1); "
+        "pass zero_based=True or 'auto' for zero-based files"
+    ),
     _k.E_ORDER: None,  # built below
     _k.E_BEYOND: None,
     _k.E_INDEX_BIG: "feature index in {tok!r} is too large (above 2**62)",
@@ -207,8 +213,19 @@ class _Parser:
     counts only (the first pass of ``iter_svmlight``).
     """
 
-    def __init__(self, name, *, shift, max_index, edge_index=-1, index_dtype=np.int32, dtype=np.float64,
-                 block_size=_DEFAULT_BLOCK, store=True, n_features_msg=None):
+    def __init__(
+        self,
+        name,
+        *,
+        shift,
+        max_index,
+        edge_index=-1,
+        index_dtype=np.int32,
+        dtype=np.float64,
+        block_size=_DEFAULT_BLOCK,
+        store=True,
+        n_features_msg=None,
+    ):
         self.name = name
         self.shift = shift
         self.max_index = max_index
@@ -294,12 +311,16 @@ class _Parser:
             prev = int(st[_k.S_ERR_AUX])
             here = tok.split(":", 1)[0].lstrip("+")
             kind = "duplicate" if here.isdigit() and int(here) == prev else "unsorted"
-            reason = (f"{kind} feature index in {tok!r} (after index {prev}): indices must be strictly "
-                      f"increasing within a line")
+            reason = (
+                f"{kind} feature index in {tok!r} (after index {prev}): indices must be strictly "
+                f"increasing within a line"
+            )
         elif code == _k.E_BEYOND:
             n = self.n_features_msg
-            reason = (f"feature index in {tok!r} is beyond n_features={n} (indices must be < {n} "
-                      f"if zero-based, <= {n} if one-based)")
+            reason = (
+                f"feature index in {tok!r} is beyond n_features={n} (indices must be < {n} "
+                f"if zero-based, <= {n} if one-based)"
+            )
         else:
             reason = _REASONS[code].format(tok=tok)
         raise SvmlightFormatError(self.name, int(st[_k.S_ERR_LINE]), reason)
@@ -312,8 +333,8 @@ class _Parser:
             if not np.isfinite(v):
                 tok = bytes(buf[a:b]).decode()
                 raise SvmlightFormatError(
-                    self.name, line,
-                    f"non-finite value {tok!r}: it overflows to infinity (values must be finite)")
+                    self.name, line, f"non-finite value {tok!r}: it overflows to infinity (values must be finite)"
+                )
             if self.store:
                 if kind == 0:
                     self.y[slot] = v
@@ -342,9 +363,11 @@ class _Parser:
                         raise
                     kind = {gzip.GzipFile: "gzip", bz2.BZ2File: "bz2"}.get(type(stream), "xz")
                     raise SvmlightFormatError(  # the line number is the first line not yet read
-                        self.name, int(st[_k.S_LINE]),
+                        self.name,
+                        int(st[_k.S_LINE]),
                         f"cannot decompress the {kind} data ({type(e).__name__}: {e}); the file is "
-                        f"corrupt or truncated") from e
+                        f"corrupt or truncated",
+                    ) from e
                 if n == 0:
                     final = True
                 end += n
@@ -356,9 +379,22 @@ class _Parser:
                     max_rows = (len(self.y) - rows_now) if self.store else _INT64_MAX
                 index_cap = _INT32_MAX if self.index_dtype == np.int32 else _INT64_MAX
                 status = _k.svmlight_parse(
-                    buf=buf, end=end, final=final, max_rows=max_rows, shift=self.shift, max_index=self.max_index,
-                    edge_index=self.edge_index, index_cap=index_cap, store=self.store, data=self.data,
-                    indices=self.indices, indptr=self.indptr, y=self.y, hard=self.hard, state=st)
+                    buf=buf,
+                    end=end,
+                    final=final,
+                    max_rows=max_rows,
+                    shift=self.shift,
+                    max_index=self.max_index,
+                    edge_index=self.edge_index,
+                    index_cap=index_cap,
+                    store=self.store,
+                    data=self.data,
+                    indices=self.indices,
+                    indptr=self.indptr,
+                    y=self.y,
+                    hard=self.hard,
+                    state=st,
+                )
                 n_hard = int(st[_k.S_HARD])
                 if n_hard:  # first: an overflowing value may sit on an earlier line than an error
                     self._resolve_hard(buf)
@@ -413,8 +449,9 @@ def _read_all(src, parser):
 
 
 def _check_args(n_features, zero_based, dtype, block_size, chunk_size=None):
-    if n_features is not None and (isinstance(n_features, bool) or not isinstance(n_features, numbers.Integral)
-                                   or n_features < 1):
+    if n_features is not None and (
+        isinstance(n_features, bool) or not isinstance(n_features, numbers.Integral) or n_features < 1
+    ):
         raise ValueError(f"n_features must be None or an int >= 1, got {n_features!r}.")
     if not (zero_based is True or zero_based is False or (isinstance(zero_based, str) and zero_based == "auto")):
         raise ValueError(f"zero_based must be True, False or 'auto', got {zero_based!r}.")
@@ -423,8 +460,9 @@ def _check_args(n_features, zero_based, dtype, block_size, chunk_size=None):
         raise ValueError(f"dtype must be float32 or float64, got {dt}.")
     if isinstance(block_size, bool) or not isinstance(block_size, numbers.Integral) or block_size < 16:
         raise ValueError(f"block_size must be an int >= 16 (bytes), got {block_size!r}.")
-    if chunk_size is not None and (isinstance(chunk_size, bool) or not isinstance(chunk_size, numbers.Integral)
-                                   or chunk_size < 1):
+    if chunk_size is not None and (
+        isinstance(chunk_size, bool) or not isinstance(chunk_size, numbers.Integral) or chunk_size < 1
+    ):
         raise ValueError(f"chunk_size must be an int >= 1 (rows per chunk), got {chunk_size!r}.")
     return dt
 
@@ -456,8 +494,15 @@ def _first_pass(src, zero_based, n_features, block_size):
     else:
         shift = 0 if zero_based else 1
         max_index, edge = _max_index(n_features, shift), -1
-    p = _Parser(src.name, shift=shift, max_index=max_index, edge_index=edge, block_size=block_size,
-                store=False, n_features_msg=n_features)
+    p = _Parser(
+        src.name,
+        shift=shift,
+        max_index=max_index,
+        edge_index=edge,
+        block_size=block_size,
+        store=False,
+        n_features_msg=n_features,
+    )
     _read_all(src, p)
     p.check_not_empty()
     gmin, gmax = int(p.state[_k.S_MIN_IDX]), int(p.state[_k.S_MAX_IDX])
@@ -471,13 +516,21 @@ def _first_pass(src, zero_based, n_features, block_size):
 
 def _raise_edge(name, parser, n_features):
     raise SvmlightFormatError(
-        name, int(parser.state[_k.S_EDGE_LINE]),
+        name,
+        int(parser.state[_k.S_EDGE_LINE]),
         f"feature index {n_features} is beyond n_features={n_features}: the file uses index 0, so "
-        f"zero_based='auto' reads it as zero-based")
+        f"zero_based='auto' reads it as zero-based",
+    )
 
 
-def load_svmlight(source: SvmlightSource, n_features: int | None = None, zero_based: bool | str = "auto", *,
-                  dtype: DTypeLike = np.float64, block_size: int = _DEFAULT_BLOCK) -> tuple[Any, FloatArray]:
+def load_svmlight(
+    source: SvmlightSource,
+    n_features: int | None = None,
+    zero_based: bool | str = "auto",
+    *,
+    dtype: DTypeLike = np.float64,
+    block_size: int = _DEFAULT_BLOCK,
+) -> tuple[Any, FloatArray]:
     """Load a whole LIBSVM / svmlight file into a CSR matrix, the same as scikit-learn's loader.
 
     Equal to ``sklearn.datasets.load_svmlight_file(source, n_features=..., zero_based=...)`` (same
@@ -545,9 +598,17 @@ def load_svmlight(source: SvmlightSource, n_features: int | None = None, zero_ba
         shift = 0 if zero_based else 1
         max_index, edge = _max_index(n_features, shift), -1
     index_dtype = np.int64 if (n_features is not None and n_features - 1 > _INT32_MAX) else np.int32
-    p = _Parser(src.name, shift=shift, max_index=max_index, edge_index=edge, index_dtype=index_dtype,
-                dtype=dt, block_size=block_size, n_features_msg=n_features)
-    (data, indices, indptr, y), = _read_all(src, p)
+    p = _Parser(
+        src.name,
+        shift=shift,
+        max_index=max_index,
+        edge_index=edge,
+        index_dtype=index_dtype,
+        dtype=dt,
+        block_size=block_size,
+        n_features_msg=n_features,
+    )
+    ((data, indices, indptr, y),) = _read_all(src, p)
     p.check_not_empty()
     gmin, gmax = int(p.state[_k.S_MIN_IDX]), int(p.state[_k.S_MAX_IDX])
     if zero_based == "auto":
@@ -561,9 +622,15 @@ def load_svmlight(source: SvmlightSource, n_features: int | None = None, zero_ba
     return _csr(data, indices, indptr, n_features), y
 
 
-def iter_svmlight(source: SvmlightSource, chunk_size: int = 10_000, n_features: int | None = None,
-                  zero_based: bool | str = "auto", *, dtype: DTypeLike = np.float64,
-                  block_size: int = _DEFAULT_BLOCK) -> Iterator[tuple[Any, FloatArray]]:
+def iter_svmlight(
+    source: SvmlightSource,
+    chunk_size: int = 10_000,
+    n_features: int | None = None,
+    zero_based: bool | str = "auto",
+    *,
+    dtype: DTypeLike = np.float64,
+    block_size: int = _DEFAULT_BLOCK,
+) -> Iterator[tuple[Any, FloatArray]]:
     """Stream a LIBSVM / svmlight file as ``(X, y)`` chunks of ``chunk_size`` rows, in constant memory.
 
     The file is read in blocks of ``block_size`` bytes; complete lines are parsed by a numba kernel and
@@ -635,13 +702,20 @@ def _iter(src, chunk_size, n_features, zero_based, dt, block_size):
         if not src.rereadable:
             raise ValueError(
                 f"{src.name} is a non-seekable stream, so it cannot be read twice: pass n_features=<int> "
-                f"and zero_based=True or False to stream it in one pass.")
+                f"and zero_based=True or False to stream it in one pass."
+            )
         shift, n_features = _first_pass(src, zero_based, n_features, block_size)
     else:
         shift = 0 if zero_based else 1
-    p = _Parser(src.name, shift=shift, max_index=_max_index(n_features, shift),
-                index_dtype=_index_dtype(n_features), dtype=dt, block_size=block_size,
-                n_features_msg=n_features)
+    p = _Parser(
+        src.name,
+        shift=shift,
+        max_index=_max_index(n_features, shift),
+        index_dtype=_index_dtype(n_features),
+        dtype=dt,
+        block_size=block_size,
+        n_features_msg=n_features,
+    )
     return _gen(src, p, chunk_size, n_features)
 
 

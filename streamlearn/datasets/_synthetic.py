@@ -41,14 +41,20 @@ def _check_param(func, name, value, *constraints):
         if c == "boolean":
             return isinstance(value, (bool, np.bool_))
         if c == "random_state":
-            return value is None or isinstance(value, (numbers.Integral, np.random.Generator)) and not (
-                isinstance(value, (bool, np.bool_)) or isinstance(value, numbers.Integral) and value < 0)
+            return (
+                value is None
+                or isinstance(value, (numbers.Integral, np.random.Generator))
+                and not (isinstance(value, (bool, np.bool_)) or isinstance(value, numbers.Integral) and value < 0)
+            )
         return c.is_satisfied_by(value)
 
     if any(ok(c) for c in constraints):
         return
-    names = {None: "None", "boolean": "an instance of 'bool'",
-             "random_state": "a non-negative int, a numpy Generator or None"}
+    names = {
+        None: "None",
+        "boolean": "an instance of 'bool'",
+        "random_state": "a non-negative int, a numpy Generator or None",
+    }
     described = [names[c] if c is None or isinstance(c, str) else str(c) for c in constraints]
     expected = described[0] if len(described) == 1 else ", ".join(described[:-1]) + " or " + described[-1]
     raise ValueError(f"The {name!r} parameter of {func} must be {expected}. Got {value!r} instead.")
@@ -65,7 +71,8 @@ def _validate(func, n_samples, n_features, nnz_per_row, zipf_a, noise, binary, r
     if nnz_per_row > n_features / 2:
         raise ValueError(
             f"nnz_per_row={nnz_per_row!r} is more than half of n_features={n_features!r}: this generator makes "
-            "sparse rows; expected nnz_per_row <= n_features / 2.")
+            "sparse rows; expected nnz_per_row <= n_features / 2."
+        )
 
 
 def _entropy(random_state):
@@ -130,7 +137,8 @@ def _draws_per_row(n_features, a, nnz_per_row):
         if m > 50.0 * nnz_per_row + 1000.0:
             raise ValueError(
                 f"zipf_a={a!r} concentrates the features too much to reach nnz_per_row={nnz_per_row!r} distinct "
-                f"features per row out of n_features={n_features!r}; lower zipf_a or nnz_per_row.")
+                f"features per row out of n_features={n_features!r}; lower zipf_a or nnz_per_row."
+            )
     return m
 
 
@@ -230,22 +238,34 @@ def _concat(parts):
         indptrs.append(ip[1:] + offset)
         offset += int(ip[-1])
     counts = None if parts[0][2] is None else np.concatenate([p[2] for p in parts])
-    return (np.concatenate(indptrs), np.concatenate([p[1] for p in parts]), counts,
-            np.concatenate([p[3] for p in parts]))
+    return (
+        np.concatenate(indptrs),
+        np.concatenate([p[1] for p in parts]),
+        counts,
+        np.concatenate([p[3] for p in parts]),
+    )
 
 
 def _split(rows, k):
     indptr, ind, cnt, y = rows
     nz = int(indptr[k])
-    head = (indptr[:k + 1], ind[:nz], None if cnt is None else cnt[:nz], y[:k])
+    head = (indptr[: k + 1], ind[:nz], None if cnt is None else cnt[:nz], y[:k])
     rest = [] if k == y.shape[0] else [(indptr[k:] - nz, ind[nz:], None if cnt is None else cnt[nz:], y[k:])]
     return head, rest
 
 
 # ---------------------------------------------------------------------------------------------------
-def make_sparse_classification(n_samples: int, n_features: int, *, nnz_per_row: int = 100, zipf_a: float = 1.1,
-                               noise: float = 0.1, binary: bool = True, random_state: RandomStateLike = None,
-                               dtype: DTypeLike = np.float64) -> tuple[Any, FloatArray]:
+def make_sparse_classification(
+    n_samples: int,
+    n_features: int,
+    *,
+    nnz_per_row: int = 100,
+    zipf_a: float = 1.1,
+    noise: float = 0.1,
+    binary: bool = True,
+    random_state: RandomStateLike = None,
+    dtype: DTypeLike = np.float64,
+) -> tuple[Any, FloatArray]:
     """Generate a sparse binary classification data set with Zipf-distributed feature frequencies.
 
     Each row makes ``1 + Poisson(m - 1)`` draws of a feature from a power law over frequency ranks
@@ -304,8 +324,7 @@ def make_sparse_classification(n_samples: int, n_features: int, *, nnz_per_row: 
     """
     func = "make_sparse_classification"
     _validate(func, n_samples, n_features, nnz_per_row, zipf_a, noise, binary, random_state)
-    _check_param(func, "dtype", np.dtype(dtype).type if _is_dtype(dtype) else dtype,
-                 Options(np.float64, np.float32))
+    _check_param(func, "dtype", np.dtype(dtype).type if _is_dtype(dtype) else dtype, Options(np.float64, np.float32))
     model = _Model(int(n_features), float(nnz_per_row), zipf_a, noise, binary, _entropy(random_state))
     chunks = list(_iter_rows(model, int(n_samples), max(int(n_samples), 1)))
     if chunks:
@@ -314,8 +333,11 @@ def make_sparse_classification(n_samples: int, n_features: int, *, nnz_per_row: 
         indptr, indices, counts, y = np.zeros(1, np.int64), np.zeros(0, np.int64), np.zeros(0, np.int64), np.zeros(0)
     idx_dtype = np.int32 if max(int(n_features), int(indptr[-1])) <= _INT32_MAX else np.int64
     data = np.ones(indices.shape[0], dtype=dtype) if binary else counts.astype(dtype)
-    X = sp.csr_matrix((data, indices.astype(idx_dtype, copy=False), indptr.astype(idx_dtype, copy=False)),
-                      shape=(int(n_samples), int(n_features)), copy=False)
+    X = sp.csr_matrix(
+        (data, indices.astype(idx_dtype, copy=False), indptr.astype(idx_dtype, copy=False)),
+        shape=(int(n_samples), int(n_features)),
+        copy=False,
+    )
     X.has_sorted_indices = True  # true by construction (sorted keys, duplicates merged): skip scipy's check
     X.has_canonical_format = True
     return X, y
@@ -398,15 +420,24 @@ def _svmlight_bytes(indptr, indices, values, y):
     else:
         val_tok = np.zeros((nnz, w_val), dtype=np.uint8)
         _put_digits(val_tok, w_val, vals)
-        M[is_pair, W - w_val:] = val_tok
+        M[is_pair, W - w_val :] = val_tok
     flat = M.ravel()
     text = flat[flat != 0]
     return text[1:].tobytes() + b"\n"
 
 
-def write_svmlight_stream(path: PathLike, n_samples: int, n_features: int, *, nnz_per_row: int = 100,
-                          zipf_a: float = 1.1, noise: float = 0.1, binary: bool = True,
-                          random_state: RandomStateLike = None, chunk_size: int = 20_000) -> int:
+def write_svmlight_stream(
+    path: PathLike,
+    n_samples: int,
+    n_features: int,
+    *,
+    nnz_per_row: int = 100,
+    zipf_a: float = 1.1,
+    noise: float = 0.1,
+    binary: bool = True,
+    random_state: RandomStateLike = None,
+    chunk_size: int = 20_000,
+) -> int:
     """Write the stream of :func:`make_sparse_classification` to a LIBSVM/svmlight text file, chunk by chunk.
 
     Lines are ``label idx:value ...`` with labels ``1``/``-1``, 1-based ascending indices and integer

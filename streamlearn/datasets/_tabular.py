@@ -87,8 +87,10 @@ def require_pyarrow():
     try:
         import pyarrow
     except ImportError:
-        raise ImportError("reading CSV and Parquet needs pyarrow, which is not installed: "
-                          "pip install 'streamlearn[arrow]' (or pip install pyarrow).") from None
+        raise ImportError(
+            "reading CSV and Parquet needs pyarrow, which is not installed: "
+            "pip install 'streamlearn[arrow]' (or pip install pyarrow)."
+        ) from None
     import pyarrow
 
     return pyarrow
@@ -96,6 +98,7 @@ def require_pyarrow():
 
 # ---------------------------------------------------------------------------------------------------
 # column kinds
+
 
 def arrow_kind(typ):
     """The feature kind of an Arrow type (``"numeric"``, ``"text"``, ``"boolean"``), None for types that
@@ -108,8 +111,15 @@ def arrow_kind(typ):
         return NUMERIC
     if pt.is_boolean(typ):
         return BOOLEAN
-    if (pt.is_string(typ) or pt.is_large_string(typ) or pt.is_binary(typ) or pt.is_large_binary(typ)
-            or pt.is_null(typ) or pt.is_temporal(typ) or getattr(pt, "is_string_view", lambda t: False)(typ)):
+    if (
+        pt.is_string(typ)
+        or pt.is_large_string(typ)
+        or pt.is_binary(typ)
+        or pt.is_large_binary(typ)
+        or pt.is_null(typ)
+        or pt.is_temporal(typ)
+        or getattr(pt, "is_string_view", lambda t: False)(typ)
+    ):
         return TEXT
     return None
 
@@ -118,8 +128,19 @@ class _Plan:
     """Which columns are features, their kinds and namespaces, the label / weight columns and the
     interactions."""
 
-    def __init__(self, names, kinds, label, weight, namespaces, bits, quadratic=(), cubic=(),
-                 ignore_namespaces=(), keep_namespaces=()):
+    def __init__(
+        self,
+        names,
+        kinds,
+        label,
+        weight,
+        namespaces,
+        bits,
+        quadratic=(),
+        cubic=(),
+        ignore_namespaces=(),
+        keep_namespaces=(),
+    ):
         from ..preprocessing._hashing import name_hash, namespace_hash
         from ._vw import _keep_array, parse_interactions
 
@@ -151,8 +172,9 @@ class _Plan:
             return n
         size = np.bincount(self.col_ns, minlength=256)
         present = np.flatnonzero(size[:256]).astype(np.int64)
-        terms, lens = _expand_wildcards(self.terms, self.term_lens, np.concatenate([present, np.zeros(256 - len(
-            present), np.int64)]), len(present))
+        terms, lens = _expand_wildcards(
+            self.terms, self.term_lens, np.concatenate([present, np.zeros(256 - len(present), np.int64)]), len(present)
+        )
         bound = n
         for t, k in zip(terms, lens):
             bound += int(np.prod([size[t[a]] for a in range(k)]))
@@ -185,20 +207,22 @@ def _groups_from_map(mapping):
 # ---------------------------------------------------------------------------------------------------
 # hashing one record batch
 
+
 def _text_buffers(arr):
     """``(offsets, data, valid)`` numpy views of a string/binary Arrow array (any slice offset)."""
     import pyarrow as pa
     import pyarrow.compute as pc
 
     t = arr.type
-    if not (pa.types.is_string(t) or pa.types.is_binary(t) or pa.types.is_large_string(t)
-            or pa.types.is_large_binary(t)):
+    if not (
+        pa.types.is_string(t) or pa.types.is_binary(t) or pa.types.is_large_string(t) or pa.types.is_large_binary(t)
+    ):
         arr = arr.cast(pa.large_string() if pa.types.is_large_binary(t) else pa.string())
         t = arr.type
     odt = np.int64 if (pa.types.is_large_string(t) or pa.types.is_large_binary(t)) else np.int32
     bufs = arr.buffers()
     n = len(arr)
-    offsets = np.frombuffer(bufs[1], dtype=odt)[arr.offset:arr.offset + n + 1] if n else np.zeros(1, odt)
+    offsets = np.frombuffer(bufs[1], dtype=odt)[arr.offset : arr.offset + n + 1] if n else np.zeros(1, odt)
     data = np.frombuffer(bufs[2], dtype=np.uint8) if bufs[2] is not None and bufs[2].size else np.zeros(1, np.uint8)
     if arr.null_count:
         valid = pc.is_valid(arr).to_numpy(zero_copy_only=False)
@@ -220,7 +244,9 @@ def _hash_text(arr, prefix, seed, out_hash, out_value):
             offsets, data, valid = _text_buffers(dic)
             dh = np.zeros(len(dic), dtype=np.uint64)
             dv = np.zeros(len(dic), dtype=np.float64)
-            hash_text_column(offsets=offsets, data=data, valid=valid, prefix=prefix, seed=seed, out_hash=dh, out_value=dv)
+            hash_text_column(
+                offsets=offsets, data=data, valid=valid, prefix=prefix, seed=seed, out_hash=dh, out_value=dv
+            )
             idx = arr.indices.fill_null(0).to_numpy(zero_copy_only=False).astype(np.intp, copy=False)
             out_hash[:] = dh[idx]
             out_value[:] = dv[idx]
@@ -229,7 +255,9 @@ def _hash_text(arr, prefix, seed, out_hash, out_value):
             return
         arr = arr.dictionary_decode()
     offsets, data, valid = _text_buffers(arr)
-    hash_text_column(offsets=offsets, data=data, valid=valid, prefix=prefix, seed=seed, out_hash=out_hash, out_value=out_value)
+    hash_text_column(
+        offsets=offsets, data=data, valid=valid, prefix=prefix, seed=seed, out_hash=out_hash, out_value=out_value
+    )
 
 
 def _boolean_as_text(arr):
@@ -313,8 +341,18 @@ def hashes_to_csr(hashes, values, plan):
     idt = np.int32 if plan.bits < 31 else np.int64
     indices = np.empty(cap, dtype=idt)
     data = np.empty(cap, dtype=np.float64)
-    nnz = hashed_rows_to_csr(hashes=hashes, values=values, col_ns=plan.col_ns, terms=plan.terms, term_lens=plan.term_lens, has_wildcard=plan.wild, mask=plan.mask,
-                             indptr=indptr, indices=indices, data=data)
+    nnz = hashed_rows_to_csr(
+        hashes=hashes,
+        values=values,
+        col_ns=plan.col_ns,
+        terms=plan.terms,
+        term_lens=plan.term_lens,
+        has_wildcard=plan.wild,
+        mask=plan.mask,
+        indptr=indptr,
+        indices=indices,
+        data=data,
+    )
     if nnz < 0:  # cannot happen: row_bound bounds every row
         raise RuntimeError("hashed_rows_to_csr ran out of room.")
     if idt == np.int32:
@@ -324,6 +362,7 @@ def hashes_to_csr(hashes, values, plan):
 
 # ---------------------------------------------------------------------------------------------------
 # the reader
+
 
 class TabularReader:
     """An iterable of ``(X, y)`` chunks (``(X, y, sample_weight)`` when a weight column is given) read from
@@ -341,9 +380,25 @@ class TabularReader:
         The feature columns, in the training file's order.
     """
 
-    def __init__(self, path, fmt, *, label=None, weight=None, ignore=(), bits=18, chunk_size=10_000,
-                 categorical=(), namespaces=None, quadratic=(), cubic=(), ignore_namespaces=(),
-                 keep_namespaces=(), spec=None, label_required=True):
+    def __init__(
+        self,
+        path,
+        fmt,
+        *,
+        label=None,
+        weight=None,
+        ignore=(),
+        bits=18,
+        chunk_size=10_000,
+        categorical=(),
+        namespaces=None,
+        quadratic=(),
+        cubic=(),
+        ignore_namespaces=(),
+        keep_namespaces=(),
+        spec=None,
+        label_required=True,
+    ):
         require_pyarrow()
         if fmt not in ("csv", "parquet"):
             raise ValueError(f"format must be 'csv' or 'parquet'; got {fmt!r}.")
@@ -363,8 +418,10 @@ class TabularReader:
                 spec = InputSpec.from_dict(spec)
             kinds = (spec.options or {}).get("columns")
             if spec.format not in ("csv", "parquet") or not kinds:
-                raise ValueError(f"spec describes a {spec.format!r} input without table columns; a table "
-                                 "reader needs the spec of a CSV or Parquet reader.")
+                raise ValueError(
+                    f"spec describes a {spec.format!r} input without table columns; a table "
+                    "reader needs the spec of a CSV or Parquet reader."
+                )
             label, weight = spec.label_column, spec.weight_column
             ignore, bits = tuple(spec.ignore_columns), spec.bits
             ns_map = dict((spec.options or {}).get("namespaces", {}))
@@ -390,20 +447,33 @@ class TabularReader:
         else:
             missing = [c for c in kinds if c not in self._names]
             if missing:
-                raise TabularFormatError(self.source, 1 if fmt == "csv" else None, None,
-                                         f"no column {missing[0]!r}, a feature of the model (columns are "
-                                         f"matched by name; this file has {_listing(self._names)}).")
+                raise TabularFormatError(
+                    self.source,
+                    1 if fmt == "csv" else None,
+                    None,
+                    f"no column {missing[0]!r}, a feature of the model (columns are "
+                    f"matched by name; this file has {_listing(self._names)}).",
+                )
         for s_ in (quadratic, cubic, ignore_namespaces, keep_namespaces):
             if isinstance(s_, str):
-                raise ValueError(f"quadratic, cubic, ignore_namespaces and keep_namespaces take lists of strings; "
-                                 f"got the string {s_!r}.")
-        self._plan = _Plan(list(kinds), kinds, label, weight, ns_map, self._bits, quadratic, cubic,
-                           ignore_namespaces, keep_namespaces)
-        self.spec = InputSpec(format=fmt, bits=self._bits, label_column=label, weight_column=weight,
-                              ignore_columns=list(self._ignore), interactions=list(quadratic) + list(cubic),
-                              ignore=list(ignore_namespaces), keep=list(keep_namespaces),
-                              options={"columns": dict(kinds), "namespaces": dict(ns_map),
-                                       "categorical": list(categorical)})
+                raise ValueError(
+                    f"quadratic, cubic, ignore_namespaces and keep_namespaces take lists of strings; "
+                    f"got the string {s_!r}."
+                )
+        self._plan = _Plan(
+            list(kinds), kinds, label, weight, ns_map, self._bits, quadratic, cubic, ignore_namespaces, keep_namespaces
+        )
+        self.spec = InputSpec(
+            format=fmt,
+            bits=self._bits,
+            label_column=label,
+            weight_column=weight,
+            ignore_columns=list(self._ignore),
+            interactions=list(quadratic) + list(cubic),
+            ignore=list(ignore_namespaces),
+            keep=list(keep_namespaces),
+            options={"columns": dict(kinds), "namespaces": dict(ns_map), "categorical": list(categorical)},
+        )
         self.columns = list(self._plan.names)
 
     # -- header and kinds ---------------------------------------------------------------------------
@@ -414,9 +484,12 @@ class TabularReader:
             if self.format == "csv":
                 import pyarrow.csv as pacsv
 
-                reader = pacsv.open_csv(self.path, read_options=pacsv.ReadOptions(block_size=_CSV_BLOCK),
-                                        parse_options=pacsv.ParseOptions(delimiter=self._delimiter),
-                                        convert_options=pacsv.ConvertOptions(strings_can_be_null=True))
+                reader = pacsv.open_csv(
+                    self.path,
+                    read_options=pacsv.ReadOptions(block_size=_CSV_BLOCK),
+                    parse_options=pacsv.ParseOptions(delimiter=self._delimiter),
+                    convert_options=pacsv.ConvertOptions(strings_can_be_null=True),
+                )
                 self._inferred = reader.schema
                 reader.close() if hasattr(reader, "close") else None
             else:
@@ -428,8 +501,12 @@ class TabularReader:
         names = list(self._inferred.names)
         dup = sorted({n for n in names if names.count(n) > 1})
         if dup:
-            raise TabularFormatError(self.source, 1 if self.format == "csv" else None, dup[0],
-                                     "the column name appears more than once; columns are matched by name.")
+            raise TabularFormatError(
+                self.source,
+                1 if self.format == "csv" else None,
+                dup[0],
+                "the column name appears more than once; columns are matched by name.",
+            )
         return names
 
     def _check_columns(self, from_spec):
@@ -439,13 +516,15 @@ class TabularReader:
                 continue
             if not self.label_required:  # prediction: neither is needed
                 continue
-            raise TabularFormatError(self.source, line, None,
-                                     f"no {what} column {col!r}; the file has {_listing(self._names)}.")
+            raise TabularFormatError(
+                self.source, line, None, f"no {what} column {col!r}; the file has {_listing(self._names)}."
+            )
         if not from_spec:
             for col in self._ignore + self._categorical + tuple(self._ns_map):
                 if col not in self._names:
-                    raise TabularFormatError(self.source, line, None,
-                                             f"no column {col!r}; the file has {_listing(self._names)}.")
+                    raise TabularFormatError(
+                        self.source, line, None, f"no column {col!r}; the file has {_listing(self._names)}."
+                    )
 
     def _infer_kinds(self):
         skip = {self._label, self._weight, *self._ignore}
@@ -456,15 +535,19 @@ class TabularReader:
             typ = self._inferred.field(name).type
             kind = arrow_kind(typ)
             if kind is None:
-                raise TabularFormatError(self.source, None, name,
-                                         f"type {typ} is not a feature type (number, text, boolean); "
-                                         "leave the column out with ignore=.")
+                raise TabularFormatError(
+                    self.source,
+                    None,
+                    name,
+                    f"type {typ} is not a feature type (number, text, boolean); leave the column out with ignore=.",
+                )
             if name in self._categorical:
                 kind = TEXT
             kinds[name] = kind
         if not kinds:
-            raise TabularFormatError(self.source, None, None, "no feature column left after the label, weight "
-                                     "and ignored columns.")
+            raise TabularFormatError(
+                self.source, None, None, "no feature column left after the label, weight and ignored columns."
+            )
         return kinds
 
     # -- streaming ----------------------------------------------------------------------------------
@@ -492,22 +575,29 @@ class TabularReader:
                 if arrow_kind(lt) == TEXT:
                     types[self._label] = pa.string()
             reader = pacsv.open_csv(
-                self.path, read_options=pacsv.ReadOptions(block_size=_CSV_BLOCK, use_threads=use_threads),
+                self.path,
+                read_options=pacsv.ReadOptions(block_size=_CSV_BLOCK, use_threads=use_threads),
                 parse_options=pacsv.ParseOptions(delimiter=self._delimiter),
-                convert_options=pacsv.ConvertOptions(column_types=types, include_columns=wanted,
-                                                     strings_can_be_null=True))
+                convert_options=pacsv.ConvertOptions(
+                    column_types=types, include_columns=wanted, strings_can_be_null=True
+                ),
+            )
             yield from reader
         else:
             import pyarrow.parquet as pq
 
-            text = [c for c in self._plan.names if self._plan.kinds[c] == TEXT and c in self._names
-                    and arrow_kind(self._inferred.field(c).type) == TEXT
-                    and not pa.types.is_temporal(self._inferred.field(c).type)]
+            text = [
+                c
+                for c in self._plan.names
+                if self._plan.kinds[c] == TEXT
+                and c in self._names
+                and arrow_kind(self._inferred.field(c).type) == TEXT
+                and not pa.types.is_temporal(self._inferred.field(c).type)
+            ]
             # pre_buffer=False: the default pre-buffering keeps column chunks of the file's row groups
             # cached as the file is read (peak memory grew ~55 MB from 1M to 4M click-log rows)
             pf = pq.ParquetFile(self.path, read_dictionary=text, pre_buffer=False)
-            yield from pf.iter_batches(batch_size=max(self.chunk_size, 1024), columns=wanted,
-                                       use_threads=use_threads)
+            yield from pf.iter_batches(batch_size=max(self.chunk_size, 1024), columns=wanted, use_threads=use_threads)
 
     def __iter__(self):
         import pyarrow as pa
@@ -550,9 +640,11 @@ class TabularReader:
             if self.format == "parquet":
                 self._check_parquet_types(cols)
             errors, out = [], []
-            for part in (lambda: hash_batch({c: cols.get(c) for c in self._plan.names}, n, self._plan),
-                         lambda: self._labels(cols.get(self._label), n),
-                         lambda: self._weights(cols.get(self._weight), n) if self._weight is not None else None):
+            for part in (
+                lambda: hash_batch({c: cols.get(c) for c in self._plan.names}, n, self._plan),
+                lambda: self._labels(cols.get(self._label), n),
+                lambda: self._weights(cols.get(self._weight), n) if self._weight is not None else None,
+            ):
                 try:
                     out.append(part())
                 except _BatchError as exc:  # report the earliest bad row of the batch
@@ -561,8 +653,9 @@ class TabularReader:
                 raise _first_error(errors)
             (hashes, values), y, w = out
         except _BatchError as exc:
-            raise TabularFormatError(self.source, self._where(row0, exc.row), exc.column, exc.reason,
-                                     self._unit) from None
+            raise TabularFormatError(
+                self.source, self._where(row0, exc.row), exc.column, exc.reason, self._unit
+            ) from None
         except (pa.ArrowInvalid, pa.ArrowNotImplementedError) as exc:
             raise TabularFormatError(self.source, None, None, _first_line(str(exc)), self._unit) from None
         return hashes_to_csr(hashes, values, self._plan), y, w
@@ -584,8 +677,11 @@ class TabularReader:
                 continue
             got = arrow_kind(arr.type)
             if got is None or (kind == NUMERIC and got != NUMERIC) or (kind == BOOLEAN and got != BOOLEAN):
-                raise _BatchError(None, name, f"expected {_article(kind)} column (as in the training data); "
-                                  f"this file has type {arr.type}.")
+                raise _BatchError(
+                    None,
+                    name,
+                    f"expected {_article(kind)} column (as in the training data); this file has type {arr.type}.",
+                )
 
     def _labels(self, arr, n):
         import pyarrow as pa
@@ -627,8 +723,7 @@ class TabularReader:
         w = arr.cast(pa.float64()).to_numpy(zero_copy_only=False)
         bad = ~np.isfinite(w) | (w < 0)
         if bad.any():
-            raise _BatchError(int(np.argmax(bad)), self._weight,
-                              f"weight {w[bad][0]} is not a finite number >= 0.")
+            raise _BatchError(int(np.argmax(bad)), self._weight, f"weight {w[bad][0]} is not a finite number >= 0.")
         return w
 
     # -- errors -------------------------------------------------------------------------------------
@@ -637,12 +732,16 @@ class TabularReader:
         re-reading the file single-threaded (pyarrow numbers rows only then)."""
         msg = str(exc)
         if isinstance(exc, OSError) and not msg.startswith("CSV"):
-            return TabularFormatError(self.source, None, None, f"cannot read the file ({_first_line(msg)}).",
-                                      self._unit)
+            return TabularFormatError(
+                self.source, None, None, f"cannot read the file ({_first_line(msg)}).", self._unit
+            )
         if self.format == "csv" and "Row #" not in msg:
             msg = self._locate(msg, row0 is not None)
-        names = self._names if hasattr(self, "_names") else list(getattr(self, "_inferred", None) and
-                                                                 self._inferred.names or [])
+        names = (
+            self._names
+            if hasattr(self, "_names")
+            else list(getattr(self, "_inferred", None) and self._inferred.names or [])
+        )
         return _csv_error(self.source, msg, names)
 
     def _locate(self, msg, typed):
@@ -655,9 +754,11 @@ class TabularReader:
                 for _ in self._batches(use_threads=False):
                     pass
             else:
-                for _ in pacsv.open_csv(self.path, read_options=pacsv.ReadOptions(block_size=_CSV_BLOCK,
-                                                                                  use_threads=False),
-                                        parse_options=pacsv.ParseOptions(delimiter=self._delimiter)):
+                for _ in pacsv.open_csv(
+                    self.path,
+                    read_options=pacsv.ReadOptions(block_size=_CSV_BLOCK, use_threads=False),
+                    parse_options=pacsv.ParseOptions(delimiter=self._delimiter),
+                ):
                     pass
         except (pa.ArrowInvalid, pa.ArrowTypeError) as exc:
             return str(exc)
@@ -670,13 +771,20 @@ def _csv_error(source, msg, names):
         col = int(m.group(1))
         column = names[col] if col < len(names) else f"#{col}"
         expected = {"double": "a number", "bool": "a boolean (true/false)"}.get(m.group(3), m.group(3))
-        return TabularFormatError(source, int(m.group(2)) if m.group(2) else None, column,
-                                  f"expected {expected} (as in the training data or the file's first rows); "
-                                  f"got {m.group(4)!r}.")
+        return TabularFormatError(
+            source,
+            int(m.group(2)) if m.group(2) else None,
+            column,
+            f"expected {expected} (as in the training data or the file's first rows); got {m.group(4)!r}.",
+        )
     m = re.search(r"CSV parse error: (?:Row #(\d+): )?Expected (\d+) columns, got (\d+)", msg)
     if m:
-        return TabularFormatError(source, int(m.group(1)) if m.group(1) else None, None,
-                                  f"expected {m.group(2)} columns (as in the header), got {m.group(3)}.")
+        return TabularFormatError(
+            source,
+            int(m.group(1)) if m.group(1) else None,
+            None,
+            f"expected {m.group(2)} columns (as in the header), got {m.group(3)}.",
+        )
     m = re.search(r"Row #(\d+)", msg)
     return TabularFormatError(source, int(m.group(1)) if m else None, None, _first_line(msg))
 
@@ -717,11 +825,24 @@ def _article(kind):
 # ---------------------------------------------------------------------------------------------------
 # public entry points
 
-def iter_csv(path: PathLike, label: str | None = None, weight: str | None = None, ignore: Sequence[str] = (),
-             bits: int = 18, chunk_size: int = 10_000, *, categorical: Sequence[str] = (),
-             namespaces: Mapping[str, Sequence[str]] | None = None, quadratic: Sequence[str] = (),
-             cubic: Sequence[str] = (), ignore_namespaces: Sequence[str] = (), keep_namespaces: Sequence[str] = (),
-             spec: InputSpec | Mapping[str, Any] | None = None, label_required: bool = True) -> TabularReader:
+
+def iter_csv(
+    path: PathLike,
+    label: str | None = None,
+    weight: str | None = None,
+    ignore: Sequence[str] = (),
+    bits: int = 18,
+    chunk_size: int = 10_000,
+    *,
+    categorical: Sequence[str] = (),
+    namespaces: Mapping[str, Sequence[str]] | None = None,
+    quadratic: Sequence[str] = (),
+    cubic: Sequence[str] = (),
+    ignore_namespaces: Sequence[str] = (),
+    keep_namespaces: Sequence[str] = (),
+    spec: InputSpec | Mapping[str, Any] | None = None,
+    label_required: bool = True,
+) -> TabularReader:
     """Stream a CSV file (plain or ``.gz``/``.bz2``) as hashed sparse chunks.
 
     Parameters
@@ -777,17 +898,42 @@ def iter_csv(path: PathLike, label: str | None = None, weight: str | None = None
     >>> reader.spec.options["columns"]
     {'age': 'numeric', 'country': 'text'}
     """
-    return TabularReader(path, "csv", label=label, weight=weight, ignore=ignore, bits=bits,
-                         chunk_size=chunk_size, categorical=categorical, namespaces=namespaces, quadratic=quadratic,
-                         cubic=cubic, ignore_namespaces=ignore_namespaces, keep_namespaces=keep_namespaces,
-                         spec=spec, label_required=label_required)
+    return TabularReader(
+        path,
+        "csv",
+        label=label,
+        weight=weight,
+        ignore=ignore,
+        bits=bits,
+        chunk_size=chunk_size,
+        categorical=categorical,
+        namespaces=namespaces,
+        quadratic=quadratic,
+        cubic=cubic,
+        ignore_namespaces=ignore_namespaces,
+        keep_namespaces=keep_namespaces,
+        spec=spec,
+        label_required=label_required,
+    )
 
 
-def iter_parquet(path: PathLike, label: str | None = None, weight: str | None = None, ignore: Sequence[str] = (),
-                 bits: int = 18, chunk_size: int = 10_000, *, categorical: Sequence[str] = (),
-                 namespaces: Mapping[str, Sequence[str]] | None = None, quadratic: Sequence[str] = (),
-                 cubic: Sequence[str] = (), ignore_namespaces: Sequence[str] = (), keep_namespaces: Sequence[str] = (),
-                 spec: InputSpec | Mapping[str, Any] | None = None, label_required: bool = True) -> TabularReader:
+def iter_parquet(
+    path: PathLike,
+    label: str | None = None,
+    weight: str | None = None,
+    ignore: Sequence[str] = (),
+    bits: int = 18,
+    chunk_size: int = 10_000,
+    *,
+    categorical: Sequence[str] = (),
+    namespaces: Mapping[str, Sequence[str]] | None = None,
+    quadratic: Sequence[str] = (),
+    cubic: Sequence[str] = (),
+    ignore_namespaces: Sequence[str] = (),
+    keep_namespaces: Sequence[str] = (),
+    spec: InputSpec | Mapping[str, Any] | None = None,
+    label_required: bool = True,
+) -> TabularReader:
     """Stream a Parquet file as hashed sparse chunks, one record batch at a time.
 
     Same parameters and output as :func:`iter_csv`; column kinds come from the file's schema (integers and
@@ -806,7 +952,20 @@ def iter_parquet(path: PathLike, label: str | None = None, weight: str | None = 
     >>> X.shape, y.tolist(), X.getnnz(axis=1).tolist()
     ((2, 1024), [1.0, 0.0], [2, 1])
     """
-    return TabularReader(path, "parquet", label=label, weight=weight, ignore=ignore, bits=bits,
-                         chunk_size=chunk_size, categorical=categorical, namespaces=namespaces, quadratic=quadratic,
-                         cubic=cubic, ignore_namespaces=ignore_namespaces, keep_namespaces=keep_namespaces,
-                         spec=spec, label_required=label_required)
+    return TabularReader(
+        path,
+        "parquet",
+        label=label,
+        weight=weight,
+        ignore=ignore,
+        bits=bits,
+        chunk_size=chunk_size,
+        categorical=categorical,
+        namespaces=namespaces,
+        quadratic=quadratic,
+        cubic=cubic,
+        ignore_namespaces=ignore_namespaces,
+        keep_namespaces=keep_namespaces,
+        spec=spec,
+        label_required=label_required,
+    )

@@ -27,14 +27,17 @@ if TYPE_CHECKING:
 __all__ = ["VwFormatError", "iter_vw", "load_vw", "parse_interactions"]
 
 _DEFAULT_BLOCK = 4 << 20
-LABEL_CONVENTIONS = {"regression": _k.LABEL_REGRESSION, "pm1": _k.LABEL_PM1, "01": _k.LABEL_01,
-                     "multiclass": _k.LABEL_MULTICLASS}
+LABEL_CONVENTIONS = {
+    "regression": _k.LABEL_REGRESSION,
+    "pm1": _k.LABEL_PM1,
+    "01": _k.LABEL_01,
+    "multiclass": _k.LABEL_MULTICLASS,
+}
 
 _REASONS = {
     _k.E_LABEL: "bad label {tok!r}: expected {expect}",
     _k.E_IMPORTANCE: "bad importance weight {tok!r}: expected a finite number >= 0 after the label",
-    _k.E_TOO_MANY: ("too many fields before the first '|' ({tok!r}): expected label [importance [initial]] "
-                    "['tag]"),
+    _k.E_TOO_MANY: ("too many fields before the first '|' ({tok!r}): expected label [importance [initial]] ['tag]"),
     _k.E_NOVALUE: "feature {tok!r} has ':' without a value",
     _k.E_VALUE: "bad feature value in {tok!r}: expected name:number",
     _k.E_NONFINITE: "non-finite value in {tok!r}: NaN and infinity are not allowed",
@@ -43,9 +46,12 @@ _REASONS = {
     _k.E_NO_LABEL: "no label (training needs one; the line starts {tok!r})",
     _k.E_INITIAL: "bad initial prediction {tok!r}: expected a number after the importance weight",
 }
-_EXPECT = {"regression": "a number", "pm1": "-1 or 1 (binary labels; use label_convention='01' for 0/1)",
-           "01": "0 or 1 (binary labels; use label_convention='pm1' for -1/1)",
-           "multiclass": "a class number 1..k"}
+_EXPECT = {
+    "regression": "a number",
+    "pm1": "-1 or 1 (binary labels; use label_convention='01' for 0/1)",
+    "01": "0 or 1 (binary labels; use label_convention='pm1' for -1/1)",
+    "multiclass": "a class number 1..k",
+}
 
 
 class VwFormatError(ValueError):
@@ -82,8 +88,10 @@ def parse_interactions(quadratic=(), cubic=()):
         b = spec.encode("utf-8") if isinstance(spec, str) else bytes(spec)
         if len(b) != k:
             flag = "-q" if k == 2 else "--cubic"
-            raise ValueError(f"{flag} {spec!r}: expected {k} namespace characters (':' for any namespace); "
-                             f"a namespace is named by its first character.")
+            raise ValueError(
+                f"{flag} {spec!r}: expected {k} namespace characters (':' for any namespace); "
+                f"a namespace is named by its first character."
+            )
         rows.append([(-1 if c == 58 else c) for c in b] + [0] * (3 - k))
         lens.append(k)
     terms = np.array(rows, dtype=np.int64).reshape(-1, 3)
@@ -113,13 +121,25 @@ def _keep_array(ignore, keep):
 
 
 class _VwParser:
-    def __init__(self, name, bits, label_convention, n_classes, require_label, ignore, keep, constant,
-                 quadratic, cubic, block_size, dtype=np.float64):
+    def __init__(
+        self,
+        name,
+        bits,
+        label_convention,
+        n_classes,
+        require_label,
+        ignore,
+        keep,
+        constant,
+        quadratic,
+        cubic,
+        block_size,
+        dtype=np.float64,
+    ):
         if not isinstance(bits, (int, np.integer)) or isinstance(bits, bool) or not 1 <= bits <= 32:
             raise ValueError(f"bits must be an integer between 1 and 32; got {bits!r}.")
         if label_convention not in LABEL_CONVENTIONS:
-            raise ValueError(f"label_convention must be one of {sorted(LABEL_CONVENTIONS)}; "
-                             f"got {label_convention!r}.")
+            raise ValueError(f"label_convention must be one of {sorted(LABEL_CONVENTIONS)}; got {label_convention!r}.")
         self.name = name
         self.bits = int(bits)
         self.mask = (1 << self.bits) - 1
@@ -159,7 +179,7 @@ class _VwParser:
     def _raise(self, buf, state):
         code = int(state[_k.S_ERR_CODE])
         s, e = int(state[_k.S_ERR_POS]), int(state[_k.S_ERR_END])
-        tok = bytes(buf[s:min(e, s + 60)]).decode("utf-8", "replace")
+        tok = bytes(buf[s : min(e, s + 60)]).decode("utf-8", "replace")
         reason = _REASONS[code].format(tok=tok, expect=_EXPECT[self.label_convention])
         raise VwFormatError(self.name, int(state[_k.S_ERR_LINE]), reason)
 
@@ -174,8 +194,10 @@ class _VwParser:
 
     def _finish(self, state):
         rows, nnz = int(state[_k.S_ROWS]), int(state[_k.S_NNZ])
-        X = sp.csr_matrix((self.data[:nnz].astype(self.dtype, copy=False), self.indices[:nnz],
-                           self.indptr[:rows + 1]), shape=(rows, 1 << self.bits))
+        X = sp.csr_matrix(
+            (self.data[:nnz].astype(self.dtype, copy=False), self.indices[:nnz], self.indptr[: rows + 1]),
+            shape=(rows, 1 << self.bits),
+        )
         X.has_canonical_format = True  # sorted, duplicates summed by the kernel
         tags = self.tags if any(self.tags) else None
         return X, self.y[:rows].copy(), self.w[:rows].copy(), tags
@@ -198,8 +220,9 @@ class _VwParser:
                 try:
                     n = _readinto(stream, memoryview(buf)[filled:])
                 except _DECOMPRESSION_ERRORS as exc:
-                    raise VwFormatError(self.name, line + 1,
-                                        f"cannot decompress ({type(exc).__name__}: {exc})") from None
+                    raise VwFormatError(
+                        self.name, line + 1, f"cannot decompress ({type(exc).__name__}: {exc})"
+                    ) from None
                 if n == 0:
                     eof = True
                 filled += n
@@ -207,11 +230,36 @@ class _VwParser:
             state[_k.S_LINE] = line
             while True:
                 rows_before = int(state[_k.S_ROWS])
-                st = _k.vw_parse(buf=buf, end=filled, final=eof, max_rows=rows_cap, mask=self.mask, label_mode=self.label_mode, n_classes=self.n_classes,
-                                 require_label=self.require_label, keep_ns=self.keep, constant=self.constant, terms=self.terms, term_lens=self.lens,
-                                 has_wildcard=self.wild, data=self.data, indices=self.indices, indptr=self.indptr, y=self.y, w=self.w, tag_s=self.tag_s,
-                                 tag_e=self.tag_e, s_idx=self.s_idx, s_val=self.s_val, s_ns=self.s_ns, s_idx2=self.s_idx2, s_val2=self.s_val2,
-                                 o_idx=self.o_idx, o_val=self.o_val, state=state)
+                st = _k.vw_parse(
+                    buf=buf,
+                    end=filled,
+                    final=eof,
+                    max_rows=rows_cap,
+                    mask=self.mask,
+                    label_mode=self.label_mode,
+                    n_classes=self.n_classes,
+                    require_label=self.require_label,
+                    keep_ns=self.keep,
+                    constant=self.constant,
+                    terms=self.terms,
+                    term_lens=self.lens,
+                    has_wildcard=self.wild,
+                    data=self.data,
+                    indices=self.indices,
+                    indptr=self.indptr,
+                    y=self.y,
+                    w=self.w,
+                    tag_s=self.tag_s,
+                    tag_e=self.tag_e,
+                    s_idx=self.s_idx,
+                    s_val=self.s_val,
+                    s_ns=self.s_ns,
+                    s_idx2=self.s_idx2,
+                    s_val2=self.s_val2,
+                    o_idx=self.o_idx,
+                    o_val=self.o_val,
+                    state=state,
+                )
                 self._collect_tags(buf, rows_before, int(state[_k.S_ROWS]))
                 if st == _k.ST_ERROR:
                     self._raise(buf, state)
@@ -239,17 +287,28 @@ class _VwParser:
             if st == _k.ST_DONE:
                 break
             # keep the incomplete last line
-            buf[:filled - pos] = buf[pos:filled]
+            buf[: filled - pos] = buf[pos:filled]
             filled -= pos
         if state[_k.S_ROWS] > 0 or not yielded_any:
             yield self._finish(state)
 
 
-def iter_vw(source: SvmlightSource, chunk_size: int = 10_000, bits: int = 18, *, label_convention: str = "pm1",
-            quadratic: Sequence[str] = (), cubic: Sequence[str] = (), ignore: Sequence[str] = (),
-            keep: Sequence[str] = (), constant: bool = False, n_classes: int | None = None,
-            require_label: bool = False, dtype: DTypeLike = np.float64, block_size: int = _DEFAULT_BLOCK,
-            ) -> Iterator[tuple[Any, FloatArray, FloatArray, list[str] | None]]:
+def iter_vw(
+    source: SvmlightSource,
+    chunk_size: int = 10_000,
+    bits: int = 18,
+    *,
+    label_convention: str = "pm1",
+    quadratic: Sequence[str] = (),
+    cubic: Sequence[str] = (),
+    ignore: Sequence[str] = (),
+    keep: Sequence[str] = (),
+    constant: bool = False,
+    n_classes: int | None = None,
+    require_label: bool = False,
+    dtype: DTypeLike = np.float64,
+    block_size: int = _DEFAULT_BLOCK,
+) -> Iterator[tuple[Any, FloatArray, FloatArray, list[str] | None]]:
     """Stream a Vowpal Wabbit text file as ``(X, y, sample_weight, tags)`` chunks, in constant memory.
 
     Every feature lands in the column VW uses for it with the same ``-b bits``: the MurmurHash3 of its
@@ -308,8 +367,20 @@ def iter_vw(source: SvmlightSource, chunk_size: int = 10_000, bits: int = 18, *,
     if not isinstance(chunk_size, (int, np.integer)) or chunk_size < 1:
         raise ValueError(f"chunk_size must be an integer >= 1; got {chunk_size!r}.")
     src = _Source(source)
-    parser = _VwParser(src.name, bits, label_convention, n_classes, require_label, ignore, keep, constant,
-                       quadratic, cubic, block_size, dtype)
+    parser = _VwParser(
+        src.name,
+        bits,
+        label_convention,
+        n_classes,
+        require_label,
+        ignore,
+        keep,
+        constant,
+        quadratic,
+        cubic,
+        block_size,
+        dtype,
+    )
     return _gen(src, parser, int(chunk_size))
 
 
@@ -322,8 +393,9 @@ def _gen(src, parser, chunk_size):
             f.close()
 
 
-def load_vw(source: SvmlightSource, bits: int = 18,
-            **kwargs: Any) -> tuple[Any, FloatArray, FloatArray, list[str] | None]:
+def load_vw(
+    source: SvmlightSource, bits: int = 18, **kwargs: Any
+) -> tuple[Any, FloatArray, FloatArray, list[str] | None]:
     """Read a whole VW text file: ``(X, y, sample_weight, tags)`` (see :func:`iter_vw` for the options).
 
     >>> import io

@@ -44,6 +44,7 @@ def _sklearn(fn, **kwargs):
 
         X, y = getattr(skd, fn)(return_X_y=True, **kwargs)
         return np.asarray(X, dtype=np.float64), y
+
     return load
 
 
@@ -61,6 +62,7 @@ def _river(cls_name, target=None, drop=()):
             rows.append([float(x[k]) for k in keys])
             ys.append(y if target is None else y[target])
         return np.asarray(rows, dtype=np.float64), np.asarray(ys)
+
     return load
 
 
@@ -83,34 +85,71 @@ def _shared(what):
             return load_movielens(split="all")
         except FileNotFoundError as exc:
             raise ZooUnavailable(f"shared data directory: {exc}") from None
+
     return load
 
 
-ZOO = {e.name: e for e in [
-    ZooEntry("breast-cancer", BINARY, "scikit-learn", "Wisconsin diagnostic breast cancer, 569 x 30",
-             _sklearn("load_breast_cancer")),
-    ZooEntry("phishing", BINARY, "river", "phishing web pages, 1,250 x 9", _river("Phishing")),
-    ZooEntry("bananas", BINARY, "river", "two-dimensional banana-shaped classes, 5,300 x 2", _river("Bananas")),
-    ZooEntry("shuttle", BINARY, "river", "Statlog shuttle, rare classes vs normal flow (skewed), 49,097 x 9",
-             _river("Shuttle")),
-    ZooEntry("a9a", BINARY, "streamlearn", "UCI Adult, binarised (LIBSVM a9a training file), 32,561 x 123",
-             _a9a),
-    ZooEntry("farm-ads", BINARY, "shared data", "UCI farm ads bag of words, 4,143 x 54,877",
-             _shared("farm-ads")),
-    ZooEntry("iris", MULTICLASS, "scikit-learn", "Fisher's iris, 3 classes, 150 x 4", _sklearn("load_iris")),
-    ZooEntry("wine", MULTICLASS, "scikit-learn", "wine cultivars, 3 classes, 178 x 13", _sklearn("load_wine")),
-    ZooEntry("digits", MULTICLASS, "scikit-learn", "8x8 handwritten digits, 10 classes, 1,797 x 64",
-             _sklearn("load_digits")),
-    ZooEntry("segment", MULTICLASS, "river", "image segments, 7 classes, 2,310 x 18", _river("ImageSegments")),
-    ZooEntry("diabetes", REGRESSION, "scikit-learn", "diabetes progression (unscaled), 442 x 10",
-             _sklearn("load_diabetes", scaled=False)),
-    ZooEntry("trump-approval", REGRESSION, "river", "approval rating from five polls and the date, 1,001 x 6",
-             _river("TrumpApproval")),
-    ZooEntry("chick-weights", REGRESSION, "river", "chick weight from time, chick and diet, 578 x 3",
-             _river("ChickWeights")),
-    ZooEntry("movielens-100k", REGRESSION, "shared data", "MovieLens ratings, one-hot user and item, "
-             "100,000 x 2,625", _shared("movielens")),
-]}
+ZOO = {
+    e.name: e
+    for e in [
+        ZooEntry(
+            "breast-cancer",
+            BINARY,
+            "scikit-learn",
+            "Wisconsin diagnostic breast cancer, 569 x 30",
+            _sklearn("load_breast_cancer"),
+        ),
+        ZooEntry("phishing", BINARY, "river", "phishing web pages, 1,250 x 9", _river("Phishing")),
+        ZooEntry("bananas", BINARY, "river", "two-dimensional banana-shaped classes, 5,300 x 2", _river("Bananas")),
+        ZooEntry(
+            "shuttle",
+            BINARY,
+            "river",
+            "Statlog shuttle, rare classes vs normal flow (skewed), 49,097 x 9",
+            _river("Shuttle"),
+        ),
+        ZooEntry("a9a", BINARY, "streamlearn", "UCI Adult, binarised (LIBSVM a9a training file), 32,561 x 123", _a9a),
+        ZooEntry("farm-ads", BINARY, "shared data", "UCI farm ads bag of words, 4,143 x 54,877", _shared("farm-ads")),
+        ZooEntry("iris", MULTICLASS, "scikit-learn", "Fisher's iris, 3 classes, 150 x 4", _sklearn("load_iris")),
+        ZooEntry("wine", MULTICLASS, "scikit-learn", "wine cultivars, 3 classes, 178 x 13", _sklearn("load_wine")),
+        ZooEntry(
+            "digits",
+            MULTICLASS,
+            "scikit-learn",
+            "8x8 handwritten digits, 10 classes, 1,797 x 64",
+            _sklearn("load_digits"),
+        ),
+        ZooEntry("segment", MULTICLASS, "river", "image segments, 7 classes, 2,310 x 18", _river("ImageSegments")),
+        ZooEntry(
+            "diabetes",
+            REGRESSION,
+            "scikit-learn",
+            "diabetes progression (unscaled), 442 x 10",
+            _sklearn("load_diabetes", scaled=False),
+        ),
+        ZooEntry(
+            "trump-approval",
+            REGRESSION,
+            "river",
+            "approval rating from five polls and the date, 1,001 x 6",
+            _river("TrumpApproval"),
+        ),
+        ZooEntry(
+            "chick-weights",
+            REGRESSION,
+            "river",
+            "chick weight from time, chick and diet, 578 x 3",
+            _river("ChickWeights"),
+        ),
+        ZooEntry(
+            "movielens-100k",
+            REGRESSION,
+            "shared data",
+            "MovieLens ratings, one-hot user and item, 100,000 x 2,625",
+            _shared("movielens"),
+        ),
+    ]
+}
 
 
 def zoo_names(task: str | None = None) -> list[str]:

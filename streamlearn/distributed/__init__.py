@@ -21,7 +21,8 @@ try:
 except ImportError as exc:  # pragma: no cover - exercised only without the extra
     raise ImportError(
         "streamlearn.distributed needs dask.distributed, which is not installed "
-        f"({exc}). Install the extra: pip install streamlearn[dask]") from exc
+        f"({exc}). Install the extra: pip install streamlearn[dask]"
+    ) from exc
 
 from ._client import connect
 from ._mixing import fit_mixing, supported_learners

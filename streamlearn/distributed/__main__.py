@@ -35,11 +35,15 @@ def main(argv=None):
         X, y, X_test, y_test = X[:cut], y[:cut], X[cut:], y[cut:]
     cuts = np.linspace(0, X.shape[0], args.partitions + 1).astype(int)
     parts = [(X[a:b], y[a:b]) for a, b in zip(cuts[:-1], cuts[1:])]
-    learners = {"PA-I (C=0.01)": PassiveAggressiveClassifier(C=0.01),
-                "FTRL (l1=1)": FTRLProximalClassifier(l1=1.0),
-                "RFD-SON (ell=5, alpha0=10)": SketchedOnlineNewton(sketch="rfd", ell=5, alpha0=10.0)}
-    print(f"{args.data}: {X.shape[0]} training rows in {args.partitions} partitions, {args.rounds} rounds, "
-          f"scheduler {args.scheduler}")
+    learners = {
+        "PA-I (C=0.01)": PassiveAggressiveClassifier(C=0.01),
+        "FTRL (l1=1)": FTRLProximalClassifier(l1=1.0),
+        "RFD-SON (ell=5, alpha0=10)": SketchedOnlineNewton(sketch="rfd", ell=5, alpha0=10.0),
+    }
+    print(
+        f"{args.data}: {X.shape[0]} training rows in {args.partitions} partitions, {args.rounds} rounds, "
+        f"scheduler {args.scheduler}"
+    )
     print("| learner | sequential one pass | mixed | difference (pt) | mixing seconds | seconds per round |")
     print("|---|---|---|---|---|---|")
     with connect(args.scheduler) as client:
@@ -50,8 +54,7 @@ def main(argv=None):
             secs = time.perf_counter() - t0
             acc = mixed.score(X_test, y_test)
             rounds = ", ".join(f"{h['seconds']:.2f}" for h in mixed.mixing_history_)
-            print(f"| {name} | {seq:.4f} | {acc:.4f} | {100 * (acc - seq):+.2f} | {secs:.2f} | {rounds} |",
-                  flush=True)
+            print(f"| {name} | {seq:.4f} | {acc:.4f} | {100 * (acc - seq):+.2f} | {secs:.2f} | {rounds} |", flush=True)
     return 0
 
 

@@ -35,7 +35,8 @@ def mixer_for(learner):
     """The class whose ``mix`` combines models like ``learner``; raises TypeError when it cannot be mixed."""
     cls = type(learner)
     if not _mixable(cls):
-        raise TypeError(f"fit_mixing cannot average a {cls.__name__}: supported learners are "
-                        f"{', '.join(supported_learners())}.")
+        raise TypeError(
+            f"fit_mixing cannot average a {cls.__name__}: supported learners are {', '.join(supported_learners())}."
+        )
     learner.check_mixable()
     return cls

@@ -12,23 +12,28 @@ from distributed.scheduler import KilledWorker
 __all__ = ["connect"]
 
 _LOCAL = re.compile(r"local:(\d+)")
-_FORMS = ("'local:N' (a LocalCluster of N >= 1 worker processes on this machine), a scheduler address such "
-          "as 'tcp://scheduler:8786', or None (the current default client)")
+_FORMS = (
+    "'local:N' (a LocalCluster of N >= 1 worker processes on this machine), a scheduler address such "
+    "as 'tcp://scheduler:8786', or None (the current default client)"
+)
 
 
 def _parse(scheduler):
     """``("local", n)`` or ``("address", text)``; ValueError naming the input for anything else."""
     if not isinstance(scheduler, str):
-        raise ValueError(f"scheduler must be a string or None: {_FORMS}; got {scheduler!r} "
-                         f"({type(scheduler).__name__}).")
+        raise ValueError(
+            f"scheduler must be a string or None: {_FORMS}; got {scheduler!r} ({type(scheduler).__name__})."
+        )
     text = scheduler.strip()
     if not text:
         raise ValueError(f"scheduler must not be empty: expected {_FORMS}; got {scheduler!r}.")
     if text.lower().startswith("local"):
         m = _LOCAL.fullmatch(text.lower())
         if not m or int(m.group(1)) < 1:
-            raise ValueError(f"scheduler={scheduler!r} is not a valid local cluster: expected 'local:N' with an "
-                             f"integer N >= 1 worker processes (e.g. 'local:2'); the accepted forms are {_FORMS}.")
+            raise ValueError(
+                f"scheduler={scheduler!r} is not a valid local cluster: expected 'local:N' with an "
+                f"integer N >= 1 worker processes (e.g. 'local:2'); the accepted forms are {_FORMS}."
+            )
         return "local", int(m.group(1))
     if any(c.isspace() for c in text) or ":" not in text:
         raise ValueError(f"scheduler={scheduler!r} is not a scheduler address: expected {_FORMS}.")
@@ -36,8 +41,9 @@ def _parse(scheduler):
 
 
 @contextlib.contextmanager
-def connect(scheduler: str | int | None = None, *, threads_per_worker: int = 1,
-            **cluster_kwargs: Any) -> Iterator[Client]:
+def connect(
+    scheduler: str | int | None = None, *, threads_per_worker: int = 1, **cluster_kwargs: Any
+) -> Iterator[Client]:
     """Context manager yielding a ``distributed.Client``.
 
     Parameters
@@ -90,8 +96,7 @@ def connect(scheduler: str | int | None = None, *, threads_per_worker: int = 1,
     kind, value = _parse(scheduler)
     if kind == "local":
         cluster_kwargs.setdefault("dashboard_address", None)
-        cluster = LocalCluster(n_workers=value, threads_per_worker=threads_per_worker, processes=True,
-                               **cluster_kwargs)
+        cluster = LocalCluster(n_workers=value, threads_per_worker=threads_per_worker, processes=True, **cluster_kwargs)
         try:
             client = Client(cluster)
             try:
@@ -112,9 +117,11 @@ def _default_client():
     try:
         return distributed.get_client()
     except ValueError:
-        raise RuntimeError("No Dask client is running: pass client=... (a distributed.Client), or start one "
-                           "first, e.g. `with streamlearn.distributed.connect('local:2') as client:` or "
-                           "`Client('tcp://scheduler:8786')`.") from None
+        raise RuntimeError(
+            "No Dask client is running: pass client=... (a distributed.Client), or start one "
+            "first, e.g. `with streamlearn.distributed.connect('local:2') as client:` or "
+            "`Client('tcp://scheduler:8786')`."
+        ) from None
 
 
 def resolve_client(client):
@@ -122,8 +129,10 @@ def resolve_client(client):
     if client is None:
         return _default_client()
     if not isinstance(client, Client):
-        raise TypeError(f"client must be a distributed.Client or None; got {type(client).__name__}. Use "
-                        "streamlearn.distributed.connect(...) to make one.")
+        raise TypeError(
+            f"client must be a distributed.Client or None; got {type(client).__name__}. Use "
+            "streamlearn.distributed.connect(...) to make one."
+        )
     return client
 
 
@@ -150,6 +159,7 @@ def raise_for_partition(exc, k, part, what):
     if isinstance(exc, KilledWorker):
         raise RuntimeError(
             f"worker running partition {k} ({part.describe()}) died (the task was retried by Dask and its "
-            f"worker was lost every time: {exc}); {what} stopped and no model returned.") from exc
+            f"worker was lost every time: {exc}); {what} stopped and no model returned."
+        ) from exc
     exc.add_note(f"(raised by partition {k}: {part.describe()})")
     raise exc

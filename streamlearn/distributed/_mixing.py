@@ -58,9 +58,18 @@ def _local_passes(template, start, part, data, passes, classes, seed, blas_threa
     return (est if n else None), n, n_first, err
 
 
-def fit_mixing(learner: Any, partitions: Any, client: Any = None, *, rounds: int = 5, passes: int = 1,
-               classes: ArrayLike | None = None, random_state: RandomStateLike = None, verbose: bool = False,
-               blas_threads: int = 1) -> Any:
+def fit_mixing(
+    learner: Any,
+    partitions: Any,
+    client: Any = None,
+    *,
+    rounds: int = 5,
+    passes: int = 1,
+    classes: ArrayLike | None = None,
+    random_state: RandomStateLike = None,
+    verbose: bool = False,
+    blas_threads: int = 1,
+) -> Any:
     """Train ``learner`` by iterative parameter mixing over the partitions (McDonald et al., 2010).
 
     Round r: the current model is broadcast to the workers (``client.scatter``); every partition is one
@@ -154,8 +163,10 @@ def fit_mixing(learner: Any, partitions: Any, client: Any = None, *, rounds: int
     data = data_futures(client, parts)
     is_clf = isinstance(template, OnlineClassifierMixin)
     if is_clf and classes is None:
-        futs = [client.submit(_labels, p._light(), data[k], pure=False, key=f"streamlearn-labels-{tag}-{k}")
-                for k, p in enumerate(parts)]
+        futs = [
+            client.submit(_labels, p._light(), data[k], pure=False, key=f"streamlearn-labels-{tag}-{k}")
+            for k, p in enumerate(parts)
+        ]
         found = set().union(*collect(futs, parts, "fit_mixing (reading the labels)"))
         classes = np.array(sorted(found))
     if classes is not None:
@@ -165,10 +176,23 @@ def fit_mixing(learner: Any, partitions: Any, client: Any = None, *, rounds: int
     for r in range(rounds):
         t0 = time.perf_counter()
         start = client.scatter(model, broadcast=True) if model is not None else None
-        seeds = [None] * len(parts) if rng is None else [int(s) for s in rng.integers(0, 2 ** 63 - 1, len(parts))]
-        futs = [client.submit(_local_passes, template, start, p._light(), data[k], passes, classes, seeds[k],
-                              blas_threads, pure=False, key=f"streamlearn-mix-{tag}-r{r + 1}-p{k}")
-                for k, p in enumerate(parts)]
+        seeds = [None] * len(parts) if rng is None else [int(s) for s in rng.integers(0, 2**63 - 1, len(parts))]
+        futs = [
+            client.submit(
+                _local_passes,
+                template,
+                start,
+                p._light(),
+                data[k],
+                passes,
+                classes,
+                seeds[k],
+                blas_threads,
+                pure=False,
+                key=f"streamlearn-mix-{tag}-r{r + 1}-p{k}",
+            )
+            for k, p in enumerate(parts)
+        ]
         results = collect(futs, parts, f"fit_mixing (round {r + 1} of {rounds})")
         del futs, start
         models = [res[0] for res in results if res[1] > 0]
@@ -182,7 +206,10 @@ def fit_mixing(learner: Any, partitions: Any, client: Any = None, *, rounds: int
         entry[key] = float(sum(res[3] for res in results) / n_first) if n_first else float("nan")
         history.append(entry)
         if verbose:
-            print(f"round {r + 1}/{rounds}: {entry['n_examples']} examples, {key} {entry[key]:.4f}, "
-                  f"{entry['seconds']:.2f} s", flush=True)
+            print(
+                f"round {r + 1}/{rounds}: {entry['n_examples']} examples, {key} {entry[key]:.4f}, "
+                f"{entry['seconds']:.2f} s",
+                flush=True,
+            )
     model.mixing_history_ = history
     return model

@@ -55,8 +55,9 @@ class Partition:
     (4, [(3, 4), (1, 4)])
     """
 
-    def __init__(self, kind, payload, *, index, n_features=None, chunk_size=10_000, zero_based=False,
-                 n_rows=None, name=None):
+    def __init__(
+        self, kind, payload, *, index, n_features=None, chunk_size=10_000, zero_based=False, n_rows=None, name=None
+    ):
         if kind not in ("file", "arrays", "delayed", "loader"):
             raise ValueError(f"Partition kind must be 'file', 'arrays', 'delayed' or 'loader'; got {kind!r}.")
         self.kind = kind
@@ -69,8 +70,14 @@ class Partition:
         self.name = name
 
     @classmethod
-    def from_loader(cls, loader: Callable[[], Iterable[tuple[Any, Any]]], *, index: int = 0, name: str | None = None,
-                    n_rows: int | None = None) -> "Partition":
+    def from_loader(
+        cls,
+        loader: Callable[[], Iterable[tuple[Any, Any]]],
+        *,
+        index: int = 0,
+        name: str | None = None,
+        n_rows: int | None = None,
+    ) -> "Partition":
         """A partition read by ``loader()``, a picklable callable returning an iterable of ``(X, y)`` chunks
         (run on the worker; e.g. a query against a database)."""
         if not callable(loader):
@@ -106,8 +113,9 @@ class Partition:
         when omitted the delayed object is computed here.
         """
         if self.kind == "file":
-            for X, y in iter_svmlight(self.payload, chunk_size=self.chunk_size, n_features=self.n_features,
-                                      zero_based=self.zero_based):
+            for X, y in iter_svmlight(
+                self.payload, chunk_size=self.chunk_size, n_features=self.n_features, zero_based=self.zero_based
+            ):
                 yield X, y
             return
         if self.kind == "arrays":
@@ -134,8 +142,10 @@ def _as_chunk_list(data, name):
         return [d if isinstance(d, tuple) else (d, None) for d in data]
     if sp.issparse(data) or isinstance(data, np.ndarray):
         return [(data, None)]
-    raise ValueError(f"{name}: a delayed partition must compute to an (X, y) pair, an X matrix or a list of "
-                     f"them; got {type(data).__name__}.")
+    raise ValueError(
+        f"{name}: a delayed partition must compute to an (X, y) pair, an X matrix or a list of "
+        f"them; got {type(data).__name__}."
+    )
 
 
 def _check_chunk(X, y, name, n_features):
@@ -143,19 +153,21 @@ def _check_chunk(X, y, name, n_features):
         try:
             X = np.asarray(X, dtype=np.float64)
         except (TypeError, ValueError):
-            raise ValueError(f"{name}: X must be a 2-D array or a scipy sparse matrix; got "
-                             f"{type(X).__name__}.") from None
+            raise ValueError(
+                f"{name}: X must be a 2-D array or a scipy sparse matrix; got {type(X).__name__}."
+            ) from None
     if X.ndim != 2:
         raise ValueError(f"{name}: X must be 2-D (rows x features); got shape {X.shape}.")
     if n_features is not None and X.shape[1] != n_features:
-        raise ValueError(f"{name}: X has {X.shape[1]} features; every partition must have {n_features} "
-                         "(pass n_features=... to as_partitions).")
+        raise ValueError(
+            f"{name}: X has {X.shape[1]} features; every partition must have {n_features} "
+            "(pass n_features=... to as_partitions)."
+        )
     X = as_csr_float(sp.csr_matrix(X) if not sp.issparse(X) else X)
     if y is not None:
         y = np.asarray(y)
         if y.ndim != 1 or y.shape[0] != X.shape[0]:
-            raise ValueError(f"{name}: y must be 1-D with one label per row of X ({X.shape[0]}); got shape "
-                             f"{y.shape}.")
+            raise ValueError(f"{name}: y must be 1-D with one label per row of X ({X.shape[0]}); got shape {y.shape}.")
     return X, y
 
 
@@ -181,8 +193,9 @@ def _check_chunk_size(chunk_size):
     return int(chunk_size)
 
 
-def as_partitions(source: Any, *, n_features: int | None = None, chunk_size: int = 10_000,
-                  zero_based: bool | str = "auto") -> list["Partition"]:
+def as_partitions(
+    source: Any, *, n_features: int | None = None, chunk_size: int = 10_000, zero_based: bool | str = "auto"
+) -> list["Partition"]:
     """Describe ``source`` as a list of :class:`Partition` (one task each in :func:`fit_sketch` and
     :func:`fit_mixing`).
 
@@ -223,17 +236,21 @@ def as_partitions(source: Any, *, n_features: int | None = None, chunk_size: int
     (10000, 123)
     """
     chunk_size = _check_chunk_size(chunk_size)
-    if n_features is not None and (not isinstance(n_features, numbers.Integral) or isinstance(n_features, bool)
-                                   or n_features < 1):
+    if n_features is not None and (
+        not isinstance(n_features, numbers.Integral) or isinstance(n_features, bool) or n_features < 1
+    ):
         raise ValueError(f"n_features must be an int >= 1 or None; got {n_features!r}.")
     if zero_based not in (True, False, "auto"):
         raise ValueError(f"zero_based must be True, False or 'auto'; got {zero_based!r}.")
     if isinstance(source, (str, os.PathLike)):
         return _file_partitions(_expand(source), n_features, chunk_size, zero_based)
     if _is_dask_bag(source):
-        return [Partition("delayed", d, index=k, n_features=n_features, chunk_size=chunk_size,
-                          name=f"dask.bag partition {k}")
-                for k, d in enumerate(source.to_delayed())]
+        return [
+            Partition(
+                "delayed", d, index=k, n_features=n_features, chunk_size=chunk_size, name=f"dask.bag partition {k}"
+            )
+            for k, d in enumerate(source.to_delayed())
+        ]
     if _is_dask_array(source) or (isinstance(source, tuple) and len(source) == 2 and _is_dask_array(source[0])):
         return _dask_array_partitions(source, n_features, chunk_size)
     if isinstance(source, (list, tuple)):
@@ -254,21 +271,29 @@ def as_partitions(source: Any, *, n_features: int | None = None, chunk_size: int
             elif sp.issparse(it) or isinstance(it, np.ndarray):
                 X, y = it, None
             else:
-                raise ValueError(f"as_partitions: item {k} of the list is a {type(it).__name__}; expected a path, "
-                                 "an (X, y) pair or an X matrix (all items of one kind).")
+                raise ValueError(
+                    f"as_partitions: item {k} of the list is a {type(it).__name__}; expected a path, "
+                    "an (X, y) pair or an X matrix (all items of one kind)."
+                )
             X, y = _check_chunk(X, y, f"as_partitions item {k}", None)
             parts.append((X, y))
         widths = {X.shape[1] for X, _ in parts}
         width = n_features if n_features is not None else max(widths)
         for k, (X, _) in enumerate(parts):
             if X.shape[1] != width:
-                raise ValueError(f"as_partitions: item {k} has {X.shape[1]} columns, others {sorted(widths)}"
-                                 f"{'' if n_features is None else f' (n_features={n_features})'}; every "
-                                 "partition must have the same number of features.")
-        return [Partition("arrays", [(X, y)], index=k, n_features=width, chunk_size=chunk_size,
-                          n_rows=X.shape[0]) for k, (X, y) in enumerate(parts)]
-    raise TypeError(f"as_partitions: cannot make partitions from a {type(source).__name__}; expected a glob or "
-                    "path, a list of paths, a list of (X, y) pairs, a dask.bag or a dask.array.")
+                raise ValueError(
+                    f"as_partitions: item {k} has {X.shape[1]} columns, others {sorted(widths)}"
+                    f"{'' if n_features is None else f' (n_features={n_features})'}; every "
+                    "partition must have the same number of features."
+                )
+        return [
+            Partition("arrays", [(X, y)], index=k, n_features=width, chunk_size=chunk_size, n_rows=X.shape[0])
+            for k, (X, y) in enumerate(parts)
+        ]
+    raise TypeError(
+        f"as_partitions: cannot make partitions from a {type(source).__name__}; expected a glob or "
+        "path, a list of paths, a list of (X, y) pairs, a dask.bag or a dask.array."
+    )
 
 
 def _expand(source):
@@ -296,8 +321,10 @@ def _file_partitions(paths, n_features, chunk_size, zero_based):
             n_features = widest
         elif widest > n_features:
             raise ValueError(f"as_partitions: n_features={n_features}, but the files use up to {widest} features.")
-    return [Partition("file", p, index=k, n_features=n_features, chunk_size=chunk_size, zero_based=zero_based)
-            for k, p in enumerate(paths)]
+    return [
+        Partition("file", p, index=k, n_features=n_features, chunk_size=chunk_size, zero_based=zero_based)
+        for k, p in enumerate(paths)
+    ]
 
 
 def _dask_array_partitions(source, n_features, chunk_size):
@@ -312,10 +339,19 @@ def _dask_array_partitions(source, n_features, chunk_size):
         y = y.rechunk((X.chunks[0],))
         yb = y.to_delayed().ravel()
     import dask
+
     parts = []
     for k, xd in enumerate(xb):
         pair = dask.delayed(tuple)([xd, yb[k]]) if y is not None else xd
-        parts.append(Partition("delayed", pair, index=k, n_features=n_features or X.shape[1],
-                               chunk_size=chunk_size, n_rows=int(X.chunks[0][k]),
-                               name=f"dask.array block {k} ({X.chunks[0][k]} rows)"))
+        parts.append(
+            Partition(
+                "delayed",
+                pair,
+                index=k,
+                n_features=n_features or X.shape[1],
+                chunk_size=chunk_size,
+                n_rows=int(X.chunks[0][k]),
+                name=f"dask.array block {k} ({X.chunks[0][k]} rows)",
+            )
+        )
     return parts

@@ -28,8 +28,7 @@ def _merge(*sketches):
     return out
 
 
-def fit_sketch(sketch: Any, partitions: Any, client: Any = None, *, split_every: int = 2,
-               blas_threads: int = 1) -> Any:
+def fit_sketch(sketch: Any, partitions: Any, client: Any = None, *, split_every: int = 2, blas_threads: int = 1) -> Any:
     """Sketch every partition on the workers and merge the sketches by a tree reduction.
 
     Each partition is one task: a fresh clone of ``sketch`` runs ``partial_fit`` over the partition's
@@ -84,8 +83,10 @@ def fit_sketch(sketch: Any, partitions: Any, client: Any = None, *, split_every:
     >>> client.close()
     """
     if not (hasattr(sketch, "merge") and hasattr(sketch, "partial_fit")):
-        raise TypeError(f"fit_sketch needs a sketch with partial_fit and merge (e.g. FrequentDirections); got "
-                        f"{type(sketch).__name__}.")
+        raise TypeError(
+            f"fit_sketch needs a sketch with partial_fit and merge (e.g. FrequentDirections); got "
+            f"{type(sketch).__name__}."
+        )
     if not isinstance(split_every, numbers.Integral) or isinstance(split_every, bool) or split_every < 2:
         raise ValueError(f"split_every must be an int >= 2; got {split_every!r}.")
     client = resolve_client(client)
@@ -93,16 +94,31 @@ def fit_sketch(sketch: Any, partitions: Any, client: Any = None, *, split_every:
     template = clone(sketch)
     tag = uuid.uuid4().hex[:8]
     data = data_futures(client, parts)
-    leaves = [client.submit(_sketch_partition, template, p._light(), data[k], blas_threads, pure=False,
-                            key=f"streamlearn-sketch-{tag}-{k}") for k, p in enumerate(parts)]
+    leaves = [
+        client.submit(
+            _sketch_partition,
+            template,
+            p._light(),
+            data[k],
+            blas_threads,
+            pure=False,
+            key=f"streamlearn-sketch-{tag}-{k}",
+        )
+        for k, p in enumerate(parts)
+    ]
     collect_leaves = leaves
     level, depth = leaves, 0
     while len(level) > 1:
         depth += 1
-        level = [client.submit(_merge, *level[i:i + split_every], pure=False,
-                               key=f"streamlearn-merge-{tag}-{depth}-{i}") if len(level[i:i + split_every]) > 1
-                 else level[i] for i in range(0, len(level), split_every)]
-    collect(collect_leaves, parts, "fit_sketch", gather=False)  # names a failed partition (its worker died, or it raised)
+        level = [
+            client.submit(_merge, *level[i : i + split_every], pure=False, key=f"streamlearn-merge-{tag}-{depth}-{i}")
+            if len(level[i : i + split_every]) > 1
+            else level[i]
+            for i in range(0, len(level), split_every)
+        ]
+    collect(
+        collect_leaves, parts, "fit_sketch", gather=False
+    )  # names a failed partition (its worker died, or it raised)
     root = level[0]
     try:
         return root.result()

@@ -23,7 +23,8 @@ def check_learner(learner, *, what="learner"):
         raise TypeError(
             f"{what} must follow the streamlearn online-learner contract (see streamlearn.base): it needs "
             f"partial_fit_scores(), scores_to_labels() and _progressive_loss; {type(learner).__name__} lacks "
-            f"{', '.join(missing)}.")
+            f"{', '.join(missing)}."
+        )
 
 
 def task_of(learner):
@@ -52,8 +53,10 @@ def loss_param(name, learner=None, epsilon=None):
     if value is None:
         raise ValueError(f"The {name!r} loss needs its parameter {attr!r}: pass {attr}=... (a float >= 0).")
     if isinstance(value, bool) or not isinstance(value, numbers.Real) or not np.isfinite(value) or value < 0:
-        raise ValueError(f"The {attr!r} parameter of the {name!r} loss must be a float in the range [0.0, inf). "
-                         f"Got {value!r} instead.")
+        raise ValueError(
+            f"The {attr!r} parameter of the {name!r} loss must be a float in the range [0.0, inf). "
+            f"Got {value!r} instead."
+        )
     return float(value)
 
 
@@ -67,8 +70,10 @@ def signed_targets(classes, y, *, what="y"):
     bad = classes[idx_c] != y
     if np.any(bad):
         unknown = np.unique(y[bad])
-        raise ValueError(f"{what} contains labels {unknown.tolist()[:10]} that are not among the learner's "
-                         f"classes {classes.tolist()[:20]}.")
+        raise ValueError(
+            f"{what} contains labels {unknown.tolist()[:10]} that are not among the learner's "
+            f"classes {classes.tolist()[:20]}."
+        )
     if classes.shape[0] == 2:
         return np.where(idx_c == 1, 1.0, -1.0)
     out = -np.ones((y.shape[0], classes.shape[0]), dtype=np.float64)

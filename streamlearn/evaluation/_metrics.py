@@ -64,6 +64,6 @@ def evaluate(learner: Any, X: Any, y: Any) -> dict[str, float]:
         scores = np.asarray(learner.predict(X), dtype=np.float64)  # a regressor's score is its prediction
         targets = y.astype(np.float64)
         residual = scores - targets
-        out.update(rmse=float(np.sqrt(np.mean(residual ** 2))), mae=float(np.mean(np.abs(residual))))
+        out.update(rmse=float(np.sqrt(np.mean(residual**2))), mae=float(np.mean(np.abs(residual))))
         out["average_loss"] = float(np.mean(example_losses(name, param, targets, scores)))
     return out

@@ -16,8 +16,7 @@ from typing import Any
 import numpy as np
 import scipy.sparse as sp
 
-from ._common import (as_1d_labels, check_learner, example_losses, loss_spec, n_rows, signed_targets, task_of,
-                      to_builtin)
+from ._common import as_1d_labels, check_learner, example_losses, loss_spec, n_rows, signed_targets, task_of, to_builtin
 
 __all__ = ["iter_progressive_validation", "progressive_validation", "ProgressiveResult", "iter_array_chunks"]
 
@@ -29,8 +28,9 @@ DEFAULT_CURVE_POINTS = 2_000
 
 # ---------------------------------------------------------------------------------------------------------
 # streams
-def iter_array_chunks(X: Any, y: Any, sample_weight: Any = None, *,
-                      chunk_size: int = DEFAULT_CHUNK_SIZE) -> Iterator[tuple]:
+def iter_array_chunks(
+    X: Any, y: Any, sample_weight: Any = None, *, chunk_size: int = DEFAULT_CHUNK_SIZE
+) -> Iterator[tuple]:
     """Cut an in-memory ``(X, y)`` into consecutive row chunks, for the progressive-validation functions.
 
     Parameters
@@ -86,8 +86,7 @@ def _is_array_pair(stream):
 
     A stream of chunks never matches: its first element is a chunk tuple, which has no 2-D ``shape``.
     """
-    return (isinstance(stream, (tuple, list)) and len(stream) in (2, 3)
-            and len(getattr(stream[0], "shape", ())) == 2)
+    return isinstance(stream, (tuple, list)) and len(stream) in (2, 3) and len(getattr(stream[0], "shape", ())) == 2
 
 
 def _chunks(stream, chunk_size):
@@ -96,8 +95,10 @@ def _chunks(stream, chunk_size):
     try:
         return iter(stream)
     except TypeError:
-        raise TypeError(f"stream must be an iterable of (X, y) or (X, y, sample_weight) chunks, or one such tuple "
-                        f"of arrays; got {type(stream).__name__}.") from None
+        raise TypeError(
+            f"stream must be an iterable of (X, y) or (X, y, sample_weight) chunks, or one such tuple "
+            f"of arrays; got {type(stream).__name__}."
+        ) from None
 
 
 def _unpack(chunk, i):
@@ -122,8 +123,10 @@ def _make_schedule(checkpoints):
     if isinstance(checkpoints, str):
         if checkpoints == "doubling":
             return _doubling
-        raise ValueError(f"checkpoints must be 'doubling', an int >= 1, a sequence of ints >= 1 or None. "
-                         f"Got {checkpoints!r} instead.")
+        raise ValueError(
+            f"checkpoints must be 'doubling', an int >= 1, a sequence of ints >= 1 or None. "
+            f"Got {checkpoints!r} instead."
+        )
     if checkpoints is None:
         return lambda lo, hi: ()
     if isinstance(checkpoints, numbers.Integral) and not isinstance(checkpoints, bool):
@@ -136,14 +139,17 @@ def _make_schedule(checkpoints):
     except Exception:  # pragma: no cover - exotic objects
         points = None
     if points is None or points.ndim != 1 or not (points.size == 0 or np.issubdtype(points.dtype, np.integer)):
-        raise ValueError(f"checkpoints must be 'doubling', an int >= 1, a sequence of ints >= 1 or None. "
-                         f"Got {checkpoints!r} instead.")
+        raise ValueError(
+            f"checkpoints must be 'doubling', an int >= 1, a sequence of ints >= 1 or None. "
+            f"Got {checkpoints!r} instead."
+        )
     if points.size and points.min() < 1:
         raise ValueError(f"checkpoints must be example counts >= 1; got {int(points.min())}.")
     points = np.unique(points.astype(np.int64))
 
     def schedule(lo, hi):
-        return points[np.searchsorted(points, lo, side="right"):np.searchsorted(points, hi, side="right")].tolist()
+        return points[np.searchsorted(points, lo, side="right") : np.searchsorted(points, hi, side="right")].tolist()
+
     return schedule
 
 
@@ -214,7 +220,8 @@ class _Accumulator:
             bad = int(np.flatnonzero(~np.isfinite(cum_loss) | ~np.isfinite(cum_err))[0])
             raise FloatingPointError(
                 f"The progressive loss is not finite at example {self.n + bad} of the stream (its pre-update score "
-                "overflowed the loss); the learner is diverging: lower its step size or scale the features.")
+                "overflowed the loss); the learner is diverging: lower its step size or scale the features."
+            )
         rows = []
         for c in self.schedule(self.n, self.n + losses.shape[0]):
             j = int(c) - self.n
@@ -237,8 +244,13 @@ class _Accumulator:
     def _row(self, c, loss, err, weight, label, pred):
         _, ploss, perr, pw = self.prev
         dw = weight - pw
-        row = {"n_examples": c, "sum_weights": weight, "average_loss": _div(loss, weight),
-               "since_last_loss": _div(loss - ploss, dw), "cumulative_loss": loss}
+        row = {
+            "n_examples": c,
+            "sum_weights": weight,
+            "average_loss": _div(loss, weight),
+            "since_last_loss": _div(loss - ploss, dw),
+            "cumulative_loss": loss,
+        }
         if self.task == "classification":
             err = int(err) if isinstance(err, (int, np.integer)) else float(err)
             row.update(error_rate=_div(err, weight), since_last_error_rate=_div(err - perr, dw), n_mistakes=err)
@@ -280,7 +292,8 @@ def _run(learner, chunks, acc, *, classes, name, param, on_chunk=None):
             if cls.shape[0] < 2:
                 raise ValueError(
                     f"classes=None and the first chunk of the stream holds only the labels {cls.tolist()}: pass "
-                    "classes=[...] (every label of the stream) to the progressive-validation function.")
+                    "classes=[...] (every label of the stream) to the progressive-validation function."
+                )
         scores = np.asarray(learner.partial_fit_scores(X, y, classes=cls, sample_weight=sw))
         preds = np.asarray(learner.scores_to_labels(scores))
         with np.errstate(over="ignore"):  # an overflowing loss is caught, with a message, by acc.update
@@ -316,8 +329,14 @@ def _prepare(learner, checkpoints, chunk_size):
 
 # ---------------------------------------------------------------------------------------------------------
 # public API
-def iter_progressive_validation(learner: Any, stream: Any, *, classes: Any = None, checkpoints: Any = "doubling",
-                                chunk_size: int = DEFAULT_CHUNK_SIZE) -> Iterator[dict]:
+def iter_progressive_validation(
+    learner: Any,
+    stream: Any,
+    *,
+    classes: Any = None,
+    checkpoints: Any = "doubling",
+    chunk_size: int = DEFAULT_CHUNK_SIZE,
+) -> Iterator[dict]:
     """Progressive validation as a generator of VW-style checkpoint rows (test-then-train on a stream).
 
     Every example is scored by the model *before* the model learns from it, so the running error rate and
@@ -484,6 +503,7 @@ class ProgressiveResult:
         """The checkpoints as an aligned text table in the style of Vowpal Wabbit's progress output, with a
         summary underneath."""
         from ._report import format_table
+
         return format_table(self)
 
     def plot(self, path_or_ax: Any, *, logx: bool = False) -> Any:
@@ -493,12 +513,20 @@ class ProgressiveResult:
         the path is returned) or a matplotlib Axes to draw on (returned). ``logx`` puts examples on a log scale.
         """
         from ._report import plot
+
         return plot(self, path_or_ax, logx=logx)
 
 
-def progressive_validation(learner: Any, stream: Any, *, classes: Any = None, checkpoints: Any = "doubling",
-                           chunk_size: int = DEFAULT_CHUNK_SIZE, progress: bool = False,
-                           curve_points: int = DEFAULT_CURVE_POINTS) -> "ProgressiveResult":
+def progressive_validation(
+    learner: Any,
+    stream: Any,
+    *,
+    classes: Any = None,
+    checkpoints: Any = "doubling",
+    chunk_size: int = DEFAULT_CHUNK_SIZE,
+    progress: bool = False,
+    curve_points: int = DEFAULT_CURVE_POINTS,
+) -> "ProgressiveResult":
     """Run progressive validation over a whole stream and return a :class:`ProgressiveResult`.
 
     A wrapper around :func:`iter_progressive_validation` (see there for the definition, the equivalent
@@ -540,19 +568,28 @@ def progressive_validation(learner: Any, stream: Any, *, classes: Any = None, ch
     online error 0.16..., average logistic loss 0.3...
     """
     task, schedule, name, param = _prepare(learner, checkpoints, chunk_size)
-    if (isinstance(curve_points, bool) or not isinstance(curve_points, numbers.Integral)
-            or curve_points < 2):
+    if isinstance(curve_points, bool) or not isinstance(curve_points, numbers.Integral) or curve_points < 2:
         raise ValueError(f"curve_points must be an int in the range [2, inf). Got {curve_points!r} instead.")
     t0 = time.perf_counter()
     acc = _Accumulator(task, schedule, curve_points=curve_points, t0=t0)
     bar = None
     if progress:
         from tqdm.auto import tqdm
+
         total = n_rows(stream[0]) if _is_array_pair(stream) else None
         bar = tqdm(total=total, unit=" examples", unit_scale=True, disable=None, desc=type(learner).__name__)
     try:
-        rows = list(_run(learner, _chunks(stream, chunk_size), acc, classes=classes, name=name, param=param,
-                         on_chunk=None if bar is None else bar.update))
+        rows = list(
+            _run(
+                learner,
+                _chunks(stream, chunk_size),
+                acc,
+                classes=classes,
+                name=name,
+                param=param,
+                on_chunk=None if bar is None else bar.update,
+            )
+        )
     finally:
         if bar is not None:
             bar.close()
@@ -561,12 +598,21 @@ def progressive_validation(learner: Any, stream: Any, *, classes: Any = None, ch
         raise ValueError("The stream yielded no examples: progressive validation needs at least one row.")
     classification = task == "classification"
     return ProgressiveResult(
-        learner=type(learner).__name__, task=task, loss=name, n_examples=acc.n, sum_weights=acc.weight,
-        average_loss=_div(acc.loss, acc.weight), cumulative_loss=acc.loss,
+        learner=type(learner).__name__,
+        task=task,
+        loss=name,
+        n_examples=acc.n,
+        sum_weights=acc.weight,
+        average_loss=_div(acc.loss, acc.weight),
+        cumulative_loss=acc.loss,
         online_error_rate=_div(acc.err, acc.weight) if classification else None,
         online_rmse=None if classification else math.sqrt(_div(acc.err, acc.weight)),
         n_mistakes=(int(acc.err) if isinstance(acc.err, (int, np.integer)) else float(acc.err))
-        if classification else None,
-        checkpoints=rows, curve=acc.curve_arrays(), seconds=seconds,
+        if classification
+        else None,
+        checkpoints=rows,
+        curve=acc.curve_arrays(),
+        seconds=seconds,
         examples_per_second=acc.n / seconds if seconds > 0 else float("inf"),
-        nnz_weights=int(learner.nnz_weights) if hasattr(learner, "nnz_weights") else None)
+        nnz_weights=int(learner.nnz_weights) if hasattr(learner, "nnz_weights") else None,
+    )

@@ -105,9 +105,18 @@ class RegretResult:
     note: str = ""
 
 
-def regret(learner_or_scores: Any, X: MatrixLike, y: ArrayLike, *, loss: str | None = None,
-           radius: float | None = None, epsilon: float | None = None, classes: ArrayLike | None = None,
-           fit_intercept: bool = True, max_iter: int = 15_000) -> "RegretResult":
+def regret(
+    learner_or_scores: Any,
+    X: MatrixLike,
+    y: ArrayLike,
+    *,
+    loss: str | None = None,
+    radius: float | None = None,
+    epsilon: float | None = None,
+    classes: ArrayLike | None = None,
+    fit_intercept: bool = True,
+    max_iter: int = 15_000,
+) -> "RegretResult":
     """Regret of one progressive pass against the best fixed linear predictor ``(w, b)`` in hindsight.
 
     ``regret = sum_t l(y_t, z_t) - min_{w, b} sum_t l(y_t, w . x_t + b)``, where ``z_t`` is the online
@@ -197,14 +206,17 @@ def regret(learner_or_scores: Any, X: MatrixLike, y: ArrayLike, *, loss: str | N
             scores = np.asarray(learner.partial_fit_scores(X, y), dtype=np.float64)
     else:
         if loss is None:
-            raise ValueError("loss must be given when regret() receives scores instead of a learner "
-                             f"(one of {sorted(LOSSES)}).")
+            raise ValueError(
+                f"loss must be given when regret() receives scores instead of a learner (one of {sorted(LOSSES)})."
+            )
         name, param = loss, loss_param(loss, None, epsilon)
         try:
             scores = np.asarray(learner_or_scores, dtype=np.float64)
         except (TypeError, ValueError):
-            raise TypeError("learner_or_scores must be a streamlearn online learner or an array of pre-update "
-                            f"scores; got {type(learner_or_scores).__name__}.") from None
+            raise TypeError(
+                "learner_or_scores must be a streamlearn online learner or an array of pre-update "
+                f"scores; got {type(learner_or_scores).__name__}."
+            ) from None
         classification = classes is not None or name not in REGRESSION_LOSSES
         if classification and classes is None:
             classes = np.unique(y)
@@ -216,8 +228,10 @@ def regret(learner_or_scores: Any, X: MatrixLike, y: ArrayLike, *, loss: str | N
         else:
             expected = (n,)
         if scores.shape != expected:
-            raise ValueError(f"scores must have shape {expected} (one pre-update score per example"
-                             f"{'' if len(expected) == 1 else ' and class'}); got {scores.shape}.")
+            raise ValueError(
+                f"scores must have shape {expected} (one pre-update score per example"
+                f"{'' if len(expected) == 1 else ' and class'}); got {scores.shape}."
+            )
     if not np.all(np.isfinite(scores)):
         raise ValueError("scores contain NaN or infinity: the online run diverged, its regret is undefined.")
     allowed = CLASSIFICATION_LOSSES if classification else REGRESSION_LOSSES
@@ -228,7 +242,8 @@ def regret(learner_or_scores: Any, X: MatrixLike, y: ArrayLike, *, loss: str | N
         raise NotImplementedError(
             f"radius is not supported for the {name!r} loss: its best fixed predictor is found by a linear "
             "program, which cannot express the ball ||w||_2 <= radius. Use radius=None, or the squared or "
-            "logistic loss.")
+            "logistic loss."
+        )
 
     targets = signed_targets(classes, y) if classification else np.asarray(y).astype(np.float64)
     online = float(np.sum(example_losses(name, param, targets, scores)))
@@ -241,8 +256,9 @@ def regret(learner_or_scores: Any, X: MatrixLike, y: ArrayLike, *, loss: str | N
         # 10^7 entries), and OpenBLAS threads on a busy machine cost far more than they save (see the
         # documentation's benchmark notes).
         with threadpool_limits(limits=1, user_api="blas"):
-            w, b, solver, ok, note = _best_fixed(X, t, name, param, radius=radius, fit_intercept=fit_intercept,
-                                                 max_iter=max_iter)
+            w, b, solver, ok, note = _best_fixed(
+                X, t, name, param, radius=radius, fit_intercept=fit_intercept, max_iter=max_iter
+            )
         best += float(np.sum(loss_value(name, t, X @ w + b, param)))
         coefs.append(w)
         intercepts.append(b)
@@ -257,15 +273,25 @@ def regret(learner_or_scores: Any, X: MatrixLike, y: ArrayLike, *, loss: str | N
     else:
         comparator = (np.vstack(coefs), np.asarray(intercepts, dtype=np.float64))
     value = online - best
-    return RegretResult(loss=name, n_examples=n, online_loss=online, best_fixed_loss=best, regret=value,
-                        regret_per_example=value / n, comparator=comparator,
-                        radius=None if radius is None else float(radius), solver=", ".join(sorted(solvers)),
-                        converged=bool(converged), note=" ".join(notes))
+    return RegretResult(
+        loss=name,
+        n_examples=n,
+        online_loss=online,
+        best_fixed_loss=best,
+        regret=value,
+        regret_per_example=value / n,
+        comparator=comparator,
+        radius=None if radius is None else float(radius),
+        solver=", ".join(sorted(solvers)),
+        converged=bool(converged),
+        note=" ".join(notes),
+    )
 
 
 def _check_options(radius, fit_intercept, max_iter):
-    if radius is not None and (isinstance(radius, bool) or not isinstance(radius, numbers.Real)
-                               or not math.isfinite(radius) or radius <= 0):
+    if radius is not None and (
+        isinstance(radius, bool) or not isinstance(radius, numbers.Real) or not math.isfinite(radius) or radius <= 0
+    ):
         raise ValueError(f"radius must be a float in the range (0.0, inf) or None. Got {radius!r} instead.")
     if not isinstance(fit_intercept, (bool, np.bool_)):
         raise ValueError(f"fit_intercept must be an instance of 'bool'. Got {fit_intercept!r} instead.")
@@ -293,8 +319,10 @@ def _best_fixed(X, t, name, param, *, radius, fit_intercept, max_iter):
     w, b = theta[:d].copy(), float(theta[d]) if fit_intercept else 0.0
     note = ""
     if name == "logistic" and np.all(t * (X @ w + b) > 0):
-        note = ("The comparator separates the data: the infimum of the logistic loss is 0 and is not attained, "
-                "so best_fixed_loss is the solver's value and the regret is a lower bound.")
+        note = (
+            "The comparator separates the data: the infimum of the logistic loss is 0 and is not attained, "
+            "so best_fixed_loss is the solver's value and the regret is a lower bound."
+        )
     return w, b, solver, ok, note
 
 
@@ -326,12 +354,14 @@ def _least_squares(X, t, fit_intercept, max_iter):
         evals, Q = evals[keep], Q[:, keep]
         q = Q.T @ (X.T @ tc)
         return (lambda lam, warm: (pack(Q @ (q / (evals + lam))), True)), "least squares (normal equations)"
-    op = LinearOperator((n, d), dtype=np.float64, matvec=lambda v: X @ v - mu @ v,
-                        rmatvec=lambda u: X.T @ u - mu * u.sum())
+    op = LinearOperator(
+        (n, d), dtype=np.float64, matvec=lambda v: X @ v - mu @ v, rmatvec=lambda u: X.T @ u - mu * u.sum()
+    )
 
     def solve(lam, warm):
         out = lsqr(op, tc, damp=math.sqrt(lam), atol=1e-12, btol=1e-12, iter_lim=max_iter)
         return pack(out[0]), out[1] in (0, 1, 2, 4, 5)
+
     return solve, "least squares (scipy.sparse.linalg.lsqr)"
 
 
@@ -352,20 +382,26 @@ def _logistic(X, t, fit_intercept, max_iter):
             return f, g
 
         x0 = np.zeros(A.shape[1]) if warm is None else warm
-        res = minimize(fun, x0, jac=True, method="L-BFGS-B",
-                       options={"maxiter": max_iter, "maxfun": 2 * max_iter, "ftol": 1e-13, "gtol": 1e-8,
-                                "maxcor": 30})
+        res = minimize(
+            fun,
+            x0,
+            jac=True,
+            method="L-BFGS-B",
+            options={"maxiter": max_iter, "maxfun": 2 * max_iter, "ftol": 1e-13, "gtol": 1e-8, "maxcor": 30},
+        )
         ok = bool(res.success)
         if not ok:  # ABNORMAL line search at machine precision: accept a tiny gradient
             f, g = fun(res.x)
             ok = bool(np.max(np.abs(g)) <= 1e-6 * max(1.0, abs(f)))
         return res.x, ok
+
     return solve, "L-BFGS-B (scipy)"
 
 
 def _on_sphere(solve, d, radius, theta):
     """Solution constrained to ``||w|| <= radius`` when the unconstrained ``theta`` is outside: the penalised
     solution ``theta(lam)`` with ``||w(lam)|| = radius`` (the norm decreases as ``lam`` grows), by bisection."""
+
     def norm(th):
         return np.linalg.norm(th[:d])
 
@@ -416,12 +452,24 @@ def _lp(X, t, name, eps, fit_intercept):
     p = A.shape[1]
     opts = {"primal_feasibility_tolerance": 1e-9, "dual_feasibility_tolerance": 1e-9}
     if name == "hinge":
-        res = linprog(-np.ones(n), A_eq=(sp.diags(t) @ A).T.tocsr(), b_eq=np.zeros(p), bounds=(0.0, 1.0),
-                      method="highs", options=opts)
+        res = linprog(
+            -np.ones(n),
+            A_eq=(sp.diags(t) @ A).T.tocsr(),
+            b_eq=np.zeros(p),
+            bounds=(0.0, 1.0),
+            method="highs",
+            options=opts,
+        )
     else:
         At = A.T.tocsr()
-        res = linprog(np.concatenate([eps - t, eps + t]), A_eq=sp.hstack([At, -At], format="csr"),
-                      b_eq=np.zeros(p), bounds=(0.0, 1.0), method="highs", options=opts)
+        res = linprog(
+            np.concatenate([eps - t, eps + t]),
+            A_eq=sp.hstack([At, -At], format="csr"),
+            b_eq=np.zeros(p),
+            bounds=(0.0, 1.0),
+            method="highs",
+            options=opts,
+        )
     if res.status == 0 and res.x is not None:
         theta = -res.eqlin.marginals
         primal = float(np.sum(loss_value(name, t, A @ theta, eps)))
@@ -442,10 +490,10 @@ def _lp_primal(A, t, name, eps, d, fit_intercept):
         A_ub = sp.vstack([sp.hstack([A, -eye]), sp.hstack([-A, -eye])], format="csr")
         b_ub = np.concatenate([t + eps, eps - t])
     bounds = np.column_stack([np.r_[np.full(p, -np.inf), np.zeros(n)], np.full(p + n, np.inf)])
-    res = linprog(np.r_[np.zeros(p), np.ones(n)], A_ub=A_ub, b_ub=b_ub, bounds=bounds, method="highs",
-                  options=opts)
+    res = linprog(np.r_[np.zeros(p), np.ones(n)], A_ub=A_ub, b_ub=b_ub, bounds=bounds, method="highs", options=opts)
     if res.status != 0 or res.x is None:
-        raise RuntimeError(f"linprog (HiGHS) failed to find the best fixed predictor for the {name!r} loss: "
-                           f"{res.message}")
+        raise RuntimeError(
+            f"linprog (HiGHS) failed to find the best fixed predictor for the {name!r} loss: {res.message}"
+        )
     theta = res.x[:p]
     return theta[:d].copy(), float(theta[d]) if fit_intercept else 0.0, "linear program (HiGHS, primal)"

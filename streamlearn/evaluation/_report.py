@@ -38,9 +38,14 @@ def format_table(result):
 
     out = [line([(c[0], c[2]) for c in cols]), line([(c[1], c[2]) for c in cols])]
     out += [line([(c[3](r), c[2]) for c in cols]) for r in result.checkpoints]
-    out += ["", "finished run", f"learner = {result.learner}", f"number of examples = {result.n_examples}",
-            f"weighted example sum = {result.sum_weights:g}",
-            f"average loss ({result.loss}) = {result.average_loss:.6f}"]
+    out += [
+        "",
+        "finished run",
+        f"learner = {result.learner}",
+        f"number of examples = {result.n_examples}",
+        f"weighted example sum = {result.sum_weights:g}",
+        f"average loss ({result.loss}) = {result.average_loss:.6f}",
+    ]
     if classification:
         out.append(f"online error rate = {result.online_error_rate:.6f} ({result.n_mistakes} mistakes)")
     else:
@@ -62,6 +67,7 @@ def plot(result, path_or_ax, *, logx=False):
             raise TypeError(f"path_or_ax must be a file path or a matplotlib Axes; got {type(path_or_ax).__name__}.")
         from matplotlib.backends.backend_agg import FigureCanvasAgg
         from matplotlib.figure import Figure
+
         path = Path(path_or_ax)
         fig = Figure(figsize=(6.4, 4.0))
         FigureCanvasAgg(fig)  # Agg canvas: no display, no pyplot global state
@@ -78,8 +84,11 @@ def plot(result, path_or_ax, *, logx=False):
     ax.legend(loc="best")
     if fig is None:
         return ax
-    ax.set_title(f"Progressive validation: {ylabel} = "
-                 f"{getattr(result, result.metric_name):.4f} after {result.n_examples:,} examples", fontsize=10)
+    ax.set_title(
+        f"Progressive validation: {ylabel} = "
+        f"{getattr(result, result.metric_name):.4f} after {result.n_examples:,} examples",
+        fontsize=10,
+    )
     fig.tight_layout()
     path.parent.mkdir(parents=True, exist_ok=True)
     fig.savefig(path, dpi=120)

@@ -39,16 +39,20 @@ def _approx_operator(sketch, d):
             alpha = float(alpha)
         B = np.asarray(sketch, dtype=np.float64)
         if B.ndim != 2:
-            raise ValueError(f"sketch must be a streamlearn sketch, a 2-D array B, (B, alpha) or a "
-                             f"LinearOperator; got an array of shape {B.shape}.")
+            raise ValueError(
+                f"sketch must be a streamlearn sketch, a 2-D array B, (B, alpha) or a "
+                f"LinearOperator; got an array of shape {B.shape}."
+            )
 
         def mv(v, B=B, alpha=alpha):
             return B.T @ (B @ v) + alpha * v
 
         op = LinearOperator((B.shape[1], B.shape[1]), matvec=mv, matmat=mv, dtype=np.float64)
     if op.shape != (d, d):
-        raise ValueError(f"the sketch approximates a {op.shape[0]} x {op.shape[1]} matrix, but A has d={d} "
-                         f"features (A^T A is {d} x {d}).")
+        raise ValueError(
+            f"the sketch approximates a {op.shape[0]} x {op.shape[1]} matrix, but A has d={d} "
+            f"features (A^T A is {d} x {d})."
+        )
     return op
 
 
@@ -68,7 +72,7 @@ def _lanczos_extremes(matvec, d, *, tol, max_iter, seed):
         if j > 0:
             w -= betas[-1] * Q[j - 1]
         for _ in range(2):  # full reorthogonalisation, twice is enough
-            w -= Q[:j + 1].T @ (Q[:j + 1] @ w)
+            w -= Q[: j + 1].T @ (Q[: j + 1] @ w)
         b = float(np.linalg.norm(w))
         alphas.append(a)
         betas.append(b)
@@ -107,8 +111,16 @@ def _as_matrix(A):
     return A
 
 
-def covariance_errors(A: MatrixLike, sketch: Any, *, dense_max_d: int = 2000, tol: float = 1e-6, max_iter: int = 400,
-                      ata_norm: float | None = None, random_state: int = 0) -> dict[str, float | bool]:
+def covariance_errors(
+    A: MatrixLike,
+    sketch: Any,
+    *,
+    dense_max_d: int = 2000,
+    tol: float = 1e-6,
+    max_iter: int = 400,
+    ata_norm: float | None = None,
+    random_state: int = 0,
+) -> dict[str, float | bool]:
     """Spectral error of a covariance sketch, with both normalisations.
 
     Parameters
@@ -160,17 +172,23 @@ def covariance_errors(A: MatrixLike, sketch: Any, *, dense_max_d: int = 2000, to
         if ata_norm is None:
             ata_norm = float(np.linalg.eigvalsh(ata)[-1])
     else:
+
         def diff_mv(v):
             return A.T @ (A @ v) - op.matvec(v)
 
         lo, hi, converged, _ = _lanczos_extremes(diff_mv, d, tol=tol, max_iter=max_iter, seed=random_state)
         if ata_norm is None:
-            _, ata_norm, c2, _ = _lanczos_extremes(lambda v: A.T @ (A @ v), d, tol=tol, max_iter=max_iter,
-                                                   seed=random_state)
+            _, ata_norm, c2, _ = _lanczos_extremes(
+                lambda v: A.T @ (A @ v), d, tol=tol, max_iter=max_iter, seed=random_state
+            )
             converged = converged and c2
         if not converged:
-            warnings.warn(f"covariance_errors: Lanczos did not reach tol={tol:g} in {max_iter} steps; the "
-                          "errors are lower estimates. Raise max_iter.", RuntimeWarning, stacklevel=2)
+            warnings.warn(
+                f"covariance_errors: Lanczos did not reach tol={tol:g} in {max_iter} steps; the "
+                "errors are lower estimates. Raise max_iter.",
+                RuntimeWarning,
+                stacklevel=2,
+            )
     err = max(abs(lo), abs(hi))
     ata_norm = float(ata_norm)
     return {

@@ -36,11 +36,19 @@ class TrainReport:
     progressive: object = None
 
     def as_dict(self):
-        out = {"learner": self.learner, "params": self.params, "n_train": self.n_train,
-               "n_features": self.n_features, "passes": self.passes,
-               "online_error_rate": self.online_error_rate, "online_rmse": self.online_rmse,
-               "average_loss": self.average_loss, "train_seconds": self.train_seconds,
-               "examples_per_second": self.examples_per_second, "nnz_weights": self.nnz_weights}
+        out = {
+            "learner": self.learner,
+            "params": self.params,
+            "n_train": self.n_train,
+            "n_features": self.n_features,
+            "passes": self.passes,
+            "online_error_rate": self.online_error_rate,
+            "online_rmse": self.online_rmse,
+            "average_loss": self.average_loss,
+            "train_seconds": self.train_seconds,
+            "examples_per_second": self.examples_per_second,
+            "nnz_weights": self.nnz_weights,
+        }
         for key, value in self.test.items():
             out[f"test_{key}"] = value
         return {k: v for k, v in out.items() if v is not None}
@@ -116,8 +124,12 @@ def score_stream(learner, stream):
     if n == 0 or total <= 0:
         return {}
     if clf:
-        return {"n": n, "accuracy": correct / total, "error_rate": 1 - correct / total,
-                "average_loss": loss_sum / total}
+        return {
+            "n": n,
+            "accuracy": correct / total,
+            "error_rate": 1 - correct / total,
+            "average_loss": loss_sum / total,
+        }
     return {"n": n, "rmse": float(np.sqrt(sq / total)), "mae": ab / total, "average_loss": loss_sum / total}
 
 
@@ -129,8 +141,20 @@ def _ovr_loss(learner, loss_name, y, scores, param):
     return loss_value(loss_name, targets, scores, param).mean(axis=1)
 
 
-def train_test_run(learner, open_stream, *, name=None, params=None, passes=1, classes=None, test_stream=None,
-                   holdout=None, seed=0, progress=False, chunk_hook=None):
+def train_test_run(
+    learner,
+    open_stream,
+    *,
+    name=None,
+    params=None,
+    passes=1,
+    classes=None,
+    test_stream=None,
+    holdout=None,
+    seed=0,
+    progress=False,
+    chunk_hook=None,
+):
     """Train ``learner`` on the chunks of ``open_stream()`` (called once per pass) and score it.
 
     Parameters
@@ -188,13 +212,20 @@ def train_test_run(learner, open_stream, *, name=None, params=None, passes=1, cl
     elif holdout is not None:
         test = score_stream(learner, held)
     return TrainReport(
-        learner=name or type(learner).__name__, params=params or {}, n_train=n_train,
-        n_features=int(learner.n_features_in_), passes=passes,
+        learner=name or type(learner).__name__,
+        params=params or {},
+        n_train=n_train,
+        n_features=int(learner.n_features_in_),
+        passes=passes,
         online_error_rate=getattr(result, "online_error_rate", None) if clf else None,
         online_rmse=None if clf else getattr(result, "online_rmse", None),
-        average_loss=float(result.average_loss), train_seconds=seconds,
+        average_loss=float(result.average_loss),
+        train_seconds=seconds,
         examples_per_second=n_train * passes / seconds if seconds > 0 else float("inf"),
-        nnz_weights=int(learner.nnz_weights), test=test, progressive=result)
+        nnz_weights=int(learner.nnz_weights),
+        test=test,
+        progressive=result,
+    )
 
 
 def _hooked(stream, p, hook):
@@ -223,5 +254,3 @@ def _peek_classes(stream):
     yield infer_classes(labels)
     yield from buffered
     yield from it
-
-

@@ -19,12 +19,20 @@ COLUMNS = ["learner", "online_error_rate", "average_loss", "test_accuracy", "us_
 
 
 def add_arguments(parser):
-    parser.add_argument("--learners", metavar="A,B,...", default=None,
-                        help="comma-separated learner names (default: every demo learner)")
+    parser.add_argument(
+        "--learners",
+        metavar="A,B,...",
+        default=None,
+        help="comma-separated learner names (default: every demo learner)",
+    )
     parser.add_argument("--markdown", metavar="PATH", default=None, help="also write the table as Markdown")
-    parser.add_argument("--write-data", metavar="DIR", default=None,
-                        help="write the bundled a9a training and test files to DIR/a9a and DIR/a9a.t (LIBSVM "
-                        "text) and stop; existing files are never overwritten")
+    parser.add_argument(
+        "--write-data",
+        metavar="DIR",
+        default=None,
+        help="write the bundled a9a training and test files to DIR/a9a and DIR/a9a.t (LIBSVM "
+        "text) and stop; existing files are never overwritten",
+    )
 
 
 def write_data(directory) -> list[Path]:
@@ -79,10 +87,17 @@ def run(args):
         t0 = time.perf_counter()
         result = progressive_validation(learner, (X, y), classes=[-1, 1], progress=args.progress)
         seconds = time.perf_counter() - t0
-        rows.append({"learner": name, "online_error_rate": result.online_error_rate,
-                     "average_loss": result.average_loss, "test_accuracy": float(learner.score(X_test, y_test)),
-                     "us_per_example": 1e6 * seconds / result.n_examples, "nnz_weights": learner.nnz_weights,
-                     "loss": result.loss})
+        rows.append(
+            {
+                "learner": name,
+                "online_error_rate": result.online_error_rate,
+                "average_loss": result.average_loss,
+                "test_accuracy": float(learner.score(X_test, y_test)),
+                "us_per_example": 1e6 * seconds / result.n_examples,
+                "nnz_weights": learner.nnz_weights,
+                "loss": result.loss,
+            }
+        )
         args._curves[name] = result
     if getattr(args, "markdown", None):
         _write_markdown(rows, args.markdown)
@@ -90,14 +105,20 @@ def run(args):
 
 
 def _write_markdown(rows, path):
-    lines = ["# Every learner, one pass over a9a", "",
-             "Command: `streamlearn demo` (default parameters; one pass over the bundled a9a with progressive "
-             "validation, then the test accuracy on a9a.t). Times are per example on the machine that ran it.", "",
-             "| learner | online error | test accuracy | µs/example | non-zero weights |",
-             "|---|---:|---:|---:|---:|"]
+    lines = [
+        "# Every learner, one pass over a9a",
+        "",
+        "Command: `streamlearn demo` (default parameters; one pass over the bundled a9a with progressive "
+        "validation, then the test accuracy on a9a.t). Times are per example on the machine that ran it.",
+        "",
+        "| learner | online error | test accuracy | µs/example | non-zero weights |",
+        "|---|---:|---:|---:|---:|",
+    ]
     for r in rows:
-        lines.append(f"| `{r['learner']}` | {r['online_error_rate']:.4f} | {r['test_accuracy']:.4f} | "
-                     f"{r['us_per_example']:.2f} | {r['nnz_weights']} |")
+        lines.append(
+            f"| `{r['learner']}` | {r['online_error_rate']:.4f} | {r['test_accuracy']:.4f} | "
+            f"{r['us_per_example']:.2f} | {r['nnz_weights']} |"
+        )
     Path(path).write_text("\n".join(lines) + "\n")
 
 
@@ -149,8 +170,14 @@ def plot(rows, path, args):
             if keep.any():
                 top, bottom = max(top, float(err[keep].max())), min(bottom, float(err[keep].min()))
                 last = max(last, int(n[-1]))
-            ax.plot(n, err, color=colors[i % 10], linestyle="-" if i < 10 else "--", linewidth=1.3,
-                    label=f"{name} ({result.online_error_rate:.3f})")
+            ax.plot(
+                n,
+                err,
+                color=colors[i % 10],
+                linestyle="-" if i < 10 else "--",
+                linewidth=1.3,
+                label=f"{name} ({result.online_error_rate:.3f})",
+            )
         ax.set_xscale("log")
         ax.set_xlim(start, last)
         pad = 0.05 * max(top - bottom, 0.01)
@@ -161,7 +188,7 @@ def plot(rows, path, args):
         ax.tick_params(labelsize=7)
         ax.grid(True, which="both", alpha=0.3)
         ax.legend(fontsize=7, loc="best", title="final online error", title_fontsize=7)
-    for ax in list(axes.flat)[len(groups):]:
+    for ax in list(axes.flat)[len(groups) :]:
         ax.set_visible(False)
     fig.suptitle("streamlearn demo: progressive validation on a9a, by family of learners", fontsize=11)
     fig.tight_layout()

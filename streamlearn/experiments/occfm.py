@@ -52,10 +52,23 @@ import time
 
 import numpy as np
 
-HELP = ("online FMs on MovieLens-100K (or farm-ads / a LIBSVM file): fm, ccfm-ogd, occfm exact and scalable, "
-        "river's FM; online RMSE/error curves, test RMSE/accuracy, time per example")
-COLUMNS = ["learner", "params", "n_train", "test_rmse", "test_rmse_clipped", "test_accuracy", "online_rmse",
-           "online_error_rate", "us_per_example", "nan_predictions", "best"]
+HELP = (
+    "online FMs on MovieLens-100K (or farm-ads / a LIBSVM file): fm, ccfm-ogd, occfm exact and scalable, "
+    "river's FM; online RMSE/error curves, test RMSE/accuracy, time per example"
+)
+COLUMNS = [
+    "learner",
+    "params",
+    "n_train",
+    "test_rmse",
+    "test_rmse_clipped",
+    "test_accuracy",
+    "online_rmse",
+    "online_error_rate",
+    "us_per_example",
+    "nan_predictions",
+    "best",
+]
 
 FM_GRID = [{"eta0": e, "n_factors": k} for e in (0.05, 0.1, 0.2) for k in (4, 10)]
 RIVER_GRID = [{"lr": lr, "n_factors": 10} for lr in (0.01, 0.05)]
@@ -66,28 +79,40 @@ LINEAR = ("ogd", "pa1", "ftrl")
 
 
 def add_arguments(parser):
-    parser.add_argument("--data", default="ml-100k",
-                        help="ml-100k (default), farm-ads, or a LIBSVM file")
+    parser.add_argument("--data", default="ml-100k", help="ml-100k (default), farm-ads, or a LIBSVM file")
     parser.add_argument("--test", metavar="PATH", default=None, help="LIBSVM test file (default: 20%% held out)")
     parser.add_argument("--split", default="u1", help="MovieLens split (u1..u5, ua, ub; default u1)")
     parser.add_argument("--attributes", action="store_true", help="MovieLens: add user/item attributes")
-    parser.add_argument("--order", choices=("timestamp", "shuffled"), default="timestamp",
-                        help="MovieLens stream order: timestamp (default) or a seeded random permutation")
+    parser.add_argument(
+        "--order",
+        choices=("timestamp", "shuffled"),
+        default="timestamp",
+        help="MovieLens stream order: timestamp (default) or a seeded random permutation",
+    )
     parser.add_argument("--occfm-deltas", default=None, help="comma list of OCCFM deltas (default 10,50,200)")
-    parser.add_argument("--occfm-eta-factors", default=None,
-                        help="comma list of multiples of eta* (default 1,10,100)")
+    parser.add_argument("--occfm-eta-factors", default=None, help="comma list of multiples of eta* (default 1,10,100)")
     parser.add_argument("--occfm-eta-abs", default=None, help="comma list of absolute etas (replaces the factors)")
     parser.add_argument("--occfm-steps", default="invsqrt", help="comma list of step schedules: invsqrt, fw")
-    parser.add_argument("--occfm-center", action="store_true",
-                        help="regression: OCCFM learns y - mean(y_stream) (tests the global-bias hypothesis)")
+    parser.add_argument(
+        "--occfm-center",
+        action="store_true",
+        help="regression: OCCFM learns y - mean(y_stream) (tests the global-bias hypothesis)",
+    )
     parser.add_argument("--occfm-rank", type=int, default=10, help="rank = ell of scalable OCCFM (default 10)")
     parser.add_argument("--batch-fw-iters", type=int, default=1000, help="passes of ccfm-batch-fw (default 1000)")
     parser.add_argument("--batch-fw-delta", type=float, default=300.0, help="delta of ccfm-batch-fw (default 300)")
-    parser.add_argument("--budget", type=float, default=60.0,
-                        help="seconds allowed to occfm-exact and ccfm-ogd (default 60; 0 = a full pass)")
+    parser.add_argument(
+        "--budget",
+        type=float,
+        default=60.0,
+        help="seconds allowed to occfm-exact and ccfm-ogd (default 60; 0 = a full pass)",
+    )
     parser.add_argument("--max-rows", type=int, default=None, help="use only the first N stream rows")
-    parser.add_argument("--learners", default="fm,river-fm,occfm-scalable,occfm-exact,ccfm-ogd,linear",
-                        help="subset of fm,river-fm,occfm-scalable,occfm-exact,ccfm-ogd,linear,ccfm-batch-fw")
+    parser.add_argument(
+        "--learners",
+        default="fm,river-fm,occfm-scalable,occfm-exact,ccfm-ogd,linear",
+        help="subset of fm,river-fm,occfm-scalable,occfm-exact,ccfm-ogd,linear,ccfm-batch-fw",
+    )
     parser.add_argument("--quick", action="store_true", help="one setting per grid (smoke runs)")
     parser.add_argument("--markdown", metavar="PATH", default=None, help="also write the table as Markdown")
 
@@ -102,8 +127,10 @@ def _load(args):
         if order == "shuffled":
             perm = np.random.default_rng(0).permutation(X.shape[0])
             X, y = X[perm], y[perm]
-        name = (f"MovieLens-100K {args.split} ({'timestamp order' if order == 'timestamp' else 'seeded random order'}"
-                f"{', attributes' if args.attributes else ''})")
+        name = (
+            f"MovieLens-100K {args.split} ({'timestamp order' if order == 'timestamp' else 'seeded random order'}"
+            f"{', attributes' if args.attributes else ''})"
+        )
         task = "regression"
     else:
         if args.data == "farm-ads":
@@ -122,7 +149,7 @@ def _load(args):
             X, y, Xt, yt = X[perm[:cut]], y[perm[:cut]], X[perm[cut:]], y[perm[cut:]]
             name += " (seeded 80/20 split)"
     if args.max_rows:
-        X, y = X[:args.max_rows], y[:args.max_rows]
+        X, y = X[: args.max_rows], y[: args.max_rows]
     return task, X, y, Xt, yt, name
 
 
@@ -156,14 +183,14 @@ def _run_ours(task, make, X, y, Xt, yt, budget):
     classes = np.unique(y) if task == "classification" else None
     kw = {"classes": classes} if classes is not None else {}
     warm = make()
-    warm.partial_fit(X[:8], y[:8], **kw)            # compile / load the numba cache, thrown away
+    warm.partial_fit(X[:8], y[:8], **kw)  # compile / load the numba cache, thrown away
     est = make()
     scores, seconds, n = [], 0.0, 0
     step = X.shape[0] if not budget else 1
     first = True
     while n < X.shape[0]:
         t0 = time.perf_counter()
-        s = est.partial_fit_scores(X[n:n + step], y[n:n + step], **(kw if first else {}))
+        s = est.partial_fit_scores(X[n : n + step], y[n : n + step], **(kw if first else {}))
         dt = time.perf_counter() - t0
         seconds += dt
         first = False
@@ -185,8 +212,14 @@ def _run_ours(task, make, X, y, Xt, yt, budget):
         pred = est.predict(Xt)
         test, nan_test = _metrics(task, pred, yt)
         curve = _curve(task, scores, y[:n])
-    row = {"n_train": n, "test": test, "online": online, "seconds": seconds, "us_per_example": 1e6 * seconds / n,
-           "nan_predictions": int(np.count_nonzero(~np.isfinite(scores))) + nan_test}
+    row = {
+        "n_train": n,
+        "test": test,
+        "online": online,
+        "seconds": seconds,
+        "us_per_example": 1e6 * seconds / n,
+        "nan_predictions": int(np.count_nonzero(~np.isfinite(scores))) + nan_test,
+    }
     if task == "regression":
         lo, hi = float(y.min()), float(y.max())
         row["test_rmse_clipped"] = float(np.sqrt(np.mean((np.clip(pred, lo, hi) - yt) ** 2)))
@@ -203,16 +236,23 @@ def _run_ours(task, make, X, y, Xt, yt, budget):
 
 def _rows_to_dicts(X):
     X = X.tocsr()
-    return [dict(zip(X.indices[X.indptr[i]:X.indptr[i + 1]].tolist(), X.data[X.indptr[i]:X.indptr[i + 1]].tolist()))
-            for i in range(X.shape[0])]
+    return [
+        dict(zip(X.indices[X.indptr[i] : X.indptr[i + 1]].tolist(), X.data[X.indptr[i] : X.indptr[i + 1]].tolist()))
+        for i in range(X.shape[0])
+    ]
 
 
 def _run_river(task, cfg, dX, y, dXt, yt):
     from river import facto, optim
 
     lr = cfg["lr"]
-    common = dict(n_factors=cfg["n_factors"], weight_optimizer=optim.SGD(lr), latent_optimizer=optim.SGD(lr),
-                  intercept_lr=lr, seed=0)
+    common = dict(
+        n_factors=cfg["n_factors"],
+        weight_optimizer=optim.SGD(lr),
+        latent_optimizer=optim.SGD(lr),
+        intercept_lr=lr,
+        seed=0,
+    )
     model = facto.FMRegressor(**common) if task == "regression" else facto.FMClassifier(**common)
     scores = np.empty(len(y))
     t0 = time.perf_counter()
@@ -237,9 +277,14 @@ def _run_river(task, cfg, dX, y, dXt, yt):
         online = float(np.mean(np.where(scores >= 0, 1.0, -1.0) != signed))
         curve = _curve(task, scores, signed)
     test, nan_test = _metrics(task, pred, yt if task == "regression" else np.where(yt > 0, 1.0, -1.0))
-    row = {"n_train": len(y), "test": test, "online": online, "seconds": seconds,
-           "us_per_example": 1e6 * seconds / len(y),
-           "nan_predictions": int(np.count_nonzero(~np.isfinite(scores))) + nan_test}
+    row = {
+        "n_train": len(y),
+        "test": test,
+        "online": online,
+        "seconds": seconds,
+        "us_per_example": 1e6 * seconds / len(y),
+        "nan_predictions": int(np.count_nonzero(~np.isfinite(scores))) + nan_test,
+    }
     if task == "regression":
         row["test_rmse_clipped"] = clipped
     return row, curve
@@ -260,10 +305,10 @@ def _run_batch_fw(X, y, Xt, yt, delta, iters):
     train = np.empty(iters)
     for it in range(iters):
         r = pred - y
-        G = (Xh.T @ sp.diags(r / n) @ Xh).tocsr()       # gradient of the mean loss: mean r_i xhat xhat^T
+        G = (Xh.T @ sp.diags(r / n) @ Xh).tocsr()  # gradient of the mean loss: mean r_i xhat xhat^T
         lam, q = eigsh(-G, k=1, which="LM", tol=1e-8, v0=np.ones(Xh.shape[1]))
         sgn, q = (1.0 if lam[0] > 0 else -1.0), q[:, 0]
-        d = 0.5 * delta * sgn * (Xh @ q) ** 2 - pred   # direction atom - C, on the training predictions
+        d = 0.5 * delta * sgn * (Xh @ q) ** 2 - pred  # direction atom - C, on the training predictions
         a = min(1.0, max(0.0, -float(r @ d) / max(float(d @ d), 1e-300)))
         pred += a * d
         tpred = (1.0 - a) * tpred + a * 0.5 * delta * sgn * (Xth @ q) ** 2
@@ -271,17 +316,29 @@ def _run_batch_fw(X, y, Xt, yt, delta, iters):
     seconds = time.perf_counter() - t0
     test = float(np.sqrt(np.mean((tpred - yt) ** 2)))
     lo, hi = float(y.min()), float(y.max())
-    row = {"n_train": n, "test": test, "online": float(train[-1]), "seconds": seconds,
-           "us_per_example": 1e6 * seconds / (n * iters),
-           "nan_predictions": int(np.count_nonzero(~np.isfinite(tpred))),
-           "test_rmse_clipped": float(np.sqrt(np.mean((np.clip(tpred, lo, hi) - yt) ** 2)))}
+    row = {
+        "n_train": n,
+        "test": test,
+        "online": float(train[-1]),
+        "seconds": seconds,
+        "us_per_example": 1e6 * seconds / (n * iters),
+        "nan_predictions": int(np.count_nonzero(~np.isfinite(tpred))),
+        "test_rmse_clipped": float(np.sqrt(np.mean((np.clip(tpred, lo, hi) - yt) ** 2))),
+    }
     return row, None
 
 
 # ----------------------------------------------------------------------------------------------------------
 def run(args):
-    from ..facto import (CCFMOnlineGradientClassifier, CCFMOnlineGradientRegressor, FMClassifier, FMRegressor,
-                          OCCFMClassifier, OCCFMRegressor, occfm_eta)
+    from ..facto import (
+        CCFMOnlineGradientClassifier,
+        CCFMOnlineGradientRegressor,
+        FMClassifier,
+        FMRegressor,
+        OCCFMClassifier,
+        OCCFMRegressor,
+        occfm_eta,
+    )
     from ..learners import make_learner
 
     task, X, y, Xt, yt, name = _load(args)
@@ -296,15 +353,28 @@ def run(args):
         try:
             row, curve = fn()
         except (ValueError, MemoryError) as exc:
-            row, curve = {"n_train": 0, "test": None, "online": None, "seconds": 0.0, "us_per_example": None,
-                          "nan_predictions": 0, "error": str(exc)}, None
+            row, curve = (
+                {
+                    "n_train": 0,
+                    "test": None,
+                    "online": None,
+                    "seconds": 0.0,
+                    "us_per_example": None,
+                    "nan_predictions": 0,
+                    "error": str(exc),
+                },
+                None,
+            )
         row = {"learner": learner, "params": params, **row}
         rows.append(row)
         if curve is not None:
             curves[(learner, str(params))] = curve
         if not quiet:
-            print(f"  {learner:15s} {params} -> test {row['test']} online {row['online']} "
-                  f"({row['seconds']:.1f} s, n={row['n_train']})", flush=True)
+            print(
+                f"  {learner:15s} {params} -> test {row['test']} online {row['online']} "
+                f"({row['seconds']:.1f} s, n={row['n_train']})",
+                flush=True,
+            )
 
     grid = (lambda g: g[:1]) if args.quick else (lambda g: g)
     if "fm" in wanted:
@@ -315,8 +385,15 @@ def run(args):
         try:
             import river  # noqa: F401
         except ImportError:
-            rows.append({"learner": "river-fm", "params": {}, "error": "river is not installed "
-                         "(pip install -e '.[benchmark]')", "n_train": 0, "test": None})
+            rows.append(
+                {
+                    "learner": "river-fm",
+                    "params": {},
+                    "error": "river is not installed (pip install -e '.[benchmark]')",
+                    "n_train": 0,
+                    "test": None,
+                }
+            )
         else:
             dX, dXt = _rows_to_dicts(X), _rows_to_dicts(Xt)
             for cfg in grid(RIVER_GRID):
@@ -339,13 +416,15 @@ def run(args):
                         cfg["step_schedule"] = step
                     params = dict(cfg, center=round(mu, 4)) if mu else cfg
                     # RMSE of (prediction + mu) against y equals RMSE of prediction against y - mu
-                    add("occfm-scalable", params, lambda cfg=cfg: _run_ours(
-                        task, lambda: cls(mode="scalable", **cfg), X, y - mu, Xt, yt - mu, 0))
+                    add(
+                        "occfm-scalable",
+                        params,
+                        lambda cfg=cfg: _run_ours(task, lambda: cls(mode="scalable", **cfg), X, y - mu, Xt, yt - mu, 0),
+                    )
     if "occfm-exact" in wanted:
         cls = OCCFMRegressor if reg else OCCFMClassifier
         cfg = {"delta": DENSE_DELTA, "eta": occfm_eta(DENSE_DELTA, G, T)}
-        add("occfm-exact", cfg, lambda: _run_ours(task, lambda: cls(mode="exact", **cfg), X, y, Xt, yt,
-                                                   args.budget))
+        add("occfm-exact", cfg, lambda: _run_ours(task, lambda: cls(mode="exact", **cfg), X, y, Xt, yt, args.budget))
     if "ccfm-ogd" in wanted:
         cls = CCFMOnlineGradientRegressor if reg else CCFMOnlineGradientClassifier
         cfg = {"delta": DENSE_DELTA, "eta0": 2.0 * DENSE_DELTA / G}
@@ -372,8 +451,9 @@ def run(args):
             best[r["learner"]] = r
     for r in rows:
         r["best"] = best.get(r["learner"]) is r
-    args._curves = {k: v for k, v in curves.items() if any(r["best"] and (r["learner"], str(r["params"])) == k
-                                                             for r in rows)}
+    args._curves = {
+        k: v for k, v in curves.items() if any(r["best"] and (r["learner"], str(r["params"])) == k for r in rows)
+    }
     args._summary = summary(rows, reg)
     args._data_name = name
     if not quiet:
@@ -389,8 +469,11 @@ def summary(rows, regression):
     metric = "test_rmse" if regression else "test_accuracy"
     best = {r["learner"]: r for r in rows if r.get("best")}
     lines, out = [], {}
-    occ = [best[n] for n in ("occfm-scalable", "occfm-exact") if n in best and best[n]["n_train"] == max(
-        r["n_train"] for r in rows)]
+    occ = [
+        best[n]
+        for n in ("occfm-scalable", "occfm-exact")
+        if n in best and best[n]["n_train"] == max(r["n_train"] for r in rows)
+    ]
     if occ:
         top = min(occ, key=lambda r: r[metric]) if regression else max(occ, key=lambda r: r[metric])
         for other in ("fm", "river-fm"):
@@ -398,13 +481,17 @@ def summary(rows, regression):
                 a, b = top[metric], best[other][metric]
                 holds = a < b if regression else a > b
                 out[f"occfm_vs_{other}"] = {"holds": bool(holds), "occfm": a, other: b}
-                lines.append(f"OCCFM ({top['learner']}) best {metric} {a:.4f} vs {other} best {b:.4f} -> "
-                             f"{'HOLDS' if holds else 'FAILS'}")
+                lines.append(
+                    f"OCCFM ({top['learner']}) best {metric} {a:.4f} vs {other} best {b:.4f} -> "
+                    f"{'HOLDS' if holds else 'FAILS'}"
+                )
     if "ccfm-batch-fw" in best:
         b = best["ccfm-batch-fw"]
         out["ccfm_batch_fw"] = b[metric]
-        lines.append(f"CCFM model ceiling (batch Frank-Wolfe, {b['params']['passes']} passes, delta "
-                     f"{b['params']['delta']:g}; not online): {metric} {b[metric]:.4f}")
+        lines.append(
+            f"CCFM model ceiling (batch Frank-Wolfe, {b['params']['passes']} passes, delta "
+            f"{b['params']['delta']:g}; not online): {metric} {b[metric]:.4f}"
+        )
     nan = sum(r.get("nan_predictions") or 0 for r in rows)
     out["nan_predictions"] = nan
     lines.append(f"non-finite predictions over all runs: {nan}")
@@ -415,8 +502,10 @@ def summary(rows, regression):
     if "occfm-scalable" in best:
         dense["occfm-scalable"] = best["occfm-scalable"]
     if dense:
-        lines.append("time per example: " + ", ".join(f"{n} {r['us_per_example']:.0f} us (n={r['n_train']})"
-                                                      for n, r in dense.items()))
+        lines.append(
+            "time per example: "
+            + ", ".join(f"{n} {r['us_per_example']:.0f} us (n={r['n_train']})" for n, r in dense.items())
+        )
     out["lines"] = lines
     return out
 
@@ -434,13 +523,24 @@ def _fmt(v):
 def _write_markdown(rows, summ, path, name, regression, args):
     metric = "test_rmse" if regression else "test_accuracy"
     online = "online_rmse" if regression else "online_error_rate"
-    cols = ["learner", "params", "n_train", metric] + (["test_rmse_clipped"] if regression else []) + [
-        online, "seconds", "us_per_example", "nan_predictions", "best"]
-    lines = [f"# Online factorization machines on {name}", "",
-             "One pass (progressive validation), then the final model on the test part. Grids and eta: see "
-             "`streamlearn/experiments/occfm.py`. `best` marks each learner's best test score.", "",
-             "## Checks", ""] + [f"- {s}" for s in summ["lines"]] + ["", "## Table", "",
-             "| " + " | ".join(cols) + " |", "|" + "---|" * len(cols)]
+    cols = (
+        ["learner", "params", "n_train", metric]
+        + (["test_rmse_clipped"] if regression else [])
+        + [online, "seconds", "us_per_example", "nan_predictions", "best"]
+    )
+    lines = (
+        [
+            f"# Online factorization machines on {name}",
+            "",
+            "One pass (progressive validation), then the final model on the test part. Grids and eta: see "
+            "`streamlearn/experiments/occfm.py`. `best` marks each learner's best test score.",
+            "",
+            "## Checks",
+            "",
+        ]
+        + [f"- {s}" for s in summ["lines"]]
+        + ["", "## Table", "", "| " + " | ".join(cols) + " |", "|" + "---|" * len(cols)]
+    )
     for r in rows:
         cells = [_fmt(r.get(c)) if c != "params" else _fmt(r.get(c)) for c in cols]
         if r.get("error"):

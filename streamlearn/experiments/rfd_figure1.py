@@ -17,20 +17,39 @@ import os
 import time
 
 HELP = "RFD paper Fig. 1-2: relative spectral error of FD, CFD, PFD-beta and RFD vs the sketch size ell"
-COLUMNS = ["data", "n", "d", "ell", "method", "relative_spectral_error", "relative_frobenius_error",
-           "ratio_to_fd", "seconds"]
+COLUMNS = [
+    "data",
+    "n",
+    "d",
+    "ell",
+    "method",
+    "relative_spectral_error",
+    "relative_frobenius_error",
+    "ratio_to_fd",
+    "seconds",
+]
 
 
 def add_arguments(parser):
-    parser.add_argument("--data", action="append", metavar="PATH", default=None,
-                        help="LIBSVM file, or 'a9a' (bundled) / 'farm-ads' (shared data directory); "
-                        "repeatable (default: a9a)")
-    parser.add_argument("--ells", default="5,10,20,30,50", metavar="L1,L2,...",
-                        help="sketch sizes (default 5,10,20,30,50)")
-    parser.add_argument("--betas", default="0.2,0.4,0.6,0.8", metavar="B1,B2,...",
-                        help="PFD betas (default 0.2,0.4,0.6,0.8)")
-    parser.add_argument("--markdown", metavar="PATH", default=None,
-                        help="also write the table (and the RFD/FD ratio summary) as Markdown to PATH")
+    parser.add_argument(
+        "--data",
+        action="append",
+        metavar="PATH",
+        default=None,
+        help="LIBSVM file, or 'a9a' (bundled) / 'farm-ads' (shared data directory); repeatable (default: a9a)",
+    )
+    parser.add_argument(
+        "--ells", default="5,10,20,30,50", metavar="L1,L2,...", help="sketch sizes (default 5,10,20,30,50)"
+    )
+    parser.add_argument(
+        "--betas", default="0.2,0.4,0.6,0.8", metavar="B1,B2,...", help="PFD betas (default 0.2,0.4,0.6,0.8)"
+    )
+    parser.add_argument(
+        "--markdown",
+        metavar="PATH",
+        default=None,
+        help="also write the table (and the RFD/FD ratio summary) as Markdown to PATH",
+    )
 
 
 def _numbers(text, conv, what):
@@ -86,7 +105,7 @@ def run(args):
         for ell in ells:
             fd_error = None
             for method, make in _methods(betas):
-                _ = make(ell).partial_fit(X[:2 * ell + 2]).sketch_  # warm-up: compile / load numba's cache
+                _ = make(ell).partial_fit(X[: 2 * ell + 2]).sketch_  # warm-up: compile / load numba's cache
                 sketch = make(ell)
                 t0 = time.perf_counter()
                 sketch.partial_fit(X)
@@ -96,17 +115,29 @@ def run(args):
                 ata_norm = e["ata_norm"]
                 if method == "FD":
                     fd_error = e["relative_spectral_error"]
-                rows.append({"data": name, "n": n, "d": d, "ell": ell, "method": method,
-                             "relative_spectral_error": e["relative_spectral_error"],
-                             "relative_frobenius_error": e["relative_frobenius_error"],
-                             "ratio_to_fd": e["relative_spectral_error"] / fd_error,
-                             "seconds": seconds, "alpha": float(getattr(sketch, "alpha_", 0.0)),
-                             "converged": e["converged"]})
+                rows.append(
+                    {
+                        "data": name,
+                        "n": n,
+                        "d": d,
+                        "ell": ell,
+                        "method": method,
+                        "relative_spectral_error": e["relative_spectral_error"],
+                        "relative_frobenius_error": e["relative_frobenius_error"],
+                        "ratio_to_fd": e["relative_spectral_error"] / fd_error,
+                        "seconds": seconds,
+                        "alpha": float(getattr(sketch, "alpha_", 0.0)),
+                        "converged": e["converged"],
+                    }
+                )
                 if getattr(args, "progress", False):
                     print(f"{name} ell={ell} {method}: {e['relative_spectral_error']:.4f}", file=sys.stderr)
     if getattr(args, "markdown", None):
-        command = ("streamlearn experiment rfd-figure1 " + " ".join(f"--data {d}" for d in args.data or ["a9a"])
-                   + f" --ells {args.ells} --betas {args.betas} --markdown {args.markdown}")
+        command = (
+            "streamlearn experiment rfd-figure1 "
+            + " ".join(f"--data {d}" for d in args.data or ["a9a"])
+            + f" --ells {args.ells} --betas {args.betas} --markdown {args.markdown}"
+        )
         write_markdown(rows, args.markdown, command=command)
     return rows
 
@@ -132,21 +163,30 @@ def write_markdown(rows, path, command=None):
     lines = ["# RFD paper Figures 1-2: relative spectral error ||A^T A - approx||_2 / ||A^T A||_2", ""]
     if command:
         lines += [f"Command: `{command}` (plus `--plot PNG --json > JSON` for the figure and the raw rows).", ""]
-    lines += ["Accelerated (doubling-space) FD, CFD, PFD-beta and RFD, as in the paper; approx = B^T B, or "
-              "B^T B + alpha I for RFD. Exact eigenvalues for d <= 2000, Lanczos on the implicit difference above.",
-              "",
-              "| data | ell | " + " | ".join(methods) + " | RFD / FD |",
-             "|---|---:|" + "---:|" * len(methods) + "---:|"]
+    lines += [
+        "Accelerated (doubling-space) FD, CFD, PFD-beta and RFD, as in the paper; approx = B^T B, or "
+        "B^T B + alpha I for RFD. Exact eigenvalues for d <= 2000, Lanczos on the implicit difference above.",
+        "",
+        "| data | ell | " + " | ".join(methods) + " | RFD / FD |",
+        "|---|---:|" + "---:|" * len(methods) + "---:|",
+    ]
     for data, ell in keys:
-        cells = [f"{by[(data, ell, m)]['relative_spectral_error']:.4f}" if (data, ell, m) in by else ""
-                 for m in methods]
+        cells = [
+            f"{by[(data, ell, m)]['relative_spectral_error']:.4f}" if (data, ell, m) in by else "" for m in methods
+        ]
         ratio = by.get((data, ell, "RFD"), {}).get("ratio_to_fd", float("nan"))
         lines.append(f"| {data} | {ell} | " + " | ".join(cells) + f" | {ratio:.3f} |")
-    lines += ["", "Alternative normalisation ||A^T A - approx||_2 / ||A||_F^2:", "",
-              "| data | ell | " + " | ".join(methods) + " |", "|---|---:|" + "---:|" * len(methods)]
+    lines += [
+        "",
+        "Alternative normalisation ||A^T A - approx||_2 / ||A||_F^2:",
+        "",
+        "| data | ell | " + " | ".join(methods) + " |",
+        "|---|---:|" + "---:|" * len(methods),
+    ]
     for data, ell in keys:
-        cells = [f"{by[(data, ell, m)]['relative_frobenius_error']:.5f}" if (data, ell, m) in by else ""
-                 for m in methods]
+        cells = [
+            f"{by[(data, ell, m)]['relative_frobenius_error']:.5f}" if (data, ell, m) in by else "" for m in methods
+        ]
         lines.append(f"| {data} | {ell} | " + " | ".join(cells) + " |")
     lines += ["", "Largest RFD / FD ratio over the ells (target <= 0.6; the paper reports about 0.5):", ""]
     for data, s in summary(rows).items():
@@ -167,13 +207,16 @@ def plot(rows, path, args):
     for i, data in enumerate(datasets):
         sub = [r for r in rows if r["data"] == data]
         methods = list(dict.fromkeys(r["method"] for r in sub))
-        panels = [("Fig. 1: FD, CFD, RFD", [m for m in methods if m in ("FD", "CFD", "RFD")]),
-                  ("Fig. 2: PFD-beta, RFD", [m for m in methods if m.startswith("PFD") or m == "RFD"])]
+        panels = [
+            ("Fig. 1: FD, CFD, RFD", [m for m in methods if m in ("FD", "CFD", "RFD")]),
+            ("Fig. 2: PFD-beta, RFD", [m for m in methods if m.startswith("PFD") or m == "RFD"]),
+        ]
         for ax, (title, names) in zip(axes[i], panels):
             for m in names:
                 pts = sorted((r["ell"], r["relative_spectral_error"]) for r in sub if r["method"] == m)
-                ax.plot([p[0] for p in pts], [p[1] for p in pts], marker="o",
-                        linewidth=2.5 if m == "RFD" else 1.2, label=m)
+                ax.plot(
+                    [p[0] for p in pts], [p[1] for p in pts], marker="o", linewidth=2.5 if m == "RFD" else 1.2, label=m
+                )
             n, d = sub[0]["n"], sub[0]["d"]
             ax.set_title(f"{data} (n={n}, d={d}): {title}", fontsize=10)
             ax.set_xlabel("sketch size ell")

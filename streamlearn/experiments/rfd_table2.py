@@ -31,58 +31,113 @@ import time
 import numpy as np
 
 HELP = "RFD paper Table 2/3: AdaGrad, FULL-ON and sketched online Newton (FD/PFD/RP/Oja/RFD/RFD0), best alpha0"
-COLUMNS = ["method", "ell", "best_alpha0", "test_accuracy", "test_accuracy_best_per_split", "paper_accuracy",
-           "online_error_rate", "alpha0_spread",
-           "alpha0_spread_le_1e4", "final_alpha", "seconds_per_example", "paper_seconds"]
+COLUMNS = [
+    "method",
+    "ell",
+    "best_alpha0",
+    "test_accuracy",
+    "test_accuracy_best_per_split",
+    "paper_accuracy",
+    "online_error_rate",
+    "alpha0_spread",
+    "alpha0_spread_le_1e4",
+    "final_alpha",
+    "seconds_per_example",
+    "paper_seconds",
+]
 
-ALPHA_GRID = [10.0 ** k for k in range(-3, 7)]
+ALPHA_GRID = [10.0**k for k in range(-3, 7)]
 
 # Table 2 (accuracy %) and Table 3 (iteration cost), Algorithms §1.1; key (method, sketch index 0-2)
 _PAPER = {
     "a9a": {
-        "acc": {("adagrad", None): 83.4783, ("full-on", None): 83.8264,
-                "fd": [83.6524, 83.6728, 83.6728], "pfd": [83.6728, 83.7138, 83.6626],
-                "rp": [83.4374, 83.9492, 83.7650], "oja": [83.6831, 83.6319, 83.5091],
-                "rfd": [83.6319, 83.6831, 83.9390], "rfd0": [83.2429, 83.2634, 83.2736]},
-        "sec": {("adagrad", None): 9.8279e-05, ("full-on", None): 2.3141e-04,
-                "fd": [2.8552e-04, 2.7276e-04, 3.4899e-04], "pfd": [2.6090e-04, 2.8206e-04, 3.2096e-04],
-                "rp": [1.3597e-04, 2.7308e-04, 3.3307e-04], "oja": [1.5500e-04, 1.6719e-04, 1.6631e-04],
-                "rfd": [2.8549e-04, 3.1813e-04, 3.3405e-04], "rfd0": [2.7466e-04, 1.9542e-04, 2.3561e-04]},
+        "acc": {
+            ("adagrad", None): 83.4783,
+            ("full-on", None): 83.8264,
+            "fd": [83.6524, 83.6728, 83.6728],
+            "pfd": [83.6728, 83.7138, 83.6626],
+            "rp": [83.4374, 83.9492, 83.7650],
+            "oja": [83.6831, 83.6319, 83.5091],
+            "rfd": [83.6319, 83.6831, 83.9390],
+            "rfd0": [83.2429, 83.2634, 83.2736],
+        },
+        "sec": {
+            ("adagrad", None): 9.8279e-05,
+            ("full-on", None): 2.3141e-04,
+            "fd": [2.8552e-04, 2.7276e-04, 3.4899e-04],
+            "pfd": [2.6090e-04, 2.8206e-04, 3.2096e-04],
+            "rp": [1.3597e-04, 2.7308e-04, 3.3307e-04],
+            "oja": [1.5500e-04, 1.6719e-04, 1.6631e-04],
+            "rfd": [2.8549e-04, 3.1813e-04, 3.3405e-04],
+            "rfd0": [2.7466e-04, 1.9542e-04, 2.3561e-04],
+        },
     },
     "farm-ads": {
-        "acc": {("adagrad", None): 89.3805, ("full-on", None): None,
-                "fd": [89.7023, 89.9437, 89.9437], "pfd": [90.0241, 89.8632, 90.0241],
-                "rp": [88.8174, 89.7023, 89.4610], "oja": [89.0587, 89.1392, 89.1392],
-                "rfd": [89.7828, 89.8632, 90.3459], "rfd0": [87.6911, 88.8174, 88.8978]},
-        "sec": {("adagrad", None): 3.1976e-04, ("full-on", None): None,
-                "fd": [1.6387e-03, 3.2000e-03, 5.1365e-03], "pfd": [2.4524e-02, 3.2372e-02, 5.4829e-02],
-                "rp": [7.3933e-04, 3.2000e-03, 5.1365e-03], "oja": [1.3061e-03, 2.8887e-03, 4.4386e-03],
-                "rfd": [2.0484e-03, 3.8129e-03, 5.2458e-03], "rfd0": [2.0843e-03, 3.7857e-03, 5.5628e-03]},
+        "acc": {
+            ("adagrad", None): 89.3805,
+            ("full-on", None): None,
+            "fd": [89.7023, 89.9437, 89.9437],
+            "pfd": [90.0241, 89.8632, 90.0241],
+            "rp": [88.8174, 89.7023, 89.4610],
+            "oja": [89.0587, 89.1392, 89.1392],
+            "rfd": [89.7828, 89.8632, 90.3459],
+            "rfd0": [87.6911, 88.8174, 88.8978],
+        },
+        "sec": {
+            ("adagrad", None): 3.1976e-04,
+            ("full-on", None): None,
+            "fd": [1.6387e-03, 3.2000e-03, 5.1365e-03],
+            "pfd": [2.4524e-02, 3.2372e-02, 5.4829e-02],
+            "rp": [7.3933e-04, 3.2000e-03, 5.1365e-03],
+            "oja": [1.3061e-03, 2.8887e-03, 4.4386e-03],
+            "rfd": [2.0484e-03, 3.8129e-03, 5.2458e-03],
+            "rfd0": [2.0843e-03, 3.7857e-03, 5.5628e-03],
+        },
     },
 }
 _SKETCH_METHODS = ["fd", "pfd", "rp", "oja", "rfd", "rfd0"]
 
 
 def add_arguments(parser):
-    parser.add_argument("--data", required=True, metavar="PATH",
-                        help="svmlight file, or 'a9a' (bundled training file) or 'farm-ads' (shared data dir)")
+    parser.add_argument(
+        "--data",
+        required=True,
+        metavar="PATH",
+        help="svmlight file, or 'a9a' (bundled training file) or 'farm-ads' (shared data dir)",
+    )
     parser.add_argument("--splits", type=int, default=5, help="random 70/30 splits (default 5)")
     parser.add_argument("--seed", type=int, default=0, help="seed of the first split (default 0)")
-    parser.add_argument("--ells", default=None, metavar="A,B,C",
-                        help="sketch sizes (default 5,10,20 when d < 1000, else 20,30,50)")
-    parser.add_argument("--methods", default=None, metavar="M,...",
-                        help="subset of adagrad,full-on,fd,pfd,rp,oja,rfd,rfd0 (default: all)")
+    parser.add_argument(
+        "--ells", default=None, metavar="A,B,C", help="sketch sizes (default 5,10,20 when d < 1000, else 20,30,50)"
+    )
+    parser.add_argument(
+        "--methods",
+        default=None,
+        metavar="M,...",
+        help="subset of adagrad,full-on,fd,pfd,rp,oja,rfd,rfd0 (default: all)",
+    )
     parser.add_argument("--alphas", default=None, metavar="A,B,...", help="alpha0 grid (default 1e-3..1e6)")
-    parser.add_argument("--file-order", action="store_true",
-                        help="one split: the first 70 %% of the rows in file order for training, the rest for test "
-                             "(Sec. 6 does not say the split is random); --splits is ignored")
-    parser.add_argument("--curves", default=None, metavar="PNG",
-                        help="online error rate vs examples seen on the first split (Figures 5-11 analogues): "
-                             "one panel per method and sketch size, alpha0 in {1e-2, 1, 1e2, 1e4} and the best "
-                             "one, beside RFD0-SON (dashed)")
-    parser.add_argument("--slab", choices=["current", "next"], default="current",
-                        help="slab of the projection: 'current' (Alg. 6 / App. A as printed, the fast algorithm "
-                             "of the paper's experiments; default) or 'next' (Alg. 3, the estimators' default)")
+    parser.add_argument(
+        "--file-order",
+        action="store_true",
+        help="one split: the first 70 %% of the rows in file order for training, the rest for test "
+        "(Sec. 6 does not say the split is random); --splits is ignored",
+    )
+    parser.add_argument(
+        "--curves",
+        default=None,
+        metavar="PNG",
+        help="online error rate vs examples seen on the first split (Figures 5-11 analogues): "
+        "one panel per method and sketch size, alpha0 in {1e-2, 1, 1e2, 1e4} and the best "
+        "one, beside RFD0-SON (dashed)",
+    )
+    parser.add_argument(
+        "--slab",
+        choices=["current", "next"],
+        default="current",
+        help="slab of the projection: 'current' (Alg. 6 / App. A as printed, the fast algorithm "
+        "of the paper's experiments; default) or 'next' (Alg. 3, the estimators' default)",
+    )
 
 
 def _load(spec):
@@ -195,21 +250,33 @@ def _run(args):
         best = max(finite, key=lambda a: means[a])
         pa, ps = _paper_figures(paper, name, m, ell)
         per_split_best = np.nanmax(np.array([acc[(m, ell, a)] for a in finite]), axis=0)
-        rows.append({"method": m, "ell": ell, "best_alpha0": best, "test_accuracy": means[best],
-                     "test_accuracy_std": float(np.std(acc[(m, ell, best)])),
-                     "test_accuracy_best_per_split": float(np.mean(per_split_best)),
-                     "accuracy_by_split": [float(v) for v in acc[(m, ell, best)]], "paper_accuracy": pa,
-                     "online_error_rate": float(np.mean(online[(m, ell, best)])),
-                     "online_error_by_alpha0": {f"{a:g}": float(np.mean(online[(m, ell, a)])) for a in grid},
-                     "alpha0_spread": _spread([means[a] for a in finite]),
-                     "alpha0_spread_le_1e4": _spread([means[a] for a in finite if a <= 1e4]),
-                     "diverged_alpha0": diverged,
-                     "final_alpha": float(np.mean(fin[(m, ell, best)])) if fin[(m, ell, best)] else None,
-                     "seconds_per_example": float(np.mean(sec[(m, ell, best)])) if sec[(m, ell, best)] else None,
-                     "paper_seconds": ps,
-                     "accuracy_by_alpha0": {f"{a:g}": means[a] for a in grid},
-                     "data": name, "splits": n_splits, "n_train": n_train, "n_features": d,
-                     "slab": args.slab, "split_order": "file" if file_order else "random"})
+        rows.append(
+            {
+                "method": m,
+                "ell": ell,
+                "best_alpha0": best,
+                "test_accuracy": means[best],
+                "test_accuracy_std": float(np.std(acc[(m, ell, best)])),
+                "test_accuracy_best_per_split": float(np.mean(per_split_best)),
+                "accuracy_by_split": [float(v) for v in acc[(m, ell, best)]],
+                "paper_accuracy": pa,
+                "online_error_rate": float(np.mean(online[(m, ell, best)])),
+                "online_error_by_alpha0": {f"{a:g}": float(np.mean(online[(m, ell, a)])) for a in grid},
+                "alpha0_spread": _spread([means[a] for a in finite]),
+                "alpha0_spread_le_1e4": _spread([means[a] for a in finite if a <= 1e4]),
+                "diverged_alpha0": diverged,
+                "final_alpha": float(np.mean(fin[(m, ell, best)])) if fin[(m, ell, best)] else None,
+                "seconds_per_example": float(np.mean(sec[(m, ell, best)])) if sec[(m, ell, best)] else None,
+                "paper_seconds": ps,
+                "accuracy_by_alpha0": {f"{a:g}": means[a] for a in grid},
+                "data": name,
+                "splits": n_splits,
+                "n_train": n_train,
+                "n_features": d,
+                "slab": args.slab,
+                "split_order": "file" if file_order else "random",
+            }
+        )
     if getattr(args, "curves", None):
         plot_curves(rows, curves, args.curves)
     return rows

@@ -23,8 +23,10 @@ import math
 
 import numpy as np
 
-HELP = ("sparse learners (truncation, tg, fobos, rda, ftrl): lambda sweep, test accuracy vs non-zero weights "
-        "after one pass on a 70/30 split (default data: farm-ads)")
+HELP = (
+    "sparse learners (truncation, tg, fobos, rda, ftrl): lambda sweep, test accuracy vs non-zero weights "
+    "after one pass on a 70/30 split (default data: farm-ads)"
+)
 COLUMNS = ["learner", "param", "value", "test_accuracy", "nnz_weights", "online_error_rate", "accuracy_sd"]
 
 #: learner -> (fixed parameters, swept parameter, grid)
@@ -38,17 +40,19 @@ FIXED = {
 
 
 def add_arguments(parser):
-    parser.add_argument("--data", metavar="PATH", default=None,
-                        help="LIBSVM file (default: farm-ads from the shared data directory)")
+    parser.add_argument(
+        "--data", metavar="PATH", default=None, help="LIBSVM file (default: farm-ads from the shared data directory)"
+    )
     parser.add_argument("--n-features", type=int, default=None, help="feature count (default: from the file)")
     parser.add_argument("--test-fraction", type=float, default=0.3, help="held-out fraction (default 0.3)")
     parser.add_argument("--splits", type=int, default=5, help="random splits averaged (default 5)")
-    parser.add_argument("--tolerance", type=float, default=0.005,
-                        help="accuracy tolerance of the two checks (default 0.005 = 0.5 pt)")
-    parser.add_argument("--learners", metavar="A,B,...", default=",".join(FIXED),
-                        help=f"subset of {','.join(FIXED)}")
-    parser.add_argument("--markdown", metavar="PATH", default=None,
-                        help="also write the table and the two checks as Markdown to PATH")
+    parser.add_argument(
+        "--tolerance", type=float, default=0.005, help="accuracy tolerance of the two checks (default 0.005 = 0.5 pt)"
+    )
+    parser.add_argument("--learners", metavar="A,B,...", default=",".join(FIXED), help=f"subset of {','.join(FIXED)}")
+    parser.add_argument(
+        "--markdown", metavar="PATH", default=None, help="also write the table and the two checks as Markdown to PATH"
+    )
 
 
 def _load(args):
@@ -69,8 +73,9 @@ def run(args):
         if n not in FIXED:
             raise ValueError(f"--learners: unknown learner {n!r}; expected some of {', '.join(FIXED)}.")
     if not 0.0 < args.test_fraction < 1.0 or args.splits < 1:
-        raise ValueError(f"--test-fraction must be in (0, 1) and --splits >= 1; got {args.test_fraction}, "
-                         f"{args.splits}.")
+        raise ValueError(
+            f"--test-fraction must be in (0, 1) and --splits >= 1; got {args.test_fraction}, {args.splits}."
+        )
     classes = np.unique(y)
     splits = []
     for seed in range(args.splits):
@@ -88,10 +93,20 @@ def run(args):
                 acc.append(float(est.score(X[te], y[te])))
                 nnz.append(est.nnz_weights)
                 err.append(result.online_error_rate)
-            rows.append({"learner": learner, "param": param, "value": float(value),
-                         "test_accuracy": float(np.mean(acc)), "nnz_weights": float(np.mean(nnz)),
-                         "online_error_rate": float(np.mean(err)), "accuracy_sd": float(np.std(acc)),
-                         "data": name, "splits": args.splits, "fixed": dict(fixed)})
+            rows.append(
+                {
+                    "learner": learner,
+                    "param": param,
+                    "value": float(value),
+                    "test_accuracy": float(np.mean(acc)),
+                    "nnz_weights": float(np.mean(nnz)),
+                    "online_error_rate": float(np.mean(err)),
+                    "accuracy_sd": float(np.std(acc)),
+                    "data": name,
+                    "splits": args.splits,
+                    "fixed": dict(fixed),
+                }
+            )
     args._summary = summary(rows, args.tolerance)
     if not getattr(args, "quiet", False) and not getattr(args, "json", False):
         for line in args._summary["lines"]:
@@ -113,48 +128,90 @@ def summary(rows, tolerance=0.005):
         for f in by["fobos"]:
             ok = [r for r in by["rda"] if r["test_accuracy"] >= f["test_accuracy"] - tolerance]
             best = min(ok, key=lambda r: r["nnz_weights"]) if ok else None
-            pairs.append({"fobos_l1": f["value"], "fobos_accuracy": f["test_accuracy"], "fobos_nnz": f["nnz_weights"],
-                          "rda_l1": best and best["value"], "rda_accuracy": best and best["test_accuracy"],
-                          "rda_nnz": best and best["nnz_weights"],
-                          "holds": bool(best is not None and best["nnz_weights"] <= f["nnz_weights"])})
+            pairs.append(
+                {
+                    "fobos_l1": f["value"],
+                    "fobos_accuracy": f["test_accuracy"],
+                    "fobos_nnz": f["nnz_weights"],
+                    "rda_l1": best and best["value"],
+                    "rda_accuracy": best and best["test_accuracy"],
+                    "rda_nnz": best and best["nnz_weights"],
+                    "holds": bool(best is not None and best["nnz_weights"] <= f["nnz_weights"]),
+                }
+            )
         n_ok = sum(p["holds"] for p in pairs)
         out["rda_vs_fobos"] = {"holds": n_ok == len(pairs), "n_holds": n_ok, "n": len(pairs), "pairs": pairs}
-        out["lines"].append(f"RDA at least as sparse as FOBOS at equal accuracy (+-{100 * tolerance:.1f} pt): "
-                            f"{n_ok}/{len(pairs)} FOBOS settings -> {'HOLDS' if n_ok == len(pairs) else 'FAILS'}")
+        out["lines"].append(
+            f"RDA at least as sparse as FOBOS at equal accuracy (+-{100 * tolerance:.1f} pt): "
+            f"{n_ok}/{len(pairs)} FOBOS settings -> {'HOLDS' if n_ok == len(pairs) else 'FAILS'}"
+        )
     best = {n: max(rs, key=lambda r: r["test_accuracy"]) for n, rs in by.items()}
     if "ftrl" in best:
         top = max(best.values(), key=lambda r: r["test_accuracy"])
         gap = top["test_accuracy"] - best["ftrl"]["test_accuracy"]
-        out["ftrl_vs_best"] = {"holds": gap <= tolerance, "gap": gap, "best_learner": top["learner"],
-                               "best": {n: {"value": r["value"], "test_accuracy": r["test_accuracy"],
-                                            "nnz_weights": r["nnz_weights"]} for n, r in best.items()}}
-        out["lines"].append(f"FTRL best accuracy {best['ftrl']['test_accuracy']:.4f} vs best of all "
-                            f"{top['test_accuracy']:.4f} ({top['learner']}): gap {100 * gap:.2f} pt -> "
-                            f"{'HOLDS' if gap <= tolerance else 'FAILS'}")
+        out["ftrl_vs_best"] = {
+            "holds": gap <= tolerance,
+            "gap": gap,
+            "best_learner": top["learner"],
+            "best": {
+                n: {"value": r["value"], "test_accuracy": r["test_accuracy"], "nnz_weights": r["nnz_weights"]}
+                for n, r in best.items()
+            },
+        }
+        out["lines"].append(
+            f"FTRL best accuracy {best['ftrl']['test_accuracy']:.4f} vs best of all "
+            f"{top['test_accuracy']:.4f} ({top['learner']}): gap {100 * gap:.2f} pt -> "
+            f"{'HOLDS' if gap <= tolerance else 'FAILS'}"
+        )
     return out
 
 
 def _write_markdown(rows, summ, path, name, args):
-    lines = [f"# Sparsity sweep on {name}", "",
-             f"One pass over {100 * (1 - args.test_fraction):.0f} % of the rows (progressive validation), test on the "
-             f"other {100 * args.test_fraction:.0f} %; mean over {args.splits} random splits (seeds 0..{args.splits - 1}). "
-             "`nnz_weights` counts the non-zero coefficients and intercept of the materialised model.", "",
-             "Fixed parameters: " + "; ".join(f"{n}: {json.dumps(FIXED[n][0])}" for n in FIXED), "",
-             "## Checks", ""] + [f"- {line}" for line in summ["lines"]] + ["", "## Table", "",
-             "| " + " | ".join(COLUMNS) + " |", "|" + "---|" * len(COLUMNS)]
+    lines = (
+        [
+            f"# Sparsity sweep on {name}",
+            "",
+            f"One pass over {100 * (1 - args.test_fraction):.0f} % of the rows (progressive validation), test on the "
+            f"other {100 * args.test_fraction:.0f} %; mean over {args.splits} random splits (seeds 0..{args.splits - 1}). "
+            "`nnz_weights` counts the non-zero coefficients and intercept of the materialised model.",
+            "",
+            "Fixed parameters: " + "; ".join(f"{n}: {json.dumps(FIXED[n][0])}" for n in FIXED),
+            "",
+            "## Checks",
+            "",
+        ]
+        + [f"- {line}" for line in summ["lines"]]
+        + ["", "## Table", "", "| " + " | ".join(COLUMNS) + " |", "|" + "---|" * len(COLUMNS)]
+    )
     for r in rows:
-        cells = [r["learner"], r["param"], f"{r['value']:.3g}", f"{r['test_accuracy']:.4f}", f"{r['nnz_weights']:.1f}",
-                 f"{r['online_error_rate']:.4f}", f"{r['accuracy_sd']:.4f}"]
+        cells = [
+            r["learner"],
+            r["param"],
+            f"{r['value']:.3g}",
+            f"{r['test_accuracy']:.4f}",
+            f"{r['nnz_weights']:.1f}",
+            f"{r['online_error_rate']:.4f}",
+            f"{r['accuracy_sd']:.4f}",
+        ]
         lines.append("| " + " | ".join(cells) + " |")
     if "rda_vs_fobos" in summ:
-        lines += ["", "## RDA vs FOBOS, setting by setting", "",
-                  "| FOBOS l1 | FOBOS acc | FOBOS nnz | sparsest RDA l1 with acc >= FOBOS acc - tol | RDA acc | RDA nnz | holds |",
-                  "|---|---|---|---|---|---|---|"]
+        lines += [
+            "",
+            "## RDA vs FOBOS, setting by setting",
+            "",
+            "| FOBOS l1 | FOBOS acc | FOBOS nnz | sparsest RDA l1 with acc >= FOBOS acc - tol | RDA acc | RDA nnz | holds |",
+            "|---|---|---|---|---|---|---|",
+        ]
         for p in summ["rda_vs_fobos"]["pairs"]:
-            rda = (f"{p['rda_l1']:.3g} | {p['rda_accuracy']:.4f} | {p['rda_nnz']:.1f}" if p["rda_l1"] is not None
-                   else "- | - | -")
-            lines.append(f"| {p['fobos_l1']:.3g} | {p['fobos_accuracy']:.4f} | {p['fobos_nnz']:.1f} | {rda} | "
-                         f"{'yes' if p['holds'] else 'no'} |")
+            rda = (
+                f"{p['rda_l1']:.3g} | {p['rda_accuracy']:.4f} | {p['rda_nnz']:.1f}"
+                if p["rda_l1"] is not None
+                else "- | - | -"
+            )
+            lines.append(
+                f"| {p['fobos_l1']:.3g} | {p['fobos_accuracy']:.4f} | {p['fobos_nnz']:.1f} | {rda} | "
+                f"{'yes' if p['holds'] else 'no'} |"
+            )
     with open(path, "w") as f:
         f.write("\n".join(lines) + "\n")
 
@@ -171,8 +228,13 @@ def plot(rows, path, args):
         by.setdefault(r["learner"], []).append(r)
     for learner, rs in by.items():
         rs = sorted(rs, key=lambda r: r["nnz_weights"])
-        ax.plot([r["nnz_weights"] for r in rs], [r["test_accuracy"] for r in rs], marker="o", ms=3,
-                label=f"{learner} ({rs[0]['param']})")
+        ax.plot(
+            [r["nnz_weights"] for r in rs],
+            [r["test_accuracy"] for r in rs],
+            marker="o",
+            ms=3,
+            label=f"{learner} ({rs[0]['param']})",
+        )
     ax.set_xscale("log")
     ax.set_xlabel("non-zero weights after one pass (log)")
     ax.set_ylabel("test accuracy")

@@ -20,31 +20,60 @@ import time
 
 import numpy as np
 
-HELP = ("every learner with its CLI defaults on the raw data-set zoo (one pass, 70/30), against Vowpal "
-        "Wabbit's defaults and a tuned batch ceiling")
+HELP = (
+    "every learner with its CLI defaults on the raw data-set zoo (one pass, 70/30), against Vowpal "
+    "Wabbit's defaults and a tuned batch ceiling"
+)
 COLUMNS = ["dataset", "task", "learner", "score", "gap_to_vw", "majority", "vw", "ceiling", "seconds", "note"]
 
 #: learners skipped on wide data: their per-example cost is quadratic or worse in the number of features
-_WIDE_LIMIT = {"cw": 4096, "arow": 4096, "scw1": 4096, "scw2": 4096, "full-on": 4096,
-               "ccfm-ogd": 200, "ccfm-ogd-regressor": 200, "occfm": 200, "occfm-regressor": 200}
+_WIDE_LIMIT = {
+    "cw": 4096,
+    "arow": 4096,
+    "scw1": 4096,
+    "scw2": 4096,
+    "full-on": 4096,
+    "ccfm-ogd": 200,
+    "ccfm-ogd-regressor": 200,
+    "occfm": 200,
+    "occfm-regressor": 200,
+}
 QUICK_DATASETS = ("breast-cancer", "iris")
 RESCALE_LEARNER = "rfd0-son"
 
 
 def add_arguments(parser):
-    parser.add_argument("--datasets", metavar="A,B,...", default=None,
-                        help="comma-separated zoo data sets (default: every one loadable here)")
-    parser.add_argument("--learners", metavar="A,B,...", default=None,
-                        help="comma-separated learner names (default: every one-pass learner for the task)")
+    parser.add_argument(
+        "--datasets",
+        metavar="A,B,...",
+        default=None,
+        help="comma-separated zoo data sets (default: every one loadable here)",
+    )
+    parser.add_argument(
+        "--learners",
+        metavar="A,B,...",
+        default=None,
+        help="comma-separated learner names (default: every one-pass learner for the task)",
+    )
     parser.add_argument("--random-state", type=int, default=0, help="seed of the row shuffle (default 0)")
-    parser.add_argument("--quick", action="store_true",
-                        help=f"only {' and '.join(QUICK_DATASETS)}, 2 rescaling draws (a smoke run)")
-    parser.add_argument("--rescale", type=int, default=5, metavar="DRAWS",
-                        help=f"{RESCALE_LEARNER}'s spread over DRAWS random column rescalings per "
-                             "classification data set (0: skip; default 5)")
-    parser.add_argument("--scale", choices=["none", "maxabs", "standard"], default="none",
-                        help="put every learner behind this streaming scaler (streamlearn.preprocessing; the "
-                             "command line's --scale); default none: the data raw, as shipped")
+    parser.add_argument(
+        "--quick", action="store_true", help=f"only {' and '.join(QUICK_DATASETS)}, 2 rescaling draws (a smoke run)"
+    )
+    parser.add_argument(
+        "--rescale",
+        type=int,
+        default=5,
+        metavar="DRAWS",
+        help=f"{RESCALE_LEARNER}'s spread over DRAWS random column rescalings per "
+        "classification data set (0: skip; default 5)",
+    )
+    parser.add_argument(
+        "--scale",
+        choices=["none", "maxabs", "standard"],
+        default="none",
+        help="put every learner behind this streaming scaler (streamlearn.preprocessing; the "
+        "command line's --scale); default none: the data raw, as shipped",
+    )
     parser.add_argument("--no-vw", action="store_true", help="skip Vowpal Wabbit")
     parser.add_argument("--no-ceiling", action="store_true", help="skip the tuned batch ceiling")
 
@@ -63,9 +92,19 @@ def run(args):
             args._skipped[name] = str(exc)
             _say(args, f"{name}: skipped ({exc})")
             continue
-        rows += run_dataset(name, X, y, task, learners=_split(args.learners), random_state=args.random_state,
-                            vw=not args.no_vw, ceiling=not args.no_ceiling, rescale_draws=draws,
-                            scale=getattr(args, "scale", "none"), log=lambda msg: _say(args, msg))
+        rows += run_dataset(
+            name,
+            X,
+            y,
+            task,
+            learners=_split(args.learners),
+            random_state=args.random_state,
+            vw=not args.no_vw,
+            ceiling=not args.no_ceiling,
+            rescale_draws=draws,
+            scale=getattr(args, "scale", "none"),
+            log=lambda msg: _say(args, msg),
+        )
     return rows
 
 
@@ -126,8 +165,9 @@ def _rmse(y, pred):
     return float(np.sqrt(np.mean((y - pred) ** 2)))
 
 
-def run_dataset(name, X, y, task, *, learners=None, random_state=0, vw=True, ceiling=True, rescale_draws=0,
-                scale="none", log=None):
+def run_dataset(
+    name, X, y, task, *, learners=None, random_state=0, vw=True, ceiling=True, rescale_draws=0, scale="none", log=None
+):
     """All rows of one data set: every learner, plus the majority / VW / ceiling references."""
     log = log or (lambda msg: None)
     X_train, y_train, X_test, y_test = split_shuffled(X, y, random_state)
@@ -141,9 +181,17 @@ def run_dataset(name, X, y, task, *, learners=None, random_state=0, vw=True, cei
     ceil = batch_ceiling(X_train, y_train, X_test, y_test, task) if ceiling else None
     import scipy.sparse as sp
 
-    base = {"dataset": name, "task": task, "n_train": int(y_train.shape[0]), "n_test": int(y_test.shape[0]),
-            "n_features": int(X.shape[1]), "sparse": bool(sp.issparse(X)), "majority": majority, "vw": vw_score,
-            "ceiling": ceil}
+    base = {
+        "dataset": name,
+        "task": task,
+        "n_train": int(y_train.shape[0]),
+        "n_test": int(y_test.shape[0]),
+        "n_features": int(X.shape[1]),
+        "sparse": bool(sp.issparse(X)),
+        "majority": majority,
+        "vw": vw_score,
+        "ceiling": ceil,
+    }
     log(f"{name}: majority {majority:.4f}  vw {vw_score}  ceiling {ceil}")
     rows = []
     for learner in learners or zoo_learners(task):
@@ -164,8 +212,9 @@ def run_dataset(name, X, y, task, *, learners=None, random_state=0, vw=True, cei
         log(f"  {learner:22s} {row['score']}  {row['note']}")
         rows.append(row)
     if rescale_draws and task != "regression":
-        scores = rescaled_scores(RESCALE_LEARNER, X_train, y_train, X_test, y_test, task, rescale_draws,
-                                 random_state, scale=scale)
+        scores = rescaled_scores(
+            RESCALE_LEARNER, X_train, y_train, X_test, y_test, task, rescale_draws, random_state, scale=scale
+        )
         for row in rows:
             if row["learner"] == RESCALE_LEARNER:
                 row["rescale_scores"] = scores
@@ -200,8 +249,17 @@ def rescaled_scores(learner, X_train, y_train, X_test, y_test, task, draws, rand
     for _ in range(draws):
         factors = 10.0 ** rng.uniform(-3, 3, X_train.shape[1])
         try:
-            out.append(fit_score(learner, rescale_columns(X_train, factors), y_train,
-                                 rescale_columns(X_test, factors), y_test, task, scale=scale))
+            out.append(
+                fit_score(
+                    learner,
+                    rescale_columns(X_train, factors),
+                    y_train,
+                    rescale_columns(X_test, factors),
+                    y_test,
+                    task,
+                    scale=scale,
+                )
+            )
         except (ValueError, FloatingPointError, np.linalg.LinAlgError):
             out.append(0.0)
     return out
@@ -234,16 +292,20 @@ def vw_defaults(X_train, y_train, X_test, y_test, task, classes):
     if task == "multiclass":
         vw = pyvw.Workspace(f"--oaa {len(classes)} --quiet")
         lab = {c: i + 1 for i, c in enumerate(classes)}
+
         def label(v):
             return str(lab[v])
     elif task == "binary":
         vw = pyvw.Workspace("--quiet")
+
         def label(v):
             return "1" if v == classes[1] else "-1"
     else:
         vw = pyvw.Workspace("--quiet")
+
         def label(v):
             return f"{v:.17g}"
+
     for yi, feats in zip(y_train, _vw_lines(X_train)):
         vw.learn(f"{label(yi)} | {feats}")
     preds = np.array([vw.predict(f"| {feats}") for feats in _vw_lines(X_test)], dtype=np.float64)
@@ -281,6 +343,7 @@ def batch_ceiling(X_train, y_train, X_test, y_test, task):
 
 # ----------------------------------------------------------------------------------------------- summaries
 
+
 def summary(rows):
     """Per classification learner: median and worst gap to VW (pt), sets below the majority-class rate,
     median gap to the batch ceiling (pt) and RFD0-SON's worst rescaling spread."""
@@ -292,13 +355,18 @@ def summary(rows):
         ceil = [100.0 * (r["score"] - r["ceiling"]) for r in rs if r["score"] is not None and r["ceiling"] is not None]
         below = [r["dataset"] for r in rs if r["score"] is None or r["score"] < r["majority"] - 1e-12]
         ran = [r for r in rs if not r["note"].startswith("skipped")]
-        out.append({"learner": name, "datasets": len(ran),
-                    "median_gap_to_vw": float(np.median(gaps)) if gaps else None,
-                    "worst_gap_to_vw": float(min(gaps)) if gaps else None,
-                    "below_majority": len([d for d in below if any(r["dataset"] == d for r in ran)]),
-                    "below_majority_sets": [d for d in below if any(r["dataset"] == d for r in ran)],
-                    "median_gap_to_ceiling": float(np.median(ceil)) if ceil else None,
-                    "beats_vw_everywhere": bool(gaps) and len(gaps) == len(ran) and min(gaps) >= 0})
+        out.append(
+            {
+                "learner": name,
+                "datasets": len(ran),
+                "median_gap_to_vw": float(np.median(gaps)) if gaps else None,
+                "worst_gap_to_vw": float(min(gaps)) if gaps else None,
+                "below_majority": len([d for d in below if any(r["dataset"] == d for r in ran)]),
+                "below_majority_sets": [d for d in below if any(r["dataset"] == d for r in ran)],
+                "median_gap_to_ceiling": float(np.median(ceil)) if ceil else None,
+                "beats_vw_everywhere": bool(gaps) and len(gaps) == len(ran) and min(gaps) >= 0,
+            }
+        )
     return out
 
 
@@ -316,12 +384,19 @@ def _signed(v):
 
 def summary_markdown(rows):
     """The per-learner summary as a Markdown table (classification)."""
-    lines = [("| learner | data sets | median gap to VW (pt) | worst gap to VW (pt) | sets below majority | "
-             "median gap to ceiling (pt) |"), "|---|---:|---:|---:|---:|---:|"]
+    lines = [
+        (
+            "| learner | data sets | median gap to VW (pt) | worst gap to VW (pt) | sets below majority | "
+            "median gap to ceiling (pt) |"
+        ),
+        "|---|---:|---:|---:|---:|---:|",
+    ]
     for s in summary(rows):
-        lines.append(f"| {s['learner']} | {s['datasets']} | {_signed(s['median_gap_to_vw'])} | "
-                     f"{_signed(s['worst_gap_to_vw'])} | {s['below_majority']} | "
-                     f"{_signed(s['median_gap_to_ceiling'])} |")
+        lines.append(
+            f"| {s['learner']} | {s['datasets']} | {_signed(s['median_gap_to_vw'])} | "
+            f"{_signed(s['worst_gap_to_vw'])} | {s['below_majority']} | "
+            f"{_signed(s['median_gap_to_ceiling'])} |"
+        )
     return "\n".join(lines)
 
 
@@ -357,8 +432,10 @@ def rescale_markdown(rows):
     rs = [r for r in rows if "rescale_spread" in r]
     if not rs:
         return ""
-    lines = [f"| data set | {RESCALE_LEARNER} unscaled (%) | accuracies over rescalings (%) | spread (pt) |",
-             "|---|---:|---|---:|"]
+    lines = [
+        f"| data set | {RESCALE_LEARNER} unscaled (%) | accuracies over rescalings (%) | spread (pt) |",
+        "|---|---:|---|---:|",
+    ]
     for r in rs:
         accs = ", ".join(f"{100 * v:.1f}" for v in r["rescale_scores"])
         lines.append(f"| {r['dataset']} | {_fmt(r['score'])} | {accs} | {r['rescale_spread']:.1f} |")
@@ -385,8 +462,15 @@ def plot(rows, path, args=None):
     for i in range(len(sets)):
         for j in range(len(learners)):
             if np.isfinite(grid[i, j]):
-                ax.text(j, i, f"{round(grid[i, j]):d}", ha="center", va="center", fontsize=7,
-                        color="white" if abs(grid[i, j]) > 12 else "black")
+                ax.text(
+                    j,
+                    i,
+                    f"{round(grid[i, j]):d}",
+                    ha="center",
+                    va="center",
+                    fontsize=7,
+                    color="white" if abs(grid[i, j]) > 12 else "black",
+                )
     ax.set_xticks(range(len(learners)), learners, rotation=60, ha="right", fontsize=8)
     ax.set_yticks(range(len(sets)), sets, fontsize=8)
     fig.colorbar(im, ax=ax, label="test accuracy minus VW defaults (pt, clipped at ±20)")
@@ -398,31 +482,62 @@ def plot(rows, path, args=None):
 
 def report_markdown(rows, meta, png=None):
     """The whole report: summary, classification and regression tables, RFD0-SON's rescaling spread."""
-    parts = ["# Zoo benchmark: every learner with its CLI defaults on raw data", "",
-             (f"Command: `{meta['command']}` ({meta['seconds']:.0f} s). One seeded shuffle per data set, 70 % "
-             "for one pass of training, 30 % for testing. VW: Vowpal Wabbit's defaults, one pass over the same "
-             "rows in the same order (binary labels -1/+1 with VW's default squared loss, `--oaa K` for K "
-             "classes). Ceiling: StandardScaler + LogisticRegressionCV / RidgeCV, tuned by cross-validation "
-             "(a ceiling, not a peer)."), ""]
+    parts = [
+        "# Zoo benchmark: every learner with its CLI defaults on raw data",
+        "",
+        (
+            f"Command: `{meta['command']}` ({meta['seconds']:.0f} s). One seeded shuffle per data set, 70 % "
+            "for one pass of training, 30 % for testing. VW: Vowpal Wabbit's defaults, one pass over the same "
+            "rows in the same order (binary labels -1/+1 with VW's default squared loss, `--oaa K` for K "
+            "classes). Ceiling: StandardScaler + LogisticRegressionCV / RidgeCV, tuned by cross-validation "
+            "(a ceiling, not a peer)."
+        ),
+        "",
+    ]
     if meta.get("scale", "none") != "none":
-        parts += [(f"Every learner runs behind the streaming `{meta['scale']}` scaler (`--scale {meta['scale']}`: "
-                  "statistics of the rows before each row, no look-ahead); VW and the ceiling as above."), ""]
+        parts += [
+            (
+                f"Every learner runs behind the streaming `{meta['scale']}` scaler (`--scale {meta['scale']}`: "
+                "statistics of the rows before each row, no look-ahead); VW and the ceiling as above."
+            ),
+            "",
+        ]
     if meta.get("skipped_datasets"):
         parts += ["Not run here: " + "; ".join(f"{k} ({v})" for k, v in meta["skipped_datasets"].items()), ""]
-    parts += ["## Classification summary", "",
-              ("Gap: test accuracy minus VW defaults' (pt); below majority: data sets where the learner's test "
-              "accuracy is under the majority-class rate."), "", summary_markdown(rows), ""]
+    parts += [
+        "## Classification summary",
+        "",
+        (
+            "Gap: test accuracy minus VW defaults' (pt); below majority: data sets where the learner's test "
+            "accuracy is under the majority-class rate."
+        ),
+        "",
+        summary_markdown(rows),
+        "",
+    ]
     if png:
         parts += [f"![accuracy gap to VW]({png})", ""]
-    parts += ["## Test accuracy (%)", "", ("Bold: below the majority-class rate; n/a: not run (too many features "
-              "for a quadratic-cost learner)."), "", scores_markdown(rows, "classification"), ""]
+    parts += [
+        "## Test accuracy (%)",
+        "",
+        ("Bold: below the majority-class rate; n/a: not run (too many features for a quadratic-cost learner)."),
+        "",
+        scores_markdown(rows, "classification"),
+        "",
+    ]
     reg = scores_markdown(rows, "regression")
     if reg:
         parts += ["## Regression: test RMSE", "", "Bold: worse than predicting the training mean.", "", reg, ""]
     resc = rescale_markdown(rows)
     if resc:
-        parts += [f"## {RESCALE_LEARNER}: spread over column rescalings", "",
-                  "Every column multiplied by a random factor 10^U(-3, 3), same split and order.", "", resc, ""]
+        parts += [
+            f"## {RESCALE_LEARNER}: spread over column rescalings",
+            "",
+            "Every column multiplied by a random factor 10^U(-3, 3), same split and order.",
+            "",
+            resc,
+            "",
+        ]
     return "\n".join(parts)
 
 
@@ -430,8 +545,10 @@ def report_markdown(rows, meta, png=None):
 
 #: kinds of data of the "which learner" table: (label, test on a data set's first row)
 DATA_KINDS = [
-    ("binary, dense raw columns (mixed units)",
-     lambda r: r["task"] == "binary" and not r.get("sparse") and r["majority"] < 0.9),
+    (
+        "binary, dense raw columns (mixed units)",
+        lambda r: r["task"] == "binary" and not r.get("sparse") and r["majority"] < 0.9,
+    ),
     ("binary, sparse (one-hot, bag of words)", lambda r: r["task"] == "binary" and r.get("sparse")),
     ("binary, skewed classes (>= 90 % one class)", lambda r: r["task"] == "binary" and r["majority"] >= 0.9),
     ("multiclass", lambda r: r["task"] == "multiclass"),
@@ -448,11 +565,17 @@ def learner_choice_table(rows, top=3):
     >>> print(learner_choice_table(rows).splitlines()[2])
     | multiclass | a | **y** (85.0 %, VW 80.0 %); x (70.0 %) | 90.0 % |
     """
-    lines = [("| data | zoo data sets | best learners with CLI defaults (median test score) | tuned batch "
-             "ceiling (median) |"), "|---|---|---|---:|"]
+    lines = [
+        (
+            "| data | zoo data sets | best learners with CLI defaults (median test score) | tuned batch "
+            "ceiling (median) |"
+        ),
+        "|---|---|---|---:|",
+    ]
     for label, test in DATA_KINDS:
-        sets = [d for d in dict.fromkeys(r["dataset"] for r in rows)
-                if test(next(r for r in rows if r["dataset"] == d))]
+        sets = [
+            d for d in dict.fromkeys(r["dataset"] for r in rows) if test(next(r for r in rows if r["dataset"] == d))
+        ]
         if not sets:
             continue
         reg = label == "regression"
@@ -467,8 +590,13 @@ def learner_choice_table(rows, top=3):
                 ranked.append((float(np.median(rel)), name, None))
             else:
                 vw = [r["vw"] for r in rs if r["vw"] is not None]
-                ranked.append((-float(np.median([r["score"] for r in rs])), name,
-                               float(np.median(vw)) if len(vw) == len(rs) else None))
+                ranked.append(
+                    (
+                        -float(np.median([r["score"] for r in rs])),
+                        name,
+                        float(np.median(vw)) if len(vw) == len(rs) else None,
+                    )
+                )
         ranked.sort()
         cells = []
         for i, (key, name, vw) in enumerate(ranked[:top]):
@@ -481,8 +609,11 @@ def learner_choice_table(rows, top=3):
         ceil = [c for c in ceil if c is not None]
         if reg:
             vws = [next(r for r in mine if r["dataset"] == d)["vw"] for d in sets]
-            cell = (f"RMSE {np.median([c / v for c, v in zip(ceil, vws)]):.2f} x VW's"
-                    if ceil and len(ceil) == len(vws) and all(vws) else "–")
+            cell = (
+                f"RMSE {np.median([c / v for c, v in zip(ceil, vws)]):.2f} x VW's"
+                if ceil and len(ceil) == len(vws) and all(vws)
+                else "–"
+            )
         else:
             cell = f"{100 * np.median(ceil):.1f} %" if ceil else "–"
         lines.append(f"| {label} | {', '.join(sets)} | {'; '.join(cells)} | {cell} |")
@@ -499,4 +630,4 @@ def replace_between_markers(text, marker, table):
     i, j = text.find(start), text.find(end)
     if i < 0 or j < i:
         raise ValueError(f"markers {start} ... {end} not found in the page")
-    return text[:i + len(start)] + "\n" + table + "\n" + text[j:]
+    return text[: i + len(start)] + "\n" + table + "\n" + text[j:]

@@ -7,9 +7,23 @@
   (Lin et al., WWW 2018, Alg. 2), exact (dense) or scalable (low-rank) state.
 """
 
-from ._ccfm import (EXACT_MAX_FEATURES, CCFMOnlineGradientClassifier, CCFMOnlineGradientRegressor, OCCFMClassifier,
-                    OCCFMRegressor, occfm_eta)
+from ._ccfm import (
+    EXACT_MAX_FEATURES,
+    CCFMOnlineGradientClassifier,
+    CCFMOnlineGradientRegressor,
+    OCCFMClassifier,
+    OCCFMRegressor,
+    occfm_eta,
+)
 from ._fm import FMClassifier, FMRegressor
 
-__all__ = ["FMClassifier", "FMRegressor", "CCFMOnlineGradientClassifier", "CCFMOnlineGradientRegressor",
-           "OCCFMClassifier", "OCCFMRegressor", "occfm_eta", "EXACT_MAX_FEATURES"]
+__all__ = [
+    "FMClassifier",
+    "FMRegressor",
+    "CCFMOnlineGradientClassifier",
+    "CCFMOnlineGradientRegressor",
+    "OCCFMClassifier",
+    "OCCFMRegressor",
+    "occfm_eta",
+    "EXACT_MAX_FEATURES",
+]

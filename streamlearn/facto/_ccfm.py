@@ -21,8 +21,14 @@ from ..base import LogisticProbaMixin, OnlineClassifierMixin, OnlineRegressorMix
 from ..losses import loss_code
 from ._common import PASS_PARAMS, check_dense_state, one_blas_thread
 
-__all__ = ["CCFMOnlineGradientClassifier", "CCFMOnlineGradientRegressor", "OCCFMClassifier", "OCCFMRegressor",
-           "occfm_eta", "EXACT_MAX_FEATURES"]
+__all__ = [
+    "CCFMOnlineGradientClassifier",
+    "CCFMOnlineGradientRegressor",
+    "OCCFMClassifier",
+    "OCCFMRegressor",
+    "occfm_eta",
+    "EXACT_MAX_FEATURES",
+]
 
 #: ``mode="auto"`` uses the exact (dense) state up to this many features, the low-rank one above
 EXACT_MAX_FEATURES = 2000
@@ -61,9 +67,10 @@ def occfm_eta(delta: float, grad_bound: float, horizon: int) -> float:
     0.01
     """
     if delta <= 0 or grad_bound <= 0 or horizon < 1:
-        raise ValueError(f"occfm_eta needs delta > 0, grad_bound > 0 and horizon >= 1; got {delta}, {grad_bound}, "
-                         f"{horizon}.")
-    return 2.0 * delta / (2.0 * grad_bound * horizon ** 0.75)
+        raise ValueError(
+            f"occfm_eta needs delta > 0, grad_bound > 0 and horizon >= 1; got {delta}, {grad_bound}, {horizon}."
+        )
+    return 2.0 * delta / (2.0 * grad_bound * horizon**0.75)
 
 
 class _CCFMMixin:
@@ -119,11 +126,15 @@ class _CCFMMixin:
 
 # -------------------------------------------------------------------------------------------------------------
 class _CCFMOnlineGradient(_CCFMMixin, _BaseOnline):
-
     def _allocate(self, n_features, n_outputs, X):
-        check_dense_state(self, n_features, n_outputs, 1,
-                          "Projected OGD needs the dense matrix and its eigendecomposition: use OCCFMClassifier "
-                          "or OCCFMRegressor with mode='scalable' for many features.")
+        check_dense_state(
+            self,
+            n_features,
+            n_outputs,
+            1,
+            "Projected OGD needs the dense matrix and its eigendecomposition: use OCCFMClassifier "
+            "or OCCFMRegressor with mode='scalable' for many features.",
+        )
         n = n_features + 1
         self._state_C = np.zeros((n_outputs, n, n))
         self._state_tn = np.zeros(n_outputs)
@@ -131,10 +142,21 @@ class _CCFMOnlineGradient(_CCFMMixin, _BaseOnline):
 
     def _kernel_pass(self, X, targets, sw, out):
         with one_blas_thread():
-            t, bad = _k.ccfm_ogd_epoch(indptr=X.indptr, indices=X.indices, data=X.data, targets=targets,
-                                       sample_weight=sw, C=self._state_C, tn_bound=self._state_tn,
-                                       loss=loss_code(self.loss), delta=float(self.delta), eta0=float(self.eta0),
-                                       t=self.t_, stats=self._state_stats, out_scores=out)
+            t, bad = _k.ccfm_ogd_epoch(
+                indptr=X.indptr,
+                indices=X.indices,
+                data=X.data,
+                targets=targets,
+                sample_weight=sw,
+                C=self._state_C,
+                tn_bound=self._state_tn,
+                loss=loss_code(self.loss),
+                delta=float(self.delta),
+                eta0=float(self.eta0),
+                t=self.t_,
+                stats=self._state_stats,
+                out_scores=out,
+            )
         self.t_ = int(t)
         if bad >= 0:
             self._raise_diverged(bad, "eta0")
@@ -171,8 +193,11 @@ _OGD_DOC = """
 
 
 class CCFMOnlineGradientClassifier(OnlineClassifierMixin, LogisticProbaMixin, _CCFMOnlineGradient):
-    __doc__ = """Compact convexified FM for classification, by projected online gradient descent.
-""" + _OGD_DOC + """
+    __doc__ = (
+        """Compact convexified FM for classification, by projected online gradient descent.
+"""
+        + _OGD_DOC
+        + """
 
     Parameters
     ----------
@@ -204,6 +229,7 @@ class CCFMOnlineGradientClassifier(OnlineClassifierMixin, LogisticProbaMixin, _C
     >>> print(f"{clf.score(X_test, y_test):.2f}")
     0.8...
     """
+    )
 
     _parameter_constraints = {"loss": [Options("logistic", "hinge")], **_OGD_PARAMS}
 
@@ -217,9 +243,12 @@ class CCFMOnlineGradientClassifier(OnlineClassifierMixin, LogisticProbaMixin, _C
 
 
 class CCFMOnlineGradientRegressor(OnlineRegressorMixin, _CCFMOnlineGradient):
-    __doc__ = """Compact convexified FM for regression (squared loss ``(yhat - y)^2``), by projected online
+    __doc__ = (
+        """Compact convexified FM for regression (squared loss ``(yhat - y)^2``), by projected online
     gradient descent.
-""" + _OGD_DOC + """
+"""
+        + _OGD_DOC
+        + """
 
     Parameters
     ----------
@@ -239,6 +268,7 @@ class CCFMOnlineGradientRegressor(OnlineRegressorMixin, _CCFMOnlineGradient):
     >>> print(f"{np.sqrt(np.mean((reg.predict(X) - y) ** 2)):.1f}")
     0.0
     """
+    )
 
     _parameter_constraints = {"loss": [Options("squared")], **_OGD_PARAMS}
     _progressive_loss = "squared"
@@ -259,7 +289,6 @@ def _sym(C):
 
 
 class _OCCFM(_CCFMMixin, _BaseOnline):
-
     def _resolved_mode(self, n_features):
         if self.mode == "auto":
             return "exact" if n_features <= EXACT_MAX_FEATURES else "scalable"
@@ -285,26 +314,60 @@ class _OCCFM(_CCFMMixin, _BaseOnline):
 
     def _kernel_pass(self, X, targets, sw, out):
         if self.mode != "auto" and self.mode != self.mode_:
-            raise ValueError(f"mode={self.mode!r} but {type(self).__name__} was started in mode {self.mode_!r}; "
-                             "call fit to start again in another mode.")
+            raise ValueError(
+                f"mode={self.mode!r} but {type(self).__name__} was started in mode {self.mode_!r}; "
+                "call fit to start again in another mode."
+            )
         gc, gp = _STEPS[self.step_schedule]
-        common = dict(loss=loss_code(self.loss), delta=float(self.delta), eta=float(self.eta), gamma_c=gc,
-                      gamma_p=gp, lmo=_LMO[self.lmo], lmo_tol=float(self.lmo_tol), lmo_max_iter=int(self.lmo_max_iter),
-                      t=self.t_, stats=self._state_stats, out_scores=out)
+        common = dict(
+            loss=loss_code(self.loss),
+            delta=float(self.delta),
+            eta=float(self.eta),
+            gamma_c=gc,
+            gamma_p=gp,
+            lmo=_LMO[self.lmo],
+            lmo_tol=float(self.lmo_tol),
+            lmo_max_iter=int(self.lmo_max_iter),
+            t=self.t_,
+            stats=self._state_stats,
+            out_scores=out,
+        )
         with one_blas_thread():
             if self.mode_ == "exact":
-                t, bad = _k.occfm_dense_epoch(indptr=X.indptr, indices=X.indices, data=X.data, targets=targets,
-                                              sample_weight=sw, M=self._state_M, scale=self._state_scale,
-                                              S=self._state_S, q_prev=self._state_q, **common)
+                t, bad = _k.occfm_dense_epoch(
+                    indptr=X.indptr,
+                    indices=X.indices,
+                    data=X.data,
+                    targets=targets,
+                    sample_weight=sw,
+                    M=self._state_M,
+                    scale=self._state_scale,
+                    S=self._state_S,
+                    q_prev=self._state_q,
+                    **common,
+                )
             else:
                 if self.rank + self.ell >= self._state_W.shape[2] and self._state_W.shape[2] < self._state_W.shape[1]:
-                    raise ValueError(f"rank + ell = {self.rank + self.ell} but the basis of {type(self).__name__} "
-                                     f"holds {self._state_W.shape[2]} vectors (2 (rank + ell) at the first call); "
-                                     "call fit to start again with larger budgets.")
-                t, bad = _k.occfm_lowrank_epoch(indptr=X.indptr, indices=X.indices, data=X.data, targets=targets,
-                                                sample_weight=sw, W=self._state_W, A=self._state_A, B=self._state_B,
-                                                kdim=self._state_kdim, u_prev=self._state_u, rank=int(self.rank),
-                                                ell=int(self.ell), **common)
+                    raise ValueError(
+                        f"rank + ell = {self.rank + self.ell} but the basis of {type(self).__name__} "
+                        f"holds {self._state_W.shape[2]} vectors (2 (rank + ell) at the first call); "
+                        "call fit to start again with larger budgets."
+                    )
+                t, bad = _k.occfm_lowrank_epoch(
+                    indptr=X.indptr,
+                    indices=X.indices,
+                    data=X.data,
+                    targets=targets,
+                    sample_weight=sw,
+                    W=self._state_W,
+                    A=self._state_A,
+                    B=self._state_B,
+                    kdim=self._state_kdim,
+                    u_prev=self._state_u,
+                    rank=int(self.rank),
+                    ell=int(self.ell),
+                    **common,
+                )
         self.t_ = int(t)
         if bad >= 0:
             self._raise_diverged(bad, "delta")
@@ -313,21 +376,36 @@ class _OCCFM(_CCFMMixin, _BaseOnline):
         if self.mode_ == "exact":
             _k.ccfm_dense_scores(X.indptr, X.indices, X.data, self._state_M, self._state_scale, out)
         else:
-            _k.ccfm_lowrank_scores(indptr=X.indptr, indices=X.indices, data=X.data, W=self._state_W, A=self._state_A,
-                                   kdim=self._state_kdim, out=out)
+            _k.ccfm_lowrank_scores(
+                indptr=X.indptr,
+                indices=X.indices,
+                data=X.data,
+                W=self._state_W,
+                A=self._state_A,
+                kdim=self._state_kdim,
+                out=out,
+            )
 
     def _dense_C(self):
         if self.mode_ == "exact":
             return self._state_M * self._state_scale[:, None, None]
-        return np.array([_sym(W[:, :kd] @ A[:kd, :kd] @ W[:, :kd].T)
-                         for W, A, kd in zip(self._state_W, self._state_A, self._state_kdim)])
+        return np.array(
+            [
+                _sym(W[:, :kd] @ A[:kd, :kd] @ W[:, :kd].T)
+                for W, A, kd in zip(self._state_W, self._state_A, self._state_kdim)
+            ]
+        )
 
     def _trace_norm(self):
         if self.mode_ == "exact":
             return super()._trace_norm()
         # C = W A W^T with orthonormal W: ||C||_tr = ||A||_tr
-        return float(max(np.abs(np.linalg.eigvalsh(A[:kd, :kd])).sum() if kd else 0.0
-                         for A, kd in zip(self._state_A, self._state_kdim)))
+        return float(
+            max(
+                np.abs(np.linalg.eigvalsh(A[:kd, :kd])).sum() if kd else 0.0
+                for A, kd in zip(self._state_A, self._state_kdim)
+            )
+        )
 
     def dense_gradient_sum(self) -> FloatArray:
         """The sum of past gradients ``S = sum_tau l'_tau 1/2 xhat xhat^T`` as the model holds it: exact in
@@ -336,8 +414,12 @@ class _OCCFM(_CCFMMixin, _BaseOnline):
         if self.mode_ == "exact":
             S = self._state_S.copy()
         else:
-            S = np.array([_sym(W[:, :kd] @ B[:kd, :kd] @ W[:, :kd].T)
-                          for W, B, kd in zip(self._state_W, self._state_B, self._state_kdim)])
+            S = np.array(
+                [
+                    _sym(W[:, :kd] @ B[:kd, :kd] @ W[:, :kd].T)
+                    for W, B, kd in zip(self._state_W, self._state_B, self._state_kdim)
+                ]
+            )
         return S[0] if S.shape[0] == 1 else S
 
     def _param_arrays(self):
@@ -346,9 +428,13 @@ class _OCCFM(_CCFMMixin, _BaseOnline):
     def _stat_names(self):
         names = {"lmo_matvecs": _k.STAT_MATVECS, "lmo_unconverged": _k.STAT_UNCONVERGED}
         if self.mode_ == "scalable":
-            names.update(compressions=_k.STAT_EIGH, dropped_eigenpairs=_k.STAT_PROJECTIONS,
-                         dropped_trace=_k.STAT_DROPPED_TRACE, sketch_error_bound=_k.STAT_SKETCH_SHRINK,
-                         skipped_directions=_k.STAT_SKIPPED)
+            names.update(
+                compressions=_k.STAT_EIGH,
+                dropped_eigenpairs=_k.STAT_PROJECTIONS,
+                dropped_trace=_k.STAT_DROPPED_TRACE,
+                sketch_error_bound=_k.STAT_SKETCH_SHRINK,
+                skipped_directions=_k.STAT_SKIPPED,
+            )
         return names
 
 
@@ -437,14 +523,18 @@ _OCCFM_PARAM_DOC = """
 
 
 class OCCFMClassifier(OnlineClassifierMixin, LogisticProbaMixin, _OCCFM):
-    __doc__ = """Online compact convexified factorization machine (OCCFM) for classification.
-""" + _OCCFM_DOC + """
+    __doc__ = (
+        """Online compact convexified factorization machine (OCCFM) for classification.
+"""
+        + _OCCFM_DOC
+        + """
 
     Parameters
     ----------
     loss : {"logistic", "hinge"}, default="logistic"
-        Loss of the score with labels in {-1, +1} (K > 2 classes: one-vs-rest, one model per class).""" + \
-        _OCCFM_PARAM_DOC + """
+        Loss of the score with labels in {-1, +1} (K > 2 classes: one-vs-rest, one model per class)."""
+        + _OCCFM_PARAM_DOC
+        + """
 
     Attributes
     ----------
@@ -462,11 +552,27 @@ class OCCFMClassifier(OnlineClassifierMixin, LogisticProbaMixin, _OCCFM):
     >>> print(clf.mode_, f"{clf.score(X_test, y_test):.2f}")
     exact 0.8...
     """
+    )
 
     _parameter_constraints = {"loss": [Options("logistic", "hinge")], **_OCCFM_PARAMS}
 
-    def __init__(self, *, loss="logistic", delta=10.0, eta=0.01, step_schedule="invsqrt", mode="auto", rank=20,
-                 ell=20, lmo="lanczos", lmo_tol=1e-6, lmo_max_iter=200, max_iter=5, shuffle=True, random_state=None):
+    def __init__(
+        self,
+        *,
+        loss="logistic",
+        delta=10.0,
+        eta=0.01,
+        step_schedule="invsqrt",
+        mode="auto",
+        rank=20,
+        ell=20,
+        lmo="lanczos",
+        lmo_tol=1e-6,
+        lmo_max_iter=200,
+        max_iter=5,
+        shuffle=True,
+        random_state=None,
+    ):
         self.loss = loss
         self.delta = delta
         self.eta = eta
@@ -483,16 +589,21 @@ class OCCFMClassifier(OnlineClassifierMixin, LogisticProbaMixin, _OCCFM):
 
 
 class OCCFMRegressor(OnlineRegressorMixin, _OCCFM):
-    __doc__ = """Online compact convexified factorization machine (OCCFM) for regression (squared loss
+    __doc__ = (
+        """Online compact convexified factorization machine (OCCFM) for regression (squared loss
     ``(yhat - y)^2``).
-""" + _OCCFM_DOC + """
+"""
+        + _OCCFM_DOC
+        + """
 
     Predictions are not clipped to the range of the targets.
 
     Parameters
     ----------
     loss : {"squared"}, default="squared"
-        The loss.""" + _OCCFM_PARAM_DOC + """
+        The loss."""
+        + _OCCFM_PARAM_DOC
+        + """
 
     Attributes
     ----------
@@ -510,12 +621,28 @@ class OCCFMRegressor(OnlineRegressorMixin, _OCCFM):
     >>> print(reg.mode_, f"{np.sqrt(np.mean((reg.predict(X) - y) ** 2)):.1f}")
     exact 0.1
     """
+    )
 
     _parameter_constraints = {"loss": [Options("squared")], **_OCCFM_PARAMS}
     _progressive_loss = "squared"
 
-    def __init__(self, *, loss="squared", delta=10.0, eta=0.01, step_schedule="invsqrt", mode="auto", rank=20,
-                 ell=20, lmo="lanczos", lmo_tol=1e-6, lmo_max_iter=200, max_iter=5, shuffle=True, random_state=None):
+    def __init__(
+        self,
+        *,
+        loss="squared",
+        delta=10.0,
+        eta=0.01,
+        step_schedule="invsqrt",
+        mode="auto",
+        rank=20,
+        ell=20,
+        lmo="lanczos",
+        lmo_tol=1e-6,
+        lmo_max_iter=200,
+        max_iter=5,
+        shuffle=True,
+        random_state=None,
+    ):
         self.loss = loss
         self.delta = delta
         self.eta = eta

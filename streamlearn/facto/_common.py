@@ -11,7 +11,7 @@ PASS_PARAMS = {
 }
 
 #: dense (d+1) x (d+1) states above this many bytes are refused with a message (not attempted)
-DENSE_STATE_LIMIT_BYTES = 4 * 1024 ** 3
+DENSE_STATE_LIMIT_BYTES = 4 * 1024**3
 
 
 def one_blas_thread():
@@ -27,5 +27,6 @@ def check_dense_state(estimator, n_features, n_outputs, n_matrices, hint):
     if need > DENSE_STATE_LIMIT_BYTES:
         raise ValueError(
             f"{type(estimator).__name__} keeps {n_matrices * n_outputs} dense (d+1) x (d+1) matrices; with "
-            f"d = {n_features} features that is {need / 1024 ** 3:.1f} GiB (limit "
-            f"{DENSE_STATE_LIMIT_BYTES / 1024 ** 3:.0f} GiB). {hint}")
+            f"d = {n_features} features that is {need / 1024**3:.1f} GiB (limit "
+            f"{DENSE_STATE_LIMIT_BYTES / 1024**3:.0f} GiB). {hint}"
+        )

@@ -53,18 +53,36 @@ class _FMBase(_BaseOnline):
 
     def _check_shape_params(self):
         if self.latent_.shape[-1] != self.n_factors:
-            raise ValueError(f"n_factors={self.n_factors} but {type(self).__name__} was fitted with "
-                             f"{self.latent_.shape[-1]} factors; call fit to start again with a new n_factors.")
+            raise ValueError(
+                f"n_factors={self.n_factors} but {type(self).__name__} was fitted with "
+                f"{self.latent_.shape[-1]} factors; call fit to start again with a new n_factors."
+            )
 
     def _kernel_pass(self, X, targets, sw, out):
         self._check_shape_params()
         w0, w, V = self._arrays()
         t, bad = _k.fm_epoch(
-            indptr=X.indptr, indices=X.indices, data=X.data, targets=targets, sample_weight=sw, w0=w0, w=w, V=V,
-            G_w0=self._state_G0, G_w=self._state_Gw, G_V=self._state_GV, fit_intercept=bool(self.fit_intercept),
-            loss=loss_code(self.loss), opt=_OPTIMIZERS[self.optimizer], schedule=_SCHEDULES[self.learning_rate],
-            eta0=float(self.eta0), l2_weight=float(self.l2_weight), l2_latent=float(self.l2_latent), t=self.t_,
-            out_scores=out)
+            indptr=X.indptr,
+            indices=X.indices,
+            data=X.data,
+            targets=targets,
+            sample_weight=sw,
+            w0=w0,
+            w=w,
+            V=V,
+            G_w0=self._state_G0,
+            G_w=self._state_Gw,
+            G_V=self._state_GV,
+            fit_intercept=bool(self.fit_intercept),
+            loss=loss_code(self.loss),
+            opt=_OPTIMIZERS[self.optimizer],
+            schedule=_SCHEDULES[self.learning_rate],
+            eta0=float(self.eta0),
+            l2_weight=float(self.l2_weight),
+            l2_latent=float(self.l2_latent),
+            t=self.t_,
+            out_scores=out,
+        )
         self.t_ = int(t)
         if bad >= 0:
             self._raise_diverged(bad, "eta0")
@@ -81,8 +99,7 @@ class _FMBase(_BaseOnline):
     def nnz_weights(self) -> int:
         """Number of non-zero parameters (intercepts, linear weights and latent factors)."""
         check_is_fitted(self)
-        return int(np.count_nonzero(self.intercept_) + np.count_nonzero(self.coef_)
-                   + np.count_nonzero(self.latent_))
+        return int(np.count_nonzero(self.intercept_) + np.count_nonzero(self.coef_) + np.count_nonzero(self.latent_))
 
 
 class FMClassifier(OnlineClassifierMixin, LogisticProbaMixin, _FMBase):
@@ -144,9 +161,22 @@ class FMClassifier(OnlineClassifierMixin, LogisticProbaMixin, _FMBase):
 
     _parameter_constraints = {"loss": [Options("logistic", "hinge")], **_FM_PARAMS}
 
-    def __init__(self, *, loss="logistic", n_factors=10, optimizer="adagrad", learning_rate="constant", eta0=0.1,
-                 l2_weight=0.0, l2_latent=0.0, init_stdev=0.1, fit_intercept=True, max_iter=5, shuffle=True,
-                 random_state=0):
+    def __init__(
+        self,
+        *,
+        loss="logistic",
+        n_factors=10,
+        optimizer="adagrad",
+        learning_rate="constant",
+        eta0=0.1,
+        l2_weight=0.0,
+        l2_latent=0.0,
+        init_stdev=0.1,
+        fit_intercept=True,
+        max_iter=5,
+        shuffle=True,
+        random_state=0,
+    ):
         self.loss = loss
         self.n_factors = n_factors
         self.optimizer = optimizer
@@ -196,9 +226,22 @@ class FMRegressor(OnlineRegressorMixin, _FMBase):
 
     _parameter_constraints = {"loss": [Options("squared")], **_FM_PARAMS}
 
-    def __init__(self, *, loss="squared", n_factors=10, optimizer="adagrad", learning_rate="constant", eta0=0.05,
-                 l2_weight=0.0, l2_latent=0.0, init_stdev=0.1, fit_intercept=True, max_iter=5, shuffle=True,
-                 random_state=0):
+    def __init__(
+        self,
+        *,
+        loss="squared",
+        n_factors=10,
+        optimizer="adagrad",
+        learning_rate="constant",
+        eta0=0.05,
+        l2_weight=0.0,
+        l2_latent=0.0,
+        init_stdev=0.1,
+        fit_intercept=True,
+        max_iter=5,
+        shuffle=True,
+        random_state=0,
+    ):
         self.loss = loss
         self.n_factors = n_factors
         self.optimizer = optimizer

@@ -57,7 +57,7 @@ def _value_dtype(arr):
     """float64, or the narrowest unsigned type if every value is a small non-negative integer."""
     lo, hi = np.inf, -np.inf
     for a in range(0, arr.shape[0], _SLICE):
-        part = arr[a:a + _SLICE]
+        part = arr[a : a + _SLICE]
         if not np.array_equal(part, np.floor(part)):
             return np.dtype(np.float64)
         lo, hi = min(lo, part.min()), max(hi, part.max())
@@ -67,7 +67,7 @@ def _value_dtype(arr):
 
 
 def _all_ones(arr):
-    return all(bool(np.all(arr[a:a + _SLICE] == 1.0)) for a in range(0, arr.shape[0], _SLICE))
+    return all(bool(np.all(arr[a : a + _SLICE] == 1.0)) for a in range(0, arr.shape[0], _SLICE))
 
 
 class _Segment:
@@ -93,7 +93,7 @@ class _Segment:
 def _encode(f, name, arr, dtype):
     seg = _Segment(f, name, dtype, arr.shape[0])
     for a in range(0, arr.shape[0], _SLICE):
-        seg.feed(arr[a:a + _SLICE].astype(dtype, copy=False))
+        seg.feed(arr[a : a + _SLICE].astype(dtype, copy=False))
     return seg.finish()
 
 
@@ -112,11 +112,11 @@ def _inflate_into(f, meta, out, path):
             left -= len(data)
             while data:
                 chunk = d.decompress(data, _OUT_MAX)
-                mv[pos:pos + len(chunk)] = chunk
+                mv[pos : pos + len(chunk)] = chunk
                 pos += len(chunk)
                 data = d.unconsumed_tail
         chunk = d.flush()
-        mv[pos:pos + len(chunk)] = chunk
+        mv[pos : pos + len(chunk)] = chunk
         pos += len(chunk)
     except (zlib.error, ValueError, OSError) as exc:
         raise OSError(f"{path}: block segment {meta['name']!r} is corrupted ({exc}).") from None
@@ -172,17 +172,22 @@ class BlockStore:
                     continue
                 # a single row larger than the budget: a block of its own, written from the chunk itself
                 a, b = indptr[start], indptr[start + 1]
-                self._write(np.array([b - a]), X.indices[a:b], X.data[a:b], np.asarray(y[start:start + 1], float),
-                            np.asarray(sw[start:start + 1], float))
+                self._write(
+                    np.array([b - a]),
+                    X.indices[a:b],
+                    X.data[a:b],
+                    np.asarray(y[start : start + 1], float),
+                    np.asarray(sw[start : start + 1], float),
+                )
                 start += 1
                 continue
             a, b = int(indptr[start]), int(indptr[stop])
             k = stop - start
-            self._indices[self._fill:self._fill + b - a] = X.indices[a:b]
-            self._data[self._fill:self._fill + b - a] = X.data[a:b]
-            self._row_nnz[self._rows:self._rows + k] = np.diff(indptr[start:stop + 1])
-            self._y[self._rows:self._rows + k] = y[start:stop]
-            self._sw[self._rows:self._rows + k] = sw[start:stop]
+            self._indices[self._fill : self._fill + b - a] = X.indices[a:b]
+            self._data[self._fill : self._fill + b - a] = X.data[a:b]
+            self._row_nnz[self._rows : self._rows + k] = np.diff(indptr[start : stop + 1])
+            self._y[self._rows : self._rows + k] = y[start:stop]
+            self._sw[self._rows : self._rows + k] = sw[start:stop]
             self._fill += b - a
             self._rows += k
             start = stop
@@ -196,8 +201,13 @@ class BlockStore:
         self._indices = self._data = self._row_nnz = self._y = self._sw = None
 
     def _flush(self):
-        self._write(self._row_nnz[:self._rows], self._indices[:self._fill], self._data[:self._fill],
-                    self._y[:self._rows], self._sw[:self._rows])
+        self._write(
+            self._row_nnz[: self._rows],
+            self._indices[: self._fill],
+            self._data[: self._fill],
+            self._y[: self._rows],
+            self._sw[: self._rows],
+        )
         self._rows = self._fill = 0
 
     def _write(self, row_nnz, indices, data, y, sw):
@@ -210,7 +220,7 @@ class BlockStore:
             seg = _Segment(f, "indices", _delta_dtype(self.n_features), nnz)
             prev = 0
             for a in range(0, nnz, _SLICE):
-                part = indices[a:a + _SLICE].astype(np.int64)
+                part = indices[a : a + _SLICE].astype(np.int64)
                 delta = np.diff(part, prepend=prev)
                 prev = part[-1]
                 seg.feed(delta.astype(seg.meta["dtype"], copy=False))
@@ -220,8 +230,7 @@ class BlockStore:
             segments.append(_encode(f, "y", y, _value_dtype(y)))
             if not _all_ones(sw):
                 segments.append(_encode(f, "sample_weight", sw, _value_dtype(sw)))
-            footer = json.dumps({"n_rows": n, "n_features": self.n_features, "nnz": nnz,
-                                 "segments": segments}).encode()
+            footer = json.dumps({"n_rows": n, "n_features": self.n_features, "nnz": nnz, "segments": segments}).encode()
             f.write(footer + struct.pack("<Q", len(footer)))
         self.blocks.append((path, n, self.n_rows))
         self.n_rows += n

@@ -8,8 +8,7 @@ from .._typing import FloatArray
 from .._validation import Interval, Options
 from ..base import BaseOnlineLinear, OnlineClassifierMixin
 
-__all__ = ["ConfidenceWeightedClassifier", "AROWClassifier", "SoftConfidenceWeightedClassifier",
-           "MAX_FULL_FEATURES"]
+__all__ = ["ConfidenceWeightedClassifier", "AROWClassifier", "SoftConfidenceWeightedClassifier", "MAX_FULL_FEATURES"]
 
 #: The largest number of features a full covariance accepts. Sigma is (d + 1) x (d + 1) float64 per
 #: output (134 MB at d = 4096) and every update costs O(d^2): above this, use ``covariance="diagonal"``.
@@ -50,7 +49,8 @@ class _BaseConfidence(OnlineClassifierMixin, BaseOnlineLinear):
                 f"{type(self).__name__}(covariance='full') supports at most {MAX_FULL_FEATURES} features; X has "
                 f"{n_features}. A full covariance needs (d+1)^2 floats per output "
                 f"({8 * (n_features + 1) ** 2 / 2**30:.1f} GiB here) and O(d^2) time per update: use "
-                "covariance='diagonal' (O(nnz) per update).")
+                "covariance='diagonal' (O(nnz) per update)."
+            )
         super()._allocate(n_features, n_outputs, X)
         a = float(self.a)
         if self.covariance == "full":
@@ -64,13 +64,32 @@ class _BaseConfidence(OnlineClassifierMixin, BaseOnlineLinear):
         bias = 1.0 if self.fit_intercept else 0.0
         common = dict(rule=self._rule(), phi=self._phi(), C=self._C(), r=self._r(), t=self.t_, out_scores=out)
         if self.covariance == "full":
-            t, bad = _k.cw_full_epoch(indptr=X.indptr, indices=X.indices, data=X.data, targets=targets,
-                                      sample_weight=sw, coef=self.coef_, intercept=self.intercept_,
-                                      sigma=self._state_sigma, bias_value=bias, **common)
+            t, bad = _k.cw_full_epoch(
+                indptr=X.indptr,
+                indices=X.indices,
+                data=X.data,
+                targets=targets,
+                sample_weight=sw,
+                coef=self.coef_,
+                intercept=self.intercept_,
+                sigma=self._state_sigma,
+                bias_value=bias,
+                **common,
+            )
         else:
-            t, bad = _k.cw_diag_epoch(indptr=X.indptr, indices=X.indices, data=X.data, targets=targets,
-                                      sample_weight=sw, coef=self.coef_, intercept=self.intercept_,
-                                      sigma=self._state_sigma, sigma_b=self._state_sigma_b, bias_value=bias, **common)
+            t, bad = _k.cw_diag_epoch(
+                indptr=X.indptr,
+                indices=X.indices,
+                data=X.data,
+                targets=targets,
+                sample_weight=sw,
+                coef=self.coef_,
+                intercept=self.intercept_,
+                sigma=self._state_sigma,
+                sigma_b=self._state_sigma_b,
+                bias_value=bias,
+                **common,
+            )
         self.t_ = int(t)
         if bad >= 0:
             self._raise_diverged(bad, self._diverge_hint)
@@ -154,8 +173,18 @@ class ConfidenceWeightedClassifier(_BaseConfidence):
 
     _parameter_constraints = {"eta": [_ETA], "update": [Options("stdev", "variance")], **_COMMON}
 
-    def __init__(self, *, eta=0.8, covariance="full", update="stdev", a=1.0, fit_intercept=True, max_iter=5,
-                 shuffle=True, random_state=None):
+    def __init__(
+        self,
+        *,
+        eta=0.8,
+        covariance="full",
+        update="stdev",
+        a=1.0,
+        fit_intercept=True,
+        max_iter=5,
+        shuffle=True,
+        random_state=None,
+    ):
         self.eta = eta
         self.covariance = covariance
         self.update = update
@@ -210,8 +239,9 @@ class AROWClassifier(_BaseConfidence):
 
     _parameter_constraints = {"r": [Interval(float, 0, None, closed="neither")], **_COMMON}
 
-    def __init__(self, *, r=1.0, covariance="full", a=1.0, fit_intercept=True, max_iter=5, shuffle=True,
-                 random_state=None):
+    def __init__(
+        self, *, r=1.0, covariance="full", a=1.0, fit_intercept=True, max_iter=5, shuffle=True, random_state=None
+    ):
         self.r = r
         self.covariance = covariance
         self.a = a
@@ -274,8 +304,19 @@ class SoftConfidenceWeightedClassifier(_BaseConfidence):
     }
     _diverge_hint = "C"
 
-    def __init__(self, *, C=1.0, eta=0.75, variant="scw1", covariance="full", a=1.0, fit_intercept=True,
-                 max_iter=5, shuffle=True, random_state=None):
+    def __init__(
+        self,
+        *,
+        C=1.0,
+        eta=0.75,
+        variant="scw1",
+        covariance="full",
+        a=1.0,
+        fit_intercept=True,
+        max_iter=5,
+        shuffle=True,
+        random_state=None,
+    ):
         self.C = C
         self.eta = eta
         self.variant = variant

@@ -14,8 +14,7 @@ from ..losses import loss_code
 from .._mixing import mixed_count, weighted_average
 from ._nag import _NormalizedMixin
 
-__all__ = ["OGDClassifier", "OGDRegressor", "Perceptron", "PassiveAggressiveClassifier",
-           "PassiveAggressiveRegressor"]
+__all__ = ["OGDClassifier", "OGDRegressor", "Perceptron", "PassiveAggressiveClassifier", "PassiveAggressiveRegressor"]
 
 _PASS_PARAMS = {
     "fit_intercept": ["boolean"],
@@ -47,17 +46,32 @@ class _FirstOrderLinear(BaseOnlineLinear):
 
     def _kernel_pass(self, X, targets, sw, out):
         t, bad = _k.linear_epoch(
-            indptr=X.indptr, indices=X.indices, data=X.data, targets=targets, sample_weight=sw, coef=self._coef_2d(),
-            intercept=self.intercept_, intercept_sq=self._intercept_sq(), rule=self._rule(),
-            loss=loss_code(self._loss_name()), loss_param=self._loss_param(), schedule=self._schedule,
-            eta0=self._eta0(), C=self._C(), t=self.t_, out_scores=out)
+            indptr=X.indptr,
+            indices=X.indices,
+            data=X.data,
+            targets=targets,
+            sample_weight=sw,
+            coef=self._coef_2d(),
+            intercept=self.intercept_,
+            intercept_sq=self._intercept_sq(),
+            rule=self._rule(),
+            loss=loss_code(self._loss_name()),
+            loss_param=self._loss_param(),
+            schedule=self._schedule,
+            eta0=self._eta0(),
+            C=self._C(),
+            t=self.t_,
+            out_scores=out,
+        )
         self.t_ = int(t)
         if bad >= 0:
             self._raise_diverged(bad, self._diverge_hint)
 
     # parameter mixing (streamlearn.distributed.fit_mixing)
-    mixing_description = ("``coef_`` and ``intercept_`` (weighted by examples); Perceptron's radius ``radius_`` is "
-                          "the largest over the partitions (it bounds every row norm)")
+    mixing_description = (
+        "``coef_`` and ``intercept_`` (weighted by examples); Perceptron's radius ``radius_`` is "
+        "the largest over the partitions (it bounds every row norm)"
+    )
 
     def check_mixable(self) -> None:
         """Raise TypeError if these settings cannot be combined by parameter mixing (they all can)."""
@@ -86,8 +100,10 @@ class _NormalizedOptionMixin(_NormalizedMixin):
     def check_mixable(self) -> None:
         """Raise TypeError when ``normalized=True``: the per-feature scales are not averaged."""
         if self.normalized:
-            raise TypeError(f"fit_mixing cannot average {type(self).__name__}(normalized=True): its per-feature "
-                            "scales are not mixed; use normalized=False.")
+            raise TypeError(
+                f"fit_mixing cannot average {type(self).__name__}(normalized=True): its per-feature "
+                "scales are not mixed; use normalized=False."
+            )
 
     def _allocate(self, n_features, n_outputs, X):
         super()._allocate(n_features, n_outputs, X)
@@ -96,8 +112,10 @@ class _NormalizedOptionMixin(_NormalizedMixin):
 
     def _kernel_pass(self, X, targets, sw, out):
         if bool(self.normalized) != hasattr(self, "scale_"):
-            raise ValueError(f"normalized={self.normalized!r} differs from the setting this "
-                             f"{type(self).__name__} was trained with; call fit to start again.")
+            raise ValueError(
+                f"normalized={self.normalized!r} differs from the setting this "
+                f"{type(self).__name__} was trained with; call fit to start again."
+            )
         if self.normalized:
             self._normalized_pass(X, targets, sw, out)
         else:
@@ -167,8 +185,17 @@ class OGDClassifier(LogisticProbaMixin, OnlineClassifierMixin, _NormalizedOption
         **_PASS_PARAMS,
     }
 
-    def __init__(self, *, loss="logistic", eta0=0.5, normalized=False, fit_intercept=True, max_iter=5,
-                 shuffle=True, random_state=None):
+    def __init__(
+        self,
+        *,
+        loss="logistic",
+        eta0=0.5,
+        normalized=False,
+        fit_intercept=True,
+        max_iter=5,
+        shuffle=True,
+        random_state=None,
+    ):
         self.loss = loss
         self.eta0 = eta0
         self.normalized = normalized
@@ -225,8 +252,18 @@ class OGDRegressor(OnlineRegressorMixin, _NormalizedOptionMixin, _FirstOrderLine
         **_PASS_PARAMS,
     }
 
-    def __init__(self, *, loss="squared", epsilon=0.1, eta0=0.01, normalized=False, fit_intercept=True,
-                 max_iter=5, shuffle=True, random_state=None):
+    def __init__(
+        self,
+        *,
+        loss="squared",
+        epsilon=0.1,
+        eta0=0.01,
+        normalized=False,
+        fit_intercept=True,
+        max_iter=5,
+        shuffle=True,
+        random_state=None,
+    ):
         self.loss = loss
         self.epsilon = epsilon
         self.eta0 = eta0
@@ -296,8 +333,7 @@ class Perceptron(OnlineClassifierMixin, _FirstOrderLinear):
     _zero_row_no_op = True
     _chunking_params = {"radius": 3.0}  # radius=None takes R from the first batch, so depends on its cut
 
-    def __init__(self, *, eta0=1.0, fit_intercept=True, radius=None, max_iter=5, shuffle=True,
-                 random_state=None):
+    def __init__(self, *, eta0=1.0, fit_intercept=True, radius=None, max_iter=5, shuffle=True, random_state=None):
         self.eta0 = eta0
         self.fit_intercept = fit_intercept
         self.radius = radius
@@ -314,7 +350,7 @@ class Perceptron(OnlineClassifierMixin, _FirstOrderLinear):
             self.radius_ = r if r > 0 else 1.0
 
     def _intercept_sq(self):
-        return self.radius_ ** 2 if self.fit_intercept else 0.0
+        return self.radius_**2 if self.fit_intercept else 0.0
 
     def _rule(self):
         return _k.RULE_GRADIENT
@@ -363,8 +399,7 @@ class PassiveAggressiveClassifier(OnlineClassifierMixin, _FirstOrderLinear):
     _diverge_hint = "C"
     _zero_row_no_op = True
 
-    def __init__(self, *, C=1.0, variant="pa1", fit_intercept=True, max_iter=5, shuffle=True,
-                 random_state=None):
+    def __init__(self, *, C=1.0, variant="pa1", fit_intercept=True, max_iter=5, shuffle=True, random_state=None):
         self.C = C
         self.variant = variant
         self.fit_intercept = fit_intercept
@@ -417,8 +452,9 @@ class PassiveAggressiveRegressor(OnlineRegressorMixin, _FirstOrderLinear):
     _diverge_hint = "C"
     _zero_row_no_op = True
 
-    def __init__(self, *, C=1.0, epsilon=0.1, variant="pa1", fit_intercept=True, max_iter=5, shuffle=True,
-                 random_state=None):
+    def __init__(
+        self, *, C=1.0, epsilon=0.1, variant="pa1", fit_intercept=True, max_iter=5, shuffle=True, random_state=None
+    ):
         self.C = C
         self.epsilon = epsilon
         self.variant = variant

@@ -43,10 +43,28 @@ class _NormalizedMixin:
         nnz = np.diff(X.indptr)
         buf = np.empty(int(nnz.max()) if nnz.shape[0] else 0, dtype=np.float64)
         t, bad = _k.nag_epoch(
-            indptr=X.indptr, indices=X.indices, data=X.data, targets=targets, sample_weight=sw, coef=self._coef_2d(), intercept=self.intercept_, fit_intercept=bool(self.fit_intercept),
-            scale=self.scale_, accum=self._state_accum, accum_b=self._state_accum_b, norm_state=self._state_norm, loss=loss_code(self._loss_name()),
-            loss_param=self._loss_param(), eta0=float(self.eta0), schedule=self._normalized_schedule(), adaptive=self._adaptive(), invariant=self._invariant(),
-            t=self.t_, buf=buf, out_scores=out)
+            indptr=X.indptr,
+            indices=X.indices,
+            data=X.data,
+            targets=targets,
+            sample_weight=sw,
+            coef=self._coef_2d(),
+            intercept=self.intercept_,
+            fit_intercept=bool(self.fit_intercept),
+            scale=self.scale_,
+            accum=self._state_accum,
+            accum_b=self._state_accum_b,
+            norm_state=self._state_norm,
+            loss=loss_code(self._loss_name()),
+            loss_param=self._loss_param(),
+            eta0=float(self.eta0),
+            schedule=self._normalized_schedule(),
+            adaptive=self._adaptive(),
+            invariant=self._invariant(),
+            t=self.t_,
+            buf=buf,
+            out_scores=out,
+        )
         self.t_ = int(t)
         if bad >= 0:
             self._raise_diverged(bad, self._diverge_hint)
@@ -152,8 +170,17 @@ class NAGClassifier(LogisticProbaMixin, OnlineClassifierMixin, _NAG):
         **_PASS_PARAMS,
     }
 
-    def __init__(self, *, loss="logistic", eta0=0.5, invariant=True, fit_intercept=True, max_iter=5, shuffle=True,
-                 random_state=None):
+    def __init__(
+        self,
+        *,
+        loss="logistic",
+        eta0=0.5,
+        invariant=True,
+        fit_intercept=True,
+        max_iter=5,
+        shuffle=True,
+        random_state=None,
+    ):
         self.loss = loss
         self.eta0 = eta0
         self.invariant = invariant
@@ -194,8 +221,7 @@ class NAGRegressor(OnlineRegressorMixin, _NAG):
     }
     _progressive_loss = "squared"
 
-    def __init__(self, *, eta0=0.5, invariant=True, fit_intercept=True, max_iter=5, shuffle=True,
-                 random_state=None):
+    def __init__(self, *, eta0=0.5, invariant=True, fit_intercept=True, max_iter=5, shuffle=True, random_state=None):
         self.eta0 = eta0
         self.invariant = invariant
         self.fit_intercept = fit_intercept

@@ -85,8 +85,17 @@ class PegasosClassifier(OnlineClassifierMixin, BaseOnlineLinear):
     _progressive_loss = "hinge"
     _diverge_hint = "alpha"
 
-    def __init__(self, *, alpha=1e-4, batch_size=1, projection=True, fit_intercept=True, max_iter=5,
-                 shuffle=True, random_state=None):
+    def __init__(
+        self,
+        *,
+        alpha=1e-4,
+        batch_size=1,
+        projection=True,
+        fit_intercept=True,
+        max_iter=5,
+        shuffle=True,
+        random_state=None,
+    ):
         self.alpha = alpha
         self.batch_size = batch_size
         self.projection = projection
@@ -110,11 +119,27 @@ class PegasosClassifier(OnlineClassifierMixin, BaseOnlineLinear):
 
     def _kernel_pass(self, X, targets, sw, out):
         t, pending, bad = _k.pegasos_epoch(
-            indptr=X.indptr, indices=X.indices, data=X.data, targets=targets, sample_weight=sw, v=self._state_v,
-            scale=self._state_scale, sqnorm=self._state_sqnorm, acc=self._state_acc, marked=self._state_marked,
-            touched=self._state_touched, n_touched=self._state_n_touched, bias_value=self._state_bias,
-            lam=float(self.alpha), batch_size=int(self.batch_size), radius=1.0 / np.sqrt(float(self.alpha)),
-            project=bool(self.projection), t=self._state_round, n_pending=self._state_pending, out_scores=out)
+            indptr=X.indptr,
+            indices=X.indices,
+            data=X.data,
+            targets=targets,
+            sample_weight=sw,
+            v=self._state_v,
+            scale=self._state_scale,
+            sqnorm=self._state_sqnorm,
+            acc=self._state_acc,
+            marked=self._state_marked,
+            touched=self._state_touched,
+            n_touched=self._state_n_touched,
+            bias_value=self._state_bias,
+            lam=float(self.alpha),
+            batch_size=int(self.batch_size),
+            radius=1.0 / np.sqrt(float(self.alpha)),
+            project=bool(self.projection),
+            t=self._state_round,
+            n_pending=self._state_pending,
+            out_scores=out,
+        )
         self._state_round = int(t)
         self._state_pending = int(pending)
         self.t_ += int(np.count_nonzero(sw[:bad] if bad >= 0 else sw))

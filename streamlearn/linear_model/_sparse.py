@@ -39,9 +39,18 @@ from ..base import BaseOnlineLinear, LogisticProbaMixin, OnlineClassifierMixin, 
 from ..losses import loss_code
 from .._mixing import mixed_count, weighted_average
 
-__all__ = ["SimpleTruncationClassifier", "SimpleTruncationRegressor", "TruncatedGradientClassifier",
-           "TruncatedGradientRegressor", "FOBOSClassifier", "FOBOSRegressor", "RDAClassifier", "RDARegressor",
-           "FTRLProximalClassifier", "FTRLProximalRegressor"]
+__all__ = [
+    "SimpleTruncationClassifier",
+    "SimpleTruncationRegressor",
+    "TruncatedGradientClassifier",
+    "TruncatedGradientRegressor",
+    "FOBOSClassifier",
+    "FOBOSRegressor",
+    "RDAClassifier",
+    "RDARegressor",
+    "FTRLProximalClassifier",
+    "FTRLProximalRegressor",
+]
 
 _PASS_PARAMS = {
     "fit_intercept": ["boolean"],
@@ -156,10 +165,24 @@ class _Truncated(_LazyLinearMixin, BaseOnlineLinear):
     def _kernel_pass(self, X, targets, sw, out):
         rule, theta, k, lam = self._truncation()
         t, penalty, bad = _k.truncated_epoch(
-            indptr=X.indptr, indices=X.indices, data=X.data, targets=targets, sample_weight=sw,
-            wm=self._state, fit_intercept=bool(self.fit_intercept), rule=rule,
-            loss=loss_code(self._loss_name()), theta=theta, k=k, lam=lam, eta0=float(self.eta0),
-            schedule=_SCHEDULES[self.learning_rate], t=self.t_, penalty=self._state_penalty, out_scores=out)
+            indptr=X.indptr,
+            indices=X.indices,
+            data=X.data,
+            targets=targets,
+            sample_weight=sw,
+            wm=self._state,
+            fit_intercept=bool(self.fit_intercept),
+            rule=rule,
+            loss=loss_code(self._loss_name()),
+            theta=theta,
+            k=k,
+            lam=lam,
+            eta0=float(self.eta0),
+            schedule=_SCHEDULES[self.learning_rate],
+            t=self.t_,
+            penalty=self._state_penalty,
+            out_scores=out,
+        )
         self.t_ = int(t)
         self._state_penalty = float(penalty)
         if bad >= 0:
@@ -184,15 +207,25 @@ class _Truncated(_LazyLinearMixin, BaseOnlineLinear):
 
     def _scores(self, X, out):
         rule, theta, _, _ = self._truncation()
-        _k.truncated_scores(indptr=X.indptr, indices=X.indices, data=X.data, wm=self._state,
-                            penalty=self._state_penalty, theta=theta, rule=rule, fit_intercept=bool(self.fit_intercept),
-                            out=out)
+        _k.truncated_scores(
+            indptr=X.indptr,
+            indices=X.indices,
+            data=X.data,
+            wm=self._state,
+            penalty=self._state_penalty,
+            theta=theta,
+            rule=rule,
+            fit_intercept=bool(self.fit_intercept),
+            out=out,
+        )
 
     # parameter mixing (streamlearn.distributed.fit_mixing)
-    mixing_description = ("the weights after every pending truncation is applied on the worker (the lazy marks are "
-                          "flushed, so the averaged numbers are the models' actual weights); the marks and the "
-                          "cumulative penalty restart equal, at the weighted mean penalty (only their differences "
-                          "matter)")
+    mixing_description = (
+        "the weights after every pending truncation is applied on the worker (the lazy marks are "
+        "flushed, so the averaged numbers are the models' actual weights); the marks and the "
+        "cumulative penalty restart equal, at the weighted mean penalty (only their differences "
+        "matter)"
+    )
 
     def check_mixable(self) -> None:
         """Raise TypeError if these settings cannot be combined by parameter mixing (they all can)."""
@@ -220,7 +253,8 @@ class _Truncated(_LazyLinearMixin, BaseOnlineLinear):
 _SIMPLE_PARAMS = {
     "theta": [Interval(float, 0, None, closed="left")],
     "k": [Interval(int, 1, None, closed="left")],
-    **_SGD_PARAMS, **_PASS_PARAMS,
+    **_SGD_PARAMS,
+    **_PASS_PARAMS,
 }
 
 
@@ -278,8 +312,19 @@ class SimpleTruncationClassifier(LogisticProbaMixin, OnlineClassifierMixin, _Tru
     0.8... True
     """
 
-    def __init__(self, *, loss="logistic", theta=0.01, k=10, eta0=0.5, learning_rate="invsqrt",
-                 fit_intercept=True, max_iter=5, shuffle=True, random_state=None):
+    def __init__(
+        self,
+        *,
+        loss="logistic",
+        theta=0.01,
+        k=10,
+        eta0=0.5,
+        learning_rate="invsqrt",
+        fit_intercept=True,
+        max_iter=5,
+        shuffle=True,
+        random_state=None,
+    ):
         self.loss = loss
         self.theta = theta
         self.k = k
@@ -325,8 +370,18 @@ class SimpleTruncationRegressor(OnlineRegressorMixin, _Truncated):
     _parameter_constraints = _SIMPLE_PARAMS
     _truncation_rule = "simple"
 
-    def __init__(self, *, theta=0.01, k=10, eta0=0.01, learning_rate="invsqrt", fit_intercept=True, max_iter=5,
-                 shuffle=True, random_state=None):
+    def __init__(
+        self,
+        *,
+        theta=0.01,
+        k=10,
+        eta0=0.01,
+        learning_rate="invsqrt",
+        fit_intercept=True,
+        max_iter=5,
+        shuffle=True,
+        random_state=None,
+    ):
         self.theta = theta
         self.k = k
         self.eta0 = eta0
@@ -341,7 +396,8 @@ _TG_PARAMS = {
     "gravity": [Interval(float, 0, None, closed="left")],
     "theta": [Interval(float, 0, None, closed="left")],
     "k": [Interval(int, 1, None, closed="left")],
-    **_SGD_PARAMS, **_PASS_PARAMS,
+    **_SGD_PARAMS,
+    **_PASS_PARAMS,
 }
 
 
@@ -388,8 +444,20 @@ class TruncatedGradientClassifier(LogisticProbaMixin, OnlineClassifierMixin, _Tr
     _parameter_constraints = {**_CLF_LOSS, **_TG_PARAMS}
     _truncation_rule = "gradient"
 
-    def __init__(self, *, loss="logistic", gravity=1e-4, theta=float("inf"), k=1, eta0=0.5,
-                 learning_rate="invsqrt", fit_intercept=True, max_iter=5, shuffle=True, random_state=None):
+    def __init__(
+        self,
+        *,
+        loss="logistic",
+        gravity=1e-4,
+        theta=float("inf"),
+        k=1,
+        eta0=0.5,
+        learning_rate="invsqrt",
+        fit_intercept=True,
+        max_iter=5,
+        shuffle=True,
+        random_state=None,
+    ):
         self.loss = loss
         self.gravity = gravity
         self.theta = theta
@@ -434,8 +502,19 @@ class TruncatedGradientRegressor(OnlineRegressorMixin, _Truncated):
     _parameter_constraints = _TG_PARAMS
     _truncation_rule = "gradient"
 
-    def __init__(self, *, gravity=1e-4, theta=float("inf"), k=1, eta0=0.01, learning_rate="invsqrt",
-                 fit_intercept=True, max_iter=5, shuffle=True, random_state=None):
+    def __init__(
+        self,
+        *,
+        gravity=1e-4,
+        theta=float("inf"),
+        k=1,
+        eta0=0.01,
+        learning_rate="invsqrt",
+        fit_intercept=True,
+        max_iter=5,
+        shuffle=True,
+        random_state=None,
+    ):
         self.gravity = gravity
         self.theta = theta
         self.k = k
@@ -486,8 +565,18 @@ class FOBOSClassifier(LogisticProbaMixin, OnlineClassifierMixin, _Truncated):
     _parameter_constraints = {**_CLF_LOSS, **_FOBOS_PARAMS}
     _truncation_rule = "fobos"
 
-    def __init__(self, *, loss="logistic", l1=1e-4, eta0=0.5, learning_rate="invsqrt", fit_intercept=True,
-                 max_iter=5, shuffle=True, random_state=None):
+    def __init__(
+        self,
+        *,
+        loss="logistic",
+        l1=1e-4,
+        eta0=0.5,
+        learning_rate="invsqrt",
+        fit_intercept=True,
+        max_iter=5,
+        shuffle=True,
+        random_state=None,
+    ):
         self.loss = loss
         self.l1 = l1
         self.eta0 = eta0
@@ -526,8 +615,17 @@ class FOBOSRegressor(OnlineRegressorMixin, _Truncated):
     _parameter_constraints = _FOBOS_PARAMS
     _truncation_rule = "fobos"
 
-    def __init__(self, *, l1=1e-4, eta0=0.01, learning_rate="invsqrt", fit_intercept=True, max_iter=5,
-                 shuffle=True, random_state=None):
+    def __init__(
+        self,
+        *,
+        l1=1e-4,
+        eta0=0.01,
+        learning_rate="invsqrt",
+        fit_intercept=True,
+        max_iter=5,
+        shuffle=True,
+        random_state=None,
+    ):
         self.l1 = l1
         self.eta0 = eta0
         self.learning_rate = learning_rate
@@ -555,9 +653,19 @@ class _RDA(_LazyLinearMixin, BaseOnlineLinear):
 
     def _kernel_pass(self, X, targets, sw, out):
         t, bad = _k.rda_epoch(
-            indptr=X.indptr, indices=X.indices, data=X.data, targets=targets, sample_weight=sw, G=self._state,
-            fit_intercept=bool(self.fit_intercept), loss=loss_code(self._loss_name()), lam=float(self.l1),
-            gamma=float(self.gamma), t=self.t_, out_scores=out)
+            indptr=X.indptr,
+            indices=X.indices,
+            data=X.data,
+            targets=targets,
+            sample_weight=sw,
+            G=self._state,
+            fit_intercept=bool(self.fit_intercept),
+            loss=loss_code(self._loss_name()),
+            lam=float(self.l1),
+            gamma=float(self.gamma),
+            t=self.t_,
+            out_scores=out,
+        )
         self.t_ = int(t)
         if bad >= 0:
             self._raise_diverged(bad, self._diverge_hint)
@@ -566,16 +674,27 @@ class _RDA(_LazyLinearMixin, BaseOnlineLinear):
         return _k.rda_materialize(self._state, self.t_, float(self.l1), float(self.gamma), out)
 
     def _scores(self, X, out):
-        _k.rda_scores(indptr=X.indptr, indices=X.indices, data=X.data, G=self._state, t=self.t_, lam=float(self.l1),
-                      gamma=float(self.gamma), fit_intercept=bool(self.fit_intercept), out=out)
+        _k.rda_scores(
+            indptr=X.indptr,
+            indices=X.indices,
+            data=X.data,
+            G=self._state,
+            t=self.t_,
+            lam=float(self.l1),
+            gamma=float(self.gamma),
+            fit_intercept=bool(self.fit_intercept),
+            out=out,
+        )
 
     # parameter mixing (streamlearn.distributed.fit_mixing)
-    mixing_description = ("the mean gradients ``G_k / t_k`` of the partitions, averaged by examples and multiplied by "
-                          "the total ``t_`` (examples seen): RDA thresholds this mean gradient against ``l1``, and "
-                          "``sqrt(t)`` is the step scale of one learner that saw every example. (Adding the "
-                          "partitions' increments of ``G`` instead, which RDA's additive state suggests, mixed "
-                          "worse: the increments are gradients at the partitions' diverging models, all counted "
-                          "at full weight.)")
+    mixing_description = (
+        "the mean gradients ``G_k / t_k`` of the partitions, averaged by examples and multiplied by "
+        "the total ``t_`` (examples seen): RDA thresholds this mean gradient against ``l1``, and "
+        "``sqrt(t)`` is the step scale of one learner that saw every example. (Adding the "
+        "partitions' increments of ``G`` instead, which RDA's additive state suggests, mixed "
+        "worse: the increments are gradients at the partitions' diverging models, all counted "
+        "at full weight.)"
+    )
 
     def check_mixable(self) -> None:
         """Raise TypeError if these settings cannot be combined by parameter mixing (they all can)."""
@@ -629,8 +748,9 @@ class RDAClassifier(LogisticProbaMixin, OnlineClassifierMixin, _RDA):
 
     _parameter_constraints = {**_CLF_LOSS, **_RDA._parameter_constraints}
 
-    def __init__(self, *, loss="logistic", l1=1e-4, gamma=1.0, fit_intercept=True, max_iter=5, shuffle=True,
-                 random_state=None):
+    def __init__(
+        self, *, loss="logistic", l1=1e-4, gamma=1.0, fit_intercept=True, max_iter=5, shuffle=True, random_state=None
+    ):
         self.loss = loss
         self.l1 = l1
         self.gamma = gamma
@@ -694,10 +814,21 @@ class _FTRL(_LazyLinearMixin, BaseOnlineLinear):
 
     def _kernel_pass(self, X, targets, sw, out):
         t, bad = _k.ftrl_epoch(
-            indptr=X.indptr, indices=X.indices, data=X.data, targets=targets, sample_weight=sw, zn=self._state,
-            fit_intercept=bool(self.fit_intercept), loss=loss_code(self._loss_name()),
-            alpha=float(self.alpha), beta=float(self.beta), l1=float(self.l1), l2=float(self.l2), t=self.t_,
-            out_scores=out)
+            indptr=X.indptr,
+            indices=X.indices,
+            data=X.data,
+            targets=targets,
+            sample_weight=sw,
+            zn=self._state,
+            fit_intercept=bool(self.fit_intercept),
+            loss=loss_code(self._loss_name()),
+            alpha=float(self.alpha),
+            beta=float(self.beta),
+            l1=float(self.l1),
+            l2=float(self.l2),
+            t=self.t_,
+            out_scores=out,
+        )
         self.t_ = int(t)
         if bad >= 0:
             self._raise_diverged(bad, self._diverge_hint)
@@ -709,16 +840,25 @@ class _FTRL(_LazyLinearMixin, BaseOnlineLinear):
         return _k.ftrl_materialize(zn=self._state, out=out, **self._hyper())
 
     def _scores(self, X, out):
-        _k.ftrl_scores(indptr=X.indptr, indices=X.indices, data=X.data, zn=self._state,
-                       fit_intercept=bool(self.fit_intercept), out=out, **self._hyper())
+        _k.ftrl_scores(
+            indptr=X.indptr,
+            indices=X.indices,
+            data=X.data,
+            zn=self._state,
+            fit_intercept=bool(self.fit_intercept),
+            out=out,
+            **self._hyper(),
+        )
 
     # parameter mixing (streamlearn.distributed.fit_mixing)
-    mixing_description = ("``z`` and ``n`` (the sum of squared gradients; stored as sqrt(n)), both weighted by "
-                          "examples: ``w = -(z - sgn(z) l1) / ((beta + sqrt(n)) / alpha + l2)`` then stays on the "
-                          "scale of one partition's model, and a coordinate whose averaged ``|z|`` is within "
-                          "``l1`` is an exact zero, as in the single-machine model (summing the increments instead "
-                          "would put ``z`` and ``sqrt(n)`` on different scales and inflate ``w`` by about the "
-                          "square root of the number of partitions)")
+    mixing_description = (
+        "``z`` and ``n`` (the sum of squared gradients; stored as sqrt(n)), both weighted by "
+        "examples: ``w = -(z - sgn(z) l1) / ((beta + sqrt(n)) / alpha + l2)`` then stays on the "
+        "scale of one partition's model, and a coordinate whose averaged ``|z|`` is within "
+        "``l1`` is an exact zero, as in the single-machine model (summing the increments instead "
+        "would put ``z`` and ``sqrt(n)`` on different scales and inflate ``w`` by about the "
+        "square root of the number of partitions)"
+    )
 
     def check_mixable(self) -> None:
         """Raise TypeError if these settings cannot be combined by parameter mixing (they all can)."""
@@ -781,8 +921,19 @@ class FTRLProximalClassifier(LogisticProbaMixin, OnlineClassifierMixin, _FTRL):
 
     _parameter_constraints = {**_CLF_LOSS, **_FTRL._parameter_constraints}
 
-    def __init__(self, *, loss="logistic", alpha=0.1, beta=1.0, l1=1.0, l2=1.0, fit_intercept=True, max_iter=5,
-                 shuffle=True, random_state=None):
+    def __init__(
+        self,
+        *,
+        loss="logistic",
+        alpha=0.1,
+        beta=1.0,
+        l1=1.0,
+        l2=1.0,
+        fit_intercept=True,
+        max_iter=5,
+        shuffle=True,
+        random_state=None,
+    ):
         self.loss = loss
         self.alpha = alpha
         self.beta = beta
@@ -823,8 +974,9 @@ class FTRLProximalRegressor(OnlineRegressorMixin, _FTRL):
     [ 1. -2.  0.  0.  0.5] [3.]
     """
 
-    def __init__(self, *, alpha=0.1, beta=1.0, l1=1.0, l2=1.0, fit_intercept=True, max_iter=5, shuffle=True,
-                 random_state=None):
+    def __init__(
+        self, *, alpha=0.1, beta=1.0, l1=1.0, l2=1.0, fit_intercept=True, max_iter=5, shuffle=True, random_state=None
+    ):
         self.alpha = alpha
         self.beta = beta
         self.l1 = l1

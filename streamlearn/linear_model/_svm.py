@@ -66,7 +66,8 @@ class _BatchLinearSVC(ClassifierPredictionMixin, PersistMixin, ClassifierMixin, 
         classes = np.unique(np.asarray(labels))
         if classes.shape[0] < 2:
             raise ValueError(
-                f"{type(self).__name__} needs at least 2 classes; got {classes.shape[0]} class: {classes!r}.")
+                f"{type(self).__name__} needs at least 2 classes; got {classes.shape[0]} class: {classes!r}."
+            )
         self.classes_ = classes
         return 1 if classes.shape[0] == 2 else classes.shape[0]
 
@@ -95,9 +96,12 @@ class _BatchLinearSVC(ClassifierPredictionMixin, PersistMixin, ClassifierMixin, 
         self.intercept_ = wb * self._bias_value()
         self.n_iter_ = int(n_iter)
         if gap > self.tol:
-            warnings.warn(f"{type(self).__name__} did not converge in max_iter={self.max_iter} iterations: the "
-                          f"projected-gradient range is {gap:.3g} > tol={self.tol}. Increase max_iter.",
-                          ConvergenceWarning, stacklevel=2)
+            warnings.warn(
+                f"{type(self).__name__} did not converge in max_iter={self.max_iter} iterations: the "
+                f"projected-gradient range is {gap:.3g} > tol={self.tol}. Increase max_iter.",
+                ConvergenceWarning,
+                stacklevel=2,
+            )
 
     # -- prediction --------------------------------------------------------------------------------
     def _decision_function(self, X):
@@ -113,8 +117,7 @@ class _BatchLinearSVC(ClassifierPredictionMixin, PersistMixin, ClassifierMixin, 
         check_is_fitted(self)
         return int(np.count_nonzero(self.coef_) + np.count_nonzero(self.intercept_))
 
-    def primal_objective(self, X: MatrixLike, y: ArrayLike,
-                         sample_weight: ArrayLike | None = None) -> FloatArray:
+    def primal_objective(self, X: MatrixLike, y: ArrayLike, sample_weight: ArrayLike | None = None) -> FloatArray:
         """The primal objective ``1/2 (||w||^2 + w_b^2) + C sum_i s_i xi_i`` of the fitted model on ``(X, y)``,
         per output (one-vs-rest problem): ``w_b = intercept_ / intercept_scaling`` is the weight of the
         constant feature, regularised as in LIBLINEAR (and scikit-learn's ``LinearSVC``); ``xi`` is the
@@ -215,8 +218,18 @@ class DualCoordinateDescentSVC(_BatchLinearSVC):
 
     _parameter_constraints = dict(_SVC_PARAMS)
 
-    def __init__(self, *, C=1.0, loss="hinge", tol=1e-4, max_iter=1000, fit_intercept=True, intercept_scaling=1.0,
-                 shrinking=True, random_state=None):
+    def __init__(
+        self,
+        *,
+        C=1.0,
+        loss="hinge",
+        tol=1e-4,
+        max_iter=1000,
+        fit_intercept=True,
+        intercept_scaling=1.0,
+        shrinking=True,
+        random_state=None,
+    ):
         self.C = C
         self.loss = loss
         self.tol = tol
@@ -268,10 +281,24 @@ class DualCoordinateDescentSVC(_BatchLinearSVC):
         info = np.zeros((n_out, 4), dtype=np.float64)
         rng = _validation.check_rng(self.random_state)
         bv = self._bias_value()
-        dcd_solve(indptr=X.indptr, indices=X.indices, data=X.data, targets=targets, sample_weight=sw, alpha=alpha,
-                  coef=coef, wb=wb, bias_value=bv, C=float(self.C), l2_loss=self.loss == "squared_hinge",
-                  tol=float(self.tol), max_iter=int(self.max_iter), shrinking=bool(self.shrinking),
-                  seed=self._seed(rng), out_info=info)
+        dcd_solve(
+            indptr=X.indptr,
+            indices=X.indices,
+            data=X.data,
+            targets=targets,
+            sample_weight=sw,
+            alpha=alpha,
+            coef=coef,
+            wb=wb,
+            bias_value=bv,
+            C=float(self.C),
+            l2_loss=self.loss == "squared_hinge",
+            tol=float(self.tol),
+            max_iter=int(self.max_iter),
+            shrinking=bool(self.shrinking),
+            seed=self._seed(rng),
+            out_info=info,
+        )
         self._finish(coef, wb, info[:, 0].max(), info[:, 3].max())
         scores = np.empty((n, n_out), dtype=np.float64)
         linear_scores(X.indptr, X.indices, X.data, self.coef_, self.intercept_, scores)
@@ -372,8 +399,21 @@ class BlockMinimizationSVC(_BatchLinearSVC):
         "cache_dir": [_Path(), None],
     }
 
-    def __init__(self, *, C=1.0, loss="hinge", tol=0.1, max_iter=50, inner_max_iter=3, block_mb=32.0,
-                 fit_intercept=True, intercept_scaling=1.0, shrinking=True, cache_dir=None, random_state=None):
+    def __init__(
+        self,
+        *,
+        C=1.0,
+        loss="hinge",
+        tol=0.1,
+        max_iter=50,
+        inner_max_iter=3,
+        block_mb=32.0,
+        fit_intercept=True,
+        intercept_scaling=1.0,
+        shrinking=True,
+        cache_dir=None,
+        random_state=None,
+    ):
         self.C = C
         self.loss = loss
         self.tol = tol
@@ -403,8 +443,7 @@ class BlockMinimizationSVC(_BatchLinearSVC):
             # so the codes' meaning, are known only at the end of the stream)
             codes: dict[Any, int] = {}
             for i, chunk in enumerate(chunks):
-                X, y, sw = self._check_chunk(chunk[0], chunk[1], chunk[2] if len(chunk) > 2 else None,
-                                             first=i == 0)
+                X, y, sw = self._check_chunk(chunk[0], chunk[1], chunk[2] if len(chunk) > 2 else None, first=i == 0)
                 if store is None:
                     store = BlockStore(X.shape[1], self.block_mb * 2**20, parent=self.cache_dir)
                 uniq, inverse = np.unique(y, return_inverse=True)
@@ -449,10 +488,24 @@ class BlockMinimizationSVC(_BatchLinearSVC):
             for j, (_, n_rows, first) in enumerate(store.blocks):
                 X, y, sw = store.load(j)
                 targets = self._targets_from_index(code_to_class[y.astype(np.intp)])
-                dcd_solve(indptr=X.indptr, indices=X.indices, data=X.data, targets=targets, sample_weight=sw,
-                          alpha=alpha[first:first + n_rows], coef=coef, wb=wb, bias_value=bv, C=float(self.C),
-                          l2_loss=l2, tol=float(self.tol), max_iter=int(self.inner_max_iter),
-                          shrinking=bool(self.shrinking), seed=self._seed(rng), out_info=info)
+                dcd_solve(
+                    indptr=X.indptr,
+                    indices=X.indices,
+                    data=X.data,
+                    targets=targets,
+                    sample_weight=sw,
+                    alpha=alpha[first : first + n_rows],
+                    coef=coef,
+                    wb=wb,
+                    bias_value=bv,
+                    C=float(self.C),
+                    l2_loss=l2,
+                    tol=float(self.tol),
+                    max_iter=int(self.inner_max_iter),
+                    shrinking=bool(self.shrinking),
+                    seed=self._seed(rng),
+                    out_info=info,
+                )
                 pg_max = max(pg_max, info[:, 1].max())
                 pg_min = min(pg_min, info[:, 2].min())
                 del X, y, sw, targets  # before the next block is read
@@ -470,7 +523,7 @@ class BlockMinimizationSVC(_BatchLinearSVC):
             linear_scores(X.indptr, X.indices, X.data, self.coef_, self.intercept_, scores)
             targets = self._targets_from_index(code_to_class[y.astype(np.intp)])
             loss_sum += _primal_terms(scores, targets, sw, self.loss)
-            sw_all[first:first + n_rows] = sw
+            sw_all[first : first + n_rows] = sw
             del X, y, sw  # before the next block is read
         wbv = self.intercept_ / bv if bv else np.zeros(n_out)
         self.objective_ = self.C * loss_sum + 0.5 * (np.einsum("kd,kd->k", self.coef_, self.coef_) + wbv * wbv)

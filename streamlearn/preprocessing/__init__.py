@@ -17,4 +17,12 @@ _WHERE = {
 }
 __getattr__, __dir__ = lazy_attributes(__name__, globals(), {n: m for m, names in _WHERE.items() for n in names})
 
-__all__ = ["SCALERS", "DictHasher", "MaxAbsScaler", "StandardScaler", "StreamPipeline", "make_scaler", "make_stream_pipeline"]
+__all__ = [
+    "SCALERS",
+    "DictHasher",
+    "MaxAbsScaler",
+    "StandardScaler",
+    "StreamPipeline",
+    "make_scaler",
+    "make_stream_pipeline",
+]

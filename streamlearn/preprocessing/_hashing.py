@@ -77,8 +77,17 @@ class DictHasher(TransformerMixin, BaseEstimator):
     2
     """
 
-    def __init__(self, bits=18, categorical=(), namespaces=None, ignore=(), quadratic=(), cubic=(),
-                 ignore_namespaces=(), keep_namespaces=()):
+    def __init__(
+        self,
+        bits=18,
+        categorical=(),
+        namespaces=None,
+        ignore=(),
+        quadratic=(),
+        cubic=(),
+        ignore_namespaces=(),
+        keep_namespaces=(),
+    ):
         self.bits = bits
         self.categorical = categorical
         self.namespaces = namespaces
@@ -115,8 +124,9 @@ class DictHasher(TransformerMixin, BaseEstimator):
 
         self._ns = _namespace_map(self.namespaces)
         self._terms = parse_interactions(_strings(self.quadratic, "quadratic"), _strings(self.cubic, "cubic"))
-        self._keep = _keep_array(_strings(self.ignore_namespaces, "ignore_namespaces"),
-                                 _strings(self.keep_namespaces, "keep_namespaces"))
+        self._keep = _keep_array(
+            _strings(self.ignore_namespaces, "ignore_namespaces"), _strings(self.keep_namespaces, "keep_namespaces")
+        )
         self._ns_byte = {}
         self._categorical = {self.categorical} if isinstance(self.categorical, str) else set(self.categorical)
         self._ignore = {self.ignore} if isinstance(self.ignore, str) else set(self.ignore)
@@ -126,10 +136,22 @@ class DictHasher(TransformerMixin, BaseEstimator):
         self._cache_key = self._key()
 
     def _key(self):
-        ns = None if self.namespaces is None else tuple(sorted((k, tuple([v] if isinstance(v, str) else v))
-                                                               for k, v in self.namespaces.items()))
-        rest = tuple(v if isinstance(v, str) else tuple(v) for v in (
-            self.categorical, self.ignore, self.quadratic, self.cubic, self.ignore_namespaces, self.keep_namespaces))
+        ns = (
+            None
+            if self.namespaces is None
+            else tuple(sorted((k, tuple([v] if isinstance(v, str) else v)) for k, v in self.namespaces.items()))
+        )
+        rest = tuple(
+            v if isinstance(v, str) else tuple(v)
+            for v in (
+                self.categorical,
+                self.ignore,
+                self.quadratic,
+                self.cubic,
+                self.ignore_namespaces,
+                self.keep_namespaces,
+            )
+        )
         return (self.bits, ns) + rest
 
     def _seed(self, key):
@@ -200,8 +222,10 @@ class DictHasher(TransformerMixin, BaseEstimator):
                 elif isinstance(value, bytes):
                     text = value.decode("utf-8", "surrogateescape")
                 else:
-                    raise TypeError(f"row {r}, key {key!r}: a feature value must be a number, a string, a "
-                                    f"boolean or None; got {type(value).__name__}.")
+                    raise TypeError(
+                        f"row {r}, key {key!r}: a feature value must be a number, a string, a "
+                        f"boolean or None; got {type(value).__name__}."
+                    )
                 seed = self._seed(key)
                 if not self._keep[self._ns_byte[key]]:
                     continue
@@ -221,8 +245,13 @@ class DictHasher(TransformerMixin, BaseEstimator):
             text_hash = np.empty(len(encoded), dtype=np.uint64)
             hash_strings(data, offsets[:-1], offsets[1:], np.asarray(text_seeds, dtype=np.uint64), text_hash)
             hashes[np.asarray(text_at, dtype=np.int64)] = text_hash
-        return self._to_csr(np.asarray(row_of, dtype=np.int64), hashes, np.asarray(values, dtype=np.float64),
-                            np.asarray(ns, dtype=np.int64), n)
+        return self._to_csr(
+            np.asarray(row_of, dtype=np.int64),
+            hashes,
+            np.asarray(values, dtype=np.float64),
+            np.asarray(ns, dtype=np.int64),
+            n,
+        )
 
     def _to_csr(self, rows, hashes, values, ns, n):
         from .._kernels.tabular import hashed_features_to_csr
@@ -233,8 +262,20 @@ class DictHasher(TransformerMixin, BaseEstimator):
             indptr = np.empty(n + 1, dtype=np.int64)
             indices = np.empty(cap, dtype=np.int32 if self.bits < 31 else np.int64)
             out = np.empty(cap, dtype=np.float64)
-            nnz = hashed_features_to_csr(rows=rows, hashes=hashes, values=values, ns=ns, n_rows=n, terms=terms, term_lens=lens, has_wildcard=wild, mask=np.uint64(self._mask),
-                                         indptr=indptr, indices=indices, data=out)
+            nnz = hashed_features_to_csr(
+                rows=rows,
+                hashes=hashes,
+                values=values,
+                ns=ns,
+                n_rows=n,
+                terms=terms,
+                term_lens=lens,
+                has_wildcard=wild,
+                mask=np.uint64(self._mask),
+                indptr=indptr,
+                indices=indices,
+                data=out,
+            )
             if nnz >= 0:
                 break
             cap *= 4
@@ -268,13 +309,23 @@ class DictHasher(TransformerMixin, BaseEstimator):
                 continue
             kind = arrow_kind(X.schema.field(name).type)
             if kind is None:
-                raise TypeError(f"column {name!r} has type {X.schema.field(name).type}, which is not a feature "
-                                "type (number, text, boolean); leave it out with ignore=.")
+                raise TypeError(
+                    f"column {name!r} has type {X.schema.field(name).type}, which is not a feature "
+                    "type (number, text, boolean); leave it out with ignore=."
+                )
             kinds[name] = TEXT if name in self._categorical else kind
-        plan = _Plan(list(kinds), kinds, None, None, self._ns, int(self.bits),
-                     _strings(self.quadratic, "quadratic"), _strings(self.cubic, "cubic"),
-                     _strings(self.ignore_namespaces, "ignore_namespaces"),
-                     _strings(self.keep_namespaces, "keep_namespaces"))
+        plan = _Plan(
+            list(kinds),
+            kinds,
+            None,
+            None,
+            self._ns,
+            int(self.bits),
+            _strings(self.quadratic, "quadratic"),
+            _strings(self.cubic, "cubic"),
+            _strings(self.ignore_namespaces, "ignore_namespaces"),
+            _strings(self.keep_namespaces, "keep_namespaces"),
+        )
         cols = {name: X.column(i) for i, name in enumerate(names) if name in kinds}
         hashes, values = hash_batch(cols, X.num_rows, plan)
         return hashes_to_csr(hashes, values, plan)

@@ -94,11 +94,15 @@ class StreamPipeline(PersistMixin, BaseEstimator):
     def _start(self):
         if not hasattr(self, "learner_"):
             if not hasattr(self.scaler, "partial_fit_transform"):
-                raise TypeError(f"scaler must be an online streamlearn scaler (MaxAbsScaler or StandardScaler); "
-                                f"got {type(self.scaler).__name__}.")
+                raise TypeError(
+                    f"scaler must be an online streamlearn scaler (MaxAbsScaler or StandardScaler); "
+                    f"got {type(self.scaler).__name__}."
+                )
             if not hasattr(self.learner, "partial_fit_scores"):
-                raise TypeError(f"learner must be a streamlearn online learner (with partial_fit_scores); got "
-                                f"{type(self.learner).__name__}.")
+                raise TypeError(
+                    f"learner must be a streamlearn online learner (with partial_fit_scores); got "
+                    f"{type(self.learner).__name__}."
+                )
             self.scaler_ = clone(self.scaler)
             self.learner_ = clone(self.learner)
 

@@ -25,8 +25,15 @@ class _OnlineScaler(PersistMixin, TransformerMixin, BaseEstimator):
         return tags
 
     def _check(self, X, reset):
-        X = validate_data(self, X, reset=reset, accept_sparse=("csr", "csc", "coo"), dtype=np.float64,
-                          ensure_all_finite=True, accept_large_sparse=True)
+        X = validate_data(
+            self,
+            X,
+            reset=reset,
+            accept_sparse=("csr", "csc", "coo"),
+            dtype=np.float64,
+            ensure_all_finite=True,
+            accept_large_sparse=True,
+        )
         return as_csr_float(X) if sp.issparse(X) else np.ascontiguousarray(X)
 
     def _stream(self, X, write):
@@ -43,8 +50,9 @@ class _OnlineScaler(PersistMixin, TransformerMixin, BaseEstimator):
         n, d = X.shape
         flat = X.reshape(-1)
         out = np.empty_like(flat) if write else np.empty(0)
-        self._run(np.arange(0, n * d + 1, d, dtype=np.int64) if d else np.zeros(n + 1, np.int64), _NO_COLS, flat,
-                  write, out)
+        self._run(
+            np.arange(0, n * d + 1, d, dtype=np.int64) if d else np.zeros(n + 1, np.int64), _NO_COLS, flat, write, out
+        )
         return out.reshape(n, d) if write else X
 
     def fit(self, X, y=None):
@@ -111,7 +119,15 @@ class MaxAbsScaler(_OnlineScaler):
         self.max_abs_ = np.zeros(d, dtype=np.float64)
 
     def _run(self, indptr, cols, data, write, out):
-        _k.maxabs_transform_update(indptr=indptr, cols=cols, data=data, n_cols=self.max_abs_.shape[0], max_abs=self.max_abs_, write=write, out=out)
+        _k.maxabs_transform_update(
+            indptr=indptr,
+            cols=cols,
+            data=data,
+            n_cols=self.max_abs_.shape[0],
+            max_abs=self.max_abs_,
+            write=write,
+            out=out,
+        )
         self.n_samples_seen_ += indptr.shape[0] - 1
 
     @property
@@ -175,16 +191,37 @@ class StandardScaler(_OnlineScaler):
 
     def _run(self, indptr, cols, data, write, out):
         center = bool(self.with_mean) and cols.shape[0] == 0  # dense rows only
-        self.n_samples_seen_ = int(_k.standard_transform_update(
-            indptr=indptr, cols=cols, data=data, n_cols=self._state_shift.shape[0], shift=self._state_shift, count=self._state_count, s1=self._state_s1,
-            s2=self._state_s2, n_seen=self.n_samples_seen_, center=center, with_std=bool(self.with_std), write=write, out=out))
+        self.n_samples_seen_ = int(
+            _k.standard_transform_update(
+                indptr=indptr,
+                cols=cols,
+                data=data,
+                n_cols=self._state_shift.shape[0],
+                shift=self._state_shift,
+                count=self._state_count,
+                s1=self._state_s1,
+                s2=self._state_s2,
+                n_seen=self.n_samples_seen_,
+                center=center,
+                with_std=bool(self.with_std),
+                write=write,
+                out=out,
+            )
+        )
 
     def _moments(self):
         check_is_fitted(self, "n_samples_seen_")
         d = self._state_shift.shape[0]
         mean, var = np.empty(d), np.empty(d)
-        _k.standard_moments(shift=self._state_shift, count=self._state_count, s1=self._state_s1, s2=self._state_s2,
-                            n=self.n_samples_seen_, mean=mean, var=var)
+        _k.standard_moments(
+            shift=self._state_shift,
+            count=self._state_count,
+            s1=self._state_s1,
+            s2=self._state_s2,
+            n=self.n_samples_seen_,
+            mean=mean,
+            var=var,
+        )
         return mean, var
 
     @property

@@ -69,7 +69,6 @@ _SLAB_DOC = """slab : {"next", "current"}, default="next"
         unbounded and FD/RP-SON can diverge (a9a: FD at alpha0 <= 0.1, RP at alpha0 <= 1)."""
 
 
-
 def _common_scale(start, models):
     """Second-order learners with ``safeguard="maxabs"`` learn on ``x / scale_`` with each partition's own
     running maxima: re-express every model (copies) on the common ``scale_`` (the maxima over all of them)
@@ -86,7 +85,7 @@ def _common_scale(start, models):
         f[:-1] = np.divide(est.scale_, common, out=np.zeros_like(common), where=common > 0)
         est.coef_ = np.divide(est.coef_, f, out=np.zeros_like(est.coef_), where=f > 0)
         if hasattr(est, "_state_s"):
-            est._state_s = est._state_s * f ** 2
+            est._state_s = est._state_s * f**2
         if hasattr(est, "_state_buf"):
             est._state_buf = est._state_buf * f
         est.scale_ = common.copy()
@@ -197,8 +196,20 @@ class AdaGrad(_SecondOrder):
         **_PASS_PARAMS,
     }
 
-    def __init__(self, *, alpha0=1.0, eta=1.0, C=1.0, loss="squared", project=True, slab="next", safeguard="paper",
-                 max_iter=1, shuffle=True, random_state=None):
+    def __init__(
+        self,
+        *,
+        alpha0=1.0,
+        eta=1.0,
+        C=1.0,
+        loss="squared",
+        project=True,
+        slab="next",
+        safeguard="paper",
+        max_iter=1,
+        shuffle=True,
+        random_state=None,
+    ):
         self.safeguard = safeguard
         self.alpha0 = alpha0
         self.eta = eta
@@ -215,17 +226,30 @@ class AdaGrad(_SecondOrder):
         self._state_s = np.zeros((n_outputs, n_features))
 
     def _raw_pass(self, X, targets, sw, out):
-        bad = _k.adagrad_epoch(indptr=X.indptr, indices=X.indices, data=X.data, targets=targets, sw=sw, w=self.coef_,
-                               s=self._state_s, alpha0=float(self.alpha0), eta=float(self.eta), C=float(self.C),
-                               loss=loss_code(self.loss), project=bool(self.project),
-                               slab_current=self._slab_is_current(), out=out)
+        bad = _k.adagrad_epoch(
+            indptr=X.indptr,
+            indices=X.indices,
+            data=X.data,
+            targets=targets,
+            sw=sw,
+            w=self.coef_,
+            s=self._state_s,
+            alpha0=float(self.alpha0),
+            eta=float(self.eta),
+            C=float(self.C),
+            loss=loss_code(self.loss),
+            project=bool(self.project),
+            slab_current=self._slab_is_current(),
+            out=out,
+        )
         self.t_ += X.shape[0]
         if bad >= 0:
             self._raise_diverged(bad, "eta")
 
     # parameter mixing (streamlearn.distributed.fit_mixing)
-    mixing_description = ("``coef_`` (the pending point) and the squared-gradient accumulators ``s``, weighted by "
-                          "examples")
+    mixing_description = (
+        "``coef_`` (the pending point) and the squared-gradient accumulators ``s``, weighted by examples"
+    )
 
     def check_mixable(self):
         """Raise TypeError if these settings cannot be combined by parameter mixing (they all can)."""
@@ -291,8 +315,20 @@ class OnlineNewtonStep(_SecondOrder):
         **_PASS_PARAMS,
     }
 
-    def __init__(self, *, alpha0=1.0, eta=1.0, mu=None, C=1.0, loss="squared", slab="next", safeguard="paper",
-                 max_iter=1, shuffle=True, random_state=None):
+    def __init__(
+        self,
+        *,
+        alpha0=1.0,
+        eta=1.0,
+        mu=None,
+        C=1.0,
+        loss="squared",
+        slab="next",
+        safeguard="paper",
+        max_iter=1,
+        shuffle=True,
+        random_state=None,
+    ):
         self.safeguard = safeguard
         self.alpha0 = alpha0
         self.eta = eta
@@ -308,15 +344,29 @@ class OnlineNewtonStep(_SecondOrder):
         if n_features > FULL_ON_MAX_FEATURES + self._safe():
             raise ValueError(
                 f"OnlineNewtonStep keeps a n_features x n_features matrix: n_features={n_features} exceeds "
-                f"the limit FULL_ON_MAX_FEATURES={FULL_ON_MAX_FEATURES}; use SketchedOnlineNewton instead.")
+                f"the limit FULL_ON_MAX_FEATURES={FULL_ON_MAX_FEATURES}; use SketchedOnlineNewton instead."
+            )
         super()._allocate_state(n_features, n_outputs, X)
         eye = np.eye(n_features) / float(self.alpha0)
         self._state_P = np.repeat(eye[None], n_outputs, axis=0)
 
     def _raw_pass(self, X, targets, sw, out):
-        t, bad = _k.full_on_epoch(indptr=X.indptr, indices=X.indices, data=X.data, targets=targets, sw=sw, w=self.coef_,
-                                  P=self._state_P, t=self.t_, mu=self._mu(), eta=float(self.eta), C=float(self.C),
-                                  loss=loss_code(self.loss), slab_current=self._slab_is_current(), out=out)
+        t, bad = _k.full_on_epoch(
+            indptr=X.indptr,
+            indices=X.indices,
+            data=X.data,
+            targets=targets,
+            sw=sw,
+            w=self.coef_,
+            P=self._state_P,
+            t=self.t_,
+            mu=self._mu(),
+            eta=float(self.eta),
+            C=float(self.C),
+            loss=loss_code(self.loss),
+            slab_current=self._slab_is_current(),
+            out=out,
+        )
         self.t_ = int(t)
         if bad >= 0:
             self._raise_diverged(bad, "eta")
@@ -327,8 +377,7 @@ class OnlineNewtonStep(_SecondOrder):
 _LAZY_MAX_SPARSE_ROWS = 4096
 _LAZY_MAT_FACTOR = 10.0
 
-_SKETCHES = {"fd": _k.SKETCH_FD, "pfd": _k.SKETCH_PFD, "rfd": _k.SKETCH_RFD, "rp": _k.SKETCH_RP,
-             "oja": _k.SKETCH_OJA}
+_SKETCHES = {"fd": _k.SKETCH_FD, "pfd": _k.SKETCH_PFD, "rfd": _k.SKETCH_RFD, "rp": _k.SKETCH_RP, "oja": _k.SKETCH_OJA}
 
 
 class SketchedOnlineNewton(_SecondOrder):
@@ -417,8 +466,24 @@ class SketchedOnlineNewton(_SecondOrder):
         **_PASS_PARAMS,
     }
 
-    def __init__(self, *, sketch="rfd", ell=10, alpha0=1.0, eta=1.0, mu=None, C=1.0, loss="squared", beta=0.2,
-                 oja_learning_rate=2.0, slab="next", safeguard="paper", max_iter=1, shuffle=True, random_state=None):
+    def __init__(
+        self,
+        *,
+        sketch="rfd",
+        ell=10,
+        alpha0=1.0,
+        eta=1.0,
+        mu=None,
+        C=1.0,
+        loss="squared",
+        beta=0.2,
+        oja_learning_rate=2.0,
+        slab="next",
+        safeguard="paper",
+        max_iter=1,
+        shuffle=True,
+        random_state=None,
+    ):
         self.safeguard = safeguard
         self.sketch = sketch
         self.ell = ell
@@ -436,8 +501,10 @@ class SketchedOnlineNewton(_SecondOrder):
 
     def _allocate_state(self, n_features, n_outputs, X):
         if self.alpha0 == 0 and self.sketch != "rfd":
-            raise ValueError(f"alpha0=0 needs sketch='rfd' (RFD0-SON): with sketch={self.sketch!r} alpha stays "
-                             "0 and H = B^T B is singular; use alpha0 > 0.")
+            raise ValueError(
+                f"alpha0=0 needs sketch='rfd' (RFD0-SON): with sketch={self.sketch!r} alpha stays "
+                "0 and H = B^T B is singular; use alpha0 > 0."
+            )
         super()._allocate_state(n_features, n_outputs, X)
         ell = int(self.ell)
         fd_family = self.sketch in ("fd", "pfd", "rfd")
@@ -452,7 +519,7 @@ class SketchedOnlineNewton(_SecondOrder):
         # None -> a fixed seed: the sketch (RP's hash, Oja's initial rows) is reproducible and the same
         # however the stream is chunked
         rng = check_rng(0 if self.random_state is None else self.random_state)
-        self._state_seed = np.array([rng.integers(0, 2 ** 63 - 1)], dtype=np.uint64)
+        self._state_seed = np.array([rng.integers(0, 2**63 - 1)], dtype=np.uint64)
         if self.sketch == "oja":
             r = min(ell, n_features)  # V needs orthonormal rows: at most n_features of them
             self._state_n_rows[:] = r
@@ -494,24 +561,75 @@ class SketchedOnlineNewton(_SecondOrder):
         slab_current = self._slab_is_current()
         if lazy and self.sketch in ("fd", "pfd", "rfd"):
             t, bad, nm = _kl.son_fd_lazy(
-                indptr=X.indptr, indices=X.indices, data=X.data, targets=targets, sw=sw, w=self.coef_,
-                buf=self._state_buf, gram=self._state_gram, n_rows=self._state_n_rows, alpha=self._state_alpha,
-                t=self.t_, sketch=_SKETCHES[self.sketch], keep=keep, n_shrink=n_shrink, loss=loss_code(self.loss),
-                C=float(self.C), mu=self._mu(), eta=float(self.eta), max_sp=_LAZY_MAX_SPARSE_ROWS,
-                mat_factor=_LAZY_MAT_FACTOR, slab_current=slab_current, out=out)
+                indptr=X.indptr,
+                indices=X.indices,
+                data=X.data,
+                targets=targets,
+                sw=sw,
+                w=self.coef_,
+                buf=self._state_buf,
+                gram=self._state_gram,
+                n_rows=self._state_n_rows,
+                alpha=self._state_alpha,
+                t=self.t_,
+                sketch=_SKETCHES[self.sketch],
+                keep=keep,
+                n_shrink=n_shrink,
+                loss=loss_code(self.loss),
+                C=float(self.C),
+                mu=self._mu(),
+                eta=float(self.eta),
+                max_sp=_LAZY_MAX_SPARSE_ROWS,
+                mat_factor=_LAZY_MAT_FACTOR,
+                slab_current=slab_current,
+                out=out,
+            )
         elif lazy and self.sketch == "oja":
             t, bad, nm = _kl.son_oja_lazy(
-                indptr=X.indptr, indices=X.indices, data=X.data, targets=targets, sw=sw, w=self.coef_,
-                buf=self._state_buf, gram=self._state_gram, sc=self._state_sc, aux=self._state_aux,
-                n_rows=self._state_n_rows, alpha=self._state_alpha, t=self.t_, loss=loss_code(self.loss),
-                C=float(self.C), mu=self._mu(), eta=float(self.eta), oja_c=float(self.oja_learning_rate),
-                max_cond=_kl.OJA_FACTOR_COND, slab_current=slab_current, out=out)
+                indptr=X.indptr,
+                indices=X.indices,
+                data=X.data,
+                targets=targets,
+                sw=sw,
+                w=self.coef_,
+                buf=self._state_buf,
+                gram=self._state_gram,
+                sc=self._state_sc,
+                aux=self._state_aux,
+                n_rows=self._state_n_rows,
+                alpha=self._state_alpha,
+                t=self.t_,
+                loss=loss_code(self.loss),
+                C=float(self.C),
+                mu=self._mu(),
+                eta=float(self.eta),
+                oja_c=float(self.oja_learning_rate),
+                max_cond=_kl.OJA_FACTOR_COND,
+                slab_current=slab_current,
+                out=out,
+            )
         elif lazy and self.sketch == "rp":
             t, bad, nm = _kl.son_rp_lazy(
-                indptr=X.indptr, indices=X.indices, data=X.data, targets=targets, sw=sw, w=self.coef_,
-                buf=self._state_buf, gram=self._state_gram, n_rows=self._state_n_rows, alpha=self._state_alpha,
-                t=self.t_, loss=loss_code(self.loss), C=float(self.C), mu=self._mu(), eta=float(self.eta),
-                seed=self._state_seed[0], rp_dist=0, slab_current=slab_current, out=out)
+                indptr=X.indptr,
+                indices=X.indices,
+                data=X.data,
+                targets=targets,
+                sw=sw,
+                w=self.coef_,
+                buf=self._state_buf,
+                gram=self._state_gram,
+                n_rows=self._state_n_rows,
+                alpha=self._state_alpha,
+                t=self.t_,
+                loss=loss_code(self.loss),
+                C=float(self.C),
+                mu=self._mu(),
+                eta=float(self.eta),
+                seed=self._state_seed[0],
+                rp_dist=0,
+                slab_current=slab_current,
+                out=out,
+            )
         else:
             t, bad = self._dense_pass(X, targets, sw, out, keep, n_shrink)
             nm = 0
@@ -519,26 +637,50 @@ class SketchedOnlineNewton(_SecondOrder):
 
     def _dense_pass(self, X, targets, sw, out, keep, n_shrink):
         return _k.son_epoch(
-            indptr=X.indptr, indices=X.indices, data=X.data, targets=targets, sw=sw, w=self.coef_, buf=self._state_buf,
-            gram=self._state_gram, sc=self._state_sc, aux=self._state_aux, n_rows=self._state_n_rows,
-            alpha=self._state_alpha, t=self.t_, sketch=_SKETCHES[self.sketch], keep=keep, n_shrink=n_shrink,
-            loss=loss_code(self.loss), C=float(self.C), mu=self._mu(), eta=float(self.eta), seed=self._state_seed[0],
-            rp_dist=0, oja_c=float(self.oja_learning_rate), slab_current=self._slab_is_current(), out=out)
-
+            indptr=X.indptr,
+            indices=X.indices,
+            data=X.data,
+            targets=targets,
+            sw=sw,
+            w=self.coef_,
+            buf=self._state_buf,
+            gram=self._state_gram,
+            sc=self._state_sc,
+            aux=self._state_aux,
+            n_rows=self._state_n_rows,
+            alpha=self._state_alpha,
+            t=self.t_,
+            sketch=_SKETCHES[self.sketch],
+            keep=keep,
+            n_shrink=n_shrink,
+            loss=loss_code(self.loss),
+            C=float(self.C),
+            mu=self._mu(),
+            eta=float(self.eta),
+            seed=self._state_seed[0],
+            rp_dist=0,
+            oja_c=float(self.oja_learning_rate),
+            slab_current=self._slab_is_current(),
+            out=out,
+        )
 
     # parameter mixing (streamlearn.distributed.fit_mixing)
-    mixing_description = ("``coef_`` (the pending point), weighted by examples; the sketches are merged, not "
-                          "averaged: ``B^T B`` of the mixed model is the start's plus every partition's increment "
-                          "``B_k^T B_k - B_0^T B_0`` (so the shared starting sketch counts once), computed in the "
-                          "span of all the rows and shrunk back to ell - 1 rows as FD does; RFD's alpha is the "
-                          "start's plus every partition's increase plus half the merge's shrink (the RFD merge rule)")
+    mixing_description = (
+        "``coef_`` (the pending point), weighted by examples; the sketches are merged, not "
+        "averaged: ``B^T B`` of the mixed model is the start's plus every partition's increment "
+        "``B_k^T B_k - B_0^T B_0`` (so the shared starting sketch counts once), computed in the "
+        "span of all the rows and shrunk back to ell - 1 rows as FD does; RFD's alpha is the "
+        "start's plus every partition's increase plus half the merge's shrink (the RFD merge rule)"
+    )
     _MIXABLE_SKETCHES = ("fd", "pfd", "rfd")
 
     def check_mixable(self):
         """Raise TypeError unless the sketch is mergeable (the frequent-directions family)."""
         if self.sketch not in self._MIXABLE_SKETCHES:
-            raise TypeError(f"fit_mixing supports SketchedOnlineNewton with sketch in {list(self._MIXABLE_SKETCHES)} "
-                            f"(the mergeable frequent-directions sketches); got sketch={self.sketch!r}.")
+            raise TypeError(
+                f"fit_mixing supports SketchedOnlineNewton with sketch in {list(self._MIXABLE_SKETCHES)} "
+                f"(the mergeable frequent-directions sketches); got sketch={self.sketch!r}."
+            )
 
     def finish_local_passes(self):
         """Nothing to flush: the sketch rows are read as they are."""

@@ -83,8 +83,11 @@ def create_app(served, *, token=None, auth_all=False, max_body_bytes=16 << 20):
                 start = time.perf_counter()
                 try:
                     if (protected or auth_all) and not authorised(request):
-                        response = JSONResponse({"error": "missing or wrong 'Authorization: Bearer' token."},
-                                                401, headers={"WWW-Authenticate": "Bearer"})
+                        response = JSONResponse(
+                            {"error": "missing or wrong 'Authorization: Bearer' token."},
+                            401,
+                            headers={"WWW-Authenticate": "Bearer"},
+                        )
                     else:
                         response = await handler(request)
                 except BadRequest as exc:
@@ -93,7 +96,9 @@ def create_app(served, *, token=None, auth_all=False, max_body_bytes=16 << 20):
                     response = JSONResponse({"error": f"internal error: {type(exc).__name__}: {exc}"}, 500)
                 metrics.observe(name, response.status_code, time.perf_counter() - start)
                 return response
+
             return run
+
         return wrap
 
     async def body_of(request):
@@ -153,19 +158,20 @@ def create_app(served, *, token=None, auth_all=False, max_body_bytes=16 << 20):
             f'streamlearn_online_loss{{scope="window"}} {_num(m["window_average_loss"])}',
         ]
         metric = "error_rate" if "error_rate" in m else "rmse"
-        lines += [f"# HELP streamlearn_online_{metric} Progressive-validation {metric.replace('_', ' ')}.",
-                  f"# TYPE streamlearn_online_{metric} gauge",
-                  f'streamlearn_online_{metric}{{scope="all"}} {_num(m[metric])}',
-                  f'streamlearn_online_{metric}{{scope="window"}} {_num(m["window_" + metric])}',
-                  "# HELP streamlearn_online_window_examples Examples in the recent window.",
-                  "# TYPE streamlearn_online_window_examples gauge",
-                  f"streamlearn_online_window_examples {m['window']}",
-                  "# HELP streamlearn_requests_total HTTP requests by endpoint and status code.",
-                  "# TYPE streamlearn_requests_total counter"]
+        lines += [
+            f"# HELP streamlearn_online_{metric} Progressive-validation {metric.replace('_', ' ')}.",
+            f"# TYPE streamlearn_online_{metric} gauge",
+            f'streamlearn_online_{metric}{{scope="all"}} {_num(m[metric])}',
+            f'streamlearn_online_{metric}{{scope="window"}} {_num(m["window_" + metric])}',
+            "# HELP streamlearn_online_window_examples Examples in the recent window.",
+            "# TYPE streamlearn_online_window_examples gauge",
+            f"streamlearn_online_window_examples {m['window']}",
+            "# HELP streamlearn_requests_total HTTP requests by endpoint and status code.",
+            "# TYPE streamlearn_requests_total counter",
+        ]
         for (ep, code), count in sorted(metrics.requests.items()):
             lines.append(f'streamlearn_requests_total{{endpoint="{ep}",code="{code}"}} {count}')
-        lines += ["# HELP streamlearn_request_seconds Request latency.",
-                  "# TYPE streamlearn_request_seconds histogram"]
+        lines += ["# HELP streamlearn_request_seconds Request latency.", "# TYPE streamlearn_request_seconds histogram"]
         for ep, h in sorted(metrics.hist.items()):
             for b, c in zip(_BUCKETS, h):
                 lines.append(f'streamlearn_request_seconds_bucket{{endpoint="{ep}",le="{b}"}} {c}')
@@ -177,9 +183,11 @@ def create_app(served, *, token=None, auth_all=False, max_body_bytes=16 << 20):
     @endpoint("model", True)
     async def get_model(request):
         data, n = await to_thread.run_sync(served.model_bytes)
-        return Response(data, media_type="application/octet-stream",
-                        headers={"X-Streamlearn-N-Learned": str(n),
-                                 "Content-Disposition": f'attachment; filename="model-{n}.slm"'})
+        return Response(
+            data,
+            media_type="application/octet-stream",
+            headers={"X-Streamlearn-N-Learned": str(n), "Content-Disposition": f'attachment; filename="model-{n}.slm"'},
+        )
 
     @endpoint("model_upload", True)
     async def post_model(request):
@@ -206,7 +214,12 @@ def create_app(served, *, token=None, auth_all=False, max_body_bytes=16 << 20):
         yield
         await to_thread.run_sync(served.close)
 
-    routes = [Route("/predict", predict, methods=["POST"]), Route("/learn", learn, methods=["POST"]),
-              Route("/health", health, methods=["GET"]), Route("/metrics", metrics_endpoint, methods=["GET"]),
-              Route("/model", get_model, methods=["GET"]), Route("/model", post_model, methods=["POST"])]
+    routes = [
+        Route("/predict", predict, methods=["POST"]),
+        Route("/learn", learn, methods=["POST"]),
+        Route("/health", health, methods=["GET"]),
+        Route("/metrics", metrics_endpoint, methods=["GET"]),
+        Route("/model", get_model, methods=["GET"]),
+        Route("/model", post_model, methods=["POST"]),
+    ]
     return Starlette(routes=routes, lifespan=lifespan)

@@ -112,8 +112,22 @@ class ServedModel:
     >>> m.close()
     """
 
-    def __init__(self, state_dir, *, model=None, learner=None, params=None, n_features=None, zero_based=False,
-                 classes=None, snapshot_every=60.0, fsync=True, max_batch_lines=100_000, window=1000, log=None):
+    def __init__(
+        self,
+        state_dir,
+        *,
+        model=None,
+        learner=None,
+        params=None,
+        n_features=None,
+        zero_based=False,
+        classes=None,
+        snapshot_every=60.0,
+        fsync=True,
+        max_batch_lines=100_000,
+        window=1000,
+        log=None,
+    ):
         self.dir = os.path.abspath(state_dir)
         os.makedirs(self.dir, exist_ok=True)
         self.snapshot_every = float(snapshot_every)
@@ -137,8 +151,10 @@ class ServedModel:
             self._snapshot()
         else:
             if model is not None or learner is not None:
-                self._log(f"continuing the model in {self.dir} (snapshot {snap}); the model/learner given "
-                          "is used only for an empty state directory")
+                self._log(
+                    f"continuing the model in {self.dir} (snapshot {snap}); the model/learner given "
+                    "is used only for an empty state directory"
+                )
             self._recover(snap)
         self._warm_up()
         self._last_snapshot = time.monotonic()
@@ -154,8 +170,9 @@ class ServedModel:
             spec = getattr(model, "input_spec_", None)
             if isinstance(spec, dict):
                 if spec.get("format", "libsvm") != "libsvm":
-                    raise ValueError(f"{model_path}: the model reads {spec['format']} input; this server reads "
-                                     "LIBSVM lines.")
+                    raise ValueError(
+                        f"{model_path}: the model reads {spec['format']} input; this server reads LIBSVM lines."
+                    )
                 if spec.get("zero_based") is not None:
                     zero_based = bool(spec["zero_based"])
             if hasattr(model, "n_features_in_"):
@@ -173,15 +190,21 @@ class ServedModel:
         if is_classifier(model) and classes is None:
             classes = [-1.0, 1.0]
         self.model = model
-        self.config = {"learner": name, "n_features": n_features, "zero_based": bool(zero_based),
-                       "classes": None if not is_classifier(model) else list(classes)}
+        self.config = {
+            "learner": name,
+            "n_features": n_features,
+            "zero_based": bool(zero_based),
+            "classes": None if not is_classifier(model) else list(classes),
+        }
         self._setup_wal(self.stats["n_learned"], None)
 
     @staticmethod
     def _check_learnable(model, name, what):
         if name is None or not hasattr(model, "partial_fit_scores"):
-            raise ValueError(f"{what}: a {type(model).__name__} cannot be served: the server learns with the "
-                             "online learners of 'streamlearn learners'.")
+            raise ValueError(
+                f"{what}: a {type(model).__name__} cannot be served: the server learns with the "
+                "online learners of 'streamlearn learners'."
+            )
         if LEARNERS[name].batch:
             raise ValueError(f"{what}: {name} is a batch learner; the server learns online.")
 
@@ -211,23 +234,25 @@ class ServedModel:
         self._snap_batches = self.stats["n_batches"]
         n = self.stats["n_learned"]
         _, wals = self._files()
-        wals = [m for m in wals if m <= n] [-1:] + [m for m in wals if m > n]
+        wals = [m for m in wals if m <= n][-1:] + [m for m in wals if m > n]
         expected = n
         good = None
         for i, m in enumerate(wals):
             path = os.path.join(self.dir, f"wal-{m}.log")
             records, good, torn = read_records(path)
             if torn and i < len(wals) - 1:
-                raise ValueError(f"{path}: corrupted record at byte {good}, and later logs exist; the state "
-                                 "directory is damaged.")
+                raise ValueError(
+                    f"{path}: corrupted record at byte {good}, and later logs exist; the state directory is damaged."
+                )
             if torn:
                 self._log(f"{path}: dropped a torn last record at byte {good} (never acknowledged)")
             for seq, payload in records:
                 if seq < expected:
                     continue
                 if seq != expected:
-                    raise ValueError(f"{path}: the record at example {seq} follows example {expected}: "
-                                     "missing log records.")
+                    raise ValueError(
+                        f"{path}: the record at example {seq} follows example {expected}: missing log records."
+                    )
                 X, y, _ = self.parse(payload, labelled=True)
                 try:
                     self._learn_batch(X, y)
@@ -261,8 +286,9 @@ class ServedModel:
         if n_lines > self.max_batch_lines:
             raise BadRequest(f"{n_lines} lines; a request holds at most {self.max_batch_lines}.", 413)
         try:
-            X, y = load_svmlight(io.BytesIO(body), n_features=self.config["n_features"],
-                                 zero_based=self.config["zero_based"])
+            X, y = load_svmlight(
+                io.BytesIO(body), n_features=self.config["n_features"], zero_based=self.config["zero_based"]
+            )
         except SvmlightFormatError as exc:
             raise BadRequest(f"line {exc.line}: {exc.reason}") from None
         except ValueError as exc:
@@ -272,8 +298,9 @@ class ServedModel:
             bad = ~np.isin(y, classes)
             if bad.any():
                 i = int(np.flatnonzero(bad)[0])
-                raise BadRequest(f"example {i + 1}: label {y[i]:g} is not one of the model's classes "
-                                 f"{self.config['classes']}.")
+                raise BadRequest(
+                    f"example {i + 1}: label {y[i]:g} is not one of the model's classes {self.config['classes']}."
+                )
         return X, y, body
 
     @staticmethod
@@ -289,16 +316,19 @@ class ServedModel:
                 out.append(row.strip("\n"))
                 continue
             if not isinstance(row, dict) or not isinstance(row.get("features", {}), dict):
-                raise BadRequest(f"row {i + 1}: expected a LIBSVM line or {{\"label\": y, \"features\": "
-                                 f"{{\"id\": value}}}}; got {type(row).__name__}.")
+                raise BadRequest(
+                    f'row {i + 1}: expected a LIBSVM line or {{"label": y, "features": '
+                    f'{{"id": value}}}}; got {type(row).__name__}.'
+                )
             label = row.get("label")
             if labelled and not isinstance(label, (int, float)):
-                raise BadRequest(f"row {i + 1}: a number \"label\" is required to learn.")
+                raise BadRequest(f'row {i + 1}: a number "label" is required to learn.')
             feats = []
             for k, v in row.get("features", {}).items():
                 if not str(k).isdigit() or isinstance(v, bool) or not isinstance(v, (int, float)):
-                    raise BadRequest(f"row {i + 1}: feature {k!r}: {v!r}; expected a non-negative integer id "
-                                     "and a number.")
+                    raise BadRequest(
+                        f"row {i + 1}: feature {k!r}: {v!r}; expected a non-negative integer id and a number."
+                    )
                 feats.append(f"{int(k)}:{float(v)!r}")
             out.append(f"{float(label or 0.0)!r} " + " ".join(feats))
         return ("\n".join(out) + "\n").encode()
@@ -349,9 +379,14 @@ class ServedModel:
 
     def health(self):
         s = self.stats
-        return {"status": "ok" if self.failed is None else "failed", "n_learned": s["n_learned"],
-                "learner": self.config["learner"], "n_features": self.config["n_features"],
-                "queued": len(self._queue), **({"error": self.failed} if self.failed else {})}
+        return {
+            "status": "ok" if self.failed is None else "failed",
+            "n_learned": s["n_learned"],
+            "learner": self.config["learner"],
+            "n_features": self.config["n_features"],
+            "queued": len(self._queue),
+            **({"error": self.failed} if self.failed else {}),
+        }
 
     def online_metrics(self):
         s = self.stats
@@ -461,8 +496,9 @@ class ServedModel:
         n_after = self.stats["n_learned"]
         for item in batch:
             k = item[1].shape[0]
-            item[4].set_result({"learned": k, "scores": scores[pos:pos + k].tolist(), "first": first + pos,
-                                "n_learned": n_after})
+            item[4].set_result(
+                {"learned": k, "scores": scores[pos : pos + k].tolist(), "first": first + pos, "n_learned": n_after}
+            )
             pos += k
 
     def _still_valid(self, item):
@@ -471,8 +507,13 @@ class ServedModel:
         classes = self.config["classes"]
         if X.shape[1] == self.config["n_features"] and (classes is None or np.isin(y, classes).all()):
             return True
-        item[4].set_exception(BadRequest("the model was replaced while this request waited, and the request "
-                                         "does not fit the new model; send it again.", 409))
+        item[4].set_exception(
+            BadRequest(
+                "the model was replaced while this request waited, and the request "
+                "does not fit the new model; send it again.",
+                409,
+            )
+        )
         return False
 
     def _learn_batch(self, X, y):
@@ -492,8 +533,8 @@ class ServedModel:
         s["n_batches"] += 1
         s["loss_sum"] += float(np.sum(losses))
         s["err_sum"] += float(np.sum(errs))
-        self._win_loss.extend(losses[-self.window:].tolist())
-        self._win_err.extend(errs[-self.window:].tolist())
+        self._win_loss.extend(losses[-self.window :].tolist())
+        self._win_err.extend(errs[-self.window :].tolist())
         return scores
 
     def _other(self, item):
@@ -520,9 +561,15 @@ class ServedModel:
                 config["zero_based"] = bool(spec["zero_based"])
         if hasattr(model, "n_features_in_"):
             config["n_features"] = int(model.n_features_in_)
-        config["classes"] = model.classes_.tolist() if hasattr(model, "classes_") else (
-            config["classes"] if is_classifier(model) and config["classes"] else ([-1.0, 1.0] if is_classifier(model)
-                                                                                   else None))
+        config["classes"] = (
+            model.classes_.tolist()
+            if hasattr(model, "classes_")
+            else (
+                config["classes"]
+                if is_classifier(model) and config["classes"]
+                else ([-1.0, 1.0] if is_classifier(model) else None)
+            )
+        )
         with self.lock:
             self.model = model
             self.config = config

@@ -58,11 +58,13 @@ def read_records(path):
         end = pos + HEADER.size + length
         if end > len(data):
             break
-        payload = data[pos + HEADER.size:end]
+        payload = data[pos + HEADER.size : end]
         if _crc(seq, payload) != crc:
             if end < len(data):  # whole records follow: not a write cut short but damage inside the log
-                raise ValueError(f"{path}: the record at byte {pos} fails its checksum and {len(data) - end} "
-                                 "bytes follow it: the log is corrupted (not a torn last record).")
+                raise ValueError(
+                    f"{path}: the record at byte {pos} fails its checksum and {len(data) - end} "
+                    "bytes follow it: the log is corrupted (not a torn last record)."
+                )
             break
         records.append((seq, payload))
         pos = end

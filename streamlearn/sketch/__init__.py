@@ -27,5 +27,12 @@ SKETCHES = {
     "oja": OjaSketch,
 }
 
-__all__ = ["FrequentDirections", "ParameterizedFD", "CompensativeFD", "RobustFrequentDirections",
-           "RandomProjectionSketch", "OjaSketch", "SKETCHES"]
+__all__ = [
+    "FrequentDirections",
+    "ParameterizedFD",
+    "CompensativeFD",
+    "RobustFrequentDirections",
+    "RandomProjectionSketch",
+    "OjaSketch",
+    "SKETCHES",
+]

@@ -37,14 +37,18 @@ def check_rows(name, X):
             if bad.size:
                 row = int(np.searchsorted(X.indptr, bad[0], side="right") - 1)
                 raise ValueError(f"{name}: X row {row} contains NaN or infinity; sketches need finite rows.")
-            raise ValueError(f"{name}: the squared norm of X overflows float64 (entries up to "
-                             f"{np.abs(data).max():.3g}); rescale the rows.")
+            raise ValueError(
+                f"{name}: the squared norm of X overflows float64 (entries up to "
+                f"{np.abs(data).max():.3g}); rescale the rows."
+            )
     else:
         try:
             X = np.asarray(X, dtype=np.float64)
         except (TypeError, ValueError) as exc:
-            raise ValueError(f"{name}: X must be a numeric 2-D array or a scipy sparse matrix; could not "
-                             f"convert it to float64 ({exc}).") from None
+            raise ValueError(
+                f"{name}: X must be a numeric 2-D array or a scipy sparse matrix; could not "
+                f"convert it to float64 ({exc})."
+            ) from None
         if X.ndim != 2:
             hint = " Use update(row) for a single row, or X.reshape(1, -1)." if X.ndim == 1 else ""
             raise ValueError(f"{name}: X must be 2-D (rows x features); got an array of shape {X.shape}.{hint}")
@@ -56,11 +60,15 @@ def check_rows(name, X):
             if not finite_rows.all():
                 row = int(np.flatnonzero(~finite_rows)[0])
                 raise ValueError(f"{name}: X row {row} contains NaN or infinity; sketches need finite rows.")
-            raise ValueError(f"{name}: the squared norm of X overflows float64 (entries up to "
-                             f"{np.abs(X).max():.3g}); rescale the rows.")
+            raise ValueError(
+                f"{name}: the squared norm of X overflows float64 (entries up to "
+                f"{np.abs(X).max():.3g}); rescale the rows."
+            )
     if sq > MAX_SQUARED_NORM:
-        raise ValueError(f"{name}: the squared Frobenius norm of X is {sq:.3g}, above {MAX_SQUARED_NORM:g}; "
-                         "the sketch's Gram matrices would overflow float64. Rescale the rows.")
+        raise ValueError(
+            f"{name}: the squared Frobenius norm of X is {sq:.3g}, above {MAX_SQUARED_NORM:g}; "
+            "the sketch's Gram matrices would overflow float64. Rescale the rows."
+        )
     return X, sq
 
 
@@ -91,19 +99,26 @@ class _BaseSketch(PersistMixin, BaseEstimator):
     def _check_params(self):
         validate_params(self)
         if self._is_allocated() and getattr(self, "_fitted_params", None) != self._state_params():
-            raise ValueError(f"{type(self).__name__}: parameters changed after sketching started "
-                             f"({self._fitted_params} -> {self._state_params()}); create a new sketch "
-                             "(sklearn.base.clone(sketch)) instead.")
+            raise ValueError(
+                f"{type(self).__name__}: parameters changed after sketching started "
+                f"({self._fitted_params} -> {self._state_params()}); create a new sketch "
+                "(sklearn.base.clone(sketch)) instead."
+            )
 
     def _state_params(self):
-        return {k: v for k, v in self.get_params(deep=False).items()
-                if not isinstance(v, (np.random.Generator, np.random.RandomState))}
+        return {
+            k: v
+            for k, v in self.get_params(deep=False).items()
+            if not isinstance(v, (np.random.Generator, np.random.RandomState))
+        }
 
     def _start(self, d):
         name = type(self).__name__
         if self.ell >= d:
-            raise ValueError(f"{name}: ell={self.ell} must be smaller than the number of features of X "
-                             f"(d={d}); a sketch with ell >= d rows is no smaller than A^T A itself.")
+            raise ValueError(
+                f"{name}: ell={self.ell} must be smaller than the number of features of X "
+                f"(d={d}); a sketch with ell >= d rows is no smaller than A^T A itself."
+            )
         self.n_features_in_ = int(d)
         self._n_seen = 0
         self._version = 0
@@ -113,9 +128,11 @@ class _BaseSketch(PersistMixin, BaseEstimator):
 
     def _check_d(self, d, what="X"):
         if d != self.n_features_in_:
-            raise ValueError(f"{what} has {d} features, but {type(self).__name__} was fitted with "
-                             f"{self.n_features_in_}. Keep the feature space fixed (pass n_features=... "
-                             "to the reader).")
+            raise ValueError(
+                f"{what} has {d} features, but {type(self).__name__} was fitted with "
+                f"{self.n_features_in_}. Keep the feature space fixed (pass n_features=... "
+                "to the reader)."
+            )
 
     # ------------------------------------------------------------------ verbs
     def partial_fit(self, X: MatrixLike, y: object = None) -> Self:
@@ -141,13 +158,17 @@ class _BaseSketch(PersistMixin, BaseEstimator):
         """Sketch one row (1-D array of length d, or a 1 x d sparse matrix); returns self."""
         if sp.issparse(row):
             if row.shape[0] != 1:
-                raise ValueError(f"{type(self).__name__}.update: expected one row (1 x d); got shape "
-                                 f"{row.shape}. Use partial_fit for several rows.")
+                raise ValueError(
+                    f"{type(self).__name__}.update: expected one row (1 x d); got shape "
+                    f"{row.shape}. Use partial_fit for several rows."
+                )
             return self.partial_fit(row)
         row = np.asarray(row)
         if row.ndim != 1:
-            raise ValueError(f"{type(self).__name__}.update: expected a 1-D row; got shape {row.shape}. "
-                             "Use partial_fit for several rows.")
+            raise ValueError(
+                f"{type(self).__name__}.update: expected a 1-D row; got shape {row.shape}. "
+                "Use partial_fit for several rows."
+            )
         return self.partial_fit(row.reshape(1, -1))
 
     def _check_capacity(self, sq):
@@ -161,15 +182,19 @@ class _BaseSketch(PersistMixin, BaseEstimator):
         """
         name = type(self).__name__
         if type(other) is not type(self):
-            raise TypeError(f"{name}.merge: cannot merge a {type(other).__name__} into a {name}; both sketches "
-                            "must be of the same kind.")
+            raise TypeError(
+                f"{name}.merge: cannot merge a {type(other).__name__} into a {name}; both sketches "
+                "must be of the same kind."
+            )
         self._check_params()
         other._check_params()
         mine, theirs = self._state_params(), other._state_params()
         for key in self._merge_keys():
             if mine[key] != theirs[key]:
-                raise ValueError(f"{name}.merge: {key}={theirs[key]!r} in the other sketch, {mine[key]!r} in "
-                                 "this one; only sketches with the same parameters can be merged.")
+                raise ValueError(
+                    f"{name}.merge: {key}={theirs[key]!r} in the other sketch, {mine[key]!r} in "
+                    "this one; only sketches with the same parameters can be merged."
+                )
         if not other._is_allocated():
             return self
         if not self._is_allocated():
@@ -188,8 +213,10 @@ class _BaseSketch(PersistMixin, BaseEstimator):
     def _result(self):
         """``(sketch (ell, d), alpha, gram (ell, ell))``, computed once per state."""
         if not self._is_allocated():
-            raise NotFittedError(f"This {type(self).__name__} instance has not seen any data yet. Call "
-                                 "'partial_fit' with some rows first.")
+            raise NotFittedError(
+                f"This {type(self).__name__} instance has not seen any data yet. Call "
+                "'partial_fit' with some rows first."
+            )
         if getattr(self, "_cache_version", -1) != self._version:
             sketch, alpha, gram = self._compute()
             sketch.setflags(write=False)
@@ -218,8 +245,7 @@ class _BaseSketch(PersistMixin, BaseEstimator):
         def matvec(v):
             return B.T @ (B @ v) + alpha * v
 
-        return LinearOperator((d, d), matvec=matvec, rmatvec=matvec, matmat=matvec, rmatmat=matvec,
-                              dtype=np.float64)
+        return LinearOperator((d, d), matvec=matvec, rmatvec=matvec, matmat=matvec, rmatmat=matvec, dtype=np.float64)
 
     def solve(self, v: ArrayLike, extra_alpha: float = 0.0) -> FloatArray:
         """``(B^T B + (alpha + extra_alpha) I)^{-1} v`` by the Woodbury identity, O(ell d + ell^3) per column.
@@ -238,13 +264,19 @@ class _BaseSketch(PersistMixin, BaseEstimator):
         """
         name = type(self).__name__
         B, alpha, gram = self._result()
-        if (not isinstance(extra_alpha, numbers.Real) or isinstance(extra_alpha, bool)
-                or not np.isfinite(extra_alpha) or extra_alpha < 0):
+        if (
+            not isinstance(extra_alpha, numbers.Real)
+            or isinstance(extra_alpha, bool)
+            or not np.isfinite(extra_alpha)
+            or extra_alpha < 0
+        ):
             raise ValueError(f"{name}.solve: extra_alpha must be a finite float >= 0; got {extra_alpha!r}.")
         total = alpha + float(extra_alpha)
         if total <= 0.0:
-            raise ValueError(f"{name}.solve: B^T B + alpha I is singular (alpha = {alpha:g}, and B^T B has rank "
-                             f"<= ell < d); pass extra_alpha > 0.")
+            raise ValueError(
+                f"{name}.solve: B^T B + alpha I is singular (alpha = {alpha:g}, and B^T B has rank "
+                f"<= ell < d); pass extra_alpha > 0."
+            )
         v = np.asarray(v, dtype=np.float64)
         d = B.shape[1]
         if v.ndim not in (1, 2) or v.shape[0] != d:

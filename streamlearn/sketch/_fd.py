@@ -35,27 +35,41 @@ class _FDBase(_BaseSketch):
         self._n_shrinks = 0
 
     def _check_capacity(self, sq):
-        mass = float(np.trace(self._gram[:self._n_rows, :self._n_rows]))
+        mass = float(np.trace(self._gram[: self._n_rows, : self._n_rows]))
         if mass + sq > MAX_SQUARED_NORM:
-            raise ValueError(f"{type(self).__name__}: the sketched rows' total squared norm would exceed "
-                             f"{MAX_SQUARED_NORM:g} and overflow float64; rescale the rows.")
+            raise ValueError(
+                f"{type(self).__name__}: the sketched rows' total squared norm would exceed "
+                f"{MAX_SQUARED_NORM:g} and overflow float64; rescale the rows."
+            )
 
     def _run(self, X):
         """Stream X through the buffer (one kernel call) and account the deltas."""
         if self._buffer.shape[0] != self._capacity():  # `fast` differs from the allocation (after load)
-            raise ValueError(f"{type(self).__name__}: buffer of {self._buffer.shape[0]} rows does not match "
-                             f"fast={self.fast}, ell={self.ell}.")
+            raise ValueError(
+                f"{type(self).__name__}: buffer of {self._buffer.shape[0]} rows does not match "
+                f"fast={self.fast}, ell={self.ell}."
+            )
         keep = self.ell - 1
         n_shrink = fd_n_shrink(self._beta(), keep)
         work = np.empty((self.ell, self.n_features_in_))
         if isinstance(X, np.ndarray):
-            n_rows, dsum, n_sh = fd_fit_dense(X=X, buf=self._buffer, gram=self._gram, n_rows=self._n_rows, keep=keep,
-                                              n_shrink=n_shrink, work=work)
+            n_rows, dsum, n_sh = fd_fit_dense(
+                X=X, buf=self._buffer, gram=self._gram, n_rows=self._n_rows, keep=keep, n_shrink=n_shrink, work=work
+            )
         else:
             scratch = np.zeros(self.n_features_in_)
-            n_rows, dsum, n_sh = fd_fit_csr(indptr=X.indptr, indices=X.indices, data=X.data, buf=self._buffer,
-                                            gram=self._gram, n_rows=self._n_rows, keep=keep, n_shrink=n_shrink,
-                                            work=work, scratch=scratch)
+            n_rows, dsum, n_sh = fd_fit_csr(
+                indptr=X.indptr,
+                indices=X.indices,
+                data=X.data,
+                buf=self._buffer,
+                gram=self._gram,
+                n_rows=self._n_rows,
+                keep=keep,
+                n_shrink=n_shrink,
+                work=work,
+                scratch=scratch,
+            )
         self._n_rows = int(n_rows)
         self._delta_sum += float(dsum)
         self._n_shrinks += int(n_sh)
@@ -64,8 +78,8 @@ class _FDBase(_BaseSketch):
         self._run(X)
 
     def _merge_state(self, other):
-        rows = other._buffer[:other._n_rows].copy()  # a copy: other may be self
-        self._check_capacity(float(np.trace(other._gram[:other._n_rows, :other._n_rows])))
+        rows = other._buffer[: other._n_rows].copy()  # a copy: other may be self
+        self._check_capacity(float(np.trace(other._gram[: other._n_rows, : other._n_rows])))
         self._run(rows)
         self._delta_sum += other._delta_sum
         self._n_shrinks += other._n_shrinks
@@ -180,8 +194,7 @@ class ParameterizedFD(_FDBase):
     (8, 30)
     """
 
-    _parameter_constraints = {"ell": _ELL, "beta": [Interval(float, 0, 1, closed="right")],
-                              "fast": ["boolean"]}
+    _parameter_constraints = {"ell": _ELL, "beta": [Interval(float, 0, 1, closed="right")], "fast": ["boolean"]}
 
     def __init__(self, *, ell=10, beta=0.2, fast=True):
         self.ell = ell
@@ -283,8 +296,7 @@ class RobustFrequentDirections(_FDBase):
     True
     """
 
-    _parameter_constraints = {"ell": _ELL, "alpha0": [Interval(float, 0, None, closed="left")],
-                              "fast": ["boolean"]}
+    _parameter_constraints = {"ell": _ELL, "alpha0": [Interval(float, 0, None, closed="left")], "fast": ["boolean"]}
     _robust = True
 
     def __init__(self, *, ell=10, alpha0=0.0, fast=True):

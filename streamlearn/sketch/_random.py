@@ -18,9 +18,9 @@ _DISTS = {"gaussian": DIST_GAUSSIAN, "sparse-sign": DIST_SPARSE_SIGN}
 def _seed_from(random_state):
     """A 63-bit integer seed from ``random_state`` (int, Generator, RandomState or None), drawn once."""
     if isinstance(random_state, np.random.Generator):
-        return int(random_state.integers(0, 2 ** 63))
+        return int(random_state.integers(0, 2**63))
     if isinstance(random_state, np.random.RandomState):
-        return int(random_state.randint(0, 2 ** 63 - 1, dtype=np.int64))
+        return int(random_state.randint(0, 2**63 - 1, dtype=np.int64))
     if isinstance(random_state, numbers.Integral):
         return int(np.random.SeedSequence(int(random_state)).generate_state(1, np.uint64)[0] >> np.uint64(1))
     return int(np.random.SeedSequence().generate_state(1, np.uint64)[0] >> np.uint64(1))
@@ -59,8 +59,11 @@ class RandomProjectionSketch(_BaseSketch):
     True
     """
 
-    _parameter_constraints = {"ell": [Interval(int, 1, None, closed="left")],
-                              "kind": [Options("gaussian", "sparse-sign")], "random_state": ["random_state"]}
+    _parameter_constraints = {
+        "ell": [Interval(int, 1, None, closed="left")],
+        "kind": [Options("gaussian", "sparse-sign")],
+        "random_state": ["random_state"],
+    }
 
     def __init__(self, *, ell=10, kind="gaussian", random_state=None):
         self.ell = ell
@@ -77,17 +80,26 @@ class RandomProjectionSketch(_BaseSketch):
         if isinstance(X, np.ndarray):
             rp_fit_dense(X, self._sketch, seed, self._n_seen, dist)
         else:
-            rp_fit_csr(indptr=X.indptr, indices=X.indices, data=X.data, sketch=self._sketch, seed=seed, t0=self._n_seen,
-                       dist=dist)
+            rp_fit_csr(
+                indptr=X.indptr,
+                indices=X.indices,
+                data=X.data,
+                sketch=self._sketch,
+                seed=seed,
+                t0=self._n_seen,
+                dist=dist,
+            )
 
     def _merge_keys(self):
         return ["ell", "kind"]
 
     def _merge_state(self, other):
         if other._seed == self._seed:
-            raise ValueError("RandomProjectionSketch.merge: both sketches drew their projections from the same "
-                             "seed, so their sum would be biased (the cross terms do not vanish). Sketch the "
-                             "two streams with different random_state values.")
+            raise ValueError(
+                "RandomProjectionSketch.merge: both sketches drew their projections from the same "
+                "seed, so their sum would be biased (the cross terms do not vanish). Sketch the "
+                "two streams with different random_state values."
+            )
         self._sketch += other._sketch
 
     def _compute(self):
@@ -130,9 +142,11 @@ class OjaSketch(_BaseSketch):
     True
     """
 
-    _parameter_constraints = {"ell": [Interval(int, 1, None, closed="left")],
-                              "learning_rate": [Interval(float, 0, None, closed="neither")],
-                              "random_state": ["random_state"]}
+    _parameter_constraints = {
+        "ell": [Interval(int, 1, None, closed="left")],
+        "learning_rate": [Interval(float, 0, None, closed="neither")],
+        "random_state": ["random_state"],
+    }
 
     def __init__(self, *, ell=10, learning_rate=2.0, random_state=None):
         self.ell = ell
@@ -156,9 +170,11 @@ class OjaSketch(_BaseSketch):
 
     def merge(self, other: Self) -> Self:
         """Not available: Oja's sketch has no merge rule with any guarantee (raises NotImplementedError)."""
-        raise NotImplementedError("OjaSketch cannot be merged: there is no sound rule for combining two "
-                                  "eigenvector estimates. Use FrequentDirections / RobustFrequentDirections "
-                                  "(mergeable with the FD guarantee) or RandomProjectionSketch.")
+        raise NotImplementedError(
+            "OjaSketch cannot be merged: there is no sound rule for combining two "
+            "eigenvector estimates. Use FrequentDirections / RobustFrequentDirections "
+            "(mergeable with the FD guarantee) or RandomProjectionSketch."
+        )
 
     def _compute(self):
         scale = np.sqrt(self._t * np.maximum(self._lam, 0.0))

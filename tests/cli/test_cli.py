@@ -13,8 +13,18 @@ from streamlearn.learners import LEARNERS
 
 A9A = str(bundled_path("a9a.xz"))
 A9A_T = str(bundled_path("a9a.t.xz"))
-TRAIN_KEYS = {"learner", "params", "n_train", "n_features", "online_error_rate", "average_loss", "test_accuracy",
-              "train_seconds", "examples_per_second", "nnz_weights"}
+TRAIN_KEYS = {
+    "learner",
+    "params",
+    "n_train",
+    "n_features",
+    "online_error_rate",
+    "average_loss",
+    "test_accuracy",
+    "train_seconds",
+    "examples_per_second",
+    "nnz_weights",
+}
 
 
 def _json(capsys):
@@ -25,8 +35,26 @@ def _json(capsys):
 def test_train_json_contract_and_saved_model(tmp_path, capsys):
     model = tmp_path / "pa1.slm"
     png = tmp_path / "curve.png"
-    assert main(["train", A9A, "--learner", "pa1", "-p", "C=0.01", "--test", A9A_T, "-o", str(model),
-                 "--plot", str(png), "--json"]) == 0
+    assert (
+        main(
+            [
+                "train",
+                A9A,
+                "--learner",
+                "pa1",
+                "-p",
+                "C=0.01",
+                "--test",
+                A9A_T,
+                "-o",
+                str(model),
+                "--plot",
+                str(png),
+                "--json",
+            ]
+        )
+        == 0
+    )
     out = _json(capsys)
     assert set(out) >= TRAIN_KEYS
     assert out["n_train"] == 32561 and out["n_features"] == 123 and out["params"] == {"C": "0.01"}
@@ -50,8 +78,9 @@ def test_train_holdout_passes_and_regression(tmp_path, capsys):
     rng = np.random.default_rng(0)
     X = rng.normal(size=(500, 3))
     y = X @ [1.0, -2.0, 0.5]
-    data.write_text("".join(f"{t:.6f} " + " ".join(f"{j + 1}:{v:.6f}" for j, v in enumerate(x)) + "\n"
-                            for x, t in zip(X, y)))
+    data.write_text(
+        "".join(f"{t:.6f} " + " ".join(f"{j + 1}:{v:.6f}" for j, v in enumerate(x)) + "\n" for x, t in zip(X, y))
+    )
     assert main(["train", str(data), "-l", "pa-regressor", "-p", "epsilon=0.01", "--json"]) == 0
     out = _json(capsys)
     assert out["online_rmse"] < 0.5 and "online_error_rate" not in out
@@ -97,16 +126,19 @@ def test_demo_write_data_materialises_the_bundled_files_and_never_overwrites(tmp
     assert not list(out.glob("*.part"))
 
 
-@pytest.mark.parametrize("argv,message", [
-    (["train", A9A, "-l", "nope"], "Unknown learner 'nope'"),
-    (["train", A9A, "-l", "pa1", "-p", "C"], "-p expects KEY=VALUE"),
-    (["train", A9A, "-l", "pa1", "-p", "gamma=1"], "Learner 'pa1' has no parameter 'gamma'"),
-    (["train", A9A, "-l", "pa1", "-p", "variant=pa2"], "Parameter 'variant' is fixed"),
-    (["train", A9A, "-l", "pa1", "-p", "C=-1"], "The 'C' parameter of PassiveAggressiveClassifier must be"),
-    (["train", "/nonexistent.svm", "-l", "pa1"], "data file '/nonexistent.svm' does not exist"),
-    (["train", A9A, "-l", "pa1", "--passes", "0"], "--passes must be >= 1"),
-    (["predict", "/nonexistent.slm", A9A], "model file '/nonexistent.slm' does not exist"),
-])
+@pytest.mark.parametrize(
+    "argv,message",
+    [
+        (["train", A9A, "-l", "nope"], "Unknown learner 'nope'"),
+        (["train", A9A, "-l", "pa1", "-p", "C"], "-p expects KEY=VALUE"),
+        (["train", A9A, "-l", "pa1", "-p", "gamma=1"], "Learner 'pa1' has no parameter 'gamma'"),
+        (["train", A9A, "-l", "pa1", "-p", "variant=pa2"], "Parameter 'variant' is fixed"),
+        (["train", A9A, "-l", "pa1", "-p", "C=-1"], "The 'C' parameter of PassiveAggressiveClassifier must be"),
+        (["train", "/nonexistent.svm", "-l", "pa1"], "data file '/nonexistent.svm' does not exist"),
+        (["train", A9A, "-l", "pa1", "--passes", "0"], "--passes must be >= 1"),
+        (["predict", "/nonexistent.slm", A9A], "model file '/nonexistent.slm' does not exist"),
+    ],
+)
 def test_user_errors_exit_2_with_a_message(argv, message, capsys):
     assert main(argv) == 2
     err = capsys.readouterr().err
@@ -122,8 +154,9 @@ def test_bad_data_file_names_file_and_line(tmp_path, capsys):
 
 
 def test_entry_point_subprocess():
-    res = subprocess.run([sys.executable, "-m", "streamlearn", "--version"], capture_output=True, text=True,
-                         timeout=120)
+    res = subprocess.run(
+        [sys.executable, "-m", "streamlearn", "--version"], capture_output=True, text=True, timeout=120
+    )
     assert res.returncode == 0 and res.stdout.startswith("streamlearn ")
 
 

@@ -28,12 +28,14 @@ def _json(capsys):
 
 @pytest.fixture(scope="module")
 def address():
-    distributed = pytest.importorskip("distributed", reason="dask.distributed is not installed (pip install "
-                                      "streamlearn[dask])")
+    distributed = pytest.importorskip(
+        "distributed", reason="dask.distributed is not installed (pip install streamlearn[dask])"
+    )
     # worker threads in this process (no worker start-up: the CLI's --scheduler ADDRESS path is the same);
     # the local:2 test runs real worker processes
-    with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=False, protocol="tcp",
-                                  dashboard_address=":0") as cluster:
+    with distributed.LocalCluster(
+        n_workers=2, threads_per_worker=1, processes=False, protocol="tcp", dashboard_address=":0"
+    ) as cluster:
         yield cluster.scheduler_address
 
 
@@ -47,7 +49,7 @@ def parts(tmp_path_factory):
     paths = []
     for k, idx in enumerate(cuts):
         path = root / f"part{k}.svm"
-        path.write_text("".join(lines[idx[0]:idx[-1] + 1]))
+        path.write_text("".join(lines[idx[0] : idx[-1] + 1]))
         paths.append(str(path))
     return paths
 
@@ -57,11 +59,42 @@ def test_train_local2_json_saved_model_and_sequential_accuracy(tmp_path, capsys)
     model = tmp_path / "pa1.slm"
     assert main(["train", A9A, "-l", "pa1", "--test", A9A_T, "--json"]) == 0
     sequential = _json(capsys)
-    assert main(["train", A9A, "-l", "pa1", "--scheduler", "local:2", "--rounds", "2", "--test", A9A_T,
-                 "-o", str(model), "--json"]) == 0
+    assert (
+        main(
+            [
+                "train",
+                A9A,
+                "-l",
+                "pa1",
+                "--scheduler",
+                "local:2",
+                "--rounds",
+                "2",
+                "--test",
+                A9A_T,
+                "-o",
+                str(model),
+                "--json",
+            ]
+        )
+        == 0
+    )
     out = _json(capsys)
-    assert {"learner", "params", "n_train", "n_features", "online_error_rate", "test_accuracy", "train_seconds",
-            "nnz_weights", "scheduler", "n_workers", "n_partitions", "rounds", "mixing_history"} <= set(out)
+    assert {
+        "learner",
+        "params",
+        "n_train",
+        "n_features",
+        "online_error_rate",
+        "test_accuracy",
+        "train_seconds",
+        "nnz_weights",
+        "scheduler",
+        "n_workers",
+        "n_partitions",
+        "rounds",
+        "mixing_history",
+    } <= set(out)
     assert (out["scheduler"], out["n_workers"], out["n_partitions"], out["rounds"]) == ("local:2", 2, 1, 2)
     assert out["n_train"] == 32561 and out["n_features"] == 123 and out["test_n"] == 16281
     assert [h["round"] for h in out["mixing_history"]] == [1, 2]
@@ -77,20 +110,56 @@ def test_train_local2_json_saved_model_and_sequential_accuracy(tmp_path, capsys)
 
 
 def test_train_several_files_glob_and_holdout(address, parts, capsys):
-    assert main(["train", *parts, "-l", "ftrl", "--scheduler", address, "--rounds", "3", "--test", A9A_T,
-                 "--json"]) == 0
+    assert (
+        main(["train", *parts, "-l", "ftrl", "--scheduler", address, "--rounds", "3", "--test", A9A_T, "--json"]) == 0
+    )
     listed = _json(capsys)
     assert listed["n_partitions"] == 3 and listed["n_train"] == 32561 and listed["rounds"] == 3
     assert listed["n_workers"] == 2 and listed["test_accuracy"] > 0.84
     glob = parts[0].replace("part0.svm", "part*.svm")  # quoted glob, expanded by the command (sorted)
-    assert main(["train", glob, "-l", "ftrl", "--scheduler", address, "--rounds", "3", "--test", A9A_T,
-                 "--json"]) == 0
+    assert main(["train", glob, "-l", "ftrl", "--scheduler", address, "--rounds", "3", "--test", A9A_T, "--json"]) == 0
     globbed = _json(capsys)
     assert globbed["n_partitions"] == 3 and globbed["test_accuracy"] == pytest.approx(listed["test_accuracy"])
-    assert main(["train", glob, "-l", "pa1", "--scheduler", address, "--rounds", "1", "--holdout", "0.2",
-                 "--seed", "1", "--quiet"]) == 0
-    assert main(["train", glob, "-l", "pa1", "--scheduler", address, "--rounds", "1", "--holdout", "0.2",
-                 "--seed", "1", "--json"]) == 0
+    assert (
+        main(
+            [
+                "train",
+                glob,
+                "-l",
+                "pa1",
+                "--scheduler",
+                address,
+                "--rounds",
+                "1",
+                "--holdout",
+                "0.2",
+                "--seed",
+                "1",
+                "--quiet",
+            ]
+        )
+        == 0
+    )
+    assert (
+        main(
+            [
+                "train",
+                glob,
+                "-l",
+                "pa1",
+                "--scheduler",
+                address,
+                "--rounds",
+                "1",
+                "--holdout",
+                "0.2",
+                "--seed",
+                "1",
+                "--json",
+            ]
+        )
+        == 0
+    )
     held = _json(capsys)
     assert held["n_train"] + held["test_n"] == 32561 and 0.15 * 32561 < held["test_n"] < 0.25 * 32561
     assert held["test_accuracy"] > 0.8
@@ -158,7 +227,9 @@ def test_without_dask_local_runs_work_and_scheduler_names_the_extra(monkeypatch,
 
 
 def test_importing_the_cli_does_not_import_dask():
-    code = ("import sys; from streamlearn.cli.main import build_parser; build_parser(); "
-            "bad = sorted(m for m in sys.modules if m.split('.')[0] in ('dask', 'distributed')); "
-            "assert not bad, bad")
+    code = (
+        "import sys; from streamlearn.cli.main import build_parser; build_parser(); "
+        "bad = sorted(m for m in sys.modules if m.split('.')[0] in ('dask', 'distributed')); "
+        "assert not bad, bad"
+    )
     subprocess.run([sys.executable, "-c", code], check=True, timeout=120)

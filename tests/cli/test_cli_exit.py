@@ -9,8 +9,9 @@ from streamlearn.persist import load
 
 
 def _cli(*args, **kw):
-    return subprocess.run([sys.executable, "-m", "streamlearn", *args], capture_output=True, text=True,
-                          timeout=300, **kw)
+    return subprocess.run(
+        [sys.executable, "-m", "streamlearn", *args], capture_output=True, text=True, timeout=300, **kw
+    )
 
 
 def test_output_model_and_exit_codes(tmp_path):
@@ -22,11 +23,13 @@ def test_output_model_and_exit_codes(tmp_path):
     assert json.loads(res.stdout)["n_train"] == 200  # the whole line reached the pipe
     assert load(model).t_ == 200
     # atexit handlers still run before the process ends
-    code = ("import atexit, sys\n"
-            "atexit.register(lambda: print('atexit ran', file=sys.stderr))\n"
-            "sys.argv = ['streamlearn', 'learners']\n"
-            "from streamlearn.cli.main import entry_point\n"
-            "entry_point()\n")
+    code = (
+        "import atexit, sys\n"
+        "atexit.register(lambda: print('atexit ran', file=sys.stderr))\n"
+        "sys.argv = ['streamlearn', 'learners']\n"
+        "from streamlearn.cli.main import entry_point\n"
+        "entry_point()\n"
+    )
     res = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300)
     assert res.returncode == 0 and "atexit ran" in res.stderr and "ftrl" in res.stdout
     res = _cli("train", str(tmp_path / "missing.svm"), "-l", "ftrl")
@@ -39,8 +42,11 @@ def test_closed_pipe_is_not_an_error(tmp_path):
     data.write_text("".join(f"{1 if i % 3 else -1} 1:{i % 5}.5 {2 + i % 7}:1\n" for i in range(30_000)))
     model = tmp_path / "m.slm"
     assert _cli("train", str(data), "-l", "ftrl", "-o", str(model), "--quiet").returncode == 0
-    proc = subprocess.Popen([sys.executable, "-m", "streamlearn", "predict", str(model), str(data)],
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "streamlearn", "predict", str(model), str(data)],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+    )
     proc.stdout.read(10)
     proc.stdout.close()
     _, err = proc.communicate(timeout=300)
@@ -52,19 +58,21 @@ def test_closed_pipe_is_not_an_error(tmp_path):
 def test_exit_is_normal_and_teardown_is_cheap():
     """entry_point ends through sys.exit (no os._exit): a finally block and a late atexit handler run, and
     the interpreter teardown after main() skips the full garbage collections (gc.freeze)."""
-    code = ("import atexit, gc, sys, time\n"
-            "import streamlearn.cli.main as m\n"
-            "sys.argv = ['streamlearn', 'learners']\n"
-            "orig = m.main\n"
-            "def main():\n"
-            "    code = orig()\n"
-            "    atexit.register(lambda: print('frozen', gc.get_freeze_count() > 1000, file=sys.stderr))\n"
-            "    return code\n"
-            "m.main = main\n"
-            "try:\n"
-            "    m.entry_point()\n"
-            "finally:\n"
-            "    print('finally ran', file=sys.stderr)\n")
+    code = (
+        "import atexit, gc, sys, time\n"
+        "import streamlearn.cli.main as m\n"
+        "sys.argv = ['streamlearn', 'learners']\n"
+        "orig = m.main\n"
+        "def main():\n"
+        "    code = orig()\n"
+        "    atexit.register(lambda: print('frozen', gc.get_freeze_count() > 1000, file=sys.stderr))\n"
+        "    return code\n"
+        "m.main = main\n"
+        "try:\n"
+        "    m.entry_point()\n"
+        "finally:\n"
+        "    print('finally ran', file=sys.stderr)\n"
+    )
     res = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300)
     assert res.returncode == 0, res.stderr
     assert "finally ran" in res.stderr and "frozen True" in res.stderr and "pa1" in res.stdout

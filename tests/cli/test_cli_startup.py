@@ -27,8 +27,9 @@ print(json.dumps({"code": code, "out": out.getvalue(),
 
 @pytest.mark.parametrize("args", [["--version"], ["--help"], ["learners"], ["learners", "--json"]], ids=" ".join)
 def test_light_commands_import_no_numba_scipy_sklearn(args):
-    res = subprocess.run([sys.executable, "-c", _PROBE, *args], capture_output=True, text=True, timeout=120,
-                         check=False)
+    res = subprocess.run(
+        [sys.executable, "-c", _PROBE, *args], capture_output=True, text=True, timeout=120, check=False
+    )
     assert res.returncode == 0, res.stderr
     got = json.loads(res.stdout.strip().splitlines()[-1])
     assert got["code"] in (0, None)
@@ -46,10 +47,18 @@ def test_help_lines_are_the_subcommand_modules_own():
     assert build_parser().format_help() == eager.format_help()
 
 
-@pytest.mark.parametrize("argv", [["train", "d.svm", "-l", "pa1", "-p", "C=1", "--json"],
-                                  ["predict", "m.slm", "d.svm", "-o", "out"], ["learners"],
-                                  ["demo", "--learners", "pa1"], ["experiment", "demo"],
-                                  ["sketch", "d.svm", "--ell", "3"], ["evaluate", "d.svm", "-l", "ogd"]])
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ["train", "d.svm", "-l", "pa1", "-p", "C=1", "--json"],
+        ["predict", "m.slm", "d.svm", "-o", "out"],
+        ["learners"],
+        ["demo", "--learners", "pa1"],
+        ["experiment", "demo"],
+        ["sketch", "d.svm", "--ell", "3"],
+        ["evaluate", "d.svm", "-l", "ogd"],
+    ],
+)
 def test_lazy_parser_parses_as_the_eager_one(argv):
     lazy, eager = vars(build_parser().parse_args(argv)), vars(build_parser(lazy=False).parse_args(argv))
     assert lazy == eager

@@ -29,10 +29,12 @@ def logs(tmp_path_factory):
 
 def test_train_csv_predict_new_csv_by_column_name(logs, tmp_path, capsys):
     model, preds, scores = tmp_path / "m.slm", tmp_path / "p.txt", tmp_path / "s.txt"
-    assert main(["train", str(logs / "clicks.csv"), "--label", "clicked", "--learner", "ftrl", "-o", str(model),
-                 "--json"]) == 0
+    assert (
+        main(["train", str(logs / "clicks.csv"), "--label", "clicked", "--learner", "ftrl", "-o", str(model), "--json"])
+        == 0
+    )
     out = json.loads(capsys.readouterr().out)
-    assert out["n_train"] == 6000 and out["n_features"] == 2 ** 18 and out["online_error_rate"] < 0.3
+    assert out["n_train"] == 6000 and out["n_features"] == 2**18 and out["online_error_rate"] < 0.3
     assert main(["predict", str(model), str(logs / "new.csv"), "-o", str(preds)]) == 0
     labels = preds.read_text().split()
     assert len(labels) == 1500 and set(labels) <= {"0", "1"}
@@ -65,11 +67,34 @@ def test_parquet_by_extension_with_test_file_and_options(logs, tmp_path, capsys)
     pq.write_table(pa.Table.from_pandas(pd.read_csv(logs / "clicks.csv")), train)
     pq.write_table(pa.Table.from_pandas(pd.read_csv(logs / "more.csv")), test)
     model = tmp_path / "m.slm"
-    assert main(["train", str(train), "--label", "clicked", "-l", "ftrl", "--test", str(test), "--bits", "20",
-                 "--ignore-column", "user", "--categorical", "position", "--namespace", "u=age,sessions",
-                 "-o", str(model), "--json"]) == 0
+    assert (
+        main(
+            [
+                "train",
+                str(train),
+                "--label",
+                "clicked",
+                "-l",
+                "ftrl",
+                "--test",
+                str(test),
+                "--bits",
+                "20",
+                "--ignore-column",
+                "user",
+                "--categorical",
+                "position",
+                "--namespace",
+                "u=age,sessions",
+                "-o",
+                str(model),
+                "--json",
+            ]
+        )
+        == 0
+    )
     out = json.loads(capsys.readouterr().out)
-    assert out["n_features"] == 2 ** 20 and out["test_n"] == 1500 and out["test_accuracy"] > 0.5
+    assert out["n_features"] == 2**20 and out["test_n"] == 1500 and out["test_accuracy"] > 0.5
     from streamlearn import load
 
     spec = load(model).input_spec_
@@ -89,8 +114,9 @@ def test_errors_are_one_line_and_write_nothing(logs, tmp_path, capsys):
     assert main(["train", str(logs / "clicks.csv"), "-l", "ftrl"]) == 2
     assert "needs --label COL" in capsys.readouterr().err
     # a ragged row while predicting: exit 2, OUT left as it was
-    assert main(["train", str(logs / "clicks.csv"), "--label", "clicked", "-l", "ftrl", "-o", str(model),
-                 "--quiet"]) == 0
+    assert (
+        main(["train", str(logs / "clicks.csv"), "--label", "clicked", "-l", "ftrl", "-o", str(model), "--quiet"]) == 0
+    )
     bad = tmp_path / "bad.csv"
     lines = (logs / "same_order.csv").read_text().splitlines()
     bad.write_text("\n".join(lines[:700] + ["1,2,3"] + lines[700:]) + "\n")
@@ -114,8 +140,19 @@ def test_interactions_weights_and_predict_one_on_a_table_model(logs, tmp_path, c
     df["w"] = np.where(df["clicked"] == 1, 2.0, 0.5)
     df.to_csv(train, index=False)
     model, plain, scores = tmp_path / "q.slm", tmp_path / "plain.slm", tmp_path / "s.txt"
-    common = ["--label", "clicked", "-l", "ftrl", "--namespace", "u=age,sessions,country,device,user",
-              "--namespace", "a=ad,advertiser,category,price,position", "--ignore-column", "w", "--json"]
+    common = [
+        "--label",
+        "clicked",
+        "-l",
+        "ftrl",
+        "--namespace",
+        "u=age,sessions,country,device,user",
+        "--namespace",
+        "a=ad,advertiser,category,price,position",
+        "--ignore-column",
+        "w",
+        "--json",
+    ]
     assert main(["train", str(train), *common, "-q", "ua", "-o", str(model)]) == 0
     crossed = json.loads(capsys.readouterr().out)
     assert main(["train", str(train), *common, "-o", str(plain)]) == 0
@@ -125,8 +162,10 @@ def test_interactions_weights_and_predict_one_on_a_table_model(logs, tmp_path, c
     q, p = load(model), load(plain)
     assert q.input_spec_["interactions"] == ["ua"] and q.nnz_weights > 2 * p.nnz_weights  # crossed features
     weighted = tmp_path / "wt.slm"
-    assert main(["train", str(train), "--label", "clicked", "-l", "ftrl", "--weight", "w", "-o", str(weighted),
-                 "--json"]) == 0
+    assert (
+        main(["train", str(train), "--label", "clicked", "-l", "ftrl", "--weight", "w", "-o", str(weighted), "--json"])
+        == 0
+    )
     json.loads(capsys.readouterr().out)
     assert not np.allclose(load(weighted).coef_, load(tmp_path / "plain.slm").coef_)
     assert load(weighted).input_spec_["weight_column"] == "w"
@@ -154,10 +193,28 @@ def test_river_bundled_csvs_and_evaluate(tmp_path, capsys):
     assert out["n_examples"] == 1250 and out["online_error_rate"] < 0.25
     chicks = os.path.join(base, "chick-weights.csv")
     model = tmp_path / "chick.slm"
-    assert main(["train", chicks, "--label", "weight", "-l", "pa-regressor", "--categorical", "chick",
-                 "--categorical", "diet", "-o", str(model), "--json"]) == 0
+    assert (
+        main(
+            [
+                "train",
+                chicks,
+                "--label",
+                "weight",
+                "-l",
+                "pa-regressor",
+                "--categorical",
+                "chick",
+                "--categorical",
+                "diet",
+                "-o",
+                str(model),
+                "--json",
+            ]
+        )
+        == 0
+    )
     out = json.loads(capsys.readouterr().out)
-    assert out["n_train"] == 578 and out["n_features"] == 2 ** 18
+    assert out["n_train"] == 578 and out["n_features"] == 2**18
     from streamlearn import load
 
     kinds = load(model).input_spec_["options"]["columns"]

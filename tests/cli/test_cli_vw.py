@@ -20,8 +20,26 @@ def clicks(tmp_path_factory):
 
 def test_train_predict_evaluate_with_the_models_spec(clicks, tmp_path, capsys):
     model = tmp_path / "m.slm"
-    assert main(["train", str(clicks / "train.vw"), "--learner", "ftrl", "-b", "20", "-q", "ua",
-                 "--test", str(clicks / "test.vw.gz"), "-o", str(model), "--json"]) == 0
+    assert (
+        main(
+            [
+                "train",
+                str(clicks / "train.vw"),
+                "--learner",
+                "ftrl",
+                "-b",
+                "20",
+                "-q",
+                "ua",
+                "--test",
+                str(clicks / "test.vw.gz"),
+                "-o",
+                str(model),
+                "--json",
+            ]
+        )
+        == 0
+    )
     out = json.loads(capsys.readouterr().out)
     assert out["n_train"] == 3000 and out["n_features"] == 1 << 20 and out["test_n"] == 500
     spec = load(model).input_spec_
@@ -29,8 +47,9 @@ def test_train_predict_evaluate_with_the_models_spec(clicks, tmp_path, capsys):
     assert spec["label_convention"] == "pm1"
     # predict: no hashing options given, the model's are used; features never seen in training are fine
     new = tmp_path / "new.vw"
-    new.write_text("1 'first |u age:30 country=ZZ brand_new_feature |a ad=never_seen\n"
-                   "|u age:50 'x\n-1 1 tagged|a ad=a1\n")
+    new.write_text(
+        "1 'first |u age:30 country=ZZ brand_new_feature |a ad=never_seen\n|u age:50 'x\n-1 1 tagged|a ad=a1\n"
+    )
     pred = tmp_path / "p.txt"
     assert main(["predict", str(model), str(new), "-o", str(pred), "--scores"]) == 0
     rows = pred.read_text().splitlines()
@@ -59,8 +78,22 @@ def test_importance_weights_reach_training_and_every_average(tmp_path, capsys):
     (tmp_path / "w.vw").write_text("\n".join(weighted) + "\n")
     outs = []
     for name in ("p.vw", "w.vw"):
-        assert main(["train", str(tmp_path / name), "--learner", "ftrl", "--test", str(tmp_path / name),
-                     "--passes", "2", "--json"]) == 0
+        assert (
+            main(
+                [
+                    "train",
+                    str(tmp_path / name),
+                    "--learner",
+                    "ftrl",
+                    "--test",
+                    str(tmp_path / name),
+                    "--passes",
+                    "2",
+                    "--json",
+                ]
+            )
+            == 0
+        )
         outs.append(json.loads(capsys.readouterr().out))
     for key in ("online_error_rate", "average_loss", "test_accuracy", "test_average_loss"):
         assert outs[0][key] == pytest.approx(outs[1][key], rel=1e-9), key

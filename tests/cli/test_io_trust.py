@@ -28,8 +28,9 @@ ENV = {**os.environ, "OPENBLAS_NUM_THREADS": "1"}
 
 
 def _cli(*args, **kw):
-    return subprocess.run([sys.executable, "-m", "streamlearn", *args], capture_output=True, timeout=300, env=ENV,
-                          check=False, **kw)
+    return subprocess.run(
+        [sys.executable, "-m", "streamlearn", *args], capture_output=True, timeout=300, env=ENV, check=False, **kw
+    )
 
 
 def _one_line_error(text):
@@ -130,8 +131,9 @@ def test_features_beyond_the_model_width_are_ignored_and_counted(small, tmp_path
     # the same rule for training data under --n-features (indices 1..20: 11..20 are beyond a width of 10)
     assert main(["train", str(small["data"]), "-l", "pa1", "--n-features", "10", "--json"]) == 0
     out = json.loads(capsys.readouterr().out)
-    beyond = sum(int(tok.split(":")[0]) > 10 for line in small["data"].read_text().splitlines()
-                 for tok in line.split()[1:])
+    beyond = sum(
+        int(tok.split(":")[0]) > 10 for line in small["data"].read_text().splitlines() for tok in line.split()[1:]
+    )
     assert out["n_features"] == 10 and out["ignored_features"] == beyond > 0
 
 
@@ -178,12 +180,14 @@ def test_output_that_is_an_input_or_a_directory_is_refused(small, tmp_path, caps
     before = {p: p.read_bytes() for p in (data, model)}
     link = tmp_path / "alias.svm"
     link.symlink_to(data)
-    for argv in (["train", str(data), "-l", "pa1", "-o", str(data)],
-                 ["train", str(data), "-l", "pa1", "-o", str(link)],
-                 ["predict", str(model), str(data), "-o", str(data)],
-                 ["predict", str(model), str(data), "-o", str(model)],
-                 ["train", str(data), "-l", "pa1", "-o", str(tmp_path)],
-                 ["predict", str(model), str(data), "-o", str(tmp_path)]):
+    for argv in (
+        ["train", str(data), "-l", "pa1", "-o", str(data)],
+        ["train", str(data), "-l", "pa1", "-o", str(link)],
+        ["predict", str(model), str(data), "-o", str(data)],
+        ["predict", str(model), str(data), "-o", str(model)],
+        ["train", str(data), "-l", "pa1", "-o", str(tmp_path)],
+        ["predict", str(model), str(data), "-o", str(tmp_path)],
+    ):
         assert main(argv) == 2, argv
         _err(capsys)
     assert {p: p.read_bytes() for p in (data, model)} == before
@@ -228,16 +232,26 @@ def test_devices_are_written_through_never_replaced(small, capsys):
 
 @pytest.mark.skipif(not os.path.exists("/dev/full"), reason="no /dev/full on this system")
 def test_full_device_is_one_line_enospc(small):
-    for argv in (["predict", str(small["model"]), str(small["test"]), "-o", "/dev/full"],
-                 ["train", str(small["data"]), "-l", "pa1", "-o", "/dev/full"]):
+    for argv in (
+        ["predict", str(small["model"]), str(small["test"]), "-o", "/dev/full"],
+        ["train", str(small["data"]), "-l", "pa1", "-o", "/dev/full"],
+    ):
         res = _cli(*argv)
         assert res.returncode == 2 and _one_line_error(res.stderr) and b"No space left" in res.stderr, res.stderr
     assert stat.S_ISCHR(os.stat("/dev/full").st_mode)
     with open("/dev/full", "w") as full:  # standard output on a full device: predictions, and train --json
-        for argv in (["predict", str(small["model"]), str(small["test"])],
-                     ["train", str(small["data"]), "-l", "pa1", "--json"]):
-            res = subprocess.run([sys.executable, "-m", "streamlearn", *argv], stdout=full, stderr=subprocess.PIPE,
-                                 timeout=300, env=ENV, check=False)
+        for argv in (
+            ["predict", str(small["model"]), str(small["test"])],
+            ["train", str(small["data"]), "-l", "pa1", "--json"],
+        ):
+            res = subprocess.run(
+                [sys.executable, "-m", "streamlearn", *argv],
+                stdout=full,
+                stderr=subprocess.PIPE,
+                timeout=300,
+                env=ENV,
+                check=False,
+            )
             assert res.returncode == 2 and _one_line_error(res.stderr), res.stderr
             assert b"standard output: No space left" in res.stderr
 
@@ -275,8 +289,12 @@ def test_dev_stdin_fifo_and_dash_for_every_command(small, tmp_path):
     assert res.returncode == 0 and json.loads(res.stdout)["n_train"] == 400, res.stderr
     fifo = tmp_path / "fifo"
     os.mkfifo(fifo)
-    proc = subprocess.Popen([sys.executable, "-m", "streamlearn", "evaluate", str(fifo), "-l", "pa1", "--json"],
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=ENV)
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "streamlearn", "evaluate", str(fifo), "-l", "pa1", "--json"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        env=ENV,
+    )
     with open(fifo, "wb") as w:
         w.write(data)
     out, err = proc.communicate(timeout=300)
@@ -299,8 +317,13 @@ def test_dev_stdin_fifo_and_dash_for_every_command(small, tmp_path):
 def test_ctrl_c_is_one_line_and_names_the_output(small, tmp_path):
     out = tmp_path / "m.slm"
     out.write_bytes(b"old model")
-    proc = subprocess.Popen([sys.executable, "-m", "streamlearn", "train", "-", "-l", "pa1", "-o", str(out)],
-                            stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=ENV)
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "streamlearn", "train", "-", "-l", "pa1", "-o", str(out)],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        env=ENV,
+    )
     proc.stdin.write(small["data"].read_bytes())  # the stream stays open: the run waits for more rows
     proc.stdin.flush()
     deadline = time.time() + 60  # wait until the rows were read and the run waits for more (output pending)
@@ -337,13 +360,35 @@ def test_random_sigint_and_sigkill_leave_the_old_file_or_a_valid_new_one(small, 
         out = folder / "OUT"
         out.write_bytes(b"previous content\n")
         outs.append(out)
-    argv = {"train": lambda o: [sys.executable, "-m", "streamlearn", "train", str(data), "-l", "pa1", "-o", str(o),
-                                "--quiet"],
-            "predict": lambda o: [sys.executable, "-m", "streamlearn", "predict", str(small["model"]), str(data),
-                                  "-o", str(o)]}[command]
+    argv = {
+        "train": lambda o: [
+            sys.executable,
+            "-m",
+            "streamlearn",
+            "train",
+            str(data),
+            "-l",
+            "pa1",
+            "-o",
+            str(o),
+            "--quiet",
+        ],
+        "predict": lambda o: [
+            sys.executable,
+            "-m",
+            "streamlearn",
+            "predict",
+            str(small["model"]),
+            str(data),
+            "-o",
+            str(o),
+        ],
+    }[command]
     t0 = time.time()  # whole runs, 2 at a time: the signals then fall over start-up, reading, training, writing
-    probes = [subprocess.Popen(argv(tmp_path / f"probe{i}"), env=ENV, stdout=subprocess.DEVNULL,
-                               stderr=subprocess.DEVNULL) for i in range(2)]
+    probes = [
+        subprocess.Popen(argv(tmp_path / f"probe{i}"), env=ENV, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        for i in range(2)
+    ]
     assert [p.wait(timeout=300) for p in probes] == [0] * 2
     span = 1.5 * (time.time() - t0)  # the trials run 4 at a time: a little slower than the probes
     pending = list(zip(trials, outs))
@@ -351,8 +396,14 @@ def test_random_sigint_and_sigkill_leave_the_old_file_or_a_valid_new_one(small, 
         batch, pending = pending[:4], pending[4:]
         procs = []
         for (signum, _), out in batch:
-            procs.append((subprocess.Popen(argv(out), stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, env=ENV),
-                          signum, out, rng.uniform(0.05, span)))
+            procs.append(
+                (
+                    subprocess.Popen(argv(out), stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, env=ENV),
+                    signum,
+                    out,
+                    rng.uniform(0.05, span),
+                )
+            )
         start = time.time()
         for proc, signum, _out, delay in sorted(procs, key=lambda p: p[3]):
             time.sleep(max(0.0, start + delay - time.time()))

@@ -28,8 +28,10 @@ from tests.conftest import SHARED_DATA
 from tests.naive import NAIVE_ERROR_WORDS, naive_load_svmlight
 
 SK_DATA = Path(sklearn.datasets.__file__).parent / "tests" / "data"
-needs_sk_data = pytest.mark.skipif(not (SK_DATA / "svmlight_classification.txt").is_file(),
-                                   reason=f"scikit-learn's svmlight test files are not installed in {SK_DATA}")
+needs_sk_data = pytest.mark.skipif(
+    not (SK_DATA / "svmlight_classification.txt").is_file(),
+    reason=f"scikit-learn's svmlight test files are not installed in {SK_DATA}",
+)
 SHARED = SHARED_DATA
 
 
@@ -53,9 +55,26 @@ def stack(chunks):
     return sp.vstack([X for X, _ in chunks], format="csr"), np.concatenate([y for _, y in chunks])
 
 
-_VALUES = [b"1", b"0", b"-0.0", b"2.5", b".5", b"5.", b"1E-5", b"+3e+02", b"-1.25e-3", b"007.50",
-           b"123456789012345678901234", b"0.30000000000000004441", b"4.9e-324", b"2.2250738585072011e-308",
-           b"1e-400", b"1.7976931348623157e308", b"9007199254740993", b"0.1000000000000000055511151231257827"]
+_VALUES = [
+    b"1",
+    b"0",
+    b"-0.0",
+    b"2.5",
+    b".5",
+    b"5.",
+    b"1E-5",
+    b"+3e+02",
+    b"-1.25e-3",
+    b"007.50",
+    b"123456789012345678901234",
+    b"0.30000000000000004441",
+    b"4.9e-324",
+    b"2.2250738585072011e-308",
+    b"1e-400",
+    b"1.7976931348623157e308",
+    b"9007199254740993",
+    b"0.1000000000000000055511151231257827",
+]
 
 
 def random_svmlight(rng, n_rows, n_features, *, one_based=False, final_newline=True):
@@ -107,7 +126,8 @@ def random_files(tmp_path_factory):
     rng = np.random.default_rng(0)
     out = []
     for k, (n_rows, n_feat, one_based, nl) in enumerate(
-            [(300, 40, False, True), (500, 2000, True, False), (60, 5, True, True), (400, 300, False, False)]):
+        [(300, 40, False, True), (500, 2000, True, False), (60, 5, True, True), (400, 300, False, False)]
+    ):
         raw = random_svmlight(rng, n_rows, n_feat, one_based=one_based, final_newline=nl)
         if not one_based and b" 0:" not in raw and b"\t0:" not in raw:
             raw = b"1 0:1\n" + raw  # make sure 'auto' sees a zero-based file
@@ -131,16 +151,20 @@ def test_sklearn_classification_file(zero_based, n_features):
     assert_same(got, ref)
     assert got[0].indices.dtype == np.int32
     assert 0.0 in got[0].data  # '2.0 3:0 # explicit zeros' is kept, as scikit-learn does
-    assert_same(stack(iter_svmlight(path, chunk_size=2, n_features=n_features, zero_based=zero_based,
-                                    block_size=16)), ref)
+    assert_same(
+        stack(iter_svmlight(path, chunk_size=2, n_features=n_features, zero_based=zero_based, block_size=16)), ref
+    )
 
 
 @needs_sk_data
-@pytest.mark.parametrize("name, line, words", [
-    ("svmlight_invalid.txt", 1, "the label 'python' is not a number"),
-    ("svmlight_invalid_order.txt", 1, "unsorted feature index in '2:-5.2' (after index 5)"),
-    ("svmlight_multilabel.txt", 2, "multilabel line (label '1,0')"),
-])
+@pytest.mark.parametrize(
+    "name, line, words",
+    [
+        ("svmlight_invalid.txt", 1, "the label 'python' is not a number"),
+        ("svmlight_invalid_order.txt", 1, "unsorted feature index in '2:-5.2' (after index 5)"),
+        ("svmlight_multilabel.txt", 2, "multilabel line (label '1,0')"),
+    ],
+)
 def test_sklearn_invalid_files(name, line, words):
     path = SK_DATA / name
     with pytest.raises(ValueError):
@@ -211,8 +235,9 @@ def test_chunked_equals_whole(random_files, chunk_size, block_size):
         assert {X.shape[1] for X, _ in chunks} == {whole[0].shape[1]}
         assert_same(stack(chunks), whole)
         # one pass with both given: same chunks
-        explicit = iter_svmlight(path, chunk_size=chunk_size, block_size=block_size,
-                                 n_features=whole[0].shape[1], zero_based=not one_based)
+        explicit = iter_svmlight(
+            path, chunk_size=chunk_size, block_size=block_size, n_features=whole[0].shape[1], zero_based=not one_based
+        )
         assert_same(stack(explicit), whole)
 
 
@@ -247,7 +272,7 @@ def test_index_dtype_int32_and_int64(tmp_path):
     assert X.shape == (2, big + 1) and X[0, big] == 2.5 and X[1, 7] == 1.0
     X1, _ = load_svmlight(p)  # auto: one-based
     assert X1.shape == (2, big) and X1[0, big - 1] == 2.5 and X1.indices.dtype == np.int64
-    (Xc, _), = iter_svmlight(p, chunk_size=10, n_features=big + 1, zero_based=True)
+    ((Xc, _),) = iter_svmlight(p, chunk_size=10, n_features=big + 1, zero_based=True)
     assert Xc.indices.dtype == np.int64 and (Xc != X).nnz == 0
     small, _ = load_svmlight(io.BytesIO(b"1 2:1\n"))
     assert small.indices.dtype == small.indptr.dtype == np.int32
@@ -286,8 +311,9 @@ def test_compressed_equals_plain(random_files, tmp_path, kind):
         assert_same(load_svmlight(f), ref)
         assert not f.closed
     assert_same(load_svmlight(io.BytesIO(comp)), ref)
-    assert_same(stack(iter_svmlight(NonSeekable(comp), chunk_size=33, n_features=ref[0].shape[1],
-                                    zero_based=True)), ref)
+    assert_same(
+        stack(iter_svmlight(NonSeekable(comp), chunk_size=33, n_features=ref[0].shape[1], zero_based=True)), ref
+    )
 
 
 @pytest.mark.parametrize("kind", ["gz", "bz2", "xz"])
@@ -298,8 +324,11 @@ def test_corrupt_or_truncated_compressed_file(tmp_path, kind):
     for bad in (comp[: len(comp) // 2], comp[:10] + bytes(50) + comp[60:]):
         p = tmp_path / f"bad.{kind}"
         p.write_bytes(bad)
-        with pytest.raises(SvmlightFormatError, match=rf"^{re.escape(str(p))}, line \d+: cannot decompress the "
-                                                      rf"{name} data \(.*\); the file is corrupt or truncated"):
+        with pytest.raises(
+            SvmlightFormatError,
+            match=rf"^{re.escape(str(p))}, line \d+: cannot decompress the "
+            rf"{name} data \(.*\); the file is corrupt or truncated",
+        ):
             load_svmlight(p, block_size=4096)
 
 
@@ -325,10 +354,12 @@ def test_file_objects(random_files):
 
 def test_bad_arguments(random_files):
     path = random_files[0][0]
-    for kwargs, msg in [({"n_features": 0}, "n_features must be None or an int >= 1, got 0"),
-                        ({"zero_based": "yes"}, "zero_based must be True, False or 'auto', got 'yes'"),
-                        ({"dtype": np.int64}, "dtype must be float32 or float64, got int64"),
-                        ({"chunk_size": 0}, "chunk_size must be an int >= 1 (rows per chunk), got 0")]:
+    for kwargs, msg in [
+        ({"n_features": 0}, "n_features must be None or an int >= 1, got 0"),
+        ({"zero_based": "yes"}, "zero_based must be True, False or 'auto', got 'yes'"),
+        ({"dtype": np.int64}, "dtype must be float32 or float64, got int64"),
+        ({"chunk_size": 0}, "chunk_size must be an int >= 1 (rows per chunk), got 0"),
+    ]:
         with pytest.raises(ValueError, match="^" + re.escape(msg)):
             iter_svmlight(path, **kwargs)
     with pytest.raises(TypeError, match="expected a path"):
@@ -367,7 +398,9 @@ def _good_lines(n):
     return [b"%d 1:%d.5 %d:1" % (1 - 2 * (i % 2), i, 2 + i % 20) for i in range(n)]
 
 
-@pytest.mark.parametrize("bad, zero_based, n_features, kind, words", _BAD, ids=[b[3] + str(i) for i, b in enumerate(_BAD)])
+@pytest.mark.parametrize(
+    "bad, zero_based, n_features, kind, words", _BAD, ids=[b[3] + str(i) for i, b in enumerate(_BAD)]
+)
 def test_error_line_and_message(tmp_path, bad, zero_based, n_features, kind, words):
     lines = _good_lines(3000)
     lines.insert(2, b"# a comment line counts as a line")
@@ -390,8 +423,9 @@ def test_error_line_and_message(tmp_path, bad, zero_based, n_features, kind, wor
     if zero_based != "auto":
         got = []
         with pytest.raises(SvmlightFormatError) as e:
-            for _X, y in iter_svmlight(p, chunk_size=100, n_features=n_features or 100,
-                                      zero_based=zero_based, block_size=512):
+            for _X, y in iter_svmlight(
+                p, chunk_size=100, n_features=n_features or 100, zero_based=zero_based, block_size=512
+            ):
                 got.append(len(y))
         assert str(e.value).startswith(prefix) and words in str(e.value)
         assert got == [100] * 24  # the bad row (2498th data row) is in the 25th chunk
@@ -408,16 +442,22 @@ def test_error_line_and_message(tmp_path, bad, zero_based, n_features, kind, wor
         assert (kind, bad) == ("beyond", b"1 3:1 30:1")  # index 30 is fine one-based
 
 
-@pytest.mark.parametrize("raw, line, words", [
-    (b"", 0, "no data lines: the file is empty"),
-    (b"# only a comment\n\n   \n", 3, "no data lines: all 3 lines are blank or comments"),
-])
+@pytest.mark.parametrize(
+    "raw, line, words",
+    [
+        (b"", 0, "no data lines: the file is empty"),
+        (b"# only a comment\n\n   \n", 3, "no data lines: all 3 lines are blank or comments"),
+    ],
+)
 def test_empty_file(tmp_path, raw, line, words):
     p = tmp_path / "empty.svm"
     p.write_bytes(raw)
     assert naive_load_svmlight(raw) == ("error", line, "empty")
-    for call in (lambda: load_svmlight(p), lambda: list(iter_svmlight(p)),
-                 lambda: list(iter_svmlight(p, n_features=3, zero_based=True))):
+    for call in (
+        lambda: load_svmlight(p),
+        lambda: list(iter_svmlight(p)),
+        lambda: list(iter_svmlight(p, n_features=3, zero_based=True)),
+    ):
         with pytest.raises(SvmlightFormatError) as e:
             call()
         assert e.value.line == line and str(e.value) == f"{p}, line {line}: {words}"
@@ -433,8 +473,26 @@ def test_error_pickles():
 # kernel vs twin on random, partly broken files
 
 
-_BREAKERS = [b"x", b"1:", b":1", b"1:1:1", b"-2:1", b"nan", b"1:inf", b"3:1e400", b"0:1", b"qid:1",
-             b"1,2", b"99999999999999999999:1", b"1:1_0", b"+-1:2", b"2:+.5", b"7:1e", b"1:.", b"0:-0"]
+_BREAKERS = [
+    b"x",
+    b"1:",
+    b":1",
+    b"1:1:1",
+    b"-2:1",
+    b"nan",
+    b"1:inf",
+    b"3:1e400",
+    b"0:1",
+    b"qid:1",
+    b"1,2",
+    b"99999999999999999999:1",
+    b"1:1_0",
+    b"+-1:2",
+    b"2:+.5",
+    b"7:1e",
+    b"1:.",
+    b"0:-0",
+]
 
 
 @pytest.mark.parametrize("seed", range(6))
@@ -442,8 +500,13 @@ def test_kernel_matches_twin_on_random_files(tmp_path, seed):
     rng = np.random.default_rng(100 + seed)
     for _trial in range(12):
         one_based = bool(rng.integers(2))
-        raw = random_svmlight(rng, int(rng.integers(1, 60)), int(rng.integers(1, 30)), one_based=one_based,
-                              final_newline=bool(rng.integers(2)))
+        raw = random_svmlight(
+            rng,
+            int(rng.integers(1, 60)),
+            int(rng.integers(1, 30)),
+            one_based=one_based,
+            final_newline=bool(rng.integers(2)),
+        )
         lines = raw.split(b"\n")
         for _ in range(int(rng.integers(0, 3))):  # splice a random token into a random line
             i = int(rng.integers(len(lines)))

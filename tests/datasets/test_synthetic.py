@@ -50,8 +50,10 @@ def test_same_seed_same_data_and_rows_do_not_depend_on_length():
 @pytest.mark.parametrize("binary", [True, False])
 def test_classes_are_balanced(binary):
     # the hidden model's bias centres the score; without it the frequent features tilt y (|mean| up to 0.9)
-    means = [make_sparse_classification(4096, 1000, nnz_per_row=30, binary=binary, random_state=s)[1].mean()
-             for s in range(4)]
+    means = [
+        make_sparse_classification(4096, 1000, nnz_per_row=30, binary=binary, random_state=s)[1].mean()
+        for s in range(4)
+    ]
     assert np.max(np.abs(means)) < 0.1
 
 
@@ -104,7 +106,7 @@ def test_written_format_is_compact_libsvm(tmp_path):
     assert all(pattern.match(line) for line in lines[:-1])
     X, _ = make_sparse_classification(200, 100_000, nnz_per_row=10, random_state=0)
     first = [int(tok.split(":")[0]) for tok in lines[0].split()[1:]]
-    assert first == (X.indices[X.indptr[0]:X.indptr[1]] + 1).tolist()
+    assert first == (X.indices[X.indptr[0] : X.indptr[1]] + 1).tolist()
 
 
 def test_interrupted_write_leaves_no_file(tmp_path, monkeypatch):
@@ -131,20 +133,29 @@ def test_empty_stream(tmp_path):
     assert (tmp_path / "e.svm").read_bytes() == b""
 
 
-@pytest.mark.parametrize("kwargs, message", [
-    (dict(n_samples=-1), "The 'n_samples' parameter of make_sparse_classification must be an int in the range "
-                         "[0, inf). Got -1 instead."),
-    (dict(n_features=1.5), "The 'n_features' parameter of make_sparse_classification must be an int"),
-    (dict(nnz_per_row=0), "The 'nnz_per_row' parameter of make_sparse_classification must be a float in the "
-                          "range [1.0, inf). Got 0 instead."),
-    (dict(nnz_per_row=60), "nnz_per_row=60 is more than half of n_features=100"),
-    (dict(zipf_a=-1), "The 'zipf_a' parameter"),
-    (dict(zipf_a=3.0, nnz_per_row=40), "lower zipf_a or nnz_per_row"),
-    (dict(noise=float("nan")), "The 'noise' parameter"),
-    (dict(binary=1), "The 'binary' parameter of make_sparse_classification must be an instance of 'bool'"),
-    (dict(random_state=-2), "The 'random_state' parameter"),
-    (dict(dtype=np.int32), "The 'dtype' parameter"),
-])
+@pytest.mark.parametrize(
+    "kwargs, message",
+    [
+        (
+            dict(n_samples=-1),
+            "The 'n_samples' parameter of make_sparse_classification must be an int in the range "
+            "[0, inf). Got -1 instead.",
+        ),
+        (dict(n_features=1.5), "The 'n_features' parameter of make_sparse_classification must be an int"),
+        (
+            dict(nnz_per_row=0),
+            "The 'nnz_per_row' parameter of make_sparse_classification must be a float in the "
+            "range [1.0, inf). Got 0 instead.",
+        ),
+        (dict(nnz_per_row=60), "nnz_per_row=60 is more than half of n_features=100"),
+        (dict(zipf_a=-1), "The 'zipf_a' parameter"),
+        (dict(zipf_a=3.0, nnz_per_row=40), "lower zipf_a or nnz_per_row"),
+        (dict(noise=float("nan")), "The 'noise' parameter"),
+        (dict(binary=1), "The 'binary' parameter of make_sparse_classification must be an instance of 'bool'"),
+        (dict(random_state=-2), "The 'random_state' parameter"),
+        (dict(dtype=np.int32), "The 'dtype' parameter"),
+    ],
+)
 def test_bad_parameters_are_named(kwargs, message):
     args = dict(n_samples=10, n_features=100, nnz_per_row=5)
     args.update(kwargs)

@@ -104,8 +104,9 @@ def test_parquet_equals_csv_on_the_click_log(tmp_path):
     # dictionary-encoded Parquet columns (hashed once per dictionary entry) give the same buckets
     dic = tmp_path / "d.parquet"
     table = pq.read_table(parquet)
-    table = table.set_column(table.schema.get_field_index("country"), "country",
-                             table.column("country").dictionary_encode())
+    table = table.set_column(
+        table.schema.get_field_index("country"), "country", table.column("country").dictionary_encode()
+    )
     pq.write_table(table, dic)
     assert pa.types.is_dictionary(pq.ParquetFile(dic).schema_arrow.field("country").type)
     Xd, _ = _concat(iter_parquet(dic, label="clicked", bits=18))
@@ -128,8 +129,7 @@ def test_spec_reads_columns_by_name_and_unseen_values(tmp_path, csv_file):
     assert y is None
     X_train, _ = _concat(train)
     _dense_equal(X[0], X_train[0])
-    _dense_equal(X[1], naive_matrix([{"zip": 99999, "premium": False, "country": "XX", "price": 1.0, "age": 2}],
-                                    16))
+    _dense_equal(X[1], naive_matrix([{"zip": 99999, "premium": False, "country": "XX", "price": 1.0, "age": 2}], 16))
 
 
 def test_spec_keeps_training_kinds(tmp_path, csv_file):
@@ -143,6 +143,7 @@ def test_spec_keeps_training_kinds(tmp_path, csv_file):
 
 
 # --- errors ----------------------------------------------------------------------------------------
+
 
 def test_missing_label_column(csv_file):
     with pytest.raises(TabularFormatError, match=r"t\.csv, line 1: no label column 'click'"):
@@ -209,17 +210,20 @@ def test_parquet_type_mismatch_under_a_spec(tmp_path):
 
 
 def test_import_without_pyarrow_is_fine_and_reading_says_how_to_install(tmp_path, csv_file):
-    code = ("import sys; sys.modules['pyarrow'] = None\n"
-            "import streamlearn, streamlearn.datasets, streamlearn.preprocessing\n"
-            "from streamlearn.datasets import iter_csv\n"
-            f"try:\n    iter_csv({str(csv_file)!r}, label='clicked')\n"
-            "except ImportError as e:\n    print(e)\n")
+    code = (
+        "import sys; sys.modules['pyarrow'] = None\n"
+        "import streamlearn, streamlearn.datasets, streamlearn.preprocessing\n"
+        "from streamlearn.datasets import iter_csv\n"
+        f"try:\n    iter_csv({str(csv_file)!r}, label='clicked')\n"
+        "except ImportError as e:\n    print(e)\n"
+    )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
     assert out.strip().startswith("reading CSV and Parquet needs pyarrow") and "streamlearn[arrow]" in out
     assert len(out.strip().splitlines()) == 1
 
 
 # --- kernels against their plain twins ------------------------------------------------------------
+
 
 def test_hash_text_column_equals_the_twin():
     rng = np.random.default_rng(0)
@@ -231,8 +235,9 @@ def test_hash_text_column_equals_the_twin():
     prefix = np.frombuffer(b"col=", np.uint8)
     h = np.zeros(200, np.uint64)
     v = np.full(200, 7.0)
-    hash_text_column(offsets=offsets, data=data, valid=valid, prefix=prefix, seed=np.uint64(12345), out_hash=h,
-                     out_value=v)
+    hash_text_column(
+        offsets=offsets, data=data, valid=valid, prefix=prefix, seed=np.uint64(12345), out_hash=h, out_value=v
+    )
     for i, s in enumerate(arr.to_pylist()):
         if s is None:
             assert v[i] == 0.0
@@ -264,13 +269,21 @@ def test_csr_builders_equal_a_dict_twin():
     rows = np.broadcast_to(np.arange(n_rows), (n_cols, n_rows))[keep]
     order = np.lexsort((rng.random(rows.shape[0]), rows))
     ns = np.zeros(rows.shape[0], np.int64)
-    nnz = hashed_features_to_csr(rows=rows[order].astype(np.int64), hashes=hashes[keep][order],
-                                 values=values[keep][order], ns=ns, n_rows=n_rows, **no_terms, **out)
+    nnz = hashed_features_to_csr(
+        rows=rows[order].astype(np.int64),
+        hashes=hashes[keep][order],
+        values=values[keep][order],
+        ns=ns,
+        n_rows=n_rows,
+        **no_terms,
+        **out,
+    )
     X = sp.csr_matrix((data[:nnz], indices[:nnz], indptr), shape=(n_rows, mask + 1))
     assert X.has_sorted_indices and np.allclose(X.toarray(), expected)
 
 
 # --- namespaces and interactions: the VW reader's buckets --------------------------------------------
+
 
 @pytest.mark.parametrize("bits", [18, 24])
 @pytest.mark.parametrize("quadratic, cubic", [((), ()), (("ua",), ()), (("ua", "uu"), ("uaa",)), ((":a",), ())])
@@ -284,8 +297,9 @@ def test_table_with_namespaces_equals_vw_text_of_the_same_rows(tmp_path, bits, q
     write_click_log(csv, 400, seed=4)
     write_click_log(vw, 400, seed=4, label="01")
     ns = {k: list(v) for k, v in CLICK_LOG_NAMESPACES.items()}
-    X_csv, y_csv = _concat(iter_csv(csv, label="clicked", bits=bits, namespaces=ns, quadratic=quadratic,
-                                    cubic=cubic, chunk_size=150))
+    X_csv, y_csv = _concat(
+        iter_csv(csv, label="clicked", bits=bits, namespaces=ns, quadratic=quadratic, cubic=cubic, chunk_size=150)
+    )
     chunks = list(iter_vw(vw, bits=bits, label_convention="01", quadratic=quadratic, cubic=cubic))
     X_vw = sp.vstack([c[0] for c in chunks], format="csr")
     assert np.array_equal(y_csv, np.concatenate([c[1] for c in chunks]))

@@ -86,12 +86,20 @@ def _random_lines(rng, n):
     return out
 
 
-@pytest.mark.parametrize("kw", [{}, {"quadratic": ["::"]}, {"quadratic": ["ua", "u:"], "cubic": ["uab", "::a"]},
-                                {"quadratic": ["ab"], "ignore": ["b"]}])
+@pytest.mark.parametrize(
+    "kw",
+    [
+        {},
+        {"quadratic": ["::"]},
+        {"quadratic": ["ua", "u:"], "cubic": ["uab", "::a"]},
+        {"quadratic": ["ab"], "ignore": ["b"]},
+    ],
+)
 def test_random_lines_match_naive_twin(kw):
     lines = _random_lines(np.random.default_rng(7), 300)
-    X, *_ = load_vw(io.BytesIO(("\n".join(lines) + "\n").encode()), bits=20, label_convention="regression",
-                    constant=True, **kw)
+    X, *_ = load_vw(
+        io.BytesIO(("\n".join(lines) + "\n").encode()), bits=20, label_convention="regression", constant=True, **kw
+    )
     for line, got in zip(lines, _rows(X)):
         _same(got, naive_vw.row_buckets(line.encode(), 20, constant=True, **kw))
     # canonical CSR (sorted indices, no duplicates), as the estimators expect, checked by scipy itself
@@ -102,8 +110,15 @@ def test_random_lines_match_naive_twin(kw):
 def test_chunks_blocks_and_compression_do_not_change_rows(tmp_path):
     whole = load_vw(io.BytesIO(DATA), label_convention="regression", quadratic=["ua"])
     for chunk_size, block in [(1, 16), (3, 40), (7, 1 << 20)]:
-        parts = list(iter_vw(io.BytesIO(DATA), chunk_size=chunk_size, block_size=block,
-                             label_convention="regression", quadratic=["ua"]))
+        parts = list(
+            iter_vw(
+                io.BytesIO(DATA),
+                chunk_size=chunk_size,
+                block_size=block,
+                label_convention="regression",
+                quadratic=["ua"],
+            )
+        )
         assert [p[0].shape[0] for p in parts[:-1]] == [chunk_size] * (len(parts) - 1)
         X = sp.vstack([p[0] for p in parts], format="csr")
         assert (whole[0] != X).nnz == 0
@@ -130,27 +145,30 @@ def test_wide_row_grows_scratch():
     assert X[0].nnz > 400 * 401 // 2
 
 
-@pytest.mark.parametrize("line,convention,message", [
-    ("abc |a x", "pm1", "bad label 'abc'"),
-    ("0 |a x", "pm1", "expected -1 or 1"),
-    ("-1 |a x", "01", "expected 0 or 1"),
-    ("1.5 |a x", "multiclass", "class number"),
-    ("0 |a x", "multiclass", "class number"),
-    ("1 abc |a x", "pm1", "bad importance weight 'abc'"),
-    ("1 -2 |a x", "pm1", "bad importance weight '-2'"),
-    ("1 inf |a x", "pm1", "bad importance weight"),
-    ("1 2 x 'tag |a x", "pm1", "bad initial prediction 'x'"),
-    ("1 2 3 4 'tag |a x", "pm1", "too many fields"),
-    ("1 |a x: y", "pm1", "':' without a value"),
-    ("1 |a x:", "pm1", "':' without a value"),
-    ("1 |a x:1e", "pm1", "bad feature value"),
-    ("1 |a x:1.5.5", "pm1", "bad feature value"),
-    ("1 |a x:nan", "pm1", "non-finite"),
-    ("1 |a:abc x", "pm1", "bad namespace weight"),
-    ("1 |a: x", "pm1", "bad namespace weight"),
-    ("1 |:2 x", "pm1", "stray '|'"),
-    ("1 |a x |:", "pm1", "stray '|'"),
-])
+@pytest.mark.parametrize(
+    "line,convention,message",
+    [
+        ("abc |a x", "pm1", "bad label 'abc'"),
+        ("0 |a x", "pm1", "expected -1 or 1"),
+        ("-1 |a x", "01", "expected 0 or 1"),
+        ("1.5 |a x", "multiclass", "class number"),
+        ("0 |a x", "multiclass", "class number"),
+        ("1 abc |a x", "pm1", "bad importance weight 'abc'"),
+        ("1 -2 |a x", "pm1", "bad importance weight '-2'"),
+        ("1 inf |a x", "pm1", "bad importance weight"),
+        ("1 2 x 'tag |a x", "pm1", "bad initial prediction 'x'"),
+        ("1 2 3 4 'tag |a x", "pm1", "too many fields"),
+        ("1 |a x: y", "pm1", "':' without a value"),
+        ("1 |a x:", "pm1", "':' without a value"),
+        ("1 |a x:1e", "pm1", "bad feature value"),
+        ("1 |a x:1.5.5", "pm1", "bad feature value"),
+        ("1 |a x:nan", "pm1", "non-finite"),
+        ("1 |a:abc x", "pm1", "bad namespace weight"),
+        ("1 |a: x", "pm1", "bad namespace weight"),
+        ("1 |:2 x", "pm1", "stray '|'"),
+        ("1 |a x |:", "pm1", "stray '|'"),
+    ],
+)
 def test_malformed_lines_name_file_and_line(tmp_path, line, convention, message):
     path = tmp_path / "bad.vw"
     path.write_text(f"1 |a ok\n\n{line}\n-1 |a fine\n")
@@ -207,7 +225,7 @@ def test_learner_on_interactions_equals_learner_on_written_crosses():
     for X in (Xq, Xc):
         clf = FTRLProximalClassifier()
         for s in range(0, 500, 100):
-            clf.partial_fit(X[s:s + 100], y[s:s + 100], classes=[-1, 1])
+            clf.partial_fit(X[s : s + 100], y[s : s + 100], classes=[-1, 1])
         preds.append(clf.decision_function(X[500:]))
     np.testing.assert_allclose(preds[0], preds[1], rtol=1e-9, atol=1e-12)
     assert np.std(preds[0]) > 0

@@ -59,8 +59,12 @@ for line in sys.stdin.buffer.read().decode("utf-8").split("\n"):
 
 def vw_audit_buckets(lines, bits, options):
     """For each non-blank line, VW's ``{bucket: summed value}`` (constant included), from ``--audit``."""
-    out = subprocess.run([sys.executable, "-c", _SCRIPT % (bits, options)], input="\n".join(lines).encode(),
-                         capture_output=True, check=True).stdout.decode("utf-8", "replace")
+    out = subprocess.run(
+        [sys.executable, "-c", _SCRIPT % (bits, options)],
+        input="\n".join(lines).encode(),
+        capture_output=True,
+        check=True,
+    ).stdout.decode("utf-8", "replace")
     rows, cur = [], {}
     for raw in out.split("\n"):
         if raw == "@@END":

@@ -25,8 +25,7 @@ from sklearn.datasets import dump_svmlight_file
 from streamlearn.datasets import load_a9a, load_svmlight
 from streamlearn.distributed import Partition, as_partitions, connect, fit_mixing, fit_sketch, supported_learners
 from streamlearn._mixing import merge_sketch_increments as _merge_increments
-from streamlearn.linear_model import (ConfidenceWeightedClassifier, FTRLProximalClassifier,
-                                      PassiveAggressiveClassifier)
+from streamlearn.linear_model import ConfidenceWeightedClassifier, FTRLProximalClassifier, PassiveAggressiveClassifier
 from streamlearn.second_order import SketchedOnlineNewton
 from streamlearn.sketch import FrequentDirections, RobustFrequentDirections
 from tests.conftest import SHARED_DATA
@@ -67,8 +66,15 @@ def test_unsupported_learner_lists_the_supported_ones():
         fit_mixing(ConfidenceWeightedClassifier(), [(X, y)])
     with pytest.raises(TypeError, match=r"sketch in \['fd', 'pfd', 'rfd'\].*'rp'"):
         fit_mixing(SketchedOnlineNewton(sketch="rp"), [(X, y)])
-    assert {"FTRLProximalClassifier", "SketchedOnlineNewton", "AdaGrad", "Perceptron",
-            "RDAClassifier", "FOBOSClassifier", "TruncatedGradientClassifier"} <= set(supported_learners())
+    assert {
+        "FTRLProximalClassifier",
+        "SketchedOnlineNewton",
+        "AdaGrad",
+        "Perceptron",
+        "RDAClassifier",
+        "FOBOSClassifier",
+        "TruncatedGradientClassifier",
+    } <= set(supported_learners())
     assert "ConfidenceWeightedClassifier" not in supported_learners()
 
 
@@ -139,14 +145,17 @@ def test_every_source_gives_the_same_merged_sketch(client, tmp_path):
     pairs = [(A[a:b], y[a:b]) for a, b in zip(cuts[:-1], cuts[1:])]
     import dask.array as da
     import dask.bag as db
+
     dense = A.toarray()
     sources = {
         "glob": str(tmp_path / "part-*.svm"),
         "files": [str(p) for p in paths],
         "arrays": pairs,
         "bag": db.from_sequence(pairs, npartitions=4),
-        "dask.array": (da.from_array(dense, chunks=(tuple(np.diff(cuts)), d)),
-                       da.from_array(y, chunks=(tuple(np.diff(cuts)),))),
+        "dask.array": (
+            da.from_array(dense, chunks=(tuple(np.diff(cuts)), d)),
+            da.from_array(y, chunks=(tuple(np.diff(cuts)),)),
+        ),
     }
     ell = 6
     results = {}
@@ -182,8 +191,10 @@ def test_mixing_on_a9a_matches_the_sequential_model(client, name):
     assert 0.1 < mixed.mixing_history_[-1]["progressive_error"] < 0.25
 
 
-@pytest.mark.skipif(not FARM_ADS.is_file(), reason=f"farm-ads not found at {FARM_ADS} (shared data absent; "
-                                                    "set STREAMLEARN_SHARED_DATA to its directory)")
+@pytest.mark.skipif(
+    not FARM_ADS.is_file(),
+    reason=f"farm-ads not found at {FARM_ADS} (shared data absent; set STREAMLEARN_SHARED_DATA to its directory)",
+)
 @pytest.mark.parametrize("name", list(LEARNERS))
 def test_mixing_on_farm_ads_matches_the_sequential_model(client, name):
     """A fixed random 70/30 split (seed 0) of farm-ads; 2 partitions, 4 rounds of one local pass each."""
@@ -220,8 +231,11 @@ def test_killed_worker_partition_is_retried(client, tmp_path):
     parts = as_partitions(_split(X[:6000], y[:6000], 3))
     reference = fit_mixing(PassiveAggressiveClassifier(C=0.01), parts, client, rounds=1, classes=[-1, 1])
     marker = tmp_path / "died"
-    parts[1] = Partition.from_loader(functools.partial(_die_once, str(marker), *_split(X[:6000], y[:6000], 3)[1]),
-                                     index=1, name="partition that dies once")
+    parts[1] = Partition.from_loader(
+        functools.partial(_die_once, str(marker), *_split(X[:6000], y[:6000], 3)[1]),
+        index=1,
+        name="partition that dies once",
+    )
     mixed = fit_mixing(PassiveAggressiveClassifier(C=0.01), parts, client, rounds=1, classes=[-1, 1])
     assert marker.read_text() == "died once"
     np.testing.assert_array_equal(mixed.coef_, reference.coef_)
@@ -231,8 +245,7 @@ def test_killed_worker_partition_is_retried(client, tmp_path):
 def test_partition_whose_worker_always_dies_raises(client):
     X, y, _, _ = load_a9a()
     parts = as_partitions(_split(X[:3000], y[:3000], 2))
-    parts.append(Partition.from_loader(functools.partial(_always_die, X[:10], y[:10]), index=2,
-                                       name="poisoned.svm"))
+    parts.append(Partition.from_loader(functools.partial(_always_die, X[:10], y[:10]), index=2, name="poisoned.svm"))
     with pytest.raises(RuntimeError, match=r"worker running partition 2 \(poisoned.svm\) died.*no model returned"):
         fit_mixing(PassiveAggressiveClassifier(), parts, client, rounds=1, classes=[-1, 1])
 

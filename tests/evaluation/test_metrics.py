@@ -6,8 +6,12 @@ from sklearn.exceptions import NotFittedError
 from sklearn.metrics import log_loss, mean_absolute_error, mean_squared_error
 
 from streamlearn.evaluation import evaluate
-from streamlearn.linear_model import (OGDClassifier, OGDRegressor, PassiveAggressiveClassifier,
-                                      PassiveAggressiveRegressor)
+from streamlearn.linear_model import (
+    OGDClassifier,
+    OGDRegressor,
+    PassiveAggressiveClassifier,
+    PassiveAggressiveRegressor,
+)
 from streamlearn.losses import loss_value
 
 

@@ -8,9 +8,14 @@ import scipy.sparse as sp
 from sklearn.base import BaseEstimator, RegressorMixin, clone
 
 from streamlearn.datasets import load_a9a
-from streamlearn.evaluation import (iter_array_chunks, iter_progressive_validation, progressive_validation)
-from streamlearn.linear_model import (OGDClassifier, OGDRegressor, PassiveAggressiveClassifier,
-                                      PassiveAggressiveRegressor, Perceptron)
+from streamlearn.evaluation import iter_array_chunks, iter_progressive_validation, progressive_validation
+from streamlearn.linear_model import (
+    OGDClassifier,
+    OGDRegressor,
+    PassiveAggressiveClassifier,
+    PassiveAggressiveRegressor,
+    Perceptron,
+)
 from streamlearn.losses import loss_value
 
 VOLATILE = {"seconds"}  # the only checkpoint field allowed to differ between identical runs
@@ -78,16 +83,16 @@ def test_matches_independent_per_example_loop(learner, task, k):
     for i in range(X.shape[0]):
         # the model BEFORE this example; every streamlearn learner starts from w = 0, b = 0
         score = manual.decision_function if task == "clf" else manual.predict
-        z = np.asarray(score(X[i:i + 1])).reshape(-1) if i else np.zeros(n_out)
+        z = np.asarray(score(X[i : i + 1])).reshape(-1) if i else np.zeros(n_out)
         if task == "clf":
             label = (classes[1] if z[0] >= 0 else classes[0]) if n_out == 1 else classes[np.argmax(z)]
             mistakes += int(label != y[i])
-            t = _targets(classes, y[i:i + 1])[0]
+            t = _targets(classes, y[i : i + 1])[0]
             total_loss += float(np.mean(loss_value(loss, t, z[0] if n_out == 1 else z, param)))
         else:
             total_loss += float(loss_value(loss, y[i], z[0], param))
             sq += float((z[0] - y[i]) ** 2)
-        manual.partial_fit(X[i:i + 1], y[i:i + 1], **({"classes": classes} if task == "clf" else {}))
+        manual.partial_fit(X[i : i + 1], y[i : i + 1], **({"classes": classes} if task == "clf" else {}))
         n = i + 1
         if n & (n - 1) == 0 or n == X.shape[0]:
             rows.append((n, total_loss / n, (total_loss - last[1]) / (n - last[0]), mistakes, sq))
@@ -95,8 +100,16 @@ def test_matches_independent_per_example_loop(learner, task, k):
 
     pv = clone(learner)
     res = progressive_validation(pv, (X, y), classes=classes, chunk_size=7)
-    got = [(r["n_examples"], r["average_loss"], r["since_last_loss"], r.get("n_mistakes", 0),
-            r["rmse"] ** 2 * r["n_examples"] if task == "reg" else 0.0) for r in res.checkpoints]
+    got = [
+        (
+            r["n_examples"],
+            r["average_loss"],
+            r["since_last_loss"],
+            r.get("n_mistakes", 0),
+            r["rmse"] ** 2 * r["n_examples"] if task == "reg" else 0.0,
+        )
+        for r in res.checkpoints
+    ]
     want = [(r[0], r[1], r[2], r[3] if task == "clf" else 0, r[4] if task == "reg" else 0.0) for r in rows]
     assert [g[0] for g in got] == [w[0] for w in want]
     np.testing.assert_allclose(np.array(got, dtype=float), np.array(want, dtype=float), rtol=1e-10, atol=1e-12)
@@ -142,15 +155,19 @@ def test_chunking_invariance_bitwise(a9a):
     results = []
     for size in (1, 7, 1000, 1200):
         stream = iter_array_chunks(X, y, w, chunk_size=size)
-        results.append(progressive_validation(PassiveAggressiveClassifier(C=0.1), stream, classes=[-1, 1],
-                                              curve_points=50))
+        results.append(
+            progressive_validation(PassiveAggressiveClassifier(C=0.1), stream, classes=[-1, 1], curve_points=50)
+        )
     base = results[0]
     for res in results[1:]:
         assert _strip(res.checkpoints) == _strip(base.checkpoints)
         for key in base.curve:
             np.testing.assert_array_equal(res.curve[key], base.curve[key])
         assert (res.average_loss, res.online_error_rate, res.sum_weights) == (
-            base.average_loss, base.online_error_rate, base.sum_weights)
+            base.average_loss,
+            base.online_error_rate,
+            base.sum_weights,
+        )
     assert base.sum_weights == pytest.approx(w.sum(), rel=1e-12)
     assert [r["n_examples"] for r in base.checkpoints][-2:] == [1024, 1200]
 
@@ -170,22 +187,29 @@ def test_chunking_invariance_full_a9a_and_stream_forms(a9a):
 
 # --------------------------------------------------------------------------------------------------------
 # checkpoints
-@pytest.mark.parametrize("n, checkpoints, expected", [
-    (100, "doubling", [1, 2, 4, 8, 16, 32, 64, 100]),
-    (64, "doubling", [1, 2, 4, 8, 16, 32, 64]),
-    (1, "doubling", [1]),
-    (100, 25, [25, 50, 75, 100]),
-    (100, 30, [30, 60, 90, 100]),
-    (100, [50, 3, 1000, 3], [3, 50, 100]),
-    (100, None, [100]),
-])
+@pytest.mark.parametrize(
+    "n, checkpoints, expected",
+    [
+        (100, "doubling", [1, 2, 4, 8, 16, 32, 64, 100]),
+        (64, "doubling", [1, 2, 4, 8, 16, 32, 64]),
+        (1, "doubling", [1]),
+        (100, 25, [25, 50, 75, 100]),
+        (100, 30, [30, 60, 90, 100]),
+        (100, [50, 3, 1000, 3], [3, 50, 100]),
+        (100, None, [100]),
+    ],
+)
 def test_checkpoint_counts(n, checkpoints, expected):
     X, y = _tiny_classification(n=n)
     if n == 1:
         X, y = X[:1], np.array([1])
     for chunk_size in (1, 4, 9, 1000):  # checkpoints inside chunks and on chunk boundaries
-        counts = [r["n_examples"] for r in iter_progressive_validation(
-            Perceptron(), (X, y), classes=[-1, 1], checkpoints=checkpoints, chunk_size=chunk_size)]
+        counts = [
+            r["n_examples"]
+            for r in iter_progressive_validation(
+                Perceptron(), (X, y), classes=[-1, 1], checkpoints=checkpoints, chunk_size=chunk_size
+            )
+        ]
         assert counts == expected, chunk_size
 
 
@@ -228,8 +252,9 @@ def test_curve_is_bounded_even_spaced_and_exact(a9a):
     X, y = a9a
     scores = PassiveAggressiveClassifier().partial_fit_scores(X, y, classes=[-1, 1])
     cum_err = np.cumsum(np.where(scores >= 0, 1, -1) != y)
-    res = progressive_validation(PassiveAggressiveClassifier(), iter_array_chunks(X, y, chunk_size=100),
-                                 classes=[-1, 1], curve_points=64)
+    res = progressive_validation(
+        PassiveAggressiveClassifier(), iter_array_chunks(X, y, chunk_size=100), classes=[-1, 1], curve_points=64
+    )
     n = res.curve["n_examples"]
     assert 32 <= n.shape[0] <= 65 and n[-1] == X.shape[0]
     assert np.unique(np.diff(n[:-1])).shape[0] == 1  # evenly spaced before the final point
@@ -242,13 +267,14 @@ def test_format_table_and_plot(tmp_path, a9a):
     res = progressive_validation(OGDClassifier(), (X[:5000], y[:5000]), classes=[-1, 1])
     lines = res.format_table().splitlines()
     assert lines[0].split()[:3] == ["average", "since", "online"]
-    body = lines[2:2 + len(res.checkpoints)]
+    body = lines[2 : 2 + len(res.checkpoints)]
     assert [int(line.split()[4]) for line in body] == [r["n_examples"] for r in res.checkpoints]
     assert len({len(line) for line in body}) <= 2  # aligned columns
     assert f"online error rate = {res.online_error_rate:.6f}" in res.format_table()
     path = res.plot(tmp_path / "sub" / "curve.png")
     assert path.read_bytes()[:4] == b"\x89PNG" and path.stat().st_size > 5000
     from matplotlib.figure import Figure
+
     ax = Figure().add_subplot()
     assert res.plot(ax, logx=True) is ax
     np.testing.assert_array_equal(ax.lines[0].get_ydata(), res.curve["error_rate"])
@@ -256,6 +282,7 @@ def test_format_table_and_plot(tmp_path, a9a):
         res.plot(3)
     d = res.to_dict()
     import json
+
     assert json.loads(json.dumps(d))["n_examples"] == 5000
 
 

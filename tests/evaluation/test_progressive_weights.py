@@ -16,7 +16,7 @@ def a9a():
 
 def _chunks(X, y, w=None, size=500):
     for s in range(0, X.shape[0], size):
-        yield (X[s:s + size], y[s:s + size]) if w is None else (X[s:s + size], y[s:s + size], w[s:s + size])
+        yield (X[s : s + size], y[s : s + size]) if w is None else (X[s : s + size], y[s : s + size], w[s : s + size])
 
 
 def test_unit_weights_change_nothing(a9a):

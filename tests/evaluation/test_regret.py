@@ -12,8 +12,13 @@ from sklearn.base import clone
 import streamlearn.evaluation._regret as regret_module
 from streamlearn.datasets import load_a9a
 from streamlearn.evaluation import progressive_validation, regret
-from streamlearn.linear_model import (OGDClassifier, OGDRegressor, PassiveAggressiveClassifier,
-                                      PassiveAggressiveRegressor, Perceptron)
+from streamlearn.linear_model import (
+    OGDClassifier,
+    OGDRegressor,
+    PassiveAggressiveClassifier,
+    PassiveAggressiveRegressor,
+    Perceptron,
+)
 from streamlearn.losses import loss_value
 
 
@@ -56,8 +61,9 @@ def test_hinge_lp_equals_vertex_enumeration(seed):
     X, t = _tiny(9, seed)
     res = regret(np.zeros(9), X, t, loss="hinge", classes=[-1, 1])
     # kinks: t_i (w x_i + b) = 1  <=>  x_i w + b = t_i
-    brute = _vertex_enumeration("hinge", [(x, 1.0) for x in X[:, 0]], list(t),
-                                lambda th: _total("hinge", X, t, th[:1], th[1]))
+    brute = _vertex_enumeration(
+        "hinge", [(x, 1.0) for x in X[:, 0]], list(t), lambda th: _total("hinge", X, t, th[:1], th[1])
+    )
     assert res.best_fixed_loss == pytest.approx(brute, rel=1e-8, abs=1e-9)
     assert res.solver == "linear program (HiGHS, dual)"  # (w, b) recovered from the dual, no fallback
     assert res.regret == pytest.approx(9.0 - brute)  # the all-zero scores pay hinge 1 per example
@@ -100,8 +106,12 @@ def test_logistic_lbfgs_equals_grid_then_polish(seed):
     W, B = np.meshgrid(np.linspace(-6, 6, 241), np.linspace(-6, 6, 241))
     grid = np.logaddexp(0, -t * (W.ravel()[:, None] * X[:, 0] + B.ravel()[:, None])).sum(axis=1)
     start = [W.ravel()[grid.argmin()], B.ravel()[grid.argmin()]]
-    polished = minimize(lambda th: _total("logistic", X, t, th[:1], th[1]), start, method="Nelder-Mead",
-                        options={"xatol": 1e-12, "fatol": 1e-14, "maxiter": 10000}).fun
+    polished = minimize(
+        lambda th: _total("logistic", X, t, th[:1], th[1]),
+        start,
+        method="Nelder-Mead",
+        options={"xatol": 1e-12, "fatol": 1e-14, "maxiter": 10000},
+    ).fun
     assert res.best_fixed_loss <= grid.min() + 1e-12
     assert res.best_fixed_loss == pytest.approx(polished, rel=1e-9)
     assert res.converged and res.note == ""
@@ -123,8 +133,7 @@ def test_radius_equals_brute_force_on_the_circle(name):
 
     angles = np.linspace(-np.pi, np.pi, 20001)
     a0 = angles[np.argmin([on_circle(a) for a in angles])]
-    brute = minimize_scalar(on_circle, bounds=(a0 - 1e-3, a0 + 1e-3), method="bounded",
-                            options={"xatol": 1e-12}).fun
+    brute = minimize_scalar(on_circle, bounds=(a0 - 1e-3, a0 + 1e-3), method="bounded", options={"xatol": 1e-12}).fun
     # the convex minimum over the disc lies on its boundary since the free minimum is outside; check a polar
     # grid of the interior too
     R, A = np.meshgrid(np.linspace(0, radius, 60), np.linspace(-np.pi, np.pi, 181))
@@ -222,8 +231,10 @@ def test_multiclass_is_the_mean_of_one_vs_rest_problems():
     y = np.argmax(X @ rng.normal(size=(3, 3)) + rng.normal(size=(200, 3)), axis=1)
     res = regret(OGDClassifier(loss="hinge"), X, y)
     assert res.comparator[0].shape == (3, 3) and res.comparator[1].shape == (3,)
-    per_class = [regret(np.zeros(200), X, np.where(y == k, 1, -1), loss="hinge", classes=[-1, 1]).best_fixed_loss
-                 for k in range(3)]
+    per_class = [
+        regret(np.zeros(200), X, np.where(y == k, 1, -1), loss="hinge", classes=[-1, 1]).best_fixed_loss
+        for k in range(3)
+    ]
     assert res.best_fixed_loss == pytest.approx(np.mean(per_class), rel=1e-9)
 
 
@@ -238,8 +249,11 @@ def test_least_squares_paths_agree(monkeypatch, a9a_small):
         free = regret(np.zeros(600), X, y, loss="squared")
         ball = regret(np.zeros(600), X, y, loss="squared", radius=1.0)
         values.append((free.best_fixed_loss, ball.best_fixed_loss, free.solver))
-    assert [v[2] for v in values] == ["least squares (dense SVD)", "least squares (normal equations)",
-                                      "least squares (scipy.sparse.linalg.lsqr)"]
+    assert [v[2] for v in values] == [
+        "least squares (dense SVD)",
+        "least squares (normal equations)",
+        "least squares (scipy.sparse.linalg.lsqr)",
+    ]
     for v in values[1:]:
         assert v[0] == pytest.approx(values[0][0], rel=1e-7) and v[1] == pytest.approx(values[0][1], rel=1e-7)
 

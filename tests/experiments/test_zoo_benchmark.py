@@ -28,8 +28,9 @@ def test_cli_quick_run_rows_and_references(capsys):
 
 def test_benchmark_script_writes_report_json_and_png(tmp_path, monkeypatch):
     out = tmp_path / "zoo"
-    monkeypatch.setattr(sys, "argv", ["zoo.py", "--quick", "--learners", "ogd,rfd-son", "--no-vw", "--rescale",
-                                      "0", "--out", str(out)])
+    monkeypatch.setattr(
+        sys, "argv", ["zoo.py", "--quick", "--learners", "ogd,rfd-son", "--no-vw", "--rescale", "0", "--out", str(out)]
+    )
     runpy.run_path(str(Path(__file__).resolve().parents[2] / "benchmarks" / "zoo.py"), run_name="__main__")
     data = json.loads(out.with_suffix(".json").read_text())
     assert {s["learner"] for s in data["summary"]} == {"ogd", "rfd-son"}
@@ -39,8 +40,20 @@ def test_benchmark_script_writes_report_json_and_png(tmp_path, monkeypatch):
 
 
 def test_summary_counts_sets_below_majority():
-    rows = [{"dataset": d, "task": "binary", "learner": "x", "score": s, "majority": 0.6, "vw": 0.7,
-             "ceiling": 0.8, "gap_to_vw": 100 * (s - 0.7), "note": ""} for d, s in (("a", 0.5), ("b", 0.9))]
+    rows = [
+        {
+            "dataset": d,
+            "task": "binary",
+            "learner": "x",
+            "score": s,
+            "majority": 0.6,
+            "vw": 0.7,
+            "ceiling": 0.8,
+            "gap_to_vw": 100 * (s - 0.7),
+            "note": "",
+        }
+        for d, s in (("a", 0.5), ("b", 0.9))
+    ]
     (s,) = zoo.summary(rows)
     assert s["below_majority"] == 1 and s["below_majority_sets"] == ["a"]
     assert s["median_gap_to_vw"] == pytest.approx(0.0) and s["worst_gap_to_vw"] == pytest.approx(-20.0)

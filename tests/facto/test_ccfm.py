@@ -10,11 +10,9 @@ import pytest
 import scipy.sparse as sp
 
 from streamlearn._kernels import ccfm as k
-from streamlearn.facto import (CCFMOnlineGradientClassifier, CCFMOnlineGradientRegressor, OCCFMClassifier,
-                               OCCFMRegressor)
+from streamlearn.facto import CCFMOnlineGradientClassifier, CCFMOnlineGradientRegressor, OCCFMClassifier, OCCFMRegressor
 from streamlearn.losses import loss_code
-from tests.naive import (naive_ccfm_ogd_epoch, naive_lmo, naive_occfm_epoch, naive_occfm_lowrank_epoch,
-                         xhat)
+from tests.naive import naive_ccfm_ogd_epoch, naive_lmo, naive_occfm_epoch, naive_occfm_lowrank_epoch, xhat
 
 
 def _stream(seed, n=60, d=7, regression=True, n_out=1):
@@ -42,8 +40,20 @@ def _lmo_kernel(H, method=k.LMO_LANCZOS, v0=None, tol=1e-10):
     n = H.shape[0]
     Vw, w, q, _ = k._lmo_workspace(n)
     v0 = np.zeros(n) if v0 is None else v0
-    lam, nmv, ok = k.top_abs_eigenpair(P1=H, a1=1.0, P2=np.zeros_like(H), a2=0.0, n=n, v0=v0, method=method, tol=tol,
-                                       max_iter=2000, Vw=Vw, w=w, out_q=q)
+    lam, nmv, ok = k.top_abs_eigenpair(
+        P1=H,
+        a1=1.0,
+        P2=np.zeros_like(H),
+        a2=0.0,
+        n=n,
+        v0=v0,
+        method=method,
+        tol=tol,
+        max_iter=2000,
+        Vw=Vw,
+        w=w,
+        out_q=q,
+    )
     return lam, q[:n].copy(), ok
 
 
@@ -54,14 +64,14 @@ def test_linear_step_equals_dense_eigh(n):
     for trial in range(6):
         A = rng.normal(size=(n, n))
         H = A + A.T
-        if trial % 2:             # make the largest |eigenvalue| negative: which='LA' would pick the wrong one
+        if trial % 2:  # make the largest |eigenvalue| negative: which='LA' would pick the wrong one
             lam, Q = np.linalg.eigh(H)
             lam[0] = -2.0 * np.abs(lam).max()
             H = (Q * lam) @ Q.T
-        if trial == 4:            # a low-rank H (most eigenvalues 0), as OCCFM meets at the start
+        if trial == 4:  # a low-rank H (most eigenvalues 0), as OCCFM meets at the start
             u = rng.normal(size=(n, 2))
             H = u @ np.diag([1.0, -3.0]) @ u.T
-        v0 = rng.normal(size=n) if trial >= 3 else None   # warm and cold starts
+        v0 = rng.normal(size=n) if trial >= 3 else None  # warm and cold starts
         lam, q, ok = _lmo_kernel(H, v0=v0)
         lam_ref, q_ref = naive_lmo(H)
         assert ok
@@ -75,7 +85,7 @@ def test_power_iteration_linear_step_on_a_gapped_matrix():
     rng = np.random.default_rng(1)
     Q = np.linalg.qr(rng.normal(size=(30, 30)))[0]
     lam = np.linspace(-1.0, 1.0, 30)
-    lam[7] = -4.0                       # largest magnitude, negative, well separated
+    lam[7] = -4.0  # largest magnitude, negative, well separated
     H = (Q * lam) @ Q.T
     got, q, ok = _lmo_kernel(H, method=k.LMO_POWER, v0=rng.normal(size=30))
     assert ok and abs(got + 4.0) < 1e-8
@@ -89,10 +99,10 @@ def test_tridiagonal_extreme_eigenpair_matches_eigh():
         a = rng.normal(size=m) * 10 ** rng.uniform(-3, 3)
         b = rng.normal(size=m) * 10 ** rng.uniform(-3, 3)
         if trial % 3 == 0:
-            b[rng.random(m) < 0.3] *= 1e-13       # nearly split
+            b[rng.random(m) < 0.3] *= 1e-13  # nearly split
         if trial % 5 == 0:
-            a[:] = a[0]                            # repeated diagonal
-        T = np.diag(a) + np.diag(b[:m - 1], 1) + np.diag(b[:m - 1], -1)
+            a[:] = a[0]  # repeated diagonal
+        T = np.diag(a) + np.diag(b[: m - 1], 1) + np.diag(b[: m - 1], -1)
         lam = np.linalg.eigvalsh(T)
         s = np.zeros(m)
         theta = k.tridiag_top_abs(a, b, m, s, np.zeros((5, m)))
@@ -109,23 +119,38 @@ def test_ogd_kernel_matches_twin_that_projects_every_step():
     Xc = sp.csr_matrix(X)
     C = np.zeros((1, n, n))
     tn, stats, out = np.zeros(1), np.zeros((1, k.N_STATS)), np.empty((X.shape[0], 1))
-    t, bad = k.ccfm_ogd_epoch(indptr=Xc.indptr, indices=Xc.indices, data=Xc.data, targets=targets, sample_weight=sw,
-                              C=C, tn_bound=tn, loss=loss_code("squared"), delta=3.0, eta0=0.5, t=0, stats=stats,
-                              out_scores=out)
+    t, bad = k.ccfm_ogd_epoch(
+        indptr=Xc.indptr,
+        indices=Xc.indices,
+        data=Xc.data,
+        targets=targets,
+        sample_weight=sw,
+        C=C,
+        tn_bound=tn,
+        loss=loss_code("squared"),
+        delta=3.0,
+        eta0=0.5,
+        t=0,
+        stats=stats,
+        out_scores=out,
+    )
     C_ref, t_ref, scores = naive_ccfm_ogd_epoch(X, targets, sw, np.zeros((1, n, n)), "squared", 3.0, 0.5, 0)
     assert bad == -1 and t == t_ref
-    assert stats[0, k.STAT_PROJECTIONS] > 10          # the ball constraint was active
+    assert stats[0, k.STAT_PROJECTIONS] > 10  # the ball constraint was active
     assert stats[0, k.STAT_EIGH] < np.count_nonzero(sw)  # and some eigendecompositions were provably skipped
     np.testing.assert_allclose(out, scores, rtol=1e-9, atol=1e-10)
     np.testing.assert_allclose(C, C_ref, rtol=1e-9, atol=1e-10)
 
 
-@pytest.mark.parametrize("make", [
-    lambda: CCFMOnlineGradientRegressor(delta=2.0, eta0=0.5),
-    lambda: OCCFMRegressor(delta=2.0, eta=0.5, mode="exact"),
-    lambda: OCCFMRegressor(delta=2.0, eta=0.5, mode="scalable", rank=2, ell=2),
-    lambda: OCCFMClassifier(delta=2.0, eta=0.5, mode="scalable", rank=2, ell=1),
-])
+@pytest.mark.parametrize(
+    "make",
+    [
+        lambda: CCFMOnlineGradientRegressor(delta=2.0, eta0=0.5),
+        lambda: OCCFMRegressor(delta=2.0, eta=0.5, mode="exact"),
+        lambda: OCCFMRegressor(delta=2.0, eta=0.5, mode="scalable", rank=2, ell=2),
+        lambda: OCCFMClassifier(delta=2.0, eta=0.5, mode="scalable", rank=2, ell=1),
+    ],
+)
 def test_every_iterate_is_symmetric_and_in_the_trace_norm_ball(make):
     X, targets, _ = _stream(1, n=50, d=12, regression=True)
     y = targets[:, 0] if "Regressor" in type(make()).__name__ else np.where(targets[:, 0] > 2.0, 1, -1)
@@ -133,7 +158,7 @@ def test_every_iterate_is_symmetric_and_in_the_trace_norm_ball(make):
     kw = {} if "Regressor" in type(est).__name__ else {"classes": [-1, 1]}
     norms = []
     for i in range(X.shape[0]):
-        est.partial_fit(X[i:i + 1], y[i:i + 1], **kw)
+        est.partial_fit(X[i : i + 1], y[i : i + 1], **kw)
         C = est.augmented_matrix()
         assert np.array_equal(C, C.T), f"C_{i + 2} is not symmetric"
         norms.append(_trace_norm(C))
@@ -148,8 +173,9 @@ def test_every_iterate_is_symmetric_and_in_the_trace_norm_ball(make):
 
 # ------------------------------------------------------------------------------------------------------------
 # OCCFM, exact state
-@pytest.mark.parametrize("regression,n_out,steps", [(True, 1, (1.0, 0.5)), (False, 3, (1.0, 0.5)),
-                                                    (True, 1, (2.0, 1.0))])
+@pytest.mark.parametrize(
+    "regression,n_out,steps", [(True, 1, (1.0, 0.5)), (False, 3, (1.0, 0.5)), (True, 1, (2.0, 1.0))]
+)
 def test_occfm_dense_kernel_matches_eigh_twin(regression, n_out, steps):
     X, targets, sw = _stream(2, regression=regression, n_out=n_out)
     n = X.shape[1] + 1
@@ -157,14 +183,40 @@ def test_occfm_dense_kernel_matches_eigh_twin(regression, n_out, steps):
     loss = loss_code("squared" if regression else "logistic")
     M, scale, S = np.zeros((n_out, n, n)), np.ones(n_out), np.zeros((n_out, n, n))
     q, stats, out = np.zeros((n_out, n)), np.zeros((n_out, k.N_STATS)), np.empty((X.shape[0], n_out))
-    t, bad = k.occfm_dense_epoch(indptr=Xc.indptr, indices=Xc.indices, data=Xc.data, targets=targets,
-                                 sample_weight=sw, M=M, scale=scale, S=S, q_prev=q, loss=loss, delta=4.0, eta=0.3,
-                                 gamma_c=steps[0], gamma_p=steps[1], lmo=k.LMO_LANCZOS, lmo_tol=1e-12,
-                                 lmo_max_iter=500, t=0, stats=stats, out_scores=out)
-    C_ref, S_ref, t_ref, scores, lams = naive_occfm_epoch(X, targets, sw, np.zeros((n_out, n, n)),
-                                                          np.zeros((n_out, n, n)),
-                                                          "squared" if regression else "logistic", 4.0, 0.3, 0,
-                                                          *steps)
+    t, bad = k.occfm_dense_epoch(
+        indptr=Xc.indptr,
+        indices=Xc.indices,
+        data=Xc.data,
+        targets=targets,
+        sample_weight=sw,
+        M=M,
+        scale=scale,
+        S=S,
+        q_prev=q,
+        loss=loss,
+        delta=4.0,
+        eta=0.3,
+        gamma_c=steps[0],
+        gamma_p=steps[1],
+        lmo=k.LMO_LANCZOS,
+        lmo_tol=1e-12,
+        lmo_max_iter=500,
+        t=0,
+        stats=stats,
+        out_scores=out,
+    )
+    C_ref, S_ref, t_ref, scores, lams = naive_occfm_epoch(
+        X,
+        targets,
+        sw,
+        np.zeros((n_out, n, n)),
+        np.zeros((n_out, n, n)),
+        "squared" if regression else "logistic",
+        4.0,
+        0.3,
+        0,
+        *steps,
+    )
     assert bad == -1 and t == t_ref and stats[:, k.STAT_UNCONVERGED].sum() == 0
     np.testing.assert_allclose(out, scores, atol=1e-7)
     np.testing.assert_allclose(M * scale[:, None, None], C_ref, atol=1e-7)
@@ -203,20 +255,53 @@ def test_occfm_lowrank_kernel_matches_twin_with_compressions():
     W, A, B = np.zeros((1, n, kmax)), np.zeros((1, kmax, kmax)), np.zeros((1, kmax, kmax))
     kd, u = np.zeros(1, np.int64), np.zeros((1, kmax))
     stats, out = np.zeros((1, k.N_STATS)), np.empty((X.shape[0], 1))
-    t, bad = k.occfm_lowrank_epoch(indptr=Xc.indptr, indices=Xc.indices, data=Xc.data, targets=targets,
-                                   sample_weight=sw, W=W, A=A, B=B, kdim=kd, u_prev=u, loss=loss_code("squared"),
-                                   delta=4.0, eta=0.3, gamma_c=1.0, gamma_p=0.5, rank=2, ell=1, lmo=k.LMO_LANCZOS,
-                                   lmo_tol=1e-12, lmo_max_iter=500, t=0, stats=stats, out_scores=out)
+    t, bad = k.occfm_lowrank_epoch(
+        indptr=Xc.indptr,
+        indices=Xc.indices,
+        data=Xc.data,
+        targets=targets,
+        sample_weight=sw,
+        W=W,
+        A=A,
+        B=B,
+        kdim=kd,
+        u_prev=u,
+        loss=loss_code("squared"),
+        delta=4.0,
+        eta=0.3,
+        gamma_c=1.0,
+        gamma_p=0.5,
+        rank=2,
+        ell=1,
+        lmo=k.LMO_LANCZOS,
+        lmo_tol=1e-12,
+        lmo_max_iter=500,
+        t=0,
+        stats=stats,
+        out_scores=out,
+    )
     Wr, Ar, Br, kdr, tr, scores, shrink = naive_occfm_lowrank_epoch(
-        X, targets, sw, np.zeros((1, n, kmax)), np.zeros((1, kmax, kmax)), np.zeros((1, kmax, kmax)),
-        np.zeros(1, int), "squared", 4.0, 0.3, 2, 1, 0)
+        X,
+        targets,
+        sw,
+        np.zeros((1, n, kmax)),
+        np.zeros((1, kmax, kmax)),
+        np.zeros((1, kmax, kmax)),
+        np.zeros(1, int),
+        "squared",
+        4.0,
+        0.3,
+        2,
+        1,
+        0,
+    )
     assert bad == -1 and t == tr and kd[0] == kdr[0]
     assert stats[0, k.STAT_EIGH] > 5 and stats[0, k.STAT_SKETCH_SHRINK] > 0  # budgets exceeded, compressed
     np.testing.assert_allclose(stats[0, k.STAT_SKETCH_SHRINK], shrink[0], rtol=1e-6)
     np.testing.assert_allclose(out, scores, atol=1e-7)
     np.testing.assert_allclose(W[0] @ A[0] @ W[0].T, Wr[0] @ Ar[0] @ Wr[0].T, atol=1e-7)
     np.testing.assert_allclose(W[0] @ B[0] @ W[0].T, Wr[0] @ Br[0] @ Wr[0].T, atol=1e-6)
-    np.testing.assert_allclose(W[0, :, :kd[0]].T @ W[0, :, :kd[0]], np.eye(kd[0]), atol=1e-12)
+    np.testing.assert_allclose(W[0, :, : kd[0]].T @ W[0, :, : kd[0]], np.eye(kd[0]), atol=1e-12)
 
 
 @pytest.mark.parametrize("active", [None, 5])
@@ -273,9 +358,14 @@ def test_errors_name_the_problem():
 # ------------------------------------------------------------------------------------------------------------
 # the online contract (streamlearn.checks) for the scalable state too (the registry's occfm entries run in exact
 # mode on the checks' small data, through tests/test_common.py)
-@pytest.mark.parametrize("est", [OCCFMRegressor(mode="scalable", rank=2, ell=2, delta=3.0, eta=0.3),
-                                 OCCFMClassifier(mode="scalable", rank=2, ell=1, delta=3.0, eta=0.3)],
-                         ids=["regressor", "classifier"])
+@pytest.mark.parametrize(
+    "est",
+    [
+        OCCFMRegressor(mode="scalable", rank=2, ell=2, delta=3.0, eta=0.3),
+        OCCFMClassifier(mode="scalable", rank=2, ell=1, delta=3.0, eta=0.3),
+    ],
+    ids=["regressor", "classifier"],
+)
 def test_scalable_mode_meets_the_online_contract(est):
     from streamlearn.checks import yield_checks
 

@@ -17,9 +17,9 @@ _STATE = ("w0", "w", "V", "G_w0", "G_w", "G_V")
 
 def _data(rng, n=40, d=8, n_out=1, regression=True):
     X = rng.normal(size=(n, d)) * (rng.random((n, d)) < 0.5)
-    X[4] = 0.0                       # empty row
+    X[4] = 0.0  # empty row
     X[9] = 0.0
-    X[9, 3] = 7.0                    # a single large non-zero
+    X[9, 3] = 7.0  # a single large non-zero
     if regression:
         targets = (X @ rng.normal(size=d) + X[:, 0] * X[:, 1]).reshape(-1, 1)
     else:
@@ -28,12 +28,15 @@ def _data(rng, n=40, d=8, n_out=1, regression=True):
     return X, targets, sw
 
 
-@pytest.mark.parametrize("opt,schedule,loss,n_out,index_dtype", [
-    ("sgd", "constant", "squared", 1, np.int32),
-    ("sgd", "invsqrt", "logistic", 3, np.int64),
-    ("adagrad", "constant", "squared", 1, np.int64),
-    ("adagrad", "constant", "hinge", 3, np.int32),
-])
+@pytest.mark.parametrize(
+    "opt,schedule,loss,n_out,index_dtype",
+    [
+        ("sgd", "constant", "squared", 1, np.int32),
+        ("sgd", "invsqrt", "logistic", 3, np.int64),
+        ("adagrad", "constant", "squared", 1, np.int64),
+        ("adagrad", "constant", "hinge", 3, np.int32),
+    ],
+)
 def test_fm_kernel_matches_naive_twin(opt, schedule, loss, n_out, index_dtype):
     rng = np.random.default_rng(len(opt) * 7 + n_out)
     X, targets, sw = _data(rng, n_out=n_out, regression=loss == "squared")
@@ -47,9 +50,23 @@ def test_fm_kernel_matches_naive_twin(opt, schedule, loss, n_out, index_dtype):
     G = [np.full(n_out, 0.5), np.full((n_out, d), 0.5), np.full((n_out, d, nf), 0.5)]
     state = [w0.copy(), w.copy(), V.copy()] + [g.copy() for g in G]
     out = np.empty((X.shape[0], n_out))
-    t, bad = k.fm_epoch(indptr=Xc.indptr, indices=Xc.indices, data=Xc.data, targets=targets, sample_weight=sw,
-                        **dict(zip(_STATE, state)), fit_intercept=True, loss=loss_code(loss), opt=OPT[opt],
-                        schedule=SCHED[schedule], eta0=0.03, l2_weight=0.01, l2_latent=0.02, t=5, out_scores=out)
+    t, bad = k.fm_epoch(
+        indptr=Xc.indptr,
+        indices=Xc.indices,
+        data=Xc.data,
+        targets=targets,
+        sample_weight=sw,
+        **dict(zip(_STATE, state)),
+        fit_intercept=True,
+        loss=loss_code(loss),
+        opt=OPT[opt],
+        schedule=SCHED[schedule],
+        eta0=0.03,
+        l2_weight=0.01,
+        l2_latent=0.02,
+        t=5,
+        out_scores=out,
+    )
     ref = naive_fm_epoch(X, targets, sw, w0, w, V, *G, True, loss, opt, schedule, 0.03, 0.01, 0.02, 5)
     assert bad == -1
     assert t == ref[6] == 5 + np.count_nonzero(sw)
@@ -70,9 +87,23 @@ def test_fm_gradients_match_finite_differences():
     eta, y = 1e-3, np.array([[2.0]])
     state = [w0.copy(), w.copy(), V.copy(), np.zeros(1), np.zeros((1, d)), np.zeros((1, d, nf))]
     out = np.empty((1, 1))
-    k.fm_epoch(indptr=Xc.indptr, indices=Xc.indices, data=Xc.data, targets=y, sample_weight=np.ones(1),
-               **dict(zip(_STATE, state)), fit_intercept=True, loss=loss_code("squared"), opt=k.OPT_SGD,
-               schedule=k.SCHEDULE_CONSTANT, eta0=eta, l2_weight=0.0, l2_latent=0.0, t=0, out_scores=out)
+    k.fm_epoch(
+        indptr=Xc.indptr,
+        indices=Xc.indices,
+        data=Xc.data,
+        targets=y,
+        sample_weight=np.ones(1),
+        **dict(zip(_STATE, state)),
+        fit_intercept=True,
+        loss=loss_code("squared"),
+        opt=k.OPT_SGD,
+        schedule=k.SCHEDULE_CONSTANT,
+        eta0=eta,
+        l2_weight=0.0,
+        l2_latent=0.0,
+        t=0,
+        out_scores=out,
+    )
     g = 2.0 * (out[0, 0] - y[0, 0])
     grads = [(s - p) / (-eta * g) for s, p in zip(state[:3], (w0, w, V))]
     h = 1e-6
@@ -83,8 +114,10 @@ def test_fm_gradients_match_finite_differences():
         b[idx] -= h
         args_a = [a if arr is p else p for p in (w0, w, V)]
         args_b = [b if arr is p else p for p in (w0, w, V)]
-        return (naive_fm_score(x, args_a[0][0], args_a[1][0], args_a[2][0])
-                - naive_fm_score(x, args_b[0][0], args_b[1][0], args_b[2][0])) / (2 * h)
+        return (
+            naive_fm_score(x, args_a[0][0], args_a[1][0], args_a[2][0])
+            - naive_fm_score(x, args_b[0][0], args_b[1][0], args_b[2][0])
+        ) / (2 * h)
 
     assert abs(grads[0][0] - fd(w0, (0,))) < 1e-6
     for j in range(d):

@@ -10,9 +10,12 @@ import collections
 
 from hypothesis import HealthCheck, settings
 
-_COMMON = {"deadline": None, "database": None, "print_blob": True,
-           "suppress_health_check": [HealthCheck.too_slow, HealthCheck.filter_too_much,
-                                     HealthCheck.data_too_large]}
+_COMMON = {
+    "deadline": None,
+    "database": None,
+    "print_blob": True,
+    "suppress_health_check": [HealthCheck.too_slow, HealthCheck.filter_too_much, HealthCheck.data_too_large],
+}
 settings.register_profile("fuzz-small", max_examples=60, derandomize=True, **_COMMON)
 settings.register_profile("fuzz-large", max_examples=1200, derandomize=False, **_COMMON)
 

@@ -72,8 +72,10 @@ def _models():
         with open(path, "w") as f:
             f.write(_FILES["good.svm"])
         X, y = load_svmlight(path)
-        for name, obj in (("model.slm", PassiveAggressiveClassifier().fit(X, y)),
-                          ("sketch.slm", FrequentDirections(ell=2).partial_fit(X.toarray()))):
+        for name, obj in (
+            ("model.slm", PassiveAggressiveClassifier().fit(X, y)),
+            ("sketch.slm", FrequentDirections(ell=2).partial_fit(X.toarray())),
+        ):
             obj.save(os.path.join(d, name))
             with open(os.path.join(d, name), "rb") as f:
                 _MODELS[name] = f.read()
@@ -85,35 +87,78 @@ def _models():
 
 
 _IN = st.sampled_from(sorted(_FILES) + ["missing.svm", "adir", "model.slm"])
-_MODEL = st.sampled_from(["model.slm", "sketch.slm", "corrupt.slm", "truncated.slm", "missing.slm", "adir",
-                          "good.svm"])
+_MODEL = st.sampled_from(["model.slm", "sketch.slm", "corrupt.slm", "truncated.slm", "missing.slm", "adir", "good.svm"])
 _OUT = st.sampled_from(["out.slm", "out.txt", "adir", "nodir/out.slm", "good.svm", "model.slm", "empty.svm"])
 _INT = st.sampled_from(["0", "1", "2", "3", "-1", "1000000", "abc", "1e3", "nan", ""])
 _FLOAT = st.sampled_from(["0", "0.25", "1", "-0.2", "nan", "inf", "2", "x"])
 _LEARNER = st.sampled_from(["pa1", "ogd", "perceptron", "pa1", "nosuch", "", "bm-svm"])
-_PARAM = st.sampled_from(["C=0.5", "C=-1", "C=abc", "C=nan", "C=1e300", "eta0=0", "variant=pa2", "nosuch=1", "=1",
-                          "C", "C==1", "loss=squared", "fit_intercept=false", "max_iter=0"])
+_PARAM = st.sampled_from(
+    [
+        "C=0.5",
+        "C=-1",
+        "C=abc",
+        "C=nan",
+        "C=1e300",
+        "eta0=0",
+        "variant=pa2",
+        "nosuch=1",
+        "=1",
+        "C",
+        "C==1",
+        "loss=squared",
+        "fit_intercept=false",
+        "max_iter=0",
+    ]
+)
 _JUNK = st.sampled_from(["--bogus", "-x", "--", "-", "--json=1", "\x00", "é", "--help-me"])
 
-_COMMON = {"--chunk-size": _INT, "--n-features": _INT, "--zero-based": st.sampled_from(["auto", "true", "false",
-                                                                                           "yes"]),
-           "--json": None, "--quiet": None, "-p": _PARAM}
+_COMMON = {
+    "--chunk-size": _INT,
+    "--n-features": _INT,
+    "--zero-based": st.sampled_from(["auto", "true", "false", "yes"]),
+    "--json": None,
+    "--quiet": None,
+    "-p": _PARAM,
+}
 _OPTIONS = {
-    "train": {**_COMMON, "--test": _IN, "--holdout": _FLOAT, "--seed": _INT, "--passes": _INT, "-o": _OUT,
-              "--block-mb": _FLOAT, "--plot": _OUT},
+    "train": {
+        **_COMMON,
+        "--test": _IN,
+        "--holdout": _FLOAT,
+        "--seed": _INT,
+        "--passes": _INT,
+        "-o": _OUT,
+        "--block-mb": _FLOAT,
+        "--plot": _OUT,
+    },
     "evaluate": {**_COMMON, "--plot": _OUT},
     "predict": {"-o": _OUT, "--scores": None, "--chunk-size": _INT},
-    "sketch": {"--sketch": st.sampled_from(["fd", "rfd", "rp", "oja", "nope"]), "--ell": _INT, "-p": _PARAM,
-               "--n-features": _INT, "-o": _OUT, "--no-error": None, "--json": None, "--quiet": None,
-               "--blas-threads": st.sampled_from(["1", "0", "-3"])},
+    "sketch": {
+        "--sketch": st.sampled_from(["fd", "rfd", "rp", "oja", "nope"]),
+        "--ell": _INT,
+        "-p": _PARAM,
+        "--n-features": _INT,
+        "-o": _OUT,
+        "--no-error": None,
+        "--json": None,
+        "--quiet": None,
+        "--blas-threads": st.sampled_from(["1", "0", "-3"]),
+    },
     "learners": {"--json": None},
 }
 
 
 @st.composite
 def argv(draw):
-    cmd = draw(st.sampled_from(["train"] * 4 + ["evaluate"] * 2 + ["predict"] * 3 + ["sketch"] * 2
-                               + ["learners", "demo", "experiment", "nosuchcommand", ""]))
+    cmd = draw(
+        st.sampled_from(
+            ["train"] * 4
+            + ["evaluate"] * 2
+            + ["predict"] * 3
+            + ["sketch"] * 2
+            + ["learners", "demo", "experiment", "nosuchcommand", ""]
+        )
+    )
     if cmd in ("demo", "experiment"):  # only with an unknown option: argparse refuses before any work
         return [cmd, "--no-such-option-here"]
     args = [cmd] if cmd else []
@@ -168,7 +213,8 @@ def run_cli(args):
     if not isinstance(code, int) or isinstance(code, bool):
         record(TARGET, "wrong")
         raise AssertionError(  # noqa: TRY004 (a failed property, not a type error of ours)
-            f"streamlearn {' '.join(args)}: main returned {code!r}, not an int")
+            f"streamlearn {' '.join(args)}: main returned {code!r}, not an int"
+        )
     text = err.getvalue()
     if "Traceback (most recent call last)" in text:
         record(TARGET, "traceback")
@@ -194,8 +240,18 @@ def test_predict_output_onto_a_directory_is_a_clean_error():
     d = _fixtures()
     try:
         with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(io.StringIO()):
-            assert cli.main(["predict", os.path.join(d, "model.slm"), os.path.join(d, "good.svm"), "-o",
-                             os.path.join(d, "adir")]) == 2
+            assert (
+                cli.main(
+                    [
+                        "predict",
+                        os.path.join(d, "model.slm"),
+                        os.path.join(d, "good.svm"),
+                        "-o",
+                        os.path.join(d, "adir"),
+                    ]
+                )
+                == 2
+            )
     finally:
         shutil.rmtree(d, ignore_errors=True)
 

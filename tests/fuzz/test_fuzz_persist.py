@@ -66,8 +66,13 @@ def _saved():
 
 def _same_value(a, b):
     if isinstance(a, np.ndarray) or isinstance(b, np.ndarray):
-        return (isinstance(a, np.ndarray) and isinstance(b, np.ndarray) and a.dtype == b.dtype
-                and a.shape == b.shape and a.tobytes() == b.tobytes())
+        return (
+            isinstance(a, np.ndarray)
+            and isinstance(b, np.ndarray)
+            and a.dtype == b.dtype
+            and a.shape == b.shape
+            and a.tobytes() == b.tobytes()
+        )
     if isinstance(a, float) and isinstance(b, float) and math.isnan(a) and math.isnan(b):
         return True
     if isinstance(a, (list, tuple)) and isinstance(b, (list, tuple)):
@@ -138,7 +143,7 @@ def apply(raw, mutations):
         elif kind == "truncate":
             del b[pos:]
         else:
-            del b[pos:pos + arg]
+            del b[pos : pos + arg]
     return bytes(b)
 
 
@@ -171,14 +176,15 @@ def test_damaged_model_file_is_identical_or_a_clean_error(case):
 
 # --- regression tests: every exception type the fuzzing found, at the header field that produced it
 
+
 def _central_entry_offset(raw, entry):
     """Byte offset of the central-directory record of ``entry`` in the zip bytes ``raw``."""
     eocd = raw.rindex(b"PK\x05\x06")
-    n, _, cd_offset = struct.unpack("<HII", raw[eocd + 10:eocd + 20])
+    n, _, cd_offset = struct.unpack("<HII", raw[eocd + 10 : eocd + 20])
     p = cd_offset
     for _ in range(n):
-        name_len, extra_len, comment_len = struct.unpack("<HHH", raw[p + 28:p + 34])
-        if raw[p + 46:p + 46 + name_len].decode() == entry:
+        name_len, extra_len, comment_len = struct.unpack("<HHH", raw[p + 28 : p + 34])
+        if raw[p + 46 : p + 46 + name_len].decode() == entry:
             return p
         p += 46 + name_len + extra_len + comment_len
     raise KeyError(entry)
@@ -188,7 +194,7 @@ def _local_data_offset(raw, entry):
     with zipfile.ZipFile(__import__("io").BytesIO(raw)) as zf:
         info = zf.getinfo(entry)
     p = info.header_offset
-    name_len, extra_len = struct.unpack("<HH", raw[p + 26:p + 30])
+    name_len, extra_len = struct.unpack("<HH", raw[p + 26 : p + 30])
     return p + 30 + name_len + extra_len, info.compress_size
 
 
@@ -208,9 +214,11 @@ def test_flag_bit_encrypted_is_a_clean_error(entry):
     assert check_mutated("pa", _patched(raw, p + 8, raw[p + 8] | 0x01)) == "error"
 
 
-@pytest.mark.parametrize("field,value", [(10, 0x63), (8, 0x20), (8, 0x40), (6, 0x54)],
-                         ids=["method-99", "flag-bit-5-patched", "flag-bit-6-strong-encryption",
-                              "version-8.4"])
+@pytest.mark.parametrize(
+    "field,value",
+    [(10, 0x63), (8, 0x20), (8, 0x40), (6, 0x54)],
+    ids=["method-99", "flag-bit-5-patched", "flag-bit-6-strong-encryption", "version-8.4"],
+)
 def test_unsupported_zip_feature_is_a_clean_error(field, value):
     # was: NotImplementedError ("That compression method is not supported", "compressed patched data
     # (flag bit 5)", "strong encryption (flag bit 6)", "zip file version 8.4")

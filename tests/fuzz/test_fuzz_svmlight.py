@@ -46,13 +46,35 @@ _number = st.one_of(
     st.floats(allow_nan=False, allow_infinity=False).map(repr),
     st.floats(allow_nan=False, allow_infinity=False).map(lambda v: f"{v:.17g}"),
     st.floats(allow_nan=False, allow_infinity=False, min_value=-1e6, max_value=1e6).map(lambda v: f"{v:e}"),
-    st.tuples(st.sampled_from(["", "+", "-"]), _digits, st.sampled_from([".", ""]), _digits,
-              st.sampled_from(["", "e", "E", "e-", "e+", "E-"]), st.integers(0, 300)).map(
-        lambda t: f"{t[0]}{t[1]}{t[2]}{t[3]}" + (f"{t[4]}{t[5]}" if t[4] else "")),
+    st.tuples(
+        st.sampled_from(["", "+", "-"]),
+        _digits,
+        st.sampled_from([".", ""]),
+        _digits,
+        st.sampled_from(["", "e", "E", "e-", "e+", "E-"]),
+        st.integers(0, 300),
+    ).map(lambda t: f"{t[0]}{t[1]}{t[2]}{t[3]}" + (f"{t[4]}{t[5]}" if t[4] else "")),
     st.tuples(st.sampled_from(["", "-"]), _long, st.integers(0, 20)).map(
-        lambda t: f"{t[0]}{t[1][:t[2]]}.{t[1][t[2]:]}"),
-    st.sampled_from([".5", "5.", "-.5", "+.5", "1.e5", "0", "-0", "-0.0", "4.9e-324", "2.2250738585072011e-308",
-                     "1.7976931348623157e308", "1e-400", "9007199254740993", "0.1000000000000000055511151231257827"]),
+        lambda t: f"{t[0]}{t[1][: t[2]]}.{t[1][t[2] :]}"
+    ),
+    st.sampled_from(
+        [
+            ".5",
+            "5.",
+            "-.5",
+            "+.5",
+            "1.e5",
+            "0",
+            "-0",
+            "-0.0",
+            "4.9e-324",
+            "2.2250738585072011e-308",
+            "1.7976931348623157e308",
+            "1e-400",
+            "9007199254740993",
+            "0.1000000000000000055511151231257827",
+        ]
+    ),
 )
 _space = st.text(" \t", min_size=1, max_size=3)
 _end_space = st.sampled_from(["", "", " ", "\t", "\r", " \x0b", "\x0c"])
@@ -129,8 +151,7 @@ def mutated_files(draw):
     return b"\n".join(lines) + b"\n", k + 1, original
 
 
-_settings = st.tuples(st.sampled_from([True, False, "auto"]), st.sampled_from([None, 0, 5]),
-                      st.integers(16, 64))
+_settings = st.tuples(st.sampled_from([True, False, "auto"]), st.sampled_from([None, 0, 5]), st.integers(16, 64))
 
 # ---------------------------------------------------------------------------------------------------
 # the oracle
@@ -140,7 +161,6 @@ class _Named(io.BytesIO):
     """An in-memory file with a name, so that error messages carry it."""
 
     name = NAME
-
 
 
 def _sklearn(data, zero_based, n_features):
@@ -153,18 +173,21 @@ def _sklearn(data, zero_based, n_features):
 def _ours(data, zero_based, n_features, block_size):
     """Our result by both entry points (they must agree), or the SvmlightFormatError raised."""
     try:
-        X, y = load_svmlight(_Named(data), zero_based=zero_based, n_features=n_features,
-                             block_size=block_size)
+        X, y = load_svmlight(_Named(data), zero_based=zero_based, n_features=n_features, block_size=block_size)
     except SvmlightFormatError as exc:
         try:
-            list(iter_svmlight(_Named(data), chunk_size=2, zero_based=zero_based, n_features=n_features,
-                               block_size=block_size))
+            list(
+                iter_svmlight(
+                    _Named(data), chunk_size=2, zero_based=zero_based, n_features=n_features, block_size=block_size
+                )
+            )
         except SvmlightFormatError as exc2:
             assert str(exc2) == str(exc), (str(exc2), str(exc))
             return None, exc
         raise AssertionError(f"load_svmlight raised ({exc}) but iter_svmlight did not") from None
-    chunks = list(iter_svmlight(_Named(data), chunk_size=2, zero_based=zero_based, n_features=n_features,
-                                block_size=block_size))
+    chunks = list(
+        iter_svmlight(_Named(data), chunk_size=2, zero_based=zero_based, n_features=n_features, block_size=block_size)
+    )
     Xi = sp.vstack([c for c, _ in chunks], format="csr")
     yi = np.concatenate([c for _, c in chunks])
     assert _same((Xi, yi), (X, y)), "iter_svmlight chunks differ from load_svmlight"
@@ -173,9 +196,14 @@ def _ours(data, zero_based, n_features, block_size):
 
 def _same(got, ref):
     (X, y), (Xr, yr) = got, ref
-    return (X.shape == Xr.shape and np.array_equal(X.indptr, Xr.indptr) and np.array_equal(X.indices, Xr.indices)
-            and X.data.dtype == Xr.data.dtype and np.array_equal(X.data.view(np.uint64), Xr.data.view(np.uint64))
-            and np.array_equal(np.asarray(y).view(np.uint64), np.asarray(yr).view(np.uint64)))
+    return (
+        X.shape == Xr.shape
+        and np.array_equal(X.indptr, Xr.indptr)
+        and np.array_equal(X.indices, Xr.indices)
+        and X.data.dtype == Xr.data.dtype
+        and np.array_equal(X.data.view(np.uint64), Xr.data.view(np.uint64))
+        and np.array_equal(np.asarray(y).view(np.uint64), np.asarray(yr).view(np.uint64))
+    )
 
 
 def _readable(data, zero_based, n_features):

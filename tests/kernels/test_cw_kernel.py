@@ -10,8 +10,13 @@ from scipy.special import ndtri
 from streamlearn._kernels import cw as k
 from tests.naive import naive_cw_epoch, naive_cw_step
 
-RULES = {"cw": k.RULE_CW, "cw_variance": k.RULE_CW_VARIANCE, "arow": k.RULE_AROW, "scw1": k.RULE_SCW1,
-         "scw2": k.RULE_SCW2}
+RULES = {
+    "cw": k.RULE_CW,
+    "cw_variance": k.RULE_CW_VARIANCE,
+    "arow": k.RULE_AROW,
+    "scw1": k.RULE_SCW1,
+    "scw2": k.RULE_SCW2,
+}
 
 
 def _matrix(kind, rng, n=40, d=12):
@@ -37,14 +42,43 @@ def _run_kernel(Xc, targets, sw, rule, phi, C, r, bias, full, a):
     mu, b, out = np.zeros((K, d)), np.zeros(K), np.zeros((Xc.shape[0], K))
     if full:
         sigma = np.repeat(np.eye(d + 1)[None] * a, K, axis=0)
-        t, bad = k.cw_full_epoch(indptr=Xc.indptr, indices=Xc.indices, data=Xc.data, targets=targets, sample_weight=sw,
-                                 coef=mu, intercept=b, sigma=sigma, bias_value=bias, rule=rule, phi=phi, C=C, r=r, t=0,
-                                 out_scores=out)
+        t, bad = k.cw_full_epoch(
+            indptr=Xc.indptr,
+            indices=Xc.indices,
+            data=Xc.data,
+            targets=targets,
+            sample_weight=sw,
+            coef=mu,
+            intercept=b,
+            sigma=sigma,
+            bias_value=bias,
+            rule=rule,
+            phi=phi,
+            C=C,
+            r=r,
+            t=0,
+            out_scores=out,
+        )
     else:
         sigma, sigma_b = np.full((K, d), a), np.full(K, a)
-        t, bad = k.cw_diag_epoch(indptr=Xc.indptr, indices=Xc.indices, data=Xc.data, targets=targets, sample_weight=sw,
-                                 coef=mu, intercept=b, sigma=sigma, sigma_b=sigma_b, bias_value=bias, rule=rule,
-                                 phi=phi, C=C, r=r, t=0, out_scores=out)
+        t, bad = k.cw_diag_epoch(
+            indptr=Xc.indptr,
+            indices=Xc.indices,
+            data=Xc.data,
+            targets=targets,
+            sample_weight=sw,
+            coef=mu,
+            intercept=b,
+            sigma=sigma,
+            sigma_b=sigma_b,
+            bias_value=bias,
+            rule=rule,
+            phi=phi,
+            C=C,
+            r=r,
+            t=0,
+            out_scores=out,
+        )
         sigma = np.hstack([sigma, sigma_b[:, None]])
     return mu, b, sigma, t, bad, out
 
@@ -64,8 +98,9 @@ def test_kernel_matches_naive_twin(rule, kind, full):
         phi = float(ndtri(eta))
         mu, b, sigma, t, bad, out = _run_kernel(Xc, targets, sw, RULES[rule], phi, C, r, bias, full, a)
         sigma0 = np.repeat(np.eye(X.shape[1] + 1)[None] * a, K, 0) if full else np.full((K, X.shape[1] + 1), a)
-        mu2, b2, sigma2, t2, out2 = naive_cw_epoch(X, targets, sw, np.zeros((K, X.shape[1])), np.zeros(K), sigma0,
-                                                   rule, phi, C, r, bias, full, 0)
+        mu2, b2, sigma2, t2, out2 = naive_cw_epoch(
+            X, targets, sw, np.zeros((K, X.shape[1])), np.zeros(K), sigma0, rule, phi, C, r, bias, full, 0
+        )
         assert bad == -1 and t == t2 == np.count_nonzero(sw)
         scale = max(1.0, np.abs(mu2).max())
         np.testing.assert_allclose(out, out2, rtol=1e-8, atol=1e-10 * scale * 1e3)
@@ -101,8 +136,8 @@ def test_scw2_is_not_libol_typo():
     """LIBOL's SCW2 writes v*2 and phi*2 for v^2 and phi^2 (Algorithms §2.6); ours uses the squares."""
     phi, m, v, C = float(ndtri(0.8)), 0.2, 3.0, 1.0
     n = v + 1 / (2 * C)
-    libol_gamma = phi * np.sqrt(phi ** 4 * m ** 2 * v * 2 + 4 * n * v * phi ** 2 * (n + v * phi * 2))
-    libol = max(0.0, (-(2 * m * n + phi ** 2 * m * v) + libol_gamma) / (2 * (n ** 2 + n * v * phi ** 2)))
+    libol_gamma = phi * np.sqrt(phi**4 * m**2 * v * 2 + 4 * n * v * phi**2 * (n + v * phi * 2))
+    libol = max(0.0, (-(2 * m * n + phi**2 * m * v) + libol_gamma) / (2 * (n**2 + n * v * phi**2)))
     alpha, _ = k.cw_step(k.RULE_SCW2, m, v, phi, C, 1.0)
     assert abs(alpha - libol) > 1e-3 * alpha
     # the paper's closed form is the minimiser of its objective: KKT of SCW-II's 1-d problem holds
@@ -114,8 +149,22 @@ def test_divergence_is_reported_not_silent():
     X = sp.csr_matrix(np.array([[1.0, 0.0], [np.inf, 1.0]]))
     # the estimator layer rejects inf in X; the kernel itself stops at the first non-finite score
     out = np.zeros((2, 1))
-    t, bad = k.cw_diag_epoch(indptr=X.indptr, indices=X.indices, data=X.data, targets=np.ones((2, 1)),
-                             sample_weight=np.ones(2), coef=np.ones((1, 2)), intercept=np.zeros(1),
-                             sigma=np.ones((1, 2)), sigma_b=np.ones(1), bias_value=1.0, rule=k.RULE_AROW, phi=0.0,
-                             C=1.0, r=1.0, t=0, out_scores=out)
+    t, bad = k.cw_diag_epoch(
+        indptr=X.indptr,
+        indices=X.indices,
+        data=X.data,
+        targets=np.ones((2, 1)),
+        sample_weight=np.ones(2),
+        coef=np.ones((1, 2)),
+        intercept=np.zeros(1),
+        sigma=np.ones((1, 2)),
+        sigma_b=np.ones(1),
+        bias_value=1.0,
+        rule=k.RULE_AROW,
+        phi=0.0,
+        C=1.0,
+        r=1.0,
+        t=0,
+        out_scores=out,
+    )
     assert bad == 1

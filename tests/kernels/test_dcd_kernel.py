@@ -44,9 +44,24 @@ def test_kernel_matches_naive_twin(kind, l2, shrinking):
         Xc = sp.csr_matrix(X)
         Xc.indices, Xc.indptr = Xc.indices.astype(index_dtype), Xc.indptr.astype(index_dtype)
         alpha, coef, wb, info = np.zeros((n, K)), np.zeros((K, d)), np.zeros(K), np.zeros((K, 4))
-        k.dcd_solve(indptr=Xc.indptr, indices=Xc.indices, data=Xc.data, targets=targets, sample_weight=sw, alpha=alpha,
-                    coef=coef, wb=wb, bias_value=bias, C=C, l2_loss=l2, tol=tol, max_iter=max_iter, shrinking=shrinking,
-                    seed=np.uint64(987654321), out_info=info)
+        k.dcd_solve(
+            indptr=Xc.indptr,
+            indices=Xc.indices,
+            data=Xc.data,
+            targets=targets,
+            sample_weight=sw,
+            alpha=alpha,
+            coef=coef,
+            wb=wb,
+            bias_value=bias,
+            C=C,
+            l2_loss=l2,
+            tol=tol,
+            max_iter=max_iter,
+            shrinking=shrinking,
+            seed=np.uint64(987654321),
+            out_info=info,
+        )
         a2, w2, iters = naive_dcd_solve(X, targets, sw, C, l2, tol, max_iter, bias, 987654321, shrinking=shrinking)
         scale = max(1.0, np.abs(w2).max())
         np.testing.assert_allclose(alpha, a2, rtol=1e-9, atol=1e-9 * scale)
@@ -73,10 +88,26 @@ def test_warm_start_continues_like_one_call_on_blocks():
         for a, b in [(0, 25), (25, 40)]:
             Xb = sp.csr_matrix(X[a:b])
             seed = 1000 * outer + a
-            k.dcd_solve(indptr=Xb.indptr, indices=Xb.indices, data=Xb.data, targets=targets[a:b], sample_weight=sw[a:b],
-                        alpha=alpha[a:b], coef=coef, wb=wb, bias_value=1.0, C=1.0, l2_loss=False, tol=1e-3, max_iter=2,
-                        shrinking=True, seed=np.uint64(seed), out_info=info)
-            a2[a:b], w2, _ = naive_dcd_solve(X[a:b], targets[a:b], sw[a:b], 1.0, False, 1e-3, 2, 1.0, seed,
-                                             shrinking=True, alpha=a2[a:b], w=w2)
+            k.dcd_solve(
+                indptr=Xb.indptr,
+                indices=Xb.indices,
+                data=Xb.data,
+                targets=targets[a:b],
+                sample_weight=sw[a:b],
+                alpha=alpha[a:b],
+                coef=coef,
+                wb=wb,
+                bias_value=1.0,
+                C=1.0,
+                l2_loss=False,
+                tol=1e-3,
+                max_iter=2,
+                shrinking=True,
+                seed=np.uint64(seed),
+                out_info=info,
+            )
+            a2[a:b], w2, _ = naive_dcd_solve(
+                X[a:b], targets[a:b], sw[a:b], 1.0, False, 1e-3, 2, 1.0, seed, shrinking=True, alpha=a2[a:b], w=w2
+            )
     np.testing.assert_allclose(alpha, a2, atol=1e-10)
     np.testing.assert_allclose(np.append(coef[0], wb), w2[0], atol=1e-10)

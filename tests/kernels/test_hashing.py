@@ -4,8 +4,24 @@ import pytest
 from streamlearn._kernels import hashing as K
 from tests import naive_hashing as N
 
-WORDS = [b"", b"a", b"ab", b"abc", b"abcd", b"abcde", b"country=FR", b"123", b"0042", b" 17", b"12a",
-         b"99999999999999999999999", "caf\u00e9=\u00fc".encode(), b"x y", b"-3", b"1.5"]
+WORDS = [
+    b"",
+    b"a",
+    b"ab",
+    b"abc",
+    b"abcd",
+    b"abcde",
+    b"country=FR",
+    b"123",
+    b"0042",
+    b" 17",
+    b"12a",
+    b"99999999999999999999999",
+    "caf\u00e9=\u00fc".encode(),
+    b"x y",
+    b"-3",
+    b"1.5",
+]
 
 
 @pytest.mark.parametrize("seed", [0, 1, 7, 1646279392, 2**32 - 1])

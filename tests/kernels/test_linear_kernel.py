@@ -33,10 +33,18 @@ def _matrix(kind, rng, n=60, d=25):
 
 
 def _cases():
-    yield from [("gradient", "logistic"), ("gradient", "hinge"), ("gradient", "squared"),
-                       ("gradient", "perceptron"), ("pa", "hinge"), ("pa1", "hinge"), ("pa2", "hinge"),
-                       ("pa1", "epsilon_insensitive"), ("pa2", "epsilon_insensitive"),
-                       ("gradient", "epsilon_insensitive")]
+    yield from [
+        ("gradient", "logistic"),
+        ("gradient", "hinge"),
+        ("gradient", "squared"),
+        ("gradient", "perceptron"),
+        ("pa", "hinge"),
+        ("pa1", "hinge"),
+        ("pa2", "hinge"),
+        ("pa1", "epsilon_insensitive"),
+        ("pa2", "epsilon_insensitive"),
+        ("gradient", "epsilon_insensitive"),
+    ]
 
 
 @pytest.mark.parametrize("rule,loss", list(_cases()))
@@ -60,12 +68,27 @@ def test_kernel_matches_naive_twin(rule, loss, kind, index_dtype):
         b0 = rng.normal(size=n_out) * 0.1
         coef, b = coef0.copy(), b0.copy()
         out = np.empty((X.shape[0], n_out))
-        t, bad = k.linear_epoch(indptr=Xc.indptr, indices=Xc.indices, data=Xc.data, targets=targets, sample_weight=sw,
-                                coef=coef, intercept=b, intercept_sq=intercept_sq, rule=RULES[rule],
-                                loss=loss_code(loss), loss_param=0.1, schedule=SCHEDULES[schedule], eta0=0.05, C=0.7,
-                                t=3, out_scores=out)
-        W, bn, tn, scores = naive_linear_epoch(X, targets, sw, coef0, b0, intercept_sq, rule, loss, 0.1,
-                                               schedule, 0.05, 0.7, 3)
+        t, bad = k.linear_epoch(
+            indptr=Xc.indptr,
+            indices=Xc.indices,
+            data=Xc.data,
+            targets=targets,
+            sample_weight=sw,
+            coef=coef,
+            intercept=b,
+            intercept_sq=intercept_sq,
+            rule=RULES[rule],
+            loss=loss_code(loss),
+            loss_param=0.1,
+            schedule=SCHEDULES[schedule],
+            eta0=0.05,
+            C=0.7,
+            t=3,
+            out_scores=out,
+        )
+        W, bn, tn, scores = naive_linear_epoch(
+            X, targets, sw, coef0, b0, intercept_sq, rule, loss, 0.1, schedule, 0.05, 0.7, 3
+        )
         assert bad == -1
         assert t == tn == 3 + np.count_nonzero(sw)
         np.testing.assert_allclose(out, scores, rtol=1e-10, atol=1e-12)
@@ -79,10 +102,24 @@ def test_kernel_reports_first_non_finite_score():
     coef = np.zeros((1, 1))
     out = np.zeros((5, 1))
     targets = np.ones((5, 1))
-    t, bad = k.linear_epoch(indptr=X.indptr, indices=X.indices, data=X.data, targets=targets, sample_weight=np.ones(5),
-                            coef=coef, intercept=np.zeros(1), intercept_sq=0.0, rule=k.RULE_GRADIENT,
-                            loss=loss_code("squared"), loss_param=0.0, schedule=k.SCHEDULE_CONSTANT, eta0=1.0, C=1.0,
-                            t=0, out_scores=out)
+    t, bad = k.linear_epoch(
+        indptr=X.indptr,
+        indices=X.indices,
+        data=X.data,
+        targets=targets,
+        sample_weight=np.ones(5),
+        coef=coef,
+        intercept=np.zeros(1),
+        intercept_sq=0.0,
+        rule=k.RULE_GRADIENT,
+        loss=loss_code("squared"),
+        loss_param=0.0,
+        schedule=k.SCHEDULE_CONSTANT,
+        eta0=1.0,
+        C=1.0,
+        t=0,
+        out_scores=out,
+    )
     assert bad == 3
     assert np.all(np.isfinite(out[:3])) and not np.isfinite(out[3, 0])
 

@@ -31,15 +31,32 @@ def _matrix(kind, rng, n=50, d=12):
 
 
 def _run_kernel(X, targets, sw, state, loss, eta0, schedule, adaptive, invariant, fit_intercept, dense=False):
-    coef, intercept, scale, accum, accum_b, norm_state, t = (np.array(v, copy=True) if isinstance(v, np.ndarray)
-                                                             else v for v in state)
+    coef, intercept, scale, accum, accum_b, norm_state, t = (
+        np.array(v, copy=True) if isinstance(v, np.ndarray) else v for v in state
+    )
     out = np.empty((X.shape[0], coef.shape[0]))
     buf = np.empty(X.shape[1])
     sched = k.SCHEDULE_INVSQRT if schedule == "invsqrt" else k.SCHEDULE_CONSTANT
-    args = {"targets": targets, "sample_weight": sw, "coef": coef, "intercept": intercept,
-            "fit_intercept": fit_intercept, "scale": scale, "accum": accum, "accum_b": accum_b,
-            "norm_state": norm_state, "loss": loss_code(loss), "loss_param": 0.0, "eta0": eta0, "schedule": sched,
-            "adaptive": adaptive, "invariant": invariant, "t": t, "buf": buf, "out_scores": out}
+    args = {
+        "targets": targets,
+        "sample_weight": sw,
+        "coef": coef,
+        "intercept": intercept,
+        "fit_intercept": fit_intercept,
+        "scale": scale,
+        "accum": accum,
+        "accum_b": accum_b,
+        "norm_state": norm_state,
+        "loss": loss_code(loss),
+        "loss_param": 0.0,
+        "eta0": eta0,
+        "schedule": sched,
+        "adaptive": adaptive,
+        "invariant": invariant,
+        "t": t,
+        "buf": buf,
+        "out_scores": out,
+    }
     if dense:
         t, bad = k.nag_epoch_dense(X=np.ascontiguousarray(X), **args)
     else:
@@ -63,19 +80,54 @@ def test_kernel_matches_naive_twin(loss, kind, dense):
     sw = rng.choice([0.0, 0.5, 1.0, 3.0, 50.0], size=X.shape[0])
     d = X.shape[1]
     for adaptive, invariant, fit_intercept, schedule in itertools.product(
-            [True, False], [True, False], [True, False], ["constant", "invsqrt"]):
+        [True, False], [True, False], [True, False], ["constant", "invsqrt"]
+    ):
         if not adaptive and invariant:
             continue
         # a warm state: from the first half, then the second half on top of it
-        state = (np.zeros((n_out, d)), np.zeros(n_out), np.zeros(d), np.zeros((n_out, d)), np.zeros(n_out),
-                 np.zeros(2), 0)
+        state = (
+            np.zeros((n_out, d)),
+            np.zeros(n_out),
+            np.zeros(d),
+            np.zeros((n_out, d)),
+            np.zeros(n_out),
+            np.zeros(2),
+            0,
+        )
         half = X.shape[0] // 2
         for lo, hi in ((0, half), (half, X.shape[0])):
-            got = _run_kernel(X[lo:hi], targets[lo:hi], sw[lo:hi], state, loss, 0.7, schedule, adaptive, invariant,
-                              fit_intercept, dense)
+            got = _run_kernel(
+                X[lo:hi],
+                targets[lo:hi],
+                sw[lo:hi],
+                state,
+                loss,
+                0.7,
+                schedule,
+                adaptive,
+                invariant,
+                fit_intercept,
+                dense,
+            )
             coef, icpt, scale, accum, accum_b, norm_state, t = state
-            want = naive_nag_epoch(X[lo:hi], targets[lo:hi], sw[lo:hi], coef, icpt, fit_intercept, scale, accum,
-                                   accum_b, norm_state, loss, 0.7, schedule, adaptive, invariant, t)
+            want = naive_nag_epoch(
+                X[lo:hi],
+                targets[lo:hi],
+                sw[lo:hi],
+                coef,
+                icpt,
+                fit_intercept,
+                scale,
+                accum,
+                accum_b,
+                norm_state,
+                loss,
+                0.7,
+                schedule,
+                adaptive,
+                invariant,
+                t,
+            )
             what = f"adaptive={adaptive} invariant={invariant} intercept={fit_intercept} {schedule} rows {lo}:{hi}"
             names = ["coef", "intercept", "scale", "accum", "accum_b", "norm_state", "t", "scores"]
             for name, g, w in zip(names, got, want):

@@ -21,10 +21,27 @@ class _State:
     def run(self, Xc, targets, sw, bias, lam, batch, project):
         out = np.zeros((Xc.shape[0], targets.shape[1]))
         self.t, self.pending, bad = k.pegasos_epoch(
-            indptr=Xc.indptr, indices=Xc.indices, data=Xc.data, targets=targets, sample_weight=sw, v=self.v,
-            scale=self.scale, sqnorm=self.sqnorm, acc=self.acc, marked=self.marked, touched=self.touched,
-            n_touched=self.n_touched, bias_value=bias, lam=lam, batch_size=batch, radius=1 / np.sqrt(lam),
-            project=project, t=self.t, n_pending=self.pending, out_scores=out)
+            indptr=Xc.indptr,
+            indices=Xc.indices,
+            data=Xc.data,
+            targets=targets,
+            sample_weight=sw,
+            v=self.v,
+            scale=self.scale,
+            sqnorm=self.sqnorm,
+            acc=self.acc,
+            marked=self.marked,
+            touched=self.touched,
+            n_touched=self.n_touched,
+            bias_value=bias,
+            lam=lam,
+            batch_size=batch,
+            radius=1 / np.sqrt(lam),
+            project=project,
+            t=self.t,
+            n_pending=self.pending,
+            out_scores=out,
+        )
         assert bad == -1
         return out
 
@@ -61,8 +78,9 @@ def test_kernel_matches_naive_twin_across_calls(kind, batch, project):
             Xc = sp.csr_matrix(X[a:b])
             Xc.indices, Xc.indptr = Xc.indices.astype(index_dtype), Xc.indptr.astype(index_dtype)
             out = state.run(Xc, targets[a:b], sw[a:b], bias, lam, batch, project)
-            w2, t2, pending2, out2 = naive_pegasos_epoch(X[a:b], targets[a:b], sw[a:b], w2, lam, batch, project,
-                                                         bias, t2, pending2)
+            w2, t2, pending2, out2 = naive_pegasos_epoch(
+                X[a:b], targets[a:b], sw[a:b], w2, lam, batch, project, bias, t2, pending2
+            )
             np.testing.assert_allclose(out, out2, rtol=1e-9, atol=1e-9 * max(1.0, np.abs(out2).max()))
             np.testing.assert_allclose(state.w(), w2, rtol=1e-9, atol=1e-12 * max(1.0, np.abs(w2).max()))
             assert (state.t, state.pending) == (t2, len(pending2))

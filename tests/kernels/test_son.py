@@ -15,8 +15,9 @@ def _data(n=50, d=8, scale=0.7, seed=0, rank=None):
         X = rng.standard_normal((n, d)) * scale
         X[rng.random((n, d)) < 0.3] = 0.0
     else:  # near rank-`rank` rows: x mostly in the row space of the sketch, with a small rest
-        X = scale * (rng.standard_normal((n, rank)) @ rng.standard_normal((rank, d))
-                     + 0.3 * rng.standard_normal((n, d)))
+        X = scale * (
+            rng.standard_normal((n, rank)) @ rng.standard_normal((rank, d)) + 0.3 * rng.standard_normal((n, d))
+        )
     y = np.where(X @ rng.standard_normal(d) + 0.3 * rng.standard_normal(n) > 0, 1, -1)
     return X, y
 
@@ -25,16 +26,28 @@ def _run(sketch, ell, alpha0, loss, X, y):
     est = SketchedOnlineNewton(sketch=sketch, ell=ell, alpha0=alpha0, loss=loss, random_state=0)
     # a zero-weight first call allocates the state (Oja's initial V) without learning
     est.partial_fit(X[:1], y[:1], classes=[-1, 1], sample_weight=[0.0])
-    V0 = est._state_buf[0, :est._state_n_rows[0]].copy() if sketch == "oja" else None
+    V0 = est._state_buf[0, : est._state_n_rows[0]].copy() if sketch == "oja" else None
     est.t_ = 0
     scores = est.partial_fit_scores(X, y)
-    ref = naive_son(X, y, sketch=sketch, ell=ell, alpha0=alpha0, mu=1 / 8, eta=1.0, C=1.0, loss=loss,
-                    seed=int(est._state_seed[0]), V0=V0)
+    ref = naive_son(
+        X,
+        y,
+        sketch=sketch,
+        ell=ell,
+        alpha0=alpha0,
+        mu=1 / 8,
+        eta=1.0,
+        C=1.0,
+        loss=loss,
+        seed=int(est._state_seed[0]),
+        V0=V0,
+    )
     return est, scores, ref
 
 
-@pytest.mark.parametrize("sketch,alpha0", [("fd", 0.5), ("pfd", 0.5), ("rfd", 1.0), ("rfd", 0.0), ("rp", 0.5),
-                                           ("oja", 0.5)])
+@pytest.mark.parametrize(
+    "sketch,alpha0", [("fd", 0.5), ("pfd", 0.5), ("rfd", 1.0), ("rfd", 0.0), ("rp", 0.5), ("oja", 0.5)]
+)
 @pytest.mark.parametrize("loss", ["squared", "logistic", "hinge"])
 def test_son_kernel_matches_dense_twin(sketch, alpha0, loss):
     X, y = _data()
@@ -54,7 +67,7 @@ def test_rfd0_pseudo_inverse_phase_matches_twin(d, ell):
     for i in range(X.shape[0]):
         if est._is_started() and est.alpha_[0] == 0.0:
             seen_zero.append(i)
-        est.partial_fit(X[i:i + 1], y[i:i + 1], classes=[-1, 1])
+        est.partial_fit(X[i : i + 1], y[i : i + 1], classes=[-1, 1])
     assert len(seen_zero) >= 3  # the alpha = 0 phase really ran with projections in it
     ns, nw, nal = naive_son(X, y, sketch="rfd", ell=ell, alpha0=0.0, mu=1 / 8, eta=1.0, C=1.0, loss="squared")
     est2 = SketchedOnlineNewton(sketch="rfd", ell=ell, alpha0=0.0, random_state=0)

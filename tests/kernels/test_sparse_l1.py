@@ -65,27 +65,71 @@ def _run_kernel(name, X, targets, sw, loss, fit_intercept, chunks=(slice(None),)
         sched = k.SCHEDULE_INVSQRT if p["schedule"] == "invsqrt" else k.SCHEDULE_CONSTANT
         for rows in chunks:
             Xc = X[rows]
-            t, pen, bad = k.truncated_epoch(indptr=Xc.indptr, indices=Xc.indices, data=Xc.data, targets=targets[rows],
-                                            sample_weight=sw[rows], wm=wm, fit_intercept=fit_intercept, rule=rule,
-                                            loss=code, theta=theta, k=kk, lam=lam, eta0=p["eta0"], schedule=sched, t=t,
-                                            penalty=pen, out_scores=scores[rows])
+            t, pen, bad = k.truncated_epoch(
+                indptr=Xc.indptr,
+                indices=Xc.indices,
+                data=Xc.data,
+                targets=targets[rows],
+                sample_weight=sw[rows],
+                wm=wm,
+                fit_intercept=fit_intercept,
+                rule=rule,
+                loss=code,
+                theta=theta,
+                k=kk,
+                lam=lam,
+                eta0=p["eta0"],
+                schedule=sched,
+                t=t,
+                penalty=pen,
+                out_scores=scores[rows],
+            )
             assert bad == -1
         k.truncated_materialize(wm, pen, theta, rule, out)
-        k.truncated_scores(indptr=X.indptr, indices=X.indices, data=X.data, wm=wm, penalty=pen, theta=theta, rule=rule,
-                           fit_intercept=fit_intercept, out=lazy)
+        k.truncated_scores(
+            indptr=X.indptr,
+            indices=X.indices,
+            data=X.data,
+            wm=wm,
+            penalty=pen,
+            theta=theta,
+            rule=rule,
+            fit_intercept=fit_intercept,
+            out=lazy,
+        )
         state = wm
     elif name == "rda":
         G = np.zeros((D + 1, K))
         t = 0
         for rows in chunks:
             Xc = X[rows]
-            t, bad = k.rda_epoch(indptr=Xc.indptr, indices=Xc.indices, data=Xc.data, targets=targets[rows],
-                                 sample_weight=sw[rows], G=G, fit_intercept=fit_intercept, loss=code, lam=p["l1"],
-                                 gamma=p["gamma"], t=t, out_scores=scores[rows])
+            t, bad = k.rda_epoch(
+                indptr=Xc.indptr,
+                indices=Xc.indices,
+                data=Xc.data,
+                targets=targets[rows],
+                sample_weight=sw[rows],
+                G=G,
+                fit_intercept=fit_intercept,
+                loss=code,
+                lam=p["l1"],
+                gamma=p["gamma"],
+                t=t,
+                out_scores=scores[rows],
+            )
             assert bad == -1
         k.rda_materialize(G, t, p["l1"], p["gamma"], out)
-        k.rda_scores(indptr=X.indptr, indices=X.indices, data=X.data, G=G, t=t, lam=p["l1"], gamma=p["gamma"],
-                     fit_intercept=fit_intercept, out=lazy)
+        k.rda_scores(
+            indptr=X.indptr,
+            indices=X.indices,
+            data=X.data,
+            G=G,
+            t=t,
+            lam=p["l1"],
+            gamma=p["gamma"],
+            fit_intercept=fit_intercept,
+            out=lazy,
+        )
         state = G
     else:
         zn = np.zeros((D + 1, K, 2))
@@ -93,21 +137,37 @@ def _run_kernel(name, X, targets, sw, loss, fit_intercept, chunks=(slice(None),)
         hyper = dict(alpha=p["alpha"], beta=p["beta"], l1=p["l1"], l2=p["l2"])
         for rows in chunks:
             Xc = X[rows]
-            t, bad = k.ftrl_epoch(indptr=Xc.indptr, indices=Xc.indices, data=Xc.data, targets=targets[rows],
-                                  sample_weight=sw[rows], zn=zn, fit_intercept=fit_intercept, loss=code, t=t,
-                                  out_scores=scores[rows], **hyper)
+            t, bad = k.ftrl_epoch(
+                indptr=Xc.indptr,
+                indices=Xc.indices,
+                data=Xc.data,
+                targets=targets[rows],
+                sample_weight=sw[rows],
+                zn=zn,
+                fit_intercept=fit_intercept,
+                loss=code,
+                t=t,
+                out_scores=scores[rows],
+                **hyper,
+            )
             assert bad == -1
         k.ftrl_materialize(zn=zn, out=out, **hyper)
-        k.ftrl_scores(indptr=X.indptr, indices=X.indices, data=X.data, zn=zn, fit_intercept=fit_intercept, out=lazy,
-                      **hyper)
+        k.ftrl_scores(
+            indptr=X.indptr, indices=X.indices, data=X.data, zn=zn, fit_intercept=fit_intercept, out=lazy, **hyper
+        )
         state = zn
     return out[:, :-1], out[:, -1], scores, lazy, state
 
 
 def _run_twin(name, X, targets, sw, loss, fit_intercept):
     p = dict(CASES[name])
-    twin = {"truncation": naive_simple_truncation, "tg": naive_truncated_gradient, "fobos": naive_fobos,
-            "rda": naive_rda, "ftrl": naive_ftrl}[name.split("_")[0]]
+    twin = {
+        "truncation": naive_simple_truncation,
+        "tg": naive_truncated_gradient,
+        "fobos": naive_fobos,
+        "rda": naive_rda,
+        "ftrl": naive_ftrl,
+    }[name.split("_")[0]]
     return twin(X, targets, sw, loss=loss, fit_intercept=fit_intercept, **p)
 
 
@@ -147,7 +207,7 @@ def test_cases_are_not_degenerate(name):
     """The parameters of CASES truncate some weights to exactly 0 and leave others: the comparisons above
     exercise the sparse part of every rule."""
     X, targets, _ = _problem(name, "sparse", "logistic", np.int32, 3)
-    W, _, _, _, _ = _run_kernel(name, X[:N - N % 12], targets, np.ones(N), "logistic", True)  # ends on a truncation
+    W, _, _, _, _ = _run_kernel(name, X[: N - N % 12], targets, np.ones(N), "logistic", True)  # ends on a truncation
     assert 0 < np.count_nonzero(W) < W.size, f"{name}: degenerate case, nnz={np.count_nonzero(W)} of {W.size}"
 
 
@@ -184,5 +244,9 @@ def test_flush_applies_pending_truncations_without_changing_the_model(name):
     pen = wm[:-1, -1].max() + (1.0 if name == "truncation" else 0.01)  # with truncations pending for every feature
     flushed = k.truncated_flush(wm.copy(), pen, theta, rule)
     assert np.all(flushed[:-1, -1] == pen), "every mark is the current penalty after a flush"
-    np.testing.assert_allclose(k.truncated_materialize(flushed, pen, theta, rule, np.empty((2, D + 1))),
-                               k.truncated_materialize(wm, pen, theta, rule, np.empty((2, D + 1))), rtol=1e-13, atol=1e-15)
+    np.testing.assert_allclose(
+        k.truncated_materialize(flushed, pen, theta, rule, np.empty((2, D + 1))),
+        k.truncated_materialize(wm, pen, theta, rule, np.empty((2, D + 1))),
+        rtol=1e-13,
+        atol=1e-15,
+    )

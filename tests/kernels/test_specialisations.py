@@ -33,11 +33,18 @@ def test_sketched_newton_kernels_compile_no_literal_specialisation():
     X[rng.random(X.shape) > 0.4] = 0.0
     X = sp.csr_matrix(X)
     y = np.where(X @ rng.standard_normal(15) > 0, 1, -1)
-    for params in ({"sketch": "fd"}, {"sketch": "oja"}, {"sketch": "rp"}, {"sketch": "rfd"},
-                   {"sketch": "rfd", "alpha0": 0.0, "slab": "current"}):  # alpha0 = 0: the pseudo-inverse path
+    for params in (
+        {"sketch": "fd"},
+        {"sketch": "oja"},
+        {"sketch": "rp"},
+        {"sketch": "rfd"},
+        {"sketch": "rfd", "alpha0": 0.0, "slab": "current"},
+    ):  # alpha0 = 0: the pseudo-inverse path
         SketchedOnlineNewton(ell=4, random_state=0, **params).fit(X, y)
-    literal = {name: [str(s) for s in d.signatures if any(isinstance(t, types.Literal) for t in s)]
-               for name, d in _dispatchers()}
+    literal = {
+        name: [str(s) for s in d.signatures if any(isinstance(t, types.Literal) for t in s)]
+        for name, d in _dispatchers()
+    }
     literal = {k: v for k, v in literal.items() if v}
     assert literal == {}, f"kernels compiled for literal arguments: {literal}"
     for name, d in _dispatchers():

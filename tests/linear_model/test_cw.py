@@ -48,7 +48,7 @@ def test_cw_constraint_holds_after_each_update(eta):
     n_active = 0
     for i in range(X.shape[0]):
         before = clf._state_sigma.copy() if i else None
-        clf.partial_fit(X[i:i + 1], y[i:i + 1], classes=[-1, 1])
+        clf.partial_fit(X[i : i + 1], y[i : i + 1], classes=[-1, 1])
         xa = np.append(X[i], 1.0)
         m = (1 if y[i] == 1 else -1) * (clf.coef_[0] @ X[i] + clf.intercept_[0])
         v = xa @ _sigma_full(clf) @ xa
@@ -67,7 +67,7 @@ def test_cw_variance_version_meets_its_linearised_constraint():
     phi = ndtri(0.8)
     clf = ConfidenceWeightedClassifier(eta=0.8, update="variance")
     for i in range(X.shape[0]):
-        clf.partial_fit(X[i:i + 1], y[i:i + 1], classes=[-1, 1])
+        clf.partial_fit(X[i : i + 1], y[i : i + 1], classes=[-1, 1])
         xa = np.append(X[i], 1.0)
         m = (1 if y[i] == 1 else -1) * (clf.coef_[0] @ X[i] + clf.intercept_[0])
         assert m >= phi * (xa @ _sigma_full(clf) @ xa) * (1 - 1e-9) - 1e-12
@@ -121,8 +121,11 @@ def test_scw1_step_is_capped_by_C():
 
 def test_multiclass_one_vs_rest():
     X, y = load_iris(return_X_y=True)
-    for clf in (AROWClassifier(random_state=0), SoftConfidenceWeightedClassifier(covariance="diagonal", random_state=0),
-                ConfidenceWeightedClassifier(covariance="diagonal", update="variance", random_state=0)):
+    for clf in (
+        AROWClassifier(random_state=0),
+        SoftConfidenceWeightedClassifier(covariance="diagonal", random_state=0),
+        ConfidenceWeightedClassifier(covariance="diagonal", update="variance", random_state=0),
+    ):
         clf.fit(X, y)
         assert clf.coef_.shape == (3, 4) and clf.variance_.shape == (3, 4)
         assert clf.score(X, y) > 0.8, type(clf).__name__
@@ -138,8 +141,11 @@ def test_a9a_one_pass_arow_not_below_pa1(a9a):
 
 
 def test_bad_parameters_are_named():
-    with pytest.raises(ValueError, match=r"The 'eta' parameter of ConfidenceWeightedClassifier must be a float in "
-                                         r"the range \(0.5, 1.0\)\. Got 0.5 instead"):
+    with pytest.raises(
+        ValueError,
+        match=r"The 'eta' parameter of ConfidenceWeightedClassifier must be a float in "
+        r"the range \(0.5, 1.0\)\. Got 0.5 instead",
+    ):
         ConfidenceWeightedClassifier(eta=0.5).partial_fit([[1.0]], [1], classes=[0, 1])
     with pytest.raises(ValueError, match="'covariance' parameter of AROWClassifier"):
         AROWClassifier(covariance="dense").partial_fit([[1.0]], [1], classes=[0, 1])

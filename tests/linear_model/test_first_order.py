@@ -72,8 +72,9 @@ def test_labels_mapped_once_to_minus_plus_one():
     assert list(clf.predict(X[:2])) == ["spam", "ham"]
 
 
-@pytest.mark.parametrize("est", [PassiveAggressiveClassifier(variant=v) for v in ("pa", "pa1", "pa2")]
-                         + [Perceptron()], ids=repr)
+@pytest.mark.parametrize(
+    "est", [PassiveAggressiveClassifier(variant=v) for v in ("pa", "pa1", "pa2")] + [Perceptron()], ids=repr
+)
 def test_all_zero_row_is_a_no_op_for_margin_learners(est):
     X = np.array([[1.0, 2.0], [0.0, 0.0]])
     model = _clone(est).set_params(fit_intercept=False).partial_fit(X[:1], [1], classes=[-1, 1])
@@ -91,16 +92,18 @@ def test_pa1_step_is_capped_by_C_and_pa_reaches_margin():
     taus = []
     for i in range(200):
         before = clf.coef_.copy() if i else np.zeros((1, 5))
-        clf.partial_fit(X[i:i + 1], y[i:i + 1], classes=[-1, 1])
+        clf.partial_fit(X[i : i + 1], y[i : i + 1], classes=[-1, 1])
         taus.append(np.linalg.norm(clf.coef_ - before) / np.linalg.norm(X[i]))
     assert max(taus) <= C + 1e-12
     assert sum(abs(t - C) < 1e-12 for t in taus) > 20  # the cap was reached, so the check means something
     pa = PassiveAggressiveClassifier(variant="pa", fit_intercept=False)
     for i in range(50):
-        pa.partial_fit(X[i:i + 1], y[i:i + 1], classes=[-1, 1])
+        pa.partial_fit(X[i : i + 1], y[i : i + 1], classes=[-1, 1])
         # plain PA solves the constraint exactly: margin 1 on the example just seen
-        assert y[i] * pa.decision_function(X[i:i + 1])[0] == pytest.approx(1.0) or \
-            y[i] * pa.decision_function(X[i:i + 1])[0] > 1.0
+        assert (
+            y[i] * pa.decision_function(X[i : i + 1])[0] == pytest.approx(1.0)
+            or y[i] * pa.decision_function(X[i : i + 1])[0] > 1.0
+        )
 
 
 def test_perceptron_bias_update_and_novikoff_bound():
@@ -161,16 +164,35 @@ def test_divergence_is_a_clear_error_not_nan():
         OGDRegressor(eta0=10.0).partial_fit(X, y)
 
 
-@pytest.mark.parametrize("est,param,value,message", [
-    (PassiveAggressiveClassifier(), "C", -1,
-     "The 'C' parameter of PassiveAggressiveClassifier must be a float in the range (0.0, inf). Got -1 instead."),
-    (OGDClassifier(), "loss", "log",
-     "The 'loss' parameter of OGDClassifier must be one of {'logistic', 'hinge', 'squared'}. Got 'log' instead."),
-    (Perceptron(), "max_iter", 0,
-     "The 'max_iter' parameter of Perceptron must be an int in the range [1, inf). Got 0 instead."),
-    (PassiveAggressiveRegressor(), "epsilon", float("nan"),
-     "The 'epsilon' parameter of PassiveAggressiveRegressor must be a float in the range [0.0, inf). Got nan instead."),
-])
+@pytest.mark.parametrize(
+    "est,param,value,message",
+    [
+        (
+            PassiveAggressiveClassifier(),
+            "C",
+            -1,
+            "The 'C' parameter of PassiveAggressiveClassifier must be a float in the range (0.0, inf). Got -1 instead.",
+        ),
+        (
+            OGDClassifier(),
+            "loss",
+            "log",
+            "The 'loss' parameter of OGDClassifier must be one of {'logistic', 'hinge', 'squared'}. Got 'log' instead.",
+        ),
+        (
+            Perceptron(),
+            "max_iter",
+            0,
+            "The 'max_iter' parameter of Perceptron must be an int in the range [1, inf). Got 0 instead.",
+        ),
+        (
+            PassiveAggressiveRegressor(),
+            "epsilon",
+            float("nan"),
+            "The 'epsilon' parameter of PassiveAggressiveRegressor must be a float in the range [0.0, inf). Got nan instead.",
+        ),
+    ],
+)
 def test_parameter_messages(est, param, value, message):
     est = _clone(est).set_params(**{param: value})
     with pytest.raises(ValueError, match=re.escape(message)):
@@ -186,11 +208,14 @@ def test_nan_input_is_rejected_before_any_update():
     np.testing.assert_array_equal(clf.coef_, before)
 
 
-@pytest.mark.parametrize("indices,indptr,message", [
-    ([0, 7], [0, 1, 2], "column index 7 is outside"),
-    ([0, -1], [0, 1, 2], "column index -1 is outside"),
-    ([0, 1], [0, 2, 1], "malformed CSR matrix: indptr"),
-])
+@pytest.mark.parametrize(
+    "indices,indptr,message",
+    [
+        ([0, 7], [0, 1, 2], "column index 7 is outside"),
+        ([0, -1], [0, 1, 2], "column index -1 is outside"),
+        ([0, 1], [0, 2, 1], "malformed CSR matrix: indptr"),
+    ],
+)
 def test_malformed_csr_is_refused_not_a_segfault(indices, indptr, message):
     X = sp.csr_matrix((2, 3))  # built by hand, as a careless caller might: scipy does not check the arrays
     X.data, X.indices, X.indptr = np.ones(2), np.array(indices, dtype=np.int32), np.array(indptr, dtype=np.int32)

@@ -25,10 +25,15 @@ def _raw_data(seed, n=600, d=8, classification=True):
     return X, (np.where(z > 0, 1, -1) if classification else z + 2.0)
 
 
-INVARIANT_CASES = [(NAGClassifier, {"loss": "logistic"}), (NAGClassifier, {"loss": "hinge"}),
-                   (NAGClassifier, {"loss": "squared"}), (NAGClassifier, {"invariant": False}),
-                   (NAGRegressor, {}), (OGDClassifier, {"normalized": True}),
-                   (OGDRegressor, {"normalized": True, "eta0": 0.1})]
+INVARIANT_CASES = [
+    (NAGClassifier, {"loss": "logistic"}),
+    (NAGClassifier, {"loss": "hinge"}),
+    (NAGClassifier, {"loss": "squared"}),
+    (NAGClassifier, {"invariant": False}),
+    (NAGRegressor, {}),
+    (OGDClassifier, {"normalized": True}),
+    (OGDRegressor, {"normalized": True, "eta0": 0.1}),
+]
 
 
 @pytest.mark.parametrize("cls,params", INVARIANT_CASES, ids=lambda v: getattr(v, "__name__", str(v)))
@@ -49,8 +54,13 @@ def test_column_scaling_leaves_one_pass_predictions_unchanged(cls, params, spars
         sa = a.partial_fit_scores(Xa[:400], y[:400], **kw)
         sb = b.partial_fit_scores(Xb[:400], y[:400], **kw)
         np.testing.assert_allclose(sb, sa, rtol=1e-9, atol=1e-9, err_msg=f"online scores differ (draw {draw})")
-        np.testing.assert_allclose(b._decision_function(Xb[400:]), a._decision_function(Xa[400:]), rtol=1e-9,
-                                   atol=1e-9, err_msg=f"test scores differ (draw {draw})")
+        np.testing.assert_allclose(
+            b._decision_function(Xb[400:]),
+            a._decision_function(Xa[400:]),
+            rtol=1e-9,
+            atol=1e-9,
+            err_msg=f"test scores differ (draw {draw})",
+        )
         np.testing.assert_allclose(np.asarray(b.coef_) * factors, a.coef_, rtol=1e-9, atol=1e-12)
         np.testing.assert_allclose(b.scale_, a.scale_ * factors, rtol=1e-12)
 

@@ -7,7 +7,7 @@ from streamlearn.linear_model import DualCoordinateDescentSVC, PegasosClassifier
 
 
 def _norm(clf):
-    return np.sqrt((clf.coef_ ** 2).sum() + (clf.intercept_ ** 2).sum())
+    return np.sqrt((clf.coef_**2).sum() + (clf.intercept_**2).sum())
 
 
 @pytest.mark.parametrize("batch_size", [1, 4])
@@ -21,7 +21,7 @@ def test_iterates_stay_in_the_ball(a9a, batch_size):
     clf = PegasosClassifier(alpha=alpha, batch_size=batch_size)
     norms = []
     for start in range(0, n, batch_size):
-        clf.partial_fit(X[start:start + batch_size], y[start:start + batch_size], classes=[-1, 1])
+        clf.partial_fit(X[start : start + batch_size], y[start : start + batch_size], classes=[-1, 1])
         norms.append(_norm(clf))
     assert max(norms) <= radius * (1 + 1e-12)
     assert max(norms) > 0.99 * radius  # the projection was active: the check is not vacuous
@@ -68,9 +68,15 @@ def test_objective_decreases_over_passes(a9a):
 
 
 def test_bad_parameters_are_named():
-    with pytest.raises(ValueError, match=r"The 'batch_size' parameter of PegasosClassifier must be an int in the "
-                                         r"range \[1, inf\)\. Got 0 instead"):
+    with pytest.raises(
+        ValueError,
+        match=r"The 'batch_size' parameter of PegasosClassifier must be an int in the "
+        r"range \[1, inf\)\. Got 0 instead",
+    ):
         PegasosClassifier(batch_size=0).partial_fit([[1.0]], [1], classes=[0, 1])
-    with pytest.raises(ValueError, match=r"'alpha' parameter of PegasosClassifier must be a float in the range "
-                                         r"\(0.0, inf\)"):
+    with pytest.raises(
+        ValueError,
+        match=r"'alpha' parameter of PegasosClassifier must be a float in the range "
+        r"\(0.0, inf\)",
+    ):
         PegasosClassifier(alpha=0.0).partial_fit([[1.0]], [1], classes=[0, 1])

@@ -10,12 +10,26 @@ from sklearn.base import clone, is_regressor
 
 from streamlearn.cli.main import main
 from streamlearn.datasets import bundled_path, load_a9a
-from streamlearn.linear_model import (FOBOSClassifier, FOBOSRegressor, FTRLProximalClassifier,
-                                      FTRLProximalRegressor, RDAClassifier, RDARegressor, SimpleTruncationClassifier,
-                                      SimpleTruncationRegressor, TruncatedGradientClassifier,
-                                      TruncatedGradientRegressor)
-from tests.naive import (naive_fobos, naive_ftrl, naive_l1_subgradient, naive_rda, naive_simple_truncation,
-                         naive_truncated_gradient)
+from streamlearn.linear_model import (
+    FOBOSClassifier,
+    FOBOSRegressor,
+    FTRLProximalClassifier,
+    FTRLProximalRegressor,
+    RDAClassifier,
+    RDARegressor,
+    SimpleTruncationClassifier,
+    SimpleTruncationRegressor,
+    TruncatedGradientClassifier,
+    TruncatedGradientRegressor,
+)
+from tests.naive import (
+    naive_fobos,
+    naive_ftrl,
+    naive_l1_subgradient,
+    naive_rda,
+    naive_simple_truncation,
+    naive_truncated_gradient,
+)
 
 
 def _stream(n=300, d=40, seed=0, classes=2):
@@ -37,10 +51,12 @@ def _targets(y, classes):
 
 # (estimator, twin, twin keyword arguments)
 _CLF = [
-    (SimpleTruncationClassifier(theta=0.05, k=3, eta0=0.3), naive_simple_truncation,
-     dict(theta=0.05, k=3, eta0=0.3)),
-    (TruncatedGradientClassifier(gravity=0.05, theta=0.2, k=2, eta0=0.3, learning_rate="constant"),
-     naive_truncated_gradient, dict(gravity=0.05, theta=0.2, k=2, eta0=0.3, schedule="constant")),
+    (SimpleTruncationClassifier(theta=0.05, k=3, eta0=0.3), naive_simple_truncation, dict(theta=0.05, k=3, eta0=0.3)),
+    (
+        TruncatedGradientClassifier(gravity=0.05, theta=0.2, k=2, eta0=0.3, learning_rate="constant"),
+        naive_truncated_gradient,
+        dict(gravity=0.05, theta=0.2, k=2, eta0=0.3, schedule="constant"),
+    ),
     (FOBOSClassifier(l1=0.02, eta0=0.3), naive_fobos, dict(l1=0.02, eta0=0.3)),
     (RDAClassifier(l1=0.05, gamma=2.0), naive_rda, dict(l1=0.05, gamma=2.0)),
     (FTRLProximalClassifier(alpha=0.3, l1=0.5, l2=0.1), naive_ftrl, dict(alpha=0.3, beta=1.0, l1=0.5, l2=0.1)),
@@ -65,14 +81,25 @@ def test_classifier_equals_eager_twin(case, n_classes, loss):
     assert est.nnz_weights == np.count_nonzero(W) + np.count_nonzero(b)
 
 
-@pytest.mark.parametrize("est,twin,kw", [
-    (SimpleTruncationRegressor(theta=0.02, k=2, eta0=0.05), naive_simple_truncation, dict(theta=0.02, k=2, eta0=0.05)),
-    (TruncatedGradientRegressor(gravity=0.1, theta=0.3, k=3, eta0=0.05), naive_truncated_gradient,
-     dict(gravity=0.1, theta=0.3, k=3, eta0=0.05)),
-    (FOBOSRegressor(l1=0.05, eta0=0.05), naive_fobos, dict(l1=0.05, eta0=0.05)),
-    (RDARegressor(l1=0.05, gamma=5.0), naive_rda, dict(l1=0.05, gamma=5.0)),
-    (FTRLProximalRegressor(alpha=0.2, l1=2.0, l2=0.5), naive_ftrl, dict(alpha=0.2, beta=1.0, l1=2.0, l2=0.5)),
-], ids=lambda v: type(v).__name__ if hasattr(v, "fit") else "")
+@pytest.mark.parametrize(
+    "est,twin,kw",
+    [
+        (
+            SimpleTruncationRegressor(theta=0.02, k=2, eta0=0.05),
+            naive_simple_truncation,
+            dict(theta=0.02, k=2, eta0=0.05),
+        ),
+        (
+            TruncatedGradientRegressor(gravity=0.1, theta=0.3, k=3, eta0=0.05),
+            naive_truncated_gradient,
+            dict(gravity=0.1, theta=0.3, k=3, eta0=0.05),
+        ),
+        (FOBOSRegressor(l1=0.05, eta0=0.05), naive_fobos, dict(l1=0.05, eta0=0.05)),
+        (RDARegressor(l1=0.05, gamma=5.0), naive_rda, dict(l1=0.05, gamma=5.0)),
+        (FTRLProximalRegressor(alpha=0.2, l1=2.0, l2=0.5), naive_ftrl, dict(alpha=0.2, beta=1.0, l1=2.0, l2=0.5)),
+    ],
+    ids=lambda v: type(v).__name__ if hasattr(v, "fit") else "",
+)
 def test_regressor_equals_eager_twin(est, twin, kw):
     est = clone(est)
     X, _, target = _stream(seed=7)
@@ -133,9 +160,16 @@ def test_tg_reduces_to_the_l1_subgradient_method_and_to_fobos():
     assert 0 < np.count_nonzero(W) < X.shape[1]
 
 
-@pytest.mark.parametrize("est", [SimpleTruncationClassifier(theta=0.05), FOBOSClassifier(l1=0.05),
-                                 RDAClassifier(l1=0.05), FTRLProximalClassifier(l1=2.0)],
-                         ids=lambda e: type(e).__name__)
+@pytest.mark.parametrize(
+    "est",
+    [
+        SimpleTruncationClassifier(theta=0.05),
+        FOBOSClassifier(l1=0.05),
+        RDAClassifier(l1=0.05),
+        FTRLProximalClassifier(l1=2.0),
+    ],
+    ids=lambda e: type(e).__name__,
+)
 def test_coef_is_materialised_on_read_without_changing_the_model(est):
     est = clone(est)
     X, y, _ = _stream(seed=5)
@@ -151,8 +185,15 @@ def test_coef_is_materialised_on_read_without_changing_the_model(est):
     np.testing.assert_allclose(est.decision_function(X), X @ b[0] + est.intercept_[0], rtol=1e-12, atol=1e-12)
 
 
-@pytest.mark.parametrize("est", [SimpleTruncationClassifier(theta=0.05, k=3), TruncatedGradientClassifier(gravity=0.02),
-                                 FOBOSRegressor(l1=0.05, eta0=0.05)], ids=lambda e: type(e).__name__)
+@pytest.mark.parametrize(
+    "est",
+    [
+        SimpleTruncationClassifier(theta=0.05, k=3),
+        TruncatedGradientClassifier(gravity=0.02),
+        FOBOSRegressor(l1=0.05, eta0=0.05),
+    ],
+    ids=lambda e: type(e).__name__,
+)
 def test_save_keeps_pending_truncations_and_resumes_bit_for_bit(est, tmp_path):
     from streamlearn.persist import load
 
@@ -180,6 +221,7 @@ def test_load_rebuilds_marks_of_flushed_files(tmp_path):
     a = TruncatedGradientClassifier(gravity=0.02).partial_fit(X[:200], y[:200], classes=[-1, 1])
     rule, theta, _, _ = a._truncation()
     from streamlearn._kernels import sparse_l1 as k
+
     k.truncated_flush(a._state, a._state_penalty, theta, rule)
     full = a._state
     a._state, a._state_marks = np.ascontiguousarray(full[:, :-1]), "flushed"
@@ -196,29 +238,39 @@ def test_no_coef_before_fit():
         est.intercept_
 
 
-@pytest.mark.parametrize("est,param,value,expected", [
-    (FTRLProximalClassifier, "alpha", 0.0, "a float in the range (0.0, inf)"),
-    (FTRLProximalClassifier, "alpha", -1.0, "a float in the range (0.0, inf)"),
-    (FTRLProximalClassifier, "l1", -0.1, "a float in the range [0.0, inf)"),
-    (FTRLProximalRegressor, "l2", -1, "a float in the range [0.0, inf)"),
-    (FTRLProximalClassifier, "beta", -1.0, "a float in the range [0.0, inf)"),
-    (RDAClassifier, "l1", -1e-3, "a float in the range [0.0, inf)"),
-    (RDARegressor, "gamma", 0.0, "a float in the range (0.0, inf)"),
-    (FOBOSClassifier, "l1", -1.0, "a float in the range [0.0, inf)"),
-    (TruncatedGradientClassifier, "gravity", -1.0, "a float in the range [0.0, inf)"),
-    (TruncatedGradientClassifier, "theta", -0.5, "a float in the range [0.0, inf)"),
-    (TruncatedGradientRegressor, "k", 0, "an int in the range [1, inf)"),
-    (SimpleTruncationClassifier, "k", 0, "an int in the range [1, inf)"),
-    (SimpleTruncationRegressor, "k", 2.5, "an int in the range [1, inf)"),
-    (SimpleTruncationClassifier, "eta0", 0.0, "a float in the range (0.0, inf)"),
-    (FOBOSRegressor, "learning_rate", "optimal", "one of {'invsqrt', 'constant'}"),
-    (FTRLProximalClassifier, "loss", "log", "one of {'logistic', 'hinge', 'squared'}"),
-])
+@pytest.mark.parametrize(
+    "est,param,value,expected",
+    [
+        (FTRLProximalClassifier, "alpha", 0.0, "a float in the range (0.0, inf)"),
+        (FTRLProximalClassifier, "alpha", -1.0, "a float in the range (0.0, inf)"),
+        (FTRLProximalClassifier, "l1", -0.1, "a float in the range [0.0, inf)"),
+        (FTRLProximalRegressor, "l2", -1, "a float in the range [0.0, inf)"),
+        (FTRLProximalClassifier, "beta", -1.0, "a float in the range [0.0, inf)"),
+        (RDAClassifier, "l1", -1e-3, "a float in the range [0.0, inf)"),
+        (RDARegressor, "gamma", 0.0, "a float in the range (0.0, inf)"),
+        (FOBOSClassifier, "l1", -1.0, "a float in the range [0.0, inf)"),
+        (TruncatedGradientClassifier, "gravity", -1.0, "a float in the range [0.0, inf)"),
+        (TruncatedGradientClassifier, "theta", -0.5, "a float in the range [0.0, inf)"),
+        (TruncatedGradientRegressor, "k", 0, "an int in the range [1, inf)"),
+        (SimpleTruncationClassifier, "k", 0, "an int in the range [1, inf)"),
+        (SimpleTruncationRegressor, "k", 2.5, "an int in the range [1, inf)"),
+        (SimpleTruncationClassifier, "eta0", 0.0, "a float in the range (0.0, inf)"),
+        (FOBOSRegressor, "learning_rate", "optimal", "one of {'invsqrt', 'constant'}"),
+        (FTRLProximalClassifier, "loss", "log", "one of {'logistic', 'hinge', 'squared'}"),
+    ],
+)
 def test_bad_parameters_raise_clear_errors(est, param, value, expected):
     X, y, _ = _stream(n=20)
     msg = f"The '{param}' parameter of {est.__name__} must be {expected}. Got {value!r} instead."
-    with pytest.raises(ValueError, match=msg.replace("(", r"\(").replace(")", r"\)").replace("[", r"\[")
-                       .replace("{", r"\{").replace("}", r"\}").replace(".", r"\.")):
+    with pytest.raises(
+        ValueError,
+        match=msg.replace("(", r"\(")
+        .replace(")", r"\)")
+        .replace("[", r"\[")
+        .replace("{", r"\{")
+        .replace("}", r"\}")
+        .replace(".", r"\."),
+    ):
         if est.__name__.endswith("Regressor"):
             est(**{param: value}).fit(X, y.astype(float))
         else:
@@ -227,8 +279,12 @@ def test_bad_parameters_raise_clear_errors(est, param, value, expected):
 
 def test_cli_train_json_reports_nnz_weights(capsys):
     a9a = str(bundled_path("a9a.xz"))
-    assert main(["train", a9a, "--learner", "ftrl", "-p", "l1=5", "--n-features", "123", "--zero-based", "false",
-                 "--json"]) == 0
+    assert (
+        main(
+            ["train", a9a, "--learner", "ftrl", "-p", "l1=5", "--n-features", "123", "--zero-based", "false", "--json"]
+        )
+        == 0
+    )
     out = json.loads(capsys.readouterr().out)
     X, y, _, _ = load_a9a()
     clf = FTRLProximalClassifier(l1=5.0).partial_fit(X, y, classes=[-1, 1])

@@ -15,8 +15,28 @@ def test_sparsity_experiment_runs_and_writes_table_png_markdown(tmp_path, capsys
     data = tmp_path / "small.svm"
     dump_svmlight_file(X[:2000], y[:2000], str(data), zero_based=False)
     png, md = tmp_path / "s.png", tmp_path / "s.md"
-    assert main(["experiment", "sparsity", "--data", str(data), "--n-features", "123", "--splits", "1",
-                 "--learners", "fobos,rda,ftrl", "--plot", str(png), "--markdown", str(md), "--json"]) == 0
+    assert (
+        main(
+            [
+                "experiment",
+                "sparsity",
+                "--data",
+                str(data),
+                "--n-features",
+                "123",
+                "--splits",
+                "1",
+                "--learners",
+                "fobos,rda,ftrl",
+                "--plot",
+                str(png),
+                "--markdown",
+                str(md),
+                "--json",
+            ]
+        )
+        == 0
+    )
     rows = json.loads(capsys.readouterr().out)
     assert {r["learner"] for r in rows} == {"fobos", "rda", "ftrl"}
     assert len(rows) == 3 * len(sparsity.FIXED["rda"][2])
@@ -34,8 +54,13 @@ def _row(learner, value, acc, nnz):
 
 
 def test_summary_checks():
-    rows = [_row("fobos", 1, 0.90, 100), _row("fobos", 2, 0.85, 40),
-            _row("rda", 1, 0.897, 80), _row("rda", 2, 0.846, 30), _row("ftrl", 1, 0.896, 90)]
+    rows = [
+        _row("fobos", 1, 0.90, 100),
+        _row("fobos", 2, 0.85, 40),
+        _row("rda", 1, 0.897, 80),
+        _row("rda", 2, 0.846, 30),
+        _row("ftrl", 1, 0.896, 90),
+    ]
     s = sparsity.summary(rows, tolerance=0.005)
     assert s["rda_vs_fobos"]["holds"] and s["rda_vs_fobos"]["n_holds"] == 2
     assert s["ftrl_vs_best"]["holds"] and np.isclose(s["ftrl_vs_best"]["gap"], 0.004)

@@ -31,7 +31,7 @@ def _liblinear_objective(svc, X, y, C, loss):
     w, b = svc.coef_[0], svc.intercept_[0]
     xi = np.maximum(0.0, 1.0 - y * (X @ w + b))
     if loss == "squared_hinge":
-        xi = xi ** 2
+        xi = xi**2
     return 0.5 * (w @ w + b * b) + C * xi.sum()
 
 
@@ -67,10 +67,12 @@ def test_dcd_without_intercept_and_with_weights_matches_liblinear():
     y = np.where(X @ rng.normal(size=30) + 0.1 * rng.normal(size=400) > 0, 1, -1)
     sw = rng.uniform(0.2, 3.0, size=400)
     for loss in ("hinge", "squared_hinge"):
-        ours = DualCoordinateDescentSVC(C=2.0, loss=loss, fit_intercept=False, tol=1e-6, max_iter=20000,
-                                        random_state=0).fit(X, y, sample_weight=sw)
-        ref = LinearSVC(C=2.0, loss=loss, fit_intercept=False, dual=True, tol=1e-6, max_iter=20000,
-                        random_state=0).fit(X, y, sample_weight=sw)
+        ours = DualCoordinateDescentSVC(
+            C=2.0, loss=loss, fit_intercept=False, tol=1e-6, max_iter=20000, random_state=0
+        ).fit(X, y, sample_weight=sw)
+        ref = LinearSVC(C=2.0, loss=loss, fit_intercept=False, dual=True, tol=1e-6, max_iter=20000, random_state=0).fit(
+            X, y, sample_weight=sw
+        )
         np.testing.assert_allclose(ours.coef_, ref.coef_, atol=1e-4 * np.abs(ref.coef_).max())
         assert not ours.intercept_.any()
 
@@ -157,22 +159,25 @@ def test_block_store_detects_corruption(tmp_path):
     store.close()
     path = Path(store.blocks[0][0])
     good = path.read_bytes()
-    for pos, message in [(12, "block segment 'row_nnz' is corrupted"), (-12, "not a readable streamlearn block"),
-                         (0, "not a readable streamlearn block")]:
+    for pos, message in [
+        (12, "block segment 'row_nnz' is corrupted"),
+        (-12, "not a readable streamlearn block"),
+        (0, "not a readable streamlearn block"),
+    ]:
         raw = bytearray(good)
         raw[pos] ^= 0xFF
         path.write_bytes(bytes(raw))
         with pytest.raises(OSError, match=message):
             store.load(0)
-    path.write_bytes(good[:len(good) // 2])
+    path.write_bytes(good[: len(good) // 2])
     with pytest.raises(OSError):
         store.load(0)
     # a footer that lies about the width: decoded indices out of range are refused, never used
     size = int.from_bytes(good[-8:], "little")
-    footer = json.loads(good[-8 - size:-8])
+    footer = json.loads(good[-8 - size : -8])
     footer["n_features"] = 10
     lie = json.dumps(footer).encode()
-    path.write_bytes(good[:-8 - size] + lie + len(lie).to_bytes(8, "little"))
+    path.write_bytes(good[: -8 - size] + lie + len(lie).to_bytes(8, "little"))
     with pytest.raises(OSError, match=r"indices out of range \[0, 10\)"):
         store.load(0)
     path.write_bytes(good)
@@ -182,7 +187,7 @@ def test_block_store_detects_corruption(tmp_path):
 
 def test_bm_fit_stream_cleans_up_and_rejects_bad_streams(tmp_path, a9a):
     X, y = a9a[0][:2000], a9a[1][:2000]
-    chunks = [(X[i:i + 500], y[i:i + 500]) for i in range(0, 2000, 500)]
+    chunks = [(X[i : i + 500], y[i : i + 500]) for i in range(0, 2000, 500)]
     est = BlockMinimizationSVC(block_mb=0.05, cache_dir=str(tmp_path), max_iter=5, random_state=0)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", ConvergenceWarning)
@@ -200,9 +205,28 @@ def test_bm_fit_stream_cleans_up_and_rejects_bad_streams(tmp_path, a9a):
 
 def test_cli_train_bm_svm_with_block_mb(tmp_path, capsys):
     model = tmp_path / "bm.slm"
-    assert main(["train", A9A, "--learner", "bm-svm", "--block-mb", "2", "-p", "max_iter=10", "-p", "random_state=0",
-                 "--test", A9A_T,
-                 "-o", str(model), "--json"]) == 0
+    assert (
+        main(
+            [
+                "train",
+                A9A,
+                "--learner",
+                "bm-svm",
+                "--block-mb",
+                "2",
+                "-p",
+                "max_iter=10",
+                "-p",
+                "random_state=0",
+                "--test",
+                A9A_T,
+                "-o",
+                str(model),
+                "--json",
+            ]
+        )
+        == 0
+    )
     out = json.loads(capsys.readouterr().out)
     assert out["n_train"] == 32561 and out["n_blocks"] == 3 and out["n_iter"] == 10
     assert out["test_accuracy"] > 0.84 and out["objective"] >= out["dual_objective"]
@@ -213,11 +237,14 @@ def test_cli_train_bm_svm_with_block_mb(tmp_path, capsys):
     assert out["n_iter"] < 1000 and out["objective"] - out["dual_objective"] < 1e-3 * out["objective"]
 
 
-@pytest.mark.parametrize("argv,message", [
-    (["evaluate", A9A, "--learner", "bm-svm"], "batch learner: progressive validation does not apply"),
-    (["train", A9A, "--learner", "dcd-svm", "--holdout", "0.2"], "batch learner: --holdout"),
-    (["train", A9A, "--learner", "pa1", "--block-mb", "8"], "--block-mb needs a learner"),
-])
+@pytest.mark.parametrize(
+    "argv,message",
+    [
+        (["evaluate", A9A, "--learner", "bm-svm"], "batch learner: progressive validation does not apply"),
+        (["train", A9A, "--learner", "dcd-svm", "--holdout", "0.2"], "batch learner: --holdout"),
+        (["train", A9A, "--learner", "pa1", "--block-mb", "8"], "--block-mb needs a learner"),
+    ],
+)
 def test_cli_refuses_what_batch_learners_cannot_do(argv, message, capsys):
     assert main(argv) == 2
     assert message in capsys.readouterr().err

@@ -26,11 +26,15 @@ def test_dict_rows_equal_the_twin(bits):
     assert X.has_sorted_indices
     _same(X, naive_matrix(ROWS, bits))
     ns = {"geo": ["country", "zip"]}
-    _same(DictHasher(bits=bits, categorical=["zip"], namespaces=ns).transform(ROWS),
-          naive_matrix(ROWS, bits, namespaces=ns, categorical=("zip",)))
+    _same(
+        DictHasher(bits=bits, categorical=["zip"], namespaces=ns).transform(ROWS),
+        naive_matrix(ROWS, bits, namespaces=ns, categorical=("zip",)),
+    )
     _same(DictHasher(bits=bits).transform_one(ROWS[0]), naive_matrix(ROWS[:1], bits))
-    assert DictHasher(bits=bits, ignore=["age"]).transform(ROWS).nnz == naive_matrix(
-        [{k: v for k, v in r.items() if k != "age"} for r in ROWS], bits).nnz
+    assert (
+        DictHasher(bits=bits, ignore=["age"]).transform(ROWS).nnz
+        == naive_matrix([{k: v for k, v in r.items() if k != "age"} for r in ROWS], bits).nnz
+    )
 
 
 def test_same_rows_through_iter_csv_dataframe_and_dicts(tmp_path):
@@ -41,12 +45,20 @@ def test_same_rows_through_iter_csv_dataframe_and_dicts(tmp_path):
 
     path = tmp_path / "c.csv"
     write_click_log(path, 2000, seed=3)
-    chunks = list(iter_csv(path, label="clicked", bits=20, chunk_size=500, categorical=["position"],
-                           namespaces={"u": ["age", "sessions"]}))
+    chunks = list(
+        iter_csv(
+            path,
+            label="clicked",
+            bits=20,
+            chunk_size=500,
+            categorical=["position"],
+            namespaces={"u": ["age", "sessions"]},
+        )
+    )
     X_csv = sp.vstack([c[0] for c in chunks], format="csr")
     df = pd.read_csv(path).drop(columns=["clicked"])
     hasher = DictHasher(bits=20, categorical=["position"], namespaces={"u": ["age", "sessions"]})
-    X_df = sp.vstack([hasher.transform(df.iloc[i:i + 700]) for i in range(0, len(df), 700)], format="csr")
+    X_df = sp.vstack([hasher.transform(df.iloc[i : i + 700]) for i in range(0, len(df), 700)], format="csr")
     X_dicts = hasher.transform(df.to_dict("records"))
     _same(X_csv, X_df)
     _same(X_csv, X_dicts)
@@ -64,8 +76,15 @@ def test_interactions_equal_the_readers(tmp_path, quadratic, cubic):
     path = tmp_path / "c.csv"
     write_click_log(path, 300, seed=5)
     ns = {k: list(v) for k, v in CLICK_LOG_NAMESPACES.items()}
-    X_csv = sp.vstack([c[0] for c in iter_csv(path, label="clicked", bits=18, namespaces=ns, quadratic=quadratic,
-                                              cubic=cubic, ignore_namespaces=["p"])], format="csr")
+    X_csv = sp.vstack(
+        [
+            c[0]
+            for c in iter_csv(
+                path, label="clicked", bits=18, namespaces=ns, quadratic=quadratic, cubic=cubic, ignore_namespaces=["p"]
+            )
+        ],
+        format="csr",
+    )
     df = pd.read_csv(path).drop(columns=["clicked"])
     hasher = DictHasher(bits=18, namespaces=ns, quadratic=quadratic, cubic=cubic, ignore_namespaces=["p"])
     _same(X_csv, hasher.transform(df.to_dict("records")))

@@ -29,15 +29,17 @@ def _data(kind, seed=0, n=80, d=7):
 def test_kernels_match_twins_for_any_chunking(kind, chunk):
     X = _data(kind)
     Xin = sp.csr_matrix(X) if kind == "sparse" else X
-    for scaler, want in [(MaxAbsScaler(), naive_maxabs_stream(X)),
-                         (StandardScaler(), naive_standard_stream(X, center=kind == "dense")),
-                         (StandardScaler(with_mean=False), naive_standard_stream(X, center=False)),
-                         (StandardScaler(with_std=False), naive_standard_stream(X, center=kind == "dense",
-                                                                                with_std=False))]:
-        parts = [scaler.partial_fit_transform(Xin[i:i + chunk]) for i in range(0, X.shape[0], chunk)]
+    for scaler, want in [
+        (MaxAbsScaler(), naive_maxabs_stream(X)),
+        (StandardScaler(), naive_standard_stream(X, center=kind == "dense")),
+        (StandardScaler(with_mean=False), naive_standard_stream(X, center=False)),
+        (StandardScaler(with_std=False), naive_standard_stream(X, center=kind == "dense", with_std=False)),
+    ]:
+        parts = [scaler.partial_fit_transform(Xin[i : i + chunk]) for i in range(0, X.shape[0], chunk)]
         got = sp.vstack(parts).toarray() if kind == "sparse" else np.vstack(parts)
-        np.testing.assert_allclose(got, want, rtol=1e-9, atol=1e-9 * np.abs(want).max(),
-                                   err_msg=f"{scaler} chunk={chunk}")
+        np.testing.assert_allclose(
+            got, want, rtol=1e-9, atol=1e-9 * np.abs(want).max(), err_msg=f"{scaler} chunk={chunk}"
+        )
         if kind == "sparse":
             assert all(sp.issparse(p) for p in parts)
 
@@ -86,11 +88,12 @@ def test_pipeline_is_chunk_invariant_and_progressive_validation_matches_manual_l
     whole = pipe.__class__(**pipe.get_params(deep=False)).partial_fit_scores(X, y, classes=[-1, 1])
     sc, clf, manual = StandardScaler(), OGDClassifier(), []
     for i in range(X.shape[0]):  # the definition: scale row i by rows < i, score, learn
-        xi = sc.partial_fit_transform(X[i:i + 1])
-        manual.append(clf.partial_fit_scores(xi, y[i:i + 1], classes=[-1, 1])[0])
+        xi = sc.partial_fit_transform(X[i : i + 1])
+        manual.append(clf.partial_fit_scores(xi, y[i : i + 1], classes=[-1, 1])[0])
     np.testing.assert_allclose(whole, manual, rtol=1e-12)
-    res = progressive_validation(make_stream_pipeline(StandardScaler(), OGDClassifier()), (X, y), classes=[-1, 1],
-                                 chunk_size=9)
+    res = progressive_validation(
+        make_stream_pipeline(StandardScaler(), OGDClassifier()), (X, y), classes=[-1, 1], chunk_size=9
+    )
     assert res.n_examples == X.shape[0]
     np.testing.assert_allclose(res.online_error_rate, np.mean(np.where(np.array(manual) >= 0, 1, -1) != y))
 

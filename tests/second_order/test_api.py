@@ -37,8 +37,28 @@ def test_rfd_table2_json(tmp_path, capsys):
     path = tmp_path / "toy.svm"
     dump_svmlight_file(X, y, str(path))
     png = tmp_path / "t2.png"
-    assert main(["experiment", "rfd-table2", "--data", str(path), "--splits", "2", "--ells", "2",
-                 "--methods", "adagrad,rfd,rfd0", "--alphas", "0.1,10", "--json", "--plot", str(png)]) == 0
+    assert (
+        main(
+            [
+                "experiment",
+                "rfd-table2",
+                "--data",
+                str(path),
+                "--splits",
+                "2",
+                "--ells",
+                "2",
+                "--methods",
+                "adagrad,rfd,rfd0",
+                "--alphas",
+                "0.1,10",
+                "--json",
+                "--plot",
+                str(png),
+            ]
+        )
+        == 0
+    )
     rows = json.loads(capsys.readouterr().out)
     assert [(r["method"], r["ell"]) for r in rows] == [("adagrad", None), ("rfd", 2), ("rfd0", 2)]
     for r in rows:
@@ -53,8 +73,29 @@ def test_rfd_table2_json(tmp_path, capsys):
     assert png.stat().st_size > 1000
     # --file-order: one split, the first 70 % of the file's rows for training (the paper's split is unstated)
     curves = tmp_path / "curves.png"
-    assert main(["experiment", "rfd-table2", "--data", str(path), "--file-order", "--ells", "2", "--methods",
-                 "fd,rfd0", "--alphas", "1,100", "--slab", "next", "--json", "--curves", str(curves)]) == 0
+    assert (
+        main(
+            [
+                "experiment",
+                "rfd-table2",
+                "--data",
+                str(path),
+                "--file-order",
+                "--ells",
+                "2",
+                "--methods",
+                "fd,rfd0",
+                "--alphas",
+                "1,100",
+                "--slab",
+                "next",
+                "--json",
+                "--curves",
+                str(curves),
+            ]
+        )
+        == 0
+    )
     rows = json.loads(capsys.readouterr().out)
     row = rows[1]
     assert row["splits"] == 1 and row["split_order"] == "file" and row["slab"] == "next" and row["n_train"] == 84
@@ -63,8 +104,9 @@ def test_rfd_table2_json(tmp_path, capsys):
     # the online error rate is progressive validation's, at the best alpha0
     from streamlearn.evaluation import progressive_validation
 
-    pv = progressive_validation(SketchedOnlineNewton(sketch="rfd", ell=2, alpha0=0.0), (X[:84], y[:84]),
-                                classes=[-1, 1])
+    pv = progressive_validation(
+        SketchedOnlineNewton(sketch="rfd", ell=2, alpha0=0.0), (X[:84], y[:84]), classes=[-1, 1]
+    )
     assert row["online_error_rate"] == pytest.approx(100.0 * pv.online_error_rate)
     fd = SketchedOnlineNewton(sketch="fd", ell=2, alpha0=rows[0]["best_alpha0"], slab="next")
     pv = progressive_validation(fd, (X[:84], y[:84]), classes=[-1, 1])

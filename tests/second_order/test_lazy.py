@@ -45,7 +45,9 @@ def _assert_same(a, b, sa, sb):
     np.testing.assert_allclose(_gram_of_sketch(a), _gram_of_sketch(b), rtol=0, atol=TOL)
 
 
-@pytest.mark.parametrize("sketch,alpha0", [("fd", 0.5), ("pfd", 0.5), ("rfd", 1.0), ("rfd", 0.0), ("oja", 0.5), ("rp", 0.5)])
+@pytest.mark.parametrize(
+    "sketch,alpha0", [("fd", 0.5), ("pfd", 0.5), ("rfd", 1.0), ("rfd", 0.0), ("oja", 0.5), ("rp", 0.5)]
+)
 @pytest.mark.parametrize("loss", ["squared", "logistic", "hinge"])
 @pytest.mark.parametrize("mat_factor", [1e-9, 1e9])
 def test_lazy_matches_dense_kernel(sketch, alpha0, loss, mat_factor, monkeypatch):
@@ -104,7 +106,9 @@ def test_lazy_multiclass_outputs_independent():
 
 
 @pytest.mark.parametrize("lazy", [False, True])
-@pytest.mark.parametrize("sketch,alpha0", [("fd", 0.5), ("pfd", 0.5), ("rfd", 1.0), ("rfd", 0.0), ("oja", 0.5), ("rp", 0.5)])
+@pytest.mark.parametrize(
+    "sketch,alpha0", [("fd", 0.5), ("pfd", 0.5), ("rfd", 1.0), ("rfd", 0.0), ("oja", 0.5), ("rp", 0.5)]
+)
 def test_both_kernels_match_numpy_twin(sketch, alpha0, lazy):
     # the dense reference kernel stays tested against the NumPy twin now that the lazy one is the default
     X, y = _data(n=50, d=8)
@@ -112,31 +116,62 @@ def test_both_kernels_match_numpy_twin(sketch, alpha0, lazy):
     est = SketchedOnlineNewton(sketch=sketch, ell=3, alpha0=alpha0, loss="logistic", random_state=0)
     est._lazy_kernel = lazy
     est.partial_fit(X[:1], y[:1], classes=[-1, 1], sample_weight=[0.0])  # allocate (Oja's V0) without learning
-    V0 = est._state_buf[0, :est._state_n_rows[0]].copy() if sketch == "oja" else None
+    V0 = est._state_buf[0, : est._state_n_rows[0]].copy() if sketch == "oja" else None
     est.t_ = 0
     scores = est.partial_fit_scores(X, y)
-    ns, nw, nal = naive_son(Xd, y, sketch=sketch, ell=3, alpha0=alpha0, mu=1 / 8, eta=1.0, C=1.0, loss="logistic",
-                            V0=V0, seed=int(est._state_seed[0]))
+    ns, nw, nal = naive_son(
+        Xd,
+        y,
+        sketch=sketch,
+        ell=3,
+        alpha0=alpha0,
+        mu=1 / 8,
+        eta=1.0,
+        C=1.0,
+        loss="logistic",
+        V0=V0,
+        seed=int(est._state_seed[0]),
+    )
     np.testing.assert_allclose(scores, ns, rtol=0, atol=TOL)
     np.testing.assert_allclose(est.coef_[0], nw, rtol=0, atol=TOL)
     assert est.alpha_[0] == pytest.approx(nal, rel=1e-10, abs=1e-12)
 
 
 @pytest.mark.parametrize("lazy", [True, False])
-@pytest.mark.parametrize("sketch,alpha0,loss", [("fd", 0.5, "squared"), ("pfd", 0.5, "squared"), ("rfd", 1.0, "hinge"),
-                                                ("rfd", 0.0, "squared"), ("rp", 5.0, "squared"),
-                                                ("oja", 0.5, "hinge")])
+@pytest.mark.parametrize(
+    "sketch,alpha0,loss",
+    [
+        ("fd", 0.5, "squared"),
+        ("pfd", 0.5, "squared"),
+        ("rfd", 1.0, "hinge"),
+        ("rfd", 0.0, "squared"),
+        ("rp", 5.0, "squared"),
+        ("oja", 0.5, "hinge"),
+    ],
+)
 def test_slab_current_matches_twin(sketch, alpha0, loss, lazy):
     # Alg. 6's printed K_t projection (slab="current"), incl. the alpha = 0 phase and (hinge) zero gradients
     X, y = _data(n=50, d=8, scale=3.0 if alpha0 == 0 else 1.5)
     est = SketchedOnlineNewton(sketch=sketch, ell=3, alpha0=alpha0, loss=loss, slab="current", random_state=0)
     est._lazy_kernel = lazy
     est.partial_fit(X[:1], y[:1], classes=[-1, 1], sample_weight=[0.0])  # allocate (Oja's V0) without learning
-    V0 = est._state_buf[0, :est._state_n_rows[0]].copy() if sketch == "oja" else None
+    V0 = est._state_buf[0, : est._state_n_rows[0]].copy() if sketch == "oja" else None
     est.t_ = 0
     scores = np.concatenate([est.partial_fit_scores(X[:20], y[:20]), est.partial_fit_scores(X[20:], y[20:])])
-    ns, nw, nal = naive_son(X.toarray(), y, sketch=sketch, ell=3, alpha0=alpha0, mu=1 / 8, eta=1.0, C=1.0,
-                            loss=loss, slab="current", V0=V0, seed=int(est._state_seed[0]))
+    ns, nw, nal = naive_son(
+        X.toarray(),
+        y,
+        sketch=sketch,
+        ell=3,
+        alpha0=alpha0,
+        mu=1 / 8,
+        eta=1.0,
+        C=1.0,
+        loss=loss,
+        slab="current",
+        V0=V0,
+        seed=int(est._state_seed[0]),
+    )
     assert np.any(np.abs(ns) > 1.0)  # unclipped scores: the projection happened after the updates
     np.testing.assert_allclose(scores, ns, rtol=0, atol=TOL)
     np.testing.assert_allclose(est.coef_[0], nw, rtol=0, atol=TOL)
@@ -154,8 +189,9 @@ def test_slab_current_rfd0_near_parallel_rows(lazy, seed):
     base = rng.standard_normal((4, 40))
     X = sp.csr_matrix(np.array([base[i % 4] * (1.0 + 0.5 * i) + 1e-3 * rng.standard_normal(40) for i in range(19)]))
     y = np.where(rng.random(19) > 0.5, 1, -1)
-    ns, nw, _ = naive_son(X.toarray(), y, sketch="rfd", ell=20, alpha0=0.0, mu=1 / 8, eta=1.0, C=1.0,
-                          loss="squared", slab="current")
+    ns, nw, _ = naive_son(
+        X.toarray(), y, sketch="rfd", ell=20, alpha0=0.0, mu=1 / 8, eta=1.0, C=1.0, loss="squared", slab="current"
+    )
     for eps in (0.0, 1e-13):
         Xp = X.copy()
         Xp.data = Xp.data * (1.0 + eps * rng.standard_normal(Xp.data.shape))
@@ -178,10 +214,11 @@ def test_rfd0_current_slab_on_farm_ads_is_hyperparameter_free():
         pytest.skip(f"farm-ads absent (set STREAMLEARN_SHARED_DATA): {exc}")
     y = np.where(y > 0, 1, -1)
     tr, te = split_indices(X.shape[0], 4)
-    whole = SketchedOnlineNewton(sketch="rfd", ell=50, alpha0=0.0, slab="current").partial_fit(X[tr], y[tr],
-                                                                                             classes=[-1, 1])
+    whole = SketchedOnlineNewton(sketch="rfd", ell=50, alpha0=0.0, slab="current").partial_fit(
+        X[tr], y[tr], classes=[-1, 1]
+    )
     chunked = SketchedOnlineNewton(sketch="rfd", ell=50, alpha0=0.0, slab="current")
     for start in range(0, len(tr), 700):
-        chunked.partial_fit(X[tr[start:start + 700]], y[tr[start:start + 700]], classes=[-1, 1])
+        chunked.partial_fit(X[tr[start : start + 700]], y[tr[start : start + 700]], classes=[-1, 1])
     assert whole.score(X[te], y[te]) > 0.87  # paper Table 2: 88.90 %
     np.testing.assert_allclose(chunked.coef_, whole.coef_, rtol=0, atol=1e-6 * np.abs(whole.coef_).max())

@@ -28,6 +28,7 @@ def _scaled(f):
     def make():
         X, y = _base()
         return X * f, y
+
     return make
 
 
@@ -43,8 +44,13 @@ def _zero_rows():
     return X, y
 
 
-CASES = {"cond1e6": _ill_conditioned, "scale1e-6": _scaled(1e-6), "scale1e6": _scaled(1e6),
-         "duplicated": _duplicated, "zero_rows": _zero_rows}
+CASES = {
+    "cond1e6": _ill_conditioned,
+    "scale1e-6": _scaled(1e-6),
+    "scale1e6": _scaled(1e6),
+    "duplicated": _duplicated,
+    "zero_rows": _zero_rows,
+}
 
 
 @pytest.mark.parametrize("safeguard", ["maxabs", "paper"])

@@ -33,8 +33,7 @@ def test_column_rescaling_leaves_predictions_unchanged(name):
     sa = a.partial_fit_scores(X, y, classes=[-1, 1])
     sb = b.partial_fit_scores(X * factors, y, classes=[-1, 1])
     np.testing.assert_allclose(sa, sb, rtol=1e-6, atol=1e-9)
-    np.testing.assert_allclose(a.decision_function(X[:50]), b.decision_function(X[:50] * factors), rtol=1e-6,
-                               atol=1e-9)
+    np.testing.assert_allclose(a.decision_function(X[:50]), b.decision_function(X[:50] * factors), rtol=1e-6, atol=1e-9)
     np.testing.assert_allclose(b.scale_, a.scale_ * factors, rtol=1e-12)
 
 
@@ -44,7 +43,7 @@ def test_chunking_does_not_change_the_model(name):
     whole = LEARNERS[name](safeguard="maxabs").partial_fit(X, y, classes=[-1, 1])
     parts = LEARNERS[name](safeguard="maxabs")
     for lo in range(0, 300, 37):
-        parts.partial_fit(X[lo:lo + 37], y[lo:lo + 37], classes=[-1, 1])
+        parts.partial_fit(X[lo : lo + 37], y[lo : lo + 37], classes=[-1, 1])
     np.testing.assert_allclose(parts.coef_, whole.coef_, rtol=1e-9, atol=1e-12)
 
 
@@ -68,8 +67,9 @@ def test_paper_setting_is_the_published_algorithm():
     Xs = sp.csr_matrix(X)
     a = SketchedOnlineNewton(sketch="rfd", ell=4, alpha0=0.0, slab="current")
     b = SketchedOnlineNewton(sketch="rfd", ell=4, alpha0=0.0, slab="current", safeguard="paper")
-    np.testing.assert_array_equal(a.partial_fit_scores(Xs, y, classes=[-1, 1]),
-                                  b.partial_fit_scores(Xs, y, classes=[-1, 1]))
+    np.testing.assert_array_equal(
+        a.partial_fit_scores(Xs, y, classes=[-1, 1]), b.partial_fit_scores(Xs, y, classes=[-1, 1])
+    )
     assert a.coef_.shape == (1, X.shape[1]) and not hasattr(a, "scale_")
     c = SketchedOnlineNewton(sketch="rfd", ell=4, safeguard="maxabs").partial_fit(Xs, y, classes=[-1, 1])
     assert c.coef_.shape == (1, X.shape[1] + 1)
@@ -118,6 +118,5 @@ def test_parameter_mixing_uses_a_common_scale(name):
     b = LEARNERS[name](safeguard="maxabs").partial_fit(X[150:], y[150:], classes=[-1, 1])
     mixed = mixer_for(a).mix(None, [a, b], [1.0, 0.0])
     np.testing.assert_allclose(mixed.scale_, np.maximum(a.scale_, b.scale_))
-    np.testing.assert_allclose(mixed.decision_function(X[:150]), a.decision_function(X[:150]), rtol=1e-9,
-                               atol=1e-12)
+    np.testing.assert_allclose(mixed.decision_function(X[:150]), a.decision_function(X[:150]), rtol=1e-9, atol=1e-12)
     assert not np.allclose(a.scale_, mixed.scale_)

@@ -47,8 +47,20 @@ class Server:
     def __init__(self, state_dir, *extra, start=("--learner", "ftrl")):
         self.port = _free_port()
         self.url = f"http://127.0.0.1:{self.port}"
-        self.args = [sys.executable, "-m", "streamlearn", "serve", *start, "--state-dir", str(state_dir),
-                     "--port", str(self.port), "--n-features", str(D), *extra]
+        self.args = [
+            sys.executable,
+            "-m",
+            "streamlearn",
+            "serve",
+            *start,
+            "--state-dir",
+            str(state_dir),
+            "--port",
+            str(self.port),
+            "--n-features",
+            str(D),
+            *extra,
+        ]
         env = dict(os.environ, PYTHONPATH=str(ROOT), OPENBLAS_NUM_THREADS="1")
         self.log = open(Path(state_dir).parent / f"server-{self.port}.log", "wb")  # noqa: SIM115 (the server's lifetime)
         self.proc = subprocess.Popen(self.args, env=env, stdout=self.log, stderr=subprocess.STDOUT)
@@ -79,8 +91,17 @@ class ForkedServer(Server):
     def __init__(self, state_dir, *extra, start=("--learner", "ftrl")):
         self.port = _free_port()
         self.url = f"http://127.0.0.1:{self.port}"
-        argv = ["serve", *start, "--state-dir", str(state_dir), "--port", str(self.port), "--n-features", str(D),
-                *extra]
+        argv = [
+            "serve",
+            *start,
+            "--state-dir",
+            str(state_dir),
+            "--port",
+            str(self.port),
+            "--n-features",
+            str(D),
+            *extra,
+        ]
         log = Path(state_dir).parent / f"server-{self.port}.log"
         pid = os.fork()
         if pid == 0:  # the server process
@@ -144,8 +165,24 @@ def _offline(lines, tmp_path):
     if not lines:  # nothing learned: the new learner
         make_learner("ftrl").save(out)
         return _state(out, tmp_path)
-    assert main(["train", str(data), "-l", "ftrl", "--n-features", str(D), "--zero-based", "false", "-o", str(out),
-                 "--quiet"]) == 0
+    assert (
+        main(
+            [
+                "train",
+                str(data),
+                "-l",
+                "ftrl",
+                "--n-features",
+                str(D),
+                "--zero-based",
+                "false",
+                "-o",
+                str(out),
+                "--quiet",
+            ]
+        )
+        == 0
+    )
     return _state(out, tmp_path)
 
 
@@ -154,8 +191,7 @@ def test_endpoints_scores_auth_and_bad_requests(tmp_path):
     token_file.write_text(TOKEN + "\n")
     auth = {"Authorization": f"Bearer {TOKEN}"}
     lines = _lines(np.random.default_rng(1), 60)
-    server = Server(tmp_path / "state", "--token-file", str(token_file), "--max-body-mb", "0.01",
-                    "--max-lines", "50")
+    server = Server(tmp_path / "state", "--token-file", str(token_file), "--max-body-mb", "0.01", "--max-lines", "50")
     try:
         with httpx.Client(base_url=server.url, timeout=30) as c:
             health = c.get("/health").json()
@@ -191,18 +227,28 @@ def test_endpoints_scores_auth_and_bad_requests(tmp_path):
             # predict: text without labels, text with labels, JSON; scores = the model's decision values
             p = c.post("/predict", content="\n".join(t.split(" ", 1)[1] for t in lines[46:50])).json()
             assert set(p) == {"scores", "labels", "proba"} and len(p["scores"]) == 4
-            assert p["scores"] == ref.decision_function(
-                load_svmlight(io.BytesIO(("\n".join(lines[46:50]) + "\n").encode()), n_features=D,
-                              zero_based=False)[0]).tolist()
+            assert (
+                p["scores"]
+                == ref.decision_function(
+                    load_svmlight(
+                        io.BytesIO(("\n".join(lines[46:50]) + "\n").encode()), n_features=D, zero_based=False
+                    )[0]
+                ).tolist()
+            )
             assert p["labels"] == [1.0 if s >= 0 else -1.0 for s in p["scores"]]
             assert c.post("/predict", content="\n".join(lines[46:50])).json() == p
             assert c.post("/predict", json={"rows": lines[46:50]}).json() == p
             # the model file equals the in-process model
             assert _state(c.get("/model", headers=auth).content, tmp_path) == _state(_saved(ref, tmp_path), tmp_path)
             # bad requests: 4xx JSON naming the problem, and the next request succeeds
-            for bad, status, words in [("1 3:1\n1 x:2\n", 400, "line 2"), ("1 3:1\n7 4:1\n", 400, "label 7"),
-                                       (f"1 {D + 5}:1\n", 400, "line 1"), ("", 400, "no examples"),
-                                       ("1 1:1\n" * 51, 413, "at most 50"), ("1 1:1 " * 3000, 413, "limit")]:
+            for bad, status, words in [
+                ("1 3:1\n1 x:2\n", 400, "line 2"),
+                ("1 3:1\n7 4:1\n", 400, "label 7"),
+                (f"1 {D + 5}:1\n", 400, "line 1"),
+                ("", 400, "no examples"),
+                ("1 1:1\n" * 51, 413, "at most 50"),
+                ("1 1:1 " * 3000, 413, "limit"),
+            ]:
                 r = c.post("/learn", content=bad, headers=auth)
                 assert r.status_code == status and words in r.json()["error"], (bad[:20], r.text)
                 assert c.post("/predict", content=lines[50]).status_code == 200
@@ -299,8 +345,9 @@ def test_kill9_under_load_loses_no_acknowledged_example(tmp_path):
         for trial in range(10):
             stop = threading.Event()
             logs = [[] for _ in range(3)]
-            clients = [threading.Thread(target=_load_run, args=(server.url, 1000 * trial + k, stop, logs[k]))
-                       for k in range(3)]
+            clients = [
+                threading.Thread(target=_load_run, args=(server.url, 1000 * trial + k, stop, logs[k])) for k in range(3)
+            ]
             for t in clients:
                 t.start()
             deadline = time.monotonic() + 30
@@ -330,8 +377,10 @@ def test_kill9_under_load_loses_no_acknowledged_example(tmp_path):
                     history += stream
                     break
             else:
-                pytest.fail(f"trial {trial}: the restarted model is not the offline model of the acknowledged "
-                            "examples (plus in-flight ones)")
+                pytest.fail(
+                    f"trial {trial}: the restarted model is not the offline model of the acknowledged "
+                    "examples (plus in-flight ones)"
+                )
         assert len(history) > 100
     finally:
         server.kill()

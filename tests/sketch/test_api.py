@@ -7,16 +7,29 @@ from sklearn.base import clone
 from sklearn.exceptions import NotFittedError
 
 from streamlearn import load
-from streamlearn.sketch import (SKETCHES, CompensativeFD, FrequentDirections, OjaSketch, ParameterizedFD,
-                                RandomProjectionSketch, RobustFrequentDirections)
+from streamlearn.sketch import (
+    SKETCHES,
+    CompensativeFD,
+    FrequentDirections,
+    OjaSketch,
+    ParameterizedFD,
+    RandomProjectionSketch,
+    RobustFrequentDirections,
+)
 
 rng = np.random.default_rng(0)
 A = rng.standard_normal((120, 6)) @ rng.standard_normal((6, 20)) + 0.1 * rng.standard_normal((120, 20))
 
-ALL = [FrequentDirections(ell=5), FrequentDirections(ell=5, fast=False), ParameterizedFD(ell=5, beta=0.6),
-       CompensativeFD(ell=5), RobustFrequentDirections(ell=5, alpha0=0.5),
-       RandomProjectionSketch(ell=5, random_state=1), RandomProjectionSketch(ell=5, kind="sparse-sign", random_state=1),
-       OjaSketch(ell=5, random_state=1)]
+ALL = [
+    FrequentDirections(ell=5),
+    FrequentDirections(ell=5, fast=False),
+    ParameterizedFD(ell=5, beta=0.6),
+    CompensativeFD(ell=5),
+    RobustFrequentDirections(ell=5, alpha0=0.5),
+    RandomProjectionSketch(ell=5, random_state=1),
+    RandomProjectionSketch(ell=5, kind="sparse-sign", random_state=1),
+    OjaSketch(ell=5, random_state=1),
+]
 
 
 def _gram(s):
@@ -40,7 +53,7 @@ def test_rows_one_by_one_chunks_dense_and_csr_agree(sketch):
 @pytest.mark.parametrize("sketch", ALL, ids=repr)
 def test_save_load_round_trip_and_continue(sketch, tmp_path):
     s = clone(sketch).partial_fit(A[:70])
-    s.sketch_                                   # the cache is saved too; it must stay consistent
+    s.sketch_  # the cache is saved too; it must stay consistent
     path = tmp_path / "sketch.slm"
     s.save(path)
     back = load(path)
@@ -63,7 +76,7 @@ def test_verbs_shapes_and_operators(sketch):
     with pytest.raises(AttributeError):
         s.n_seen_ = 3
     with pytest.raises(ValueError):
-        s.sketch_[0, 0] = 1.0                   # read-only result
+        s.sketch_[0, 0] = 1.0  # read-only result
     G = _gram(s)
     v = rng.standard_normal(20)
     V = rng.standard_normal((20, 3))
@@ -100,7 +113,7 @@ def test_bad_input_gives_clear_errors(name):
         s.partial_fit([["a"] * 20])
     with pytest.raises(ValueError, match="squared Frobenius norm of X is .*overflow"):
         s.partial_fit(np.full((1, 20), 1e151))
-    assert s.n_seen_ == 5                       # nothing half-written
+    assert s.n_seen_ == 5  # nothing half-written
     with pytest.raises(ValueError, match="The 'ell' parameter of .* must be an int in the range"):
         cls(ell=0).partial_fit(A)
     with pytest.raises(ValueError, match="parameters changed after sketching started"):
@@ -109,13 +122,19 @@ def test_bad_input_gives_clear_errors(name):
 
 def test_ell_below_two_is_undefined_for_the_fd_family():
     for cls in (FrequentDirections, ParameterizedFD, CompensativeFD, RobustFrequentDirections):
-        with pytest.raises(ValueError, match=rf"The 'ell' parameter of {cls.__name__} must be an int in the "
-                           r"range \[2, inf\). Got 1 instead."):
+        with pytest.raises(
+            ValueError,
+            match=rf"The 'ell' parameter of {cls.__name__} must be an int in the "
+            r"range \[2, inf\). Got 1 instead.",
+        ):
             cls(ell=1).partial_fit(A)
-    RandomProjectionSketch(ell=1).partial_fit(A)           # defined for RP and Oja
+    RandomProjectionSketch(ell=1).partial_fit(A)  # defined for RP and Oja
     OjaSketch(ell=1).partial_fit(A)
-    with pytest.raises(ValueError, match=r"'beta' parameter of ParameterizedFD must be a float in the range "
-                       r"\(0.0, 1.0\]"):
+    with pytest.raises(
+        ValueError,
+        match=r"'beta' parameter of ParameterizedFD must be a float in the range "
+        r"\(0.0, 1.0\]",
+    ):
         ParameterizedFD(ell=3, beta=0.0).partial_fit(A)
     with pytest.raises(ValueError, match="'alpha0' parameter"):
         RobustFrequentDirections(ell=3, alpha0=-1.0).partial_fit(A)
@@ -127,8 +146,7 @@ def test_merge_errors():
     fd = FrequentDirections(ell=4).partial_fit(A)
     with pytest.raises(TypeError, match="cannot merge a RobustFrequentDirections into a FrequentDirections"):
         fd.merge(RobustFrequentDirections(ell=4).partial_fit(A))
-    with pytest.raises(ValueError, match="The other sketch has 21 features, but FrequentDirections was fitted "
-                       "with 20"):
+    with pytest.raises(ValueError, match="The other sketch has 21 features, but FrequentDirections was fitted with 20"):
         fd.merge(FrequentDirections(ell=4).partial_fit(np.ones((3, 21))))
     with pytest.raises(ValueError, match="ell=5 in the other sketch, 4 in this one"):
         fd.merge(FrequentDirections(ell=5).partial_fit(A))
@@ -136,7 +154,8 @@ def test_merge_errors():
         RobustFrequentDirections(ell=4).merge(RobustFrequentDirections(ell=4, alpha0=1.0).partial_fit(A))
     with pytest.raises(ValueError, match="same seed"):
         RandomProjectionSketch(ell=4, random_state=0).partial_fit(A).merge(
-            RandomProjectionSketch(ell=4, random_state=0).partial_fit(A))
+            RandomProjectionSketch(ell=4, random_state=0).partial_fit(A)
+        )
     with pytest.raises(NotImplementedError, match="OjaSketch cannot be merged"):
         OjaSketch(ell=3).partial_fit(A).merge(OjaSketch(ell=3).partial_fit(A))
     assert fd.n_seen_ == len(A)

@@ -10,8 +10,14 @@ import pytest
 import scipy.sparse as sp
 
 from streamlearn.datasets import load_a9a
-from streamlearn.sketch import (CompensativeFD, FrequentDirections, ParameterizedFD, RandomProjectionSketch,
-                                OjaSketch, RobustFrequentDirections)
+from streamlearn.sketch import (
+    CompensativeFD,
+    FrequentDirections,
+    ParameterizedFD,
+    RandomProjectionSketch,
+    OjaSketch,
+    RobustFrequentDirections,
+)
 from tests.naive_sketch import naive_fd_merge, naive_fd_result, naive_fd_stream
 
 
@@ -53,7 +59,7 @@ def test_fd_and_rfd_bounds_on_low_rank_plus_noise(seed, ell, fast):
     A = low_rank_plus_noise(seed)
     fd = FrequentDirections(ell=ell, fast=fast).partial_fit(A)
     lo, err_fd = check_fd_bound(A, fd, ell)
-    assert lo >= -1e-9 * tail_energy(A.T @ A)[0]            # A^T A - B^T B is PSD
+    assert lo >= -1e-9 * tail_energy(A.T @ A)[0]  # A^T A - B^T B is PSD
     rfd = RobustFrequentDirections(ell=ell, fast=fast).partial_fit(sp.csr_matrix(A))
     _, err_rfd = check_fd_bound(A, rfd, ell, factor=0.5)
     assert err_rfd < err_fd
@@ -61,9 +67,9 @@ def test_fd_and_rfd_bounds_on_low_rank_plus_noise(seed, ell, fast):
     check_fd_bound(A, cfd, ell)
     # the three process the stream alike: CFD adds Delta = 2 alpha_RFD to FD's non-zero squared row norms
     assert rfd._delta_sum == pytest.approx(fd._delta_sum, rel=1e-9)
-    fd_sq = (fd.sketch_ ** 2).sum(axis=1)
+    fd_sq = (fd.sketch_**2).sum(axis=1)
     nz = fd_sq > 1e-9 * fd_sq.max()
-    np.testing.assert_allclose((cfd.sketch_ ** 2).sum(axis=1)[nz], fd_sq[nz] + 2 * rfd.alpha_, rtol=1e-8)
+    np.testing.assert_allclose((cfd.sketch_**2).sum(axis=1)[nz], fd_sq[nz] + 2 * rfd.alpha_, rtol=1e-8)
 
 
 def test_pfd_keeps_psd_and_beta_one_is_fd():
@@ -118,10 +124,16 @@ def test_rfd_merge_alpha_combines_with_alpha0():
     assert max(abs(w[0]), abs(w[-1])) <= min(0.5 * tail[k] / (4 - k) for k in range(4)) + 1e-9 * tail[0]
 
 
-@pytest.mark.parametrize("make", [lambda: FrequentDirections(ell=6), lambda: RobustFrequentDirections(ell=6),
-                                  lambda: ParameterizedFD(ell=6, beta=0.4),
-                                  lambda: RandomProjectionSketch(ell=6, random_state=3),
-                                  lambda: OjaSketch(ell=6, random_state=3)])
+@pytest.mark.parametrize(
+    "make",
+    [
+        lambda: FrequentDirections(ell=6),
+        lambda: RobustFrequentDirections(ell=6),
+        lambda: ParameterizedFD(ell=6, beta=0.4),
+        lambda: RandomProjectionSketch(ell=6, random_state=3),
+        lambda: OjaSketch(ell=6, random_state=3),
+    ],
+)
 def test_deterministic_for_the_same_input_and_seed(make):
     A = low_rank_plus_noise(7, n=150)
     X = sp.csr_matrix(A)

@@ -4,31 +4,46 @@ import numpy as np
 import pytest
 import scipy.sparse as sp
 
-from streamlearn._kernels.fd import (fd_append_csr_row, fd_append_dense_row, fd_fit_csr, fd_fit_dense,
-                                     fd_n_shrink, fd_shrink, fd_woodbury_solve)
+from streamlearn._kernels.fd import (
+    fd_append_csr_row,
+    fd_append_dense_row,
+    fd_fit_csr,
+    fd_fit_dense,
+    fd_n_shrink,
+    fd_shrink,
+    fd_woodbury_solve,
+)
 from streamlearn._kernels.oja import oja_fit_csr, oja_fit_dense
 from streamlearn._kernels.rfd import rfd_update_csr_row, rfd_update_dense_row
 from streamlearn._kernels.rp import rp_fit_csr, rp_fit_dense
-from tests.naive_sketch import (naive_fd_n_shrink, naive_fd_stream, naive_oja_stream, naive_rp_stream,
-                                naive_woodbury_solve)
+from tests.naive_sketch import (
+    naive_fd_n_shrink,
+    naive_fd_stream,
+    naive_oja_stream,
+    naive_rp_stream,
+    naive_woodbury_solve,
+)
 
 
 def _adversarial(seed=0, n=70, d=12):
     """Low-rank plus noise, with zero rows, duplicated rows, a single non-zero, huge and tiny rows."""
     rng = np.random.default_rng(seed)
     A = rng.standard_normal((n, 3)) @ rng.standard_normal((3, d)) + 0.05 * rng.standard_normal((n, d))
-    A[[3, 17, 40]] = 0.0                      # all-zero rows
-    A[21] = A[20]                             # duplicated row
+    A[[3, 17, 40]] = 0.0  # all-zero rows
+    A[21] = A[20]  # duplicated row
     A[33] = 0.0
-    A[33, 5] = 7.0                            # a single non-zero
-    A[50] *= 1e6                              # huge row
-    A[51] *= 1e-8                             # tiny row
-    A[rng.random((n, d)) < 0.3] = 0.0         # some sparsity
+    A[33, 5] = 7.0  # a single non-zero
+    A[50] *= 1e6  # huge row
+    A[51] *= 1e-8  # tiny row
+    A[rng.random((n, d)) < 0.3] = 0.0  # some sparsity
     return A
 
 
-FIXTURES = {"adversarial": _adversarial(), "all_zero": np.zeros((25, 6)), "rank_one":
-            np.outer(np.arange(1, 31.0), np.linspace(-1, 1, 9))}
+FIXTURES = {
+    "adversarial": _adversarial(),
+    "all_zero": np.zeros((25, 6)),
+    "rank_one": np.outer(np.arange(1, 31.0), np.linspace(-1, 1, 9)),
+}
 
 
 def _as_input(A, kind):
@@ -49,13 +64,24 @@ def _run_fd(X, d, ell, fast, beta, chunks=1):
     work, scratch = np.empty((ell, d)), np.zeros(d)
     n_rows, dsum = 0, 0.0
     for idx in np.array_split(np.arange(X.shape[0]), chunks):
-        part = X[idx[0]:idx[-1] + 1] if len(idx) else X[:0]
+        part = X[idx[0] : idx[-1] + 1] if len(idx) else X[:0]
         if isinstance(part, np.ndarray):
-            n_rows, ds, _ = fd_fit_dense(X=np.ascontiguousarray(part), buf=buf, gram=gram, n_rows=n_rows, keep=keep,
-                                         n_shrink=n_shrink, work=work)
+            n_rows, ds, _ = fd_fit_dense(
+                X=np.ascontiguousarray(part), buf=buf, gram=gram, n_rows=n_rows, keep=keep, n_shrink=n_shrink, work=work
+            )
         else:
-            n_rows, ds, _ = fd_fit_csr(indptr=part.indptr, indices=part.indices, data=part.data, buf=buf, gram=gram,
-                                       n_rows=n_rows, keep=keep, n_shrink=n_shrink, work=work, scratch=scratch)
+            n_rows, ds, _ = fd_fit_csr(
+                indptr=part.indptr,
+                indices=part.indices,
+                data=part.data,
+                buf=buf,
+                gram=gram,
+                n_rows=n_rows,
+                keep=keep,
+                n_shrink=n_shrink,
+                work=work,
+                scratch=scratch,
+            )
         dsum += ds
         assert not scratch.any()
     return buf[:n_rows], gram[:n_rows, :n_rows], dsum
@@ -77,7 +103,7 @@ def test_fd_chunk_kernels_match_svd_twin(fixture, kind, fast, beta):
     scale = max(float((A * A).sum()), 1.0)
     assert B.shape == rows.shape
     _close(B.T @ B, rows.T @ rows, scale)
-    _close(G, B @ B.T, scale)                      # the Gram matrix is the buffer's
+    _close(G, B @ B.T, scale)  # the Gram matrix is the buffer's
     assert dsum == pytest.approx(ds_twin, rel=1e-9, abs=1e-12 * scale)
 
 
@@ -86,7 +112,7 @@ def test_fd_shrink_rule_and_pfd_count():
     for beta in (0.2, 0.4, 0.6, 0.8, 1.0):
         for keep in range(1, 30):
             assert fd_n_shrink(beta, keep) == naive_fd_n_shrink(beta, keep)
-    assert fd_n_shrink(0.2, 4) == 0 and fd_n_shrink(0.4, 4) == 1   # m=5: floor(beta m) - 1
+    assert fd_n_shrink(0.2, 4) == 0 and fd_n_shrink(0.4, 4) == 1  # m=5: floor(beta m) - 1
 
 
 @pytest.mark.parametrize("kind", ["dense", "csr"])
@@ -100,13 +126,22 @@ def test_per_row_api_matches_twin_and_returns_delta(kind):
     X = sp.csr_matrix(A)
     for i in range(n):
         if kind == "dense":
-            n_rows, alpha, delta = rfd_update_dense_row(buf=buf, gram=gram, n_rows=n_rows, alpha=alpha, x=A[i],
-                                                        keep=ell - 1, n_shrink=ell - 1, work=work)
+            n_rows, alpha, delta = rfd_update_dense_row(
+                buf=buf, gram=gram, n_rows=n_rows, alpha=alpha, x=A[i], keep=ell - 1, n_shrink=ell - 1, work=work
+            )
         else:
             s, e = X.indptr[i], X.indptr[i + 1]
-            n_rows, alpha, delta = rfd_update_csr_row(buf=buf, gram=gram, n_rows=n_rows, alpha=alpha,
-                                                      indices=X.indices[s:e], data=X.data[s:e], keep=ell - 1,
-                                                      n_shrink=ell - 1, work=work)
+            n_rows, alpha, delta = rfd_update_csr_row(
+                buf=buf,
+                gram=gram,
+                n_rows=n_rows,
+                alpha=alpha,
+                indices=X.indices[s:e],
+                data=X.data[s:e],
+                keep=ell - 1,
+                n_shrink=ell - 1,
+                work=work,
+            )
         deltas.append(delta)
     rows, ds = naive_fd_stream(A, ell, fast=True)
     scale = float((A * A).sum())
@@ -148,8 +183,9 @@ def test_rp_kernels_match_twin_and_ignore_chunking(dist):
     twin = naive_rp_stream(A, 5, seed, dist)
     S = np.zeros((5, d))
     X = sp.csr_matrix(A)
-    rp_fit_csr(indptr=X[:11].indptr, indices=X[:11].indices, data=X[:11].data, sketch=S, seed=np.uint64(seed), t0=0,
-               dist=dist)
+    rp_fit_csr(
+        indptr=X[:11].indptr, indices=X[:11].indices, data=X[:11].data, sketch=S, seed=np.uint64(seed), t0=0, dist=dist
+    )
     rp_fit_dense(np.ascontiguousarray(A[11:]), S, np.uint64(seed), 11, dist)
     scale = np.abs(A).max()
     np.testing.assert_allclose(S, twin, rtol=0, atol=1e-12 * scale)

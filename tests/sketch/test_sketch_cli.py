@@ -11,8 +11,16 @@ from streamlearn.cli.main import main
 from streamlearn.datasets import bundled_path
 
 A9A = str(bundled_path("a9a.xz"))
-KEYS = {"sketch", "ell", "n_rows", "n_features", "relative_spectral_error", "seconds", "rows_per_second",
-        "relative_frobenius_error"}
+KEYS = {
+    "sketch",
+    "ell",
+    "n_rows",
+    "n_features",
+    "relative_spectral_error",
+    "seconds",
+    "rows_per_second",
+    "relative_frobenius_error",
+}
 
 
 def _json(capsys):
@@ -21,8 +29,7 @@ def _json(capsys):
 
 def test_sketch_json_contract_and_saved_sketch(tmp_path, capsys):
     out_path = tmp_path / "rfd.slm"
-    assert main(["sketch", A9A, "--sketch", "rfd", "--ell", "5", "-p", "alpha0=0", "-o", str(out_path),
-                 "--json"]) == 0
+    assert main(["sketch", A9A, "--sketch", "rfd", "--ell", "5", "-p", "alpha0=0", "-o", str(out_path), "--json"]) == 0
     out = _json(capsys)
     assert set(out) >= KEYS
     assert out["n_rows"] == 32561 and out["n_features"] == 123 and out["ell"] == 5
@@ -36,19 +43,41 @@ def test_sketch_human_table_and_params(tmp_path, capsys):
     X = rng.standard_normal((60, 12))
     path = tmp_path / "small.svm"
     dump_svmlight_file(X, np.ones(60), str(path))  # zero-based indices, as scikit-learn writes them
-    assert main(["sketch", str(path), "--zero-based", "true", "--sketch", "rp", "--ell", "4", "-p", "kind=sparse-sign",
-                 "-p", "random_state=3", "--blas-threads", "0"]) == 0
+    assert (
+        main(
+            [
+                "sketch",
+                str(path),
+                "--zero-based",
+                "true",
+                "--sketch",
+                "rp",
+                "--ell",
+                "4",
+                "-p",
+                "kind=sparse-sign",
+                "-p",
+                "random_state=3",
+                "--blas-threads",
+                "0",
+            ]
+        )
+        == 0
+    )
     text = capsys.readouterr().out
     assert "relative_spectral_error" in text and "RandomProjectionSketch" in text
 
 
-@pytest.mark.parametrize("argv,message", [
-    (["--sketch", "fd", "--ell", "1"], "The 'ell' parameter of FrequentDirections must be an int in the range"),
-    (["--sketch", "fd", "--ell", "200"], "ell=200 must be smaller than the number of features"),
-    (["--sketch", "fd", "-p", "beta=0.5"], "sketch 'fd' has no parameter 'beta'"),
-    (["--sketch", "pfd", "-p", "beta=2"], "'beta' parameter of ParameterizedFD must be a float"),
-    (["--blas-threads", "-1"], "--blas-threads must be >= 0"),
-])
+@pytest.mark.parametrize(
+    "argv,message",
+    [
+        (["--sketch", "fd", "--ell", "1"], "The 'ell' parameter of FrequentDirections must be an int in the range"),
+        (["--sketch", "fd", "--ell", "200"], "ell=200 must be smaller than the number of features"),
+        (["--sketch", "fd", "-p", "beta=0.5"], "sketch 'fd' has no parameter 'beta'"),
+        (["--sketch", "pfd", "-p", "beta=2"], "'beta' parameter of ParameterizedFD must be a float"),
+        (["--blas-threads", "-1"], "--blas-threads must be >= 0"),
+    ],
+)
 def test_sketch_errors(argv, message, capsys):
     assert main(["sketch", A9A] + argv) == 2
     assert message in capsys.readouterr().err
@@ -61,8 +90,26 @@ def test_sketch_missing_file(tmp_path, capsys):
 
 def test_rfd_figure1_experiment_on_a9a(tmp_path, capsys):
     png, md = tmp_path / "fig.png", tmp_path / "fig.md"
-    assert main(["experiment", "rfd-figure1", "--data", "a9a", "--ells", "5,10", "--betas", "0.2",
-                 "--markdown", str(md), "--plot", str(png), "--json"]) == 0
+    assert (
+        main(
+            [
+                "experiment",
+                "rfd-figure1",
+                "--data",
+                "a9a",
+                "--ells",
+                "5,10",
+                "--betas",
+                "0.2",
+                "--markdown",
+                str(md),
+                "--plot",
+                str(png),
+                "--json",
+            ]
+        )
+        == 0
+    )
     rows = _json(capsys)
     assert {r["method"] for r in rows} == {"FD", "CFD", "PFD-0.2", "RFD"} and len(rows) == 8
     for r in rows:

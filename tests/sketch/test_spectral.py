@@ -25,7 +25,7 @@ def data():
 
 
 @pytest.mark.parametrize("cls", [FrequentDirections, RobustFrequentDirections])
-@pytest.mark.parametrize("dense_max_d", [2000, 0])          # 0 forces Lanczos
+@pytest.mark.parametrize("dense_max_d", [2000, 0])  # 0 forces Lanczos
 def test_matches_dense_eigenvalues(data, cls, dense_max_d):
     s = cls(ell=6).partial_fit(data)
     spec, frob = _reference(data, s.sketch_, getattr(s, "alpha_", 0.0))
