@@ -23,8 +23,9 @@ $(VENV)/.installed-docs: $(VENV)/.installed pyproject.toml
 	$(BIN)/python -m pip install --quiet -e ".[docs]"
 	touch $@
 
-$(VENV)/.installed-dev: $(VENV)/.installed pyproject.toml
-	$(BIN)/python -m pip install --quiet -e ".[dev,docs]"
+# the API reference imports every subpackage, so the checks install the test extras too (dask, serve, arrow)
+$(VENV)/.installed-dev: $(VENV)/.installed-test pyproject.toml
+	$(BIN)/python -m pip install --quiet -e ".[test,dask,dev,docs]"
 	touch $@
 
 $(VENV)/.installed-bench: $(VENV)/.installed-test pyproject.toml
