@@ -14,7 +14,21 @@ array([2., 2.])
 
 import numpy as np
 
-__all__ = ["weighted_average", "mixed_count", "merge_sketch_increments"]
+__all__ = ["MixableMixin", "weighted_average", "mixed_count", "merge_sketch_increments"]
+
+
+class MixableMixin:
+    """The parameter-mixing hook's defaults for an estimator family that defines ``mix``: every setting can
+    be mixed, and the state needs no flushing on the worker. Families override what differs."""
+
+    #: one line for the docs: what is averaged
+    mixing_description = ""
+
+    def check_mixable(self) -> None:
+        """Raise TypeError if these settings cannot be combined by parameter mixing (by default they all can)."""
+
+    def finish_local_passes(self) -> None:
+        """Run on the worker after its local passes (by default nothing to flush: the state is explicit)."""
 
 
 def weighted_average(arrays, weights):

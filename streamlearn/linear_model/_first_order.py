@@ -11,7 +11,7 @@ from .._typing import FloatArray
 from .._validation import Interval, Options
 from ..base import BaseOnlineLinear, LogisticProbaMixin, OnlineClassifierMixin, OnlineRegressorMixin
 from ..losses import loss_code
-from .._mixing import mixed_count, weighted_average
+from .._mixing import MixableMixin, mixed_count, weighted_average
 from ._nag import _NormalizedMixin
 
 __all__ = ["OGDClassifier", "OGDRegressor", "Perceptron", "PassiveAggressiveClassifier", "PassiveAggressiveRegressor"]
@@ -25,7 +25,7 @@ _PASS_PARAMS = {
 _PA_VARIANTS = {"pa": _k.RULE_PA, "pa1": _k.RULE_PA1, "pa2": _k.RULE_PA2}
 
 
-class _FirstOrderLinear(BaseOnlineLinear):
+class _FirstOrderLinear(MixableMixin, BaseOnlineLinear):
     """Calls the one first-order kernel with the step rule of the concrete learner."""
 
     # subclasses define: _rule(), _loss_name(), _schedule, _eta0(), _C(), _intercept_sq(), _diverge_hint
@@ -72,12 +72,6 @@ class _FirstOrderLinear(BaseOnlineLinear):
         "``coef_`` and ``intercept_`` (weighted by examples); Perceptron's radius ``radius_`` is "
         "the largest over the partitions (it bounds every row norm)"
     )
-
-    def check_mixable(self) -> None:
-        """Raise TypeError if these settings cannot be combined by parameter mixing (they all can)."""
-
-    def finish_local_passes(self) -> None:
-        """Nothing to flush: the weights are explicit."""
 
     @classmethod
     def mix(cls, start: Any, models: list[Any], weights: FloatArray) -> Any:

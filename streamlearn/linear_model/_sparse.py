@@ -37,7 +37,7 @@ from .._typing import FloatArray
 from .._validation import Interval, Options
 from ..base import BaseOnlineLinear, LogisticProbaMixin, OnlineClassifierMixin, OnlineRegressorMixin
 from ..losses import loss_code
-from .._mixing import mixed_count, weighted_average
+from .._mixing import MixableMixin, mixed_count, weighted_average
 
 __all__ = [
     "SimpleTruncationClassifier",
@@ -142,7 +142,7 @@ class _LazyLinearMixin:
         return out[:, 0] if K == 1 else out
 
 
-class _Truncated(_LazyLinearMixin, BaseOnlineLinear):
+class _Truncated(_LazyLinearMixin, MixableMixin, BaseOnlineLinear):
     """Simple truncation, truncated gradient and L1-FOBOS: one kernel, three settings of (rule, theta, k, lam)."""
 
     def _state_shape(self, n_features, n_outputs):
@@ -226,9 +226,6 @@ class _Truncated(_LazyLinearMixin, BaseOnlineLinear):
         "cumulative penalty restart equal, at the weighted mean penalty (only their differences "
         "matter)"
     )
-
-    def check_mixable(self) -> None:
-        """Raise TypeError if these settings cannot be combined by parameter mixing (they all can)."""
 
     def finish_local_passes(self) -> None:
         """Apply every pending truncation, so the state holds the model's actual weights."""
@@ -637,7 +634,7 @@ class FOBOSRegressor(OnlineRegressorMixin, _Truncated):
 
 # ---------------------------------------------------------------------------------------------------
 # L1-RDA
-class _RDA(_LazyLinearMixin, BaseOnlineLinear):
+class _RDA(_LazyLinearMixin, MixableMixin, BaseOnlineLinear):
     _diverge_hint = "1/gamma (raise gamma)"
     _parameter_constraints = {
         "l1": [Interval(float, 0, None, closed="left")],
@@ -695,12 +692,6 @@ class _RDA(_LazyLinearMixin, BaseOnlineLinear):
         "worse: the increments are gradients at the partitions' diverging models, all counted "
         "at full weight.)"
     )
-
-    def check_mixable(self) -> None:
-        """Raise TypeError if these settings cannot be combined by parameter mixing (they all can)."""
-
-    def finish_local_passes(self) -> None:
-        """Nothing to flush: the model is computed from ``(G, t)`` on demand."""
 
     @classmethod
     def mix(cls, start: Any, models: list[Any], weights: FloatArray) -> Any:
@@ -796,7 +787,7 @@ class RDARegressor(OnlineRegressorMixin, _RDA):
 
 # ---------------------------------------------------------------------------------------------------
 # FTRL-Proximal
-class _FTRL(_LazyLinearMixin, BaseOnlineLinear):
+class _FTRL(_LazyLinearMixin, MixableMixin, BaseOnlineLinear):
     _diverge_hint = "alpha"
     _parameter_constraints = {
         "alpha": [Interval(float, 0, None, closed="neither")],
@@ -859,12 +850,6 @@ class _FTRL(_LazyLinearMixin, BaseOnlineLinear):
         "would put ``z`` and ``sqrt(n)`` on different scales and inflate ``w`` by about the "
         "square root of the number of partitions)"
     )
-
-    def check_mixable(self) -> None:
-        """Raise TypeError if these settings cannot be combined by parameter mixing (they all can)."""
-
-    def finish_local_passes(self) -> None:
-        """Nothing to flush: the model is computed from ``(z, n)`` on demand."""
 
     @classmethod
     def mix(cls, start: Any, models: list[Any], weights: FloatArray) -> Any:

@@ -20,7 +20,7 @@ from .._kernels.scale import maxabs_augment
 from .._validation import Interval, Options, check_rng
 from ..base import BaseOnlineLinear, OnlineClassifierMixin
 from ..losses import loss_code
-from .._mixing import merge_sketch_increments, mixed_count, weighted_average
+from .._mixing import MixableMixin, merge_sketch_increments, mixed_count, weighted_average
 
 __all__ = ["AdaGrad", "OnlineNewtonStep", "SketchedOnlineNewton", "FULL_ON_MAX_FEATURES"]
 
@@ -147,7 +147,7 @@ class _SecondOrder(OnlineClassifierMixin, BaseOnlineLinear):
         return getattr(self, "slab", "next") == "current"
 
 
-class AdaGrad(_SecondOrder):
+class AdaGrad(MixableMixin, _SecondOrder):
     """Diagonal AdaGrad (Duchi, Hazan, Singer 2011) with the RFD paper's slab projection.
 
     Per example (Algorithms §6.2): project u onto ``|w.x| <= C`` in the ``diag(h)`` norm, predict
@@ -250,12 +250,6 @@ class AdaGrad(_SecondOrder):
     mixing_description = (
         "``coef_`` (the pending point) and the squared-gradient accumulators ``s``, weighted by examples"
     )
-
-    def check_mixable(self):
-        """Raise TypeError if these settings cannot be combined by parameter mixing (they all can)."""
-
-    def finish_local_passes(self):
-        """Nothing to flush: the state is explicit."""
 
     @classmethod
     def mix(cls, start, models, weights):
@@ -380,7 +374,7 @@ _LAZY_MAT_FACTOR = 10.0
 _SKETCHES = {"fd": _k.SKETCH_FD, "pfd": _k.SKETCH_PFD, "rfd": _k.SKETCH_RFD, "rp": _k.SKETCH_RP, "oja": _k.SKETCH_OJA}
 
 
-class SketchedOnlineNewton(_SecondOrder):
+class SketchedOnlineNewton(MixableMixin, _SecondOrder):
     """Sketched online Newton step (SON; RFD paper Alg. 3 / Alg. 6) over FD, PFD, RFD, RP or Oja sketches.
 
     Per example (Algorithms §6.4): project the pending u onto ``|w.x_t| <= C`` in the H-norm, predict
@@ -681,9 +675,6 @@ class SketchedOnlineNewton(_SecondOrder):
                 f"fit_mixing supports SketchedOnlineNewton with sketch in {list(self._MIXABLE_SKETCHES)} "
                 f"(the mergeable frequent-directions sketches); got sketch={self.sketch!r}."
             )
-
-    def finish_local_passes(self):
-        """Nothing to flush: the sketch rows are read as they are."""
 
     def _sketch_rows(self, k):
         r = int(self._state_n_rows[k])
