@@ -114,6 +114,52 @@ def _expand_row(
     return n_out
 
 
+@njit_inline
+def _expand_row_grown(
+    f_idx, f_val, f_ns, nf, terms, term_lens, has_wildcard, umask, g_idx, g_val, counts, starts, present, o_idx, o_val
+):
+    """``_expand_row``, with the output buffers replaced by twice the needed size when they are too short:
+    ``(n_out, o_idx, o_val)``."""
+    n_out = _expand_row(
+        f_idx=f_idx,
+        f_val=f_val,
+        f_ns=f_ns,
+        nf=nf,
+        terms=terms,
+        term_lens=term_lens,
+        has_wildcard=has_wildcard,
+        umask=umask,
+        g_idx=g_idx,
+        g_val=g_val,
+        counts=counts,
+        starts=starts,
+        present=present,
+        o_idx=o_idx,
+        o_val=o_val,
+    )
+    if n_out < 0:
+        o_idx = np.empty(-2 * n_out, np.uint64)
+        o_val = np.empty(-2 * n_out, np.float64)
+        n_out = _expand_row(
+            f_idx=f_idx,
+            f_val=f_val,
+            f_ns=f_ns,
+            nf=nf,
+            terms=terms,
+            term_lens=term_lens,
+            has_wildcard=has_wildcard,
+            umask=umask,
+            g_idx=g_idx,
+            g_val=g_val,
+            counts=counts,
+            starts=starts,
+            present=present,
+            o_idx=o_idx,
+            o_val=o_val,
+        )
+    return n_out, o_idx, o_val
+
+
 @njit_kernel
 def _row_interactions(
     f_idx,
@@ -248,7 +294,7 @@ def hashed_rows_to_csr(hashes, values, col_ns, terms, term_lens, has_wildcard, m
             f_val[nf] = v
             f_ns[nf] = col_ns[c]
             nf += 1
-        n_out = _expand_row(
+        n_out, o_idx, o_val = _expand_row_grown(
             f_idx=f_idx,
             f_val=f_val,
             f_ns=f_ns,
@@ -265,26 +311,6 @@ def hashed_rows_to_csr(hashes, values, col_ns, terms, term_lens, has_wildcard, m
             o_idx=o_idx,
             o_val=o_val,
         )
-        if n_out < 0:
-            o_idx = np.empty(-2 * n_out, np.uint64)
-            o_val = np.empty(-2 * n_out, np.float64)
-            n_out = _expand_row(
-                f_idx=f_idx,
-                f_val=f_val,
-                f_ns=f_ns,
-                nf=nf,
-                terms=terms,
-                term_lens=term_lens,
-                has_wildcard=has_wildcard,
-                umask=umask,
-                g_idx=g_idx,
-                g_val=g_val,
-                counts=counts,
-                starts=starts,
-                present=present,
-                o_idx=o_idx,
-                o_val=o_val,
-            )
         if nnz + n_out > cap:
             return -1 - i
         nnz = _emit_row(o_idx, o_val, n_out, indices, data, nnz)
@@ -325,7 +351,7 @@ def hashed_features_to_csr(
         g = f
         while g < n and rows[g] == i:
             g += 1
-        n_out = _expand_row(
+        n_out, o_idx, o_val = _expand_row_grown(
             f_idx=hashes[f:g],
             f_val=values[f:g],
             f_ns=ns[f:g],
@@ -342,26 +368,6 @@ def hashed_features_to_csr(
             o_idx=o_idx,
             o_val=o_val,
         )
-        if n_out < 0:
-            o_idx = np.empty(-2 * n_out, np.uint64)
-            o_val = np.empty(-2 * n_out, np.float64)
-            n_out = _expand_row(
-                f_idx=hashes[f:g],
-                f_val=values[f:g],
-                f_ns=ns[f:g],
-                nf=g - f,
-                terms=terms,
-                term_lens=term_lens,
-                has_wildcard=has_wildcard,
-                umask=umask,
-                g_idx=g_idx,
-                g_val=g_val,
-                counts=counts,
-                starts=starts,
-                present=present,
-                o_idx=o_idx,
-                o_val=o_val,
-            )
         if nnz + n_out > cap:
             return -1 - i
         nnz = _emit_row(o_idx, o_val, n_out, indices, data, nnz)
