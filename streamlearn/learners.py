@@ -15,7 +15,15 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, cast
 
-__all__ = ["LearnerSpec", "LEARNERS", "make_learner", "learner_parameters", "parse_param_value", "learner_name_of"]
+__all__ = [
+    "LearnerSpec",
+    "LEARNERS",
+    "make_learner",
+    "scaled_learner",
+    "learner_parameters",
+    "parse_param_value",
+    "learner_name_of",
+]
 
 
 @dataclass(frozen=True)
@@ -29,8 +37,11 @@ class LearnerSpec:
 
     ``target`` is ``"module:Class"``; ``fixed`` are parameters the name implies (they may not be
     overridden with ``-p``); ``defaults`` are CLI defaults that differ from the class's (overridable).
-    ``batch=True`` marks a batch estimator (``fit``/``fit_stream``, no ``partial_fit``): ``streamlearn
-    train`` calls its ``fit_stream`` on the chunk stream, without progressive validation.
+    ``scale`` is the streaming scaler the command line puts in front of the learner when ``--scale`` is not
+    given (``"maxabs"`` for learners whose steps or regularisation assume features of unit scale; see
+    :func:`scaled_learner`). ``batch=True`` marks a batch estimator (``fit``/``fit_stream``, no
+    ``partial_fit``): ``streamlearn train`` calls its ``fit_stream`` on the chunk stream, without
+    progressive validation.
     """
 
     name: str
@@ -41,6 +52,7 @@ class LearnerSpec:
     defaults: dict = field(default_factory=dict)
     demo: bool = True
     batch: bool = False
+    scale: str = "none"
 
     def cls(self) -> type:
         module, _, qualname = self.target.partition(":")
@@ -54,20 +66,35 @@ _SAFE = {"safeguard": "maxabs"}
 #: logistic-loss SGD learners: eta0 0.5 -> 0.25 keeps them above the majority-class rate on every zoo set
 #: (benchmarks/zoo.py; at 0.5 all four were 0.1-0.2 pt under it on bananas), a9a.t 0.846-0.847
 _ETA_ZOO = {"eta0": 0.25}
+#: Perceptron-type learners: the average of the weights after each example (Freund & Schapire 1999) instead of
+#: the last ones, which swing with every mistake on data that no hyperplane separates, behind MaxAbs scaling
+_AVG = {"average": True}
+_MAXABS = "maxabs"
 LEARNERS = {
     s.name: s
     for s in [
         LearnerSpec(
             "perceptron",
             f"{_LM}:Perceptron",
-            "Perceptron with bias (Rosenblatt 1958; bias via R^2, Novikoff's augmented feature)",
-            defaults={"radius": 0.1},
-        ),  # near scikit-learn's sparse intercept rule; demo 0.819 vs 0.704
+            "Averaged Perceptron with bias (Rosenblatt 1958; bias via R^2, Novikoff's augmented feature)",
+            defaults={"radius": 1.0, **_AVG},
+            scale=_MAXABS,
+        ),  # R = 1: features scaled into [-1, 1], the bias moves like a weight (scikit-learn's dense rule)
         LearnerSpec(
-            "perceptron-nobias", f"{_LM}:Perceptron", "Perceptron without bias", fixed={"fit_intercept": False}
+            "perceptron-nobias",
+            f"{_LM}:Perceptron",
+            "Averaged Perceptron without bias",
+            fixed={"fit_intercept": False},
+            defaults=_AVG,
+            scale=_MAXABS,
         ),
         LearnerSpec(
-            "pa", f"{_LM}:PassiveAggressiveClassifier", "Passive-Aggressive (PA), hinge loss", fixed={"variant": "pa"}
+            "pa",
+            f"{_LM}:PassiveAggressiveClassifier",
+            "Passive-Aggressive (PA), hinge loss, averaged",
+            fixed={"variant": "pa"},
+            defaults=_AVG,
+            scale=_MAXABS,
         ),
         LearnerSpec(
             "pa1",
@@ -79,10 +106,11 @@ LEARNERS = {
         LearnerSpec(
             "pa2",
             f"{_LM}:PassiveAggressiveClassifier",
-            "Passive-Aggressive PA-II (step l/(||x||^2+1/2C))",
+            "Passive-Aggressive PA-II (step l/(||x||^2+1/2C)), averaged",
             fixed={"variant": "pa2"},
-            defaults={"C": 0.01},
-        ),
+            defaults=_AVG,
+            scale=_MAXABS,
+        ),  # averaged, the class's C = 1 does as well as the C = 0.01 the last weights needed on a9a
         LearnerSpec(
             "ogd",
             f"{_LM}:OGDClassifier",
@@ -95,7 +123,8 @@ LEARNERS = {
             f"{_LM}:OGDClassifier",
             "Online gradient descent, hinge loss, step eta0/sqrt(t)",
             fixed={"loss": "hinge"},
-        ),
+            scale=_MAXABS,
+        ),  # eta0 assumes unit-scale features: raw, one large column (wine's proline) swamps the steps
         LearnerSpec(
             "ogd-squared",
             f"{_LM}:OGDClassifier",
@@ -192,10 +221,11 @@ LEARNERS = {
             "cw",
             f"{_LM}:ConfidenceWeightedClassifier",
             "Confidence-Weighted, full covariance (Crammer et al. NIPS 2008; variance update, -p update=stdev "
-            "for the exact one); d <= 4096",
+            "for the exact one), averaged means; d <= 4096",
             fixed={"covariance": "full"},
-            defaults={"update": "variance"},
-        ),
+            defaults={"update": "variance", "a": 0.1, **_AVG},
+            scale=_MAXABS,
+        ),  # averaged means (a9a.t 0.797 -> 0.847); a = 0.1: a tighter prior on [-1, 1] features (cw-diag: 0.01)
         LearnerSpec(
             "cw-diag",
             f"{_LM}:ConfidenceWeightedClassifier",
@@ -225,8 +255,9 @@ LEARNERS = {
             "pegasos",
             f"{_LM}:PegasosClassifier",
             "Pegasos: mini-batch k (batch_size), step 1/(alpha t), projection on the 1/sqrt(alpha) ball",
-            defaults={"alpha": 0.003},
-        ),
+            defaults={"alpha": 0.01},
+            scale=_MAXABS,
+        ),  # on [-1, 1] features alpha = 0.01 falls back on the bias where no hyperplane helps (bananas), a9a.t 0.848
         LearnerSpec(
             "dcd-svm",
             f"{_LM}:DualCoordinateDescentSVC",
@@ -245,8 +276,11 @@ LEARNERS = {
         ),
         # factorization machines (Algorithms §7)
         LearnerSpec(
-            "fm", f"{_FM}:FMClassifier", "Factorization machine (Rendle), logistic loss, SGD/AdaGrad, O(k nnz)"
-        ),
+            "fm",
+            f"{_FM}:FMClassifier",
+            "Factorization machine (Rendle), logistic loss, SGD/AdaGrad, O(k nnz)",
+            scale=_MAXABS,
+        ),  # init_stdev and eta0 assume unit-scale features: raw, pairwise products of large columns blow up
         LearnerSpec(
             "fm-regressor",
             f"{_FM}:FMRegressor",
@@ -259,7 +293,8 @@ LEARNERS = {
             f"{_FM}:CCFMOnlineGradientClassifier",
             "Compact convexified FM by projected OGD (eigendecomposition per projection; dense (d+1)^2)",
             demo=False,
-        ),
+            scale=_MAXABS,
+        ),  # the nuclear-norm ball delta bounds x x^T terms: meaningful for features in [-1, 1]
         LearnerSpec(
             "ccfm-ogd-regressor",
             f"{_FM}:CCFMOnlineGradientRegressor",
@@ -272,8 +307,10 @@ LEARNERS = {
             f"{_FM}:OCCFMClassifier",
             "OCCFM: projection-free online conditional gradient on the convexified FM (exact up to 2000 "
             "features, low-rank above; -p mode=exact|scalable)",
+            defaults={"eta": 1.0},
             demo=False,
-        ),
+            scale=_MAXABS,
+        ),  # features in [-1, 1] as for ccfm-ogd, and ccfm-ogd's base step eta0 = 1
         LearnerSpec("occfm-regressor", f"{_FM}:OCCFMRegressor", "OCCFM, squared loss", task="regression", demo=False),
         # second order (Luo et al., JMLR 2019): squared loss on -1/+1 labels. CLI defaults: the scale safeguard
         # (running max-abs column scaling + a constant feature, see SketchedOnlineNewton's safeguard) and, for the
@@ -399,6 +436,24 @@ def make_learner(name: str, params: Mapping[str, Any] | None = None) -> Any:
         kwargs[key] = parse_param_value(value, allowed[key]) if isinstance(value, str) else value
     kwargs.update(spec.fixed)
     return spec.cls()(**kwargs)
+
+
+def scaled_learner(name: str, learner: Any, scale: str | None = None) -> Any:
+    """``learner`` behind the streaming scaler ``scale`` (``"maxabs"``/``"standard"``; a
+    :class:`~streamlearn.preprocessing.StreamPipeline`), or itself for ``"none"``. ``scale=None``: learner
+    ``name``'s default (its ``LearnerSpec.scale``), what the command line does without ``--scale``.
+
+    >>> type(scaled_learner("pegasos", make_learner("pegasos"))).__name__
+    'StreamPipeline'
+    >>> scaled_learner("ftrl", make_learner("ftrl"), "none")
+    FTRLProximalClassifier()
+    """
+    scale = _spec(name).scale if scale is None else scale
+    if scale == "none":
+        return learner
+    from .preprocessing import make_scaler, make_stream_pipeline
+
+    return make_stream_pipeline(make_scaler(scale), learner)
 
 
 def _spec(name):

@@ -166,11 +166,18 @@ def linear_epoch(
     C,
     t,
     out_scores,
+    avg_sum=None,
+    avg_sum_intercept=None,
 ):
     """Run one pass over the rows of a CSR matrix in storage order.
 
     Returns ``(t, bad_row)``: the updated example counter and -1, or the index of the first example whose
     score was not finite (the pass stops there; earlier updates are kept).
+
+    Averaging (``avg_sum`` (K, d) and ``avg_sum_intercept`` (K,) given): every update ``w += step x`` of
+    example ``t`` also adds ``(t - 1) step x`` to ``avg_sum`` (O(nnz), Daume's trick), so that the average of
+    the weights after each of the ``t`` examples seen is ``coef - avg_sum / t`` (likewise the intercept).
+    Examples are scored with the running weights ``coef``.
     """
     n_rows = indptr.shape[0] - 1
     n_out = coef.shape[0]
@@ -224,6 +231,10 @@ def linear_epoch(
                 step = tau * direction * s
             csr_row_axpy(a=step, w=coef, k=k, indices=indices, data=data, start=start, end=end)
             intercept[k] += step * intercept_sq
+            if avg_sum is not None and avg_sum_intercept is not None:
+                late = (t - 1) * step
+                csr_row_axpy(a=late, w=avg_sum, k=k, indices=indices, data=data, start=start, end=end)
+                avg_sum_intercept[k] += late * intercept_sq
     return t, -1
 
 
