@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 from typing import Any, cast
 
 __all__ = [
+    "DEFAULTS_WHY",
     "LearnerSpec",
     "LEARNERS",
     "make_learner",
@@ -79,7 +80,7 @@ LEARNERS = {
             "Averaged Perceptron with bias (Rosenblatt 1958; bias via R^2, Novikoff's augmented feature)",
             defaults={"radius": 1.0, **_AVG},
             scale=_MAXABS,
-        ),  # R = 1: features scaled into [-1, 1], the bias moves like a weight (scikit-learn's dense rule)
+        ),
         LearnerSpec(
             "perceptron-nobias",
             f"{_LM}:Perceptron",
@@ -110,7 +111,7 @@ LEARNERS = {
             fixed={"variant": "pa2"},
             defaults=_AVG,
             scale=_MAXABS,
-        ),  # averaged, the class's C = 1 does as well as the C = 0.01 the last weights needed on a9a
+        ),
         LearnerSpec(
             "ogd",
             f"{_LM}:OGDClassifier",
@@ -124,14 +125,14 @@ LEARNERS = {
             "Online gradient descent, hinge loss, step eta0/sqrt(t)",
             fixed={"loss": "hinge"},
             scale=_MAXABS,
-        ),  # eta0 assumes unit-scale features: raw, one large column (wine's proline) swamps the steps
+        ),
         LearnerSpec(
             "ogd-squared",
             f"{_LM}:OGDClassifier",
             "Online gradient descent, squared loss on -1/+1 labels",
             fixed={"loss": "squared"},
             defaults={"eta0": 0.05, "normalized": True},
-        ),  # raw: diverges on 4 zoo sets
+        ),
         LearnerSpec(
             "ogd-regressor",
             f"{_LM}:OGDRegressor",
@@ -185,7 +186,7 @@ LEARNERS = {
             f"{_LM}:RDAClassifier",
             "L1-RDA (Xiao): regularised dual averaging, l1 and gamma (hinge loss by default)",
             defaults={"loss": "hinge"},
-        ),  # zoo: logistic is under majority on 2 raw sets
+        ),
         LearnerSpec(
             "ftrl",
             f"{_LM}:FTRLProximalClassifier",
@@ -225,7 +226,7 @@ LEARNERS = {
             fixed={"covariance": "full"},
             defaults={"update": "variance", "a": 0.1, **_AVG},
             scale=_MAXABS,
-        ),  # averaged means (a9a.t 0.797 -> 0.847); a = 0.1: a tighter prior on [-1, 1] features (cw-diag: 0.01)
+        ),
         LearnerSpec(
             "cw-diag",
             f"{_LM}:ConfidenceWeightedClassifier",
@@ -257,7 +258,7 @@ LEARNERS = {
             "Pegasos: mini-batch k (batch_size), step 1/(alpha t), projection on the 1/sqrt(alpha) ball",
             defaults={"alpha": 0.01},
             scale=_MAXABS,
-        ),  # on [-1, 1] features alpha = 0.01 falls back on the bias where no hyperplane helps (bananas), a9a.t 0.848
+        ),
         LearnerSpec(
             "dcd-svm",
             f"{_LM}:DualCoordinateDescentSVC",
@@ -280,7 +281,7 @@ LEARNERS = {
             f"{_FM}:FMClassifier",
             "Factorization machine (Rendle), logistic loss, SGD/AdaGrad, O(k nnz)",
             scale=_MAXABS,
-        ),  # init_stdev and eta0 assume unit-scale features: raw, pairwise products of large columns blow up
+        ),
         LearnerSpec(
             "fm-regressor",
             f"{_FM}:FMRegressor",
@@ -294,7 +295,7 @@ LEARNERS = {
             "Compact convexified FM by projected OGD (eigendecomposition per projection; dense (d+1)^2)",
             demo=False,
             scale=_MAXABS,
-        ),  # the nuclear-norm ball delta bounds x x^T terms: meaningful for features in [-1, 1]
+        ),
         LearnerSpec(
             "ccfm-ogd-regressor",
             f"{_FM}:CCFMOnlineGradientRegressor",
@@ -310,7 +311,7 @@ LEARNERS = {
             defaults={"eta": 1.0},
             demo=False,
             scale=_MAXABS,
-        ),  # features in [-1, 1] as for ccfm-ogd, and ccfm-ogd's base step eta0 = 1
+        ),
         LearnerSpec("occfm-regressor", f"{_FM}:OCCFMRegressor", "OCCFM, squared loss", task="regression", demo=False),
         # second order (Luo et al., JMLR 2019): squared loss on -1/+1 labels. CLI defaults: the scale safeguard
         # (running max-abs column scaling + a constant feature, see SketchedOnlineNewton's safeguard) and, for the
@@ -358,6 +359,43 @@ LEARNERS = {
             demo=True,
         ),
     ]
+}
+
+
+#: Why each learner's command-line defaults differ from its class's (one line each; ``streamlearn learners`` and
+#: the docs' learner table show them). Measured one pass on the data-set zoo (benchmarks/zoo.py) and a9a.
+DEFAULTS_WHY = {
+    "perceptron": "averaged weights: the last ones swing with every mistake on data no hyperplane separates; "
+    "MaxAbs scaling and R = 1 move the bias like the weight of a feature in [-1, 1] (scikit-learn's dense rule)",
+    "perceptron-nobias": "averaged weights (a9a.t 0.79 -> 0.85) behind MaxAbs scaling",
+    "pa": "averaged weights (a9a.t 0.75 -> 0.85): PA's uncapped steps swing on noisy data; MaxAbs scaling",
+    "pa1": "C = 0.01: a small step cap keeps the last weights steady on noisy data (a9a.t 0.846)",
+    "pa2": "averaged weights behind MaxAbs scaling; averaged, the class's C = 1 does as well as a small C",
+    "ogd": "eta0 = 0.25 keeps the logistic SGD learners above the majority-class rate on every zoo set",
+    "ogd-hinge": "MaxAbs scaling: eta0 assumes unit-scale features (raw, one large column swamps the steps)",
+    "ogd-squared": "normalized steps and eta0 = 0.05: squared loss diverges on raw columns otherwise",
+    "truncation": "eta0 = 0.25, as ogd",
+    "tg": "eta0 = 0.25, as ogd",
+    "fobos": "eta0 = 0.25, as ogd",
+    "rda": "hinge loss: with the logistic loss L1-RDA ends under the majority-class rate on 2 raw zoo sets",
+    "cw": "averaged means (a9a.t 0.80 -> 0.85), the variance update, and a = 0.1, a tighter prior on the "
+    "[-1, 1] features of MaxAbs scaling",
+    "cw-diag": "the variance update (the exact one is erratic with a diagonal covariance), eta = 0.9, a = 0.01",
+    "pegasos": "MaxAbs scaling: the 1/(alpha t) steps and the 1/sqrt(alpha) ball assume unit-scale features; "
+    "alpha = 0.01 falls back on the bias where no hyperplane helps",
+    "dcd-svm": "tol = 0.1: LIBLINEAR's stopping tolerance for the dual problem",
+    "fm": "MaxAbs scaling: init_stdev and eta0 assume unit-scale features (raw, pairwise products blow up)",
+    "ccfm-ogd": "MaxAbs scaling: the nuclear-norm ball delta bounds x x^T only for features in [-1, 1]",
+    "occfm": "MaxAbs scaling as ccfm-ogd, and eta = 1, ccfm-ogd's base step",
+    "adagrad": "the scale safeguard (running max-abs scaling + a constant feature; -p safeguard=paper: the "
+    "published algorithm) and eta = 0.2",
+    "full-on": "the scale safeguard, as adagrad",
+    **{
+        f"{sk}-son": "the scale safeguard, as adagrad, and alpha0 = 30 (at 1 these sketches scored 0.49-0.69 on a9a.t)"
+        for sk in ("fd", "pfd", "rp", "oja")
+    },
+    "rfd-son": "the scale safeguard, as adagrad",
+    "rfd0-son": "the scale safeguard, and the slab of the example just learned (the paper's experiments)",
 }
 
 

@@ -138,7 +138,7 @@ def _add_common(p, several=False):
         choices=("none", "maxabs", "standard"),
         default=None,
         help="streaming scaling before the learner, each row by the statistics of the rows before it "
-        "(default: the learner's, shown by 'streamlearn learners NAME'; none for batch learners and "
+        "(default: the learner's own, shown by 'streamlearn learners'; none for batch learners and "
         "--scheduler runs); the saved model applies it when predicting",
     )
     p.add_argument(

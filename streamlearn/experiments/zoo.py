@@ -495,7 +495,9 @@ def report_markdown(rows, meta, png=None):
         "",
         (
             f"Command: `{meta['command']}` ({meta['seconds']:.0f} s). One seeded shuffle per data set, 70 % "
-            "for one pass of training, 30 % for testing. VW: Vowpal Wabbit's defaults, one pass over the same "
+            "for one pass of training, 30 % for testing. The CLI defaults include each learner's default "
+            "streaming scaler (`streamlearn learners`; MaxAbs for some), as `streamlearn train` without "
+            "`--scale`. VW: Vowpal Wabbit's defaults, one pass over the same "
             "rows in the same order (binary labels -1/+1 with VW's default squared loss, `--oaa K` for K "
             "classes). Ceiling: StandardScaler + LogisticRegressionCV / RidgeCV, tuned by cross-validation "
             "(a ceiling, not a peer)."

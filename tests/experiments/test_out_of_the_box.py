@@ -76,3 +76,11 @@ def test_train_without_scale_uses_the_learners_default(tmp_path, capsys):
     # a batch learner keeps working without --scale (no default scaler applies to it)
     assert main(["train", str(data), "-l", "dcd-svm", "--json"]) == 0
     assert json.loads(capsys.readouterr().out.strip().splitlines()[-1])
+
+
+def test_every_cli_default_has_its_reason():
+    from streamlearn.learners import DEFAULTS_WHY
+
+    assert set(DEFAULTS_WHY) <= set(LEARNERS)
+    changed = {n for n, s in LEARNERS.items() if s.defaults or s.scale != "none"}
+    assert changed <= set(DEFAULTS_WHY), sorted(changed - set(DEFAULTS_WHY))
