@@ -7,6 +7,8 @@ mistake-driven learner (Freund & Schapire, "Large margin classification using th
 Machine Learning 1999) removes the swing of the last weights on data no hyperplane separates.
 """
 
+from collections.abc import Callable
+
 import numpy as np
 
 from .._mixing import weighted_average
@@ -14,6 +16,10 @@ from .._mixing import weighted_average
 
 class _AveragingMixin:
     """For estimators with an ``average`` parameter; the others are left as they are."""
+
+    # provided by BaseOnlineLinear (annotations only: the mixin comes first in the MRO)
+    _coef_2d: Callable[[], np.ndarray]
+    intercept_: np.ndarray
 
     def _averaged(self) -> bool:
         return bool(getattr(self, "average", False))
