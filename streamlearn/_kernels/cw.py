@@ -39,7 +39,7 @@ import math
 import numpy as np
 
 from ._numba import njit_inline, njit_kernel
-from .linear import csr_row_dot
+from .linear import averaged_score, csr_row_dot
 
 RULE_CW = 0
 RULE_CW_VARIANCE = 1
@@ -118,7 +118,8 @@ def cw_diag_epoch(
     """One pass with a diagonal covariance ``sigma`` (K, d) and ``sigma_b`` (K,) for the bias feature.
 
     Returns ``(t, bad_row)`` as :func:`streamlearn._kernels.linear.linear_epoch`; ``avg_sum`` and
-    ``avg_sum_intercept`` (optional) collect ``(t - 1)`` times each move of the mean, as there (averaging).
+    ``avg_sum_intercept`` (optional) collect ``(t - 1)`` times each move of the mean, as there (averaging: the
+    scores are then the averaged means').
     """
     n_rows = indptr.shape[0] - 1
     n_out = coef.shape[0]
@@ -134,6 +135,19 @@ def cw_diag_epoch(
             out_scores[i, k] = z
             if not math.isfinite(z):
                 return t, i
+            if avg_sum is not None and avg_sum_intercept is not None:
+                n_before = t - 1 if s != 0.0 else t
+                out_scores[i, k] = averaged_score(
+                    z=z,
+                    avg_sum=avg_sum,
+                    avg_sum_intercept=avg_sum_intercept,
+                    k=k,
+                    indices=indices,
+                    data=data,
+                    start=start,
+                    end=end,
+                    n_before=n_before,
+                )
             if s == 0.0:
                 continue
             y = targets[i, k]
@@ -204,6 +218,19 @@ def cw_full_epoch(
             out_scores[i, k] = z
             if not math.isfinite(z):
                 return t, i
+            if avg_sum is not None and avg_sum_intercept is not None:
+                n_before = t - 1 if s != 0.0 else t
+                out_scores[i, k] = averaged_score(
+                    z=z,
+                    avg_sum=avg_sum,
+                    avg_sum_intercept=avg_sum_intercept,
+                    k=k,
+                    indices=indices,
+                    data=data,
+                    start=start,
+                    end=end,
+                    n_before=n_before,
+                )
             if s == 0.0:
                 continue
             y = targets[i, k]

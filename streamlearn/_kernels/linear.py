@@ -148,6 +148,15 @@ def csr_row_axpy(a, w, k, indices, data, start, end):
         w[k, np.uintp(indices[p])] += a * data[p]
 
 
+@njit_inline
+def averaged_score(z, avg_sum, avg_sum_intercept, k, indices, data, start, end, n_before):
+    """Score of the averaged weights ``coef - avg_sum / n_before`` (0 before any example: the averaged model
+    starts at zero) from ``z``, the running weights' score of the same row; one more O(nnz) dot product."""
+    if n_before <= 0:
+        return 0.0
+    return z - (avg_sum_intercept[k] + csr_row_dot(avg_sum, k, indices, data, start, end)) / n_before
+
+
 @njit_kernel
 def linear_epoch(
     indptr,
@@ -177,7 +186,8 @@ def linear_epoch(
     Averaging (``avg_sum`` (K, d) and ``avg_sum_intercept`` (K,) given): every update ``w += step x`` of
     example ``t`` also adds ``(t - 1) step x`` to ``avg_sum`` (O(nnz), Daume's trick), so that the average of
     the weights after each of the ``t`` examples seen is ``coef - avg_sum / t`` (likewise the intercept).
-    Examples are scored with the running weights ``coef``.
+    The updates follow the running weights ``coef``; ``out_scores`` are the averaged weights' scores (the
+    model that predicts), see :func:`averaged_score`.
     """
     n_rows = indptr.shape[0] - 1
     n_out = coef.shape[0]
@@ -204,6 +214,19 @@ def linear_epoch(
             out_scores[i, k] = z
             if not math.isfinite(z):
                 return t, i
+            if avg_sum is not None and avg_sum_intercept is not None:
+                n_before = t - 1 if s != 0.0 else t
+                out_scores[i, k] = averaged_score(
+                    z=z,
+                    avg_sum=avg_sum,
+                    avg_sum_intercept=avg_sum_intercept,
+                    k=k,
+                    indices=indices,
+                    data=data,
+                    start=start,
+                    end=end,
+                    n_before=n_before,
+                )
             if s == 0.0:
                 continue
             y = targets[i, k]

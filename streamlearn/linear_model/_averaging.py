@@ -21,6 +21,14 @@ class _AveragingMixin:
     _coef_2d: Callable[[], np.ndarray]
     intercept_: np.ndarray
 
+    #: a margin learner's all-zero row (no intercept) changes nothing, unless averaged: one more example with the
+    #: same weights moves their average (streamlearn.checks.check_zero_row_is_no_op)
+    _zero_row_no_op_unaveraged = False
+
+    @property
+    def _zero_row_no_op(self) -> bool:
+        return self._zero_row_no_op_unaveraged and not self._averaged()
+
     def _averaged(self) -> bool:
         return bool(getattr(self, "average", False))
 

@@ -30,7 +30,7 @@ class _BaseConfidence(_AveragingMixin, OnlineClassifierMixin, BaseOnlineLinear):
     """Mean ``coef_``/``intercept_`` plus a covariance per output, one kernel call per chunk."""
 
     _progressive_loss = "hinge"
-    _zero_row_no_op = True
+    _zero_row_no_op_unaveraged = True
     _diverge_hint = "a"
 
     # subclasses: _rule(), _phi(), _C(), _r()

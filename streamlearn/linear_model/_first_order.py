@@ -339,7 +339,7 @@ class Perceptron(OnlineClassifierMixin, _FirstOrderLinear):
     }
     _progressive_loss = "perceptron"
     _schedule = _k.SCHEDULE_CONSTANT
-    _zero_row_no_op = True
+    _zero_row_no_op_unaveraged = True
     _chunking_params = {"radius": 3.0}  # radius=None takes R from the first batch, so depends on its cut
 
     def __init__(
@@ -412,7 +412,7 @@ class PassiveAggressiveClassifier(OnlineClassifierMixin, _FirstOrderLinear):
     }
     _progressive_loss = "hinge"
     _diverge_hint = "C"
-    _zero_row_no_op = True
+    _zero_row_no_op_unaveraged = True
 
     def __init__(
         self, *, C=1.0, variant="pa1", average=False, fit_intercept=True, max_iter=5, shuffle=True, random_state=None

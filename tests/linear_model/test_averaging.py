@@ -88,3 +88,10 @@ def test_parameter_mixing_keeps_the_average_consistent():
     np.testing.assert_allclose(mixed.running_coef_ - mixed.average_sum_ / mixed.t_, mixed.coef_)
     mixed.partial_fit(X[:10], y[:10])  # continues from the mixed state
     assert np.all(np.isfinite(mixed.coef_))
+
+
+@pytest.mark.parametrize("cls,params", CASES)
+def test_progressive_scores_are_the_averaged_models(cls, params):
+    from streamlearn.checks import check_scores_are_pre_update
+
+    check_scores_are_pre_update(cls(average=True, **params))
