@@ -61,35 +61,27 @@ class _BaseConfidence(OnlineClassifierMixin, BaseOnlineLinear):
             self._state_sigma_b = np.full(n_outputs, a, dtype=np.float64)
 
     def _kernel_pass(self, X, targets, sw, out):
-        bias = 1.0 if self.fit_intercept else 0.0
-        common = dict(rule=self._rule(), phi=self._phi(), C=self._C(), r=self._r(), t=self.t_, out_scores=out)
+        args = dict(
+            indptr=X.indptr,
+            indices=X.indices,
+            data=X.data,
+            targets=targets,
+            sample_weight=sw,
+            coef=self.coef_,
+            intercept=self.intercept_,
+            sigma=self._state_sigma,
+            bias_value=1.0 if self.fit_intercept else 0.0,
+            rule=self._rule(),
+            phi=self._phi(),
+            C=self._C(),
+            r=self._r(),
+            t=self.t_,
+            out_scores=out,
+        )
         if self.covariance == "full":
-            t, bad = _k.cw_full_epoch(
-                indptr=X.indptr,
-                indices=X.indices,
-                data=X.data,
-                targets=targets,
-                sample_weight=sw,
-                coef=self.coef_,
-                intercept=self.intercept_,
-                sigma=self._state_sigma,
-                bias_value=bias,
-                **common,
-            )
+            t, bad = _k.cw_full_epoch(**args)
         else:
-            t, bad = _k.cw_diag_epoch(
-                indptr=X.indptr,
-                indices=X.indices,
-                data=X.data,
-                targets=targets,
-                sample_weight=sw,
-                coef=self.coef_,
-                intercept=self.intercept_,
-                sigma=self._state_sigma,
-                sigma_b=self._state_sigma_b,
-                bias_value=bias,
-                **common,
-            )
+            t, bad = _k.cw_diag_epoch(sigma_b=self._state_sigma_b, **args)
         self.t_ = int(t)
         if bad >= 0:
             self._raise_diverged(bad, self._diverge_hint)
