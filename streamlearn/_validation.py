@@ -67,6 +67,16 @@ class Options:
         return "one of {" + ", ".join(repr(v) for v in self.values) + "}"
 
 
+#: the constraints of the passes every online estimator makes (``fit``: ``max_iter`` passes, shuffled or not)
+PASS_PARAMS = {
+    "max_iter": [Interval(int, 1, None, closed="left")],
+    "shuffle": ["boolean"],
+    "random_state": ["random_state"],
+}
+#: :data:`PASS_PARAMS` and the intercept switch of the linear learners
+LINEAR_PASS_PARAMS = {"fit_intercept": ["boolean"], **PASS_PARAMS}
+
+
 def validate_params(estimator):
     """Check ``estimator.get_params()`` against ``estimator._parameter_constraints``.
 

@@ -5,7 +5,7 @@ from scipy.special import ndtri
 
 from .._kernels import cw as _k
 from .._typing import FloatArray
-from .._validation import Interval, Options
+from .._validation import LINEAR_PASS_PARAMS, Interval, Options
 from ..base import BaseOnlineLinear, OnlineClassifierMixin
 
 __all__ = ["ConfidenceWeightedClassifier", "AROWClassifier", "SoftConfidenceWeightedClassifier", "MAX_FULL_FEATURES"]
@@ -17,10 +17,7 @@ MAX_FULL_FEATURES = 4096
 _COMMON = {
     "covariance": [Options("full", "diagonal")],
     "a": [Interval(float, 0, None, closed="neither")],
-    "fit_intercept": ["boolean"],
-    "max_iter": [Interval(int, 1, None, closed="left")],
-    "shuffle": ["boolean"],
-    "random_state": ["random_state"],
+    **LINEAR_PASS_PARAMS,
 }
 _ETA = Interval(float, 0.5, 1.0, closed="neither")
 
