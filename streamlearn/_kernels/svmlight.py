@@ -120,24 +120,14 @@ def _mul64(a, b):
 
 @njit_kernel
 def _clz64(x):
+    """Leading zero bits of a non-zero uint64, by halving: shifts of 32, 16, 8, 4, 2 and 1."""
     n = 0
-    if x >> np.uint64(32) == np.uint64(0):
-        n += 32
-        x = x << np.uint64(32)
-    if x >> np.uint64(48) == np.uint64(0):
-        n += 16
-        x = x << np.uint64(16)
-    if x >> np.uint64(56) == np.uint64(0):
-        n += 8
-        x = x << np.uint64(8)
-    if x >> np.uint64(60) == np.uint64(0):
-        n += 4
-        x = x << np.uint64(4)
-    if x >> np.uint64(62) == np.uint64(0):
-        n += 2
-        x = x << np.uint64(2)
-    if x >> np.uint64(63) == np.uint64(0):
-        n += 1
+    s = 32
+    while s > 0:
+        if x >> np.uint64(64 - s) == np.uint64(0):
+            n += s
+            x = x << np.uint64(s)
+        s >>= 1
     return n
 
 
