@@ -103,6 +103,17 @@ _U32 = np.uint64(0xFFFFFFFF)
 _S32 = np.uint64(32)
 
 
+@njit_inline
+def _record_hard(hard, nh, kind, slot, start, end, line):
+    """Append a hard token (see HARD_COLS) at row ``nh`` of ``hard``; returns ``nh + 1``."""
+    hard[nh, 0] = kind
+    hard[nh, 1] = slot
+    hard[nh, 2] = start
+    hard[nh, 3] = end
+    hard[nh, 4] = line
+    return nh + 1
+
+
 @njit_kernel
 def _mul64(a, b):
     """Full 64x64 -> 128-bit product of two uint64 as (hi, lo)."""
@@ -361,12 +372,7 @@ def svmlight_parse(
             if nh >= hcap:
                 status = ST_HARD_FULL
                 break
-            hard[nh, 0] = 0
-            hard[nh, 1] = row
-            hard[nh, 2] = tok
-            hard[nh, 3] = p2
-            hard[nh, 4] = line
-            nh += 1
+            nh = _record_hard(hard=hard, nh=nh, kind=0, slot=row, start=tok, end=p2, line=line)
         if store:
             y[row] = v
         p = p2
@@ -503,12 +509,7 @@ def svmlight_parse(
                     status = ST_HARD_FULL
                     stop = True
                     break
-                hard[nh, 0] = 1
-                hard[nh, 1] = nnz
-                hard[nh, 2] = vtok
-                hard[nh, 3] = p2
-                hard[nh, 4] = line
-                nh += 1
+                nh = _record_hard(hard=hard, nh=nh, kind=1, slot=nnz, start=vtok, end=p2, line=line)
             if store:
                 if nnz >= cap:
                     status = ST_NEED_SPACE
