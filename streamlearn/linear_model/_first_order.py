@@ -80,11 +80,23 @@ class _FirstOrderLinear(MixableMixin, BaseOnlineLinear):
         return out
 
 
-class _NormalizedOptionMixin(_NormalizedMixin):
-    """OGD's ``normalized`` option: the normalized kernel in its non-adaptive mode (Ross, Mineiro &
-    Langford's NG rule with OGD's ``eta0 / sqrt(t)``), see the NAG page of the Algorithms docs."""
+class _OGDMixin(_NormalizedMixin):
+    """OGD's step for the classifier and the regressor: the gradient rule on the learner's ``loss`` with
+    ``eta0 / sqrt(t)``, and the ``normalized`` option: the normalized kernel in its non-adaptive mode (Ross,
+    Mineiro & Langford's NG rule with OGD's ``eta0 / sqrt(t)``), see the NAG page of the Algorithms docs."""
 
-    normalized: bool  # an estimator parameter of the classes using this mixin
+    loss: str  # estimator parameters of the classes using this mixin
+    eta0: float
+    normalized: bool
+
+    def _rule(self):
+        return _k.RULE_GRADIENT
+
+    def _loss_name(self):
+        return self.loss
+
+    def _eta0(self):
+        return float(self.eta0)
 
     def check_mixable(self) -> None:
         """Raise TypeError when ``normalized=True``: the per-feature scales are not averaged."""
@@ -121,7 +133,7 @@ class _NormalizedOptionMixin(_NormalizedMixin):
 
 
 # ---------------------------------------------------------------------------------------------------
-class OGDClassifier(LogisticProbaMixin, OnlineClassifierMixin, _NormalizedOptionMixin, _FirstOrderLinear):
+class OGDClassifier(LogisticProbaMixin, OnlineClassifierMixin, _OGDMixin, _FirstOrderLinear):
     """Online gradient descent for linear classification, step ``eta0 / sqrt(t)``.
 
     Update (Algorithms §2.1): ``w <- w - eta0 / sqrt(t) * l'(w . x, y) * x`` after every example, with
@@ -193,17 +205,8 @@ class OGDClassifier(LogisticProbaMixin, OnlineClassifierMixin, _NormalizedOption
         self.shuffle = shuffle
         self.random_state = random_state
 
-    def _rule(self):
-        return _k.RULE_GRADIENT
 
-    def _loss_name(self):
-        return self.loss
-
-    def _eta0(self):
-        return float(self.eta0)
-
-
-class OGDRegressor(OnlineRegressorMixin, _NormalizedOptionMixin, _FirstOrderLinear):
+class OGDRegressor(OnlineRegressorMixin, _OGDMixin, _FirstOrderLinear):
     """Online gradient descent for linear regression, step ``eta0 / sqrt(t)``.
 
     Update: ``w <- w - eta0 / sqrt(t) * l'(w . x, y) * x`` (Algorithms §2.1).
@@ -262,17 +265,8 @@ class OGDRegressor(OnlineRegressorMixin, _NormalizedOptionMixin, _FirstOrderLine
         self.shuffle = shuffle
         self.random_state = random_state
 
-    def _rule(self):
-        return _k.RULE_GRADIENT
-
-    def _loss_name(self):
-        return self.loss
-
     def _loss_param(self):
         return float(self.epsilon)
-
-    def _eta0(self):
-        return float(self.eta0)
 
 
 # ---------------------------------------------------------------------------------------------------
