@@ -5,7 +5,7 @@ from scipy.special import ndtri
 
 from .._kernels import cw as _k
 from .._typing import FloatArray
-from .._validation import Interval, Options
+from .._validation import LINEAR_PASS_PARAMS, Interval, Options
 from ..base import BaseOnlineLinear, OnlineClassifierMixin
 
 __all__ = ["ConfidenceWeightedClassifier", "AROWClassifier", "SoftConfidenceWeightedClassifier", "MAX_FULL_FEATURES"]
@@ -17,10 +17,7 @@ MAX_FULL_FEATURES = 4096
 _COMMON = {
     "covariance": [Options("full", "diagonal")],
     "a": [Interval(float, 0, None, closed="neither")],
-    "fit_intercept": ["boolean"],
-    "max_iter": [Interval(int, 1, None, closed="left")],
-    "shuffle": ["boolean"],
-    "random_state": ["random_state"],
+    **LINEAR_PASS_PARAMS,
 }
 _ETA = Interval(float, 0.5, 1.0, closed="neither")
 
@@ -61,35 +58,27 @@ class _BaseConfidence(OnlineClassifierMixin, BaseOnlineLinear):
             self._state_sigma_b = np.full(n_outputs, a, dtype=np.float64)
 
     def _kernel_pass(self, X, targets, sw, out):
-        bias = 1.0 if self.fit_intercept else 0.0
-        common = dict(rule=self._rule(), phi=self._phi(), C=self._C(), r=self._r(), t=self.t_, out_scores=out)
+        args = dict(
+            indptr=X.indptr,
+            indices=X.indices,
+            data=X.data,
+            targets=targets,
+            sample_weight=sw,
+            coef=self.coef_,
+            intercept=self.intercept_,
+            sigma=self._state_sigma,
+            bias_value=1.0 if self.fit_intercept else 0.0,
+            rule=self._rule(),
+            phi=self._phi(),
+            C=self._C(),
+            r=self._r(),
+            t=self.t_,
+            out_scores=out,
+        )
         if self.covariance == "full":
-            t, bad = _k.cw_full_epoch(
-                indptr=X.indptr,
-                indices=X.indices,
-                data=X.data,
-                targets=targets,
-                sample_weight=sw,
-                coef=self.coef_,
-                intercept=self.intercept_,
-                sigma=self._state_sigma,
-                bias_value=bias,
-                **common,
-            )
+            t, bad = _k.cw_full_epoch(**args)
         else:
-            t, bad = _k.cw_diag_epoch(
-                indptr=X.indptr,
-                indices=X.indices,
-                data=X.data,
-                targets=targets,
-                sample_weight=sw,
-                coef=self.coef_,
-                intercept=self.intercept_,
-                sigma=self._state_sigma,
-                sigma_b=self._state_sigma_b,
-                bias_value=bias,
-                **common,
-            )
+            t, bad = _k.cw_diag_epoch(sigma_b=self._state_sigma_b, **args)
         self.t_ = int(t)
         if bad >= 0:
             self._raise_diverged(bad, self._diverge_hint)

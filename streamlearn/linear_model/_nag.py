@@ -9,7 +9,7 @@ preprocessing: multiplying a column by any positive factor leaves the prediction
 import numpy as np
 
 from .._kernels import nag as _k
-from .._validation import Interval, Options
+from .._validation import LINEAR_PASS_PARAMS, Interval, Options
 from ..base import (
     BaseOnlineLinear,
     LogisticProbaMixin,
@@ -20,12 +20,7 @@ from ..losses import loss_code
 
 __all__ = ["NAGClassifier", "NAGRegressor"]
 
-_PASS_PARAMS = {
-    "fit_intercept": ["boolean"],
-    "max_iter": [Interval(int, 1, None, closed="left")],
-    "shuffle": ["boolean"],
-    "random_state": ["random_state"],
-}
+_PASS_PARAMS = LINEAR_PASS_PARAMS
 
 
 class _NormalizedMixin:
