@@ -35,7 +35,7 @@ import numpy as np
 
 from ._intrinsics import prefetch
 from ._numba import njit_inline, njit_kernel
-from .linear import PREFETCH_MIN_WEIGHTS, csr_row_dot
+from .linear import PREFETCH_MIN_WEIGHTS
 from .losses import LOSS_HINGE, LOSS_LOGISTIC, LOSS_SQUARED, loss_dloss
 
 SCHEDULE_CONSTANT = 0
@@ -43,40 +43,60 @@ SCHEDULE_INVSQRT = 1
 
 
 @njit_inline
+def _expm1_small(x):
+    """``expm1(x)`` for ``|x| <= 2^-10`` by its Taylor series to ``x^6`` (the rest is below ``x^7 / 5040``,
+    under 1e-24 of ``|x|``: exact to rounding)."""
+    return x * (1.0 + x * (0.5 + x * (1.0 / 6.0 + x * (1.0 / 24.0 + x * (1.0 / 120.0 + x * (1.0 / 720.0))))))
+
+
+@njit_inline
 def logistic_flow(m0, ph):
     """Margin increase ``d > 0`` of the logistic gradient flow run for a time ``ph`` from margin ``m0``:
     ``dm/dtau = sigmoid(-m)``, i.e. the root of ``d + exp(m0) expm1(d) = ph`` (``m + e^m`` grows by ``ph``).
 
-    Newton from the right of the root: the first-order step ``ph sigmoid(-m0)`` is there (the flow slows
-    down as the margin grows), and so is ``log1p(ph exp(-m0))``, the smaller of the two for large steps. The
-    function is convex and increasing, so the iterates fall monotonically onto the root, and the error after
-    a step is at most half the square of that step: a step below 1e-8 of ``d`` leaves ~1e-16. The equation
-    is divided by ``exp(m0)`` when ``m0 >= 0`` so nothing overflows.
+    Written ``F(d) = al d + be expm1(d) - c`` with ``(al, be, c) = (exp(-m0), 1, exp(-m0) ph)`` when
+    ``m0 >= 0`` (so nothing overflows) and ``(1, exp(m0), ph)`` otherwise: ``F`` is convex and increasing
+    with ``F(0) < 0``. Start at the right of the root, at the first-order step ``c / (al + be)`` (or at
+    ``log1p(c / be)``, the smaller for large steps), then Halley's iteration (cubic convergence; a Newton
+    step whenever Halley's is not between 1/2 and 2 times Newton's) until a step is below 1e-6 of ``d``:
+    the error left is under ``0.42 step^3``, i.e. rounding. ``Q = be expm1(d)`` is evaluated once by the
+    library (as ``exp(m0 + d) - be`` for ``d >= 1``, never overflowing) and then carried along the steps:
+    ``Q(d - s) = Q(d) + (be + Q(d)) expm1(-s)``, with the short series of ``expm1`` for the small steps.
     """
     if ph <= 0.0:
         return 0.0
     if m0 >= 0.0:
-        a = math.exp(-m0)  # solve a d + expm1(d) = a ph
-        d = ph * a / (1.0 + a)
+        al = math.exp(-m0)
+        be = 1.0
+        c = al * ph
+        d = c / (al + 1.0)
         if d > 1.0:
-            d = min(d, math.log1p(a * ph))
-        for _ in range(60):
-            e = math.expm1(d)
-            step = (a * d + e - a * ph) / (a + e + 1.0)
-            d -= step
-            if step <= 1e-8 * d:
-                break
+            d = min(d, math.log1p(c))
+        q = math.expm1(d)
     else:
-        b = math.exp(m0)  # solve d + b expm1(d) = ph
-        d = ph / (1.0 + b)
+        al = 1.0
+        be = math.exp(m0)
+        c = ph
+        d = ph / (1.0 + be)
         if d > 1.0:  # log1p(ph / b), in log form when ph / b overflows
-            d = min(d, math.log1p(ph / b) if b > 1e-290 else math.log(b + ph) - m0)
-        for _ in range(60):
-            be = b * math.expm1(d) if d < 1.0 else math.exp(m0 + d) - b  # b expm1(d), never overflowing
-            step = (d + be - ph) / (1.0 + b + be)
-            d -= step
-            if step <= 1e-8 * d:
-                break
+            d = min(d, math.log1p(ph / be) if be > 1e-290 else math.log(be + ph) - m0)
+        q = be * math.expm1(d) if d < 1.0 else math.exp(m0 + d) - be
+    for _ in range(60):
+        f = al * d + q - c
+        f2 = be + q  # F'' = be e^d
+        f1 = al + f2
+        ff = f * f2
+        g = f1 * f1
+        step = 2.0 * f * f1 / (2.0 * g - ff) if -2.0 * g < ff < g else f / f1
+        d -= step
+        if abs(step) <= 1e-6 * d:
+            break
+        if abs(step) <= 0.0009765625:
+            q += f2 * _expm1_small(-step)
+        elif m0 >= 0.0 or d < 1.0:
+            q = be * math.expm1(d)
+        else:
+            q = math.exp(m0 + d) - be
     return max(0.0, d)
 
 
@@ -99,15 +119,14 @@ def invariant_step(loss, y, z, dz, H, P):
     return H * dz
 
 
-@njit_inline
-def _nag_row(
-    cols,
+@njit_kernel
+def _nag_pass(
+    indptr,
+    indices,
     data,
-    start,
-    end,
-    offset,
-    targets_i,
-    h,
+    row_local,
+    targets,
+    sample_weight,
     coef,
     intercept,
     fit_intercept,
@@ -117,214 +136,148 @@ def _nag_row(
     norm_state,
     loss,
     loss_param,
-    eta,
+    eta0,
+    schedule,
     adaptive,
     invariant,
+    t,
     buf,
-    scores_i,
+    out_scores,
 ):
-    """Learn from one scored example (``scores_i`` holds its pre-update scores). The row's feature ``p``
-    (``start <= p < end``) has value ``data[p]`` and column ``cols[p]`` (CSR), or ``p - offset`` when
-    ``cols`` is empty (dense rows)."""
+    """The one pass behind ``nag_epoch`` and ``nag_epoch_dense``: row ``i`` holds ``data[p]`` for
+    ``indptr[i] <= p < indptr[i + 1]``, in column ``indices[p]``, or ``indices[p - indptr[i]]`` when
+    ``row_local`` (dense rows: ``indices`` is ``0..d-1``).
+
+    The whole example is written out in this one loop, with no helper taking arrays: numba adds an atomic
+    reference count increment and decrement for every array handed to a helper, once per example, and
+    those cost more than the arithmetic. Sweeps per example: (1) the first output's score, the scales and
+    the normalised norm (the other outputs' scores come first, from the weights before any rescaling);
+    then per output (2) the rates into ``buf`` (adaptive with ``invariant``), (3) the update; the plain
+    step applies the rates in the sweep that computes them.
+    """
+    n_rows = indptr.shape[0] - 1
     n_out = coef.shape[0]
-    dense = cols.shape[0] == 0
-    # 1. scales, weight rescaling, normalised norm
-    nrm = 1.0 if fit_intercept else 0.0
-    for p in range(start, end):
-        x = data[p]
-        if x == 0.0:
-            continue
-        j = p - offset if dense else np.intp(cols[p])
-        ax = abs(x)
-        s = scale[j]
-        if ax > s:
-            if s > 0.0:
-                r = s / ax
-                if not adaptive:
-                    r = r * r
+    use_prefetch = not row_local and n_out * coef.shape[1] >= PREFETCH_MIN_WEIGHTS
+    scale2 = scale.reshape((1, scale.shape[0]))
+    for i in range(n_rows):
+        start = np.uintp(indptr[i])
+        end = np.uintp(indptr[i + 1])
+        base = start if row_local else np.uintp(0)
+        if use_prefetch and i + 1 < n_rows:  # the next example's weights, scales and accumulators
+            for p in range(end, np.uintp(indptr[i + 2])):
+                j = np.uintp(indices[p])
+                prefetch(scale2, 0, j)
                 for k in range(n_out):
-                    coef[k, j] *= r
-            scale[j] = ax
-            s = ax
-        q = x / s
-        nrm += q * q
-    norm_state[0] += h
-    if nrm <= 0.0:  # an empty row and no intercept: nothing to learn
-        return
-    norm_state[1] += h * nrm
-    ratio = norm_state[0] / norm_state[1]
-    mult = math.sqrt(ratio) if adaptive else ratio
-    for k in range(n_out):
-        y = targets_i[k]
-        z = scores_i[k]
-        dz = loss_dloss(loss, y, z, loss_param)
-        if dz == 0.0:
-            continue
-        gg = h * dz * dz
-        # 2. per-feature rates (kept in buf) and P = sum_j r_j x_j^2
-        if adaptive:
-            pp = 0.0
+                    prefetch(coef, k, j)
+                    if adaptive:
+                        prefetch(accum, k, j)
+        h = sample_weight[i]
+        eta = eta0
+        if h != 0.0:
+            t += 1
+            if schedule == SCHEDULE_INVSQRT:
+                eta = eta0 / math.sqrt(t)
+        # 1. scores (before any rescaling), scales, normalised norm
+        for k in range(1, n_out):
+            zk = intercept[k]
             for p in range(start, end):
-                x = data[p]
-                if x == 0.0:
-                    buf[p - start] = 0.0
-                    continue
-                j = p - offset if dense else np.intp(cols[p])
-                g2 = accum[k, j] + gg * x * x
-                accum[k, j] = g2
-                r = 0.0
-                if g2 > 0.0:
-                    r = 1.0 / (scale[j] * math.sqrt(g2))
-                buf[p - start] = r
-                pp += r * x * x
+                zk += coef[k, np.uintp(indices[p - base])] * data[p]
+            out_scores[i, k] = zk
+            if not math.isfinite(zk):
+                return t, i
+        z = 0.0
+        nrm = 1.0 if fit_intercept else 0.0
+        for p in range(start, end):
+            x = data[p]
+            j = np.uintp(indices[p - base])
+            z += coef[0, j] * x
+            if h != 0.0 and x != 0.0:  # (an example of weight 0 is only scored)
+                ax = abs(x)
+                s = scale[j]
+                if ax >= s:  # |x_j / s_j| = 1 (binary and one-hot features: no division)
+                    if ax > s:  # a new scale: the weights were learnt at the old one
+                        if s > 0.0:
+                            r = s / ax
+                            if not adaptive:
+                                r = r * r
+                            for k in range(n_out):
+                                coef[k, j] *= r
+                        scale[j] = ax
+                    nrm += 1.0
+                else:
+                    q = x / s
+                    nrm += q * q
+        z += intercept[0]
+        out_scores[i, 0] = z
+        if not math.isfinite(z):
+            return t, i
+        if h == 0.0:
+            continue
+        norm_state[0] += h
+        if nrm <= 0.0:  # an empty row and no intercept: nothing to learn
+            continue
+        norm_state[1] += h * nrm
+        ratio = norm_state[0] / norm_state[1]
+        mult = math.sqrt(ratio) if adaptive else ratio
+        for k in range(n_out):
+            y = targets[i, k]
+            zk = out_scores[i, k]
+            dz = loss_dloss(loss, y, zk, loss_param)
+            if dz == 0.0:
+                continue
+            if not adaptive:  # r_j = 1 / s_j^2: P is the normalised norm itself
+                u = eta * h * dz
+                if invariant:
+                    u = invariant_step(loss, y, zk, dz, eta * h, nrm * mult)
+                step = -u * mult
+                for p in range(start, end):
+                    x = data[p]
+                    if x != 0.0:
+                        j = np.uintp(indices[p - base])
+                        s = scale[j]
+                        coef[k, j] += step * x / (s * s)
+                if fit_intercept:
+                    intercept[k] += step
+                continue
+            # 2. adaptive rates: G_j += h (l' x_j)^2, r_j x_j = x_j / (s_j sqrt(G_j))
+            gg = h * dz * dz
             rb = 0.0
             if fit_intercept:
                 gb = accum_b[k] + gg
                 accum_b[k] = gb
                 if gb > 0.0:
                     rb = 1.0 / math.sqrt(gb)
-                pp += rb
-        else:
-            pp = nrm  # r_j = 1 / s_j^2: P is the normalised norm itself
-            rb = 1.0 if fit_intercept else 0.0
-        pp *= mult
-        if invariant:
-            u = invariant_step(loss, y, z, dz, eta * h, pp)
-        else:
-            u = eta * h * dz
-        step = -u * mult
-        if step == 0.0:
-            continue
-        # 3. the update
-        if adaptive:
+            if not invariant:  # the step does not depend on the rates: apply them as they come
+                step = -eta * h * dz * mult
+                for p in range(start, end):
+                    x = data[p]
+                    if x != 0.0:
+                        j = np.uintp(indices[p - base])
+                        g2 = accum[k, j] + gg * x * x
+                        accum[k, j] = g2
+                        if g2 > 0.0:
+                            coef[k, j] += step * x / (scale[j] * math.sqrt(g2))
+                intercept[k] += step * rb
+                continue
+            pp = rb
             for p in range(start, end):
                 x = data[p]
-                if x == 0.0:
-                    continue
-                j = p - offset if dense else np.intp(cols[p])
-                coef[k, j] += step * buf[p - start] * x
-        else:
-            for p in range(start, end):
-                x = data[p]
-                if x == 0.0:
-                    continue
-                j = p - offset if dense else np.intp(cols[p])
-                s = scale[j]
-                coef[k, j] += step * x / (s * s)
-        intercept[k] += step * rb
-
-
-@njit_inline
-def _nag_row_single(
-    indices,
-    data,
-    start,
-    end,
-    y,
-    h,
-    coef,
-    intercept,
-    fit_intercept,
-    scale,
-    accum,
-    accum_b,
-    norm_state,
-    loss,
-    loss_param,
-    eta,
-    adaptive,
-    invariant,
-    buf,
-):
-    """Score and learn one CSR row for a single output, fused: the score sweep also tracks the scales and
-    the normalised norm; the rates (times x) are computed in one sweep and applied in the next, or in the
-    same sweep when the step does not depend on them. Returns the pre-update score. The arithmetic of
-    ``_nag_row`` but for the order of the score's sum."""
-    z = 0.0
-    nrm = 1.0 if fit_intercept else 0.0
-    for p in range(np.uintp(start), np.uintp(end)):
-        x = data[p]
-        j = np.uintp(indices[p])
-        w = coef[0, j]
-        z += w * x
-        if h != 0.0 and x != 0.0:  # (an example of weight 0 is only scored)
-            ax = abs(x)
-            s = scale[j]
-            if ax >= s:  # |x_j / s_j| = 1 (binary and one-hot features: no division)
-                if ax > s:  # a new scale: the weight was learnt at the old one
-                    if s > 0.0:
-                        r = s / ax
-                        coef[0, j] = w * (r if adaptive else r * r)
-                    scale[j] = ax
-                nrm += 1.0
-            else:
-                q = x / s
-                nrm += q * q
-    z += intercept[0]
-    if not math.isfinite(z) or h == 0.0:
-        return z
-    norm_state[0] += h
-    if nrm <= 0.0:
-        return z
-    norm_state[1] += h * nrm
-    ratio = norm_state[0] / norm_state[1]
-    mult = math.sqrt(ratio) if adaptive else ratio
-    dz = loss_dloss(loss, y, z, loss_param)
-    if dz == 0.0:
-        return z
-    gg = h * dz * dz
-    if not adaptive:
-        step = -eta * h * dz * mult
-        for p in range(np.uintp(start), np.uintp(end)):
-            x = data[p]
-            if x != 0.0:
-                j = np.uintp(indices[p])
-                s = scale[j]
-                coef[0, j] += step * x / (s * s)
-        if fit_intercept:
-            intercept[0] += step
-        return z
-    rb = 0.0
-    if fit_intercept:
-        gb = accum_b[0] + gg
-        accum_b[0] = gb
-        if gb > 0.0:
-            rb = 1.0 / math.sqrt(gb)
-    if not invariant:
-        step = -eta * h * dz * mult
-        for p in range(np.uintp(start), np.uintp(end)):
-            x = data[p]
-            if x != 0.0:
-                j = np.uintp(indices[p])
-                g2 = accum[0, j] + gg * x * x
-                accum[0, j] = g2
-                if g2 > 0.0:
-                    coef[0, j] += step * x / (scale[j] * math.sqrt(g2))
-        intercept[0] += step * rb
-        return z
-    pp = rb
-    q = 0
-    for p in range(np.uintp(start), np.uintp(end)):
-        x = data[p]
-        rx = 0.0
-        if x != 0.0:
-            j = np.uintp(indices[p])
-            g2 = accum[0, j] + gg * x * x
-            accum[0, j] = g2
-            if g2 > 0.0:
-                rx = x / (scale[j] * math.sqrt(g2))
-        buf[q] = rx
-        pp += rx * x
-        q += 1
-    pp *= mult
-    step = -invariant_step(loss, y, z, dz, eta * h, pp) * mult
-    if step != 0.0:
-        q = 0
-        for p in range(np.uintp(start), np.uintp(end)):
-            coef[0, np.uintp(indices[p])] += step * buf[q]
-            q += 1
-        intercept[0] += step * rb
-    return z
+                rx = 0.0
+                if x != 0.0:
+                    j = np.uintp(indices[p - base])
+                    g2 = accum[k, j] + gg * x * x
+                    accum[k, j] = g2
+                    if g2 > 0.0:
+                        rx = x / (scale[j] * math.sqrt(g2))
+                buf[p - start] = rx
+                pp += rx * x
+            # 3. the importance-invariant update along m r x
+            step = -invariant_step(loss, y, zk, dz, eta * h, pp * mult) * mult
+            if step != 0.0:
+                for p in range(start, end):
+                    coef[k, np.uintp(indices[p - base])] += step * buf[p - start]
+                intercept[k] += step * rb
+    return t, -1
 
 
 @njit_kernel
@@ -357,89 +310,30 @@ def nag_epoch(
     (``eta = eta0 / sqrt(t)`` with ``SCHEDULE_INVSQRT``). Returns ``(t, bad_row)``: -1, or the first row whose
     score is not finite (the pass stops there; earlier updates are kept).
     """
-    n_rows = indptr.shape[0] - 1
-    n_out = coef.shape[0]
-    if n_out == 1:
-        use_prefetch = coef.shape[1] >= PREFETCH_MIN_WEIGHTS
-        scale2 = scale.reshape((1, scale.shape[0]))
-        for i in range(n_rows):
-            start = indptr[i]
-            end = indptr[i + 1]
-            if use_prefetch and i + 1 < n_rows:  # the next example's weights, scales and accumulators
-                for p in range(np.uintp(end), np.uintp(indptr[i + 2])):
-                    j = np.uintp(indices[p])
-                    prefetch(coef, 0, j)
-                    prefetch(scale2, 0, j)
-                    if adaptive:
-                        prefetch(accum, 0, j)
-            h = sample_weight[i]
-            eta = eta0
-            if h != 0.0:
-                t += 1
-                if schedule == SCHEDULE_INVSQRT:
-                    eta = eta0 / math.sqrt(t)
-            z = _nag_row_single(
-                indices,
-                data,
-                start,
-                end,
-                targets[i, 0],
-                h,
-                coef,
-                intercept,
-                fit_intercept,
-                scale,
-                accum,
-                accum_b,
-                norm_state,
-                loss,
-                loss_param,
-                eta,
-                adaptive,
-                invariant,
-                buf,
-            )
-            out_scores[i, 0] = z
-            if not math.isfinite(z):
-                return t, i
-        return t, -1
-    for i in range(n_rows):
-        start = indptr[i]
-        end = indptr[i + 1]
-        for k in range(n_out):
-            z = intercept[k] + csr_row_dot(coef, k, indices, data, start, end)
-            out_scores[i, k] = z
-            if not math.isfinite(z):
-                return t, i
-        h = sample_weight[i]
-        if h == 0.0:
-            continue
-        t += 1
-        eta = eta0 / math.sqrt(t) if schedule == SCHEDULE_INVSQRT else eta0
-        _nag_row(
-            indices,
-            data,
-            start,
-            end,
-            0,
-            targets[i],
-            h,
-            coef,
-            intercept,
-            fit_intercept,
-            scale,
-            accum,
-            accum_b,
-            norm_state,
-            loss,
-            loss_param,
-            eta,
-            adaptive,
-            invariant,
-            buf,
-            out_scores[i],
-        )
-    return t, -1
+    return _nag_pass(
+        indptr,
+        indices,
+        data,
+        False,
+        targets,
+        sample_weight,
+        coef,
+        intercept,
+        fit_intercept,
+        scale,
+        accum,
+        accum_b,
+        norm_state,
+        loss,
+        loss_param,
+        eta0,
+        schedule,
+        adaptive,
+        invariant,
+        t,
+        buf,
+        out_scores,
+    )
 
 
 @njit_kernel
@@ -464,46 +358,30 @@ def nag_epoch_dense(
     buf,
     out_scores,
 ):
-    """``nag_epoch`` over the rows of a C-contiguous dense matrix ``X`` (zeros are skipped; O(d) per row)."""
+    """``nag_epoch`` over the rows of a C-contiguous dense matrix ``X`` (zeros are skipped; O(d) per row):
+    the same pass, each row read as a CSR row of all ``d`` columns."""
     n_rows, d = X.shape
-    n_out = coef.shape[0]
-    data = X.reshape(n_rows * d)
-    no_cols = np.empty(0, dtype=np.intp)
-    for i in range(n_rows):
-        start = i * d
-        for k in range(n_out):
-            z = intercept[k]
-            for j in range(d):
-                z += coef[k, j] * data[start + j]
-            out_scores[i, k] = z
-            if not math.isfinite(z):
-                return t, i
-        h = sample_weight[i]
-        if h == 0.0:
-            continue
-        t += 1
-        eta = eta0 / math.sqrt(t) if schedule == SCHEDULE_INVSQRT else eta0
-        _nag_row(
-            no_cols,
-            data,
-            start,
-            start + d,
-            start,
-            targets[i],
-            h,
-            coef,
-            intercept,
-            fit_intercept,
-            scale,
-            accum,
-            accum_b,
-            norm_state,
-            loss,
-            loss_param,
-            eta,
-            adaptive,
-            invariant,
-            buf,
-            out_scores[i],
-        )
-    return t, -1
+    return _nag_pass(
+        np.arange(n_rows + 1) * d,
+        np.arange(d),
+        X.reshape(n_rows * d),
+        True,
+        targets,
+        sample_weight,
+        coef,
+        intercept,
+        fit_intercept,
+        scale,
+        accum,
+        accum_b,
+        norm_state,
+        loss,
+        loss_param,
+        eta0,
+        schedule,
+        adaptive,
+        invariant,
+        t,
+        buf,
+        out_scores,
+    )
