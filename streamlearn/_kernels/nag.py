@@ -25,8 +25,7 @@ For each example (weight ``h > 0``), after its score ``z_k = w_k . x + b_k`` is 
 
 Scaling a column by ``c`` scales ``s_j`` by ``c``, ``G_kj`` by ``c^2`` and the weight by ``1 / c``: scores,
 ``N`` and every other feature's state are unchanged (up to rounding). Examples with weight 0 are scored
-and change nothing. Explicit zeros are skipped. Cost: O(K nnz(x)) per example (four sweeps of the row in
-adaptive mode with ``invariant``, three without; the per-feature rates of step 2 are kept in ``buf``).
+and change nothing. Explicit zeros are skipped. Cost: O(K nnz(x)) per example (see ``_nag_pass``).
 """
 
 import math
@@ -34,8 +33,8 @@ import math
 import numpy as np
 
 from ._intrinsics import prefetch
-from ._numba import njit_inline, njit_kernel
-from .linear import PREFETCH_MIN_WEIGHTS
+from ._numba import njit_inline, njit_kernel, njit_kernel_vector
+from .linear import _U1, _U2, _U3, _U4, PREFETCH_MIN_WEIGHTS
 from .losses import LOSS_HINGE, LOSS_LOGISTIC, LOSS_SQUARED, loss_dloss
 
 SCHEDULE_CONSTANT = 0
@@ -119,7 +118,7 @@ def invariant_step(loss, y, z, dz, H, P):
     return H * dz
 
 
-@njit_kernel
+@njit_kernel_vector
 def _nag_pass(
     indptr,
     indices,
@@ -141,27 +140,34 @@ def _nag_pass(
     adaptive,
     invariant,
     t,
-    buf,
     out_scores,
 ):
     """The one pass behind ``nag_epoch`` and ``nag_epoch_dense``: row ``i`` holds ``data[p]`` for
     ``indptr[i] <= p < indptr[i + 1]``, in column ``indices[p]``, or ``indices[p - indptr[i]]`` when
     ``row_local`` (dense rows: ``indices`` is ``0..d-1``).
 
-    The whole example is written out in this one loop, with no helper taking arrays: numba adds an atomic
-    reference count increment and decrement for every array handed to a helper, once per example, and
-    those cost more than the arithmetic. Sweeps per example: (1) the first output's score, the scales and
-    the normalised norm (the other outputs' scores come first, from the weights before any rescaling);
-    then per output (2) the rates into ``buf`` (adaptive with ``invariant``), (3) the update; the plain
-    step applies the rates in the sweep that computes them.
+    How it is fast: the example is written out in this one loop (numba adds an atomic reference count
+    increment and decrement for the arrays handed to a row helper, once per example, and on short rows those
+    cost more than the arithmetic); sums over a row use four partial sums (as ``csr_row_dot``); the rates
+    ``x_j / (s_j sqrt(G_j))`` are computed in a separate loop over contiguous scratch arrays, which LLVM
+    vectorises (the square roots and divisions are the bulk of the work on long rows), between a sweep
+    that gathers ``G_j`` and ``s_j`` and the sweep that applies the step.
     """
     n_rows = indptr.shape[0] - 1
     n_out = coef.shape[0]
     use_prefetch = not row_local and n_out * coef.shape[1] >= PREFETCH_MIN_WEIGHTS
     scale2 = scale.reshape((1, scale.shape[0]))
+    longest = 0
+    for i in range(n_rows):
+        longest = max(longest, indptr[i + 1] - indptr[i])
+    rate = np.empty(longest)  # per non-zero of the row: r_j x_j, then its G_j and s_j while gathering
+    gsq = np.empty(longest)
+    sca = np.empty(longest)
+    c0 = 1.0 if fit_intercept else 0.0
     for i in range(n_rows):
         start = np.uintp(indptr[i])
         end = np.uintp(indptr[i + 1])
+        m = end - start
         base = start if row_local else np.uintp(0)
         if use_prefetch and i + 1 < n_rows:  # the next example's weights, scales and accumulators
             for p in range(end, np.uintp(indptr[i + 2])):
@@ -171,30 +177,45 @@ def _nag_pass(
                     prefetch(coef, k, j)
                     if adaptive:
                         prefetch(accum, k, j)
-        h = sample_weight[i]
-        eta = eta0
-        if h != 0.0:
-            t += 1
-            if schedule == SCHEDULE_INVSQRT:
-                eta = eta0 / math.sqrt(t)
-        # 1. scores (before any rescaling), scales, normalised norm
-        for k in range(1, n_out):
-            zk = intercept[k]
-            for p in range(start, end):
-                zk += coef[k, np.uintp(indices[p - base])] * data[p]
-            out_scores[i, k] = zk
-            if not math.isfinite(zk):
+        # 1. scores, with the weights before any rescaling
+        for k in range(n_out):
+            z0 = 0.0
+            z1 = 0.0
+            z2 = 0.0
+            z3 = 0.0
+            p = start
+            while p + _U3 < end:
+                z0 += coef[k, np.uintp(indices[p - base])] * data[p]
+                z1 += coef[k, np.uintp(indices[p + _U1 - base])] * data[p + _U1]
+                z2 += coef[k, np.uintp(indices[p + _U2 - base])] * data[p + _U2]
+                z3 += coef[k, np.uintp(indices[p + _U3 - base])] * data[p + _U3]
+                p += _U4
+            while p < end:
+                z0 += coef[k, np.uintp(indices[p - base])] * data[p]
+                p += _U1
+            z = intercept[k] + ((z0 + z1) + (z2 + z3))
+            out_scores[i, k] = z
+            if not math.isfinite(z):
                 return t, i
-        z = 0.0
-        nrm = 1.0 if fit_intercept else 0.0
-        for p in range(start, end):
-            x = data[p]
-            j = np.uintp(indices[p - base])
-            z += coef[0, j] * x
-            if h != 0.0 and x != 0.0:  # (an example of weight 0 is only scored)
+        h = sample_weight[i]
+        if h == 0.0:  # an example of weight 0 is only scored
+            continue
+        t += 1
+        eta = eta0 / math.sqrt(t) if schedule == SCHEDULE_INVSQRT else eta0
+        # 2. scales (rescaling the weights of the features that exceed theirs), the normalised norm, and
+        # with one output the gather of s_j and of G_j += h (l' x_j)^2 for the rates (x = 0 changes nothing)
+        fused = adaptive and n_out == 1
+        dz0 = loss_dloss(loss, targets[i, 0], out_scores[i, 0], loss_param)
+        gg0 = h * dz0 * dz0
+        n_unit = 0  # features at their scale, |x_j / s_j| = 1 (binary and one-hot ones: no division)
+        rest = 0.0
+        for q in range(m):
+            x = data[start + q]
+            j = np.uintp(indices[start + q - base])
+            s = scale[j]
+            if x != 0.0:
                 ax = abs(x)
-                s = scale[j]
-                if ax >= s:  # |x_j / s_j| = 1 (binary and one-hot features: no division)
+                if ax >= s:
                     if ax > s:  # a new scale: the weights were learnt at the old one
                         if s > 0.0:
                             r = s / ax
@@ -203,16 +224,17 @@ def _nag_pass(
                             for k in range(n_out):
                                 coef[k, j] *= r
                         scale[j] = ax
-                    nrm += 1.0
+                        s = ax
+                    n_unit += 1
                 else:
-                    q = x / s
-                    nrm += q * q
-        z += intercept[0]
-        out_scores[i, 0] = z
-        if not math.isfinite(z):
-            return t, i
-        if h == 0.0:
-            continue
+                    xs = x / s
+                    rest += xs * xs
+            sca[q] = s
+            if fused:
+                g2 = accum[0, j] + gg0 * x * x
+                accum[0, j] = g2
+                gsq[q] = g2
+        nrm = (c0 + n_unit) + rest
         norm_state[0] += h
         if nrm <= 0.0:  # an empty row and no intercept: nothing to learn
             continue
@@ -221,61 +243,61 @@ def _nag_pass(
         mult = math.sqrt(ratio) if adaptive else ratio
         for k in range(n_out):
             y = targets[i, k]
-            zk = out_scores[i, k]
-            dz = loss_dloss(loss, y, zk, loss_param)
+            z = out_scores[i, k]
+            dz = dz0 if k == 0 else loss_dloss(loss, y, z, loss_param)
             if dz == 0.0:
                 continue
-            if not adaptive:  # r_j = 1 / s_j^2: P is the normalised norm itself
-                u = eta * h * dz
-                if invariant:
-                    u = invariant_step(loss, y, zk, dz, eta * h, nrm * mult)
-                step = -u * mult
-                for p in range(start, end):
-                    x = data[p]
-                    if x != 0.0:
-                        j = np.uintp(indices[p - base])
-                        s = scale[j]
-                        coef[k, j] += step * x / (s * s)
+            # 3. rates r_j x_j: x_j / s_j^2 (plain), x_j / (s_j sqrt(G_j)) after G_j += h (l' x_j)^2 (adaptive)
+            if adaptive:
+                gg = h * dz * dz
+                rb = 0.0
                 if fit_intercept:
-                    intercept[k] += step
-                continue
-            # 2. adaptive rates: G_j += h (l' x_j)^2, r_j x_j = x_j / (s_j sqrt(G_j))
-            gg = h * dz * dz
-            rb = 0.0
-            if fit_intercept:
-                gb = accum_b[k] + gg
-                accum_b[k] = gb
-                if gb > 0.0:
-                    rb = 1.0 / math.sqrt(gb)
-            if not invariant:  # the step does not depend on the rates: apply them as they come
-                step = -eta * h * dz * mult
-                for p in range(start, end):
-                    x = data[p]
-                    if x != 0.0:
-                        j = np.uintp(indices[p - base])
+                    gb = accum_b[k] + gg
+                    accum_b[k] = gb
+                    if gb > 0.0:
+                        rb = 1.0 / math.sqrt(gb)
+                if not fused:
+                    for q in range(m):
+                        x = data[start + q]
+                        j = np.uintp(indices[start + q - base])
                         g2 = accum[k, j] + gg * x * x
                         accum[k, j] = g2
-                        if g2 > 0.0:
-                            coef[k, j] += step * x / (scale[j] * math.sqrt(g2))
-                intercept[k] += step * rb
-                continue
-            pp = rb
-            for p in range(start, end):
-                x = data[p]
-                rx = 0.0
-                if x != 0.0:
-                    j = np.uintp(indices[p - base])
-                    g2 = accum[k, j] + gg * x * x
-                    accum[k, j] = g2
-                    if g2 > 0.0:
-                        rx = x / (scale[j] * math.sqrt(g2))
-                buf[p - start] = rx
-                pp += rx * x
-            # 3. the importance-invariant update along m r x
-            step = -invariant_step(loss, y, zk, dz, eta * h, pp * mult) * mult
+                        gsq[q] = g2
+                for q in range(m):  # vectorised; G_j > 0 implies s_j > 0
+                    g2 = gsq[q]
+                    rate[q] = data[start + q] / (sca[q] * math.sqrt(g2)) if g2 > 0.0 else 0.0
+            else:
+                rb = c0
+                for q in range(m):  # vectorised; s_j = 0 only where x_j = 0
+                    s = sca[q]
+                    rate[q] = data[start + q] / (s * s) if s > 0.0 else 0.0
+            # 4. the step: plain, or importance-invariant along m r x (P = m sum_j r_j x_j^2)
+            if invariant:
+                if adaptive:
+                    p0 = 0.0
+                    p1 = 0.0
+                    p2 = 0.0
+                    p3 = 0.0
+                    q = np.uintp(0)
+                    while q + _U3 < m:
+                        p0 += rate[q] * data[start + q]
+                        p1 += rate[q + _U1] * data[start + q + _U1]
+                        p2 += rate[q + _U2] * data[start + q + _U2]
+                        p3 += rate[q + _U3] * data[start + q + _U3]
+                        q += _U4
+                    while q < m:
+                        p0 += rate[q] * data[start + q]
+                        q += _U1
+                    pp = rb + ((p0 + p1) + (p2 + p3))
+                else:
+                    pp = nrm  # r_j = 1 / s_j^2: P is the normalised norm itself
+                u = invariant_step(loss, y, z, dz, eta * h, pp * mult)
+            else:
+                u = eta * h * dz
+            step = -u * mult
             if step != 0.0:
-                for p in range(start, end):
-                    coef[k, np.uintp(indices[p - base])] += step * buf[p - start]
+                for q in range(m):
+                    coef[k, np.uintp(indices[start + q - base])] += step * rate[q]
                 intercept[k] += step * rb
     return t, -1
 
@@ -301,12 +323,11 @@ def nag_epoch(
     adaptive,
     invariant,
     t,
-    buf,
     out_scores,
 ):
     """One pass over the rows of a CSR matrix in storage order (see the module docstring).
 
-    ``buf`` is scratch space of at least the largest row's nnz. ``t`` counts the examples with weight > 0
+    ``t`` counts the examples with weight > 0
     (``eta = eta0 / sqrt(t)`` with ``SCHEDULE_INVSQRT``). Returns ``(t, bad_row)``: -1, or the first row whose
     score is not finite (the pass stops there; earlier updates are kept).
     """
@@ -331,7 +352,6 @@ def nag_epoch(
         adaptive,
         invariant,
         t,
-        buf,
         out_scores,
     )
 
@@ -355,7 +375,6 @@ def nag_epoch_dense(
     adaptive,
     invariant,
     t,
-    buf,
     out_scores,
 ):
     """``nag_epoch`` over the rows of a C-contiguous dense matrix ``X`` (zeros are skipped; O(d) per row):
@@ -382,6 +401,5 @@ def nag_epoch_dense(
         adaptive,
         invariant,
         t,
-        buf,
         out_scores,
     )

@@ -35,7 +35,6 @@ def _run_kernel(X, targets, sw, state, loss, eta0, schedule, adaptive, invariant
         np.array(v, copy=True) if isinstance(v, np.ndarray) else v for v in state
     )
     out = np.empty((X.shape[0], coef.shape[0]))
-    buf = np.empty(X.shape[1])
     sched = k.SCHEDULE_INVSQRT if schedule == "invsqrt" else k.SCHEDULE_CONSTANT
     args = {
         "targets": targets,
@@ -54,7 +53,6 @@ def _run_kernel(X, targets, sw, state, loss, eta0, schedule, adaptive, invariant
         "adaptive": adaptive,
         "invariant": invariant,
         "t": t,
-        "buf": buf,
         "out_scores": out,
     }
     if dense:
