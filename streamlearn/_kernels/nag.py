@@ -52,6 +52,13 @@ def _expm1_small(x):
 def logistic_flow(m0, ph):
     """Margin increase ``d > 0`` of the logistic gradient flow run for a time ``ph`` from margin ``m0``:
     ``dm/dtau = sigmoid(-m)``, i.e. the root of ``d + exp(m0) expm1(d) = ph`` (``m + e^m`` grows by ``ph``).
+    See ``_logistic_flow``."""
+    return _logistic_flow(m0, ph, math.exp(-abs(m0)))
+
+
+@njit_inline
+def _logistic_flow(m0, ph, e):
+    """``logistic_flow(m0, ph)`` given ``e = exp(-|m0|)`` (the loss derivative has computed it).
 
     Written ``F(d) = al d + be expm1(d) - c`` with ``(al, be, c) = (exp(-m0), 1, exp(-m0) ph)`` when
     ``m0 >= 0`` (so nothing overflows) and ``(1, exp(m0), ph)`` otherwise: ``F`` is convex and increasing
@@ -65,7 +72,7 @@ def logistic_flow(m0, ph):
     if ph <= 0.0:
         return 0.0
     if m0 >= 0.0:
-        al = math.exp(-m0)
+        al = e
         be = 1.0
         c = al * ph
         d = c / (al + 1.0)
@@ -74,7 +81,7 @@ def logistic_flow(m0, ph):
         q = math.expm1(d)
     else:
         al = 1.0
-        be = math.exp(m0)
+        be = e
         c = ph
         d = ph / (1.0 + be)
         if d > 1.0:  # log1p(ph / b), in log form when ph / b overflows
@@ -103,6 +110,23 @@ def logistic_flow(m0, ph):
 def invariant_step(loss, y, z, dz, H, P):
     """``u`` of the importance-invariant update ``w -= u r x`` (``P = sum_j r_j x_j^2``, ``H = eta h``):
     the total gradient accumulated by the flow ``du/dtau = l'(z - u P)`` over ``[0, H]``. ``dz = l'(z)``."""
+    return _invariant_step(loss, y, z, dz, H, P, math.exp(-abs(y * z)) if loss == LOSS_LOGISTIC else 0.0)
+
+
+@njit_inline
+def _dloss(loss, y, z, loss_param):
+    """``(l'(z), e)``: the loss derivative, and for the logistic loss ``e = exp(-|y z|)``, the exponential
+    that both its derivative and its invariant step need (the derivative is ``loss_dloss``'s, bit for bit)."""
+    if loss == LOSS_LOGISTIC:
+        m = y * z
+        e = math.exp(-abs(m))
+        return -y * (e / (1.0 + e) if m > 0.0 else 1.0 / (1.0 + e)), e
+    return loss_dloss(loss, y, z, loss_param), 0.0
+
+
+@njit_inline
+def _invariant_step(loss, y, z, dz, H, P, e):
+    """``invariant_step`` given ``e = exp(-|y z|)`` for the logistic loss (see ``_dloss``)."""
     if P <= 0.0:
         return H * dz
     if loss == LOSS_SQUARED:  # z - y decays like exp(-2 P tau)
@@ -114,7 +138,7 @@ def invariant_step(loss, y, z, dz, H, P):
         cap = (1.0 - m) / P
         return -y * min(cap, H)
     if loss == LOSS_LOGISTIC:
-        return -y * logistic_flow(y * z, P * H) / P
+        return -y * _logistic_flow(y * z, P * H, e) / P
     return H * dz
 
 
@@ -205,7 +229,7 @@ def _nag_pass(
         # 2. scales (rescaling the weights of the features that exceed theirs), the normalised norm, and
         # with one output the gather of s_j and of G_j += h (l' x_j)^2 for the rates (x = 0 changes nothing)
         fused = adaptive and n_out == 1
-        dz0 = loss_dloss(loss, targets[i, 0], out_scores[i, 0], loss_param)
+        dz0, e0 = _dloss(loss, targets[i, 0], out_scores[i, 0], loss_param)
         gg0 = h * dz0 * dz0
         n_unit = 0  # features at their scale, |x_j / s_j| = 1 (binary and one-hot ones: no division)
         rest = 0.0
@@ -244,7 +268,7 @@ def _nag_pass(
         for k in range(n_out):
             y = targets[i, k]
             z = out_scores[i, k]
-            dz = dz0 if k == 0 else loss_dloss(loss, y, z, loss_param)
+            dz, e = (dz0, e0) if k == 0 else _dloss(loss, y, z, loss_param)
             if dz == 0.0:
                 continue
             # 3. rates r_j x_j: x_j / s_j^2 (plain), x_j / (s_j sqrt(G_j)) after G_j += h (l' x_j)^2 (adaptive)
@@ -291,7 +315,7 @@ def _nag_pass(
                     pp = rb + ((p0 + p1) + (p2 + p3))
                 else:
                     pp = nrm  # r_j = 1 / s_j^2: P is the normalised norm itself
-                u = invariant_step(loss, y, z, dz, eta * h, pp * mult)
+                u = _invariant_step(loss, y, z, dz, eta * h, pp * mult, e)
             else:
                 u = eta * h * dz
             step = -u * mult

@@ -4,11 +4,13 @@ import itertools
 import math
 import zlib
 
+import numba
 import numpy as np
 import pytest
 import scipy.sparse as sp
 
 from streamlearn._kernels import nag as k
+from streamlearn._kernels.losses import loss_dloss as kernel_dloss
 from streamlearn.losses import loss_code, loss_dloss
 from tests.naive_nag import naive_invariant_step, naive_nag_epoch
 
@@ -167,3 +169,21 @@ def test_logistic_flow_extremes():
             np.testing.assert_allclose(k.logistic_flow(m0, 1e-12), 1e-12 / (1.0 + math.exp(m0)), rtol=1e-6)
     # m0 = -800 for a time 1e8: the margin ends where m + e^m = 1e8 - 800, i.e. near log(1e8)
     np.testing.assert_allclose(k.logistic_flow(-800.0, 1e8) - 800.0, 18.42, atol=0.01)
+
+
+@pytest.mark.parametrize("loss", ["logistic", "hinge", "squared"])
+def test_fused_derivative_is_the_loss_derivative_bit_for_bit(loss):
+    """The kernel's ``_dloss`` (derivative plus the logistic exponential for the invariant step) against the
+    kernels' ``loss_dloss``."""
+    rng = np.random.default_rng(11)
+    for z in np.concatenate([rng.normal(size=200) * 10.0 ** rng.uniform(-3, 3, 200), [0.0, -0.0, 800.0, -800.0]]):
+        for y in (-1.0, 1.0):
+            dz, e = k._dloss(loss_code(loss), y, z, 0.0)
+            assert dz == kernel_dloss(loss_code(loss), y, z, 0.0)
+            if loss == "logistic":
+                assert e == exp_jit(-abs(y * z))
+
+
+@numba.njit
+def exp_jit(a):
+    return math.exp(a)
