@@ -62,31 +62,37 @@ def _logistic_flow(m0, ph, e):
 
     Written ``F(d) = al d + be expm1(d) - c`` with ``(al, be, c) = (exp(-m0), 1, exp(-m0) ph)`` when
     ``m0 >= 0`` (so nothing overflows) and ``(1, exp(m0), ph)`` otherwise: ``F`` is convex and increasing
-    with ``F(0) < 0``. Start at the right of the root, at the first-order step ``c / (al + be)`` (or at
-    ``log1p(c / be)``, the smaller for large steps), then Halley's iteration (cubic convergence; a Newton
-    step whenever Halley's is not between 1/2 and 2 times Newton's) until a step is below 1e-6 of ``d``:
-    the error left is under ``0.42 step^3``, i.e. rounding. ``Q = be expm1(d)`` is evaluated once by the
-    library (as ``exp(m0 + d) - be`` for ``d >= 1``, never overflowing) and then carried along the steps:
-    ``Q(d - s) = Q(d) + (be + Q(d)) expm1(-s)``, with the short series of ``expm1`` for the small steps.
+    with ``F(0) < 0``. Start, with ``t = c / (al + be)`` the first-order step, at the inverse series of ``F``
+    to ``t^4`` when ``t <= 1/8`` (error of order ``t^5``), else at ``t`` or ``log1p(c / be)``, the smaller
+    (both at the right of the root). Then Halley's iteration (cubic convergence; a Newton step whenever
+    Halley's is not between 1/2 and 2 times Newton's) until a step ``s`` has ``|s|^3 <= 2e-17 d``: the
+    error left is under ``0.42 |s|^3``, i.e. rounding (one step from the series start, for small ``t``).
+    ``Q = be expm1(d)`` is evaluated once by the library (as ``exp(m0 + d) - be`` for ``d >= 1``, never
+    overflowing) and then carried along the steps: ``Q(d - s) = Q(d) + (be + Q(d)) expm1(-s)``, with the
+    short series of ``expm1`` for the small steps.
     """
     if ph <= 0.0:
         return 0.0
     if m0 >= 0.0:
         al = e
         be = 1.0
-        c = al * ph
-        d = c / (al + 1.0)
-        if d > 1.0:
-            d = min(d, math.log1p(c))
-        q = math.expm1(d)
+        c = e * ph
+        lbe = 0.0  # log(be)
     else:
         al = 1.0
         be = e
         c = ph
-        d = ph / (1.0 + be)
-        if d > 1.0:  # log1p(ph / b), in log form when ph / b overflows
-            d = min(d, math.log1p(ph / be) if be > 1e-290 else math.log(be + ph) - m0)
-        q = be * math.expm1(d) if d < 1.0 else math.exp(m0 + d) - be
+        lbe = m0
+    sl = al + be
+    d = c / sl
+    if d <= 0.125:  # x + a2 x^2 + a3 x^3 + a4 x^4 = d (F / sl), inverted (Lagrange)
+        a2 = 0.5 * be / sl
+        a3 = a2 / 3.0
+        a4 = a2 / 12.0
+        d *= 1.0 - d * (a2 - d * ((2.0 * a2 * a2 - a3) - d * (5.0 * a2 * (a2 * a2 - a3) + a4)))
+    elif d > 1.0:  # log1p(c / be), in log form when c / be overflows
+        d = min(d, math.log1p(c / be) if be > 1e-290 else math.log(be + c) - lbe)
+    q = be * math.expm1(d) if d < 1.0 else math.exp(lbe + d) - be
     for _ in range(60):
         f = al * d + q - c
         f2 = be + q  # F'' = be e^d
@@ -95,14 +101,15 @@ def _logistic_flow(m0, ph, e):
         g = f1 * f1
         step = 2.0 * f * f1 / (2.0 * g - ff) if -2.0 * g < ff < g else f / f1
         d -= step
-        if abs(step) <= 1e-6 * d:
+        a = abs(step)
+        if a * a * a <= 2e-17 * d:
             break
-        if abs(step) <= 0.0009765625:
+        if a <= 0.0009765625:
             q += f2 * _expm1_small(-step)
-        elif m0 >= 0.0 or d < 1.0:
+        elif d < 1.0:
             q = be * math.expm1(d)
         else:
-            q = math.exp(m0 + d) - be
+            q = math.exp(lbe + d) - be
     return max(0.0, d)
 
 
