@@ -25,7 +25,7 @@ For each example (weight ``h > 0``), after its score ``z_k = w_k . x + b_k`` is 
 
 Scaling a column by ``c`` scales ``s_j`` by ``c``, ``G_kj`` by ``c^2`` and the weight by ``1 / c``: scores,
 ``N`` and every other feature's state are unchanged (up to rounding). Examples with weight 0 are scored
-and change nothing. Explicit zeros are skipped. Cost: O(K nnz(x)) per example (see ``_nag_pass``).
+and change nothing. Explicit zeros are skipped. Cost: O(K nnz(x)) per example (see ``nag_epoch``).
 """
 
 import math
@@ -117,7 +117,8 @@ def _logistic_flow(m0, ph, e):
 def invariant_step(loss, y, z, dz, H, P):
     """``u`` of the importance-invariant update ``w -= u r x`` (``P = sum_j r_j x_j^2``, ``H = eta h``):
     the total gradient accumulated by the flow ``du/dtau = l'(z - u P)`` over ``[0, H]``. ``dz = l'(z)``."""
-    return _invariant_step(loss, y, z, dz, H, P, math.exp(-abs(y * z)) if loss == LOSS_LOGISTIC else 0.0)
+    e = math.exp(-abs(y * z)) if loss == LOSS_LOGISTIC else 0.0
+    return _invariant_step(loss=loss, y=y, z=z, dz=dz, H=H, P=P, e=e)
 
 
 @njit_inline
@@ -150,11 +151,10 @@ def _invariant_step(loss, y, z, dz, H, P, e):
 
 
 @njit_kernel_vector
-def _nag_pass(
+def nag_epoch(
     indptr,
     indices,
     data,
-    row_local,
     targets,
     sample_weight,
     coef,
@@ -172,10 +172,17 @@ def _nag_pass(
     invariant,
     t,
     out_scores,
+    row_local=False,
 ):
-    """The one pass behind ``nag_epoch`` and ``nag_epoch_dense``: row ``i`` holds ``data[p]`` for
-    ``indptr[i] <= p < indptr[i + 1]``, in column ``indices[p]``, or ``indices[p - indptr[i]]`` when
-    ``row_local`` (dense rows: ``indices`` is ``0..d-1``).
+    """One pass over the rows of a CSR matrix in storage order (see the module docstring).
+
+    ``t`` counts the examples with weight > 0 (``eta = eta0 / sqrt(t)`` with ``SCHEDULE_INVSQRT``). Returns
+    ``(t, bad_row)``: -1, or the first row whose score is not finite (the pass stops there; earlier updates
+    are kept). Scratch space (three arrays of the longest row's length) is allocated once per call.
+
+    Row ``i`` holds ``data[p]`` for ``indptr[i] <= p < indptr[i + 1]``, in column ``indices[p]``, or
+    ``indices[p - indptr[i]]`` with ``row_local`` (how ``nag_epoch_dense`` passes its rows: ``indices`` is
+    ``0..d-1``).
 
     How it is fast: the example is written out in this one loop (numba adds an atomic reference count
     increment and decrement for the arrays handed to a row helper, once per example, and on short rows those
@@ -322,7 +329,7 @@ def _nag_pass(
                     pp = rb + ((p0 + p1) + (p2 + p3))
                 else:
                     pp = nrm  # r_j = 1 / s_j^2: P is the normalised norm itself
-                u = _invariant_step(loss, y, z, dz, eta * h, pp * mult, e)
+                u = _invariant_step(loss=loss, y=y, z=z, dz=dz, H=eta * h, P=pp * mult, e=e)
             else:
                 u = eta * h * dz
             step = -u * mult
@@ -331,60 +338,6 @@ def _nag_pass(
                     coef[k, np.uintp(indices[start + q - base])] += step * rate[q]
                 intercept[k] += step * rb
     return t, -1
-
-
-@njit_kernel
-def nag_epoch(
-    indptr,
-    indices,
-    data,
-    targets,
-    sample_weight,
-    coef,
-    intercept,
-    fit_intercept,
-    scale,
-    accum,
-    accum_b,
-    norm_state,
-    loss,
-    loss_param,
-    eta0,
-    schedule,
-    adaptive,
-    invariant,
-    t,
-    out_scores,
-):
-    """One pass over the rows of a CSR matrix in storage order (see the module docstring).
-
-    ``t`` counts the examples with weight > 0
-    (``eta = eta0 / sqrt(t)`` with ``SCHEDULE_INVSQRT``). Returns ``(t, bad_row)``: -1, or the first row whose
-    score is not finite (the pass stops there; earlier updates are kept).
-    """
-    return _nag_pass(
-        indptr,
-        indices,
-        data,
-        False,
-        targets,
-        sample_weight,
-        coef,
-        intercept,
-        fit_intercept,
-        scale,
-        accum,
-        accum_b,
-        norm_state,
-        loss,
-        loss_param,
-        eta0,
-        schedule,
-        adaptive,
-        invariant,
-        t,
-        out_scores,
-    )
 
 
 @njit_kernel
@@ -411,26 +364,26 @@ def nag_epoch_dense(
     """``nag_epoch`` over the rows of a C-contiguous dense matrix ``X`` (zeros are skipped; O(d) per row):
     the same pass, each row read as a CSR row of all ``d`` columns."""
     n_rows, d = X.shape
-    return _nag_pass(
-        np.arange(n_rows + 1) * d,
-        np.arange(d),
-        X.reshape(n_rows * d),
-        True,
-        targets,
-        sample_weight,
-        coef,
-        intercept,
-        fit_intercept,
-        scale,
-        accum,
-        accum_b,
-        norm_state,
-        loss,
-        loss_param,
-        eta0,
-        schedule,
-        adaptive,
-        invariant,
-        t,
-        out_scores,
+    return nag_epoch(
+        indptr=np.arange(n_rows + 1) * d,
+        indices=np.arange(d),
+        data=X.reshape(n_rows * d),
+        targets=targets,
+        sample_weight=sample_weight,
+        coef=coef,
+        intercept=intercept,
+        fit_intercept=fit_intercept,
+        scale=scale,
+        accum=accum,
+        accum_b=accum_b,
+        norm_state=norm_state,
+        loss=loss,
+        loss_param=loss_param,
+        eta0=eta0,
+        schedule=schedule,
+        adaptive=adaptive,
+        invariant=invariant,
+        t=t,
+        out_scores=out_scores,
+        row_local=True,
     )
