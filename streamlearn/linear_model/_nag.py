@@ -35,8 +35,6 @@ class _NormalizedMixin:
         self._state_norm = np.zeros(2, dtype=np.float64)  # [total weight T, normaliser N]
 
     def _normalized_pass(self, X, targets, sw, out):
-        nnz = np.diff(X.indptr)
-        buf = np.empty(int(nnz.max()) if nnz.shape[0] else 0, dtype=np.float64)
         t, bad = _k.nag_epoch(
             indptr=X.indptr,
             indices=X.indices,
@@ -57,7 +55,6 @@ class _NormalizedMixin:
             adaptive=self._adaptive(),
             invariant=self._invariant(),
             t=self.t_,
-            buf=buf,
             out_scores=out,
         )
         self.t_ = int(t)
