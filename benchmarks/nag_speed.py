@@ -17,6 +17,7 @@ Writes ``benchmarks/results/nag_speed.json`` (every raw timing) and ``nag_speed.
 
 import argparse
 import json
+import os
 import platform
 import shlex
 import sys
@@ -75,6 +76,7 @@ def main(argv=None):
         "command": "python benchmarks/nag_speed.py " + shlex.join(argv if argv is not None else sys.argv[1:]),
         "machine": f"{platform.machine()} {platform.processor()} python {platform.python_version()}",
         "datasets": {},
+        "load_average_start": os.getloadavg(),
     }
     for name, X, y, Xt, yt in datasets(args.rows):
         for make in LEARNERS.values():  # compile / load every kernel first
@@ -99,6 +101,7 @@ def main(argv=None):
             "test_accuracy": acc,
         }
         print(name, {k: round(v / best["ogd"], 2) for k, v in best.items()}, flush=True)
+    results["load_average_end"] = os.getloadavg()
     out = Path(args.out)
     out.with_suffix(".json").write_text(json.dumps(results, indent=1))
     lines = [
@@ -106,7 +109,9 @@ def main(argv=None):
         "",
         f"Command: `{results['command']}` ({results['machine']}). Best of {args.repeats} alternating runs "
         "(thread CPU time), one `partial_fit` over the training rows after compilation; ratio = time / OGD's "
-        "time in the same run.",
+        "time in the same run. Load average (1, 5, 15 min) at the start "
+        f"{'/'.join(f'{v:.1f}' for v in results['load_average_start'])}, at the end "
+        f"{'/'.join(f'{v:.1f}' for v in results['load_average_end'])}.",
         "",
         "| data | rows | nnz/row | learner | ns / example | ratio to ogd | test accuracy |",
         "|---|---:|---:|---|---:|---:|---:|",

@@ -46,28 +46,30 @@ BITS = 18
 
 # ---------------------------------------------------------------------------------------------------
 # child: one reading run
-def _peak_rss_mb():
+def _status_mb(key):
+    """The ``key`` line (``VmHWM``, ``VmRSS``) of /proc/self/status in MB; None without it."""
     try:
         with open("/proc/self/status") as f:
             for line in f:
-                if line.startswith("VmHWM:"):
+                if line.startswith(key + ":"):
                     return int(line.split()[1]) / 1024
     except OSError:
         pass
-    import resource
+    return None
 
-    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+
+def _peak_rss_mb():
+    peak = _status_mb("VmHWM")
+    if peak is None:
+        import resource
+
+        peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    return peak
 
 
 def _rss_mb():
-    try:
-        with open("/proc/self/status") as f:
-            for line in f:
-                if line.startswith("VmRSS:"):
-                    return int(line.split()[1]) / 1024
-    except OSError:
-        return float("nan")
-    return float("nan")
+    rss = _status_mb("VmRSS")
+    return float("nan") if rss is None else rss
 
 
 def _run_mode(mode, path, chunk):

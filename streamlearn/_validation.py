@@ -67,6 +67,16 @@ class Options:
         return "one of {" + ", ".join(repr(v) for v in self.values) + "}"
 
 
+#: the constraints of the passes every online estimator makes (``fit``: ``max_iter`` passes, shuffled or not)
+PASS_PARAMS = {
+    "max_iter": [Interval(int, 1, None, closed="left")],
+    "shuffle": ["boolean"],
+    "random_state": ["random_state"],
+}
+#: :data:`PASS_PARAMS` and the intercept switch of the linear learners
+LINEAR_PASS_PARAMS = {"fit_intercept": ["boolean"], **PASS_PARAMS}
+
+
 def validate_params(estimator):
     """Check ``estimator.get_params()`` against ``estimator._parameter_constraints``.
 
@@ -215,6 +225,12 @@ def _fast_path(X, y):
     )
 
 
+#: the feature matrices the estimators accept (scikit-learn's ``validate_data`` options), off the fast path
+_ACCEPTED_X = dict(
+    accept_sparse=("csr", "csc", "coo"), dtype=np.float64, ensure_all_finite=True, accept_large_sparse=True
+)
+
+
 def check_X(estimator, X, *, reset):
     """Validate a feature matrix for ``estimator`` and return it as canonical CSR float64.
 
@@ -224,15 +240,7 @@ def check_X(estimator, X, *, reset):
     if _fast_path(X, None):
         _check_n_features(estimator, X, reset)
         return as_csr_float(X, ensure_finite=True)
-    X = validate_data(
-        estimator,
-        X,
-        reset=reset,
-        accept_sparse=("csr", "csc", "coo"),
-        dtype=np.float64,
-        ensure_all_finite=True,
-        accept_large_sparse=True,
-    )
+    X = validate_data(estimator, X, reset=reset, **_ACCEPTED_X)
     return as_csr_float(X)
 
 
@@ -244,17 +252,7 @@ def check_X_y(estimator, X, y, *, reset, y_numeric=False):
             what = "NaN" if np.isnan(y).any() else "infinity"
             raise ValueError(f"Input y contains {what}; expected finite targets.")
         return as_csr_float(X, ensure_finite=True), y
-    X, y = validate_data(
-        estimator,
-        X,
-        y,
-        reset=reset,
-        accept_sparse=("csr", "csc", "coo"),
-        dtype=np.float64,
-        ensure_all_finite=True,
-        accept_large_sparse=True,
-        y_numeric=y_numeric,
-    )
+    X, y = validate_data(estimator, X, y, reset=reset, y_numeric=y_numeric, **_ACCEPTED_X)
     return as_csr_float(X), y
 
 

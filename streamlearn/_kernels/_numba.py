@@ -14,3 +14,8 @@ njit_kernel = functools.partial(numba.njit, cache=True, nogil=True, fastmath=Fal
 
 #: For small helpers that must be inlined into the kernels that call them.
 njit_inline = functools.partial(numba.njit, cache=True, nogil=True, fastmath=False, inline="always")
+
+#: For kernels whose divisions and square roots are all guarded: ``error_model="numpy"`` drops numba's
+#: division-by-zero check (a division by zero would give inf/NaN instead of raising), the branch that stops
+#: LLVM from vectorising a loop with divisions or square roots. Results are the same IEEE operations.
+njit_kernel_vector = functools.partial(numba.njit, cache=True, nogil=True, fastmath=False, error_model="numpy")

@@ -39,7 +39,7 @@ import math
 
 import numpy as np
 
-from ._numba import njit_kernel
+from ._numba import njit_inline, njit_kernel
 from .losses import loss_dloss
 
 LMO_LANCZOS = 0
@@ -350,6 +350,24 @@ def _lmo_workspace(n):
     return np.zeros((m + 1, max(n, 1))), np.zeros(max(n, 1)), np.zeros(max(n, 1)), np.zeros(max(n, 1))
 
 
+@njit_inline
+def _linear_step(P1, a1, P2, a2, n, warm, noise, method, tol, max_iter, workspace, stats):
+    """The linear step of OCCFM: the largest-|lambda| eigenpair of ``a1 P1 + a2 P2`` (n x n), started from
+    ``warm`` plus the fixed perturbation ``WARM_START_NOISE noise``; the vector goes to ``workspace[2]`` (see
+    :func:`_lmo_workspace`), the matrix-vector products and an unconverged solve are counted in ``stats`` (one
+    output's row). Returns lambda."""
+    Vw, w, q, v0 = workspace
+    for j in range(n):
+        v0[j] = warm[j] + WARM_START_NOISE * noise[j]
+    lam, nmv, ok = top_abs_eigenpair(
+        P1=P1, a1=a1, P2=P2, a2=a2, n=n, v0=v0, method=method, tol=tol, max_iter=max_iter, Vw=Vw, w=w, out_q=q
+    )
+    stats[STAT_MATVECS] += nmv
+    if not ok:
+        stats[STAT_UNCONVERGED] += 1.0
+    return lam
+
+
 @njit_kernel
 def dense_quad(M, indices, data, start, end):
     """xhat^T M xhat over the active indices of the CSR row and the bias (last index); O((nnz+1)^2)."""
@@ -507,7 +525,8 @@ def occfm_dense_epoch(
     n_rows = indptr.shape[0] - 1
     n_out = M.shape[0]
     n = M.shape[1]
-    Vw, w, q, v0 = _lmo_workspace(n)
+    ws = _lmo_workspace(n)
+    q = ws[2]
     r = noise_vector(n)
     for i in range(n_rows):
         start = indptr[i]
@@ -525,25 +544,20 @@ def occfm_dense_epoch(
             g = loss_dloss(loss, targets[i, k], z, 0.0) * sw
             gamma = min(1.0, gamma_c / t**gamma_p)
             # linear step on -grad F_t(C_t) = -(eta S_{t-1} + 2 C_t)
-            for j in range(n):
-                v0[j] = q_prev[k, j] + WARM_START_NOISE * r[j]
-            lam, nmv, ok = top_abs_eigenpair(
+            lam = _linear_step(
                 P1=S[k],
                 a1=-eta,
                 P2=M[k],
                 a2=-2.0 * scale[k],
                 n=n,
-                v0=v0,
+                warm=q_prev[k],
+                noise=r,
                 method=lmo,
                 tol=lmo_tol,
                 max_iter=lmo_max_iter,
-                Vw=Vw,
-                w=w,
-                out_q=q,
+                workspace=ws,
+                stats=stats[k],
             )
-            stats[k, STAT_MATVECS] += nmv
-            if not ok:
-                stats[k, STAT_UNCONVERGED] += 1.0
             # C_{t+1} = (1 - gamma) C_t + gamma delta sgn(lam) q q^T, with the (1 - gamma) kept in scale
             c = scale[k] * (1.0 - gamma)
             if c < 1e-100:
@@ -780,7 +794,8 @@ def occfm_lowrank_epoch(
     n_out = W.shape[0]
     n = W.shape[1]
     kmax = W.shape[2]
-    Vw, w, q, v0 = _lmo_workspace(kmax)
+    ws = _lmo_workspace(kmax)
+    q = ws[2]
     r = noise_vector(max(kmax, 1))
     z = np.zeros(kmax + 1)
     z2 = np.zeros(kmax + 1)
@@ -803,25 +818,20 @@ def occfm_lowrank_epoch(
             g = loss_dloss(loss, targets[i, k], zs, 0.0) * sw
             gamma = min(1.0, gamma_c / t**gamma_p)
             # linear step, exactly, in the basis: -(eta B + 2 A)
-            for j in range(kd):
-                v0[j] = u_prev[k, j] + WARM_START_NOISE * r[j]
-            lam, nmv, ok = top_abs_eigenpair(
+            lam = _linear_step(
                 P1=B[k],
                 a1=-eta,
                 P2=A[k],
                 a2=-2.0,
                 n=kd,
-                v0=v0,
+                warm=u_prev[k],
+                noise=r,
                 method=lmo,
                 tol=lmo_tol,
                 max_iter=lmo_max_iter,
-                Vw=Vw,
-                w=w,
-                out_q=q,
+                workspace=ws,
+                stats=stats[k],
             )
-            stats[k, STAT_MATVECS] += nmv
-            if not ok:
-                stats[k, STAT_UNCONVERGED] += 1.0
             a = gamma * delta * (1.0 if lam > 0.0 else -1.0)
             for r_ in range(kd):
                 for c_ in range(kd):

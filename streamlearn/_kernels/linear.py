@@ -61,33 +61,10 @@ _U4 = np.uintp(4)
 
 
 @njit_inline
-def csr_row_dot(w, k, indices, data, start, end):
-    """w[k] . x for the CSR row data[start:end]. Four partial sums break the serial dependency of the
-    gathers (the sum differs from a left-to-right one by rounding only). Indices are read as unsigned:
-    callers guarantee 0 <= index < w.shape[1] (checked once at the boundary, ``_validation.as_csr_float``),
-    which spares numba's negative-index test on every access."""
-    z0 = 0.0
-    z1 = 0.0
-    z2 = 0.0
-    z3 = 0.0
-    p = np.uintp(start)
-    e = np.uintp(end)
-    while p + _U3 < e:
-        z0 += w[k, np.uintp(indices[p])] * data[p]
-        z1 += w[k, np.uintp(indices[p + _U1])] * data[p + _U1]
-        z2 += w[k, np.uintp(indices[p + _U2])] * data[p + _U2]
-        z3 += w[k, np.uintp(indices[p + _U3])] * data[p + _U3]
-        p += _U4
-    while p < e:
-        z0 += w[k, np.uintp(indices[p])] * data[p]
-        p += _U1
-    return (z0 + z1) + (z2 + z3)
-
-
-@njit_inline
 def csr_row_dot_sq(w, k, indices, data, start, end):
-    """``(w[k] . x, ||x||^2)`` for the CSR row data[start:end] in one sweep (same contract and partial sums as
-    ``csr_row_dot``): the squared norm the PA step needs rides along with the gathers for free."""
+    """``(w[k] . x, ||x||^2)`` for the CSR row data[start:end] in one sweep (index contract: ``csr_row_dot``).
+    Four partial sums break the serial dependency of the gathers (the sum differs from a left-to-right one by
+    rounding only); the squared norm the PA step needs rides along with the gathers for free."""
     z0 = 0.0
     z1 = 0.0
     z2 = 0.0
@@ -118,6 +95,16 @@ def csr_row_dot_sq(w, k, indices, data, start, end):
         q0 += a0 * a0
         p += _U1
     return (z0 + z1) + (z2 + z3), (q0 + q1) + (q2 + q3)
+
+
+@njit_inline
+def csr_row_dot(w, k, indices, data, start, end):
+    """w[k] . x for the CSR row data[start:end]: the score of :func:`csr_row_dot_sq` (inlined, numba drops the
+    unused squared norm). Indices are read as unsigned: callers guarantee 0 <= index < w.shape[1] (checked
+    once at the boundary, ``_validation.as_csr_float``), which spares numba's negative-index test on every
+    access."""
+    z, _ = csr_row_dot_sq(w, k, indices, data, start, end)
+    return z
 
 
 @njit_inline

@@ -20,13 +20,12 @@ For each example (weight ``h > 0``), after its score ``z_k = w_k . x + b_k`` is 
 3. ``w_kj -= u m r_j x_j`` with ``u = eta h l'(z_k)`` (plain gradient step; ``eta = eta0`` or
    ``eta0 / sqrt(t)``), or, with ``invariant``, the importance-invariant ``u`` of Karampatziakis & Langford
    ("Online Importance Weight Aware Updates", UAI 2011): the step that integrates the gradient flow along
-   ``m r x`` for a time ``eta h``, in closed form (squared, hinge) or by a safeguarded Newton solve
+   ``m r x`` for a time ``eta h``, in closed form (squared, hinge) or by a safeguarded Halley solve
    (logistic), so that a large ``h`` never overshoots the label.
 
 Scaling a column by ``c`` scales ``s_j`` by ``c``, ``G_kj`` by ``c^2`` and the weight by ``1 / c``: scores,
 ``N`` and every other feature's state are unchanged (up to rounding). Examples with weight 0 are scored
-and change nothing. Explicit zeros are skipped. Cost: O(K nnz(x)) per example (four sweeps of the row in
-adaptive mode with ``invariant``, three without; the per-feature rates of step 2 are kept in ``buf``).
+and change nothing. Explicit zeros are skipped. Cost: O(K nnz(x)) per example (see ``nag_epoch``).
 """
 
 import math
@@ -34,8 +33,8 @@ import math
 import numpy as np
 
 from ._intrinsics import prefetch
-from ._numba import njit_inline, njit_kernel
-from .linear import PREFETCH_MIN_WEIGHTS, csr_row_dot
+from ._numba import njit_inline, njit_kernel, njit_kernel_vector
+from .linear import _U1, _U2, _U3, _U4, PREFETCH_MIN_WEIGHTS
 from .losses import LOSS_HINGE, LOSS_LOGISTIC, LOSS_SQUARED, loss_dloss
 
 SCHEDULE_CONSTANT = 0
@@ -43,40 +42,74 @@ SCHEDULE_INVSQRT = 1
 
 
 @njit_inline
+def _expm1_small(x):
+    """``expm1(x)`` for ``|x| <= 2^-10`` by its Taylor series to ``x^6`` (the rest is below ``x^7 / 5040``,
+    under 1e-24 of ``|x|``: exact to rounding)."""
+    return x * (1.0 + x * (0.5 + x * (1.0 / 6.0 + x * (1.0 / 24.0 + x * (1.0 / 120.0 + x * (1.0 / 720.0))))))
+
+
+@njit_inline
 def logistic_flow(m0, ph):
     """Margin increase ``d > 0`` of the logistic gradient flow run for a time ``ph`` from margin ``m0``:
     ``dm/dtau = sigmoid(-m)``, i.e. the root of ``d + exp(m0) expm1(d) = ph`` (``m + e^m`` grows by ``ph``).
+    See ``_logistic_flow``."""
+    return _logistic_flow(m0, ph, math.exp(-abs(m0)))
 
-    Newton from the right of the root: the first-order step ``ph sigmoid(-m0)`` is there (the flow slows
-    down as the margin grows), and so is ``log1p(ph exp(-m0))``, the smaller of the two for large steps. The
-    function is convex and increasing, so the iterates fall monotonically onto the root, and the error after
-    a step is at most half the square of that step: a step below 1e-8 of ``d`` leaves ~1e-16. The equation
-    is divided by ``exp(m0)`` when ``m0 >= 0`` so nothing overflows.
+
+@njit_inline
+def _logistic_flow(m0, ph, e):
+    """``logistic_flow(m0, ph)`` given ``e = exp(-|m0|)`` (the loss derivative has computed it).
+
+    Written ``F(d) = al d + be expm1(d) - c`` with ``(al, be, c) = (exp(-m0), 1, exp(-m0) ph)`` when
+    ``m0 >= 0`` (so nothing overflows) and ``(1, exp(m0), ph)`` otherwise: ``F`` is convex and increasing
+    with ``F(0) < 0``. Start, with ``t = c / (al + be)`` the first-order step, at the inverse series of ``F``
+    to ``t^4`` when ``t <= 1/8`` (error of order ``t^5``), else at ``t`` or ``log1p(c / be)``, the smaller
+    (both at the right of the root). Then Halley's iteration (cubic convergence; a Newton step whenever
+    Halley's is not between 1/2 and 2 times Newton's) until a step ``s`` has ``|s|^3 <= 2e-17 d``: the
+    error left is under ``0.42 |s|^3``, i.e. rounding (one step from the series start, for small ``t``).
+    ``Q = be expm1(d)`` is evaluated once by the library (as ``exp(m0 + d) - be`` for ``d >= 1``, never
+    overflowing) and then carried along the steps: ``Q(d - s) = Q(d) + (be + Q(d)) expm1(-s)``, with the
+    short series of ``expm1`` for the small steps.
     """
     if ph <= 0.0:
         return 0.0
     if m0 >= 0.0:
-        a = math.exp(-m0)  # solve a d + expm1(d) = a ph
-        d = ph * a / (1.0 + a)
-        if d > 1.0:
-            d = min(d, math.log1p(a * ph))
-        for _ in range(60):
-            e = math.expm1(d)
-            step = (a * d + e - a * ph) / (a + e + 1.0)
-            d -= step
-            if step <= 1e-8 * d:
-                break
+        al = e
+        be = 1.0
+        c = e * ph
+        lbe = 0.0  # log(be)
     else:
-        b = math.exp(m0)  # solve d + b expm1(d) = ph
-        d = ph / (1.0 + b)
-        if d > 1.0:  # log1p(ph / b), in log form when ph / b overflows
-            d = min(d, math.log1p(ph / b) if b > 1e-290 else math.log(b + ph) - m0)
-        for _ in range(60):
-            be = b * math.expm1(d) if d < 1.0 else math.exp(m0 + d) - b  # b expm1(d), never overflowing
-            step = (d + be - ph) / (1.0 + b + be)
-            d -= step
-            if step <= 1e-8 * d:
-                break
+        al = 1.0
+        be = e
+        c = ph
+        lbe = m0
+    sl = al + be
+    d = c / sl
+    if d <= 0.125:  # x + a2 x^2 + a3 x^3 + a4 x^4 = d (F / sl), inverted (Lagrange)
+        a2 = 0.5 * be / sl
+        a3 = a2 / 3.0
+        a4 = a2 / 12.0
+        d *= 1.0 - d * (a2 - d * ((2.0 * a2 * a2 - a3) - d * (5.0 * a2 * (a2 * a2 - a3) + a4)))
+    elif d > 1.0:  # log1p(c / be), in log form when c / be overflows
+        d = min(d, math.log1p(c / be) if be > 1e-290 else math.log(be + c) - lbe)
+    q = be * math.expm1(d) if d < 1.0 else math.exp(lbe + d) - be
+    for _ in range(60):
+        f = al * d + q - c
+        f2 = be + q  # F'' = be e^d
+        f1 = al + f2
+        ff = f * f2
+        g = f1 * f1
+        step = 2.0 * f * f1 / (2.0 * g - ff) if -2.0 * g < ff < g else f / f1
+        d -= step
+        a = abs(step)
+        if a * a * a <= 2e-17 * d:
+            break
+        if a <= 0.0009765625:
+            q += f2 * _expm1_small(-step)
+        elif d < 1.0:
+            q = be * math.expm1(d)
+        else:
+            q = math.exp(lbe + d) - be
     return max(0.0, d)
 
 
@@ -84,6 +117,24 @@ def logistic_flow(m0, ph):
 def invariant_step(loss, y, z, dz, H, P):
     """``u`` of the importance-invariant update ``w -= u r x`` (``P = sum_j r_j x_j^2``, ``H = eta h``):
     the total gradient accumulated by the flow ``du/dtau = l'(z - u P)`` over ``[0, H]``. ``dz = l'(z)``."""
+    e = math.exp(-abs(y * z)) if loss == LOSS_LOGISTIC else 0.0
+    return _invariant_step(loss=loss, y=y, z=z, dz=dz, H=H, P=P, e=e)
+
+
+@njit_inline
+def _dloss(loss, y, z, loss_param):
+    """``(l'(z), e)``: the loss derivative, and for the logistic loss ``e = exp(-|y z|)``, the exponential
+    that both its derivative and its invariant step need (the derivative is ``loss_dloss``'s, bit for bit)."""
+    if loss == LOSS_LOGISTIC:
+        m = y * z
+        e = math.exp(-abs(m))
+        return -y * (e / (1.0 + e) if m > 0.0 else 1.0 / (1.0 + e)), e
+    return loss_dloss(loss, y, z, loss_param), 0.0
+
+
+@njit_inline
+def _invariant_step(loss, y, z, dz, H, P, e):
+    """``invariant_step`` given ``e = exp(-|y z|)`` for the logistic loss (see ``_dloss``)."""
     if P <= 0.0:
         return H * dz
     if loss == LOSS_SQUARED:  # z - y decays like exp(-2 P tau)
@@ -95,239 +146,11 @@ def invariant_step(loss, y, z, dz, H, P):
         cap = (1.0 - m) / P
         return -y * min(cap, H)
     if loss == LOSS_LOGISTIC:
-        return -y * logistic_flow(y * z, P * H) / P
+        return -y * _logistic_flow(y * z, P * H, e) / P
     return H * dz
 
 
-@njit_inline
-def _nag_row(
-    cols,
-    data,
-    start,
-    end,
-    offset,
-    targets_i,
-    h,
-    coef,
-    intercept,
-    fit_intercept,
-    scale,
-    accum,
-    accum_b,
-    norm_state,
-    loss,
-    loss_param,
-    eta,
-    adaptive,
-    invariant,
-    buf,
-    scores_i,
-):
-    """Learn from one scored example (``scores_i`` holds its pre-update scores). The row's feature ``p``
-    (``start <= p < end``) has value ``data[p]`` and column ``cols[p]`` (CSR), or ``p - offset`` when
-    ``cols`` is empty (dense rows)."""
-    n_out = coef.shape[0]
-    dense = cols.shape[0] == 0
-    # 1. scales, weight rescaling, normalised norm
-    nrm = 1.0 if fit_intercept else 0.0
-    for p in range(start, end):
-        x = data[p]
-        if x == 0.0:
-            continue
-        j = p - offset if dense else np.intp(cols[p])
-        ax = abs(x)
-        s = scale[j]
-        if ax > s:
-            if s > 0.0:
-                r = s / ax
-                if not adaptive:
-                    r = r * r
-                for k in range(n_out):
-                    coef[k, j] *= r
-            scale[j] = ax
-            s = ax
-        q = x / s
-        nrm += q * q
-    norm_state[0] += h
-    if nrm <= 0.0:  # an empty row and no intercept: nothing to learn
-        return
-    norm_state[1] += h * nrm
-    ratio = norm_state[0] / norm_state[1]
-    mult = math.sqrt(ratio) if adaptive else ratio
-    for k in range(n_out):
-        y = targets_i[k]
-        z = scores_i[k]
-        dz = loss_dloss(loss, y, z, loss_param)
-        if dz == 0.0:
-            continue
-        gg = h * dz * dz
-        # 2. per-feature rates (kept in buf) and P = sum_j r_j x_j^2
-        if adaptive:
-            pp = 0.0
-            for p in range(start, end):
-                x = data[p]
-                if x == 0.0:
-                    buf[p - start] = 0.0
-                    continue
-                j = p - offset if dense else np.intp(cols[p])
-                g2 = accum[k, j] + gg * x * x
-                accum[k, j] = g2
-                r = 0.0
-                if g2 > 0.0:
-                    r = 1.0 / (scale[j] * math.sqrt(g2))
-                buf[p - start] = r
-                pp += r * x * x
-            rb = 0.0
-            if fit_intercept:
-                gb = accum_b[k] + gg
-                accum_b[k] = gb
-                if gb > 0.0:
-                    rb = 1.0 / math.sqrt(gb)
-                pp += rb
-        else:
-            pp = nrm  # r_j = 1 / s_j^2: P is the normalised norm itself
-            rb = 1.0 if fit_intercept else 0.0
-        pp *= mult
-        if invariant:
-            u = invariant_step(loss, y, z, dz, eta * h, pp)
-        else:
-            u = eta * h * dz
-        step = -u * mult
-        if step == 0.0:
-            continue
-        # 3. the update
-        if adaptive:
-            for p in range(start, end):
-                x = data[p]
-                if x == 0.0:
-                    continue
-                j = p - offset if dense else np.intp(cols[p])
-                coef[k, j] += step * buf[p - start] * x
-        else:
-            for p in range(start, end):
-                x = data[p]
-                if x == 0.0:
-                    continue
-                j = p - offset if dense else np.intp(cols[p])
-                s = scale[j]
-                coef[k, j] += step * x / (s * s)
-        intercept[k] += step * rb
-
-
-@njit_inline
-def _nag_row_single(
-    indices,
-    data,
-    start,
-    end,
-    y,
-    h,
-    coef,
-    intercept,
-    fit_intercept,
-    scale,
-    accum,
-    accum_b,
-    norm_state,
-    loss,
-    loss_param,
-    eta,
-    adaptive,
-    invariant,
-    buf,
-):
-    """Score and learn one CSR row for a single output, fused: the score sweep also tracks the scales and
-    the normalised norm; the rates (times x) are computed in one sweep and applied in the next, or in the
-    same sweep when the step does not depend on them. Returns the pre-update score. The arithmetic of
-    ``_nag_row`` but for the order of the score's sum."""
-    z = 0.0
-    nrm = 1.0 if fit_intercept else 0.0
-    for p in range(np.uintp(start), np.uintp(end)):
-        x = data[p]
-        j = np.uintp(indices[p])
-        w = coef[0, j]
-        z += w * x
-        if h != 0.0 and x != 0.0:  # (an example of weight 0 is only scored)
-            ax = abs(x)
-            s = scale[j]
-            if ax >= s:  # |x_j / s_j| = 1 (binary and one-hot features: no division)
-                if ax > s:  # a new scale: the weight was learnt at the old one
-                    if s > 0.0:
-                        r = s / ax
-                        coef[0, j] = w * (r if adaptive else r * r)
-                    scale[j] = ax
-                nrm += 1.0
-            else:
-                q = x / s
-                nrm += q * q
-    z += intercept[0]
-    if not math.isfinite(z) or h == 0.0:
-        return z
-    norm_state[0] += h
-    if nrm <= 0.0:
-        return z
-    norm_state[1] += h * nrm
-    ratio = norm_state[0] / norm_state[1]
-    mult = math.sqrt(ratio) if adaptive else ratio
-    dz = loss_dloss(loss, y, z, loss_param)
-    if dz == 0.0:
-        return z
-    gg = h * dz * dz
-    if not adaptive:
-        step = -eta * h * dz * mult
-        for p in range(np.uintp(start), np.uintp(end)):
-            x = data[p]
-            if x != 0.0:
-                j = np.uintp(indices[p])
-                s = scale[j]
-                coef[0, j] += step * x / (s * s)
-        if fit_intercept:
-            intercept[0] += step
-        return z
-    rb = 0.0
-    if fit_intercept:
-        gb = accum_b[0] + gg
-        accum_b[0] = gb
-        if gb > 0.0:
-            rb = 1.0 / math.sqrt(gb)
-    if not invariant:
-        step = -eta * h * dz * mult
-        for p in range(np.uintp(start), np.uintp(end)):
-            x = data[p]
-            if x != 0.0:
-                j = np.uintp(indices[p])
-                g2 = accum[0, j] + gg * x * x
-                accum[0, j] = g2
-                if g2 > 0.0:
-                    coef[0, j] += step * x / (scale[j] * math.sqrt(g2))
-        intercept[0] += step * rb
-        return z
-    pp = rb
-    q = 0
-    for p in range(np.uintp(start), np.uintp(end)):
-        x = data[p]
-        rx = 0.0
-        if x != 0.0:
-            j = np.uintp(indices[p])
-            g2 = accum[0, j] + gg * x * x
-            accum[0, j] = g2
-            if g2 > 0.0:
-                rx = x / (scale[j] * math.sqrt(g2))
-        buf[q] = rx
-        pp += rx * x
-        q += 1
-    pp *= mult
-    step = -invariant_step(loss, y, z, dz, eta * h, pp) * mult
-    if step != 0.0:
-        q = 0
-        for p in range(np.uintp(start), np.uintp(end)):
-            coef[0, np.uintp(indices[p])] += step * buf[q]
-            q += 1
-        intercept[0] += step * rb
-    return z
-
-
-@njit_kernel
+@njit_kernel_vector
 def nag_epoch(
     indptr,
     indices,
@@ -348,97 +171,175 @@ def nag_epoch(
     adaptive,
     invariant,
     t,
-    buf,
     out_scores,
+    row_local=False,
 ):
     """One pass over the rows of a CSR matrix in storage order (see the module docstring).
 
-    ``buf`` is scratch space of at least the largest row's nnz. ``t`` counts the examples with weight > 0
-    (``eta = eta0 / sqrt(t)`` with ``SCHEDULE_INVSQRT``). Returns ``(t, bad_row)``: -1, or the first row whose
-    score is not finite (the pass stops there; earlier updates are kept).
+    ``t`` counts the examples with weight > 0 (``eta = eta0 / sqrt(t)`` with ``SCHEDULE_INVSQRT``). Returns
+    ``(t, bad_row)``: -1, or the first row whose score is not finite (the pass stops there; earlier updates
+    are kept). Scratch space (three arrays of the longest row's length) is allocated once per call.
+
+    Row ``i`` holds ``data[p]`` for ``indptr[i] <= p < indptr[i + 1]``, in column ``indices[p]``, or
+    ``indices[p - indptr[i]]`` with ``row_local`` (how ``nag_epoch_dense`` passes its rows: ``indices`` is
+    ``0..d-1``).
+
+    How it is fast: the example is written out in this one loop (numba adds an atomic reference count
+    increment and decrement for the arrays handed to a row helper, once per example, and on short rows those
+    cost more than the arithmetic); sums over a row use four partial sums (as ``csr_row_dot``); the rates
+    ``x_j / (s_j sqrt(G_j))`` are computed in a separate loop over contiguous scratch arrays, which LLVM
+    vectorises (the square roots and divisions are the bulk of the work on long rows), between a sweep
+    that gathers ``G_j`` and ``s_j`` and the sweep that applies the step.
     """
     n_rows = indptr.shape[0] - 1
     n_out = coef.shape[0]
-    if n_out == 1:
-        use_prefetch = coef.shape[1] >= PREFETCH_MIN_WEIGHTS
-        scale2 = scale.reshape((1, scale.shape[0]))
-        for i in range(n_rows):
-            start = indptr[i]
-            end = indptr[i + 1]
-            if use_prefetch and i + 1 < n_rows:  # the next example's weights, scales and accumulators
-                for p in range(np.uintp(end), np.uintp(indptr[i + 2])):
-                    j = np.uintp(indices[p])
-                    prefetch(coef, 0, j)
-                    prefetch(scale2, 0, j)
-                    if adaptive:
-                        prefetch(accum, 0, j)
-            h = sample_weight[i]
-            eta = eta0
-            if h != 0.0:
-                t += 1
-                if schedule == SCHEDULE_INVSQRT:
-                    eta = eta0 / math.sqrt(t)
-            z = _nag_row_single(
-                indices,
-                data,
-                start,
-                end,
-                targets[i, 0],
-                h,
-                coef,
-                intercept,
-                fit_intercept,
-                scale,
-                accum,
-                accum_b,
-                norm_state,
-                loss,
-                loss_param,
-                eta,
-                adaptive,
-                invariant,
-                buf,
-            )
-            out_scores[i, 0] = z
-            if not math.isfinite(z):
-                return t, i
-        return t, -1
+    # the threshold counts every per-feature number read (weights, scales, accumulators): 2^18 features
+    # make 6 MB of state in adaptive mode, and prefetching them takes a third off the time of a pass
+    per_feature = n_out * (2 if adaptive else 1) + 1
+    use_prefetch = not row_local and per_feature * coef.shape[1] >= PREFETCH_MIN_WEIGHTS
+    scale2 = scale.reshape((1, scale.shape[0]))
+    longest = 0
     for i in range(n_rows):
-        start = indptr[i]
-        end = indptr[i + 1]
+        longest = max(longest, indptr[i + 1] - indptr[i])
+    rate = np.empty(longest)  # per non-zero of the row: r_j x_j,
+    gsq = np.empty(longest)  # G_j (after this example's update)
+    sca = np.empty(longest)  # and s_j (after this example's rescaling)
+    c0 = 1.0 if fit_intercept else 0.0
+    for i in range(n_rows):
+        start = np.uintp(indptr[i])
+        end = np.uintp(indptr[i + 1])
+        m = end - start
+        base = start if row_local else np.uintp(0)
+        if use_prefetch and i + 1 < n_rows:  # the next example's weights, scales and accumulators
+            for p in range(end, np.uintp(indptr[i + 2])):
+                j = np.uintp(indices[p])
+                prefetch(scale2, 0, j)
+                for k in range(n_out):
+                    prefetch(coef, k, j)
+                    if adaptive:
+                        prefetch(accum, k, j)
+        # 1. scores, with the weights before any rescaling
         for k in range(n_out):
-            z = intercept[k] + csr_row_dot(coef, k, indices, data, start, end)
+            z0 = 0.0
+            z1 = 0.0
+            z2 = 0.0
+            z3 = 0.0
+            p = start
+            while p + _U3 < end:
+                z0 += coef[k, np.uintp(indices[p - base])] * data[p]
+                z1 += coef[k, np.uintp(indices[p + _U1 - base])] * data[p + _U1]
+                z2 += coef[k, np.uintp(indices[p + _U2 - base])] * data[p + _U2]
+                z3 += coef[k, np.uintp(indices[p + _U3 - base])] * data[p + _U3]
+                p += _U4
+            while p < end:
+                z0 += coef[k, np.uintp(indices[p - base])] * data[p]
+                p += _U1
+            z = intercept[k] + ((z0 + z1) + (z2 + z3))
             out_scores[i, k] = z
             if not math.isfinite(z):
                 return t, i
         h = sample_weight[i]
-        if h == 0.0:
+        if h == 0.0:  # an example of weight 0 is only scored
             continue
         t += 1
         eta = eta0 / math.sqrt(t) if schedule == SCHEDULE_INVSQRT else eta0
-        _nag_row(
-            indices,
-            data,
-            start,
-            end,
-            0,
-            targets[i],
-            h,
-            coef,
-            intercept,
-            fit_intercept,
-            scale,
-            accum,
-            accum_b,
-            norm_state,
-            loss,
-            loss_param,
-            eta,
-            adaptive,
-            invariant,
-            buf,
-            out_scores[i],
-        )
+        # 2. scales (rescaling the weights of the features that exceed theirs), the normalised norm, and
+        # with one output the gather of s_j and of G_j += h (l' x_j)^2 for the rates (x = 0 changes nothing)
+        fused = adaptive and n_out == 1
+        dz0, e0 = _dloss(loss, targets[i, 0], out_scores[i, 0], loss_param)
+        gg0 = h * dz0 * dz0
+        n_unit = 0  # features at their scale, |x_j / s_j| = 1 (binary and one-hot ones: no division)
+        rest = 0.0
+        for q in range(m):
+            x = data[start + q]
+            j = np.uintp(indices[start + q - base])
+            s = scale[j]
+            if x != 0.0:
+                ax = abs(x)
+                if ax >= s:
+                    if ax > s:  # a new scale: the weights were learnt at the old one
+                        if s > 0.0:
+                            r = s / ax
+                            if not adaptive:
+                                r = r * r
+                            for k in range(n_out):
+                                coef[k, j] *= r
+                        scale[j] = ax
+                        s = ax
+                    n_unit += 1
+                else:
+                    xs = x / s
+                    rest += xs * xs
+            sca[q] = s
+            if fused:
+                g2 = accum[0, j] + gg0 * x * x
+                accum[0, j] = g2
+                gsq[q] = g2
+        nrm = (c0 + n_unit) + rest
+        norm_state[0] += h
+        if nrm <= 0.0:  # an empty row and no intercept: nothing to learn
+            continue
+        norm_state[1] += h * nrm
+        ratio = norm_state[0] / norm_state[1]
+        mult = math.sqrt(ratio) if adaptive else ratio
+        for k in range(n_out):
+            y = targets[i, k]
+            z = out_scores[i, k]
+            dz, e = (dz0, e0) if k == 0 else _dloss(loss, y, z, loss_param)
+            if dz == 0.0:
+                continue
+            # 3. rates r_j x_j: x_j / s_j^2 (plain), x_j / (s_j sqrt(G_j)) after G_j += h (l' x_j)^2 (adaptive)
+            if adaptive:
+                gg = h * dz * dz
+                rb = 0.0
+                if fit_intercept:
+                    gb = accum_b[k] + gg
+                    accum_b[k] = gb
+                    if gb > 0.0:
+                        rb = 1.0 / math.sqrt(gb)
+                if not fused:
+                    for q in range(m):
+                        x = data[start + q]
+                        j = np.uintp(indices[start + q - base])
+                        g2 = accum[k, j] + gg * x * x
+                        accum[k, j] = g2
+                        gsq[q] = g2
+                for q in range(m):  # vectorised; G_j > 0 implies s_j > 0
+                    g2 = gsq[q]
+                    rate[q] = data[start + q] / (sca[q] * math.sqrt(g2)) if g2 > 0.0 else 0.0
+            else:
+                rb = c0
+                for q in range(m):  # vectorised; s_j = 0 only where x_j = 0
+                    s = sca[q]
+                    rate[q] = data[start + q] / (s * s) if s > 0.0 else 0.0
+            # 4. the step: plain, or importance-invariant along m r x (P = m sum_j r_j x_j^2)
+            if invariant:
+                if adaptive:
+                    p0 = 0.0
+                    p1 = 0.0
+                    p2 = 0.0
+                    p3 = 0.0
+                    q = np.uintp(0)
+                    while q + _U3 < m:
+                        p0 += rate[q] * data[start + q]
+                        p1 += rate[q + _U1] * data[start + q + _U1]
+                        p2 += rate[q + _U2] * data[start + q + _U2]
+                        p3 += rate[q + _U3] * data[start + q + _U3]
+                        q += _U4
+                    while q < m:
+                        p0 += rate[q] * data[start + q]
+                        q += _U1
+                    pp = rb + ((p0 + p1) + (p2 + p3))
+                else:
+                    pp = nrm  # r_j = 1 / s_j^2: P is the normalised norm itself
+                u = _invariant_step(loss=loss, y=y, z=z, dz=dz, H=eta * h, P=pp * mult, e=e)
+            else:
+                u = eta * h * dz
+            step = -u * mult
+            if step != 0.0:
+                for q in range(m):
+                    coef[k, np.uintp(indices[start + q - base])] += step * rate[q]
+                intercept[k] += step * rb
     return t, -1
 
 
@@ -461,49 +362,31 @@ def nag_epoch_dense(
     adaptive,
     invariant,
     t,
-    buf,
     out_scores,
 ):
-    """``nag_epoch`` over the rows of a C-contiguous dense matrix ``X`` (zeros are skipped; O(d) per row)."""
+    """``nag_epoch`` over the rows of a C-contiguous dense matrix ``X`` (zeros are skipped; O(d) per row):
+    the same pass, each row read as a CSR row of all ``d`` columns."""
     n_rows, d = X.shape
-    n_out = coef.shape[0]
-    data = X.reshape(n_rows * d)
-    no_cols = np.empty(0, dtype=np.intp)
-    for i in range(n_rows):
-        start = i * d
-        for k in range(n_out):
-            z = intercept[k]
-            for j in range(d):
-                z += coef[k, j] * data[start + j]
-            out_scores[i, k] = z
-            if not math.isfinite(z):
-                return t, i
-        h = sample_weight[i]
-        if h == 0.0:
-            continue
-        t += 1
-        eta = eta0 / math.sqrt(t) if schedule == SCHEDULE_INVSQRT else eta0
-        _nag_row(
-            no_cols,
-            data,
-            start,
-            start + d,
-            start,
-            targets[i],
-            h,
-            coef,
-            intercept,
-            fit_intercept,
-            scale,
-            accum,
-            accum_b,
-            norm_state,
-            loss,
-            loss_param,
-            eta,
-            adaptive,
-            invariant,
-            buf,
-            out_scores[i],
-        )
-    return t, -1
+    return nag_epoch(
+        indptr=np.arange(n_rows + 1) * d,
+        indices=np.arange(d),
+        data=X.reshape(n_rows * d),
+        targets=targets,
+        sample_weight=sample_weight,
+        coef=coef,
+        intercept=intercept,
+        fit_intercept=fit_intercept,
+        scale=scale,
+        accum=accum,
+        accum_b=accum_b,
+        norm_state=norm_state,
+        loss=loss,
+        loss_param=loss_param,
+        eta0=eta0,
+        schedule=schedule,
+        adaptive=adaptive,
+        invariant=invariant,
+        t=t,
+        out_scores=out_scores,
+        row_local=True,
+    )

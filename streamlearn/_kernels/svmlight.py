@@ -103,6 +103,17 @@ _U32 = np.uint64(0xFFFFFFFF)
 _S32 = np.uint64(32)
 
 
+@njit_inline
+def _record_hard(hard, nh, kind, slot, start, end, line):
+    """Append a hard token (see HARD_COLS) at row ``nh`` of ``hard``; returns ``nh + 1``."""
+    hard[nh, 0] = kind
+    hard[nh, 1] = slot
+    hard[nh, 2] = start
+    hard[nh, 3] = end
+    hard[nh, 4] = line
+    return nh + 1
+
+
 @njit_kernel
 def _mul64(a, b):
     """Full 64x64 -> 128-bit product of two uint64 as (hi, lo)."""
@@ -120,24 +131,14 @@ def _mul64(a, b):
 
 @njit_kernel
 def _clz64(x):
+    """Leading zero bits of a non-zero uint64, by halving: shifts of 32, 16, 8, 4, 2 and 1."""
     n = 0
-    if x >> np.uint64(32) == np.uint64(0):
-        n += 32
-        x = x << np.uint64(32)
-    if x >> np.uint64(48) == np.uint64(0):
-        n += 16
-        x = x << np.uint64(16)
-    if x >> np.uint64(56) == np.uint64(0):
-        n += 8
-        x = x << np.uint64(8)
-    if x >> np.uint64(60) == np.uint64(0):
-        n += 4
-        x = x << np.uint64(4)
-    if x >> np.uint64(62) == np.uint64(0):
-        n += 2
-        x = x << np.uint64(2)
-    if x >> np.uint64(63) == np.uint64(0):
-        n += 1
+    s = 32
+    while s > 0:
+        if x >> np.uint64(64 - s) == np.uint64(0):
+            n += s
+            x = x << np.uint64(s)
+        s >>= 1
     return n
 
 
@@ -371,12 +372,7 @@ def svmlight_parse(
             if nh >= hcap:
                 status = ST_HARD_FULL
                 break
-            hard[nh, 0] = 0
-            hard[nh, 1] = row
-            hard[nh, 2] = tok
-            hard[nh, 3] = p2
-            hard[nh, 4] = line
-            nh += 1
+            nh = _record_hard(hard=hard, nh=nh, kind=0, slot=row, start=tok, end=p2, line=line)
         if store:
             y[row] = v
         p = p2
@@ -513,12 +509,7 @@ def svmlight_parse(
                     status = ST_HARD_FULL
                     stop = True
                     break
-                hard[nh, 0] = 1
-                hard[nh, 1] = nnz
-                hard[nh, 2] = vtok
-                hard[nh, 3] = p2
-                hard[nh, 4] = line
-                nh += 1
+                nh = _record_hard(hard=hard, nh=nh, kind=1, slot=nnz, start=vtok, end=p2, line=line)
             if store:
                 if nnz >= cap:
                     status = ST_NEED_SPACE

@@ -115,31 +115,26 @@ def _expand_row(
 
 
 @njit_inline
+def _row_scratch(width):
+    """The buffers of :func:`_expand_row_grown` for rows of up to ``width`` features: ``(counts, starts,
+    present, g_idx, g_val, o_idx, o_val)`` (the output pair grows when a row's crosses need more)."""
+    counts = np.zeros(257, np.int64)
+    starts = np.zeros(257, np.int64)
+    present = np.zeros(256, np.int64)
+    g_idx = np.empty(width, np.uint64)
+    g_val = np.empty(width, np.float64)
+    o_idx = np.empty(width, np.uint64)
+    o_val = np.empty(width, np.float64)
+    return counts, starts, present, g_idx, g_val, o_idx, o_val
+
+
+@njit_inline
 def _expand_row_grown(
     f_idx, f_val, f_ns, nf, terms, term_lens, has_wildcard, umask, g_idx, g_val, counts, starts, present, o_idx, o_val
 ):
     """``_expand_row``, with the output buffers replaced by twice the needed size when they are too short:
     ``(n_out, o_idx, o_val)``."""
-    n_out = _expand_row(
-        f_idx=f_idx,
-        f_val=f_val,
-        f_ns=f_ns,
-        nf=nf,
-        terms=terms,
-        term_lens=term_lens,
-        has_wildcard=has_wildcard,
-        umask=umask,
-        g_idx=g_idx,
-        g_val=g_val,
-        counts=counts,
-        starts=starts,
-        present=present,
-        o_idx=o_idx,
-        o_val=o_val,
-    )
-    if n_out < 0:
-        o_idx = np.empty(-2 * n_out, np.uint64)
-        o_val = np.empty(-2 * n_out, np.float64)
+    for _ in range(2):  # the second call has room: the first said how much it needs
         n_out = _expand_row(
             f_idx=f_idx,
             f_val=f_val,
@@ -157,6 +152,10 @@ def _expand_row_grown(
             o_idx=o_idx,
             o_val=o_val,
         )
+        if n_out >= 0:
+            break
+        o_idx = np.empty(-2 * n_out, np.uint64)
+        o_val = np.empty(-2 * n_out, np.float64)
     return n_out, o_idx, o_val
 
 
@@ -271,16 +270,10 @@ def hashed_rows_to_csr(hashes, values, col_ns, terms, term_lens, has_wildcard, m
     """
     n_cols, n_rows = values.shape
     umask = np.uint64(mask)
-    counts = np.zeros(257, np.int64)
-    starts = np.zeros(257, np.int64)
-    present = np.zeros(256, np.int64)
     f_idx = np.empty(max(n_cols, 1), np.uint64)
     f_val = np.empty(max(n_cols, 1), np.float64)
     f_ns = np.empty(max(n_cols, 1), np.int64)
-    g_idx = np.empty(max(n_cols, 1), np.uint64)
-    g_val = np.empty(max(n_cols, 1), np.float64)
-    o_idx = np.empty(max(n_cols, 1), np.uint64)
-    o_val = np.empty(max(n_cols, 1), np.float64)
+    counts, starts, present, g_idx, g_val, o_idx, o_val = _row_scratch(max(n_cols, 1))
     cap = indices.shape[0]
     nnz = 0
     indptr[0] = 0
@@ -327,9 +320,6 @@ def hashed_features_to_csr(
     summing as in :func:`hashed_rows_to_csr`. Returns the number of non-zeros written, or ``-1 - i`` if
     row ``i`` did not fit in ``indices`` / ``data``."""
     umask = np.uint64(mask)
-    counts = np.zeros(257, np.int64)
-    starts = np.zeros(257, np.int64)
-    present = np.zeros(256, np.int64)
     n = rows.shape[0]
     longest = 1
     f = 0
@@ -339,10 +329,7 @@ def hashed_features_to_csr(
             g += 1
         longest = max(longest, g - f)
         f = g
-    g_idx = np.empty(longest, np.uint64)
-    g_val = np.empty(longest, np.float64)
-    o_idx = np.empty(longest, np.uint64)
-    o_val = np.empty(longest, np.float64)
+    counts, starts, present, g_idx, g_val, o_idx, o_val = _row_scratch(longest)
     cap = indices.shape[0]
     nnz = 0
     f = 0

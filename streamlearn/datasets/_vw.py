@@ -369,17 +369,17 @@ def iter_vw(
     src = _Source(source)
     parser = _VwParser(
         src.name,
-        bits,
-        label_convention,
-        n_classes,
-        require_label,
-        ignore,
-        keep,
-        constant,
-        quadratic,
-        cubic,
-        block_size,
-        dtype,
+        bits=bits,
+        label_convention=label_convention,
+        n_classes=n_classes,
+        require_label=require_label,
+        ignore=ignore,
+        keep=keep,
+        constant=constant,
+        quadratic=quadratic,
+        cubic=cubic,
+        block_size=block_size,
+        dtype=dtype,
     )
     return _gen(src, parser, int(chunk_size))
 

@@ -16,10 +16,10 @@ from sklearn.utils.validation import check_is_fitted
 from .. import _validation
 from .._kernels import ccfm as _k
 from .._typing import FloatArray
-from .._validation import Interval, Options
+from .._validation import PASS_PARAMS, Interval, Options
 from ..base import LogisticProbaMixin, OnlineClassifierMixin, OnlineRegressorMixin, _BaseOnline
 from ..losses import loss_code
-from ._common import PASS_PARAMS, check_dense_state, one_blas_thread
+from ._common import check_dense_state, one_blas_thread
 
 __all__ = [
     "CCFMOnlineGradientClassifier",

@@ -2,13 +2,6 @@
 
 from threadpoolctl import threadpool_limits
 
-from .._validation import Interval
-
-PASS_PARAMS = {
-    "max_iter": [Interval(int, 1, None, closed="left")],
-    "shuffle": ["boolean"],
-    "random_state": ["random_state"],
-}
 
 #: dense (d+1) x (d+1) states above this many bytes are refused with a message (not attempted)
 DENSE_STATE_LIMIT_BYTES = 4 * 1024**3

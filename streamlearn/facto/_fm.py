@@ -5,10 +5,9 @@ from sklearn.utils.validation import check_is_fitted
 
 from .. import _validation
 from .._kernels import fm as _k
-from .._validation import Interval, Options
+from .._validation import PASS_PARAMS, Interval, Options
 from ..base import LogisticProbaMixin, OnlineClassifierMixin, OnlineRegressorMixin, _BaseOnline
 from ..losses import loss_code
-from ._common import PASS_PARAMS
 
 __all__ = ["FMClassifier", "FMRegressor"]
 

@@ -5,7 +5,7 @@ from scipy.special import ndtri
 
 from .._kernels import cw as _k
 from .._typing import FloatArray
-from .._validation import Interval, Options
+from .._validation import LINEAR_PASS_PARAMS, Interval, Options
 from ..base import BaseOnlineLinear, OnlineClassifierMixin
 from ._averaging import _AveragingMixin
 
@@ -18,10 +18,7 @@ MAX_FULL_FEATURES = 4096
 _COMMON = {
     "covariance": [Options("full", "diagonal")],
     "a": [Interval(float, 0, None, closed="neither")],
-    "fit_intercept": ["boolean"],
-    "max_iter": [Interval(int, 1, None, closed="left")],
-    "shuffle": ["boolean"],
-    "random_state": ["random_state"],
+    **LINEAR_PASS_PARAMS,
 }
 _ETA = Interval(float, 0.5, 1.0, closed="neither")
 
@@ -63,36 +60,29 @@ class _BaseConfidence(_AveragingMixin, OnlineClassifierMixin, BaseOnlineLinear):
         self._allocate_average()
 
     def _kernel_pass(self, X, targets, sw, out):
-        bias = 1.0 if self.fit_intercept else 0.0
         coef, intercept, extra = self._average_arrays()
-        common = dict(rule=self._rule(), phi=self._phi(), C=self._C(), r=self._r(), t=self.t_, out_scores=out, **extra)
+        args = dict(
+            indptr=X.indptr,
+            indices=X.indices,
+            data=X.data,
+            targets=targets,
+            sample_weight=sw,
+            coef=coef,
+            intercept=intercept,
+            sigma=self._state_sigma,
+            bias_value=1.0 if self.fit_intercept else 0.0,
+            rule=self._rule(),
+            phi=self._phi(),
+            C=self._C(),
+            r=self._r(),
+            t=self.t_,
+            out_scores=out,
+            **extra,
+        )
         if self.covariance == "full":
-            t, bad = _k.cw_full_epoch(
-                indptr=X.indptr,
-                indices=X.indices,
-                data=X.data,
-                targets=targets,
-                sample_weight=sw,
-                coef=coef,
-                intercept=intercept,
-                sigma=self._state_sigma,
-                bias_value=bias,
-                **common,
-            )
+            t, bad = _k.cw_full_epoch(**args)
         else:
-            t, bad = _k.cw_diag_epoch(
-                indptr=X.indptr,
-                indices=X.indices,
-                data=X.data,
-                targets=targets,
-                sample_weight=sw,
-                coef=coef,
-                intercept=intercept,
-                sigma=self._state_sigma,
-                sigma_b=self._state_sigma_b,
-                bias_value=bias,
-                **common,
-            )
+            t, bad = _k.cw_diag_epoch(sigma_b=self._state_sigma_b, **args)
         self.t_ = int(t)
         self._finish_average(self.t_)
         if bad >= 0:

@@ -8,7 +8,7 @@ import numpy as np
 from .._kernels import linear as _k
 from .._kernels import nag as _nk
 from .._typing import FloatArray
-from .._validation import Interval, Options
+from .._validation import LINEAR_PASS_PARAMS, Interval, Options
 from ..base import BaseOnlineLinear, LogisticProbaMixin, OnlineClassifierMixin, OnlineRegressorMixin
 from ..losses import loss_code
 from .._mixing import MixableMixin, mixed_count, weighted_average
@@ -17,12 +17,7 @@ from ._nag import _NormalizedMixin
 
 __all__ = ["OGDClassifier", "OGDRegressor", "Perceptron", "PassiveAggressiveClassifier", "PassiveAggressiveRegressor"]
 
-_PASS_PARAMS = {
-    "fit_intercept": ["boolean"],
-    "max_iter": [Interval(int, 1, None, closed="left")],
-    "shuffle": ["boolean"],
-    "random_state": ["random_state"],
-}
+_PASS_PARAMS = LINEAR_PASS_PARAMS
 _PA_VARIANTS = {"pa": _k.RULE_PA, "pa1": _k.RULE_PA1, "pa2": _k.RULE_PA2}
 
 
@@ -94,11 +89,23 @@ class _FirstOrderLinear(_AveragingMixin, MixableMixin, BaseOnlineLinear):
         return out
 
 
-class _NormalizedOptionMixin(_NormalizedMixin):
-    """OGD's ``normalized`` option: the normalized kernel in its non-adaptive mode (Ross, Mineiro &
-    Langford's NG rule with OGD's ``eta0 / sqrt(t)``), see the NAG page of the Algorithms docs."""
+class _OGDMixin(_NormalizedMixin):
+    """OGD's step for the classifier and the regressor: the gradient rule on the learner's ``loss`` with
+    ``eta0 / sqrt(t)``, and the ``normalized`` option: the normalized kernel in its non-adaptive mode (Ross,
+    Mineiro & Langford's NG rule with OGD's ``eta0 / sqrt(t)``), see the NAG page of the Algorithms docs."""
 
-    normalized: bool  # an estimator parameter of the classes using this mixin
+    loss: str  # estimator parameters of the classes using this mixin
+    eta0: float
+    normalized: bool
+
+    def _rule(self):
+        return _k.RULE_GRADIENT
+
+    def _loss_name(self):
+        return self.loss
+
+    def _eta0(self):
+        return float(self.eta0)
 
     def check_mixable(self) -> None:
         """Raise TypeError when ``normalized=True``: the per-feature scales are not averaged."""
@@ -135,7 +142,7 @@ class _NormalizedOptionMixin(_NormalizedMixin):
 
 
 # ---------------------------------------------------------------------------------------------------
-class OGDClassifier(LogisticProbaMixin, OnlineClassifierMixin, _NormalizedOptionMixin, _FirstOrderLinear):
+class OGDClassifier(LogisticProbaMixin, OnlineClassifierMixin, _OGDMixin, _FirstOrderLinear):
     """Online gradient descent for linear classification, step ``eta0 / sqrt(t)``.
 
     Update (Algorithms §2.1): ``w <- w - eta0 / sqrt(t) * l'(w . x, y) * x`` after every example, with
@@ -207,17 +214,8 @@ class OGDClassifier(LogisticProbaMixin, OnlineClassifierMixin, _NormalizedOption
         self.shuffle = shuffle
         self.random_state = random_state
 
-    def _rule(self):
-        return _k.RULE_GRADIENT
 
-    def _loss_name(self):
-        return self.loss
-
-    def _eta0(self):
-        return float(self.eta0)
-
-
-class OGDRegressor(OnlineRegressorMixin, _NormalizedOptionMixin, _FirstOrderLinear):
+class OGDRegressor(OnlineRegressorMixin, _OGDMixin, _FirstOrderLinear):
     """Online gradient descent for linear regression, step ``eta0 / sqrt(t)``.
 
     Update: ``w <- w - eta0 / sqrt(t) * l'(w . x, y) * x`` (Algorithms §2.1).
@@ -276,17 +274,8 @@ class OGDRegressor(OnlineRegressorMixin, _NormalizedOptionMixin, _FirstOrderLine
         self.shuffle = shuffle
         self.random_state = random_state
 
-    def _rule(self):
-        return _k.RULE_GRADIENT
-
-    def _loss_name(self):
-        return self.loss
-
     def _loss_param(self):
         return float(self.epsilon)
-
-    def _eta0(self):
-        return float(self.eta0)
 
 
 # ---------------------------------------------------------------------------------------------------
@@ -375,7 +364,30 @@ class Perceptron(OnlineClassifierMixin, _FirstOrderLinear):
 
 
 # ---------------------------------------------------------------------------------------------------
-class PassiveAggressiveClassifier(OnlineClassifierMixin, _FirstOrderLinear):
+_PA_PARAMS = {"C": [Interval(float, 0, None, closed="neither")], "variant": [Options("pa", "pa1", "pa2")]}
+
+
+class _PassiveAggressiveMixin:
+    """The PA step of the classifier and the regressor: ``variant`` picks PA, PA-I or PA-II, ``C`` is the
+    aggressiveness; the loss is the learner's progressive-validation loss (hinge or epsilon-insensitive)."""
+
+    C: float
+    variant: str
+    _progressive_loss: str
+    _diverge_hint = "C"
+    _zero_row_no_op = True
+
+    def _rule(self):
+        return _PA_VARIANTS[self.variant]
+
+    def _loss_name(self):
+        return self._progressive_loss
+
+    def _C(self):
+        return float(self.C)
+
+
+class PassiveAggressiveClassifier(OnlineClassifierMixin, _PassiveAggressiveMixin, _FirstOrderLinear):
     """Passive-Aggressive classification: PA, PA-I, PA-II (Crammer et al. 2006; Algorithms §2.3).
 
     With hinge loss ``l = max(0, 1 - y (w . x + b))``: ``w <- w + tau y x`` where ``tau`` is
@@ -404,15 +416,10 @@ class PassiveAggressiveClassifier(OnlineClassifierMixin, _FirstOrderLinear):
     0.84...
     """
 
-    _parameter_constraints = {
-        "C": [Interval(float, 0, None, closed="neither")],
-        "variant": [Options("pa", "pa1", "pa2")],
-        "average": ["boolean"],
-        **_PASS_PARAMS,
-    }
+    _parameter_constraints = {**_PA_PARAMS, "average": ["boolean"], **_PASS_PARAMS}
     _progressive_loss = "hinge"
-    _diverge_hint = "C"
     _zero_row_no_op_unaveraged = True
+    _zero_row_no_op = _AveragingMixin._zero_row_no_op  # averaged: not a no-op (the mixin's rule, not the PA one's)
 
     def __init__(
         self, *, C=1.0, variant="pa1", average=False, fit_intercept=True, max_iter=5, shuffle=True, random_state=None
@@ -425,17 +432,8 @@ class PassiveAggressiveClassifier(OnlineClassifierMixin, _FirstOrderLinear):
         self.shuffle = shuffle
         self.random_state = random_state
 
-    def _rule(self):
-        return _PA_VARIANTS[self.variant]
 
-    def _loss_name(self):
-        return "hinge"
-
-    def _C(self):
-        return float(self.C)
-
-
-class PassiveAggressiveRegressor(OnlineRegressorMixin, _FirstOrderLinear):
+class PassiveAggressiveRegressor(OnlineRegressorMixin, _PassiveAggressiveMixin, _FirstOrderLinear):
     """Passive-Aggressive regression with the epsilon-insensitive loss (Algorithms §2.3).
 
     ``l = max(0, |w . x + b - y| - epsilon)``; ``w <- w + sgn(y - w . x - b) tau x`` with the PA, PA-I or
@@ -461,14 +459,12 @@ class PassiveAggressiveRegressor(OnlineRegressorMixin, _FirstOrderLinear):
     """
 
     _parameter_constraints = {
-        "C": [Interval(float, 0, None, closed="neither")],
+        "C": _PA_PARAMS["C"],
         "epsilon": [Interval(float, 0, None, closed="left")],
-        "variant": [Options("pa", "pa1", "pa2")],
+        "variant": _PA_PARAMS["variant"],
         **_PASS_PARAMS,
     }
     _progressive_loss = "epsilon_insensitive"
-    _diverge_hint = "C"
-    _zero_row_no_op = True
 
     def __init__(
         self, *, C=1.0, epsilon=0.1, variant="pa1", fit_intercept=True, max_iter=5, shuffle=True, random_state=None
@@ -481,14 +477,5 @@ class PassiveAggressiveRegressor(OnlineRegressorMixin, _FirstOrderLinear):
         self.shuffle = shuffle
         self.random_state = random_state
 
-    def _rule(self):
-        return _PA_VARIANTS[self.variant]
-
-    def _loss_name(self):
-        return "epsilon_insensitive"
-
     def _loss_param(self):
         return float(self.epsilon)
-
-    def _C(self):
-        return float(self.C)

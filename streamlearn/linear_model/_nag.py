@@ -9,7 +9,7 @@ preprocessing: multiplying a column by any positive factor leaves the prediction
 import numpy as np
 
 from .._kernels import nag as _k
-from .._validation import Interval, Options
+from .._validation import LINEAR_PASS_PARAMS, Interval, Options
 from ..base import (
     BaseOnlineLinear,
     LogisticProbaMixin,
@@ -20,12 +20,7 @@ from ..losses import loss_code
 
 __all__ = ["NAGClassifier", "NAGRegressor"]
 
-_PASS_PARAMS = {
-    "fit_intercept": ["boolean"],
-    "max_iter": [Interval(int, 1, None, closed="left")],
-    "shuffle": ["boolean"],
-    "random_state": ["random_state"],
-}
+_PASS_PARAMS = LINEAR_PASS_PARAMS
 
 
 class _NormalizedMixin:
@@ -40,8 +35,6 @@ class _NormalizedMixin:
         self._state_norm = np.zeros(2, dtype=np.float64)  # [total weight T, normaliser N]
 
     def _normalized_pass(self, X, targets, sw, out):
-        nnz = np.diff(X.indptr)
-        buf = np.empty(int(nnz.max()) if nnz.shape[0] else 0, dtype=np.float64)
         t, bad = _k.nag_epoch(
             indptr=X.indptr,
             indices=X.indices,
@@ -62,7 +55,6 @@ class _NormalizedMixin:
             adaptive=self._adaptive(),
             invariant=self._invariant(),
             t=self.t_,
-            buf=buf,
             out_scores=out,
         )
         self.t_ = int(t)

@@ -5,7 +5,7 @@ from sklearn.utils.validation import check_is_fitted
 
 from .._kernels import pegasos as _k
 from .._typing import FloatArray
-from .._validation import Interval
+from .._validation import LINEAR_PASS_PARAMS, Interval
 from ..base import BaseOnlineLinear, OnlineClassifierMixin
 
 __all__ = ["PegasosClassifier"]
@@ -77,10 +77,7 @@ class PegasosClassifier(OnlineClassifierMixin, BaseOnlineLinear):
         "alpha": [Interval(float, 0, None, closed="neither")],
         "batch_size": [Interval(int, 1, None, closed="left")],
         "projection": ["boolean"],
-        "fit_intercept": ["boolean"],
-        "max_iter": [Interval(int, 1, None, closed="left")],
-        "shuffle": ["boolean"],
-        "random_state": ["random_state"],
+        **LINEAR_PASS_PARAMS,
     }
     _progressive_loss = "hinge"
     _diverge_hint = "alpha"

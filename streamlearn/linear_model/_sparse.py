@@ -34,7 +34,7 @@ from sklearn.utils.validation import check_is_fitted
 from .. import _validation
 from .._kernels import sparse_l1 as _k
 from .._typing import FloatArray
-from .._validation import Interval, Options
+from .._validation import LINEAR_PASS_PARAMS, Interval, Options
 from ..base import BaseOnlineLinear, LogisticProbaMixin, OnlineClassifierMixin, OnlineRegressorMixin
 from ..losses import loss_code
 from .._mixing import MixableMixin, mixed_count, weighted_average
@@ -52,12 +52,7 @@ __all__ = [
     "FTRLProximalRegressor",
 ]
 
-_PASS_PARAMS = {
-    "fit_intercept": ["boolean"],
-    "max_iter": [Interval(int, 1, None, closed="left")],
-    "shuffle": ["boolean"],
-    "random_state": ["random_state"],
-}
+_PASS_PARAMS = LINEAR_PASS_PARAMS
 _CLF_LOSS = {"loss": [Options("logistic", "hinge", "squared")]}
 _SGD_PARAMS = {
     "eta0": [Interval(float, 0, None, closed="neither")],

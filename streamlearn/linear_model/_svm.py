@@ -91,6 +91,28 @@ class _BatchLinearSVC(ClassifierPredictionMixin, PersistMixin, ClassifierMixin, 
     def _seed(self, rng):
         return np.uint64(rng.integers(0, 2**63, dtype=np.int64))
 
+    def _dcd_solve(self, X, targets, sw, alpha, coef, wb, info, *, max_iter, rng):
+        """Dual coordinate descent on ``(X, targets, sw)`` from ``(alpha, coef, wb)`` (updated in place) with
+        this SVM's loss, C, tol and shrinking; ``max_iter`` passes at most; per-output results in ``info``."""
+        dcd_solve(
+            indptr=X.indptr,
+            indices=X.indices,
+            data=X.data,
+            targets=targets,
+            sample_weight=sw,
+            alpha=alpha,
+            coef=coef,
+            wb=wb,
+            bias_value=self._bias_value(),
+            C=float(self.C),
+            l2_loss=self.loss == "squared_hinge",
+            tol=float(self.tol),
+            max_iter=int(max_iter),
+            shrinking=bool(self.shrinking),
+            seed=self._seed(rng),
+            out_info=info,
+        )
+
     def _finish(self, coef, wb, n_iter, gap):
         self.coef_ = coef
         self.intercept_ = wb * self._bias_value()
@@ -280,25 +302,7 @@ class DualCoordinateDescentSVC(_BatchLinearSVC):
         wb = np.zeros(n_out, dtype=np.float64)
         info = np.zeros((n_out, 4), dtype=np.float64)
         rng = _validation.check_rng(self.random_state)
-        bv = self._bias_value()
-        dcd_solve(
-            indptr=X.indptr,
-            indices=X.indices,
-            data=X.data,
-            targets=targets,
-            sample_weight=sw,
-            alpha=alpha,
-            coef=coef,
-            wb=wb,
-            bias_value=bv,
-            C=float(self.C),
-            l2_loss=self.loss == "squared_hinge",
-            tol=float(self.tol),
-            max_iter=int(self.max_iter),
-            shrinking=bool(self.shrinking),
-            seed=self._seed(rng),
-            out_info=info,
-        )
+        self._dcd_solve(X, targets, sw, alpha, coef, wb, info, max_iter=self.max_iter, rng=rng)
         self._finish(coef, wb, info[:, 0].max(), info[:, 3].max())
         scores = np.empty((n, n_out), dtype=np.float64)
         linear_scores(X.indptr, X.indices, X.data, self.coef_, self.intercept_, scores)
@@ -480,7 +484,6 @@ class BlockMinimizationSVC(_BatchLinearSVC):
         info = np.zeros((n_out, 4), dtype=np.float64)
         rng = _validation.check_rng(self.random_state)
         bv = self._bias_value()
-        l2 = self.loss == "squared_hinge"
         gap = math.inf
         outer = 0
         for outer in range(1, self.max_iter + 1):  # noqa: B007 (outer is read after the loop)
@@ -488,23 +491,8 @@ class BlockMinimizationSVC(_BatchLinearSVC):
             for j, (_, n_rows, first) in enumerate(store.blocks):
                 X, y, sw = store.load(j)
                 targets = self._targets_from_index(code_to_class[y.astype(np.intp)])
-                dcd_solve(
-                    indptr=X.indptr,
-                    indices=X.indices,
-                    data=X.data,
-                    targets=targets,
-                    sample_weight=sw,
-                    alpha=alpha[first : first + n_rows],
-                    coef=coef,
-                    wb=wb,
-                    bias_value=bv,
-                    C=float(self.C),
-                    l2_loss=l2,
-                    tol=float(self.tol),
-                    max_iter=int(self.inner_max_iter),
-                    shrinking=bool(self.shrinking),
-                    seed=self._seed(rng),
-                    out_info=info,
+                self._dcd_solve(
+                    X, targets, sw, alpha[first : first + n_rows], coef, wb, info, max_iter=self.inner_max_iter, rng=rng
                 )
                 pg_max = max(pg_max, info[:, 1].max())
                 pg_min = min(pg_min, info[:, 2].min())

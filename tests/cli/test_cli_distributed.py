@@ -120,46 +120,9 @@ def test_train_several_files_glob_and_holdout(address, parts, capsys):
     assert main(["train", glob, "-l", "ftrl", "--scheduler", address, "--rounds", "3", "--test", A9A_T, "--json"]) == 0
     globbed = _json(capsys)
     assert globbed["n_partitions"] == 3 and globbed["test_accuracy"] == pytest.approx(listed["test_accuracy"])
-    assert (
-        main(
-            [
-                "train",
-                glob,
-                "-l",
-                "pa1",
-                "--scheduler",
-                address,
-                "--rounds",
-                "1",
-                "--holdout",
-                "0.2",
-                "--seed",
-                "1",
-                "--quiet",
-            ]
-        )
-        == 0
-    )
-    assert (
-        main(
-            [
-                "train",
-                glob,
-                "-l",
-                "pa1",
-                "--scheduler",
-                address,
-                "--rounds",
-                "1",
-                "--holdout",
-                "0.2",
-                "--seed",
-                "1",
-                "--json",
-            ]
-        )
-        == 0
-    )
+    held_out = ["train", glob, "-l", "pa1", "--scheduler", address, "--rounds", "1", "--holdout", "0.2", "--seed", "1"]
+    assert main([*held_out, "--quiet"]) == 0
+    assert main([*held_out, "--json"]) == 0
     held = _json(capsys)
     assert held["n_train"] + held["test_n"] == 32561 and 0.15 * 32561 < held["test_n"] < 0.25 * 32561
     assert held["test_accuracy"] > 0.8

@@ -94,27 +94,8 @@ def test_resume_errors_name_the_problem(data, tmp_path, capsys):
 def test_checkpoints_are_the_model_at_that_point(data, tmp_path, capsys):
     paths = data["classification"]
     out = str(tmp_path / "m.slm")
-    assert (
-        main(
-            [
-                "train",
-                paths["AB"],
-                "-l",
-                "ftrl",
-                "--chunk-size",
-                "25",
-                "--save-every",
-                "50",
-                "-o",
-                out,
-                "--passes",
-                "2",
-                "--save-per-pass",
-                "--quiet",
-            ]
-        )
-        == 0
-    )
+    every_50 = ["-l", "ftrl", "--chunk-size", "25", "--save-every", "50", "--passes", "2", "--quiet"]
+    assert main(["train", paths["AB"], *every_50, "-o", out, "--save-per-pass"]) == 0
     for k in (1, 2):
         assert load(f"{out}.pass{k}").t_ == k * (N_A + N_B)
     assert _model_state(f"{out}.pass2") == _model_state(out)
@@ -141,23 +122,7 @@ def test_checkpoints_are_the_model_at_that_point(data, tmp_path, capsys):
     _resume.Checkpointer.__call__ = call
     try:
         with pytest.raises(Stop):
-            main(
-                [
-                    "train",
-                    paths["AB"] + "",
-                    "-l",
-                    "ftrl",
-                    "--chunk-size",
-                    "25",
-                    "--save-every",
-                    "50",
-                    "-o",
-                    ck,
-                    "--passes",
-                    "2",
-                    "--quiet",
-                ]
-            )
+            main(["train", paths["AB"], *every_50, "-o", ck])
     finally:
         _resume.Checkpointer.__call__ = orig
     assert _model_state(ck) == _model_state(ref)

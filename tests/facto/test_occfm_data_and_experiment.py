@@ -164,30 +164,9 @@ def test_occfm_experiment_options(tmp_path, capsys):
     y = 1.0 + X[:, 0] - X[:, 1] * X[:, 2]
     data = tmp_path / "d.svm"
     _svmlight(data, X, y)
-    assert (
-        main(
-            [
-                "experiment",
-                "occfm",
-                "--data",
-                str(data),
-                "--learners",
-                "occfm-scalable,ccfm-batch-fw",
-                "--occfm-deltas",
-                "5,7",
-                "--occfm-eta-abs",
-                "0.1",
-                "--occfm-steps",
-                "invsqrt,fw",
-                "--occfm-rank",
-                "3",
-                "--batch-fw-iters",
-                "5",
-                "--json",
-            ]
-        )
-        == 0
-    )
+    experiment = ["experiment", "occfm", "--data", str(data), "--occfm-eta-abs", "0.1", "--json"]
+    options = ["--occfm-deltas", "5,7", "--occfm-steps", "invsqrt,fw", "--occfm-rank", "3", "--batch-fw-iters", "5"]
+    assert main([*experiment, "--learners", "occfm-scalable,ccfm-batch-fw", *options]) == 0
     rows = json.loads(capsys.readouterr().out)
     occ = [r["params"] for r in rows if r["learner"] == "occfm-scalable"]
     assert [(p["delta"], p["eta"], p.get("step_schedule", "invsqrt"), p["rank"]) for p in occ] == [
@@ -197,25 +176,7 @@ def test_occfm_experiment_options(tmp_path, capsys):
         (7.0, 0.1, "fw", 3),
     ]
     rmse = [r["test_rmse"] for r in rows if r["learner"] == "occfm-scalable"]
-    assert (
-        main(
-            [
-                "experiment",
-                "occfm",
-                "--data",
-                str(data),
-                "--learners",
-                "occfm-scalable",
-                "--occfm-deltas",
-                "5",
-                "--occfm-eta-abs",
-                "0.1",
-                "--occfm-center",
-                "--json",
-            ]
-        )
-        == 0
-    )
+    assert main([*experiment, "--learners", "occfm-scalable", "--occfm-deltas", "5", "--occfm-center"]) == 0
     (c,) = json.loads(capsys.readouterr().out)
     train = np.random.default_rng(0).permutation(200)[:160]  # the seeded 80/20 split
     assert c["params"]["center"] == pytest.approx(y[train].mean(), abs=1e-4) and c["test_rmse"] != rmse[0]

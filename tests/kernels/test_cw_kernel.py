@@ -40,45 +40,28 @@ def _matrix(kind, rng, n=40, d=12):
 def _run_kernel(Xc, targets, sw, rule, phi, C, r, bias, full, a):
     K, d = targets.shape[1], Xc.shape[1]
     mu, b, out = np.zeros((K, d)), np.zeros(K), np.zeros((Xc.shape[0], K))
+    args = dict(
+        indptr=Xc.indptr,
+        indices=Xc.indices,
+        data=Xc.data,
+        targets=targets,
+        sample_weight=sw,
+        coef=mu,
+        intercept=b,
+        bias_value=bias,
+        rule=rule,
+        phi=phi,
+        C=C,
+        r=r,
+        t=0,
+        out_scores=out,
+    )
     if full:
         sigma = np.repeat(np.eye(d + 1)[None] * a, K, axis=0)
-        t, bad = k.cw_full_epoch(
-            indptr=Xc.indptr,
-            indices=Xc.indices,
-            data=Xc.data,
-            targets=targets,
-            sample_weight=sw,
-            coef=mu,
-            intercept=b,
-            sigma=sigma,
-            bias_value=bias,
-            rule=rule,
-            phi=phi,
-            C=C,
-            r=r,
-            t=0,
-            out_scores=out,
-        )
+        t, bad = k.cw_full_epoch(sigma=sigma, **args)
     else:
         sigma, sigma_b = np.full((K, d), a), np.full(K, a)
-        t, bad = k.cw_diag_epoch(
-            indptr=Xc.indptr,
-            indices=Xc.indices,
-            data=Xc.data,
-            targets=targets,
-            sample_weight=sw,
-            coef=mu,
-            intercept=b,
-            sigma=sigma,
-            sigma_b=sigma_b,
-            bias_value=bias,
-            rule=rule,
-            phi=phi,
-            C=C,
-            r=r,
-            t=0,
-            out_scores=out,
-        )
+        t, bad = k.cw_diag_epoch(sigma=sigma, sigma_b=sigma_b, **args)
         sigma = np.hstack([sigma, sigma_b[:, None]])
     return mu, b, sigma, t, bad, out
 

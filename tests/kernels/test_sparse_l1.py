@@ -53,6 +53,21 @@ def _run_kernel(name, X, targets, sw, loss, fit_intercept, chunks=(slice(None),)
     lazy = np.empty((X.shape[0], K))
     out = np.empty((K, D + 1))
     code = loss_code(loss)
+
+    def chunk(rows):  # the arguments every epoch kernel takes for a chunk of rows
+        Xc = X[rows]
+        return dict(
+            indptr=Xc.indptr,
+            indices=Xc.indices,
+            data=Xc.data,
+            targets=targets[rows],
+            sample_weight=sw[rows],
+            fit_intercept=fit_intercept,
+            loss=code,
+            out_scores=scores[rows],
+        )
+
+    every_row = dict(indptr=X.indptr, indices=X.indices, data=X.data, fit_intercept=fit_intercept, out=lazy)
     if name.startswith(("truncation", "tg", "fobos")):
         wm = np.zeros((D + 1, K + 1))
         t, pen = 0, 0.0
@@ -64,17 +79,10 @@ def _run_kernel(name, X, targets, sw, loss, fit_intercept, chunks=(slice(None),)
             rule, theta, kk, lam = k.RULE_SOFT, np.inf, 1, p["l1"]
         sched = k.SCHEDULE_INVSQRT if p["schedule"] == "invsqrt" else k.SCHEDULE_CONSTANT
         for rows in chunks:
-            Xc = X[rows]
             t, pen, bad = k.truncated_epoch(
-                indptr=Xc.indptr,
-                indices=Xc.indices,
-                data=Xc.data,
-                targets=targets[rows],
-                sample_weight=sw[rows],
+                **chunk(rows),
                 wm=wm,
-                fit_intercept=fit_intercept,
                 rule=rule,
-                loss=code,
                 theta=theta,
                 k=kk,
                 lam=lam,
@@ -82,53 +90,36 @@ def _run_kernel(name, X, targets, sw, loss, fit_intercept, chunks=(slice(None),)
                 schedule=sched,
                 t=t,
                 penalty=pen,
-                out_scores=scores[rows],
             )
             assert bad == -1
         k.truncated_materialize(wm, pen, theta, rule, out)
         k.truncated_scores(
-            indptr=X.indptr,
-            indices=X.indices,
-            data=X.data,
+            **every_row,
             wm=wm,
             penalty=pen,
             theta=theta,
             rule=rule,
-            fit_intercept=fit_intercept,
-            out=lazy,
         )
         state = wm
     elif name == "rda":
         G = np.zeros((D + 1, K))
         t = 0
         for rows in chunks:
-            Xc = X[rows]
             t, bad = k.rda_epoch(
-                indptr=Xc.indptr,
-                indices=Xc.indices,
-                data=Xc.data,
-                targets=targets[rows],
-                sample_weight=sw[rows],
+                **chunk(rows),
                 G=G,
-                fit_intercept=fit_intercept,
-                loss=code,
                 lam=p["l1"],
                 gamma=p["gamma"],
                 t=t,
-                out_scores=scores[rows],
             )
             assert bad == -1
         k.rda_materialize(G, t, p["l1"], p["gamma"], out)
         k.rda_scores(
-            indptr=X.indptr,
-            indices=X.indices,
-            data=X.data,
+            **every_row,
             G=G,
             t=t,
             lam=p["l1"],
             gamma=p["gamma"],
-            fit_intercept=fit_intercept,
-            out=lazy,
         )
         state = G
     else:
@@ -136,25 +127,15 @@ def _run_kernel(name, X, targets, sw, loss, fit_intercept, chunks=(slice(None),)
         t = 0
         hyper = dict(alpha=p["alpha"], beta=p["beta"], l1=p["l1"], l2=p["l2"])
         for rows in chunks:
-            Xc = X[rows]
             t, bad = k.ftrl_epoch(
-                indptr=Xc.indptr,
-                indices=Xc.indices,
-                data=Xc.data,
-                targets=targets[rows],
-                sample_weight=sw[rows],
+                **chunk(rows),
                 zn=zn,
-                fit_intercept=fit_intercept,
-                loss=code,
                 t=t,
-                out_scores=scores[rows],
                 **hyper,
             )
             assert bad == -1
         k.ftrl_materialize(zn=zn, out=out, **hyper)
-        k.ftrl_scores(
-            indptr=X.indptr, indices=X.indices, data=X.data, zn=zn, fit_intercept=fit_intercept, out=lazy, **hyper
-        )
+        k.ftrl_scores(zn=zn, **every_row, **hyper)
         state = zn
     return out[:, :-1], out[:, -1], scores, lazy, state
 

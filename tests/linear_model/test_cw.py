@@ -11,7 +11,6 @@ import scipy.sparse as sp
 from scipy.special import ndtri
 from sklearn.datasets import load_iris
 
-from streamlearn.datasets import load_a9a
 from streamlearn.learners import make_learner
 from streamlearn.linear_model import (
     MAX_FULL_FEATURES,
@@ -19,11 +18,6 @@ from streamlearn.linear_model import (
     ConfidenceWeightedClassifier,
     SoftConfidenceWeightedClassifier,
 )
-
-
-@pytest.fixture(scope="module")
-def a9a():
-    return load_a9a()
 
 
 def _stream(n=300, d=10, seed=0):

@@ -21,11 +21,6 @@ from streamlearn.linear_model import (
 # learner by tests/test_common.py through streamlearn.checks; this file holds the papers' properties.
 
 
-@pytest.fixture(scope="module")
-def a9a():
-    return load_a9a()
-
-
 def _clone(est):
     return type(est)(**est.get_params())
 
