@@ -27,7 +27,7 @@ def main(argv=None):
     )
     args = parser.parse_args(argv)
     if args.out is None:
-        args.out = str(RESULTS / ("zoo" if args.scale == "none" else f"zoo_scale_{args.scale}"))
+        args.out = str(RESULTS / ("zoo" if args.scale == "default" else f"zoo_scale_{args.scale}"))
     args.verbose_log = True
     t0 = time.perf_counter()
     rows = zoo.run(args)

@@ -109,6 +109,7 @@ SIGNATURES = {
         "covariance": "full",
         "update": "stdev",
         "a": 1.0,
+        "average": False,
         "fit_intercept": True,
         "max_iter": 5,
         "shuffle": True,
@@ -203,6 +204,7 @@ SIGNATURES = {
     "streamlearn.linear_model:PassiveAggressiveClassifier": {
         "C": 1.0,
         "variant": "pa1",
+        "average": False,
         "fit_intercept": True,
         "max_iter": 5,
         "shuffle": True,
@@ -230,6 +232,7 @@ SIGNATURES = {
         "eta0": 1.0,
         "fit_intercept": True,
         "radius": None,
+        "average": False,
         "max_iter": 5,
         "shuffle": True,
         "random_state": None,

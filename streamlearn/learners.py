@@ -15,7 +15,16 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, cast
 
-__all__ = ["LearnerSpec", "LEARNERS", "make_learner", "learner_parameters", "parse_param_value", "learner_name_of"]
+__all__ = [
+    "DEFAULTS_WHY",
+    "LearnerSpec",
+    "LEARNERS",
+    "make_learner",
+    "scaled_learner",
+    "learner_parameters",
+    "parse_param_value",
+    "learner_name_of",
+]
 
 
 @dataclass(frozen=True)
@@ -29,8 +38,11 @@ class LearnerSpec:
 
     ``target`` is ``"module:Class"``; ``fixed`` are parameters the name implies (they may not be
     overridden with ``-p``); ``defaults`` are CLI defaults that differ from the class's (overridable).
-    ``batch=True`` marks a batch estimator (``fit``/``fit_stream``, no ``partial_fit``): ``streamlearn
-    train`` calls its ``fit_stream`` on the chunk stream, without progressive validation.
+    ``scale`` is the streaming scaler the command line puts in front of the learner when ``--scale`` is not
+    given (``"maxabs"`` for learners whose steps or regularisation assume features of unit scale; see
+    :func:`scaled_learner`). ``batch=True`` marks a batch estimator (``fit``/``fit_stream``, no
+    ``partial_fit``): ``streamlearn train`` calls its ``fit_stream`` on the chunk stream, without
+    progressive validation.
     """
 
     name: str
@@ -41,6 +53,7 @@ class LearnerSpec:
     defaults: dict = field(default_factory=dict)
     demo: bool = True
     batch: bool = False
+    scale: str = "none"
 
     def cls(self) -> type:
         module, _, qualname = self.target.partition(":")
@@ -54,20 +67,35 @@ _SAFE = {"safeguard": "maxabs"}
 #: logistic-loss SGD learners: eta0 0.5 -> 0.25 keeps them above the majority-class rate on every zoo set
 #: (benchmarks/zoo.py; at 0.5 all four were 0.1-0.2 pt under it on bananas), a9a.t 0.846-0.847
 _ETA_ZOO = {"eta0": 0.25}
+#: Perceptron-type learners: the average of the weights after each example (Freund & Schapire 1999) instead of
+#: the last ones, which swing with every mistake on data that no hyperplane separates, behind MaxAbs scaling
+_AVG = {"average": True}
+_MAXABS = "maxabs"
 LEARNERS = {
     s.name: s
     for s in [
         LearnerSpec(
             "perceptron",
             f"{_LM}:Perceptron",
-            "Perceptron with bias (Rosenblatt 1958; bias via R^2, Novikoff's augmented feature)",
-            defaults={"radius": 0.1},
-        ),  # near scikit-learn's sparse intercept rule; demo 0.819 vs 0.704
-        LearnerSpec(
-            "perceptron-nobias", f"{_LM}:Perceptron", "Perceptron without bias", fixed={"fit_intercept": False}
+            "Averaged Perceptron with bias (Rosenblatt 1958; bias via R^2, Novikoff's augmented feature)",
+            defaults={"radius": 1.0, **_AVG},
+            scale=_MAXABS,
         ),
         LearnerSpec(
-            "pa", f"{_LM}:PassiveAggressiveClassifier", "Passive-Aggressive (PA), hinge loss", fixed={"variant": "pa"}
+            "perceptron-nobias",
+            f"{_LM}:Perceptron",
+            "Averaged Perceptron without bias",
+            fixed={"fit_intercept": False},
+            defaults=_AVG,
+            scale=_MAXABS,
+        ),
+        LearnerSpec(
+            "pa",
+            f"{_LM}:PassiveAggressiveClassifier",
+            "Passive-Aggressive (PA), hinge loss, averaged",
+            fixed={"variant": "pa"},
+            defaults=_AVG,
+            scale=_MAXABS,
         ),
         LearnerSpec(
             "pa1",
@@ -79,9 +107,10 @@ LEARNERS = {
         LearnerSpec(
             "pa2",
             f"{_LM}:PassiveAggressiveClassifier",
-            "Passive-Aggressive PA-II (step l/(||x||^2+1/2C))",
+            "Passive-Aggressive PA-II (step l/(||x||^2+1/2C)), averaged",
             fixed={"variant": "pa2"},
-            defaults={"C": 0.01},
+            defaults=_AVG,
+            scale=_MAXABS,
         ),
         LearnerSpec(
             "ogd",
@@ -95,6 +124,7 @@ LEARNERS = {
             f"{_LM}:OGDClassifier",
             "Online gradient descent, hinge loss, step eta0/sqrt(t)",
             fixed={"loss": "hinge"},
+            scale=_MAXABS,
         ),
         LearnerSpec(
             "ogd-squared",
@@ -102,7 +132,7 @@ LEARNERS = {
             "Online gradient descent, squared loss on -1/+1 labels",
             fixed={"loss": "squared"},
             defaults={"eta0": 0.05, "normalized": True},
-        ),  # raw: diverges on 4 zoo sets
+        ),
         LearnerSpec(
             "ogd-regressor",
             f"{_LM}:OGDRegressor",
@@ -156,7 +186,7 @@ LEARNERS = {
             f"{_LM}:RDAClassifier",
             "L1-RDA (Xiao): regularised dual averaging, l1 and gamma (hinge loss by default)",
             defaults={"loss": "hinge"},
-        ),  # zoo: logistic is under majority on 2 raw sets
+        ),
         LearnerSpec(
             "ftrl",
             f"{_LM}:FTRLProximalClassifier",
@@ -192,9 +222,10 @@ LEARNERS = {
             "cw",
             f"{_LM}:ConfidenceWeightedClassifier",
             "Confidence-Weighted, full covariance (Crammer et al. NIPS 2008; variance update, -p update=stdev "
-            "for the exact one); d <= 4096",
+            "for the exact one), averaged means; d <= 4096",
             fixed={"covariance": "full"},
-            defaults={"update": "variance"},
+            defaults={"update": "variance", "a": 0.1, **_AVG},
+            scale=_MAXABS,
         ),
         LearnerSpec(
             "cw-diag",
@@ -225,7 +256,8 @@ LEARNERS = {
             "pegasos",
             f"{_LM}:PegasosClassifier",
             "Pegasos: mini-batch k (batch_size), step 1/(alpha t), projection on the 1/sqrt(alpha) ball",
-            defaults={"alpha": 0.003},
+            defaults={"alpha": 0.01},
+            scale=_MAXABS,
         ),
         LearnerSpec(
             "dcd-svm",
@@ -245,7 +277,10 @@ LEARNERS = {
         ),
         # factorization machines (Algorithms §7)
         LearnerSpec(
-            "fm", f"{_FM}:FMClassifier", "Factorization machine (Rendle), logistic loss, SGD/AdaGrad, O(k nnz)"
+            "fm",
+            f"{_FM}:FMClassifier",
+            "Factorization machine (Rendle), logistic loss, SGD/AdaGrad, O(k nnz)",
+            scale=_MAXABS,
         ),
         LearnerSpec(
             "fm-regressor",
@@ -259,6 +294,7 @@ LEARNERS = {
             f"{_FM}:CCFMOnlineGradientClassifier",
             "Compact convexified FM by projected OGD (eigendecomposition per projection; dense (d+1)^2)",
             demo=False,
+            scale=_MAXABS,
         ),
         LearnerSpec(
             "ccfm-ogd-regressor",
@@ -272,7 +308,9 @@ LEARNERS = {
             f"{_FM}:OCCFMClassifier",
             "OCCFM: projection-free online conditional gradient on the convexified FM (exact up to 2000 "
             "features, low-rank above; -p mode=exact|scalable)",
+            defaults={"eta": 1.0},
             demo=False,
+            scale=_MAXABS,
         ),
         LearnerSpec("occfm-regressor", f"{_FM}:OCCFMRegressor", "OCCFM, squared loss", task="regression", demo=False),
         # second order (Luo et al., JMLR 2019): squared loss on -1/+1 labels. CLI defaults: the scale safeguard
@@ -321,6 +359,43 @@ LEARNERS = {
             demo=True,
         ),
     ]
+}
+
+
+#: Why each learner's command-line defaults differ from its class's (one line each; ``streamlearn learners`` and
+#: the docs' learner table show them). Measured one pass on the data-set zoo (benchmarks/zoo.py) and a9a.
+DEFAULTS_WHY = {
+    "perceptron": "averaged weights: the last ones swing with every mistake on data no hyperplane separates; "
+    "MaxAbs scaling and R = 1 move the bias like the weight of a feature in [-1, 1] (scikit-learn's dense rule)",
+    "perceptron-nobias": "averaged weights (a9a.t 0.79 -> 0.85) behind MaxAbs scaling",
+    "pa": "averaged weights (a9a.t 0.75 -> 0.85): PA's uncapped steps swing on noisy data; MaxAbs scaling",
+    "pa1": "a small step cap keeps the last weights steady on noisy data (a9a.t 0.846)",
+    "pa2": "averaged weights behind MaxAbs scaling; averaged, the class's C = 1 does as well as a small C",
+    "ogd": "keeps the logistic SGD learners above the majority-class rate on every zoo set (at 0.5 under it on bananas)",
+    "ogd-hinge": "MaxAbs scaling: eta0 assumes unit-scale features (raw, one large column swamps the steps)",
+    "ogd-squared": "squared loss diverges on raw columns (4 zoo sets) without normalized, smaller steps",
+    "truncation": "as ogd",
+    "tg": "as ogd",
+    "fobos": "as ogd",
+    "rda": "with the logistic loss L1-RDA ends under the majority-class rate on 2 raw zoo sets",
+    "cw": "averaged means (a9a.t 0.80 -> 0.85); a smaller initial variance a suits the [-1, 1] features of "
+    "MaxAbs scaling (cw-diag: 0.01)",
+    "cw-diag": "the exact update is erratic with a diagonal covariance, the variance update stable (a9a)",
+    "pegasos": "MaxAbs scaling: the 1/(alpha t) steps and the 1/sqrt(alpha) ball assume unit-scale features; "
+    "alpha = 0.01 falls back on the bias where no hyperplane helps",
+    "dcd-svm": "LIBLINEAR's stopping tolerance for the dual problem",
+    "fm": "MaxAbs scaling: init_stdev and eta0 assume unit-scale features (raw, pairwise products blow up)",
+    "ccfm-ogd": "MaxAbs scaling: the nuclear-norm ball delta bounds x x^T only for features in [-1, 1]",
+    "occfm": "features in [-1, 1] as ccfm-ogd, with ccfm-ogd's base step",
+    "adagrad": "the scale safeguard (running max-abs scaling + a constant feature; -p safeguard=paper: the "
+    "published algorithm) and eta = 0.2",
+    "full-on": "the scale safeguard, as adagrad",
+    **{
+        f"{sk}-son": "the scale safeguard, as adagrad, and alpha0 = 30 (at 1 these sketches scored 0.49-0.69 on a9a.t)"
+        for sk in ("fd", "pfd", "rp", "oja")
+    },
+    "rfd-son": "the scale safeguard, as adagrad",
+    "rfd0-son": "the scale safeguard, and the slab of the example just learned (the paper's experiments)",
 }
 
 
@@ -399,6 +474,24 @@ def make_learner(name: str, params: Mapping[str, Any] | None = None) -> Any:
         kwargs[key] = parse_param_value(value, allowed[key]) if isinstance(value, str) else value
     kwargs.update(spec.fixed)
     return spec.cls()(**kwargs)
+
+
+def scaled_learner(name: str, learner: Any, scale: str | None = None) -> Any:
+    """``learner`` behind the streaming scaler ``scale`` (``"maxabs"``/``"standard"``; a
+    :class:`~streamlearn.preprocessing.StreamPipeline`), or itself for ``"none"``. ``scale=None``: learner
+    ``name``'s default (its ``LearnerSpec.scale``), what the command line does without ``--scale``.
+
+    >>> type(scaled_learner("pegasos", make_learner("pegasos"))).__name__
+    'StreamPipeline'
+    >>> scaled_learner("ftrl", make_learner("ftrl"), "none")
+    FTRLProximalClassifier()
+    """
+    scale = _spec(name).scale if scale is None else scale
+    if scale == "none":
+        return learner
+    from .preprocessing import make_scaler, make_stream_pipeline
+
+    return make_stream_pipeline(make_scaler(scale), learner)
 
 
 def _spec(name):

@@ -52,12 +52,18 @@ def _api_markdown(module_name: str) -> str:
 
 
 def _learners_table() -> str:
-    from streamlearn.learners import LEARNERS
+    from streamlearn.learners import DEFAULTS_WHY, LEARNERS
 
-    rows = ["| CLI name | class | what |", "|---|---|---|"]
+    rows = ["| CLI name | class | what | command-line defaults: why |", "|---|---|---|---|"]
     for spec in LEARNERS.values():
         cls = spec.target.split(":")[-1]
-        rows.append(f"| `{spec.name}` | `{cls}` | {spec.description.replace('|', '/')} |")
+        why = DEFAULTS_WHY.get(spec.name, "")
+        settings = ", ".join(
+            [f"`{k}={v!r}`" for k, v in spec.defaults.items()]
+            + ([f"`--scale {spec.scale}`"] if spec.scale != "none" else [])
+        )
+        note = f"{settings}: {why}" if settings and why else settings or why
+        rows.append(f"| `{spec.name}` | `{cls}` | {spec.description.replace('|', '/')} | {note.replace('|', '/')} |")
     return "\n".join(rows) + "\n"
 
 

@@ -39,7 +39,7 @@ import math
 import numpy as np
 
 from ._numba import njit_inline, njit_kernel
-from .linear import csr_row_dot
+from .linear import averaged_score, csr_row_dot
 
 RULE_CW = 0
 RULE_CW_VARIANCE = 1
@@ -112,10 +112,14 @@ def cw_diag_epoch(
     r,
     t,
     out_scores,
+    avg_sum=None,
+    avg_sum_intercept=None,
 ):
     """One pass with a diagonal covariance ``sigma`` (K, d) and ``sigma_b`` (K,) for the bias feature.
 
-    Returns ``(t, bad_row)`` as :func:`streamlearn._kernels.linear.linear_epoch`.
+    Returns ``(t, bad_row)`` as :func:`streamlearn._kernels.linear.linear_epoch`; ``avg_sum`` and
+    ``avg_sum_intercept`` (optional) collect ``(t - 1)`` times each move of the mean, as there (averaging: the
+    scores are then the averaged means').
     """
     n_rows = indptr.shape[0] - 1
     n_out = coef.shape[0]
@@ -131,6 +135,19 @@ def cw_diag_epoch(
             out_scores[i, k] = z
             if not math.isfinite(z):
                 return t, i
+            if avg_sum is not None and avg_sum_intercept is not None:
+                n_before = t - 1 if s != 0.0 else t
+                out_scores[i, k] = averaged_score(
+                    z=z,
+                    avg_sum=avg_sum,
+                    avg_sum_intercept=avg_sum_intercept,
+                    k=k,
+                    indices=indices,
+                    data=data,
+                    start=start,
+                    end=end,
+                    n_before=n_before,
+                )
             if s == 0.0:
                 continue
             y = targets[i, k]
@@ -150,20 +167,41 @@ def cw_diag_epoch(
                 x = data[p]
                 sj = sigma[k, j]
                 coef[k, j] += ay * sj * x
+                if avg_sum is not None:
+                    avg_sum[k, j] += (t - 1) * ay * sj * x
                 sigma[k, j] = sj / (1.0 + c * sj * x * x)
             sb = sigma_b[k]
             intercept[k] += ay * sb * c2
+            if avg_sum_intercept is not None:
+                avg_sum_intercept[k] += (t - 1) * ay * sb * c2
             sigma_b[k] = sb / (1.0 + c * sb * c2)
     return t, -1
 
 
 @njit_kernel
 def cw_full_epoch(
-    indptr, indices, data, targets, sample_weight, coef, intercept, sigma, bias_value, rule, phi, C, r, t, out_scores
+    indptr,
+    indices,
+    data,
+    targets,
+    sample_weight,
+    coef,
+    intercept,
+    sigma,
+    bias_value,
+    rule,
+    phi,
+    C,
+    r,
+    t,
+    out_scores,
+    avg_sum=None,
+    avg_sum_intercept=None,
 ):
     """One pass with full covariances ``sigma`` (K, d + 1, d + 1); index d is the bias feature.
 
-    ``sigma`` must be symmetric: ``Sigma x`` is read from its rows. Returns ``(t, bad_row)``.
+    ``sigma`` must be symmetric: ``Sigma x`` is read from its rows. Returns ``(t, bad_row)``. ``avg_sum``,
+    ``avg_sum_intercept``: optional averaging sums, as in :func:`cw_diag_epoch`.
     """
     n_rows = indptr.shape[0] - 1
     n_out = coef.shape[0]
@@ -180,6 +218,19 @@ def cw_full_epoch(
             out_scores[i, k] = z
             if not math.isfinite(z):
                 return t, i
+            if avg_sum is not None and avg_sum_intercept is not None:
+                n_before = t - 1 if s != 0.0 else t
+                out_scores[i, k] = averaged_score(
+                    z=z,
+                    avg_sum=avg_sum,
+                    avg_sum_intercept=avg_sum_intercept,
+                    k=k,
+                    indices=indices,
+                    data=data,
+                    start=start,
+                    end=end,
+                    n_before=n_before,
+                )
             if s == 0.0:
                 continue
             y = targets[i, k]
@@ -205,6 +256,11 @@ def cw_full_epoch(
             for a in range(d):
                 coef[k, a] += ay * g[a]
             intercept[k] += ay * g[d] * bias_value
+            if avg_sum is not None and avg_sum_intercept is not None:
+                late = (t - 1) * ay
+                for a in range(d):
+                    avg_sum[k, a] += late * g[a]
+                avg_sum_intercept[k] += late * g[d] * bias_value
             beta = c / (1.0 + c * v)
             for a in range(d + 1):
                 bg = beta * g[a]

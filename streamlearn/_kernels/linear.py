@@ -135,6 +135,15 @@ def csr_row_axpy(a, w, k, indices, data, start, end):
         w[k, np.uintp(indices[p])] += a * data[p]
 
 
+@njit_inline
+def averaged_score(z, avg_sum, avg_sum_intercept, k, indices, data, start, end, n_before):
+    """Score of the averaged weights ``coef - avg_sum / n_before`` (0 before any example: the averaged model
+    starts at zero) from ``z``, the running weights' score of the same row; one more O(nnz) dot product."""
+    if n_before <= 0:
+        return 0.0
+    return z - (avg_sum_intercept[k] + csr_row_dot(avg_sum, k, indices, data, start, end)) / n_before
+
+
 @njit_kernel
 def linear_epoch(
     indptr,
@@ -153,11 +162,19 @@ def linear_epoch(
     C,
     t,
     out_scores,
+    avg_sum=None,
+    avg_sum_intercept=None,
 ):
     """Run one pass over the rows of a CSR matrix in storage order.
 
     Returns ``(t, bad_row)``: the updated example counter and -1, or the index of the first example whose
     score was not finite (the pass stops there; earlier updates are kept).
+
+    Averaging (``avg_sum`` (K, d) and ``avg_sum_intercept`` (K,) given): every update ``w += step x`` of
+    example ``t`` also adds ``(t - 1) step x`` to ``avg_sum`` (O(nnz), Daume's trick), so that the average of
+    the weights after each of the ``t`` examples seen is ``coef - avg_sum / t`` (likewise the intercept).
+    The updates follow the running weights ``coef``; ``out_scores`` are the averaged weights' scores (the
+    model that predicts), see :func:`averaged_score`.
     """
     n_rows = indptr.shape[0] - 1
     n_out = coef.shape[0]
@@ -184,6 +201,19 @@ def linear_epoch(
             out_scores[i, k] = z
             if not math.isfinite(z):
                 return t, i
+            if avg_sum is not None and avg_sum_intercept is not None:
+                n_before = t - 1 if s != 0.0 else t
+                out_scores[i, k] = averaged_score(
+                    z=z,
+                    avg_sum=avg_sum,
+                    avg_sum_intercept=avg_sum_intercept,
+                    k=k,
+                    indices=indices,
+                    data=data,
+                    start=start,
+                    end=end,
+                    n_before=n_before,
+                )
             if s == 0.0:
                 continue
             y = targets[i, k]
@@ -211,6 +241,10 @@ def linear_epoch(
                 step = tau * direction * s
             csr_row_axpy(a=step, w=coef, k=k, indices=indices, data=data, start=start, end=end)
             intercept[k] += step * intercept_sq
+            if avg_sum is not None and avg_sum_intercept is not None:
+                late = (t - 1) * step
+                csr_row_axpy(a=late, w=avg_sum, k=k, indices=indices, data=data, start=start, end=end)
+                avg_sum_intercept[k] += late * intercept_sq
     return t, -1
 
 

@@ -37,7 +37,8 @@ def load_for_resume(path, learner=None, params=None):
     model's value."""
     check_input_file(path, "model file")
     model = load(path)
-    name = learner_name_of(model)
+    inner = getattr(model, "learner_", model)  # a StreamPipeline (--scale) continues whole, scaler included
+    name = learner_name_of(inner)
     if name is None:
         raise CLIError(
             f"{path}: holds a {type(model).__name__}, which no registered learner trains; "
@@ -47,20 +48,20 @@ def load_for_resume(path, learner=None, params=None):
         spec = LEARNERS.get(learner)
         same_class = (
             spec is not None
-            and spec.cls() is type(model)
-            and all(model.get_params(deep=False).get(k) == v for k, v in spec.fixed.items())
+            and spec.cls() is type(inner)
+            and all(inner.get_params(deep=False).get(k) == v for k, v in spec.fixed.items())
         )
         if not same_class:
             raise CLIError(
                 f"--learner {learner} does not match the model in {path}, which is a {name} "
-                f"({type(model).__name__}); omit --learner with -i."
+                f"({type(inner).__name__}); omit --learner with -i."
             )
         name = learner
     if name in NOT_RESUMABLE:
         raise CLIError(f"cannot continue {name} from {path}: {NOT_RESUMABLE[name]}.")
     if not hasattr(model, "partial_fit"):
         raise CLIError(f"cannot continue {name} from {path}: it has no partial_fit.")
-    current = model.get_params(deep=False)
+    current = inner.get_params(deep=False)
     for key, text in (params or {}).items():
         if key not in current:
             raise CLIError(f"-p {key}={text}: {name} has no parameter {key!r}.")

@@ -1,6 +1,6 @@
 """``streamlearn learners``: names, one-line descriptions, parameters with defaults."""
 
-from ..learners import LEARNERS, learner_parameters
+from ..learners import DEFAULTS_WHY, LEARNERS, learner_parameters
 from ._common import print_json
 
 
@@ -22,6 +22,8 @@ def run(args):
                 "class": spec.target.split(":")[1],
                 "fixed": spec.fixed,
                 "parameters": learner_parameters(name),
+                "scale": spec.scale,
+                "defaults_why": DEFAULTS_WHY.get(name, ""),
             }
         )
     if args.json:
@@ -30,5 +32,8 @@ def run(args):
     for row in rows:
         params = " ".join(f"{k}={v!r}" for k, v in row["parameters"].items())
         print(f"{row['name']:<20} {row['description']}")
-        print(f"{'':<20} [{row['task']}; {row['class']}] {params}")
+        scale = f"; --scale {row['scale']}" if row["scale"] != "none" else ""
+        print(f"{'':<20} [{row['task']}; {row['class']}{scale}] {params}")
+        if row["defaults_why"]:
+            print(f"{'':<20} (defaults: {row['defaults_why']})")
     return 0

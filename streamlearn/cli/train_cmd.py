@@ -9,7 +9,7 @@ import os
 
 from sklearn.base import is_classifier
 
-from ..learners import LEARNERS, make_learner
+from ..learners import LEARNERS, make_learner, scaled_learner
 from ..persist import load
 from ._common import (
     CLIError,
@@ -136,9 +136,10 @@ def _add_common(p, several=False):
     p.add_argument(
         "--scale",
         choices=("none", "maxabs", "standard"),
-        default="none",
+        default=None,
         help="streaming scaling before the learner, each row by the statistics of the rows before it "
-        "(default none); the saved model applies it when predicting",
+        "(default: the learner's own, shown by 'streamlearn learners'; none for batch learners and "
+        "--scheduler runs); the saved model applies it when predicting",
     )
     p.add_argument(
         "--n-features",
@@ -209,17 +210,19 @@ def _hashed_openers(args, paths):
 
 
 def _with_scaler(args, learner):
-    """``learner`` behind the ``--scale`` scaler (a ``StreamPipeline``, saved whole), or itself for none."""
+    """``learner`` behind the ``--scale`` scaler (a ``StreamPipeline``, saved whole; without ``--scale``, the
+    learner's default scaler), or itself for none."""
+    one_process = not LEARNERS[args.learner].batch and getattr(args, "scheduler", None) is None
+    if args.scale is None:
+        return scaled_learner(args.learner, learner) if one_process else learner
     if args.scale == "none":
         return learner
-    if LEARNERS[args.learner].batch or getattr(args, "scheduler", None) is not None:
+    if not one_process:
         raise CLIError(
             f"--scale applies to online learners trained in one process (not to batch learners or "
             f"--scheduler runs); got --scale {args.scale} with {args.learner}."
         )
-    from ..preprocessing import make_scaler, make_stream_pipeline
-
-    return make_stream_pipeline(make_scaler(args.scale), learner)
+    return scaled_learner(args.learner, learner, args.scale)
 
 
 def run_train(args):

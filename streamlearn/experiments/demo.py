@@ -67,7 +67,7 @@ def run(args):
     from sklearn.base import clone
 
     from ..datasets import load_a9a
-    from ..learners import LEARNERS, make_learner
+    from ..learners import LEARNERS, make_learner, scaled_learner
     from ..evaluation import progressive_validation
 
     if getattr(args, "write_data", None):
@@ -78,7 +78,7 @@ def run(args):
     rows = []
     args._curves = {}
     for name in names:
-        learner = make_learner(name.strip())
+        learner = scaled_learner(name.strip(), make_learner(name.strip()))  # as 'streamlearn train' runs it
         # warm-up on the same code path (progressive validation, then scoring) over a few rows, so that
         # us_per_example measures learning, not numba compiling or loading the kernels
         warm = clone(learner)

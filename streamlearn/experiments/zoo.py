@@ -69,10 +69,11 @@ def add_arguments(parser):
     )
     parser.add_argument(
         "--scale",
-        choices=["none", "maxabs", "standard"],
-        default="none",
+        choices=["default", "none", "maxabs", "standard"],
+        default="default",
         help="put every learner behind this streaming scaler (streamlearn.preprocessing; the "
-        "command line's --scale); default none: the data raw, as shipped",
+        "command line's --scale); default: each learner's own default, as the command line without --scale "
+        "(the data are raw, as shipped)",
     )
     parser.add_argument("--no-vw", action="store_true", help="skip Vowpal Wabbit")
     parser.add_argument("--no-ceiling", action="store_true", help="skip the tuned batch ceiling")
@@ -102,7 +103,7 @@ def run(args):
             vw=not args.no_vw,
             ceiling=not args.no_ceiling,
             rescale_draws=draws,
-            scale=getattr(args, "scale", "none"),
+            scale=getattr(args, "scale", "default"),
             log=lambda msg: _say(args, msg),
         )
     return rows
@@ -141,16 +142,12 @@ def zoo_learners(task):
     return [n for n, s in LEARNERS.items() if s.task == want and not s.batch]
 
 
-def fit_score(name, X_train, y_train, X_test, y_test, task, params=None, scale="none"):
-    """Fit learner ``name`` (CLI defaults, ``params`` on top; behind the streaming scaler ``scale`` unless
-    "none") in one pass; test accuracy or RMSE."""
-    from ..learners import make_learner
+def fit_score(name, X_train, y_train, X_test, y_test, task, params=None, scale="default"):
+    """Fit learner ``name`` (CLI defaults, ``params`` on top; behind the streaming scaler ``scale``, by default
+    the learner's own, as the command line) in one pass; test accuracy or RMSE."""
+    from ..learners import make_learner, scaled_learner
 
-    learner = make_learner(name, params)
-    if scale != "none":
-        from ..preprocessing import make_scaler, make_stream_pipeline
-
-        learner = make_stream_pipeline(make_scaler(scale), learner)
+    learner = scaled_learner(name, make_learner(name, params), None if scale == "default" else scale)
     if task == "regression":
         learner.partial_fit(X_train, y_train)
         return _rmse(y_test, learner.predict(X_test))
@@ -166,7 +163,18 @@ def _rmse(y, pred):
 
 
 def run_dataset(
-    name, X, y, task, *, learners=None, random_state=0, vw=True, ceiling=True, rescale_draws=0, scale="none", log=None
+    name,
+    X,
+    y,
+    task,
+    *,
+    learners=None,
+    random_state=0,
+    vw=True,
+    ceiling=True,
+    rescale_draws=0,
+    scale="default",
+    log=None,
 ):
     """All rows of one data set: every learner, plus the majority / VW / ceiling references."""
     log = log or (lambda msg: None)
@@ -234,7 +242,7 @@ def rescale_columns(X, factors):
     return X * factors
 
 
-def rescaled_scores(learner, X_train, y_train, X_test, y_test, task, draws, random_state=0, scale="none"):
+def rescaled_scores(learner, X_train, y_train, X_test, y_test, task, draws, random_state=0, scale="default"):
     """Test scores of ``learner`` after multiplying every column by ``10**U(-3, 3)`` (``draws`` draws).
 
     >>> import numpy as np
@@ -487,14 +495,16 @@ def report_markdown(rows, meta, png=None):
         "",
         (
             f"Command: `{meta['command']}` ({meta['seconds']:.0f} s). One seeded shuffle per data set, 70 % "
-            "for one pass of training, 30 % for testing. VW: Vowpal Wabbit's defaults, one pass over the same "
+            "for one pass of training, 30 % for testing. The CLI defaults include each learner's default "
+            "streaming scaler (`streamlearn learners`; MaxAbs for some), as `streamlearn train` without "
+            "`--scale`. VW: Vowpal Wabbit's defaults, one pass over the same "
             "rows in the same order (binary labels -1/+1 with VW's default squared loss, `--oaa K` for K "
             "classes). Ceiling: StandardScaler + LogisticRegressionCV / RidgeCV, tuned by cross-validation "
             "(a ceiling, not a peer)."
         ),
         "",
     ]
-    if meta.get("scale", "none") != "none":
+    if meta.get("scale", "default") != "default":
         parts += [
             (
                 f"Every learner runs behind the streaming `{meta['scale']}` scaler (`--scale {meta['scale']}`: "

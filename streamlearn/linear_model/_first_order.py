@@ -12,6 +12,7 @@ from .._validation import LINEAR_PASS_PARAMS, Interval, Options
 from ..base import BaseOnlineLinear, LogisticProbaMixin, OnlineClassifierMixin, OnlineRegressorMixin
 from ..losses import loss_code
 from .._mixing import MixableMixin, mixed_count, weighted_average
+from ._averaging import _AveragingMixin
 from ._nag import _NormalizedMixin
 
 __all__ = ["OGDClassifier", "OGDRegressor", "Perceptron", "PassiveAggressiveClassifier", "PassiveAggressiveRegressor"]
@@ -20,7 +21,7 @@ _PASS_PARAMS = LINEAR_PASS_PARAMS
 _PA_VARIANTS = {"pa": _k.RULE_PA, "pa1": _k.RULE_PA1, "pa2": _k.RULE_PA2}
 
 
-class _FirstOrderLinear(MixableMixin, BaseOnlineLinear):
+class _FirstOrderLinear(_AveragingMixin, MixableMixin, BaseOnlineLinear):
     """Calls the one first-order kernel with the step rule of the concrete learner."""
 
     # subclasses define: _rule(), _loss_name(), _schedule, _eta0(), _C(), _intercept_sq(), _diverge_hint
@@ -39,15 +40,20 @@ class _FirstOrderLinear(MixableMixin, BaseOnlineLinear):
     def _intercept_sq(self):
         return 1.0 if self.fit_intercept else 0.0
 
+    def _allocate(self, n_features, n_outputs, X):
+        super()._allocate(n_features, n_outputs, X)
+        self._allocate_average()
+
     def _kernel_pass(self, X, targets, sw, out):
+        coef, intercept, extra = self._average_arrays()
         t, bad = _k.linear_epoch(
             indptr=X.indptr,
             indices=X.indices,
             data=X.data,
             targets=targets,
             sample_weight=sw,
-            coef=self._coef_2d(),
-            intercept=self.intercept_,
+            coef=coef,
+            intercept=intercept,
             intercept_sq=self._intercept_sq(),
             rule=self._rule(),
             loss=loss_code(self._loss_name()),
@@ -57,15 +63,17 @@ class _FirstOrderLinear(MixableMixin, BaseOnlineLinear):
             C=self._C(),
             t=self.t_,
             out_scores=out,
+            **extra,
         )
         self.t_ = int(t)
+        self._finish_average(self.t_)
         if bad >= 0:
             self._raise_diverged(bad, self._diverge_hint)
 
     # parameter mixing (streamlearn.distributed.fit_mixing)
     mixing_description = (
-        "``coef_`` and ``intercept_`` (weighted by examples); Perceptron's radius ``radius_`` is "
-        "the largest over the partitions (it bounds every row norm)"
+        "``coef_`` and ``intercept_`` (weighted by examples; with ``average=True`` the running weights too); "
+        "Perceptron's radius ``radius_`` is the largest over the partitions (it bounds every row norm)"
     )
 
     @classmethod
@@ -77,6 +85,7 @@ class _FirstOrderLinear(MixableMixin, BaseOnlineLinear):
         if hasattr(out, "radius_"):
             out.radius_ = max(m.radius_ for m in models)
         out.t_ = mixed_count(start, models)
+        cls._mix_average(out, models, weights)
         return out
 
 
@@ -293,6 +302,11 @@ class Perceptron(OnlineClassifierMixin, _FirstOrderLinear):
     radius : float > 0 or None, default=None
         ``R``. None: the largest row norm of the first batch given to ``fit``/``partial_fit``, then
         frozen (stored as ``radius_``); rows seen later may be longer, which only weakens the bound.
+    average : bool, default=False
+        Predict with the average of the weights after each example (the averaged Perceptron: Freund &
+        Schapire, "Large margin classification using the perceptron algorithm", Machine Learning 1999), O(nnz)
+        per update; ``coef_``/``intercept_`` hold the average, ``running_coef_``/``running_intercept_`` the
+        weights the updates move (these score the examples during training).
     max_iter, shuffle, random_state
         As in :class:`OGDClassifier`.
 
@@ -309,17 +323,21 @@ class Perceptron(OnlineClassifierMixin, _FirstOrderLinear):
     _parameter_constraints = {
         "eta0": [Interval(float, 0, None, closed="neither")],
         "radius": [Interval(float, 0, None, closed="neither"), None],
+        "average": ["boolean"],
         **_PASS_PARAMS,
     }
     _progressive_loss = "perceptron"
     _schedule = _k.SCHEDULE_CONSTANT
-    _zero_row_no_op = True
+    _zero_row_no_op_unaveraged = True
     _chunking_params = {"radius": 3.0}  # radius=None takes R from the first batch, so depends on its cut
 
-    def __init__(self, *, eta0=1.0, fit_intercept=True, radius=None, max_iter=5, shuffle=True, random_state=None):
+    def __init__(
+        self, *, eta0=1.0, fit_intercept=True, radius=None, average=False, max_iter=5, shuffle=True, random_state=None
+    ):
         self.eta0 = eta0
         self.fit_intercept = fit_intercept
         self.radius = radius
+        self.average = average
         self.max_iter = max_iter
         self.shuffle = shuffle
         self.random_state = random_state
@@ -383,6 +401,8 @@ class PassiveAggressiveClassifier(OnlineClassifierMixin, _PassiveAggressiveMixin
     C : float > 0, default=1.0
         Aggressiveness (PA-I, PA-II; ignored by PA).
     variant : {"pa", "pa1", "pa2"}, default="pa1"
+    average : bool, default=False
+        Predict with the average of the weights after each example, as :class:`Perceptron`'s ``average``.
     fit_intercept, max_iter, shuffle, random_state
         As in :class:`OGDClassifier`.
 
@@ -396,12 +416,17 @@ class PassiveAggressiveClassifier(OnlineClassifierMixin, _PassiveAggressiveMixin
     0.84...
     """
 
-    _parameter_constraints = {**_PA_PARAMS, **_PASS_PARAMS}
+    _parameter_constraints = {**_PA_PARAMS, "average": ["boolean"], **_PASS_PARAMS}
     _progressive_loss = "hinge"
+    _zero_row_no_op_unaveraged = True
+    _zero_row_no_op = _AveragingMixin._zero_row_no_op  # averaged: not a no-op (the mixin's rule, not the PA one's)
 
-    def __init__(self, *, C=1.0, variant="pa1", fit_intercept=True, max_iter=5, shuffle=True, random_state=None):
+    def __init__(
+        self, *, C=1.0, variant="pa1", average=False, fit_intercept=True, max_iter=5, shuffle=True, random_state=None
+    ):
         self.C = C
         self.variant = variant
+        self.average = average
         self.fit_intercept = fit_intercept
         self.max_iter = max_iter
         self.shuffle = shuffle
