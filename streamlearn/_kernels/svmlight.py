@@ -372,7 +372,7 @@ def svmlight_parse(
             if nh >= hcap:
                 status = ST_HARD_FULL
                 break
-            nh = _record_hard(hard=hard, nh=nh, kind=0, slot=row, start=tok, end=p2, line=line)
+            nh = _record_hard(hard=hard, nh=nh, kind=np.int64(0), slot=row, start=tok, end=p2, line=line)
         if store:
             y[row] = v
         p = p2
@@ -509,7 +509,7 @@ def svmlight_parse(
                     status = ST_HARD_FULL
                     stop = True
                     break
-                nh = _record_hard(hard=hard, nh=nh, kind=1, slot=nnz, start=vtok, end=p2, line=line)
+                nh = _record_hard(hard=hard, nh=nh, kind=np.int64(1), slot=nnz, start=vtok, end=p2, line=line)
             if store:
                 if nnz >= cap:
                     status = ST_NEED_SPACE
