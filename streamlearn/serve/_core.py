@@ -43,6 +43,7 @@ __all__ = ["ServedModel", "BadRequest", "DEFAULT_N_FEATURES"]
 DEFAULT_N_FEATURES = 1 << 18
 _SNAP = re.compile(r"^(model|state)-(\d+)\.(slm|json)$")
 _WAL = re.compile(r"^wal-(\d+)\.log$")
+_SYNC_THREADS = 2
 _NO_LABEL = re.compile(rb"^(?=[ \t]*[^\s:#]+:)", re.MULTILINE)
 
 
@@ -147,8 +148,11 @@ class ServedModel:
         self._queue = deque()
         self._cv = threading.Condition()
         self._closing = False
-        self._pending = []  # (future, result) learned and in the log, waiting for the fsync that covers them
-        self._syncing = False
+        # group commit: groups written to the log and learned wait in _pending for an fsync that started after
+        # their write; _written groups so far, the first _covered of them covered by a started fsync, the
+        # first _synced of them covered by a finished one; _syncing fsyncs running
+        self._pending = []  # (group number, [(future, result, None), ...])
+        self._written = self._covered = self._synced = self._syncing = 0
         self._sync_cv = threading.Condition()
         self._sync_stop = False
         self.failed = None
@@ -173,9 +177,13 @@ class ServedModel:
         self._warm_up()
         self._last_snapshot = time.monotonic()
         self._worker = threading.Thread(target=self._run, name="streamlearn-learner", daemon=True)
-        self._syncer = threading.Thread(target=self._sync_loop, name="streamlearn-log-sync", daemon=True)
+        self._syncers = [
+            threading.Thread(target=self._sync_loop, name=f"streamlearn-log-sync-{k}", daemon=True)
+            for k in range(_SYNC_THREADS)
+        ]
         self._worker.start()
-        self._syncer.start()
+        for t in self._syncers:
+            t.start()
 
     # ---------------------------------------------------------------------------------------- set-up
     def _init_fresh(self, model_path, learner, params, n_features, zero_based, classes):
@@ -485,7 +493,8 @@ class ServedModel:
         with self._sync_cv:
             self._sync_stop = True
             self._sync_cv.notify_all()
-        self._syncer.join()
+        for t in self._syncers:
+            t.join()
         self.wal.close()
 
     def _run(self):
@@ -553,7 +562,8 @@ class ServedModel:
             self._deliver(done)
             return
         with self._sync_cv:
-            self._pending.extend(done)
+            self._written += 1
+            self._pending.append((self._written, done))
             self._sync_cv.notify_all()
 
     def _stopped(self):
@@ -591,28 +601,39 @@ class ServedModel:
         return good, X, y, b"".join(item[3] for item in good)
 
     def _sync_loop(self):
-        """The log's group commit: one fsync covers every record written before it; then their answers go."""
+        """The log's group commit (``_SYNC_THREADS`` threads): an fsync covers every group written before it
+        started; when it returns, those groups are answered, in log order. A second fsync can start while one
+        runs, for the groups written meanwhile (overlapping fsyncs finish sooner than back-to-back ones)."""
         while True:
             with self._sync_cv:
-                while not self._pending and not self._sync_stop:
+                while self._written == self._covered and not self._sync_stop:
                     self._sync_cv.wait()
-                if not self._pending:
+                if self._written == self._covered:
                     return
-                done, self._pending = self._pending, []
-                self._syncing = True
+                target = self._covered = self._written
+                self._syncing += 1
                 wal = self.wal
+            error = None
             try:
-                if self.failed is not None:  # a failed fsync is not retried (its pages may be lost)
+                if self.failed is not None:  # after a failed fsync nothing is acknowledged (pages may be lost)
                     raise OSError(self.failed)
                 wal.sync()
             except BaseException as exc:
-                if self.failed is None:
-                    self.failed = f"{type(exc).__name__}: {exc}"
-                    self._log(f"learning stopped: {self.failed}")
-                done = [(fut, None, self._stopped()) for fut, _, _ in done]
-            self._deliver(done)
+                error = exc
             with self._sync_cv:
-                self._syncing = False
+                self._syncing -= 1
+                if error is not None and self.failed is None:
+                    self.failed = f"{type(error).__name__}: {error}"
+                    self._log(f"learning stopped: {self.failed}")
+                self._synced = max(self._synced, target)
+                k = 0
+                while k < len(self._pending) and self._pending[k][0] <= self._synced:
+                    k += 1
+                done = [d for _, group in self._pending[:k] for d in group]
+                del self._pending[:k]
+                if self.failed is not None:
+                    done = [(fut, None, self._stopped()) for fut, _, _ in done]
+                self._deliver(done)  # under the lock: groups are answered in log order
                 self._sync_cv.notify_all()
 
     def _drain(self):
