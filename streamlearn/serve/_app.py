@@ -29,16 +29,15 @@ from starlette.routing import Route
 from ..persist import ModelFileError, load
 from ._core import BadRequest
 
+
+def _dumps_json(obj):
+    return json.dumps(obj).encode()
+
+
 try:  # orjson (optional): JSON of the scores in microseconds instead of one float repr each
-    import orjson
-
-    def _dumps(obj):
-        return orjson.dumps(obj)
-
+    from orjson import dumps as _dumps
 except ImportError:  # pragma: no cover - exercised when orjson is absent
-
-    def _dumps(obj):
-        return json.dumps(obj).encode()
+    _dumps = _dumps_json
 
 
 __all__ = ["create_app"]
