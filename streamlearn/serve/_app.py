@@ -158,13 +158,40 @@ def create_app(served, *, token=None, auth_all=False, max_body_bytes=16 << 20):
             raise BadRequest("the body holds no examples.")
         return body
 
+    # Concurrent /predict requests are answered together: the requests whose bodies arrived by the time the
+    # event loop runs the flush (queued by the first of them) are parsed and scored in one call each.
+    waiting = []
+
     async def predict(headers, receive):
-        body = await read_examples(headers, receive, labelled=False)
-        X, _, _ = served.parse(body, labelled=False)
-        result = served.try_predict(X)  # in the event loop when no update runs (no thread hop)
-        if result is None:
-            result = await to_thread.run_sync(served.predict, X)
-        return result
+        body = served.checked_lines(await read_examples(headers, receive, labelled=False))
+        future = asyncio.get_running_loop().create_future()
+        if not waiting:
+            asyncio.get_running_loop().call_soon(lambda: asyncio.ensure_future(flush_predictions()))
+        waiting.append((body, future))
+        return await future
+
+    async def flush_predictions():
+        batch = waiting[:]
+        waiting.clear()
+        try:
+            X, _, counts, errors = served.parse_many([body for body, _ in batch], labelled=False)
+            result = None
+            if X is not None:
+                result = served.try_predict(X)  # in the event loop when no update runs (no thread hop)
+                if result is None:
+                    result = await to_thread.run_sync(served.predict, X)
+            pos = 0
+            for (_, future), k, exc in zip(batch, counts, errors):
+                if not future.done():  # a client that went away cancelled its future
+                    if exc is not None:
+                        future.set_exception(exc)
+                    else:
+                        future.set_result({key: values[pos : pos + k] for key, values in result.items()})
+                pos += k
+        except Exception as exc:  # answered as a 500 by each request
+            for _, future in batch:
+                if not future.done():
+                    future.set_exception(exc)
 
     async def learn(headers, receive):
         body = await read_examples(headers, receive, labelled=True)

@@ -333,6 +333,44 @@ class ServedModel:
             raise BadRequest(f"{n_lines} lines; a request holds at most {self.max_batch_lines}.", 413)
         return body
 
+    def parse_many(self, bodies, *, labelled, lines=None):
+        """Several request bodies (each ending with a newline) in one parse: ``(X, y, counts, errors)``, the
+        rows of body i following those of the bodies before it (``counts[i]`` rows), or ``errors[i]`` (a
+        :class:`BadRequest` naming the body's line) and no rows. One call when the bodies parse together and
+        every line is an example (``lines``: their line counts); else each body alone.
+
+        >>> import tempfile
+        >>> m = ServedModel(tempfile.mkdtemp(), learner="ftrl", n_features=10, snapshot_every=0)
+        >>> X, y, counts, errors = m.parse_many([b"1:1\\n2:1\\n", b"3:x\\n", b"4:1\\n"], labelled=False)
+        >>> X.shape, counts, [str(e) if e else None for e in errors]
+        ((3, 10), [2, 0, 1], [None, "line 1: malformed feature '3:x': ...", None])
+        >>> m.close()
+        """
+        lines = [b.count(b"\n") for b in bodies] if lines is None else lines
+        try:
+            X, y, _ = self.parse(bodies[0] if len(bodies) == 1 else b"".join(bodies), labelled=labelled, _limit=False)
+        except BadRequest as exc:
+            if len(bodies) == 1:
+                return None, None, [0], [exc]
+        else:
+            if len(bodies) == 1 or X.shape[0] == sum(lines):  # no blank or comment lines: split by line counts
+                return X, y, (lines if len(bodies) > 1 else [X.shape[0]]), [None] * len(bodies)
+        parts, counts, errors = [], [], []
+        for body in bodies:
+            try:
+                parts.append(self.parse(body, labelled=labelled, _limit=False)[:2])
+            except BadRequest as exc:
+                counts.append(0)
+                errors.append(exc)
+                continue
+            counts.append(parts[-1][0].shape[0])
+            errors.append(None)
+        if not parts:
+            return None, None, counts, errors
+        if len(parts) == 1:
+            return parts[0][0], parts[0][1], counts, errors
+        return sp.vstack([p[0] for p in parts], format="csr"), np.concatenate([p[1] for p in parts]), counts, errors
+
     @staticmethod
     def rows_to_lines(rows, *, labelled):
         """JSON rows -> LIBSVM text: each row a line (string) or ``{"label": y, "features": {id: value}}``."""
@@ -570,18 +608,21 @@ class ServedModel:
         return BadRequest(f"the learner stopped after an error: {self.failed}", 503)
 
     def _prepare(self, batch):
-        """``(items, X, y, payload)``: the group's requests that can be learned, parsed into one CSR matrix.
-        Text requests are parsed in one call; when that fails, each is parsed alone and the malformed ones get
-        their error (naming their line) while the others are learned."""
+        """``(items, X, y, payload)``: the group's requests that can be learned, parsed into one CSR matrix
+        (see :meth:`parse_many`); the malformed ones get their error (naming their line)."""
         if all(item[0] == "text" for item in batch):
-            payload = batch[0][3] if len(batch) == 1 else b"".join(item[3] for item in batch)
-            try:
-                X, y, _ = self.parse(payload, labelled=True, _limit=False)
-            except BadRequest:
-                X = None
-            # every line is an example (no blank or comment lines): the rows split by the requests' line counts
-            if X is not None and X.shape[0] == sum(item[5] for item in batch):
-                return batch, X, y, payload
+            bodies = [item[3] for item in batch]
+            X, y, counts, errors = self.parse_many(bodies, labelled=True, lines=[item[5] for item in batch])
+            good = []
+            for item, k, exc in zip(batch, counts, errors):
+                if exc is not None:
+                    self._deliver([(item[4], None, exc)])
+                    continue
+                item[5] = k
+                good.append(item)
+            if len(good) < len(batch):
+                bodies = [item[3] for item in good]
+            return good, X, y, (bodies[0] if len(bodies) == 1 else b"".join(bodies))
         good = []
         for item in batch:
             if item[0] == "text":

@@ -129,3 +129,42 @@ def test_lean_handlers_answer_and_refuse(tmp_path, monkeypatch, encoder):
     assert get.status_code == 405
     assert json.loads(learned.content) == doc
     m.close()
+
+
+def test_concurrent_predictions_are_answered_together_as_alone(tmp_path):
+    """Six concurrent /predict requests (one malformed, one with a comment line) are parsed and scored
+    together, and each gets the answer it gets alone."""
+    httpx = pytest.importorskip("httpx")
+    from streamlearn.serve import create_app
+
+    rng = np.random.default_rng(6)
+    m = _served(tmp_path)
+    m.learn_text(_body(rng, 50)).result(timeout=30)
+    app = create_app(m)
+    bodies = [_body(rng, int(rng.integers(1, 5))) for _ in range(6)]
+    bodies[2] += b"3:oops\n"
+    bodies[4] += b"# no example here\n"
+    sizes = []
+    parse_many = m.parse_many
+
+    def counting(bodies, **kw):
+        sizes.append(len(bodies))
+        return parse_many(bodies, **kw)
+
+    m.parse_many = counting
+
+    async def run():
+        async with httpx.AsyncClient(transport=httpx.ASGITransport(app=app), base_url="http://t") as c:
+            together = await asyncio.gather(*(c.post("/predict", content=b) for b in bodies))
+            alone = [await c.post("/predict", content=b) for b in bodies]
+            return together, alone
+
+    together, alone = asyncio.run(run())
+    assert max(sizes) > 1  # answered together
+    for t, a, body in zip(together, alone, bodies):
+        assert t.status_code == a.status_code
+        assert t.json() == a.json()
+        if t.status_code == 200:
+            assert len(t.json()["scores"]) == len(t.json()["proba"]) == body.count(b":") // 3
+    assert together[2].status_code == 400 and together[2].json()["error"].startswith("line ")
+    m.close()
