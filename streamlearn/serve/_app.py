@@ -37,7 +37,7 @@ def _dumps_json(obj):
 try:  # orjson (optional): JSON of the scores in microseconds instead of one float repr each
     from orjson import dumps as _dumps
 except ImportError:  # pragma: no cover - exercised when orjson is absent
-    _dumps = _dumps_json
+    _dumps = _dumps_json  # type: ignore[assignment]
 
 
 __all__ = ["create_app"]
