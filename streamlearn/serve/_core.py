@@ -277,7 +277,7 @@ class ServedModel:
                     raise ValueError(
                         f"{path}: the record at example {seq} follows example {expected}: missing log records."
                     )
-                X, y, _ = self.parse(payload, labelled=True)
+                X, y, _ = self.parse(payload, labelled=True, _limit=False)  # a group may exceed one request's limit
                 try:
                     self._learn_batch(X, y)
                 except (FloatingPointError, ValueError) as exc:  # as before the restart: reads only

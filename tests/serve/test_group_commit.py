@@ -168,3 +168,18 @@ def test_concurrent_predictions_are_answered_together_as_alone(tmp_path):
             assert len(t.json()["scores"]) == len(t.json()["proba"]) == body.count(b":") // 3
     assert together[2].status_code == 400 and together[2].json()["error"].startswith("line ")
     m.close()
+
+
+def test_a_group_above_the_request_line_limit_is_replayed(tmp_path):
+    """The line limit is per request: a group of requests may hold more lines, and its log record replays."""
+    rng = np.random.default_rng(7)
+    m = _served(tmp_path, max_batch_lines=5)
+    with m._cv:
+        futures = [m.learn_text(_body(rng, 4)) for _ in range(3)]
+    assert [f.result(timeout=30)["learned"] for f in futures] == [4, 4, 4]
+    assert m.stats["n_batches"] == 2  # 4 + 4 lines (the group closes once it reaches the limit), then 4
+    back = ServedModel(tmp_path / "state", snapshot_every=0, max_batch_lines=5)  # a crash: replays the log
+    assert back.failed is None and back.stats["n_learned"] == 12
+    np.testing.assert_array_equal(back.model.coef_, m.model.coef_)
+    back.close()
+    m.close(snapshot=False)
