@@ -232,42 +232,67 @@ def main():
         "fsync": "every /learn answered after an fsync of the log covering it (the default, durable policy)",
         "cells": [],
         "in_process": {},
+        "in_process_before_after": {},
     }
     for name in args.learners.split(","):
-        results["in_process"][name] = _in_process(name, lines, args.seconds)
+        before = _in_process(name, lines, args.seconds)
+        cells = []
         with tempfile.TemporaryDirectory() as state:
             proc, url = _serve(name, state)
             try:
-                for mode, path in (("predict", "/predict"), ("learn", "/learn")):
+                for path in ("/predict", "/learn"):
                     for batch in (1, 100):
                         bodies = [(b"\n".join(lines[i : i + batch]) + b"\n", batch) for i in range(0, 20_000, batch)]
                         _run(_cell(url, path, bodies, 1, 0.2, 50))  # warm-up, not reported
                         for k in clients:
                             cell = _run(_cell(url, path, bodies, k, args.seconds, args.max_requests))
-                            ref = results["in_process"][name]
-                            base = ref[f"{'partial_fit' if mode == 'learn' else 'decision_function'}_batch{batch}"]
-                            cell.update(
-                                learner=name,
-                                endpoint=path,
-                                batch=batch,
-                                clients=k,
-                                ratio_to_in_process=cell["examples_per_s"] / base,
-                            )
-                            if mode == "learn":  # what the server does per example, without HTTP
-                                cell["ratio_to_parse_partial_fit"] = (
-                                    cell["examples_per_s"] / ref[f"parse+partial_fit_batch{batch}"]
-                                )
-                            results["cells"].append(cell)
-                            print(json.dumps(cell), flush=True)
+                            cell.update(learner=name, endpoint=path, batch=batch, clients=k)
+                            cells.append(cell)
             finally:
                 proc.terminate()
                 try:
                     proc.wait(timeout=30)
                 except subprocess.TimeoutExpired:
                     proc.kill()
+        # the in-process reference: the mean of a measurement before and one after the HTTP cells (the load of
+        # a shared machine drifts during a run)
+        after = _in_process(name, lines, args.seconds)
+        ref = results["in_process"][name] = {key: (before[key] + after[key]) / 2 for key in before}
+        results["in_process_before_after"][name] = [before, after]
+        for cell in cells:
+            kind = "partial_fit" if cell["endpoint"] == "/learn" else "decision_function"
+            cell["ratio_to_in_process"] = cell["examples_per_s"] / ref[f"{kind}_batch{cell['batch']}"]
+            if cell["endpoint"] == "/learn":  # what the server does per example, without HTTP
+                cell["ratio_to_parse_partial_fit"] = (
+                    cell["examples_per_s"] / ref[f"parse+partial_fit_batch{cell['batch']}"]
+                )
+            results["cells"].append(cell)
+            print(json.dumps(cell), flush=True)
     RESULTS.mkdir(exist_ok=True)
     (RESULTS / "serve_load.json").write_text(json.dumps(results, indent=1) + "\n")
     (RESULTS / "serve_load.md").write_text(_report(results))
+
+
+def _summary(res):
+    """The two headline figures: /learn batches of 100 (best ratio over the client counts) and /predict single
+    examples at 32 clients (p99), per learner."""
+    out = []
+    for name in res["in_process"]:
+        learn = [c for c in res["cells"] if c["learner"] == name and c["endpoint"] == "/learn" and c["batch"] == 100]
+        pred = [
+            c
+            for c in res["cells"]
+            if c["learner"] == name and c["endpoint"] == "/predict" and c["batch"] == 1 and c["clients"] == 32
+        ]
+        if learn:
+            best = max(learn, key=lambda c: c["ratio_to_in_process"])
+            out.append(
+                f"- {name}: /learn batches of 100 at {best['ratio_to_in_process']:.2f}x in-process partial_fit "
+                f"({best['examples_per_s']:,.0f} examples/s, {best['clients']} clients; "
+                f"{best['ratio_to_parse_partial_fit']:.2f}x parse+partial_fit)"
+                + (f"; /predict single examples at 32 clients: p99 {pred[0]['p99_ms']:.1f} ms" if pred else "")
+            )
+    return [*out, ""] if out else []
 
 
 def _report(res):
@@ -278,7 +303,8 @@ def _report(res):
         "",
         f"Server: uvicorn on {res['server_stack']}; the load generator: one Python process on the same machine.",
         "",
-        "In process, same run (examples/s):",
+        *_summary(res),
+        "In process, same run (examples/s; the mean of a measurement before and one after the learner's HTTP cells):",
         "",
         (
             "| learner | partial_fit b1 | partial_fit b100 | decision_function b1 | decision_function b100 | "
