@@ -183,3 +183,24 @@ def test_a_group_above_the_request_line_limit_is_replayed(tmp_path):
     np.testing.assert_array_equal(back.model.coef_, m.model.coef_)
     back.close()
     m.close(snapshot=False)
+
+
+def test_lean_handlers_also_behind_starlette_routing(tmp_path):
+    """Under a root path (a mount), POST /learn and /predict reach the same handlers through Starlette."""
+    httpx = pytest.importorskip("httpx")
+    from streamlearn.serve import create_app
+
+    m = _served(tmp_path)
+    app = create_app(m)
+
+    async def run():
+        transport = httpx.ASGITransport(app=app.starlette, root_path="/api")
+        async with httpx.AsyncClient(transport=transport, base_url="http://t") as c:
+            learned = await c.post("/api/learn", content=_body(np.random.default_rng(8), 2))
+            predicted = await c.post("/api/predict", content=b"1:1\n")
+            return learned, predicted
+
+    learned, predicted = asyncio.run(run())
+    assert learned.status_code == 200 and learned.json()["learned"] == 2
+    assert predicted.status_code == 200 and len(predicted.json()["scores"]) == 1
+    m.close()
