@@ -8,8 +8,10 @@ itself. Reported: examples/s, p50 and p99 request latency. In the same run, in p
 ``decision_function`` on the parsed CSR rows (batches of 1 and 100), and parse + ``partial_fit`` of the same
 text batches (what the server does per request, without HTTP), as examples/s.
 
-The clients run in one Python process on the same machine as the server (2 shared cores): the HTTP figures
-include the client's own cost. Read the ratios against the in-process figures of the same run.
+The clients run in one Python process on the same machine as the server (2 shared cores), on uvloop when it
+is installed, with the request bytes prepared before the clock starts: the HTTP figures include the client's
+own cost. Read the ratios against the in-process figures of the same run; the load average of the machine
+is recorded with each cell.
 
     python benchmarks/serve_load.py [--seconds 1.5] [--clients 1,8,32,64] [--learners ftrl,rfd-son]
 
@@ -48,6 +50,27 @@ def _lines():
         return [line.rstrip(b"\n") for line in f if line.strip()]
 
 
+def _run(coro):
+    """asyncio.run on uvloop when installed (the client's cost per request is part of every figure)."""
+    try:
+        import uvloop
+    except ImportError:
+        return asyncio.run(coro)
+    return uvloop.run(coro)
+
+
+def _server_stack():
+    """What ``uvicorn`` picks for the server here (its "auto" choice): HTTP parser and event loop."""
+    out = []
+    for module, fallback in (("httptools", "h11"), ("uvloop", "asyncio")):
+        try:
+            __import__(module)
+            out.append(module)
+        except ImportError:
+            out.append(fallback)
+    return " + ".join(out)
+
+
 def _in_process(name, lines, seconds):
     """examples/s of partial_fit / decision_function (parsed rows) and parse + partial_fit (text), batches of
     1 and 100, each timed for about ``seconds``."""
@@ -80,35 +103,60 @@ def _in_process(name, lines, seconds):
     return out
 
 
-class _Conn:
+def _request(path, body, host="127.0.0.1"):
+    return (
+        f"POST {path} HTTP/1.1\r\nHost: {host}\r\nContent-Type: text/plain\r\n"
+        f"Content-Length: {len(body)}\r\n\r\n".encode()
+        + body
+    )
+
+
+class _Conn(asyncio.Protocol):
     """A minimal HTTP/1.1 keep-alive client over one loopback connection (the load generator only: httpx costs
-    more CPU per request than the server on this machine, and client and server share its cores)."""
+    more CPU per request than the server on this machine, and client and server share its cores). An asyncio
+    protocol: the answer is framed by its Content-Length, without stream-reader machinery per request."""
 
     def __init__(self, url):
         host, port = url.rsplit("/", 1)[-1].split(":")
         self.host, self.port = host, int(port)
+        self.buf = b""
+        self.waiter = None
+        self.transport = None
 
     async def open(self):
-        self.reader, self.writer = await asyncio.open_connection(self.host, self.port)
+        await asyncio.get_running_loop().create_connection(lambda: self, self.host, self.port)
 
-    async def post(self, path, body):
-        self.writer.write(
-            f"POST {path} HTTP/1.1\r\nHost: {self.host}\r\nContent-Type: text/plain\r\n"
-            f"Content-Length: {len(body)}\r\n\r\n".encode()
-            + body
-        )
-        head = await self.reader.readuntil(b"\r\n\r\n")
-        status = int(head.split(b" ", 2)[1])
+    def connection_made(self, transport):
+        self.transport = transport
+
+    def data_received(self, data):
+        self.buf += data
+        end = self.buf.find(b"\r\n\r\n")
+        if end < 0:
+            return
+        head = self.buf[:end].lower()
+        at = head.find(b"\r\ncontent-length:")
         length = 0
-        for line in head.split(b"\r\n"):
-            if line.lower().startswith(b"content-length:"):
-                length = int(line.split(b":", 1)[1])
-        data = await self.reader.readexactly(length)
-        return status, data
+        if at >= 0:  # the header's value runs to the end of its line (or of the head)
+            stop = head.find(b"\r\n", at + 2)
+            length = int(head[at + 17 : stop if stop >= 0 else len(head)])
+        if len(self.buf) >= end + 4 + length:
+            status = int(head[9:12])
+            data, self.buf = self.buf[end + 4 : end + 4 + length], self.buf[end + 4 + length :]
+            waiter, self.waiter = self.waiter, None
+            waiter.set_result((status, data))
+
+    def connection_lost(self, exc):
+        if self.waiter is not None and not self.waiter.done():
+            self.waiter.set_exception(ConnectionError(f"the server closed the connection ({exc})"))
+
+    async def post(self, request):
+        self.waiter = asyncio.get_running_loop().create_future()
+        self.transport.write(request)  # the whole request, prepared by ``_request``
+        return await self.waiter
 
     async def close(self):
-        self.writer.close()
-        await self.writer.wait_closed()
+        self.transport.close()
 
 
 async def _cell(url, path, bodies, clients, seconds, max_requests):
@@ -117,8 +165,10 @@ async def _cell(url, path, bodies, clients, seconds, max_requests):
     budget = [max_requests]
     conns = [_Conn(url) for _ in range(clients)]
     await asyncio.gather(*(c.open() for c in conns))  # connected before the clock starts
-    warm = path if path == "/predict" else "/predict"  # one untimed request per connection (no learning)
-    await asyncio.gather(*(c.post(warm, bodies[0][0]) for c in conns))
+    requests = [(_request(path, body), n) for body, n in bodies]
+    warm = _request("/predict", bodies[0][0])  # one untimed request per connection (no learning)
+    await asyncio.gather(*(c.post(warm) for c in conns))
+    load = os.getloadavg()[0]
     try:
         stop = time.perf_counter() + seconds
 
@@ -126,9 +176,9 @@ async def _cell(url, path, bodies, clients, seconds, max_requests):
             i = k
             while time.perf_counter() < stop and budget[0] > 0:
                 budget[0] -= 1
-                body, n = bodies[i % len(bodies)]
+                request, n = requests[i % len(requests)]
                 t0 = time.perf_counter()
-                status, data = await c.post(path, body)
+                status, data = await c.post(request)
                 latencies.append(time.perf_counter() - t0)
                 if status != 200:
                     raise RuntimeError(f"{path}: HTTP {status} {data[:200]!r}")
@@ -146,6 +196,7 @@ async def _cell(url, path, bodies, clients, seconds, max_requests):
         "examples_per_s": examples[0] / wall,
         "p50_ms": float(np.percentile(lat, 50) * 1e3),
         "p99_ms": float(np.percentile(lat, 99) * 1e3),
+        "load_average_1min": [load, os.getloadavg()[0]],
     }
 
 
@@ -196,39 +247,73 @@ def main():
     args = ap.parse_args()
     lines = _lines()
     clients = [int(c) for c in args.clients.split(",")]
-    results = {"command": "python benchmarks/serve_load.py " + " ".join(sys.argv[1:]), "cells": [], "in_process": {}}
+    results = {
+        "command": "python benchmarks/serve_load.py " + " ".join(sys.argv[1:]),
+        "server_stack": _server_stack(),
+        "fsync": "every /learn answered after an fsync of the log covering it (the default, durable policy)",
+        "cells": [],
+        "in_process": {},
+        "in_process_before_after": {},
+    }
     for name in args.learners.split(","):
-        results["in_process"][name] = _in_process(name, lines, args.seconds)
+        before = _in_process(name, lines, args.seconds)
+        cells = []
         with tempfile.TemporaryDirectory() as state:
             proc, url = _serve(name, state)
             try:
-                for mode, path in (("predict", "/predict"), ("learn", "/learn")):
+                for path in ("/predict", "/learn"):
                     for batch in (1, 100):
                         bodies = [(b"\n".join(lines[i : i + batch]) + b"\n", batch) for i in range(0, 20_000, batch)]
-                        asyncio.run(_cell(url, path, bodies, 1, 0.2, 50))  # warm-up, not reported
+                        _run(_cell(url, path, bodies, 1, 0.2, 50))  # warm-up, not reported
                         for k in clients:
-                            cell = asyncio.run(_cell(url, path, bodies, k, args.seconds, args.max_requests))
-                            base = results["in_process"][name][
-                                f"{'partial_fit' if mode == 'learn' else 'decision_function'}_batch{batch}"
-                            ]
-                            cell.update(
-                                learner=name,
-                                endpoint=path,
-                                batch=batch,
-                                clients=k,
-                                ratio_to_in_process=cell["examples_per_s"] / base,
-                            )
-                            results["cells"].append(cell)
-                            print(json.dumps(cell), flush=True)
+                            cell = _run(_cell(url, path, bodies, k, args.seconds, args.max_requests))
+                            cell.update(learner=name, endpoint=path, batch=batch, clients=k)
+                            cells.append(cell)
             finally:
                 proc.terminate()
                 try:
                     proc.wait(timeout=30)
                 except subprocess.TimeoutExpired:
                     proc.kill()
+        # the in-process reference: the mean of a measurement before and one after the HTTP cells (the load of
+        # a shared machine drifts during a run)
+        after = _in_process(name, lines, args.seconds)
+        ref = results["in_process"][name] = {key: (before[key] + after[key]) / 2 for key in before}
+        results["in_process_before_after"][name] = [before, after]
+        for cell in cells:
+            kind = "partial_fit" if cell["endpoint"] == "/learn" else "decision_function"
+            cell["ratio_to_in_process"] = cell["examples_per_s"] / ref[f"{kind}_batch{cell['batch']}"]
+            if cell["endpoint"] == "/learn":  # what the server does per example, without HTTP
+                cell["ratio_to_parse_partial_fit"] = (
+                    cell["examples_per_s"] / ref[f"parse+partial_fit_batch{cell['batch']}"]
+                )
+            results["cells"].append(cell)
+            print(json.dumps(cell), flush=True)
     RESULTS.mkdir(exist_ok=True)
     (RESULTS / "serve_load.json").write_text(json.dumps(results, indent=1) + "\n")
     (RESULTS / "serve_load.md").write_text(_report(results))
+
+
+def _summary(res):
+    """The two headline figures: /learn batches of 100 (best ratio over the client counts) and /predict single
+    examples at 32 clients (p99), per learner."""
+    out = []
+    for name in res["in_process"]:
+        learn = [c for c in res["cells"] if c["learner"] == name and c["endpoint"] == "/learn" and c["batch"] == 100]
+        pred = [
+            c
+            for c in res["cells"]
+            if c["learner"] == name and c["endpoint"] == "/predict" and c["batch"] == 1 and c["clients"] == 32
+        ]
+        if learn:
+            best = max(learn, key=lambda c: c["ratio_to_in_process"])
+            out.append(
+                f"- {name}: /learn batches of 100 at {best['ratio_to_in_process']:.2f}x in-process partial_fit "
+                f"({best['examples_per_s']:,.0f} examples/s, {best['clients']} clients; "
+                f"{best['ratio_to_parse_partial_fit']:.2f}x parse+partial_fit)"
+                + (f"; /predict single examples at 32 clients: p99 {pred[0]['p99_ms']:.1f} ms" if pred else "")
+            )
+    return [*out, ""] if out else []
 
 
 def _report(res):
@@ -237,7 +322,10 @@ def _report(res):
         "",
         f"Command: `{res['command']}`",
         "",
-        "In process, same run (examples/s):",
+        f"Server: uvicorn on {res['server_stack']}; the load generator: one Python process on the same machine.",
+        "",
+        *_summary(res),
+        "In process, same run (examples/s; the mean of a measurement before and one after the learner's HTTP cells):",
         "",
         (
             "| learner | partial_fit b1 | partial_fit b100 | decision_function b1 | decision_function b100 | "
@@ -264,18 +352,21 @@ def _report(res):
     out += [
         "",
         (
-            "Over HTTP (fsync on every /learn group commit; ratio = HTTP examples/s over the in-process "
-            "partial_fit (learn) or decision_function (predict) examples/s of the same batch size):"
+            f"Over HTTP (fsync policy: {res['fsync']}; ratio = HTTP examples/s over the in-process "
+            "partial_fit (learn) or decision_function (predict) examples/s of the same batch size; for /learn "
+            "also over parse+partial_fit; load = the machine's 1-minute load average before and after the cell):"
         ),
         "",
-        "| learner | endpoint | batch | clients | requests | examples/s | ratio | p50 ms | p99 ms |",
-        "|---|---|---|---|---|---|---|---|---|",
+        "| learner | endpoint | batch | clients | requests | examples/s | ratio | ratio to parse+fit | p50 ms | p99 ms "
+        "| load |",
+        "|---|---|---|---|---|---|---|---|---|---|---|",
     ]
     for c in res["cells"]:
+        second = f"{c['ratio_to_parse_partial_fit']:.3f}" if "ratio_to_parse_partial_fit" in c else ""
         out.append(
             f"| {c['learner']} | {c['endpoint']} | {c['batch']} | {c['clients']} | {c['requests']} | "
-            f"{c['examples_per_s']:,.0f} | {c['ratio_to_in_process']:.3f} | {c['p50_ms']:.2f} | "
-            f"{c['p99_ms']:.2f} |"
+            f"{c['examples_per_s']:,.0f} | {c['ratio_to_in_process']:.3f} | {second} | {c['p50_ms']:.2f} | "
+            f"{c['p99_ms']:.2f} | {c['load_average_1min'][0]:.1f}-{c['load_average_1min'][1]:.1f} |"
         )
     return "\n".join(out) + "\n"
 

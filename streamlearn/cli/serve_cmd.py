@@ -112,5 +112,17 @@ def run(args):
         file=sys.stderr,
         flush=True,
     )
-    uvicorn.run(app, host=args.host, port=args.port, log_level="warning", access_log=False)
+    # uvicorn picks httptools and uvloop when installed (pip install 'streamlearn[serve]'), h11 and asyncio
+    # otherwise. No proxy-header rewriting (the server binds loopback by default and logs no client address)
+    # and no Date/Server headers: less work per request.
+    uvicorn.run(
+        app,
+        host=args.host,
+        port=args.port,
+        log_level="warning",
+        access_log=False,
+        proxy_headers=False,
+        server_header=False,
+        date_header=False,
+    )
     return 0

@@ -13,6 +13,7 @@ record as one ``partial_fit`` call: the same calls, on the same batches, as befo
 is the same bit for bit whatever the learner. A torn last record (crash in the middle of a write) is dropped.
 """
 
+import contextlib
 import copy
 import io
 import json
@@ -42,7 +43,17 @@ __all__ = ["ServedModel", "BadRequest", "DEFAULT_N_FEATURES"]
 DEFAULT_N_FEATURES = 1 << 18
 _SNAP = re.compile(r"^(model|state)-(\d+)\.(slm|json)$")
 _WAL = re.compile(r"^wal-(\d+)\.log$")
+_SYNC_THREADS = 2
 _NO_LABEL = re.compile(rb"^(?=[ \t]*[^\s:#]+:)", re.MULTILINE)
+
+
+def _resolve(items):
+    for fut, result, exc in items:
+        if not fut.done():  # a client that went away cancelled its future
+            if exc is not None:
+                fut.set_exception(exc)
+            else:
+                fut.set_result(result)
 
 
 class BadRequest(ValueError):
@@ -137,6 +148,13 @@ class ServedModel:
         self._queue = deque()
         self._cv = threading.Condition()
         self._closing = False
+        # group commit: groups written to the log and learned wait in _pending for an fsync that started after
+        # their write; _written groups so far, the first _covered of them covered by a started fsync, the
+        # first _synced of them covered by a finished one; _syncing fsyncs running
+        self._pending = []  # (group number, [(future, result, None), ...])
+        self._written = self._covered = self._synced = self._syncing = 0
+        self._sync_cv = threading.Condition()
+        self._sync_stop = False
         self.failed = None
         self.window = int(window)
         self._log = log or (lambda msg: None)
@@ -159,7 +177,13 @@ class ServedModel:
         self._warm_up()
         self._last_snapshot = time.monotonic()
         self._worker = threading.Thread(target=self._run, name="streamlearn-learner", daemon=True)
+        self._syncers = [
+            threading.Thread(target=self._sync_loop, name=f"streamlearn-log-sync-{k}", daemon=True)
+            for k in range(_SYNC_THREADS)
+        ]
         self._worker.start()
+        for t in self._syncers:
+            t.start()
 
     # ---------------------------------------------------------------------------------------- set-up
     def _init_fresh(self, model_path, learner, params, n_features, zero_based, classes):
@@ -253,7 +277,7 @@ class ServedModel:
                     raise ValueError(
                         f"{path}: the record at example {seq} follows example {expected}: missing log records."
                     )
-                X, y, _ = self.parse(payload, labelled=True)
+                X, y, _ = self.parse(payload, labelled=True, _limit=False)  # a group may exceed one request's limit
                 try:
                     self._learn_batch(X, y)
                 except (FloatingPointError, ValueError) as exc:  # as before the restart: reads only
@@ -273,18 +297,15 @@ class ServedModel:
         self.predict(X)
 
     # ---------------------------------------------------------------------------------------- input
-    def parse(self, body, *, labelled):
+    def parse(self, body, *, labelled, _limit=True):
         """``(X, y, payload)`` from LIBSVM lines (bytes). Unlabelled lines (``labelled=False``) get label 0.
         Errors raise :class:`BadRequest` naming the line."""
         if isinstance(body, str):
             body = body.encode()
         if not labelled:
             body = _NO_LABEL.sub(b"0 ", body)
-        if not body.endswith(b"\n"):
-            body += b"\n"
-        n_lines = body.count(b"\n")
-        if n_lines > self.max_batch_lines:
-            raise BadRequest(f"{n_lines} lines; a request holds at most {self.max_batch_lines}.", 413)
+        if _limit:
+            body = self.checked_lines(body)
         try:
             X, y = load_svmlight(
                 io.BytesIO(body), n_features=self.config["n_features"], zero_based=self.config["zero_based"]
@@ -302,6 +323,53 @@ class ServedModel:
                     f"example {i + 1}: label {y[i]:g} is not one of the model's classes {self.config['classes']}."
                 )
         return X, y, body
+
+    def checked_lines(self, body):
+        """``body`` ending with a newline, after the cheap checks of a request (not empty, the line limit)."""
+        if not body.endswith(b"\n"):
+            body += b"\n"
+        n_lines = body.count(b"\n")
+        if n_lines > self.max_batch_lines:
+            raise BadRequest(f"{n_lines} lines; a request holds at most {self.max_batch_lines}.", 413)
+        return body
+
+    def parse_many(self, bodies, *, labelled, lines=None):
+        """Several request bodies (each ending with a newline) in one parse: ``(X, y, counts, errors)``, the
+        rows of body i following those of the bodies before it (``counts[i]`` rows), or ``errors[i]`` (a
+        :class:`BadRequest` naming the body's line) and no rows. One call when the bodies parse together and
+        every line is an example (``lines``: their line counts); else each body alone.
+
+        >>> import tempfile
+        >>> m = ServedModel(tempfile.mkdtemp(), learner="ftrl", n_features=10, snapshot_every=0)
+        >>> X, y, counts, errors = m.parse_many([b"1:1\\n2:1\\n", b"3:x\\n", b"4:1\\n"], labelled=False)
+        >>> X.shape, counts, [str(e) if e else None for e in errors]
+        ((3, 10), [2, 0, 1], [None, "line 1: malformed feature '3:x': ...", None])
+        >>> m.close()
+        """
+        lines = [b.count(b"\n") for b in bodies] if lines is None else lines
+        try:
+            X, y, _ = self.parse(bodies[0] if len(bodies) == 1 else b"".join(bodies), labelled=labelled, _limit=False)
+        except BadRequest as exc:
+            if len(bodies) == 1:
+                return None, None, [0], [exc]
+        else:
+            if len(bodies) == 1 or X.shape[0] == sum(lines):  # no blank or comment lines: split by line counts
+                return X, y, (lines if len(bodies) > 1 else [X.shape[0]]), [None] * len(bodies)
+        parts, counts, errors = [], [], []
+        for body in bodies:
+            try:
+                parts.append(self.parse(body, labelled=labelled, _limit=False)[:2])
+            except BadRequest as exc:
+                counts.append(0)
+                errors.append(exc)
+                continue
+            counts.append(parts[-1][0].shape[0])
+            errors.append(None)
+        if not parts:
+            return None, None, counts, errors
+        if len(parts) == 1:
+            return parts[0][0], parts[0][1], counts, errors
+        return sp.vstack([p[0] for p in parts], format="csr"), np.concatenate([p[1] for p in parts]), counts, errors
 
     @staticmethod
     def rows_to_lines(rows, *, labelled):
@@ -409,7 +477,27 @@ class ServedModel:
         """Queue a labelled batch; the returned Future gives ``{"learned", "scores", "first", "n_learned"}``
         once the batch is in the log (durable) and learned."""
         fut = Future()
-        self._submit(("learn", X, y, payload, fut))
+        self._submit(["learn", X, y, payload, fut, X.shape[0]])
+        return fut
+
+    def learn_text(self, body, future=None):
+        """Queue labelled LIBSVM lines (bytes) to be parsed by the writer, together with the other requests
+        queued at the time (one parse, one log record, one fsync and one kernel call for all of them).
+
+        ``future`` (a ``concurrent.futures.Future`` by default, or an ``asyncio`` future of a running loop)
+        receives the result of :meth:`learn`, or :class:`BadRequest` naming the line of a malformed body.
+
+        >>> import tempfile
+        >>> m = ServedModel(tempfile.mkdtemp(), learner="ftrl", n_features=10, snapshot_every=0)
+        >>> m.learn_text(b"1 1:1 2:0.5\\n-1 3:1\\n").result()["learned"]
+        2
+        >>> print(m.learn_text(b"1 1:1\\n-1 oops\\n").exception())
+        line 2: malformed feature 'oops': ...
+        >>> m.close()
+        """
+        body = self.checked_lines(body)
+        fut = Future() if future is None else future
+        self._submit(["text", None, None, body, fut, body.count(b"\n")])
         return fut
 
     def swap(self, model_path):
@@ -439,6 +527,12 @@ class ServedModel:
             self._final_snapshot = snapshot
             self._cv.notify()
         self._worker.join()
+        self._drain()
+        with self._sync_cv:
+            self._sync_stop = True
+            self._sync_cv.notify_all()
+        for t in self._syncers:
+            t.join()
         self.wal.close()
 
     def _run(self):
@@ -456,10 +550,14 @@ class ServedModel:
                     return
                 batch = []
                 lines = 0
-                while self._queue and self._queue[0][0] == "learn" and (not batch or lines < self.max_batch_lines):
+                while (
+                    self._queue
+                    and self._queue[0][0] in ("learn", "text")
+                    and (not batch or lines < self.max_batch_lines)
+                ):
                     item = self._queue.popleft()
                     batch.append(item)
-                    lines += item[1].shape[0]
+                    lines += item[5]
                 other = self._queue.popleft() if not batch and self._queue else None
             if batch:
                 self._commit(batch)
@@ -468,38 +566,139 @@ class ServedModel:
             self._maybe_snapshot()
 
     def _commit(self, batch):
-        """Group commit: one log record, one fsync and one kernel call for every queued request."""
+        """Group commit: one log record and one kernel call for every queued request; their answers wait for
+        the fsync that covers the record (``_sync_loop``), while the next group is already learned."""
         if self.failed is not None:
-            for item in batch:
-                item[4].set_exception(BadRequest(f"the learner stopped after an error: {self.failed}", 503))
+            self._deliver([(item[4], None, self._stopped()) for item in batch])
             return
-        batch = [item for item in batch if self._still_valid(item)]
+        batch, X, y, payload = self._prepare(batch)
         if not batch:
             return
         first = self.stats["n_learned"]
-        if len(batch) == 1:
-            X, y, payload = batch[0][1], batch[0][2], batch[0][3]
-        else:
-            X = sp.vstack([b[1] for b in batch], format="csr")
-            y = np.concatenate([b[2] for b in batch])
-            payload = b"".join(b[3] for b in batch)
         try:
-            self.wal.append(first, payload)
+            self.wal.write(first, payload)
             scores = self._learn_batch(X, y)
         except BaseException as exc:  # the log or the learner failed: stop learning, keep serving reads
             self.failed = f"{type(exc).__name__}: {exc}"
             self._log(f"learning stopped: {self.failed}")
-            for item in batch:
-                item[4].set_exception(BadRequest(f"the learner stopped after an error: {self.failed}", 503))
+            self._deliver([(item[4], None, self._stopped()) for item in batch])
             return
         pos = 0
         n_after = self.stats["n_learned"]
+        done = []
         for item in batch:
-            k = item[1].shape[0]
-            item[4].set_result(
-                {"learned": k, "scores": scores[pos : pos + k].tolist(), "first": first + pos, "n_learned": n_after}
-            )
+            k = item[5]
+            result = {
+                "learned": k,
+                "scores": scores[pos : pos + k].tolist(),
+                "first": first + pos,
+                "n_learned": n_after,
+            }
+            done.append((item[4], result, None))
             pos += k
+        if not self.fsync:
+            self._deliver(done)
+            return
+        with self._sync_cv:
+            self._written += 1
+            self._pending.append((self._written, done))
+            self._sync_cv.notify_all()
+
+    def _stopped(self):
+        return BadRequest(f"the learner stopped after an error: {self.failed}", 503)
+
+    def _prepare(self, batch):
+        """``(items, X, y, payload)``: the group's requests that can be learned, parsed into one CSR matrix
+        (see :meth:`parse_many`); the malformed ones get their error (naming their line)."""
+        if all(item[0] == "text" for item in batch):
+            bodies = [item[3] for item in batch]
+            X, y, counts, errors = self.parse_many(bodies, labelled=True, lines=[item[5] for item in batch])
+            good = []
+            for item, k, exc in zip(batch, counts, errors):
+                if exc is not None:
+                    self._deliver([(item[4], None, exc)])
+                    continue
+                item[5] = k
+                good.append(item)
+            if len(good) < len(batch):
+                bodies = [item[3] for item in good]
+            return good, X, y, (bodies[0] if len(bodies) == 1 else b"".join(bodies))
+        good = []
+        for item in batch:
+            if item[0] == "text":
+                try:
+                    item[1], item[2], _ = self.parse(item[3], labelled=True, _limit=False)
+                except BadRequest as exc:
+                    self._deliver([(item[4], None, exc)])
+                    continue
+                item[5] = item[1].shape[0]
+            elif not self._still_valid(item):
+                continue
+            good.append(item)
+        if len(good) <= 1:
+            return (good, good[0][1], good[0][2], good[0][3]) if good else ([], None, None, None)
+        X = sp.vstack([item[1] for item in good], format="csr")
+        y = np.concatenate([item[2] for item in good])
+        return good, X, y, b"".join(item[3] for item in good)
+
+    def _sync_loop(self):
+        """The log's group commit (``_SYNC_THREADS`` threads): an fsync covers every group written before it
+        started; when it returns, those groups are answered, in log order. A second fsync can start while one
+        runs, for the groups written meanwhile (overlapping fsyncs finish sooner than back-to-back ones)."""
+        while True:
+            with self._sync_cv:
+                while self._written == self._covered and not self._sync_stop:
+                    self._sync_cv.wait()
+                if self._written == self._covered:
+                    return
+                target = self._covered = self._written
+                self._syncing += 1
+                wal = self.wal
+            error = None
+            try:
+                if self.failed is not None:  # after a failed fsync nothing is acknowledged (pages may be lost)
+                    raise OSError(self.failed)
+                wal.sync()
+            except BaseException as exc:
+                error = exc
+            with self._sync_cv:
+                self._syncing -= 1
+                if error is not None and self.failed is None:
+                    self.failed = f"{type(error).__name__}: {error}"
+                    self._log(f"learning stopped: {self.failed}")
+                self._synced = max(self._synced, target)
+                k = 0
+                while k < len(self._pending) and self._pending[k][0] <= self._synced:
+                    k += 1
+                done = [d for _, group in self._pending[:k] for d in group]
+                del self._pending[:k]
+                if self.failed is not None:
+                    done = [(fut, None, self._stopped()) for fut, _, _ in done]
+                self._deliver(done)  # under the lock: groups are answered in log order
+                self._sync_cv.notify_all()
+
+    def _drain(self):
+        """Wait until every learned batch is fsynced and answered (before the log file changes)."""
+        with self._sync_cv:
+            while self._pending or self._syncing:
+                self._sync_cv.wait()
+
+    @staticmethod
+    def _deliver(done):
+        """Answer ``[(future, result, exception)]``: concurrent futures directly, asyncio futures with one
+        wake-up of their event loop for the whole group."""
+        loops = {}
+        for fut, result, exc in done:
+            if isinstance(fut, Future):
+                if exc is not None:
+                    fut.set_exception(exc)
+                else:
+                    fut.set_result(result)
+            else:
+                loops.setdefault(fut.get_loop(), []).append((fut, result, exc))
+        for loop, items in loops.items():
+            with contextlib.suppress(RuntimeError):  # the loop closed (shutting down): nobody waits
+                loop.call_soon_threadsafe(_resolve, items)
 
     def _still_valid(self, item):
         """A request parsed before a model swap may not fit the new model: refuse it (409), learn the rest."""
@@ -507,12 +706,18 @@ class ServedModel:
         classes = self.config["classes"]
         if X.shape[1] == self.config["n_features"] and (classes is None or np.isin(y, classes).all()):
             return True
-        item[4].set_exception(
-            BadRequest(
-                "the model was replaced while this request waited, and the request "
-                "does not fit the new model; send it again.",
-                409,
-            )
+        self._deliver(
+            [
+                (
+                    item[4],
+                    None,
+                    BadRequest(
+                        "the model was replaced while this request waited, and the request "
+                        "does not fit the new model; send it again.",
+                        409,
+                    ),
+                )
+            ]
         )
         return False
 
@@ -586,6 +791,7 @@ class ServedModel:
     def _snapshot(self):
         """Atomic snapshot g at n examples: state-g.json, then model-g.slm (each temp + fsync + rename, then
         fsync of the folder), then a fresh wal-n.log; older files are removed last."""
+        self._drain()  # the batches in the current log are fsynced and answered before it is replaced
         n = self.stats["n_learned"]
         g = getattr(self, "_gen", 0) + 1
         state = {"config": self.config, "stats": self.stats}

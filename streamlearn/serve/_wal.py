@@ -8,6 +8,7 @@ Record layout (little-endian)::
     payload bytes    the batch's example lines, exactly as learned (text, one example per line)
 
 ``append`` writes a record with one ``write`` and returns after ``fsync``: an acknowledged batch is on disk.
+``write`` then ``sync`` split the two, so that one ``fsync`` (group commit) covers every record written before it.
 A crash in the middle of ``append`` leaves a torn last record; :func:`read_records` detects it (short read or
 CRC mismatch) and reports the offset of the last whole record, where the log is then cut.
 
@@ -88,6 +89,11 @@ class WriteAheadLog:
 
     def append(self, seq, payload):
         """Write one record and fsync it."""
+        self.write(seq, payload)
+        self.sync()
+
+    def write(self, seq, payload):
+        """Write one record (in the page cache: it survives the process, not yet the machine; see ``sync``)."""
         if len(payload) >= MAX_RECORD:
             raise ValueError(f"a log record holds at most {MAX_RECORD} bytes; got {len(payload)}.")
         record = HEADER.pack(seq, len(payload), _crc(seq, payload)) + payload
@@ -95,6 +101,9 @@ class WriteAheadLog:
         while view:
             written = os.write(self.fd, view)
             view = view[written:]
+
+    def sync(self):
+        """fsync: every record written so far is on disk when this returns."""
         if self.fsync:
             os.fsync(self.fd)
 

@@ -1,0 +1,206 @@
+"""Group commit of text requests: one parse for the group (a malformed request among them gets its own error),
+answers only after the fsync that covers them, a failed fsync answers 503; the lean ASGI handlers."""
+
+import asyncio
+import json
+import threading
+
+import numpy as np
+import pytest
+
+from streamlearn.serve import BadRequest, ServedModel
+
+D = 20
+
+
+def _body(rng, n, extra=b""):
+    rows = []
+    for _ in range(n):
+        ids = np.sort(rng.choice(np.arange(1, D + 1), size=3, replace=False))
+        vals = np.round(rng.normal(size=3), 3)
+        rows.append(f"{1 if vals.sum() > 0 else -1} " + " ".join(f"{i}:{v:g}" for i, v in zip(ids, vals)))
+    return ("\n".join(rows) + "\n").encode() + extra
+
+
+def _served(tmp_path, **kw):
+    return ServedModel(tmp_path / "state", learner="ftrl", n_features=D, snapshot_every=0, **kw)
+
+
+@pytest.mark.parametrize("odd", [b"-1 oops\n", b"\n# a comment line\n"])
+def test_grouped_text_requests_learn_as_the_same_requests_one_by_one(tmp_path, odd):
+    """Six requests queued together (one malformed, or one with blank and comment lines): each gets the answer
+    it gets alone, the malformed one its own error naming its line, and the model is the one-by-one model."""
+    rng = np.random.default_rng(1)
+    bodies = [_body(rng, int(rng.integers(1, 6))) for _ in range(6)]
+    bodies[3] = bodies[3] + odd
+    group = _served(tmp_path / "g")
+    with group._cv:  # hold the writer: the six requests form one group
+        futures = [group.learn_text(b) for b in bodies]
+    alone = _served(tmp_path / "a")
+    for fut, body in zip(futures, bodies):
+        expected = alone.learn_text(body)
+        if expected.exception() is not None:
+            assert isinstance(fut.exception(timeout=30), BadRequest)
+            assert str(fut.exception()) == str(expected.exception())
+            bad_line = body.count(b"\n")
+            assert str(fut.exception()).startswith(f"line {bad_line}: malformed feature 'oops'")
+            continue
+        got, want = fut.result(timeout=30), expected.result(timeout=30)
+        assert (got["learned"], got["first"]) == (want["learned"], want["first"])
+        assert got["learned"] == body.count(b"\n") - (2 if body.endswith(odd) else 0)
+        np.testing.assert_allclose(got["scores"], want["scores"], rtol=1e-12)
+    assert group.stats["n_learned"] == alone.stats["n_learned"] > 0
+    np.testing.assert_allclose(group.model.coef_, alone.model.coef_, rtol=1e-12)
+    assert group.stats["n_batches"] == 1  # one group: one kernel call, one log record
+    group.close()
+    alone.close()
+
+
+def test_answer_waits_for_the_fsync_that_covers_it(tmp_path):
+    m = _served(tmp_path)
+    release, entered = threading.Event(), threading.Event()
+    sync = m.wal.sync
+
+    def slow_sync():
+        entered.set()
+        assert release.wait(30)
+        sync()
+
+    m.wal.sync = slow_sync
+    fut = m.learn_text(_body(np.random.default_rng(2), 4))
+    assert entered.wait(30)
+    assert m.stats["n_learned"] == 4  # learned and in the log ...
+    assert not fut.done()  # ... but not answered before its fsync returns
+    release.set()
+    assert fut.result(timeout=30)["learned"] == 4
+    m.close()
+
+
+def test_failed_fsync_answers_503_and_stops_learning(tmp_path):
+    m = _served(tmp_path)
+
+    def broken_sync():
+        raise OSError(5, "Input/output error")
+
+    m.wal.sync = broken_sync
+    fut = m.learn_text(_body(np.random.default_rng(3), 2))
+    exc = fut.exception(timeout=30)
+    assert isinstance(exc, BadRequest) and exc.status == 503 and "Input/output error" in str(exc)
+    assert m.failed is not None and m.health()["status"] == "failed"
+    with pytest.raises(BadRequest, match="stopped"):
+        m.learn_text(_body(np.random.default_rng(4), 2))
+    m.close(snapshot=False)
+
+
+@pytest.mark.parametrize("encoder", ["default", "json"])
+def test_lean_handlers_answer_and_refuse(tmp_path, monkeypatch, encoder):
+    """POST /learn and /predict through the ASGI app (no server): answers, 400 naming the line, 413, 401, and
+    GET on those paths still gets Starlette's 405. Also with the standard-library JSON encoder."""
+    httpx = pytest.importorskip("httpx")
+    from streamlearn.serve import _app, create_app
+
+    if encoder == "json":
+        monkeypatch.setattr(_app, "_dumps", _app._dumps_json)
+    m = _served(tmp_path)
+    app = create_app(m, token="s3cret", max_body_bytes=2000)
+    auth = {"Authorization": "Bearer s3cret"}
+    body = _body(np.random.default_rng(5), 3)
+
+    async def run():
+        async with httpx.AsyncClient(transport=httpx.ASGITransport(app=app), base_url="http://t") as c:
+            learned = await c.post("/learn", content=body, headers=auth)
+            rows = await c.post("/learn", json={"rows": body.decode().splitlines()}, headers=auth)
+            bad = await c.post("/learn", content=body + b"1 2:x\n", headers=auth)
+            big = await c.post("/learn", content=b"1 1:1\n" * 400, headers=auth)
+            noauth = await c.post("/learn", content=body)
+            pred = await c.post("/predict", content=b"1:1 2:0.5\n3:1\n")
+            get = await c.get("/learn")
+            return learned, rows, bad, big, noauth, pred, get
+
+    learned, rows, bad, big, noauth, pred, get = asyncio.run(run())
+    assert learned.status_code == 200 and learned.headers["content-type"] == "application/json"
+    doc = learned.json()
+    assert doc["learned"] == 3 and doc["first"] == 0 and len(doc["scores"]) == 3
+    assert rows.status_code == 200 and rows.json()["first"] == 3
+    assert bad.status_code == 400 and bad.json()["error"].startswith("line 4: ")
+    assert big.status_code == 413 and noauth.status_code == 401
+    assert noauth.headers["www-authenticate"] == "Bearer"
+    assert pred.status_code == 200 and len(pred.json()["scores"]) == 2
+    assert get.status_code == 405
+    assert json.loads(learned.content) == doc
+    m.close()
+
+
+def test_concurrent_predictions_are_answered_together_as_alone(tmp_path):
+    """Six concurrent /predict requests (one malformed, one with a comment line) are parsed and scored
+    together, and each gets the answer it gets alone."""
+    httpx = pytest.importorskip("httpx")
+    from streamlearn.serve import create_app
+
+    rng = np.random.default_rng(6)
+    m = _served(tmp_path)
+    m.learn_text(_body(rng, 50)).result(timeout=30)
+    app = create_app(m)
+    bodies = [_body(rng, int(rng.integers(1, 5))) for _ in range(6)]
+    bodies[2] += b"3:oops\n"
+    bodies[4] += b"# no example here\n"
+    sizes = []
+    parse_many = m.parse_many
+
+    def counting(bodies, **kw):
+        sizes.append(len(bodies))
+        return parse_many(bodies, **kw)
+
+    m.parse_many = counting
+
+    async def run():
+        async with httpx.AsyncClient(transport=httpx.ASGITransport(app=app), base_url="http://t") as c:
+            together = await asyncio.gather(*(c.post("/predict", content=b) for b in bodies))
+            alone = [await c.post("/predict", content=b) for b in bodies]
+            return together, alone
+
+    together, alone = asyncio.run(run())
+    assert max(sizes) > 1  # answered together
+    for t, a, body in zip(together, alone, bodies):
+        assert t.status_code == a.status_code
+        assert t.json() == a.json()
+        if t.status_code == 200:
+            assert len(t.json()["scores"]) == len(t.json()["proba"]) == body.count(b":") // 3
+    assert together[2].status_code == 400 and together[2].json()["error"].startswith("line ")
+    m.close()
+
+
+def test_a_group_above_the_request_line_limit_is_replayed(tmp_path):
+    """The line limit is per request: a group of requests may hold more lines, and its log record replays."""
+    rng = np.random.default_rng(7)
+    m = _served(tmp_path, max_batch_lines=5)
+    with m._cv:
+        futures = [m.learn_text(_body(rng, 4)) for _ in range(3)]
+    assert [f.result(timeout=30)["learned"] for f in futures] == [4, 4, 4]
+    assert m.stats["n_batches"] == 2  # 4 + 4 lines (the group closes once it reaches the limit), then 4
+    back = ServedModel(tmp_path / "state", snapshot_every=0, max_batch_lines=5)  # a crash: replays the log
+    assert back.failed is None and back.stats["n_learned"] == 12
+    np.testing.assert_array_equal(back.model.coef_, m.model.coef_)
+    back.close()
+    m.close(snapshot=False)
+
+
+def test_lean_handlers_also_behind_starlette_routing(tmp_path):
+    """Under a root path (a mount), POST /learn and /predict reach the same handlers through Starlette."""
+    httpx = pytest.importorskip("httpx")
+    from streamlearn.serve import create_app
+
+    m = _served(tmp_path)
+    app = create_app(m)
+
+    async def run():
+        transport = httpx.ASGITransport(app=app.starlette, root_path="/api")
+        async with httpx.AsyncClient(transport=transport, base_url="http://t") as c:
+            learned = await c.post("/api/learn", content=_body(np.random.default_rng(8), 2))
+            predicted = await c.post("/api/predict", content=b"1:1\n")
+            return learned, predicted
+
+    learned, predicted = asyncio.run(run())
+    assert learned.status_code == 200 and learned.json()["learned"] == 2
+    assert predicted.status_code == 200 and len(predicted.json()["scores"]) == 1
+    m.close()
