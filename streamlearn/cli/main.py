@@ -174,6 +174,9 @@ def entry_point():
     flushing the standard streams, joining threads, clearing the modules; what the collector would have freed,
     the operating system reclaims with the process.
     """
+    from ._deferred import defer_imports
+
+    defer_imports()  # scikit-learn's start-up imports of scipy.stats and pandas, loaded on first use
     code = main()
     try:
         sys.stdout.flush()

@@ -196,6 +196,7 @@ def _need_learner(args):
 def _hashed_openers(args, paths):
     """Openers of hashed-format files (VW text, CSV, Parquet), all read with one :class:`InputSpec`, which is
     returned too. For tables the first file fixes the columns (kinds, namespaces)."""
+    from ..datasets._prefetch import prefetch
     from ..datasets._readers import open_stream
 
     if is_table_run(args, paths):
@@ -206,7 +207,8 @@ def _hashed_openers(args, paths):
     if args.chunk_size < 1:
         raise CLIError(f"--chunk-size must be >= 1; got {args.chunk_size}.")
     spec = hashed_spec(args, paths[0], LEARNERS[args.learner].task)
-    return [lambda p=p: open_stream(p, spec, args.chunk_size, require_label=True) for p in paths], spec
+    # read ahead in a thread: the next chunk is parsed while the learner works on this one
+    return [lambda p=p: prefetch(open_stream(p, spec, args.chunk_size, require_label=True)) for p in paths], spec
 
 
 def _with_scaler(args, learner):

@@ -61,3 +61,14 @@ def test_hash_rules_match_vowpalwabbit():
             b = np.frombuffer(w, np.uint8)
             got = int(K.hash_string(b, 0, len(w), seed)) & (2**24 - 1)
             assert got == ws.hash_feature(w.decode(), seed), w
+
+
+@pytest.mark.parametrize("n", [0, 1, 2, 7, 35, 64])
+def test_rank_sort_of_a_rows_keys_matches_numpy_sort(n):
+    from streamlearn._kernels.vw_text import _rank_sort
+
+    rng = np.random.default_rng(n)
+    buckets = rng.integers(0, 1 << 6, size=n).astype(np.uint64)  # repeated buckets, as collisions give
+    keys = (buckets << np.uint64(32)) | np.arange(n, dtype=np.uint64)  # distinct: the entry's position
+    out = np.zeros(n + 3, np.uint64)
+    assert np.array_equal(_rank_sort(keys, out, n), np.sort(keys))

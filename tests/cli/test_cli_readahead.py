@@ -1,0 +1,142 @@
+"""``train`` on VW text reads ahead in a thread (the next chunk is parsed while the learner works): the model
+is bit for bit the one of a sequential read, a bad line in the middle is the usual one-line error with the
+output untouched, Ctrl-C is the usual one line. The ``streamlearn`` executable defers scikit-learn's
+start-up imports of scipy.stats and pandas (``streamlearn.cli._deferred``)."""
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import streamlearn.datasets._prefetch as prefetch_module
+from streamlearn.cli.main import main
+from streamlearn.datasets import write_click_log
+from streamlearn.persist import load
+
+ENV = {**os.environ, "OPENBLAS_NUM_THREADS": "1"}
+
+
+@pytest.fixture(scope="module")
+def clicks(tmp_path_factory):
+    d = tmp_path_factory.mktemp("readahead")
+    write_click_log(d / "train.vw", 3000, seed=5)
+    write_click_log(d / "test.vw", 400, seed=6)
+    return d
+
+
+def _train(capsys, data, model, learner):
+    code = main(["train", str(data), "-l", learner, "-q", "ua", "--chunk-size", "250", "-o", str(model), "--json"])
+    out = capsys.readouterr()
+    assert code == 0, out.err
+    return json.loads(out.out)
+
+
+@pytest.mark.parametrize("learner", ["ftrl", "pa1"])
+def test_read_ahead_trains_the_same_model_bit_for_bit(clicks, tmp_path, capsys, monkeypatch, learner):
+    calls = []
+    real = prefetch_module.prefetch
+
+    def counted(chunks, depth=2):
+        calls.append(depth)
+        return real(chunks, depth)
+
+    monkeypatch.setattr(prefetch_module, "prefetch", counted)
+    threaded = _train(capsys, clicks / "train.vw", tmp_path / "a.slm", learner)
+    assert calls, "train on VW text did not read ahead"
+    monkeypatch.setattr(prefetch_module, "prefetch", lambda chunks, depth=2: iter(chunks))
+    sequential = _train(capsys, clicks / "train.vw", tmp_path / "b.slm", learner)
+    a, b = load(tmp_path / "a.slm"), load(tmp_path / "b.slm")
+    assert a.coef_.tobytes() == b.coef_.tobytes() and np.array_equal(a.intercept_, b.intercept_)
+    for key in ("n_train", "average_loss", "online_error_rate", "nnz_weights"):
+        assert threaded[key] == sequential[key]
+
+
+def test_bad_line_in_the_middle_is_one_line_and_leaves_the_model_file(clicks, tmp_path, capsys):
+    lines = (clicks / "train.vw").read_bytes().splitlines(keepends=True)
+    bad = tmp_path / "bad.vw"
+    bad.write_bytes(b"".join(lines[:2600]) + b"1 |u x:\n" + b"".join(lines[2600:]))
+    out = tmp_path / "m.slm"
+    out.write_bytes(b"old model")
+    code = main(["train", str(bad), "-l", "ftrl", "-q", "ua", "--chunk-size", "100", "-o", str(out)])
+    err = capsys.readouterr().err
+    assert code == 2
+    assert err == f"streamlearn: error: {bad}:2601: feature 'x:' has ':' without a value\n"
+    assert out.read_bytes() == b"old model" and sorted(p.name for p in tmp_path.iterdir()) == ["bad.vw", "m.slm"]
+
+
+def _read_position(pid, path):
+    """How far the process has read ``path`` (None until it opens it)."""
+    for fd in Path(f"/proc/{pid}/fd").glob("*"):
+        try:
+            if os.readlink(fd) == str(path):
+                return int((Path(f"/proc/{pid}/fdinfo") / fd.name).read_text().split()[1])
+        except (OSError, ValueError, IndexError):
+            continue
+    return None
+
+
+@pytest.mark.skipif(not Path("/proc/self/fdinfo").exists(), reason="needs /proc to see how far the run has read")
+def test_ctrl_c_while_the_reader_thread_parses_ahead(tmp_path):
+    data = tmp_path / "big.vw"
+    write_click_log(data, 300_000, seed=7)
+    out = tmp_path / "m.slm"
+    out.write_bytes(b"old model")
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "streamlearn", "train", str(data), "-l", "ftrl", "-q", "ua"]
+        + ["--chunk-size", "500", "-o", str(out)],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        env=ENV,
+    )
+    deadline = time.time() + 120
+    while time.time() < deadline and proc.poll() is None and not (_read_position(proc.pid, data) or 0):
+        time.sleep(0.01)
+    proc.send_signal(signal.SIGINT)  # the reader thread is parsing, the main thread learning
+    _, err = proc.communicate(timeout=60)
+    assert proc.returncode == 130, err
+    assert err.decode() == f"streamlearn: error: interrupted; {out} left unchanged\n"
+    assert out.read_bytes() == b"old model" and sorted(p.name for p in tmp_path.iterdir()) == ["big.vw", "m.slm"]
+
+
+_PROBE = """
+import atexit, sys
+atexit.register(lambda: print("LOADED", sorted(m for m in ("scipy.stats._stats_py", "pandas.core.frame")
+                                               if m in sys.modules), file=sys.stderr))
+sys.argv[0] = "streamlearn"
+from streamlearn.cli.main import entry_point
+entry_point()
+"""
+
+
+def test_streamlearn_trains_and_predicts_without_loading_scipy_stats_or_pandas(clicks, tmp_path):
+    model = tmp_path / "m.slm"
+    for args in (
+        ["train", str(clicks / "train.vw"), "-l", "ftrl", "-q", "ua", "-o", str(model), "--quiet"],
+        ["predict", str(model), str(clicks / "test.vw"), "-o", str(tmp_path / "p.txt")],
+    ):
+        res = subprocess.run([sys.executable, "-c", _PROBE, *args], capture_output=True, text=True, env=ENV)
+        assert res.returncode == 0 and res.stderr.strip().endswith("LOADED []"), res.stderr
+
+
+def test_deferred_modules_work_when_used():
+    code = """
+import sys
+from streamlearn.cli._deferred import defer_imports
+assert defer_imports() == ["scipy.stats", "pandas"]
+import sklearn.base, scipy.stats, pandas as pd
+assert "scipy.stats._stats_py" not in sys.modules and "pandas.core.frame" not in sys.modules
+assert scipy.stats.norm.cdf(0.0) == 0.5
+from pandas import DataFrame
+import pandas.api.types
+assert DataFrame({"a": [1, 2]}).shape == (2, 1) and pd.Series([1]).sum() == 1
+assert sys.modules["pandas"].DataFrame is DataFrame and sys.modules["scipy"].stats.norm is scipy.stats.norm
+print("ok")
+"""
+    res = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=ENV)
+    assert res.returncode == 0 and res.stdout.strip() == "ok", res.stderr
