@@ -258,25 +258,77 @@ def _apply_B_sparse(buf, sc, r, indices, data, st, en, out):
 
 
 @njit_kernel
+def _lu_solve(m, rhs):
+    """``m^{-1} rhs`` by Gaussian elimination with partial pivoting (``m`` is overwritten; r is small).
+
+    Raises like LAPACK's ``gesv`` behind ``np.linalg.solve``: ``ValueError`` for a non-finite matrix,
+    ``LinAlgError`` for a singular one."""
+    r = rhs.shape[0]
+    x = rhs.copy()
+    for a in range(r):
+        for b in range(r):
+            if not math.isfinite(m[a, b]):
+                raise ValueError("Array must not contain infs or NaNs.")
+    for c in range(r):
+        piv = c
+        for i in range(c + 1, r):
+            if abs(m[i, c]) > abs(m[piv, c]):
+                piv = i
+        if m[piv, c] == 0.0:
+            raise np.linalg.LinAlgError("Matrix is singular to machine precision.")
+        if piv != c:
+            for b in range(r):
+                m[c, b], m[piv, b] = m[piv, b], m[c, b]
+            x[c], x[piv] = x[piv], x[c]
+        for i in range(c + 1, r):
+            f = m[i, c] / m[c, c]
+            if f != 0.0:
+                for b in range(c + 1, r):
+                    m[i, b] -= f * m[c, b]
+                x[i] -= f * x[c]
+    for i in range(r - 1, -1, -1):
+        acc = x[i]
+        for b in range(i + 1, r):
+            acc -= m[i, b] * x[b]
+        x[i] = acc / m[i, i]
+    return x
+
+
+@njit_kernel
 def _small_solve(m, rhs, pinv):
     """``m^{-1} rhs``; with ``pinv`` the squared pseudo-inverse ``(m^+)^2 rhs`` and also ``m^+ rhs``."""
     r = rhs.shape[0]
     if r == 0:
         return rhs.copy(), rhs.copy()
     if not pinv:
-        z = np.linalg.solve(m, rhs)
+        z = _lu_solve(m, rhs)
         return z, z
     lam, u = np.linalg.eigh(m)
     top = lam[r - 1]
     tol = top * r * PINV_TOL
-    c = np.dot(u.T, rhs)
     c1 = np.zeros(r)
     c2 = np.zeros(r)
     for a in range(r):
+        ca = 0.0  # (u^T rhs)_a
+        for b in range(r):
+            ca += u[b, a] * rhs[b]
         if lam[a] > tol and lam[a] > 0.0:
-            c1[a] = c[a] / lam[a]
-            c2[a] = c[a] / (lam[a] * lam[a])
-    return np.dot(u, c2), np.dot(u, c1)
+            c1[a] = ca / lam[a]
+            c2[a] = ca / (lam[a] * lam[a])
+    return _small_matvec(u, c2), _small_matvec(u, c1)
+
+
+@njit_kernel
+def _small_matvec(u, c):
+    """``u c`` for a small square u (a plain loop: no BLAS call for r <= 2 ell)."""
+    r = c.shape[0]
+    out = np.zeros(r)
+    for a in range(r):
+        acc = 0.0
+        for b in range(r):
+            acc += u[a, b] * c[b]
+        out[a] = acc
+    return out
 
 
 @njit_kernel
@@ -299,7 +351,10 @@ def _split_step(gram, sc, r, alpha, rhs, xx, in_span):
     m = _small_matrix(gram, sc, r, 0.0)
     lam, u = np.linalg.eigh(m)
     tol = lam[r - 1] * r * PINV_TOL
-    q = np.dot(u.T, np.ascontiguousarray(rhs[:r]))
+    q = np.zeros(r)  # u^T Bx
+    for a in range(r):
+        for b in range(r):
+            q[a] += u[b, a] * rhs[b]
     qy = np.zeros(r)
     qz = np.zeros(r)
     proj2 = 0.0
@@ -312,9 +367,14 @@ def _split_step(gram, sc, r, alpha, rhs, xx, in_span):
             zb += q[a] * qz[a]
     perp2 = xx - proj2
     if in_span or not (perp2 > PERP_TOL * xx):
-        has_perp, den, c = False, zb, -np.dot(u, qz)
+        has_perp, den = False, zb
+        for a in range(r):
+            qz[a] = -qz[a]
     else:
-        has_perp, den, c = True, perp2 + alpha * zb, np.dot(u, qy - alpha * qz)
+        has_perp, den = True, perp2 + alpha * zb
+        for a in range(r):
+            qz[a] = qy[a] - alpha * qz[a]
+    c = _small_matvec(u, qz)
     if not (den > 0.0 and math.isfinite(den)):
         return True, xx, np.zeros(r)  # numerically degenerate: Euclidean projection (finite and feasible)
     return has_perp, den, c
