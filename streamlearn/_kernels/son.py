@@ -425,7 +425,7 @@ def _project_along(wk, dirv, bk, gk, sk, r, al, bx, indices, data, st, en, tau, 
     for p in range(st, en):
         den += dirv[indices[p]] * data[p]
     if not (den > CANCEL_TOL * xx and math.isfinite(den)):
-        has_perp, den, c = _split_step(gram=gk, sc=sk, r=r, alpha=al, rhs=bx, xx=xx, in_span=False)
+        has_perp, den, c = _split_step(gram=gk, sc=sk, r=r, alpha=al, rhs=bx, xx=xx, in_span=np.bool_(False))
         _fill_direction(dirv=dirv, has_perp=has_perp, c=c, sk=sk, bk=bk, r=r, indices=indices, data=data, st=st, en=en)
     _move(wk, tau / den, dirv)
 
@@ -441,8 +441,10 @@ def _son_project(wk, bk, gk, sk, r, al, indices, data, st, en, tau, xx, in_span,
     bx = np.empty(r)
     _apply_B_sparse(buf=bk, sc=sk, r=r, indices=indices, data=data, st=st, en=en, out=bx)
     if not in_span and not _use_pinv(gk, sk, r, al):
-        _, zz1 = _small_solve(_small_matrix(gk, sk, r, al), bx, False)
-        _fill_direction(dirv=dirv, has_perp=True, c=zz1, sk=sk, bk=bk, r=r, indices=indices, data=data, st=st, en=en)
+        _, zz1 = _small_solve(_small_matrix(gk, sk, r, al), bx, np.bool_(False))
+        _fill_direction(
+            dirv=dirv, has_perp=np.bool_(True), c=zz1, sk=sk, bk=bk, r=r, indices=indices, data=data, st=st, en=en
+        )
         _project_along(
             wk=wk,
             dirv=dirv,
@@ -547,7 +549,7 @@ def son_epoch(
                     en=en,
                     tau=tau,
                     xx=xx,
-                    in_span=False,
+                    in_span=np.bool_(False),
                     dirv=dirv,
                 )
                 z -= tau  # = +-C: the exact score of the projected point (w.x is within rounding of it)
