@@ -431,13 +431,15 @@ def _project_along(wk, dirv, bk, gk, sk, r, al, bx, indices, data, st, en, tau, 
 
 
 @njit_kernel
-def _son_project(wk, bk, gk, sk, r, al, indices, data, st, en, tau, xx, in_span, dirv):
-    """Project ``wk`` onto ``|w.x| <= C`` in the H-norm, ``H = B^T B + alpha I`` (``tau = tau_C(w.x)``).
+def _son_project(wk, bk, gk, sk, r, al, x, tau, xx, in_span, dirv):
+    """Project ``wk`` onto ``|w.x| <= C`` in the H-norm, ``H = B^T B + alpha I`` (``tau = tau_C(w.x)``), for the
+    sparse row ``x = (indices, data, st, en)``.
 
     Direction ``alpha H^{-1} x = x - B^T (G + alpha I)^{-1} Bx`` with den ``x.`` of it (``_project_along``),
     unless alpha is negligible (pseudo-inverse phase, App. A's candidates) or ``in_span`` (x known to lie in
     B's row space: ``slab="current"``, FD family, its row just appended and no shrink): then ``_split_step``.
     """
+    indices, data, st, en = x
     bx = np.empty(r)
     _apply_B_sparse(buf=bk, sc=sk, r=r, indices=indices, data=data, st=st, en=en, out=bx)
     if not in_span and not _use_pinv(gk, sk, r, al):
@@ -514,9 +516,11 @@ def son_epoch(
     rvec = np.empty(cap)
     qvec = np.empty(cap)
     run = np.empty(d)
+    nospan = np.bool_(False)
     for i in range(n):
         st = indptr[i]
         en = indptr[i + 1]
+        x = (indices, data, st, en)
         nnz = en - st
         if gdata.shape[0] < nnz:
             gdata = np.empty(2 * nnz)
@@ -536,22 +540,7 @@ def son_epoch(
                 xx += data[p] * data[p]
             tau = 0.0 if slab_current else _tau(z, C)
             if tau != 0.0 and xx > 0.0:
-                _son_project(
-                    wk=w[k],
-                    bk=bk,
-                    gk=gk,
-                    sk=sk,
-                    r=r,
-                    al=al,
-                    indices=indices,
-                    data=data,
-                    st=st,
-                    en=en,
-                    tau=tau,
-                    xx=xx,
-                    in_span=np.bool_(False),
-                    dirv=dirv,
-                )
+                _son_project(wk=w[k], bk=bk, gk=gk, sk=sk, r=r, al=al, x=x, tau=tau, xx=xx, in_span=nospan, dirv=dirv)
                 z -= tau  # = +-C: the exact score of the projected point (w.x is within rounding of it)
             out[i, k] = z
             if not math.isfinite(z):
@@ -644,19 +633,6 @@ def son_epoch(
                 tau = _slab_tau(w[k], indices, data, st, en, C)
                 if tau != 0.0:
                     _son_project(
-                        wk=w[k],
-                        bk=bk,
-                        gk=gk,
-                        sk=sk,
-                        r=r,
-                        al=al,
-                        indices=indices,
-                        data=data,
-                        st=st,
-                        en=en,
-                        tau=tau,
-                        xx=xx,
-                        in_span=in_span,
-                        dirv=dirv,
+                        wk=w[k], bk=bk, gk=gk, sk=sk, r=r, al=al, x=x, tau=tau, xx=xx, in_span=in_span, dirv=dirv
                     )
     return t, -1

@@ -109,12 +109,15 @@ def _solve(gram, sc, r, al, L, nchol, rhs, z1, z2, diag):
 
 
 @njit_kernel
-def _slab_step(tau, gram, sc, r, al, bx, xx, in_span, L, nchol, z1, z2, diag):
-    """The H-norm projection of ``w`` onto ``|w.x| <= C`` (``tau = tau_C(w.x)``, ``bx = B x``), in pieces every
-    lazy representation applies its own way: returns ``(has_perp, f, coef, nchol)`` for
-    ``w <- w - f has_perp x + f B^T coef``. Same rule as ``son._son_project``: direction
+def _slab_step(tau, sol, r, al, bx, xx, in_span, nchol, diag, v, x):
+    """The H-norm projection of ``w`` onto ``|w.x| <= C`` (``tau = tau_C(w.x)``, ``bx = B x``): applies its x
+    part to v (``v -= f x`` unless the direction has no x_perp part) and returns ``(f, coef, nchol)``; every lazy
+    representation then applies ``w += f B^T coef`` its own way. ``sol = (gram, sc, L, z1, z2)`` (``_solve``),
+    ``x = (indices, data, st, en)``. Same rule as ``son._son_project``: direction
     ``x - B^T (G + alpha I)^{-1} Bx`` unless alpha is negligible, its denominator has lost its digits or
     ``in_span`` (x known to lie in B's row space); then ``son._split_step``."""
+    gram, sc, L, z1, z2 = sol
+    indices, data, st, en = x
     if not in_span:
         pinv, nchol = _solve(gram=gram, sc=sc, r=r, al=al, L=L, nchol=nchol, rhs=bx, z1=z1, z2=z2, diag=diag)
         if not pinv:
@@ -122,21 +125,29 @@ def _slab_step(tau, gram, sc, r, al, bx, xx, in_span, L, nchol, z1, z2, diag):
             for a in range(r):
                 den -= z1[a] * bx[a]
             if den > CANCEL_TOL * xx and math.isfinite(den):
-                return True, tau / den, z1, nchol
+                f = tau / den
+                _sub_row(v, f, indices, data, st, en)
+                return f, z1, nchol
     has_perp, den, c = _split_step(gram=gram, sc=sc, r=r, alpha=al, rhs=bx, xx=xx, in_span=in_span)
-    return has_perp, tau / den, c, nchol
+    f = tau / den
+    if has_perp:
+        _sub_row(v, f, indices, data, st, en)
+    return f, c, nchol
 
 
 @njit_kernel
-def _newton_step(gram, sc, r, al, rhs, L, nchol, z1, z2, diag):
-    """``u = w - H^{-1} g`` in pieces (``rhs = B g``): returns ``(f_x, f, coef, nchol)`` for
-    ``w <- w - f_x x / dl + f B^T coef``: Woodbury ``(g - B^T z1) / alpha``, or ``-B^T G^{+2} B g`` when alpha is
-    negligible."""
+def _newton_step(sol, r, al, rhs, nchol, diag, v, x, dl):
+    """``u = w - H^{-1} g`` (``rhs = B g``, ``g = dl x``): applies its g part to v and returns ``(f, coef, nchol)``
+    for ``w += f B^T coef``: Woodbury ``(g - B^T z1) / alpha``, or ``-B^T G^{+2} B g`` when alpha is negligible.
+    ``sol`` and ``x`` as in ``_slab_step``."""
+    gram, sc, L, z1, z2 = sol
     pinv, nchol = _solve(gram=gram, sc=sc, r=r, al=al, L=L, nchol=nchol, rhs=rhs, z1=z1, z2=z2, diag=diag)
     if pinv:
-        return 0.0, -1.0, z2, nchol
+        return -1.0, z2, nchol
     inv = 1.0 / al
-    return inv, inv, z1, nchol
+    indices, data, st, en = x
+    _sub_row(v, inv * dl, indices, data, st, en)
+    return inv, z1, nchol
 
 
 @njit_kernel
@@ -356,6 +367,8 @@ def son_fd_lazy(
     qmax = cap + max_sp
     sc = np.ones(cap)
     first_bad = -1
+    nospan = np.bool_(False)  # x not known to lie in B's row space
+    diag = np.bool_(False)
     n_mat = 0
     for k in range(K):
         r = n_rows[k]
@@ -382,11 +395,13 @@ def son_fd_lazy(
         z2 = np.zeros(cap)
         L = np.zeros((cap, cap))
         nchol = np.int64(0)
+        sol = (gk, sc, L, z1, z2)
         lazy_work = 0.0
         bad = -1
         for i in range(n):
             st = indptr[i]
             en = indptr[i + 1]
+            x = (indices, data, st, en)
             _fd_basis_dot(
                 Dt=Dt,
                 r0=r0,
@@ -412,23 +427,9 @@ def son_fd_lazy(
             # ---- projection (onto the slab of the example about to be predicted; see slab_current)
             tau = 0.0 if slab_current else _tau(z, C)
             if tau != 0.0 and xx > 0.0:
-                has_perp, f, coef, nchol = _slab_step(
-                    tau=tau,
-                    gram=gk,
-                    sc=sc,
-                    r=r,
-                    al=al,
-                    bx=bx,
-                    xx=xx,
-                    in_span=np.bool_(False),
-                    L=L,
-                    nchol=nchol,
-                    z1=z1,
-                    z2=z2,
-                    diag=np.bool_(False),
+                f, coef, nchol = _slab_step(
+                    tau=tau, sol=sol, r=r, al=al, bx=bx, xx=xx, in_span=nospan, nchol=nchol, diag=diag, v=v, x=x
                 )
-                if has_perp:
-                    _sub_row(v, f, indices, data, st, en)
                 _add_rmatvec(T, r, q, coef, f, e)
                 z -= tau
             out[i, k] = z
@@ -459,11 +460,7 @@ def son_fd_lazy(
                 _matvec(T, r, q, bxb, bx)
                 for a in range(r):
                     bx[a] *= dl
-                fx, f, coef, nchol = _newton_step(
-                    gram=gk, sc=sc, r=r, al=al, rhs=bx, L=L, nchol=nchol, z1=z1, z2=z2, diag=np.bool_(False)
-                )
-                if fx != 0.0:
-                    _sub_row(v, fx * dl, indices, data, st, en)
+                f, coef, nchol = _newton_step(sol=sol, r=r, al=al, rhs=bx, nchol=nchol, diag=diag, v=v, x=x, dl=dl)
                 _add_rmatvec(T, r, q, coef, f, e)
             if slab_current and xx > 0.0:
                 # Alg. 6 as printed (K_t): project u onto |w.x_t| <= C with the post-update H (u = w when
@@ -476,24 +473,11 @@ def son_fd_lazy(
                 for b in range(q):
                     zu += e[b] * bxb[b]
                 tau = _tau(zu, C)
+                span = learned and not shrunk  # x_t's row appended, no shrink since
                 if tau != 0.0:
-                    has_perp, f, coef, nchol = _slab_step(
-                        tau=tau,
-                        gram=gk,
-                        sc=sc,
-                        r=r,
-                        al=al,
-                        bx=bx,
-                        xx=xx,
-                        in_span=learned and not shrunk,
-                        L=L,
-                        nchol=nchol,
-                        z1=z1,
-                        z2=z2,
-                        diag=np.bool_(False),
+                    f, coef, nchol = _slab_step(
+                        tau=tau, sol=sol, r=r, al=al, bx=bx, xx=xx, in_span=span, nchol=nchol, diag=diag, v=v, x=x
                     )
-                    if has_perp:
-                        _sub_row(v, f, indices, data, st, en)
                     _add_rmatvec(T, r, q, coef, f, e)
             # ---- materialise the dense rows (right after a shrink, when they are fewest) once the lazy form
             # has cost more than doing so
@@ -636,6 +620,9 @@ def son_oja_lazy(
     K = w.shape[0]
     d = w.shape[1]
     first_bad = -1
+    nospan = np.bool_(False)  # x not known to lie in B's row space
+    diag = np.bool_(True)
+    nchol = np.int64(0)  # no Cholesky factor kept between solves
     n_mat = 0
     for k in range(K):
         r = n_rows[k]
@@ -663,10 +650,12 @@ def son_oja_lazy(
         z2 = np.zeros(r)
         L = np.zeros((r, r))
         colsum = np.zeros(r)
+        sol = (gk, sk, L, z1, z2)
         bad = -1
         for i in range(n):
             st = indptr[i]
             en = indptr[i + 1]
+            x = (indices, data, st, en)
             ti = t + i + 1
             z, xx = _lazy_score(v=v, coef=b, Zt=Zt, r=r, indices=indices, data=data, start=st, end=en, zx=zx)
             for a in range(r):
@@ -678,23 +667,9 @@ def son_oja_lazy(
             # ---- projection
             tau = 0.0 if slab_current else _tau(z, C)
             if tau != 0.0 and xx > 0.0:
-                has_perp, f, coef, _ = _slab_step(
-                    tau=tau,
-                    gram=gk,
-                    sc=sk,
-                    r=r,
-                    al=al,
-                    bx=bx,
-                    xx=xx,
-                    in_span=np.bool_(False),
-                    L=L,
-                    nchol=np.int64(0),
-                    z1=z1,
-                    z2=z2,
-                    diag=np.bool_(True),
+                f, coef, _ = _slab_step(
+                    tau=tau, sol=sol, r=r, al=al, bx=bx, xx=xx, in_span=nospan, nchol=nchol, diag=diag, v=v, x=x
                 )
-                if has_perp:
-                    _sub_row(v, f, indices, data, st, en)
                 _oja_add_bt(F, sk, r, coef, f, b)
                 z -= tau
             out[i, k] = z
@@ -753,11 +728,7 @@ def son_oja_lazy(
                     for c in range(r):
                         acc += F[a, c] * zx[c]
                     bx[a] = dl * sk[a] * acc
-                fx, f, coef, _ = _newton_step(
-                    gram=gk, sc=sk, r=r, al=al, rhs=bx, L=L, nchol=np.int64(0), z1=z1, z2=z2, diag=np.bool_(True)
-                )
-                if fx != 0.0:
-                    _sub_row(v, fx * dl, indices, data, st, en)
+                f, coef, _ = _newton_step(sol=sol, r=r, al=al, rhs=bx, nchol=nchol, diag=diag, v=v, x=x, dl=dl)
                 _oja_add_bt(F, sk, r, coef, f, b)
             if slab_current and xx > 0.0:
                 # Alg. 6 as printed (K_t): project u onto |w.x_t| <= C with the post-update H (u = w when
@@ -769,23 +740,9 @@ def son_oja_lazy(
                         bx[a] /= dl  # B x (the u step scaled it to B g)
                 tau = _tau(zu, C)
                 if tau != 0.0:
-                    has_perp, f, coef, _ = _slab_step(
-                        tau=tau,
-                        gram=gk,
-                        sc=sk,
-                        r=r,
-                        al=al,
-                        bx=bx,
-                        xx=xx,
-                        in_span=np.bool_(False),
-                        L=L,
-                        nchol=np.int64(0),
-                        z1=z1,
-                        z2=z2,
-                        diag=np.bool_(True),
+                    f, coef, _ = _slab_step(
+                        tau=tau, sol=sol, r=r, al=al, bx=bx, xx=xx, in_span=nospan, nchol=nchol, diag=diag, v=v, x=x
                     )
-                    if has_perp:
-                        _sub_row(v, f, indices, data, st, en)
                     _oja_add_bt(F, sk, r, coef, f, b)
         Zt = _oja_materialise(Zt, F, b, v)
         for a in range(r):
@@ -836,6 +793,9 @@ def son_rp_lazy(
     K = w.shape[0]
     d = w.shape[1]
     first_bad = -1
+    nospan = np.bool_(False)  # x not known to lie in B's row space
+    diag = np.bool_(False)
+    nchol = np.int64(0)  # no Cholesky factor kept between solves
     for k in range(K):
         r = n_rows[k]
         al = alpha[k]
@@ -853,31 +813,19 @@ def son_rp_lazy(
         z2 = np.zeros(r)
         rvec = np.zeros(r)
         L = np.zeros((r, r))
+        sol = (gk, sc, L, z1, z2)
         bad = -1
         for i in range(n):
             st = indptr[i]
             en = indptr[i + 1]
+            x = (indices, data, st, en)
             ti = t + i + 1
             z, xx = _lazy_score(v=v, coef=c, Zt=St, r=r, indices=indices, data=data, start=st, end=en, zx=bx)
             tau = 0.0 if slab_current else _tau(z, C)
             if tau != 0.0 and xx > 0.0:
-                has_perp, f, coef, _ = _slab_step(
-                    tau=tau,
-                    gram=gk,
-                    sc=sc,
-                    r=r,
-                    al=al,
-                    bx=bx,
-                    xx=xx,
-                    in_span=np.bool_(False),
-                    L=L,
-                    nchol=np.int64(0),
-                    z1=z1,
-                    z2=z2,
-                    diag=np.bool_(False),
+                f, coef, _ = _slab_step(
+                    tau=tau, sol=sol, r=r, al=al, bx=bx, xx=xx, in_span=nospan, nchol=nchol, diag=diag, v=v, x=x
                 )
-                if has_perp:
-                    _sub_row(v, f, indices, data, st, en)
                 for a in range(r):  # w += f S^T coef
                     c[a] += f * coef[a]
                 z -= tau
@@ -905,11 +853,7 @@ def son_rp_lazy(
                 # ---- u = w - H^{-1} g
                 for a in range(r):
                     bg[a] = dl * (bx[a] + rvec[a] * ca * xx)
-                fx, f, coef, _ = _newton_step(
-                    gram=gk, sc=sc, r=r, al=al, rhs=bg, L=L, nchol=np.int64(0), z1=z1, z2=z2, diag=np.bool_(False)
-                )
-                if fx != 0.0:
-                    _sub_row(v, fx * dl, indices, data, st, en)
+                f, coef, _ = _newton_step(sol=sol, r=r, al=al, rhs=bg, nchol=nchol, diag=diag, v=v, x=x, dl=dl)
                 for a in range(r):
                     c[a] += f * coef[a]
             if slab_current and xx > 0.0:
@@ -922,23 +866,9 @@ def son_rp_lazy(
                     zu += c[a] * bx[a]
                 tau = _tau(zu, C)
                 if tau != 0.0:
-                    has_perp, f, coef, _ = _slab_step(
-                        tau=tau,
-                        gram=gk,
-                        sc=sc,
-                        r=r,
-                        al=al,
-                        bx=bx,
-                        xx=xx,
-                        in_span=np.bool_(False),
-                        L=L,
-                        nchol=np.int64(0),
-                        z1=z1,
-                        z2=z2,
-                        diag=np.bool_(False),
+                    f, coef, _ = _slab_step(
+                        tau=tau, sol=sol, r=r, al=al, bx=bx, xx=xx, in_span=nospan, nchol=nchol, diag=diag, v=v, x=x
                     )
-                    if has_perp:
-                        _sub_row(v, f, indices, data, st, en)
                     for a in range(r):
                         c[a] += f * coef[a]
         fold = np.dot(St, c)
