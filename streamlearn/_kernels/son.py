@@ -258,25 +258,77 @@ def _apply_B_sparse(buf, sc, r, indices, data, st, en, out):
 
 
 @njit_kernel
+def _lu_solve(m, rhs):
+    """``m^{-1} rhs`` by Gaussian elimination with partial pivoting (``m`` is overwritten; r is small).
+
+    Raises like LAPACK's ``gesv`` behind ``np.linalg.solve``: ``ValueError`` for a non-finite matrix,
+    ``LinAlgError`` for a singular one."""
+    r = rhs.shape[0]
+    x = rhs.copy()
+    for a in range(r):
+        for b in range(r):
+            if not math.isfinite(m[a, b]):
+                raise ValueError("Array must not contain infs or NaNs.")
+    for c in range(r):
+        piv = c
+        for i in range(c + 1, r):
+            if abs(m[i, c]) > abs(m[piv, c]):
+                piv = i
+        if m[piv, c] == 0.0:
+            raise np.linalg.LinAlgError("Matrix is singular to machine precision.")
+        if piv != c:
+            for b in range(r):
+                m[c, b], m[piv, b] = m[piv, b], m[c, b]
+            x[c], x[piv] = x[piv], x[c]
+        for i in range(c + 1, r):
+            f = m[i, c] / m[c, c]
+            if f != 0.0:
+                for b in range(c + 1, r):
+                    m[i, b] -= f * m[c, b]
+                x[i] -= f * x[c]
+    for i in range(r - 1, -1, -1):
+        acc = x[i]
+        for b in range(i + 1, r):
+            acc -= m[i, b] * x[b]
+        x[i] = acc / m[i, i]
+    return x
+
+
+@njit_kernel
 def _small_solve(m, rhs, pinv):
     """``m^{-1} rhs``; with ``pinv`` the squared pseudo-inverse ``(m^+)^2 rhs`` and also ``m^+ rhs``."""
     r = rhs.shape[0]
     if r == 0:
         return rhs.copy(), rhs.copy()
     if not pinv:
-        z = np.linalg.solve(m, rhs)
+        z = _lu_solve(m, rhs)
         return z, z
     lam, u = np.linalg.eigh(m)
     top = lam[r - 1]
     tol = top * r * PINV_TOL
-    c = np.dot(u.T, rhs)
     c1 = np.zeros(r)
     c2 = np.zeros(r)
     for a in range(r):
+        ca = 0.0  # (u^T rhs)_a
+        for b in range(r):
+            ca += u[b, a] * rhs[b]
         if lam[a] > tol and lam[a] > 0.0:
-            c1[a] = c[a] / lam[a]
-            c2[a] = c[a] / (lam[a] * lam[a])
-    return np.dot(u, c2), np.dot(u, c1)
+            c1[a] = ca / lam[a]
+            c2[a] = ca / (lam[a] * lam[a])
+    return _small_matvec(u, c2), _small_matvec(u, c1)
+
+
+@njit_kernel
+def _small_matvec(u, c):
+    """``u c`` for a small square u (a plain loop: no BLAS call for r <= 2 ell)."""
+    r = c.shape[0]
+    out = np.zeros(r)
+    for a in range(r):
+        acc = 0.0
+        for b in range(r):
+            acc += u[a, b] * c[b]
+        out[a] = acc
+    return out
 
 
 @njit_kernel
@@ -299,7 +351,10 @@ def _split_step(gram, sc, r, alpha, rhs, xx, in_span):
     m = _small_matrix(gram, sc, r, 0.0)
     lam, u = np.linalg.eigh(m)
     tol = lam[r - 1] * r * PINV_TOL
-    q = np.dot(u.T, np.ascontiguousarray(rhs[:r]))
+    q = np.zeros(r)  # u^T Bx
+    for a in range(r):
+        for b in range(r):
+            q[a] += u[b, a] * rhs[b]
     qy = np.zeros(r)
     qz = np.zeros(r)
     proj2 = 0.0
@@ -312,9 +367,14 @@ def _split_step(gram, sc, r, alpha, rhs, xx, in_span):
             zb += q[a] * qz[a]
     perp2 = xx - proj2
     if in_span or not (perp2 > PERP_TOL * xx):
-        has_perp, den, c = False, zb, -np.dot(u, qz)
+        has_perp, den = False, zb
+        for a in range(r):
+            qz[a] = -qz[a]
     else:
-        has_perp, den, c = True, perp2 + alpha * zb, np.dot(u, qy - alpha * qz)
+        has_perp, den = True, perp2 + alpha * zb
+        for a in range(r):
+            qz[a] = qy[a] - alpha * qz[a]
+    c = _small_matvec(u, qz)
     if not (den > 0.0 and math.isfinite(den)):
         return True, xx, np.zeros(r)  # numerically degenerate: Euclidean projection (finite and feasible)
     return has_perp, den, c
@@ -365,24 +425,28 @@ def _project_along(wk, dirv, bk, gk, sk, r, al, bx, indices, data, st, en, tau, 
     for p in range(st, en):
         den += dirv[indices[p]] * data[p]
     if not (den > CANCEL_TOL * xx and math.isfinite(den)):
-        has_perp, den, c = _split_step(gram=gk, sc=sk, r=r, alpha=al, rhs=bx, xx=xx, in_span=False)
+        has_perp, den, c = _split_step(gram=gk, sc=sk, r=r, alpha=al, rhs=bx, xx=xx, in_span=np.bool_(False))
         _fill_direction(dirv=dirv, has_perp=has_perp, c=c, sk=sk, bk=bk, r=r, indices=indices, data=data, st=st, en=en)
     _move(wk, tau / den, dirv)
 
 
 @njit_kernel
-def _son_project(wk, bk, gk, sk, r, al, indices, data, st, en, tau, xx, in_span, dirv):
-    """Project ``wk`` onto ``|w.x| <= C`` in the H-norm, ``H = B^T B + alpha I`` (``tau = tau_C(w.x)``).
+def _son_project(wk, bk, gk, sk, r, al, x, tau, xx, in_span, dirv):
+    """Project ``wk`` onto ``|w.x| <= C`` in the H-norm, ``H = B^T B + alpha I`` (``tau = tau_C(w.x)``), for the
+    sparse row ``x = (indices, data, st, en)``.
 
     Direction ``alpha H^{-1} x = x - B^T (G + alpha I)^{-1} Bx`` with den ``x.`` of it (``_project_along``),
     unless alpha is negligible (pseudo-inverse phase, App. A's candidates) or ``in_span`` (x known to lie in
     B's row space: ``slab="current"``, FD family, its row just appended and no shrink): then ``_split_step``.
     """
+    indices, data, st, en = x
     bx = np.empty(r)
     _apply_B_sparse(buf=bk, sc=sk, r=r, indices=indices, data=data, st=st, en=en, out=bx)
     if not in_span and not _use_pinv(gk, sk, r, al):
-        _, zz1 = _small_solve(_small_matrix(gk, sk, r, al), bx, False)
-        _fill_direction(dirv=dirv, has_perp=True, c=zz1, sk=sk, bk=bk, r=r, indices=indices, data=data, st=st, en=en)
+        _, zz1 = _small_solve(_small_matrix(gk, sk, r, al), bx, np.bool_(False))
+        _fill_direction(
+            dirv=dirv, has_perp=np.bool_(True), c=zz1, sk=sk, bk=bk, r=r, indices=indices, data=data, st=st, en=en
+        )
         _project_along(
             wk=wk,
             dirv=dirv,
@@ -452,9 +516,11 @@ def son_epoch(
     rvec = np.empty(cap)
     qvec = np.empty(cap)
     run = np.empty(d)
+    nospan = np.bool_(False)
     for i in range(n):
         st = indptr[i]
         en = indptr[i + 1]
+        x = (indices, data, st, en)
         nnz = en - st
         if gdata.shape[0] < nnz:
             gdata = np.empty(2 * nnz)
@@ -474,22 +540,7 @@ def son_epoch(
                 xx += data[p] * data[p]
             tau = 0.0 if slab_current else _tau(z, C)
             if tau != 0.0 and xx > 0.0:
-                _son_project(
-                    wk=w[k],
-                    bk=bk,
-                    gk=gk,
-                    sk=sk,
-                    r=r,
-                    al=al,
-                    indices=indices,
-                    data=data,
-                    st=st,
-                    en=en,
-                    tau=tau,
-                    xx=xx,
-                    in_span=False,
-                    dirv=dirv,
-                )
+                _son_project(wk=w[k], bk=bk, gk=gk, sk=sk, r=r, al=al, x=x, tau=tau, xx=xx, in_span=nospan, dirv=dirv)
                 z -= tau  # = +-C: the exact score of the projected point (w.x is within rounding of it)
             out[i, k] = z
             if not math.isfinite(z):
@@ -582,19 +633,6 @@ def son_epoch(
                 tau = _slab_tau(w[k], indices, data, st, en, C)
                 if tau != 0.0:
                     _son_project(
-                        wk=w[k],
-                        bk=bk,
-                        gk=gk,
-                        sk=sk,
-                        r=r,
-                        al=al,
-                        indices=indices,
-                        data=data,
-                        st=st,
-                        en=en,
-                        tau=tau,
-                        xx=xx,
-                        in_span=in_span,
-                        dirv=dirv,
+                        wk=w[k], bk=bk, gk=gk, sk=sk, r=r, al=al, x=x, tau=tau, xx=xx, in_span=in_span, dirv=dirv
                     )
     return t, -1

@@ -34,7 +34,7 @@ import math
 
 import numpy as np
 
-from ._numba import njit_inline, njit_kernel
+from ._numba import njit_kernel
 from .fd import fd_rotation
 from .losses import loss_dloss
 from .oja import REORTH_EVERY, _oja_gamma, _oja_orthonormalise
@@ -79,14 +79,20 @@ def _chol_solve(L, r, rhs, out):
 
 
 @njit_kernel
-def _solve(gram, sc, r, al, L, nchol, rhs, z1, z2):
+def _solve(gram, sc, r, al, L, nchol, rhs, z1, z2, diag):
     """``(BB^T + alpha I)^{-1} rhs`` into z1 (= z2), or the pseudo-inverse pair ``(G^+ rhs, G^{+2} rhs)``.
 
-    Returns ``(pinv, nchol)``. Uses the Cholesky factor (extended as needed) unless alpha is negligible or
-    the factorisation fails (then LU / eigendecomposition as in son.py).
+    Returns ``(pinv, nchol)``. ``diag``: ``BB^T`` is ``diag(sc^2)`` (Oja's orthonormal rows), solved directly;
+    otherwise through the Cholesky factor ``L`` of its first ``nchol`` rows (extended as needed) unless alpha is
+    negligible or the factorisation fails (then LU / eigendecomposition as in son.py).
     """
     pinv = _use_pinv(gram, sc, r, al)
     if not pinv:
+        if diag:
+            for a in range(r):
+                z1[a] = rhs[a] / (sc[a] * sc[a] + al)
+                z2[a] = z1[a]
+            return False, nchol
         if nchol < r:
             nchol = _chol_extend(gram, al, L, nchol, r)
         if nchol == r:
@@ -102,29 +108,65 @@ def _solve(gram, sc, r, al, L, nchol, rhs, z1, z2):
     return pinv, nchol
 
 
-@njit_inline
-def _split_v(tau, gram, sc, r, al, bx, xx, in_span, v, indices, data, st, en):
-    """``son._split_step``'s projection, its x part applied to v: returns ``(f, c)``, the caller applies
-    ``w += f B^T c`` in its own representation."""
+@njit_kernel
+def _slab_step(tau, sol, r, al, bx, xx, in_span, nchol, diag, v, x):
+    """The H-norm projection of ``w`` onto ``|w.x| <= C`` (``tau = tau_C(w.x)``, ``bx = B x``): applies its x
+    part to v (``v -= f x`` unless the direction has no x_perp part) and returns ``(f, coef, nchol)``; every lazy
+    representation then applies ``w += f B^T coef`` its own way. ``sol = (gram, sc, L, z1, z2)`` (``_solve``),
+    ``x = (indices, data, st, en)``. Same rule as ``son._son_project``: direction
+    ``x - B^T (G + alpha I)^{-1} Bx`` unless alpha is negligible, its denominator has lost its digits or
+    ``in_span`` (x known to lie in B's row space); then ``son._split_step``."""
+    gram, sc, L, z1, z2 = sol
+    indices, data, st, en = x
+    if not in_span:
+        pinv, nchol = _solve(gram=gram, sc=sc, r=r, al=al, L=L, nchol=nchol, rhs=bx, z1=z1, z2=z2, diag=diag)
+        if not pinv:
+            den = xx  # x.x - (Bx)^T z1 = x.(alpha H^{-1} x)
+            for a in range(r):
+                den -= z1[a] * bx[a]
+            if den > CANCEL_TOL * xx and math.isfinite(den):
+                f = tau / den
+                _sub_row(v, f, indices, data, st, en)
+                return f, z1, nchol
     has_perp, den, c = _split_step(gram=gram, sc=sc, r=r, alpha=al, rhs=bx, xx=xx, in_span=in_span)
     f = tau / den
     if has_perp:
-        for p in range(st, en):
-            v[indices[p]] -= f * data[p]
-    return f, c
+        _sub_row(v, f, indices, data, st, en)
+    return f, c, nchol
 
 
-@njit_inline
-def _general_den(z1, bx, r, xx):
-    """``x.x - (Bx)^T z1`` with ``z1 = (G + alpha I)^{-1} Bx``: ``x.(alpha H^{-1} x)``, the slab projection's
-    denominator (direction ``x - B^T z1``)."""
-    den = xx
-    for a in range(r):
-        den -= z1[a] * bx[a]
-    return den
+@njit_kernel
+def _newton_step(sol, r, al, rhs, nchol, diag, v, x, dl):
+    """``u = w - H^{-1} g`` (``rhs = B g``, ``g = dl x``): applies its g part to v and returns ``(f, coef, nchol)``
+    for ``w += f B^T coef``: Woodbury ``(g - B^T z1) / alpha``, or ``-B^T G^{+2} B g`` when alpha is negligible.
+    ``sol`` and ``x`` as in ``_slab_step``."""
+    gram, sc, L, z1, z2 = sol
+    pinv, nchol = _solve(gram=gram, sc=sc, r=r, al=al, L=L, nchol=nchol, rhs=rhs, z1=z1, z2=z2, diag=diag)
+    if pinv:
+        return -1.0, z2, nchol
+    inv = 1.0 / al
+    indices, data, st, en = x
+    _sub_row(v, inv * dl, indices, data, st, en)
+    return inv, z1, nchol
 
 
-@njit_inline
+@njit_kernel
+def _row_dot(v, indices, data, st, en):
+    """``v.x`` for the sparse row ``st:en``."""
+    z = 0.0
+    for p in range(st, en):
+        z += v[indices[p]] * data[p]
+    return z
+
+
+@njit_kernel
+def _sub_row(v, f, indices, data, st, en):
+    """``v -= f x`` for the sparse row ``st:en``."""
+    for p in range(st, en):
+        v[indices[p]] -= f * data[p]
+
+
+@njit_kernel
 def _lazy_score(v, coef, Zt, r, indices, data, start, end, zx):
     """``zx[:r] = Z x`` (Z stored transposed, (d, r)); returns ``(v.x + coef.(Z x), ||x||^2)`` for row x."""
     for a in range(r):
@@ -143,7 +185,7 @@ def _lazy_score(v, coef, Zt, r, indices, data, start, end, zx):
     return z, xx
 
 
-@njit_inline
+@njit_kernel
 def _sparse_rank_one(Zt, v, s, vec, r, ca, indices, data, start, end):
     """``Z += vec (ca x)^T`` (Z stored transposed, x row ``start:end``) and ``v -= s ca x``.
 
@@ -229,251 +271,59 @@ def _fd_materialise(Dt, r0, T, r, q, sp_ptr, sp_idx, sp_val, n_sp, e, v):
     return Dn
 
 
-@njit_inline
-def _fd_project(tau, gram, sc, r, q, al, L, nchol, T, bx, z1, z2, xx, in_span, v, e, indices, data, st, en):
-    """Project ``w = v + basis^T e`` onto ``|w.x| <= C`` in the H-norm (``tau = tau_C(w.x)``, ``bx = B x``);
-    returns the Cholesky count. Same rule as ``son._son_project`` (``in_span``, ``_split_step``)."""
-    if not in_span:
-        pinv, nchol = _solve(gram=gram, sc=sc, r=r, al=al, L=L, nchol=nchol, rhs=bx, z1=z1, z2=z2)
-        if not pinv:
-            den = _general_den(z1, bx, r, xx)
-            if den > CANCEL_TOL * xx and math.isfinite(den):
-                f = tau / den
-                for p in range(st, en):
-                    v[indices[p]] -= f * data[p]
-                _add_rmatvec(T, r, q, z1, f, e)  # w -= f (x - B^T z1)
-                return nchol
-    f, c = _split_v(
-        tau=tau,
-        gram=gram,
-        sc=sc,
-        r=r,
-        al=al,
-        bx=bx,
-        xx=xx,
-        in_span=in_span,
-        v=v,
-        indices=indices,
-        data=data,
-        st=st,
-        en=en,
-    )
-    _add_rmatvec(T, r, q, c, f, e)  # w += f B^T c
-    return nchol
+@njit_kernel
+def _fd_append(sp, sp_ptr, n_sp, indices, data, st, en, ca):
+    """Append the sparse row ``ca x`` to the store (``sp`` = (indices, values), grown when full); returns
+    ``(sp, |ca x|^2)``."""
+    sp_idx, sp_val = sp
+    nnz = en - st
+    base = sp_ptr[n_sp]
+    if base + nnz > sp_idx.shape[0]:
+        size = 2 * (base + nnz)
+        ni = np.empty(size, dtype=np.int64)
+        nv = np.empty(size)
+        for p in range(base):  # (a loop: slice assignment compiles numba's shape-mismatch error machinery)
+            ni[p] = sp_idx[p]
+            nv[p] = sp_val[p]
+        sp_idx = ni
+        sp_val = nv
+    sq = 0.0
+    for p in range(nnz):
+        gv = ca * data[st + p]
+        sp_idx[base + p] = indices[st + p]
+        sp_val[base + p] = gv
+        sq += gv * gv
+    sp_ptr[n_sp + 1] = base + nnz
+    return (sp_idx, sp_val), sq
 
 
 @njit_kernel
-def _fd_lazy_one(
-    indptr,
-    indices,
-    data,
-    targets,
-    k,
-    sw,
-    w,
-    buf,
-    gram,
-    r,
-    al,
-    t0,
-    sketch,
-    keep,
-    n_shrink,
-    loss,
-    C,
-    mu,
-    eta,
-    max_sp,
-    mat_factor,
-    slab_current,
-    out,
-):
-    """One output of ``son_fd_lazy`` over the chunk; returns ``(r, alpha, bad)``."""
-    n = indptr.shape[0] - 1
-    d = w.shape[0]
-    cap = buf.shape[0]
-    qmax = cap + max_sp
-    sc = np.ones(cap)
-    r0 = r
-    Dt = np.empty((d, max(r0, 1)))
-    for a in range(r0):
-        for j in range(d):
-            Dt[j, a] = buf[a, j]
-    T = np.zeros((cap, qmax))
+def _fd_border(T, gram, r, q, bx, ca, sq):
+    """The new row ``a = ca x`` as basis element ``q`` and buffer row ``r``: ``T[r] = e_q``, the Gram matrix
+    bordered with ``B a = ca B x`` and ``|a|^2 = sq``."""
     for a in range(r):
-        T[a, a] = 1.0
-    q = r0
-    n_sp = np.int64(0)
-    sp_ptr = np.zeros(max_sp + 1, dtype=np.int64)
-    sp_idx = np.empty(1024, dtype=np.int64)
-    sp_val = np.empty(1024)
-    e = np.zeros(qmax)
-    v = w  # in place: w = v + basis^T e
-    xs = np.zeros(d)
-    bxb = np.zeros(qmax)
-    bx = np.zeros(cap)
-    z1 = np.zeros(cap)
-    z2 = np.zeros(cap)
-    L = np.zeros((cap, cap))
-    nchol = np.int64(0)
-    lazy_work = 0.0
-    n_mat = 0
-    bad = -1
-    for i in range(n):
-        st = indptr[i]
-        en = indptr[i + 1]
-        nnz = en - st
-        t = t0 + i + 1
-        eta_t = eta / t
-        _fd_basis_dot(
-            Dt=Dt,
-            r0=r0,
-            sp_ptr=sp_ptr,
-            sp_idx=sp_idx,
-            sp_val=sp_val,
-            n_sp=n_sp,
-            xs=xs,
-            indices=indices,
-            data=data,
-            st=st,
-            en=en,
-            out=bxb,
-        )
-        lazy_work += sp_ptr[n_sp] + r * (q - r0)
-        z = 0.0
-        xx = 0.0
-        for p in range(st, en):
-            z += v[indices[p]] * data[p]
-            xx += data[p] * data[p]
+        T[a, q] = 0.0
+        g = ca * bx[a]
+        gram[a, r] = g
+        gram[r, a] = g
+    gram[r, r] = sq
+    for b in range(q + 1):
+        T[r, b] = 0.0
+    T[r, q] = 1.0
+
+
+@njit_kernel
+def _fd_shrink_lazy(T, gram, r, q, keep, n_shrink):
+    """FD's shrink in the lazy form: ``T <- rot T`` and the Gram matrix of the kept rows; returns
+    ``(kept rows, delta)``."""
+    rot, kk, delta, new_gram = fd_rotation(gram, r, keep, n_shrink)
+    Tn = np.dot(rot, np.ascontiguousarray(T[:r, :q]))
+    for a in range(kk):
         for b in range(q):
-            z += e[b] * bxb[b]
-        _matvec(T, r, q, bxb, bx)
-        # ---- projection (onto the slab of the example about to be predicted; see slab_current)
-        tau = 0.0 if slab_current else _tau(z, C)
-        if tau != 0.0 and xx > 0.0:
-            nchol = _fd_project(
-                tau, gram, sc, r, q, al, L, nchol, T, bx, z1, z2, xx, np.bool_(False), v, e, indices, data, st, en
-            )
-            z -= tau
-        out[i, k] = z
-        if not math.isfinite(z):
-            bad = i
-            break
-        if sw[i] == 0.0:
-            continue
-        dl = sw[i] * loss_dloss(loss, targets[i, k], z, 0.0)
-        learned = dl != 0.0 and xx != 0.0
-        shrunk = False
-        if learned:  # ---- append the sparse row a = ca x to the basis and the buffer
-            ca = math.sqrt(mu + eta_t) * dl
-            if sp_ptr[n_sp] + nnz > sp_idx.shape[0]:
-                size = 2 * (sp_ptr[n_sp] + nnz)
-                ni = np.empty(size, dtype=np.int64)
-                nv = np.empty(size)
-                ni[: sp_ptr[n_sp]] = sp_idx[: sp_ptr[n_sp]]
-                nv[: sp_ptr[n_sp]] = sp_val[: sp_ptr[n_sp]]
-                sp_idx = ni
-                sp_val = nv
-            base = sp_ptr[n_sp]
-            sq = 0.0
-            for p in range(nnz):
-                gv = ca * data[st + p]
-                sp_idx[base + p] = indices[st + p]
-                sp_val[base + p] = gv
-                sq += gv * gv
-            sp_ptr[n_sp + 1] = base + nnz
-            n_sp += 1
-            for a in range(r):
-                T[a, q] = 0.0
-                g = ca * bx[a]
-                gram[a, r] = g
-                gram[r, a] = g
-            gram[r, r] = sq
-            for b in range(q + 1):
-                T[r, b] = 0.0
-            T[r, q] = 1.0
-            e[q] = 0.0
-            bxb[q] = ca * xx
-            q += 1
-            r += 1
-            shrunk = r == cap
-            if shrunk:
-                rot, kk, delta, new_gram = fd_rotation(gram, r, keep, n_shrink)
-                Tn = np.dot(rot, np.ascontiguousarray(T[:r, :q]))
-                for a in range(kk):
-                    for b in range(q):
-                        T[a, b] = Tn[a, b]
-                    for b in range(kk):
-                        gram[a, b] = new_gram[a, b]
-                r = kk
-                nchol = np.int64(0)
-                if sketch == SKETCH_RFD:
-                    al += 0.5 * delta
-            # ---- u = w - H^{-1} g with the new H
-            _matvec(T, r, q, bxb, bx)
-            for a in range(r):
-                bx[a] *= dl
-            pinv, nchol = _solve(gram=gram, sc=sc, r=r, al=al, L=L, nchol=nchol, rhs=bx, z1=z1, z2=z2)
-            if not pinv:
-                inv = 1.0 / al
-                for p in range(st, en):
-                    v[indices[p]] -= inv * dl * data[p]
-                _add_rmatvec(T, r, q, z1, inv, e)
-            else:
-                _add_rmatvec(T, r, q, z2, -1.0, e)
-        if slab_current and xx > 0.0:
-            # Alg. 6 as printed (K_t): project u onto |w.x_t| <= C with the post-update H (u = w when nothing
-            # was learned); x_t is in B's row space when its row was just appended and no shrink followed
-            if learned:
-                for a in range(r):
-                    bx[a] /= dl  # B x (the u step scaled it to B g)
-            zu = 0.0
-            for p in range(st, en):
-                zu += v[indices[p]] * data[p]
-            for b in range(q):
-                zu += e[b] * bxb[b]
-            tau = _tau(zu, C)
-            if tau != 0.0:
-                nchol = _fd_project(
-                    tau,
-                    gram,
-                    sc,
-                    r,
-                    q,
-                    al,
-                    L,
-                    nchol,
-                    T,
-                    bx,
-                    z1,
-                    z2,
-                    xx,
-                    learned and not shrunk,
-                    v,
-                    e,
-                    indices,
-                    data,
-                    st,
-                    en,
-                )
-        # ---- materialise the dense rows (right after a shrink, when they are fewest) once the lazy form has
-        # cost more than doing so
-        if n_sp == max_sp or (shrunk and lazy_work * mat_factor >= r * (r0 * d + sp_ptr[n_sp])):
-            Dt = _fd_materialise(
-                Dt=Dt, r0=r0, T=T, r=r, q=q, sp_ptr=sp_ptr, sp_idx=sp_idx, sp_val=sp_val, n_sp=n_sp, e=e, v=v
-            )
-            n_mat += 1
-            r0 = r
-            q = r
-            n_sp = np.int64(0)
-            sp_ptr[0] = 0
-            lazy_work = 0.0
-    Dt = _fd_materialise(Dt=Dt, r0=r0, T=T, r=r, q=q, sp_ptr=sp_ptr, sp_idx=sp_idx, sp_val=sp_val, n_sp=n_sp, e=e, v=v)
-    for a in range(r):
-        for j in range(d):
-            buf[a, j] = Dt[j, a]
-    _clear_unused(buf, gram, r)
-    return r, al, bad, n_mat
+            T[a, b] = Tn[a, b]
+        for b in range(kk):
+            gram[a, b] = new_gram[a, b]
+    return kk, delta
 
 
 @njit_kernel
@@ -512,37 +362,144 @@ def son_fd_lazy(
     """
     n = indptr.shape[0] - 1
     K = w.shape[0]
+    d = w.shape[1]
+    cap = buf.shape[1]
+    qmax = cap + max_sp
+    sc = np.ones(cap)
     first_bad = -1
+    nospan = np.bool_(False)  # x not known to lie in B's row space
+    diag = np.bool_(False)
     n_mat = 0
     for k in range(K):
-        r, al, bad, nm = _fd_lazy_one(
-            indptr,
-            indices,
-            data,
-            targets,
-            k,
-            sw,
-            w[k],
-            buf[k],
-            gram[k],
-            n_rows[k],
-            alpha[k],
-            t,
-            sketch,
-            keep,
-            n_shrink,
-            loss,
-            C,
-            mu,
-            eta,
-            max_sp,
-            mat_factor,
-            slab_current,
-            out,
+        r = n_rows[k]
+        al = alpha[k]
+        gk = gram[k]
+        r0 = r
+        Dt = np.empty((d, max(r0, 1)))
+        for a in range(r0):
+            for j in range(d):
+                Dt[j, a] = buf[k, a, j]
+        T = np.zeros((cap, qmax))
+        for a in range(r):
+            T[a, a] = 1.0
+        q = r0
+        n_sp = np.int64(0)
+        sp_ptr = np.zeros(max_sp + 1, dtype=np.int64)
+        sp = (np.empty(1024, dtype=np.int64), np.empty(1024))
+        e = np.zeros(qmax)
+        v = w[k]  # in place: w = v + basis^T e
+        xs = np.zeros(d)
+        bxb = np.zeros(qmax)
+        bx = np.zeros(cap)
+        z1 = np.zeros(cap)
+        z2 = np.zeros(cap)
+        L = np.zeros((cap, cap))
+        nchol = np.int64(0)
+        sol = (gk, sc, L, z1, z2)
+        lazy_work = 0.0
+        bad = -1
+        for i in range(n):
+            st = indptr[i]
+            en = indptr[i + 1]
+            x = (indices, data, st, en)
+            _fd_basis_dot(
+                Dt=Dt,
+                r0=r0,
+                sp_ptr=sp_ptr,
+                sp_idx=sp[0],
+                sp_val=sp[1],
+                n_sp=n_sp,
+                xs=xs,
+                indices=indices,
+                data=data,
+                st=st,
+                en=en,
+                out=bxb,
+            )
+            lazy_work += sp_ptr[n_sp] + r * (q - r0)
+            z = _row_dot(v, indices, data, st, en)
+            xx = 0.0
+            for p in range(st, en):
+                xx += data[p] * data[p]
+            for b in range(q):
+                z += e[b] * bxb[b]
+            _matvec(T, r, q, bxb, bx)
+            # ---- projection (onto the slab of the example about to be predicted; see slab_current)
+            tau = 0.0 if slab_current else _tau(z, C)
+            if tau != 0.0 and xx > 0.0:
+                f, coef, nchol = _slab_step(
+                    tau=tau, sol=sol, r=r, al=al, bx=bx, xx=xx, in_span=nospan, nchol=nchol, diag=diag, v=v, x=x
+                )
+                _add_rmatvec(T, r, q, coef, f, e)
+                z -= tau
+            out[i, k] = z
+            if not math.isfinite(z):
+                bad = i
+                break
+            if sw[i] == 0.0:
+                continue
+            dl = sw[i] * loss_dloss(loss, targets[i, k], z, 0.0)
+            learned = dl != 0.0 and xx != 0.0
+            shrunk = False
+            if learned:  # ---- append the sparse row a = ca x to the basis and the buffer
+                ca = math.sqrt(mu + eta / (t + i + 1)) * dl
+                sp, sq = _fd_append(sp=sp, sp_ptr=sp_ptr, n_sp=n_sp, indices=indices, data=data, st=st, en=en, ca=ca)
+                n_sp += 1
+                _fd_border(T=T, gram=gk, r=r, q=q, bx=bx, ca=ca, sq=sq)
+                e[q] = 0.0
+                bxb[q] = ca * xx
+                q += 1
+                r += 1
+                shrunk = r == cap
+                if shrunk:
+                    r, delta = _fd_shrink_lazy(T, gk, r, q, keep, n_shrink)
+                    nchol = np.int64(0)
+                    if sketch == SKETCH_RFD:
+                        al += 0.5 * delta
+                # ---- u = w - H^{-1} g with the new H
+                _matvec(T, r, q, bxb, bx)
+                for a in range(r):
+                    bx[a] *= dl
+                f, coef, nchol = _newton_step(sol=sol, r=r, al=al, rhs=bx, nchol=nchol, diag=diag, v=v, x=x, dl=dl)
+                _add_rmatvec(T, r, q, coef, f, e)
+            if slab_current and xx > 0.0:
+                # Alg. 6 as printed (K_t): project u onto |w.x_t| <= C with the post-update H (u = w when
+                # nothing was learned); x_t is in B's row space when its row was just appended and no shrink
+                # followed
+                if learned:
+                    for a in range(r):
+                        bx[a] /= dl  # B x (the u step scaled it to B g)
+                zu = _row_dot(v, indices, data, st, en)
+                for b in range(q):
+                    zu += e[b] * bxb[b]
+                tau = _tau(zu, C)
+                span = learned and not shrunk  # x_t's row appended, no shrink since
+                if tau != 0.0:
+                    f, coef, nchol = _slab_step(
+                        tau=tau, sol=sol, r=r, al=al, bx=bx, xx=xx, in_span=span, nchol=nchol, diag=diag, v=v, x=x
+                    )
+                    _add_rmatvec(T, r, q, coef, f, e)
+            # ---- materialise the dense rows (right after a shrink, when they are fewest) once the lazy form
+            # has cost more than doing so
+            if n_sp == max_sp or (shrunk and lazy_work * mat_factor >= r * (r0 * d + sp_ptr[n_sp])):
+                Dt = _fd_materialise(
+                    Dt=Dt, r0=r0, T=T, r=r, q=q, sp_ptr=sp_ptr, sp_idx=sp[0], sp_val=sp[1], n_sp=n_sp, e=e, v=v
+                )
+                n_mat += 1
+                r0 = r
+                q = r
+                n_sp = np.int64(0)
+                sp_ptr[0] = 0
+                lazy_work = 0.0
+        Dt = _fd_materialise(
+            Dt=Dt, r0=r0, T=T, r=r, q=q, sp_ptr=sp_ptr, sp_idx=sp[0], sp_val=sp[1], n_sp=n_sp, e=e, v=v
         )
+        for a in range(r):
+            for j in range(d):
+                buf[k, a, j] = Dt[j, a]
+        _clear_unused(buf[k], gk, r)
         n_rows[k] = r
         alpha[k] = al
-        n_mat += nm
         if bad >= 0 and (first_bad < 0 or bad < first_bad):
             first_bad = bad
     return t + n, first_bad, n_mat
@@ -569,258 +526,64 @@ def _oja_materialise(Zt, F, b, v):
     return Zn
 
 
-@njit_inline
-def _oja_project(tau, gram, sc, r, al, bx, F, b, cv, v, xx, indices, data, st, en):
-    """Project ``w = v + Z^T b`` (``V = F Z``) onto ``|w.x| <= C`` in the H-norm (``bx = B x``); same rule as
-    ``son._son_project``."""
-    c = np.empty(r)
-    den = 0.0
-    if not _use_pinv(gram, sc, r, al):
-        for a in range(r):
-            c[a] = bx[a] / (sc[a] * sc[a] + al)  # V V^T = I: (G + alpha I)^{-1} Bx
-        den = _general_den(c, bx, r, xx)
-    if den > CANCEL_TOL * xx and math.isfinite(den):
-        f = tau / den
-        for p in range(st, en):
-            v[indices[p]] -= f * data[p]
-    else:
-        f, c = _split_v(
-            tau=tau,
-            gram=gram,
-            sc=sc,
-            r=r,
-            al=al,
-            bx=bx,
-            xx=xx,
-            in_span=np.bool_(False),
-            v=v,
-            indices=indices,
-            data=data,
-            st=st,
-            en=en,
-        )
-    for a in range(r):  # w += f B^T c: b += f F^T (sc c)
-        cv[a] = f * sc[a] * c[a]
+@njit_kernel
+def _oja_add_bt(F, sc, r, coef, f, b):
+    """``w += f B^T coef`` in Oja's lazy form (``B = diag(sc) F Z``, ``w = v + Z^T b``): ``b += f F^T (sc coef)``."""
     for cc in range(r):
         acc = 0.0
         for a in range(r):
-            acc += F[a, cc] * cv[a]
+            acc += F[a, cc] * (f * sc[a] * coef[a])
         b[cc] += acc
 
 
 @njit_kernel
-def _oja_lazy_one(
-    indptr,
-    indices,
-    data,
-    targets,
-    k,
-    sw,
-    w,
-    buf,
-    gram,
-    sc,
-    lam,
-    r,
-    al,
-    t0,
-    loss,
-    C,
-    mu,
-    eta,
-    oja_c,
-    max_cond,
-    slab_current,
-    out,
-):
-    """One output of ``son_oja_lazy``; returns ``bad``."""
-    n = indptr.shape[0] - 1
-    d = w.shape[0]
-    Zt = np.empty((d, r))
+def _oja_factor_update(F, Finv, pv, cc, colsum):
+    """Oja's orthonormalisation ``V <- D^{-1/2} L^{-1} V'`` on the factor F, and ``F^{-1} <- F^{-1} L D^{1/2}``
+    (``L_ij = p_i beta_j`` for i > j, backwards over the columns); returns ``max|F| max|F^{-1}|``."""
+    r = F.shape[0]
+    _oja_orthonormalise(F, pv, cc, colsum)
+    ai = cc
+    betas = np.empty(r)
+    dbars = np.empty(r)
     for a in range(r):
-        for j in range(d):
-            Zt[j, a] = buf[a, j]
-    F = np.eye(r)
-    Finv = np.eye(r)
-    b = np.zeros(r)
-    v = w  # in place: w = v + Z^T b
-    zx = np.zeros(r)
-    vx = np.zeros(r)
-    bx = np.zeros(r)
-    cv = np.zeros(r)
-    pv = np.zeros(r)
-    qv = np.zeros(r)
-    run = np.zeros(r)
-    colsum = np.zeros(r)
-    n_mat = 0
-    bad = -1
-    for i in range(n):
-        st = indptr[i]
-        en = indptr[i + 1]
-        t = t0 + i + 1
-        eta_t = eta / t
-        z, xx = _lazy_score(v=v, coef=b, Zt=Zt, r=r, indices=indices, data=data, start=st, end=en, zx=zx)
+        dbar = 1.0 + ai * pv[a] * pv[a]
+        betas[a] = pv[a] * ai / dbar
+        dbars[a] = dbar
+        ai = ai / dbar
+    for c in range(r):
+        colsum[c] = 0.0
+    for jj in range(r - 1, -1, -1):
+        bj = betas[jj]
+        pj = pv[jj]
+        sq = math.sqrt(dbars[jj])
         for a in range(r):
-            acc = 0.0
-            for c in range(r):
-                acc += F[a, c] * zx[c]
-            vx[a] = acc
-            bx[a] = sc[a] * acc
-        # ---- projection
-        tau = 0.0 if slab_current else _tau(z, C)
-        if tau != 0.0 and xx > 0.0:
-            _oja_project(
-                tau=tau,
-                gram=gram,
-                sc=sc,
-                r=r,
-                al=al,
-                bx=bx,
-                F=F,
-                b=b,
-                cv=cv,
-                v=v,
-                xx=xx,
-                indices=indices,
-                data=data,
-                st=st,
-                en=en,
-            )
-            z -= tau
-        out[i, k] = z
-        if not math.isfinite(z):
-            bad = i
-            break
-        if sw[i] == 0.0:
-            continue
-        dl = sw[i] * loss_dloss(loss, targets[i, k], z, 0.0)
-        learned = dl != 0.0 and xx != 0.0
-        if learned:  # ---- Oja's update with the row a = ca x, through the factor F
-            ca = math.sqrt(mu + eta_t) * dl
-            aa = 0.0
-            for p in range(st, en):
-                gv = ca * data[p]
-                aa += gv * gv
-            for a in range(r):
-                pv[a] = ca * vx[a]
-            gam = _oja_gamma(lam, t, oja_c, pv)
-            qb = 0.0
-            for a in range(r):  # qv = gam F^{-1} p
-                acc = 0.0
-                for c in range(r):
-                    acc += Finv[a, c] * pv[c]
-                qv[a] = gam * acc
-                qb += qv[a] * b[a]
-            _sparse_rank_one(Zt=Zt, v=v, s=qb, vec=qv, r=r, ca=ca, indices=indices, data=data, start=st, end=en)
-            cc = 2.0 * gam + gam * gam * aa
-            _oja_orthonormalise(F, pv, cc, run)
-            # F^{-1} <- F^{-1} L D^{1/2}: L_ij = p_i beta_j (i > j), backwards over the columns
-            ai = cc
-            betas = np.empty(r)
-            dbars = np.empty(r)
-            for a in range(r):
-                dbar = 1.0 + ai * pv[a] * pv[a]
-                betas[a] = pv[a] * ai / dbar
-                dbars[a] = dbar
-                ai = ai / dbar
-            for c in range(r):
-                colsum[c] = 0.0
-            for jj in range(r - 1, -1, -1):
-                bj = betas[jj]
-                pj = pv[jj]
-                sq = math.sqrt(dbars[jj])
-                for a in range(r):
-                    old = Finv[a, jj]
-                    Finv[a, jj] = (old + bj * colsum[a]) * sq
-                    colsum[a] += pj * old
-            zxa = ca * xx
-            reorth = t % REORTH_EVERY == 0
-            # the factor drifts from orthogonal (V = F Z with F ill-conditioned loses digits): materialise when
-            # max|F| max|F^{-1}| exceeds OJA_FACTOR_COND
-            fm = 0.0
-            gm = 0.0
-            for a in range(r):
-                for c in range(r):
-                    fm = max(fm, abs(F[a, c]))
-                    gm = max(gm, abs(Finv[a, c]))
-            if reorth or not (fm * gm <= max_cond):
-                n_mat += 1
-                Zt = _oja_materialise(Zt, F, b, v)
-                if reorth:
-                    low = np.linalg.cholesky(np.dot(Zt.T, Zt))
-                    Zt = np.dot(Zt, np.ascontiguousarray(np.linalg.inv(low).T))
-                for a in range(r):
-                    for c in range(r):
-                        Finv[a, c] = 0.0
-                    Finv[a, a] = 1.0
-                for a in range(r):
-                    zx[a] = 0.0
-                for p in range(st, en):
-                    for a in range(r):
-                        zx[a] += Zt[indices[p], a] * data[p]
-            else:
-                for a in range(r):
-                    zx[a] += qv[a] * zxa
-            for a in range(r):
-                u = t * lam[a]
-                sc[a] = math.sqrt(u) if u > 0.0 else 0.0
-            # ---- u = w - H^{-1} g
-            for a in range(r):
-                acc = 0.0
-                for c in range(r):
-                    acc += F[a, c] * zx[c]
-                bx[a] = dl * sc[a] * acc
-            pinv = _use_pinv(gram, sc, r, al)
-            if not pinv:
-                inv = 1.0 / al
-                for p in range(st, en):
-                    v[indices[p]] -= inv * dl * data[p]
-                for a in range(r):
-                    cv[a] = inv * sc[a] * bx[a] / (sc[a] * sc[a] + al)
-            else:
-                m = _small_matrix(gram, sc, r, 0.0)
-                z2, z1 = _small_solve(m, bx.copy(), np.bool_(True))
-                for a in range(r):
-                    cv[a] = -sc[a] * z2[a]
-            for c in range(r):
-                acc = 0.0
-                for a in range(r):
-                    acc += F[a, c] * cv[a]
-                b[c] += acc
-        if slab_current and xx > 0.0:
-            # Alg. 6 as printed (K_t): project u onto |w.x_t| <= C with the post-update H (u = w when nothing
-            # was learned)
-            zu = 0.0
-            for p in range(st, en):
-                zu += v[indices[p]] * data[p]
-            for a in range(r):
-                zu += b[a] * zx[a]
-                if learned:
-                    bx[a] /= dl  # B x (the u step scaled it to B g)
-            tau = _tau(zu, C)
-            if tau != 0.0:
-                _oja_project(
-                    tau=tau,
-                    gram=gram,
-                    sc=sc,
-                    r=r,
-                    al=al,
-                    bx=bx,
-                    F=F,
-                    b=b,
-                    cv=cv,
-                    v=v,
-                    xx=xx,
-                    indices=indices,
-                    data=data,
-                    st=st,
-                    en=en,
-                )
-    Zt = _oja_materialise(Zt, F, b, v)
+            old = Finv[a, jj]
+            Finv[a, jj] = (old + bj * colsum[a]) * sq
+            colsum[a] += pj * old
+    fm = 0.0
+    gm = 0.0
     for a in range(r):
-        for j in range(d):
-            buf[a, j] = Zt[j, a]
-    return bad, n_mat
+        for c in range(r):
+            fm = max(fm, abs(F[a, c]))
+            gm = max(gm, abs(Finv[a, c]))
+    return fm * gm
+
+
+@njit_kernel
+def _oja_reorthonormalise(Zt, L):
+    """Orthonormalise the columns of ``Zt`` (d, r): ``Zt <- Zt L^{-T}`` with ``Zt^T Zt = L L^T``."""
+    r = Zt.shape[1]
+    G = np.dot(Zt.T, Zt)
+    if _chol_extend(G, 0.0, L, np.int64(0), r) < r:
+        raise np.linalg.LinAlgError("Matrix is not positive definite.")
+    M = np.zeros((r, r))  # L^{-T}, column c = L^{-1} e_c read as a row
+    for c in range(r):
+        for i in range(c, r):
+            acc = 1.0 if i == c else 0.0
+            for kk in range(c, i):
+                acc -= L[i, kk] * M[c, kk]
+            M[c, i] = acc / L[i, i]
+    return np.dot(Zt, M)
 
 
 @njit_kernel
@@ -855,160 +618,149 @@ def son_oja_lazy(
     """
     n = indptr.shape[0] - 1
     K = w.shape[0]
+    d = w.shape[1]
     first_bad = -1
+    nospan = np.bool_(False)  # x not known to lie in B's row space
+    diag = np.bool_(True)
+    nchol = np.int64(0)  # no Cholesky factor kept between solves
     n_mat = 0
     for k in range(K):
         r = n_rows[k]
-        bad, nm = _oja_lazy_one(
-            indptr,
-            indices,
-            data,
-            targets,
-            k,
-            sw,
-            w[k],
-            buf[k],
-            gram[k],
-            sc[k],
-            aux[k, :r],
-            r,
-            alpha[k],
-            t,
-            loss,
-            C,
-            mu,
-            eta,
-            oja_c,
-            max_cond,
-            slab_current,
-            out,
-        )
-        n_mat += nm
+        al = alpha[k]
+        gk = gram[k]
+        sk = sc[k]
+        lam = aux[k, :r]
+        Zt = np.empty((d, r))
+        for a in range(r):
+            for j in range(d):
+                Zt[j, a] = buf[k, a, j]
+        F = np.zeros((r, r))
+        Finv = np.zeros((r, r))
+        for a in range(r):
+            F[a, a] = 1.0
+            Finv[a, a] = 1.0
+        b = np.zeros(r)
+        v = w[k]  # in place: w = v + Z^T b
+        zx = np.zeros(r)
+        vx = np.zeros(r)
+        bx = np.zeros(r)
+        pv = np.zeros(r)
+        qv = np.zeros(r)
+        z1 = np.zeros(r)
+        z2 = np.zeros(r)
+        L = np.zeros((r, r))
+        colsum = np.zeros(r)
+        sol = (gk, sk, L, z1, z2)
+        bad = -1
+        for i in range(n):
+            st = indptr[i]
+            en = indptr[i + 1]
+            x = (indices, data, st, en)
+            ti = t + i + 1
+            z, xx = _lazy_score(v=v, coef=b, Zt=Zt, r=r, indices=indices, data=data, start=st, end=en, zx=zx)
+            for a in range(r):
+                acc = 0.0
+                for c in range(r):
+                    acc += F[a, c] * zx[c]
+                vx[a] = acc
+                bx[a] = sk[a] * acc
+            # ---- projection
+            tau = 0.0 if slab_current else _tau(z, C)
+            if tau != 0.0 and xx > 0.0:
+                f, coef, _ = _slab_step(
+                    tau=tau, sol=sol, r=r, al=al, bx=bx, xx=xx, in_span=nospan, nchol=nchol, diag=diag, v=v, x=x
+                )
+                _oja_add_bt(F, sk, r, coef, f, b)
+                z -= tau
+            out[i, k] = z
+            if not math.isfinite(z):
+                bad = i
+                break
+            if sw[i] == 0.0:
+                continue
+            dl = sw[i] * loss_dloss(loss, targets[i, k], z, 0.0)
+            learned = dl != 0.0 and xx != 0.0
+            if learned:  # ---- Oja's update with the row a = ca x, through the factor F
+                ca = math.sqrt(mu + eta / ti) * dl
+                aa = 0.0
+                for p in range(st, en):
+                    gv = ca * data[p]
+                    aa += gv * gv
+                for a in range(r):
+                    pv[a] = ca * vx[a]
+                gam = _oja_gamma(lam, ti, oja_c, pv)
+                qb = 0.0
+                for a in range(r):  # qv = gam F^{-1} p
+                    acc = 0.0
+                    for c in range(r):
+                        acc += Finv[a, c] * pv[c]
+                    qv[a] = gam * acc
+                    qb += qv[a] * b[a]
+                _sparse_rank_one(Zt=Zt, v=v, s=qb, vec=qv, r=r, ca=ca, indices=indices, data=data, start=st, end=en)
+                cond = _oja_factor_update(F, Finv, pv, 2.0 * gam + gam * gam * aa, colsum)
+                # the factor drifts from orthogonal (V = F Z with F ill-conditioned loses digits): materialise
+                # when max|F| max|F^{-1}| exceeds max_cond, and every REORTH_EVERY rows
+                reorth = ti % REORTH_EVERY == 0
+                if reorth or not (cond <= max_cond):
+                    n_mat += 1
+                    Zt = _oja_materialise(Zt, F, b, v)
+                    if reorth:
+                        Zt = _oja_reorthonormalise(Zt, L)
+                    for a in range(r):
+                        for c in range(r):
+                            Finv[a, c] = 0.0
+                        Finv[a, a] = 1.0
+                    for a in range(r):
+                        zx[a] = 0.0
+                    for p in range(st, en):
+                        for a in range(r):
+                            zx[a] += Zt[indices[p], a] * data[p]
+                else:
+                    zxa = ca * xx
+                    for a in range(r):
+                        zx[a] += qv[a] * zxa
+                for a in range(r):
+                    u = ti * lam[a]
+                    sk[a] = math.sqrt(u) if u > 0.0 else 0.0
+                # ---- u = w - H^{-1} g
+                for a in range(r):
+                    acc = 0.0
+                    for c in range(r):
+                        acc += F[a, c] * zx[c]
+                    bx[a] = dl * sk[a] * acc
+                f, coef, _ = _newton_step(sol=sol, r=r, al=al, rhs=bx, nchol=nchol, diag=diag, v=v, x=x, dl=dl)
+                _oja_add_bt(F, sk, r, coef, f, b)
+            if slab_current and xx > 0.0:
+                # Alg. 6 as printed (K_t): project u onto |w.x_t| <= C with the post-update H (u = w when
+                # nothing was learned)
+                zu = _row_dot(v, indices, data, st, en)
+                for a in range(r):
+                    zu += b[a] * zx[a]
+                    if learned:
+                        bx[a] /= dl  # B x (the u step scaled it to B g)
+                tau = _tau(zu, C)
+                if tau != 0.0:
+                    f, coef, _ = _slab_step(
+                        tau=tau, sol=sol, r=r, al=al, bx=bx, xx=xx, in_span=nospan, nchol=nchol, diag=diag, v=v, x=x
+                    )
+                    _oja_add_bt(F, sk, r, coef, f, b)
+        Zt = _oja_materialise(Zt, F, b, v)
+        for a in range(r):
+            for j in range(d):
+                buf[k, a, j] = Zt[j, a]
         if bad >= 0 and (first_bad < 0 or bad < first_bad):
             first_bad = bad
     return t + n, first_bad, n_mat
 
 
 # ------------------------------------------------------------------------------------------ RP
-@njit_inline
-def _rp_project(tau, gram, sc, r, al, L, bx, z1, z2, c, v, xx, indices, data, st, en):
-    """Project ``w = v + S^T c`` onto ``|w.x| <= C`` in the H-norm (``bx = S x``); same rule as
-    ``son._son_project``."""
-    pinv, _ = _solve(gram=gram, sc=sc, r=r, al=al, L=L, nchol=np.int64(0), rhs=bx, z1=z1, z2=z2)
-    den = 0.0 if pinv else _general_den(z1, bx, r, xx)
-    if den > CANCEL_TOL * xx and math.isfinite(den):
-        f = tau / den
-        for p in range(st, en):
-            v[indices[p]] -= f * data[p]
-        cd = z1
-    else:
-        f, cd = _split_v(
-            tau=tau,
-            gram=gram,
-            sc=sc,
-            r=r,
-            al=al,
-            bx=bx,
-            xx=xx,
-            in_span=np.bool_(False),
-            v=v,
-            indices=indices,
-            data=data,
-            st=st,
-            en=en,
-        )
-    for a in range(r):  # w += f S^T cd
-        c[a] += f * cd[a]
-
-
 @njit_kernel
-def _rp_lazy_one(
-    indptr, indices, data, targets, k, sw, w, buf, gram, r, al, t0, loss, C, mu, eta, seed, rp_dist, slab_current, out
-):
-    """One output of ``son_rp_lazy``; returns ``bad``. S stored transposed (d, r), ``w = v + S^T c``."""
-    n = indptr.shape[0] - 1
-    d = w.shape[0]
-    St = np.empty((d, r))
+def _rp_gram_update(gram, rvec, bx, r, ca, aa):
+    """``G += r q^T + q r^T + |a|^2 r r^T`` with ``q = S a = ca S x`` (old S) for the new row ``a = ca x``."""
     for a in range(r):
-        for j in range(d):
-            St[j, a] = buf[a, j]
-    sc = np.ones(r)
-    c = np.zeros(r)
-    v = w
-    bx = np.zeros(r)
-    bg = np.zeros(r)
-    z1 = np.zeros(r)
-    z2 = np.zeros(r)
-    rvec = np.zeros(r)
-    L = np.zeros((r, r))
-    bad = -1
-    for i in range(n):
-        st = indptr[i]
-        en = indptr[i + 1]
-        t = t0 + i + 1
-        eta_t = eta / t
-        z, xx = _lazy_score(v=v, coef=c, Zt=St, r=r, indices=indices, data=data, start=st, end=en, zx=bx)
-        tau = 0.0 if slab_current else _tau(z, C)
-        if tau != 0.0 and xx > 0.0:
-            _rp_project(tau, gram, sc, r, al, L, bx, z1, z2, c, v, xx, indices, data, st, en)
-            z -= tau
-        out[i, k] = z
-        if not math.isfinite(z):
-            bad = i
-            break
-        if sw[i] == 0.0:
-            continue
-        dl = sw[i] * loss_dloss(loss, targets[i, k], z, 0.0)
-        learned = dl != 0.0 and xx != 0.0
-        if learned:  # ---- S += r a^T with a = ca x (sparse); G += r q^T + q r^T + |a|^2 r r^T, q = S a (old S)
-            ca = math.sqrt(mu + eta_t) * dl
-            rp_row_vector(seed, t - 1, rp_dist, rvec)
-            aa = 0.0
-            for p in range(st, en):
-                gv = ca * data[p]
-                aa += gv * gv
-            for a in range(r):
-                qa = ca * bx[a]
-                for b in range(r):
-                    gram[a, b] += rvec[a] * (ca * bx[b]) + qa * rvec[b] + aa * rvec[a] * rvec[b]
-            rc = 0.0
-            for a in range(r):
-                rc += rvec[a] * c[a]
-            # keeps w = v + S^T c fixed
-            _sparse_rank_one(Zt=St, v=v, s=rc, vec=rvec, r=r, ca=ca, indices=indices, data=data, start=st, end=en)
-            # ---- u = w - H^{-1} g
-            for a in range(r):
-                bg[a] = dl * (bx[a] + rvec[a] * ca * xx)
-            pinv, _ = _solve(gram=gram, sc=sc, r=r, al=al, L=L, nchol=np.int64(0), rhs=bg, z1=z1, z2=z2)
-            if not pinv:
-                inv = 1.0 / al
-                for p in range(st, en):
-                    v[indices[p]] -= inv * dl * data[p]
-                for a in range(r):
-                    c[a] += inv * z1[a]
-            else:
-                for a in range(r):
-                    c[a] -= z2[a]
-        if slab_current and xx > 0.0:
-            # Alg. 6 as printed (K_t): project u onto |w.x_t| <= C with the post-update H (u = w when nothing
-            # was learned)
-            zu = 0.0
-            for p in range(st, en):
-                zu += v[indices[p]] * data[p]
-            for a in range(r):
-                if learned:
-                    bx[a] = bg[a] / dl  # S x with the updated S
-                zu += c[a] * bx[a]
-            tau = _tau(zu, C)
-            if tau != 0.0:
-                _rp_project(tau, gram, sc, r, al, L, bx, z1, z2, c, v, xx, indices, data, st, en)
-    fold = np.dot(St, c)
-    for j in range(d):
-        v[j] += fold[j]
-    for a in range(r):
-        for j in range(d):
-            buf[a, j] = St[j, a]
-    return bad
+        qa = ca * bx[a]
+        for b in range(r):
+            gram[a, b] += rvec[a] * (ca * bx[b]) + qa * rvec[b] + aa * rvec[a] * rvec[b]
 
 
 @njit_kernel
@@ -1039,30 +791,92 @@ def son_rp_lazy(
     with ``sketch = SKETCH_RP``. ``slab_current`` as in ``son_fd_lazy``. Returns ``(t, bad, 0)``."""
     n = indptr.shape[0] - 1
     K = w.shape[0]
+    d = w.shape[1]
     first_bad = -1
+    nospan = np.bool_(False)  # x not known to lie in B's row space
+    diag = np.bool_(False)
+    nchol = np.int64(0)  # no Cholesky factor kept between solves
     for k in range(K):
-        bad = _rp_lazy_one(
-            indptr,
-            indices,
-            data,
-            targets,
-            k,
-            sw,
-            w[k],
-            buf[k],
-            gram[k],
-            n_rows[k],
-            alpha[k],
-            t,
-            loss,
-            C,
-            mu,
-            eta,
-            seed,
-            rp_dist,
-            slab_current,
-            out,
-        )
+        r = n_rows[k]
+        al = alpha[k]
+        gk = gram[k]
+        St = np.empty((d, r))  # S stored transposed
+        for a in range(r):
+            for j in range(d):
+                St[j, a] = buf[k, a, j]
+        sc = np.ones(r)
+        c = np.zeros(r)
+        v = w[k]  # in place: w = v + S^T c
+        bx = np.zeros(r)
+        bg = np.zeros(r)
+        z1 = np.zeros(r)
+        z2 = np.zeros(r)
+        rvec = np.zeros(r)
+        L = np.zeros((r, r))
+        sol = (gk, sc, L, z1, z2)
+        bad = -1
+        for i in range(n):
+            st = indptr[i]
+            en = indptr[i + 1]
+            x = (indices, data, st, en)
+            ti = t + i + 1
+            z, xx = _lazy_score(v=v, coef=c, Zt=St, r=r, indices=indices, data=data, start=st, end=en, zx=bx)
+            tau = 0.0 if slab_current else _tau(z, C)
+            if tau != 0.0 and xx > 0.0:
+                f, coef, _ = _slab_step(
+                    tau=tau, sol=sol, r=r, al=al, bx=bx, xx=xx, in_span=nospan, nchol=nchol, diag=diag, v=v, x=x
+                )
+                for a in range(r):  # w += f S^T coef
+                    c[a] += f * coef[a]
+                z -= tau
+            out[i, k] = z
+            if not math.isfinite(z):
+                bad = i
+                break
+            if sw[i] == 0.0:
+                continue
+            dl = sw[i] * loss_dloss(loss, targets[i, k], z, 0.0)
+            learned = dl != 0.0 and xx != 0.0
+            if learned:  # ---- S += r a^T with a = ca x (sparse), its Gram matrix by rank two
+                ca = math.sqrt(mu + eta / ti) * dl
+                rp_row_vector(seed, ti - 1, rp_dist, rvec)
+                aa = 0.0
+                for p in range(st, en):
+                    gv = ca * data[p]
+                    aa += gv * gv
+                _rp_gram_update(gk, rvec, bx, r, ca, aa)
+                rc = 0.0
+                for a in range(r):
+                    rc += rvec[a] * c[a]
+                # keeps w = v + S^T c fixed
+                _sparse_rank_one(Zt=St, v=v, s=rc, vec=rvec, r=r, ca=ca, indices=indices, data=data, start=st, end=en)
+                # ---- u = w - H^{-1} g
+                for a in range(r):
+                    bg[a] = dl * (bx[a] + rvec[a] * ca * xx)
+                f, coef, _ = _newton_step(sol=sol, r=r, al=al, rhs=bg, nchol=nchol, diag=diag, v=v, x=x, dl=dl)
+                for a in range(r):
+                    c[a] += f * coef[a]
+            if slab_current and xx > 0.0:
+                # Alg. 6 as printed (K_t): project u onto |w.x_t| <= C with the post-update H (u = w when
+                # nothing was learned)
+                zu = _row_dot(v, indices, data, st, en)
+                for a in range(r):
+                    if learned:
+                        bx[a] = bg[a] / dl  # S x with the updated S
+                    zu += c[a] * bx[a]
+                tau = _tau(zu, C)
+                if tau != 0.0:
+                    f, coef, _ = _slab_step(
+                        tau=tau, sol=sol, r=r, al=al, bx=bx, xx=xx, in_span=nospan, nchol=nchol, diag=diag, v=v, x=x
+                    )
+                    for a in range(r):
+                        c[a] += f * coef[a]
+        fold = np.dot(St, c)
+        for j in range(d):
+            v[j] += fold[j]
+        for a in range(r):
+            for j in range(d):
+                buf[k, a, j] = St[j, a]
         if bad >= 0 and (first_bad < 0 or bad < first_bad):
             first_bad = bad
     return t + n, first_bad, 0

@@ -550,87 +550,9 @@ class SketchedOnlineNewton(MixableMixin, _SecondOrder):
         if bad >= 0:
             self._raise_diverged(bad, "alpha0", verb="Raise")
 
-    def _run_kernel(self, X, targets, sw, out, keep, n_shrink):
-        lazy = getattr(self, "_lazy_kernel", True)
-        slab_current = self._slab_is_current()
-        if lazy and self.sketch in ("fd", "pfd", "rfd"):
-            t, bad, nm = _kl.son_fd_lazy(
-                indptr=X.indptr,
-                indices=X.indices,
-                data=X.data,
-                targets=targets,
-                sw=sw,
-                w=self.coef_,
-                buf=self._state_buf,
-                gram=self._state_gram,
-                n_rows=self._state_n_rows,
-                alpha=self._state_alpha,
-                t=self.t_,
-                sketch=_SKETCHES[self.sketch],
-                keep=keep,
-                n_shrink=n_shrink,
-                loss=loss_code(self.loss),
-                C=float(self.C),
-                mu=self._mu(),
-                eta=float(self.eta),
-                max_sp=_LAZY_MAX_SPARSE_ROWS,
-                mat_factor=_LAZY_MAT_FACTOR,
-                slab_current=slab_current,
-                out=out,
-            )
-        elif lazy and self.sketch == "oja":
-            t, bad, nm = _kl.son_oja_lazy(
-                indptr=X.indptr,
-                indices=X.indices,
-                data=X.data,
-                targets=targets,
-                sw=sw,
-                w=self.coef_,
-                buf=self._state_buf,
-                gram=self._state_gram,
-                sc=self._state_sc,
-                aux=self._state_aux,
-                n_rows=self._state_n_rows,
-                alpha=self._state_alpha,
-                t=self.t_,
-                loss=loss_code(self.loss),
-                C=float(self.C),
-                mu=self._mu(),
-                eta=float(self.eta),
-                oja_c=float(self.oja_learning_rate),
-                max_cond=_kl.OJA_FACTOR_COND,
-                slab_current=slab_current,
-                out=out,
-            )
-        elif lazy and self.sketch == "rp":
-            t, bad, nm = _kl.son_rp_lazy(
-                indptr=X.indptr,
-                indices=X.indices,
-                data=X.data,
-                targets=targets,
-                sw=sw,
-                w=self.coef_,
-                buf=self._state_buf,
-                gram=self._state_gram,
-                n_rows=self._state_n_rows,
-                alpha=self._state_alpha,
-                t=self.t_,
-                loss=loss_code(self.loss),
-                C=float(self.C),
-                mu=self._mu(),
-                eta=float(self.eta),
-                seed=self._state_seed[0],
-                rp_dist=0,
-                slab_current=slab_current,
-                out=out,
-            )
-        else:
-            t, bad = self._dense_pass(X, targets, sw, out, keep, n_shrink)
-            nm = 0
-        return t, bad, nm
-
-    def _dense_pass(self, X, targets, sw, out, keep, n_shrink):
-        return _k.son_epoch(
+    def _kernel_args(self, X, targets, sw, out):
+        """The keyword arguments every SON kernel takes: the chunk, the state, the loss and step sizes."""
+        return dict(
             indptr=X.indptr,
             indices=X.indices,
             data=X.data,
@@ -639,23 +561,52 @@ class SketchedOnlineNewton(MixableMixin, _SecondOrder):
             w=self.coef_,
             buf=self._state_buf,
             gram=self._state_gram,
-            sc=self._state_sc,
-            aux=self._state_aux,
             n_rows=self._state_n_rows,
             alpha=self._state_alpha,
             t=self.t_,
-            sketch=_SKETCHES[self.sketch],
-            keep=keep,
-            n_shrink=n_shrink,
             loss=loss_code(self.loss),
             C=float(self.C),
             mu=self._mu(),
             eta=float(self.eta),
+            slab_current=self._slab_is_current(),
+            out=out,
+        )
+
+    def _run_kernel(self, X, targets, sw, out, keep, n_shrink):
+        if not getattr(self, "_lazy_kernel", True):
+            t, bad = self._dense_pass(X, targets, sw, out, keep, n_shrink)
+            return t, bad, 0
+        args = self._kernel_args(X, targets, sw, out)
+        if self.sketch == "oja":
+            return _kl.son_oja_lazy(
+                **args,
+                sc=self._state_sc,
+                aux=self._state_aux,
+                oja_c=float(self.oja_learning_rate),
+                max_cond=_kl.OJA_FACTOR_COND,
+            )
+        if self.sketch == "rp":
+            return _kl.son_rp_lazy(**args, seed=self._state_seed[0], rp_dist=0)
+        return _kl.son_fd_lazy(
+            **args,
+            sketch=_SKETCHES[self.sketch],
+            keep=keep,
+            n_shrink=n_shrink,
+            max_sp=_LAZY_MAX_SPARSE_ROWS,
+            mat_factor=_LAZY_MAT_FACTOR,
+        )
+
+    def _dense_pass(self, X, targets, sw, out, keep, n_shrink):
+        return _k.son_epoch(
+            **self._kernel_args(X, targets, sw, out),
+            sc=self._state_sc,
+            aux=self._state_aux,
+            sketch=_SKETCHES[self.sketch],
+            keep=keep,
+            n_shrink=n_shrink,
             seed=self._state_seed[0],
             rp_dist=0,
             oja_c=float(self.oja_learning_rate),
-            slab_current=self._slab_is_current(),
-            out=out,
         )
 
     # parameter mixing (streamlearn.distributed.fit_mixing)
