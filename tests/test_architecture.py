@@ -125,9 +125,9 @@ MAX_POSITIONAL_KERNEL_ARGS = 6
 #: a kernel called from a kernel takes at most this many arguments: CPython passes more than 15 keywords as a
 #: dict (CALL_FUNCTION_EX), which numba cannot always compile, so a longer call could not name its arguments
 NUMBA_MAX_KEYWORDS = 15
-#: kernel-to-kernel calls still longer than NUMBA_MAX_KEYWORDS and so positional (file -> callee names); nothing
-#: else may be, and these should shrink (fewer, grouped arguments) rather than grow
-LONG_KERNEL_CALLS_ALLOWED = {"nag.py": {"_nag_row", "_nag_row_single"}}
+#: kernel-to-kernel calls allowed to be longer than NUMBA_MAX_KEYWORDS (file -> callee names): none; a long call
+#: groups its arguments (tuples, fewer arrays) instead of growing this table
+LONG_KERNEL_CALLS_ALLOWED: dict[str, set[str]] = {}
 
 
 def _kernel_names(path, tree):

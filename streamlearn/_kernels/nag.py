@@ -181,8 +181,8 @@ def nag_epoch(
     are kept). Scratch space (three arrays of the longest row's length) is allocated once per call.
 
     Row ``i`` holds ``data[p]`` for ``indptr[i] <= p < indptr[i + 1]``, in column ``indices[p]``, or
-    ``indices[p - indptr[i]]`` with ``row_local`` (how ``nag_epoch_dense`` passes its rows: ``indices`` is
-    ``0..d-1``).
+    ``indices[p - indptr[i]]`` with ``row_local``: a C-contiguous dense matrix ``X`` (n, d) is passed as
+    ``indptr = arange(n + 1) * d``, ``indices = arange(d)``, ``data = X.ravel()`` (zeros are skipped).
 
     How it is fast: the example is written out in this one loop (numba adds an atomic reference count
     increment and decrement for the arrays handed to a row helper, once per example, and on short rows those
@@ -341,52 +341,3 @@ def nag_epoch(
                     coef[k, np.uintp(indices[start + q - base])] += step * rate[q]
                 intercept[k] += step * rb
     return t, -1
-
-
-@njit_kernel
-def nag_epoch_dense(
-    X,
-    targets,
-    sample_weight,
-    coef,
-    intercept,
-    fit_intercept,
-    scale,
-    accum,
-    accum_b,
-    norm_state,
-    loss,
-    loss_param,
-    eta0,
-    schedule,
-    adaptive,
-    invariant,
-    t,
-    out_scores,
-):
-    """``nag_epoch`` over the rows of a C-contiguous dense matrix ``X`` (zeros are skipped; O(d) per row):
-    the same pass, each row read as a CSR row of all ``d`` columns."""
-    n_rows, d = X.shape
-    return nag_epoch(
-        indptr=np.arange(n_rows + 1) * d,
-        indices=np.arange(d),
-        data=X.reshape(n_rows * d),
-        targets=targets,
-        sample_weight=sample_weight,
-        coef=coef,
-        intercept=intercept,
-        fit_intercept=fit_intercept,
-        scale=scale,
-        accum=accum,
-        accum_b=accum_b,
-        norm_state=norm_state,
-        loss=loss,
-        loss_param=loss_param,
-        eta0=eta0,
-        schedule=schedule,
-        adaptive=adaptive,
-        invariant=invariant,
-        t=t,
-        out_scores=out_scores,
-        row_local=True,
-    )

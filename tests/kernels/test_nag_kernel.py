@@ -58,7 +58,14 @@ def _run_kernel(X, targets, sw, state, loss, eta0, schedule, adaptive, invariant
         "out_scores": out,
     }
     if dense:
-        t, bad = k.nag_epoch_dense(X=np.ascontiguousarray(X), **args)
+        n, d = X.shape  # the dense layout: every row is all d columns, read with row_local
+        t, bad = k.nag_epoch(
+            indptr=np.arange(n + 1) * d,
+            indices=np.arange(d),
+            data=np.ascontiguousarray(X).ravel(),
+            row_local=True,
+            **args,
+        )
     else:
         # stored zeros too (a fifth of the zeros): the kernel must skip them as the dense rows' zeros
         keep = (X != 0) | (np.random.default_rng(X.shape[0]).random(X.shape) < 0.2)
