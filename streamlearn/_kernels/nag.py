@@ -33,7 +33,7 @@ import math
 import numpy as np
 
 from ._intrinsics import prefetch
-from ._numba import njit_inline, njit_kernel, njit_kernel_vector
+from ._numba import njit_inline, njit_kernel_vector
 from .linear import _U1, _U2, _U3, _U4, PREFETCH_MIN_WEIGHTS
 from .losses import LOSS_HINGE, LOSS_LOGISTIC, LOSS_SQUARED, loss_dloss
 
