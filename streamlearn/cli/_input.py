@@ -14,7 +14,8 @@ def add_input_options(p):
         "--format",
         choices=("auto",) + FORMATS,
         default="auto",
-        help="data format (default auto: .vw/.vw.gz/.vw.xz/.vw.bz2 are VW text, other names LIBSVM)",
+        help="data format (default auto: .vw/.vw.gz/.vw.xz/.vw.bz2 are VW text, .csv/.tsv CSV, .parquet Parquet, "
+        "other names LIBSVM; a pipe ('-', /dev/stdin, a FIFO) is told by its first lines)",
     )
     g.add_argument(
         "-b",

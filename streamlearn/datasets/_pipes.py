@@ -50,10 +50,11 @@ def pipe_name(path) -> str:
 class Replay(io.RawIOBase):
     """A pipe with its first bytes read ahead (:meth:`head`) and replayed before the rest; read once."""
 
-    def __init__(self, raw, name, owned):
+    def __init__(self, raw, name, owned, inner=None):
         self._raw = raw
         self.name = name
         self._owned = owned
+        self._inner = inner  # the Replay this one decompresses, closed with it
         self._buf = b""
         self._eof = False
 
@@ -94,6 +95,8 @@ class Replay(io.RawIOBase):
     def close(self):
         if self._owned and not self._raw.closed:
             self._raw.close()
+        if self._inner is not None:
+            self._inner.close()
         super().close()
 
 
@@ -107,14 +110,18 @@ def _open(path) -> Replay:
 def peek_pipe(path) -> Replay:
     """The pipe at ``path``, opened once and kept (with its head read) for :func:`take_pipe`."""
     key = os.fspath(path)
-    if key not in _pending:
-        _pending[key] = _open(path)
-    return _pending[key]
+    kept = _pending.get(key)
+    if kept is None or kept.closed or (key == "-" and kept._raw is not sys.stdin.buffer):
+        _pending[key] = kept = _open(path)
+    return kept
 
 
 def take_pipe(path) -> Replay:
     """The pipe at ``path`` for reading: the one :func:`peek_pipe` opened (its head replayed), else opened now."""
-    return _pending.pop(os.fspath(path), None) or _open(path)
+    kept = _pending.pop(os.fspath(path), None)
+    if kept is None or kept.closed or (path == "-" and kept._raw is not sys.stdin.buffer):
+        return _open(path)
+    return kept
 
 
 _MAGIC = ((b"\x1f\x8b", "gzip"), (b"BZh", "bz2"), (b"\xfd7zXZ\x00", "xz"))

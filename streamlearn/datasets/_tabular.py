@@ -824,7 +824,7 @@ def _open_pipe(f, name, fmt):
 
     raw = f if isinstance(f, Replay) else Replay(f, name, owned=False)
     kind = compression(raw.head(16))
-    pipe = raw if kind is None else Replay(_decompressor(kind, raw), name, owned=True)
+    pipe = raw if kind is None else Replay(_decompressor(kind, raw), name, owned=True, inner=raw)
     if fmt == "parquet" or pipe.head(4) == b"PAR1":
         raise TabularFormatError(
             name,

@@ -243,3 +243,17 @@ def test_ctrl_c_on_an_open_pipe_is_130_and_leaves_the_output(logs, tmp_path, nam
     assert proc.returncode == 130, err
     assert err.decode() == f"streamlearn: error: interrupted; {out} left unchanged\n"
     assert out.read_bytes() == b"old model" and sorted(p.name for p in tmp_path.iterdir()) == ["m.slm"]
+
+
+def test_continuing_a_hashed_model_from_a_pipe_reads_the_models_format(logs, tmp_path):
+    """`train -i MODEL -`: the model knows its format; a pipe with no telling first line still reads."""
+    lines = (logs / "c.vw").read_bytes().splitlines(keepends=True)
+    first, rest = tmp_path / "first.vw", tmp_path / "rest.vw"
+    first.write_bytes(b"".join(lines[:2000]))
+    rest.write_bytes(b"1 2\n" + b"".join(lines[2000:]))  # no feature on the first line: the model tells
+    m0, m1, m2 = (str(tmp_path / f"m{i}.slm") for i in range(3))
+    assert _cli("train", str(first), *VW_OPTS, "-o", m0, "--quiet").returncode == 0
+    assert _cli("train", str(rest), "-i", m0, "-o", m1, "--quiet").returncode == 0
+    res = _cli("train", "-", "-i", m0, "-o", m2, "--quiet", input=rest.read_bytes())
+    assert res.returncode == 0, res.stderr
+    assert _members(m1) == _members(m2)
