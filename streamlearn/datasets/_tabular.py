@@ -405,6 +405,7 @@ class TabularReader:
         if not isinstance(chunk_size, (int, np.integer)) or chunk_size < 1:
             raise ValueError(f"chunk_size must be a positive integer; got {chunk_size!r}.")
         from ._pipes import is_stream_path, take_pipe
+        from ._svmlight import _seekable
 
         if not hasattr(path, "read") and is_stream_path(path):
             path = take_pipe(path)  # "-", /dev/stdin, a FIFO: read once
@@ -807,13 +808,6 @@ def _csv_error(source, msg, names):
         )
     m = re.search(r"Row #(\d+)", msg)
     return TabularFormatError(source, int(m.group(1)) if m else None, None, _first_line(msg))
-
-
-def _seekable(f):
-    try:
-        return bool(f.seekable())
-    except (AttributeError, OSError, ValueError):
-        return False
 
 
 def _open_pipe(f, name, fmt):
