@@ -8,7 +8,12 @@ above 1 GB). For each length the child's peak resident set size is read from ``w
 with the wall time and the rows trained. The figure that matters is the ratio of each peak to the shortest
 stream's peak, measured in the same run.
 
-Also checks once that the model trained from the pipe equals the model trained from the file (a9a, pa1).
+The same for the raw formats: a synthetic click log (``write_click_log``, ``--click-rows`` rows, default
+100,000) as VW text and as CSV (its header once, then the rows again and again), trained by ``ftrl -b 18 -q ua``
+from the pipe, for streams of 1x, 4x and 16x those rows.
+
+Also checks once per format that the model trained from the pipe equals the model trained from the file
+(a9a with pa1: same arrays; click logs with ftrl: same model file members).
 
 Writes ``benchmarks/results/stream_rss.json`` and ``stream_rss.md``. Command: ``python benchmarks/stream_rss.py``.
 """
@@ -57,14 +62,43 @@ def _feed(pipe, text, total):
     return written
 
 
-def run_one(text, total_bytes, extra=()):
-    """Train from a pipe fed with ``total_bytes`` of repeated a9a; returns the measurements."""
+LEARNERS = {
+    "libsvm": ["--learner", "pa1"],
+    "vw": ["--format", "vw", "--learner", "ftrl", "-b", "18", "-q", "ua"],
+    "csv": ["--format", "csv", "--learner", "ftrl", "-b", "18", "-q", "ua", "--label", "clicked"],
+}
+
+
+def _click_text(fmt, n_rows, tmp):
+    """A click log of ``n_rows`` as ``(header, body)`` bytes (the header is empty for VW text)."""
+    sys.path.insert(0, str(ROOT))
+    from streamlearn.datasets import write_click_log
+
+    path = Path(tmp) / f"clicks.{fmt}"
+    write_click_log(path, n_rows, seed=1)
+    data = path.read_bytes()
+    if fmt == "csv":
+        header, _, body = data.partition(b"\n")
+        return header + b"\n", body
+    return b"", data
+
+
+def _feed_all(pipe, header, text, total):
+    try:
+        pipe.write(header)
+    except BrokenPipeError:
+        return 0
+    return len(header) + _feed(pipe, text, total - len(header))
+
+
+def run_one(text, total_bytes, fmt="libsvm", header=b""):
+    """Train from a pipe fed with ``header`` then ``text`` again and again up to ``total_bytes``."""
     env = {**os.environ, "PYTHONPATH": str(ROOT), "OPENBLAS_NUM_THREADS": "1"}
-    cmd = [sys.executable, "-m", "streamlearn", "train", "-", "--learner", "pa1", "--json", *extra]
+    cmd = [sys.executable, "-m", "streamlearn", "train", "-", *LEARNERS[fmt], "--json"]
     t0 = time.perf_counter()
     proc = subprocess.Popen(cmd, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env)
     written = []
-    feeder = threading.Thread(target=lambda: written.append(_feed(proc.stdin, text, total_bytes)))
+    feeder = threading.Thread(target=lambda: written.append(_feed_all(proc.stdin, header, text, total_bytes)))
     feeder.start()
     out = proc.stdout.read()
     err = proc.stderr.read()
@@ -76,6 +110,7 @@ def run_one(text, total_bytes, extra=()):
         raise RuntimeError(f"{' '.join(cmd)} failed ({proc.returncode}): {err.decode()[-500:]}")
     report = json.loads(out)
     return {
+        "format": fmt,
         "stream_bytes": written[0],
         "stream_mb": written[0] / 1e6,
         "peak_rss_mb": usage.ru_maxrss / 1024,
@@ -87,19 +122,28 @@ def run_one(text, total_bytes, extra=()):
     }
 
 
-def same_model_check(text, tmp):
-    """Model from the pipe == model from the file (a9a, pa1)."""
+def same_model_check(text, tmp, fmt="libsvm", header=b""):
+    """Model from the pipe == model from the file (a9a with pa1: same arrays; click logs: same members)."""
+    import zipfile
+
     import numpy as np
 
     sys.path.insert(0, str(ROOT))
     from streamlearn.persist import load
 
-    plain = Path(tmp) / "a9a"
-    plain.write_bytes(text)
+    plain = Path(tmp) / f"data.{fmt}"
+    plain.write_bytes(header + text)
     env = {**os.environ, "PYTHONPATH": str(ROOT), "OPENBLAS_NUM_THREADS": "1"}
     base = [sys.executable, "-m", "streamlearn", "train"]
-    subprocess.run([*base, str(plain), "-l", "pa1", "--quiet", "-o", f"{tmp}/file.slm"], env=env, check=True)
-    subprocess.run([*base, "-", "-l", "pa1", "--quiet", "-o", f"{tmp}/pipe.slm"], env=env, check=True, input=text)
+    opts = LEARNERS[fmt] if fmt == "libsvm" else LEARNERS[fmt][2:]  # the file path: no --format
+    subprocess.run([*base, str(plain), *opts, "--quiet", "-o", f"{tmp}/file.slm"], env=env, check=True)
+    subprocess.run([*base, "-", *opts, "--quiet", "-o", f"{tmp}/pipe.slm"], env=env, check=True, input=header + text)
+    if fmt != "libsvm":
+        members = []
+        for name in ("file", "pipe"):
+            with zipfile.ZipFile(f"{tmp}/{name}.slm") as z:
+                members.append([(i.filename, z.read(i)) for i in z.infolist()])
+        return members[0] == members[1]
     a, b = load(f"{tmp}/file.slm"), load(f"{tmp}/pipe.slm")
     return bool(np.array_equal(a.coef_, b.coef_) and np.array_equal(a.intercept_, b.intercept_))
 
@@ -109,22 +153,36 @@ def main():
     ap.add_argument(
         "--sizes-mb", type=float, nargs="+", default=[64, 256, 1100], help="stream lengths in MB (default 64 256 1100)"
     )
+    ap.add_argument(
+        "--click-rows", type=int, default=100_000, help="rows of the click log fed 1x, 4x, 16x (default 100000)"
+    )
     args = ap.parse_args()
     text, source = _a9a_text()
     rows = []
-    for mb in args.sizes_mb:
-        row = run_one(text, int(mb * 1e6))
-        rows.append(row)
+    same = {}
+
+    def show(row):
         print(
-            f"{row['stream_mb']:8.0f} MB  peak RSS {row['peak_rss_mb']:7.1f} MB  {row['seconds']:6.1f} s  "
-            f"{row['n_train']} rows",
+            f"{row['format']:7s}{row['stream_mb']:8.0f} MB  peak RSS {row['peak_rss_mb']:7.1f} MB  "
+            f"{row['seconds']:6.1f} s  {row['n_train']} rows",
             flush=True,
         )
+
+    for mb in args.sizes_mb:
+        rows.append(run_one(text, int(mb * 1e6)))
+        show(rows[-1])
     with tempfile.TemporaryDirectory() as tmp:
-        same = same_model_check(text, tmp)
-    base = rows[0]["peak_rss_mb"]
+        same["libsvm"] = same_model_check(text, tmp)
+    for fmt in ("vw", "csv"):
+        with tempfile.TemporaryDirectory() as tmp:
+            header, body = _click_text(fmt, args.click_rows, tmp)
+            same[fmt] = same_model_check(body, tmp, fmt, header)
+        for times in (1, 4, 16):
+            rows.append(run_one(body, len(header) + times * len(body), fmt, header))
+            show(rows[-1])
     for row in rows:
-        row["rss_ratio_to_shortest"] = row["peak_rss_mb"] / base
+        first = next(r for r in rows if r["format"] == row["format"])
+        row["rss_ratio_to_shortest"] = row["peak_rss_mb"] / first["peak_rss_mb"]
     load = os.getloadavg()[0]
     result = {
         "benchmark": "stream_rss",
@@ -134,6 +192,7 @@ def main():
         "machine": platform.machine(),
         "load_average_1min": load,
         "pipe_model_equals_file_model": same,
+        "click_rows": args.click_rows,
         "runs": rows,
         "command": "python benchmarks/stream_rss.py " + " ".join(sys.argv[1:]),
     }
@@ -143,20 +202,27 @@ def main():
         "# Peak memory of `streamlearn train -` over a pipe, by stream length",
         "",
         (
-            f"Command: `{result['command'].strip()}` (a9a repeated into the pipe; learner pa1; 1-minute load "
+            f"Command: `{result['command'].strip()}` (LIBSVM: a9a repeated into the pipe, learner pa1; VW text and "
+            f"CSV: a click log of {args.click_rows} rows repeated, the CSV header once, learner ftrl -b 18 -q ua; "
+            f"1-minute load "
             f"average {load:.2f} on {os.cpu_count()} cores). Peak RSS is the child's `ru_maxrss` (interpreter and "
             "libraries included)."
         ),
         "",
-        "| stream (MB) | rows | peak RSS (MB) | ratio to the shortest | seconds | examples/s |",
-        "|---:|---:|---:|---:|---:|---:|",
+        "| format | stream (MB) | rows | peak RSS (MB) | ratio to the shortest | seconds | examples/s |",
+        "|---|---:|---:|---:|---:|---:|---:|",
     ]
     for r in rows:
         lines.append(
-            f"| {r['stream_mb']:.0f} | {r['n_train']} | {r['peak_rss_mb']:.1f} | "
+            f"| {r['format']} | {r['stream_mb']:.0f} | {r['n_train']} | {r['peak_rss_mb']:.1f} | "
             f"{r['rss_ratio_to_shortest']:.3f} | {r['seconds']:.1f} | {r['examples_per_second']:.0f} |"
         )
-    lines += ["", f"Model trained from the pipe equal to the model trained from the file (a9a, pa1): {same}."]
+    lines += [
+        "",
+        "Model trained from the pipe equal to the model trained from the file: "
+        + ", ".join(f"{k} {v}" for k, v in same.items())
+        + ".",
+    ]
     (RESULTS / "stream_rss.md").write_text("\n".join(lines) + "\n")
     print("\n".join(lines))
 

@@ -14,7 +14,8 @@ def add_input_options(p):
         "--format",
         choices=("auto",) + FORMATS,
         default="auto",
-        help="data format (default auto: .vw/.vw.gz/.vw.xz/.vw.bz2 are VW text, other names LIBSVM)",
+        help="data format (default auto: .vw/.vw.gz/.vw.xz/.vw.bz2 are VW text, .csv/.tsv CSV, .parquet Parquet, "
+        "other names LIBSVM; a pipe ('-', /dev/stdin, a FIFO) is told by its first lines)",
     )
     g.add_argument(
         "-b",
@@ -60,8 +61,26 @@ def add_input_options(p):
 
 
 def input_format(args, path):
+    """``--format``, else the format the file's name says; a pipe without a telling name (``-``,
+    ``/dev/stdin``) is told by its first lines, which are kept for the reader."""
+    from ..datasets._pipes import is_stream_path, pipe_name, stream_format
+
     fmt = getattr(args, "format", "auto") or "auto"
-    return detect_format(path) if fmt == "auto" else fmt
+    if not is_stream_path(path):
+        return detect_format(path) if fmt == "auto" else fmt
+    if fmt == "auto":
+        fmt = stream_format(path)
+        if fmt is None:
+            raise CLIError(
+                f"cannot tell the format of {pipe_name(path)} from its first lines (not VW text, LIBSVM or "
+                "CSV with a header); pass --format vw|libsvm|csv."
+            )
+    if fmt == "parquet":
+        raise CLIError(
+            f"{pipe_name(path)}: Parquet cannot be read from a pipe (its footer, at the end of the file, is "
+            "read first); give the file's path instead."
+        )
+    return fmt
 
 
 def hashed_spec(args, path, task):

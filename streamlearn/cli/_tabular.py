@@ -8,7 +8,8 @@ fixes the column kinds; its :class:`~streamlearn.datasets._spec.InputSpec` goes 
 ``predict`` and ``--test`` read through it, matching columns by name.
 """
 
-from ._common import CLIError, check_input_file
+from ._common import CLIError
+from ._data import check_data
 from ._input import input_format
 
 TABLE_FORMATS = ("csv", "parquet")
@@ -89,7 +90,7 @@ def table_streams(args, paths):
     from ..datasets._tabular import TabularReader, require_pyarrow
 
     for path in paths:
-        check_input_file(path)
+        check_data(path)
     if args.chunk_size < 1:
         raise CLIError(f"--chunk-size must be >= 1; got {args.chunk_size}.")
     if getattr(args, "n_features", None) is not None:

@@ -203,7 +203,7 @@ def _hashed_openers(args, paths):
         return table_streams(args, paths)
 
     for path in paths:
-        check_input_file(path)
+        check_data(path)
     if args.chunk_size < 1:
         raise CLIError(f"--chunk-size must be >= 1; got {args.chunk_size}.")
     spec = hashed_spec(args, paths[0], LEARNERS[args.learner].task)
@@ -374,8 +374,8 @@ def _run_resumed_train(args, params):
 
     spec = getattr(learner, "input_spec_", None)
     model_format = spec.get("format", "libsvm") if isinstance(spec, dict) else "libsvm"
-    named = input_format(args, path)
-    if not is_stream_path(path) and named != model_format and {named, model_format} != {"csv", "parquet"}:
+    named = model_format if is_stream_path(path) else input_format(args, path)  # a pipe: the model's format
+    if named != model_format and {named, model_format} != {"csv", "parquet"}:
         raise CLIError(
             f"the model in {args.initial_model} reads {model_format} input (input_spec_), and "
             f"{path} is {named} by its name; give DATA in the model's format (or --format)."

@@ -36,6 +36,17 @@ def detect_format(path) -> str:
 
 
 def _vw(path, spec: InputSpec, chunk_size, *, require_label, with_tags):
+    from ._pipes import is_stream_path, take_pipe
+
+    pipe = take_pipe(path) if is_stream_path(path) else None  # read once, named <stdin> or its path
+    try:
+        yield from _vw_chunks(pipe or path, spec, chunk_size, require_label=require_label, with_tags=with_tags)
+    finally:
+        if pipe is not None:
+            pipe.close()
+
+
+def _vw_chunks(path, spec: InputSpec, chunk_size, *, require_label, with_tags):
     from ._vw import iter_vw
 
     opts = spec.options or {}
@@ -67,9 +78,11 @@ def _libsvm(path, spec: InputSpec, chunk_size, *, require_label, with_tags):
 
 
 def _table(path, spec: InputSpec, chunk_size, *, require_label, with_tags):
+    from ._pipes import is_stream_path
     from ._tabular import TabularReader
 
-    fmt = detect_format(path)  # a model trained on Parquet reads CSV too (columns by name), and back
+    # a model trained on Parquet reads CSV too (columns by name), and back; a pipe is CSV (Parquet needs a file)
+    fmt = "csv" if is_stream_path(path) else detect_format(path)
     reader = TabularReader(
         path,
         fmt if fmt in ("csv", "parquet") else spec.format,

@@ -21,12 +21,11 @@ named pipes. The index base is decided before reading (never guessed from the da
 """
 
 import os
-import stat
-import sys
 
 import numpy as np
 
 from .._kernels import svmlight as _k
+from ._pipes import is_stream_path, take_pipe
 from ._svmlight import _DEFAULT_BLOCK, SvmlightFormatError, _csr, _Parser, _Source
 
 __all__ = ["MAX_WIDTH", "SvmlightStream", "is_stream_path", "scan_svmlight"]
@@ -34,25 +33,11 @@ __all__ = ["MAX_WIDTH", "SvmlightStream", "is_stream_path", "scan_svmlight"]
 MAX_WIDTH = 1 << 28  # largest width inferred from data: 268,435,456 features (2 GiB per float64 weight vector)
 
 
-def is_stream_path(path):
-    """True for ``-`` and for paths that are not regular files (``/dev/stdin``, a FIFO): readable once only."""
-    if path == "-":
-        return True
-    try:
-        return not stat.S_ISREG(os.stat(path).st_mode)
-    except OSError:
-        return False
-
-
 def _source(source):
     """``_Source`` for a path, ``-`` or a file object; pipes are opened here and read without seeking."""
-    if isinstance(source, (str, os.PathLike)):
-        path = os.fspath(source)
-        if path == "-":
-            return _Source(sys.stdin.buffer), None
-        if is_stream_path(path):
-            f = open(path, "rb")  # noqa: SIM115 (closed by the stream)
-            return _Source(f), f
+    if isinstance(source, (str, os.PathLike)) and is_stream_path(source):
+        f = take_pipe(source)  # replays what a format check read ahead
+        return _Source(f), f
     return _Source(source), None
 
 

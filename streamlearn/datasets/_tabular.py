@@ -404,14 +404,24 @@ class TabularReader:
             raise ValueError(f"format must be 'csv' or 'parquet'; got {fmt!r}.")
         if not isinstance(chunk_size, (int, np.integer)) or chunk_size < 1:
             raise ValueError(f"chunk_size must be a positive integer; got {chunk_size!r}.")
+        from ._pipes import is_stream_path, take_pipe
+        from ._svmlight import _seekable
+
+        if not hasattr(path, "read") and is_stream_path(path):
+            path = take_pipe(path)  # "-", /dev/stdin, a FIFO: read once
         self.path = os.fspath(path) if not hasattr(path, "read") else path
-        self.source = self.path if isinstance(self.path, str) else repr(path)
+        self.source = self.path if isinstance(self.path, str) else str(getattr(path, "name", None) or repr(path))
         self.format = fmt
         self.chunk_size = int(chunk_size)
         base = self.source.lower()
         for suffix in (".gz", ".bz2", ".xz"):
             base = base.removesuffix(suffix)
         self._delimiter = "\t" if base.endswith(".tsv") else ","
+        self._pipe = None  # a stream read once: its first block (the header and type inference), then the rest
+        if hasattr(self.path, "read") and not _seekable(self.path):
+            self._pipe = _open_pipe(self.path, self.source, fmt)
+            if b"\t" in self._pipe.head().split(b"\n", 1)[0] and b"," not in self._pipe.head().split(b"\n", 1)[0]:
+                self._delimiter = "\t"
         self.label_required = label_required
         if spec is not None:
             if isinstance(spec, dict):
@@ -485,7 +495,7 @@ class TabularReader:
                 import pyarrow.csv as pacsv
 
                 reader = pacsv.open_csv(
-                    self.path,
+                    self.path if self._pipe is None else _first_block(self._pipe),
                     read_options=pacsv.ReadOptions(block_size=_CSV_BLOCK),
                     parse_options=pacsv.ParseOptions(delimiter=self._delimiter),
                     convert_options=pacsv.ConvertOptions(strings_can_be_null=True),
@@ -574,15 +584,24 @@ class TabularReader:
                 lt = self._inferred.field(self._label).type
                 if arrow_kind(lt) == TEXT:
                     types[self._label] = pa.string()
+            source = self.path
+            if self._pipe is not None:
+                if self._pipe.closed:
+                    raise ValueError(f"{self.source} is a stream and is read once; open a new reader for another pass.")
+                source = self._pipe
             reader = pacsv.open_csv(
-                self.path,
+                source,
                 read_options=pacsv.ReadOptions(block_size=_CSV_BLOCK, use_threads=use_threads),
                 parse_options=pacsv.ParseOptions(delimiter=self._delimiter),
                 convert_options=pacsv.ConvertOptions(
                     column_types=types, include_columns=wanted, strings_can_be_null=True
                 ),
             )
-            yield from reader
+            try:
+                yield from reader
+            finally:
+                if self._pipe is not None:
+                    self._pipe.close()
         else:
             import pyarrow.parquet as pq
 
@@ -749,6 +768,8 @@ class TabularReader:
         import pyarrow as pa
         import pyarrow.csv as pacsv
 
+        if self._pipe is not None:  # a stream cannot be read again
+            return msg
         try:
             if typed:
                 for _ in self._batches(use_threads=False):
@@ -787,6 +808,37 @@ def _csv_error(source, msg, names):
         )
     m = re.search(r"Row #(\d+)", msg)
     return TabularFormatError(source, int(m.group(1)) if m else None, None, _first_line(msg))
+
+
+def _open_pipe(f, name, fmt):
+    """A pipe as a :class:`~streamlearn.datasets._pipes.Replay` of its decompressed bytes (gzip, bz2, xz by
+    their magic bytes); Parquet is refused (it needs random access)."""
+    from ._pipes import Replay, compression
+    from ._svmlight import _decompressor
+
+    raw = f if isinstance(f, Replay) else Replay(f, name, owned=False)
+    kind = compression(raw.head(16))
+    pipe = raw if kind is None else Replay(_decompressor(kind, raw), name, owned=True, inner=raw)
+    if fmt == "parquet" or pipe.head(4) == b"PAR1":
+        raise TabularFormatError(
+            name,
+            None,
+            None,
+            "Parquet cannot be read from a pipe (its footer, at the end of the file, is read first); "
+            "give the file's path instead.",
+        )
+    return pipe
+
+
+def _first_block(pipe):
+    """The complete lines of a pipe's first CSV block, not consumed: pyarrow infers the column types from
+    them, exactly as from the first block of a file."""
+    import io
+
+    head = pipe.head(_CSV_BLOCK)
+    if len(head) == _CSV_BLOCK and b"\n" in head:
+        head = head[: head.rindex(b"\n") + 1]
+    return io.BytesIO(head)
 
 
 def _take(pending, n):

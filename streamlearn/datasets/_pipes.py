@@ -1,0 +1,203 @@
+"""Data read once from a pipe: ``-`` (standard input), ``/dev/stdin``, a named pipe (FIFO).
+
+A pipe cannot be opened twice nor rewound, so its format is told from its first block, which
+:func:`peek_pipe` reads and keeps: the reader that :func:`take_pipe` hands over replays those bytes
+before the rest of the stream, so nothing is lost. Compressed streams (gzip, bz2, xz) are recognised by
+their magic bytes. :func:`sniff_format` tells VW text, LIBSVM, CSV and Parquet apart by content.
+
+>>> sniff_format(b"1 2 'tag |user age:31\\n")
+'vw'
+>>> sniff_format(b"+1 3:1 11:0.5\\n"), sniff_format(b"clicked,age,country\\n1,31,FR\\n")
+('libsvm', 'csv')
+>>> print(sniff_format(b"hello\\n"))
+None
+"""
+
+from __future__ import annotations
+
+import bz2
+import io
+import lzma
+import os
+import re
+import stat
+import sys
+import zlib
+from typing import Any
+
+__all__ = ["Replay", "is_stream_path", "peek_pipe", "pipe_name", "sniff_format", "stream_format", "take_pipe"]
+
+_PEEK = 64 << 10  # bytes of a pipe read ahead to tell its format
+_LIBSVM_LINE = re.compile(rb"^\s*[-+.0-9eE,]+(\s+(qid:\S+|\d+:\S+))*\s*(#.*)?$")
+_pending: dict[str, Replay] = {}  # pipes peeked but not yet handed to a reader
+
+
+def is_stream_path(path) -> bool:
+    """True for ``-`` and for paths that are not regular files (``/dev/stdin``, a FIFO): readable once only."""
+    if path == "-":
+        return True
+    try:
+        return not stat.S_ISREG(os.stat(path).st_mode)
+    except (OSError, TypeError, ValueError):
+        return False
+
+
+def pipe_name(path) -> str:
+    """The name errors give a pipe: ``<stdin>`` for ``-``, else its path."""
+    return "<stdin>" if path == "-" else os.fspath(path)
+
+
+class Replay(io.RawIOBase):
+    """A pipe with its first bytes read ahead (:meth:`head`) and replayed before the rest; read once."""
+
+    def __init__(self, raw, name, owned, inner=None):
+        self._raw = raw
+        self.name = name
+        self._owned = owned
+        self._inner = inner  # the Replay this one decompresses, closed with it
+        self._buf = b""
+        self._eof = False
+
+    def readable(self):
+        return True
+
+    def fill(self) -> bool:
+        """Read what the pipe has ready (one read) into the kept head; False at the end of the stream."""
+        if not self._eof:
+            read = getattr(self._raw, "read1", self._raw.read)
+            chunk = read(_PEEK)
+            self._eof = not chunk
+            self._buf += chunk
+        return not self._eof
+
+    def head(self, n=_PEEK) -> bytes:
+        """Up to ``n`` first bytes (fewer only at the end of the stream), without consuming them."""
+        while len(self._buf) < n and self.fill():
+            pass
+        return self._buf[:n]
+
+    def kept(self) -> bytes:
+        """The bytes read ahead so far."""
+        return self._buf
+
+    def readinto(self, b):
+        if self._buf:
+            n = min(len(b), len(self._buf))
+            b[:n] = self._buf[:n]
+            self._buf = self._buf[n:]
+            return n
+        if self._eof:
+            return 0
+        data = self._raw.read(len(b))
+        b[: len(data)] = data
+        return len(data)
+
+    def close(self):
+        if self._owned and not self._raw.closed:
+            self._raw.close()
+        if self._inner is not None:
+            self._inner.close()
+        super().close()
+
+
+def _open(path) -> Replay:
+    if path == "-":
+        return Replay(sys.stdin.buffer, "<stdin>", owned=False)
+    f = open(path, "rb", buffering=0)  # noqa: SIM115 (closed with the Replay)
+    return Replay(f, os.fspath(path), owned=True)
+
+
+def peek_pipe(path) -> Replay:
+    """The pipe at ``path``, opened once and kept (with its head read) for :func:`take_pipe`."""
+    key = os.fspath(path)
+    kept = _pending.get(key)
+    if kept is None or kept.closed or (key == "-" and kept._raw is not sys.stdin.buffer):
+        _pending[key] = kept = _open(path)
+    return kept
+
+
+def take_pipe(path) -> Replay:
+    """The pipe at ``path`` for reading: the one :func:`peek_pipe` opened (its head replayed), else opened now."""
+    kept = _pending.pop(os.fspath(path), None)
+    if kept is None or kept.closed or (path == "-" and kept._raw is not sys.stdin.buffer):
+        return _open(path)
+    return kept
+
+
+_MAGIC = ((b"\x1f\x8b", "gzip"), (b"BZh", "bz2"), (b"\xfd7zXZ\x00", "xz"))
+
+
+_NAMED = {".vw": "vw", ".csv": "csv", ".tsv": "csv", ".parquet": "parquet", ".pq": "parquet"}
+
+
+def named_format(path) -> str | None:
+    """The format a pipe's name gives by its extension (``.vw``, ``.csv.gz``...), None when it says none."""
+    name = os.path.basename(os.fspath(path)).lower()
+    for suffix in (".gz", ".bz2", ".xz", ".lzma"):
+        name = name.removesuffix(suffix)
+    ext = os.path.splitext(name)[1]
+    return "libsvm" if ext in (".svm", ".libsvm", ".svmlight") else _NAMED.get(ext)
+
+
+def stream_format(path) -> str | None:
+    """The format of the pipe at ``path``: by its name, else by its first lines (read ahead and kept; no
+    more is waited for than what the pipe has ready once 20 lines or 64 KiB are there)."""
+    named = named_format(path)
+    if named is not None:
+        return named
+    pipe = peek_pipe(path)
+    while True:
+        text = decompressed_head(pipe.kept())
+        if text.count(b"\n") >= 20 or len(pipe.kept()) >= _PEEK or not pipe.fill():
+            return sniff_format(decompressed_head(pipe.kept()))
+
+
+def compression(head: bytes) -> str | None:
+    """``gzip``, ``bz2`` or ``xz`` by the magic bytes of ``head``; None for plain bytes."""
+    for magic, kind in _MAGIC:
+        if head.startswith(magic):
+            return kind
+    return None
+
+
+def decompressed_head(head: bytes) -> bytes:
+    """As much of ``head`` as its (partial) decompression gives; ``head`` itself when not compressed."""
+    kind = compression(head)
+    if kind is None:
+        return head
+    d: Any = (
+        zlib.decompressobj(31)
+        if kind == "gzip"
+        else bz2.BZ2Decompressor()
+        if kind == "bz2"
+        else lzma.LZMADecompressor()
+    )
+    try:
+        return d.decompress(head)
+    except (OSError, EOFError, ValueError, zlib.error, lzma.LZMAError):
+        return b""
+
+
+def sniff_format(head: bytes) -> str | None:
+    """``vw``, ``libsvm``, ``csv`` or ``parquet`` from the first bytes of a (decompressed) stream; None if
+    its first lines do not tell."""
+    if head.startswith(b"PAR1"):
+        return "parquet"
+    lines = head.split(b"\n")
+    if len(lines) > 1:
+        lines = lines[:-1]  # the last piece may be a partial line
+    for line in lines[:20]:
+        line = line.rstrip(b"\r")
+        if not line.strip() or line.lstrip().startswith(b"#"):
+            continue
+        if b"|" in line:
+            return "vw"
+        if _LIBSVM_LINE.match(line):
+            if len(line.split()) > 1:
+                return "libsvm"
+            if b"," not in line:
+                continue  # a label alone: VW or LIBSVM, look further
+        if b"," in line or b"\t" in line:
+            return "csv"
+        return None
+    return None
