@@ -17,19 +17,9 @@ import zipfile
 import pytest
 
 from streamlearn.datasets import write_click_log
-
-ENV = {**os.environ, "OPENBLAS_NUM_THREADS": "1"}
-
-
-def _cli(*args, **kw):
-    return subprocess.run(
-        [sys.executable, "-m", "streamlearn", *args], capture_output=True, timeout=300, env=ENV, check=False, **kw
-    )
-
-
-def _one_line_error(text):
-    text = text.decode() if isinstance(text, bytes) else text
-    return text.startswith("streamlearn: error: ") and text.count("\n") == 1 and "Traceback" not in text
+from tests.cli._subprocess import ENV
+from tests.cli._subprocess import cli as _cli
+from tests.cli._subprocess import one_line_error as _one_line_error
 
 
 def _members(path):

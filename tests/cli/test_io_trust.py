@@ -21,21 +21,12 @@ import pytest
 from streamlearn.cli.main import main
 from streamlearn.datasets import bundled_path
 from streamlearn.persist import load
+from tests.cli._subprocess import ENV
+from tests.cli._subprocess import cli as _cli
+from tests.cli._subprocess import one_line_error as _one_line_error
 
 A9A = str(bundled_path("a9a.xz"))
 A9A_T = str(bundled_path("a9a.t.xz"))
-ENV = {**os.environ, "OPENBLAS_NUM_THREADS": "1"}
-
-
-def _cli(*args, **kw):
-    return subprocess.run(
-        [sys.executable, "-m", "streamlearn", *args], capture_output=True, timeout=300, env=ENV, check=False, **kw
-    )
-
-
-def _one_line_error(text):
-    text = text.decode() if isinstance(text, bytes) else text
-    return text.startswith("streamlearn: error: ") and text.count("\n") == 1 and "Traceback" not in text
 
 
 def _rows(n, seed=0, base=1, labels=(-1, 1)):
