@@ -29,9 +29,6 @@ COLUMNS = ["dataset", "task", "learner", "score", "gap_to_vw", "majority", "vw",
 #: learners skipped on wide data: their per-example cost is quadratic or worse in the number of features
 _WIDE_LIMIT = {
     "cw": 4096,
-    "arow": 4096,
-    "scw1": 4096,
-    "scw2": 4096,
     "full-on": 4096,
     "ccfm-ogd": 200,
     "ccfm-ogd-regressor": 200,

@@ -12,11 +12,12 @@ from ._averaging import _AveragingMixin
 __all__ = ["ConfidenceWeightedClassifier", "AROWClassifier", "SoftConfidenceWeightedClassifier", "MAX_FULL_FEATURES"]
 
 #: The largest number of features a full covariance accepts. Sigma is (d + 1) x (d + 1) float64 per
-#: output (134 MB at d = 4096) and every update costs O(d^2): above this, use ``covariance="diagonal"``.
+#: output (134 MB at d = 4096) and every update costs O(d^2): above this, use ``covariance="diagonal"``, or
+#: ``covariance="auto"``, which chooses the full matrix up to this width and the diagonal above it.
 MAX_FULL_FEATURES = 4096
 
 _COMMON = {
-    "covariance": [Options("full", "diagonal")],
+    "covariance": [Options("full", "diagonal", "auto")],
     "a": [Interval(float, 0, None, closed="neither")],
     **LINEAR_PASS_PARAMS,
 }
@@ -41,7 +42,8 @@ class _BaseConfidence(_AveragingMixin, OnlineClassifierMixin, BaseOnlineLinear):
         return 1.0
 
     def _allocate(self, n_features, n_outputs, X):
-        if self.covariance == "full" and n_features > MAX_FULL_FEATURES:
+        full = self.covariance == "full" or (self.covariance == "auto" and n_features <= MAX_FULL_FEATURES)
+        if full and n_features > MAX_FULL_FEATURES:
             self._reset()
             raise ValueError(
                 f"{type(self).__name__}(covariance='full') supports at most {MAX_FULL_FEATURES} features; X has "
@@ -51,7 +53,7 @@ class _BaseConfidence(_AveragingMixin, OnlineClassifierMixin, BaseOnlineLinear):
             )
         super()._allocate(n_features, n_outputs, X)
         a = float(self.a)
-        if self.covariance == "full":
+        if full:
             eye = np.eye(n_features + 1, dtype=np.float64) * a
             self._state_sigma = np.repeat(eye[None], n_outputs, axis=0)
         else:
@@ -79,7 +81,7 @@ class _BaseConfidence(_AveragingMixin, OnlineClassifierMixin, BaseOnlineLinear):
             out_scores=out,
             **extra,
         )
-        if self.covariance == "full":
+        if self._state_sigma.ndim == 3:
             t, bad = _k.cw_full_epoch(**args)
         else:
             t, bad = _k.cw_diag_epoch(sigma_b=self._state_sigma_b, **args)
@@ -91,11 +93,16 @@ class _BaseConfidence(_AveragingMixin, OnlineClassifierMixin, BaseOnlineLinear):
     @property
     def variance_(self) -> FloatArray:
         """Per-feature variances ``Sigma_jj``, shape ``(n_outputs, n_features)`` (the diagonal of the full
-        covariance when ``covariance="full"``): the model's remaining uncertainty about each weight."""
+        covariance when it is full): the model's remaining uncertainty about each weight."""
         sigma = self._state_sigma
         if sigma.ndim == 3:
             return np.diagonal(sigma, axis1=1, axis2=2)[:, :-1].copy()
         return sigma.copy()
+
+    @property
+    def covariance_(self) -> str:
+        """``"full"`` or ``"diagonal"``: the covariance this model keeps (what ``covariance="auto"`` chose)."""
+        return "full" if self._state_sigma.ndim == 3 else "diagonal"
 
 
 class ConfidenceWeightedClassifier(_BaseConfidence):
@@ -117,7 +124,8 @@ class ConfidenceWeightedClassifier(_BaseConfidence):
     0.26-0.36 for eta in 0.6-0.9, ``benchmarks/margin_accuracy.py``); the variance update, the pairing of
     the original paper, is stable (0.21), and it is what the CLI's ``cw-diag`` uses.
     ``covariance="full"`` costs O(d^2) time and memory and is refused above ``MAX_FULL_FEATURES`` (4096)
-    features.
+    features; ``covariance="auto"`` takes the full matrix up to that width and the diagonal above it, decided
+    once, when the model is allocated (:attr:`covariance_` says which).
 
     Multi-class problems are solved one-vs-rest. A sample weight ``s`` multiplies the step: ``mu`` moves
     by ``s alpha y Sigma x`` and the precision grows by ``s c x x^T`` (our convention; the paper has no
@@ -129,8 +137,9 @@ class ConfidenceWeightedClassifier(_BaseConfidence):
         Required probability of a correct classification of each example (confidence). 0.8 was the best
         of {0.55, 0.6, 0.7, 0.8, 0.9, 0.95} for one pass on the first 80% of a9a's training file,
         scored on the last 20%.
-    covariance : {"full", "diagonal"}, default="full"
-        Full matrix (exact, O(d^2), d <= 4096) or its diagonal (O(nnz)).
+    covariance : {"full", "diagonal", "auto"}, default="full"
+        Full matrix (exact, O(d^2), d <= 4096), its diagonal (O(nnz)), or the full matrix up to
+        ``MAX_FULL_FEATURES`` features and the diagonal above.
     update : {"stdev", "variance"}, default="stdev"
         The exact (standard-deviation) CW update, or the original variance-linearised one.
     a : float > 0, default=1.0
@@ -156,6 +165,8 @@ class ConfidenceWeightedClassifier(_BaseConfidence):
     intercept_ : ndarray of shape (1,) or (n_classes,)
     variance_ : ndarray of shape (n_outputs, n_features)
         Diagonal of the covariance.
+    covariance_ : {"full", "diagonal"}
+        The covariance kept (what ``covariance="auto"`` chose for the data's width).
     classes_ : ndarray of shape (n_classes,)
     t_ : int
         Examples learnt from so far.
@@ -213,7 +224,8 @@ class AROWClassifier(_BaseConfidence):
     With ``m = y (mu . x + b)``, ``v = x^T Sigma x`` and ``l = max(0, 1 - m)``, when ``l > 0``:
     ``mu <- mu + l / (v + r) y Sigma x`` and ``Sigma^{-1} <- Sigma^{-1} + x x^T / r``
     (Algorithms §2.5). The full covariance is updated exactly (Sherman-Morrison, O(d^2), refused above
-    ``MAX_FULL_FEATURES`` = 4096 features); ``covariance="diagonal"`` applies the precision increment to
+    ``MAX_FULL_FEATURES`` = 4096 features; ``covariance="auto"`` switches to the diagonal there);
+    ``covariance="diagonal"`` applies the precision increment to
     the diagonal only (``1 / Sigma_jj += x_j^2 / r``, our derivation from the inverse form; O(nnz)).
     Multi-class: one-vs-rest. A sample weight multiplies the step and the precision increment.
 
@@ -221,7 +233,9 @@ class AROWClassifier(_BaseConfidence):
     ----------
     r : float > 0, default=1.0
         Regularisation: larger ``r`` makes smaller, more conservative updates.
-    covariance : {"full", "diagonal"}, default="full"
+    covariance : {"full", "diagonal", "auto"}, default="full"
+        Full matrix (exact, O(d^2), d <= 4096), its diagonal (O(nnz)), or the full matrix up to
+        ``MAX_FULL_FEATURES`` features and the diagonal above.
     a : float > 0, default=1.0
         Initial variance ``Sigma_1 = a I``.
     fit_intercept : bool, default=True
@@ -270,7 +284,8 @@ class SoftConfidenceWeightedClassifier(_BaseConfidence):
     ``v = x^T Sigma x``, ``phi = Phi^{-1}(eta)``) traded against the KL step with aggressiveness ``C``:
     SCW-I caps CW's step at ``C``; SCW-II has the squared-hinge closed form (Algorithms §2.6; LIBOL's
     SCW2 ``v*2``/``phi*2`` typo is not reproduced). Mean and covariance updates are CW's (exact ones).
-    ``covariance`` as in :class:`ConfidenceWeightedClassifier` (full refused above 4096 features).
+    ``covariance`` as in :class:`ConfidenceWeightedClassifier` (full refused above 4096 features; ``"auto"``
+    switches to the diagonal there).
     Multi-class: one-vs-rest. A sample weight multiplies the step and the precision increment.
 
     Parameters
@@ -280,7 +295,9 @@ class SoftConfidenceWeightedClassifier(_BaseConfidence):
     eta : float in (0.5, 1), default=0.75
         Confidence level.
     variant : {"scw1", "scw2"}, default="scw1"
-    covariance : {"full", "diagonal"}, default="full"
+    covariance : {"full", "diagonal", "auto"}, default="full"
+        Full matrix (exact, O(d^2), d <= 4096), its diagonal (O(nnz)), or the full matrix up to
+        ``MAX_FULL_FEATURES`` features and the diagonal above.
     a : float > 0, default=1.0
         Initial variance ``Sigma_1 = a I``.
     fit_intercept : bool, default=True

@@ -91,6 +91,25 @@ def test_full_covariance_refuses_too_many_features():
         est.set_params(covariance="diagonal").partial_fit(X, [0, 1, 0, 1, 0], classes=[0, 1])
 
 
+@pytest.mark.parametrize("cls", [ConfidenceWeightedClassifier, AROWClassifier, SoftConfidenceWeightedClassifier])
+@pytest.mark.parametrize("width", [MAX_FULL_FEATURES, MAX_FULL_FEATURES + 1])
+def test_auto_covariance_is_full_up_to_the_limit_and_diagonal_above(cls, width, tmp_path):
+    from streamlearn.persist import load, save
+
+    X = sp.random(30, width, density=0.002, format="csr", random_state=1)
+    y = np.arange(30) % 2
+    want = "full" if width <= MAX_FULL_FEATURES else "diagonal"
+    auto = cls(covariance="auto", shuffle=False).partial_fit(X, y, classes=[0, 1])
+    fixed = cls(covariance=want, shuffle=False).partial_fit(X, y, classes=[0, 1])
+    assert auto.covariance_ == fixed.covariance_ == want
+    np.testing.assert_array_equal(auto.coef_, fixed.coef_)
+    np.testing.assert_array_equal(auto.variance_, fixed.variance_)
+    save(auto, tmp_path / "m.slm")
+    back = load(tmp_path / "m.slm").partial_fit(X, y)
+    np.testing.assert_array_equal(back.coef_, fixed.partial_fit(X, y).coef_)  # the choice survives a reload
+    assert back.covariance_ == want
+
+
 def test_arow_update_is_passive_beyond_margin_and_shrinks_variance():
     clf = AROWClassifier(r=2.0, fit_intercept=False).partial_fit([[1.0, 0.0]], [1], classes=[0, 1])
     # first update from mu = 0, Sigma = I: l = 1, beta = 1/(1 + r), mu = l beta Sigma x
