@@ -94,6 +94,42 @@ def libsvm_reader_args(model, zero_based="auto", what="model"):
     return int(model.n_features_in_), zero_based if zb is None else bool(zb)
 
 
+def model_streams(model, model_path, path, test, args, test_readers=None):
+    """``(data_stream, test_stream)``: openers of labelled chunks of ``path`` and ``test`` read under the
+    saved model's input contract (hashed formats with its spec, LIBSVM with its width and base). DATA in
+    another format than the model's is an error naming both. LIBSVM test readers are appended to
+    ``test_readers`` (their counts of ignored features)."""
+    from ..datasets._stream import is_stream_path
+    from ._data import checked_labels, model_reader
+    from ._input import input_format
+
+    spec = input_spec(model)
+    model_format = spec.get("format", "libsvm")
+    named = model_format if is_stream_path(path) else input_format(args, path)  # a pipe: the model's format
+    if named != model_format and {named, model_format} != {"csv", "parquet"}:
+        raise CLIError(
+            f"the model in {model_path} reads {model_format} input (input_spec_), and "
+            f"{path} is {named} by its name; give DATA in the model's format (or --format)."
+        )
+    if model_format != "libsvm":  # hashed: read with the model's spec
+        from ..datasets._readers import open_stream
+        from ..datasets._spec import InputSpec
+
+        hashed = InputSpec.from_dict(spec)
+        return (
+            lambda: open_stream(path, hashed, args.chunk_size, require_label=True),
+            lambda: open_stream(test, hashed, args.chunk_size, require_label=True),
+        )
+    libsvm_reader_args(model)
+    readers = [] if test_readers is None else test_readers
+
+    def test_stream():
+        readers.append(model_reader(model, test, args.chunk_size))
+        return checked_labels(readers[-1], model)
+
+    return lambda: checked_labels(model_reader(model, path, args.chunk_size), model), test_stream
+
+
 def check_checkpoint_args(args):
     """``--save-every N`` / ``--save-per-pass`` need ``-o`` (the checkpoints are written there)."""
     every = getattr(args, "save_every", None)

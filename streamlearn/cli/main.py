@@ -31,7 +31,7 @@ COMMANDS = {
     "train": (
         "streamlearn.cli.train_cmd",
         (
-            "train a learner on a LIBSVM file (progressive validation on the "
+            "train a learner on a data file (progressive validation on the "
             "first pass), score it on a test file or held-out rows, optionally "
             "save it"
         ),
@@ -39,7 +39,7 @@ COMMANDS = {
     "evaluate": (
         "streamlearn.cli.train_cmd",
         (
-            "progressive validation of a learner on a LIBSVM file: VW-style "
+            "progressive validation of a learner on a data file: VW-style "
             "table of average loss and online error at doubling example "
             "counts"
         ),
@@ -103,7 +103,8 @@ def build_parser(lazy=True):
     """The ``streamlearn`` argument parser; ``lazy=False`` builds every subcommand's parser up front."""
     parser = argparse.ArgumentParser(
         prog="streamlearn",
-        description="Online (streaming) machine learning: train, evaluate and sketch on LIBSVM/svmlight streams.",
+        description="Online (streaming) machine learning: train, evaluate, predict and serve on LIBSVM, VW text, "
+        "CSV and Parquet streams.",
     )
     parser.add_argument("--version", action="version", version=f"streamlearn {__version__}")
     parser.register("action", "lazy_parsers", _LazySubParsers)

@@ -31,7 +31,7 @@ from ._data import (
     model_reader,
     output,
 )
-from ._resume import Checkpointer, check_checkpoint_args, learner_name_of, libsvm_reader_args, load_for_resume
+from ._resume import Checkpointer, check_checkpoint_args, learner_name_of, load_for_resume, model_streams
 from ._input import add_input_options, check_libsvm_args, hashed_spec, input_format
 from ._scheduler import add_scheduler_option, connected, distributed_module, expand_data, n_workers, single_file
 from ._tabular import add_tabular_options, is_table_run, table_streams
@@ -40,7 +40,7 @@ from ._tabular import add_tabular_options, is_table_run, table_streams
 def add_parser(sub):
     p = sub.add_parser(
         "train",
-        help="train a learner on a LIBSVM file (progressive validation on the first "
+        help="train a learner on a data file (progressive validation on the first "
         "pass), score it on a test file or held-out rows, optionally save it",
         description="Train LEARNER on DATA, one chunk at a time. With --scheduler, the DATA "
         "files are partitions trained on a Dask cluster by iterative parameter mixing: every "
@@ -49,7 +49,7 @@ def add_parser(sub):
     )
     _add_common(p, several=True)
     g = p.add_mutually_exclusive_group()
-    g.add_argument("--test", metavar="TEST", help="LIBSVM test file scored after training")
+    g.add_argument("--test", metavar="TEST", help="test file (in DATA's format) scored after training")
     g.add_argument("--holdout", type=float, metavar="FRAC", help="hold out this fraction of DATA's rows")
     p.add_argument("--seed", type=int, default=0, help="seed of the holdout draw (default 0)")
     p.add_argument(
@@ -95,7 +95,7 @@ def add_parser(sub):
 
     e = sub.add_parser(
         "evaluate",
-        help="progressive validation of a learner on a LIBSVM file: VW-style "
+        help="progressive validation of a learner on a data file: VW-style "
         "table of average loss and online error at doubling example counts",
         description="Progressive validation: every example is predicted before it is learnt. "
         "With -i MODEL, the saved model scores DATA without learning (frozen).",
@@ -116,14 +116,16 @@ def _add_common(p, several=False):
             "data",
             metavar="DATA",
             nargs="+",
-            help="LIBSVM/svmlight file (.gz, .bz2, .xz read transparently; '-' is standard input, read "
-            "once); with --scheduler, one or more files or quoted glob patterns, each file a partition",
+            help="LIBSVM, VW text, CSV or Parquet file (format from --format or the name; .gz, .bz2, .xz "
+            "read transparently; '-' is standard input, read once); with --scheduler, one or more files or "
+            "quoted glob patterns, each file a partition",
         )
     else:
         p.add_argument(
             "data",
             metavar="DATA",
-            help="LIBSVM/svmlight file (.gz, .bz2, .xz read transparently; '-' is standard input, read once)",
+            help="LIBSVM, VW text, CSV or Parquet file (format from --format or the name; .gz, .bz2, .xz "
+            "read transparently; '-' is standard input, read once)",
         )
     p.add_argument(
         "--learner",
@@ -372,35 +374,7 @@ def _run_resumed_train(args, params):
         raise CLIError("DATA is a stream, read once: --passes > 1 needs a file.")
     tests = []
 
-    spec = getattr(learner, "input_spec_", None)
-    model_format = spec.get("format", "libsvm") if isinstance(spec, dict) else "libsvm"
-    named = model_format if is_stream_path(path) else input_format(args, path)  # a pipe: the model's format
-    if named != model_format and {named, model_format} != {"csv", "parquet"}:
-        raise CLIError(
-            f"the model in {args.initial_model} reads {model_format} input (input_spec_), and "
-            f"{path} is {named} by its name; give DATA in the model's format (or --format)."
-        )
-    if model_format != "libsvm":  # hashed: read with the model's spec
-        from ..datasets._readers import open_stream
-        from ..datasets._spec import InputSpec
-
-        hashed = InputSpec.from_dict(spec)
-
-        def data_stream():
-            return open_stream(path, hashed, args.chunk_size, require_label=True)
-
-        def test_stream():
-            return open_stream(args.test, hashed, args.chunk_size, require_label=True)
-    else:
-        libsvm_reader_args(learner, _zero_based(args))
-
-        def data_stream():
-            return checked_labels(model_reader(learner, path, args.chunk_size), learner)
-
-        def test_stream():
-            tests.append(model_reader(learner, args.test, args.chunk_size))
-            return checked_labels(tests[-1], learner)
-
+    data_stream, test_stream = model_streams(learner, args.initial_model, path, args.test, args, tests)
     report = train_test_run(
         learner,
         data_stream,
@@ -723,9 +697,9 @@ def _run_frozen_evaluate(args):
     if not hasattr(model, "n_features_in_"):
         raise CLIError(f"{args.initial_model}: the model was never trained (no n_features_in_).")
     check_data(args.data)
-    libsvm_reader_args(model, _zero_based(args))  # refuses a model that reads another format
+    data_stream, _ = model_streams(model, args.initial_model, args.data, None, args)
     out = {"learner": name or type(model).__name__, "model": os.path.abspath(args.initial_model), "frozen": True}
-    out.update(score_stream(model, checked_labels(model_reader(model, args.data, args.chunk_size), model)))
+    out.update(score_stream(model, data_stream()))
     if "n" not in out:
         raise CLIError(f"{args.data} holds no examples.")
     if args.json:

@@ -196,3 +196,32 @@ def test_input_spec_of_the_model_is_used_and_other_formats_are_named(data, tmp_p
     capsys.readouterr()
     assert main(["train", paths["B"], "-i", m, "--quiet"]) == 2
     assert "reads vw input" in capsys.readouterr().err
+
+
+def test_evaluate_frozen_reads_a_hashed_model_with_its_spec(tmp_path, capsys):
+    """``evaluate -i`` on a model trained from VW text reads DATA with the model's hashing spec and scores it
+    as the model does in process; LIBSVM data for it is an error naming both formats."""
+    from streamlearn.datasets._readers import open_stream
+    from streamlearn.datasets._spec import InputSpec
+
+    rng = np.random.default_rng(3)
+    lines = [
+        f"{1 if rng.random() < 0.5 else -1} |a w{rng.integers(20)} x:{rng.random():.3f} |b z{rng.integers(5)}"
+        for _ in range(300)
+    ]
+    train, test = tmp_path / "a.vw", tmp_path / "b.vw"
+    train.write_text("\n".join(lines[:200]) + "\n")
+    test.write_text("\n".join(lines[200:]) + "\n")
+    m = str(tmp_path / "m.slm")
+    assert main(["train", str(train), "-l", "ftrl", "-b", "12", "-q", "ab", "-o", m, "--quiet"]) == 0
+    capsys.readouterr()
+    assert main(["evaluate", str(test), "-i", m, "--json"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    model = load(m)
+    X, y, _ = next(open_stream(str(test), InputSpec.from_dict(model.input_spec_), 10_000))
+    assert out["frozen"] and out["n"] == 100
+    assert out["accuracy"] == pytest.approx(float(np.mean(model.predict(X) == y)))
+    svm = tmp_path / "b.svm"
+    svm.write_text("1 1:0.5\n")
+    assert main(["evaluate", str(svm), "-i", m]) == 2
+    assert "reads vw input" in capsys.readouterr().err
