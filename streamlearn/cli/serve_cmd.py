@@ -21,7 +21,12 @@ def add_parser(sub):
     add_param_option(p)
     p.add_argument("--state-dir", required=True, metavar="DIR", help="snapshots and write-ahead log (created)")
     p.add_argument("--host", default="127.0.0.1", help="address to bind (default 127.0.0.1, this machine only)")
-    p.add_argument("--port", type=int, default=8765, help="port (default 8765)")
+    p.add_argument("--port", type=int, default=8765, help="port (default 8765; 0: a free port chosen by the system)")
+    p.add_argument(
+        "--port-file",
+        metavar="F",
+        help="write the bound port to F (replaced atomically once the socket listens; with --port 0)",
+    )
     p.add_argument(
         "--snapshot-every",
         type=float,
@@ -72,8 +77,8 @@ def run(args):
         raise CLIError("-p sets the parameters of a new --learner; a MODEL keeps those in its file.")
     if args.model is not None and not os.path.isfile(args.model):
         raise CLIError(f"model file {args.model!r} does not exist.")
-    if not 0 < args.port < 65536:
-        raise CLIError(f"--port must be in 1..65535; got {args.port}.")
+    if not 0 <= args.port < 65536:
+        raise CLIError(f"--port must be in 0..65535 (0: a free port); got {args.port}.")
     if args.snapshot_every < 0 or args.max_body_mb <= 0 or args.max_lines < 1:
         raise CLIError("--snapshot-every must be >= 0, --max-body-mb > 0 and --max-lines >= 1.")
     token = None
@@ -93,6 +98,10 @@ def run(args):
             classes = [float(c) for c in args.classes.split(",")]
         except ValueError:
             raise CLIError(f"--classes expects numbers separated by commas; got {args.classes!r}.") from None
+    sock = _listen(args.host, args.port)  # before the model: a taken port fails fast, and nothing races for it
+    port = sock.getsockname()[1]
+    if args.port_file is not None:
+        _write_port_file(args.port_file, port)
     served = ServedModel(
         args.state_dir,
         model=args.model,
@@ -107,7 +116,7 @@ def run(args):
     )
     app = create_app(served, token=token, auth_all=args.auth_all, max_body_bytes=int(args.max_body_mb * (1 << 20)))
     print(
-        f"streamlearn serve: {served.config['learner']} on http://{args.host}:{args.port} (state {served.dir}, "
+        f"streamlearn serve: {served.config['learner']} on http://{args.host}:{port} (state {served.dir}, "
         f"{served.stats['n_learned']} examples learned)",
         file=sys.stderr,
         flush=True,
@@ -115,14 +124,42 @@ def run(args):
     # uvicorn picks httptools and uvloop when installed (pip install 'streamlearn[serve]'), h11 and asyncio
     # otherwise. No proxy-header rewriting (the server binds loopback by default and logs no client address)
     # and no Date/Server headers: less work per request.
-    uvicorn.run(
+    config = uvicorn.Config(
         app,
-        host=args.host,
-        port=args.port,
         log_level="warning",
         access_log=False,
         proxy_headers=False,
         server_header=False,
         date_header=False,
     )
+    uvicorn.Server(config).run(sockets=[sock])
     return 0
+
+
+def _listen(host, port):
+    """A listening TCP socket bound to ``host:port`` (port 0: one the system picks); a clear error when the
+    address is taken or cannot be bound."""
+    import socket
+
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    sock = socket.socket(family, socket.SOCK_STREAM)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    try:
+        sock.bind((host, port))
+        sock.listen(2048)
+    except OSError as exc:
+        sock.close()
+        raise CLIError(f"cannot listen on {host}:{port}: {exc.strerror or exc}.") from None
+    sock.set_inheritable(True)
+    return sock
+
+
+def _write_port_file(path, port):
+    """``path`` holds the bound port once it exists: written beside it, then renamed over it."""
+    tmp = f"{path}.{os.getpid()}.tmp"
+    try:
+        with open(tmp, "w") as f:
+            f.write(f"{port}\n")
+        os.replace(tmp, path)
+    except OSError as exc:
+        raise CLIError(f"--port-file {path!r}: {exc.strerror}.") from None

@@ -9,7 +9,6 @@ import json
 import os
 import random
 import signal
-import socket
 import subprocess
 import sys
 import threading
@@ -35,18 +34,43 @@ D = 40
 TOKEN = "s3cret-token"
 
 
-def _free_port():
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
+def _await_port(port_file, alive, log, seconds):
+    """The port the server bound (``--port 0 --port-file``), then ``/health`` answering 200 on it; the server's
+    log in the error when it exits or does not come up within ``seconds`` (no port is chosen here and freed
+    for the server to take later, so no other process can race for it)."""
+    deadline = time.monotonic() + seconds
+    url = None
+    while True:
+        if url is None and port_file.exists():
+            url = f"http://127.0.0.1:{int(port_file.read_text())}"
+        if url is not None:
+            try:
+                if httpx.get(url + "/health", timeout=1).status_code == 200:
+                    return url
+            except httpx.TransportError:
+                pass
+        if not alive() or time.monotonic() > deadline:
+            raise RuntimeError("the server did not start: " + Path(log).read_text())
+        time.sleep(0.02)
+
+
+_SERVERS = itertools.count()
+
+
+def _server_files(state_dir):
+    """A fresh port file (absent until the server writes it) and log file beside ``state_dir``."""
+    parent = Path(state_dir).parent
+    n = next(_SERVERS)
+    port_file = parent / f"server-{n}.port"
+    port_file.unlink(missing_ok=True)
+    return port_file, parent / f"server-{n}.log"
 
 
 class Server:
     """``streamlearn serve`` in a subprocess; ``kill()`` is kill -9."""
 
     def __init__(self, state_dir, *extra, start=("--learner", "ftrl")):
-        self.port = _free_port()
-        self.url = f"http://127.0.0.1:{self.port}"
+        port_file, log = _server_files(state_dir)
         self.args = [
             sys.executable,
             "-m",
@@ -56,25 +80,22 @@ class Server:
             "--state-dir",
             str(state_dir),
             "--port",
-            str(self.port),
+            "0",
+            "--port-file",
+            str(port_file),
             "--n-features",
             str(D),
             *extra,
         ]
         env = dict(os.environ, PYTHONPATH=str(ROOT), OPENBLAS_NUM_THREADS="1")
-        self.log = open(Path(state_dir).parent / f"server-{self.port}.log", "wb")  # noqa: SIM115 (the server's lifetime)
+        self.log = open(log, "wb")  # noqa: SIM115 (the server's lifetime)
         self.proc = subprocess.Popen(self.args, env=env, stdout=self.log, stderr=subprocess.STDOUT)
-        deadline = time.monotonic() + 90
-        while True:
-            try:
-                if httpx.get(self.url + "/health", timeout=1).status_code == 200:
-                    break
-            except httpx.TransportError:
-                pass
-            if self.proc.poll() is not None or time.monotonic() > deadline:
-                self.kill()
-                raise RuntimeError("the server did not start: " + Path(self.log.name).read_text())
-            time.sleep(0.1)
+        try:
+            self.url = _await_port(port_file, lambda: self.proc.poll() is None, log, 90)
+        except RuntimeError:
+            self.kill()
+            raise
+        self.port = int(self.url.rsplit(":", 1)[1])
 
     def kill(self):
         if self.proc.poll() is None:
@@ -89,20 +110,20 @@ class ForkedServer(Server):
     again, which lets the crash test restart it ten times."""
 
     def __init__(self, state_dir, *extra, start=("--learner", "ftrl")):
-        self.port = _free_port()
-        self.url = f"http://127.0.0.1:{self.port}"
+        port_file, log = _server_files(state_dir)
         argv = [
             "serve",
             *start,
             "--state-dir",
             str(state_dir),
             "--port",
-            str(self.port),
+            "0",
+            "--port-file",
+            str(port_file),
             "--n-features",
             str(D),
             *extra,
         ]
-        log = Path(state_dir).parent / f"server-{self.port}.log"
         pid = os.fork()
         if pid == 0:  # the server process
             code = 1
@@ -114,17 +135,12 @@ class ForkedServer(Server):
             finally:
                 os._exit(code)
         self.pid = pid
-        deadline = time.monotonic() + 60
-        while True:
-            try:
-                if httpx.get(self.url + "/health", timeout=1).status_code == 200:
-                    break
-            except httpx.TransportError:
-                pass
-            if os.waitpid(pid, os.WNOHANG) != (0, 0) or time.monotonic() > deadline:
-                self.kill()
-                raise RuntimeError("the server did not start: " + log.read_text())
-            time.sleep(0.02)
+        try:
+            self.url = _await_port(port_file, lambda: os.waitpid(pid, os.WNOHANG) == (0, 0), log, 60)
+        except RuntimeError:
+            self.kill()
+            raise
+        self.port = int(self.url.rsplit(":", 1)[1])
 
     def kill(self):
         try:
@@ -384,3 +400,20 @@ def test_kill9_under_load_loses_no_acknowledged_example(tmp_path):
         assert len(history) > 100
     finally:
         server.kill()
+
+
+def test_taken_port_is_a_one_line_error_before_any_state_is_written(tmp_path, capsys):
+    import socket
+
+    from streamlearn.cli.main import main
+
+    with socket.socket() as busy:
+        busy.bind(("127.0.0.1", 0))
+        busy.listen()
+        port = busy.getsockname()[1]
+        state = tmp_path / "state"
+        argv = ["serve", "-l", "ftrl", "--state-dir", str(state), "--n-features", "4", "--port", str(port)]
+        assert main([*argv, "--port-file", str(tmp_path / "p")]) == 2
+    err = capsys.readouterr().err.strip()
+    assert err == f"streamlearn: error: cannot listen on 127.0.0.1:{port}: Address already in use."
+    assert not state.exists() and not (tmp_path / "p").exists()
