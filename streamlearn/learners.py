@@ -151,9 +151,9 @@ LEARNERS = {
         LearnerSpec(
             "nag",
             f"{_LM}:NAGClassifier",
-            "Normalized adaptive gradient (Vowpal Wabbit's default update), "
-            "logistic loss: scale-free, no feature scaling needed",
-            fixed={"loss": "logistic"},
+            "Normalized adaptive gradient, Vowpal Wabbit's default update and loss (-p loss=logistic for "
+            "probabilities): scale-free, no feature scaling needed",
+            defaults={"loss": "modified_huber"},
         ),
         LearnerSpec(
             "nag-hinge", f"{_LM}:NAGClassifier", "Normalized adaptive gradient, hinge loss", fixed={"loss": "hinge"}
@@ -376,6 +376,9 @@ DEFAULTS_WHY = {
     "pa2": "averaged weights behind MaxAbs scaling; averaged, the class's C = 1 does as well as a small C",
     "ogd": "keeps the logistic SGD learners above the majority-class rate on every zoo set (at 0.5 under it on bananas)",
     "ogd-hinge": "MaxAbs scaling: eta0 assumes unit-scale features (raw, one large column swamps the steps)",
+    "nag": "the modified Huber loss (the squared loss of the score clipped to [-1, 1]), what Vowpal Wabbit's "
+    "default squared loss on -1/+1 labels is: one-pass accuracy as VW's on the zoo (phishing 88.5 % against "
+    "85.1 % with the logistic loss; iris 97.8 % against 80.0 %)",
     "ogd-squared": "squared loss diverges on raw columns (4 zoo sets) without normalized, smaller steps",
     "truncation": "as ogd",
     "tg": "as ogd",
