@@ -19,7 +19,7 @@ from .._typing import FloatArray
 from .._validation import PASS_PARAMS, Interval, Options
 from ..base import LogisticProbaMixin, OnlineClassifierMixin, OnlineRegressorMixin, _BaseOnline
 from ..losses import loss_code
-from ._common import check_dense_state, one_blas_thread
+from ._common import check_dense_state, one_blas_thread, with_defaults
 
 __all__ = [
     "CCFMOnlineGradientClassifier",
@@ -273,13 +273,7 @@ class CCFMOnlineGradientRegressor(OnlineRegressorMixin, _CCFMOnlineGradient):
     _parameter_constraints = {"loss": [Options("squared")], **_OGD_PARAMS}
     _progressive_loss = "squared"
 
-    def __init__(self, *, loss="squared", delta=10.0, eta0=0.1, max_iter=5, shuffle=True, random_state=None):
-        self.loss = loss
-        self.delta = delta
-        self.eta0 = eta0
-        self.max_iter = max_iter
-        self.shuffle = shuffle
-        self.random_state = random_state
+    __init__ = with_defaults(CCFMOnlineGradientClassifier.__init__, loss="squared", eta0=0.1)
 
 
 # -------------------------------------------------------------------------------------------------------------
@@ -626,33 +620,4 @@ class OCCFMRegressor(OnlineRegressorMixin, _OCCFM):
     _parameter_constraints = {"loss": [Options("squared")], **_OCCFM_PARAMS}
     _progressive_loss = "squared"
 
-    def __init__(
-        self,
-        *,
-        loss="squared",
-        delta=10.0,
-        eta=0.01,
-        step_schedule="invsqrt",
-        mode="auto",
-        rank=20,
-        ell=20,
-        lmo="lanczos",
-        lmo_tol=1e-6,
-        lmo_max_iter=200,
-        max_iter=5,
-        shuffle=True,
-        random_state=None,
-    ):
-        self.loss = loss
-        self.delta = delta
-        self.eta = eta
-        self.step_schedule = step_schedule
-        self.mode = mode
-        self.rank = rank
-        self.ell = ell
-        self.lmo = lmo
-        self.lmo_tol = lmo_tol
-        self.lmo_max_iter = lmo_max_iter
-        self.max_iter = max_iter
-        self.shuffle = shuffle
-        self.random_state = random_state
+    __init__ = with_defaults(OCCFMClassifier.__init__, loss="squared")
