@@ -454,7 +454,7 @@ _OCCFM_DOC = """
         C_{t+1} = (1 - gamma_t) C_t + gamma_t delta sgn(lam) q q^T
 
     ``F_t(C) = eta sum_{tau<t} <grad f_tau(C_tau), C> + ||C - C_1||_F^2``; the linear step
-    ``argmin_{||C||_tr <= delta} <C, grad F_t(C_t)> = delta sgn(lam) q q^T`` (seed Lemma 5 / Thm 1) needs one
+    ``argmin_{||C||_tr <= delta} <C, grad F_t(C_t)> = delta sgn(lam) q q^T`` (the paper's Lemma 5 / Thm 1) needs one
     extreme eigenvector, found by Lanczos (``lmo="lanczos"``: full reorthogonalisation, restarts every 32
     steps) or power iteration (``lmo="power"``: converges at rate |lam_2|/|lam_1| and fails when the top two
     magnitudes are equal, e.g. +-lam), warm-started from the previous eigenvector plus a fixed 1e-3
