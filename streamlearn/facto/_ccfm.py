@@ -314,6 +314,11 @@ class _OCCFM(_CCFMMixin, _BaseOnline):
             )
         gc, gp = _STEPS[self.step_schedule]
         common = dict(
+            indptr=X.indptr,
+            indices=X.indices,
+            data=X.data,
+            targets=targets,
+            sample_weight=sw,
             loss=loss_code(self.loss),
             delta=float(self.delta),
             eta=float(self.eta),
@@ -329,11 +334,6 @@ class _OCCFM(_CCFMMixin, _BaseOnline):
         with one_blas_thread():
             if self.mode_ == "exact":
                 t, bad = _k.occfm_dense_epoch(
-                    indptr=X.indptr,
-                    indices=X.indices,
-                    data=X.data,
-                    targets=targets,
-                    sample_weight=sw,
                     M=self._state_M,
                     scale=self._state_scale,
                     S=self._state_S,
@@ -348,11 +348,6 @@ class _OCCFM(_CCFMMixin, _BaseOnline):
                         "call fit to start again with larger budgets."
                     )
                 t, bad = _k.occfm_lowrank_epoch(
-                    indptr=X.indptr,
-                    indices=X.indices,
-                    data=X.data,
-                    targets=targets,
-                    sample_weight=sw,
                     W=self._state_W,
                     A=self._state_A,
                     B=self._state_B,
