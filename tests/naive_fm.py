@@ -109,7 +109,7 @@ def naive_fm_epoch(
 # ------------------------------------------------------------------------------------------------------------
 def naive_lmo(H):
     """argmin_{||C||_tr <= 1} <C, -H> for symmetric H: sgn(lam) q q^T with (lam, q) the largest-|lam|
-    eigenpair (seed Lemma 5), by a full eigendecomposition. Returns (lam, q)."""
+    eigenpair (Lin et al., WWW 2018, Lemma 5), by a full eigendecomposition. Returns (lam, q)."""
     lam, Q = np.linalg.eigh(H)
     j = int(np.argmax(np.abs(lam)))
     return lam[j], Q[:, j]
@@ -129,13 +129,12 @@ def _project_trace_ball(C, delta):
     return (Q * lp) @ Q.T
 
 
-def naive_ccfm_ogd_epoch(X, targets, sample_weight, C, loss, delta, eta0, t):
-    """OGD on the CCFM, projected onto {||C||_tr <= delta} after every step (no shortcut).
-    ``C`` (K, d+1, d+1). Returns (C, t, scores)."""
-    X = _dense(X)
-    C = np.array(C, float)
-    scores = np.zeros((X.shape[0], C.shape[0]))
-    for i, x in enumerate(X):
+def _dense_rounds(X, targets, sample_weight, C, loss, t, scores):
+    """One pass over a dense CCFM state ``C`` (K, n, n) in the kernels' order: writes every score
+    ``1/2 xhat^T C[k] xhat`` (made before the update) to ``scores`` and yields ``(k, xhat, g, t)`` for every
+    output of every example of non-zero weight ``s``: ``g = l'(score) s``, ``t`` the count of those examples.
+    The caller updates ``C[k]`` in place before the next round."""
+    for i, x in enumerate(_dense(X)):
         s = sample_weight[i]
         if s != 0:
             t += 1
@@ -143,38 +142,36 @@ def naive_ccfm_ogd_epoch(X, targets, sample_weight, C, loss, delta, eta0, t):
         for k in range(C.shape[0]):
             z = 0.5 * xh @ C[k] @ xh
             scores[i, k] = z
-            if s == 0:
-                continue
-            g = float(loss_dloss(loss, targets[i, k], z)) * s
-            C[k] = _project_trace_ball(C[k] - eta0 / np.sqrt(t) * 0.5 * g * np.outer(xh, xh), delta)
+            if s != 0:
+                yield k, xh, float(loss_dloss(loss, targets[i, k], z)) * s, t
+
+
+def naive_ccfm_ogd_epoch(X, targets, sample_weight, C, loss, delta, eta0, t0):
+    """OGD on the CCFM, projected onto {||C||_tr <= delta} after every step (no shortcut).
+    ``C`` (K, d+1, d+1). Returns (C, t, scores)."""
+    C = np.array(C, float)
+    scores = np.zeros((X.shape[0], C.shape[0]))
+    t = t0
+    for k, xh, g, t in _dense_rounds(X, targets, sample_weight, C, loss, t0, scores):
+        C[k] = _project_trace_ball(C[k] - eta0 / np.sqrt(t) * 0.5 * g * np.outer(xh, xh), delta)
     return C, t, scores
 
 
-def naive_occfm_epoch(X, targets, sample_weight, C, S, loss, delta, eta, t, gamma_c=1.0, gamma_p=0.5):
+def naive_occfm_epoch(X, targets, sample_weight, C, S, loss, delta, eta, t0, gamma_c=1.0, gamma_p=0.5):
     """OCCFM (Lin et al., WWW 2018, Alg. 2) with C_1 = 0, gamma_t = min(1, gamma_c / t^gamma_p) (paper: 1/sqrt(t)), dense C
     and gradient sum S (K, n, n), linear step by numpy.linalg.eigh. Returns (C, S, t, scores, lams)."""
-    X = _dense(X)
     C, S = np.array(C, float), np.array(S, float)
     scores = np.zeros((X.shape[0], C.shape[0]))
     lams = []
-    for i, x in enumerate(X):
-        s = sample_weight[i]
-        if s != 0:
-            t += 1
-        xh = xhat(x)
-        for k in range(C.shape[0]):
-            z = 0.5 * xh @ C[k] @ xh
-            scores[i, k] = z
-            if s == 0:
-                continue
-            g = float(loss_dloss(loss, targets[i, k], z)) * s
-            gamma = min(1.0, gamma_c / t**gamma_p)
-            H = -(eta * S[k] + 2 * C[k])
-            lam, q = naive_lmo(H)
-            lams.append(lam)
-            C_hat = delta * np.sign(lam) * np.outer(q, q) if lam != 0 else 0 * C[k]
-            C[k] = (1 - gamma) * C[k] + gamma * C_hat
-            S[k] = S[k] + 0.5 * g * np.outer(xh, xh)
+    t = t0
+    for k, xh, g, t in _dense_rounds(X, targets, sample_weight, C, loss, t0, scores):
+        gamma = min(1.0, gamma_c / t**gamma_p)
+        H = -(eta * S[k] + 2 * C[k])
+        lam, q = naive_lmo(H)
+        lams.append(lam)
+        C_hat = delta * np.sign(lam) * np.outer(q, q) if lam != 0 else 0 * C[k]
+        C[k] = (1 - gamma) * C[k] + gamma * C_hat
+        S[k] = S[k] + 0.5 * g * np.outer(xh, xh)
     return C, S, t, scores, lams
 
 

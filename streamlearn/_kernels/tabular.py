@@ -116,8 +116,8 @@ def _expand_row(
 
 @njit_inline
 def _row_scratch(width):
-    """The buffers of :func:`_expand_row_grown` for rows of up to ``width`` features: ``(counts, starts,
-    present, g_idx, g_val, o_idx, o_val)`` (the output pair grows when a row's crosses need more)."""
+    """The buffers of :func:`_append_row` for rows of up to ``width`` features: ``(counts, starts, present,
+    g_idx, g_val, o_idx, o_val)`` (the output pair grows when a row's crosses need more)."""
     counts = np.zeros(257, np.int64)
     starts = np.zeros(257, np.int64)
     present = np.zeros(256, np.int64)
@@ -129,11 +129,11 @@ def _row_scratch(width):
 
 
 @njit_inline
-def _expand_row_grown(
-    f_idx, f_val, f_ns, nf, terms, term_lens, has_wildcard, umask, g_idx, g_val, counts, starts, present, o_idx, o_val
-):
-    """``_expand_row``, with the output buffers replaced by twice the needed size when they are too short:
-    ``(n_out, o_idx, o_val)``."""
+def _append_row(f_idx, f_val, f_ns, nf, terms, term_lens, has_wildcard, umask, scratch, indices, data, nnz):
+    """One row: :func:`_expand_row` into the buffers of ``scratch`` (the output pair replaced by twice the
+    needed size when it is too short), then :func:`_emit_row` at ``nnz``. Returns ``(nnz, scratch)``: the new
+    ``nnz``, or -1 if the row does not fit in ``indices`` / ``data``."""
+    counts, starts, present, g_idx, g_val, o_idx, o_val = scratch
     for _ in range(2):  # the second call has room: the first said how much it needs
         n_out = _expand_row(
             f_idx=f_idx,
@@ -156,7 +156,10 @@ def _expand_row_grown(
             break
         o_idx = np.empty(-2 * n_out, np.uint64)
         o_val = np.empty(-2 * n_out, np.float64)
-    return n_out, o_idx, o_val
+    scratch = (counts, starts, present, g_idx, g_val, o_idx, o_val)
+    if nnz + n_out > indices.shape[0]:
+        return -1, scratch
+    return _emit_row(o_idx, o_val, n_out, indices, data, nnz), scratch
 
 
 @njit_kernel
@@ -273,8 +276,7 @@ def hashed_rows_to_csr(hashes, values, col_ns, terms, term_lens, has_wildcard, m
     f_idx = np.empty(max(n_cols, 1), np.uint64)
     f_val = np.empty(max(n_cols, 1), np.float64)
     f_ns = np.empty(max(n_cols, 1), np.int64)
-    counts, starts, present, g_idx, g_val, o_idx, o_val = _row_scratch(max(n_cols, 1))
-    cap = indices.shape[0]
+    scratch = _row_scratch(max(n_cols, 1))
     nnz = 0
     indptr[0] = 0
     for i in range(n_rows):
@@ -287,26 +289,11 @@ def hashed_rows_to_csr(hashes, values, col_ns, terms, term_lens, has_wildcard, m
             f_val[nf] = v
             f_ns[nf] = col_ns[c]
             nf += 1
-        n_out, o_idx, o_val = _expand_row_grown(
-            f_idx=f_idx,
-            f_val=f_val,
-            f_ns=f_ns,
-            nf=nf,
-            terms=terms,
-            term_lens=term_lens,
-            has_wildcard=has_wildcard,
-            umask=umask,
-            g_idx=g_idx,
-            g_val=g_val,
-            counts=counts,
-            starts=starts,
-            present=present,
-            o_idx=o_idx,
-            o_val=o_val,
+        nnz, scratch = _append_row(
+            f_idx, f_val, f_ns, nf, terms, term_lens, has_wildcard, umask, scratch, indices, data, nnz
         )
-        if nnz + n_out > cap:
+        if nnz < 0:
             return -1 - i
-        nnz = _emit_row(o_idx, o_val, n_out, indices, data, nnz)
         indptr[i + 1] = nnz
     return nnz
 
@@ -329,8 +316,7 @@ def hashed_features_to_csr(
             g += 1
         longest = max(longest, g - f)
         f = g
-    counts, starts, present, g_idx, g_val, o_idx, o_val = _row_scratch(longest)
-    cap = indices.shape[0]
+    scratch = _row_scratch(longest)
     nnz = 0
     f = 0
     indptr[0] = 0
@@ -338,26 +324,11 @@ def hashed_features_to_csr(
         g = f
         while g < n and rows[g] == i:
             g += 1
-        n_out, o_idx, o_val = _expand_row_grown(
-            f_idx=hashes[f:g],
-            f_val=values[f:g],
-            f_ns=ns[f:g],
-            nf=g - f,
-            terms=terms,
-            term_lens=term_lens,
-            has_wildcard=has_wildcard,
-            umask=umask,
-            g_idx=g_idx,
-            g_val=g_val,
-            counts=counts,
-            starts=starts,
-            present=present,
-            o_idx=o_idx,
-            o_val=o_val,
+        nnz, scratch = _append_row(
+            hashes[f:g], values[f:g], ns[f:g], g - f, terms, term_lens, has_wildcard, umask, scratch, indices, data, nnz
         )
-        if nnz + n_out > cap:
+        if nnz < 0:
             return -1 - i
-        nnz = _emit_row(o_idx, o_val, n_out, indices, data, nnz)
         indptr[i + 1] = nnz
         f = g
     return nnz
