@@ -19,7 +19,8 @@ from .._typing import FloatArray
 from .._validation import PASS_PARAMS, Interval, Options
 from ..base import LogisticProbaMixin, OnlineClassifierMixin, OnlineRegressorMixin, _BaseOnline
 from ..losses import loss_code
-from ._common import check_dense_state, one_blas_thread, with_defaults
+from .._params import with_defaults
+from ._common import check_dense_state, one_blas_thread
 
 __all__ = [
     "CCFMOnlineGradientClassifier",

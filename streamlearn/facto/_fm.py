@@ -8,7 +8,7 @@ from .._kernels import fm as _k
 from .._validation import PASS_PARAMS, Interval, Options
 from ..base import LogisticProbaMixin, OnlineClassifierMixin, OnlineRegressorMixin, _BaseOnline
 from ..losses import loss_code
-from ._common import with_defaults
+from .._params import with_defaults
 
 __all__ = ["FMClassifier", "FMRegressor"]
 

@@ -157,7 +157,7 @@ def test_fm_raises_on_divergence_with_sgd():
 
 
 def test_regressor_constructor_is_the_classifiers_with_other_defaults():
-    from streamlearn.facto._common import with_defaults
+    from streamlearn._params import with_defaults
 
     reg = FMRegressor(n_factors=3, random_state=1)
     assert reg.get_params() == {
