@@ -14,7 +14,7 @@ import numpy as np
 
 from ._numba import njit_inline, njit_kernel
 from .hashing import cross_namespaces, hash_string
-from .vw_text import _expand_wildcards
+from .vw_text import _expand_wildcards, _insertion_sort
 
 __all__ = ["hash_text_column", "hashed_features_to_csr", "hashed_rows_to_csr"]
 
@@ -73,13 +73,7 @@ def _expand_row(
             present[n_present] = c
             n_present += 1
         counts[c] += 1
-    for q in range(1, n_present):  # namespaces in byte order
-        c = present[q]
-        r = q - 1
-        while r >= 0 and present[r] > c:
-            present[r + 1] = present[r]
-            r -= 1
-        present[r + 1] = c
+    _insertion_sort(present, n_present)  # namespaces in byte order
     acc = 0
     for q in range(n_present):
         c = present[q]
