@@ -14,7 +14,7 @@ import numpy as np
 
 from ._numba import njit_inline, njit_kernel
 from .hashing import cross_namespaces, hash_string
-from .vw_text import _expand_wildcards
+from .vw_text import _expand_wildcards, _insertion_sort
 
 __all__ = ["hash_text_column", "hashed_features_to_csr", "hashed_rows_to_csr"]
 
@@ -73,13 +73,7 @@ def _expand_row(
             present[n_present] = c
             n_present += 1
         counts[c] += 1
-    for q in range(1, n_present):  # namespaces in byte order
-        c = present[q]
-        r = q - 1
-        while r >= 0 and present[r] > c:
-            present[r + 1] = present[r]
-            r -= 1
-        present[r + 1] = c
+    _insertion_sort(present, n_present)  # namespaces in byte order
     acc = 0
     for q in range(n_present):
         c = present[q]
@@ -129,10 +123,13 @@ def _row_scratch(width):
 
 
 @njit_inline
-def _append_row(f_idx, f_val, f_ns, nf, terms, term_lens, has_wildcard, umask, scratch, indices, data, nnz):
-    """One row: :func:`_expand_row` into the buffers of ``scratch`` (the output pair replaced by twice the
-    needed size when it is too short), then :func:`_emit_row` at ``nnz``. Returns ``(nnz, scratch)``: the new
-    ``nnz``, or -1 if the row does not fit in ``indices`` / ``data``."""
+def _append_row(f_idx, f_val, f_ns, nf, plan, scratch, out, nnz):
+    """One row: :func:`_expand_row` with the interactions and mask ``plan = (terms, term_lens, has_wildcard,
+    umask)`` into the buffers of ``scratch`` (the output pair replaced by twice the needed size when it is too
+    short), then :func:`_emit_row` into ``out = (indices, data)`` at ``nnz``. Returns ``(nnz, scratch)``: the
+    new ``nnz``, or -1 if the row does not fit in ``out``."""
+    terms, term_lens, has_wildcard, umask = plan
+    indices, data = out
     counts, starts, present, g_idx, g_val, o_idx, o_val = scratch
     for _ in range(2):  # the second call has room: the first said how much it needs
         n_out = _expand_row(
@@ -272,7 +269,8 @@ def hashed_rows_to_csr(hashes, values, col_ns, terms, term_lens, has_wildcard, m
     or ``-1 - i`` if row ``i`` did not fit.
     """
     n_cols, n_rows = values.shape
-    umask = np.uint64(mask)
+    plan = (terms, term_lens, has_wildcard, np.uint64(mask))
+    out = (indices, data)
     f_idx = np.empty(max(n_cols, 1), np.uint64)
     f_val = np.empty(max(n_cols, 1), np.float64)
     f_ns = np.empty(max(n_cols, 1), np.int64)
@@ -290,7 +288,7 @@ def hashed_rows_to_csr(hashes, values, col_ns, terms, term_lens, has_wildcard, m
             f_ns[nf] = col_ns[c]
             nf += 1
         nnz, scratch = _append_row(
-            f_idx, f_val, f_ns, nf, terms, term_lens, has_wildcard, umask, scratch, indices, data, nnz
+            f_idx=f_idx, f_val=f_val, f_ns=f_ns, nf=nf, plan=plan, scratch=scratch, out=out, nnz=nnz
         )
         if nnz < 0:
             return -1 - i
@@ -306,7 +304,8 @@ def hashed_features_to_csr(
     ``hashes[f]``, value ``values[f]`` and namespace byte ``ns[f]``; interactions, masking, sorting and
     summing as in :func:`hashed_rows_to_csr`. Returns the number of non-zeros written, or ``-1 - i`` if
     row ``i`` did not fit in ``indices`` / ``data``."""
-    umask = np.uint64(mask)
+    plan = (terms, term_lens, has_wildcard, np.uint64(mask))
+    out = (indices, data)
     n = rows.shape[0]
     longest = 1
     f = 0
@@ -325,7 +324,7 @@ def hashed_features_to_csr(
         while g < n and rows[g] == i:
             g += 1
         nnz, scratch = _append_row(
-            hashes[f:g], values[f:g], ns[f:g], g - f, terms, term_lens, has_wildcard, umask, scratch, indices, data, nnz
+            f_idx=hashes[f:g], f_val=values[f:g], f_ns=ns[f:g], nf=g - f, plan=plan, scratch=scratch, out=out, nnz=nnz
         )
         if nnz < 0:
             return -1 - i
