@@ -156,6 +156,7 @@ LEARNERS = {
             "Passive-Aggressive regression (epsilon-insensitive; variant pa/pa1/pa2)",
             task="regression",
             demo=False,
+            scale=_MAXABS,
         ),
         # normalized adaptive gradient (Ross, Mineiro & Langford, UAI 2013): scale-free, Vowpal Wabbit's default
         LearnerSpec(
@@ -435,6 +436,7 @@ DEFAULTS_WHY = {
         "made the steps and the intercept crawl or diverge"
         for name in ("rda", "ccfm-ogd", "occfm")
     },
+    "pa-regressor": "MaxAbs scaling (raw zoo columns: trump-approval RMSE 2.80 -> 1.01, chick-weights 98.5 -> 36.8)",
     "nag-regressor": "the target standardised online (the steps are scale-free in the features, not the target)",
     "rfd0-son": "the scale safeguard, and the slab of the example just learned (the paper's experiments)",
 }
