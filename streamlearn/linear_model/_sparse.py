@@ -38,6 +38,7 @@ from .._validation import LINEAR_PASS_PARAMS, Interval, Options
 from ..base import BaseOnlineLinear, LogisticProbaMixin, OnlineClassifierMixin, OnlineRegressorMixin
 from ..losses import loss_code
 from .._mixing import MixableMixin, mixed_count, weighted_average
+from .._params import with_defaults
 
 __all__ = [
     "SimpleTruncationClassifier",
@@ -54,6 +55,7 @@ __all__ = [
 
 _PASS_PARAMS = LINEAR_PASS_PARAMS
 _CLF_LOSS = {"loss": [Options("logistic", "hinge", "squared")]}
+_REG_LOSS = {"loss": [Options("squared")]}
 _SGD_PARAMS = {
     "eta0": [Interval(float, 0, None, closed="neither")],
     "learning_rate": [Options("invsqrt", "constant")],
@@ -83,13 +85,6 @@ class _LazyLinearMixin:
 
     def _n_outputs(self):
         raise NotImplementedError
-
-    def _loss_name(self):
-        return "squared" if self._is_regressor else self.loss
-
-    @property
-    def _progressive_loss(self):
-        return self._loss_name()
 
     def _weights(self):
         """The materialised model: (K, d + 1), last column the intercept."""
@@ -168,7 +163,7 @@ class _Truncated(_LazyLinearMixin, MixableMixin, BaseOnlineLinear):
             wm=self._state,
             fit_intercept=bool(self.fit_intercept),
             rule=rule,
-            loss=loss_code(self._loss_name()),
+            loss=loss_code(self.loss),
             theta=theta,
             k=k,
             lam=lam,
@@ -339,6 +334,8 @@ class SimpleTruncationRegressor(OnlineRegressorMixin, _Truncated):
 
     Parameters
     ----------
+    loss : {"squared"}, default="squared"
+        The loss ``(z - y)^2``, the only one of the regressor.
     theta : float >= 0, default=0.01
         Truncation threshold.
     k : int >= 1, default=10
@@ -359,29 +356,10 @@ class SimpleTruncationRegressor(OnlineRegressorMixin, _Truncated):
     [ 1. -2.  0.  0.  0.5] [3.]
     """
 
-    _parameter_constraints = _SIMPLE_PARAMS
+    _parameter_constraints = {**_REG_LOSS, **_SIMPLE_PARAMS}
     _truncation_rule = "simple"
 
-    def __init__(
-        self,
-        *,
-        theta=0.01,
-        k=10,
-        eta0=0.01,
-        learning_rate="invsqrt",
-        fit_intercept=True,
-        max_iter=5,
-        shuffle=True,
-        random_state=None,
-    ):
-        self.theta = theta
-        self.k = k
-        self.eta0 = eta0
-        self.learning_rate = learning_rate
-        self.fit_intercept = fit_intercept
-        self.max_iter = max_iter
-        self.shuffle = shuffle
-        self.random_state = random_state
+    __init__ = with_defaults(SimpleTruncationClassifier.__init__, loss="squared", eta0=0.01)
 
 
 _TG_PARAMS = {
@@ -469,6 +447,8 @@ class TruncatedGradientRegressor(OnlineRegressorMixin, _Truncated):
 
     Parameters
     ----------
+    loss : {"squared"}, default="squared"
+        The loss ``(z - y)^2``, the only one of the regressor.
     gravity : float >= 0, default=1e-4
         L1 strength ``g``.
     theta : float >= 0, default=inf
@@ -491,31 +471,10 @@ class TruncatedGradientRegressor(OnlineRegressorMixin, _Truncated):
     [ 1. -2.  0.  0.  0.5] [3.]
     """
 
-    _parameter_constraints = _TG_PARAMS
+    _parameter_constraints = {**_REG_LOSS, **_TG_PARAMS}
     _truncation_rule = "gradient"
 
-    def __init__(
-        self,
-        *,
-        gravity=1e-4,
-        theta=float("inf"),
-        k=1,
-        eta0=0.01,
-        learning_rate="invsqrt",
-        fit_intercept=True,
-        max_iter=5,
-        shuffle=True,
-        random_state=None,
-    ):
-        self.gravity = gravity
-        self.theta = theta
-        self.k = k
-        self.eta0 = eta0
-        self.learning_rate = learning_rate
-        self.fit_intercept = fit_intercept
-        self.max_iter = max_iter
-        self.shuffle = shuffle
-        self.random_state = random_state
+    __init__ = with_defaults(TruncatedGradientClassifier.__init__, loss="squared", eta0=0.01)
 
 
 _FOBOS_PARAMS = {"l1": [Interval(float, 0, None, closed="left")], **_SGD_PARAMS, **_PASS_PARAMS}
@@ -586,6 +545,8 @@ class FOBOSRegressor(OnlineRegressorMixin, _Truncated):
 
     Parameters
     ----------
+    loss : {"squared"}, default="squared"
+        The loss ``(z - y)^2``, the only one of the regressor.
     l1 : float >= 0, default=1e-4
         L1 strength.
     eta0 : float > 0, default=0.01
@@ -604,27 +565,10 @@ class FOBOSRegressor(OnlineRegressorMixin, _Truncated):
     [ 1. -2.  0.  0.  0.5] [3.]
     """
 
-    _parameter_constraints = _FOBOS_PARAMS
+    _parameter_constraints = {**_REG_LOSS, **_FOBOS_PARAMS}
     _truncation_rule = "fobos"
 
-    def __init__(
-        self,
-        *,
-        l1=1e-4,
-        eta0=0.01,
-        learning_rate="invsqrt",
-        fit_intercept=True,
-        max_iter=5,
-        shuffle=True,
-        random_state=None,
-    ):
-        self.l1 = l1
-        self.eta0 = eta0
-        self.learning_rate = learning_rate
-        self.fit_intercept = fit_intercept
-        self.max_iter = max_iter
-        self.shuffle = shuffle
-        self.random_state = random_state
+    __init__ = with_defaults(FOBOSClassifier.__init__, loss="squared", eta0=0.01)
 
 
 # ---------------------------------------------------------------------------------------------------
@@ -652,7 +596,7 @@ class _RDA(_LazyLinearMixin, MixableMixin, BaseOnlineLinear):
             sample_weight=sw,
             G=self._state,
             fit_intercept=bool(self.fit_intercept),
-            loss=loss_code(self._loss_name()),
+            loss=loss_code(self.loss),
             lam=float(self.l1),
             gamma=float(self.gamma),
             t=self.t_,
@@ -753,6 +697,8 @@ class RDARegressor(OnlineRegressorMixin, _RDA):
 
     Parameters
     ----------
+    loss : {"squared"}, default="squared"
+        The loss ``(z - y)^2``, the only one of the regressor.
     l1 : float >= 0, default=1e-4
         L1 strength.
     gamma : float > 0, default=10.0
@@ -771,13 +717,9 @@ class RDARegressor(OnlineRegressorMixin, _RDA):
     [ 1. -2.  0.  0.  0.5] [3.]
     """
 
-    def __init__(self, *, l1=1e-4, gamma=10.0, fit_intercept=True, max_iter=5, shuffle=True, random_state=None):
-        self.l1 = l1
-        self.gamma = gamma
-        self.fit_intercept = fit_intercept
-        self.max_iter = max_iter
-        self.shuffle = shuffle
-        self.random_state = random_state
+    _parameter_constraints = {**_REG_LOSS, **_RDA._parameter_constraints}
+
+    __init__ = with_defaults(RDAClassifier.__init__, loss="squared", gamma=10.0)
 
 
 # ---------------------------------------------------------------------------------------------------
@@ -807,7 +749,7 @@ class _FTRL(_LazyLinearMixin, MixableMixin, BaseOnlineLinear):
             sample_weight=sw,
             zn=self._state,
             fit_intercept=bool(self.fit_intercept),
-            loss=loss_code(self._loss_name()),
+            loss=loss_code(self.loss),
             alpha=float(self.alpha),
             beta=float(self.beta),
             l1=float(self.l1),
@@ -932,6 +874,8 @@ class FTRLProximalRegressor(OnlineRegressorMixin, _FTRL):
 
     Parameters
     ----------
+    loss : {"squared"}, default="squared"
+        The loss ``(z - y)^2``, the only one of the regressor.
     alpha : float > 0, default=0.1
         Learning rate scale (a rate, not a penalty as in scikit-learn).
     beta : float >= 0, default=1.0
@@ -954,14 +898,6 @@ class FTRLProximalRegressor(OnlineRegressorMixin, _FTRL):
     [ 1. -2.  0.  0.  0.5] [3.]
     """
 
-    def __init__(
-        self, *, alpha=0.1, beta=1.0, l1=1.0, l2=1.0, fit_intercept=True, max_iter=5, shuffle=True, random_state=None
-    ):
-        self.alpha = alpha
-        self.beta = beta
-        self.l1 = l1
-        self.l2 = l2
-        self.fit_intercept = fit_intercept
-        self.max_iter = max_iter
-        self.shuffle = shuffle
-        self.random_state = random_state
+    _parameter_constraints = {**_REG_LOSS, **_FTRL._parameter_constraints}
+
+    __init__ = with_defaults(FTRLProximalClassifier.__init__, loss="squared")
