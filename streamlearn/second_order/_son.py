@@ -32,9 +32,19 @@ _PASS_PARAMS = {
     "shuffle": ["boolean"],
     "random_state": ["random_state"],
 }
-_LOSSES = Options("squared", "logistic", "hinge")
-_SLABS = Options("next", "current")
-_SAFEGUARDS = Options("paper", "maxabs")
+#: the parameters of every second-order learner, and of the two Newton steps (full and sketched)
+_SECOND_ORDER_PARAMS = {
+    "C": [Interval(float, 0, None, closed="neither")],
+    "loss": [Options("squared", "logistic", "hinge")],
+    "slab": [Options("next", "current")],
+    "safeguard": [Options("paper", "maxabs")],
+    **_PASS_PARAMS,
+}
+_NEWTON_PARAMS = {
+    "eta": [Interval(float, 0, None, closed="left")],
+    "mu": [Interval(float, 0, None, closed="left"), None],
+    **_SECOND_ORDER_PARAMS,
+}
 
 _SAFEGUARD_DOC = """safeguard : {"paper", "maxabs"}, default="paper"
         ``"paper"``: the algorithm as published, on the raw features, no intercept. ``"maxabs"``: each
@@ -92,6 +102,17 @@ def _common_scale(start, models):
         return est
 
     return (None if start is None else convert(start)), [convert(m) for m in models]
+
+
+def _mix_weights(start, models, weights):
+    """The first step of mixing second-order models: ``(start, models)`` on their common scale and a copy of the
+    first model with ``coef_``/``intercept_`` averaged by ``weights`` and ``t_`` counting every example."""
+    start, models = _common_scale(start, models)
+    out = copy.deepcopy(models[0])
+    out.coef_ = weighted_average([m.coef_ for m in models], weights)
+    out.intercept_ = weighted_average([m.intercept_ for m in models], weights)
+    out.t_ = mixed_count(start, models)
+    return start, models, out
 
 
 class _SecondOrder(OnlineClassifierMixin, BaseOnlineLinear):
@@ -188,12 +209,8 @@ class AdaGrad(MixableMixin, _SecondOrder):
     _parameter_constraints = {
         "alpha0": [Interval(float, 0, None, closed="left")],
         "eta": [Interval(float, 0, None, closed="neither")],
-        "C": [Interval(float, 0, None, closed="neither")],
-        "loss": [_LOSSES],
         "project": ["boolean"],
-        "slab": [_SLABS],
-        "safeguard": [_SAFEGUARDS],
-        **_PASS_PARAMS,
+        **_SECOND_ORDER_PARAMS,
     }
 
     def __init__(
@@ -254,12 +271,8 @@ class AdaGrad(MixableMixin, _SecondOrder):
     @classmethod
     def mix(cls, start, models, weights):
         """The mixed model of one round (see ``mixing_description``)."""
-        start, models = _common_scale(start, models)
-        out = copy.deepcopy(models[0])
-        out.coef_ = weighted_average([m.coef_ for m in models], weights)
-        out.intercept_ = weighted_average([m.intercept_ for m in models], weights)
+        start, models, out = _mix_weights(start, models, weights)
         out._state_s = weighted_average([m._state_s for m in models], weights)
-        out.t_ = mixed_count(start, models)
         return out
 
 
@@ -300,13 +313,7 @@ class OnlineNewtonStep(_SecondOrder):
 
     _parameter_constraints = {
         "alpha0": [Interval(float, 0, None, closed="neither")],
-        "eta": [Interval(float, 0, None, closed="left")],
-        "mu": [Interval(float, 0, None, closed="left"), None],
-        "C": [Interval(float, 0, None, closed="neither")],
-        "loss": [_LOSSES],
-        "slab": [_SLABS],
-        "safeguard": [_SAFEGUARDS],
-        **_PASS_PARAMS,
+        **_NEWTON_PARAMS,
     }
 
     def __init__(
@@ -449,15 +456,9 @@ class SketchedOnlineNewton(MixableMixin, _SecondOrder):
         "sketch": [Options(*_SKETCHES)],
         "ell": [Interval(int, 1, None, closed="left")],
         "alpha0": [Interval(float, 0, None, closed="left")],
-        "eta": [Interval(float, 0, None, closed="left")],
-        "mu": [Interval(float, 0, None, closed="left"), None],
-        "C": [Interval(float, 0, None, closed="neither")],
-        "loss": [_LOSSES],
         "beta": [Interval(float, 0, 1, closed="right")],
         "oja_learning_rate": [Interval(float, 0, None, closed="neither")],
-        "slab": [_SLABS],
-        "safeguard": [_SAFEGUARDS],
-        **_PASS_PARAMS,
+        **_NEWTON_PARAMS,
     }
 
     def __init__(
@@ -636,11 +637,7 @@ class SketchedOnlineNewton(MixableMixin, _SecondOrder):
     @classmethod
     def mix(cls, start, models, weights):
         """The mixed model of one round (see ``mixing_description``)."""
-        start, models = _common_scale(start, models)
-        out = copy.deepcopy(models[0])
-        out.coef_ = weighted_average([m.coef_ for m in models], weights)
-        out.intercept_ = weighted_average([m.intercept_ for m in models], weights)
-        out.t_ = mixed_count(start, models)
+        start, models, out = _mix_weights(start, models, weights)
         ell = int(out.ell)
         alpha0 = float(out.alpha0)
         for k in range(out.coef_.shape[0]):
