@@ -291,12 +291,7 @@ class SimpleTruncationClassifier(LogisticProbaMixin, OnlineClassifierMixin, _Tru
 
     Examples
     --------
-    >>> from streamlearn.datasets import load_a9a
-    >>> from streamlearn.linear_model import SimpleTruncationClassifier
-    >>> X, y, X_test, y_test = load_a9a()
-    >>> clf = SimpleTruncationClassifier(theta=0.05).partial_fit(X, y, classes=[-1, 1])
-    >>> print(f"{clf.score(X_test, y_test):.2f}", clf.nnz_weights < X.shape[1])
-    0.8... True
+    {example}
     """
 
     def __init__(
@@ -347,13 +342,7 @@ class SimpleTruncationRegressor(OnlineRegressorMixin, _Truncated):
 
     Examples
     --------
-    >>> import numpy as np
-    >>> from streamlearn.linear_model import SimpleTruncationRegressor
-    >>> rng = np.random.default_rng(0)
-    >>> X = rng.normal(size=(3000, 5)); y = X @ [1.0, -2.0, 0.0, 0.0, 0.5] + 3.0
-    >>> reg = SimpleTruncationRegressor(eta0=0.1, theta=0.05).fit(X, y)
-    >>> print(np.round(reg.coef_, 2), np.round(reg.intercept_, 2))
-    [ 1. -2.  0.  0.  0.5] [3.]
+    {example}
     """
 
     _parameter_constraints = {**_REG_LOSS, **_SIMPLE_PARAMS}
@@ -403,12 +392,7 @@ class TruncatedGradientClassifier(LogisticProbaMixin, OnlineClassifierMixin, _Tr
 
     Examples
     --------
-    >>> from streamlearn.datasets import load_a9a
-    >>> from streamlearn.linear_model import TruncatedGradientClassifier
-    >>> X, y, X_test, y_test = load_a9a()
-    >>> clf = TruncatedGradientClassifier(gravity=1e-3).partial_fit(X, y, classes=[-1, 1])
-    >>> print(f"{clf.score(X_test, y_test):.2f}", clf.nnz_weights < X.shape[1])
-    0.8... True
+    {example}
     """
 
     _parameter_constraints = {**_CLF_LOSS, **_TG_PARAMS}
@@ -462,13 +446,7 @@ class TruncatedGradientRegressor(OnlineRegressorMixin, _Truncated):
 
     Examples
     --------
-    >>> import numpy as np
-    >>> from streamlearn.linear_model import TruncatedGradientRegressor
-    >>> rng = np.random.default_rng(0)
-    >>> X = rng.normal(size=(3000, 5)); y = X @ [1.0, -2.0, 0.0, 0.0, 0.5] + 3.0
-    >>> reg = TruncatedGradientRegressor(eta0=0.1, gravity=0.01).fit(X, y)
-    >>> print(np.round(reg.coef_, 1), np.round(reg.intercept_, 1))
-    [ 1. -2.  0.  0.  0.5] [3.]
+    {example}
     """
 
     _parameter_constraints = {**_REG_LOSS, **_TG_PARAMS}
@@ -505,12 +483,7 @@ class FOBOSClassifier(LogisticProbaMixin, OnlineClassifierMixin, _Truncated):
 
     Examples
     --------
-    >>> from streamlearn.datasets import load_a9a
-    >>> from streamlearn.linear_model import FOBOSClassifier
-    >>> X, y, X_test, y_test = load_a9a()
-    >>> clf = FOBOSClassifier(l1=1e-3).partial_fit(X, y, classes=[-1, 1])
-    >>> print(f"{clf.score(X_test, y_test):.2f}", clf.nnz_weights < X.shape[1])
-    0.8... True
+    {example}
     """
 
     _parameter_constraints = {**_CLF_LOSS, **_FOBOS_PARAMS}
@@ -556,13 +529,7 @@ class FOBOSRegressor(OnlineRegressorMixin, _Truncated):
 
     Examples
     --------
-    >>> import numpy as np
-    >>> from streamlearn.linear_model import FOBOSRegressor
-    >>> rng = np.random.default_rng(0)
-    >>> X = rng.normal(size=(3000, 5)); y = X @ [1.0, -2.0, 0.0, 0.0, 0.5] + 3.0
-    >>> reg = FOBOSRegressor(eta0=0.1, l1=0.01).fit(X, y)
-    >>> print(np.round(reg.coef_, 1), np.round(reg.intercept_, 1))
-    [ 1. -2.  0.  0.  0.5] [3.]
+    {example}
     """
 
     _parameter_constraints = {**_REG_LOSS, **_FOBOS_PARAMS}
@@ -668,12 +635,7 @@ class RDAClassifier(LogisticProbaMixin, OnlineClassifierMixin, _RDA):
 
     Examples
     --------
-    >>> from streamlearn.datasets import load_a9a
-    >>> from streamlearn.linear_model import RDAClassifier
-    >>> X, y, X_test, y_test = load_a9a()
-    >>> clf = RDAClassifier(l1=1e-3).partial_fit(X, y, classes=[-1, 1])
-    >>> print(f"{clf.score(X_test, y_test):.2f}", clf.nnz_weights < X.shape[1])
-    0.8... True
+    {example}
     """
 
     _parameter_constraints = {**_CLF_LOSS, **_RDA._parameter_constraints}
@@ -708,13 +670,7 @@ class RDARegressor(OnlineRegressorMixin, _RDA):
 
     Examples
     --------
-    >>> import numpy as np
-    >>> from streamlearn.linear_model import RDARegressor
-    >>> rng = np.random.default_rng(0)
-    >>> X = rng.normal(size=(3000, 5)); y = X @ [1.0, -2.0, 0.0, 0.0, 0.5] + 3.0
-    >>> reg = RDARegressor(l1=0.01).fit(X, y)
-    >>> print(np.round(reg.coef_, 1), np.round(reg.intercept_, 1))
-    [ 1. -2.  0.  0.  0.5] [3.]
+    {example}
     """
 
     _parameter_constraints = {**_REG_LOSS, **_RDA._parameter_constraints}
@@ -833,12 +789,7 @@ class FTRLProximalClassifier(LogisticProbaMixin, OnlineClassifierMixin, _FTRL):
 
     Examples
     --------
-    >>> from streamlearn.datasets import load_a9a
-    >>> from streamlearn.linear_model import FTRLProximalClassifier
-    >>> X, y, X_test, y_test = load_a9a()
-    >>> clf = FTRLProximalClassifier(l1=1.0).partial_fit(X, y, classes=[-1, 1])
-    >>> print(f"{clf.score(X_test, y_test):.2f}", clf.nnz_weights < X.shape[1])
-    0.8... True
+    {example}
     """
 
     _parameter_constraints = {**_CLF_LOSS, **_FTRL._parameter_constraints}
@@ -889,15 +840,41 @@ class FTRLProximalRegressor(OnlineRegressorMixin, _FTRL):
 
     Examples
     --------
-    >>> import numpy as np
-    >>> from streamlearn.linear_model import FTRLProximalRegressor
-    >>> rng = np.random.default_rng(0)
-    >>> X = rng.normal(size=(3000, 5)); y = X @ [1.0, -2.0, 0.0, 0.0, 0.5] + 3.0
-    >>> reg = FTRLProximalRegressor(alpha=0.5, l1=1.0).fit(X, y)
-    >>> print(np.round(reg.coef_, 1), np.round(reg.intercept_, 1))
-    [ 1. -2.  0.  0.  0.5] [3.]
+    {example}
     """
 
     _parameter_constraints = {**_REG_LOSS, **_FTRL._parameter_constraints}
 
     __init__ = with_defaults(FTRLProximalClassifier.__init__, loss="squared")
+
+
+_CLASSIFIER_EXAMPLE = """>>> from streamlearn.datasets import load_a9a
+    >>> from streamlearn.linear_model import {name}
+    >>> X, y, X_test, y_test = load_a9a()
+    >>> clf = {name}({args}).partial_fit(X, y, classes=[-1, 1])
+    >>> print(f"{{clf.score(X_test, y_test):.2f}}", clf.nnz_weights < X.shape[1])
+    0.8... True"""
+_REGRESSOR_EXAMPLE = """>>> import numpy as np
+    >>> from streamlearn.linear_model import {name}
+    >>> rng = np.random.default_rng(0)
+    >>> X = rng.normal(size=(3000, 5)); y = X @ [1.0, -2.0, 0.0, 0.0, 0.5] + 3.0
+    >>> reg = {name}({args}).fit(X, y)
+    >>> print(np.round(reg.coef_, 1), np.round(reg.intercept_, 1))
+    [ 1. -2.  0.  0.  0.5] [3.]"""
+
+# each docstring's example: the classifiers learn a9a (and keep fewer weights than features), the regressors find
+# a sparse linear target; the table gives each learner's arguments
+for _cls, _args in {
+    SimpleTruncationClassifier: "theta=0.05",
+    TruncatedGradientClassifier: "gravity=1e-3",
+    FOBOSClassifier: "l1=1e-3",
+    RDAClassifier: "l1=1e-3",
+    FTRLProximalClassifier: "l1=1.0",
+    SimpleTruncationRegressor: "eta0=0.1, theta=0.05",
+    TruncatedGradientRegressor: "eta0=0.1, gravity=0.01",
+    FOBOSRegressor: "eta0=0.1, l1=0.01",
+    RDARegressor: "l1=0.01",
+    FTRLProximalRegressor: "alpha=0.5, l1=1.0",
+}.items():
+    _example = _REGRESSOR_EXAMPLE if _cls._is_regressor else _CLASSIFIER_EXAMPLE
+    _cls.__doc__ = (_cls.__doc__ or "").replace("{example}", _example.format(name=_cls.__name__, args=_args))
