@@ -86,6 +86,37 @@ class _LazyLinearMixin:
     def _n_outputs(self):
         raise NotImplementedError
 
+    def _epoch(self, kernel, X, targets, sw, out, **params):
+        """One pass of ``kernel`` (an ``*_epoch`` of streamlearn._kernels.sparse_l1) over the chunk: the rows, the
+        loss, the intercept setting and the example count, with the rule's own ``params``; the kernel returns
+        ``(t, *more, bad)``: ``t_`` is updated, ``more`` goes to ``_after_epoch``, a divergence raises."""
+        t, *more, bad = kernel(
+            indptr=X.indptr,
+            indices=X.indices,
+            data=X.data,
+            targets=targets,
+            sample_weight=sw,
+            fit_intercept=bool(self.fit_intercept),
+            loss=loss_code(self.loss),
+            t=self.t_,
+            out_scores=out,
+            **params,
+        )
+        self.t_ = int(t)
+        self._after_epoch(*more)
+        if bad >= 0:
+            self._raise_diverged(bad, self._diverge_hint)
+
+    def _after_epoch(self):
+        """The kernel's results besides ``t`` and ``bad`` (none by default)."""
+
+    def _score_with(self, kernel, X, out, **params):
+        """The scores of the rows of ``X`` into ``out`` by ``kernel`` (a ``*_scores`` of sparse_l1), from the rule's
+        state and parameters ``params``."""
+        kernel(
+            indptr=X.indptr, indices=X.indices, data=X.data, fit_intercept=bool(self.fit_intercept), out=out, **params
+        )
+
     def _weights(self):
         """The materialised model: (K, d + 1), last column the intercept."""
         w = self._materialize(np.empty((self._n_outputs(), self._state.shape[0]), dtype=np.float64))
@@ -154,29 +185,24 @@ class _Truncated(_LazyLinearMixin, MixableMixin, BaseOnlineLinear):
 
     def _kernel_pass(self, X, targets, sw, out):
         rule, theta, k, lam = self._truncation()
-        t, penalty, bad = _k.truncated_epoch(
-            indptr=X.indptr,
-            indices=X.indices,
-            data=X.data,
-            targets=targets,
-            sample_weight=sw,
+        self._epoch(
+            _k.truncated_epoch,
+            X,
+            targets,
+            sw,
+            out,
             wm=self._state,
-            fit_intercept=bool(self.fit_intercept),
             rule=rule,
-            loss=loss_code(self.loss),
             theta=theta,
             k=k,
             lam=lam,
             eta0=float(self.eta0),
             schedule=_SCHEDULES[self.learning_rate],
-            t=self.t_,
             penalty=self._state_penalty,
-            out_scores=out,
         )
-        self.t_ = int(t)
+
+    def _after_epoch(self, penalty):
         self._state_penalty = float(penalty)
-        if bad >= 0:
-            self._raise_diverged(bad, self._diverge_hint)
 
     def _materialize(self, out):
         rule, theta, _, _ = self._truncation()
@@ -197,16 +223,8 @@ class _Truncated(_LazyLinearMixin, MixableMixin, BaseOnlineLinear):
 
     def _scores(self, X, out):
         rule, theta, _, _ = self._truncation()
-        _k.truncated_scores(
-            indptr=X.indptr,
-            indices=X.indices,
-            data=X.data,
-            wm=self._state,
-            penalty=self._state_penalty,
-            theta=theta,
-            rule=rule,
-            fit_intercept=bool(self.fit_intercept),
-            out=out,
+        self._score_with(
+            _k.truncated_scores, X, out, wm=self._state, penalty=self._state_penalty, theta=theta, rule=rule
         )
 
     # parameter mixing (streamlearn.distributed.fit_mixing)
@@ -555,39 +573,13 @@ class _RDA(_LazyLinearMixin, MixableMixin, BaseOnlineLinear):
         return self._state.shape[1]
 
     def _kernel_pass(self, X, targets, sw, out):
-        t, bad = _k.rda_epoch(
-            indptr=X.indptr,
-            indices=X.indices,
-            data=X.data,
-            targets=targets,
-            sample_weight=sw,
-            G=self._state,
-            fit_intercept=bool(self.fit_intercept),
-            loss=loss_code(self.loss),
-            lam=float(self.l1),
-            gamma=float(self.gamma),
-            t=self.t_,
-            out_scores=out,
-        )
-        self.t_ = int(t)
-        if bad >= 0:
-            self._raise_diverged(bad, self._diverge_hint)
+        self._epoch(_k.rda_epoch, X, targets, sw, out, G=self._state, lam=float(self.l1), gamma=float(self.gamma))
 
     def _materialize(self, out):
         return _k.rda_materialize(self._state, self.t_, float(self.l1), float(self.gamma), out)
 
     def _scores(self, X, out):
-        _k.rda_scores(
-            indptr=X.indptr,
-            indices=X.indices,
-            data=X.data,
-            G=self._state,
-            t=self.t_,
-            lam=float(self.l1),
-            gamma=float(self.gamma),
-            fit_intercept=bool(self.fit_intercept),
-            out=out,
-        )
+        self._score_with(_k.rda_scores, X, out, G=self._state, t=self.t_, lam=float(self.l1), gamma=float(self.gamma))
 
     # parameter mixing (streamlearn.distributed.fit_mixing)
     mixing_description = (
@@ -697,25 +689,7 @@ class _FTRL(_LazyLinearMixin, MixableMixin, BaseOnlineLinear):
         return self._state.shape[1]
 
     def _kernel_pass(self, X, targets, sw, out):
-        t, bad = _k.ftrl_epoch(
-            indptr=X.indptr,
-            indices=X.indices,
-            data=X.data,
-            targets=targets,
-            sample_weight=sw,
-            zn=self._state,
-            fit_intercept=bool(self.fit_intercept),
-            loss=loss_code(self.loss),
-            alpha=float(self.alpha),
-            beta=float(self.beta),
-            l1=float(self.l1),
-            l2=float(self.l2),
-            t=self.t_,
-            out_scores=out,
-        )
-        self.t_ = int(t)
-        if bad >= 0:
-            self._raise_diverged(bad, self._diverge_hint)
+        self._epoch(_k.ftrl_epoch, X, targets, sw, out, zn=self._state, **self._hyper())
 
     def _hyper(self):
         return dict(alpha=float(self.alpha), beta=float(self.beta), l1=float(self.l1), l2=float(self.l2))
@@ -724,15 +698,7 @@ class _FTRL(_LazyLinearMixin, MixableMixin, BaseOnlineLinear):
         return _k.ftrl_materialize(zn=self._state, out=out, **self._hyper())
 
     def _scores(self, X, out):
-        _k.ftrl_scores(
-            indptr=X.indptr,
-            indices=X.indices,
-            data=X.data,
-            zn=self._state,
-            fit_intercept=bool(self.fit_intercept),
-            out=out,
-            **self._hyper(),
-        )
+        self._score_with(_k.ftrl_scores, X, out, zn=self._state, **self._hyper())
 
     # parameter mixing (streamlearn.distributed.fit_mixing)
     mixing_description = (
