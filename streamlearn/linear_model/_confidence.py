@@ -6,6 +6,7 @@ from scipy.special import ndtri
 from .._kernels import cw as _k
 from .._typing import FloatArray
 from .._validation import LINEAR_PASS_PARAMS, Interval, Options
+from .._params import LINEAR_PASS_DEFAULTS, keyword_init
 from ..base import BaseOnlineLinear, OnlineClassifierMixin
 from ._averaging import _AveragingMixin
 
@@ -188,28 +189,7 @@ class ConfidenceWeightedClassifier(_BaseConfidence):
         **_COMMON,
     }
 
-    def __init__(
-        self,
-        *,
-        eta=0.8,
-        covariance="full",
-        update="stdev",
-        a=1.0,
-        average=False,
-        fit_intercept=True,
-        max_iter=5,
-        shuffle=True,
-        random_state=None,
-    ):
-        self.eta = eta
-        self.covariance = covariance
-        self.update = update
-        self.a = a
-        self.average = average
-        self.fit_intercept = fit_intercept
-        self.max_iter = max_iter
-        self.shuffle = shuffle
-        self.random_state = random_state
+    __init__ = keyword_init(eta=0.8, covariance="full", update="stdev", a=1.0, average=False, **LINEAR_PASS_DEFAULTS)
 
     def _rule(self):
         return _k.RULE_CW if self.update == "stdev" else _k.RULE_CW_VARIANCE
@@ -259,16 +239,7 @@ class AROWClassifier(_BaseConfidence):
 
     _parameter_constraints = {"r": [Interval(float, 0, None, closed="neither")], **_COMMON}
 
-    def __init__(
-        self, *, r=1.0, covariance="full", a=1.0, fit_intercept=True, max_iter=5, shuffle=True, random_state=None
-    ):
-        self.r = r
-        self.covariance = covariance
-        self.a = a
-        self.fit_intercept = fit_intercept
-        self.max_iter = max_iter
-        self.shuffle = shuffle
-        self.random_state = random_state
+    __init__ = keyword_init(r=1.0, covariance="full", a=1.0, **LINEAR_PASS_DEFAULTS)
 
     def _rule(self):
         return _k.RULE_AROW
@@ -327,28 +298,7 @@ class SoftConfidenceWeightedClassifier(_BaseConfidence):
     }
     _diverge_hint = "C"
 
-    def __init__(
-        self,
-        *,
-        C=1.0,
-        eta=0.75,
-        variant="scw1",
-        covariance="full",
-        a=1.0,
-        fit_intercept=True,
-        max_iter=5,
-        shuffle=True,
-        random_state=None,
-    ):
-        self.C = C
-        self.eta = eta
-        self.variant = variant
-        self.covariance = covariance
-        self.a = a
-        self.fit_intercept = fit_intercept
-        self.max_iter = max_iter
-        self.shuffle = shuffle
-        self.random_state = random_state
+    __init__ = keyword_init(C=1.0, eta=0.75, variant="scw1", covariance="full", a=1.0, **LINEAR_PASS_DEFAULTS)
 
     def _rule(self):
         return _k.RULE_SCW1 if self.variant == "scw1" else _k.RULE_SCW2

@@ -38,7 +38,7 @@ from .._validation import LINEAR_PASS_PARAMS, Interval, Options
 from ..base import BaseOnlineLinear, LogisticProbaMixin, OnlineClassifierMixin, OnlineRegressorMixin
 from ..losses import loss_code
 from .._mixing import MixableMixin, mixed_count, weighted_average
-from .._params import with_defaults
+from .._params import LINEAR_PASS_DEFAULTS, keyword_init, with_defaults
 
 __all__ = [
     "SimpleTruncationClassifier",
@@ -60,6 +60,8 @@ _SGD_PARAMS = {
     "eta0": [Interval(float, 0, None, closed="neither")],
     "learning_rate": [Options("invsqrt", "constant")],
 }
+#: the defaults of the step and pass parameters that end the classifiers' lists (regressors: eta0=0.01)
+_SGD_DEFAULTS = {"eta0": 0.5, "learning_rate": "invsqrt", **LINEAR_PASS_DEFAULTS}
 _SCHEDULES = {"invsqrt": _k.SCHEDULE_INVSQRT, "constant": _k.SCHEDULE_CONSTANT}
 #: the truncation rules as data: learner's rule -> (kernel rule, theta, k, lam) from its parameters
 _TRUNCATION_RULES = {
@@ -312,28 +314,7 @@ class SimpleTruncationClassifier(LogisticProbaMixin, OnlineClassifierMixin, _Tru
     {example}
     """
 
-    def __init__(
-        self,
-        *,
-        loss="logistic",
-        theta=0.01,
-        k=10,
-        eta0=0.5,
-        learning_rate="invsqrt",
-        fit_intercept=True,
-        max_iter=5,
-        shuffle=True,
-        random_state=None,
-    ):
-        self.loss = loss
-        self.theta = theta
-        self.k = k
-        self.eta0 = eta0
-        self.learning_rate = learning_rate
-        self.fit_intercept = fit_intercept
-        self.max_iter = max_iter
-        self.shuffle = shuffle
-        self.random_state = random_state
+    __init__ = keyword_init(loss="logistic", theta=0.01, k=10, **_SGD_DEFAULTS)
 
     _parameter_constraints = {**_CLF_LOSS, **_SIMPLE_PARAMS}
     _truncation_rule = "simple"
@@ -416,30 +397,7 @@ class TruncatedGradientClassifier(LogisticProbaMixin, OnlineClassifierMixin, _Tr
     _parameter_constraints = {**_CLF_LOSS, **_TG_PARAMS}
     _truncation_rule = "gradient"
 
-    def __init__(
-        self,
-        *,
-        loss="logistic",
-        gravity=1e-4,
-        theta=float("inf"),
-        k=1,
-        eta0=0.5,
-        learning_rate="invsqrt",
-        fit_intercept=True,
-        max_iter=5,
-        shuffle=True,
-        random_state=None,
-    ):
-        self.loss = loss
-        self.gravity = gravity
-        self.theta = theta
-        self.k = k
-        self.eta0 = eta0
-        self.learning_rate = learning_rate
-        self.fit_intercept = fit_intercept
-        self.max_iter = max_iter
-        self.shuffle = shuffle
-        self.random_state = random_state
+    __init__ = keyword_init(loss="logistic", gravity=1e-4, theta=float("inf"), k=1, **_SGD_DEFAULTS)
 
 
 class TruncatedGradientRegressor(OnlineRegressorMixin, _Truncated):
@@ -507,26 +465,7 @@ class FOBOSClassifier(LogisticProbaMixin, OnlineClassifierMixin, _Truncated):
     _parameter_constraints = {**_CLF_LOSS, **_FOBOS_PARAMS}
     _truncation_rule = "fobos"
 
-    def __init__(
-        self,
-        *,
-        loss="logistic",
-        l1=1e-4,
-        eta0=0.5,
-        learning_rate="invsqrt",
-        fit_intercept=True,
-        max_iter=5,
-        shuffle=True,
-        random_state=None,
-    ):
-        self.loss = loss
-        self.l1 = l1
-        self.eta0 = eta0
-        self.learning_rate = learning_rate
-        self.fit_intercept = fit_intercept
-        self.max_iter = max_iter
-        self.shuffle = shuffle
-        self.random_state = random_state
+    __init__ = keyword_init(loss="logistic", l1=1e-4, **_SGD_DEFAULTS)
 
 
 class FOBOSRegressor(OnlineRegressorMixin, _Truncated):
@@ -632,16 +571,7 @@ class RDAClassifier(LogisticProbaMixin, OnlineClassifierMixin, _RDA):
 
     _parameter_constraints = {**_CLF_LOSS, **_RDA._parameter_constraints}
 
-    def __init__(
-        self, *, loss="logistic", l1=1e-4, gamma=1.0, fit_intercept=True, max_iter=5, shuffle=True, random_state=None
-    ):
-        self.loss = loss
-        self.l1 = l1
-        self.gamma = gamma
-        self.fit_intercept = fit_intercept
-        self.max_iter = max_iter
-        self.shuffle = shuffle
-        self.random_state = random_state
+    __init__ = keyword_init(loss="logistic", l1=1e-4, gamma=1.0, **LINEAR_PASS_DEFAULTS)
 
 
 class RDARegressor(OnlineRegressorMixin, _RDA):
@@ -760,28 +690,7 @@ class FTRLProximalClassifier(LogisticProbaMixin, OnlineClassifierMixin, _FTRL):
 
     _parameter_constraints = {**_CLF_LOSS, **_FTRL._parameter_constraints}
 
-    def __init__(
-        self,
-        *,
-        loss="logistic",
-        alpha=0.1,
-        beta=1.0,
-        l1=1.0,
-        l2=1.0,
-        fit_intercept=True,
-        max_iter=5,
-        shuffle=True,
-        random_state=None,
-    ):
-        self.loss = loss
-        self.alpha = alpha
-        self.beta = beta
-        self.l1 = l1
-        self.l2 = l2
-        self.fit_intercept = fit_intercept
-        self.max_iter = max_iter
-        self.shuffle = shuffle
-        self.random_state = random_state
+    __init__ = keyword_init(loss="logistic", alpha=0.1, beta=1.0, l1=1.0, l2=1.0, **LINEAR_PASS_DEFAULTS)
 
 
 class FTRLProximalRegressor(OnlineRegressorMixin, _FTRL):

@@ -18,6 +18,7 @@ from .._kernels import son as _k
 from .._kernels import son_lazy as _kl
 from .._kernels.scale import maxabs_augment
 from .._validation import Interval, Options, check_rng
+from .._params import keyword_init
 from ..base import BaseOnlineLinear, OnlineClassifierMixin
 from ..losses import loss_code
 from .._mixing import MixableMixin, merge_sketch_increments, mixed_count, weighted_average
@@ -40,6 +41,9 @@ _SECOND_ORDER_PARAMS = {
     "safeguard": [Options("paper", "maxabs")],
     **_PASS_PARAMS,
 }
+#: the defaults of the parameters that end every second-order learner's list
+_SECOND_ORDER_DEFAULTS = {"slab": "next", "safeguard": "paper", "max_iter": 1, "shuffle": True, "random_state": None}
+_NEWTON_DEFAULTS = {"eta": 1.0, "mu": None, "C": 1.0, "loss": "squared"}
 _NEWTON_PARAMS = {
     "eta": [Interval(float, 0, None, closed="left")],
     "mu": [Interval(float, 0, None, closed="left"), None],
@@ -213,30 +217,7 @@ class AdaGrad(MixableMixin, _SecondOrder):
         **_SECOND_ORDER_PARAMS,
     }
 
-    def __init__(
-        self,
-        *,
-        alpha0=1.0,
-        eta=1.0,
-        C=1.0,
-        loss="squared",
-        project=True,
-        slab="next",
-        safeguard="paper",
-        max_iter=1,
-        shuffle=True,
-        random_state=None,
-    ):
-        self.safeguard = safeguard
-        self.alpha0 = alpha0
-        self.eta = eta
-        self.C = C
-        self.loss = loss
-        self.project = project
-        self.slab = slab
-        self.max_iter = max_iter
-        self.shuffle = shuffle
-        self.random_state = random_state
+    __init__ = keyword_init(alpha0=1.0, eta=1.0, C=1.0, loss="squared", project=True, **_SECOND_ORDER_DEFAULTS)
 
     def _allocate_state(self, n_features, n_outputs, X):
         super()._allocate_state(n_features, n_outputs, X)
@@ -316,30 +297,7 @@ class OnlineNewtonStep(_SecondOrder):
         **_NEWTON_PARAMS,
     }
 
-    def __init__(
-        self,
-        *,
-        alpha0=1.0,
-        eta=1.0,
-        mu=None,
-        C=1.0,
-        loss="squared",
-        slab="next",
-        safeguard="paper",
-        max_iter=1,
-        shuffle=True,
-        random_state=None,
-    ):
-        self.safeguard = safeguard
-        self.alpha0 = alpha0
-        self.eta = eta
-        self.mu = mu
-        self.C = C
-        self.loss = loss
-        self.slab = slab
-        self.max_iter = max_iter
-        self.shuffle = shuffle
-        self.random_state = random_state
+    __init__ = keyword_init(alpha0=1.0, **_NEWTON_DEFAULTS, **_SECOND_ORDER_DEFAULTS)
 
     def _allocate_state(self, n_features, n_outputs, X):
         if n_features > FULL_ON_MAX_FEATURES + self._safe():
@@ -461,38 +419,9 @@ class SketchedOnlineNewton(MixableMixin, _SecondOrder):
         **_NEWTON_PARAMS,
     }
 
-    def __init__(
-        self,
-        *,
-        sketch="rfd",
-        ell=10,
-        alpha0=1.0,
-        eta=1.0,
-        mu=None,
-        C=1.0,
-        loss="squared",
-        beta=0.2,
-        oja_learning_rate=2.0,
-        slab="next",
-        safeguard="paper",
-        max_iter=1,
-        shuffle=True,
-        random_state=None,
-    ):
-        self.safeguard = safeguard
-        self.sketch = sketch
-        self.ell = ell
-        self.alpha0 = alpha0
-        self.eta = eta
-        self.mu = mu
-        self.C = C
-        self.loss = loss
-        self.beta = beta
-        self.oja_learning_rate = oja_learning_rate
-        self.slab = slab
-        self.max_iter = max_iter
-        self.shuffle = shuffle
-        self.random_state = random_state
+    __init__ = keyword_init(
+        sketch="rfd", ell=10, alpha0=1.0, **_NEWTON_DEFAULTS, beta=0.2, oja_learning_rate=2.0, **_SECOND_ORDER_DEFAULTS
+    )
 
     def _allocate_state(self, n_features, n_outputs, X):
         if self.alpha0 == 0 and self.sketch != "rfd":
