@@ -63,33 +63,21 @@ class _BaseConfidence(_AveragingMixin, OnlineClassifierMixin, BaseOnlineLinear):
         self._allocate_average()
 
     def _kernel_pass(self, X, targets, sw, out):
-        coef, intercept, extra = self._average_arrays()
-        args = dict(
-            indptr=X.indptr,
-            indices=X.indices,
-            data=X.data,
-            targets=targets,
-            sample_weight=sw,
-            coef=coef,
-            intercept=intercept,
+        full = self._state_sigma.ndim == 3
+        self._averaged_epoch(
+            _k.cw_full_epoch if full else _k.cw_diag_epoch,
+            X,
+            targets,
+            sw,
+            out,
             sigma=self._state_sigma,
+            **({} if full else {"sigma_b": self._state_sigma_b}),
             bias_value=1.0 if self.fit_intercept else 0.0,
             rule=self._rule(),
             phi=self._phi(),
             C=self._C(),
             r=self._r(),
-            t=self.t_,
-            out_scores=out,
-            **extra,
         )
-        if self._state_sigma.ndim == 3:
-            t, bad = _k.cw_full_epoch(**args)
-        else:
-            t, bad = _k.cw_diag_epoch(sigma_b=self._state_sigma_b, **args)
-        self.t_ = int(t)
-        self._finish_average(self.t_)
-        if bad >= 0:
-            self._raise_diverged(bad, self._diverge_hint)
 
     @property
     def variance_(self) -> FloatArray:

@@ -48,15 +48,12 @@ class _FirstOrderLinear(_AveragingMixin, MixableMixin, BaseOnlineLinear):
         self._allocate_average()
 
     def _kernel_pass(self, X, targets, sw, out):
-        coef, intercept, extra = self._average_arrays()
-        t, bad = _k.linear_epoch(
-            indptr=X.indptr,
-            indices=X.indices,
-            data=X.data,
-            targets=targets,
-            sample_weight=sw,
-            coef=coef,
-            intercept=intercept,
+        self._averaged_epoch(
+            _k.linear_epoch,
+            X,
+            targets,
+            sw,
+            out,
             intercept_sq=self._intercept_sq(),
             rule=self._rule(),
             loss=loss_code(self._loss_name()),
@@ -64,14 +61,7 @@ class _FirstOrderLinear(_AveragingMixin, MixableMixin, BaseOnlineLinear):
             schedule=self._schedule,
             eta0=self._eta0(),
             C=self._C(),
-            t=self.t_,
-            out_scores=out,
-            **extra,
         )
-        self.t_ = int(t)
-        self._finish_average(self.t_)
-        if bad >= 0:
-            self._raise_diverged(bad, self._diverge_hint)
 
     # parameter mixing (streamlearn.distributed.fit_mixing)
     mixing_description = (
