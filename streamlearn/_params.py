@@ -1,5 +1,7 @@
 """Estimator constructors shared between classes (not public)."""
 
+import keyword
+import sys
 import types
 from typing import Any, TypeVar, cast
 
@@ -39,18 +41,22 @@ def keyword_init(**defaults: object) -> Any:
 
     >>> class Est:
     ...     __init__ = keyword_init(a=1.0, b="x")
-    >>> vars(Est(b="y"))
-    {'a': 1.0, 'b': 'y'}
+    >>> vars(Est(b="y")), Est.__init__.__qualname__
+    ({'a': 1.0, 'b': 'y'}, 'Est.__init__')
     >>> Est(c=0)
     Traceback (most recent call last):
     ...
-    TypeError: __init__() got an unexpected keyword argument 'c'
+    TypeError: Est.__init__() got an unexpected keyword argument 'c'
     """
-    bad = [name for name in defaults if not name.isidentifier() or name == "self"]
+    bad = [name for name in defaults if not name.isidentifier() or keyword.iskeyword(name) or name == "self"]
     if bad:
         raise TypeError(f"keyword_init: {bad[0]!r} cannot be a parameter name")
     params = "".join(f", {name}=_defaults[{name!r}]" for name in defaults)
     body = "".join(f"\n    self.{name} = {name}" for name in defaults) or "\n    pass"
     namespace: dict[str, Any] = {"_defaults": defaults}
     exec(f"def __init__(self{', *' if defaults else ''}{params}):{body}", namespace)
-    return namespace["__init__"]
+    init = namespace["__init__"]
+    caller = sys._getframe(1)  # the class body that assigns it: name the function as if it were written there
+    init.__module__ = caller.f_globals.get("__name__")
+    init.__qualname__ = f"{caller.f_code.co_qualname}.__init__"
+    return init
