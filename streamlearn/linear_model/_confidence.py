@@ -32,15 +32,8 @@ class _BaseConfidence(_AveragingMixin, OnlineClassifierMixin, BaseOnlineLinear):
     _zero_row_no_op_unaveraged = True
     _diverge_hint = "a"
 
-    # subclasses: _rule(), _phi(), _C(), _r()
-    def _phi(self):
-        return 0.0
-
-    def _C(self):
-        return 1.0
-
-    def _r(self):
-        return 1.0
+    #: the kernel's step parameters a rule does not use (subclasses: ``_rule()`` and ``_step()``, the ones it uses)
+    _UNUSED_STEP = {"phi": 0.0, "C": 1.0, "r": 1.0}
 
     def _allocate(self, n_features, n_outputs, X):
         full = self.covariance == "full" or (self.covariance == "auto" and n_features <= MAX_FULL_FEATURES)
@@ -74,9 +67,7 @@ class _BaseConfidence(_AveragingMixin, OnlineClassifierMixin, BaseOnlineLinear):
             **({} if full else {"sigma_b": self._state_sigma_b}),
             bias_value=1.0 if self.fit_intercept else 0.0,
             rule=self._rule(),
-            phi=self._phi(),
-            C=self._C(),
-            r=self._r(),
+            **{**self._UNUSED_STEP, **self._step()},
         )
 
     @property
@@ -182,8 +173,8 @@ class ConfidenceWeightedClassifier(_BaseConfidence):
     def _rule(self):
         return _k.RULE_CW if self.update == "stdev" else _k.RULE_CW_VARIANCE
 
-    def _phi(self):
-        return float(ndtri(self.eta))
+    def _step(self):
+        return {"phi": float(ndtri(self.eta))}
 
 
 class AROWClassifier(_BaseConfidence):
@@ -232,8 +223,8 @@ class AROWClassifier(_BaseConfidence):
     def _rule(self):
         return _k.RULE_AROW
 
-    def _r(self):
-        return float(self.r)
+    def _step(self):
+        return {"r": float(self.r)}
 
 
 class SoftConfidenceWeightedClassifier(_BaseConfidence):
@@ -291,8 +282,5 @@ class SoftConfidenceWeightedClassifier(_BaseConfidence):
     def _rule(self):
         return _k.RULE_SCW1 if self.variant == "scw1" else _k.RULE_SCW2
 
-    def _phi(self):
-        return float(ndtri(self.eta))
-
-    def _C(self):
-        return float(self.C)
+    def _step(self):
+        return {"phi": float(ndtri(self.eta)), "C": float(self.C)}
