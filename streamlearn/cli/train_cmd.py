@@ -7,8 +7,7 @@ partition; the test file / holdout scoring, ``-o`` and ``--json`` are the same a
 
 import os
 
-from sklearn.base import is_classifier
-
+from .._estimator import is_classifier
 from ..learners import LEARNERS, make_learner, scaled_learner
 from ..persist import load
 from ._common import (

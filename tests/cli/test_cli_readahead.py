@@ -1,7 +1,8 @@
 """``train`` on VW text reads ahead in a thread (the next chunk is parsed while the learner works): the model
 is bit for bit the one of a sequential read, a bad line in the middle is the usual one-line error with the
-output untouched, Ctrl-C is the usual one line. The ``streamlearn`` executable defers scikit-learn's
-start-up imports of scipy.stats and pandas (``streamlearn.cli._deferred``)."""
+output untouched, Ctrl-C is the usual one line. On this path the ``streamlearn`` executable imports no
+scikit-learn, and the modules our dependencies import at start-up without using them (scipy.stats, pandas,
+yaml, numpy.f2py, numpy.testing) are loaded only if used (``streamlearn.cli._deferred``)."""
 
 import json
 import os
@@ -106,15 +107,16 @@ def test_ctrl_c_while_the_reader_thread_parses_ahead(tmp_path):
 
 _PROBE = """
 import atexit, sys
-atexit.register(lambda: print("LOADED", sorted(m for m in ("scipy.stats._stats_py", "pandas.core.frame")
-                                               if m in sys.modules), file=sys.stderr))
+HEAVY = ("scipy.stats._stats_py", "pandas.core.frame", "sklearn.base", "yaml.loader", "numpy.f2py.f2py2e",
+         "numpy.testing._private.utils")
+atexit.register(lambda: print("LOADED", sorted(m for m in HEAVY if m in sys.modules), file=sys.stderr))
 sys.argv[0] = "streamlearn"
 from streamlearn.cli.main import entry_point
 entry_point()
 """
 
 
-def test_streamlearn_trains_and_predicts_without_loading_scipy_stats_or_pandas(clicks, tmp_path):
+def test_streamlearn_trains_and_predicts_without_loading_sklearn_or_the_deferred_modules(clicks, tmp_path):
     model = tmp_path / "m.slm"
     for args in (
         ["train", str(clicks / "train.vw"), "-l", "ftrl", "-q", "ua", "-o", str(model), "--quiet"],
@@ -128,8 +130,17 @@ def test_deferred_modules_work_when_used():
     code = """
 import sys
 from streamlearn.cli._deferred import defer_imports
-assert defer_imports() == ["scipy.stats", "pandas"]
-import sklearn.base, scipy.stats, pandas as pd
+assert defer_imports() == ["scipy.stats", "pandas", "yaml"]
+import numpy
+assert defer_imports(["numpy.f2py", "numpy.testing"]) == ["numpy.f2py", "numpy.testing"]
+import sklearn.base, scipy.stats, scipy.sparse, pandas as pd
+for m in ("numpy.f2py.f2py2e", "numpy.testing._private.utils", "yaml.loader"):
+    assert m not in sys.modules, m
+import yaml
+from numpy.testing import assert_array_equal
+assert_array_equal(numpy.arange(2), [0, 1])
+assert yaml.safe_load("a: 1") == {"a": 1} and numpy.testing.assert_array_equal is assert_array_equal
+assert callable(numpy.f2py.run_main) and numpy.f2py is sys.modules["numpy.f2py"]
 assert "scipy.stats._stats_py" not in sys.modules and "pandas.core.frame" not in sys.modules
 assert scipy.stats.norm.cdf(0.0) == 0.5
 from pandas import DataFrame
