@@ -24,10 +24,11 @@ message saying what broke. They state the online contract of :mod:`streamlearn.b
 import os
 import tempfile
 from collections.abc import Callable, Iterator
+from typing import Any
 
 import numpy as np
 import scipy.sparse as sp
-from sklearn.base import BaseEstimator, clone, is_classifier
+from sklearn.base import clone, is_classifier
 
 from .losses import LOSSES
 
@@ -57,12 +58,17 @@ def _data(estimator, n=120, d=9, seed=0):
     return sp.csr_matrix(X), X @ w + 0.1 * rng.normal(size=n), {}
 
 
+def _is_estimator(value):
+    """An estimator instance (ours or scikit-learn's: anything with ``get_params``), not a class."""
+    return hasattr(value, "get_params") and not isinstance(value, type)
+
+
 def _state_arrays(est):
     """Every ndarray attribute (public or private), and those of the fitted estimators ``est`` holds (a
     pipeline's ``scaler_`` and ``learner_``, named ``scaler_.<name>``)."""
     out = {k: v for k, v in vars(est).items() if isinstance(v, np.ndarray)}
     for name, sub in vars(est).items():
-        if name.endswith("_") and isinstance(sub, BaseEstimator):
+        if name.endswith("_") and _is_estimator(sub):
             out.update({f"{name}.{k}": v for k, v in _state_arrays(sub).items()})
     return out
 
@@ -71,7 +77,7 @@ def _model_arrays(est):
     """Fitted state: ``_state_arrays`` plus ``coef_``/``intercept_`` (and a held learner's)."""
     out = _state_arrays(est)
     for prefix, sub in [("", est)] + [
-        (f"{n}.", v) for n, v in vars(est).items() if n.endswith("_") and isinstance(v, BaseEstimator)
+        (f"{n}.", v) for n, v in vars(est).items() if n.endswith("_") and _is_estimator(v)
     ]:
         for k in ("coef_", "intercept_"):
             if hasattr(sub, k):
@@ -95,7 +101,7 @@ def _predict(est, X):
     return est._decision_function(X) if hasattr(est, "_decision_function") else est.predict(X)
 
 
-def check_partial_fit_equals_fit(estimator: BaseEstimator) -> None:
+def check_partial_fit_equals_fit(estimator: Any) -> None:
     """One ``partial_fit`` pass equals ``fit(max_iter=1, shuffle=False)``.
 
     Raises ``AssertionError`` saying what broke.
@@ -114,7 +120,7 @@ def check_partial_fit_equals_fit(estimator: BaseEstimator) -> None:
     _assert_same_model(a, b, "one partial_fit vs fit(max_iter=1, shuffle=False)")
 
 
-def check_chunking_invariance(estimator: BaseEstimator) -> None:
+def check_chunking_invariance(estimator: Any) -> None:
     """Learning row by row, in one chunk and in chunks of 7 rows gives the same model.
 
     Raises ``AssertionError`` saying what broke.
@@ -137,7 +143,7 @@ def check_chunking_invariance(estimator: BaseEstimator) -> None:
         _assert_same_model(whole, est, f"one chunk vs chunks of {size} rows")
 
 
-def check_dense_equals_sparse(estimator: BaseEstimator) -> None:
+def check_dense_equals_sparse(estimator: Any) -> None:
     """Dense input and CSR input give the same model.
 
     Raises ``AssertionError`` saying what broke.
@@ -161,7 +167,7 @@ def check_dense_equals_sparse(estimator: BaseEstimator) -> None:
     )
 
 
-def check_scores_are_pre_update(estimator: BaseEstimator) -> None:
+def check_scores_are_pre_update(estimator: Any) -> None:
     """``partial_fit_scores`` returns the scores of the model before each example's own update.
 
     Raises ``AssertionError`` saying what broke.
@@ -189,7 +195,7 @@ def check_scores_are_pre_update(estimator: BaseEstimator) -> None:
     )
 
 
-def check_state_not_reallocated(estimator: BaseEstimator) -> None:
+def check_state_not_reallocated(estimator: Any) -> None:
     """A second ``partial_fit`` updates the state arrays in place.
 
     Raises ``AssertionError`` saying what broke.
@@ -209,7 +215,7 @@ def check_state_not_reallocated(estimator: BaseEstimator) -> None:
         assert after.get(key) is arr, f"partial_fit reallocated the state array {key}"
 
 
-def check_save_load_round_trip(estimator: BaseEstimator) -> None:
+def check_save_load_round_trip(estimator: Any) -> None:
     """A saved and loaded model predicts the same and keeps learning the same.
 
     Raises ``AssertionError`` saying what broke.
@@ -235,7 +241,7 @@ def check_save_load_round_trip(estimator: BaseEstimator) -> None:
     _assert_same_model(est, back, "continued training after save/load", rtol=0, atol=0)
 
 
-def check_random_state_determinism(estimator: BaseEstimator) -> None:
+def check_random_state_determinism(estimator: Any) -> None:
     """The same ``random_state`` gives an identical model.
 
     Raises ``AssertionError`` saying what broke.
@@ -254,7 +260,7 @@ def check_random_state_determinism(estimator: BaseEstimator) -> None:
     _assert_same_model(a, b, "two fits with random_state=0", rtol=0, atol=0)
 
 
-def check_feature_count_fixed(estimator: BaseEstimator) -> None:
+def check_feature_count_fixed(estimator: Any) -> None:
     """A change in the number of features raises ``ValueError``.
 
     Raises ``AssertionError`` saying what broke.
@@ -275,7 +281,7 @@ def check_feature_count_fixed(estimator: BaseEstimator) -> None:
         raise AssertionError("partial_fit accepted a different number of features")
 
 
-def check_zero_row_is_no_op(estimator: BaseEstimator) -> None:
+def check_zero_row_is_no_op(estimator: Any) -> None:
     """For margin learners an all-zero row without intercept changes nothing.
 
     Raises ``AssertionError`` saying what broke.
@@ -296,7 +302,7 @@ def check_zero_row_is_no_op(estimator: BaseEstimator) -> None:
         np.testing.assert_array_equal(getattr(est, key), arr, err_msg=f"an all-zero row changed {key}")
 
 
-def check_progressive_loss_is_known(estimator: BaseEstimator) -> None:
+def check_progressive_loss_is_known(estimator: Any) -> None:
     """``_progressive_loss`` names a loss of :mod:`streamlearn.losses`.
 
     Raises ``AssertionError`` saying what broke.
@@ -310,7 +316,7 @@ def check_progressive_loss_is_known(estimator: BaseEstimator) -> None:
     assert estimator._progressive_loss in LOSSES, f"_progressive_loss {estimator._progressive_loss!r} unknown"
 
 
-def yield_checks(estimator: BaseEstimator) -> Iterator[Callable[[BaseEstimator], None]]:
+def yield_checks(estimator: Any) -> Iterator[Callable[[Any], None]]:
     """Yield the online checks that apply to ``estimator`` (see the module docstring).
 
     Examples
