@@ -15,6 +15,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+import streamlearn.datasets._parallel_vw as parallel_module
 import streamlearn.datasets._prefetch as prefetch_module
 from streamlearn.cli.main import main
 from streamlearn.datasets import write_click_log
@@ -103,6 +104,46 @@ def test_ctrl_c_while_the_reader_thread_parses_ahead(tmp_path):
     assert proc.returncode == 130, err
     assert err.decode() == f"streamlearn: error: interrupted; {out} left unchanged\n"
     assert out.read_bytes() == b"old model" and sorted(p.name for p in tmp_path.iterdir()) == ["big.vw", "m.slm"]
+
+
+@pytest.mark.parametrize("learner", ["ftrl", "nag", "pa1"])
+def test_two_parsing_threads_train_the_same_model_bit_for_bit(clicks, tmp_path, capsys, monkeypatch, learner):
+    # blank lines (which make a piece of 250 lines give fewer rows, so chunks are re-cut), CRLF, no final newline
+    lines = (clicks / "train.vw").read_text().splitlines()
+    data = tmp_path / "d.vw"
+    data.write_text("\r\n".join(line if i % 97 else line + "\n  " for i, line in enumerate(lines)))
+    calls = []
+    real = parallel_module.parallel_vw_chunks
+
+    def counted(*a, **k):
+        calls.append(a[0])
+        return real(*a, **k)
+
+    monkeypatch.setattr(parallel_module, "PARALLEL_MIN_BYTES", 0)  # the test file is small
+    monkeypatch.setattr(parallel_module, "parallel_vw_chunks", counted)
+    two = _train(capsys, data, tmp_path / "a.slm", learner)
+    assert calls == [str(data)], "train on a large VW file did not parse in two threads"
+    monkeypatch.setattr(parallel_module, "PARALLEL_MIN_BYTES", 1 << 60)
+    one = _train(capsys, data, tmp_path / "b.slm", learner)
+    assert calls == [str(data)]
+    a, b = load(tmp_path / "a.slm"), load(tmp_path / "b.slm")
+    assert a.coef_.tobytes() == b.coef_.tobytes() and a.intercept_.tobytes() == b.intercept_.tobytes()
+    for key in ("n_train", "average_loss", "online_error_rate", "nnz_weights"):
+        assert two[key] == one[key]
+    assert two["n_train"] == len(lines)
+
+
+def test_two_parsing_threads_report_a_bad_line_with_its_line_number(clicks, tmp_path, capsys, monkeypatch):
+    lines = (clicks / "train.vw").read_text().splitlines()
+    lines.insert(1700, "")
+    lines.insert(2222, "x |u a")
+    data = tmp_path / "bad.vw"
+    data.write_text("\n".join(lines) + "\n")
+    monkeypatch.setattr(parallel_module, "PARALLEL_MIN_BYTES", 0)
+    code = main(["train", str(data), "-l", "ftrl", "--chunk-size", "250", "-o", str(tmp_path / "m.slm")])
+    err = capsys.readouterr().err
+    assert code == 2 and err.startswith(f"streamlearn: error: {data}:2223: bad label 'x'"), err
+    assert err.count("\n") == 1 and not (tmp_path / "m.slm").exists()
 
 
 _PROBE = """
