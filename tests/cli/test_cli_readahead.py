@@ -120,6 +120,7 @@ def test_two_parsing_threads_train_the_same_model_bit_for_bit(clicks, tmp_path, 
         return real(*a, **k)
 
     monkeypatch.setattr(parallel_module, "PARALLEL_MIN_BYTES", 0)  # the test file is small
+    monkeypatch.setattr(parallel_module, "_cores", lambda: 2)
     monkeypatch.setattr(parallel_module, "parallel_vw_chunks", counted)
     two = _train(capsys, data, tmp_path / "a.slm", learner)
     assert calls == [str(data)], "train on a large VW file did not parse in two threads"
@@ -140,6 +141,7 @@ def test_two_parsing_threads_report_a_bad_line_with_its_line_number(clicks, tmp_
     data = tmp_path / "bad.vw"
     data.write_text("\n".join(lines) + "\n")
     monkeypatch.setattr(parallel_module, "PARALLEL_MIN_BYTES", 0)
+    monkeypatch.setattr(parallel_module, "_cores", lambda: 2)
     code = main(["train", str(data), "-l", "ftrl", "--chunk-size", "250", "-o", str(tmp_path / "m.slm")])
     err = capsys.readouterr().err
     assert code == 2 and err.startswith(f"streamlearn: error: {data}:2223: bad label 'x'"), err
