@@ -217,8 +217,9 @@ def main(argv=None):
             f"subprocess each, file to saved model, the fastest of {args.repeat} interleaved runs, measured in the "
             "same run (the CPU time is the fairer figure "
             f"on a loaded machine; load average after the run: {result['load_average_after']:.1f}); log-loss is "
-            "on the test file. Both programs parse while they learn: VW in a second thread, `streamlearn train` in a "
-            "reader thread that parses the next chunk while the learner works on the current one."
+            "on the test file. Both programs parse while they learn: VW in a second thread, `streamlearn train` in "
+            "two threads that parse the next pieces of the file (files of 8 MB or more; one read-ahead thread below) "
+            "while the learner works on the current chunk."
         ),
         "",
         (

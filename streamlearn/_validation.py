@@ -11,7 +11,6 @@ import numbers
 
 import numpy as np
 import scipy.sparse as sp
-from sklearn.utils.validation import validate_data
 
 from ._kernels.linear import csr_check
 
@@ -189,6 +188,8 @@ def _check_n_features(estimator, X, reset):
     """What ``validate_data(..., skip_check_array=True)`` does for a sparse ``X`` (which has no feature names),
     without its dataframe probing (~25 us a call): record ``n_features_in_`` on ``reset``, else compare."""
     if hasattr(estimator, "feature_names_in_"):  # fitted on a dataframe: let scikit-learn warn as it does
+        from sklearn.utils.validation import validate_data
+
         validate_data(estimator, X, reset=reset, skip_check_array=True)
         return
     if reset:
@@ -240,6 +241,8 @@ def check_X(estimator, X, *, reset):
     if _fast_path(X, None):
         _check_n_features(estimator, X, reset)
         return as_csr_float(X, ensure_finite=True)
+    from sklearn.utils.validation import validate_data  # off the fast path only: scikit-learn's import is long
+
     X = validate_data(estimator, X, reset=reset, **_ACCEPTED_X)
     return as_csr_float(X)
 
@@ -252,6 +255,8 @@ def check_X_y(estimator, X, y, *, reset, y_numeric=False):
             what = "NaN" if np.isnan(y).any() else "infinity"
             raise ValueError(f"Input y contains {what}; expected finite targets.")
         return as_csr_float(X, ensure_finite=True), y
+    from sklearn.utils.validation import validate_data
+
     X, y = validate_data(estimator, X, y, reset=reset, y_numeric=y_numeric, **_ACCEPTED_X)
     return as_csr_float(X), y
 

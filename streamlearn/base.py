@@ -21,12 +21,9 @@ from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any, Self
 
 import numpy as np
-from sklearn.base import BaseEstimator, ClassifierMixin, RegressorMixin
-from sklearn.utils.metaestimators import available_if
-from sklearn.utils.multiclass import check_classification_targets
-from sklearn.utils.validation import check_is_fitted
 
 from . import _validation
+from ._estimator import BaseEstimator, ClassifierMixin, RegressorMixin, available_if, check_is_fitted
 from ._kernels.linear import linear_scores
 from ._typing import ArrayLike, FloatArray, MatrixLike
 from .persist import PersistMixin
@@ -188,6 +185,14 @@ class BaseOnline(DictRowMixin, PersistMixin, BaseEstimator):
     _parameter_constraints: dict = {}
     #: set by OnlineRegressorMixin: one output, ``coef_`` of shape (n_features,), squared loss
     _is_regressor = False
+    # provided by OnlineClassifierMixin / OnlineRegressorMixin and by the concrete learner's parameters
+    _check_X_y: Callable[..., Any]
+    _first_call: Callable[..., Any]
+    _check_classes_again: Callable[..., Any]
+    _targets: Callable[..., Any]
+    max_iter: int
+    shuffle: bool
+    random_state: Any
 
     def _allocate(self, n_features, n_outputs, X):
         if self._is_regressor:
@@ -342,6 +347,8 @@ class OnlineClassifierMixin(ClassifierPredictionMixin, ClassifierMixin):
         # later calls: _targets() refuses any label outside classes_, which covers this check. Integer-valued
         # numeric 1-D labels are what sklearn's type_of_target calls binary/multiclass: skip its 0.1 ms then
         if reset and not _integral_labels(y):
+            from sklearn.utils.multiclass import check_classification_targets
+
             check_classification_targets(y)
         return X, y
 
@@ -378,7 +385,7 @@ class OnlineClassifierMixin(ClassifierPredictionMixin, ClassifierMixin):
     def fit(self, X: MatrixLike, y: ArrayLike, sample_weight: ArrayLike | None = None) -> Self:
         self._in_fit = True
         try:
-            return super().fit(X, y, sample_weight=sample_weight)
+            return super().fit(X, y, sample_weight=sample_weight)  # type: ignore[misc]  # BaseOnline.fit
         finally:
             del self._in_fit
 
@@ -433,6 +440,7 @@ class OnlineRegressorMixin(RegressorMixin):
     """Regression side of the contract: real targets, ``predict`` = decision value."""
 
     _is_regressor = True
+    _decision_function: Callable[[Any], Any]  # from BaseOnline
 
     def _check_X_y(self, X, y, *, reset):
         return _validation.check_X_y(self, X, y, reset=reset, y_numeric=True)

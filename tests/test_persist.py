@@ -142,6 +142,24 @@ def test_failed_save_leaves_nothing_behind(tmp_path):
     assert list(tmp_path.iterdir()) == []
 
 
+def test_incompressible_arrays_are_stored_compressible_ones_deflated(tmp_path):
+    import streamlearn.persist as persist
+
+    est = PassiveAggressiveClassifier().fit(X, y_clf)
+    n = persist._PROBE_ABOVE // 8 + 10  # above the probe size, far below the always-stored size
+    est.coef_ = np.random.default_rng(1).normal(size=(1, n))  # trained weights: mantissas look random
+    est.mostly_zero_ = np.zeros(n)
+    est.mostly_zero_[::1000] = 1.5
+    path = tmp_path / "m.slm"
+    persist.save(est, path)
+    with zipfile.ZipFile(path) as zf:
+        assert zf.getinfo("arrays/coef_.npy").compress_type == zipfile.ZIP_STORED
+        assert zf.getinfo("arrays/mostly_zero_.npy").compress_type == zipfile.ZIP_DEFLATED
+    back = load(path)
+    np.testing.assert_array_equal(back.coef_, est.coef_)
+    np.testing.assert_array_equal(back.mostly_zero_, est.mostly_zero_)
+
+
 def test_large_arrays_round_trip_stored_uncompressed(tmp_path):
     import streamlearn.persist as persist
 

@@ -676,3 +676,27 @@ def vw_parse(
     state[S_ROWS] = rows
     state[S_NNZ] = nnz
     return status
+
+
+@njit_kernel
+def line_end(buf, start, end, n):
+    """Position just after the ``n``-th newline of ``buf[start:end]`` (``n >= 1``), or ``-1 - found`` when
+    it holds only ``found < n`` newlines: where a reader cuts a piece of ``n`` lines without parsing it.
+    Newlines are counted 64 bytes at a time (a loop that vectorises) up to the block holding the n-th."""
+    found = 0
+    p = start
+    while p + 64 <= end:
+        c = 0
+        for q in range(p, p + 64):
+            c += buf[q] == 10
+        if found + c >= n:
+            break
+        found += c
+        p += 64
+    while p < end:
+        if buf[p] == 10:
+            found += 1
+            if found == n:
+                return p + 1
+        p += 1
+    return -1 - found

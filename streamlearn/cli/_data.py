@@ -129,7 +129,7 @@ def _name(path):
 
 def check_classes(data, learner, name):
     """A classifier trained on data holding a single label: refused, as the Python API refuses it."""
-    from sklearn.base import is_classifier
+    from .._estimator import is_classifier
 
     if is_classifier(learner) and len(data.labels) < 2:
         labels = sorted(data.labels)
@@ -159,7 +159,7 @@ _LOSS_LIMIT = 1e100  # no converging run reports an average loss this large: its
 
 def attach_spec(learner, zero_based_):
     """Store the input contract in the model (saved with it): base, width, label convention."""
-    from sklearn.base import is_classifier
+    from .._estimator import is_classifier
 
     from ..datasets._spec import InputSpec
 

@@ -1,11 +1,18 @@
-"""Modules that scikit-learn imports at start-up but the commands rarely use, loaded on first use instead.
+"""Modules that our dependencies import at start-up but the commands rarely use, loaded on first use instead.
 
-``import sklearn.base`` (every estimator) runs ``sklearn.utils.fixes``, which imports ``scipy.stats`` and
-``pandas`` for a few helpers called only on their own paths: together about a third of a second of CPU
-time, paid by every ``streamlearn`` command that trains or predicts. :func:`defer_imports` registers each of
-them as a stand-in module that imports the real one the first time any attribute of it is read (and from
-then on is a copy of it), so a run that never touches them never pays for them, and one that does sees
-no difference. It is called by the ``streamlearn`` executable only, never by ``import streamlearn``.
+* ``import sklearn.base`` (the scaler pipeline, the model-selection helpers) runs ``sklearn.utils.fixes``,
+  which imports ``scipy.stats`` and ``pandas`` for a few helpers called only on their own paths: together
+  about a third of a second of CPU time.
+* ``import numba`` imports ``yaml`` (some 20 ms) to read a ``.numba_config.yaml`` that rarely exists.
+* ``import scipy.sparse`` runs scipy's array-API layer, which walks ``dir(numpy)`` and so imports
+  ``numpy.f2py`` and ``numpy.testing`` (some 30 ms of CPU time, a third of ``scipy.sparse``'s; it also imports
+  ``numpy.ma``, which numba reads on every call).
+
+:func:`defer_imports` registers each of them as a stand-in module that imports the real one the first time
+any attribute of it is read (and from then on is a copy of it), so a run that never touches them never
+pays for them, and one that does sees no difference. It is called by the ``streamlearn`` executable only,
+never by ``import streamlearn``: :func:`activate` at start, :func:`before_numeric_command` when a command
+that imports numpy is chosen (``--version``, ``--help`` and ``learners`` import no numpy at all).
 """
 
 import importlib
@@ -15,10 +22,14 @@ import sys
 import threading
 import types
 
-#: imported by ``sklearn.utils.fixes`` at start-up; used only inside the helpers that need them
-DEFERRED = ("scipy.stats", "pandas")
+#: imported by ``sklearn.utils.fixes`` at start-up, used only inside the helpers that need them; ``yaml`` by
+#: ``numba.core.config``, used only when a ``.numba_config.yaml`` exists
+DEFERRED = ("scipy.stats", "pandas", "yaml")
+#: submodules of numpy that ``import scipy.sparse`` reads by name only (deferred once numpy is imported)
+DEFERRED_NUMPY = ("numpy.f2py", "numpy.testing")
 
 _lock = threading.RLock()
+_active = False
 
 
 class _Deferred(types.ModuleType):
@@ -56,8 +67,29 @@ def defer_imports(names=DEFERRED):
             found = False
         if not found:  # not installed: importing it fails as it would have
             continue
+        parent, _, child = name.rpartition(".")
+        if parent and parent.partition(".")[0] == "numpy" and parent not in sys.modules:
+            continue  # numpy's __getattr__ imports its submodules by name: the stand-in must be its attribute
         stub = _Deferred(name)
         stub.__spec__ = importlib.machinery.ModuleSpec(name, None)  # what ``import name`` reads when cached
         sys.modules[name] = stub
+        if parent in sys.modules:  # ``parent.child`` is the stand-in until the real module replaces it
+            setattr(sys.modules[parent], child, stub)
         done.append(name)
     return done
+
+
+def activate():
+    """Defer :data:`DEFERRED` and let :func:`before_numeric_command` defer :data:`DEFERRED_NUMPY` later."""
+    global _active
+    _active = True
+    return defer_imports(DEFERRED)
+
+
+def before_numeric_command():
+    """Once :func:`activate` has run: import numpy and defer :data:`DEFERRED_NUMPY`."""
+    if not _active:
+        return []
+    import numpy  # noqa: F401  (imported by every numeric command anyway)
+
+    return defer_imports(DEFERRED_NUMPY)

@@ -60,6 +60,10 @@ COMMANDS = {
 }
 
 
+#: command modules that import no numpy (``streamlearn learners`` reads a static table)
+LIGHT_MODULES = ("streamlearn.cli.learners_cmd",)
+
+
 class _LazySubParsers(argparse._SubParsersAction):
     """Subcommand parsers built when their command is chosen: a placeholder (name and help line) until then."""
 
@@ -84,6 +88,10 @@ class _LazySubParsers(argparse._SubParsersAction):
             del self._name_parser_map[n]
         kept = [a for a in self._choices_actions if a.dest not in names]
         self._choices_actions[:] = kept
+        if module not in LIGHT_MODULES:
+            from ._deferred import before_numeric_command
+
+            before_numeric_command()
         importlib.import_module(module).add_parser(self)
         parsers = dict(self._name_parser_map)  # the same dict object is the action's `choices`: refill it
         self._name_parser_map.clear()
@@ -175,9 +183,9 @@ def entry_point():
     flushing the standard streams, joining threads, clearing the modules; what the collector would have freed,
     the operating system reclaims with the process.
     """
-    from ._deferred import defer_imports
+    from ._deferred import activate
 
-    defer_imports()  # scikit-learn's start-up imports of scipy.stats and pandas, loaded on first use
+    activate()  # start-up imports of our dependencies that the commands rarely use, loaded on first use
     code = main()
     try:
         sys.stdout.flush()

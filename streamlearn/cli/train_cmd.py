@@ -7,8 +7,7 @@ partition; the test file / holdout scoring, ``-o`` and ``--json`` are the same a
 
 import os
 
-from sklearn.base import is_classifier
-
+from .._estimator import is_classifier
 from ..learners import LEARNERS, make_learner, scaled_learner
 from ..persist import load
 from ._common import (
@@ -206,6 +205,7 @@ def _need_learner(args):
 def _hashed_openers(args, paths):
     """Openers of hashed-format files (VW text, CSV, Parquet), all read with one :class:`InputSpec`, which is
     returned too. For tables the first file fixes the columns (kinds, namespaces)."""
+    from ..datasets._parallel_vw import parallel_vw_chunks, use_parallel
     from ..datasets._prefetch import prefetch
     from ..datasets._readers import open_stream
 
@@ -217,8 +217,15 @@ def _hashed_openers(args, paths):
     if args.chunk_size < 1:
         raise CLIError(f"--chunk-size must be >= 1; got {args.chunk_size}.")
     spec = hashed_spec(args, paths[0], LEARNERS[args.learner].task)
-    # read ahead in a thread: the next chunk is parsed while the learner works on this one
-    return [lambda p=p: prefetch(open_stream(p, spec, args.chunk_size, require_label=True)) for p in paths], spec
+
+    def read_ahead(path):
+        # a large VW file is parsed by two threads (the same chunks, in order); otherwise one thread reads
+        # ahead: the next chunk is parsed while the learner works on this one
+        if use_parallel(path, spec):
+            return parallel_vw_chunks(path, spec, args.chunk_size, require_label=True)
+        return prefetch(open_stream(path, spec, args.chunk_size, require_label=True))
+
+    return [lambda p=p: read_ahead(p) for p in paths], spec
 
 
 def _with_scaler(args, learner):

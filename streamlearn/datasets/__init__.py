@@ -1,17 +1,23 @@
-"""Streaming data: LIBSVM/svmlight readers, the bundled demo data (a9a) and the shared-data locator.
+"""Streaming data: LIBSVM/svmlight, VW text, CSV and Parquet readers, the bundled demo data (a9a), the
+data-set zoo and the shared-data locator.
 
-The synthetic generators and the MovieLens loader are imported on first access (reading a LIBSVM file does
-not import scikit-learn).
+Every name is imported on first access: reading a VW file imports neither the LIBSVM reader nor the
+synthetic generators (nor scikit-learn).
 """
 
 from .._lazy import lazy_attributes
-from ._bundled import bundled_path, load_a9a, load_farm_ads, shared_data_path
-from ._svmlight import SvmlightFormatError, iter_svmlight, load_svmlight
 
 __getattr__, __dir__ = lazy_attributes(
     __name__,
     globals(),
     {
+        "bundled_path": "._bundled",
+        "load_a9a": "._bundled",
+        "load_farm_ads": "._bundled",
+        "shared_data_path": "._bundled",
+        "SvmlightFormatError": "._svmlight",
+        "iter_svmlight": "._svmlight",
+        "load_svmlight": "._svmlight",
         "make_sparse_classification": "._synthetic",
         "write_svmlight_stream": "._synthetic",
         "load_movielens": "._movielens",

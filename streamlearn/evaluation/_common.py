@@ -7,8 +7,8 @@ kernel, which returned each example's pre-update score.
 import numbers
 
 import numpy as np
-from sklearn.base import is_classifier
 
+from .._estimator import is_classifier
 from ..losses import LOSSES, loss_value
 
 _CONTRACT = ("partial_fit_scores", "scores_to_labels")

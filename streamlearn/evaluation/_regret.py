@@ -33,9 +33,9 @@ import scipy.sparse as sp
 from scipy.optimize import linprog, minimize
 from scipy.sparse.linalg import LinearOperator, lsqr
 from scipy.special import expit
-from sklearn.base import is_classifier
 from threadpoolctl import threadpool_limits
 
+from .._estimator import is_classifier
 from .._typing import ArrayLike, MatrixLike
 from .._validation import as_csr_float
 from ..losses import CLASSIFICATION_LOSSES, LOSSES, REGRESSION_LOSSES, loss_dloss, loss_value

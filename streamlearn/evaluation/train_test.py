@@ -10,8 +10,8 @@ import time
 from dataclasses import dataclass, field
 
 import numpy as np
-from sklearn.base import is_classifier
 
+from .._estimator import is_classifier
 from ..losses import loss_value
 
 __all__ = ["TrainReport", "train_test_run", "infer_classes"]

@@ -11,9 +11,9 @@ semi-definite.
 from collections.abc import Callable
 
 import numpy as np
-from sklearn.utils.validation import check_is_fitted
 
 from .. import _validation
+from .._estimator import check_is_fitted
 from .._kernels import ccfm as _k
 from .._typing import FloatArray
 from .._validation import PASS_PARAMS, Interval, Options

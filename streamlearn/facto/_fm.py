@@ -1,9 +1,9 @@
 """Vanilla factorization machines trained online (Rendle 2010; Algorithms §7.1)."""
 
 import numpy as np
-from sklearn.utils.validation import check_is_fitted
 
 from .. import _validation
+from .._estimator import check_is_fitted
 from .._kernels import fm as _k
 from .._validation import PASS_PARAMS, Interval, Options
 from ..base import LogisticProbaMixin, OnlineClassifierMixin, OnlineRegressorMixin, _BaseOnline

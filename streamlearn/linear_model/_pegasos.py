@@ -1,8 +1,8 @@
 """Pegasos: primal estimated sub-gradient solver for the SVM, online mini-batch form (Algorithms §2.7-2.8)."""
 
 import numpy as np
-from sklearn.utils.validation import check_is_fitted
 
+from .._estimator import check_is_fitted
 from .._kernels import pegasos as _k
 from .._typing import FloatArray
 from .._validation import LINEAR_PASS_PARAMS, Interval

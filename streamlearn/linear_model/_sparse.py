@@ -29,9 +29,9 @@ import copy
 from typing import Any
 
 import numpy as np
-from sklearn.utils.validation import check_is_fitted
 
 from .. import _validation
+from .._estimator import check_is_fitted
 from .._kernels import sparse_l1 as _k
 from .._typing import FloatArray
 from .._validation import LINEAR_PASS_PARAMS, Interval, Options

@@ -14,7 +14,8 @@ import numbers
 
 import numpy as np
 import scipy.sparse as sp
-from sklearn.base import BaseEstimator, TransformerMixin
+
+from .._estimator import BaseEstimator, TransformerMixin
 
 __all__ = ["DictHasher", "name_hash", "namespace_hash"]
 

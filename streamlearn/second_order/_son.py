@@ -151,7 +151,7 @@ class _SecondOrder(OnlineClassifierMixin, BaseOnlineLinear):
     def _decision_function(self, X):
         # the online prediction: the pending u projected onto |w.x| <= C with x itself scores clip(u.x, -C, C)
         if self._safe():
-            from sklearn.utils.validation import check_is_fitted
+            from .._estimator import check_is_fitted
 
             from .. import _validation
 

@@ -27,8 +27,8 @@ from concurrent.futures import Future
 
 import numpy as np
 import scipy.sparse as sp
-from sklearn.base import is_classifier
 
+from .._estimator import is_classifier
 from .._validation import validate_params
 from ..datasets import load_svmlight
 from ..datasets._svmlight import SvmlightFormatError

@@ -1,7 +1,8 @@
 """``train`` on VW text reads ahead in a thread (the next chunk is parsed while the learner works): the model
 is bit for bit the one of a sequential read, a bad line in the middle is the usual one-line error with the
-output untouched, Ctrl-C is the usual one line. The ``streamlearn`` executable defers scikit-learn's
-start-up imports of scipy.stats and pandas (``streamlearn.cli._deferred``)."""
+output untouched, Ctrl-C is the usual one line. On this path the ``streamlearn`` executable imports no
+scikit-learn, and the modules our dependencies import at start-up without using them (scipy.stats, pandas,
+yaml, numpy.f2py, numpy.testing) are loaded only if used (``streamlearn.cli._deferred``)."""
 
 import json
 import os
@@ -14,6 +15,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+import streamlearn.datasets._parallel_vw as parallel_module
 import streamlearn.datasets._prefetch as prefetch_module
 from streamlearn.cli.main import main
 from streamlearn.datasets import write_click_log
@@ -104,17 +106,60 @@ def test_ctrl_c_while_the_reader_thread_parses_ahead(tmp_path):
     assert out.read_bytes() == b"old model" and sorted(p.name for p in tmp_path.iterdir()) == ["big.vw", "m.slm"]
 
 
+@pytest.mark.parametrize("learner", ["ftrl", "nag", "pa1"])
+def test_two_parsing_threads_train_the_same_model_bit_for_bit(clicks, tmp_path, capsys, monkeypatch, learner):
+    # blank lines (which make a piece of 250 lines give fewer rows, so chunks are re-cut), CRLF, no final newline
+    lines = (clicks / "train.vw").read_text().splitlines()
+    data = tmp_path / "d.vw"
+    data.write_text("\r\n".join(line if i % 97 else line + "\n  " for i, line in enumerate(lines)))
+    calls = []
+    real = parallel_module.parallel_vw_chunks
+
+    def counted(*a, **k):
+        calls.append(a[0])
+        return real(*a, **k)
+
+    monkeypatch.setattr(parallel_module, "PARALLEL_MIN_BYTES", 0)  # the test file is small
+    monkeypatch.setattr(parallel_module, "_cores", lambda: 2)
+    monkeypatch.setattr(parallel_module, "parallel_vw_chunks", counted)
+    two = _train(capsys, data, tmp_path / "a.slm", learner)
+    assert calls == [str(data)], "train on a large VW file did not parse in two threads"
+    monkeypatch.setattr(parallel_module, "PARALLEL_MIN_BYTES", 1 << 60)
+    one = _train(capsys, data, tmp_path / "b.slm", learner)
+    assert calls == [str(data)]
+    a, b = load(tmp_path / "a.slm"), load(tmp_path / "b.slm")
+    assert a.coef_.tobytes() == b.coef_.tobytes() and a.intercept_.tobytes() == b.intercept_.tobytes()
+    for key in ("n_train", "average_loss", "online_error_rate", "nnz_weights"):
+        assert two[key] == one[key]
+    assert two["n_train"] == len(lines)
+
+
+def test_two_parsing_threads_report_a_bad_line_with_its_line_number(clicks, tmp_path, capsys, monkeypatch):
+    lines = (clicks / "train.vw").read_text().splitlines()
+    lines.insert(1700, "")
+    lines.insert(2222, "x |u a")
+    data = tmp_path / "bad.vw"
+    data.write_text("\n".join(lines) + "\n")
+    monkeypatch.setattr(parallel_module, "PARALLEL_MIN_BYTES", 0)
+    monkeypatch.setattr(parallel_module, "_cores", lambda: 2)
+    code = main(["train", str(data), "-l", "ftrl", "--chunk-size", "250", "-o", str(tmp_path / "m.slm")])
+    err = capsys.readouterr().err
+    assert code == 2 and err.startswith(f"streamlearn: error: {data}:2223: bad label 'x'"), err
+    assert err.count("\n") == 1 and not (tmp_path / "m.slm").exists()
+
+
 _PROBE = """
 import atexit, sys
-atexit.register(lambda: print("LOADED", sorted(m for m in ("scipy.stats._stats_py", "pandas.core.frame")
-                                               if m in sys.modules), file=sys.stderr))
+HEAVY = ("scipy.stats._stats_py", "pandas.core.frame", "sklearn.base", "yaml.loader", "numpy.f2py.f2py2e",
+         "numpy.testing._private.utils")
+atexit.register(lambda: print("LOADED", sorted(m for m in HEAVY if m in sys.modules), file=sys.stderr))
 sys.argv[0] = "streamlearn"
 from streamlearn.cli.main import entry_point
 entry_point()
 """
 
 
-def test_streamlearn_trains_and_predicts_without_loading_scipy_stats_or_pandas(clicks, tmp_path):
+def test_streamlearn_trains_and_predicts_without_loading_sklearn_or_the_deferred_modules(clicks, tmp_path):
     model = tmp_path / "m.slm"
     for args in (
         ["train", str(clicks / "train.vw"), "-l", "ftrl", "-q", "ua", "-o", str(model), "--quiet"],
@@ -128,8 +173,17 @@ def test_deferred_modules_work_when_used():
     code = """
 import sys
 from streamlearn.cli._deferred import defer_imports
-assert defer_imports() == ["scipy.stats", "pandas"]
-import sklearn.base, scipy.stats, pandas as pd
+assert defer_imports() == ["scipy.stats", "pandas", "yaml"]
+import numpy
+assert defer_imports(["numpy.f2py", "numpy.testing"]) == ["numpy.f2py", "numpy.testing"]
+import sklearn.base, scipy.stats, scipy.sparse, pandas as pd
+for m in ("numpy.f2py.f2py2e", "numpy.testing._private.utils", "yaml.loader"):
+    assert m not in sys.modules, m
+import yaml
+from numpy.testing import assert_array_equal
+assert_array_equal(numpy.arange(2), [0, 1])
+assert yaml.safe_load("a: 1") == {"a": 1} and numpy.testing.assert_array_equal is assert_array_equal
+assert callable(numpy.f2py.run_main) and numpy.f2py is sys.modules["numpy.f2py"]
 assert "scipy.stats._stats_py" not in sys.modules and "pandas.core.frame" not in sys.modules
 assert scipy.stats.norm.cdf(0.0) == 0.5
 from pandas import DataFrame
