@@ -3,8 +3,7 @@
 import warnings
 
 import numpy as np
-from sklearn.base import BaseEstimator
-from sklearn.utils.validation import check_is_fitted
+from .._estimator import BaseEstimator, check_is_fitted
 
 from .._kernels import scaling as _k
 from ..persist import PersistMixin
