@@ -7,7 +7,7 @@ each reading of the alpha = 0 phase that the paper's text leaves open, and measu
 * ``default``    streamlearn's reading: App. A with the H-seminorm minimiser w2* (zero H-cost), next slab,
                  rows with a zero gradient are not appended to the buffer (lazy kernel = this, to rounding);
 * ``printed_w2`` App. A's w2 exactly as printed, ``x - V S^-2 V^T x``: the dense kernel recompiled here with
-                 this projection in the pseudo-inverse phase (``_printed_w2_kernel``);
+                 this candidate direction in the pseudo-inverse phase (``_printed_w2_kernel``);
 * ``zero_rows``  Alg. 6 lines 6-7 literally: every example appends its row ``sqrt(mu + eta_t) g`` even when
                  g = 0 (a clipped score equal to the label), so the 2m-row buffer fills, and the alpha = 0
                  phase ends, on the paper's iteration count (driver-level emulation, one example per call).
@@ -37,56 +37,50 @@ RESULTS = Path(__file__).resolve().parent / "results"
 PAPER = {20: 87.69, 30: 88.82, 50: 88.90}
 
 
-def _project_printed_w2(wk, bk, gk, sk, r, al, indices, data, st, en, tau, xx, in_span, dirv):
-    """The kernel's slab projection (``son._son_project``), except in the pseudo-inverse phase (alpha negligible),
-    where the candidate direction is App. A's w2 as printed, ``x - B^T G^{+2} B x`` (G = B B^T)."""
-    if in_span or not _son._use_pinv(gk, sk, r, al):
-        _son._son_project(
-            wk=wk,
-            bk=bk,
-            gk=gk,
-            sk=sk,
-            r=r,
-            al=al,
-            indices=indices,
-            data=data,
-            st=st,
-            en=en,
-            tau=tau,
-            xx=xx,
-            in_span=in_span,
-            dirv=dirv,
-        )
-        return
-    bx = np.empty(r)
-    _son._apply_B_sparse(buf=bk, sc=sk, r=r, indices=indices, data=data, st=st, en=en, out=bx)
-    zz2, _ = _son._small_solve(_son._small_matrix(gk, sk, r, 0.0), bx, True)
-    _son._fill_direction(dirv=dirv, has_perp=True, c=zz2, sk=sk, bk=bk, r=r, indices=indices, data=data, st=st, en=en)
-    _son._project_along(
-        wk=wk,
-        dirv=dirv,
-        bk=bk,
-        gk=gk,
-        sk=sk,
-        r=r,
-        al=al,
-        bx=bx,
-        indices=indices,
-        data=data,
-        st=st,
-        en=en,
-        tau=tau,
-        xx=xx,
-    )
+def _recompiled(dispatcher, **swap):
+    """``dispatcher``'s Python code compiled again with the module globals in ``swap`` replaced."""
+    py = dispatcher.py_func
+    g = dict(py.__globals__, **swap)
+    return numba.njit(nogil=True)(types.FunctionType(py.__code__, g, py.__name__, py.__defaults__, py.__closure__))
+
+
+@numba.njit(nogil=True)
+def _never_pinv(gram, sc, r, alpha):
+    return False
+
+
+@numba.njit(nogil=True)
+def _gram_matrix(gram, sc, r, alpha):
+    """``G = B B^T`` whatever alpha (App. A's w2 has no alpha)."""
+    return _son._small_matrix(gram, sc, r, 0.0)
+
+
+@numba.njit(nogil=True)
+def _squared_pinv_solve(m, rhs, pinv):
+    """``(G^+)^2 Bx`` in both slots of ``_small_solve``'s answer."""
+    z2, _ = _son._small_solve(m, rhs, np.bool_(True))
+    return z2, z2
 
 
 @functools.cache
 def _printed_w2_kernel():
-    """``son_epoch``'s code compiled with ``_project_printed_w2`` as its slab projection (nothing else differs)."""
-    py = _son.son_epoch.py_func
-    g = dict(py.__globals__)
-    g["_son_project"] = numba.njit(nogil=True)(_project_printed_w2)
-    return numba.njit(nogil=True)(types.FunctionType(py.__code__, g, py.__name__, py.__defaults__, py.__closure__))
+    """``son_epoch`` with App. A's w2 as printed, ``x - B^T G^{+2} B x`` (G = B B^T), as its candidate direction in
+    the pseudo-inverse phase (alpha negligible, not ``in_span``); nothing else differs.
+
+    The candidate step is the kernel's own ``_son_project`` (direction ``x - B^T c``, den ``x.`` of it,
+    ``_project_along``), compiled again with ``c = (G^+)^2 Bx`` in place of ``(G + alpha I)^{-1} Bx``; outside
+    that phase the kernel's projection runs unchanged."""
+    printed = _recompiled(
+        _son._son_project, _use_pinv=_never_pinv, _small_matrix=_gram_matrix, _small_solve=_squared_pinv_solve
+    )
+
+    def project(wk, bk, gk, sk, r, al, x, tau, xx, in_span, dirv):
+        if in_span or not _son._use_pinv(gk, sk, r, al):
+            _son._son_project(wk=wk, bk=bk, gk=gk, sk=sk, r=r, al=al, x=x, tau=tau, xx=xx, in_span=in_span, dirv=dirv)
+        else:
+            printed(wk=wk, bk=bk, gk=gk, sk=sk, r=r, al=al, x=x, tau=tau, xx=xx, in_span=in_span, dirv=dirv)
+
+    return _recompiled(_son.son_epoch, _son_project=numba.njit(nogil=True)(project))
 
 
 def _run(Xtr, ytr, Xte, yte, ell, variant):
