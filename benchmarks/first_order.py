@@ -305,10 +305,24 @@ def _datasets(args, timings, log):
     return datasets
 
 
+def _kernel_case(est):
+    """The step-rule arguments of ``linear_epoch`` that the fitted first-order estimator ``est`` passes."""
+    from streamlearn.losses import loss_code
+
+    return dict(
+        intercept_sq=est._intercept_sq(),
+        rule=est._rule(),
+        loss=loss_code(est._loss_name()),
+        loss_param=est._loss_param(),
+        schedule=est._schedule,
+        eta0=est._eta0(),
+        C=est._C(),
+    )
+
+
 def profile(args, log):
     """Per dataset and learner: our partial_fit, the kernel alone, the input check alone, and scikit-learn."""
     from streamlearn._kernels import linear as K
-    from streamlearn.losses import loss_code
 
     datasets = _datasets(args, {}, log)
     out = []
@@ -317,33 +331,6 @@ def profile(args, log):
         n, d = X.shape
         small = X.nnz < 5_000_000
         reps = args.repeats * (20 if small else 1)
-        r2 = float(K.csr_max_row_sqnorm(X.indptr, X.data))
-        cases = {  # learner -> kernel arguments that streamlearn's estimator passes (defaults, binary labels)
-            "PA-I (C=1)": dict(
-                rule=K.RULE_PA1,
-                loss=loss_code("hinge"),
-                schedule=K.SCHEDULE_CONSTANT,
-                eta0=1.0,
-                C=1.0,
-                intercept_sq=1.0,
-            ),
-            "OGD-logistic (0.5/sqrt t)": dict(
-                rule=K.RULE_GRADIENT,
-                loss=loss_code("logistic"),
-                schedule=K.SCHEDULE_INVSQRT,
-                eta0=0.5,
-                C=1.0,
-                intercept_sq=1.0,
-            ),
-            "Perceptron": dict(
-                rule=K.RULE_GRADIENT,
-                loss=loss_code("perceptron"),
-                schedule=K.SCHEDULE_CONSTANT,
-                eta0=1.0,
-                C=1.0,
-                intercept_sq=r2,
-            ),
-        }
         targets = np.ascontiguousarray(np.where(y > 0, 1.0, -1.0).reshape(-1, 1))
         sw = np.ones(n)
 
@@ -357,15 +344,9 @@ def profile(args, log):
                 sample_weight=sw,
                 coef=coef,
                 intercept=b,
-                intercept_sq=c["intercept_sq"],
-                rule=c["rule"],
-                loss=c["loss"],
-                loss_param=0.0,
-                schedule=c["schedule"],
-                eta0=c["eta0"],
-                C=c["C"],
                 t=0,
                 out_scores=res,
+                **c,
             )
             return coef
 
@@ -376,11 +357,11 @@ def profile(args, log):
 
         rows = []
         for name, (ours, skl, _) in learners().items():
-            c = cases[name]
             ours().partial_fit(X[:8], y[:8], classes=[-1, 1])
             skl().partial_fit(X[:8], y[:8], classes=[-1, 1])
-            fit_coef = ours().partial_fit(X, y, classes=[-1, 1]).coef_
-            np.testing.assert_allclose(fit_coef, kernel(c), rtol=1e-9, atol=1e-12)  # the case matches the estimator
+            fit = ours().partial_fit(X, y, classes=[-1, 1])
+            c = _kernel_case(fit)
+            np.testing.assert_allclose(fit.coef_, kernel(c), rtol=1e-9, atol=1e-12)  # the case matches the estimator
             t = {k: [] for k in ("partial_fit", "kernel", "check", "radius", "sklearn")}
             for _ in range(reps):
                 # default arguments bind this iteration's values (B023: no late binding of loop variables)
