@@ -8,6 +8,7 @@ quadratic form; the linear step of OCCFM and the projection of OGD by a full ``n
 import numpy as np
 
 from streamlearn.losses import loss_dloss
+from tests.naive_rows import weighted_rows
 
 __all__ = [
     "naive_fm_epoch",
@@ -18,10 +19,6 @@ __all__ = [
     "naive_lmo",
     "xhat",
 ]
-
-
-def _dense(X):
-    return X.toarray() if hasattr(X, "toarray") else np.asarray(X, dtype=float)
 
 
 def xhat(x):
@@ -61,14 +58,10 @@ def naive_fm_epoch(
 ):
     """Row by row; returns (w0, w, V, G_w0, G_w, G_V, t, scores) without touching the inputs.
     ``opt`` is "sgd" or "adagrad", ``schedule`` "constant" or "invsqrt", ``loss`` a loss name."""
-    X = _dense(X)
     w0, w, V = np.array(w0, float), np.array(w, float), np.array(V, float)
     G_w0, G_w, G_V = np.array(G_w0, float), np.array(G_w, float), np.array(G_V, float)
     scores = np.zeros((X.shape[0], w.shape[0]))
-    for i, x in enumerate(X):
-        s = sample_weight[i]
-        if s != 0:
-            t += 1
+    for i, x, s, ti in weighted_rows(X, sample_weight, t):
         nz = np.flatnonzero(x)
         for k in range(w.shape[0]):
             z = naive_fm_score(x, w0[k], w[k], V[k])
@@ -84,7 +77,7 @@ def naive_fm_epoch(
                 inner = sum((V[k, m] * x[m] for m in others), np.zeros(V.shape[2]))
                 gV[a] = g * x[j] * inner + l2_latent * V[k, j]
             if opt == "sgd":
-                eta = eta0 / np.sqrt(t) if schedule == "invsqrt" else eta0
+                eta = eta0 / np.sqrt(ti) if schedule == "invsqrt" else eta0
                 if fit_intercept:
                     w0[k] -= eta * gw0
                 w[k, nz] -= eta * gw
@@ -103,7 +96,7 @@ def naive_fm_epoch(
                     G_V[k, j, on] += gV[a, on] ** 2
                     on &= G_V[k, j] > 0
                     V[k, j, on] -= eta0 * gV[a, on] / np.sqrt(G_V[k, j, on])
-    return w0, w, V, G_w0, G_w, G_V, t, scores
+    return w0, w, V, G_w0, G_w, G_V, t + np.count_nonzero(sample_weight), scores
 
 
 # ------------------------------------------------------------------------------------------------------------
@@ -129,53 +122,44 @@ def _project_trace_ball(C, delta):
     return (Q * lp) @ Q.T
 
 
-def naive_ccfm_ogd_epoch(X, targets, sample_weight, C, loss, delta, eta0, t):
-    """OGD on the CCFM, projected onto {||C||_tr <= delta} after every step (no shortcut).
-    ``C`` (K, d+1, d+1). Returns (C, t, scores)."""
-    X = _dense(X)
-    C = np.array(C, float)
-    scores = np.zeros((X.shape[0], C.shape[0]))
-    for i, x in enumerate(X):
-        s = sample_weight[i]
-        if s != 0:
-            t += 1
+def _ccfm_gradients(X, targets, sample_weight, C, loss, t, scores):
+    """Row by row, output by output: ``scores[i, k] = 0.5 xh.C_k xh`` with ``C_k`` as it is then, and for an example
+    of non-zero weight ``(k, xh, g, t)``: ``g`` the weighted loss derivative at that score, ``t`` the step count
+    (the caller updates ``C[k]`` before the next score)."""
+    for i, x, s, ti in weighted_rows(X, sample_weight, t):
         xh = xhat(x)
         for k in range(C.shape[0]):
             z = 0.5 * xh @ C[k] @ xh
             scores[i, k] = z
-            if s == 0:
-                continue
-            g = float(loss_dloss(loss, targets[i, k], z)) * s
-            C[k] = _project_trace_ball(C[k] - eta0 / np.sqrt(t) * 0.5 * g * np.outer(xh, xh), delta)
-    return C, t, scores
+            if s != 0:
+                yield k, xh, float(loss_dloss(loss, targets[i, k], z)) * s, ti
+
+
+def naive_ccfm_ogd_epoch(X, targets, sample_weight, C, loss, delta, eta0, t):
+    """OGD on the CCFM, projected onto {||C||_tr <= delta} after every step (no shortcut).
+    ``C`` (K, d+1, d+1). Returns (C, t, scores)."""
+    C = np.array(C, float)
+    scores = np.zeros((X.shape[0], C.shape[0]))
+    for k, xh, g, ti in _ccfm_gradients(X, targets, sample_weight, C, loss, t, scores):
+        C[k] = _project_trace_ball(C[k] - eta0 / np.sqrt(ti) * 0.5 * g * np.outer(xh, xh), delta)
+    return C, t + np.count_nonzero(sample_weight), scores
 
 
 def naive_occfm_epoch(X, targets, sample_weight, C, S, loss, delta, eta, t, gamma_c=1.0, gamma_p=0.5):
     """OCCFM (Lin et al., WWW 2018, Alg. 2) with C_1 = 0, gamma_t = min(1, gamma_c / t^gamma_p) (paper: 1/sqrt(t)), dense C
     and gradient sum S (K, n, n), linear step by numpy.linalg.eigh. Returns (C, S, t, scores, lams)."""
-    X = _dense(X)
     C, S = np.array(C, float), np.array(S, float)
     scores = np.zeros((X.shape[0], C.shape[0]))
     lams = []
-    for i, x in enumerate(X):
-        s = sample_weight[i]
-        if s != 0:
-            t += 1
-        xh = xhat(x)
-        for k in range(C.shape[0]):
-            z = 0.5 * xh @ C[k] @ xh
-            scores[i, k] = z
-            if s == 0:
-                continue
-            g = float(loss_dloss(loss, targets[i, k], z)) * s
-            gamma = min(1.0, gamma_c / t**gamma_p)
-            H = -(eta * S[k] + 2 * C[k])
-            lam, q = naive_lmo(H)
-            lams.append(lam)
-            C_hat = delta * np.sign(lam) * np.outer(q, q) if lam != 0 else 0 * C[k]
-            C[k] = (1 - gamma) * C[k] + gamma * C_hat
-            S[k] = S[k] + 0.5 * g * np.outer(xh, xh)
-    return C, S, t, scores, lams
+    for k, xh, g, ti in _ccfm_gradients(X, targets, sample_weight, C, loss, t, scores):
+        gamma = min(1.0, gamma_c / ti**gamma_p)
+        H = -(eta * S[k] + 2 * C[k])
+        lam, q = naive_lmo(H)
+        lams.append(lam)
+        C_hat = delta * np.sign(lam) * np.outer(q, q) if lam != 0 else 0 * C[k]
+        C[k] = (1 - gamma) * C[k] + gamma * C_hat
+        S[k] = S[k] + 0.5 * g * np.outer(xh, xh)
+    return C, S, t + np.count_nonzero(sample_weight), scores, lams
 
 
 def _kept(X, budget, shrink):
@@ -196,16 +180,12 @@ def naive_occfm_lowrank_epoch(
     """Scalable OCCFM with eigh everywhere: basis W (K, n, kmax), C = W A W^T, S ~ W B W^T, compression to the
     ``rank`` largest |eigenpairs| of A and the FD-shrunk ``ell`` of B when W is full. Returns
     (W, A, B, kdim, t, scores, shrink) with shrink the summed FD shrinks per output."""
-    X = _dense(X)
     W, A, B = np.array(W, float), np.array(A, float), np.array(B, float)
     kdim = np.array(kdim)
     K, n, kmax = W.shape
     shrink = np.zeros(K)
     scores = np.zeros((X.shape[0], K))
-    for i, x in enumerate(X):
-        s = sample_weight[i]
-        if s != 0:
-            t += 1
+    for i, x, s, ti in weighted_rows(X, sample_weight, t):
         xh = xhat(x)
         for k in range(K):
             kd = kdim[k]
@@ -216,7 +196,7 @@ def naive_occfm_lowrank_epoch(
             if s == 0:
                 continue
             g = float(loss_dloss(loss, targets[i, k], zs)) * s
-            gamma = min(1.0, gamma_c / t**gamma_p)
+            gamma = min(1.0, gamma_c / ti**gamma_p)
             Ak = A[k, :kd, :kd] * (1 - gamma)
             if kd:
                 lam, u = naive_lmo(-(eta * B[k, :kd, :kd] + 2 * A[k, :kd, :kd]))
@@ -256,4 +236,4 @@ def naive_occfm_lowrank_epoch(
                 kd += 1
                 kdim[k] = kd
             B[k, :kd, :kd] += 0.5 * g * np.outer(z, z)
-    return W, A, B, kdim, t, scores, shrink
+    return W, A, B, kdim, t + np.count_nonzero(sample_weight), scores, shrink
