@@ -12,24 +12,16 @@ import scipy.sparse as sp
 from streamlearn._kernels import nag as k
 from streamlearn._kernels.losses import loss_dloss as kernel_dloss
 from streamlearn.losses import loss_code, loss_dloss
+from tests.kernel_inputs import adversarial
 from tests.naive_nag import naive_invariant_step, naive_nag_epoch
 
 
 def _matrix(kind, rng, n=50, d=12):
-    if kind == "dense":
-        X = rng.normal(size=(n, d))
-    elif kind == "mixed_scales":  # columns from 1e-3 to 1e3, growing maxima (rescaling exercised)
+    if kind == "mixed_scales":  # columns from 1e-3 to 1e3, growing maxima (rescaling exercised)
         X = rng.normal(size=(n, d)) * np.logspace(-3, 3, d) * np.linspace(0.1, 3, n)[:, None]
         X[rng.random(X.shape) < 0.4] = 0.0
-    elif kind == "empty_rows":
-        X = rng.normal(size=(n, d)) * (rng.random((n, d)) < 0.15)
-        X[::3] = 0.0
-    elif kind == "single_nonzero":
-        X = np.zeros((n, d))
-        X[np.arange(n), rng.integers(0, d, n)] = rng.normal(size=n) * 10
-    else:
-        raise AssertionError(kind)
-    return X
+        return X
+    return adversarial(kind, rng, n, d)
 
 
 def _run_kernel(X, targets, sw, state, loss, eta0, schedule, adaptive, invariant, fit_intercept, dense=False):

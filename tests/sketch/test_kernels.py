@@ -16,6 +16,7 @@ from streamlearn._kernels.fd import (
 from streamlearn._kernels.oja import oja_fit_csr, oja_fit_dense
 from streamlearn._kernels.rfd import rfd_update_csr_row, rfd_update_dense_row
 from streamlearn._kernels.rp import rp_fit_csr, rp_fit_dense
+from tests.kernel_inputs import csr
 from tests.naive_sketch import (
     naive_fd_n_shrink,
     naive_fd_stream,
@@ -49,11 +50,7 @@ FIXTURES = {
 def _as_input(A, kind):
     if kind == "dense":
         return np.ascontiguousarray(A)
-    X = sp.csr_matrix(A)
-    dt = np.int32 if kind == "csr32" else np.int64
-    X.indices = X.indices.astype(dt)
-    X.indptr = X.indptr.astype(dt)
-    return X
+    return csr(A, np.int32 if kind == "csr32" else np.int64)
 
 
 def _run_fd(X, d, ell, fast, beta, chunks=1):
