@@ -37,29 +37,12 @@ def test_rfd_table2_json(tmp_path, capsys):
     path = tmp_path / "toy.svm"
     dump_svmlight_file(X, y, str(path))
     png = tmp_path / "t2.png"
-    assert (
-        main(
-            [
-                "experiment",
-                "rfd-table2",
-                "--data",
-                str(path),
-                "--splits",
-                "2",
-                "--ells",
-                "2",
-                "--methods",
-                "adagrad,rfd,rfd0",
-                "--alphas",
-                "0.1,10",
-                "--json",
-                "--plot",
-                str(png),
-            ]
-        )
-        == 0
-    )
-    rows = json.loads(capsys.readouterr().out)
+
+    def rfd_table2(*options):
+        assert main(["experiment", "rfd-table2", "--data", str(path), "--ells", "2", "--json", *options]) == 0
+        return json.loads(capsys.readouterr().out)
+
+    rows = rfd_table2("--splits", "2", "--methods", "adagrad,rfd,rfd0", "--alphas", "0.1,10", "--plot", str(png))
     assert [(r["method"], r["ell"]) for r in rows] == [("adagrad", None), ("rfd", 2), ("rfd0", 2)]
     for r in rows:
         assert {"method", "ell", "best_alpha0", "test_accuracy", "paper_accuracy", "seconds_per_example"} <= set(r)
@@ -73,30 +56,9 @@ def test_rfd_table2_json(tmp_path, capsys):
     assert png.stat().st_size > 1000
     # --file-order: one split, the first 70 % of the file's rows for training (the paper's split is unstated)
     curves = tmp_path / "curves.png"
-    assert (
-        main(
-            [
-                "experiment",
-                "rfd-table2",
-                "--data",
-                str(path),
-                "--file-order",
-                "--ells",
-                "2",
-                "--methods",
-                "fd,rfd0",
-                "--alphas",
-                "1,100",
-                "--slab",
-                "next",
-                "--json",
-                "--curves",
-                str(curves),
-            ]
-        )
-        == 0
+    rows = rfd_table2(
+        "--file-order", "--methods", "fd,rfd0", "--alphas", "1,100", "--slab", "next", "--curves", str(curves)
     )
-    rows = json.loads(capsys.readouterr().out)
     row = rows[1]
     assert row["splits"] == 1 and row["split_order"] == "file" and row["slab"] == "next" and row["n_train"] == 84
     est = SketchedOnlineNewton(sketch="rfd", ell=2, alpha0=0.0).partial_fit(X[:84], y[:84], classes=[-1, 1])

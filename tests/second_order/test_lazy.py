@@ -31,6 +31,17 @@ def _fit(lazy, X, y, cuts=(), classes=(-1, 1), **params):
     return est, np.concatenate(parts)
 
 
+def _son_and_twin(X, y, lazy, **params):
+    """A SketchedOnlineNewton (ell=3) allocated without learning (Oja's V0 drawn) and its step count at 0, with the
+    keyword arguments that start ``naive_son`` in the same state (``params``: sketch, alpha0, loss, slab)."""
+    est = SketchedOnlineNewton(ell=3, random_state=0, **params)
+    est._lazy_kernel = lazy
+    est.partial_fit(X[:1], y[:1], classes=[-1, 1], sample_weight=[0.0])
+    V0 = est._state_buf[0, : est._state_n_rows[0]].copy() if est.sketch == "oja" else None
+    est.t_ = 0
+    return est, dict(ell=3, mu=1 / 8, eta=1.0, C=1.0, V0=V0, seed=int(est._state_seed[0]), **params)
+
+
 def _gram_of_sketch(est):
     r = est._state_n_rows[0]
     B = est._state_sc[0, :r, None] * est._state_buf[0, :r]
@@ -112,26 +123,9 @@ def test_lazy_multiclass_outputs_independent():
 def test_both_kernels_match_numpy_twin(sketch, alpha0, lazy):
     # the dense reference kernel stays tested against the NumPy twin now that the lazy one is the default
     X, y = _data(n=50, d=8)
-    Xd = X.toarray()
-    est = SketchedOnlineNewton(sketch=sketch, ell=3, alpha0=alpha0, loss="logistic", random_state=0)
-    est._lazy_kernel = lazy
-    est.partial_fit(X[:1], y[:1], classes=[-1, 1], sample_weight=[0.0])  # allocate (Oja's V0) without learning
-    V0 = est._state_buf[0, : est._state_n_rows[0]].copy() if sketch == "oja" else None
-    est.t_ = 0
+    est, twin = _son_and_twin(X, y, lazy, sketch=sketch, alpha0=alpha0, loss="logistic")
     scores = est.partial_fit_scores(X, y)
-    ns, nw, nal = naive_son(
-        Xd,
-        y,
-        sketch=sketch,
-        ell=3,
-        alpha0=alpha0,
-        mu=1 / 8,
-        eta=1.0,
-        C=1.0,
-        loss="logistic",
-        V0=V0,
-        seed=int(est._state_seed[0]),
-    )
+    ns, nw, nal = naive_son(X.toarray(), y, **twin)
     np.testing.assert_allclose(scores, ns, rtol=0, atol=TOL)
     np.testing.assert_allclose(est.coef_[0], nw, rtol=0, atol=TOL)
     assert est.alpha_[0] == pytest.approx(nal, rel=1e-10, abs=1e-12)
@@ -152,26 +146,9 @@ def test_both_kernels_match_numpy_twin(sketch, alpha0, lazy):
 def test_slab_current_matches_twin(sketch, alpha0, loss, lazy):
     # Alg. 6's printed K_t projection (slab="current"), incl. the alpha = 0 phase and (hinge) zero gradients
     X, y = _data(n=50, d=8, scale=3.0 if alpha0 == 0 else 1.5)
-    est = SketchedOnlineNewton(sketch=sketch, ell=3, alpha0=alpha0, loss=loss, slab="current", random_state=0)
-    est._lazy_kernel = lazy
-    est.partial_fit(X[:1], y[:1], classes=[-1, 1], sample_weight=[0.0])  # allocate (Oja's V0) without learning
-    V0 = est._state_buf[0, : est._state_n_rows[0]].copy() if sketch == "oja" else None
-    est.t_ = 0
+    est, twin = _son_and_twin(X, y, lazy, sketch=sketch, alpha0=alpha0, loss=loss, slab="current")
     scores = np.concatenate([est.partial_fit_scores(X[:20], y[:20]), est.partial_fit_scores(X[20:], y[20:])])
-    ns, nw, nal = naive_son(
-        X.toarray(),
-        y,
-        sketch=sketch,
-        ell=3,
-        alpha0=alpha0,
-        mu=1 / 8,
-        eta=1.0,
-        C=1.0,
-        loss=loss,
-        slab="current",
-        V0=V0,
-        seed=int(est._state_seed[0]),
-    )
+    ns, nw, nal = naive_son(X.toarray(), y, **twin)
     assert np.any(np.abs(ns) > 1.0)  # unclipped scores: the projection happened after the updates
     np.testing.assert_allclose(scores, ns, rtol=0, atol=TOL)
     np.testing.assert_allclose(est.coef_[0], nw, rtol=0, atol=TOL)
