@@ -2,6 +2,8 @@
 
 import json
 import os
+import platform
+import shlex
 import sys
 from pathlib import Path
 
@@ -18,3 +20,22 @@ def write_results(stem, data, lines):
     RESULTS.mkdir(exist_ok=True)
     (RESULTS / f"{stem}.json").write_text(json.dumps(data, indent=1))
     (RESULTS / f"{stem}.md").write_text("\n".join(lines) + "\n")
+
+
+def load_averages():
+    """The 1-, 5- and 15-minute load averages now, as one string."""
+    return " ".join(f"{x:.2f}" for x in os.getloadavg())
+
+
+def machine():
+    """The processor, the number of logical CPUs and the load averages now, as one line."""
+    return (
+        f"{platform.processor() or platform.machine()}, {os.cpu_count()} logical CPUs (load average {load_averages()})"
+    )
+
+
+def command(script, argv=None):
+    """How the run was started: ``python benchmarks/SCRIPT`` and its arguments (``argv`` when ``main`` was called
+    with them, else the command line's)."""
+    args = sys.argv[1:] if argv is None else argv
+    return f"python benchmarks/{script}" + (" " + shlex.join(args) if args else "")
