@@ -8,7 +8,7 @@ What is measured (same run, same files):
 * Training wall time, each in a fresh subprocess, file -> saved model, with ``-q ua -b BITS``, the fastest of
   ``--repeat`` runs of each configuration, interleaved:
   ``streamlearn train --learner ftrl`` (default parameters, and with VW's ``--ftrl`` defaults
-  ``alpha=0.005 beta=0.1 l1=0 l2=0``), ``nag`` when the learner exists, and Vowpal Wabbit with ``--ftrl``
+  ``alpha=0.005 beta=0.1 l1=0 l2=0``), ``nag -p loss=logistic`` when the learner exists, and Vowpal Wabbit with ``--ftrl``
   and with its defaults (``--loss_function logistic``). streamlearn's numba code is loaded from its
   on-disk cache (a warm-up run on a small file fills it first). streamlearn's ``train`` also runs
   progressive validation on that pass, as VW prints its progressive loss.
@@ -135,7 +135,8 @@ def main(argv=None):
             ),
         ]
         if "nag" in LEARNERS:
-            ours.append(("streamlearn nag", ["--learner", "nag"]))
+            # the logistic loss, as the VW runs below (the command line's nag defaults to VW's squared loss)
+            ours.append(("streamlearn nag", ["--learner", "nag", "-p", "loss=logistic"]))
         # every configuration trains --repeat times, interleaved (ours, VW, ours, VW, ...): the fastest wall
         # and CPU time of each is kept, which damps other processes on a shared machine for both sides alike
         configs = [("ours", name, opts) for name, opts in ours]

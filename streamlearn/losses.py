@@ -19,8 +19,9 @@ LOSSES = {
     "squared": (_k.LOSS_SQUARED, None),
     "perceptron": (_k.LOSS_PERCEPTRON, None),
     "epsilon_insensitive": (_k.LOSS_EPSILON_INSENSITIVE, "epsilon"),
+    "modified_huber": (_k.LOSS_MODIFIED_HUBER, None),
 }
-CLASSIFICATION_LOSSES = ("hinge", "logistic", "squared", "perceptron")
+CLASSIFICATION_LOSSES = ("hinge", "logistic", "squared", "perceptron", "modified_huber")
 REGRESSION_LOSSES = ("squared", "epsilon_insensitive")
 
 
@@ -57,6 +58,9 @@ def loss_value(name: str, y: ArrayLike, z: ArrayLike, param: float = 0.0) -> Flo
         return np.maximum(0.0, -y * z)
     if name == "epsilon_insensitive":
         return np.maximum(0.0, np.abs(z - y) - param)
+    if name == "modified_huber":
+        m = y * z
+        return np.where(m >= -1.0, np.maximum(0.0, 1.0 - m) ** 2, -4.0 * m)
     loss_code(name)  # raises with the list of names
     raise AssertionError(name)
 
@@ -80,6 +84,9 @@ def loss_dloss(name: str, y: ArrayLike, z: ArrayLike, param: float = 0.0) -> Flo
     if name == "epsilon_insensitive":
         r = z - y
         return np.where(r > param, 1.0, np.where(r < -param, -1.0, 0.0))
+    if name == "modified_huber":
+        m = y * z
+        return np.where(m >= -1.0, -2.0 * y * np.maximum(0.0, 1.0 - m), -4.0 * y)
     loss_code(name)
     raise AssertionError(name)
 

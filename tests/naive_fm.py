@@ -26,6 +26,19 @@ def xhat(x):
     return np.append(np.asarray(x, dtype=float), 1.0)
 
 
+def _rounds(X, targets, sample_weight, n_out, score, loss, t, scores):
+    """One pass in the kernels' order: the score ``score(x, k)`` of every output of every example (made before
+    the update) goes to ``scores``; yields ``(x, k, g, t)`` for every output of every example of non-zero weight
+    ``s``: ``g = l'(score) s``, ``t`` the count of those examples. The caller updates the model in place before
+    the next round."""
+    for i, x, s, ti in weighted_rows(X, sample_weight, t):
+        for k in range(n_out):
+            z = score(x, k)
+            scores[i, k] = z
+            if s != 0:
+                yield x, k, float(loss_dloss(loss, targets[i, k], z)) * s, ti
+
+
 # ------------------------------------------------------------------------------------------------------------
 def naive_fm_score(x, w0, w, V):
     """w0 + w.x + sum_{i<j} <V_i, V_j> x_i x_j (explicit pair sum)."""
@@ -54,55 +67,52 @@ def naive_fm_epoch(
     eta0,
     l2_weight,
     l2_latent,
-    t,
+    t0,
 ):
     """Row by row; returns (w0, w, V, G_w0, G_w, G_V, t, scores) without touching the inputs.
     ``opt`` is "sgd" or "adagrad", ``schedule`` "constant" or "invsqrt", ``loss`` a loss name."""
     w0, w, V = np.array(w0, float), np.array(w, float), np.array(V, float)
     G_w0, G_w, G_V = np.array(G_w0, float), np.array(G_w, float), np.array(G_V, float)
     scores = np.zeros((X.shape[0], w.shape[0]))
-    for i, x, s, ti in weighted_rows(X, sample_weight, t):
+    t = t0
+    for x, k, g, t in _rounds(
+        X, targets, sample_weight, w.shape[0], lambda x, k: naive_fm_score(x, w0[k], w[k], V[k]), loss, t0, scores
+    ):
         nz = np.flatnonzero(x)
-        for k in range(w.shape[0]):
-            z = naive_fm_score(x, w0[k], w[k], V[k])
-            scores[i, k] = z
-            if s == 0:
-                continue
-            g = float(loss_dloss(loss, targets[i, k], z)) * s
-            gw0 = g
-            gw = g * x[nz] + l2_weight * w[k, nz]
-            gV = np.zeros((len(nz), V.shape[2]))
+        gw0 = g
+        gw = g * x[nz] + l2_weight * w[k, nz]
+        gV = np.zeros((len(nz), V.shape[2]))
+        for a, j in enumerate(nz):
+            others = [m for m in nz if m != j]
+            inner = sum((V[k, m] * x[m] for m in others), np.zeros(V.shape[2]))
+            gV[a] = g * x[j] * inner + l2_latent * V[k, j]
+        if opt == "sgd":
+            eta = eta0 / np.sqrt(t) if schedule == "invsqrt" else eta0
+            if fit_intercept:
+                w0[k] -= eta * gw0
+            w[k, nz] -= eta * gw
+            V[k, nz] -= eta * gV
+        else:
+            if fit_intercept and gw0 != 0:
+                G_w0[k] += gw0**2
+                if G_w0[k] > 0:
+                    w0[k] -= eta0 * gw0 / np.sqrt(G_w0[k])
             for a, j in enumerate(nz):
-                others = [m for m in nz if m != j]
-                inner = sum((V[k, m] * x[m] for m in others), np.zeros(V.shape[2]))
-                gV[a] = g * x[j] * inner + l2_latent * V[k, j]
-            if opt == "sgd":
-                eta = eta0 / np.sqrt(ti) if schedule == "invsqrt" else eta0
-                if fit_intercept:
-                    w0[k] -= eta * gw0
-                w[k, nz] -= eta * gw
-                V[k, nz] -= eta * gV
-            else:
-                if fit_intercept and gw0 != 0:
-                    G_w0[k] += gw0**2
-                    if G_w0[k] > 0:
-                        w0[k] -= eta0 * gw0 / np.sqrt(G_w0[k])
-                for a, j in enumerate(nz):
-                    if gw[a] != 0:
-                        G_w[k, j] += gw[a] ** 2
-                        if G_w[k, j] > 0:
-                            w[k, j] -= eta0 * gw[a] / np.sqrt(G_w[k, j])
-                    on = gV[a] != 0
-                    G_V[k, j, on] += gV[a, on] ** 2
-                    on &= G_V[k, j] > 0
-                    V[k, j, on] -= eta0 * gV[a, on] / np.sqrt(G_V[k, j, on])
-    return w0, w, V, G_w0, G_w, G_V, t + np.count_nonzero(sample_weight), scores
+                if gw[a] != 0:
+                    G_w[k, j] += gw[a] ** 2
+                    if G_w[k, j] > 0:
+                        w[k, j] -= eta0 * gw[a] / np.sqrt(G_w[k, j])
+                on = gV[a] != 0
+                G_V[k, j, on] += gV[a, on] ** 2
+                on &= G_V[k, j] > 0
+                V[k, j, on] -= eta0 * gV[a, on] / np.sqrt(G_V[k, j, on])
+    return w0, w, V, G_w0, G_w, G_V, t, scores
 
 
 # ------------------------------------------------------------------------------------------------------------
 def naive_lmo(H):
     """argmin_{||C||_tr <= 1} <C, -H> for symmetric H: sgn(lam) q q^T with (lam, q) the largest-|lam|
-    eigenpair (seed Lemma 5), by a full eigendecomposition. Returns (lam, q)."""
+    eigenpair (Lin et al., WWW 2018, Lemma 5), by a full eigendecomposition. Returns (lam, q)."""
     lam, Q = np.linalg.eigh(H)
     j = int(np.argmax(np.abs(lam)))
     return lam[j], Q[:, j]
@@ -122,44 +132,44 @@ def _project_trace_ball(C, delta):
     return (Q * lp) @ Q.T
 
 
-def _ccfm_gradients(X, targets, sample_weight, C, loss, t, scores):
-    """Row by row, output by output: ``scores[i, k] = 0.5 xh.C_k xh`` with ``C_k`` as it is then, and for an example
-    of non-zero weight ``(k, xh, g, t)``: ``g`` the weighted loss derivative at that score, ``t`` the step count
-    (the caller updates ``C[k]`` before the next score)."""
-    for i, x, s, ti in weighted_rows(X, sample_weight, t):
-        xh = xhat(x)
-        for k in range(C.shape[0]):
-            z = 0.5 * xh @ C[k] @ xh
-            scores[i, k] = z
-            if s != 0:
-                yield k, xh, float(loss_dloss(loss, targets[i, k], z)) * s, ti
+def _ccfm_score(x, C):
+    """1/2 xhat^T C xhat (the dense quadratic form)."""
+    return 0.5 * xhat(x) @ C @ xhat(x)
 
 
-def naive_ccfm_ogd_epoch(X, targets, sample_weight, C, loss, delta, eta0, t):
+def naive_ccfm_ogd_epoch(X, targets, sample_weight, C, loss, delta, eta0, t0):
     """OGD on the CCFM, projected onto {||C||_tr <= delta} after every step (no shortcut).
     ``C`` (K, d+1, d+1). Returns (C, t, scores)."""
     C = np.array(C, float)
     scores = np.zeros((X.shape[0], C.shape[0]))
-    for k, xh, g, ti in _ccfm_gradients(X, targets, sample_weight, C, loss, t, scores):
-        C[k] = _project_trace_ball(C[k] - eta0 / np.sqrt(ti) * 0.5 * g * np.outer(xh, xh), delta)
-    return C, t + np.count_nonzero(sample_weight), scores
+    t = t0
+    for x, k, g, t in _rounds(
+        X, targets, sample_weight, C.shape[0], lambda x, k: _ccfm_score(x, C[k]), loss, t0, scores
+    ):
+        xh = xhat(x)
+        C[k] = _project_trace_ball(C[k] - eta0 / np.sqrt(t) * 0.5 * g * np.outer(xh, xh), delta)
+    return C, t, scores
 
 
-def naive_occfm_epoch(X, targets, sample_weight, C, S, loss, delta, eta, t, gamma_c=1.0, gamma_p=0.5):
+def naive_occfm_epoch(X, targets, sample_weight, C, S, loss, delta, eta, t0, gamma_c=1.0, gamma_p=0.5):
     """OCCFM (Lin et al., WWW 2018, Alg. 2) with C_1 = 0, gamma_t = min(1, gamma_c / t^gamma_p) (paper: 1/sqrt(t)), dense C
     and gradient sum S (K, n, n), linear step by numpy.linalg.eigh. Returns (C, S, t, scores, lams)."""
     C, S = np.array(C, float), np.array(S, float)
     scores = np.zeros((X.shape[0], C.shape[0]))
     lams = []
-    for k, xh, g, ti in _ccfm_gradients(X, targets, sample_weight, C, loss, t, scores):
-        gamma = min(1.0, gamma_c / ti**gamma_p)
+    t = t0
+    for x, k, g, t in _rounds(
+        X, targets, sample_weight, C.shape[0], lambda x, k: _ccfm_score(x, C[k]), loss, t0, scores
+    ):
+        xh = xhat(x)
+        gamma = min(1.0, gamma_c / t**gamma_p)
         H = -(eta * S[k] + 2 * C[k])
         lam, q = naive_lmo(H)
         lams.append(lam)
         C_hat = delta * np.sign(lam) * np.outer(q, q) if lam != 0 else 0 * C[k]
         C[k] = (1 - gamma) * C[k] + gamma * C_hat
         S[k] = S[k] + 0.5 * g * np.outer(xh, xh)
-    return C, S, t + np.count_nonzero(sample_weight), scores, lams
+    return C, S, t, scores, lams
 
 
 def _kept(X, budget, shrink):
@@ -175,7 +185,7 @@ def _kept(X, budget, shrink):
 
 
 def naive_occfm_lowrank_epoch(
-    X, targets, sample_weight, W, A, B, kdim, loss, delta, eta, rank, ell, t, gamma_c=1.0, gamma_p=0.5
+    X, targets, sample_weight, W, A, B, kdim, loss, delta, eta, rank, ell, t0, gamma_c=1.0, gamma_p=0.5
 ):
     """Scalable OCCFM with eigh everywhere: basis W (K, n, kmax), C = W A W^T, S ~ W B W^T, compression to the
     ``rank`` largest |eigenpairs| of A and the FD-shrunk ``ell`` of B when W is full. Returns
@@ -185,55 +195,55 @@ def naive_occfm_lowrank_epoch(
     K, n, kmax = W.shape
     shrink = np.zeros(K)
     scores = np.zeros((X.shape[0], K))
-    for i, x, s, ti in weighted_rows(X, sample_weight, t):
+
+    def score(x, k):  # 1/2 z^T A z with z = W^T xhat, the coordinates in the basis
+        z = W[k, :, : kdim[k]].T @ xhat(x)
+        return 0.5 * z @ A[k, : kdim[k], : kdim[k]] @ z
+
+    t = t0
+    for x, k, g, t in _rounds(X, targets, sample_weight, K, score, loss, t0, scores):
         xh = xhat(x)
-        for k in range(K):
-            kd = kdim[k]
-            Wk = W[k, :, :kd]
-            z = Wk.T @ xh
-            zs = 0.5 * z @ A[k, :kd, :kd] @ z
-            scores[i, k] = zs
-            if s == 0:
-                continue
-            g = float(loss_dloss(loss, targets[i, k], zs)) * s
-            gamma = min(1.0, gamma_c / ti**gamma_p)
-            Ak = A[k, :kd, :kd] * (1 - gamma)
-            if kd:
-                lam, u = naive_lmo(-(eta * B[k, :kd, :kd] + 2 * A[k, :kd, :kd]))
-                if lam != 0:
-                    Ak = Ak + gamma * delta * np.sign(lam) * np.outer(u, u)
-            A[k, :kd, :kd] = Ak
-            if g == 0:
-                continue
-            p = xh - Wk @ z
-            p = p - Wk @ (Wk.T @ p)
-            if np.linalg.norm(p) ** 2 > 1e-20 * (xh @ xh):
-                if kd == kmax:
-                    va, Ua, _, _ = _kept(A[k, :kd, :kd], rank, False)
-                    vb, Ub, _, dlt = _kept(B[k, :kd, :kd], ell, True)
-                    shrink[k] += dlt
-                    O, _ = np.linalg.qr(np.hstack([Ua, Ub]))
-                    O = O[:, : np.linalg.matrix_rank(np.hstack([Ua, Ub]), tol=1e-8)]
-                    An = O.T @ (Ua * va) @ Ua.T @ O
-                    Bn = O.T @ (Ub * vb) @ Ub.T @ O
-                    k2 = O.shape[1]
-                    Wn = W[k, :, :kd] @ O
-                    W[k] = 0
-                    A[k] = 0
-                    B[k] = 0
-                    W[k, :, :k2] = Wn
-                    A[k, :k2, :k2] = An
-                    B[k, :k2, :k2] = Bn
-                    kd = k2
-                    Wk = W[k, :, :kd]
-                    z = Wk.T @ xh
-                    p = xh - Wk @ z
-                    p = p - Wk @ (Wk.T @ p)
-                pn = np.linalg.norm(p)
-                W[k, :, kd] = p / pn
-                A[k, kd, :] = A[k, :, kd] = B[k, kd, :] = B[k, :, kd] = 0
-                z = np.append(z, pn)
-                kd += 1
-                kdim[k] = kd
-            B[k, :kd, :kd] += 0.5 * g * np.outer(z, z)
-    return W, A, B, kdim, t + np.count_nonzero(sample_weight), scores, shrink
+        kd = kdim[k]
+        Wk = W[k, :, :kd]
+        z = Wk.T @ xh
+        gamma = min(1.0, gamma_c / t**gamma_p)
+        Ak = A[k, :kd, :kd] * (1 - gamma)
+        if kd:
+            lam, u = naive_lmo(-(eta * B[k, :kd, :kd] + 2 * A[k, :kd, :kd]))
+            if lam != 0:
+                Ak = Ak + gamma * delta * np.sign(lam) * np.outer(u, u)
+        A[k, :kd, :kd] = Ak
+        if g == 0:
+            continue
+        p = xh - Wk @ z
+        p = p - Wk @ (Wk.T @ p)
+        if np.linalg.norm(p) ** 2 > 1e-20 * (xh @ xh):
+            if kd == kmax:
+                va, Ua, _, _ = _kept(A[k, :kd, :kd], rank, False)
+                vb, Ub, _, dlt = _kept(B[k, :kd, :kd], ell, True)
+                shrink[k] += dlt
+                O, _ = np.linalg.qr(np.hstack([Ua, Ub]))
+                O = O[:, : np.linalg.matrix_rank(np.hstack([Ua, Ub]), tol=1e-8)]
+                An = O.T @ (Ua * va) @ Ua.T @ O
+                Bn = O.T @ (Ub * vb) @ Ub.T @ O
+                k2 = O.shape[1]
+                Wn = W[k, :, :kd] @ O
+                W[k] = 0
+                A[k] = 0
+                B[k] = 0
+                W[k, :, :k2] = Wn
+                A[k, :k2, :k2] = An
+                B[k, :k2, :k2] = Bn
+                kd = k2
+                Wk = W[k, :, :kd]
+                z = Wk.T @ xh
+                p = xh - Wk @ z
+                p = p - Wk @ (Wk.T @ p)
+            pn = np.linalg.norm(p)
+            W[k, :, kd] = p / pn
+            A[k, kd, :] = A[k, :, kd] = B[k, kd, :] = B[k, :, kd] = 0
+            z = np.append(z, pn)
+            kd += 1
+            kdim[k] = kd
+        B[k, :kd, :kd] += 0.5 * g * np.outer(z, z)
+    return W, A, B, kdim, t, scores, shrink

@@ -4,6 +4,7 @@
 import math
 
 import numpy as np
+from scipy.integrate import solve_ivp
 from scipy.optimize import brentq
 
 from streamlearn.losses import loss_dloss
@@ -29,14 +30,39 @@ def _logistic_margin_gain(m0, ph):
     return brentq(f, 0.0, hi, xtol=1e-300, rtol=4 * np.finfo(float).eps, maxiter=500)
 
 
+def _modified_huber_margin_gain(m0, ph):
+    """Integrate dm/dtau = -dl/dm of the modified Huber loss over [0, ph] numerically (an ODE solver, no
+    closed form): the margin gained."""
+    if m0 >= 1:
+        return 0.0
+
+    def slope(_tau, m):
+        return [4.0 if m[0] < -1 else 2.0 * max(0.0, 1.0 - m[0])]
+
+    # the right-hand side has a kink at m = -1: integrate up to it as an event, then on from there
+    def at_kink(_tau, m):
+        return m[0] + 1.0
+
+    at_kink.terminal = True
+    sol = solve_ivp(slope, (0.0, ph), [m0], events=at_kink if m0 < -1 else None, rtol=1e-12, atol=1e-14)
+    m, tau = sol.y[0, -1], sol.t[-1]
+    if tau < ph:
+        sol = solve_ivp(slope, (tau, ph), [max(m, -1.0)], rtol=1e-12, atol=1e-14)
+        m = sol.y[0, -1]
+    return m - m0
+
+
 def naive_invariant_step(loss, y, z, H, P):
-    """Total gradient of the flow du/dtau = l'(z - u P), tau in [0, H] (squared, hinge, logistic)."""
+    """Total gradient of the flow du/dtau = l'(z - u P), tau in [0, H] (squared, hinge, logistic, modified
+    Huber)."""
     if P <= 0:
         return H * float(loss_dloss(loss, y, z))
     if loss == "squared":
         return (z - y) * -math.expm1(-2 * P * H) / P
     if loss == "hinge":
         return 0.0 if y * z >= 1 else -y * min(H, (1 - y * z) / P)
+    if loss == "modified_huber":
+        return -y * _modified_huber_margin_gain(y * z, P * H) / P
     return -y * _logistic_margin_gain(y * z, P * H) / P
 
 

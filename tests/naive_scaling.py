@@ -2,7 +2,7 @@
 
 import numpy as np
 
-__all__ = ["naive_maxabs_stream", "naive_standard_stream"]
+__all__ = ["naive_maxabs_stream", "naive_standard_stream", "naive_target_stream"]
 
 
 def naive_maxabs_stream(X):
@@ -29,3 +29,18 @@ def naive_standard_stream(X, center=True, with_std=True):
         else:
             out[i] = c
     return out
+
+
+def naive_target_stream(y, sample_weight=None):
+    """``(t, shift, scale)``: target i standardised by the weighted mean and standard deviation recomputed from
+    targets 0..i-1 (``np.average``), 0 where that deviation is 0 (or rounding noise against the mean)."""
+    y = np.asarray(y, dtype=float)
+    w = np.ones_like(y) if sample_weight is None else np.asarray(sample_weight, dtype=float)
+    t, shift, scale = np.zeros_like(y), np.zeros_like(y), np.zeros_like(y)
+    for i in range(y.shape[0]):
+        if w[:i].sum() > 0:
+            shift[i] = np.average(y[:i], weights=w[:i])
+            std = np.sqrt(np.average((y[:i] - shift[i]) ** 2, weights=w[:i]))
+            scale[i] = std if std > 1e-12 * max(1.0, abs(shift[i])) else 0.0
+        t[i] = (y[i] - shift[i]) / scale[i] if scale[i] > 0 else 0.0
+    return t, shift, scale

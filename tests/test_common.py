@@ -10,7 +10,7 @@ from sklearn.utils.estimator_checks import parametrize_with_checks
 from streamlearn.checks import yield_checks
 from streamlearn.learners import LEARNERS, make_learner
 from streamlearn.linear_model import OGDClassifier, OGDRegressor
-from streamlearn.preprocessing import MaxAbsScaler, StandardScaler, make_stream_pipeline
+from streamlearn.preprocessing import MaxAbsScaler, StandardScaler, TargetStandardScaler, make_stream_pipeline
 
 ESTIMATORS = [make_learner(name) for name in sorted(LEARNERS)] + [
     OGDRegressor(loss="epsilon_insensitive"),
@@ -22,6 +22,8 @@ ESTIMATORS = [make_learner(name) for name in sorted(LEARNERS)] + [
     make_stream_pipeline(MaxAbsScaler(), make_learner("nag", {"random_state": 0})),
     make_stream_pipeline(StandardScaler(with_mean=False), make_learner("ogd", {"random_state": 0})),
     make_stream_pipeline(MaxAbsScaler(), make_learner("nag-regressor", {"random_state": 0})),
+    make_stream_pipeline(None, make_learner("nag-regressor", {"random_state": 0}), TargetStandardScaler()),
+    make_stream_pipeline(MaxAbsScaler(), make_learner("ogd-regressor", {"random_state": 0}), TargetStandardScaler()),
 ]
 
 # Checks that cannot hold for a learner whose result depends on the order of the examples, named with

@@ -345,17 +345,23 @@ def top_abs_eigenpair(P1, a1, P2, a2, n, v0, method, tol, max_iter, Vw, w, out_q
 
 
 @njit_kernel
-def _lmo_workspace(n):
+def _lmo_solver(n, method, tol, max_iter):
+    """The eigen-solver of the linear steps of one pass, for problems of size up to n: ``(method, tol,
+    max_iter, noise, (Vw, w, q, v0))``, ``noise`` the fixed perturbation of the warm starts, then the
+    workspaces (the eigenvector of the last step is ``q``)."""
     m = min(n, LANCZOS_RESTART)
-    return np.zeros((m + 1, max(n, 1))), np.zeros(max(n, 1)), np.zeros(max(n, 1)), np.zeros(max(n, 1))
+    width = max(n, 1)
+    workspace = np.zeros((m + 1, width)), np.zeros(width), np.zeros(width), np.zeros(width)
+    return method, tol, max_iter, noise_vector(width), workspace
 
 
 @njit_inline
-def _linear_step(P1, a1, P2, a2, n, warm, noise, method, tol, max_iter, workspace, stats):
+def _linear_step(P1, a1, P2, a2, n, warm, solver, stats):
     """The linear step of OCCFM: the largest-|lambda| eigenpair of ``a1 P1 + a2 P2`` (n x n), started from
-    ``warm`` plus the fixed perturbation ``WARM_START_NOISE noise``; the vector goes to ``workspace[2]`` (see
-    :func:`_lmo_workspace`), the matrix-vector products and an unconverged solve are counted in ``stats`` (one
-    output's row). Returns lambda."""
+    ``warm`` plus the fixed perturbation ``WARM_START_NOISE noise``; the vector goes to ``q`` of ``solver``
+    (see :func:`_lmo_solver`), the matrix-vector products and an unconverged solve are counted in ``stats``
+    (one output's row). Returns lambda."""
+    method, tol, max_iter, noise, workspace = solver
     Vw, w, q, v0 = workspace
     for j in range(n):
         v0[j] = warm[j] + WARM_START_NOISE * noise[j]
@@ -366,6 +372,17 @@ def _linear_step(P1, a1, P2, a2, n, warm, noise, method, tol, max_iter, workspac
     if not ok:
         stats[STAT_UNCONVERGED] += 1.0
     return lam
+
+
+@njit_inline
+def _add_vertex(C, a, q, n, warm):
+    """``C[:n, :n] += a q q^T`` (exactly symmetric) and ``warm[:n] = q[:n]``, the start of the next linear step."""
+    for r in range(n):
+        qr = q[r]
+        for c in range(n):
+            C[r, c] += a * (qr * q[c])
+    for j in range(n):
+        warm[j] = q[j]
 
 
 @njit_kernel
@@ -525,9 +542,8 @@ def occfm_dense_epoch(
     n_rows = indptr.shape[0] - 1
     n_out = M.shape[0]
     n = M.shape[1]
-    ws = _lmo_workspace(n)
-    q = ws[2]
-    r = noise_vector(n)
+    solver = _lmo_solver(n, lmo, lmo_tol, lmo_max_iter)
+    q = solver[4][2]
     for i in range(n_rows):
         start = indptr[i]
         end = indptr[i + 1]
@@ -545,18 +561,7 @@ def occfm_dense_epoch(
             gamma = min(1.0, gamma_c / t**gamma_p)
             # linear step on -grad F_t(C_t) = -(eta S_{t-1} + 2 C_t)
             lam = _linear_step(
-                P1=S[k],
-                a1=-eta,
-                P2=M[k],
-                a2=-2.0 * scale[k],
-                n=n,
-                warm=q_prev[k],
-                noise=r,
-                method=lmo,
-                tol=lmo_tol,
-                max_iter=lmo_max_iter,
-                workspace=ws,
-                stats=stats[k],
+                P1=S[k], a1=-eta, P2=M[k], a2=-2.0 * scale[k], n=n, warm=q_prev[k], solver=solver, stats=stats[k]
             )
             # C_{t+1} = (1 - gamma) C_t + gamma delta sgn(lam) q q^T, with the (1 - gamma) kept in scale
             c = scale[k] * (1.0 - gamma)
@@ -568,14 +573,7 @@ def occfm_dense_epoch(
                 c = 1.0
             scale[k] = c
             if lam != 0.0:
-                a = gamma * delta * (1.0 if lam > 0.0 else -1.0) / c
-                Mk = M[k]
-                for a_ in range(n):
-                    qa = q[a_]
-                    for b_ in range(n):
-                        Mk[a_, b_] += a * (qa * q[b_])  # exactly symmetric
-                for j in range(n):
-                    q_prev[k, j] = q[j]
+                _add_vertex(M[k], gamma * delta * (1.0 if lam > 0.0 else -1.0) / c, q, n, q_prev[k])
             # the newest gradient enters F_{t+1}
             if g != 0.0:
                 _dense_rank_one_active(S[k], 0.5 * g, indices, data, start, end)
@@ -794,9 +792,8 @@ def occfm_lowrank_epoch(
     n_out = W.shape[0]
     n = W.shape[1]
     kmax = W.shape[2]
-    ws = _lmo_workspace(kmax)
-    q = ws[2]
-    r = noise_vector(max(kmax, 1))
+    solver = _lmo_solver(kmax, lmo, lmo_tol, lmo_max_iter)
+    q = solver[4][2]
     z = np.zeros(kmax + 1)
     z2 = np.zeros(kmax + 1)
     p = np.zeros(n)
@@ -818,31 +815,12 @@ def occfm_lowrank_epoch(
             g = loss_dloss(loss, targets[i, k], zs, 0.0) * sw
             gamma = min(1.0, gamma_c / t**gamma_p)
             # linear step, exactly, in the basis: -(eta B + 2 A)
-            lam = _linear_step(
-                P1=B[k],
-                a1=-eta,
-                P2=A[k],
-                a2=-2.0,
-                n=kd,
-                warm=u_prev[k],
-                noise=r,
-                method=lmo,
-                tol=lmo_tol,
-                max_iter=lmo_max_iter,
-                workspace=ws,
-                stats=stats[k],
-            )
-            a = gamma * delta * (1.0 if lam > 0.0 else -1.0)
+            lam = _linear_step(P1=B[k], a1=-eta, P2=A[k], a2=-2.0, n=kd, warm=u_prev[k], solver=solver, stats=stats[k])
             for r_ in range(kd):
                 for c_ in range(kd):
                     A[k, r_, c_] *= 1.0 - gamma
             if lam != 0.0:
-                for r_ in range(kd):
-                    qa = q[r_]
-                    for c_ in range(kd):
-                        A[k, r_, c_] += a * (qa * q[c_])
-                for j in range(kd):
-                    u_prev[k, j] = q[j]
+                _add_vertex(A[k], gamma * delta * (1.0 if lam > 0.0 else -1.0), q, kd, u_prev[k])
             if g == 0.0:
                 continue
             # the newest gradient: g/2 xhat xhat^T, in the basis extended by xhat's new direction

@@ -12,7 +12,14 @@ LOSS_LOGISTIC      log(1 + exp(-y z))            -y sigmoid(-y z)               
 LOSS_SQUARED       (z - y)^2  (no 1/2 factor)    2 (z - y)                       -
 LOSS_PERCEPTRON    max(0, -y z)                  -y if y z <= 0 else 0           -
 LOSS_EPS_INSENS.   max(0, |z - y| - eps)         sgn(z - y) if |z - y| > eps     eps
+LOSS_MOD_HUBER     max(0, 1 - y z)^2 if y z >=   -2 y max(0, 1 - y z) if y z      -
+                   -1, else -4 y z               >= -1, else -4 y
 =================  ============================  ==============================  =========
+
+The modified Huber loss (Zhang, "Solving large scale linear prediction problems using stochastic gradient
+descent algorithms", ICML 2004) is the squared loss of the score clipped to the label range [-1, 1]: the
+gradient a squared-loss learner takes when it clips its prediction to [-1, 1] before the update, as Vowpal
+Wabbit does with its default squared loss on -1/+1 labels.
 
 The squared loss has no 1/2 so that its strong-convexity constant is the one the RFD paper derives
 (mu = 1/(8 C^2)); see Algorithms §6.1.
@@ -27,6 +34,7 @@ LOSS_LOGISTIC = 1
 LOSS_SQUARED = 2
 LOSS_PERCEPTRON = 3
 LOSS_EPSILON_INSENSITIVE = 4
+LOSS_MODIFIED_HUBER = 5
 
 
 @njit_inline
@@ -59,6 +67,11 @@ def loss_value(code, y, z, param):
     if code == LOSS_PERCEPTRON:
         m = -y * z
         return m if m > 0.0 else 0.0
+    if code == LOSS_MODIFIED_HUBER:
+        m = y * z
+        if m >= 1.0:
+            return 0.0
+        return (1.0 - m) * (1.0 - m) if m >= -1.0 else -4.0 * m
     # LOSS_EPSILON_INSENSITIVE
     r = abs(z - y) - param
     return r if r > 0.0 else 0.0
@@ -74,6 +87,11 @@ def loss_dloss(code, y, z, param):
         return 2.0 * (z - y)
     if code == LOSS_PERCEPTRON:
         return -y if y * z <= 0.0 else 0.0
+    if code == LOSS_MODIFIED_HUBER:
+        m = y * z
+        if m >= 1.0:
+            return 0.0
+        return -2.0 * y * (1.0 - m) if m >= -1.0 else -4.0 * y
     # LOSS_EPSILON_INSENSITIVE
     r = z - y
     if r > param:

@@ -20,7 +20,7 @@ For each example (weight ``h > 0``), after its score ``z_k = w_k . x + b_k`` is 
 3. ``w_kj -= u m r_j x_j`` with ``u = eta h l'(z_k)`` (plain gradient step; ``eta = eta0`` or
    ``eta0 / sqrt(t)``), or, with ``invariant``, the importance-invariant ``u`` of Karampatziakis & Langford
    ("Online Importance Weight Aware Updates", UAI 2011): the step that integrates the gradient flow along
-   ``m r x`` for a time ``eta h``, in closed form (squared, hinge) or by a safeguarded Halley solve
+   ``m r x`` for a time ``eta h``, in closed form (squared, hinge, modified Huber) or by a safeguarded Halley solve
    (logistic), so that a large ``h`` never overshoots the label.
 
 Scaling a column by ``c`` scales ``s_j`` by ``c``, ``G_kj`` by ``c^2`` and the weight by ``1 / c``: scores,
@@ -35,7 +35,7 @@ import numpy as np
 from ._intrinsics import prefetch
 from ._numba import njit_inline, njit_kernel_vector
 from .linear import _U1, _U2, _U3, _U4, PREFETCH_MIN_WEIGHTS
-from .losses import LOSS_HINGE, LOSS_LOGISTIC, LOSS_SQUARED, loss_dloss
+from .losses import LOSS_HINGE, LOSS_LOGISTIC, LOSS_MODIFIED_HUBER, LOSS_SQUARED, loss_dloss
 
 SCHEDULE_CONSTANT = 0
 SCHEDULE_INVSQRT = 1
@@ -147,7 +147,24 @@ def _invariant_step(loss, y, z, dz, H, P, e):
         return -y * min(cap, H)
     if loss == LOSS_LOGISTIC:
         return -y * _logistic_flow(y * z, P * H, e) / P
+    if loss == LOSS_MODIFIED_HUBER:
+        return -y * _modified_huber_flow(y * z, P * H) / P
     return H * dz
+
+
+@njit_inline
+def _modified_huber_flow(m0, ph):
+    """Margin increase of the modified Huber gradient flow run for a time ``ph`` from margin ``m0``:
+    ``dm/dtau = 4`` below -1 (the linear part), then ``1 - m`` decays like ``exp(-2 tau)`` (the squared part),
+    never passing 1."""
+    if m0 >= 1.0:
+        return 0.0
+    if m0 < -1.0:
+        linear = -1.0 - m0  # the margin gained at slope 4 before the squared part starts
+        if 4.0 * ph <= linear:
+            return 4.0 * ph
+        return linear + 2.0 * -math.expm1(-2.0 * (ph - 0.25 * linear))
+    return (1.0 - m0) * -math.expm1(-2.0 * ph)
 
 
 @njit_kernel_vector

@@ -1,4 +1,5 @@
-"""Streaming feature scaling: each row is transformed with the statistics of the rows before it, then added.
+"""Streaming feature (and regression target) scaling: each row is transformed with the statistics of the rows
+before it, then added.
 
 So a row never sees itself or any later row (progressive validation stays honest) and the result does not
 depend on how the stream is cut into chunks. Rows are CSR rows (``cols`` = column indices) or dense rows
@@ -95,3 +96,35 @@ def standard_moments(shift, count, s1, s2, n, mean, var):
         mean[j] = k + a
         v = (s2[j] + missing * k * k) / n - a * a
         var[j] = max(0.0, v)
+
+
+@njit_kernel
+def standardize_targets(y, sample_weight, state, t, shift, scale):
+    """Running standardisation of regression targets, example by example (no look-ahead).
+
+    ``state = [W, mean, M2]``: the total weight, weighted mean and weighted sum of squared deviations of the
+    targets seen (West's weighted form of Welford's update, which never subtracts large sums). Example ``i``
+    gets the statistics of the examples before it: ``shift[i]`` = their mean, ``scale[i]`` = their standard
+    deviation (0 while fewer than two distinct values are seen) and ``t[i] = (y[i] - shift[i]) / scale[i]``
+    (0 when ``scale[i]`` is 0); then it is added with its weight (weight 0 adds nothing).
+    """
+    W = state[0]
+    mean = state[1]
+    m2 = state[2]
+    for i in range(y.shape[0]):
+        std = math.sqrt(max(m2, 0.0) / W) if W > 0.0 else 0.0
+        if std <= 1e-12 * max(1.0, abs(mean)):  # no spread yet (or only rounding noise)
+            std = 0.0
+        shift[i] = mean
+        scale[i] = std
+        t[i] = (y[i] - mean) / std if std > 0.0 else 0.0
+        h = sample_weight[i]
+        if h > 0.0:
+            W += h
+            d = y[i] - mean
+            mean += (h / W) * d
+            m2 += h * d * (y[i] - mean)
+    state[0] = W
+    state[1] = mean
+    state[2] = m2
+    return y.shape[0]

@@ -14,7 +14,7 @@ import numpy as np
 
 from ._numba import njit_inline, njit_kernel
 from .hashing import cross_namespaces, hash_string
-from .vw_text import _expand_wildcards
+from .vw_text import _expand_wildcards, _insertion_sort
 
 __all__ = ["hash_text_column", "hashed_features_to_csr", "hashed_rows_to_csr"]
 
@@ -73,13 +73,7 @@ def _expand_row(
             present[n_present] = c
             n_present += 1
         counts[c] += 1
-    for q in range(1, n_present):  # namespaces in byte order
-        c = present[q]
-        r = q - 1
-        while r >= 0 and present[r] > c:
-            present[r + 1] = present[r]
-            r -= 1
-        present[r + 1] = c
+    _insertion_sort(present, n_present)  # namespaces in byte order
     acc = 0
     for q in range(n_present):
         c = present[q]
@@ -116,8 +110,8 @@ def _expand_row(
 
 @njit_inline
 def _row_scratch(width):
-    """The buffers of :func:`_expand_row_grown` for rows of up to ``width`` features: ``(counts, starts,
-    present, g_idx, g_val, o_idx, o_val)`` (the output pair grows when a row's crosses need more)."""
+    """The buffers of :func:`_append_row` for rows of up to ``width`` features: ``(counts, starts, present,
+    g_idx, g_val, o_idx, o_val)`` (the output pair grows when a row's crosses need more)."""
     counts = np.zeros(257, np.int64)
     starts = np.zeros(257, np.int64)
     present = np.zeros(256, np.int64)
@@ -129,11 +123,14 @@ def _row_scratch(width):
 
 
 @njit_inline
-def _expand_row_grown(
-    f_idx, f_val, f_ns, nf, terms, term_lens, has_wildcard, umask, g_idx, g_val, counts, starts, present, o_idx, o_val
-):
-    """``_expand_row``, with the output buffers replaced by twice the needed size when they are too short:
-    ``(n_out, o_idx, o_val)``."""
+def _append_row(f_idx, f_val, f_ns, nf, plan, scratch, out, nnz):
+    """One row: :func:`_expand_row` with the interactions and mask ``plan = (terms, term_lens, has_wildcard,
+    umask)`` into the buffers of ``scratch`` (the output pair replaced by twice the needed size when it is too
+    short), then :func:`_emit_row` into ``out = (indices, data)`` at ``nnz``. Returns ``(nnz, scratch)``: the
+    new ``nnz``, or -1 if the row does not fit in ``out``."""
+    terms, term_lens, has_wildcard, umask = plan
+    indices, data = out
+    counts, starts, present, g_idx, g_val, o_idx, o_val = scratch
     for _ in range(2):  # the second call has room: the first said how much it needs
         n_out = _expand_row(
             f_idx=f_idx,
@@ -156,7 +153,10 @@ def _expand_row_grown(
             break
         o_idx = np.empty(-2 * n_out, np.uint64)
         o_val = np.empty(-2 * n_out, np.float64)
-    return n_out, o_idx, o_val
+    scratch = (counts, starts, present, g_idx, g_val, o_idx, o_val)
+    if nnz + n_out > indices.shape[0]:
+        return -1, scratch
+    return _emit_row(o_idx, o_val, n_out, indices, data, nnz), scratch
 
 
 @njit_kernel
@@ -269,12 +269,12 @@ def hashed_rows_to_csr(hashes, values, col_ns, terms, term_lens, has_wildcard, m
     or ``-1 - i`` if row ``i`` did not fit.
     """
     n_cols, n_rows = values.shape
-    umask = np.uint64(mask)
+    plan = (terms, term_lens, has_wildcard, np.uint64(mask))
+    out = (indices, data)
     f_idx = np.empty(max(n_cols, 1), np.uint64)
     f_val = np.empty(max(n_cols, 1), np.float64)
     f_ns = np.empty(max(n_cols, 1), np.int64)
-    counts, starts, present, g_idx, g_val, o_idx, o_val = _row_scratch(max(n_cols, 1))
-    cap = indices.shape[0]
+    scratch = _row_scratch(max(n_cols, 1))
     nnz = 0
     indptr[0] = 0
     for i in range(n_rows):
@@ -287,26 +287,11 @@ def hashed_rows_to_csr(hashes, values, col_ns, terms, term_lens, has_wildcard, m
             f_val[nf] = v
             f_ns[nf] = col_ns[c]
             nf += 1
-        n_out, o_idx, o_val = _expand_row_grown(
-            f_idx=f_idx,
-            f_val=f_val,
-            f_ns=f_ns,
-            nf=nf,
-            terms=terms,
-            term_lens=term_lens,
-            has_wildcard=has_wildcard,
-            umask=umask,
-            g_idx=g_idx,
-            g_val=g_val,
-            counts=counts,
-            starts=starts,
-            present=present,
-            o_idx=o_idx,
-            o_val=o_val,
+        nnz, scratch = _append_row(
+            f_idx=f_idx, f_val=f_val, f_ns=f_ns, nf=nf, plan=plan, scratch=scratch, out=out, nnz=nnz
         )
-        if nnz + n_out > cap:
+        if nnz < 0:
             return -1 - i
-        nnz = _emit_row(o_idx, o_val, n_out, indices, data, nnz)
         indptr[i + 1] = nnz
     return nnz
 
@@ -319,7 +304,8 @@ def hashed_features_to_csr(
     ``hashes[f]``, value ``values[f]`` and namespace byte ``ns[f]``; interactions, masking, sorting and
     summing as in :func:`hashed_rows_to_csr`. Returns the number of non-zeros written, or ``-1 - i`` if
     row ``i`` did not fit in ``indices`` / ``data``."""
-    umask = np.uint64(mask)
+    plan = (terms, term_lens, has_wildcard, np.uint64(mask))
+    out = (indices, data)
     n = rows.shape[0]
     longest = 1
     f = 0
@@ -329,8 +315,7 @@ def hashed_features_to_csr(
             g += 1
         longest = max(longest, g - f)
         f = g
-    counts, starts, present, g_idx, g_val, o_idx, o_val = _row_scratch(longest)
-    cap = indices.shape[0]
+    scratch = _row_scratch(longest)
     nnz = 0
     f = 0
     indptr[0] = 0
@@ -338,26 +323,11 @@ def hashed_features_to_csr(
         g = f
         while g < n and rows[g] == i:
             g += 1
-        n_out, o_idx, o_val = _expand_row_grown(
-            f_idx=hashes[f:g],
-            f_val=values[f:g],
-            f_ns=ns[f:g],
-            nf=g - f,
-            terms=terms,
-            term_lens=term_lens,
-            has_wildcard=has_wildcard,
-            umask=umask,
-            g_idx=g_idx,
-            g_val=g_val,
-            counts=counts,
-            starts=starts,
-            present=present,
-            o_idx=o_idx,
-            o_val=o_val,
+        nnz, scratch = _append_row(
+            f_idx=hashes[f:g], f_val=values[f:g], f_ns=ns[f:g], nf=g - f, plan=plan, scratch=scratch, out=out, nnz=nnz
         )
-        if nnz + n_out > cap:
+        if nnz < 0:
             return -1 - i
-        nnz = _emit_row(o_idx, o_val, n_out, indices, data, nnz)
         indptr[i + 1] = nnz
         f = g
     return nnz

@@ -23,6 +23,7 @@ def run(args):
                 "fixed": spec.fixed,
                 "parameters": learner_parameters(name),
                 "scale": spec.scale,
+                "scale_target": spec.target_scale,
                 "defaults_why": DEFAULTS_WHY.get(name, ""),
             }
         )
@@ -33,6 +34,7 @@ def run(args):
         params = " ".join(f"{k}={v!r}" for k, v in row["parameters"].items())
         print(f"{row['name']:<20} {row['description']}")
         scale = f"; --scale {row['scale']}" if row["scale"] != "none" else ""
+        scale += f"; --scale-target {row['scale_target']}" if row["scale_target"] != "none" else ""
         print(f"{'':<20} [{row['task']}; {row['class']}{scale}] {params}")
         if row["defaults_why"]:
             print(f"{'':<20} (defaults: {row['defaults_why']})")

@@ -144,6 +144,14 @@ def _add_common(p, several=False):
         "--scheduler runs); the saved model applies it when predicting",
     )
     p.add_argument(
+        "--scale-target",
+        choices=("none", "standard"),
+        default=None,
+        help="regressors: standardise the target online, each by the targets before it, and map predictions "
+        "back (default: the learner's own, shown by 'streamlearn learners': standard for the squared-loss "
+        "regressors; none for --scheduler runs); the saved model applies it when predicting",
+    )
+    p.add_argument(
         "--n-features",
         type=int,
         default=None,
@@ -214,19 +222,27 @@ def _hashed_openers(args, paths):
 
 
 def _with_scaler(args, learner):
-    """``learner`` behind the ``--scale`` scaler (a ``StreamPipeline``, saved whole; without ``--scale``, the
-    learner's default scaler), or itself for none."""
+    """``learner`` behind the ``--scale`` scaler and the ``--scale-target`` target scaler (a ``StreamPipeline``,
+    saved whole; without them, the learner's defaults), or itself for none."""
     one_process = not LEARNERS[args.learner].batch and getattr(args, "scheduler", None) is None
-    if args.scale is None:
-        return scaled_learner(args.learner, learner) if one_process else learner
-    if args.scale == "none":
-        return learner
-    if not one_process:
+    target = getattr(args, "scale_target", None)
+    spec = LEARNERS[args.learner]
+    if target is not None and spec.task != "regression":
+        raise CLIError(f"--scale-target applies to regressors; {args.learner} is a {spec.task} learner.")
+    if target == "standard" and getattr(learner, "_progressive_loss", None) != "squared":
         raise CLIError(
-            f"--scale applies to online learners trained in one process (not to batch learners or "
-            f"--scheduler runs); got --scale {args.scale} with {args.learner}."
+            f"--scale-target standard needs a squared-loss regressor; {args.learner}'s loss is "
+            f"{learner._progressive_loss}."
         )
-    return scaled_learner(args.learner, learner, args.scale)
+    if not one_process:
+        if args.scale not in (None, "none") or target not in (None, "none"):
+            option = f"--scale {args.scale}" if args.scale not in (None, "none") else f"--scale-target {target}"
+            raise CLIError(
+                f"--scale and --scale-target apply to online learners trained in one process (not to batch "
+                f"learners or --scheduler runs); got {option} with {args.learner}."
+            )
+        return learner
+    return scaled_learner(args.learner, learner, args.scale, target)
 
 
 def run_train(args):

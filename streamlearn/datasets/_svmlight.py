@@ -485,33 +485,48 @@ def _max_index(n_features, shift):
     return _k._INDEX_LIMIT if n_features is None else n_features - 1 + shift
 
 
-def _first_pass(src, zero_based, n_features, block_size):
-    """Validate the whole file and return (shift, n_features) as ``load_svmlight`` would decide them."""
+def _whole_file_parser(src, zero_based, n_features, block_size, **options):
+    """The parser of a pass over the whole file that decides the index base and the width (``load_svmlight``,
+    the first pass of ``iter_svmlight``): with ``zero_based="auto"`` it reads the indices as zero-based and
+    allows index ``n_features`` (the last one of a one-based file); :func:`_base_and_width` decides after the
+    pass. ``options`` go to :class:`_Parser`."""
     if zero_based == "auto":
         shift = 0
-        max_index = _k._INDEX_LIMIT if n_features is None else n_features
+        max_index = _k._INDEX_LIMIT if n_features is None else n_features  # n_features allowed if one-based
         edge = -1 if n_features is None else n_features
     else:
         shift = 0 if zero_based else 1
         max_index, edge = _max_index(n_features, shift), -1
-    p = _Parser(
+    return _Parser(
         src.name,
         shift=shift,
         max_index=max_index,
         edge_index=edge,
         block_size=block_size,
-        store=False,
         n_features_msg=n_features,
+        **options,
     )
-    _read_all(src, p)
+
+
+def _base_and_width(src, p, zero_based, n_features):
+    """``(shift, n_features)`` of a file that the parser ``p`` of :func:`_whole_file_parser` has read, decided
+    as scikit-learn decides them."""
     p.check_not_empty()
     gmin, gmax = int(p.state[_k.S_MIN_IDX]), int(p.state[_k.S_MAX_IDX])
+    shift = p.shift
     if zero_based == "auto":
         shift = 1 if gmin > 0 else 0
         if n_features is not None and shift == 0 and int(p.state[_k.S_EDGE_LINE]):
             _raise_edge(src.name, p, n_features)
     inferred = max(gmax - shift + 1, 1) if gmax >= 0 else 1
     return shift, (inferred if n_features is None else n_features)
+
+
+def _first_pass(src, zero_based, n_features, block_size):
+    """Validate the whole file and return (shift, n_features) as ``load_svmlight`` would decide them."""
+    p = _whole_file_parser(src, zero_based, n_features, block_size, store=False)
+    _read_all(src, p)
+    return _base_and_width(src, p, zero_based, n_features)
 
 
 def _raise_edge(name, parser, n_features):
@@ -590,35 +605,12 @@ def load_svmlight(
     """
     dt = _check_args(n_features, zero_based, dtype, block_size)
     src = _Source(source)
-    if zero_based == "auto":
-        shift = 0
-        max_index = _k._INDEX_LIMIT if n_features is None else n_features  # n_features allowed if one-based
-        edge = -1 if n_features is None else n_features
-    else:
-        shift = 0 if zero_based else 1
-        max_index, edge = _max_index(n_features, shift), -1
     index_dtype = np.int64 if (n_features is not None and n_features - 1 > _INT32_MAX) else np.int32
-    p = _Parser(
-        src.name,
-        shift=shift,
-        max_index=max_index,
-        edge_index=edge,
-        index_dtype=index_dtype,
-        dtype=dt,
-        block_size=block_size,
-        n_features_msg=n_features,
-    )
+    p = _whole_file_parser(src, zero_based, n_features, block_size, index_dtype=index_dtype, dtype=dt)
     ((data, indices, indptr, y),) = _read_all(src, p)
-    p.check_not_empty()
-    gmin, gmax = int(p.state[_k.S_MIN_IDX]), int(p.state[_k.S_MAX_IDX])
-    if zero_based == "auto":
-        if gmin > 0:
-            shift = 1
-            indices -= 1
-        elif n_features is not None and int(p.state[_k.S_EDGE_LINE]):
-            _raise_edge(src.name, p, n_features)
-    if n_features is None:
-        n_features = max(gmax - shift + 1, 1) if gmax >= 0 else 1
+    shift, n_features = _base_and_width(src, p, zero_based, n_features)
+    if shift != p.shift:  # zero_based="auto" and the file is one-based
+        indices -= 1
     return _csr(data, indices, indptr, n_features), y
 
 

@@ -38,7 +38,7 @@ from threadpoolctl import threadpool_limits
 
 from .._typing import ArrayLike, MatrixLike
 from .._validation import as_csr_float
-from ..losses import CLASSIFICATION_LOSSES, LOSSES, REGRESSION_LOSSES, loss_value
+from ..losses import CLASSIFICATION_LOSSES, LOSSES, REGRESSION_LOSSES, loss_dloss, loss_value
 from ._common import as_1d_labels, check_learner, example_losses, loss_param, loss_spec, signed_targets
 
 __all__ = ["regret", "RegretResult"]
@@ -141,8 +141,8 @@ def regret(
         Loss name from :mod:`streamlearn.losses`. Default: the learner's own loss; required with scores.
     radius : float > 0 or None, default=None
         Restrict the comparator to ``||w||_2 <= radius`` (the intercept is free; with K > 2 classes each
-        class's ``w_k`` separately). Supported for the smooth losses (squared, logistic) by solving
-        ``min f(w, b) + lam ||w||^2`` with L-BFGS (logistic) or least squares (squared) and bisecting on
+        class's ``w_k`` separately). Supported for the smooth losses (squared, logistic, modified Huber) by
+        solving ``min f(w, b) + lam ||w||^2`` with least squares (squared) or L-BFGS (the others) and bisecting on
         ``lam`` until ``||w|| = radius`` (the KKT conditions of the constrained problem; no QCP solver
         needed). The hinge and epsilon-insensitive losses raise ``NotImplementedError``: an L2 ball is not a
         linear constraint, so their LP cannot carry it. Ignored for the perceptron loss (``w = 0`` is optimal).
@@ -311,7 +311,7 @@ def _best_fixed(X, t, name, param, *, radius, fit_intercept, max_iter):
     if name == "squared":
         solve, solver = _least_squares(X, t, fit_intercept, max_iter)
     else:
-        solve, solver = _logistic(X, t, fit_intercept, max_iter)
+        solve, solver = _smooth(X, t, name, fit_intercept, max_iter)
     theta, ok = solve(0.0, None)
     if radius is not None and np.linalg.norm(theta[:d]) > radius:
         theta, ok = _on_sphere(solve, d, radius, theta)
@@ -365,9 +365,9 @@ def _least_squares(X, t, fit_intercept, max_iter):
     return solve, "least squares (scipy.sparse.linalg.lsqr)"
 
 
-def _logistic(X, t, fit_intercept, max_iter):
-    """``solve(lam, warm) -> (theta = [w, b], ok)`` minimising ``sum log(1 + exp(-t (X w + b))) + lam ||w||^2``
-    with L-BFGS-B and the exact gradient."""
+def _smooth(X, t, name, fit_intercept, max_iter):
+    """``solve(lam, warm) -> (theta = [w, b], ok)`` minimising ``sum l(t, X w + b) + lam ||w||^2`` for a loss
+    with a continuous gradient (logistic, modified Huber) with L-BFGS-B and the exact gradient."""
     n, d = X.shape
     A = sp.hstack([X, np.ones((n, 1))], format="csr") if fit_intercept else X
     At = A.T.tocsr()
@@ -376,10 +376,13 @@ def _logistic(X, t, fit_intercept, max_iter):
 
     def solve(lam, warm):
         def fun(theta):
-            m = t * (A @ theta)
-            f = np.logaddexp(0.0, -m).sum() + lam * np.dot(mask * theta, theta)
-            g = At @ (-t * expit(-m)) + 2.0 * lam * mask * theta
-            return f, g
+            z = A @ theta
+            if name == "logistic":
+                m = t * z
+                loss, dloss = np.logaddexp(0.0, -m), -t * expit(-m)
+            else:
+                loss, dloss = loss_value(name, t, z), loss_dloss(name, t, z)
+            return loss.sum() + lam * np.dot(mask * theta, theta), At @ dloss + 2.0 * lam * mask * theta
 
         x0 = np.zeros(A.shape[1]) if warm is None else warm
         res = minimize(

@@ -19,6 +19,7 @@ from .._typing import FloatArray
 from .._validation import PASS_PARAMS, Interval, Options
 from ..base import LogisticProbaMixin, OnlineClassifierMixin, OnlineRegressorMixin, _BaseOnline
 from ..losses import loss_code
+from .._params import with_defaults
 from ._common import check_dense_state, one_blas_thread
 
 __all__ = [
@@ -273,13 +274,7 @@ class CCFMOnlineGradientRegressor(OnlineRegressorMixin, _CCFMOnlineGradient):
     _parameter_constraints = {"loss": [Options("squared")], **_OGD_PARAMS}
     _progressive_loss = "squared"
 
-    def __init__(self, *, loss="squared", delta=10.0, eta0=0.1, max_iter=5, shuffle=True, random_state=None):
-        self.loss = loss
-        self.delta = delta
-        self.eta0 = eta0
-        self.max_iter = max_iter
-        self.shuffle = shuffle
-        self.random_state = random_state
+    __init__ = with_defaults(CCFMOnlineGradientClassifier.__init__, loss="squared", eta0=0.1)
 
 
 # -------------------------------------------------------------------------------------------------------------
@@ -320,6 +315,11 @@ class _OCCFM(_CCFMMixin, _BaseOnline):
             )
         gc, gp = _STEPS[self.step_schedule]
         common = dict(
+            indptr=X.indptr,
+            indices=X.indices,
+            data=X.data,
+            targets=targets,
+            sample_weight=sw,
             loss=loss_code(self.loss),
             delta=float(self.delta),
             eta=float(self.eta),
@@ -335,11 +335,6 @@ class _OCCFM(_CCFMMixin, _BaseOnline):
         with one_blas_thread():
             if self.mode_ == "exact":
                 t, bad = _k.occfm_dense_epoch(
-                    indptr=X.indptr,
-                    indices=X.indices,
-                    data=X.data,
-                    targets=targets,
-                    sample_weight=sw,
                     M=self._state_M,
                     scale=self._state_scale,
                     S=self._state_S,
@@ -354,11 +349,6 @@ class _OCCFM(_CCFMMixin, _BaseOnline):
                         "call fit to start again with larger budgets."
                     )
                 t, bad = _k.occfm_lowrank_epoch(
-                    indptr=X.indptr,
-                    indices=X.indices,
-                    data=X.data,
-                    targets=targets,
-                    sample_weight=sw,
                     W=self._state_W,
                     A=self._state_A,
                     B=self._state_B,
@@ -460,7 +450,7 @@ _OCCFM_DOC = """
         C_{t+1} = (1 - gamma_t) C_t + gamma_t delta sgn(lam) q q^T
 
     ``F_t(C) = eta sum_{tau<t} <grad f_tau(C_tau), C> + ||C - C_1||_F^2``; the linear step
-    ``argmin_{||C||_tr <= delta} <C, grad F_t(C_t)> = delta sgn(lam) q q^T`` (seed Lemma 5 / Thm 1) needs one
+    ``argmin_{||C||_tr <= delta} <C, grad F_t(C_t)> = delta sgn(lam) q q^T`` (the paper's Lemma 5 / Thm 1) needs one
     extreme eigenvector, found by Lanczos (``lmo="lanczos"``: full reorthogonalisation, restarts every 32
     steps) or power iteration (``lmo="power"``: converges at rate |lam_2|/|lam_1| and fails when the top two
     magnitudes are equal, e.g. +-lam), warm-started from the previous eigenvector plus a fixed 1e-3
@@ -626,33 +616,4 @@ class OCCFMRegressor(OnlineRegressorMixin, _OCCFM):
     _parameter_constraints = {"loss": [Options("squared")], **_OCCFM_PARAMS}
     _progressive_loss = "squared"
 
-    def __init__(
-        self,
-        *,
-        loss="squared",
-        delta=10.0,
-        eta=0.01,
-        step_schedule="invsqrt",
-        mode="auto",
-        rank=20,
-        ell=20,
-        lmo="lanczos",
-        lmo_tol=1e-6,
-        lmo_max_iter=200,
-        max_iter=5,
-        shuffle=True,
-        random_state=None,
-    ):
-        self.loss = loss
-        self.delta = delta
-        self.eta = eta
-        self.step_schedule = step_schedule
-        self.mode = mode
-        self.rank = rank
-        self.ell = ell
-        self.lmo = lmo
-        self.lmo_tol = lmo_tol
-        self.lmo_max_iter = lmo_max_iter
-        self.max_iter = max_iter
-        self.shuffle = shuffle
-        self.random_state = random_state
+    __init__ = with_defaults(OCCFMClassifier.__init__, loss="squared")

@@ -2,7 +2,6 @@
 
 from threadpoolctl import threadpool_limits
 
-
 #: dense (d+1) x (d+1) states above this many bytes are refused with a message (not attempted)
 DENSE_STATE_LIMIT_BYTES = 4 * 1024**3
 

@@ -8,6 +8,7 @@ from .._kernels import fm as _k
 from .._validation import PASS_PARAMS, Interval, Options
 from ..base import LogisticProbaMixin, OnlineClassifierMixin, OnlineRegressorMixin, _BaseOnline
 from ..losses import loss_code
+from .._params import with_defaults
 
 __all__ = ["FMClassifier", "FMRegressor"]
 
@@ -225,33 +226,5 @@ class FMRegressor(OnlineRegressorMixin, _FMBase):
 
     _parameter_constraints = {"loss": [Options("squared")], **_FM_PARAMS}
 
-    def __init__(
-        self,
-        *,
-        loss="squared",
-        n_factors=10,
-        optimizer="adagrad",
-        learning_rate="constant",
-        eta0=0.05,
-        l2_weight=0.0,
-        l2_latent=0.0,
-        init_stdev=0.1,
-        fit_intercept=True,
-        max_iter=5,
-        shuffle=True,
-        random_state=0,
-    ):
-        self.loss = loss
-        self.n_factors = n_factors
-        self.optimizer = optimizer
-        self.learning_rate = learning_rate
-        self.eta0 = eta0
-        self.l2_weight = l2_weight
-        self.l2_latent = l2_latent
-        self.init_stdev = init_stdev
-        self.fit_intercept = fit_intercept
-        self.max_iter = max_iter
-        self.shuffle = shuffle
-        self.random_state = random_state
-
+    __init__ = with_defaults(FMClassifier.__init__, loss="squared", eta0=0.05)
     _progressive_loss = "squared"

@@ -111,9 +111,11 @@ class NAGClassifier(LogisticProbaMixin, OnlineClassifierMixin, _NAG):
 
     Parameters
     ----------
-    loss : {"logistic", "hinge", "squared"}, default="logistic"
-        Loss on the score ``z = w . x + b`` with labels in {-1, +1}. ``predict_proba`` exists only for
-        ``"logistic"``.
+    loss : {"logistic", "hinge", "squared", "modified_huber"}, default="logistic"
+        Loss on the score ``z = w . x + b`` with labels in {-1, +1}. ``"modified_huber"`` is the squared loss
+        of the score clipped to [-1, 1], which is what Vowpal Wabbit's default squared loss on -1/+1 labels
+        amounts to (it clips its prediction to the label range before each update). ``predict_proba`` exists
+        only for ``"logistic"``.
     eta0 : float > 0, default=0.5
         Learning rate (Vowpal Wabbit's default ``-l 0.5``).
     invariant : bool, default=True
@@ -156,7 +158,7 @@ class NAGClassifier(LogisticProbaMixin, OnlineClassifierMixin, _NAG):
     """
 
     _parameter_constraints = {
-        "loss": [Options("logistic", "hinge", "squared")],
+        "loss": [Options("logistic", "hinge", "squared", "modified_huber")],
         "eta0": [Interval(float, 0, None, closed="neither")],
         "invariant": ["boolean"],
         **_PASS_PARAMS,

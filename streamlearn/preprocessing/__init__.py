@@ -3,6 +3,8 @@
 * :class:`MaxAbsScaler` and :class:`StandardScaler` learn their statistics online (``partial_fit``); in a
   stream (``partial_fit_transform``, and so in a :class:`StreamPipeline`) each row is transformed with the
   statistics of the rows *before* it, never its own or later ones.
+* :class:`TargetStandardScaler` standardises a regression target online, each target by the statistics of the
+  targets before it.
 * :func:`make_stream_pipeline` / :class:`StreamPipeline`: scaler + learner with the learner's API
   (``partial_fit``, ``partial_fit_scores``, ``predict``, ``decision_function``, ``predict_proba`` when the
   learner has it, ``save``/``load``).
@@ -14,6 +16,7 @@ _WHERE = {
     "._scalers": ["MaxAbsScaler", "StandardScaler"],
     "._pipeline": ["StreamPipeline", "make_stream_pipeline", "make_scaler", "SCALERS"],
     "._hashing": ["DictHasher"],
+    "._target": ["TargetStandardScaler"],
 }
 __getattr__, __dir__ = lazy_attributes(__name__, globals(), {n: m for m, names in _WHERE.items() for n in names})
 
@@ -23,6 +26,7 @@ __all__ = [
     "MaxAbsScaler",
     "StandardScaler",
     "StreamPipeline",
+    "TargetStandardScaler",
     "make_scaler",
     "make_stream_pipeline",
 ]

@@ -30,20 +30,42 @@ def make_scaler(name):
     raise ValueError(f"Unknown scaler {name!r}; expected one of {', '.join(SCALERS)}.")
 
 
-def make_stream_pipeline(scaler, learner):
-    """``StreamPipeline(scaler, learner)``: the learner sees every row scaled by the statistics of the rows
-    before it (see :class:`StreamPipeline`).
+def make_stream_pipeline(scaler, learner, target_scaler=None):
+    """``StreamPipeline(scaler, learner, target_scaler)``: the learner sees every row (and with a
+    ``target_scaler``, every regression target) scaled by the statistics of the rows before it (see
+    :class:`StreamPipeline`).
 
     >>> from streamlearn.linear_model import OGDClassifier
     >>> from streamlearn.preprocessing import StandardScaler, make_stream_pipeline
     >>> make_stream_pipeline(StandardScaler(), OGDClassifier())
     StreamPipeline(learner=OGDClassifier(), scaler=StandardScaler())
     """
-    return StreamPipeline(scaler=scaler, learner=learner)
+    return StreamPipeline(scaler=scaler, learner=learner, target_scaler=target_scaler)
 
 
 def _learner_has(name):
     return lambda self: hasattr(self.learner_ if hasattr(self, "learner_") else self.learner, name)
+
+
+def _snapshot(obj):
+    """The attributes of ``obj``, arrays copied (None for no object)."""
+    if obj is None:
+        return None
+    return {k: (v.copy() if isinstance(v, np.ndarray) else v) for k, v in vars(obj).items()}
+
+
+def _restore(obj, saved):
+    """Put back the attributes of ``_snapshot``: arrays in place, the rest reassigned, new ones deleted."""
+    if obj is None:
+        return
+    for k, v in saved.items():
+        cur = vars(obj).get(k)
+        if isinstance(v, np.ndarray) and isinstance(cur, np.ndarray) and cur.shape == v.shape:
+            cur[...] = v
+        else:
+            setattr(obj, k, v)
+    for k in [k for k in vars(obj) if k not in saved]:
+        delattr(obj, k)
 
 
 class StreamPipeline(PersistMixin, BaseEstimator):
@@ -57,10 +79,16 @@ class StreamPipeline(PersistMixin, BaseEstimator):
     scaled ``X``. The fitted copies are ``scaler_`` and ``learner_`` (the parameters are left untouched).
     ``save``/``load`` store both.
 
+    With a ``target_scaler`` (a :class:`~streamlearn.preprocessing.TargetStandardScaler`; regressors only) the
+    learner learns each target standardised by the targets before it, and every score and prediction is
+    mapped back to the target's units (``target_scaler_``).
+
     Parameters
     ----------
-    scaler : MaxAbsScaler or StandardScaler
+    scaler : MaxAbsScaler, StandardScaler or None
+        None: the rows reach the learner as they are.
     learner : a streamlearn online learner (with ``partial_fit_scores``)
+    target_scaler : TargetStandardScaler or None, default=None
 
     Examples
     --------
@@ -76,9 +104,10 @@ class StreamPipeline(PersistMixin, BaseEstimator):
     raw 0.38, scaled 0.92
     """
 
-    def __init__(self, scaler, learner):
+    def __init__(self, scaler, learner, target_scaler=None):
         self.scaler = scaler
         self.learner = learner
+        self.target_scaler = target_scaler
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
@@ -93,9 +122,9 @@ class StreamPipeline(PersistMixin, BaseEstimator):
     # -- learning ---------------------------------------------------------------------------------
     def _start(self):
         if not hasattr(self, "learner_"):
-            if not hasattr(self.scaler, "partial_fit_transform"):
+            if self.scaler is not None and not hasattr(self.scaler, "partial_fit_transform"):
                 raise TypeError(
-                    f"scaler must be an online streamlearn scaler (MaxAbsScaler or StandardScaler); "
+                    f"scaler must be an online streamlearn scaler (MaxAbsScaler or StandardScaler) or None; "
                     f"got {type(self.scaler).__name__}."
                 )
             if not hasattr(self.learner, "partial_fit_scores"):
@@ -103,27 +132,43 @@ class StreamPipeline(PersistMixin, BaseEstimator):
                     f"learner must be a streamlearn online learner (with partial_fit_scores); got "
                     f"{type(self.learner).__name__}."
                 )
-            self.scaler_ = clone(self.scaler)
+            if self.target_scaler is not None:
+                if not hasattr(self.target_scaler, "inverse_transform") or not hasattr(
+                    self.target_scaler, "partial_fit_transform"
+                ):
+                    raise TypeError(
+                        f"target_scaler must be a TargetStandardScaler or None; got {type(self.target_scaler).__name__}."
+                    )
+                if get_tags(self.learner).estimator_type != "regressor":
+                    raise TypeError(
+                        f"target_scaler applies to regressors; got the {type(self.learner).__name__} "
+                        f"({get_tags(self.learner).estimator_type})."
+                    )
+                if self.learner._progressive_loss != "squared":
+                    raise TypeError(
+                        f"target_scaler needs a squared-loss learner (its loss is the same in any units); the "
+                        f"{type(self.learner).__name__}'s loss is {self.learner._progressive_loss}."
+                    )
+            self.scaler_ = None if self.scaler is None else clone(self.scaler)
             self.learner_ = clone(self.learner)
+            self.target_scaler_ = None if self.target_scaler is None else clone(self.target_scaler)
 
     def partial_fit_scores(self, X, y, classes=None, sample_weight=None):
         """Scale each row by the statistics of the rows before it, learn, and return the learner's
         pre-update scores (see the learner's ``partial_fit_scores``)."""
         self._start()
-        scaler = self.scaler_
-        saved = {k: (v.copy() if isinstance(v, np.ndarray) else v) for k, v in vars(scaler).items()}
-        Xt = scaler.partial_fit_transform(X)
+        scalers = (self.scaler_, self.target_scaler_)
+        saved = [_snapshot(s) for s in scalers]
         try:
-            return self.learner_.partial_fit_scores(Xt, y, classes=classes, sample_weight=sample_weight)
-        except BaseException:  # the learner refused the chunk: the scaler forgets it too
-            for k, v in saved.items():
-                cur = vars(scaler).get(k)
-                if isinstance(v, np.ndarray) and isinstance(cur, np.ndarray) and cur.shape == v.shape:
-                    cur[...] = v
-                else:
-                    setattr(scaler, k, v)
-            for k in [k for k in vars(scaler) if k not in saved]:
-                delattr(scaler, k)
+            Xt = X if self.scaler_ is None else self.scaler_.partial_fit_transform(X)
+            if self.target_scaler_ is None:
+                return self.learner_.partial_fit_scores(Xt, y, classes=classes, sample_weight=sample_weight)
+            t, shift, scale = self.target_scaler_.partial_fit_transform(y, sample_weight)
+            scores = self.learner_.partial_fit_scores(Xt, t, classes=classes, sample_weight=sample_weight)
+            return shift + scale * scores
+        except BaseException:  # the learner (or a scaler) refused the chunk: the scalers forget it too
+            for s, state in zip(scalers, saved):
+                _restore(s, state)
             raise
 
     def partial_fit(self, X, y, classes=None, sample_weight=None):
@@ -133,33 +178,39 @@ class StreamPipeline(PersistMixin, BaseEstimator):
 
     def fit(self, X, y, sample_weight=None):
         """Reset; learn the scaler's statistics on all of ``X``, then ``fit`` the learner on the scaled rows."""
-        for attr in ("scaler_", "learner_"):
+        for attr in ("scaler_", "learner_", "target_scaler_"):
             if hasattr(self, attr):
                 delattr(self, attr)
         self._start()
-        Xt = self.scaler_.fit(X).transform(X)
+        Xt = X if self.scaler_ is None else self.scaler_.fit(X).transform(X)
+        if self.target_scaler_ is not None:
+            y = self.target_scaler_.fit(y, sample_weight).transform(y)
         self.learner_.fit(Xt, y, sample_weight=sample_weight)
         return self
 
     # -- prediction ---------------------------------------------------------------------------------
     def _scaled(self, X):
         check_is_fitted(self)
-        return self.scaler_.transform(X)
+        return X if self.scaler_ is None else self.scaler_.transform(X)
+
+    def _unscaled(self, scores):
+        """Regression scores in the target's units (unchanged without a target scaler)."""
+        return scores if self.target_scaler_ is None else self.target_scaler_.inverse_transform(scores)
 
     def _decision_function(self, X):
         Xt = self._scaled(X)
-        return self.learner_._decision_function(Xt)
+        return self._unscaled(self.learner_._decision_function(Xt))
 
     @available_if(_learner_has("decision_function"))
     def decision_function(self, X):
         """The learner's ``decision_function`` on the scaled rows."""
         Xt = self._scaled(X)
-        return self.learner_.decision_function(Xt)
+        return self._unscaled(self.learner_.decision_function(Xt))
 
     def predict(self, X):
-        """The learner's ``predict`` on the scaled rows."""
+        """The learner's ``predict`` on the scaled rows (in the target's units)."""
         Xt = self._scaled(X)
-        return self.learner_.predict(Xt)
+        return self._unscaled(self.learner_.predict(Xt))
 
     @available_if(_learner_has("predict_proba"))
     def predict_proba(self, X):
@@ -174,7 +225,11 @@ class StreamPipeline(PersistMixin, BaseEstimator):
         return self.learner_.predict_log_proba(Xt)
 
     def score(self, X, y, sample_weight=None):
-        """The learner's ``score`` (accuracy or R^2) on the scaled rows."""
+        """The learner's ``score`` (accuracy or R^2) on the scaled rows (R^2 in the target's units)."""
+        if self.target_scaler_ is not None:
+            from sklearn.metrics import r2_score
+
+            return r2_score(y, self.predict(X), sample_weight=sample_weight)
         Xt = self._scaled(X)
         return self.learner_.score(Xt, y, sample_weight=sample_weight)
 
@@ -189,7 +244,7 @@ class StreamPipeline(PersistMixin, BaseEstimator):
 
     @property
     def n_features_in_(self):
-        return self.scaler_.n_features_in_
+        return (self.learner_ if self.scaler_ is None else self.scaler_).n_features_in_
 
     @property
     def t_(self):

@@ -99,15 +99,16 @@ def test_squared_equals_closed_form_and_grid():
     assert res.best_fixed_loss <= grid.min()
 
 
+@pytest.mark.parametrize("name", ["logistic", "modified_huber"])
 @pytest.mark.parametrize("seed", [0, 1])
-def test_logistic_lbfgs_equals_grid_then_polish(seed):
+def test_smooth_loss_lbfgs_equals_grid_then_polish(seed, name):
     X, t = _tiny(14, seed, noise=1.5)
-    res = regret(np.zeros(14), X, t, loss="logistic")
+    res = regret(np.zeros(14), X, t, loss=name)
     W, B = np.meshgrid(np.linspace(-6, 6, 241), np.linspace(-6, 6, 241))
-    grid = np.logaddexp(0, -t * (W.ravel()[:, None] * X[:, 0] + B.ravel()[:, None])).sum(axis=1)
+    grid = loss_value(name, t, W.ravel()[:, None] * X[:, 0] + B.ravel()[:, None]).sum(axis=1)
     start = [W.ravel()[grid.argmin()], B.ravel()[grid.argmin()]]
     polished = minimize(
-        lambda th: _total("logistic", X, t, th[:1], th[1]),
+        lambda th: _total(name, X, t, th[:1], th[1]),
         start,
         method="Nelder-Mead",
         options={"xatol": 1e-12, "fatol": 1e-14, "maxiter": 10000},
@@ -117,7 +118,7 @@ def test_logistic_lbfgs_equals_grid_then_polish(seed):
     assert res.converged and res.note == ""
 
 
-@pytest.mark.parametrize("name", ["squared", "logistic"])
+@pytest.mark.parametrize("name", ["squared", "logistic", "modified_huber"])
 def test_radius_equals_brute_force_on_the_circle(name):
     rng = np.random.default_rng(4)
     X = rng.normal(size=(25, 2))
@@ -139,7 +140,8 @@ def test_radius_equals_brute_force_on_the_circle(name):
     R, A = np.meshgrid(np.linspace(0, radius, 60), np.linspace(-np.pi, np.pi, 181))
     inner = [_total(name, X, t, [r * np.cos(a), r * np.sin(a)], 0.0) for r, a in zip(R.ravel(), A.ravel())]
     assert res.best_fixed_loss <= min(inner) + 1e-12
-    assert res.best_fixed_loss == pytest.approx(brute, rel=1e-8)
+    # the modified Huber loss has a kink in its second derivative: L-BFGS and the bisection stop a little earlier
+    assert res.best_fixed_loss == pytest.approx(brute, rel=1e-7 if name == "modified_huber" else 1e-8)
     assert free.best_fixed_loss < res.best_fixed_loss
 
 

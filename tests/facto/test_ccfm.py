@@ -30,6 +30,23 @@ def _stream(seed, n=60, d=7, regression=True, n_out=1):
     return X, targets, sw
 
 
+def _kernel_stream(X, targets, sw):
+    """The stream arguments of the epoch kernels."""
+    Xc = sp.csr_matrix(X)
+    return {"indptr": Xc.indptr, "indices": Xc.indices, "data": Xc.data, "targets": targets, "sample_weight": sw}
+
+
+#: the eigen-solver of the kernel tests: Lanczos to near machine precision
+_LMO = {"lmo": k.LMO_LANCZOS, "lmo_tol": 1e-12, "lmo_max_iter": 500}
+
+
+def _labels(est, targets):
+    """``(y, partial_fit keywords)`` for ``est``: the targets of a regressor, their sign around 2 for a classifier."""
+    if "Regressor" in type(est).__name__:
+        return targets[:, 0], {}
+    return np.where(targets[:, 0] > 2.0, 1, -1), {"classes": [-1, 1]}
+
+
 def _trace_norm(C):
     return np.abs(np.linalg.eigvalsh(C)).sum()
 
@@ -38,7 +55,7 @@ def _trace_norm(C):
 # the linear step
 def _lmo_kernel(H, method=k.LMO_LANCZOS, v0=None, tol=1e-10):
     n = H.shape[0]
-    Vw, w, q, _ = k._lmo_workspace(n)
+    Vw, w, q, _ = k._lmo_solver(n, method, tol, 2000)[4]
     v0 = np.zeros(n) if v0 is None else v0
     lam, nmv, ok = k.top_abs_eigenpair(
         P1=H,
@@ -116,15 +133,10 @@ def test_tridiagonal_extreme_eigenpair_matches_eigh():
 def test_ogd_kernel_matches_twin_that_projects_every_step():
     X, targets, sw = _stream(0)
     n = X.shape[1] + 1
-    Xc = sp.csr_matrix(X)
     C = np.zeros((1, n, n))
     tn, stats, out = np.zeros(1), np.zeros((1, k.N_STATS)), np.empty((X.shape[0], 1))
     t, bad = k.ccfm_ogd_epoch(
-        indptr=Xc.indptr,
-        indices=Xc.indices,
-        data=Xc.data,
-        targets=targets,
-        sample_weight=sw,
+        **_kernel_stream(X, targets, sw),
         C=C,
         tn_bound=tn,
         loss=loss_code("squared"),
@@ -153,9 +165,8 @@ def test_ogd_kernel_matches_twin_that_projects_every_step():
 )
 def test_every_iterate_is_symmetric_and_in_the_trace_norm_ball(make):
     X, targets, _ = _stream(1, n=50, d=12, regression=True)
-    y = targets[:, 0] if "Regressor" in type(make()).__name__ else np.where(targets[:, 0] > 2.0, 1, -1)
     est = make()
-    kw = {} if "Regressor" in type(est).__name__ else {"classes": [-1, 1]}
+    y, kw = _labels(est, targets)
     norms = []
     for i in range(X.shape[0]):
         est.partial_fit(X[i : i + 1], y[i : i + 1], **kw)
@@ -179,16 +190,11 @@ def test_every_iterate_is_symmetric_and_in_the_trace_norm_ball(make):
 def test_occfm_dense_kernel_matches_eigh_twin(regression, n_out, steps):
     X, targets, sw = _stream(2, regression=regression, n_out=n_out)
     n = X.shape[1] + 1
-    Xc = sp.csr_matrix(X)
     loss = loss_code("squared" if regression else "logistic")
     M, scale, S = np.zeros((n_out, n, n)), np.ones(n_out), np.zeros((n_out, n, n))
     q, stats, out = np.zeros((n_out, n)), np.zeros((n_out, k.N_STATS)), np.empty((X.shape[0], n_out))
     t, bad = k.occfm_dense_epoch(
-        indptr=Xc.indptr,
-        indices=Xc.indices,
-        data=Xc.data,
-        targets=targets,
-        sample_weight=sw,
+        **_kernel_stream(X, targets, sw),
         M=M,
         scale=scale,
         S=S,
@@ -198,9 +204,7 @@ def test_occfm_dense_kernel_matches_eigh_twin(regression, n_out, steps):
         eta=0.3,
         gamma_c=steps[0],
         gamma_p=steps[1],
-        lmo=k.LMO_LANCZOS,
-        lmo_tol=1e-12,
-        lmo_max_iter=500,
+        **_LMO,
         t=0,
         stats=stats,
         out_scores=out,
@@ -251,16 +255,11 @@ def test_bias_sits_as_twice_w0_in_the_corner():
 def test_occfm_lowrank_kernel_matches_twin_with_compressions():
     X, targets, sw = _stream(5, n=50, d=9)
     n, kmax = X.shape[1] + 1, 6
-    Xc = sp.csr_matrix(X)
     W, A, B = np.zeros((1, n, kmax)), np.zeros((1, kmax, kmax)), np.zeros((1, kmax, kmax))
     kd, u = np.zeros(1, np.int64), np.zeros((1, kmax))
     stats, out = np.zeros((1, k.N_STATS)), np.empty((X.shape[0], 1))
     t, bad = k.occfm_lowrank_epoch(
-        indptr=Xc.indptr,
-        indices=Xc.indices,
-        data=Xc.data,
-        targets=targets,
-        sample_weight=sw,
+        **_kernel_stream(X, targets, sw),
         W=W,
         A=A,
         B=B,
@@ -273,9 +272,7 @@ def test_occfm_lowrank_kernel_matches_twin_with_compressions():
         gamma_p=0.5,
         rank=2,
         ell=1,
-        lmo=k.LMO_LANCZOS,
-        lmo_tol=1e-12,
-        lmo_max_iter=500,
+        **_LMO,
         t=0,
         stats=stats,
         out_scores=out,
@@ -372,6 +369,5 @@ def test_scalable_mode_meets_the_online_contract(est):
     for check in yield_checks(est):
         check(est)
     X, targets, _ = _stream(9, n=60, d=12)
-    y = targets[:, 0] if "Regressor" in type(est).__name__ else np.where(targets[:, 0] > 2.0, 1, -1)
-    kw = {} if "Regressor" in type(est).__name__ else {"classes": [-1, 1]}
+    y, kw = _labels(est, targets)
     assert type(est)(**est.get_params()).partial_fit(X, y, **kw).diagnostics()["compressions"] > 0

@@ -154,3 +154,19 @@ def test_fm_raises_on_divergence_with_sgd():
     y = np.arange(50.0)
     with pytest.raises(FloatingPointError, match="FMRegressor diverged.*Lower eta0"):
         FMRegressor(optimizer="sgd", eta0=1.0).partial_fit(X, y)
+
+
+def test_regressor_constructor_is_the_classifiers_with_other_defaults():
+    from streamlearn._params import with_defaults
+
+    reg = FMRegressor(n_factors=3, random_state=1)
+    assert reg.get_params() == {
+        **FMClassifier().get_params(),
+        "loss": "squared",
+        "eta0": 0.05,
+        "n_factors": 3,
+        "random_state": 1,
+    }
+    assert FMClassifier().eta0 == 0.1  # the classifier's own defaults are untouched
+    with pytest.raises(TypeError, match="no keyword-only parameter eta"):
+        with_defaults(FMClassifier.__init__, eta=0.1)

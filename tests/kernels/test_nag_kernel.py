@@ -69,7 +69,10 @@ def _run_kernel(X, targets, sw, state, loss, eta0, schedule, adaptive, invariant
     return coef, intercept, scale, accum, accum_b, norm_state, t, out
 
 
-@pytest.mark.parametrize("loss, n_out", [("logistic", 1), ("logistic", 3), ("hinge", 1), ("hinge", 3), ("squared", 1)])
+@pytest.mark.parametrize(
+    "loss, n_out",
+    [("logistic", 1), ("logistic", 3), ("hinge", 1), ("hinge", 3), ("squared", 1), ("modified_huber", 3)],
+)
 @pytest.mark.parametrize("kind", ["dense", "mixed_scales", "empty_rows", "single_nonzero"])
 @pytest.mark.parametrize("dense", [False, True], ids=["csr", "dense"])
 def test_kernel_matches_naive_twin(loss, n_out, kind, dense):
@@ -82,6 +85,7 @@ def test_kernel_matches_naive_twin(loss, n_out, kind, dense):
         targets = np.where(rng.random((X.shape[0], n_out)) < 0.5, -1.0, 1.0)
     sw = rng.choice([0.0, 0.5, 1.0, 3.0, 50.0], size=X.shape[0])
     d = X.shape[1]
+    rtol = 1e-7 if loss == "modified_huber" else 1e-9  # its twin's invariant step is an ODE solver's
     for adaptive, invariant, fit_intercept, schedule in itertools.product(
         [True, False], [True, False], [True, False], ["constant", "invsqrt"]
     ):
@@ -132,26 +136,28 @@ def test_kernel_matches_naive_twin(loss, n_out, kind, dense):
             what = f"adaptive={adaptive} invariant={invariant} intercept={fit_intercept} {schedule} rows {lo}:{hi}"
             names = ["coef", "intercept", "scale", "accum", "accum_b", "norm_state", "t", "scores"]
             for name, g, w in zip(names, got, want):
-                np.testing.assert_allclose(g, w, rtol=1e-9, atol=1e-12, err_msg=f"{name} differs ({what})")
+                np.testing.assert_allclose(g, w, rtol=rtol, atol=1e-12, err_msg=f"{name} differs ({what})")
             state = got[:7]
 
 
-@pytest.mark.parametrize("loss", ["logistic", "hinge", "squared"])
+@pytest.mark.parametrize("loss", ["logistic", "hinge", "squared", "modified_huber"])
 def test_invariant_step_matches_twin_and_never_overshoots(loss):
     rng = np.random.default_rng(3)
-    for _ in range(400):
+    # the modified Huber twin integrates an ODE numerically: fewer cases, and its tolerance
+    rtol = 1e-7 if loss == "modified_huber" else 1e-9
+    for _ in range(100 if loss == "modified_huber" else 400):
         y = 1.0 if loss == "squared" else rng.choice([-1.0, 1.0])
         z = rng.normal() * 10 ** rng.uniform(-2, 2.8)
         H = 10 ** rng.uniform(-6, 4)
         P = 10 ** rng.uniform(-4, 3)
         dz = float(loss_dloss(loss, y, z))
         u = k.invariant_step(loss_code(loss), y, z, dz, H, P)
-        np.testing.assert_allclose(u, naive_invariant_step(loss, y, z, H, P), rtol=1e-9, atol=1e-300)
+        np.testing.assert_allclose(u, naive_invariant_step(loss, y, z, H, P), rtol=rtol, atol=1e-300)
         z_after = z - u * P
         if loss == "squared":
             assert abs(z_after - y) <= abs(z - y) * (1 + 1e-12)
             assert (z_after - y) * (z - y) >= -1e-12 * (z - y) ** 2  # never past the label (up to rounding)
-        elif loss == "hinge":
+        elif loss in ("hinge", "modified_huber"):
             assert y * z_after <= max(1.0, y * z) + 1e-9
         assert math.isfinite(u)
 
@@ -170,7 +176,7 @@ def test_logistic_flow_extremes():
     np.testing.assert_allclose(k.logistic_flow(-800.0, 1e8) - 800.0, 18.42, atol=0.01)
 
 
-@pytest.mark.parametrize("loss", ["logistic", "hinge", "squared"])
+@pytest.mark.parametrize("loss", ["logistic", "hinge", "squared", "modified_huber"])
 def test_fused_derivative_is_the_loss_derivative_bit_for_bit(loss):
     """The kernel's ``_dloss`` (derivative plus the logistic exponential for the invariant step) against the
     kernels' ``loss_dloss``."""
