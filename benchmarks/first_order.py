@@ -425,13 +425,8 @@ def machine():
 
     import streamlearn
 
-    info.update(
-        numpy=np.__version__,
-        numba=numba.__version__,
-        sklearn=sklearn.__version__,
-        river=river.__version__,
-        streamlearn=streamlearn.__version__,
-    )
+    for module in (np, numba, sklearn, river, streamlearn):
+        info[module.__name__] = module.__version__
     return info
 
 
