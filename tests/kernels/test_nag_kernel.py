@@ -100,38 +100,15 @@ def test_kernel_matches_naive_twin(loss, n_out, kind, dense):
             0,
         )
         half = X.shape[0] // 2
+        setting = dict(
+            loss=loss, eta0=0.7, schedule=schedule, adaptive=adaptive, invariant=invariant, fit_intercept=fit_intercept
+        )
         for lo, hi in ((0, half), (half, X.shape[0])):
-            got = _run_kernel(
-                X[lo:hi],
-                targets[lo:hi],
-                sw[lo:hi],
-                state,
-                loss,
-                0.7,
-                schedule,
-                adaptive,
-                invariant,
-                fit_intercept,
-                dense,
-            )
+            rows = (X[lo:hi], targets[lo:hi], sw[lo:hi])
+            got = _run_kernel(*rows, state, dense=dense, **setting)
             coef, icpt, scale, accum, accum_b, norm_state, t = state
             want = naive_nag_epoch(
-                X[lo:hi],
-                targets[lo:hi],
-                sw[lo:hi],
-                coef,
-                icpt,
-                fit_intercept,
-                scale,
-                accum,
-                accum_b,
-                norm_state,
-                loss,
-                0.7,
-                schedule,
-                adaptive,
-                invariant,
-                t,
+                *rows, coef, icpt, scale=scale, accum=accum, accum_b=accum_b, norm_state=norm_state, t=t, **setting
             )
             what = f"adaptive={adaptive} invariant={invariant} intercept={fit_intercept} {schedule} rows {lo}:{hi}"
             names = ["coef", "intercept", "scale", "accum", "accum_b", "norm_state", "t", "scores"]
