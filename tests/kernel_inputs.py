@@ -3,7 +3,7 @@
 import numpy as np
 import scipy.sparse as sp
 
-__all__ = ["KINDS", "adversarial", "csr", "chunk_args"]
+__all__ = ["KINDS", "adversarial", "csr", "csr_args", "chunk_args"]
 
 #: The kinds ``adversarial`` makes.
 KINDS = ("dense", "sparse", "empty_rows", "single_nonzero", "huge")
@@ -39,6 +39,11 @@ def csr(X, index_dtype):
     return Xc
 
 
+def csr_args(Xc):
+    """The keyword arguments of a kernel that reads CSR rows: ``indptr``, ``indices`` and ``data``."""
+    return dict(indptr=Xc.indptr, indices=Xc.indices, data=Xc.data)
+
+
 def chunk_args(Xc, targets, sample_weight):
     """The keyword arguments every epoch kernel takes for a CSR chunk: its arrays, targets and weights."""
-    return dict(indptr=Xc.indptr, indices=Xc.indices, data=Xc.data, targets=targets, sample_weight=sample_weight)
+    return dict(**csr_args(Xc), targets=targets, sample_weight=sample_weight)

@@ -111,11 +111,7 @@ def test_divergence_is_reported_not_silent():
     # the estimator layer rejects inf in X; the kernel itself stops at the first non-finite score
     out = np.zeros((2, 1))
     t, bad = k.cw_diag_epoch(
-        indptr=X.indptr,
-        indices=X.indices,
-        data=X.data,
-        targets=np.ones((2, 1)),
-        sample_weight=np.ones(2),
+        **chunk_args(X, np.ones((2, 1)), np.ones(2)),
         coef=np.ones((1, 2)),
         intercept=np.zeros(1),
         sigma=np.ones((1, 2)),

@@ -12,7 +12,7 @@ import scipy.sparse as sp
 from streamlearn._kernels import nag as k
 from streamlearn._kernels.losses import loss_dloss as kernel_dloss
 from streamlearn.losses import loss_code, loss_dloss
-from tests.kernel_inputs import adversarial
+from tests.kernel_inputs import adversarial, csr_args
 from tests.naive_nag import naive_invariant_step, naive_nag_epoch
 
 
@@ -64,7 +64,7 @@ def _run_kernel(X, targets, sw, state, loss, eta0, schedule, adaptive, invariant
         rows, cols = np.nonzero(keep)
         Xc = sp.csr_matrix((X[rows, cols], (rows, cols)), shape=X.shape)
         assert Xc.nnz > np.count_nonzero(X) or keep.all()
-        t, bad = k.nag_epoch(indptr=Xc.indptr, indices=Xc.indices, data=Xc.data, **args)
+        t, bad = k.nag_epoch(**csr_args(Xc), **args)
     assert bad == -1
     return coef, intercept, scale, accum, accum_b, norm_state, t, out
 

@@ -8,7 +8,7 @@ import scipy.sparse as sp
 
 from streamlearn._kernels import sparse_l1 as k
 from streamlearn.losses import loss_code
-from tests.kernel_inputs import adversarial, chunk_args, csr
+from tests.kernel_inputs import adversarial, chunk_args, csr, csr_args
 from tests.naive import naive_fobos, naive_ftrl, naive_rda, naive_simple_truncation, naive_truncated_gradient
 
 N, D = 72, 25
@@ -51,7 +51,7 @@ def _run_kernel(name, X, targets, sw, loss, fit_intercept, chunks=(slice(None),)
             out_scores=scores[rows],
         )
 
-    every_row = dict(indptr=X.indptr, indices=X.indices, data=X.data, fit_intercept=fit_intercept, out=lazy)
+    every_row = dict(**csr_args(X), fit_intercept=fit_intercept, out=lazy)
     if name.startswith(("truncation", "tg", "fobos")):
         wm = np.zeros((D + 1, K + 1))
         t, pen = 0, 0.0
