@@ -136,6 +136,7 @@ SIGNATURES = {
         "random_state": None,
     },
     "streamlearn.linear_model:FOBOSRegressor": {
+        "loss": "squared",
         "l1": 0.0001,
         "eta0": 0.01,
         "learning_rate": "invsqrt",
@@ -156,6 +157,7 @@ SIGNATURES = {
         "random_state": None,
     },
     "streamlearn.linear_model:FTRLProximalRegressor": {
+        "loss": "squared",
         "alpha": 0.1,
         "beta": 1.0,
         "l1": 1.0,
@@ -247,6 +249,7 @@ SIGNATURES = {
         "random_state": None,
     },
     "streamlearn.linear_model:RDARegressor": {
+        "loss": "squared",
         "l1": 0.0001,
         "gamma": 10.0,
         "fit_intercept": True,
@@ -266,6 +269,7 @@ SIGNATURES = {
         "random_state": None,
     },
     "streamlearn.linear_model:SimpleTruncationRegressor": {
+        "loss": "squared",
         "theta": 0.01,
         "k": 10,
         "eta0": 0.01,
@@ -299,6 +303,7 @@ SIGNATURES = {
         "random_state": None,
     },
     "streamlearn.linear_model:TruncatedGradientRegressor": {
+        "loss": "squared",
         "gravity": 0.0001,
         "theta": float("inf"),
         "k": 1,

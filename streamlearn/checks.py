@@ -95,17 +95,25 @@ def _predict(est, X):
     return est._decision_function(X) if hasattr(est, "_decision_function") else est.predict(X)
 
 
-def check_partial_fit_equals_fit(estimator: BaseEstimator) -> None:
-    """One ``partial_fit`` pass equals ``fit(max_iter=1, shuffle=False)``.
+def _check(check: Callable[[BaseEstimator], None]) -> Callable[[BaseEstimator], None]:
+    """A conformance check: its docstring (one line, what it asserts) gets the sections every check shares,
+    what it raises and an example running it on a learner that passes."""
+    check.__doc__ = f"""{check.__doc__}
 
     Raises ``AssertionError`` saying what broke.
 
     Examples
     --------
-    >>> from streamlearn.checks import check_partial_fit_equals_fit
+    >>> from streamlearn.checks import {check.__name__}
     >>> from streamlearn.linear_model import PassiveAggressiveClassifier
-    >>> check_partial_fit_equals_fit(PassiveAggressiveClassifier())
+    >>> {check.__name__}(PassiveAggressiveClassifier())
     """
+    return check
+
+
+@_check
+def check_partial_fit_equals_fit(estimator: BaseEstimator) -> None:
+    """One ``partial_fit`` pass equals ``fit(max_iter=1, shuffle=False)``."""
     if "max_iter" not in estimator.get_params() or "shuffle" not in estimator.get_params():
         return
     X, y, kw = _data(estimator)
@@ -114,17 +122,9 @@ def check_partial_fit_equals_fit(estimator: BaseEstimator) -> None:
     _assert_same_model(a, b, "one partial_fit vs fit(max_iter=1, shuffle=False)")
 
 
+@_check
 def check_chunking_invariance(estimator: BaseEstimator) -> None:
-    """Learning row by row, in one chunk and in chunks of 7 rows gives the same model.
-
-    Raises ``AssertionError`` saying what broke.
-
-    Examples
-    --------
-    >>> from streamlearn.checks import check_chunking_invariance
-    >>> from streamlearn.linear_model import PassiveAggressiveClassifier
-    >>> check_chunking_invariance(PassiveAggressiveClassifier())
-    """
+    """Learning row by row, in one chunk and in chunks of 7 rows gives the same model."""
     X, y, kw = _data(estimator)
     # a learner may fix something from its first batch (the Perceptron's radius R): such learners name
     # the parameters that pin it in ``_chunking_params``
@@ -137,17 +137,9 @@ def check_chunking_invariance(estimator: BaseEstimator) -> None:
         _assert_same_model(whole, est, f"one chunk vs chunks of {size} rows")
 
 
+@_check
 def check_dense_equals_sparse(estimator: BaseEstimator) -> None:
-    """Dense input and CSR input give the same model.
-
-    Raises ``AssertionError`` saying what broke.
-
-    Examples
-    --------
-    >>> from streamlearn.checks import check_dense_equals_sparse
-    >>> from streamlearn.linear_model import PassiveAggressiveClassifier
-    >>> check_dense_equals_sparse(PassiveAggressiveClassifier())
-    """
+    """Dense input and CSR input give the same model."""
     X, y, kw = _data(estimator)
     a = clone(estimator).partial_fit(X, y, **kw)
     b = clone(estimator).partial_fit(X.toarray(), y, **kw)
@@ -161,17 +153,9 @@ def check_dense_equals_sparse(estimator: BaseEstimator) -> None:
     )
 
 
+@_check
 def check_scores_are_pre_update(estimator: BaseEstimator) -> None:
-    """``partial_fit_scores`` returns the scores of the model before each example's own update.
-
-    Raises ``AssertionError`` saying what broke.
-
-    Examples
-    --------
-    >>> from streamlearn.checks import check_scores_are_pre_update
-    >>> from streamlearn.linear_model import PassiveAggressiveClassifier
-    >>> check_scores_are_pre_update(PassiveAggressiveClassifier())
-    """
+    """``partial_fit_scores`` returns the scores of the model before each example's own update."""
     X, y, kw = _data(estimator, n=40)
     est = clone(estimator).partial_fit(X[:1], y[:1], **kw)
     expected = []
@@ -189,17 +173,9 @@ def check_scores_are_pre_update(estimator: BaseEstimator) -> None:
     )
 
 
+@_check
 def check_state_not_reallocated(estimator: BaseEstimator) -> None:
-    """A second ``partial_fit`` updates the state arrays in place.
-
-    Raises ``AssertionError`` saying what broke.
-
-    Examples
-    --------
-    >>> from streamlearn.checks import check_state_not_reallocated
-    >>> from streamlearn.linear_model import PassiveAggressiveClassifier
-    >>> check_state_not_reallocated(PassiveAggressiveClassifier())
-    """
+    """A second ``partial_fit`` updates the state arrays in place."""
     X, y, kw = _data(estimator)
     est = clone(estimator).partial_fit(X[:60], y[:60], **kw)
     before = {k: v for k, v in _state_arrays(est).items() if v.size > 1}
@@ -209,17 +185,9 @@ def check_state_not_reallocated(estimator: BaseEstimator) -> None:
         assert after.get(key) is arr, f"partial_fit reallocated the state array {key}"
 
 
+@_check
 def check_save_load_round_trip(estimator: BaseEstimator) -> None:
-    """A saved and loaded model predicts the same and keeps learning the same.
-
-    Raises ``AssertionError`` saying what broke.
-
-    Examples
-    --------
-    >>> from streamlearn.checks import check_save_load_round_trip
-    >>> from streamlearn.linear_model import PassiveAggressiveClassifier
-    >>> check_save_load_round_trip(PassiveAggressiveClassifier())
-    """
+    """A saved and loaded model predicts the same and keeps learning the same."""
     from .persist import load
 
     X, y, kw = _data(estimator)
@@ -235,17 +203,9 @@ def check_save_load_round_trip(estimator: BaseEstimator) -> None:
     _assert_same_model(est, back, "continued training after save/load", rtol=0, atol=0)
 
 
+@_check
 def check_random_state_determinism(estimator: BaseEstimator) -> None:
-    """The same ``random_state`` gives an identical model.
-
-    Raises ``AssertionError`` saying what broke.
-
-    Examples
-    --------
-    >>> from streamlearn.checks import check_random_state_determinism
-    >>> from streamlearn.linear_model import PassiveAggressiveClassifier
-    >>> check_random_state_determinism(PassiveAggressiveClassifier())
-    """
+    """The same ``random_state`` gives an identical model."""
     if "random_state" not in estimator.get_params():
         return
     X, y, _ = _data(estimator)
@@ -254,17 +214,9 @@ def check_random_state_determinism(estimator: BaseEstimator) -> None:
     _assert_same_model(a, b, "two fits with random_state=0", rtol=0, atol=0)
 
 
+@_check
 def check_feature_count_fixed(estimator: BaseEstimator) -> None:
-    """A change in the number of features raises ``ValueError``.
-
-    Raises ``AssertionError`` saying what broke.
-
-    Examples
-    --------
-    >>> from streamlearn.checks import check_feature_count_fixed
-    >>> from streamlearn.linear_model import PassiveAggressiveClassifier
-    >>> check_feature_count_fixed(PassiveAggressiveClassifier())
-    """
+    """A change in the number of features raises ``ValueError``."""
     X, y, kw = _data(estimator)
     est = clone(estimator).partial_fit(X, y, **kw)
     try:
@@ -275,17 +227,9 @@ def check_feature_count_fixed(estimator: BaseEstimator) -> None:
         raise AssertionError("partial_fit accepted a different number of features")
 
 
+@_check
 def check_zero_row_is_no_op(estimator: BaseEstimator) -> None:
-    """For margin learners an all-zero row without intercept changes nothing.
-
-    Raises ``AssertionError`` saying what broke.
-
-    Examples
-    --------
-    >>> from streamlearn.checks import check_zero_row_is_no_op
-    >>> from streamlearn.linear_model import PassiveAggressiveClassifier
-    >>> check_zero_row_is_no_op(PassiveAggressiveClassifier())
-    """
+    """For margin learners an all-zero row without intercept changes nothing."""
     if not getattr(estimator, "_zero_row_no_op", False):
         return
     X, y, kw = _data(estimator)
@@ -296,17 +240,9 @@ def check_zero_row_is_no_op(estimator: BaseEstimator) -> None:
         np.testing.assert_array_equal(getattr(est, key), arr, err_msg=f"an all-zero row changed {key}")
 
 
+@_check
 def check_progressive_loss_is_known(estimator: BaseEstimator) -> None:
-    """``_progressive_loss`` names a loss of :mod:`streamlearn.losses`.
-
-    Raises ``AssertionError`` saying what broke.
-
-    Examples
-    --------
-    >>> from streamlearn.checks import check_progressive_loss_is_known
-    >>> from streamlearn.linear_model import PassiveAggressiveClassifier
-    >>> check_progressive_loss_is_known(PassiveAggressiveClassifier())
-    """
+    """``_progressive_loss`` names a loss of :mod:`streamlearn.losses`."""
     assert estimator._progressive_loss in LOSSES, f"_progressive_loss {estimator._progressive_loss!r} unknown"
 
 

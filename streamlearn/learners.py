@@ -69,7 +69,7 @@ _SO = "streamlearn.second_order"
 _SAFE = {"safeguard": "maxabs"}
 #: squared-loss regressors: the target standardised online (raw targets of size 100 make the steps and the
 #: intercept that starts at 0 crawl or diverge: "fail" on 2-3 of the 3 small raw zoo sets without it)
-_REG = {"task": "regression", "demo": False, "target_scale": "standard"}
+_REG: dict[str, Any] = {"task": "regression", "demo": False, "target_scale": "standard"}
 #: their steps for unit-size targets and features in [-1, 1] (one pass on the 4 regression zoo sets:
 #: 0.1 against the classes' 0.01 lowers every RMSE, e.g. chick-weights 59.6 -> 40.9 for ogd-regressor)
 _REG_ETA = {"eta0": 0.1}

@@ -1,21 +1,34 @@
 """Griffe extension for the documentation build: what static analysis cannot see is taken from the imported
-class. A docstring completed at import time (a shared parameter description substituted into a
-``{placeholder}``) is documented as it is at run time; a constructor assigned rather than defined
-(``__init__ = with_defaults(Classifier.__init__, ...)``) is documented with its run-time signature."""
+objects. A docstring completed at import time (a shared parameter description substituted into a class
+docstring's ``{placeholder}``, or the sections a decorator adds to a function's docstring, as the conformance
+checks' ``_check`` does) is documented as it is at run time; a constructor assigned rather than defined
+(``__init__ = with_defaults(Classifier.__init__, ...)`` or ``keyword_init(...)``) is documented with its
+run-time signature."""
 
 from __future__ import annotations
 
 import importlib
 import inspect
+import math
 
 import griffe
 
 
-def _runtime(cls: griffe.Class):
+def _runtime(obj: griffe.Object):
+    """The imported module-level class or function, or None when it cannot be imported."""
     try:
-        return getattr(importlib.import_module(cls.module.path), cls.name)
+        return getattr(importlib.import_module(obj.module.path), obj.name)
     except (ImportError, AttributeError):
         return None
+
+
+def _source(value: object) -> str:
+    """A default value as the source writes it (strings in double quotes, ``float("inf")``)."""
+    if isinstance(value, str):
+        return f'"{value}"'
+    if isinstance(value, float) and math.isinf(value):
+        return f'float("{value}")'
+    return repr(value)
 
 
 class RuntimeDocstrings(griffe.Extension):
@@ -25,6 +38,13 @@ class RuntimeDocstrings(griffe.Extension):
         obj = _runtime(cls)
         if obj is not None and obj.__doc__:
             cls.docstring.value = inspect.cleandoc(obj.__doc__)
+
+    def on_function_instance(self, *, func: griffe.Function, **kwargs) -> None:
+        if not isinstance(func.parent, griffe.Module) or func.docstring is None:
+            return
+        obj = _runtime(func)
+        if obj is not None and obj.__doc__ and inspect.cleandoc(obj.__doc__) != func.docstring.value:
+            func.docstring.value = inspect.cleandoc(obj.__doc__)
 
     def on_class_members(self, *, cls: griffe.Class, **kwargs) -> None:
         init = cls.members.get("__init__")
@@ -37,7 +57,7 @@ class RuntimeDocstrings(griffe.Extension):
             griffe.Parameter(
                 p.name,
                 kind=griffe.ParameterKind[p.kind.name.lower()],
-                default=None if p.default is inspect.Parameter.empty else repr(p.default),
+                default=None if p.default is inspect.Parameter.empty else _source(p.default),
             )
             for p in inspect.signature(obj.__init__).parameters.values()
         ]

@@ -52,6 +52,8 @@ import time
 
 import numpy as np
 
+from ._markdown import report_head, table_row
+
 HELP = (
     "online FMs on MovieLens-100K (or farm-ads / a LIBSVM file): fm, ccfm-ogd, occfm exact and scalable, "
     "river's FM; online RMSE/error curves, test RMSE/accuracy, time per example"
@@ -528,24 +530,16 @@ def _write_markdown(rows, summ, path, name, regression, args):
         + (["test_rmse_clipped"] if regression else [])
         + [online, "seconds", "us_per_example", "nan_predictions", "best"]
     )
-    lines = (
-        [
-            f"# Online factorization machines on {name}",
-            "",
-            "One pass (progressive validation), then the final model on the test part. Grids and eta: see "
-            "`streamlearn/experiments/occfm.py`. `best` marks each learner's best test score.",
-            "",
-            "## Checks",
-            "",
-        ]
-        + [f"- {s}" for s in summ["lines"]]
-        + ["", "## Table", "", "| " + " | ".join(cols) + " |", "|" + "---|" * len(cols)]
+    intro = (
+        "One pass (progressive validation), then the final model on the test part. Grids and eta: see "
+        "`streamlearn/experiments/occfm.py`. `best` marks each learner's best test score."
     )
+    lines = report_head(f"Online factorization machines on {name}", [intro], summ["lines"], cols)
     for r in rows:
         cells = [_fmt(r.get(c)) if c != "params" else _fmt(r.get(c)) for c in cols]
         if r.get("error"):
             cells[-1] = "refused: " + r["error"][:120]
-        lines.append("| " + " | ".join(cells) + " |")
+        lines.append(table_row(cells))
     with open(path, "w") as f:
         f.write("\n".join(lines) + "\n")
 

@@ -23,6 +23,8 @@ import math
 
 import numpy as np
 
+from ._markdown import report_head, table_row
+
 HELP = (
     "sparse learners (truncation, tg, fobos, rda, ftrl): lambda sweep, test accuracy vs non-zero weights "
     "after one pass on a 70/30 split (default data: farm-ads)"
@@ -167,22 +169,13 @@ def summary(rows, tolerance=0.005):
 
 
 def _write_markdown(rows, summ, path, name, args):
-    lines = (
-        [
-            f"# Sparsity sweep on {name}",
-            "",
-            f"One pass over {100 * (1 - args.test_fraction):.0f} % of the rows (progressive validation), test on the "
-            f"other {100 * args.test_fraction:.0f} %; mean over {args.splits} random splits (seeds 0..{args.splits - 1}). "
-            "`nnz_weights` counts the non-zero coefficients and intercept of the materialised model.",
-            "",
-            "Fixed parameters: " + "; ".join(f"{n}: {json.dumps(FIXED[n][0])}" for n in FIXED),
-            "",
-            "## Checks",
-            "",
-        ]
-        + [f"- {line}" for line in summ["lines"]]
-        + ["", "## Table", "", "| " + " | ".join(COLUMNS) + " |", "|" + "---|" * len(COLUMNS)]
-    )
+    intro = [
+        f"One pass over {100 * (1 - args.test_fraction):.0f} % of the rows (progressive validation), test on the "
+        f"other {100 * args.test_fraction:.0f} %; mean over {args.splits} random splits (seeds 0..{args.splits - 1}). "
+        "`nnz_weights` counts the non-zero coefficients and intercept of the materialised model.",
+        "Fixed parameters: " + "; ".join(f"{n}: {json.dumps(FIXED[n][0])}" for n in FIXED),
+    ]
+    lines = report_head(f"Sparsity sweep on {name}", intro, summ["lines"], COLUMNS)
     for r in rows:
         cells = [
             r["learner"],
@@ -193,7 +186,7 @@ def _write_markdown(rows, summ, path, name, args):
             f"{r['online_error_rate']:.4f}",
             f"{r['accuracy_sd']:.4f}",
         ]
-        lines.append("| " + " | ".join(cells) + " |")
+        lines.append(table_row(cells))
     if "rda_vs_fobos" in summ:
         lines += [
             "",

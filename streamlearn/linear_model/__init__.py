@@ -6,58 +6,37 @@ confidence-weighted or SVM kernels.
 
 from .._lazy import lazy_attributes
 
+#: where each public name is defined, in the order of ``__all__`` (and of the API reference)
 _WHERE = {
-    "._confidence": [
-        "MAX_FULL_FEATURES",
-        "AROWClassifier",
-        "ConfidenceWeightedClassifier",
-        "SoftConfidenceWeightedClassifier",
-    ],
     "._first_order": [
         "OGDClassifier",
         "OGDRegressor",
+        "Perceptron",
         "PassiveAggressiveClassifier",
         "PassiveAggressiveRegressor",
-        "Perceptron",
     ],
-    "._nag": ["NAGClassifier", "NAGRegressor"],
+    "._confidence": [
+        "ConfidenceWeightedClassifier",
+        "AROWClassifier",
+        "SoftConfidenceWeightedClassifier",
+        "MAX_FULL_FEATURES",
+    ],
     "._pegasos": ["PegasosClassifier"],
-    "._svm": ["BlockMinimizationSVC", "DualCoordinateDescentSVC"],
+    "._svm": ["DualCoordinateDescentSVC", "BlockMinimizationSVC"],
     "._sparse": [
-        "FOBOSClassifier",
-        "FOBOSRegressor",
-        "FTRLProximalClassifier",
-        "FTRLProximalRegressor",
-        "RDAClassifier",
-        "RDARegressor",
         "SimpleTruncationClassifier",
         "SimpleTruncationRegressor",
         "TruncatedGradientClassifier",
         "TruncatedGradientRegressor",
+        "FOBOSClassifier",
+        "FOBOSRegressor",
+        "RDAClassifier",
+        "RDARegressor",
+        "FTRLProximalClassifier",
+        "FTRLProximalRegressor",
     ],
+    "._nag": ["NAGClassifier", "NAGRegressor"],
 }
 __getattr__, __dir__ = lazy_attributes(__name__, globals(), {n: m for m, names in _WHERE.items() for n in names})
 
-__all__ = ["OGDClassifier", "OGDRegressor", "Perceptron", "PassiveAggressiveClassifier", "PassiveAggressiveRegressor"]
-__all__ += [
-    "ConfidenceWeightedClassifier",
-    "AROWClassifier",
-    "SoftConfidenceWeightedClassifier",
-    "MAX_FULL_FEATURES",
-    "PegasosClassifier",
-    "DualCoordinateDescentSVC",
-    "BlockMinimizationSVC",
-]
-__all__ += [
-    "SimpleTruncationClassifier",
-    "SimpleTruncationRegressor",
-    "TruncatedGradientClassifier",
-    "TruncatedGradientRegressor",
-    "FOBOSClassifier",
-    "FOBOSRegressor",
-    "RDAClassifier",
-    "RDARegressor",
-    "FTRLProximalClassifier",
-    "FTRLProximalRegressor",
-]
-__all__ += ["NAGClassifier", "NAGRegressor"]
+__all__ = [name for names in _WHERE.values() for name in names]

@@ -58,6 +58,29 @@ class _AveragingMixin:
             self._coef_2d()[:] = self.running_coef_ - self.average_sum_ / t
             self.intercept_[:] = self.running_intercept_ - self.average_sum_intercept_ / t
 
+    def _averaged_epoch(self, kernel, X, targets, sw, out, **params):
+        """One pass of ``kernel`` (a linear or CW ``*_epoch``, which returns ``(t, bad)``) over the chunk, on the
+        running weights with the averaging sums when averaged: the rows, the weights and the example count, with
+        the rule's own ``params``; then ``coef_``/``intercept_`` are averaged and a divergence raises."""
+        coef, intercept, extra = self._average_arrays()
+        t, bad = kernel(
+            indptr=X.indptr,
+            indices=X.indices,
+            data=X.data,
+            targets=targets,
+            sample_weight=sw,
+            coef=coef,
+            intercept=intercept,
+            t=self.t_,
+            out_scores=out,
+            **params,
+            **extra,
+        )
+        self.t_ = int(t)
+        self._finish_average(self.t_)
+        if bad >= 0:
+            self._raise_diverged(bad, self._diverge_hint)
+
     @staticmethod
     def _mix_average(out, models, weights) -> None:
         """Parameter mixing of averaged models (``out`` has the mixed ``coef_``, ``intercept_`` and ``t_``): the

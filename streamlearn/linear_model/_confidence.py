@@ -6,6 +6,7 @@ from scipy.special import ndtri
 from .._kernels import cw as _k
 from .._typing import FloatArray
 from .._validation import LINEAR_PASS_PARAMS, Interval, Options
+from .._params import LINEAR_PASS_DEFAULTS, keyword_init
 from ..base import BaseOnlineLinear, OnlineClassifierMixin
 from ._averaging import _AveragingMixin
 
@@ -31,15 +32,8 @@ class _BaseConfidence(_AveragingMixin, OnlineClassifierMixin, BaseOnlineLinear):
     _zero_row_no_op_unaveraged = True
     _diverge_hint = "a"
 
-    # subclasses: _rule(), _phi(), _C(), _r()
-    def _phi(self):
-        return 0.0
-
-    def _C(self):
-        return 1.0
-
-    def _r(self):
-        return 1.0
+    #: the kernel's step parameters a rule does not use (subclasses: ``_rule()`` and ``_step()``, the ones it uses)
+    _UNUSED_STEP = {"phi": 0.0, "C": 1.0, "r": 1.0}
 
     def _allocate(self, n_features, n_outputs, X):
         full = self.covariance == "full" or (self.covariance == "auto" and n_features <= MAX_FULL_FEATURES)
@@ -62,33 +56,19 @@ class _BaseConfidence(_AveragingMixin, OnlineClassifierMixin, BaseOnlineLinear):
         self._allocate_average()
 
     def _kernel_pass(self, X, targets, sw, out):
-        coef, intercept, extra = self._average_arrays()
-        args = dict(
-            indptr=X.indptr,
-            indices=X.indices,
-            data=X.data,
-            targets=targets,
-            sample_weight=sw,
-            coef=coef,
-            intercept=intercept,
+        full = self._state_sigma.ndim == 3
+        self._averaged_epoch(
+            _k.cw_full_epoch if full else _k.cw_diag_epoch,
+            X,
+            targets,
+            sw,
+            out,
             sigma=self._state_sigma,
+            **({} if full else {"sigma_b": self._state_sigma_b}),
             bias_value=1.0 if self.fit_intercept else 0.0,
             rule=self._rule(),
-            phi=self._phi(),
-            C=self._C(),
-            r=self._r(),
-            t=self.t_,
-            out_scores=out,
-            **extra,
+            **{**self._UNUSED_STEP, **self._step()},
         )
-        if self._state_sigma.ndim == 3:
-            t, bad = _k.cw_full_epoch(**args)
-        else:
-            t, bad = _k.cw_diag_epoch(sigma_b=self._state_sigma_b, **args)
-        self.t_ = int(t)
-        self._finish_average(self.t_)
-        if bad >= 0:
-            self._raise_diverged(bad, self._diverge_hint)
 
     @property
     def variance_(self) -> FloatArray:
@@ -188,34 +168,13 @@ class ConfidenceWeightedClassifier(_BaseConfidence):
         **_COMMON,
     }
 
-    def __init__(
-        self,
-        *,
-        eta=0.8,
-        covariance="full",
-        update="stdev",
-        a=1.0,
-        average=False,
-        fit_intercept=True,
-        max_iter=5,
-        shuffle=True,
-        random_state=None,
-    ):
-        self.eta = eta
-        self.covariance = covariance
-        self.update = update
-        self.a = a
-        self.average = average
-        self.fit_intercept = fit_intercept
-        self.max_iter = max_iter
-        self.shuffle = shuffle
-        self.random_state = random_state
+    __init__ = keyword_init(eta=0.8, covariance="full", update="stdev", a=1.0, average=False, **LINEAR_PASS_DEFAULTS)
 
     def _rule(self):
         return _k.RULE_CW if self.update == "stdev" else _k.RULE_CW_VARIANCE
 
-    def _phi(self):
-        return float(ndtri(self.eta))
+    def _step(self):
+        return {"phi": float(ndtri(self.eta))}
 
 
 class AROWClassifier(_BaseConfidence):
@@ -259,22 +218,13 @@ class AROWClassifier(_BaseConfidence):
 
     _parameter_constraints = {"r": [Interval(float, 0, None, closed="neither")], **_COMMON}
 
-    def __init__(
-        self, *, r=1.0, covariance="full", a=1.0, fit_intercept=True, max_iter=5, shuffle=True, random_state=None
-    ):
-        self.r = r
-        self.covariance = covariance
-        self.a = a
-        self.fit_intercept = fit_intercept
-        self.max_iter = max_iter
-        self.shuffle = shuffle
-        self.random_state = random_state
+    __init__ = keyword_init(r=1.0, covariance="full", a=1.0, **LINEAR_PASS_DEFAULTS)
 
     def _rule(self):
         return _k.RULE_AROW
 
-    def _r(self):
-        return float(self.r)
+    def _step(self):
+        return {"r": float(self.r)}
 
 
 class SoftConfidenceWeightedClassifier(_BaseConfidence):
@@ -327,34 +277,10 @@ class SoftConfidenceWeightedClassifier(_BaseConfidence):
     }
     _diverge_hint = "C"
 
-    def __init__(
-        self,
-        *,
-        C=1.0,
-        eta=0.75,
-        variant="scw1",
-        covariance="full",
-        a=1.0,
-        fit_intercept=True,
-        max_iter=5,
-        shuffle=True,
-        random_state=None,
-    ):
-        self.C = C
-        self.eta = eta
-        self.variant = variant
-        self.covariance = covariance
-        self.a = a
-        self.fit_intercept = fit_intercept
-        self.max_iter = max_iter
-        self.shuffle = shuffle
-        self.random_state = random_state
+    __init__ = keyword_init(C=1.0, eta=0.75, variant="scw1", covariance="full", a=1.0, **LINEAR_PASS_DEFAULTS)
 
     def _rule(self):
         return _k.RULE_SCW1 if self.variant == "scw1" else _k.RULE_SCW2
 
-    def _phi(self):
-        return float(ndtri(self.eta))
-
-    def _C(self):
-        return float(self.C)
+    def _step(self):
+        return {"phi": float(ndtri(self.eta)), "C": float(self.C)}

@@ -9,6 +9,7 @@ from .._kernels import linear as _k
 from .._kernels import nag as _nk
 from .._typing import FloatArray
 from .._validation import LINEAR_PASS_PARAMS, Interval, Options
+from .._params import LINEAR_PASS_DEFAULTS, keyword_init
 from ..base import BaseOnlineLinear, LogisticProbaMixin, OnlineClassifierMixin, OnlineRegressorMixin
 from ..losses import loss_code
 from .._mixing import MixableMixin, mixed_count, weighted_average
@@ -18,6 +19,8 @@ from ._nag import _NormalizedMixin
 __all__ = ["OGDClassifier", "OGDRegressor", "Perceptron", "PassiveAggressiveClassifier", "PassiveAggressiveRegressor"]
 
 _PASS_PARAMS = LINEAR_PASS_PARAMS
+#: the width of the regressors' epsilon-insensitive zone
+_EPSILON = {"epsilon": [Interval(float, 0, None, closed="left")]}
 _PA_VARIANTS = {"pa": _k.RULE_PA, "pa1": _k.RULE_PA1, "pa2": _k.RULE_PA2}
 
 
@@ -45,15 +48,12 @@ class _FirstOrderLinear(_AveragingMixin, MixableMixin, BaseOnlineLinear):
         self._allocate_average()
 
     def _kernel_pass(self, X, targets, sw, out):
-        coef, intercept, extra = self._average_arrays()
-        t, bad = _k.linear_epoch(
-            indptr=X.indptr,
-            indices=X.indices,
-            data=X.data,
-            targets=targets,
-            sample_weight=sw,
-            coef=coef,
-            intercept=intercept,
+        self._averaged_epoch(
+            _k.linear_epoch,
+            X,
+            targets,
+            sw,
+            out,
             intercept_sq=self._intercept_sq(),
             rule=self._rule(),
             loss=loss_code(self._loss_name()),
@@ -61,14 +61,7 @@ class _FirstOrderLinear(_AveragingMixin, MixableMixin, BaseOnlineLinear):
             schedule=self._schedule,
             eta0=self._eta0(),
             C=self._C(),
-            t=self.t_,
-            out_scores=out,
-            **extra,
         )
-        self.t_ = int(t)
-        self._finish_average(self.t_)
-        if bad >= 0:
-            self._raise_diverged(bad, self._diverge_hint)
 
     # parameter mixing (streamlearn.distributed.fit_mixing)
     mixing_description = (
@@ -87,6 +80,9 @@ class _FirstOrderLinear(_AveragingMixin, MixableMixin, BaseOnlineLinear):
         out.t_ = mixed_count(start, models)
         cls._mix_average(out, models, weights)
         return out
+
+
+_OGD_PARAMS = {"eta0": [Interval(float, 0, None, closed="neither")], "normalized": ["boolean"], **_PASS_PARAMS}
 
 
 class _OGDMixin(_NormalizedMixin):
@@ -188,31 +184,9 @@ class OGDClassifier(LogisticProbaMixin, OnlineClassifierMixin, _OGDMixin, _First
     0.850
     """
 
-    _parameter_constraints = {
-        "loss": [Options("logistic", "hinge", "squared")],
-        "eta0": [Interval(float, 0, None, closed="neither")],
-        "normalized": ["boolean"],
-        **_PASS_PARAMS,
-    }
+    _parameter_constraints = {"loss": [Options("logistic", "hinge", "squared")], **_OGD_PARAMS}
 
-    def __init__(
-        self,
-        *,
-        loss="logistic",
-        eta0=0.5,
-        normalized=False,
-        fit_intercept=True,
-        max_iter=5,
-        shuffle=True,
-        random_state=None,
-    ):
-        self.loss = loss
-        self.eta0 = eta0
-        self.normalized = normalized
-        self.fit_intercept = fit_intercept
-        self.max_iter = max_iter
-        self.shuffle = shuffle
-        self.random_state = random_state
+    __init__ = keyword_init(loss="logistic", eta0=0.5, normalized=False, **LINEAR_PASS_DEFAULTS)
 
 
 class OGDRegressor(OnlineRegressorMixin, _OGDMixin, _FirstOrderLinear):
@@ -245,34 +219,9 @@ class OGDRegressor(OnlineRegressorMixin, _OGDMixin, _FirstOrderLinear):
     [ 1.   -2.    0.5] [3.]
     """
 
-    _parameter_constraints = {
-        "loss": [Options("squared", "epsilon_insensitive")],
-        "epsilon": [Interval(float, 0, None, closed="left")],
-        "eta0": [Interval(float, 0, None, closed="neither")],
-        "normalized": ["boolean"],
-        **_PASS_PARAMS,
-    }
+    _parameter_constraints = {"loss": [Options("squared", "epsilon_insensitive")], **_EPSILON, **_OGD_PARAMS}
 
-    def __init__(
-        self,
-        *,
-        loss="squared",
-        epsilon=0.1,
-        eta0=0.01,
-        normalized=False,
-        fit_intercept=True,
-        max_iter=5,
-        shuffle=True,
-        random_state=None,
-    ):
-        self.loss = loss
-        self.epsilon = epsilon
-        self.eta0 = eta0
-        self.normalized = normalized
-        self.fit_intercept = fit_intercept
-        self.max_iter = max_iter
-        self.shuffle = shuffle
-        self.random_state = random_state
+    __init__ = keyword_init(loss="squared", epsilon=0.1, eta0=0.01, normalized=False, **LINEAR_PASS_DEFAULTS)
 
     def _loss_param(self):
         return float(self.epsilon)
@@ -331,16 +280,9 @@ class Perceptron(OnlineClassifierMixin, _FirstOrderLinear):
     _zero_row_no_op_unaveraged = True
     _chunking_params = {"radius": 3.0}  # radius=None takes R from the first batch, so depends on its cut
 
-    def __init__(
-        self, *, eta0=1.0, fit_intercept=True, radius=None, average=False, max_iter=5, shuffle=True, random_state=None
-    ):
-        self.eta0 = eta0
-        self.fit_intercept = fit_intercept
-        self.radius = radius
-        self.average = average
-        self.max_iter = max_iter
-        self.shuffle = shuffle
-        self.random_state = random_state
+    __init__ = keyword_init(
+        eta0=1.0, fit_intercept=True, radius=None, average=False, max_iter=5, shuffle=True, random_state=None
+    )
 
     def _allocate(self, n_features, n_outputs, X):
         super()._allocate(n_features, n_outputs, X)
@@ -421,16 +363,7 @@ class PassiveAggressiveClassifier(OnlineClassifierMixin, _PassiveAggressiveMixin
     _zero_row_no_op_unaveraged = True
     _zero_row_no_op = _AveragingMixin._zero_row_no_op  # averaged: not a no-op (the mixin's rule, not the PA one's)
 
-    def __init__(
-        self, *, C=1.0, variant="pa1", average=False, fit_intercept=True, max_iter=5, shuffle=True, random_state=None
-    ):
-        self.C = C
-        self.variant = variant
-        self.average = average
-        self.fit_intercept = fit_intercept
-        self.max_iter = max_iter
-        self.shuffle = shuffle
-        self.random_state = random_state
+    __init__ = keyword_init(C=1.0, variant="pa1", average=False, **LINEAR_PASS_DEFAULTS)
 
 
 class PassiveAggressiveRegressor(OnlineRegressorMixin, _PassiveAggressiveMixin, _FirstOrderLinear):
@@ -458,24 +391,10 @@ class PassiveAggressiveRegressor(OnlineRegressorMixin, _PassiveAggressiveMixin, 
     [ 1.  -2.   0.5] [3.]
     """
 
-    _parameter_constraints = {
-        "C": _PA_PARAMS["C"],
-        "epsilon": [Interval(float, 0, None, closed="left")],
-        "variant": _PA_PARAMS["variant"],
-        **_PASS_PARAMS,
-    }
+    _parameter_constraints = {"C": _PA_PARAMS["C"], **_EPSILON, "variant": _PA_PARAMS["variant"], **_PASS_PARAMS}
     _progressive_loss = "epsilon_insensitive"
 
-    def __init__(
-        self, *, C=1.0, epsilon=0.1, variant="pa1", fit_intercept=True, max_iter=5, shuffle=True, random_state=None
-    ):
-        self.C = C
-        self.epsilon = epsilon
-        self.variant = variant
-        self.fit_intercept = fit_intercept
-        self.max_iter = max_iter
-        self.shuffle = shuffle
-        self.random_state = random_state
+    __init__ = keyword_init(C=1.0, epsilon=0.1, variant="pa1", **LINEAR_PASS_DEFAULTS)
 
     def _loss_param(self):
         return float(self.epsilon)

@@ -6,6 +6,7 @@ from sklearn.utils.validation import check_is_fitted
 from .._kernels import pegasos as _k
 from .._typing import FloatArray
 from .._validation import LINEAR_PASS_PARAMS, Interval
+from .._params import LINEAR_PASS_DEFAULTS, keyword_init
 from ..base import BaseOnlineLinear, OnlineClassifierMixin
 
 __all__ = ["PegasosClassifier"]
@@ -82,24 +83,7 @@ class PegasosClassifier(OnlineClassifierMixin, BaseOnlineLinear):
     _progressive_loss = "hinge"
     _diverge_hint = "alpha"
 
-    def __init__(
-        self,
-        *,
-        alpha=1e-4,
-        batch_size=1,
-        projection=True,
-        fit_intercept=True,
-        max_iter=5,
-        shuffle=True,
-        random_state=None,
-    ):
-        self.alpha = alpha
-        self.batch_size = batch_size
-        self.projection = projection
-        self.fit_intercept = fit_intercept
-        self.max_iter = max_iter
-        self.shuffle = shuffle
-        self.random_state = random_state
+    __init__ = keyword_init(alpha=1e-4, batch_size=1, projection=True, **LINEAR_PASS_DEFAULTS)
 
     def _allocate(self, n_features, n_outputs, X):
         shape = (n_outputs, n_features + 1)

@@ -38,6 +38,7 @@ from .._validation import LINEAR_PASS_PARAMS, Interval, Options
 from ..base import BaseOnlineLinear, LogisticProbaMixin, OnlineClassifierMixin, OnlineRegressorMixin
 from ..losses import loss_code
 from .._mixing import MixableMixin, mixed_count, weighted_average
+from .._params import LINEAR_PASS_DEFAULTS, keyword_init, with_defaults
 
 __all__ = [
     "SimpleTruncationClassifier",
@@ -54,10 +55,13 @@ __all__ = [
 
 _PASS_PARAMS = LINEAR_PASS_PARAMS
 _CLF_LOSS = {"loss": [Options("logistic", "hinge", "squared")]}
+_REG_LOSS = {"loss": [Options("squared")]}
 _SGD_PARAMS = {
     "eta0": [Interval(float, 0, None, closed="neither")],
     "learning_rate": [Options("invsqrt", "constant")],
 }
+#: the defaults of the step and pass parameters that end the classifiers' lists (regressors: eta0=0.01)
+_SGD_DEFAULTS = {"eta0": 0.5, "learning_rate": "invsqrt", **LINEAR_PASS_DEFAULTS}
 _SCHEDULES = {"invsqrt": _k.SCHEDULE_INVSQRT, "constant": _k.SCHEDULE_CONSTANT}
 #: the truncation rules as data: learner's rule -> (kernel rule, theta, k, lam) from its parameters
 _TRUNCATION_RULES = {
@@ -84,12 +88,36 @@ class _LazyLinearMixin:
     def _n_outputs(self):
         raise NotImplementedError
 
-    def _loss_name(self):
-        return "squared" if self._is_regressor else self.loss
+    def _epoch(self, kernel, X, targets, sw, out, **params):
+        """One pass of ``kernel`` (an ``*_epoch`` of streamlearn._kernels.sparse_l1) over the chunk: the rows, the
+        loss, the intercept setting and the example count, with the rule's own ``params``; the kernel returns
+        ``(t, *more, bad)``: ``t_`` is updated, ``more`` goes to ``_after_epoch``, a divergence raises."""
+        t, *more, bad = kernel(
+            indptr=X.indptr,
+            indices=X.indices,
+            data=X.data,
+            targets=targets,
+            sample_weight=sw,
+            fit_intercept=bool(self.fit_intercept),
+            loss=loss_code(self.loss),
+            t=self.t_,
+            out_scores=out,
+            **params,
+        )
+        self.t_ = int(t)
+        self._after_epoch(*more)
+        if bad >= 0:
+            self._raise_diverged(bad, self._diverge_hint)
 
-    @property
-    def _progressive_loss(self):
-        return self._loss_name()
+    def _after_epoch(self):
+        """The kernel's results besides ``t`` and ``bad`` (none by default)."""
+
+    def _score_with(self, kernel, X, out, **params):
+        """The scores of the rows of ``X`` into ``out`` by ``kernel`` (a ``*_scores`` of sparse_l1), from the rule's
+        state and parameters ``params``."""
+        kernel(
+            indptr=X.indptr, indices=X.indices, data=X.data, fit_intercept=bool(self.fit_intercept), out=out, **params
+        )
 
     def _weights(self):
         """The materialised model: (K, d + 1), last column the intercept."""
@@ -159,29 +187,24 @@ class _Truncated(_LazyLinearMixin, MixableMixin, BaseOnlineLinear):
 
     def _kernel_pass(self, X, targets, sw, out):
         rule, theta, k, lam = self._truncation()
-        t, penalty, bad = _k.truncated_epoch(
-            indptr=X.indptr,
-            indices=X.indices,
-            data=X.data,
-            targets=targets,
-            sample_weight=sw,
+        self._epoch(
+            _k.truncated_epoch,
+            X,
+            targets,
+            sw,
+            out,
             wm=self._state,
-            fit_intercept=bool(self.fit_intercept),
             rule=rule,
-            loss=loss_code(self._loss_name()),
             theta=theta,
             k=k,
             lam=lam,
             eta0=float(self.eta0),
             schedule=_SCHEDULES[self.learning_rate],
-            t=self.t_,
             penalty=self._state_penalty,
-            out_scores=out,
         )
-        self.t_ = int(t)
+
+    def _after_epoch(self, penalty):
         self._state_penalty = float(penalty)
-        if bad >= 0:
-            self._raise_diverged(bad, self._diverge_hint)
 
     def _materialize(self, out):
         rule, theta, _, _ = self._truncation()
@@ -202,16 +225,8 @@ class _Truncated(_LazyLinearMixin, MixableMixin, BaseOnlineLinear):
 
     def _scores(self, X, out):
         rule, theta, _, _ = self._truncation()
-        _k.truncated_scores(
-            indptr=X.indptr,
-            indices=X.indices,
-            data=X.data,
-            wm=self._state,
-            penalty=self._state_penalty,
-            theta=theta,
-            rule=rule,
-            fit_intercept=bool(self.fit_intercept),
-            out=out,
+        self._score_with(
+            _k.truncated_scores, X, out, wm=self._state, penalty=self._state_penalty, theta=theta, rule=rule
         )
 
     # parameter mixing (streamlearn.distributed.fit_mixing)
@@ -296,36 +311,10 @@ class SimpleTruncationClassifier(LogisticProbaMixin, OnlineClassifierMixin, _Tru
 
     Examples
     --------
-    >>> from streamlearn.datasets import load_a9a
-    >>> from streamlearn.linear_model import SimpleTruncationClassifier
-    >>> X, y, X_test, y_test = load_a9a()
-    >>> clf = SimpleTruncationClassifier(theta=0.05).partial_fit(X, y, classes=[-1, 1])
-    >>> print(f"{clf.score(X_test, y_test):.2f}", clf.nnz_weights < X.shape[1])
-    0.8... True
+    {example}
     """
 
-    def __init__(
-        self,
-        *,
-        loss="logistic",
-        theta=0.01,
-        k=10,
-        eta0=0.5,
-        learning_rate="invsqrt",
-        fit_intercept=True,
-        max_iter=5,
-        shuffle=True,
-        random_state=None,
-    ):
-        self.loss = loss
-        self.theta = theta
-        self.k = k
-        self.eta0 = eta0
-        self.learning_rate = learning_rate
-        self.fit_intercept = fit_intercept
-        self.max_iter = max_iter
-        self.shuffle = shuffle
-        self.random_state = random_state
+    __init__ = keyword_init(loss="logistic", theta=0.01, k=10, **_SGD_DEFAULTS)
 
     _parameter_constraints = {**_CLF_LOSS, **_SIMPLE_PARAMS}
     _truncation_rule = "simple"
@@ -339,6 +328,8 @@ class SimpleTruncationRegressor(OnlineRegressorMixin, _Truncated):
 
     Parameters
     ----------
+    loss : {"squared"}, default="squared"
+        The loss ``(z - y)^2``, the only one of the regressor.
     theta : float >= 0, default=0.01
         Truncation threshold.
     k : int >= 1, default=10
@@ -350,38 +341,13 @@ class SimpleTruncationRegressor(OnlineRegressorMixin, _Truncated):
 
     Examples
     --------
-    >>> import numpy as np
-    >>> from streamlearn.linear_model import SimpleTruncationRegressor
-    >>> rng = np.random.default_rng(0)
-    >>> X = rng.normal(size=(3000, 5)); y = X @ [1.0, -2.0, 0.0, 0.0, 0.5] + 3.0
-    >>> reg = SimpleTruncationRegressor(eta0=0.1, theta=0.05).fit(X, y)
-    >>> print(np.round(reg.coef_, 2), np.round(reg.intercept_, 2))
-    [ 1. -2.  0.  0.  0.5] [3.]
+    {example}
     """
 
-    _parameter_constraints = _SIMPLE_PARAMS
+    _parameter_constraints = {**_REG_LOSS, **_SIMPLE_PARAMS}
     _truncation_rule = "simple"
 
-    def __init__(
-        self,
-        *,
-        theta=0.01,
-        k=10,
-        eta0=0.01,
-        learning_rate="invsqrt",
-        fit_intercept=True,
-        max_iter=5,
-        shuffle=True,
-        random_state=None,
-    ):
-        self.theta = theta
-        self.k = k
-        self.eta0 = eta0
-        self.learning_rate = learning_rate
-        self.fit_intercept = fit_intercept
-        self.max_iter = max_iter
-        self.shuffle = shuffle
-        self.random_state = random_state
+    __init__ = with_defaults(SimpleTruncationClassifier.__init__, loss="squared", eta0=0.01)
 
 
 _TG_PARAMS = {
@@ -425,41 +391,13 @@ class TruncatedGradientClassifier(LogisticProbaMixin, OnlineClassifierMixin, _Tr
 
     Examples
     --------
-    >>> from streamlearn.datasets import load_a9a
-    >>> from streamlearn.linear_model import TruncatedGradientClassifier
-    >>> X, y, X_test, y_test = load_a9a()
-    >>> clf = TruncatedGradientClassifier(gravity=1e-3).partial_fit(X, y, classes=[-1, 1])
-    >>> print(f"{clf.score(X_test, y_test):.2f}", clf.nnz_weights < X.shape[1])
-    0.8... True
+    {example}
     """
 
     _parameter_constraints = {**_CLF_LOSS, **_TG_PARAMS}
     _truncation_rule = "gradient"
 
-    def __init__(
-        self,
-        *,
-        loss="logistic",
-        gravity=1e-4,
-        theta=float("inf"),
-        k=1,
-        eta0=0.5,
-        learning_rate="invsqrt",
-        fit_intercept=True,
-        max_iter=5,
-        shuffle=True,
-        random_state=None,
-    ):
-        self.loss = loss
-        self.gravity = gravity
-        self.theta = theta
-        self.k = k
-        self.eta0 = eta0
-        self.learning_rate = learning_rate
-        self.fit_intercept = fit_intercept
-        self.max_iter = max_iter
-        self.shuffle = shuffle
-        self.random_state = random_state
+    __init__ = keyword_init(loss="logistic", gravity=1e-4, theta=float("inf"), k=1, **_SGD_DEFAULTS)
 
 
 class TruncatedGradientRegressor(OnlineRegressorMixin, _Truncated):
@@ -469,6 +407,8 @@ class TruncatedGradientRegressor(OnlineRegressorMixin, _Truncated):
 
     Parameters
     ----------
+    loss : {"squared"}, default="squared"
+        The loss ``(z - y)^2``, the only one of the regressor.
     gravity : float >= 0, default=1e-4
         L1 strength ``g``.
     theta : float >= 0, default=inf
@@ -482,40 +422,13 @@ class TruncatedGradientRegressor(OnlineRegressorMixin, _Truncated):
 
     Examples
     --------
-    >>> import numpy as np
-    >>> from streamlearn.linear_model import TruncatedGradientRegressor
-    >>> rng = np.random.default_rng(0)
-    >>> X = rng.normal(size=(3000, 5)); y = X @ [1.0, -2.0, 0.0, 0.0, 0.5] + 3.0
-    >>> reg = TruncatedGradientRegressor(eta0=0.1, gravity=0.01).fit(X, y)
-    >>> print(np.round(reg.coef_, 1), np.round(reg.intercept_, 1))
-    [ 1. -2.  0.  0.  0.5] [3.]
+    {example}
     """
 
-    _parameter_constraints = _TG_PARAMS
+    _parameter_constraints = {**_REG_LOSS, **_TG_PARAMS}
     _truncation_rule = "gradient"
 
-    def __init__(
-        self,
-        *,
-        gravity=1e-4,
-        theta=float("inf"),
-        k=1,
-        eta0=0.01,
-        learning_rate="invsqrt",
-        fit_intercept=True,
-        max_iter=5,
-        shuffle=True,
-        random_state=None,
-    ):
-        self.gravity = gravity
-        self.theta = theta
-        self.k = k
-        self.eta0 = eta0
-        self.learning_rate = learning_rate
-        self.fit_intercept = fit_intercept
-        self.max_iter = max_iter
-        self.shuffle = shuffle
-        self.random_state = random_state
+    __init__ = with_defaults(TruncatedGradientClassifier.__init__, loss="squared", eta0=0.01)
 
 
 _FOBOS_PARAMS = {"l1": [Interval(float, 0, None, closed="left")], **_SGD_PARAMS, **_PASS_PARAMS}
@@ -546,37 +459,13 @@ class FOBOSClassifier(LogisticProbaMixin, OnlineClassifierMixin, _Truncated):
 
     Examples
     --------
-    >>> from streamlearn.datasets import load_a9a
-    >>> from streamlearn.linear_model import FOBOSClassifier
-    >>> X, y, X_test, y_test = load_a9a()
-    >>> clf = FOBOSClassifier(l1=1e-3).partial_fit(X, y, classes=[-1, 1])
-    >>> print(f"{clf.score(X_test, y_test):.2f}", clf.nnz_weights < X.shape[1])
-    0.8... True
+    {example}
     """
 
     _parameter_constraints = {**_CLF_LOSS, **_FOBOS_PARAMS}
     _truncation_rule = "fobos"
 
-    def __init__(
-        self,
-        *,
-        loss="logistic",
-        l1=1e-4,
-        eta0=0.5,
-        learning_rate="invsqrt",
-        fit_intercept=True,
-        max_iter=5,
-        shuffle=True,
-        random_state=None,
-    ):
-        self.loss = loss
-        self.l1 = l1
-        self.eta0 = eta0
-        self.learning_rate = learning_rate
-        self.fit_intercept = fit_intercept
-        self.max_iter = max_iter
-        self.shuffle = shuffle
-        self.random_state = random_state
+    __init__ = keyword_init(loss="logistic", l1=1e-4, **_SGD_DEFAULTS)
 
 
 class FOBOSRegressor(OnlineRegressorMixin, _Truncated):
@@ -586,6 +475,8 @@ class FOBOSRegressor(OnlineRegressorMixin, _Truncated):
 
     Parameters
     ----------
+    loss : {"squared"}, default="squared"
+        The loss ``(z - y)^2``, the only one of the regressor.
     l1 : float >= 0, default=1e-4
         L1 strength.
     eta0 : float > 0, default=0.01
@@ -595,36 +486,13 @@ class FOBOSRegressor(OnlineRegressorMixin, _Truncated):
 
     Examples
     --------
-    >>> import numpy as np
-    >>> from streamlearn.linear_model import FOBOSRegressor
-    >>> rng = np.random.default_rng(0)
-    >>> X = rng.normal(size=(3000, 5)); y = X @ [1.0, -2.0, 0.0, 0.0, 0.5] + 3.0
-    >>> reg = FOBOSRegressor(eta0=0.1, l1=0.01).fit(X, y)
-    >>> print(np.round(reg.coef_, 1), np.round(reg.intercept_, 1))
-    [ 1. -2.  0.  0.  0.5] [3.]
+    {example}
     """
 
-    _parameter_constraints = _FOBOS_PARAMS
+    _parameter_constraints = {**_REG_LOSS, **_FOBOS_PARAMS}
     _truncation_rule = "fobos"
 
-    def __init__(
-        self,
-        *,
-        l1=1e-4,
-        eta0=0.01,
-        learning_rate="invsqrt",
-        fit_intercept=True,
-        max_iter=5,
-        shuffle=True,
-        random_state=None,
-    ):
-        self.l1 = l1
-        self.eta0 = eta0
-        self.learning_rate = learning_rate
-        self.fit_intercept = fit_intercept
-        self.max_iter = max_iter
-        self.shuffle = shuffle
-        self.random_state = random_state
+    __init__ = with_defaults(FOBOSClassifier.__init__, loss="squared", eta0=0.01)
 
 
 # ---------------------------------------------------------------------------------------------------
@@ -644,39 +512,13 @@ class _RDA(_LazyLinearMixin, MixableMixin, BaseOnlineLinear):
         return self._state.shape[1]
 
     def _kernel_pass(self, X, targets, sw, out):
-        t, bad = _k.rda_epoch(
-            indptr=X.indptr,
-            indices=X.indices,
-            data=X.data,
-            targets=targets,
-            sample_weight=sw,
-            G=self._state,
-            fit_intercept=bool(self.fit_intercept),
-            loss=loss_code(self._loss_name()),
-            lam=float(self.l1),
-            gamma=float(self.gamma),
-            t=self.t_,
-            out_scores=out,
-        )
-        self.t_ = int(t)
-        if bad >= 0:
-            self._raise_diverged(bad, self._diverge_hint)
+        self._epoch(_k.rda_epoch, X, targets, sw, out, G=self._state, lam=float(self.l1), gamma=float(self.gamma))
 
     def _materialize(self, out):
         return _k.rda_materialize(self._state, self.t_, float(self.l1), float(self.gamma), out)
 
     def _scores(self, X, out):
-        _k.rda_scores(
-            indptr=X.indptr,
-            indices=X.indices,
-            data=X.data,
-            G=self._state,
-            t=self.t_,
-            lam=float(self.l1),
-            gamma=float(self.gamma),
-            fit_intercept=bool(self.fit_intercept),
-            out=out,
-        )
+        self._score_with(_k.rda_scores, X, out, G=self._state, t=self.t_, lam=float(self.l1), gamma=float(self.gamma))
 
     # parameter mixing (streamlearn.distributed.fit_mixing)
     mixing_description = (
@@ -724,26 +566,12 @@ class RDAClassifier(LogisticProbaMixin, OnlineClassifierMixin, _RDA):
 
     Examples
     --------
-    >>> from streamlearn.datasets import load_a9a
-    >>> from streamlearn.linear_model import RDAClassifier
-    >>> X, y, X_test, y_test = load_a9a()
-    >>> clf = RDAClassifier(l1=1e-3).partial_fit(X, y, classes=[-1, 1])
-    >>> print(f"{clf.score(X_test, y_test):.2f}", clf.nnz_weights < X.shape[1])
-    0.8... True
+    {example}
     """
 
     _parameter_constraints = {**_CLF_LOSS, **_RDA._parameter_constraints}
 
-    def __init__(
-        self, *, loss="logistic", l1=1e-4, gamma=1.0, fit_intercept=True, max_iter=5, shuffle=True, random_state=None
-    ):
-        self.loss = loss
-        self.l1 = l1
-        self.gamma = gamma
-        self.fit_intercept = fit_intercept
-        self.max_iter = max_iter
-        self.shuffle = shuffle
-        self.random_state = random_state
+    __init__ = keyword_init(loss="logistic", l1=1e-4, gamma=1.0, **LINEAR_PASS_DEFAULTS)
 
 
 class RDARegressor(OnlineRegressorMixin, _RDA):
@@ -753,6 +581,8 @@ class RDARegressor(OnlineRegressorMixin, _RDA):
 
     Parameters
     ----------
+    loss : {"squared"}, default="squared"
+        The loss ``(z - y)^2``, the only one of the regressor.
     l1 : float >= 0, default=1e-4
         L1 strength.
     gamma : float > 0, default=10.0
@@ -762,22 +592,12 @@ class RDARegressor(OnlineRegressorMixin, _RDA):
 
     Examples
     --------
-    >>> import numpy as np
-    >>> from streamlearn.linear_model import RDARegressor
-    >>> rng = np.random.default_rng(0)
-    >>> X = rng.normal(size=(3000, 5)); y = X @ [1.0, -2.0, 0.0, 0.0, 0.5] + 3.0
-    >>> reg = RDARegressor(l1=0.01).fit(X, y)
-    >>> print(np.round(reg.coef_, 1), np.round(reg.intercept_, 1))
-    [ 1. -2.  0.  0.  0.5] [3.]
+    {example}
     """
 
-    def __init__(self, *, l1=1e-4, gamma=10.0, fit_intercept=True, max_iter=5, shuffle=True, random_state=None):
-        self.l1 = l1
-        self.gamma = gamma
-        self.fit_intercept = fit_intercept
-        self.max_iter = max_iter
-        self.shuffle = shuffle
-        self.random_state = random_state
+    _parameter_constraints = {**_REG_LOSS, **_RDA._parameter_constraints}
+
+    __init__ = with_defaults(RDAClassifier.__init__, loss="squared", gamma=10.0)
 
 
 # ---------------------------------------------------------------------------------------------------
@@ -799,25 +619,7 @@ class _FTRL(_LazyLinearMixin, MixableMixin, BaseOnlineLinear):
         return self._state.shape[1]
 
     def _kernel_pass(self, X, targets, sw, out):
-        t, bad = _k.ftrl_epoch(
-            indptr=X.indptr,
-            indices=X.indices,
-            data=X.data,
-            targets=targets,
-            sample_weight=sw,
-            zn=self._state,
-            fit_intercept=bool(self.fit_intercept),
-            loss=loss_code(self._loss_name()),
-            alpha=float(self.alpha),
-            beta=float(self.beta),
-            l1=float(self.l1),
-            l2=float(self.l2),
-            t=self.t_,
-            out_scores=out,
-        )
-        self.t_ = int(t)
-        if bad >= 0:
-            self._raise_diverged(bad, self._diverge_hint)
+        self._epoch(_k.ftrl_epoch, X, targets, sw, out, zn=self._state, **self._hyper())
 
     def _hyper(self):
         return dict(alpha=float(self.alpha), beta=float(self.beta), l1=float(self.l1), l2=float(self.l2))
@@ -826,15 +628,7 @@ class _FTRL(_LazyLinearMixin, MixableMixin, BaseOnlineLinear):
         return _k.ftrl_materialize(zn=self._state, out=out, **self._hyper())
 
     def _scores(self, X, out):
-        _k.ftrl_scores(
-            indptr=X.indptr,
-            indices=X.indices,
-            data=X.data,
-            zn=self._state,
-            fit_intercept=bool(self.fit_intercept),
-            out=out,
-            **self._hyper(),
-        )
+        self._score_with(_k.ftrl_scores, X, out, zn=self._state, **self._hyper())
 
     # parameter mixing (streamlearn.distributed.fit_mixing)
     mixing_description = (
@@ -891,38 +685,12 @@ class FTRLProximalClassifier(LogisticProbaMixin, OnlineClassifierMixin, _FTRL):
 
     Examples
     --------
-    >>> from streamlearn.datasets import load_a9a
-    >>> from streamlearn.linear_model import FTRLProximalClassifier
-    >>> X, y, X_test, y_test = load_a9a()
-    >>> clf = FTRLProximalClassifier(l1=1.0).partial_fit(X, y, classes=[-1, 1])
-    >>> print(f"{clf.score(X_test, y_test):.2f}", clf.nnz_weights < X.shape[1])
-    0.8... True
+    {example}
     """
 
     _parameter_constraints = {**_CLF_LOSS, **_FTRL._parameter_constraints}
 
-    def __init__(
-        self,
-        *,
-        loss="logistic",
-        alpha=0.1,
-        beta=1.0,
-        l1=1.0,
-        l2=1.0,
-        fit_intercept=True,
-        max_iter=5,
-        shuffle=True,
-        random_state=None,
-    ):
-        self.loss = loss
-        self.alpha = alpha
-        self.beta = beta
-        self.l1 = l1
-        self.l2 = l2
-        self.fit_intercept = fit_intercept
-        self.max_iter = max_iter
-        self.shuffle = shuffle
-        self.random_state = random_state
+    __init__ = keyword_init(loss="logistic", alpha=0.1, beta=1.0, l1=1.0, l2=1.0, **LINEAR_PASS_DEFAULTS)
 
 
 class FTRLProximalRegressor(OnlineRegressorMixin, _FTRL):
@@ -932,6 +700,8 @@ class FTRLProximalRegressor(OnlineRegressorMixin, _FTRL):
 
     Parameters
     ----------
+    loss : {"squared"}, default="squared"
+        The loss ``(z - y)^2``, the only one of the regressor.
     alpha : float > 0, default=0.1
         Learning rate scale (a rate, not a penalty as in scikit-learn).
     beta : float >= 0, default=1.0
@@ -945,23 +715,41 @@ class FTRLProximalRegressor(OnlineRegressorMixin, _FTRL):
 
     Examples
     --------
-    >>> import numpy as np
-    >>> from streamlearn.linear_model import FTRLProximalRegressor
-    >>> rng = np.random.default_rng(0)
-    >>> X = rng.normal(size=(3000, 5)); y = X @ [1.0, -2.0, 0.0, 0.0, 0.5] + 3.0
-    >>> reg = FTRLProximalRegressor(alpha=0.5, l1=1.0).fit(X, y)
-    >>> print(np.round(reg.coef_, 1), np.round(reg.intercept_, 1))
-    [ 1. -2.  0.  0.  0.5] [3.]
+    {example}
     """
 
-    def __init__(
-        self, *, alpha=0.1, beta=1.0, l1=1.0, l2=1.0, fit_intercept=True, max_iter=5, shuffle=True, random_state=None
-    ):
-        self.alpha = alpha
-        self.beta = beta
-        self.l1 = l1
-        self.l2 = l2
-        self.fit_intercept = fit_intercept
-        self.max_iter = max_iter
-        self.shuffle = shuffle
-        self.random_state = random_state
+    _parameter_constraints = {**_REG_LOSS, **_FTRL._parameter_constraints}
+
+    __init__ = with_defaults(FTRLProximalClassifier.__init__, loss="squared")
+
+
+_CLASSIFIER_EXAMPLE = """>>> from streamlearn.datasets import load_a9a
+    >>> from streamlearn.linear_model import {name}
+    >>> X, y, X_test, y_test = load_a9a()
+    >>> clf = {name}({args}).partial_fit(X, y, classes=[-1, 1])
+    >>> print(f"{{clf.score(X_test, y_test):.2f}}", clf.nnz_weights < X.shape[1])
+    0.8... True"""
+_REGRESSOR_EXAMPLE = """>>> import numpy as np
+    >>> from streamlearn.linear_model import {name}
+    >>> rng = np.random.default_rng(0)
+    >>> X = rng.normal(size=(3000, 5)); y = X @ [1.0, -2.0, 0.0, 0.0, 0.5] + 3.0
+    >>> reg = {name}({args}).fit(X, y)
+    >>> print(np.round(reg.coef_, 1), np.round(reg.intercept_, 1))
+    [ 1. -2.  0.  0.  0.5] [3.]"""
+
+# each docstring's example: the classifiers learn a9a (and keep fewer weights than features), the regressors find
+# a sparse linear target; the table gives each learner's arguments
+for _cls, _args in {
+    SimpleTruncationClassifier: "theta=0.05",
+    TruncatedGradientClassifier: "gravity=1e-3",
+    FOBOSClassifier: "l1=1e-3",
+    RDAClassifier: "l1=1e-3",
+    FTRLProximalClassifier: "l1=1.0",
+    SimpleTruncationRegressor: "eta0=0.1, theta=0.05",
+    TruncatedGradientRegressor: "eta0=0.1, gravity=0.01",
+    FOBOSRegressor: "eta0=0.1, l1=0.01",
+    RDARegressor: "l1=0.01",
+    FTRLProximalRegressor: "alpha=0.5, l1=1.0",
+}.items():
+    _example = _REGRESSOR_EXAMPLE if _cls._is_regressor else _CLASSIFIER_EXAMPLE
+    _cls.__doc__ = (_cls.__doc__ or "").replace("{example}", _example.format(name=_cls.__name__, args=_args))

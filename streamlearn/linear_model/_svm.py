@@ -24,6 +24,7 @@ from .._kernels.dcd import dcd_solve
 from .._kernels.linear import linear_scores
 from .._typing import ArrayLike, FloatArray, MatrixLike
 from .._validation import Interval, Options
+from .._params import keyword_init
 from ..base import ClassifierPredictionMixin
 from ..persist import PersistMixin
 from ._blocks import BlockStore
@@ -173,6 +174,9 @@ _SVC_PARAMS = {
     "shrinking": ["boolean"],
     "random_state": ["random_state"],
 }
+#: the defaults both SVMs share (their constraints: ``_SVC_PARAMS``): the loss term, the intercept and shrinking
+_SVC_LOSS_DEFAULTS = {"C": 1.0, "loss": "hinge"}
+_SVC_DEFAULTS = {"fit_intercept": True, "intercept_scaling": 1.0, "shrinking": True}
 
 
 class DualCoordinateDescentSVC(_BatchLinearSVC):
@@ -240,26 +244,7 @@ class DualCoordinateDescentSVC(_BatchLinearSVC):
 
     _parameter_constraints = dict(_SVC_PARAMS)
 
-    def __init__(
-        self,
-        *,
-        C=1.0,
-        loss="hinge",
-        tol=1e-4,
-        max_iter=1000,
-        fit_intercept=True,
-        intercept_scaling=1.0,
-        shrinking=True,
-        random_state=None,
-    ):
-        self.C = C
-        self.loss = loss
-        self.tol = tol
-        self.max_iter = max_iter
-        self.fit_intercept = fit_intercept
-        self.intercept_scaling = intercept_scaling
-        self.shrinking = shrinking
-        self.random_state = random_state
+    __init__ = keyword_init(**_SVC_LOSS_DEFAULTS, tol=1e-4, max_iter=1000, **_SVC_DEFAULTS, random_state=None)
 
     def fit(self, X: MatrixLike, y: ArrayLike, sample_weight: ArrayLike | None = None) -> Self:
         """Solve the SVM on ``(X, y)``; returns ``self``."""
@@ -403,32 +388,16 @@ class BlockMinimizationSVC(_BatchLinearSVC):
         "cache_dir": [_Path(), None],
     }
 
-    def __init__(
-        self,
-        *,
-        C=1.0,
-        loss="hinge",
+    __init__ = keyword_init(
+        **_SVC_LOSS_DEFAULTS,
         tol=0.1,
         max_iter=50,
         inner_max_iter=3,
         block_mb=32.0,
-        fit_intercept=True,
-        intercept_scaling=1.0,
-        shrinking=True,
+        **_SVC_DEFAULTS,
         cache_dir=None,
         random_state=None,
-    ):
-        self.C = C
-        self.loss = loss
-        self.tol = tol
-        self.max_iter = max_iter
-        self.inner_max_iter = inner_max_iter
-        self.block_mb = block_mb
-        self.fit_intercept = fit_intercept
-        self.intercept_scaling = intercept_scaling
-        self.shrinking = shrinking
-        self.cache_dir = cache_dir
-        self.random_state = random_state
+    )
 
     def fit(self, X: MatrixLike, y: ArrayLike, sample_weight: ArrayLike | None = None) -> Self:
         """Split ``(X, y)`` into on-disk blocks and solve; returns ``self``."""

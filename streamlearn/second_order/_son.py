@@ -18,6 +18,7 @@ from .._kernels import son as _k
 from .._kernels import son_lazy as _kl
 from .._kernels.scale import maxabs_augment
 from .._validation import Interval, Options, check_rng
+from .._params import keyword_init
 from ..base import BaseOnlineLinear, OnlineClassifierMixin
 from ..losses import loss_code
 from .._mixing import MixableMixin, merge_sketch_increments, mixed_count, weighted_average
@@ -32,9 +33,22 @@ _PASS_PARAMS = {
     "shuffle": ["boolean"],
     "random_state": ["random_state"],
 }
-_LOSSES = Options("squared", "logistic", "hinge")
-_SLABS = Options("next", "current")
-_SAFEGUARDS = Options("paper", "maxabs")
+#: the parameters of every second-order learner, and of the two Newton steps (full and sketched)
+_SECOND_ORDER_PARAMS = {
+    "C": [Interval(float, 0, None, closed="neither")],
+    "loss": [Options("squared", "logistic", "hinge")],
+    "slab": [Options("next", "current")],
+    "safeguard": [Options("paper", "maxabs")],
+    **_PASS_PARAMS,
+}
+#: the defaults of the parameters that end every second-order learner's list
+_SECOND_ORDER_DEFAULTS = {"slab": "next", "safeguard": "paper", "max_iter": 1, "shuffle": True, "random_state": None}
+_NEWTON_DEFAULTS = {"eta": 1.0, "mu": None, "C": 1.0, "loss": "squared"}
+_NEWTON_PARAMS = {
+    "eta": [Interval(float, 0, None, closed="left")],
+    "mu": [Interval(float, 0, None, closed="left"), None],
+    **_SECOND_ORDER_PARAMS,
+}
 
 _SAFEGUARD_DOC = """safeguard : {"paper", "maxabs"}, default="paper"
         ``"paper"``: the algorithm as published, on the raw features, no intercept. ``"maxabs"``: each
@@ -92,6 +106,17 @@ def _common_scale(start, models):
         return est
 
     return (None if start is None else convert(start)), [convert(m) for m in models]
+
+
+def _mix_weights(start, models, weights):
+    """The first step of mixing second-order models: ``(start, models)`` on their common scale and a copy of the
+    first model with ``coef_``/``intercept_`` averaged by ``weights`` and ``t_`` counting every example."""
+    start, models = _common_scale(start, models)
+    out = copy.deepcopy(models[0])
+    out.coef_ = weighted_average([m.coef_ for m in models], weights)
+    out.intercept_ = weighted_average([m.intercept_ for m in models], weights)
+    out.t_ = mixed_count(start, models)
+    return start, models, out
 
 
 class _SecondOrder(OnlineClassifierMixin, BaseOnlineLinear):
@@ -188,38 +213,11 @@ class AdaGrad(MixableMixin, _SecondOrder):
     _parameter_constraints = {
         "alpha0": [Interval(float, 0, None, closed="left")],
         "eta": [Interval(float, 0, None, closed="neither")],
-        "C": [Interval(float, 0, None, closed="neither")],
-        "loss": [_LOSSES],
         "project": ["boolean"],
-        "slab": [_SLABS],
-        "safeguard": [_SAFEGUARDS],
-        **_PASS_PARAMS,
+        **_SECOND_ORDER_PARAMS,
     }
 
-    def __init__(
-        self,
-        *,
-        alpha0=1.0,
-        eta=1.0,
-        C=1.0,
-        loss="squared",
-        project=True,
-        slab="next",
-        safeguard="paper",
-        max_iter=1,
-        shuffle=True,
-        random_state=None,
-    ):
-        self.safeguard = safeguard
-        self.alpha0 = alpha0
-        self.eta = eta
-        self.C = C
-        self.loss = loss
-        self.project = project
-        self.slab = slab
-        self.max_iter = max_iter
-        self.shuffle = shuffle
-        self.random_state = random_state
+    __init__ = keyword_init(alpha0=1.0, eta=1.0, C=1.0, loss="squared", project=True, **_SECOND_ORDER_DEFAULTS)
 
     def _allocate_state(self, n_features, n_outputs, X):
         super()._allocate_state(n_features, n_outputs, X)
@@ -254,12 +252,8 @@ class AdaGrad(MixableMixin, _SecondOrder):
     @classmethod
     def mix(cls, start, models, weights):
         """The mixed model of one round (see ``mixing_description``)."""
-        start, models = _common_scale(start, models)
-        out = copy.deepcopy(models[0])
-        out.coef_ = weighted_average([m.coef_ for m in models], weights)
-        out.intercept_ = weighted_average([m.intercept_ for m in models], weights)
+        start, models, out = _mix_weights(start, models, weights)
         out._state_s = weighted_average([m._state_s for m in models], weights)
-        out.t_ = mixed_count(start, models)
         return out
 
 
@@ -300,39 +294,10 @@ class OnlineNewtonStep(_SecondOrder):
 
     _parameter_constraints = {
         "alpha0": [Interval(float, 0, None, closed="neither")],
-        "eta": [Interval(float, 0, None, closed="left")],
-        "mu": [Interval(float, 0, None, closed="left"), None],
-        "C": [Interval(float, 0, None, closed="neither")],
-        "loss": [_LOSSES],
-        "slab": [_SLABS],
-        "safeguard": [_SAFEGUARDS],
-        **_PASS_PARAMS,
+        **_NEWTON_PARAMS,
     }
 
-    def __init__(
-        self,
-        *,
-        alpha0=1.0,
-        eta=1.0,
-        mu=None,
-        C=1.0,
-        loss="squared",
-        slab="next",
-        safeguard="paper",
-        max_iter=1,
-        shuffle=True,
-        random_state=None,
-    ):
-        self.safeguard = safeguard
-        self.alpha0 = alpha0
-        self.eta = eta
-        self.mu = mu
-        self.C = C
-        self.loss = loss
-        self.slab = slab
-        self.max_iter = max_iter
-        self.shuffle = shuffle
-        self.random_state = random_state
+    __init__ = keyword_init(alpha0=1.0, **_NEWTON_DEFAULTS, **_SECOND_ORDER_DEFAULTS)
 
     def _allocate_state(self, n_features, n_outputs, X):
         if n_features > FULL_ON_MAX_FEATURES + self._safe():
@@ -449,49 +414,14 @@ class SketchedOnlineNewton(MixableMixin, _SecondOrder):
         "sketch": [Options(*_SKETCHES)],
         "ell": [Interval(int, 1, None, closed="left")],
         "alpha0": [Interval(float, 0, None, closed="left")],
-        "eta": [Interval(float, 0, None, closed="left")],
-        "mu": [Interval(float, 0, None, closed="left"), None],
-        "C": [Interval(float, 0, None, closed="neither")],
-        "loss": [_LOSSES],
         "beta": [Interval(float, 0, 1, closed="right")],
         "oja_learning_rate": [Interval(float, 0, None, closed="neither")],
-        "slab": [_SLABS],
-        "safeguard": [_SAFEGUARDS],
-        **_PASS_PARAMS,
+        **_NEWTON_PARAMS,
     }
 
-    def __init__(
-        self,
-        *,
-        sketch="rfd",
-        ell=10,
-        alpha0=1.0,
-        eta=1.0,
-        mu=None,
-        C=1.0,
-        loss="squared",
-        beta=0.2,
-        oja_learning_rate=2.0,
-        slab="next",
-        safeguard="paper",
-        max_iter=1,
-        shuffle=True,
-        random_state=None,
-    ):
-        self.safeguard = safeguard
-        self.sketch = sketch
-        self.ell = ell
-        self.alpha0 = alpha0
-        self.eta = eta
-        self.mu = mu
-        self.C = C
-        self.loss = loss
-        self.beta = beta
-        self.oja_learning_rate = oja_learning_rate
-        self.slab = slab
-        self.max_iter = max_iter
-        self.shuffle = shuffle
-        self.random_state = random_state
+    __init__ = keyword_init(
+        sketch="rfd", ell=10, alpha0=1.0, **_NEWTON_DEFAULTS, beta=0.2, oja_learning_rate=2.0, **_SECOND_ORDER_DEFAULTS
+    )
 
     def _allocate_state(self, n_features, n_outputs, X):
         if self.alpha0 == 0 and self.sketch != "rfd":
@@ -636,11 +566,7 @@ class SketchedOnlineNewton(MixableMixin, _SecondOrder):
     @classmethod
     def mix(cls, start, models, weights):
         """The mixed model of one round (see ``mixing_description``)."""
-        start, models = _common_scale(start, models)
-        out = copy.deepcopy(models[0])
-        out.coef_ = weighted_average([m.coef_ for m in models], weights)
-        out.intercept_ = weighted_average([m.intercept_ for m in models], weights)
-        out.t_ = mixed_count(start, models)
+        start, models, out = _mix_weights(start, models, weights)
         ell = int(out.ell)
         alpha0 = float(out.alpha0)
         for k in range(out.coef_.shape[0]):

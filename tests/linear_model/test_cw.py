@@ -5,6 +5,8 @@ every registered learner by tests/test_common.py; the kernels are compared with 
 tests/kernels/test_cw_kernel.py.
 """
 
+import re
+
 import numpy as np
 import pytest
 import scipy.sparse as sp
@@ -153,12 +155,16 @@ def test_a9a_one_pass_arow_not_below_pa1(a9a):
     assert make_learner("scw1").partial_fit(X, y, classes=[-1, 1]).score(Xt, yt) > 0.84
 
 
-def test_bad_parameters_are_named():
-    with pytest.raises(
-        ValueError,
-        match=r"The 'eta' parameter of ConfidenceWeightedClassifier must be a float in "
-        r"the range \(0.5, 1.0\)\. Got 0.5 instead",
-    ):
-        ConfidenceWeightedClassifier(eta=0.5).partial_fit([[1.0]], [1], classes=[0, 1])
-    with pytest.raises(ValueError, match="'covariance' parameter of AROWClassifier"):
-        AROWClassifier(covariance="dense").partial_fit([[1.0]], [1], classes=[0, 1])
+@pytest.mark.parametrize(
+    "est,message",
+    [
+        (
+            ConfidenceWeightedClassifier(eta=0.5),
+            "The 'eta' parameter of ConfidenceWeightedClassifier must be a float in the range (0.5, 1.0). Got 0.5 instead",
+        ),
+        (AROWClassifier(covariance="dense"), "'covariance' parameter of AROWClassifier"),
+    ],
+)
+def test_bad_parameters_are_named(est, message):
+    with pytest.raises(ValueError, match=re.escape(message)):
+        est.partial_fit([[1.0]], [1], classes=[0, 1])

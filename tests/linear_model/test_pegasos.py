@@ -1,5 +1,7 @@
 """Pegasos: the paper's properties (projection ball, mini-batch rule, first-round wipe, objective decrease)."""
 
+import re
+
 import numpy as np
 import pytest
 
@@ -67,16 +69,16 @@ def test_objective_decreases_over_passes(a9a):
     assert objective(five) < 1.02 * optimum, (objective(five), optimum)
 
 
-def test_bad_parameters_are_named():
-    with pytest.raises(
-        ValueError,
-        match=r"The 'batch_size' parameter of PegasosClassifier must be an int in the "
-        r"range \[1, inf\)\. Got 0 instead",
-    ):
-        PegasosClassifier(batch_size=0).partial_fit([[1.0]], [1], classes=[0, 1])
-    with pytest.raises(
-        ValueError,
-        match=r"'alpha' parameter of PegasosClassifier must be a float in the range "
-        r"\(0.0, inf\)",
-    ):
-        PegasosClassifier(alpha=0.0).partial_fit([[1.0]], [1], classes=[0, 1])
+@pytest.mark.parametrize(
+    "params,message",
+    [
+        (
+            {"batch_size": 0},
+            "The 'batch_size' parameter of PegasosClassifier must be an int in the range [1, inf). Got 0 instead",
+        ),
+        ({"alpha": 0.0}, "'alpha' parameter of PegasosClassifier must be a float in the range (0.0, inf)"),
+    ],
+)
+def test_bad_parameters_are_named(params, message):
+    with pytest.raises(ValueError, match=re.escape(message)):
+        PegasosClassifier(**params).partial_fit([[1.0]], [1], classes=[0, 1])

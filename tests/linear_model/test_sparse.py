@@ -257,6 +257,8 @@ def test_no_coef_before_fit():
         (SimpleTruncationClassifier, "eta0", 0.0, "a float in the range (0.0, inf)"),
         (FOBOSRegressor, "learning_rate", "optimal", "one of {'invsqrt', 'constant'}"),
         (FTRLProximalClassifier, "loss", "log", "one of {'logistic', 'hinge', 'squared'}"),
+        (RDARegressor, "loss", "logistic", "one of {'squared'}"),
+        (TruncatedGradientRegressor, "loss", "hinge", "one of {'squared'}"),
     ],
 )
 def test_bad_parameters_raise_clear_errors(est, param, value, expected):
@@ -275,6 +277,26 @@ def test_bad_parameters_raise_clear_errors(est, param, value, expected):
             est(**{param: value}).fit(X, y.astype(float))
         else:
             est(**{param: value}).partial_fit(X, y, classes=[-1, 1])
+
+
+@pytest.mark.parametrize(
+    "clf,reg,defaults",
+    [
+        (SimpleTruncationClassifier, SimpleTruncationRegressor, {"eta0": 0.01}),
+        (TruncatedGradientClassifier, TruncatedGradientRegressor, {"eta0": 0.01}),
+        (FOBOSClassifier, FOBOSRegressor, {"eta0": 0.01}),
+        (RDAClassifier, RDARegressor, {"gamma": 10.0}),
+        (FTRLProximalClassifier, FTRLProximalRegressor, {}),
+    ],
+)
+def test_regressor_takes_the_classifier_parameters_with_its_own_defaults(clf, reg, defaults):
+    assert reg().get_params() == {**clf().get_params(), "loss": "squared", **defaults}
+    est = reg(l1=0.5) if "l1" in clf().get_params() else reg(theta=0.5)
+    assert clone(est).get_params() == est.get_params()
+    with pytest.raises(TypeError, match="unexpected keyword argument 'lr'"):
+        reg(lr=0.1)
+    with pytest.raises(TypeError, match="positional"):
+        clf(0.1)
 
 
 def test_cli_train_json_reports_nnz_weights(capsys):

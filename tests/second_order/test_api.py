@@ -35,10 +35,10 @@ def test_rfd_table2_json(tmp_path, cli_json):
     dump_svmlight_file(X, y, str(path))
     png = tmp_path / "t2.png"
 
-    def rfd_table2(*options):
+    def table2(*options):
         return cli_json("experiment", "rfd-table2", "--data", str(path), "--ells", "2", "--json", *options)
 
-    rows = rfd_table2("--splits", "2", "--methods", "adagrad,rfd,rfd0", "--alphas", "0.1,10", "--plot", str(png))
+    rows = table2("--splits", "2", "--methods", "adagrad,rfd,rfd0", "--alphas", "0.1,10", "--plot", str(png))
     assert [(r["method"], r["ell"]) for r in rows] == [("adagrad", None), ("rfd", 2), ("rfd0", 2)]
     for r in rows:
         assert {"method", "ell", "best_alpha0", "test_accuracy", "paper_accuracy", "seconds_per_example"} <= set(r)
@@ -52,7 +52,7 @@ def test_rfd_table2_json(tmp_path, cli_json):
     assert png.stat().st_size > 1000
     # --file-order: one split, the first 70 % of the file's rows for training (the paper's split is unstated)
     curves = tmp_path / "curves.png"
-    rows = rfd_table2(
+    rows = table2(
         "--file-order", "--methods", "fd,rfd0", "--alphas", "1,100", "--slab", "next", "--curves", str(curves)
     )
     row = rows[1]

@@ -31,17 +31,6 @@ def _fit(lazy, X, y, cuts=(), classes=(-1, 1), **params):
     return est, np.concatenate(parts)
 
 
-def _son_and_twin(X, y, lazy, **params):
-    """A SketchedOnlineNewton (ell=3) allocated without learning (Oja's V0 drawn) and its step count at 0, with the
-    keyword arguments that start ``naive_son`` in the same state (``params``: sketch, alpha0, loss, slab)."""
-    est = SketchedOnlineNewton(ell=3, random_state=0, **params)
-    est._lazy_kernel = lazy
-    est.partial_fit(X[:1], y[:1], classes=[-1, 1], sample_weight=[0.0])
-    V0 = est._state_buf[0, : est._state_n_rows[0]].copy() if est.sketch == "oja" else None
-    est.t_ = 0
-    return est, dict(ell=3, mu=1 / 8, eta=1.0, C=1.0, V0=V0, seed=int(est._state_seed[0]), **params)
-
-
 def _gram_of_sketch(est):
     r = est._state_n_rows[0]
     B = est._state_sc[0, :r, None] * est._state_buf[0, :r]
@@ -114,6 +103,17 @@ def test_lazy_multiclass_outputs_independent():
         assert sa.shape == (50, 3)
         np.testing.assert_allclose(sa, sb, rtol=0, atol=TOL)
         np.testing.assert_allclose(a.coef_, b.coef_, rtol=0, atol=TOL)
+
+
+def _son_and_twin(X, y, lazy, **params):
+    """A SketchedOnlineNewton (ell=3, with ``params``; the lazy or the dense kernel) allocated on ``X`` without
+    learning, and the NumPy twin's arguments for the same run (Oja's initial rows, the sketch's seed)."""
+    est = SketchedOnlineNewton(ell=3, random_state=0, **params)
+    est._lazy_kernel = lazy
+    est.partial_fit(X[:1], y[:1], classes=[-1, 1], sample_weight=[0.0])  # allocate (Oja's V0) without learning
+    V0 = est._state_buf[0, : est._state_n_rows[0]].copy() if params["sketch"] == "oja" else None
+    est.t_ = 0
+    return est, dict(ell=3, mu=1 / 8, eta=1.0, C=1.0, V0=V0, seed=int(est._state_seed[0]), **params)
 
 
 @pytest.mark.parametrize("lazy", [False, True])

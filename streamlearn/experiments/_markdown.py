@@ -1,0 +1,42 @@
+"""The Markdown reports of the experiments (``--markdown``): a title, what was run, the checks, one table."""
+
+__all__ = ["report_head", "table_row"]
+
+
+def table_row(cells: list[str]) -> str:
+    """One row of a Markdown table."""
+    return "| " + " | ".join(cells) + " |"
+
+
+def report_head(title: str, intro: list[str], checks: list[str], columns: list[str]) -> list[str]:
+    """The lines of a report up to its table's header: ``# title``, the ``intro`` paragraphs (one line each), the
+    ``checks`` as a list under ``## Checks``, then ``## Table`` and the header of a table of ``columns``.
+
+    >>> print("\\n".join(report_head("Sweep", ["One pass."], ["all finite"], ["learner", "error"])))
+    # Sweep
+    <BLANKLINE>
+    One pass.
+    <BLANKLINE>
+    ## Checks
+    <BLANKLINE>
+    - all finite
+    <BLANKLINE>
+    ## Table
+    <BLANKLINE>
+    | learner | error |
+    |---|---|
+    """
+    paragraphs = [line for paragraph in intro for line in (paragraph, "")]
+    return [
+        f"# {title}",
+        "",
+        *paragraphs,
+        "## Checks",
+        "",
+        *(f"- {check}" for check in checks),
+        "",
+        "## Table",
+        "",
+        table_row(columns),
+        "|" + "---|" * len(columns),
+    ]
