@@ -21,7 +21,6 @@ Target: peak RSS <= 400 MB (reported in MB = 10^6 bytes and MiB).
 
 import argparse
 import json
-import os
 import shutil
 import subprocess
 import sys
@@ -29,7 +28,8 @@ import tempfile
 import time
 from pathlib import Path
 
-RESULTS = Path(__file__).resolve().parent / "results"
+from _results import run_info, write_results
+
 PY = sys.executable
 
 WRAPPER = r"""
@@ -151,8 +151,7 @@ def main():
             shutil.rmtree(work, ignore_errors=True)
 
     out = {
-        "command": "python benchmarks/bm_memory.py " + " ".join(sys.argv[1:]),
-        "load_average_1min": os.getloadavg()[0],
+        **run_info("python benchmarks/bm_memory.py " + " ".join(sys.argv[1:])),
         "file_bytes": size,
         "rows": args.rows,
         "n_features": args.n_features,
@@ -163,8 +162,6 @@ def main():
         "target_peak_rss_bytes": 400e6,
         "met": all(r["peak_rss_bytes"] <= 400e6 for r in rows),
     }
-    RESULTS.mkdir(exist_ok=True)
-    (RESULTS / "bm_memory.json").write_text(json.dumps(out, indent=1))
     lines = [
         "# Block minimization on a > 2 GB LIBSVM file: peak memory",
         "",
@@ -195,7 +192,7 @@ def main():
         f"Target: peak RSS <= 400 MB: {'met' if out['met'] else 'NOT met'} for every block size above. "
         "The data file and every block were deleted afterwards.",
     ]
-    (RESULTS / "bm_memory.md").write_text("\n".join(lines) + "\n")
+    write_results("bm_memory", out, lines)
 
 
 if __name__ == "__main__":

@@ -51,7 +51,6 @@ import json
 import logging
 import os
 import platform
-import shlex
 import statistics
 import sys
 import time
@@ -59,17 +58,9 @@ from pathlib import Path
 
 import numpy as np
 
-REPO = Path(__file__).resolve().parents[1]
-RESULTS = REPO / "benchmarks" / "results"
+from _results import RESULTS, command, load_averages, machine
+
 LEARNERS = ("pa1", "ftrl", "rfd-son")
-
-
-def load_str():
-    return " ".join(f"{x:.2f}" for x in os.getloadavg())
-
-
-def machine():
-    return f"{platform.processor() or platform.machine()}, {os.cpu_count()} logical CPUs (load average {load_str()})"
 
 
 # ---------------------------------------------------------------------------------------------------
@@ -182,12 +173,12 @@ def wait_for_load(target, max_wait):
     """Sleep until the 1-minute load average is below ``target`` (or ``max_wait`` seconds passed)."""
     t0 = time.perf_counter()
     while os.getloadavg()[0] >= target and time.perf_counter() - t0 < max_wait:
-        print(f"  waiting for load < {target} (now {load_str()})", file=sys.stderr, flush=True)
+        print(f"  waiting for load < {target} (now {load_averages()})", file=sys.stderr, flush=True)
         time.sleep(10)
     out = {
         "target": target,
         "seconds": time.perf_counter() - t0,
-        "load_reached": load_str(),
+        "load_reached": load_averages(),
         "reached": os.getloadavg()[0] < target,
     }
     print(f"  load wait: {out}", file=sys.stderr, flush=True)
@@ -243,7 +234,7 @@ def bench_sketch(args, clusters, meta):
         print(
             f"  sketch rep {rep}: "
             + ", ".join(f"{k} {v[-1]:.2f}s" for k, v in times.items())
-            + f" (load {load_str()})",
+            + f" (load {load_averages()})",
             file=sys.stderr,
             flush=True,
         )
@@ -514,8 +505,7 @@ def _main(args, argv):
     import streamlearn
 
     meta = {
-        "command": "python benchmarks/dask_speed.py"
-        + ("" if argv is None and len(sys.argv) == 1 else " " + shlex.join(sys.argv[1:] if argv is None else argv)),
+        "command": command("dask_speed.py", argv),
         "machine_start": machine(),
         "numba": numba.__version__,
         "dask": dask.__version__,
@@ -551,7 +541,7 @@ def _main(args, argv):
     finally:
         for h in handles:
             h.close()
-    meta["load_end"] = load_str()
+    meta["load_end"] = load_averages()
     write(result, args)
     print((RESULTS / f"{args.stem}.md").read_text())
     return 0

@@ -11,18 +11,15 @@ Writes ``benchmarks/results/evaluation.{json,md}``.
 """
 
 import argparse
-import json
-import os
 import statistics
 import sys
 import time
-from pathlib import Path
 
 import numpy as np
 import scipy.sparse as sp
 from sklearn.base import clone
 
-RESULTS = Path(__file__).resolve().parent / "results"
+from _results import run_info, write_results
 
 
 def _interleaved(fns, repeats):
@@ -144,10 +141,8 @@ def main(argv=None):
     cmd = " ".join(["python benchmarks/evaluation.py", *(sys.argv[1:] if argv is None else argv)])
     over = overhead(args)
     solvers, lp = ([], None) if args.skip_regret else regret_solvers()
-    load = os.getloadavg()[0]
-    RESULTS.mkdir(exist_ok=True)
-    out = {"command": cmd, "load_average_1min": load, "overhead": over, "regret": solvers, "hinge_lp": lp}
-    (RESULTS / "evaluation.json").write_text(json.dumps(out, indent=1))
+    out = {**run_info(cmd), "overhead": over, "regret": solvers, "hinge_lp": lp}
+    load = out["load_average_1min"]
     lines = [
         "# streamlearn.evaluation: progressive-validation overhead and regret solvers",
         "",
@@ -185,7 +180,7 @@ def main(argv=None):
             f"(primal / dual = {lp['ratio_primal_over_dual']:.1f}); hinge loss of the solutions "
             f"{lp['dual_loss']:.4f} (dual) and {lp['primal_loss']:.4f} (primal).",
         ]
-    (RESULTS / "evaluation.md").write_text("\n".join(lines) + "\n")
+    write_results("evaluation", out, lines)
     print("\n".join(lines))
 
 

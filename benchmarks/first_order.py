@@ -308,7 +308,6 @@ def _datasets(args, timings, log):
 def profile(args, log):
     """Per dataset and learner: our partial_fit, the kernel alone, the input check alone, and scikit-learn."""
     from streamlearn._kernels import linear as K
-    from streamlearn.losses import loss_code
 
     datasets = _datasets(args, {}, log)
     out = []
@@ -317,57 +316,16 @@ def profile(args, log):
         n, d = X.shape
         small = X.nnz < 5_000_000
         reps = args.repeats * (20 if small else 1)
-        r2 = float(K.csr_max_row_sqnorm(X.indptr, X.data))
-        cases = {  # learner -> kernel arguments that streamlearn's estimator passes (defaults, binary labels)
-            "PA-I (C=1)": dict(
-                rule=K.RULE_PA1,
-                loss=loss_code("hinge"),
-                schedule=K.SCHEDULE_CONSTANT,
-                eta0=1.0,
-                C=1.0,
-                intercept_sq=1.0,
-            ),
-            "OGD-logistic (0.5/sqrt t)": dict(
-                rule=K.RULE_GRADIENT,
-                loss=loss_code("logistic"),
-                schedule=K.SCHEDULE_INVSQRT,
-                eta0=0.5,
-                C=1.0,
-                intercept_sq=1.0,
-            ),
-            "Perceptron": dict(
-                rule=K.RULE_GRADIENT,
-                loss=loss_code("perceptron"),
-                schedule=K.SCHEDULE_CONSTANT,
-                eta0=1.0,
-                C=1.0,
-                intercept_sq=r2,
-            ),
-        }
         targets = np.ascontiguousarray(np.where(y > 0, 1.0, -1.0).reshape(-1, 1))
         sw = np.ones(n)
 
-        def kernel(c, X=X, targets=targets, sw=sw, d=d, n=n):
-            coef, b, res = np.zeros((1, d)), np.zeros(1), np.empty((n, 1))
-            K.linear_epoch(
-                indptr=X.indptr,
-                indices=X.indices,
-                data=X.data,
-                targets=targets,
-                sample_weight=sw,
-                coef=coef,
-                intercept=b,
-                intercept_sq=c["intercept_sq"],
-                rule=c["rule"],
-                loss=c["loss"],
-                loss_param=0.0,
-                schedule=c["schedule"],
-                eta0=c["eta0"],
-                C=c["C"],
-                t=0,
-                out_scores=res,
-            )
-            return coef
+        def kernel(fit, X=X, targets=targets, sw=sw, n=n):
+            """The estimator's own kernel call (``_kernel_pass``) over the whole set, from a zero model."""
+            fit._coef_2d()[:] = 0.0
+            fit.intercept_[:] = 0.0
+            fit.t_ = 0
+            fit._kernel_pass(X, targets, sw, np.empty((n, 1)))
+            return fit.coef_
 
         def cpu(f):
             c0 = time.process_time()
@@ -376,16 +334,16 @@ def profile(args, log):
 
         rows = []
         for name, (ours, skl, _) in learners().items():
-            c = cases[name]
             ours().partial_fit(X[:8], y[:8], classes=[-1, 1])
             skl().partial_fit(X[:8], y[:8], classes=[-1, 1])
-            fit_coef = ours().partial_fit(X, y, classes=[-1, 1]).coef_
-            np.testing.assert_allclose(fit_coef, kernel(c), rtol=1e-9, atol=1e-12)  # the case matches the estimator
+            fit = ours().partial_fit(X, y, classes=[-1, 1])
+            # the reset model learns what partial_fit learned: the kernel alone does the estimator's pass
+            np.testing.assert_allclose(fit.coef_.copy(), kernel(fit), rtol=1e-9, atol=1e-12)
             t = {k: [] for k in ("partial_fit", "kernel", "check", "radius", "sklearn")}
             for _ in range(reps):
                 # default arguments bind this iteration's values (B023: no late binding of loop variables)
                 t["partial_fit"].append(cpu(lambda ours=ours, X=X, y=y: ours().partial_fit(X, y, classes=[-1, 1])))
-                t["kernel"].append(cpu(lambda c=c, kernel=kernel: kernel(c)))
+                t["kernel"].append(cpu(lambda fit=fit, kernel=kernel: kernel(fit)))
                 t["check"].append(cpu(lambda ours=ours, X=X, y=y: ours()._check_X_y(X, y, reset=True)))
                 t["radius"].append(
                     cpu(lambda X=X: K.csr_max_row_sqnorm(X.indptr, X.data)) if name == "Perceptron" else 0.0
@@ -467,13 +425,8 @@ def machine():
 
     import streamlearn
 
-    info.update(
-        numpy=np.__version__,
-        numba=numba.__version__,
-        sklearn=sklearn.__version__,
-        river=river.__version__,
-        streamlearn=streamlearn.__version__,
-    )
+    for module in (np, numba, sklearn, river, streamlearn):
+        info[module.__name__] = module.__version__
     return info
 
 

@@ -12,16 +12,12 @@ rows that loads the numba cache); the machine is shared, so compare rows of the 
 Target: AROW >= PA-I in test accuracy.
 """
 
-import json
-import os
-import sys
 import time
-from pathlib import Path
 
 import numpy as np
 from sklearn.base import clone
 
-RESULTS = Path(__file__).resolve().parent / "results"
+from _results import run_info, write_results
 
 ROWS = [  # (row label, CLI learner name, extra parameters)
     ("pa1", "pa1", {}),
@@ -73,14 +69,10 @@ def main():
         )
     acc = {r["learner"]: r["test_accuracy"] for r in rows}
     out = {
-        "command": "python benchmarks/margin_accuracy.py",
-        "load_average_1min": os.getloadavg()[0],
-        "python": sys.version.split()[0],
+        **run_info("python benchmarks/margin_accuracy.py"),
         "rows": rows,
         "target_arow_ge_pa1": {"arow": acc["arow"], "pa1": acc["pa1"], "met": acc["arow"] >= acc["pa1"]},
     }
-    RESULTS.mkdir(exist_ok=True)
-    (RESULTS / "margin_accuracy.json").write_text(json.dumps(out, indent=1))
     lines = [
         "# a9a -> a9a.t, one pass: confidence-weighted learners and Pegasos beside PA-I and OGD",
         "",
@@ -99,7 +91,7 @@ def main():
         )
     t = out["target_arow_ge_pa1"]
     lines += ["", f"Target AROW >= PA-I: {t['arow']:.4f} vs {t['pa1']:.4f}: {'met' if t['met'] else 'NOT met'}."]
-    (RESULTS / "margin_accuracy.md").write_text("\n".join(lines) + "\n")
+    write_results("margin_accuracy", out, lines)
 
 
 if __name__ == "__main__":

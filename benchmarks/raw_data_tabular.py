@@ -126,7 +126,8 @@ def child(mode, path, warm_path, chunk):
 
 # ---------------------------------------------------------------------------------------------------
 # parent
-def _spawn(mode, path, warm, chunk):
+def _spawn(mode, path, warm, chunk, **tags):
+    """One reader run in a fresh process: its measurements, the file's size in MB and ``tags``."""
     env = dict(
         os.environ, PYTHONPATH=str(REPO) + os.pathsep + os.environ.get("PYTHONPATH", ""), OPENBLAS_NUM_THREADS="1"
     )
@@ -138,7 +139,7 @@ def _spawn(mode, path, warm, chunk):
     )
     if out.returncode:
         raise RuntimeError(f"{mode} on {path} failed:\n{out.stderr}")
-    return json.loads(out.stdout.strip().splitlines()[-1])
+    return {**json.loads(out.stdout.strip().splitlines()[-1]), "file_mb": os.path.getsize(path) / 1e6, **tags}
 
 
 def _files(workdir, n, seed):
@@ -185,8 +186,7 @@ def main(argv=None):
             ("iter_parquet", parquet, warm_pq),
             ("pandas_parquet", parquet, warm_pq),
         ):
-            res = _spawn(mode, path, warm, args.chunk_size)
-            res.update(repeat=r, file_mb=os.path.getsize(path) / 1e6)
+            res = _spawn(mode, path, warm, args.chunk_size, repeat=r)
             throughput.append(res)
             print(
                 f"{mode:15s} {res['rows']:>9d} rows {res['wall_s']:7.2f} s wall {res['cpu_s']:7.2f} s cpu "
@@ -202,8 +202,7 @@ def main(argv=None):
     for n in sizes:
         c, p = _files(workdir, n, args.seed)
         for mode, path, warm in (("iter_csv", c, warm_csv), ("iter_parquet", p, warm_pq)):
-            res = _spawn(mode, path, warm, args.chunk_size)
-            res.update(size=n, file_mb=os.path.getsize(path) / 1e6)
+            res = _spawn(mode, path, warm, args.chunk_size, size=n)
             memory.append(res)
             print(
                 f"memory {mode:13s} {n:>9d} rows peak {res['peak_rss_mb']:6.0f} MB "

@@ -33,7 +33,6 @@ import argparse
 import json
 import os
 import platform
-import shlex
 import sys
 import time
 from pathlib import Path
@@ -41,8 +40,9 @@ from pathlib import Path
 import numpy as np
 import scipy.sparse as sp
 
+from _results import RESULTS, command, load_averages, machine
+
 REPO = Path(__file__).resolve().parents[1]
-RESULTS = REPO / "benchmarks" / "results"
 
 
 # ---------------------------------------------------------------------------------------------------
@@ -171,11 +171,6 @@ def bench(ds, ell, repeats, ref_repeats, check_error):
     return row
 
 
-def machine():
-    load = " ".join(f"{x:.1f}" for x in os.getloadavg())
-    return f"{platform.processor() or platform.machine()}, {os.cpu_count()} logical CPUs (load average {load})"
-
-
 def write(rows, args, meta):
     RESULTS.mkdir(parents=True, exist_ok=True)
     with open(RESULTS / "sketch_speed.json", "w") as f:
@@ -273,8 +268,7 @@ def _main(args, argv):
 
     ells = [int(v) for v in args.ells.split(",")]
     meta = {
-        "command": "python benchmarks/sketch_speed.py"
-        + ("" if argv is None and len(sys.argv) == 1 else " " + shlex.join(sys.argv[1:] if argv is None else argv)),
+        "command": command("sketch_speed.py", argv),
         "machine_start": machine(),
         "numba": numba.__version__,
         "streamlearn": streamlearn.__version__,
@@ -289,7 +283,7 @@ def _main(args, argv):
     for ds in datasets:
         for ell in ells:
             rows.append(bench(ds, ell, args.repeats, args.ref_repeats, check_error=ds["kind"] == "sparse"))
-    meta["load_end"] = " ".join(f"{x:.1f}" for x in os.getloadavg())
+    meta["load_end"] = load_averages()
     write(rows, args, meta)
     print((RESULTS / "sketch_speed.md").read_text())
     return 0

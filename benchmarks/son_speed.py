@@ -32,7 +32,8 @@ from pathlib import Path
 
 import numpy as np
 
-RESULTS = Path(__file__).resolve().parent / "results"
+from _results import write_results
+
 PY = sys.executable
 VW_SCRIPT = r"""
 import json, sys, time
@@ -146,9 +147,7 @@ def main():
                         }
                     )
                     print(json.dumps(rows[-1]), flush=True)
-    RESULTS.mkdir(exist_ok=True)
     stem = "son_speed" + (f"_{args.tag}" if args.tag else "")
-    (RESULTS / f"{stem}.json").write_text(json.dumps(rows, indent=1))
     lines = [
         "# son_speed: sketched online Newton vs VW --OjaNewton (one pass, same examples)",
         "",
@@ -177,7 +176,7 @@ def main():
             f"{r['vw_oja_us_per_example']:.1f} ({r['vw_oja_net_us_per_example']:.1f}) | "
             f"{r['ratio_ours_over_vw']:.2f} | {p} |"
         )
-    (RESULTS / f"{stem}.md").write_text("\n".join(lines) + "\n")
+    write_results(stem, rows, lines)
 
 
 if __name__ == "__main__":

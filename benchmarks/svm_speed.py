@@ -18,16 +18,12 @@ farm-ads cases and the long block-minimization runs). Writes ``benchmarks/result
 """
 
 import argparse
-import json
-import os
-import sys
 import time
 import warnings
-from pathlib import Path
 
 import numpy as np
 
-RESULTS = Path(__file__).resolve().parent / "results"
+from _results import run_info, write_results
 
 
 def _objective(coef, intercept, X, y, C, loss):
@@ -157,14 +153,10 @@ def main():
     bm_rows = bm_vs_dcd(X, y, bm_cases)
 
     out = {
-        "command": "python benchmarks/svm_speed.py" + (" --quick" if args.quick else ""),
-        "load_average_1min": os.getloadavg()[0],
-        "python": sys.version.split()[0],
+        **run_info("python benchmarks/svm_speed.py" + (" --quick" if args.quick else "")),
         "dcd_vs_liblinear": dcd_rows,
         "bm_vs_dcd": bm_rows,
     }
-    RESULTS.mkdir(exist_ok=True)
-    (RESULTS / "svm_speed.json").write_text(json.dumps(out, indent=1))
     lines = [
         "# Dual CD SVM vs LIBLINEAR, block minimization vs in-memory DCD",
         "",
@@ -215,7 +207,7 @@ def main():
         "blocks are alike (each block's pass fits w on its own; the dual mass then moves between blocks "
         "slowly), more so with more blocks and at larger C. Target: relative difference <= 1e-3.",
     ]
-    (RESULTS / "svm_speed.md").write_text("\n".join(lines) + "\n")
+    write_results("svm_speed", out, lines)
 
 
 if __name__ == "__main__":

@@ -5,8 +5,11 @@
 * ``shared_data_file(relative)``: a file of it, or a skip that says which file is missing and how to point
   the tests at it.
 * the ``a9a`` fixture: the bundled a9a ``(X, y, X_test, y_test)``, loaded once per test session.
+* the ``cli_json`` fixture: ``cli_json(*args)`` runs ``streamlearn ARGS`` in the test's process, checks that it
+  exits 0 and returns its standard output read as JSON.
 """
 
+import json
 import os
 from pathlib import Path
 
@@ -32,3 +35,15 @@ def shared_data_file(relative):
 def a9a():
     """The bundled a9a: ``(X, y, X_test, y_test)``; tests must not modify the arrays."""
     return load_a9a()
+
+
+@pytest.fixture
+def cli_json(capsys):
+    """``cli_json(*args)``: ``streamlearn ARGS`` in this process, exit status 0, its printed JSON."""
+    from streamlearn.cli.main import main
+
+    def run(*args):
+        assert main(list(args)) == 0
+        return json.loads(capsys.readouterr().out)
+
+    return run

@@ -8,6 +8,7 @@ quadratic form; the linear step of OCCFM and the projection of OGD by a full ``n
 import numpy as np
 
 from streamlearn.losses import loss_dloss
+from tests.naive_rows import weighted_rows
 
 __all__ = [
     "naive_fm_epoch",
@@ -20,10 +21,6 @@ __all__ = [
 ]
 
 
-def _dense(X):
-    return X.toarray() if hasattr(X, "toarray") else np.asarray(X, dtype=float)
-
-
 def xhat(x):
     """(x, 1): the augmented example, bias last."""
     return np.append(np.asarray(x, dtype=float), 1.0)
@@ -34,15 +31,12 @@ def _rounds(X, targets, sample_weight, n_out, score, loss, t, scores):
     the update) goes to ``scores``; yields ``(x, k, g, t)`` for every output of every example of non-zero weight
     ``s``: ``g = l'(score) s``, ``t`` the count of those examples. The caller updates the model in place before
     the next round."""
-    for i, x in enumerate(_dense(X)):
-        s = sample_weight[i]
-        if s != 0:
-            t += 1
+    for i, x, s, ti in weighted_rows(X, sample_weight, t):
         for k in range(n_out):
             z = score(x, k)
             scores[i, k] = z
             if s != 0:
-                yield x, k, float(loss_dloss(loss, targets[i, k], z)) * s, t
+                yield x, k, float(loss_dloss(loss, targets[i, k], z)) * s, ti
 
 
 # ------------------------------------------------------------------------------------------------------------

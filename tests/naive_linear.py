@@ -3,6 +3,7 @@
 import numpy as np
 
 from streamlearn.losses import loss_dloss, loss_value
+from tests.naive_rows import weighted_rows
 
 __all__ = ["naive_linear_epoch", "naive_csr_check"]
 
@@ -11,14 +12,10 @@ def naive_linear_epoch(
     X, targets, sample_weight, coef, intercept, intercept_sq, rule, loss, loss_param, schedule, eta0, C, t
 ):
     """Row-by-row dense reference: returns (coef, intercept, t, scores) without touching the inputs."""
-    X = X.toarray() if hasattr(X, "toarray") else np.asarray(X, dtype=float)
     W = np.array(coef, dtype=float, copy=True)
     b = np.array(intercept, dtype=float, copy=True)
     scores = np.zeros((X.shape[0], W.shape[0]))
-    for i, x in enumerate(X):
-        s = sample_weight[i]
-        if s != 0:
-            t += 1
+    for i, x, s, ti in weighted_rows(X, sample_weight, t):
         sq = intercept_sq + x @ x
         for k in range(W.shape[0]):
             z = W[k] @ x + b[k]
@@ -27,7 +24,7 @@ def naive_linear_epoch(
                 continue
             y = targets[i, k]
             if rule == "gradient":
-                eta = eta0 / np.sqrt(t) if schedule == "invsqrt" else eta0
+                eta = eta0 / np.sqrt(ti) if schedule == "invsqrt" else eta0
                 step = -eta * float(loss_dloss(loss, y, z, loss_param)) * s
             else:
                 lt = float(loss_value(loss, y, z, loss_param))
@@ -38,7 +35,7 @@ def naive_linear_epoch(
                 step = tau * direction * s
             W[k] += step * x
             b[k] += step * intercept_sq
-    return W, b, t, scores
+    return W, b, t + np.count_nonzero(sample_weight), scores
 
 
 def naive_csr_check(indptr, indices, data, n_cols):

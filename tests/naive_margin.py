@@ -10,6 +10,8 @@ import math
 import numpy as np
 from scipy.special import ndtri
 
+from tests.naive_rows import dense, weighted_rows
+
 __all__ = ["naive_cw_step", "naive_cw_epoch", "naive_pegasos_epoch", "naive_dcd_solve", "naive_splitmix64"]
 
 
@@ -51,13 +53,9 @@ def naive_cw_step(rule, m, v, eta=None, C=1.0, r=1.0, phi=None):
 def naive_cw_epoch(X, targets, sample_weight, mu, b, sigma, rule, phi, C, r, bias_value, full, t):
     """Row-by-row dense CW/AROW/SCW. ``sigma``: (K, d+1, d+1) if ``full`` else (K, d+1) diagonal (last entry
     the bias feature). Returns ``(mu, b, sigma, t, scores)``; the inputs are not modified."""
-    X = X.toarray() if hasattr(X, "toarray") else np.asarray(X, dtype=float)
     mu, b, sigma = np.array(mu, float), np.array(b, float), np.array(sigma, float)
     scores = np.zeros((X.shape[0], mu.shape[0]))
-    for i, x in enumerate(X):
-        s = sample_weight[i]
-        if s != 0:
-            t += 1
+    for i, x, s, _ in weighted_rows(X, sample_weight, t):
         xa = np.append(x, bias_value)
         for k in range(mu.shape[0]):
             z = mu[k] @ x + b[k]
@@ -80,14 +78,14 @@ def naive_cw_epoch(X, targets, sample_weight, mu, b, sigma, rule, phi, C, r, bia
                 sigma[k] = S - (c / (1 + c * v)) * np.outer(S @ xa, S @ xa)
             else:
                 sigma[k] = 1.0 / (1.0 / sigma[k] + c * xa**2)
-    return mu, b, sigma, t, scores
+    return mu, b, sigma, t + np.count_nonzero(sample_weight), scores
 
 
 def naive_pegasos_epoch(X, targets, sample_weight, w, lam, k, project, bias_value, t, pending):
     """Dense Pegasos with mini-batches spanning calls. ``w`` (K, d+1) (last: bias feature weight);
     ``pending`` is a list of ``(x_aug, y_row, s)`` examples of the unfinished round. Returns
     ``(w, t, pending, scores)``."""
-    X = X.toarray() if hasattr(X, "toarray") else np.asarray(X, dtype=float)
+    X = dense(X)
     w = np.array(w, float)
     pending = list(pending)
     scores = np.zeros((X.shape[0], w.shape[0]))
@@ -129,7 +127,7 @@ def naive_dcd_solve(
 ):
     """Dense dual CD (Algorithms §3.1, with LIBLINEAR's shrinking when asked) with the kernel's random
     permutations. Returns ``(alpha, w_aug, n_iters)``; ``w_aug`` (K, d+1) ends with the bias weight."""
-    X = X.toarray() if hasattr(X, "toarray") else np.asarray(X, dtype=float)
+    X = dense(X)
     n, d = X.shape
     K = targets.shape[1]
     Xa = np.hstack([X, np.full((n, 1), bias_value)])

@@ -8,6 +8,7 @@ from scipy.integrate import solve_ivp
 from scipy.optimize import brentq
 
 from streamlearn.losses import loss_dloss
+from tests.naive_rows import dense
 
 __all__ = ["naive_invariant_step", "naive_nag_epoch"]
 
@@ -84,7 +85,7 @@ def naive_nag_epoch(
     t,
 ):
     """Returns (coef, intercept, scale, accum, accum_b, norm_state, t, scores); the inputs are not touched."""
-    X = X.toarray() if hasattr(X, "toarray") else np.asarray(X, dtype=float)
+    X = dense(X)
     W, b = np.array(coef, dtype=float), np.array(intercept, dtype=float)
     s, G, Gb = np.array(scale, dtype=float), np.array(accum, dtype=float), np.array(accum_b, dtype=float)
     T, N = (float(v) for v in norm_state)

@@ -9,6 +9,7 @@ pre-update scores. Examples of weight 0 are scored but are not rounds.
 import numpy as np
 
 from streamlearn.losses import loss_dloss
+from tests.naive_rows import dense
 
 __all__ = [
     "naive_simple_truncation",
@@ -18,10 +19,6 @@ __all__ = [
     "naive_ftrl",
     "naive_l1_subgradient",
 ]
-
-
-def _dense(X):
-    return X.toarray() if hasattr(X, "toarray") else np.asarray(X, dtype=float)
 
 
 def _T0(v, theta):
@@ -39,7 +36,7 @@ def _T1(v, a, theta):
 
 def _sgd_truncation_pass(X, targets, sw, loss, eta0, schedule, fit_intercept, truncate, k):
     """Dense SGD; after the gradient step of every round t with t mod k == 0: W = truncate(W, eta_t)."""
-    X = _dense(X)
+    X = dense(X)
     n, d = X.shape
     K = targets.shape[1]
     W, b = np.zeros((K, d)), np.zeros(K)
@@ -104,7 +101,7 @@ def naive_l1_subgradient(X, targets, sw, *, loss, l1, eta0, schedule="invsqrt", 
 
 def naive_rda(X, targets, sw, *, loss, l1, gamma, fit_intercept=True):
     """4.4: w_{t+1} = argmin gbar.w + l1 |w|_1 + gamma/(2 sqrt t) |w|^2, recomputed in full each round."""
-    X = _dense(X)
+    X = dense(X)
     n, d = X.shape
     K = targets.shape[1]
     G, Gb = np.zeros((K, d)), np.zeros(K)
@@ -137,7 +134,7 @@ def naive_rda(X, targets, sw, *, loss, l1, gamma, fit_intercept=True):
 def naive_ftrl(X, targets, sw, *, loss, alpha, beta, l1, l2, fit_intercept=True):
     """4.5, McMahan et al.'s per-coordinate FTRL with the paper's sigma: the whole w recomputed from (z, n) each round;
     the intercept is a coordinate of constant value 1 with l1 = l2 = 0."""
-    X = _dense(X)
+    X = dense(X)
     n, d = X.shape
     K = targets.shape[1]
     if fit_intercept:

@@ -7,7 +7,7 @@ each reading of the alpha = 0 phase that the paper's text leaves open, and measu
 * ``default``    streamlearn's reading: App. A with the H-seminorm minimiser w2* (zero H-cost), next slab,
                  rows with a zero gradient are not appended to the buffer (lazy kernel = this, to rounding);
 * ``printed_w2`` App. A's w2 exactly as printed, ``x - V S^-2 V^T x``: the dense kernel recompiled here with
-                 this projection in the pseudo-inverse phase (``_printed_w2_kernel``);
+                 this candidate direction in the pseudo-inverse phase (``_printed_w2_kernel``);
 * ``zero_rows``  Alg. 6 lines 6-7 literally: every example appends its row ``sqrt(mu + eta_t) g`` even when
                  g = 0 (a clipped score equal to the label), so the 2m-row buffer fills, and the alpha = 0
                  phase ends, on the paper's iteration count (driver-level emulation, one example per call).
@@ -26,7 +26,9 @@ import argparse
 import functools
 import json
 import types
+from contextlib import nullcontext
 from pathlib import Path
+from unittest import mock
 
 import numba
 import numpy as np
@@ -37,62 +39,60 @@ RESULTS = Path(__file__).resolve().parent / "results"
 PAPER = {20: 87.69, 30: 88.82, 50: 88.90}
 
 
-def _project_printed_w2(wk, bk, gk, sk, r, al, indices, data, st, en, tau, xx, in_span, dirv):
-    """The kernel's slab projection (``son._son_project``), except in the pseudo-inverse phase (alpha negligible),
-    where the candidate direction is App. A's w2 as printed, ``x - B^T G^{+2} B x`` (G = B B^T)."""
-    if in_span or not _son._use_pinv(gk, sk, r, al):
-        _son._son_project(
-            wk=wk,
-            bk=bk,
-            gk=gk,
-            sk=sk,
-            r=r,
-            al=al,
-            indices=indices,
-            data=data,
-            st=st,
-            en=en,
-            tau=tau,
-            xx=xx,
-            in_span=in_span,
-            dirv=dirv,
-        )
-        return
-    bx = np.empty(r)
-    _son._apply_B_sparse(buf=bk, sc=sk, r=r, indices=indices, data=data, st=st, en=en, out=bx)
-    zz2, _ = _son._small_solve(_son._small_matrix(gk, sk, r, 0.0), bx, True)
-    _son._fill_direction(dirv=dirv, has_perp=True, c=zz2, sk=sk, bk=bk, r=r, indices=indices, data=data, st=st, en=en)
-    _son._project_along(
-        wk=wk,
-        dirv=dirv,
-        bk=bk,
-        gk=gk,
-        sk=sk,
-        r=r,
-        al=al,
-        bx=bx,
-        indices=indices,
-        data=data,
-        st=st,
-        en=en,
-        tau=tau,
-        xx=xx,
-    )
+def _recompiled(dispatcher, **swap):
+    """``dispatcher``'s Python code compiled again with the module globals in ``swap`` replaced.
+
+    The copy gets its own qualified name: numba names machine code after the module, the qualified name and a
+    per-process counter, so a copy named like the original could take the symbol of the original loaded from
+    numba's disk cache (or the other way round) and run the wrong code."""
+    py = dispatcher.py_func
+    g = dict(py.__globals__, **swap)
+    fn = types.FunctionType(py.__code__, g, py.__name__, py.__defaults__, py.__closure__)
+    fn.__qualname__ = f"{py.__qualname__}_printed_w2"
+    return numba.njit(nogil=True)(fn)
+
+
+@numba.njit(nogil=True)
+def _never_pinv(gram, sc, r, alpha):
+    return False
+
+
+@numba.njit(nogil=True)
+def _gram_matrix(gram, sc, r, alpha):
+    """``G = B B^T`` whatever alpha (App. A's w2 has no alpha)."""
+    return _son._small_matrix(gram, sc, r, 0.0)
+
+
+@numba.njit(nogil=True)
+def _squared_pinv_solve(m, rhs, pinv):
+    """``(G^+)^2 Bx`` in both slots of ``_small_solve``'s answer."""
+    z2, _ = _son._small_solve(m, rhs, np.bool_(True))
+    return z2, z2
 
 
 @functools.cache
 def _printed_w2_kernel():
-    """``son_epoch``'s code compiled with ``_project_printed_w2`` as its slab projection (nothing else differs)."""
-    py = _son.son_epoch.py_func
-    g = dict(py.__globals__)
-    g["_son_project"] = numba.njit(nogil=True)(_project_printed_w2)
-    return numba.njit(nogil=True)(types.FunctionType(py.__code__, g, py.__name__, py.__defaults__, py.__closure__))
+    """``son_epoch`` with App. A's w2 as printed, ``x - B^T G^{+2} B x`` (G = B B^T), as its candidate direction in
+    the pseudo-inverse phase (alpha negligible, not ``in_span``); nothing else differs.
+
+    The candidate step is the kernel's own ``_son_project`` (direction ``x - B^T c``, den ``x.`` of it,
+    ``_project_along``), compiled again with ``c = (G^+)^2 Bx`` in place of ``(G + alpha I)^{-1} Bx``; outside
+    that phase the kernel's projection runs unchanged."""
+    printed = _recompiled(
+        _son._son_project, _use_pinv=_never_pinv, _small_matrix=_gram_matrix, _small_solve=_squared_pinv_solve
+    )
+
+    def project(wk, bk, gk, sk, r, al, x, tau, xx, in_span, dirv):
+        if in_span or not _son._use_pinv(gk, sk, r, al):
+            _son._son_project(wk=wk, bk=bk, gk=gk, sk=sk, r=r, al=al, x=x, tau=tau, xx=xx, in_span=in_span, dirv=dirv)
+        else:
+            printed(wk=wk, bk=bk, gk=gk, sk=sk, r=r, al=al, x=x, tau=tau, xx=xx, in_span=in_span, dirv=dirv)
+
+    return _recompiled(_son.son_epoch, _son_project=numba.njit(nogil=True)(project))
 
 
 def _run(Xtr, ytr, Xte, yte, ell, variant):
-    from streamlearn._kernels import son as _k
     from streamlearn._kernels.fd import fd_shrink
-    from streamlearn.losses import loss_code
     from streamlearn.second_order import SketchedOnlineNewton
 
     est = SketchedOnlineNewton(sketch="rfd", ell=ell, alpha0=0.0)
@@ -101,78 +101,53 @@ def _run(Xtr, ytr, Xte, yte, ell, variant):
     est.t_ = 0
     cap, keep, d = 2 * ell, ell - 1, Xtr.shape[1]
     work = np.empty((cap, d))
-    mu = 1.0 / 8.0
+    mu = est._mu()
     first_alpha, w_max, big = None, 0.0, {"step_norm": 0.0}
-    kernel = _printed_w2_kernel() if variant == "printed_w2" else _k.son_epoch
-    n = Xtr.shape[0]
-    for i in range(n):
-        xi = Xtr[i : i + 1]
-        tg = np.array([[float(ytr[i])]])
-        out = np.empty((1, 1))
-        w_before = est.coef_[0].copy()
-        t, bad = kernel(
-            indptr=xi.indptr,
-            indices=xi.indices,
-            data=xi.data,
-            targets=tg,
-            sw=np.ones(1),
-            w=est.coef_,
-            buf=est._state_buf,
-            gram=est._state_gram,
-            sc=est._state_sc,
-            aux=est._state_aux,
-            n_rows=est._state_n_rows,
-            alpha=est._state_alpha,
-            t=est.t_,
-            sketch=_k.SKETCH_RFD,
-            keep=keep,
-            n_shrink=keep,
-            loss=loss_code("squared"),
-            C=1.0,
-            mu=mu,
-            eta=1.0,
-            seed=est._state_seed[0],
-            rp_dist=0,
-            oja_c=2.0,
-            slab_current=False,
-            out=out,
-        )
-        est.t_ = int(t)
-        if bad >= 0:
-            return {"diverged_at": i}
-        dl = 2.0 * (out[0, 0] - ytr[i])
-        if variant == "zero_rows" and dl == 0.0:  # Alg. 6 line 6: the zero row still enters the buffer
-            r = int(est._state_n_rows[0])
-            est._state_buf[0, r] = 0.0
-            est._state_gram[0, r, :] = 0.0
-            est._state_gram[0, :, r] = 0.0
-            r += 1
-            if r == cap:
-                r, delta = fd_shrink(est._state_buf[0], est._state_gram[0], r, keep, keep, work)
-                _k._clear_unused(est._state_buf[0], est._state_gram[0], r)
-                est._state_alpha[0] += 0.5 * delta
-            est._state_n_rows[0] = r
-        alpha = float(est._state_alpha[0])
-        if first_alpha is None:
-            if alpha > 0.0:
-                first_alpha = i
-            else:
-                w_max = max(w_max, float(np.linalg.norm(est.coef_[0])))
-                step = float(np.linalg.norm(est.coef_[0] - w_before))
-                if step > big["step_norm"] and dl != 0.0:
-                    r = int(est._state_n_rows[0])
-                    s = np.sqrt(np.maximum(np.linalg.eigvalsh(est._state_gram[0, :r, :r]), 0.0))
-                    x = xi.toarray().ravel()
-                    B = est._state_buf[0, :r]
-                    q, _ = np.linalg.qr(B[: r - 1].T) if r > 1 else (np.zeros((d, 0)), None)
-                    gp = x - q @ (q.T @ x)  # the gradient's component off the earlier rows (g = dl x)
-                    big = {
-                        "example": i,
-                        "step_norm": step,
-                        "score": float(out[0, 0]),
-                        "label": int(ytr[i]),
-                        "sigma_new_over_max": float(np.sqrt(mu + 1.0 / t) * abs(dl) * np.linalg.norm(gp) / s.max()),
-                    }
+    # the estimator's own dense pass (son_epoch with its arguments), with the printed-w2 kernel swapped in
+    swap = mock.patch.object(_son, "son_epoch", _printed_w2_kernel()) if variant == "printed_w2" else nullcontext()
+    with swap:
+        for i in range(Xtr.shape[0]):
+            xi = Xtr[i : i + 1]
+            tg = np.array([[float(ytr[i])]])
+            out = np.empty((1, 1))
+            w_before = est.coef_[0].copy()
+            t, bad = est._dense_pass(xi, tg, np.ones(1), out, keep, keep)
+            est.t_ = int(t)
+            if bad >= 0:
+                return {"diverged_at": i}
+            dl = 2.0 * (out[0, 0] - ytr[i])
+            if variant == "zero_rows" and dl == 0.0:  # Alg. 6 line 6: the zero row still enters the buffer
+                r = int(est._state_n_rows[0])
+                est._state_buf[0, r] = 0.0
+                est._state_gram[0, r, :] = 0.0
+                est._state_gram[0, :, r] = 0.0
+                r += 1
+                if r == cap:
+                    r, delta = fd_shrink(est._state_buf[0], est._state_gram[0], r, keep, keep, work)
+                    _son._clear_unused(est._state_buf[0], est._state_gram[0], r)
+                    est._state_alpha[0] += 0.5 * delta
+                est._state_n_rows[0] = r
+            alpha = float(est._state_alpha[0])
+            if first_alpha is None:
+                if alpha > 0.0:
+                    first_alpha = i
+                else:
+                    w_max = max(w_max, float(np.linalg.norm(est.coef_[0])))
+                    step = float(np.linalg.norm(est.coef_[0] - w_before))
+                    if step > big["step_norm"] and dl != 0.0:
+                        r = int(est._state_n_rows[0])
+                        s = np.sqrt(np.maximum(np.linalg.eigvalsh(est._state_gram[0, :r, :r]), 0.0))
+                        x = xi.toarray().ravel()
+                        B = est._state_buf[0, :r]
+                        q, _ = np.linalg.qr(B[: r - 1].T) if r > 1 else (np.zeros((d, 0)), None)
+                        gp = x - q @ (q.T @ x)  # the gradient's component off the earlier rows (g = dl x)
+                        big = {
+                            "example": i,
+                            "step_norm": step,
+                            "score": float(out[0, 0]),
+                            "label": int(ytr[i]),
+                            "sigma_new_over_max": float(np.sqrt(mu + 1.0 / t) * abs(dl) * np.linalg.norm(gp) / s.max()),
+                        }
     acc = 100.0 * float(np.mean(np.where(np.clip(Xte @ est.coef_[0], -1, 1) >= 0, 1, -1) == yte))
     return {
         "test_accuracy": acc,

@@ -6,7 +6,6 @@ share one module-scoped LocalCluster of 2 worker threads through its tcp address
 """
 
 import importlib.util
-import json
 import lzma
 import subprocess
 import sys
@@ -20,10 +19,6 @@ from streamlearn.datasets import bundled_path, load_svmlight
 
 A9A = str(bundled_path("a9a.xz"))
 A9A_T = str(bundled_path("a9a.t.xz"))
-
-
-def _json(capsys):
-    return json.loads(capsys.readouterr().out)
 
 
 @pytest.fixture(scope="module")
@@ -54,32 +49,25 @@ def parts(tmp_path_factory):
     return paths
 
 
-def test_train_local2_json_saved_model_and_sequential_accuracy(tmp_path, capsys):
+def test_train_local2_json_saved_model_and_sequential_accuracy(tmp_path, cli_json):
     pytest.importorskip("distributed")
     model = tmp_path / "pa1.slm"
-    assert main(["train", A9A, "-l", "pa1", "--test", A9A_T, "--json"]) == 0
-    sequential = _json(capsys)
-    assert (
-        main(
-            [
-                "train",
-                A9A,
-                "-l",
-                "pa1",
-                "--scheduler",
-                "local:2",
-                "--rounds",
-                "2",
-                "--test",
-                A9A_T,
-                "-o",
-                str(model),
-                "--json",
-            ]
-        )
-        == 0
+    sequential = cli_json("train", A9A, "-l", "pa1", "--test", A9A_T, "--json")
+    out = cli_json(
+        "train",
+        A9A,
+        "-l",
+        "pa1",
+        "--scheduler",
+        "local:2",
+        "--rounds",
+        "2",
+        "--test",
+        A9A_T,
+        "-o",
+        str(model),
+        "--json",
     )
-    out = _json(capsys)
     assert {
         "learner",
         "params",
@@ -109,39 +97,31 @@ def test_train_local2_json_saved_model_and_sequential_accuracy(tmp_path, capsys)
     assert np.mean(labels == y_test) == pytest.approx(out["test_accuracy"])
 
 
-def test_train_several_files_glob_and_holdout(address, parts, capsys):
-    assert (
-        main(["train", *parts, "-l", "ftrl", "--scheduler", address, "--rounds", "3", "--test", A9A_T, "--json"]) == 0
-    )
-    listed = _json(capsys)
+def test_train_several_files_glob_and_holdout(address, parts, cli_json):
+    listed = cli_json("train", *parts, "-l", "ftrl", "--scheduler", address, "--rounds", "3", "--test", A9A_T, "--json")
     assert listed["n_partitions"] == 3 and listed["n_train"] == 32561 and listed["rounds"] == 3
     assert listed["n_workers"] == 2 and listed["test_accuracy"] > 0.84
     glob = parts[0].replace("part0.svm", "part*.svm")  # quoted glob, expanded by the command (sorted)
-    assert main(["train", glob, "-l", "ftrl", "--scheduler", address, "--rounds", "3", "--test", A9A_T, "--json"]) == 0
-    globbed = _json(capsys)
+    globbed = cli_json("train", glob, "-l", "ftrl", "--scheduler", address, "--rounds", "3", "--test", A9A_T, "--json")
     assert globbed["n_partitions"] == 3 and globbed["test_accuracy"] == pytest.approx(listed["test_accuracy"])
     held_out = ["train", glob, "-l", "pa1", "--scheduler", address, "--rounds", "1", "--holdout", "0.2", "--seed", "1"]
     assert main([*held_out, "--quiet"]) == 0
-    assert main([*held_out, "--json"]) == 0
-    held = _json(capsys)
+    held = cli_json(*held_out, "--json")
     assert held["n_train"] + held["test_n"] == 32561 and 0.15 * 32561 < held["test_n"] < 0.25 * 32561
     assert held["test_accuracy"] > 0.8
 
 
-def test_sketch_several_files_meets_the_fd_bound(address, parts, tmp_path, capsys):
+def test_sketch_several_files_meets_the_fd_bound(address, parts, tmp_path, cli_json):
     out_file = tmp_path / "rfd.slm"
-    assert main(["sketch", *parts, "--sketch", "fd", "--ell", "10", "--scheduler", address, "--json"]) == 0
-    fd = _json(capsys)
+    fd = cli_json("sketch", *parts, "--sketch", "fd", "--ell", "10", "--scheduler", address, "--json")
     assert fd["n_rows"] == 32561 and fd["n_features"] == 123 and fd["nnz"] == 451592
     assert fd["n_partitions"] == 3 and fd["scheduler"] == address
     # merged sketch of the 3 partitions: the FD bound (k = 0) for the whole matrix
     assert 0 < fd["relative_frobenius_error"] <= 1 / 10
-    assert main(["sketch", *parts, "--ell", "10", "--scheduler", address, "-o", str(out_file), "--json"]) == 0
-    rfd = _json(capsys)
+    rfd = cli_json("sketch", *parts, "--ell", "10", "--scheduler", address, "-o", str(out_file), "--json")
     assert rfd["class"] == "RobustFrequentDirections" and 0 < rfd["relative_frobenius_error"] <= 1 / 20
     assert streamlearn.load(out_file).n_seen_ == 32561
-    assert main(["sketch", parts[0], "--ell", "10", "--scheduler", address, "--no-error", "--json"]) == 0
-    quick = _json(capsys)
+    quick = cli_json("sketch", parts[0], "--ell", "10", "--scheduler", address, "--no-error", "--json")
     assert quick["n_rows"] == 10854 and "relative_spectral_error" not in quick
 
 

@@ -7,17 +7,15 @@ predictions). The format of a pipe comes from ``--format``, the model (``predict
 import gzip
 import json
 import os
-import signal
 import subprocess
 import sys
 import threading
-import time
 import zipfile
 
 import pytest
 
 from streamlearn.datasets import write_click_log
-from tests.cli._subprocess import ENV
+from tests.cli._subprocess import ENV, assert_ctrl_c_on_open_pipe_leaves_output
 from tests.cli._subprocess import cli as _cli
 from tests.cli._subprocess import one_line_error as _one_line_error
 
@@ -194,45 +192,9 @@ def test_memory_is_flat_in_the_stream_length(tmp_path, fmt, opts):
     assert pipe_long < pipe_short + 40 and pipe_long < file_long + 15, (pipe_short, pipe_long, file_long)
 
 
-def _waits_on_pipe(pid):
-    """True once a thread of the process blocks reading a pipe (all the data sent so far was read)."""
-    try:
-        tasks = os.listdir(f"/proc/{pid}/task")
-    except OSError:
-        return False
-    for tid in tasks:
-        try:
-            with open(f"/proc/{pid}/task/{tid}/wchan") as f:
-                wchan = f.read()
-            if "pipe_read" in wchan or "pipe_wait" in wchan:
-                return True
-        except OSError:
-            pass
-    return False
-
-
 @pytest.mark.parametrize(("name", "opts"), [("c.vw", VW_OPTS), ("c.csv", CSV_OPTS)])
 def test_ctrl_c_on_an_open_pipe_is_130_and_leaves_the_output(logs, tmp_path, name, opts):
-    out = tmp_path / "m.slm"
-    out.write_bytes(b"old model")
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "streamlearn", "train", "-", *opts, "-o", str(out)],
-        stdin=subprocess.PIPE,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        env=ENV,
-    )
-    proc.stdin.write((logs / name).read_bytes())  # the stream stays open: the run waits for more rows
-    proc.stdin.flush()
-    deadline = time.time() + 60
-    while time.time() < deadline and proc.poll() is None and not _waits_on_pipe(proc.pid):
-        time.sleep(0.2)
-    time.sleep(0.5)
-    proc.send_signal(signal.SIGINT)
-    _, err = proc.communicate(timeout=120)
-    assert proc.returncode == 130, err
-    assert err.decode() == f"streamlearn: error: interrupted; {out} left unchanged\n"
-    assert out.read_bytes() == b"old model" and sorted(p.name for p in tmp_path.iterdir()) == ["m.slm"]
+    assert_ctrl_c_on_open_pipe_leaves_output((logs / name).read_bytes(), opts, tmp_path)
 
 
 def test_continuing_a_hashed_model_from_a_pipe_reads_the_models_format(logs, tmp_path):

@@ -20,16 +20,7 @@ import streamlearn.datasets._prefetch as prefetch_module
 from streamlearn.cli.main import main
 from streamlearn.datasets import write_click_log
 from streamlearn.persist import load
-
-ENV = {**os.environ, "OPENBLAS_NUM_THREADS": "1"}
-
-
-@pytest.fixture(scope="module")
-def clicks(tmp_path_factory):
-    d = tmp_path_factory.mktemp("readahead")
-    write_click_log(d / "train.vw", 3000, seed=5)
-    write_click_log(d / "test.vw", 400, seed=6)
-    return d
+from tests.cli._subprocess import ENV
 
 
 def _train(capsys, data, model, learner):
@@ -163,7 +154,7 @@ def test_streamlearn_trains_and_predicts_without_loading_sklearn_or_the_deferred
     model = tmp_path / "m.slm"
     for args in (
         ["train", str(clicks / "train.vw"), "-l", "ftrl", "-q", "ua", "-o", str(model), "--quiet"],
-        ["predict", str(model), str(clicks / "test.vw"), "-o", str(tmp_path / "p.txt")],
+        ["predict", str(model), str(clicks / "test.vw.gz"), "-o", str(tmp_path / "p.txt")],
     ):
         res = subprocess.run([sys.executable, "-c", _PROBE, *args], capture_output=True, text=True, env=ENV)
         assert res.returncode == 0 and res.stderr.strip().endswith("LOADED []"), res.stderr

@@ -6,16 +6,8 @@ import numpy as np
 import pytest
 
 from streamlearn.cli.main import main
-from streamlearn.datasets import load_vw, write_click_log
+from streamlearn.datasets import load_vw
 from streamlearn.persist import load
-
-
-@pytest.fixture(scope="module")
-def clicks(tmp_path_factory):
-    d = tmp_path_factory.mktemp("clicks")
-    write_click_log(d / "train.vw", 3000, seed=1)
-    write_click_log(d / "test.vw.gz", 500, seed=2)
-    return d
 
 
 def test_train_predict_evaluate_with_the_models_spec(clicks, tmp_path, capsys):

@@ -21,7 +21,7 @@ import pytest
 from streamlearn.cli.main import main
 from streamlearn.datasets import bundled_path
 from streamlearn.persist import load
-from tests.cli._subprocess import ENV
+from tests.cli._subprocess import ENV, assert_ctrl_c_on_open_pipe_leaves_output
 from tests.cli._subprocess import cli as _cli
 from tests.cli._subprocess import one_line_error as _one_line_error
 
@@ -306,35 +306,7 @@ def test_dev_stdin_fifo_and_dash_for_every_command(small, tmp_path):
 
 
 def test_ctrl_c_is_one_line_and_names_the_output(small, tmp_path):
-    out = tmp_path / "m.slm"
-    out.write_bytes(b"old model")
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "streamlearn", "train", "-", "-l", "pa1", "-o", str(out)],
-        stdin=subprocess.PIPE,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        env=ENV,
-    )
-    proc.stdin.write(small["data"].read_bytes())  # the stream stays open: the run waits for more rows
-    proc.stdin.flush()
-    deadline = time.time() + 60  # wait until the rows were read and the run waits for more (output pending)
-    while time.time() < deadline and proc.poll() is None and not _reading(proc.pid):
-        time.sleep(0.2)
-    proc.send_signal(signal.SIGINT)
-    _, err = proc.communicate(timeout=120)
-    assert proc.returncode == 130, err
-    assert err.decode() == f"streamlearn: error: interrupted; {out} left unchanged\n"
-    assert out.read_bytes() == b"old model" and sorted(p.name for p in tmp_path.iterdir()) == ["m.slm"]
-
-
-def _reading(pid):
-    """True once the process blocks reading its standard input (its main thread waits in a pipe read)."""
-    try:
-        with open(f"/proc/{pid}/wchan") as f:
-            wchan = f.read().strip()
-    except OSError:
-        return False
-    return "pipe_read" in wchan or "pipe_wait" in wchan
+    assert_ctrl_c_on_open_pipe_leaves_output(small["data"].read_bytes(), ["-l", "pa1"], tmp_path)
 
 
 @pytest.mark.parametrize("command", ["train", "predict"])

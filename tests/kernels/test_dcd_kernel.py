@@ -7,6 +7,7 @@ import pytest
 import scipy.sparse as sp
 
 from streamlearn._kernels import dcd as k
+from tests.kernel_inputs import chunk_args, csr
 from tests.naive import naive_dcd_solve, naive_splitmix64
 
 
@@ -41,15 +42,10 @@ def test_kernel_matches_naive_twin(kind, l2, shrinking):
     n, d = X.shape
     K = targets.shape[1]
     for index_dtype, bias, C, tol, max_iter in [(np.int32, 1.0, 0.7, 1e-3, 40), (np.int64, 0.0, 3.0, 0.1, 25)]:
-        Xc = sp.csr_matrix(X)
-        Xc.indices, Xc.indptr = Xc.indices.astype(index_dtype), Xc.indptr.astype(index_dtype)
+        Xc = csr(X, index_dtype)
         alpha, coef, wb, info = np.zeros((n, K)), np.zeros((K, d)), np.zeros(K), np.zeros((K, 4))
         k.dcd_solve(
-            indptr=Xc.indptr,
-            indices=Xc.indices,
-            data=Xc.data,
-            targets=targets,
-            sample_weight=sw,
+            **chunk_args(Xc, targets, sw),
             alpha=alpha,
             coef=coef,
             wb=wb,
@@ -86,14 +82,9 @@ def test_warm_start_continues_like_one_call_on_blocks():
     a2, w2 = np.zeros((40, 1)), np.zeros((1, d + 1))
     for outer in range(3):
         for a, b in [(0, 25), (25, 40)]:
-            Xb = sp.csr_matrix(X[a:b])
             seed = 1000 * outer + a
             k.dcd_solve(
-                indptr=Xb.indptr,
-                indices=Xb.indices,
-                data=Xb.data,
-                targets=targets[a:b],
-                sample_weight=sw[a:b],
+                **chunk_args(sp.csr_matrix(X[a:b]), targets[a:b], sw[a:b]),
                 alpha=alpha[a:b],
                 coef=coef,
                 wb=wb,

@@ -12,24 +12,16 @@ import scipy.sparse as sp
 from streamlearn._kernels import nag as k
 from streamlearn._kernels.losses import loss_dloss as kernel_dloss
 from streamlearn.losses import loss_code, loss_dloss
+from tests.kernel_inputs import adversarial, csr_args
 from tests.naive_nag import naive_invariant_step, naive_nag_epoch
 
 
 def _matrix(kind, rng, n=50, d=12):
-    if kind == "dense":
-        X = rng.normal(size=(n, d))
-    elif kind == "mixed_scales":  # columns from 1e-3 to 1e3, growing maxima (rescaling exercised)
+    if kind == "mixed_scales":  # columns from 1e-3 to 1e3, growing maxima (rescaling exercised)
         X = rng.normal(size=(n, d)) * np.logspace(-3, 3, d) * np.linspace(0.1, 3, n)[:, None]
         X[rng.random(X.shape) < 0.4] = 0.0
-    elif kind == "empty_rows":
-        X = rng.normal(size=(n, d)) * (rng.random((n, d)) < 0.15)
-        X[::3] = 0.0
-    elif kind == "single_nonzero":
-        X = np.zeros((n, d))
-        X[np.arange(n), rng.integers(0, d, n)] = rng.normal(size=n) * 10
-    else:
-        raise AssertionError(kind)
-    return X
+        return X
+    return adversarial(kind, rng, n, d)
 
 
 def _run_kernel(X, targets, sw, state, loss, eta0, schedule, adaptive, invariant, fit_intercept, dense=False):
@@ -72,7 +64,7 @@ def _run_kernel(X, targets, sw, state, loss, eta0, schedule, adaptive, invariant
         rows, cols = np.nonzero(keep)
         Xc = sp.csr_matrix((X[rows, cols], (rows, cols)), shape=X.shape)
         assert Xc.nnz > np.count_nonzero(X) or keep.all()
-        t, bad = k.nag_epoch(indptr=Xc.indptr, indices=Xc.indices, data=Xc.data, **args)
+        t, bad = k.nag_epoch(**csr_args(Xc), **args)
     assert bad == -1
     return coef, intercept, scale, accum, accum_b, norm_state, t, out
 
@@ -108,38 +100,15 @@ def test_kernel_matches_naive_twin(loss, n_out, kind, dense):
             0,
         )
         half = X.shape[0] // 2
+        setting = dict(
+            loss=loss, eta0=0.7, schedule=schedule, adaptive=adaptive, invariant=invariant, fit_intercept=fit_intercept
+        )
         for lo, hi in ((0, half), (half, X.shape[0])):
-            got = _run_kernel(
-                X[lo:hi],
-                targets[lo:hi],
-                sw[lo:hi],
-                state,
-                loss,
-                0.7,
-                schedule,
-                adaptive,
-                invariant,
-                fit_intercept,
-                dense,
-            )
+            rows = (X[lo:hi], targets[lo:hi], sw[lo:hi])
+            got = _run_kernel(*rows, state, dense=dense, **setting)
             coef, icpt, scale, accum, accum_b, norm_state, t = state
             want = naive_nag_epoch(
-                X[lo:hi],
-                targets[lo:hi],
-                sw[lo:hi],
-                coef,
-                icpt,
-                fit_intercept,
-                scale,
-                accum,
-                accum_b,
-                norm_state,
-                loss,
-                0.7,
-                schedule,
-                adaptive,
-                invariant,
-                t,
+                *rows, coef, icpt, scale=scale, accum=accum, accum_b=accum_b, norm_state=norm_state, t=t, **setting
             )
             what = f"adaptive={adaptive} invariant={invariant} intercept={fit_intercept} {schedule} rows {lo}:{hi}"
             names = ["coef", "intercept", "scale", "accum", "accum_b", "norm_state", "t", "scores"]

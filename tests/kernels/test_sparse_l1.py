@@ -8,29 +8,18 @@ import scipy.sparse as sp
 
 from streamlearn._kernels import sparse_l1 as k
 from streamlearn.losses import loss_code
+from tests.kernel_inputs import adversarial, chunk_args, csr, csr_args
 from tests.naive import naive_fobos, naive_ftrl, naive_rda, naive_simple_truncation, naive_truncated_gradient
 
 N, D = 72, 25
 
 
 def _matrix(kind, rng):
-    if kind == "dense":
-        X = rng.normal(size=(N, D))
-    elif kind == "sparse":
-        X = rng.normal(size=(N, D)) * (rng.random((N, D)) < 0.15)
-        X[rng.random(X.shape) < 0.5] *= -3.0
-    elif kind == "empty_rows":
-        X = rng.normal(size=(N, D)) * (rng.random((N, D)) < 0.1)
-        X[::3] = 0.0
-    elif kind == "single_nonzero":
-        X = np.zeros((N, D))
-        X[np.arange(N), rng.integers(0, D, N)] = rng.normal(size=N) * 3
-    elif kind == "duplicated_rows":
+    if kind == "duplicated_rows":
         X = rng.normal(size=(N, D)) * (rng.random((N, D)) < 0.2)
         X[1::2] = X[::2][: N // 2]
-    else:
-        raise AssertionError(kind)
-    return X
+        return X
+    return adversarial(kind, rng, N, D)
 
 
 # name -> (twin keyword arguments, estimator of the kernel run)
@@ -55,19 +44,14 @@ def _run_kernel(name, X, targets, sw, loss, fit_intercept, chunks=(slice(None),)
     code = loss_code(loss)
 
     def chunk(rows):  # the arguments every epoch kernel takes for a chunk of rows
-        Xc = X[rows]
         return dict(
-            indptr=Xc.indptr,
-            indices=Xc.indices,
-            data=Xc.data,
-            targets=targets[rows],
-            sample_weight=sw[rows],
+            **chunk_args(X[rows], targets[rows], sw[rows]),
             fit_intercept=fit_intercept,
             loss=code,
             out_scores=scores[rows],
         )
 
-    every_row = dict(indptr=X.indptr, indices=X.indices, data=X.data, fit_intercept=fit_intercept, out=lazy)
+    every_row = dict(**csr_args(X), fit_intercept=fit_intercept, out=lazy)
     if name.startswith(("truncation", "tg", "fobos")):
         wm = np.zeros((D + 1, K + 1))
         t, pen = 0, 0.0
@@ -161,10 +145,7 @@ def _problem(name, kind, loss, index_dtype, n_out):
     else:
         targets = np.where(X @ wstar + 0.3 * rng.normal(size=(N, n_out)) > 0, 1.0, -1.0)
     sw = rng.choice([0.0, 0.5, 1.0, 2.0], size=N, p=[0.1, 0.2, 0.5, 0.2])
-    Xs = sp.csr_matrix(X)
-    Xs.indices = Xs.indices.astype(index_dtype)
-    Xs.indptr = Xs.indptr.astype(index_dtype)
-    return Xs, targets, sw
+    return csr(X, index_dtype), targets, sw
 
 
 @pytest.mark.parametrize("name", list(CASES))

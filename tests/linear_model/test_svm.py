@@ -203,37 +203,30 @@ def test_bm_fit_stream_cleans_up_and_rejects_bad_streams(tmp_path, a9a):
         est.fit_stream([(X[:5], y[:5], np.zeros(5))])
 
 
-def test_cli_train_bm_svm_with_block_mb(tmp_path, capsys):
+def test_cli_train_bm_svm_with_block_mb(tmp_path, cli_json):
     model = tmp_path / "bm.slm"
-    assert (
-        main(
-            [
-                "train",
-                A9A,
-                "--learner",
-                "bm-svm",
-                "--block-mb",
-                "2",
-                "-p",
-                "max_iter=10",
-                "-p",
-                "random_state=0",
-                "--test",
-                A9A_T,
-                "-o",
-                str(model),
-                "--json",
-            ]
-        )
-        == 0
+    out = cli_json(
+        "train",
+        A9A,
+        "--learner",
+        "bm-svm",
+        "--block-mb",
+        "2",
+        "-p",
+        "max_iter=10",
+        "-p",
+        "random_state=0",
+        "--test",
+        A9A_T,
+        "-o",
+        str(model),
+        "--json",
     )
-    out = json.loads(capsys.readouterr().out)
     assert out["n_train"] == 32561 and out["n_blocks"] == 3 and out["n_iter"] == 10
     assert out["test_accuracy"] > 0.84 and out["objective"] >= out["dual_objective"]
     assert "online_error_rate" not in out
     assert main(["predict", str(model), A9A_T, "-o", str(tmp_path / "p.txt")]) == 0
-    assert main(["train", A9A, "--learner", "dcd-svm", "-p", "random_state=0", "--json"]) == 0
-    out = json.loads(capsys.readouterr().out)
+    out = cli_json("train", A9A, "--learner", "dcd-svm", "-p", "random_state=0", "--json")
     assert out["n_iter"] < 1000 and out["objective"] - out["dual_objective"] < 1e-3 * out["objective"]
 
 

@@ -1,12 +1,9 @@
 """SketchedOnlineNewton / OnlineNewtonStep parameter errors, and the rfd-table2 experiment's JSON contract."""
 
-import json
-
 import numpy as np
 import pytest
 from sklearn.datasets import dump_svmlight_file
 
-from streamlearn.cli.main import main
 from streamlearn.second_order import FULL_ON_MAX_FEATURES, OnlineNewtonStep, SketchedOnlineNewton
 
 
@@ -30,7 +27,7 @@ def test_rfd0_alpha_grows_from_zero():
     assert est.score(X, y) > 0.9
 
 
-def test_rfd_table2_json(tmp_path, capsys):
+def test_rfd_table2_json(tmp_path, cli_json):
     rng = np.random.default_rng(0)
     X = rng.standard_normal((120, 5))
     y = np.where(X @ [1.0, -1.0, 0.5, 0.0, 0.2] > 0, 1, -1)
@@ -39,8 +36,7 @@ def test_rfd_table2_json(tmp_path, capsys):
     png = tmp_path / "t2.png"
 
     def table2(*options):
-        assert main(["experiment", "rfd-table2", "--data", str(path), "--ells", "2", *options, "--json"]) == 0
-        return json.loads(capsys.readouterr().out)
+        return cli_json("experiment", "rfd-table2", "--data", str(path), "--ells", "2", "--json", *options)
 
     rows = table2("--splits", "2", "--methods", "adagrad,rfd,rfd0", "--alphas", "0.1,10", "--plot", str(png))
     assert [(r["method"], r["ell"]) for r in rows] == [("adagrad", None), ("rfd", 2), ("rfd0", 2)]
