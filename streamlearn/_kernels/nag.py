@@ -218,6 +218,173 @@ def nag_epoch(
                     prefetch(coef, k, j)
                     if adaptive:
                         prefetch(accum, k, j)
+        if n_out == 1:
+            # one output: the score's sweep also gathers s_j and G_j into the scratch arrays and stores the
+            # new scales; one vectorised sweep over the scratch arrays makes the rates; the step's sweep
+            # writes G_j back
+            h = sample_weight[i]
+            cap = math.inf if h != 0.0 else 0.0  # an example of weight 0 is only scored: no new scale
+            z0 = 0.0
+            z1 = 0.0
+            z2 = 0.0
+            z3 = 0.0
+            p = start
+            q = np.uintp(0)
+            while p + _U3 < end:
+                j0 = np.uintp(indices[p - base])
+                x0 = data[p]
+                z0 += coef[0, j0] * x0
+                s0 = scale[j0]
+                sca[q] = s0
+                a = min(abs(x0), cap)
+                scale[j0] = a if a > s0 else s0
+                if adaptive:
+                    gsq[q] = accum[0, j0]
+                j1 = np.uintp(indices[p + _U1 - base])
+                x1 = data[p + _U1]
+                z1 += coef[0, j1] * x1
+                s0 = scale[j1]
+                sca[q + _U1] = s0
+                a = min(abs(x1), cap)
+                scale[j1] = a if a > s0 else s0
+                if adaptive:
+                    gsq[q + _U1] = accum[0, j1]
+                j2 = np.uintp(indices[p + _U2 - base])
+                x2 = data[p + _U2]
+                z2 += coef[0, j2] * x2
+                s0 = scale[j2]
+                sca[q + _U2] = s0
+                a = min(abs(x2), cap)
+                scale[j2] = a if a > s0 else s0
+                if adaptive:
+                    gsq[q + _U2] = accum[0, j2]
+                j3 = np.uintp(indices[p + _U3 - base])
+                x3 = data[p + _U3]
+                z3 += coef[0, j3] * x3
+                s0 = scale[j3]
+                sca[q + _U3] = s0
+                a = min(abs(x3), cap)
+                scale[j3] = a if a > s0 else s0
+                if adaptive:
+                    gsq[q + _U3] = accum[0, j3]
+                p += _U4
+                q += _U4
+            while p < end:
+                j0 = np.uintp(indices[p - base])
+                x0 = data[p]
+                z0 += coef[0, j0] * x0
+                s0 = scale[j0]
+                sca[q] = s0
+                a = min(abs(x0), cap)
+                scale[j0] = a if a > s0 else s0
+                if adaptive:
+                    gsq[q] = accum[0, j0]
+                p += _U1
+                q += _U1
+            z = intercept[0] + ((z0 + z1) + (z2 + z3))
+            out_scores[i, 0] = z
+            if not math.isfinite(z):  # the row is not learnt: its scales are put back
+                for q in range(m):
+                    scale[np.uintp(indices[start + q - base])] = sca[q]
+                return t, i
+            if h == 0.0:
+                continue
+            t += 1
+            eta = eta0 / math.sqrt(t) if schedule == SCHEDULE_INVSQRT else eta0
+            y = targets[i, 0]
+            dz, e = _dloss(loss, y, z, loss_param)
+            gg = h * dz * dz
+            # 2. (vectorised) with the new scales s_j = max(s_j, |x_j|): how many weights must be rescaled,
+            # how many features are at their scale (|x_j / s_j| = 1: no division for the norm) or below it,
+            # and the rates r_j x_j after G_j += h (l' x_j)^2: x_j / (s_j sqrt(G_j)) (adaptive; G_j > 0
+            # implies s_j > 0) or x_j / s_j^2
+            resc = 0
+            n_unit = 0
+            below = 0
+            for q in range(m):
+                x = data[start + q]
+                ax = abs(x)
+                s0 = sca[q]
+                s = ax if ax > s0 else s0
+                resc += (ax > s0) & (s0 > 0.0)
+                n_unit += (ax == s) & (ax > 0.0)
+                below += (ax < s) & (ax > 0.0)
+                if adaptive:
+                    g2 = gsq[q] + gg * x * x
+                    gsq[q] = g2
+                    rate[q] = x / (s * math.sqrt(g2)) if g2 > 0.0 else 0.0
+                else:
+                    rate[q] = x / (s * s) if s > 0.0 else 0.0
+            if resc > 0:  # scales that grew: the weights were learnt at the old ones
+                for q in range(m):
+                    ax = abs(data[start + q])
+                    s0 = sca[q]
+                    if ax > s0 and s0 > 0.0:
+                        r = s0 / ax
+                        coef[0, np.uintp(indices[start + q - base])] *= r if adaptive else r * r
+            rest = 0.0
+            if below > 0:  # the normalised norm of the features below their scale, in row order
+                for q in range(m):
+                    x = data[start + q]
+                    if x != 0.0 and abs(x) < sca[q]:
+                        xs = x / sca[q]
+                        rest += xs * xs
+            nrm = (c0 + n_unit) + rest
+            norm_state[0] += h
+            if nrm <= 0.0:  # an empty row and no intercept: nothing to learn
+                continue
+            norm_state[1] += h * nrm
+            ratio = norm_state[0] / norm_state[1]
+            mult = math.sqrt(ratio) if adaptive else ratio
+            if dz == 0.0:
+                continue
+            if adaptive:
+                rb = 0.0
+                if fit_intercept:
+                    gb = accum_b[0] + gg
+                    accum_b[0] = gb
+                    if gb > 0.0:
+                        rb = 1.0 / math.sqrt(gb)
+            else:
+                rb = c0
+            # 3. the step: plain, or importance-invariant along m r x (P = m sum_j r_j x_j^2)
+            if invariant:
+                if adaptive:
+                    p0 = 0.0
+                    p1 = 0.0
+                    p2 = 0.0
+                    p3 = 0.0
+                    q = np.uintp(0)
+                    while q + _U3 < m:
+                        p0 += rate[q] * data[start + q]
+                        p1 += rate[q + _U1] * data[start + q + _U1]
+                        p2 += rate[q + _U2] * data[start + q + _U2]
+                        p3 += rate[q + _U3] * data[start + q + _U3]
+                        q += _U4
+                    while q < m:
+                        p0 += rate[q] * data[start + q]
+                        q += _U1
+                    pp = rb + ((p0 + p1) + (p2 + p3))
+                else:
+                    pp = nrm
+                u = _invariant_step(loss=loss, y=y, z=z, dz=dz, H=eta * h, P=pp * mult, e=e)
+            else:
+                u = eta * h * dz
+            step = -u * mult
+            if step != 0.0:
+                if adaptive:
+                    for q in range(m):
+                        j = np.uintp(indices[start + q - base])
+                        coef[0, j] += step * rate[q]
+                        accum[0, j] = gsq[q]
+                else:
+                    for q in range(m):
+                        coef[0, np.uintp(indices[start + q - base])] += step * rate[q]
+                intercept[0] += step * rb
+            elif adaptive:
+                for q in range(m):
+                    accum[0, np.uintp(indices[start + q - base])] = gsq[q]
+            continue
         # 1. scores, with the weights before any rescaling
         for k in range(n_out):
             z0 = 0.0
