@@ -49,6 +49,21 @@ def _expm1_small(x):
 
 
 @njit_inline
+def _expm1_poly(x):
+    """``expm1(x)`` for ``|x| <= 0.15`` by its Taylor series to ``x^11`` (the rest is below ``x^12 / 12!``,
+    under 2e-18 of ``|x|``), written ``x + x^2 P(x)`` with ``P`` evaluated in Estrin's scheme (four products
+    deep instead of nine: the solve below waits for it)."""
+    x2 = x * x
+    x4 = x2 * x2
+    p01 = 0.5 + x * (1.0 / 6.0)
+    p23 = 1.0 / 24.0 + x * (1.0 / 120.0)
+    p45 = 1.0 / 720.0 + x * (1.0 / 5040.0)
+    p67 = 1.0 / 40320.0 + x * (1.0 / 362880.0)
+    p89 = 1.0 / 3628800.0 + x * (1.0 / 39916800.0)
+    return x + x2 * ((p01 + x2 * p23) + x4 * ((p45 + x2 * p67) + x4 * p89))
+
+
+@njit_inline
 def logistic_flow(m0, ph):
     """Margin increase ``d > 0`` of the logistic gradient flow run for a time ``ph`` from margin ``m0``:
     ``dm/dtau = sigmoid(-m)``, i.e. the root of ``d + exp(m0) expm1(d) = ph`` (``m + e^m`` grows by ``ph``).
@@ -62,35 +77,63 @@ def _logistic_flow(m0, ph, e):
 
     Written ``F(d) = al d + be expm1(d) - c`` with ``(al, be, c) = (exp(-m0), 1, exp(-m0) ph)`` when
     ``m0 >= 0`` (so nothing overflows) and ``(1, exp(m0), ph)`` otherwise: ``F`` is convex and increasing
-    with ``F(0) < 0``. Start, with ``t = c / (al + be)`` the first-order step, at the inverse series of ``F``
-    to ``t^4`` when ``t <= 1/8`` (error of order ``t^5``), else at ``t`` or ``log1p(c / be)``, the smaller
-    (both at the right of the root). Then Halley's iteration (cubic convergence; a Newton step whenever
-    Halley's is not between 1/2 and 2 times Newton's) until a step ``s`` has ``|s|^3 <= 2e-17 d``: the
-    error left is under ``0.42 |s|^3``, i.e. rounding (one step from the series start, for small ``t``).
-    ``Q = be expm1(d)`` is evaluated once by the library (as ``exp(m0 + d) - be`` for ``d >= 1``, never
-    overflowing) and then carried along the steps: ``Q(d - s) = Q(d) + (be + Q(d)) expm1(-s)``, with the
-    short series of ``expm1`` for the small steps.
+    with ``F(0) < 0``. With ``t = c / (al + be)`` the first-order step:
+
+    * ``t <= 1/8`` (the common case): start at the inverse series of ``F`` to ``t^4`` (Lagrange; error of
+      order ``t^5``, under ``7e-6``), evaluate ``f = F(d)``, ``f1 = F'(d)``, ``f2 = F''(d) = be e^d`` once
+      (``expm1`` by its series) and take one step of the inverse series of ``F`` around ``d`` to the third
+      order in ``s = f / f1``: the error left is of order ``s^4`` (below ``1e-20``), i.e. rounding;
+    * otherwise: start at ``t`` or ``log1p(c / be)``, the smaller (both at the right of the root). Then
+      Halley's iteration (cubic convergence; a Newton step whenever Halley's is not between 1/2 and 2 times
+      Newton's) until a step ``s`` has ``|s|^3 <= 2e-17 d``: the error left is under ``0.42 |s|^3``, i.e.
+      rounding. ``Q = be expm1(d)`` is evaluated once by the library (as ``exp(m0 + d) - be`` for ``d >= 1``,
+      never overflowing) and then carried along the steps: ``Q(d - s) = Q(d) + (be + Q(d)) expm1(-s)``,
+      with the short series of ``expm1`` for the small steps.
+
+    Split in two for the kernel: ``_flow_setup`` (what does not depend on ``ph``, known as soon as the
+    margin is) and ``_flow_solve``.
     """
-    if ph <= 0.0:
-        return 0.0
+    al, be, isl, a2, b3, b4 = _flow_setup(m0, e)
+    return _flow_solve(m0, ph, al, be, isl, a2, b3, b4)
+
+
+@njit_inline
+def _flow_setup(m0, e):
+    """``(al, be, 1 / (al + be), a2, b3, b4)`` of ``_logistic_flow``: ``F``'s coefficients and those of the
+    inverse series ``t (1 - t (a2 - t (b3 - t b4)))``."""
     if m0 >= 0.0:
         al = e
         be = 1.0
-        c = e * ph
-        lbe = 0.0  # log(be)
     else:
         al = 1.0
         be = e
-        c = ph
-        lbe = m0
-    sl = al + be
-    d = c / sl
-    if d <= 0.125:  # x + a2 x^2 + a3 x^3 + a4 x^4 = d (F / sl), inverted (Lagrange)
-        a2 = 0.5 * be / sl
-        a3 = a2 / 3.0
-        a4 = a2 / 12.0
-        d *= 1.0 - d * (a2 - d * ((2.0 * a2 * a2 - a3) - d * (5.0 * a2 * (a2 * a2 - a3) + a4)))
-    elif d > 1.0:  # log1p(c / be), in log form when c / be overflows
+    isl = 1.0 / (al + be)
+    a2 = 0.5 * be * isl
+    a3 = a2 / 3.0
+    a4 = a2 / 12.0
+    return al, be, isl, a2, 2.0 * a2 * a2 - a3, 5.0 * a2 * (a2 * a2 - a3) + a4
+
+
+@njit_inline
+def _flow_solve(m0, ph, al, be, isl, a2, b3, b4):
+    """The root of ``_logistic_flow`` given ``_flow_setup``'s numbers."""
+    if ph <= 0.0:
+        return 0.0
+    c = al * ph
+    d = c * isl
+    if d <= 0.125:
+        d *= 1.0 - d * (a2 - d * (b3 - d * b4))
+        q = be * _expm1_poly(d)
+        f = al * d + q - c
+        f2 = be + q
+        i1 = 1.0 / (al + f2)
+        s = f * i1  # the Newton step; F(d - x) = 0 for x + (r / 2) (-x^2 + x^3 / 3 - ...) = s, r = f2 / f1
+        r = f2 * i1
+        d -= s * (1.0 + s * (0.5 * r + s * (r * (0.5 * r - 1.0 / 6.0))))
+        return max(0.0, d)
+    lbe = 0.0 if m0 >= 0.0 else m0  # log(be)
+    d = c / (al + be)
+    if d > 1.0:  # log1p(c / be), in log form when c / be overflows
         d = min(d, math.log1p(c / be) if be > 1e-290 else math.log(be + c) - lbe)
     q = be * math.expm1(d) if d < 1.0 else math.exp(lbe + d) - be
     for _ in range(60):
@@ -146,7 +189,7 @@ def _invariant_step(loss, y, z, dz, H, P, e):
         cap = (1.0 - m) / P
         return -y * min(cap, H)
     if loss == LOSS_LOGISTIC:
-        return -y * _logistic_flow(y * z, P * H, e) / P
+        return -y * _logistic_flow(y * z, P * H, e) * (1.0 / P)
     return H * dz
 
 
@@ -210,7 +253,14 @@ def nag_epoch(
         end = np.uintp(indptr[i + 1])
         m = end - start
         base = start if row_local else np.uintp(0)
-        if use_prefetch and i + 1 < n_rows:  # the next example's weights, scales and accumulators
+        if use_prefetch and i + 1 < n_rows and n_out == 1:  # the next example's weights, scales, accumulators
+            for p in range(end, np.uintp(indptr[i + 2])):
+                j = np.uintp(indices[p])
+                prefetch(scale2, 0, j)
+                prefetch(coef, 0, j)
+                if adaptive:
+                    prefetch(accum, 0, j)
+        elif use_prefetch and i + 1 < n_rows:
             for p in range(end, np.uintp(indptr[i + 2])):
                 j = np.uintp(indices[p])
                 prefetch(scale2, 0, j)
@@ -218,12 +268,11 @@ def nag_epoch(
                     prefetch(coef, k, j)
                     if adaptive:
                         prefetch(accum, k, j)
-        if n_out == 1:
+        h = sample_weight[i]
+        if n_out == 1 and h != 0.0:  # (an example of weight 0 is only scored, below)
             # one output: the score's sweep also gathers s_j and G_j into the scratch arrays and stores the
             # new scales; one vectorised sweep over the scratch arrays makes the rates; the step's sweep
             # writes G_j back
-            h = sample_weight[i]
-            cap = math.inf if h != 0.0 else 0.0  # an example of weight 0 is only scored: no new scale
             z0 = 0.0
             z1 = 0.0
             z2 = 0.0
@@ -236,7 +285,7 @@ def nag_epoch(
                 z0 += coef[0, j0] * x0
                 s0 = scale[j0]
                 sca[q] = s0
-                a = min(abs(x0), cap)
+                a = abs(x0)
                 scale[j0] = a if a > s0 else s0
                 if adaptive:
                     gsq[q] = accum[0, j0]
@@ -245,7 +294,7 @@ def nag_epoch(
                 z1 += coef[0, j1] * x1
                 s0 = scale[j1]
                 sca[q + _U1] = s0
-                a = min(abs(x1), cap)
+                a = abs(x1)
                 scale[j1] = a if a > s0 else s0
                 if adaptive:
                     gsq[q + _U1] = accum[0, j1]
@@ -254,7 +303,7 @@ def nag_epoch(
                 z2 += coef[0, j2] * x2
                 s0 = scale[j2]
                 sca[q + _U2] = s0
-                a = min(abs(x2), cap)
+                a = abs(x2)
                 scale[j2] = a if a > s0 else s0
                 if adaptive:
                     gsq[q + _U2] = accum[0, j2]
@@ -263,7 +312,7 @@ def nag_epoch(
                 z3 += coef[0, j3] * x3
                 s0 = scale[j3]
                 sca[q + _U3] = s0
-                a = min(abs(x3), cap)
+                a = abs(x3)
                 scale[j3] = a if a > s0 else s0
                 if adaptive:
                     gsq[q + _U3] = accum[0, j3]
@@ -275,7 +324,7 @@ def nag_epoch(
                 z0 += coef[0, j0] * x0
                 s0 = scale[j0]
                 sca[q] = s0
-                a = min(abs(x0), cap)
+                a = abs(x0)
                 scale[j0] = a if a > s0 else s0
                 if adaptive:
                     gsq[q] = accum[0, j0]
@@ -287,13 +336,14 @@ def nag_epoch(
                 for q in range(m):
                     scale[np.uintp(indices[start + q - base])] = sca[q]
                 return t, i
-            if h == 0.0:
-                continue
             t += 1
             eta = eta0 / math.sqrt(t) if schedule == SCHEDULE_INVSQRT else eta0
             y = targets[i, 0]
             dz, e = _dloss(loss, y, z, loss_param)
             gg = h * dz * dz
+            al = be = isl = a2 = b3 = b4 = 0.0
+            if invariant and loss == LOSS_LOGISTIC:  # the solve's coefficients, off its critical path
+                al, be, isl, a2, b3, b4 = _flow_setup(y * z, e)
             # 2. (vectorised) with the new scales s_j = max(s_j, |x_j|): how many weights must be rescaled,
             # how many features are at their scale (|x_j / s_j| = 1: no division for the norm) or below it,
             # and the rates r_j x_j after G_j += h (l' x_j)^2: x_j / (s_j sqrt(G_j)) (adaptive; G_j > 0
@@ -367,7 +417,12 @@ def nag_epoch(
                     pp = rb + ((p0 + p1) + (p2 + p3))
                 else:
                     pp = nrm
-                u = _invariant_step(loss=loss, y=y, z=z, dz=dz, H=eta * h, P=pp * mult, e=e)
+                P = pp * mult
+                if loss == LOSS_LOGISTIC and P > 0.0:  # as _invariant_step, 1 / P taken while the solve runs
+                    iP = 1.0 / P
+                    u = -y * _flow_solve(y * z, P * (eta * h), al, be, isl, a2, b3, b4) * iP
+                else:
+                    u = _invariant_step(loss=loss, y=y, z=z, dz=dz, H=eta * h, P=P, e=e)
             else:
                 u = eta * h * dz
             step = -u * mult
@@ -405,7 +460,6 @@ def nag_epoch(
             out_scores[i, k] = z
             if not math.isfinite(z):
                 return t, i
-        h = sample_weight[i]
         if h == 0.0:  # an example of weight 0 is only scored
             continue
         t += 1
