@@ -49,18 +49,16 @@ def _expm1_small(x):
 
 
 @njit_inline
-def _expm1_poly(x):
-    """``expm1(x)`` for ``|x| <= 0.15`` by its Taylor series to ``x^11`` (the rest is below ``x^12 / 12!``,
-    under 2e-18 of ``|x|``), written ``x + x^2 P(x)`` with ``P`` evaluated in Estrin's scheme (four products
-    deep instead of nine: the solve below waits for it)."""
-    x2 = x * x
-    x4 = x2 * x2
+def _expm1_tail(x, x2, x4):
+    """``P(x)`` with ``expm1(x) = x + x^2 P(x)`` for ``|x| <= 0.15``, ``x2 = x^2``, ``x4 = x^4``: the Taylor
+    series of ``expm1`` to ``x^11`` (the rest is below ``x^12 / 12!``, under 2e-18 of ``|x|``) in Estrin's
+    scheme (a few products deep instead of nine: the solve below waits for it)."""
     p01 = 0.5 + x * (1.0 / 6.0)
     p23 = 1.0 / 24.0 + x * (1.0 / 120.0)
     p45 = 1.0 / 720.0 + x * (1.0 / 5040.0)
     p67 = 1.0 / 40320.0 + x * (1.0 / 362880.0)
     p89 = 1.0 / 3628800.0 + x * (1.0 / 39916800.0)
-    return x + x2 * ((p01 + x2 * p23) + x4 * ((p45 + x2 * p67) + x4 * p89))
+    return (p01 + x2 * p23) + x4 * ((p45 + x2 * p67) + x4 * p89)
 
 
 @njit_inline
@@ -122,14 +120,16 @@ def _flow_solve(m0, ph, al, be, isl, a2, b3, b4):
     c = al * ph
     d = c * isl
     if d <= 0.125:
-        d *= 1.0 - d * (a2 - d * (b3 - d * b4))
-        q = be * _expm1_poly(d)
-        f = al * d + q - c
-        f2 = be + q
+        t2 = d * d
+        d -= t2 * ((a2 - d * b3) + t2 * b4)
+        x2 = d * d
+        bq = (be * x2) * _expm1_tail(d, x2, x2 * x2)  # be expm1(d) = be d + bq
+        f = ((al * d - c) + be * d) + bq
+        f2 = be + (be * d + bq)
         i1 = 1.0 / (al + f2)
         s = f * i1  # the Newton step; F(d - x) = 0 for x + (r / 2) (-x^2 + x^3 / 3 - ...) = s, r = f2 / f1
         r = f2 * i1
-        d -= s * (1.0 + s * (0.5 * r + s * (r * (0.5 * r - 1.0 / 6.0))))
+        d = (d - s) - (s * s) * (0.5 * r + s * (r * (0.5 * r - 1.0 / 6.0)))
         return max(0.0, d)
     lbe = 0.0 if m0 >= 0.0 else m0  # log(be)
     d = c / (al + be)
