@@ -81,12 +81,14 @@ def _logistic_flow(m0, ph, e):
       order ``t^5``, under ``7e-6``), evaluate ``f = F(d)``, ``f1 = F'(d)``, ``f2 = F''(d) = be e^d`` once
       (``expm1`` by its series) and take one step of the inverse series of ``F`` around ``d`` to the third
       order in ``s = f / f1``: the error left is of order ``s^4`` (below ``1e-20``), i.e. rounding;
-    * otherwise: start at ``t`` or ``log1p(c / be)``, the smaller (both at the right of the root). Then
-      Halley's iteration (cubic convergence; a Newton step whenever Halley's is not between 1/2 and 2 times
-      Newton's) until a step ``s`` has ``|s|^3 <= 2e-17 d``: the error left is under ``0.42 |s|^3``, i.e.
-      rounding. ``Q = be expm1(d)`` is evaluated once by the library (as ``exp(m0 + d) - be`` for ``d >= 1``,
-      never overflowing) and then carried along the steps: ``Q(d - s) = Q(d) + (be + Q(d)) expm1(-s)``,
-      with the short series of ``expm1`` for the small steps.
+    * otherwise: start at the root of ``d + w d^2 / 2 = t`` (``w = be / (al + be)``) when ``t <= 1``, else
+      at ``t`` or ``log1p(c / be)``, the smaller (all at the right of the root). Then Halley's iteration
+      (cubic convergence; a Newton step whenever Halley's is not between 1/2 and 2 times Newton's) until a
+      step ``s`` has ``|s|^3 <= 2e-17 d``: the error left is under ``0.42 |s|^3``, i.e. rounding.
+      ``Q = be expm1(d)`` is evaluated once by the library (as ``exp(m0 + d) - be`` for ``d >= 1``, never
+      overflowing; it is ``c`` itself at ``log1p(c / be)``, to the rounding of ``d``) and then carried along
+      the steps: ``Q(d - s) = Q(d) + (be + Q(d)) expm1(-s)``, with ``expm1`` by its series for steps up to
+      1/8 and by the library for longer ones.
 
     Split in two for the kernel: ``_flow_setup`` (what does not depend on ``ph``, known as soon as the
     margin is) and ``_flow_solve``.
@@ -133,9 +135,18 @@ def _flow_solve(m0, ph, al, be, isl, a2, b3, b4):
         return max(0.0, d)
     lbe = 0.0 if m0 >= 0.0 else m0  # log(be)
     d = c / (al + be)
-    if d > 1.0:  # log1p(c / be), in log form when c / be overflows
-        d = min(d, math.log1p(c / be) if be > 1e-290 else math.log(be + c) - lbe)
-    q = be * math.expm1(d) if d < 1.0 else math.exp(lbe + d) - be
+    q = -1.0
+    if d > 1.0 and be > 1e-290:  # log1p(c / be), where be expm1(d) = c (to an ulp of d: d's own rounding)
+        d1 = math.log1p(c / be)
+        if d1 < d:
+            d = d1
+            q = c
+    elif d > 1.0:  # in log form when c / be overflows
+        d = min(d, math.log(be + c) - lbe)
+    else:  # the root of d + w d^2 / 2 = t (w = be / (al + be)), at the right of F's: e^d - 1 - d >= d^2 / 2
+        d = 2.0 * d / (1.0 + math.sqrt(1.0 + 2.0 * (be * isl) * d))
+    if q < 0.0:
+        q = be * math.expm1(d) if d < 1.0 else math.exp(lbe + d) - be
     for _ in range(60):
         f = al * d + q - c
         f2 = be + q  # F'' = be e^d
@@ -147,8 +158,9 @@ def _flow_solve(m0, ph, al, be, isl, a2, b3, b4):
         a = abs(step)
         if a * a * a <= 2e-17 * d:
             break
-        if a <= 0.0009765625:
-            q += f2 * _expm1_small(-step)
+        if a <= 0.125:  # Q(d - s) = Q(d) + (be + Q(d)) expm1(-s), expm1 by its series
+            x2 = step * step
+            q += f2 * (x2 * _expm1_tail(-step, x2, x2 * x2) - step)
         elif d < 1.0:
             q = be * math.expm1(d)
         else:
