@@ -117,10 +117,16 @@ def _flow_setup(m0, e):
 @njit_inline
 def _flow_solve(m0, ph, al, be, isl, a2, b3, b4):
     """The root of ``_logistic_flow`` given ``_flow_setup``'s numbers."""
+    c = al * ph
+    return _flow_solve_ct(m0, ph, c, c * isl, al, be, isl, a2, b3, b4)
+
+
+@njit_inline
+def _flow_solve_ct(m0, ph, c, d, al, be, isl, a2, b3, b4):
+    """``_flow_solve`` given ``c = al ph`` and ``d = c / (al + be)`` too (the kernel computes the three from
+    the last sum in parallel)."""
     if ph <= 0.0:
         return 0.0
-    c = al * ph
-    d = c * isl
     if d <= 0.125:
         t2 = d * d
         d -= t2 * ((a2 - d * b3) + t2 * b4)
@@ -430,14 +436,21 @@ def nag_epoch(
                 else:
                     pp = nrm
                 P = pp * mult
-                if loss == LOSS_LOGISTIC and P > 0.0:  # as _invariant_step, 1 / P taken while the solve runs
-                    iP = 1.0 / P
-                    u = -y * _flow_solve(y * z, P * (eta * h), al, be, isl, a2, b3, b4) * iP
+                if loss == LOSS_LOGISTIC and P > 0.0:
+                    # as _invariant_step, the solve's inputs each one product away from P's sum, and the step
+                    # -u m = y d m / P = y d / pp with y / pp taken while the solve runs
+                    k = mult * (eta * h)
+                    ka = k * al
+                    ypp = y / pp
+                    if k <= 1e300:
+                        d = _flow_solve_ct(y * z, pp * k, pp * ka, pp * (ka * isl), al, be, isl, a2, b3, b4)
+                    else:  # (huge steps: P first, as in _invariant_step, so that no product overflows early)
+                        d = _flow_solve(y * z, P * (eta * h), al, be, isl, a2, b3, b4)
+                    step = ypp * d
                 else:
-                    u = _invariant_step(loss=loss, y=y, z=z, dz=dz, H=eta * h, P=P, e=e)
+                    step = -_invariant_step(loss=loss, y=y, z=z, dz=dz, H=eta * h, P=P, e=e) * mult
             else:
-                u = eta * h * dz
-            step = -u * mult
+                step = -(eta * h * dz) * mult
             if step != 0.0:
                 if adaptive:
                     for q in range(m):
