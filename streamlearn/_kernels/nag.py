@@ -20,8 +20,9 @@ For each example (weight ``h > 0``), after its score ``z_k = w_k . x + b_k`` is 
 3. ``w_kj -= u m r_j x_j`` with ``u = eta h l'(z_k)`` (plain gradient step; ``eta = eta0`` or
    ``eta0 / sqrt(t)``), or, with ``invariant``, the importance-invariant ``u`` of Karampatziakis & Langford
    ("Online Importance Weight Aware Updates", UAI 2011): the step that integrates the gradient flow along
-   ``m r x`` for a time ``eta h``, in closed form (squared, hinge) or by a safeguarded Halley solve
-   (logistic), so that a large ``h`` never overshoots the label.
+   ``m r x`` for a time ``eta h``, in closed form (squared, hinge) or, for the logistic loss, by one series
+   step from a series start (ordinary step sizes) or a safeguarded Halley solve (see ``_logistic_flow``),
+   so that a large ``h`` never overshoots the label.
 
 Scaling a column by ``c`` scales ``s_j`` by ``c``, ``G_kj`` by ``c^2`` and the weight by ``1 / c``: scores,
 ``N`` and every other feature's state are unchanged (up to rounding). Examples with weight 0 are scored
@@ -94,7 +95,7 @@ def _logistic_flow(m0, ph, e):
     margin is) and ``_flow_solve``.
     """
     al, be, isl, a2, b3, b4 = _flow_setup(m0, e)
-    return _flow_solve(m0, ph, al, be, isl, a2, b3, b4)
+    return _flow_solve(m0=m0, ph=ph, al=al, be=be, isl=isl, a2=a2, b3=b3, b4=b4)
 
 
 @njit_inline
@@ -118,7 +119,7 @@ def _flow_setup(m0, e):
 def _flow_solve(m0, ph, al, be, isl, a2, b3, b4):
     """The root of ``_logistic_flow`` given ``_flow_setup``'s numbers."""
     c = al * ph
-    return _flow_solve_ct(m0, ph, c, c * isl, al, be, isl, a2, b3, b4)
+    return _flow_solve_ct(m0=m0, ph=ph, c=c, d=c * isl, al=al, be=be, isl=isl, a2=a2, b3=b3, b4=b4)
 
 
 @njit_inline
@@ -247,10 +248,17 @@ def nag_epoch(
 
     How it is fast: the example is written out in this one loop (numba adds an atomic reference count
     increment and decrement for the arrays handed to a row helper, once per example, and on short rows those
-    cost more than the arithmetic); sums over a row use four partial sums (as ``csr_row_dot``); the rates
-    ``x_j / (s_j sqrt(G_j))`` are computed in a separate loop over contiguous scratch arrays, which LLVM
-    vectorises (the square roots and divisions are the bulk of the work on long rows), between a sweep
-    that gathers ``G_j`` and ``s_j`` and the sweep that applies the step.
+    cost more than the arithmetic); sums over a row use four partial sums (as ``csr_row_dot``). With one
+    output (and weight > 0) the scattered state is swept twice: the score's sweep also gathers ``s_j`` and
+    ``G_j`` into contiguous scratch arrays and stores the new scales (unconditionally: a branch on new
+    features, unpredictable on sparse streams, costs more than the store), and the step's sweep adds to the
+    weights and writes ``G_j`` back. Between them one loop over the scratch arrays, which LLVM vectorises,
+    makes the rates ``x_j / (s_j sqrt(G_j))`` (the square roots and divisions) and counts the features at,
+    above and below their scale; rescaling weights and the norm of the features below their scale take a
+    sweep of their own only in the rows that need them (none once a binary feature has been seen). On short
+    rows the time is the chain of dependent operations from the score to the next example's score (the loss
+    derivative, the rates, the invariant solve): what does not depend on it is computed beside it
+    (``_flow_setup``, ``y / pp``). Several outputs take the general loop (score, scales, rates, step).
     """
     n_rows = indptr.shape[0] - 1
     n_out = coef.shape[0]
@@ -483,9 +491,20 @@ def nag_epoch(
                     ka = k * al
                     ypp = y / pp
                     if k <= 1e300:
-                        d = _flow_solve_ct(y * z, pp * k, pp * ka, pp * (ka * isl), al, be, isl, a2, b3, b4)
+                        d = _flow_solve_ct(
+                            m0=y * z,
+                            ph=pp * k,
+                            c=pp * ka,
+                            d=pp * (ka * isl),
+                            al=al,
+                            be=be,
+                            isl=isl,
+                            a2=a2,
+                            b3=b3,
+                            b4=b4,
+                        )
                     else:  # (huge steps: P first, as in _invariant_step, so that no product overflows early)
-                        d = _flow_solve(y * z, P * (eta * h), al, be, isl, a2, b3, b4)
+                        d = _flow_solve(m0=y * z, ph=P * (eta * h), al=al, be=be, isl=isl, a2=a2, b3=b3, b4=b4)
                     step = ypp * d
                 else:
                     step = -_invariant_step(loss=loss, y=y, z=z, dz=dz, H=eta * h, P=P, e=e) * mult
