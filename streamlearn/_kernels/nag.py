@@ -20,8 +20,9 @@ For each example (weight ``h > 0``), after its score ``z_k = w_k . x + b_k`` is 
 3. ``w_kj -= u m r_j x_j`` with ``u = eta h l'(z_k)`` (plain gradient step; ``eta = eta0`` or
    ``eta0 / sqrt(t)``), or, with ``invariant``, the importance-invariant ``u`` of Karampatziakis & Langford
    ("Online Importance Weight Aware Updates", UAI 2011): the step that integrates the gradient flow along
-   ``m r x`` for a time ``eta h``, in closed form (squared, hinge, modified Huber) or by a safeguarded Halley solve
-   (logistic), so that a large ``h`` never overshoots the label.
+   ``m r x`` for a time ``eta h``, in closed form (squared, hinge, modified Huber) or, for the logistic loss,
+   by one series step from a series start (ordinary step sizes) or a safeguarded Halley solve (see
+   ``_logistic_flow``), so that a large ``h`` never overshoots the label.
 
 Scaling a column by ``c`` scales ``s_j`` by ``c``, ``G_kj`` by ``c^2`` and the weight by ``1 / c``: scores,
 ``N`` and every other feature's state are unchanged (up to rounding). Examples with weight 0 are scored
@@ -49,6 +50,19 @@ def _expm1_small(x):
 
 
 @njit_inline
+def _expm1_tail(x, x2, x4):
+    """``P(x)`` with ``expm1(x) = x + x^2 P(x)`` for ``|x| <= 0.15``, ``x2 = x^2``, ``x4 = x^4``: the Taylor
+    series of ``expm1`` to ``x^11`` (the rest is below ``x^12 / 12!``, under 2e-18 of ``|x|``) in Estrin's
+    scheme (a few products deep instead of nine: the solve below waits for it)."""
+    p01 = 0.5 + x * (1.0 / 6.0)
+    p23 = 1.0 / 24.0 + x * (1.0 / 120.0)
+    p45 = 1.0 / 720.0 + x * (1.0 / 5040.0)
+    p67 = 1.0 / 40320.0 + x * (1.0 / 362880.0)
+    p89 = 1.0 / 3628800.0 + x * (1.0 / 39916800.0)
+    return (p01 + x2 * p23) + x4 * ((p45 + x2 * p67) + x4 * p89)
+
+
+@njit_inline
 def logistic_flow(m0, ph):
     """Margin increase ``d > 0`` of the logistic gradient flow run for a time ``ph`` from margin ``m0``:
     ``dm/dtau = sigmoid(-m)``, i.e. the root of ``d + exp(m0) expm1(d) = ph`` (``m + e^m`` grows by ``ph``).
@@ -62,37 +76,84 @@ def _logistic_flow(m0, ph, e):
 
     Written ``F(d) = al d + be expm1(d) - c`` with ``(al, be, c) = (exp(-m0), 1, exp(-m0) ph)`` when
     ``m0 >= 0`` (so nothing overflows) and ``(1, exp(m0), ph)`` otherwise: ``F`` is convex and increasing
-    with ``F(0) < 0``. Start, with ``t = c / (al + be)`` the first-order step, at the inverse series of ``F``
-    to ``t^4`` when ``t <= 1/8`` (error of order ``t^5``), else at ``t`` or ``log1p(c / be)``, the smaller
-    (both at the right of the root). Then Halley's iteration (cubic convergence; a Newton step whenever
-    Halley's is not between 1/2 and 2 times Newton's) until a step ``s`` has ``|s|^3 <= 2e-17 d``: the
-    error left is under ``0.42 |s|^3``, i.e. rounding (one step from the series start, for small ``t``).
-    ``Q = be expm1(d)`` is evaluated once by the library (as ``exp(m0 + d) - be`` for ``d >= 1``, never
-    overflowing) and then carried along the steps: ``Q(d - s) = Q(d) + (be + Q(d)) expm1(-s)``, with the
-    short series of ``expm1`` for the small steps.
+    with ``F(0) < 0``. With ``t = c / (al + be)`` the first-order step:
+
+    * ``t <= 1/8`` (the common case): start at the inverse series of ``F`` to ``t^4`` (Lagrange; error of
+      order ``t^5``, under ``7e-6``), evaluate ``f = F(d)``, ``f1 = F'(d)``, ``f2 = F''(d) = be e^d`` once
+      (``expm1`` by its series) and take one step of the inverse series of ``F`` around ``d`` to the third
+      order in ``s = f / f1``: the error left is of order ``s^4`` (below ``1e-20``), i.e. rounding;
+    * otherwise: start at the root of ``d + w d^2 / 2 = t`` (``w = be / (al + be)``) when ``t <= 1``, else
+      at ``t`` or ``log1p(c / be)``, the smaller (all at the right of the root). Then Halley's iteration
+      (cubic convergence; a Newton step whenever Halley's is not between 1/2 and 2 times Newton's) until a
+      step ``s`` has ``|s|^3 <= 2e-17 d``: the error left is under ``0.42 |s|^3``, i.e. rounding.
+      ``Q = be expm1(d)`` is evaluated once by the library (as ``exp(m0 + d) - be`` for ``d >= 1``, never
+      overflowing; it is ``c`` itself at ``log1p(c / be)``, to the rounding of ``d``) and then carried along
+      the steps: ``Q(d - s) = Q(d) + (be + Q(d)) expm1(-s)``, with ``expm1`` by its series for steps up to
+      1/8 and by the library for longer ones.
+
+    Split in two for the kernel: ``_flow_setup`` (what does not depend on ``ph``, known as soon as the
+    margin is) and ``_flow_solve``.
     """
-    if ph <= 0.0:
-        return 0.0
+    al, be, isl, a2, b3, b4 = _flow_setup(m0, e)
+    return _flow_solve(m0=m0, ph=ph, al=al, be=be, isl=isl, a2=a2, b3=b3, b4=b4)
+
+
+@njit_inline
+def _flow_setup(m0, e):
+    """``(al, be, 1 / (al + be), a2, b3, b4)`` of ``_logistic_flow``: ``F``'s coefficients and those of the
+    inverse series ``t (1 - t (a2 - t (b3 - t b4)))``."""
     if m0 >= 0.0:
         al = e
         be = 1.0
-        c = e * ph
-        lbe = 0.0  # log(be)
     else:
         al = 1.0
         be = e
-        c = ph
-        lbe = m0
-    sl = al + be
-    d = c / sl
-    if d <= 0.125:  # x + a2 x^2 + a3 x^3 + a4 x^4 = d (F / sl), inverted (Lagrange)
-        a2 = 0.5 * be / sl
-        a3 = a2 / 3.0
-        a4 = a2 / 12.0
-        d *= 1.0 - d * (a2 - d * ((2.0 * a2 * a2 - a3) - d * (5.0 * a2 * (a2 * a2 - a3) + a4)))
-    elif d > 1.0:  # log1p(c / be), in log form when c / be overflows
-        d = min(d, math.log1p(c / be) if be > 1e-290 else math.log(be + c) - lbe)
-    q = be * math.expm1(d) if d < 1.0 else math.exp(lbe + d) - be
+    isl = 1.0 / (al + be)
+    a2 = 0.5 * be * isl
+    a3 = a2 / 3.0
+    a4 = a2 / 12.0
+    return al, be, isl, a2, 2.0 * a2 * a2 - a3, 5.0 * a2 * (a2 * a2 - a3) + a4
+
+
+@njit_inline
+def _flow_solve(m0, ph, al, be, isl, a2, b3, b4):
+    """The root of ``_logistic_flow`` given ``_flow_setup``'s numbers."""
+    c = al * ph
+    return _flow_solve_ct(m0=m0, ph=ph, c=c, d=c * isl, al=al, be=be, isl=isl, a2=a2, b3=b3, b4=b4)
+
+
+@njit_inline
+def _flow_solve_ct(m0, ph, c, d, al, be, isl, a2, b3, b4):
+    """``_flow_solve`` given ``c = al ph`` and ``d = c / (al + be)`` too (the kernel computes the three from
+    the last sum in parallel)."""
+    if ph <= 0.0:
+        return 0.0
+    if d <= 0.125:
+        t2 = d * d
+        d -= t2 * ((a2 - d * b3) + t2 * b4)
+        x2 = d * d
+        bq = (be * x2) * _expm1_tail(d, x2, x2 * x2)  # be expm1(d) = be d + bq
+        f = ((al * d - c) + be * d) + bq
+        f2 = be + (be * d + bq)
+        i1 = 1.0 / (al + f2)
+        s = f * i1  # the Newton step; F(d - x) = 0 for x + (r / 2) (-x^2 + x^3 / 3 - ...) = s, r = f2 / f1
+        r = f2 * i1
+        d = (d - s) - (s * s) * (0.5 * r + s * (r * (0.5 * r - 1.0 / 6.0)))
+        return max(0.0, d)
+    lbe = 0.0 if m0 >= 0.0 else m0  # log(be)
+    d = c / (al + be)
+    q = -1.0
+    if d > 1.0 and be > 1e-290:  # log1p(c / be), where be expm1(d) = c (to an ulp of d: d's own rounding)
+        d1 = math.log1p(c / be)
+        if d1 < d:
+            d = d1
+            q = c
+    elif d > 1.0:  # in log form when c / be overflows
+        d = min(d, math.log(be + c) - lbe)
+    else:  # the root of d + w d^2 / 2 = t (w = be / (al + be)), at the right of F's: e^d - 1 - d >= d^2 / 2
+        d = 2.0 * d / (1.0 + math.sqrt(1.0 + 2.0 * (be * isl) * d))
+    if q < 0.0:
+        q = be * math.expm1(d) if d < 1.0 else math.exp(lbe + d) - be
     for _ in range(60):
         f = al * d + q - c
         f2 = be + q  # F'' = be e^d
@@ -104,8 +165,9 @@ def _logistic_flow(m0, ph, e):
         a = abs(step)
         if a * a * a <= 2e-17 * d:
             break
-        if a <= 0.0009765625:
-            q += f2 * _expm1_small(-step)
+        if a <= 0.125:  # Q(d - s) = Q(d) + (be + Q(d)) expm1(-s), expm1 by its series
+            x2 = step * step
+            q += f2 * (x2 * _expm1_tail(-step, x2, x2 * x2) - step)
         elif d < 1.0:
             q = be * math.expm1(d)
         else:
@@ -146,7 +208,7 @@ def _invariant_step(loss, y, z, dz, H, P, e):
         cap = (1.0 - m) / P
         return -y * min(cap, H)
     if loss == LOSS_LOGISTIC:
-        return -y * _logistic_flow(y * z, P * H, e) / P
+        return -y * _logistic_flow(y * z, P * H, e) * (1.0 / P)
     if loss == LOSS_MODIFIED_HUBER:
         return -y * _modified_huber_flow(y * z, P * H) / P
     return H * dz
@@ -203,10 +265,17 @@ def nag_epoch(
 
     How it is fast: the example is written out in this one loop (numba adds an atomic reference count
     increment and decrement for the arrays handed to a row helper, once per example, and on short rows those
-    cost more than the arithmetic); sums over a row use four partial sums (as ``csr_row_dot``); the rates
-    ``x_j / (s_j sqrt(G_j))`` are computed in a separate loop over contiguous scratch arrays, which LLVM
-    vectorises (the square roots and divisions are the bulk of the work on long rows), between a sweep
-    that gathers ``G_j`` and ``s_j`` and the sweep that applies the step.
+    cost more than the arithmetic); sums over a row use four partial sums (as ``csr_row_dot``). With one
+    output (and weight > 0) the scattered state is swept twice: the score's sweep also gathers ``s_j`` and
+    ``G_j`` into contiguous scratch arrays and stores the new scales (unconditionally: a branch on new
+    features, unpredictable on sparse streams, costs more than the store), and the step's sweep adds to the
+    weights and writes ``G_j`` back. Between them one loop over the scratch arrays, which LLVM vectorises,
+    makes the rates ``x_j / (s_j sqrt(G_j))`` (the square roots and divisions) and counts the features at,
+    above and below their scale; rescaling weights and the norm of the features below their scale take a
+    sweep of their own only in the rows that need them (none once a binary feature has been seen). On short
+    rows the time is the chain of dependent operations from the score to the next example's score (the loss
+    derivative, the rates, the invariant solve): what does not depend on it is computed beside it
+    (``_flow_setup``, ``y / pp``). Several outputs take the general loop (score, scales, rates, step).
     """
     n_rows = indptr.shape[0] - 1
     n_out = coef.shape[0]
@@ -227,7 +296,14 @@ def nag_epoch(
         end = np.uintp(indptr[i + 1])
         m = end - start
         base = start if row_local else np.uintp(0)
-        if use_prefetch and i + 1 < n_rows:  # the next example's weights, scales and accumulators
+        if use_prefetch and i + 1 < n_rows and n_out == 1:  # the next example's weights, scales, accumulators
+            for p in range(end, np.uintp(indptr[i + 2])):
+                j = np.uintp(indices[p])
+                prefetch(scale2, 0, j)
+                prefetch(coef, 0, j)
+                if adaptive:
+                    prefetch(accum, 0, j)
+        elif use_prefetch and i + 1 < n_rows:
             for p in range(end, np.uintp(indptr[i + 2])):
                 j = np.uintp(indices[p])
                 prefetch(scale2, 0, j)
@@ -235,6 +311,236 @@ def nag_epoch(
                     prefetch(coef, k, j)
                     if adaptive:
                         prefetch(accum, k, j)
+        h = sample_weight[i]
+        if n_out == 1 and h != 0.0:  # (an example of weight 0 is only scored, below)
+            # one output: the score's sweep also gathers s_j and G_j into the scratch arrays and stores the
+            # new scales; one vectorised sweep over the scratch arrays makes the rates; the step's sweep
+            # writes G_j back
+            z0 = 0.0
+            z1 = 0.0
+            z2 = 0.0
+            z3 = 0.0
+            if adaptive:  # (two copies: no test of the mode per non-zero)
+                p = start
+                q = np.uintp(0)
+                while p + _U3 < end:
+                    j0 = np.uintp(indices[p - base])
+                    x0 = data[p]
+                    z0 += coef[0, j0] * x0
+                    s0 = scale[j0]
+                    sca[q] = s0
+                    a = abs(x0)
+                    scale[j0] = a if a > s0 else s0
+                    gsq[q] = accum[0, j0]
+                    j1 = np.uintp(indices[p + _U1 - base])
+                    x1 = data[p + _U1]
+                    z1 += coef[0, j1] * x1
+                    s0 = scale[j1]
+                    sca[q + _U1] = s0
+                    a = abs(x1)
+                    scale[j1] = a if a > s0 else s0
+                    gsq[q + _U1] = accum[0, j1]
+                    j2 = np.uintp(indices[p + _U2 - base])
+                    x2 = data[p + _U2]
+                    z2 += coef[0, j2] * x2
+                    s0 = scale[j2]
+                    sca[q + _U2] = s0
+                    a = abs(x2)
+                    scale[j2] = a if a > s0 else s0
+                    gsq[q + _U2] = accum[0, j2]
+                    j3 = np.uintp(indices[p + _U3 - base])
+                    x3 = data[p + _U3]
+                    z3 += coef[0, j3] * x3
+                    s0 = scale[j3]
+                    sca[q + _U3] = s0
+                    a = abs(x3)
+                    scale[j3] = a if a > s0 else s0
+                    gsq[q + _U3] = accum[0, j3]
+                    p += _U4
+                    q += _U4
+                while p < end:
+                    j0 = np.uintp(indices[p - base])
+                    x0 = data[p]
+                    z0 += coef[0, j0] * x0
+                    s0 = scale[j0]
+                    sca[q] = s0
+                    a = abs(x0)
+                    scale[j0] = a if a > s0 else s0
+                    gsq[q] = accum[0, j0]
+                    p += _U1
+                    q += _U1
+            else:
+                p = start
+                q = np.uintp(0)
+                while p + _U3 < end:
+                    j0 = np.uintp(indices[p - base])
+                    x0 = data[p]
+                    z0 += coef[0, j0] * x0
+                    s0 = scale[j0]
+                    sca[q] = s0
+                    a = abs(x0)
+                    scale[j0] = a if a > s0 else s0
+                    j1 = np.uintp(indices[p + _U1 - base])
+                    x1 = data[p + _U1]
+                    z1 += coef[0, j1] * x1
+                    s0 = scale[j1]
+                    sca[q + _U1] = s0
+                    a = abs(x1)
+                    scale[j1] = a if a > s0 else s0
+                    j2 = np.uintp(indices[p + _U2 - base])
+                    x2 = data[p + _U2]
+                    z2 += coef[0, j2] * x2
+                    s0 = scale[j2]
+                    sca[q + _U2] = s0
+                    a = abs(x2)
+                    scale[j2] = a if a > s0 else s0
+                    j3 = np.uintp(indices[p + _U3 - base])
+                    x3 = data[p + _U3]
+                    z3 += coef[0, j3] * x3
+                    s0 = scale[j3]
+                    sca[q + _U3] = s0
+                    a = abs(x3)
+                    scale[j3] = a if a > s0 else s0
+                    p += _U4
+                    q += _U4
+                while p < end:
+                    j0 = np.uintp(indices[p - base])
+                    x0 = data[p]
+                    z0 += coef[0, j0] * x0
+                    s0 = scale[j0]
+                    sca[q] = s0
+                    a = abs(x0)
+                    scale[j0] = a if a > s0 else s0
+                    p += _U1
+                    q += _U1
+            z = intercept[0] + ((z0 + z1) + (z2 + z3))
+            out_scores[i, 0] = z
+            if not math.isfinite(z):  # the row is not learnt: its scales are put back
+                for q in range(m):
+                    scale[np.uintp(indices[start + q - base])] = sca[q]
+                return t, i
+            t += 1
+            eta = eta0 / math.sqrt(t) if schedule == SCHEDULE_INVSQRT else eta0
+            y = targets[i, 0]
+            dz, e = _dloss(loss, y, z, loss_param)
+            gg = h * dz * dz
+            al = be = isl = a2 = b3 = b4 = 0.0
+            if invariant and loss == LOSS_LOGISTIC:  # the solve's coefficients, off its critical path
+                al, be, isl, a2, b3, b4 = _flow_setup(y * z, e)
+            # 2. (vectorised) with the new scales s_j = max(s_j, |x_j|): how many weights must be rescaled,
+            # how many features are at their scale (|x_j / s_j| = 1: no division for the norm) or below it,
+            # and the rates r_j x_j after G_j += h (l' x_j)^2: x_j / (s_j sqrt(G_j)) (adaptive; G_j > 0
+            # implies s_j > 0) or x_j / s_j^2
+            resc = 0
+            n_unit = 0
+            below = 0
+            for q in range(m):
+                x = data[start + q]
+                ax = abs(x)
+                s0 = sca[q]
+                s = ax if ax > s0 else s0
+                resc += (ax > s0) & (s0 > 0.0)
+                n_unit += (ax == s) & (ax > 0.0)
+                below += (ax < s) & (ax > 0.0)
+                if adaptive:
+                    g2 = gsq[q] + gg * x * x
+                    gsq[q] = g2
+                    rate[q] = x / (s * math.sqrt(g2)) if g2 > 0.0 else 0.0
+                else:
+                    rate[q] = x / (s * s) if s > 0.0 else 0.0
+            if resc > 0:  # scales that grew: the weights were learnt at the old ones
+                for q in range(m):
+                    ax = abs(data[start + q])
+                    s0 = sca[q]
+                    if ax > s0 and s0 > 0.0:
+                        r = s0 / ax
+                        coef[0, np.uintp(indices[start + q - base])] *= r if adaptive else r * r
+            rest = 0.0
+            if below > 0:  # the normalised norm of the features below their scale, in row order
+                for q in range(m):
+                    x = data[start + q]
+                    if x != 0.0 and abs(x) < sca[q]:
+                        xs = x / sca[q]
+                        rest += xs * xs
+            nrm = (c0 + n_unit) + rest
+            norm_state[0] += h
+            if nrm <= 0.0:  # an empty row and no intercept: nothing to learn
+                continue
+            norm_state[1] += h * nrm
+            ratio = norm_state[0] / norm_state[1]
+            mult = math.sqrt(ratio) if adaptive else ratio
+            if dz == 0.0:
+                continue
+            if adaptive:
+                rb = 0.0
+                if fit_intercept:
+                    gb = accum_b[0] + gg
+                    accum_b[0] = gb
+                    if gb > 0.0:
+                        rb = 1.0 / math.sqrt(gb)
+            else:
+                rb = c0
+            # 3. the step: plain, or importance-invariant along m r x (P = m sum_j r_j x_j^2)
+            if invariant:
+                if adaptive:
+                    p0 = 0.0
+                    p1 = 0.0
+                    p2 = 0.0
+                    p3 = 0.0
+                    q = np.uintp(0)
+                    while q + _U3 < m:
+                        p0 += rate[q] * data[start + q]
+                        p1 += rate[q + _U1] * data[start + q + _U1]
+                        p2 += rate[q + _U2] * data[start + q + _U2]
+                        p3 += rate[q + _U3] * data[start + q + _U3]
+                        q += _U4
+                    while q < m:
+                        p0 += rate[q] * data[start + q]
+                        q += _U1
+                    pp = rb + ((p0 + p1) + (p2 + p3))
+                else:
+                    pp = nrm
+                P = pp * mult
+                if loss == LOSS_LOGISTIC and P > 0.0:
+                    # as _invariant_step, the solve's inputs each one product away from P's sum, and the step
+                    # -u m = y d m / P = y d / pp with y / pp taken while the solve runs
+                    k = mult * (eta * h)
+                    ka = k * al
+                    ypp = y / pp
+                    if k <= 1e300:
+                        d = _flow_solve_ct(
+                            m0=y * z,
+                            ph=pp * k,
+                            c=pp * ka,
+                            d=pp * (ka * isl),
+                            al=al,
+                            be=be,
+                            isl=isl,
+                            a2=a2,
+                            b3=b3,
+                            b4=b4,
+                        )
+                    else:  # (huge steps: P first, as in _invariant_step, so that no product overflows early)
+                        d = _flow_solve(m0=y * z, ph=P * (eta * h), al=al, be=be, isl=isl, a2=a2, b3=b3, b4=b4)
+                    step = ypp * d
+                else:
+                    step = -_invariant_step(loss=loss, y=y, z=z, dz=dz, H=eta * h, P=P, e=e) * mult
+            else:
+                step = -(eta * h * dz) * mult
+            if step != 0.0:
+                if adaptive:
+                    for q in range(m):
+                        j = np.uintp(indices[start + q - base])
+                        coef[0, j] += step * rate[q]
+                        accum[0, j] = gsq[q]
+                else:
+                    for q in range(m):
+                        coef[0, np.uintp(indices[start + q - base])] += step * rate[q]
+                intercept[0] += step * rb
+            elif adaptive:
+                for q in range(m):
+                    accum[0, np.uintp(indices[start + q - base])] = gsq[q]
+            continue
         # 1. scores, with the weights before any rescaling
         for k in range(n_out):
             z0 = 0.0
@@ -255,7 +561,6 @@ def nag_epoch(
             out_scores[i, k] = z
             if not math.isfinite(z):
                 return t, i
-        h = sample_weight[i]
         if h == 0.0:  # an example of weight 0 is only scored
             continue
         t += 1
