@@ -19,8 +19,8 @@ from .._typing import FloatArray
 from .._validation import PASS_PARAMS, Interval, Options
 from ..base import LogisticProbaMixin, OnlineClassifierMixin, OnlineRegressorMixin, _BaseOnline
 from ..losses import loss_code
-from .._params import with_defaults
-from ._common import check_dense_state, one_blas_thread
+from .._params import keyword_init, with_defaults
+from ._common import PASS_DEFAULTS, check_dense_state, one_blas_thread
 
 __all__ = [
     "CCFMOnlineGradientClassifier",
@@ -234,13 +234,7 @@ class CCFMOnlineGradientClassifier(OnlineClassifierMixin, LogisticProbaMixin, _C
 
     _parameter_constraints = {"loss": [Options("logistic", "hinge")], **_OGD_PARAMS}
 
-    def __init__(self, *, loss="logistic", delta=10.0, eta0=1.0, max_iter=5, shuffle=True, random_state=None):
-        self.loss = loss
-        self.delta = delta
-        self.eta0 = eta0
-        self.max_iter = max_iter
-        self.shuffle = shuffle
-        self.random_state = random_state
+    __init__ = keyword_init(loss="logistic", delta=10.0, eta0=1.0, **PASS_DEFAULTS)
 
 
 class CCFMOnlineGradientRegressor(OnlineRegressorMixin, _CCFMOnlineGradient):
@@ -546,9 +540,7 @@ class OCCFMClassifier(OnlineClassifierMixin, LogisticProbaMixin, _OCCFM):
 
     _parameter_constraints = {"loss": [Options("logistic", "hinge")], **_OCCFM_PARAMS}
 
-    def __init__(
-        self,
-        *,
+    __init__ = keyword_init(
         loss="logistic",
         delta=10.0,
         eta=0.01,
@@ -559,23 +551,8 @@ class OCCFMClassifier(OnlineClassifierMixin, LogisticProbaMixin, _OCCFM):
         lmo="lanczos",
         lmo_tol=1e-6,
         lmo_max_iter=200,
-        max_iter=5,
-        shuffle=True,
-        random_state=None,
-    ):
-        self.loss = loss
-        self.delta = delta
-        self.eta = eta
-        self.step_schedule = step_schedule
-        self.mode = mode
-        self.rank = rank
-        self.ell = ell
-        self.lmo = lmo
-        self.lmo_tol = lmo_tol
-        self.lmo_max_iter = lmo_max_iter
-        self.max_iter = max_iter
-        self.shuffle = shuffle
-        self.random_state = random_state
+        **PASS_DEFAULTS,
+    )
 
 
 class OCCFMRegressor(OnlineRegressorMixin, _OCCFM):
