@@ -8,6 +8,7 @@ import scipy.sparse as sp
 from scipy.special import ndtri
 
 from streamlearn._kernels import cw as k
+from tests.kernels.inputs import csr, matrix, signs_and_weights
 from tests.naive import naive_cw_epoch, naive_cw_step
 
 RULES = {
@@ -17,24 +18,6 @@ RULES = {
     "scw1": k.RULE_SCW1,
     "scw2": k.RULE_SCW2,
 }
-
-
-def _matrix(kind, rng, n=40, d=12):
-    if kind == "dense":
-        return rng.normal(size=(n, d))
-    if kind == "sparse":
-        return rng.normal(size=(n, d)) * (rng.random((n, d)) < 0.2)
-    if kind == "empty_rows":
-        X = rng.normal(size=(n, d)) * (rng.random((n, d)) < 0.3)
-        X[::3] = 0.0
-        return X
-    if kind == "single_nonzero":
-        X = np.zeros((n, d))
-        X[np.arange(n), rng.integers(0, d, n)] = rng.normal(size=n) * 10
-        return X
-    if kind == "huge":  # values of 1e3: v spans many orders of magnitude as Sigma shrinks
-        return rng.normal(size=(n, d)) * 1e3 * (rng.random((n, d)) < 0.3)
-    raise AssertionError(kind)
 
 
 def _run_kernel(Xc, targets, sw, rule, phi, C, r, bias, full, a):
@@ -71,13 +54,11 @@ def _run_kernel(Xc, targets, sw, rule, phi, C, r, bias, full, a):
 @pytest.mark.parametrize("full", [True, False], ids=["full", "diag"])
 def test_kernel_matches_naive_twin(rule, kind, full):
     rng = np.random.default_rng(zlib.crc32(f"{rule}-{kind}-{full}".encode()))
-    X = _matrix(kind, rng)
+    X = matrix(kind, rng, 40, 12)
     K = 2
-    targets = np.where(rng.random((X.shape[0], K)) < 0.5, -1.0, 1.0)
-    sw = rng.choice([0.0, 0.5, 1.0, 2.0], size=X.shape[0])
+    targets, sw = signs_and_weights(rng, X.shape[0], K)
     for index_dtype, bias, eta, C, r, a in [(np.int32, 2.5, 0.8, 0.5, 2.0, 1.0), (np.int64, 0.0, 0.95, 4.0, 0.1, 0.3)]:
-        Xc = sp.csr_matrix(X)
-        Xc.indices, Xc.indptr = Xc.indices.astype(index_dtype), Xc.indptr.astype(index_dtype)
+        Xc = csr(X, index_dtype)
         phi = float(ndtri(eta))
         mu, b, sigma, t, bad, out = _run_kernel(Xc, targets, sw, RULES[rule], phi, C, r, bias, full, a)
         sigma0 = np.repeat(np.eye(X.shape[1] + 1)[None] * a, K, 0) if full else np.full((K, X.shape[1] + 1), a)

@@ -7,6 +7,7 @@ import pytest
 import scipy.sparse as sp
 
 from streamlearn._kernels import dcd as k
+from tests.kernels.inputs import csr, signs_and_weights
 from tests.naive import naive_dcd_solve, naive_splitmix64
 
 
@@ -18,9 +19,7 @@ def _problem(kind, rng, n=50, d=8, K=2):
         X[1::2] = X[::2]
     elif kind == "huge":
         X *= 1e3
-    targets = np.where(rng.random((n, K)) < 0.5, -1.0, 1.0)
-    sw = rng.choice([0.0, 0.5, 1.0, 2.0], size=n)
-    return X, targets, sw
+    return (X, *signs_and_weights(rng, n, K))
 
 
 def test_splitmix64_matches_twin():
@@ -41,8 +40,7 @@ def test_kernel_matches_naive_twin(kind, l2, shrinking):
     n, d = X.shape
     K = targets.shape[1]
     for index_dtype, bias, C, tol, max_iter in [(np.int32, 1.0, 0.7, 1e-3, 40), (np.int64, 0.0, 3.0, 0.1, 25)]:
-        Xc = sp.csr_matrix(X)
-        Xc.indices, Xc.indptr = Xc.indices.astype(index_dtype), Xc.indptr.astype(index_dtype)
+        Xc = csr(X, index_dtype)
         alpha, coef, wb, info = np.zeros((n, K)), np.zeros((K, d)), np.zeros(K), np.zeros((K, 4))
         k.dcd_solve(
             indptr=Xc.indptr,

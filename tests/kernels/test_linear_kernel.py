@@ -9,27 +9,11 @@ import scipy.sparse as sp
 
 from streamlearn._kernels import linear as k
 from streamlearn.losses import loss_code
+from tests.kernels.inputs import csr, matrix, signs_and_weights
 from tests.naive import naive_linear_epoch
 
 RULES = {"gradient": k.RULE_GRADIENT, "pa": k.RULE_PA, "pa1": k.RULE_PA1, "pa2": k.RULE_PA2}
 SCHEDULES = {"constant": k.SCHEDULE_CONSTANT, "invsqrt": k.SCHEDULE_INVSQRT}
-
-
-def _matrix(kind, rng, n=60, d=25):
-    if kind == "dense":
-        X = rng.normal(size=(n, d))
-    elif kind == "sparse":
-        X = sp.random(n, d, density=0.15, random_state=np.random.RandomState(rng.integers(1 << 31))).toarray()
-        X[rng.random(X.shape) < 0.5] *= -3.0
-    elif kind == "empty_rows":
-        X = rng.normal(size=(n, d)) * (rng.random((n, d)) < 0.1)
-        X[::3] = 0.0
-    elif kind == "single_nonzero":
-        X = np.zeros((n, d))
-        X[np.arange(n), rng.integers(0, d, n)] = rng.normal(size=n) * 10
-    else:
-        raise AssertionError(kind)
-    return X
 
 
 def _cases():
@@ -52,17 +36,13 @@ def _cases():
 @pytest.mark.parametrize("index_dtype", [np.int32, np.int64])
 def test_kernel_matches_naive_twin(rule, loss, kind, index_dtype):
     rng = np.random.default_rng(zlib.crc32(f"{rule}-{loss}-{kind}".encode()))
-    X = _matrix(kind, rng)
+    X = matrix(kind, rng, 60, 25)
     regression = loss == "epsilon_insensitive"
     n_out = 1 if regression else 3
+    targets, sw = signs_and_weights(rng, X.shape[0], n_out)
     if regression:
         targets = (X @ rng.normal(size=X.shape[1]) + 0.1 * rng.normal(size=X.shape[0])).reshape(-1, 1)
-    else:
-        targets = np.where(rng.random((X.shape[0], n_out)) < 0.5, -1.0, 1.0)
-    sw = rng.choice([0.0, 0.5, 1.0, 2.0], size=X.shape[0])
-    Xc = sp.csr_matrix(X)
-    Xc.indices = Xc.indices.astype(index_dtype)
-    Xc.indptr = Xc.indptr.astype(index_dtype)
+    Xc = csr(X, index_dtype)
     for schedule, intercept_sq in itertools.product(SCHEDULES, [0.0, 1.0, 4.0]):
         coef0 = rng.normal(size=(n_out, X.shape[1])) * 0.1
         b0 = rng.normal(size=n_out) * 0.1

@@ -7,6 +7,7 @@ import pytest
 import scipy.sparse as sp
 
 from streamlearn._kernels import pegasos as k
+from tests.kernels.inputs import csr, matrix, signs_and_weights
 from tests.naive import naive_pegasos_epoch
 
 
@@ -49,34 +50,20 @@ class _State:
         return self.scale[:, None] * self.v
 
 
-def _data(kind, rng, n=60, d=15):
-    X = rng.normal(size=(n, d))
-    if kind == "sparse":
-        X *= rng.random((n, d)) < 0.2
-    elif kind == "empty_rows":
-        X *= rng.random((n, d)) < 0.3
-        X[::4] = 0.0
-    elif kind == "huge":
-        X *= 1e3 * (rng.random((n, d)) < 0.3)
-    return X
-
-
 @pytest.mark.parametrize("kind", ["dense", "sparse", "empty_rows", "huge"])
 @pytest.mark.parametrize("batch", [1, 3, 8])
 @pytest.mark.parametrize("project", [True, False])
 def test_kernel_matches_naive_twin_across_calls(kind, batch, project):
     rng = np.random.default_rng(zlib.crc32(f"{kind}-{batch}-{project}".encode()))
-    X = _data(kind, rng)
+    X = matrix(kind, rng, 60, 15)
     K, lam = 2, 0.05
-    targets = np.where(rng.random((X.shape[0], K)) < 0.5, -1.0, 1.0)
-    sw = rng.choice([0.0, 0.5, 1.0, 2.0], size=X.shape[0])
+    targets, sw = signs_and_weights(rng, X.shape[0], K)
     for index_dtype, bias in [(np.int32, 1.0), (np.int64, 0.0)]:
         state = _State(K, X.shape[1])
         w2, t2, pending2 = np.zeros((K, X.shape[1] + 1)), 0, []
         # cut the stream at ragged places: rounds span calls
         for a, b in [(0, 1), (1, 8), (8, 9), (9, 33), (33, 60)]:
-            Xc = sp.csr_matrix(X[a:b])
-            Xc.indices, Xc.indptr = Xc.indices.astype(index_dtype), Xc.indptr.astype(index_dtype)
+            Xc = csr(X[a:b], index_dtype)
             out = state.run(Xc, targets[a:b], sw[a:b], bias, lam, batch, project)
             w2, t2, pending2, out2 = naive_pegasos_epoch(
                 X[a:b], targets[a:b], sw[a:b], w2, lam, batch, project, bias, t2, pending2

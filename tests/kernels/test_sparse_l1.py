@@ -8,29 +8,10 @@ import scipy.sparse as sp
 
 from streamlearn._kernels import sparse_l1 as k
 from streamlearn.losses import loss_code
+from tests.kernels.inputs import csr, matrix
 from tests.naive import naive_fobos, naive_ftrl, naive_rda, naive_simple_truncation, naive_truncated_gradient
 
 N, D = 72, 25
-
-
-def _matrix(kind, rng):
-    if kind == "dense":
-        X = rng.normal(size=(N, D))
-    elif kind == "sparse":
-        X = rng.normal(size=(N, D)) * (rng.random((N, D)) < 0.15)
-        X[rng.random(X.shape) < 0.5] *= -3.0
-    elif kind == "empty_rows":
-        X = rng.normal(size=(N, D)) * (rng.random((N, D)) < 0.1)
-        X[::3] = 0.0
-    elif kind == "single_nonzero":
-        X = np.zeros((N, D))
-        X[np.arange(N), rng.integers(0, D, N)] = rng.normal(size=N) * 3
-    elif kind == "duplicated_rows":
-        X = rng.normal(size=(N, D)) * (rng.random((N, D)) < 0.2)
-        X[1::2] = X[::2][: N // 2]
-    else:
-        raise AssertionError(kind)
-    return X
 
 
 # name -> (twin keyword arguments, estimator of the kernel run)
@@ -154,17 +135,14 @@ def _run_twin(name, X, targets, sw, loss, fit_intercept):
 
 def _problem(name, kind, loss, index_dtype, n_out):
     rng = np.random.default_rng(zlib.crc32(f"{name}-{kind}-{loss}-{n_out}".encode()))
-    X = _matrix(kind, rng)
+    X = matrix(kind, rng, N, D)
     wstar = rng.normal(size=(D, n_out)) * (rng.random((D, n_out)) < 0.4)
     if loss == "squared" and n_out == 1:
         targets = X @ wstar + 0.1 * rng.normal(size=(N, 1))
     else:
         targets = np.where(X @ wstar + 0.3 * rng.normal(size=(N, n_out)) > 0, 1.0, -1.0)
     sw = rng.choice([0.0, 0.5, 1.0, 2.0], size=N, p=[0.1, 0.2, 0.5, 0.2])
-    Xs = sp.csr_matrix(X)
-    Xs.indices = Xs.indices.astype(index_dtype)
-    Xs.indptr = Xs.indptr.astype(index_dtype)
-    return Xs, targets, sw
+    return csr(X, index_dtype), targets, sw
 
 
 @pytest.mark.parametrize("name", list(CASES))
