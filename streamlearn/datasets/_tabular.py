@@ -788,27 +788,22 @@ class TabularReader:
 
 
 def _csv_error(source, msg, names):
-    m = re.search(r"In CSV column #(\d+): (?:Row #(\d+): )?CSV conversion error to (\w+): invalid value '(.*)'", msg)
-    if m:
-        col = int(m.group(1))
-        column = names[col] if col < len(names) else f"#{col}"
-        expected = {"double": "a number", "bool": "a boolean (true/false)"}.get(m.group(3), m.group(3))
-        return TabularFormatError(
-            source,
-            int(m.group(2)) if m.group(2) else None,
-            column,
-            f"expected {expected} (as in the training data or the file's first rows); got {m.group(4)!r}.",
-        )
-    m = re.search(r"CSV parse error: (?:Row #(\d+): )?Expected (\d+) columns, got (\d+)", msg)
-    if m:
-        return TabularFormatError(
-            source,
-            int(m.group(1)) if m.group(1) else None,
-            None,
-            f"expected {m.group(2)} columns (as in the header), got {m.group(3)}.",
-        )
-    m = re.search(r"Row #(\d+)", msg)
-    return TabularFormatError(source, int(m.group(1)) if m else None, None, _first_line(msg))
+    column = None
+    if m := re.search(
+        r"In CSV column #(\d+): (?:Row #(\d+): )?CSV conversion error to (\w+): invalid value '(.*)'", msg
+    ):
+        col, row, typ, value = m.groups()
+        column = names[int(col)] if int(col) < len(names) else f"#{col}"
+        expected = {"double": "a number", "bool": "a boolean (true/false)"}.get(typ, typ)
+        reason = f"expected {expected} (as in the training data or the file's first rows); got {value!r}."
+    elif m := re.search(r"CSV parse error: (?:Row #(\d+): )?Expected (\d+) columns, got (\d+)", msg):
+        row, want, got = m.groups()
+        reason = f"expected {want} columns (as in the header), got {got}."
+    else:
+        m = re.search(r"Row #(\d+)", msg)
+        row = m.group(1) if m else None
+        reason = _first_line(msg)
+    return TabularFormatError(source, int(row) if row else None, column, reason)
 
 
 def _open_pipe(f, name, fmt):
