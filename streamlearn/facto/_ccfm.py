@@ -272,11 +272,6 @@ class CCFMOnlineGradientRegressor(OnlineRegressorMixin, _CCFMOnlineGradient):
 
 
 # -------------------------------------------------------------------------------------------------------------
-def _sym(C):
-    """W A W^T is symmetric (A is, exactly); the product's rounding is not: symmetrise the materialised copy."""
-    return 0.5 * (C + C.T)
-
-
 class _OCCFM(_CCFMMixin, _BaseOnline):
     def _resolved_mode(self, n_features):
         if self.mode == "auto":
@@ -373,12 +368,13 @@ class _OCCFM(_CCFMMixin, _BaseOnline):
     def _dense_C(self):
         if self.mode_ == "exact":
             return self._state_M * self._state_scale[:, None, None]
-        return np.array(
-            [
-                _sym(W[:, :kd] @ A[:kd, :kd] @ W[:, :kd].T)
-                for W, A, kd in zip(self._state_W, self._state_A, self._state_kdim)
-            ]
-        )
+        return self._from_basis(self._state_A)
+
+    def _from_basis(self, core):
+        """``W core W^T`` per output, dense: symmetric since ``core`` is, exactly; the product's rounding is not,
+        so the materialised copy is symmetrised."""
+        C = np.array([W[:, :kd] @ M[:kd, :kd] @ W[:, :kd].T for W, M, kd in zip(self._state_W, core, self._state_kdim)])
+        return 0.5 * (C + C.transpose(0, 2, 1))
 
     def _trace_norm(self):
         if self.mode_ == "exact":
@@ -398,12 +394,7 @@ class _OCCFM(_CCFMMixin, _BaseOnline):
         if self.mode_ == "exact":
             S = self._state_S.copy()
         else:
-            S = np.array(
-                [
-                    _sym(W[:, :kd] @ B[:kd, :kd] @ W[:, :kd].T)
-                    for W, B, kd in zip(self._state_W, self._state_B, self._state_kdim)
-                ]
-            )
+            S = self._from_basis(self._state_B)
         return S[0] if S.shape[0] == 1 else S
 
     def _param_arrays(self):
