@@ -12,6 +12,7 @@ import scipy.sparse as sp
 from streamlearn._kernels import ccfm as k
 from streamlearn.facto import CCFMOnlineGradientClassifier, CCFMOnlineGradientRegressor, OCCFMClassifier, OCCFMRegressor
 from streamlearn.losses import loss_code
+from tests.kernels.inputs import stream
 from tests.naive import naive_ccfm_ogd_epoch, naive_lmo, naive_occfm_epoch, naive_occfm_lowrank_epoch, xhat
 
 
@@ -28,12 +29,6 @@ def _stream(seed, n=60, d=7, regression=True, n_out=1):
     sw[[5, 11]] = 0.0
     sw[7] = 2.0
     return X, targets, sw
-
-
-def _kernel_stream(X, targets, sw):
-    """The stream arguments of the epoch kernels."""
-    Xc = sp.csr_matrix(X)
-    return {"indptr": Xc.indptr, "indices": Xc.indices, "data": Xc.data, "targets": targets, "sample_weight": sw}
 
 
 #: the eigen-solver of the kernel tests: Lanczos to near machine precision
@@ -136,7 +131,7 @@ def test_ogd_kernel_matches_twin_that_projects_every_step():
     C = np.zeros((1, n, n))
     tn, stats, out = np.zeros(1), np.zeros((1, k.N_STATS)), np.empty((X.shape[0], 1))
     t, bad = k.ccfm_ogd_epoch(
-        **_kernel_stream(X, targets, sw),
+        **stream(sp.csr_matrix(X), targets, sw),
         C=C,
         tn_bound=tn,
         loss=loss_code("squared"),
@@ -190,7 +185,7 @@ def _run_occfm(epoch, X, targets, sw, loss, state, steps=(1.0, 0.5)):
     n_out = targets.shape[1]
     stats, out = np.zeros((n_out, k.N_STATS)), np.empty((X.shape[0], n_out))
     t, bad = epoch(
-        **_kernel_stream(X, targets, sw),
+        **stream(sp.csr_matrix(X), targets, sw),
         **state,
         loss=loss,
         delta=4.0,

@@ -43,3 +43,14 @@ def csr(X, index_dtype):
 def signs_and_weights(rng, n, K):
     """Labels in {-1, +1} of shape (n, K) and sample weights in {0, 0.5, 1, 2} (zeros skip an example)."""
     return np.where(rng.random((n, K)) < 0.5, -1.0, 1.0), rng.choice([0.0, 0.5, 1.0, 2.0], size=n)
+
+
+def csr_arrays(Xc):
+    """The arrays of the CSR matrix ``Xc`` as the kernels take them."""
+    return {"indptr": Xc.indptr, "indices": Xc.indices, "data": Xc.data}
+
+
+def stream(Xc, targets, sample_weight):
+    """The arguments of a chunk of rows that every epoch kernel takes: the CSR arrays of ``Xc``, the targets
+    and the sample weights."""
+    return {**csr_arrays(Xc), "targets": targets, "sample_weight": sample_weight}

@@ -8,7 +8,7 @@ import scipy.sparse as sp
 from scipy.special import ndtri
 
 from streamlearn._kernels import cw as k
-from tests.kernels.inputs import csr, matrix, signs_and_weights
+from tests.kernels.inputs import csr, matrix, signs_and_weights, stream
 from tests.naive import naive_cw_epoch, naive_cw_step
 
 RULES = {
@@ -24,11 +24,7 @@ def _run_kernel(Xc, targets, sw, rule, phi, C, r, bias, full, a):
     K, d = targets.shape[1], Xc.shape[1]
     mu, b, out = np.zeros((K, d)), np.zeros(K), np.zeros((Xc.shape[0], K))
     args = dict(
-        indptr=Xc.indptr,
-        indices=Xc.indices,
-        data=Xc.data,
-        targets=targets,
-        sample_weight=sw,
+        **stream(Xc, targets, sw),
         coef=mu,
         intercept=b,
         bias_value=bias,
@@ -114,11 +110,7 @@ def test_divergence_is_reported_not_silent():
     # the estimator layer rejects inf in X; the kernel itself stops at the first non-finite score
     out = np.zeros((2, 1))
     t, bad = k.cw_diag_epoch(
-        indptr=X.indptr,
-        indices=X.indices,
-        data=X.data,
-        targets=np.ones((2, 1)),
-        sample_weight=np.ones(2),
+        **stream(X, np.ones((2, 1)), np.ones(2)),
         coef=np.ones((1, 2)),
         intercept=np.zeros(1),
         sigma=np.ones((1, 2)),

@@ -7,7 +7,7 @@ import pytest
 import scipy.sparse as sp
 
 from streamlearn._kernels import dcd as k
-from tests.kernels.inputs import csr, signs_and_weights
+from tests.kernels.inputs import csr, signs_and_weights, stream
 from tests.naive import naive_dcd_solve, naive_splitmix64
 
 
@@ -43,11 +43,7 @@ def test_kernel_matches_naive_twin(kind, l2, shrinking):
         Xc = csr(X, index_dtype)
         alpha, coef, wb, info = np.zeros((n, K)), np.zeros((K, d)), np.zeros(K), np.zeros((K, 4))
         k.dcd_solve(
-            indptr=Xc.indptr,
-            indices=Xc.indices,
-            data=Xc.data,
-            targets=targets,
-            sample_weight=sw,
+            **stream(Xc, targets, sw),
             alpha=alpha,
             coef=coef,
             wb=wb,
@@ -87,11 +83,7 @@ def test_warm_start_continues_like_one_call_on_blocks():
             Xb = sp.csr_matrix(X[a:b])
             seed = 1000 * outer + a
             k.dcd_solve(
-                indptr=Xb.indptr,
-                indices=Xb.indices,
-                data=Xb.data,
-                targets=targets[a:b],
-                sample_weight=sw[a:b],
+                **stream(Xb, targets[a:b], sw[a:b]),
                 alpha=alpha[a:b],
                 coef=coef,
                 wb=wb,

@@ -9,7 +9,7 @@ import scipy.sparse as sp
 
 from streamlearn._kernels import linear as k
 from streamlearn.losses import loss_code
-from tests.kernels.inputs import csr, matrix, signs_and_weights
+from tests.kernels.inputs import csr, matrix, signs_and_weights, stream
 from tests.naive import naive_linear_epoch
 
 RULES = {"gradient": k.RULE_GRADIENT, "pa": k.RULE_PA, "pa1": k.RULE_PA1, "pa2": k.RULE_PA2}
@@ -49,11 +49,7 @@ def test_kernel_matches_naive_twin(rule, loss, kind, index_dtype):
         coef, b = coef0.copy(), b0.copy()
         out = np.empty((X.shape[0], n_out))
         t, bad = k.linear_epoch(
-            indptr=Xc.indptr,
-            indices=Xc.indices,
-            data=Xc.data,
-            targets=targets,
-            sample_weight=sw,
+            **stream(Xc, targets, sw),
             coef=coef,
             intercept=b,
             intercept_sq=intercept_sq,
@@ -83,11 +79,7 @@ def test_kernel_reports_first_non_finite_score():
     out = np.zeros((5, 1))
     targets = np.ones((5, 1))
     t, bad = k.linear_epoch(
-        indptr=X.indptr,
-        indices=X.indices,
-        data=X.data,
-        targets=targets,
-        sample_weight=np.ones(5),
+        **stream(X, targets, np.ones(5)),
         coef=coef,
         intercept=np.zeros(1),
         intercept_sq=0.0,

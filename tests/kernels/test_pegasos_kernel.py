@@ -7,7 +7,7 @@ import pytest
 import scipy.sparse as sp
 
 from streamlearn._kernels import pegasos as k
-from tests.kernels.inputs import csr, matrix, signs_and_weights
+from tests.kernels.inputs import csr, matrix, signs_and_weights, stream
 from tests.naive import naive_pegasos_epoch
 
 
@@ -22,11 +22,7 @@ class _State:
     def run(self, Xc, targets, sw, bias, lam, batch, project):
         out = np.zeros((Xc.shape[0], targets.shape[1]))
         self.t, self.pending, bad = k.pegasos_epoch(
-            indptr=Xc.indptr,
-            indices=Xc.indices,
-            data=Xc.data,
-            targets=targets,
-            sample_weight=sw,
+            **stream(Xc, targets, sw),
             v=self.v,
             scale=self.scale,
             sqnorm=self.sqnorm,

@@ -8,7 +8,7 @@ import scipy.sparse as sp
 
 from streamlearn._kernels import sparse_l1 as k
 from streamlearn.losses import loss_code
-from tests.kernels.inputs import csr, matrix
+from tests.kernels.inputs import csr, csr_arrays, matrix, stream
 from tests.naive import naive_fobos, naive_ftrl, naive_rda, naive_simple_truncation, naive_truncated_gradient
 
 N, D = 72, 25
@@ -38,17 +38,13 @@ def _run_kernel(name, X, targets, sw, loss, fit_intercept, chunks=(slice(None),)
     def chunk(rows):  # the arguments every epoch kernel takes for a chunk of rows
         Xc = X[rows]
         return dict(
-            indptr=Xc.indptr,
-            indices=Xc.indices,
-            data=Xc.data,
-            targets=targets[rows],
-            sample_weight=sw[rows],
+            **stream(Xc, targets[rows], sw[rows]),
             fit_intercept=fit_intercept,
             loss=code,
             out_scores=scores[rows],
         )
 
-    every_row = dict(indptr=X.indptr, indices=X.indices, data=X.data, fit_intercept=fit_intercept, out=lazy)
+    every_row = dict(**csr_arrays(X), fit_intercept=fit_intercept, out=lazy)
     if name.startswith(("truncation", "tg", "fobos")):
         wm = np.zeros((D + 1, K + 1))
         t, pen = 0, 0.0

@@ -16,6 +16,7 @@ from streamlearn._kernels.fd import (
 from streamlearn._kernels.oja import oja_fit_csr, oja_fit_dense
 from streamlearn._kernels.rfd import rfd_update_csr_row, rfd_update_dense_row
 from streamlearn._kernels.rp import rp_fit_csr, rp_fit_dense
+from tests.kernels.inputs import csr, csr_arrays
 from tests.naive_sketch import (
     naive_fd_n_shrink,
     naive_fd_stream,
@@ -49,11 +50,7 @@ FIXTURES = {
 def _as_input(A, kind):
     if kind == "dense":
         return np.ascontiguousarray(A)
-    X = sp.csr_matrix(A)
-    dt = np.int32 if kind == "csr32" else np.int64
-    X.indices = X.indices.astype(dt)
-    X.indptr = X.indptr.astype(dt)
-    return X
+    return csr(A, np.int32 if kind == "csr32" else np.int64)
 
 
 def _run_fd(X, d, ell, fast, beta, chunks=1):
@@ -71,9 +68,7 @@ def _run_fd(X, d, ell, fast, beta, chunks=1):
             )
         else:
             n_rows, ds, _ = fd_fit_csr(
-                indptr=part.indptr,
-                indices=part.indices,
-                data=part.data,
+                **csr_arrays(part),
                 buf=buf,
                 gram=gram,
                 n_rows=n_rows,
@@ -183,9 +178,7 @@ def test_rp_kernels_match_twin_and_ignore_chunking(dist):
     twin = naive_rp_stream(A, 5, seed, dist)
     S = np.zeros((5, d))
     X = sp.csr_matrix(A)
-    rp_fit_csr(
-        indptr=X[:11].indptr, indices=X[:11].indices, data=X[:11].data, sketch=S, seed=np.uint64(seed), t0=0, dist=dist
-    )
+    rp_fit_csr(**csr_arrays(X[:11]), sketch=S, seed=np.uint64(seed), t0=0, dist=dist)
     rp_fit_dense(np.ascontiguousarray(A[11:]), S, np.uint64(seed), 11, dist)
     scale = np.abs(A).max()
     np.testing.assert_allclose(S, twin, rtol=0, atol=1e-12 * scale)
@@ -199,7 +192,7 @@ def test_oja_kernels_match_twin():
     lam0 = np.zeros(3)
     V, lam = V0.copy(), lam0.copy()
     X = sp.csr_matrix(A)
-    t = oja_fit_csr(indptr=X[:15].indptr, indices=X[:15].indices, data=X[:15].data, v=V, lam=lam, t=0, c=2.0)
+    t = oja_fit_csr(**csr_arrays(X[:15]), v=V, lam=lam, t=0, c=2.0)
     t = oja_fit_dense(np.ascontiguousarray(A[15:]), V, lam, t, 2.0)
     Vt, lamt, tt = naive_oja_stream(A, V0, lam0, 0, 2.0)
     assert t == tt == 40
