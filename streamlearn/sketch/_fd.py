@@ -52,24 +52,14 @@ class _FDBase(_BaseSketch):
             )
         keep = self.ell - 1
         n_shrink = fd_n_shrink(self._beta(), keep)
+        common = dict(buf=self._buffer, gram=self._gram, n_rows=self._n_rows, keep=keep, n_shrink=n_shrink)
         work = np.empty((self.ell, self.n_features_in_))
         if isinstance(X, np.ndarray):
-            n_rows, dsum, n_sh = fd_fit_dense(
-                X=X, buf=self._buffer, gram=self._gram, n_rows=self._n_rows, keep=keep, n_shrink=n_shrink, work=work
-            )
+            n_rows, dsum, n_sh = fd_fit_dense(X=X, work=work, **common)
         else:
             scratch = np.zeros(self.n_features_in_)
             n_rows, dsum, n_sh = fd_fit_csr(
-                indptr=X.indptr,
-                indices=X.indices,
-                data=X.data,
-                buf=self._buffer,
-                gram=self._gram,
-                n_rows=self._n_rows,
-                keep=keep,
-                n_shrink=n_shrink,
-                work=work,
-                scratch=scratch,
+                indptr=X.indptr, indices=X.indices, data=X.data, work=work, scratch=scratch, **common
             )
         self._n_rows = int(n_rows)
         self._delta_sum += float(dsum)
