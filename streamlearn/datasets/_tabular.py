@@ -23,6 +23,7 @@ text value in a numeric column is an error naming the file, the line and the col
 
 from __future__ import annotations
 
+import inspect
 import os
 import re
 from typing import TYPE_CHECKING, Any
@@ -787,27 +788,22 @@ class TabularReader:
 
 
 def _csv_error(source, msg, names):
-    m = re.search(r"In CSV column #(\d+): (?:Row #(\d+): )?CSV conversion error to (\w+): invalid value '(.*)'", msg)
-    if m:
-        col = int(m.group(1))
-        column = names[col] if col < len(names) else f"#{col}"
-        expected = {"double": "a number", "bool": "a boolean (true/false)"}.get(m.group(3), m.group(3))
-        return TabularFormatError(
-            source,
-            int(m.group(2)) if m.group(2) else None,
-            column,
-            f"expected {expected} (as in the training data or the file's first rows); got {m.group(4)!r}.",
-        )
-    m = re.search(r"CSV parse error: (?:Row #(\d+): )?Expected (\d+) columns, got (\d+)", msg)
-    if m:
-        return TabularFormatError(
-            source,
-            int(m.group(1)) if m.group(1) else None,
-            None,
-            f"expected {m.group(2)} columns (as in the header), got {m.group(3)}.",
-        )
-    m = re.search(r"Row #(\d+)", msg)
-    return TabularFormatError(source, int(m.group(1)) if m else None, None, _first_line(msg))
+    column = None
+    if m := re.search(
+        r"In CSV column #(\d+): (?:Row #(\d+): )?CSV conversion error to (\w+): invalid value '(.*)'", msg
+    ):
+        col, row, typ, value = m.groups()
+        column = names[int(col)] if int(col) < len(names) else f"#{col}"
+        expected = {"double": "a number", "bool": "a boolean (true/false)"}.get(typ, typ)
+        reason = f"expected {expected} (as in the training data or the file's first rows); got {value!r}."
+    elif m := re.search(r"CSV parse error: (?:Row #(\d+): )?Expected (\d+) columns, got (\d+)", msg):
+        row, want, got = m.groups()
+        reason = f"expected {want} columns (as in the header), got {got}."
+    else:
+        m = re.search(r"Row #(\d+)", msg)
+        row = m.group(1) if m else None
+        reason = _first_line(msg)
+    return TabularFormatError(source, int(row) if row else None, column, reason)
 
 
 def _open_pipe(f, name, fmt):
@@ -969,23 +965,7 @@ def iter_csv(
     )
 
 
-def iter_parquet(
-    path: PathLike,
-    label: str | None = None,
-    weight: str | None = None,
-    ignore: Sequence[str] = (),
-    bits: int = 18,
-    chunk_size: int = 10_000,
-    *,
-    categorical: Sequence[str] = (),
-    namespaces: Mapping[str, Sequence[str]] | None = None,
-    quadratic: Sequence[str] = (),
-    cubic: Sequence[str] = (),
-    ignore_namespaces: Sequence[str] = (),
-    keep_namespaces: Sequence[str] = (),
-    spec: InputSpec | Mapping[str, Any] | None = None,
-    label_required: bool = True,
-) -> TabularReader:
+def iter_parquet(path: PathLike, *args: Any, **kwargs: Any) -> TabularReader:
     """Stream a Parquet file as hashed sparse chunks, one record batch at a time.
 
     Same parameters and output as :func:`iter_csv`; column kinds come from the file's schema (integers and
@@ -1004,20 +984,8 @@ def iter_parquet(
     >>> X.shape, y.tolist(), X.getnnz(axis=1).tolist()
     ((2, 1024), [1.0, 0.0], [2, 1])
     """
-    return TabularReader(
-        path,
-        "parquet",
-        label=label,
-        weight=weight,
-        ignore=ignore,
-        bits=bits,
-        chunk_size=chunk_size,
-        categorical=categorical,
-        namespaces=namespaces,
-        quadratic=quadratic,
-        cubic=cubic,
-        ignore_namespaces=ignore_namespaces,
-        keep_namespaces=keep_namespaces,
-        spec=spec,
-        label_required=label_required,
-    )
+    try:
+        options = inspect.signature(iter_csv).bind(path, *args, **kwargs).arguments
+    except TypeError as exc:
+        raise TypeError(f"iter_parquet() {exc}") from None
+    return TabularReader(fmt="parquet", **options)

@@ -19,8 +19,8 @@ from .._typing import FloatArray
 from .._validation import PASS_PARAMS, Interval, Options
 from ..base import LogisticProbaMixin, OnlineClassifierMixin, OnlineRegressorMixin, _BaseOnline
 from ..losses import loss_code
-from .._params import with_defaults
-from ._common import check_dense_state, one_blas_thread
+from .._params import keyword_init, with_defaults
+from ._common import PASS_DEFAULTS, check_dense_state, one_blas_thread
 
 __all__ = [
     "CCFMOnlineGradientClassifier",
@@ -234,13 +234,7 @@ class CCFMOnlineGradientClassifier(OnlineClassifierMixin, LogisticProbaMixin, _C
 
     _parameter_constraints = {"loss": [Options("logistic", "hinge")], **_OGD_PARAMS}
 
-    def __init__(self, *, loss="logistic", delta=10.0, eta0=1.0, max_iter=5, shuffle=True, random_state=None):
-        self.loss = loss
-        self.delta = delta
-        self.eta0 = eta0
-        self.max_iter = max_iter
-        self.shuffle = shuffle
-        self.random_state = random_state
+    __init__ = keyword_init(loss="logistic", delta=10.0, eta0=1.0, **PASS_DEFAULTS)
 
 
 class CCFMOnlineGradientRegressor(OnlineRegressorMixin, _CCFMOnlineGradient):
@@ -278,11 +272,6 @@ class CCFMOnlineGradientRegressor(OnlineRegressorMixin, _CCFMOnlineGradient):
 
 
 # -------------------------------------------------------------------------------------------------------------
-def _sym(C):
-    """W A W^T is symmetric (A is, exactly); the product's rounding is not: symmetrise the materialised copy."""
-    return 0.5 * (C + C.T)
-
-
 class _OCCFM(_CCFMMixin, _BaseOnline):
     def _resolved_mode(self, n_features):
         if self.mode == "auto":
@@ -379,12 +368,13 @@ class _OCCFM(_CCFMMixin, _BaseOnline):
     def _dense_C(self):
         if self.mode_ == "exact":
             return self._state_M * self._state_scale[:, None, None]
-        return np.array(
-            [
-                _sym(W[:, :kd] @ A[:kd, :kd] @ W[:, :kd].T)
-                for W, A, kd in zip(self._state_W, self._state_A, self._state_kdim)
-            ]
-        )
+        return self._from_basis(self._state_A)
+
+    def _from_basis(self, core):
+        """``W core W^T`` per output, dense: symmetric since ``core`` is, exactly; the product's rounding is not,
+        so the materialised copy is symmetrised."""
+        C = np.array([W[:, :kd] @ M[:kd, :kd] @ W[:, :kd].T for W, M, kd in zip(self._state_W, core, self._state_kdim)])
+        return 0.5 * (C + C.transpose(0, 2, 1))
 
     def _trace_norm(self):
         if self.mode_ == "exact":
@@ -404,12 +394,7 @@ class _OCCFM(_CCFMMixin, _BaseOnline):
         if self.mode_ == "exact":
             S = self._state_S.copy()
         else:
-            S = np.array(
-                [
-                    _sym(W[:, :kd] @ B[:kd, :kd] @ W[:, :kd].T)
-                    for W, B, kd in zip(self._state_W, self._state_B, self._state_kdim)
-                ]
-            )
+            S = self._from_basis(self._state_B)
         return S[0] if S.shape[0] == 1 else S
 
     def _param_arrays(self):
@@ -546,9 +531,7 @@ class OCCFMClassifier(OnlineClassifierMixin, LogisticProbaMixin, _OCCFM):
 
     _parameter_constraints = {"loss": [Options("logistic", "hinge")], **_OCCFM_PARAMS}
 
-    def __init__(
-        self,
-        *,
+    __init__ = keyword_init(
         loss="logistic",
         delta=10.0,
         eta=0.01,
@@ -559,23 +542,8 @@ class OCCFMClassifier(OnlineClassifierMixin, LogisticProbaMixin, _OCCFM):
         lmo="lanczos",
         lmo_tol=1e-6,
         lmo_max_iter=200,
-        max_iter=5,
-        shuffle=True,
-        random_state=None,
-    ):
-        self.loss = loss
-        self.delta = delta
-        self.eta = eta
-        self.step_schedule = step_schedule
-        self.mode = mode
-        self.rank = rank
-        self.ell = ell
-        self.lmo = lmo
-        self.lmo_tol = lmo_tol
-        self.lmo_max_iter = lmo_max_iter
-        self.max_iter = max_iter
-        self.shuffle = shuffle
-        self.random_state = random_state
+        **PASS_DEFAULTS,
+    )
 
 
 class OCCFMRegressor(OnlineRegressorMixin, _OCCFM):

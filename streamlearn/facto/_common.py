@@ -2,6 +2,12 @@
 
 from threadpoolctl import threadpool_limits
 
+from .._params import LINEAR_PASS_DEFAULTS
+
+#: the defaults of the pass parameters of the CCFM learners (those of the linear learners but the intercept,
+#: which is an entry of their matrix)
+PASS_DEFAULTS = {name: value for name, value in LINEAR_PASS_DEFAULTS.items() if name != "fit_intercept"}
+
 #: dense (d+1) x (d+1) states above this many bytes are refused with a message (not attempted)
 DENSE_STATE_LIMIT_BYTES = 4 * 1024**3
 

@@ -8,7 +8,7 @@ from .._kernels import fm as _k
 from .._validation import PASS_PARAMS, Interval, Options
 from ..base import LogisticProbaMixin, OnlineClassifierMixin, OnlineRegressorMixin, _BaseOnline
 from ..losses import loss_code
-from .._params import with_defaults
+from .._params import LINEAR_PASS_DEFAULTS, keyword_init, with_defaults
 
 __all__ = ["FMClassifier", "FMRegressor"]
 
@@ -161,9 +161,7 @@ class FMClassifier(OnlineClassifierMixin, LogisticProbaMixin, _FMBase):
 
     _parameter_constraints = {"loss": [Options("logistic", "hinge")], **_FM_PARAMS}
 
-    def __init__(
-        self,
-        *,
+    __init__ = keyword_init(
         loss="logistic",
         n_factors=10,
         optimizer="adagrad",
@@ -172,23 +170,8 @@ class FMClassifier(OnlineClassifierMixin, LogisticProbaMixin, _FMBase):
         l2_weight=0.0,
         l2_latent=0.0,
         init_stdev=0.1,
-        fit_intercept=True,
-        max_iter=5,
-        shuffle=True,
-        random_state=0,
-    ):
-        self.loss = loss
-        self.n_factors = n_factors
-        self.optimizer = optimizer
-        self.learning_rate = learning_rate
-        self.eta0 = eta0
-        self.l2_weight = l2_weight
-        self.l2_latent = l2_latent
-        self.init_stdev = init_stdev
-        self.fit_intercept = fit_intercept
-        self.max_iter = max_iter
-        self.shuffle = shuffle
-        self.random_state = random_state
+        **{**LINEAR_PASS_DEFAULTS, "random_state": 0},
+    )
 
 
 class FMRegressor(OnlineRegressorMixin, _FMBase):

@@ -17,6 +17,8 @@ import scipy.sparse as sp
 
 from .._estimator import BaseEstimator, TransformerMixin
 
+from .._params import keyword_init
+
 __all__ = ["DictHasher", "name_hash", "namespace_hash"]
 
 
@@ -78,8 +80,7 @@ class DictHasher(TransformerMixin, BaseEstimator):
     2
     """
 
-    def __init__(
-        self,
+    __init__ = keyword_init(
         bits=18,
         categorical=(),
         namespaces=None,
@@ -88,15 +89,7 @@ class DictHasher(TransformerMixin, BaseEstimator):
         cubic=(),
         ignore_namespaces=(),
         keep_namespaces=(),
-    ):
-        self.bits = bits
-        self.categorical = categorical
-        self.namespaces = namespaces
-        self.ignore = ignore
-        self.quadratic = quadratic
-        self.cubic = cubic
-        self.ignore_namespaces = ignore_namespaces
-        self.keep_namespaces = keep_namespaces
+    )
 
     def fit(self, X=None, y=None):
         """Check the parameters; hashing learns nothing. Returns ``self``."""

@@ -6,6 +6,7 @@ from sklearn.base import BaseEstimator, TransformerMixin
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from .._kernels import scaling as _k
+from .._params import keyword_init
 from .._validation import as_csr_float
 from ..persist import PersistMixin
 
@@ -179,9 +180,7 @@ class StandardScaler(_OnlineScaler):
 
     _parameter_constraints: dict = {"with_mean": ["boolean"], "with_std": ["boolean"]}
 
-    def __init__(self, *, with_mean=True, with_std=True):
-        self.with_mean = with_mean
-        self.with_std = with_std
+    __init__ = keyword_init(with_mean=True, with_std=True)
 
     def _allocate(self, d):
         self._state_shift = np.zeros(d, dtype=np.float64)

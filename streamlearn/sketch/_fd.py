@@ -3,6 +3,7 @@
 import numpy as np
 
 from .._kernels.fd import fd_fit_csr, fd_fit_dense, fd_n_shrink, fd_shrink
+from .._params import keyword_init
 from .._validation import Interval
 from ._base import MAX_SQUARED_NORM, _BaseSketch
 
@@ -51,24 +52,14 @@ class _FDBase(_BaseSketch):
             )
         keep = self.ell - 1
         n_shrink = fd_n_shrink(self._beta(), keep)
+        common = dict(buf=self._buffer, gram=self._gram, n_rows=self._n_rows, keep=keep, n_shrink=n_shrink)
         work = np.empty((self.ell, self.n_features_in_))
         if isinstance(X, np.ndarray):
-            n_rows, dsum, n_sh = fd_fit_dense(
-                X=X, buf=self._buffer, gram=self._gram, n_rows=self._n_rows, keep=keep, n_shrink=n_shrink, work=work
-            )
+            n_rows, dsum, n_sh = fd_fit_dense(X=X, work=work, **common)
         else:
             scratch = np.zeros(self.n_features_in_)
             n_rows, dsum, n_sh = fd_fit_csr(
-                indptr=X.indptr,
-                indices=X.indices,
-                data=X.data,
-                buf=self._buffer,
-                gram=self._gram,
-                n_rows=self._n_rows,
-                keep=keep,
-                n_shrink=n_shrink,
-                work=work,
-                scratch=scratch,
+                indptr=X.indptr, indices=X.indices, data=X.data, work=work, scratch=scratch, **common
             )
         self._n_rows = int(n_rows)
         self._delta_sum += float(dsum)
@@ -159,9 +150,7 @@ class FrequentDirections(_FDBase):
 
     _parameter_constraints = {"ell": _ELL, "fast": ["boolean"]}
 
-    def __init__(self, *, ell=10, fast=True):
-        self.ell = ell
-        self.fast = fast
+    __init__ = keyword_init(ell=10, fast=True)
 
 
 class ParameterizedFD(_FDBase):
@@ -196,10 +185,7 @@ class ParameterizedFD(_FDBase):
 
     _parameter_constraints = {"ell": _ELL, "beta": [Interval(float, 0, 1, closed="right")], "fast": ["boolean"]}
 
-    def __init__(self, *, ell=10, beta=0.2, fast=True):
-        self.ell = ell
-        self.beta = beta
-        self.fast = fast
+    __init__ = keyword_init(ell=10, beta=0.2, fast=True)
 
     def _beta(self):
         return float(self.beta)
@@ -238,9 +224,7 @@ class CompensativeFD(_FDBase):
     _parameter_constraints = {"ell": _ELL, "fast": ["boolean"]}
     _compensate = True
 
-    def __init__(self, *, ell=10, fast=True):
-        self.ell = ell
-        self.fast = fast
+    __init__ = keyword_init(ell=10, fast=True)
 
 
 class RobustFrequentDirections(_FDBase):
@@ -299,10 +283,7 @@ class RobustFrequentDirections(_FDBase):
     _parameter_constraints = {"ell": _ELL, "alpha0": [Interval(float, 0, None, closed="left")], "fast": ["boolean"]}
     _robust = True
 
-    def __init__(self, *, ell=10, alpha0=0.0, fast=True):
-        self.ell = ell
-        self.alpha0 = alpha0
-        self.fast = fast
+    __init__ = keyword_init(ell=10, alpha0=0.0, fast=True)
 
     def _alpha0(self):
         return float(self.alpha0)

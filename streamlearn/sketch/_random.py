@@ -7,6 +7,7 @@ import numpy as np
 
 from .._kernels.oja import oja_fit_csr, oja_fit_dense
 from .._kernels.rp import DIST_GAUSSIAN, DIST_SPARSE_SIGN, rp_fit_csr, rp_fit_dense
+from .._params import keyword_init
 from .._validation import Interval, Options
 from ._base import _BaseSketch
 
@@ -65,10 +66,7 @@ class RandomProjectionSketch(_BaseSketch):
         "random_state": ["random_state"],
     }
 
-    def __init__(self, *, ell=10, kind="gaussian", random_state=None):
-        self.ell = ell
-        self.kind = kind
-        self.random_state = random_state
+    __init__ = keyword_init(ell=10, kind="gaussian", random_state=None)
 
     def _allocate(self, d):
         self._sketch = np.zeros((self.ell, d))
@@ -148,10 +146,7 @@ class OjaSketch(_BaseSketch):
         "random_state": ["random_state"],
     }
 
-    def __init__(self, *, ell=10, learning_rate=2.0, random_state=None):
-        self.ell = ell
-        self.learning_rate = learning_rate
-        self.random_state = random_state
+    __init__ = keyword_init(ell=10, learning_rate=2.0, random_state=None)
 
     def _allocate(self, d):
         rng = np.random.default_rng(_seed_from(self.random_state))

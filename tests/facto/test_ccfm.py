@@ -12,6 +12,7 @@ import scipy.sparse as sp
 from streamlearn._kernels import ccfm as k
 from streamlearn.facto import CCFMOnlineGradientClassifier, CCFMOnlineGradientRegressor, OCCFMClassifier, OCCFMRegressor
 from streamlearn.losses import loss_code
+from tests.kernel_inputs import chunk_args
 from tests.naive import naive_ccfm_ogd_epoch, naive_lmo, naive_occfm_epoch, naive_occfm_lowrank_epoch, xhat
 
 
@@ -28,12 +29,6 @@ def _stream(seed, n=60, d=7, regression=True, n_out=1):
     sw[[5, 11]] = 0.0
     sw[7] = 2.0
     return X, targets, sw
-
-
-def _kernel_stream(X, targets, sw):
-    """The stream arguments of the epoch kernels."""
-    Xc = sp.csr_matrix(X)
-    return {"indptr": Xc.indptr, "indices": Xc.indices, "data": Xc.data, "targets": targets, "sample_weight": sw}
 
 
 #: the eigen-solver of the kernel tests: Lanczos to near machine precision
@@ -136,7 +131,7 @@ def test_ogd_kernel_matches_twin_that_projects_every_step():
     C = np.zeros((1, n, n))
     tn, stats, out = np.zeros(1), np.zeros((1, k.N_STATS)), np.empty((X.shape[0], 1))
     t, bad = k.ccfm_ogd_epoch(
-        **_kernel_stream(X, targets, sw),
+        **chunk_args(sp.csr_matrix(X), targets, sw),
         C=C,
         tn_bound=tn,
         loss=loss_code("squared"),
@@ -184,21 +179,14 @@ def test_every_iterate_is_symmetric_and_in_the_trace_norm_ball(make):
 
 # ------------------------------------------------------------------------------------------------------------
 # OCCFM, exact state
-@pytest.mark.parametrize(
-    "regression,n_out,steps", [(True, 1, (1.0, 0.5)), (False, 3, (1.0, 0.5)), (True, 1, (2.0, 1.0))]
-)
-def test_occfm_dense_kernel_matches_eigh_twin(regression, n_out, steps):
-    X, targets, sw = _stream(2, regression=regression, n_out=n_out)
-    n = X.shape[1] + 1
-    loss = loss_code("squared" if regression else "logistic")
-    M, scale, S = np.zeros((n_out, n, n)), np.ones(n_out), np.zeros((n_out, n, n))
-    q, stats, out = np.zeros((n_out, n)), np.zeros((n_out, k.N_STATS)), np.empty((X.shape[0], n_out))
-    t, bad = k.occfm_dense_epoch(
-        **_kernel_stream(X, targets, sw),
-        M=M,
-        scale=scale,
-        S=S,
-        q_prev=q,
+def _run_occfm(epoch, X, targets, sw, loss, state, steps=(1.0, 0.5)):
+    """One pass of the OCCFM ``epoch`` kernel from t = 0 with ``state`` (its arrays, updated in place), delta = 4
+    and eta = 0.3; returns ``(t, bad, stats, scores)``."""
+    n_out = targets.shape[1]
+    stats, out = np.zeros((n_out, k.N_STATS)), np.empty((X.shape[0], n_out))
+    t, bad = epoch(
+        **chunk_args(sp.csr_matrix(X), targets, sw),
+        **state,
         loss=loss,
         delta=4.0,
         eta=0.3,
@@ -208,6 +196,20 @@ def test_occfm_dense_kernel_matches_eigh_twin(regression, n_out, steps):
         t=0,
         stats=stats,
         out_scores=out,
+    )
+    return t, bad, stats, out
+
+
+@pytest.mark.parametrize(
+    "regression,n_out,steps", [(True, 1, (1.0, 0.5)), (False, 3, (1.0, 0.5)), (True, 1, (2.0, 1.0))]
+)
+def test_occfm_dense_kernel_matches_eigh_twin(regression, n_out, steps):
+    X, targets, sw = _stream(2, regression=regression, n_out=n_out)
+    n = X.shape[1] + 1
+    loss = loss_code("squared" if regression else "logistic")
+    M, scale, S = np.zeros((n_out, n, n)), np.ones(n_out), np.zeros((n_out, n, n))
+    t, bad, stats, out = _run_occfm(
+        k.occfm_dense_epoch, X, targets, sw, loss, dict(M=M, scale=scale, S=S, q_prev=np.zeros((n_out, n))), steps
     )
     C_ref, S_ref, t_ref, scores, lams = naive_occfm_epoch(
         X,
@@ -256,27 +258,9 @@ def test_occfm_lowrank_kernel_matches_twin_with_compressions():
     X, targets, sw = _stream(5, n=50, d=9)
     n, kmax = X.shape[1] + 1, 6
     W, A, B = np.zeros((1, n, kmax)), np.zeros((1, kmax, kmax)), np.zeros((1, kmax, kmax))
-    kd, u = np.zeros(1, np.int64), np.zeros((1, kmax))
-    stats, out = np.zeros((1, k.N_STATS)), np.empty((X.shape[0], 1))
-    t, bad = k.occfm_lowrank_epoch(
-        **_kernel_stream(X, targets, sw),
-        W=W,
-        A=A,
-        B=B,
-        kdim=kd,
-        u_prev=u,
-        loss=loss_code("squared"),
-        delta=4.0,
-        eta=0.3,
-        gamma_c=1.0,
-        gamma_p=0.5,
-        rank=2,
-        ell=1,
-        **_LMO,
-        t=0,
-        stats=stats,
-        out_scores=out,
-    )
+    kd = np.zeros(1, np.int64)
+    state = dict(W=W, A=A, B=B, kdim=kd, u_prev=np.zeros((1, kmax)), rank=2, ell=1)
+    t, bad, stats, out = _run_occfm(k.occfm_lowrank_epoch, X, targets, sw, loss_code("squared"), state)
     Wr, Ar, Br, kdr, tr, scores, shrink = naive_occfm_lowrank_epoch(
         X,
         targets,

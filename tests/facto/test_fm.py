@@ -7,6 +7,7 @@ import scipy.sparse as sp
 from streamlearn._kernels import fm as k
 from streamlearn.facto import FMClassifier, FMRegressor
 from streamlearn.losses import loss_code
+from tests.kernel_inputs import chunk_args, csr
 from tests.naive import naive_fm_epoch, naive_fm_score
 
 OPT = {"sgd": k.OPT_SGD, "adagrad": k.OPT_ADAGRAD}
@@ -40,9 +41,7 @@ def _data(rng, n=40, d=8, n_out=1, regression=True):
 def test_fm_kernel_matches_naive_twin(opt, schedule, loss, n_out, index_dtype):
     rng = np.random.default_rng(len(opt) * 7 + n_out)
     X, targets, sw = _data(rng, n_out=n_out, regression=loss == "squared")
-    Xc = sp.csr_matrix(X)
-    Xc.indices = Xc.indices.astype(index_dtype)
-    Xc.indptr = Xc.indptr.astype(index_dtype)
+    Xc = csr(X, index_dtype)
     d, nf = X.shape[1], 3
     w0 = rng.normal(size=n_out) * 0.1
     w = rng.normal(size=(n_out, d)) * 0.1
@@ -51,11 +50,7 @@ def test_fm_kernel_matches_naive_twin(opt, schedule, loss, n_out, index_dtype):
     state = [w0.copy(), w.copy(), V.copy()] + [g.copy() for g in G]
     out = np.empty((X.shape[0], n_out))
     t, bad = k.fm_epoch(
-        indptr=Xc.indptr,
-        indices=Xc.indices,
-        data=Xc.data,
-        targets=targets,
-        sample_weight=sw,
+        **chunk_args(Xc, targets, sw),
         **dict(zip(_STATE, state)),
         fit_intercept=True,
         loss=loss_code(loss),
@@ -88,11 +83,7 @@ def test_fm_gradients_match_finite_differences():
     state = [w0.copy(), w.copy(), V.copy(), np.zeros(1), np.zeros((1, d)), np.zeros((1, d, nf))]
     out = np.empty((1, 1))
     k.fm_epoch(
-        indptr=Xc.indptr,
-        indices=Xc.indices,
-        data=Xc.data,
-        targets=y,
-        sample_weight=np.ones(1),
+        **chunk_args(Xc, y, np.ones(1)),
         **dict(zip(_STATE, state)),
         fit_intercept=True,
         loss=loss_code("squared"),
