@@ -23,7 +23,6 @@ text value in a numeric column is an error naming the file, the line and the col
 
 from __future__ import annotations
 
-import inspect
 import os
 import re
 from typing import TYPE_CHECKING, Any
@@ -965,7 +964,23 @@ def iter_csv(
     )
 
 
-def iter_parquet(path: PathLike, *args: Any, **kwargs: Any) -> TabularReader:
+def iter_parquet(
+    path: PathLike,
+    label: str | None = None,
+    weight: str | None = None,
+    ignore: Sequence[str] = (),
+    bits: int = 18,
+    chunk_size: int = 10_000,
+    *,
+    categorical: Sequence[str] = (),
+    namespaces: Mapping[str, Sequence[str]] | None = None,
+    quadratic: Sequence[str] = (),
+    cubic: Sequence[str] = (),
+    ignore_namespaces: Sequence[str] = (),
+    keep_namespaces: Sequence[str] = (),
+    spec: InputSpec | Mapping[str, Any] | None = None,
+    label_required: bool = True,
+) -> TabularReader:
     """Stream a Parquet file as hashed sparse chunks, one record batch at a time.
 
     Same parameters and output as :func:`iter_csv`; column kinds come from the file's schema (integers and
@@ -984,8 +999,20 @@ def iter_parquet(path: PathLike, *args: Any, **kwargs: Any) -> TabularReader:
     >>> X.shape, y.tolist(), X.getnnz(axis=1).tolist()
     ((2, 1024), [1.0, 0.0], [2, 1])
     """
-    try:
-        options = inspect.signature(iter_csv).bind(path, *args, **kwargs).arguments
-    except TypeError as exc:
-        raise TypeError(f"iter_parquet() {exc}") from None
-    return TabularReader(fmt="parquet", **options)
+    return TabularReader(
+        path,
+        "parquet",
+        label=label,
+        weight=weight,
+        ignore=ignore,
+        bits=bits,
+        chunk_size=chunk_size,
+        categorical=categorical,
+        namespaces=namespaces,
+        quadratic=quadratic,
+        cubic=cubic,
+        ignore_namespaces=ignore_namespaces,
+        keep_namespaces=keep_namespaces,
+        spec=spec,
+        label_required=label_required,
+    )

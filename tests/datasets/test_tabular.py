@@ -98,13 +98,9 @@ def test_parquet_equals_csv_on_the_click_log(tmp_path):
     write_click_log(csv, 3000, seed=1)
     write_click_log(parquet, 3000, seed=1)
     Xc, yc = _concat(iter_csv(csv, label="clicked", bits=18, chunk_size=700))
-    reader = iter_parquet(parquet, "clicked", None, (), 18, 1000)  # iter_csv's positional parameters
-    assert next(iter(reader))[0].shape == (1000, 1 << 18)
-    Xp, yp = _concat(reader)
+    Xp, yp = _concat(iter_parquet(parquet, label="clicked", bits=18, chunk_size=1000))
     assert Xc.shape == (3000, 1 << 18) and np.array_equal(yc, yp)
     _dense_equal(Xc, Xp)
-    with pytest.raises(TypeError, match=r"^iter_parquet\(\) got an unexpected keyword argument 'lable'$"):
-        iter_parquet(parquet, lable="clicked")
     # dictionary-encoded Parquet columns (hashed once per dictionary entry) give the same buckets
     dic = tmp_path / "d.parquet"
     table = pq.read_table(parquet)
