@@ -174,10 +174,14 @@ def linear_epoch(
     example ``t`` also adds ``(t - 1) step x`` to ``avg_sum`` (O(nnz), Daume's trick), so that the average of
     the weights after each of the ``t`` examples seen is ``coef - avg_sum / t`` (likewise the intercept).
     The updates follow the running weights ``coef``; ``out_scores`` are the averaged weights' scores (the
-    model that predicts), see :func:`averaged_score`.
+    model that predicts), see :func:`averaged_score`. Arrays with no rows mean no averaging: callers pass arrays
+    either way, so that one compiled specialisation serves both.
     """
     n_rows = indptr.shape[0] - 1
     n_out = coef.shape[0]
+    averaged = False
+    if avg_sum is not None and avg_sum_intercept is not None:
+        averaged = avg_sum.shape[0] > 0
     need_sq = rule != RULE_GRADIENT
     use_prefetch = coef.shape[0] * coef.shape[1] >= PREFETCH_MIN_WEIGHTS
     for i in range(n_rows):
@@ -201,7 +205,7 @@ def linear_epoch(
             out_scores[i, k] = z
             if not math.isfinite(z):
                 return t, i
-            if avg_sum is not None and avg_sum_intercept is not None:
+            if averaged and avg_sum is not None and avg_sum_intercept is not None:
                 n_before = t - 1 if s != 0.0 else t
                 out_scores[i, k] = averaged_score(
                     z=z,
@@ -241,7 +245,7 @@ def linear_epoch(
                 step = tau * direction * s
             csr_row_axpy(a=step, w=coef, k=k, indices=indices, data=data, start=start, end=end)
             intercept[k] += step * intercept_sq
-            if avg_sum is not None and avg_sum_intercept is not None:
+            if averaged and avg_sum is not None and avg_sum_intercept is not None:
                 late = (t - 1) * step
                 csr_row_axpy(a=late, w=avg_sum, k=k, indices=indices, data=data, start=start, end=end)
                 avg_sum_intercept[k] += late * intercept_sq
