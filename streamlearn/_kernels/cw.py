@@ -60,9 +60,10 @@ def _cw_sqrt_u(alpha, v, phi):
     return 2.0 * v / (math.sqrt(a * a + 4.0 * v) + a)
 
 
-@njit_inline
+@njit_kernel
 def cw_step(rule, m, v, phi, C, r):
-    """``(alpha, c)`` of one update for margin ``m = y score`` and confidence ``v = x^T Sigma x > 0``."""
+    """``(alpha, c)`` of one update for margin ``m = y score`` and confidence ``v = x^T Sigma x > 0`` (a compiled
+    function called once per update, not inlined by numba: two kernels use it)."""
     if rule == RULE_AROW:
         loss = 1.0 - m
         if loss <= 0.0:
