@@ -35,7 +35,7 @@ import math
 import numpy as np
 
 from ._numba import njit_kernel
-from .fd import fd_rotation
+from .fd import block_copy, fd_rotation
 from .losses import loss_dloss
 from .oja import REORTH_EVERY, _oja_gamma, _oja_orthonormalise
 from .rp import rp_row_vector
@@ -244,10 +244,10 @@ def _fd_materialise(Dt, r0, T, r, q, sp_ptr, sp_idx, sp_val, n_sp, e, v):
     """New dense basis ``T @ basis`` (returned transposed, (d, r)); folds ``basis^T e`` into v."""
     d = Dt.shape[0]
     if r0 > 0:
-        Td = np.ascontiguousarray(T[:r, :r0].T)
-        Dn = np.dot(np.ascontiguousarray(Dt[:, :r0]), Td)
+        Dr = block_copy(Dt, d, r0, np.bool_(False))
+        Dn = np.dot(Dr, block_copy(T, r, r0, np.bool_(True)))
         ed = e[:r0].copy()
-        fold = np.dot(np.ascontiguousarray(Dt[:, :r0]), ed)
+        fold = np.dot(Dr, ed)
         for j in range(d):
             v[j] += fold[j]
     else:
@@ -317,7 +317,7 @@ def _fd_shrink_lazy(T, gram, r, q, keep, n_shrink):
     """FD's shrink in the lazy form: ``T <- rot T`` and the Gram matrix of the kept rows; returns
     ``(kept rows, delta)``."""
     rot, kk, delta, new_gram = fd_rotation(gram, r, keep, n_shrink)
-    Tn = np.dot(rot, np.ascontiguousarray(T[:r, :q]))
+    Tn = np.dot(rot, block_copy(T, r, q, np.bool_(False)))
     for a in range(kk):
         for b in range(q):
             T[a, b] = Tn[a, b]
@@ -517,7 +517,7 @@ def _oja_materialise(Zt, F, b, v):
     fold = np.dot(Zt, b)
     for j in range(v.shape[0]):
         v[j] += fold[j]
-    Zn = np.dot(Zt, np.ascontiguousarray(F.T))
+    Zn = np.dot(Zt, block_copy(F, r, r, np.bool_(True)))
     for a in range(r):
         b[a] = 0.0
         for c in range(r):
@@ -573,7 +573,7 @@ def _oja_factor_update(F, Finv, pv, cc, colsum):
 def _oja_reorthonormalise(Zt, L):
     """Orthonormalise the columns of ``Zt`` (d, r): ``Zt <- Zt L^{-T}`` with ``Zt^T Zt = L L^T``."""
     r = Zt.shape[1]
-    G = np.dot(Zt.T, Zt)
+    G = np.dot(block_copy(Zt, Zt.shape[0], r, np.bool_(True)), Zt)
     if _chol_extend(G, 0.0, L, np.int64(0), r) < r:
         raise np.linalg.LinAlgError("Matrix is not positive definite.")
     M = np.zeros((r, r))  # L^{-T}, column c = L^{-1} e_c read as a row
