@@ -109,45 +109,41 @@ def _solve(gram, sc, r, al, L, nchol, rhs, z1, z2, diag):
 
 
 @njit_kernel
-def _slab_step(tau, sol, r, al, bx, xx, in_span, nchol, diag, v, x):
-    """The H-norm projection of ``w`` onto ``|w.x| <= C`` (``tau = tau_C(w.x)``, ``bx = B x``): applies its x
-    part to v (``v -= f x`` unless the direction has no x_perp part) and returns ``(f, coef, nchol)``; every lazy
-    representation then applies ``w += f B^T coef`` its own way. ``sol = (gram, sc, L, z1, z2)`` (``_solve``),
-    ``x = (indices, data, st, en)``. Same rule as ``son._son_project``: direction
-    ``x - B^T (G + alpha I)^{-1} Bx`` unless alpha is negligible, its denominator has lost its digits or
-    ``in_span`` (x known to lie in B's row space); then ``son._split_step``."""
+def _h_step(newton, tau, sol, r, al, rhs, xx, in_span, nchol, diag, v, x, dl):
+    """The two steps in the H-norm (one compiled function for both): each applies its x part to v and returns
+    ``(f, coef, nchol)``; every lazy representation then applies ``w += f B^T coef`` its own way.
+    ``sol = (gram, sc, L, z1, z2)`` (``_solve``), ``x = (indices, data, st, en)``.
+
+    ``newton``: ``u = w - H^{-1} g`` (``rhs = B g``, ``g = dl x``): Woodbury ``(g - B^T z1) / alpha``, or
+    ``-B^T G^{+2} B g`` when alpha is negligible. Otherwise the H-norm projection of ``w`` onto ``|w.x| <= C``
+    (``tau = tau_C(w.x)``, ``rhs = B x``, ``xx = x.x``; ``v -= f x`` unless the direction has no x_perp part),
+    by the rule of ``son._son_project``: direction ``x - B^T (G + alpha I)^{-1} Bx`` unless alpha is
+    negligible, its denominator has lost its digits or ``in_span`` (x known to lie in B's row space); then
+    ``son._split_step``.
+    """
     gram, sc, L, z1, z2 = sol
     indices, data, st, en = x
-    if not in_span:
-        pinv, nchol = _solve(gram=gram, sc=sc, r=r, al=al, L=L, nchol=nchol, rhs=bx, z1=z1, z2=z2, diag=diag)
+    if newton or not in_span:
+        pinv, nchol = _solve(gram=gram, sc=sc, r=r, al=al, L=L, nchol=nchol, rhs=rhs, z1=z1, z2=z2, diag=diag)
+        if newton:
+            if pinv:
+                return -1.0, z2, nchol
+            inv = 1.0 / al
+            _sub_row(v, inv * dl, indices, data, st, en)
+            return inv, z1, nchol
         if not pinv:
             den = xx  # x.x - (Bx)^T z1 = x.(alpha H^{-1} x)
             for a in range(r):
-                den -= z1[a] * bx[a]
+                den -= z1[a] * rhs[a]
             if den > CANCEL_TOL * xx and math.isfinite(den):
                 f = tau / den
                 _sub_row(v, f, indices, data, st, en)
                 return f, z1, nchol
-    has_perp, den, c = _split_step(gram=gram, sc=sc, r=r, alpha=al, rhs=bx, xx=xx, in_span=in_span)
+    has_perp, den, c = _split_step(gram=gram, sc=sc, r=r, alpha=al, rhs=rhs, xx=xx, in_span=in_span)
     f = tau / den
     if has_perp:
         _sub_row(v, f, indices, data, st, en)
     return f, c, nchol
-
-
-@njit_kernel
-def _newton_step(sol, r, al, rhs, nchol, diag, v, x, dl):
-    """``u = w - H^{-1} g`` (``rhs = B g``, ``g = dl x``): applies its g part to v and returns ``(f, coef, nchol)``
-    for ``w += f B^T coef``: Woodbury ``(g - B^T z1) / alpha``, or ``-B^T G^{+2} B g`` when alpha is negligible.
-    ``sol`` and ``x`` as in ``_slab_step``."""
-    gram, sc, L, z1, z2 = sol
-    pinv, nchol = _solve(gram=gram, sc=sc, r=r, al=al, L=L, nchol=nchol, rhs=rhs, z1=z1, z2=z2, diag=diag)
-    if pinv:
-        return -1.0, z2, nchol
-    inv = 1.0 / al
-    indices, data, st, en = x
-    _sub_row(v, inv * dl, indices, data, st, en)
-    return inv, z1, nchol
 
 
 @njit_kernel
@@ -368,6 +364,8 @@ def son_fd_lazy(
     sc = np.ones(cap)
     first_bad = -1
     nospan = np.bool_(False)  # x not known to lie in B's row space
+    newton = np.bool_(True)  # the two modes of _h_step
+    nonewton = np.bool_(False)
     diag = np.bool_(False)
     n_mat = 0
     for k in range(K):
@@ -427,8 +425,20 @@ def son_fd_lazy(
             # ---- projection (onto the slab of the example about to be predicted; see slab_current)
             tau = 0.0 if slab_current else _tau(z, C)
             if tau != 0.0 and xx > 0.0:
-                f, coef, nchol = _slab_step(
-                    tau=tau, sol=sol, r=r, al=al, bx=bx, xx=xx, in_span=nospan, nchol=nchol, diag=diag, v=v, x=x
+                f, coef, nchol = _h_step(
+                    newton=nonewton,
+                    tau=tau,
+                    sol=sol,
+                    r=r,
+                    al=al,
+                    rhs=bx,
+                    xx=xx,
+                    in_span=nospan,
+                    nchol=nchol,
+                    diag=diag,
+                    v=v,
+                    x=x,
+                    dl=0.0,
                 )
                 _add_rmatvec(T, r, q, coef, f, e)
                 z -= tau
@@ -460,7 +470,21 @@ def son_fd_lazy(
                 _matvec(T, r, q, bxb, bx)
                 for a in range(r):
                     bx[a] *= dl
-                f, coef, nchol = _newton_step(sol=sol, r=r, al=al, rhs=bx, nchol=nchol, diag=diag, v=v, x=x, dl=dl)
+                f, coef, nchol = _h_step(
+                    newton=newton,
+                    tau=0.0,
+                    sol=sol,
+                    r=r,
+                    al=al,
+                    rhs=bx,
+                    xx=xx,
+                    in_span=nospan,
+                    nchol=nchol,
+                    diag=diag,
+                    v=v,
+                    x=x,
+                    dl=dl,
+                )
                 _add_rmatvec(T, r, q, coef, f, e)
             if slab_current and xx > 0.0:
                 # Alg. 6 as printed (K_t): project u onto |w.x_t| <= C with the post-update H (u = w when
@@ -475,8 +499,20 @@ def son_fd_lazy(
                 tau = _tau(zu, C)
                 span = learned and not shrunk  # x_t's row appended, no shrink since
                 if tau != 0.0:
-                    f, coef, nchol = _slab_step(
-                        tau=tau, sol=sol, r=r, al=al, bx=bx, xx=xx, in_span=span, nchol=nchol, diag=diag, v=v, x=x
+                    f, coef, nchol = _h_step(
+                        newton=nonewton,
+                        tau=tau,
+                        sol=sol,
+                        r=r,
+                        al=al,
+                        rhs=bx,
+                        xx=xx,
+                        in_span=span,
+                        nchol=nchol,
+                        diag=diag,
+                        v=v,
+                        x=x,
+                        dl=0.0,
                     )
                     _add_rmatvec(T, r, q, coef, f, e)
             # ---- materialise the dense rows (right after a shrink, when they are fewest) once the lazy form
@@ -621,6 +657,8 @@ def son_oja_lazy(
     d = w.shape[1]
     first_bad = -1
     nospan = np.bool_(False)  # x not known to lie in B's row space
+    newton = np.bool_(True)  # the two modes of _h_step
+    nonewton = np.bool_(False)
     diag = np.bool_(True)
     nchol = np.int64(0)  # no Cholesky factor kept between solves
     n_mat = 0
@@ -667,8 +705,20 @@ def son_oja_lazy(
             # ---- projection
             tau = 0.0 if slab_current else _tau(z, C)
             if tau != 0.0 and xx > 0.0:
-                f, coef, _ = _slab_step(
-                    tau=tau, sol=sol, r=r, al=al, bx=bx, xx=xx, in_span=nospan, nchol=nchol, diag=diag, v=v, x=x
+                f, coef, _ = _h_step(
+                    newton=nonewton,
+                    tau=tau,
+                    sol=sol,
+                    r=r,
+                    al=al,
+                    rhs=bx,
+                    xx=xx,
+                    in_span=nospan,
+                    nchol=nchol,
+                    diag=diag,
+                    v=v,
+                    x=x,
+                    dl=0.0,
                 )
                 _oja_add_bt(F, sk, r, coef, f, b)
                 z -= tau
@@ -728,7 +778,21 @@ def son_oja_lazy(
                     for c in range(r):
                         acc += F[a, c] * zx[c]
                     bx[a] = dl * sk[a] * acc
-                f, coef, _ = _newton_step(sol=sol, r=r, al=al, rhs=bx, nchol=nchol, diag=diag, v=v, x=x, dl=dl)
+                f, coef, _ = _h_step(
+                    newton=newton,
+                    tau=0.0,
+                    sol=sol,
+                    r=r,
+                    al=al,
+                    rhs=bx,
+                    xx=xx,
+                    in_span=nospan,
+                    nchol=nchol,
+                    diag=diag,
+                    v=v,
+                    x=x,
+                    dl=dl,
+                )
                 _oja_add_bt(F, sk, r, coef, f, b)
             if slab_current and xx > 0.0:
                 # Alg. 6 as printed (K_t): project u onto |w.x_t| <= C with the post-update H (u = w when
@@ -740,8 +804,20 @@ def son_oja_lazy(
                         bx[a] /= dl  # B x (the u step scaled it to B g)
                 tau = _tau(zu, C)
                 if tau != 0.0:
-                    f, coef, _ = _slab_step(
-                        tau=tau, sol=sol, r=r, al=al, bx=bx, xx=xx, in_span=nospan, nchol=nchol, diag=diag, v=v, x=x
+                    f, coef, _ = _h_step(
+                        newton=nonewton,
+                        tau=tau,
+                        sol=sol,
+                        r=r,
+                        al=al,
+                        rhs=bx,
+                        xx=xx,
+                        in_span=nospan,
+                        nchol=nchol,
+                        diag=diag,
+                        v=v,
+                        x=x,
+                        dl=0.0,
                     )
                     _oja_add_bt(F, sk, r, coef, f, b)
         Zt = _oja_materialise(Zt, F, b, v)
@@ -794,6 +870,8 @@ def son_rp_lazy(
     d = w.shape[1]
     first_bad = -1
     nospan = np.bool_(False)  # x not known to lie in B's row space
+    newton = np.bool_(True)  # the two modes of _h_step
+    nonewton = np.bool_(False)
     diag = np.bool_(False)
     nchol = np.int64(0)  # no Cholesky factor kept between solves
     for k in range(K):
@@ -823,8 +901,20 @@ def son_rp_lazy(
             z, xx = _lazy_score(v=v, coef=c, Zt=St, r=r, indices=indices, data=data, start=st, end=en, zx=bx)
             tau = 0.0 if slab_current else _tau(z, C)
             if tau != 0.0 and xx > 0.0:
-                f, coef, _ = _slab_step(
-                    tau=tau, sol=sol, r=r, al=al, bx=bx, xx=xx, in_span=nospan, nchol=nchol, diag=diag, v=v, x=x
+                f, coef, _ = _h_step(
+                    newton=nonewton,
+                    tau=tau,
+                    sol=sol,
+                    r=r,
+                    al=al,
+                    rhs=bx,
+                    xx=xx,
+                    in_span=nospan,
+                    nchol=nchol,
+                    diag=diag,
+                    v=v,
+                    x=x,
+                    dl=0.0,
                 )
                 for a in range(r):  # w += f S^T coef
                     c[a] += f * coef[a]
@@ -853,7 +943,21 @@ def son_rp_lazy(
                 # ---- u = w - H^{-1} g
                 for a in range(r):
                     bg[a] = dl * (bx[a] + rvec[a] * ca * xx)
-                f, coef, _ = _newton_step(sol=sol, r=r, al=al, rhs=bg, nchol=nchol, diag=diag, v=v, x=x, dl=dl)
+                f, coef, _ = _h_step(
+                    newton=newton,
+                    tau=0.0,
+                    sol=sol,
+                    r=r,
+                    al=al,
+                    rhs=bg,
+                    xx=xx,
+                    in_span=nospan,
+                    nchol=nchol,
+                    diag=diag,
+                    v=v,
+                    x=x,
+                    dl=dl,
+                )
                 for a in range(r):
                     c[a] += f * coef[a]
             if slab_current and xx > 0.0:
@@ -866,8 +970,20 @@ def son_rp_lazy(
                     zu += c[a] * bx[a]
                 tau = _tau(zu, C)
                 if tau != 0.0:
-                    f, coef, _ = _slab_step(
-                        tau=tau, sol=sol, r=r, al=al, bx=bx, xx=xx, in_span=nospan, nchol=nchol, diag=diag, v=v, x=x
+                    f, coef, _ = _h_step(
+                        newton=nonewton,
+                        tau=tau,
+                        sol=sol,
+                        r=r,
+                        al=al,
+                        rhs=bx,
+                        xx=xx,
+                        in_span=nospan,
+                        nchol=nchol,
+                        diag=diag,
+                        v=v,
+                        x=x,
+                        dl=0.0,
                     )
                     for a in range(r):
                         c[a] += f * coef[a]
