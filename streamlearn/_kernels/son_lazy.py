@@ -79,40 +79,10 @@ def _chol_solve(L, r, rhs, out):
 
 
 @njit_kernel
-def _solve(gram, sc, r, al, L, nchol, rhs, z1, z2, diag):
-    """``(BB^T + alpha I)^{-1} rhs`` into z1 (= z2), or the pseudo-inverse pair ``(G^+ rhs, G^{+2} rhs)``.
-
-    Returns ``(pinv, nchol)``. ``diag``: ``BB^T`` is ``diag(sc^2)`` (Oja's orthonormal rows), solved directly;
-    otherwise through the Cholesky factor ``L`` of its first ``nchol`` rows (extended as needed) unless alpha is
-    negligible or the factorisation fails (then LU / eigendecomposition as in son.py).
-    """
-    pinv = _use_pinv(gram, sc, r, al)
-    if not pinv:
-        if diag:
-            for a in range(r):
-                z1[a] = rhs[a] / (sc[a] * sc[a] + al)
-                z2[a] = z1[a]
-            return False, nchol
-        if nchol < r:
-            nchol = _chol_extend(gram, al, L, nchol, r)
-        if nchol == r:
-            _chol_solve(L, r, rhs, z1)
-            for a in range(r):
-                z2[a] = z1[a]
-            return False, nchol
-    m = _small_matrix(gram, sc, r, 0.0 if pinv else al)
-    a2, a1 = _small_solve(m, rhs[:r].copy(), pinv)
-    for a in range(r):
-        z1[a] = a1[a]
-        z2[a] = a2[a]
-    return pinv, nchol
-
-
-@njit_kernel
 def _h_step(newton, tau, sol, r, al, rhs, xx, in_span, nchol, diag, v, x, dl):
     """The two steps in the H-norm (one compiled function for both): each applies its x part to v and returns
     ``(f, coef, nchol)``; every lazy representation then applies ``w += f B^T coef`` its own way.
-    ``sol = (gram, sc, L, z1, z2)`` (``_solve``), ``x = (indices, data, st, en)``.
+    ``sol = (gram, sc, L, z1, z2)``, ``x = (indices, data, st, en)``.
 
     ``newton``: ``u = w - H^{-1} g`` (``rhs = B g``, ``g = dl x``): Woodbury ``(g - B^T z1) / alpha``, or
     ``-B^T G^{+2} B g`` when alpha is negligible. Otherwise the H-norm projection of ``w`` onto ``|w.x| <= C``
@@ -124,7 +94,32 @@ def _h_step(newton, tau, sol, r, al, rhs, xx, in_span, nchol, diag, v, x, dl):
     gram, sc, L, z1, z2 = sol
     indices, data, st, en = x
     if newton or not in_span:
-        pinv, nchol = _solve(gram=gram, sc=sc, r=r, al=al, L=L, nchol=nchol, rhs=rhs, z1=z1, z2=z2, diag=diag)
+        # ---- z1 = (BB^T + alpha I)^{-1} rhs (= z2), or the pseudo-inverse pair (z1, z2) = (G^+ rhs, G^{+2} rhs)
+        # when alpha is negligible. diag: BB^T is diag(sc^2) (Oja's orthonormal rows), solved directly; otherwise
+        # through the Cholesky factor L of its first nchol rows (extended as needed) unless the factorisation
+        # fails (then LU / eigendecomposition as in son.py)
+        pinv = _use_pinv(gram, sc, r, al)
+        solved = False
+        if not pinv:
+            if diag:
+                for a in range(r):
+                    z1[a] = rhs[a] / (sc[a] * sc[a] + al)
+                    z2[a] = z1[a]
+                solved = True
+            else:
+                if nchol < r:
+                    nchol = _chol_extend(gram, al, L, nchol, r)
+                if nchol == r:
+                    _chol_solve(L, r, rhs, z1)
+                    for a in range(r):
+                        z2[a] = z1[a]
+                    solved = True
+        if not solved:
+            m = _small_matrix(gram, sc, r, 0.0 if pinv else al)
+            a2, a1 = _small_solve(m, rhs[:r].copy(), pinv)
+            for a in range(r):
+                z1[a] = a1[a]
+                z2[a] = a2[a]
         if newton:
             if pinv:
                 return -1.0, z2, nchol
@@ -309,20 +304,6 @@ def _fd_border(T, gram, r, q, bx, ca, sq):
 
 
 @njit_kernel
-def _fd_shrink_lazy(T, gram, r, q, keep, n_shrink):
-    """FD's shrink in the lazy form: ``T <- rot T`` and the Gram matrix of the kept rows; returns
-    ``(kept rows, delta)``."""
-    rot, kk, delta, new_gram = fd_rotation(gram, r, keep, n_shrink)
-    Tn = np.dot(rot, block_copy(T, r, q, np.bool_(False)))
-    for a in range(kk):
-        for b in range(q):
-            T[a, b] = Tn[a, b]
-        for b in range(kk):
-            gram[a, b] = new_gram[a, b]
-    return kk, delta
-
-
-@njit_kernel
 def son_fd_lazy(
     indptr,
     indices,
@@ -461,8 +442,15 @@ def son_fd_lazy(
                 q += 1
                 r += 1
                 shrunk = r == cap
-                if shrunk:
-                    r, delta = _fd_shrink_lazy(T, gk, r, q, keep, n_shrink)
+                if shrunk:  # FD's shrink in the lazy form: T <- rot T and the Gram matrix of the kept rows
+                    rot, kk, delta, new_gram = fd_rotation(gk, r, keep, n_shrink)
+                    Tn = np.dot(rot, block_copy(T, r, q, np.bool_(False)))
+                    for a in range(kk):
+                        for b in range(q):
+                            T[a, b] = Tn[a, b]
+                        for b in range(kk):
+                            gk[a, b] = new_gram[a, b]
+                    r = kk
                     nchol = np.int64(0)
                     if sketch == SKETCH_RFD:
                         al += 0.5 * delta
