@@ -60,10 +60,9 @@ def _cw_sqrt_u(alpha, v, phi):
     return 2.0 * v / (math.sqrt(a * a + 4.0 * v) + a)
 
 
-@njit_kernel
+@njit_inline
 def cw_step(rule, m, v, phi, C, r):
-    """``(alpha, c)`` of one update for margin ``m = y score`` and confidence ``v = x^T Sigma x > 0`` (a compiled
-    function called once per update, not inlined by numba: two kernels use it)."""
+    """``(alpha, c)`` of one update for margin ``m = y score`` and confidence ``v = x^T Sigma x > 0``."""
     if rule == RULE_AROW:
         loss = 1.0 - m
         if loss <= 0.0:
@@ -166,14 +165,22 @@ def cw_diag_epoch(
             alpha *= s
             c *= s
             ay = alpha * y
-            for p in range(start, end):
-                j = indices[p]
-                x = data[p]
-                sj = sigma[k, j]
-                coef[k, j] += ay * sj * x
-                if averaged and avg_sum is not None:
-                    avg_sum[k, j] += (t - 1) * ay * sj * x
-                sigma[k, j] = sj / (1.0 + c * sj * x * x)
+            if averaged and avg_sum is not None:  # two loops: no test per non-zero
+                late = (t - 1) * ay
+                for p in range(start, end):
+                    j = indices[p]
+                    x = data[p]
+                    sj = sigma[k, j]
+                    coef[k, j] += ay * sj * x
+                    avg_sum[k, j] += late * sj * x
+                    sigma[k, j] = sj / (1.0 + c * sj * x * x)
+            else:
+                for p in range(start, end):
+                    j = indices[p]
+                    x = data[p]
+                    sj = sigma[k, j]
+                    coef[k, j] += ay * sj * x
+                    sigma[k, j] = sj / (1.0 + c * sj * x * x)
             sb = sigma_b[k]
             intercept[k] += ay * sb * c2
             if averaged and avg_sum_intercept is not None:
