@@ -235,7 +235,7 @@ def _fd_materialise(Dt, r0, T, r, q, sp_ptr, sp_idx, sp_val, n_sp, e, v):
     """New dense basis ``T @ basis`` (returned transposed, (d, r)); folds ``basis^T e`` into v."""
     d = Dt.shape[0]
     if r0 > 0:
-        Dr = block_copy(Dt, d, r0, np.bool_(False))
+        Dr = Dt if r0 == Dt.shape[1] else block_copy(Dt, d, r0, np.bool_(False))  # (always the former: no copy)
         Dn = np.dot(Dr, block_copy(T, r, r0, np.bool_(True)))
         ed = e[:r0].copy()
         fold = np.dot(Dr, ed)
