@@ -12,6 +12,7 @@ Measured in one run, each command a fresh process:
   compiling (sum of its top-level ``numba:compile`` events, wall and CPU time), the number of compiled
   specialisations and the wall time; then the same demo with the now warm cache. ``--baseline SRC`` also runs the cold demo
   with the package from another source tree (e.g. a checkout of the previous version) in the same run.
+  ``tools/compile_profile.py`` splits that compile time by jitted function.
 
 Writes ``benchmarks/results/startup.md`` and ``startup.json``. Run:
 ``OPENBLAS_NUM_THREADS=1 .venv/bin/python benchmarks/startup.py [--baseline SRC] [--skip-demo]``.

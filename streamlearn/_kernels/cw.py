@@ -119,10 +119,13 @@ def cw_diag_epoch(
 
     Returns ``(t, bad_row)`` as :func:`streamlearn._kernels.linear.linear_epoch`; ``avg_sum`` and
     ``avg_sum_intercept`` (optional) collect ``(t - 1)`` times each move of the mean, as there (averaging: the
-    scores are then the averaged means').
+    scores are then the averaged means'; arrays with no rows: no averaging).
     """
     n_rows = indptr.shape[0] - 1
     n_out = coef.shape[0]
+    averaged = False
+    if avg_sum is not None and avg_sum_intercept is not None:
+        averaged = avg_sum.shape[0] > 0
     c2 = bias_value * bias_value
     for i in range(n_rows):
         start = indptr[i]
@@ -135,7 +138,7 @@ def cw_diag_epoch(
             out_scores[i, k] = z
             if not math.isfinite(z):
                 return t, i
-            if avg_sum is not None and avg_sum_intercept is not None:
+            if averaged and avg_sum is not None and avg_sum_intercept is not None:
                 n_before = t - 1 if s != 0.0 else t
                 out_scores[i, k] = averaged_score(
                     z=z,
@@ -162,17 +165,25 @@ def cw_diag_epoch(
             alpha *= s
             c *= s
             ay = alpha * y
-            for p in range(start, end):
-                j = indices[p]
-                x = data[p]
-                sj = sigma[k, j]
-                coef[k, j] += ay * sj * x
-                if avg_sum is not None:
-                    avg_sum[k, j] += (t - 1) * ay * sj * x
-                sigma[k, j] = sj / (1.0 + c * sj * x * x)
+            if averaged and avg_sum is not None:  # two loops: no test per non-zero
+                late = (t - 1) * ay
+                for p in range(start, end):
+                    j = indices[p]
+                    x = data[p]
+                    sj = sigma[k, j]
+                    coef[k, j] += ay * sj * x
+                    avg_sum[k, j] += late * sj * x
+                    sigma[k, j] = sj / (1.0 + c * sj * x * x)
+            else:
+                for p in range(start, end):
+                    j = indices[p]
+                    x = data[p]
+                    sj = sigma[k, j]
+                    coef[k, j] += ay * sj * x
+                    sigma[k, j] = sj / (1.0 + c * sj * x * x)
             sb = sigma_b[k]
             intercept[k] += ay * sb * c2
-            if avg_sum_intercept is not None:
+            if averaged and avg_sum_intercept is not None:
                 avg_sum_intercept[k] += (t - 1) * ay * sb * c2
             sigma_b[k] = sb / (1.0 + c * sb * c2)
     return t, -1
@@ -205,6 +216,9 @@ def cw_full_epoch(
     """
     n_rows = indptr.shape[0] - 1
     n_out = coef.shape[0]
+    averaged = False
+    if avg_sum is not None and avg_sum_intercept is not None:
+        averaged = avg_sum.shape[0] > 0
     d = coef.shape[1]
     g = np.empty(d + 1, dtype=np.float64)
     for i in range(n_rows):
@@ -218,7 +232,7 @@ def cw_full_epoch(
             out_scores[i, k] = z
             if not math.isfinite(z):
                 return t, i
-            if avg_sum is not None and avg_sum_intercept is not None:
+            if averaged and avg_sum is not None and avg_sum_intercept is not None:
                 n_before = t - 1 if s != 0.0 else t
                 out_scores[i, k] = averaged_score(
                     z=z,
@@ -256,7 +270,7 @@ def cw_full_epoch(
             for a in range(d):
                 coef[k, a] += ay * g[a]
             intercept[k] += ay * g[d] * bias_value
-            if avg_sum is not None and avg_sum_intercept is not None:
+            if averaged and avg_sum is not None and avg_sum_intercept is not None:
                 late = (t - 1) * ay
                 for a in range(d):
                     avg_sum[k, a] += late * g[a]

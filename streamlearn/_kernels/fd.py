@@ -51,6 +51,23 @@ def fd_n_shrink(beta, keep):
 
 
 @njit_kernel
+def block_copy(a, rows, cols, transpose):
+    """A C-contiguous copy of ``a[:rows, :cols]``, or with ``transpose`` of its transpose ((cols, rows)): the one
+    form in which the sketch kernels hand blocks to ``np.dot`` (one compiled product for every caller)."""
+    if transpose:
+        out = np.empty((cols, rows))
+        for i in range(rows):
+            for j in range(cols):
+                out[j, i] = a[i, j]
+    else:
+        out = np.empty((rows, cols))
+        for i in range(rows):
+            for j in range(cols):
+                out[i, j] = a[i, j]
+    return out
+
+
+@njit_kernel
 def fd_rotation(gram, n_rows, keep, n_shrink):
     """The shrink of ``gram[:n_rows, :n_rows]``: returns ``(rot, k, delta, new_gram)``.
 
@@ -93,7 +110,7 @@ def fd_rotation(gram, n_rows, keep, n_shrink):
                 c = -c
             for j in range(n_rows):
                 rot[i, j] = c * u[j, col]
-    new_gram = np.dot(np.dot(rot, g), rot.T)
+    new_gram = np.dot(np.dot(rot, g), block_copy(rot, k, n_rows, np.bool_(True)))
     for i in range(k):
         for j in range(i):
             s = 0.5 * (new_gram[i, j] + new_gram[j, i])

@@ -99,12 +99,25 @@ def csr_row_dot_sq(w, k, indices, data, start, end):
 
 @njit_inline
 def csr_row_dot(w, k, indices, data, start, end):
-    """w[k] . x for the CSR row data[start:end]: the score of :func:`csr_row_dot_sq` (inlined, numba drops the
-    unused squared norm). Indices are read as unsigned: callers guarantee 0 <= index < w.shape[1] (checked
-    once at the boundary, ``_validation.as_csr_float``), which spares numba's negative-index test on every
-    access."""
-    z, _ = csr_row_dot_sq(w, k, indices, data, start, end)
-    return z
+    """w[k] . x for the CSR row data[start:end]: the score of :func:`csr_row_dot_sq`. Indices are read as
+    unsigned: callers guarantee 0 <= index < w.shape[1] (checked once at the boundary,
+    ``_validation.as_csr_float``), which spares numba's negative-index test on every access."""
+    z0 = 0.0  # csr_row_dot_sq's partial sums without the squared norm (the same sum, bit for bit; a smaller
+    z1 = 0.0  # function for numba to inline than that one with its norm dropped afterwards)
+    z2 = 0.0
+    z3 = 0.0
+    p = np.uintp(start)
+    e = np.uintp(end)
+    while p + _U3 < e:
+        z0 += w[k, np.uintp(indices[p])] * data[p]
+        z1 += w[k, np.uintp(indices[p + _U1])] * data[p + _U1]
+        z2 += w[k, np.uintp(indices[p + _U2])] * data[p + _U2]
+        z3 += w[k, np.uintp(indices[p + _U3])] * data[p + _U3]
+        p += _U4
+    while p < e:
+        z0 += w[k, np.uintp(indices[p])] * data[p]
+        p += _U1
+    return (z0 + z1) + (z2 + z3)
 
 
 @njit_inline
@@ -174,10 +187,14 @@ def linear_epoch(
     example ``t`` also adds ``(t - 1) step x`` to ``avg_sum`` (O(nnz), Daume's trick), so that the average of
     the weights after each of the ``t`` examples seen is ``coef - avg_sum / t`` (likewise the intercept).
     The updates follow the running weights ``coef``; ``out_scores`` are the averaged weights' scores (the
-    model that predicts), see :func:`averaged_score`.
+    model that predicts), see :func:`averaged_score`. Arrays with no rows mean no averaging: callers pass arrays
+    either way, so that one compiled specialisation serves both.
     """
     n_rows = indptr.shape[0] - 1
     n_out = coef.shape[0]
+    averaged = False
+    if avg_sum is not None and avg_sum_intercept is not None:
+        averaged = avg_sum.shape[0] > 0
     need_sq = rule != RULE_GRADIENT
     use_prefetch = coef.shape[0] * coef.shape[1] >= PREFETCH_MIN_WEIGHTS
     for i in range(n_rows):
@@ -201,7 +218,7 @@ def linear_epoch(
             out_scores[i, k] = z
             if not math.isfinite(z):
                 return t, i
-            if avg_sum is not None and avg_sum_intercept is not None:
+            if averaged and avg_sum is not None and avg_sum_intercept is not None:
                 n_before = t - 1 if s != 0.0 else t
                 out_scores[i, k] = averaged_score(
                     z=z,
@@ -241,7 +258,7 @@ def linear_epoch(
                 step = tau * direction * s
             csr_row_axpy(a=step, w=coef, k=k, indices=indices, data=data, start=start, end=end)
             intercept[k] += step * intercept_sq
-            if avg_sum is not None and avg_sum_intercept is not None:
+            if averaged and avg_sum is not None and avg_sum_intercept is not None:
                 late = (t - 1) * step
                 csr_row_axpy(a=late, w=avg_sum, k=k, indices=indices, data=data, start=start, end=end)
                 avg_sum_intercept[k] += late * intercept_sq

@@ -35,7 +35,7 @@ import math
 import numpy as np
 
 from ._numba import njit_kernel
-from .fd import fd_rotation
+from .fd import block_copy, fd_rotation
 from .losses import loss_dloss
 from .oja import REORTH_EVERY, _oja_gamma, _oja_orthonormalise
 from .rp import rp_row_vector
@@ -79,75 +79,66 @@ def _chol_solve(L, r, rhs, out):
 
 
 @njit_kernel
-def _solve(gram, sc, r, al, L, nchol, rhs, z1, z2, diag):
-    """``(BB^T + alpha I)^{-1} rhs`` into z1 (= z2), or the pseudo-inverse pair ``(G^+ rhs, G^{+2} rhs)``.
+def _h_step(newton, tau, sol, r, al, rhs, xx, in_span, nchol, diag, v, x, dl):
+    """The two steps in the H-norm (one compiled function for both): each applies its x part to v and returns
+    ``(f, coef, nchol)``; every lazy representation then applies ``w += f B^T coef`` its own way.
+    ``sol = (gram, sc, L, z1, z2)``, ``x = (indices, data, st, en)``.
 
-    Returns ``(pinv, nchol)``. ``diag``: ``BB^T`` is ``diag(sc^2)`` (Oja's orthonormal rows), solved directly;
-    otherwise through the Cholesky factor ``L`` of its first ``nchol`` rows (extended as needed) unless alpha is
-    negligible or the factorisation fails (then LU / eigendecomposition as in son.py).
+    ``newton``: ``u = w - H^{-1} g`` (``rhs = B g``, ``g = dl x``): Woodbury ``(g - B^T z1) / alpha``, or
+    ``-B^T G^{+2} B g`` when alpha is negligible. Otherwise the H-norm projection of ``w`` onto ``|w.x| <= C``
+    (``tau = tau_C(w.x)``, ``rhs = B x``, ``xx = x.x``; ``v -= f x`` unless the direction has no x_perp part),
+    by the rule of ``son._son_project``: direction ``x - B^T (G + alpha I)^{-1} Bx`` unless alpha is
+    negligible, its denominator has lost its digits or ``in_span`` (x known to lie in B's row space); then
+    ``son._split_step``.
     """
-    pinv = _use_pinv(gram, sc, r, al)
-    if not pinv:
-        if diag:
-            for a in range(r):
-                z1[a] = rhs[a] / (sc[a] * sc[a] + al)
-                z2[a] = z1[a]
-            return False, nchol
-        if nchol < r:
-            nchol = _chol_extend(gram, al, L, nchol, r)
-        if nchol == r:
-            _chol_solve(L, r, rhs, z1)
-            for a in range(r):
-                z2[a] = z1[a]
-            return False, nchol
-    m = _small_matrix(gram, sc, r, 0.0 if pinv else al)
-    a2, a1 = _small_solve(m, rhs[:r].copy(), pinv)
-    for a in range(r):
-        z1[a] = a1[a]
-        z2[a] = a2[a]
-    return pinv, nchol
-
-
-@njit_kernel
-def _slab_step(tau, sol, r, al, bx, xx, in_span, nchol, diag, v, x):
-    """The H-norm projection of ``w`` onto ``|w.x| <= C`` (``tau = tau_C(w.x)``, ``bx = B x``): applies its x
-    part to v (``v -= f x`` unless the direction has no x_perp part) and returns ``(f, coef, nchol)``; every lazy
-    representation then applies ``w += f B^T coef`` its own way. ``sol = (gram, sc, L, z1, z2)`` (``_solve``),
-    ``x = (indices, data, st, en)``. Same rule as ``son._son_project``: direction
-    ``x - B^T (G + alpha I)^{-1} Bx`` unless alpha is negligible, its denominator has lost its digits or
-    ``in_span`` (x known to lie in B's row space); then ``son._split_step``."""
     gram, sc, L, z1, z2 = sol
     indices, data, st, en = x
-    if not in_span:
-        pinv, nchol = _solve(gram=gram, sc=sc, r=r, al=al, L=L, nchol=nchol, rhs=bx, z1=z1, z2=z2, diag=diag)
+    if newton or not in_span:
+        # ---- z1 = (BB^T + alpha I)^{-1} rhs (= z2), or the pseudo-inverse pair (z1, z2) = (G^+ rhs, G^{+2} rhs)
+        # when alpha is negligible. diag: BB^T is diag(sc^2) (Oja's orthonormal rows), solved directly; otherwise
+        # through the Cholesky factor L of its first nchol rows (extended as needed) unless the factorisation
+        # fails (then LU / eigendecomposition as in son.py)
+        pinv = _use_pinv(gram, sc, r, al)
+        solved = False
+        if not pinv:
+            if diag:
+                for a in range(r):
+                    z1[a] = rhs[a] / (sc[a] * sc[a] + al)
+                    z2[a] = z1[a]
+                solved = True
+            else:
+                if nchol < r:
+                    nchol = _chol_extend(gram, al, L, nchol, r)
+                if nchol == r:
+                    _chol_solve(L, r, rhs, z1)
+                    for a in range(r):
+                        z2[a] = z1[a]
+                    solved = True
+        if not solved:
+            m = _small_matrix(gram, sc, r, 0.0 if pinv else al)
+            a2, a1 = _small_solve(m, rhs[:r].copy(), pinv)
+            for a in range(r):
+                z1[a] = a1[a]
+                z2[a] = a2[a]
+        if newton:
+            if pinv:
+                return -1.0, z2, nchol
+            inv = 1.0 / al
+            _sub_row(v, inv * dl, indices, data, st, en)
+            return inv, z1, nchol
         if not pinv:
             den = xx  # x.x - (Bx)^T z1 = x.(alpha H^{-1} x)
             for a in range(r):
-                den -= z1[a] * bx[a]
+                den -= z1[a] * rhs[a]
             if den > CANCEL_TOL * xx and math.isfinite(den):
                 f = tau / den
                 _sub_row(v, f, indices, data, st, en)
                 return f, z1, nchol
-    has_perp, den, c = _split_step(gram=gram, sc=sc, r=r, alpha=al, rhs=bx, xx=xx, in_span=in_span)
+    has_perp, den, c = _split_step(gram=gram, sc=sc, r=r, alpha=al, rhs=rhs, xx=xx, in_span=in_span)
     f = tau / den
     if has_perp:
         _sub_row(v, f, indices, data, st, en)
     return f, c, nchol
-
-
-@njit_kernel
-def _newton_step(sol, r, al, rhs, nchol, diag, v, x, dl):
-    """``u = w - H^{-1} g`` (``rhs = B g``, ``g = dl x``): applies its g part to v and returns ``(f, coef, nchol)``
-    for ``w += f B^T coef``: Woodbury ``(g - B^T z1) / alpha``, or ``-B^T G^{+2} B g`` when alpha is negligible.
-    ``sol`` and ``x`` as in ``_slab_step``."""
-    gram, sc, L, z1, z2 = sol
-    pinv, nchol = _solve(gram=gram, sc=sc, r=r, al=al, L=L, nchol=nchol, rhs=rhs, z1=z1, z2=z2, diag=diag)
-    if pinv:
-        return -1.0, z2, nchol
-    inv = 1.0 / al
-    indices, data, st, en = x
-    _sub_row(v, inv * dl, indices, data, st, en)
-    return inv, z1, nchol
 
 
 @njit_kernel
@@ -244,10 +235,10 @@ def _fd_materialise(Dt, r0, T, r, q, sp_ptr, sp_idx, sp_val, n_sp, e, v):
     """New dense basis ``T @ basis`` (returned transposed, (d, r)); folds ``basis^T e`` into v."""
     d = Dt.shape[0]
     if r0 > 0:
-        Td = np.ascontiguousarray(T[:r, :r0].T)
-        Dn = np.dot(np.ascontiguousarray(Dt[:, :r0]), Td)
+        Dr = Dt if r0 == Dt.shape[1] else block_copy(Dt, d, r0, np.bool_(False))  # (always the former: no copy)
+        Dn = np.dot(Dr, block_copy(T, r, r0, np.bool_(True)))
         ed = e[:r0].copy()
-        fold = np.dot(np.ascontiguousarray(Dt[:, :r0]), ed)
+        fold = np.dot(Dr, ed)
         for j in range(d):
             v[j] += fold[j]
     else:
@@ -313,20 +304,6 @@ def _fd_border(T, gram, r, q, bx, ca, sq):
 
 
 @njit_kernel
-def _fd_shrink_lazy(T, gram, r, q, keep, n_shrink):
-    """FD's shrink in the lazy form: ``T <- rot T`` and the Gram matrix of the kept rows; returns
-    ``(kept rows, delta)``."""
-    rot, kk, delta, new_gram = fd_rotation(gram, r, keep, n_shrink)
-    Tn = np.dot(rot, np.ascontiguousarray(T[:r, :q]))
-    for a in range(kk):
-        for b in range(q):
-            T[a, b] = Tn[a, b]
-        for b in range(kk):
-            gram[a, b] = new_gram[a, b]
-    return kk, delta
-
-
-@njit_kernel
 def son_fd_lazy(
     indptr,
     indices,
@@ -368,6 +345,8 @@ def son_fd_lazy(
     sc = np.ones(cap)
     first_bad = -1
     nospan = np.bool_(False)  # x not known to lie in B's row space
+    newton = np.bool_(True)  # the two modes of _h_step
+    nonewton = np.bool_(False)
     diag = np.bool_(False)
     n_mat = 0
     for k in range(K):
@@ -427,8 +406,20 @@ def son_fd_lazy(
             # ---- projection (onto the slab of the example about to be predicted; see slab_current)
             tau = 0.0 if slab_current else _tau(z, C)
             if tau != 0.0 and xx > 0.0:
-                f, coef, nchol = _slab_step(
-                    tau=tau, sol=sol, r=r, al=al, bx=bx, xx=xx, in_span=nospan, nchol=nchol, diag=diag, v=v, x=x
+                f, coef, nchol = _h_step(
+                    newton=nonewton,
+                    tau=tau,
+                    sol=sol,
+                    r=r,
+                    al=al,
+                    rhs=bx,
+                    xx=xx,
+                    in_span=nospan,
+                    nchol=nchol,
+                    diag=diag,
+                    v=v,
+                    x=x,
+                    dl=0.0,
                 )
                 _add_rmatvec(T, r, q, coef, f, e)
                 z -= tau
@@ -451,8 +442,15 @@ def son_fd_lazy(
                 q += 1
                 r += 1
                 shrunk = r == cap
-                if shrunk:
-                    r, delta = _fd_shrink_lazy(T, gk, r, q, keep, n_shrink)
+                if shrunk:  # FD's shrink in the lazy form: T <- rot T and the Gram matrix of the kept rows
+                    rot, kk, delta, new_gram = fd_rotation(gk, r, keep, n_shrink)
+                    Tn = np.dot(rot, block_copy(T, r, q, np.bool_(False)))
+                    for a in range(kk):
+                        for b in range(q):
+                            T[a, b] = Tn[a, b]
+                        for b in range(kk):
+                            gk[a, b] = new_gram[a, b]
+                    r = kk
                     nchol = np.int64(0)
                     if sketch == SKETCH_RFD:
                         al += 0.5 * delta
@@ -460,7 +458,21 @@ def son_fd_lazy(
                 _matvec(T, r, q, bxb, bx)
                 for a in range(r):
                     bx[a] *= dl
-                f, coef, nchol = _newton_step(sol=sol, r=r, al=al, rhs=bx, nchol=nchol, diag=diag, v=v, x=x, dl=dl)
+                f, coef, nchol = _h_step(
+                    newton=newton,
+                    tau=0.0,
+                    sol=sol,
+                    r=r,
+                    al=al,
+                    rhs=bx,
+                    xx=xx,
+                    in_span=nospan,
+                    nchol=nchol,
+                    diag=diag,
+                    v=v,
+                    x=x,
+                    dl=dl,
+                )
                 _add_rmatvec(T, r, q, coef, f, e)
             if slab_current and xx > 0.0:
                 # Alg. 6 as printed (K_t): project u onto |w.x_t| <= C with the post-update H (u = w when
@@ -475,8 +487,20 @@ def son_fd_lazy(
                 tau = _tau(zu, C)
                 span = learned and not shrunk  # x_t's row appended, no shrink since
                 if tau != 0.0:
-                    f, coef, nchol = _slab_step(
-                        tau=tau, sol=sol, r=r, al=al, bx=bx, xx=xx, in_span=span, nchol=nchol, diag=diag, v=v, x=x
+                    f, coef, nchol = _h_step(
+                        newton=nonewton,
+                        tau=tau,
+                        sol=sol,
+                        r=r,
+                        al=al,
+                        rhs=bx,
+                        xx=xx,
+                        in_span=span,
+                        nchol=nchol,
+                        diag=diag,
+                        v=v,
+                        x=x,
+                        dl=0.0,
                     )
                     _add_rmatvec(T, r, q, coef, f, e)
             # ---- materialise the dense rows (right after a shrink, when they are fewest) once the lazy form
@@ -517,7 +541,7 @@ def _oja_materialise(Zt, F, b, v):
     fold = np.dot(Zt, b)
     for j in range(v.shape[0]):
         v[j] += fold[j]
-    Zn = np.dot(Zt, np.ascontiguousarray(F.T))
+    Zn = np.dot(Zt, block_copy(F, r, r, np.bool_(True)))
     for a in range(r):
         b[a] = 0.0
         for c in range(r):
@@ -573,7 +597,7 @@ def _oja_factor_update(F, Finv, pv, cc, colsum):
 def _oja_reorthonormalise(Zt, L):
     """Orthonormalise the columns of ``Zt`` (d, r): ``Zt <- Zt L^{-T}`` with ``Zt^T Zt = L L^T``."""
     r = Zt.shape[1]
-    G = np.dot(Zt.T, Zt)
+    G = np.dot(block_copy(Zt, Zt.shape[0], r, np.bool_(True)), Zt)
     if _chol_extend(G, 0.0, L, np.int64(0), r) < r:
         raise np.linalg.LinAlgError("Matrix is not positive definite.")
     M = np.zeros((r, r))  # L^{-T}, column c = L^{-1} e_c read as a row
@@ -621,6 +645,8 @@ def son_oja_lazy(
     d = w.shape[1]
     first_bad = -1
     nospan = np.bool_(False)  # x not known to lie in B's row space
+    newton = np.bool_(True)  # the two modes of _h_step
+    nonewton = np.bool_(False)
     diag = np.bool_(True)
     nchol = np.int64(0)  # no Cholesky factor kept between solves
     n_mat = 0
@@ -667,8 +693,20 @@ def son_oja_lazy(
             # ---- projection
             tau = 0.0 if slab_current else _tau(z, C)
             if tau != 0.0 and xx > 0.0:
-                f, coef, _ = _slab_step(
-                    tau=tau, sol=sol, r=r, al=al, bx=bx, xx=xx, in_span=nospan, nchol=nchol, diag=diag, v=v, x=x
+                f, coef, _ = _h_step(
+                    newton=nonewton,
+                    tau=tau,
+                    sol=sol,
+                    r=r,
+                    al=al,
+                    rhs=bx,
+                    xx=xx,
+                    in_span=nospan,
+                    nchol=nchol,
+                    diag=diag,
+                    v=v,
+                    x=x,
+                    dl=0.0,
                 )
                 _oja_add_bt(F, sk, r, coef, f, b)
                 z -= tau
@@ -728,7 +766,21 @@ def son_oja_lazy(
                     for c in range(r):
                         acc += F[a, c] * zx[c]
                     bx[a] = dl * sk[a] * acc
-                f, coef, _ = _newton_step(sol=sol, r=r, al=al, rhs=bx, nchol=nchol, diag=diag, v=v, x=x, dl=dl)
+                f, coef, _ = _h_step(
+                    newton=newton,
+                    tau=0.0,
+                    sol=sol,
+                    r=r,
+                    al=al,
+                    rhs=bx,
+                    xx=xx,
+                    in_span=nospan,
+                    nchol=nchol,
+                    diag=diag,
+                    v=v,
+                    x=x,
+                    dl=dl,
+                )
                 _oja_add_bt(F, sk, r, coef, f, b)
             if slab_current and xx > 0.0:
                 # Alg. 6 as printed (K_t): project u onto |w.x_t| <= C with the post-update H (u = w when
@@ -740,8 +792,20 @@ def son_oja_lazy(
                         bx[a] /= dl  # B x (the u step scaled it to B g)
                 tau = _tau(zu, C)
                 if tau != 0.0:
-                    f, coef, _ = _slab_step(
-                        tau=tau, sol=sol, r=r, al=al, bx=bx, xx=xx, in_span=nospan, nchol=nchol, diag=diag, v=v, x=x
+                    f, coef, _ = _h_step(
+                        newton=nonewton,
+                        tau=tau,
+                        sol=sol,
+                        r=r,
+                        al=al,
+                        rhs=bx,
+                        xx=xx,
+                        in_span=nospan,
+                        nchol=nchol,
+                        diag=diag,
+                        v=v,
+                        x=x,
+                        dl=0.0,
                     )
                     _oja_add_bt(F, sk, r, coef, f, b)
         Zt = _oja_materialise(Zt, F, b, v)
@@ -794,6 +858,8 @@ def son_rp_lazy(
     d = w.shape[1]
     first_bad = -1
     nospan = np.bool_(False)  # x not known to lie in B's row space
+    newton = np.bool_(True)  # the two modes of _h_step
+    nonewton = np.bool_(False)
     diag = np.bool_(False)
     nchol = np.int64(0)  # no Cholesky factor kept between solves
     for k in range(K):
@@ -823,8 +889,20 @@ def son_rp_lazy(
             z, xx = _lazy_score(v=v, coef=c, Zt=St, r=r, indices=indices, data=data, start=st, end=en, zx=bx)
             tau = 0.0 if slab_current else _tau(z, C)
             if tau != 0.0 and xx > 0.0:
-                f, coef, _ = _slab_step(
-                    tau=tau, sol=sol, r=r, al=al, bx=bx, xx=xx, in_span=nospan, nchol=nchol, diag=diag, v=v, x=x
+                f, coef, _ = _h_step(
+                    newton=nonewton,
+                    tau=tau,
+                    sol=sol,
+                    r=r,
+                    al=al,
+                    rhs=bx,
+                    xx=xx,
+                    in_span=nospan,
+                    nchol=nchol,
+                    diag=diag,
+                    v=v,
+                    x=x,
+                    dl=0.0,
                 )
                 for a in range(r):  # w += f S^T coef
                     c[a] += f * coef[a]
@@ -853,7 +931,21 @@ def son_rp_lazy(
                 # ---- u = w - H^{-1} g
                 for a in range(r):
                     bg[a] = dl * (bx[a] + rvec[a] * ca * xx)
-                f, coef, _ = _newton_step(sol=sol, r=r, al=al, rhs=bg, nchol=nchol, diag=diag, v=v, x=x, dl=dl)
+                f, coef, _ = _h_step(
+                    newton=newton,
+                    tau=0.0,
+                    sol=sol,
+                    r=r,
+                    al=al,
+                    rhs=bg,
+                    xx=xx,
+                    in_span=nospan,
+                    nchol=nchol,
+                    diag=diag,
+                    v=v,
+                    x=x,
+                    dl=dl,
+                )
                 for a in range(r):
                     c[a] += f * coef[a]
             if slab_current and xx > 0.0:
@@ -866,8 +958,20 @@ def son_rp_lazy(
                     zu += c[a] * bx[a]
                 tau = _tau(zu, C)
                 if tau != 0.0:
-                    f, coef, _ = _slab_step(
-                        tau=tau, sol=sol, r=r, al=al, bx=bx, xx=xx, in_span=nospan, nchol=nchol, diag=diag, v=v, x=x
+                    f, coef, _ = _h_step(
+                        newton=nonewton,
+                        tau=tau,
+                        sol=sol,
+                        r=r,
+                        al=al,
+                        rhs=bx,
+                        xx=xx,
+                        in_span=nospan,
+                        nchol=nchol,
+                        diag=diag,
+                        v=v,
+                        x=x,
+                        dl=0.0,
                     )
                     for a in range(r):
                         c[a] += f * coef[a]

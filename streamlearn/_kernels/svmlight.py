@@ -23,7 +23,7 @@ import math
 
 import numpy as np
 
-from ._numba import njit_inline, njit_kernel
+from ._numba import njit_kernel
 
 # --- kernel return status ------------------------------------------------------------------------
 ST_NEED_INPUT = 0  # every complete line consumed; state[S_POS] is the start of the incomplete last line
@@ -103,7 +103,7 @@ _U32 = np.uint64(0xFFFFFFFF)
 _S32 = np.uint64(32)
 
 
-@njit_inline
+@njit_kernel
 def _record_hard(hard, nh, kind, slot, start, end, line):
     """Append a hard token (see HARD_COLS) at row ``nh`` of ``hard``; returns ``nh + 1``."""
     hard[nh, 0] = kind
@@ -179,12 +179,12 @@ def _eisel_lemire(man, exp10, neg):
     return -v if neg else v, True
 
 
-@njit_inline
+@njit_kernel
 def _is_space(c):
     return c == 32 or c == 9 or c == 13 or c == 11 or c == 12
 
 
-@njit_inline
+@njit_kernel
 def _lower(c):
     return c | 32
 

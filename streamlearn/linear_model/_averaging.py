@@ -48,7 +48,8 @@ class _AveragingMixin:
                 "with; call fit to start again."
             )
         if not self._averaged():
-            return self._coef_2d(), self.intercept_, {}
+            # empty sums (no rows: no averaging) rather than none: the kernel then compiles once for both cases
+            return self._coef_2d(), self.intercept_, {"avg_sum": np.zeros((0, 0)), "avg_sum_intercept": np.zeros(0)}
         extra = {"avg_sum": self.average_sum_, "avg_sum_intercept": self.average_sum_intercept_}
         return self.running_coef_, self.running_intercept_, extra
 
