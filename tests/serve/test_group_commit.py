@@ -204,3 +204,37 @@ def test_lean_handlers_also_behind_starlette_routing(tmp_path):
     assert learned.status_code == 200 and learned.json()["learned"] == 2
     assert predicted.status_code == 200 and len(predicted.json()["scores"]) == 1
     m.close()
+
+
+def test_switch_interval_is_set_while_the_app_runs_and_restored(tmp_path):
+    """The application's lifespan sets the thread switch interval at start-up and restores it at shutdown
+    (after closing the model); None leaves it alone."""
+    import sys
+
+    from streamlearn.serve import create_app
+
+    before = sys.getswitchinterval()
+
+    async def lifespan(app):
+        seen = []
+        messages = asyncio.Queue()
+        for kind in ("startup", "shutdown"):
+            messages.put_nowait({"type": f"lifespan.{kind}"})
+
+        async def receive():
+            return await messages.get()
+
+        async def send(message):
+            seen.append((message["type"], sys.getswitchinterval()))
+
+        await app({"type": "lifespan", "asgi": {"version": "3.0"}, "state": {}}, receive, send)
+        return seen
+
+    m = _served(tmp_path / "a")
+    seen = asyncio.run(lifespan(create_app(m, switch_interval=3e-4)))
+    assert seen[0][0] == "lifespan.startup.complete" and seen[0][1] == pytest.approx(3e-4)
+    assert seen[1][0] == "lifespan.shutdown.complete" and seen[1][1] == pytest.approx(before)
+    assert m.wal.fd is None  # closed at shutdown
+    m = _served(tmp_path / "b")
+    seen = asyncio.run(lifespan(create_app(m, switch_interval=None)))
+    assert [s[1] for s in seen] == pytest.approx([before, before])
