@@ -24,7 +24,6 @@ import io
 import json
 import lzma
 import os
-import socket
 import subprocess
 import sys
 import tempfile
@@ -35,12 +34,6 @@ import numpy as np
 
 ROOT = Path(__file__).resolve().parents[1]
 RESULTS = ROOT / "benchmarks" / "results"
-
-
-def _free_port():
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 def _lines():
@@ -200,8 +193,10 @@ async def _cell(url, path, bodies, clients, seconds, max_requests):
     }
 
 
-def _serve(name, state):
-    port = _free_port()
+def _serve(name, folder):
+    """Start ``streamlearn serve`` (state in ``folder``/state) on a port the system picks (``--port 0
+    --port-file``); its URL once /health answers."""
+    state, port_file = str(Path(folder) / "state"), Path(folder) / "port"
     env = dict(os.environ, PYTHONPATH=str(ROOT), OPENBLAS_NUM_THREADS="1")
     proc = subprocess.Popen(
         [
@@ -216,7 +211,9 @@ def _serve(name, state):
             "--state-dir",
             state,
             "--port",
-            str(port),
+            "0",
+            "--port-file",
+            str(port_file),
             "--snapshot-every",
             "0",
         ],
@@ -226,14 +223,18 @@ def _serve(name, state):
     )
     import httpx
 
-    url = f"http://127.0.0.1:{port}"
     deadline = time.monotonic() + 120
-    while time.monotonic() < deadline:
-        try:
-            if httpx.get(url + "/health", timeout=1).status_code == 200:
-                return proc, url
-        except httpx.TransportError:
-            time.sleep(0.1)
+    url = None
+    while time.monotonic() < deadline and proc.poll() is None:
+        if url is None and port_file.exists():
+            url = f"http://127.0.0.1:{int(port_file.read_text())}"
+        if url is not None:
+            try:
+                if httpx.get(url + "/health", timeout=1).status_code == 200:
+                    return proc, url
+            except httpx.TransportError:
+                pass
+        time.sleep(0.1)
     proc.kill()
     raise RuntimeError(f"streamlearn serve --learner {name} did not start")
 
@@ -258,8 +259,8 @@ def main():
     for name in args.learners.split(","):
         before = _in_process(name, lines, args.seconds)
         cells = []
-        with tempfile.TemporaryDirectory() as state:
-            proc, url = _serve(name, state)
+        with tempfile.TemporaryDirectory() as folder:
+            proc, url = _serve(name, folder)
             try:
                 for path in ("/predict", "/learn"):
                     for batch in (1, 100):

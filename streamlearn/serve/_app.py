@@ -21,6 +21,8 @@ import os
 import sys
 import tempfile
 import time
+from bisect import bisect_left
+from itertools import accumulate
 
 from anyio import to_thread
 from starlette.applications import Starlette
@@ -57,12 +59,16 @@ class _Metrics:
     def observe(self, endpoint, status, seconds):
         key = (endpoint, status)
         self.requests[key] = self.requests.get(key, 0) + 1
-        h = self.hist.setdefault(endpoint, [0] * len(_BUCKETS) + [0.0, 0])
-        for i, b in enumerate(_BUCKETS):
-            if seconds <= b:
-                h[i] += 1
+        h = self.hist.get(endpoint)
+        if h is None:
+            h = self.hist[endpoint] = [0] * (len(_BUCKETS) + 1) + [0.0, 0]
+        h[bisect_left(_BUCKETS, seconds)] += 1  # the first bucket holding it (one past the last: above them all)
         h[-2] += seconds
         h[-1] += 1
+
+    def cumulative(self, h):
+        """The Prometheus buckets (counts at or below each bound) of a histogram kept by ``observe``."""
+        return list(accumulate(h[: len(_BUCKETS)]))
 
 
 def _num(x):
@@ -275,7 +281,7 @@ def create_app(served, *, token=None, auth_all=False, max_body_bytes=16 << 20, s
             lines.append(f'streamlearn_requests_total{{endpoint="{ep}",code="{code}"}} {count}')
         lines += ["# HELP streamlearn_request_seconds Request latency.", "# TYPE streamlearn_request_seconds histogram"]
         for ep, h in sorted(metrics.hist.items()):
-            for b, c in zip(_BUCKETS, h):
+            for b, c in zip(_BUCKETS, metrics.cumulative(h)):
                 lines.append(f'streamlearn_request_seconds_bucket{{endpoint="{ep}",le="{b}"}} {c}')
             lines.append(f'streamlearn_request_seconds_bucket{{endpoint="{ep}",le="+Inf"}} {h[-1]}')
             lines.append(f'streamlearn_request_seconds_sum{{endpoint="{ep}"}} {h[-2]!r}')

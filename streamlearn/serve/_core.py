@@ -326,12 +326,16 @@ class ServedModel:
 
     def checked_lines(self, body):
         """``body`` ending with a newline, after the cheap checks of a request (not empty, the line limit)."""
+        return self._checked(body)[0]
+
+    def _checked(self, body):
+        """``(body, lines)``: :meth:`checked_lines` and the number of lines it holds."""
         if not body.endswith(b"\n"):
             body += b"\n"
         n_lines = body.count(b"\n")
         if n_lines > self.max_batch_lines:
             raise BadRequest(f"{n_lines} lines; a request holds at most {self.max_batch_lines}.", 413)
-        return body
+        return body, n_lines
 
     def parse_many(self, bodies, *, labelled, lines=None):
         """Several request bodies (each ending with a newline) in one parse: ``(X, y, counts, errors)``, the
@@ -495,9 +499,9 @@ class ServedModel:
         line 2: malformed feature 'oops': ...
         >>> m.close()
         """
-        body = self.checked_lines(body)
+        body, n_lines = self._checked(body)
         fut = Future() if future is None else future
-        self._submit(["text", None, None, body, fut, body.count(b"\n")])
+        self._submit(["text", None, None, body, fut, n_lines])
         return fut
 
     def swap(self, model_path):

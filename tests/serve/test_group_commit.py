@@ -238,3 +238,15 @@ def test_switch_interval_is_set_while_the_app_runs_and_restored(tmp_path):
     m = _served(tmp_path / "b")
     seen = asyncio.run(lifespan(create_app(m, switch_interval=None)))
     assert [s[1] for s in seen] == pytest.approx([before, before])
+
+
+def test_latency_histogram_counts_each_request_at_and_below_every_bound():
+    from streamlearn.serve._app import _BUCKETS, _Metrics
+
+    m = _Metrics()
+    seconds = [0.0001, 0.0005, 0.0007, 0.003, 0.01, 0.02, 3.0, 99.0]
+    for s in seconds:
+        m.observe("learn", 200, s)
+    h = m.hist["learn"]
+    assert m.cumulative(h) == [sum(s <= b for s in seconds) for b in _BUCKETS]
+    assert h[-1] == len(seconds) and h[-2] == pytest.approx(sum(seconds))
