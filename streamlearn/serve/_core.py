@@ -153,6 +153,7 @@ class ServedModel:
         # first _synced of them covered by a finished one; _syncing fsyncs running
         self._pending = []  # (group number, [(future, result, None), ...])
         self._written = self._covered = self._synced = self._syncing = 0
+        self._draining = 0  # threads in _drain
         self._sync_cv = threading.Condition()
         self._sync_stop = False
         self.failed = None
@@ -606,7 +607,9 @@ class ServedModel:
         with self._sync_cv:
             self._written += 1
             self._pending.append((self._written, done))
-            self._sync_cv.notify_all()
+            # one idle log-sync thread (a busy one takes the group when its fsync returns); no _drain waits here:
+            # it runs in this thread or after it ended
+            self._sync_cv.notify()
 
     def _stopped(self):
         return BadRequest(f"the learner stopped after an error: {self.failed}", 503)
@@ -679,13 +682,18 @@ class ServedModel:
                 if self.failed is not None:
                     done = [(fut, None, self._stopped()) for fut, _, _ in done]
                 self._deliver(done)  # under the lock: groups are answered in log order
-                self._sync_cv.notify_all()
+                if self._draining:  # the other sync thread waits for new groups only (woken by _commit)
+                    self._sync_cv.notify_all()
 
     def _drain(self):
         """Wait until every learned batch is fsynced and answered (before the log file changes)."""
         with self._sync_cv:
-            while self._pending or self._syncing:
-                self._sync_cv.wait()
+            self._draining += 1
+            try:
+                while self._pending or self._syncing:
+                    self._sync_cv.wait()
+            finally:
+                self._draining -= 1
 
     @staticmethod
     def _deliver(done):

@@ -250,3 +250,32 @@ def test_latency_histogram_counts_each_request_at_and_below_every_bound():
     h = m.hist["learn"]
     assert m.cumulative(h) == [sum(s <= b for s in seconds) for b in _BUCKETS]
     assert h[-1] == len(seconds) and h[-2] == pytest.approx(sum(seconds))
+
+
+def test_many_writers_and_snapshots_every_answer_arrives(tmp_path):
+    """Requests from several threads while snapshots wait for the log to drain: each is answered once its group
+    is fsynced, in log order, and a restart finds every one of them."""
+    rng = np.random.default_rng(9)
+    bodies = [_body(rng, int(rng.integers(1, 8))) for _ in range(240)]
+    m = _served(tmp_path)
+    futures = [[] for _ in range(4)]
+
+    def send(k):
+        for i in range(k, len(bodies), 4):
+            futures[k].append(m.learn_text(bodies[i]))
+            if i % 40 == 0:
+                m.snapshot()
+
+    threads = [threading.Thread(target=send, args=(k,)) for k in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(30)
+    answers = sorted((f.result(timeout=30) for fs in futures for f in fs), key=lambda r: r["first"])
+    assert sum(r["learned"] for r in answers) == m.stats["n_learned"] == sum(b.count(b"\n") for b in bodies)
+    assert [r["first"] for r in answers[1:]] == [r["first"] + r["learned"] for r in answers[:-1]]
+    back = ServedModel(tmp_path / "state", snapshot_every=0)  # a crash: snapshot and log hold everything
+    assert back.stats["n_learned"] == m.stats["n_learned"]
+    np.testing.assert_array_equal(back.model.coef_, m.model.coef_)
+    back.close()
+    m.close(snapshot=False)
