@@ -110,13 +110,16 @@ def _request(path, body, host="127.0.0.1"):
 class _Conn(asyncio.Protocol):
     """A minimal HTTP/1.1 keep-alive client over one loopback connection (the load generator only: httpx costs
     more CPU per request than the server on this machine, and client and server share its cores). An asyncio
-    protocol: the answer is framed by its Content-Length, without stream-reader machinery per request."""
+    protocol: each answer is read whole (framed by its Content-Length) and handed to ``on_answer``; under load
+    (``_cell``) that callback checks it and writes the next request at once, without a task or a future per
+    request."""
 
     def __init__(self, url):
         host, port = url.rsplit("/", 1)[-1].split(":")
         self.host, self.port = host, int(port)
         self.buf = b""
-        self.waiter = None
+        self.on_answer = None  # (status, body) -> None
+        self.on_lost = None  # exception -> None
         self.transport = None
 
     async def open(self):
@@ -126,7 +129,7 @@ class _Conn(asyncio.Protocol):
         self.transport = transport
 
     def data_received(self, data):
-        self.buf += data
+        self.buf = self.buf + data if self.buf else data
         end = self.buf.find(b"\r\n\r\n")
         if end < 0:
             return
@@ -139,19 +142,22 @@ class _Conn(asyncio.Protocol):
         if len(self.buf) >= end + 4 + length:
             status = int(head[9:12])
             data, self.buf = self.buf[end + 4 : end + 4 + length], self.buf[end + 4 + length :]
-            waiter, self.waiter = self.waiter, None
-            waiter.set_result((status, data))
+            self.on_answer(status, data)
 
     def connection_lost(self, exc):
-        if self.waiter is not None and not self.waiter.done():
-            self.waiter.set_exception(ConnectionError(f"the server closed the connection ({exc})"))
+        if self.on_lost is not None:
+            self.on_lost(ConnectionError(f"the server closed the connection ({exc})"))
 
     async def post(self, request):
-        self.waiter = asyncio.get_running_loop().create_future()
-        self.transport.write(request)  # the whole request, prepared by ``_request``
-        return await self.waiter
+        """Send one request (the whole request, prepared by ``_request``) and wait for its answer."""
+        waiter = asyncio.get_running_loop().create_future()
+        self.on_answer = lambda status, data: waiter.set_result((status, data))
+        self.on_lost = lambda exc: waiter.done() or waiter.set_exception(exc)
+        self.transport.write(request)
+        return await waiter
 
     async def close(self):
+        self.on_lost = None
         self.transport.close()
 
 
@@ -165,24 +171,47 @@ async def _cell(url, path, bodies, clients, seconds, max_requests):
     warm = _request("/predict", bodies[0][0])  # one untimed request per connection (no learning)
     await asyncio.gather(*(c.post(warm) for c in conns))
     load = os.getloadavg()[0]
+    finished = asyncio.get_running_loop().create_future()
+    running = [clients]
+
+    def fail(exc):
+        if not finished.done():
+            finished.set_exception(exc)
+
+    def drive(k, c):
+        """Client k: one request at a time on its connection, the next one written when the answer is checked."""
+        state = [k, 0, 0.0]  # next request, examples in flight, time sent
+
+        def send():
+            if time.perf_counter() >= stop or budget[0] <= 0:
+                running[0] -= 1
+                if running[0] == 0 and not finished.done():
+                    finished.set_result(None)
+                return
+            budget[0] -= 1
+            request, state[1] = requests[state[0] % len(requests)]
+            state[0] += clients
+            state[2] = time.perf_counter()
+            c.transport.write(request)
+
+        def answer(status, data):
+            latencies.append(time.perf_counter() - state[2])
+            if status != 200:
+                fail(RuntimeError(f"{path}: HTTP {status} {data[:200]!r}"))
+                return
+            examples[0] += state[1]
+            send()
+
+        c.on_answer = answer
+        c.on_lost = fail
+        send()
+
     try:
-        stop = time.perf_counter() + seconds
-
-        async def client(k, c):
-            i = k
-            while time.perf_counter() < stop and budget[0] > 0:
-                budget[0] -= 1
-                request, n = requests[i % len(requests)]
-                t0 = time.perf_counter()
-                status, data = await c.post(request)
-                latencies.append(time.perf_counter() - t0)
-                if status != 200:
-                    raise RuntimeError(f"{path}: HTTP {status} {data[:200]!r}")
-                examples[0] += n
-                i += clients
-
         start = time.perf_counter()
-        await asyncio.gather(*(client(k, c) for k, c in enumerate(conns)))
+        stop = start + seconds
+        for k, c in enumerate(conns):
+            drive(k, c)
+        await finished
         wall = time.perf_counter() - start
     finally:
         await asyncio.gather(*(c.close() for c in conns))
