@@ -607,8 +607,8 @@ class ServedModel:
         with self._sync_cv:
             self._written += 1
             self._pending.append((self._written, done))
-            # one idle log-sync thread (a busy one takes the group when its fsync returns); no _drain waits here:
-            # it runs in this thread or after it ended
+            # wakes one idle log-sync thread (a busy one takes the group when its fsync returns); no thread
+            # waits in _drain now: only this writer thread calls it, or close() once this thread has ended
             self._sync_cv.notify()
 
     def _stopped(self):

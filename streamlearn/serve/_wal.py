@@ -29,6 +29,7 @@ import zlib
 __all__ = ["WriteAheadLog", "read_records", "fsync_dir", "HEADER"]
 
 HEADER = struct.Struct("<QII")
+_writev = getattr(os, "writev", None)  # POSIX
 MAX_RECORD = 1 << 31
 
 
@@ -97,7 +98,10 @@ class WriteAheadLog:
         if len(payload) >= MAX_RECORD:
             raise ValueError(f"a log record holds at most {MAX_RECORD} bytes; got {len(payload)}.")
         head = HEADER.pack(seq, len(payload), _crc(seq, payload))
-        written = os.writev(self.fd, [head, payload])  # header and payload without joining them (no copy)
+        if _writev is not None:  # header and payload without joining them (no copy)
+            written = _writev(self.fd, [head, payload])
+        else:  # pragma: no cover - platforms without writev
+            written = 0
         if written < len(head) + len(payload):  # a short write (rare): the rest, in order
             rest = memoryview(head + payload)[written:]
             while rest:

@@ -163,7 +163,7 @@ def test_log_record_after_a_short_write_is_whole(tmp_path, monkeypatch):
     from streamlearn.serve import _wal
 
     real = _wal.os.writev
-    monkeypatch.setattr(_wal.os, "writev", lambda fd, parts: real(fd, [bytes(parts[0])[:5]]))
+    monkeypatch.setattr(_wal, "_writev", lambda fd, parts: real(fd, [bytes(parts[0])[:5]]))
     path = tmp_path / "wal-0.log"
     log = _wal.WriteAheadLog(str(path))
     log.append(0, b"1 1:0.5\n")
