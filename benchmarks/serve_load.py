@@ -285,7 +285,7 @@ def main():
     lines = _lines()
     clients = [int(c) for c in args.clients.split(",")]
     results = {
-        "command": "python benchmarks/serve_load.py " + " ".join(sys.argv[1:]),
+        "command": " ".join(["python benchmarks/serve_load.py", *sys.argv[1:]]),
         "server_stack": _server_stack(),
         "fsync": "every /learn answered after an fsync of the log covering it (the default, durable policy)",
         "cells": [],
