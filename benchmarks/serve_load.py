@@ -1,19 +1,23 @@
 """Load test of ``streamlearn serve`` on the loopback interface, against the same learner in process.
 
-For each learner (ftrl, rfd-son), one ``streamlearn serve --learner NAME`` subprocess (fsync on, as in
-production) is loaded by 1..64 concurrent clients (asyncio tasks, one keep-alive HTTP/1.1 connection
-each, a minimal client: see ``_Conn``), for each mode: ``/predict`` and ``/learn`` with single examples and with batches of 100 a9a lines.
-Each cell runs for ``--seconds`` or ``--max-requests`` requests, whichever comes first; the script stops by
-itself. Reported: examples/s, p50 and p99 request latency. In the same run, in process: ``partial_fit`` and
-``decision_function`` on the parsed CSR rows (batches of 1 and 100), and parse + ``partial_fit`` of the same
-text batches (what the server does per request, without HTTP), as examples/s.
+For each learner (ftrl, rfd-son), a ``streamlearn serve --learner NAME`` subprocess (fsync on, as in production:
+every /learn is answered after the fsync of the log covering it) is loaded by 1..64 concurrent clients (asyncio
+tasks, one keep-alive HTTP/1.1 connection each, a minimal client: see ``_Conn``; every answer is read whole and
+its status checked), for each mode: ``/predict`` and ``/learn`` with single examples and with batches of 100 a9a
+lines. Each cell runs for ``--seconds`` or ``--max-requests`` requests, whichever comes first. Reported: examples/s,
+p50 and p99 request latency.
+
+The reference: the same learner in process, measured right before and right after each cell (``--ref-seconds``
+each): ``partial_fit`` and ``decision_function`` on the parsed CSR rows, and parse + ``partial_fit`` of the same
+text batches (what the server does per request, without HTTP), as examples/s. A cell's ratio is its examples/s
+over the mean of the two. Every cell runs ``--repeats`` rounds, each round on a fresh server; the tables give the
+median over the rounds (the JSON file keeps every round).
 
 The clients run in one Python process on the same machine as the server (2 shared cores), on uvloop when it
 is installed, with the request bytes prepared before the clock starts: the HTTP figures include the client's
-own cost. Read the ratios against the in-process figures of the same run; the load average of the machine
-is recorded with each cell.
+own cost. The load average of the machine is recorded with each cell.
 
-    python benchmarks/serve_load.py [--seconds 1.5] [--clients 1,8,32,64] [--learners ftrl,rfd-son]
+    python benchmarks/serve_load.py [--seconds 1.5] [--repeats 3] [--clients 1,8,32,64] [--learners ftrl,rfd-son]
 
 Writes benchmarks/results/serve_load.json and .md.
 """
@@ -24,7 +28,6 @@ import io
 import json
 import lzma
 import os
-import socket
 import subprocess
 import sys
 import tempfile
@@ -35,12 +38,6 @@ import numpy as np
 
 ROOT = Path(__file__).resolve().parents[1]
 RESULTS = ROOT / "benchmarks" / "results"
-
-
-def _free_port():
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 def _lines():
@@ -71,36 +68,35 @@ def _server_stack():
     return " + ".join(out)
 
 
-def _in_process(name, lines, seconds):
-    """examples/s of partial_fit / decision_function (parsed rows) and parse + partial_fit (text), batches of
-    1 and 100, each timed for about ``seconds``."""
+FIGURES = ("partial_fit", "decision_function", "parse+partial_fit")
+
+
+def _in_process(name, what, batch, data, seconds):
+    """examples/s of one in-process figure: ``what`` (one of ``FIGURES``) on batches of ``batch`` a9a rows, timed
+    for about ``seconds`` on a fresh model. ``data``: ``(X, y, lines)``, the parsed rows and their text."""
     from streamlearn.datasets import load_svmlight
     from streamlearn.learners import make_learner
 
-    out = {}
-    X, y = load_svmlight(io.BytesIO(b"\n".join(lines) + b"\n"), n_features=123, zero_based=False)
-    for batch in (1, 100):
-        for what in ("partial_fit", "decision_function", "parse+partial_fit"):
-            model = make_learner(name)
-            model.partial_fit(X[:2], y[:2], classes=[-1.0, 1.0])  # compiled before the clock starts
-            n = 0
-            start = time.perf_counter()
-            i = 0
-            while time.perf_counter() - start < seconds:
-                lo = (i * batch) % (X.shape[0] - batch)
-                if what == "partial_fit":
-                    model.partial_fit(X[lo : lo + batch], y[lo : lo + batch])
-                elif what == "decision_function":
-                    model.decision_function(X[lo : lo + batch])
-                else:
-                    Xb, yb = load_svmlight(
-                        io.BytesIO(b"\n".join(lines[lo : lo + batch]) + b"\n"), n_features=123, zero_based=False
-                    )
-                    model.partial_fit(Xb, yb)
-                n += batch
-                i += 1
-            out[f"{what}_batch{batch}"] = n / (time.perf_counter() - start)
-    return out
+    X, y, lines = data
+    model = make_learner(name)
+    model.partial_fit(X[:2], y[:2], classes=[-1.0, 1.0])  # compiled before the clock starts
+    n = 0
+    start = time.perf_counter()
+    i = 0
+    while time.perf_counter() - start < seconds:
+        lo = (i * batch) % (X.shape[0] - batch)
+        if what == "partial_fit":
+            model.partial_fit(X[lo : lo + batch], y[lo : lo + batch])
+        elif what == "decision_function":
+            model.decision_function(X[lo : lo + batch])
+        else:
+            Xb, yb = load_svmlight(
+                io.BytesIO(b"\n".join(lines[lo : lo + batch]) + b"\n"), n_features=123, zero_based=False
+            )
+            model.partial_fit(Xb, yb)
+        n += batch
+        i += 1
+    return n / (time.perf_counter() - start)
 
 
 def _request(path, body, host="127.0.0.1"):
@@ -114,13 +110,16 @@ def _request(path, body, host="127.0.0.1"):
 class _Conn(asyncio.Protocol):
     """A minimal HTTP/1.1 keep-alive client over one loopback connection (the load generator only: httpx costs
     more CPU per request than the server on this machine, and client and server share its cores). An asyncio
-    protocol: the answer is framed by its Content-Length, without stream-reader machinery per request."""
+    protocol: each answer is read whole (framed by its Content-Length) and handed to ``on_answer``; under load
+    (``_cell``) that callback checks it and writes the next request at once, without a task or a future per
+    request."""
 
     def __init__(self, url):
         host, port = url.rsplit("/", 1)[-1].split(":")
         self.host, self.port = host, int(port)
         self.buf = b""
-        self.waiter = None
+        self.on_answer = None  # (status, body) -> None
+        self.on_lost = None  # exception -> None
         self.transport = None
 
     async def open(self):
@@ -130,7 +129,7 @@ class _Conn(asyncio.Protocol):
         self.transport = transport
 
     def data_received(self, data):
-        self.buf += data
+        self.buf = self.buf + data if self.buf else data
         end = self.buf.find(b"\r\n\r\n")
         if end < 0:
             return
@@ -143,19 +142,22 @@ class _Conn(asyncio.Protocol):
         if len(self.buf) >= end + 4 + length:
             status = int(head[9:12])
             data, self.buf = self.buf[end + 4 : end + 4 + length], self.buf[end + 4 + length :]
-            waiter, self.waiter = self.waiter, None
-            waiter.set_result((status, data))
+            self.on_answer(status, data)
 
     def connection_lost(self, exc):
-        if self.waiter is not None and not self.waiter.done():
-            self.waiter.set_exception(ConnectionError(f"the server closed the connection ({exc})"))
+        if self.on_lost is not None:
+            self.on_lost(ConnectionError(f"the server closed the connection ({exc})"))
 
     async def post(self, request):
-        self.waiter = asyncio.get_running_loop().create_future()
-        self.transport.write(request)  # the whole request, prepared by ``_request``
-        return await self.waiter
+        """Send one request (the whole request, prepared by ``_request``) and wait for its answer."""
+        waiter = asyncio.get_running_loop().create_future()
+        self.on_answer = lambda status, data: waiter.set_result((status, data))
+        self.on_lost = lambda exc: waiter.done() or waiter.set_exception(exc)
+        self.transport.write(request)
+        return await waiter
 
     async def close(self):
+        self.on_lost = None
         self.transport.close()
 
 
@@ -169,24 +171,47 @@ async def _cell(url, path, bodies, clients, seconds, max_requests):
     warm = _request("/predict", bodies[0][0])  # one untimed request per connection (no learning)
     await asyncio.gather(*(c.post(warm) for c in conns))
     load = os.getloadavg()[0]
+    finished = asyncio.get_running_loop().create_future()
+    running = [clients]
+
+    def fail(exc):
+        if not finished.done():
+            finished.set_exception(exc)
+
+    def drive(k, c):
+        """Client k: one request at a time on its connection, the next one written when the answer is checked."""
+        state = [k, 0, 0.0]  # next request, examples in flight, time sent
+
+        def send():
+            if time.perf_counter() >= stop or budget[0] <= 0:
+                running[0] -= 1
+                if running[0] == 0 and not finished.done():
+                    finished.set_result(None)
+                return
+            budget[0] -= 1
+            request, state[1] = requests[state[0] % len(requests)]
+            state[0] += clients
+            state[2] = time.perf_counter()
+            c.transport.write(request)
+
+        def answer(status, data):
+            latencies.append(time.perf_counter() - state[2])
+            if status != 200:
+                fail(RuntimeError(f"{path}: HTTP {status} {data[:200]!r}"))
+                return
+            examples[0] += state[1]
+            send()
+
+        c.on_answer = answer
+        c.on_lost = fail
+        send()
+
     try:
-        stop = time.perf_counter() + seconds
-
-        async def client(k, c):
-            i = k
-            while time.perf_counter() < stop and budget[0] > 0:
-                budget[0] -= 1
-                request, n = requests[i % len(requests)]
-                t0 = time.perf_counter()
-                status, data = await c.post(request)
-                latencies.append(time.perf_counter() - t0)
-                if status != 200:
-                    raise RuntimeError(f"{path}: HTTP {status} {data[:200]!r}")
-                examples[0] += n
-                i += clients
-
         start = time.perf_counter()
-        await asyncio.gather(*(client(k, c) for k, c in enumerate(conns)))
+        stop = start + seconds
+        for k, c in enumerate(conns):
+            drive(k, c)
+        await finished
         wall = time.perf_counter() - start
     finally:
         await asyncio.gather(*(c.close() for c in conns))
@@ -200,8 +225,10 @@ async def _cell(url, path, bodies, clients, seconds, max_requests):
     }
 
 
-def _serve(name, state):
-    port = _free_port()
+def _serve(name, folder):
+    """Start ``streamlearn serve`` (state in ``folder``/state) on a port the system picks (``--port 0
+    --port-file``); its URL once /health answers."""
+    state, port_file = str(Path(folder) / "state"), Path(folder) / "port"
     env = dict(os.environ, PYTHONPATH=str(ROOT), OPENBLAS_NUM_THREADS="1")
     proc = subprocess.Popen(
         [
@@ -216,7 +243,9 @@ def _serve(name, state):
             "--state-dir",
             state,
             "--port",
-            str(port),
+            "0",
+            "--port-file",
+            str(port_file),
             "--snapshot-every",
             "0",
         ],
@@ -226,14 +255,18 @@ def _serve(name, state):
     )
     import httpx
 
-    url = f"http://127.0.0.1:{port}"
     deadline = time.monotonic() + 120
-    while time.monotonic() < deadline:
-        try:
-            if httpx.get(url + "/health", timeout=1).status_code == 200:
-                return proc, url
-        except httpx.TransportError:
-            time.sleep(0.1)
+    url = None
+    while time.monotonic() < deadline and proc.poll() is None:
+        if url is None and port_file.exists():
+            url = f"http://127.0.0.1:{int(port_file.read_text())}"
+        if url is not None:
+            try:
+                if httpx.get(url + "/health", timeout=1).status_code == 200:
+                    return proc, url
+            except httpx.TransportError:
+                pass
+        time.sleep(0.1)
     proc.kill()
     raise RuntimeError(f"streamlearn serve --learner {name} did not start")
 
@@ -244,51 +277,72 @@ def main():
     ap.add_argument("--max-requests", type=int, default=20_000, help="requests per cell at most")
     ap.add_argument("--clients", default="1,8,32,64")
     ap.add_argument("--learners", default="ftrl,rfd-son")
+    ap.add_argument("--repeats", type=int, default=3, help="rounds of every cell, each on a fresh server (default 3)")
+    ap.add_argument(
+        "--ref-seconds", type=float, default=0.5, help="seconds of each in-process figure around a cell (default 0.5)"
+    )
     args = ap.parse_args()
     lines = _lines()
     clients = [int(c) for c in args.clients.split(",")]
     results = {
-        "command": "python benchmarks/serve_load.py " + " ".join(sys.argv[1:]),
+        "command": " ".join(["python benchmarks/serve_load.py", *sys.argv[1:]]),
         "server_stack": _server_stack(),
         "fsync": "every /learn answered after an fsync of the log covering it (the default, durable policy)",
         "cells": [],
+        "repeats": args.repeats,
         "in_process": {},
-        "in_process_before_after": {},
     }
+    from streamlearn.datasets import load_svmlight
+
+    X, y = load_svmlight(io.BytesIO(b"\n".join(lines) + b"\n"), n_features=123, zero_based=False)
+    data = (X, y, lines)
     for name in args.learners.split(","):
-        before = _in_process(name, lines, args.seconds)
-        cells = []
-        with tempfile.TemporaryDirectory() as state:
-            proc, url = _serve(name, state)
-            try:
-                for path in ("/predict", "/learn"):
-                    for batch in (1, 100):
-                        bodies = [(b"\n".join(lines[i : i + batch]) + b"\n", batch) for i in range(0, 20_000, batch)]
-                        _run(_cell(url, path, bodies, 1, 0.2, 50))  # warm-up, not reported
-                        for k in clients:
-                            cell = _run(_cell(url, path, bodies, k, args.seconds, args.max_requests))
-                            cell.update(learner=name, endpoint=path, batch=batch, clients=k)
-                            cells.append(cell)
-            finally:
-                proc.terminate()
+        runs = {}  # (endpoint, batch, clients) -> one dict per round
+        refs = {}  # in-process figure -> every measurement of the learner
+        for _ in range(args.repeats):
+            with tempfile.TemporaryDirectory() as folder:  # a fresh server (and log) each round
+                proc, url = _serve(name, folder)
                 try:
-                    proc.wait(timeout=30)
-                except subprocess.TimeoutExpired:
-                    proc.kill()
-        # the in-process reference: the mean of a measurement before and one after the HTTP cells (the load of
-        # a shared machine drifts during a run)
-        after = _in_process(name, lines, args.seconds)
-        ref = results["in_process"][name] = {key: (before[key] + after[key]) / 2 for key in before}
-        results["in_process_before_after"][name] = [before, after]
-        for cell in cells:
-            kind = "partial_fit" if cell["endpoint"] == "/learn" else "decision_function"
-            cell["ratio_to_in_process"] = cell["examples_per_s"] / ref[f"{kind}_batch{cell['batch']}"]
-            if cell["endpoint"] == "/learn":  # what the server does per example, without HTTP
-                cell["ratio_to_parse_partial_fit"] = (
-                    cell["examples_per_s"] / ref[f"parse+partial_fit_batch{cell['batch']}"]
-                )
+                    for path in ("/predict", "/learn"):
+                        kinds = ("partial_fit", "parse+partial_fit") if path == "/learn" else ("decision_function",)
+                        for batch in (1, 100):
+                            bodies = [
+                                (b"\n".join(lines[i : i + batch]) + b"\n", batch) for i in range(0, 20_000, batch)
+                            ]
+                            _run(_cell(url, path, bodies, 1, 0.2, 50))  # warm-up, not reported
+                            for k in clients:
+                                # the in-process figures right before and right after the cell (the load of a
+                                # shared machine drifts)
+                                before = {w: _in_process(name, w, batch, data, args.ref_seconds) for w in kinds}
+                                cell = _run(_cell(url, path, bodies, k, args.seconds, args.max_requests))
+                                after = {w: _in_process(name, w, batch, data, args.ref_seconds) for w in kinds}
+                                for w in kinds:
+                                    ref = (before[w] + after[w]) / 2
+                                    refs.setdefault(f"{w}_batch{batch}", []).extend([before[w], after[w]])
+                                    cell["ratio_to_" + w.replace("+", "_")] = cell["examples_per_s"] / ref
+                                runs.setdefault((path, batch, k), []).append(cell)
+                finally:
+                    proc.terminate()
+                    try:
+                        proc.wait(timeout=30)
+                    except subprocess.TimeoutExpired:
+                        proc.kill()
+        results["in_process"][name] = {key: float(np.mean(v)) for key, v in refs.items()}
+        for (path, batch, k), rounds in runs.items():
+            kind = "partial_fit" if path == "/learn" else "decision_function"
+            cell = {"learner": name, "endpoint": path, "batch": batch, "clients": k}
+            for key in ("requests", "examples_per_s", "p50_ms", "p99_ms", f"ratio_to_{kind}"):
+                cell[key] = float(np.median([r[key] for r in rounds]))
+            cell["ratio_to_in_process"] = cell.pop(f"ratio_to_{kind}")
+            if path == "/learn":  # what the server does per example, without HTTP
+                cell["ratio_to_parse_partial_fit"] = float(np.median([r["ratio_to_parse_partial_fit"] for r in rounds]))
+            cell["load_average_1min"] = [
+                min(r["load_average_1min"][0] for r in rounds),
+                max(r["load_average_1min"][1] for r in rounds),
+            ]
+            cell["rounds"] = rounds
             results["cells"].append(cell)
-            print(json.dumps(cell), flush=True)
+            print(json.dumps({key: v for key, v in cell.items() if key != "rounds"}), flush=True)
     RESULTS.mkdir(exist_ok=True)
     (RESULTS / "serve_load.json").write_text(json.dumps(results, indent=1) + "\n")
     (RESULTS / "serve_load.md").write_text(_report(results))
@@ -325,7 +379,10 @@ def _report(res):
         f"Server: uvicorn on {res['server_stack']}; the load generator: one Python process on the same machine.",
         "",
         *_summary(res),
-        "In process, same run (examples/s; the mean of a measurement before and one after the learner's HTTP cells):",
+        (
+            "In process, same run (examples/s; the mean of the measurements right before and after each of the "
+            "learner's HTTP cells):"
+        ),
         "",
         (
             "| learner | partial_fit b1 | partial_fit b100 | decision_function b1 | decision_function b100 | "
@@ -352,9 +409,11 @@ def _report(res):
     out += [
         "",
         (
-            f"Over HTTP (fsync policy: {res['fsync']}; ratio = HTTP examples/s over the in-process "
-            "partial_fit (learn) or decision_function (predict) examples/s of the same batch size; for /learn "
-            "also over parse+partial_fit; load = the machine's 1-minute load average before and after the cell):"
+            f"Over HTTP (fsync policy: {res['fsync']}; the median of {res['repeats']} rounds, each on a fresh "
+            "server; ratio = HTTP examples/s over the in-process partial_fit (learn) or decision_function "
+            "(predict) examples/s of the same batch size measured right before and after the cell; for /learn "
+            "also over parse+partial_fit; load = the machine's 1-minute load average, lowest before and highest "
+            "after the cell's rounds):"
         ),
         "",
         "| learner | endpoint | batch | clients | requests | examples/s | ratio | ratio to parse+fit | p50 ms | p99 ms "
@@ -364,7 +423,7 @@ def _report(res):
     for c in res["cells"]:
         second = f"{c['ratio_to_parse_partial_fit']:.3f}" if "ratio_to_parse_partial_fit" in c else ""
         out.append(
-            f"| {c['learner']} | {c['endpoint']} | {c['batch']} | {c['clients']} | {c['requests']} | "
+            f"| {c['learner']} | {c['endpoint']} | {c['batch']} | {c['clients']} | {c['requests']:.0f} | "
             f"{c['examples_per_s']:,.0f} | {c['ratio_to_in_process']:.3f} | {second} | {c['p50_ms']:.2f} | "
             f"{c['p99_ms']:.2f} | {c['load_average_1min'][0]:.1f}-{c['load_average_1min'][1]:.1f} |"
         )

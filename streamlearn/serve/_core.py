@@ -153,6 +153,7 @@ class ServedModel:
         # first _synced of them covered by a finished one; _syncing fsyncs running
         self._pending = []  # (group number, [(future, result, None), ...])
         self._written = self._covered = self._synced = self._syncing = 0
+        self._draining = 0  # threads in _drain
         self._sync_cv = threading.Condition()
         self._sync_stop = False
         self.failed = None
@@ -326,12 +327,16 @@ class ServedModel:
 
     def checked_lines(self, body):
         """``body`` ending with a newline, after the cheap checks of a request (not empty, the line limit)."""
+        return self._checked(body)[0]
+
+    def _checked(self, body):
+        """``(body, lines)``: :meth:`checked_lines` and the number of lines it holds."""
         if not body.endswith(b"\n"):
             body += b"\n"
         n_lines = body.count(b"\n")
         if n_lines > self.max_batch_lines:
             raise BadRequest(f"{n_lines} lines; a request holds at most {self.max_batch_lines}.", 413)
-        return body
+        return body, n_lines
 
     def parse_many(self, bodies, *, labelled, lines=None):
         """Several request bodies (each ending with a newline) in one parse: ``(X, y, counts, errors)``, the
@@ -495,9 +500,9 @@ class ServedModel:
         line 2: malformed feature 'oops': ...
         >>> m.close()
         """
-        body = self.checked_lines(body)
+        body, n_lines = self._checked(body)
         fut = Future() if future is None else future
-        self._submit(["text", None, None, body, fut, body.count(b"\n")])
+        self._submit(["text", None, None, body, fut, n_lines])
         return fut
 
     def swap(self, model_path):
@@ -602,7 +607,9 @@ class ServedModel:
         with self._sync_cv:
             self._written += 1
             self._pending.append((self._written, done))
-            self._sync_cv.notify_all()
+            # wakes one idle log-sync thread (a busy one takes the group when its fsync returns); no thread
+            # waits in _drain now: only this writer thread calls it, or close() once this thread has ended
+            self._sync_cv.notify()
 
     def _stopped(self):
         return BadRequest(f"the learner stopped after an error: {self.failed}", 503)
@@ -675,13 +682,18 @@ class ServedModel:
                 if self.failed is not None:
                     done = [(fut, None, self._stopped()) for fut, _, _ in done]
                 self._deliver(done)  # under the lock: groups are answered in log order
-                self._sync_cv.notify_all()
+                if self._draining:  # the other sync thread waits for new groups only (woken by _commit)
+                    self._sync_cv.notify_all()
 
     def _drain(self):
         """Wait until every learned batch is fsynced and answered (before the log file changes)."""
         with self._sync_cv:
-            while self._pending or self._syncing:
-                self._sync_cv.wait()
+            self._draining += 1
+            try:
+                while self._pending or self._syncing:
+                    self._sync_cv.wait()
+            finally:
+                self._draining -= 1
 
     @staticmethod
     def _deliver(done):

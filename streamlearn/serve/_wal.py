@@ -29,6 +29,7 @@ import zlib
 __all__ = ["WriteAheadLog", "read_records", "fsync_dir", "HEADER"]
 
 HEADER = struct.Struct("<QII")
+_writev = getattr(os, "writev", None)  # POSIX
 MAX_RECORD = 1 << 31
 
 
@@ -96,11 +97,15 @@ class WriteAheadLog:
         """Write one record (in the page cache: it survives the process, not yet the machine; see ``sync``)."""
         if len(payload) >= MAX_RECORD:
             raise ValueError(f"a log record holds at most {MAX_RECORD} bytes; got {len(payload)}.")
-        record = HEADER.pack(seq, len(payload), _crc(seq, payload)) + payload
-        view = memoryview(record)
-        while view:
-            written = os.write(self.fd, view)
-            view = view[written:]
+        head = HEADER.pack(seq, len(payload), _crc(seq, payload))
+        if _writev is not None:  # header and payload without joining them (no copy)
+            written = _writev(self.fd, [head, payload])
+        else:  # pragma: no cover - platforms without writev
+            written = 0
+        if written < len(head) + len(payload):  # a short write (rare): the rest, in order
+            rest = memoryview(head + payload)[written:]
+            while rest:
+                rest = rest[os.write(self.fd, rest) :]
 
     def sync(self):
         """fsync: every record written so far is on disk when this returns."""

@@ -156,3 +156,17 @@ def test_auth_all_protects_every_endpoint(tmp_path):
 
     assert asyncio.run(statuses()) == [401, 401, 401, 200]
     m.close()
+
+
+def test_log_record_after_a_short_write_is_whole(tmp_path, monkeypatch):
+    """A write that stores only part of a record (header and payload in one writev) is completed in order."""
+    from streamlearn.serve import _wal
+
+    real = _wal.os.writev
+    monkeypatch.setattr(_wal, "_writev", lambda fd, parts: real(fd, [bytes(parts[0])[:5]]))
+    path = tmp_path / "wal-0.log"
+    log = _wal.WriteAheadLog(str(path))
+    log.append(0, b"1 1:0.5\n")
+    log.append(1, b"-1 2:1\n-1 3:1\n")
+    log.close()
+    assert read_records(str(path)) == ([(0, b"1 1:0.5\n"), (1, b"-1 2:1\n-1 3:1\n")], path.stat().st_size, False)

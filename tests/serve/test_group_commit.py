@@ -204,3 +204,78 @@ def test_lean_handlers_also_behind_starlette_routing(tmp_path):
     assert learned.status_code == 200 and learned.json()["learned"] == 2
     assert predicted.status_code == 200 and len(predicted.json()["scores"]) == 1
     m.close()
+
+
+def test_switch_interval_is_set_while_the_app_runs_and_restored(tmp_path):
+    """The application's lifespan sets the thread switch interval at start-up and restores it at shutdown
+    (after closing the model); None leaves it alone."""
+    import sys
+
+    from streamlearn.serve import create_app
+
+    before = sys.getswitchinterval()
+
+    async def lifespan(app):
+        seen = []
+        messages = asyncio.Queue()
+        for kind in ("startup", "shutdown"):
+            messages.put_nowait({"type": f"lifespan.{kind}"})
+
+        async def receive():
+            return await messages.get()
+
+        async def send(message):
+            seen.append((message["type"], sys.getswitchinterval()))
+
+        await app({"type": "lifespan", "asgi": {"version": "3.0"}, "state": {}}, receive, send)
+        return seen
+
+    m = _served(tmp_path / "a")
+    seen = asyncio.run(lifespan(create_app(m, switch_interval=3e-4)))
+    assert seen[0][0] == "lifespan.startup.complete" and seen[0][1] == pytest.approx(3e-4)
+    assert seen[1][0] == "lifespan.shutdown.complete" and seen[1][1] == pytest.approx(before)
+    assert m.wal.fd is None  # closed at shutdown
+    m = _served(tmp_path / "b")
+    seen = asyncio.run(lifespan(create_app(m, switch_interval=None)))
+    assert [s[1] for s in seen] == pytest.approx([before, before])
+
+
+def test_latency_histogram_counts_each_request_at_and_below_every_bound():
+    from streamlearn.serve._app import _BUCKETS, _Metrics
+
+    m = _Metrics()
+    seconds = [0.0001, 0.0005, 0.0007, 0.003, 0.01, 0.02, 3.0, 99.0]
+    for s in seconds:
+        m.observe("learn", 200, s)
+    h = m.hist["learn"]
+    assert m.cumulative(h) == [sum(s <= b for s in seconds) for b in _BUCKETS]
+    assert h[-1] == len(seconds) and h[-2] == pytest.approx(sum(seconds))
+
+
+def test_many_writers_and_snapshots_every_answer_arrives(tmp_path):
+    """Requests from several threads while snapshots wait for the log to drain: each is answered once its group
+    is fsynced, in log order, and a restart finds every one of them."""
+    rng = np.random.default_rng(9)
+    bodies = [_body(rng, int(rng.integers(1, 8))) for _ in range(240)]
+    m = _served(tmp_path)
+    futures = [[] for _ in range(4)]
+
+    def send(k):
+        for i in range(k, len(bodies), 4):
+            futures[k].append(m.learn_text(bodies[i]))
+            if i % 40 == 0:
+                m.snapshot()
+
+    threads = [threading.Thread(target=send, args=(k,)) for k in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(30)
+    answers = sorted((f.result(timeout=30) for fs in futures for f in fs), key=lambda r: r["first"])
+    assert sum(r["learned"] for r in answers) == m.stats["n_learned"] == sum(b.count(b"\n") for b in bodies)
+    assert [r["first"] for r in answers[1:]] == [r["first"] + r["learned"] for r in answers[:-1]]
+    back = ServedModel(tmp_path / "state", snapshot_every=0)  # a crash: snapshot and log hold everything
+    assert back.stats["n_learned"] == m.stats["n_learned"]
+    np.testing.assert_array_equal(back.model.coef_, m.model.coef_)
+    back.close()
+    m.close(snapshot=False)
