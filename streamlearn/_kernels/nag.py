@@ -122,7 +122,7 @@ def _flow_solve(m0, ph, al, be, isl, a2, b3, b4):
     return _flow_solve_ct(m0=m0, ph=ph, c=c, d=c * isl, al=al, be=be, isl=isl, a2=a2, b3=b3, b4=b4)
 
 
-@njit_inline
+@njit_kernel_vector  # a call, not inlined by numba: its body would be typed again at every call site
 def _flow_solve_ct(m0, ph, c, d, al, be, isl, a2, b3, b4):
     """``_flow_solve`` given ``c = al ph`` and ``d = c / (al + be)`` too (the kernel computes the three from
     the last sum in parallel)."""
@@ -194,7 +194,7 @@ def _dloss(loss, y, z, loss_param):
     return loss_dloss(loss, y, z, loss_param), 0.0
 
 
-@njit_inline
+@njit_kernel_vector  # a call, not inlined by numba: its body would be typed again at every call site
 def _invariant_step(loss, y, z, dz, H, P, e):
     """``invariant_step`` given ``e = exp(-|y z|)`` for the logistic loss (see ``_dloss``)."""
     if P <= 0.0:
