@@ -320,99 +320,59 @@ def nag_epoch(
             z1 = 0.0
             z2 = 0.0
             z3 = 0.0
-            if adaptive:  # (two copies: no test of the mode per non-zero)
-                p = start
-                q = np.uintp(0)
-                while p + _U3 < end:
-                    j0 = np.uintp(indices[p - base])
-                    x0 = data[p]
-                    z0 += coef[0, j0] * x0
-                    s0 = scale[j0]
-                    sca[q] = s0
-                    a = abs(x0)
-                    scale[j0] = a if a > s0 else s0
+            p = start
+            q = np.uintp(0)
+            while p + _U3 < end:
+                j0 = np.uintp(indices[p - base])
+                x0 = data[p]
+                z0 += coef[0, j0] * x0
+                s0 = scale[j0]
+                sca[q] = s0
+                a = abs(x0)
+                scale[j0] = a if a > s0 else s0
+                if adaptive:
                     gsq[q] = accum[0, j0]
-                    j1 = np.uintp(indices[p + _U1 - base])
-                    x1 = data[p + _U1]
-                    z1 += coef[0, j1] * x1
-                    s0 = scale[j1]
-                    sca[q + _U1] = s0
-                    a = abs(x1)
-                    scale[j1] = a if a > s0 else s0
+                j1 = np.uintp(indices[p + _U1 - base])
+                x1 = data[p + _U1]
+                z1 += coef[0, j1] * x1
+                s0 = scale[j1]
+                sca[q + _U1] = s0
+                a = abs(x1)
+                scale[j1] = a if a > s0 else s0
+                if adaptive:
                     gsq[q + _U1] = accum[0, j1]
-                    j2 = np.uintp(indices[p + _U2 - base])
-                    x2 = data[p + _U2]
-                    z2 += coef[0, j2] * x2
-                    s0 = scale[j2]
-                    sca[q + _U2] = s0
-                    a = abs(x2)
-                    scale[j2] = a if a > s0 else s0
+                j2 = np.uintp(indices[p + _U2 - base])
+                x2 = data[p + _U2]
+                z2 += coef[0, j2] * x2
+                s0 = scale[j2]
+                sca[q + _U2] = s0
+                a = abs(x2)
+                scale[j2] = a if a > s0 else s0
+                if adaptive:
                     gsq[q + _U2] = accum[0, j2]
-                    j3 = np.uintp(indices[p + _U3 - base])
-                    x3 = data[p + _U3]
-                    z3 += coef[0, j3] * x3
-                    s0 = scale[j3]
-                    sca[q + _U3] = s0
-                    a = abs(x3)
-                    scale[j3] = a if a > s0 else s0
+                j3 = np.uintp(indices[p + _U3 - base])
+                x3 = data[p + _U3]
+                z3 += coef[0, j3] * x3
+                s0 = scale[j3]
+                sca[q + _U3] = s0
+                a = abs(x3)
+                scale[j3] = a if a > s0 else s0
+                if adaptive:
                     gsq[q + _U3] = accum[0, j3]
-                    p += _U4
-                    q += _U4
-                while p < end:
-                    j0 = np.uintp(indices[p - base])
-                    x0 = data[p]
-                    z0 += coef[0, j0] * x0
-                    s0 = scale[j0]
-                    sca[q] = s0
-                    a = abs(x0)
-                    scale[j0] = a if a > s0 else s0
+                p += _U4
+                q += _U4
+            while p < end:
+                j0 = np.uintp(indices[p - base])
+                x0 = data[p]
+                z0 += coef[0, j0] * x0
+                s0 = scale[j0]
+                sca[q] = s0
+                a = abs(x0)
+                scale[j0] = a if a > s0 else s0
+                if adaptive:
                     gsq[q] = accum[0, j0]
-                    p += _U1
-                    q += _U1
-            else:
-                p = start
-                q = np.uintp(0)
-                while p + _U3 < end:
-                    j0 = np.uintp(indices[p - base])
-                    x0 = data[p]
-                    z0 += coef[0, j0] * x0
-                    s0 = scale[j0]
-                    sca[q] = s0
-                    a = abs(x0)
-                    scale[j0] = a if a > s0 else s0
-                    j1 = np.uintp(indices[p + _U1 - base])
-                    x1 = data[p + _U1]
-                    z1 += coef[0, j1] * x1
-                    s0 = scale[j1]
-                    sca[q + _U1] = s0
-                    a = abs(x1)
-                    scale[j1] = a if a > s0 else s0
-                    j2 = np.uintp(indices[p + _U2 - base])
-                    x2 = data[p + _U2]
-                    z2 += coef[0, j2] * x2
-                    s0 = scale[j2]
-                    sca[q + _U2] = s0
-                    a = abs(x2)
-                    scale[j2] = a if a > s0 else s0
-                    j3 = np.uintp(indices[p + _U3 - base])
-                    x3 = data[p + _U3]
-                    z3 += coef[0, j3] * x3
-                    s0 = scale[j3]
-                    sca[q + _U3] = s0
-                    a = abs(x3)
-                    scale[j3] = a if a > s0 else s0
-                    p += _U4
-                    q += _U4
-                while p < end:
-                    j0 = np.uintp(indices[p - base])
-                    x0 = data[p]
-                    z0 += coef[0, j0] * x0
-                    s0 = scale[j0]
-                    sca[q] = s0
-                    a = abs(x0)
-                    scale[j0] = a if a > s0 else s0
-                    p += _U1
-                    q += _U1
+                p += _U1
+                q += _U1
             z = intercept[0] + ((z0 + z1) + (z2 + z3))
             out_scores[i, 0] = z
             if not math.isfinite(z):  # the row is not learnt: its scales are put back
