@@ -565,12 +565,18 @@ DATA_KINDS = [
 
 def learner_choice_table(rows, top=3):
     """Markdown: per kind of data, the zoo sets of that kind and the learners with the best median score
-    (accuracy; RMSE relative to VW's for regression) over them, with CLI defaults.
+    (accuracy; RMSE relative to VW's for regression) over them, with CLI defaults. A learner that does worse
+    than the trivial predictor (the majority class; the training mean for regression) on one of the sets is
+    ranked after every learner that never does, whatever its median.
 
     >>> rows = [{"dataset": "a", "task": "multiclass", "learner": n, "score": s, "majority": 0.3, "vw": 0.8,
     ...          "ceiling": 0.9, "note": ""} for n, s in (("x", 0.7), ("y", 0.85))]
     >>> print(learner_choice_table(rows).splitlines()[2])
     | multiclass | a | **y** (85.0 %, VW 80.0 %); x (70.0 %) | 90.0 % |
+    >>> rows = [dict(rows[0], score=0.95), rows[1], dict(rows[0], dataset="b", score=0.29),
+    ...         dict(rows[1], dataset="b", score=0.31)]  # x has the better median but is under 0.3 on b
+    >>> print(learner_choice_table(rows).splitlines()[2])
+    | multiclass | a, b | **y** (58.0 %, VW 80.0 %); x (62.0 %) | 90.0 % |
     """
     lines = [
         (
@@ -592,13 +598,16 @@ def learner_choice_table(rows, top=3):
             rs = [r for r in mine if r["learner"] == name]
             if any(r["score"] is None for r in rs) or not rs:
                 continue
+            trivial = [r.get("majority") for r in rs]
+            under = any(t is not None and (r["score"] > t if reg else r["score"] < t) for r, t in zip(rs, trivial))
             if reg:  # RMSE relative to VW's defaults (lower is better), comparable across data sets
                 rel = [r["score"] / r["vw"] if r["vw"] else float("inf") for r in rs]
-                ranked.append((float(np.median(rel)), name, None))
+                ranked.append((under, float(np.median(rel)), name, None))
             else:
                 vw = [r["vw"] for r in rs if r["vw"] is not None]
                 ranked.append(
                     (
+                        under,
                         -float(np.median([r["score"] for r in rs])),
                         name,
                         float(np.median(vw)) if len(vw) == len(rs) else None,
@@ -606,7 +615,7 @@ def learner_choice_table(rows, top=3):
                 )
         ranked.sort()
         cells = []
-        for i, (key, name, vw) in enumerate(ranked[:top]):
+        for i, (_, key, name, vw) in enumerate(ranked[:top]):
             if reg:
                 text = f"{name} (RMSE {key:.2f} x VW's)"
             else:
