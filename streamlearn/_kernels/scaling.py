@@ -106,15 +106,14 @@ def standardize_targets(y, sample_weight, state, t, shift, scale):
     targets seen (West's weighted form of Welford's update, which never subtracts large sums). Example ``i``
     gets the statistics of the examples before it: ``shift[i]`` = their mean, ``scale[i]`` = their standard
     deviation (0 while fewer than two distinct values are seen) and ``t[i] = (y[i] - shift[i]) / scale[i]``
-    (0 when ``scale[i]`` is 0); then it is added with its weight (weight 0 adds nothing).
+    (0 when ``scale[i]`` is 0); then it is added with its weight (weight 0 adds nothing). Returns the standard
+    deviation the next example would get (that of all the targets seen).
     """
     W = state[0]
     mean = state[1]
     m2 = state[2]
     for i in range(y.shape[0]):
-        std = math.sqrt(max(m2, 0.0) / W) if W > 0.0 else 0.0
-        if std <= 1e-12 * max(1.0, abs(mean)):  # no spread yet (or only rounding noise)
-            std = 0.0
+        std = _target_std(W, mean, m2)
         shift[i] = mean
         scale[i] = std
         t[i] = (y[i] - mean) / std if std > 0.0 else 0.0
@@ -127,4 +126,12 @@ def standardize_targets(y, sample_weight, state, t, shift, scale):
     state[0] = W
     state[1] = mean
     state[2] = m2
-    return y.shape[0]
+    return _target_std(W, mean, m2)
+
+
+@njit_kernel
+def _target_std(W, mean, m2):
+    """The weighted standard deviation of the statistics ``(W, mean, M2)``; 0 without spread (or with only
+    rounding noise against the mean)."""
+    std = math.sqrt(max(m2, 0.0) / W) if W > 0.0 else 0.0
+    return std if std > 1e-12 * max(1.0, abs(mean)) else 0.0

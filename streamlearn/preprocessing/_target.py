@@ -102,12 +102,10 @@ class TargetStandardScaler(PersistMixin, BaseEstimator):
                 )
         t, shift, scale = np.empty_like(y), np.empty_like(y), np.empty_like(y)
         state = self._state()
-        _k.standardize_targets(y=y, sample_weight=sw, state=state, t=t, shift=shift, scale=scale)
+        std = _k.standardize_targets(y=y, sample_weight=sw, state=state, t=t, shift=shift, scale=scale)
         self.n_samples_seen_ = float(state[0])
         self.mean_ = float(state[1])
-        self.scale_ = float(np.sqrt(max(state[2], 0.0) / state[0])) if state[0] > 0 else 0.0
-        if self.scale_ <= 1e-12 * max(1.0, abs(self.mean_)):
-            self.scale_ = 0.0
+        self.scale_ = float(std)
         return t, shift, scale
 
     def partial_fit(self, y, sample_weight=None):
