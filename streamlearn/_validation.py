@@ -14,7 +14,7 @@ import scipy.sparse as sp
 
 from ._kernels.linear import csr_check
 
-__all__ = ["Interval", "Options", "validate_params", "check_X", "check_X_y", "as_csr_float"]
+__all__ = ["Interval", "Options", "validate_params", "check_X", "check_X_y", "as_csr_float", "csr_args", "chunk_args"]
 
 
 class Interval:
@@ -145,6 +145,24 @@ def as_csr_float(X, *, ensure_finite=False):
         if ensure_finite:
             _check_csr_structure(X, ensure_finite=True)
     return X
+
+
+def csr_args(X):
+    """The keyword arguments of a kernel that reads the rows of the CSR matrix ``X``: ``indptr``, ``indices``,
+    ``data``."""
+    return {"indptr": X.indptr, "indices": X.indices, "data": X.data}
+
+
+def chunk_args(X, targets, sample_weight):
+    """The keyword arguments every epoch kernel takes for a chunk: the CSR arrays of ``X``, the targets and
+    the sample weights."""
+    return {
+        "indptr": X.indptr,
+        "indices": X.indices,
+        "data": X.data,
+        "targets": targets,
+        "sample_weight": sample_weight,
+    }
 
 
 def _check_csr_structure(X, *, ensure_finite=False):

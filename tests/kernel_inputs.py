@@ -3,6 +3,8 @@
 import numpy as np
 import scipy.sparse as sp
 
+from streamlearn._validation import chunk_args, csr_args  # the arguments as the estimators build them
+
 __all__ = ["KINDS", "adversarial", "csr", "csr_args", "chunk_args"]
 
 #: The kinds ``adversarial`` makes.
@@ -37,13 +39,3 @@ def csr(X, index_dtype):
     Xc = sp.csr_matrix(X)
     Xc.indices, Xc.indptr = Xc.indices.astype(index_dtype), Xc.indptr.astype(index_dtype)
     return Xc
-
-
-def csr_args(Xc):
-    """The keyword arguments of a kernel that reads CSR rows: ``indptr``, ``indices`` and ``data``."""
-    return dict(indptr=Xc.indptr, indices=Xc.indices, data=Xc.data)
-
-
-def chunk_args(Xc, targets, sample_weight):
-    """The keyword arguments every epoch kernel takes for a CSR chunk: its arrays, targets and weights."""
-    return dict(**csr_args(Xc), targets=targets, sample_weight=sample_weight)

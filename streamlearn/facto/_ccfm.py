@@ -21,6 +21,7 @@ from ..base import LogisticProbaMixin, OnlineClassifierMixin, OnlineRegressorMix
 from ..losses import loss_code
 from .._params import keyword_init, with_defaults
 from ._common import PASS_DEFAULTS, check_dense_state, one_blas_thread
+from .._validation import csr_args, chunk_args
 
 __all__ = [
     "CCFMOnlineGradientClassifier",
@@ -144,11 +145,7 @@ class _CCFMOnlineGradient(_CCFMMixin, _BaseOnline):
     def _kernel_pass(self, X, targets, sw, out):
         with one_blas_thread():
             t, bad = _k.ccfm_ogd_epoch(
-                indptr=X.indptr,
-                indices=X.indices,
-                data=X.data,
-                targets=targets,
-                sample_weight=sw,
+                **chunk_args(X, targets, sw),
                 C=self._state_C,
                 tn_bound=self._state_tn,
                 loss=loss_code(self.loss),
@@ -304,11 +301,7 @@ class _OCCFM(_CCFMMixin, _BaseOnline):
             )
         gc, gp = _STEPS[self.step_schedule]
         common = dict(
-            indptr=X.indptr,
-            indices=X.indices,
-            data=X.data,
-            targets=targets,
-            sample_weight=sw,
+            **chunk_args(X, targets, sw),
             loss=loss_code(self.loss),
             delta=float(self.delta),
             eta=float(self.eta),
@@ -356,9 +349,7 @@ class _OCCFM(_CCFMMixin, _BaseOnline):
             _k.ccfm_dense_scores(X.indptr, X.indices, X.data, self._state_M, self._state_scale, out)
         else:
             _k.ccfm_lowrank_scores(
-                indptr=X.indptr,
-                indices=X.indices,
-                data=X.data,
+                **csr_args(X),
                 W=self._state_W,
                 A=self._state_A,
                 kdim=self._state_kdim,

@@ -9,6 +9,7 @@ from .._validation import PASS_PARAMS, Interval, Options
 from ..base import LogisticProbaMixin, OnlineClassifierMixin, OnlineRegressorMixin, _BaseOnline
 from ..losses import loss_code
 from .._params import LINEAR_PASS_DEFAULTS, keyword_init, with_defaults
+from .._validation import csr_args, chunk_args
 
 __all__ = ["FMClassifier", "FMRegressor"]
 
@@ -62,11 +63,7 @@ class _FMBase(_BaseOnline):
         self._check_shape_params()
         w0, w, V = self._arrays()
         t, bad = _k.fm_epoch(
-            indptr=X.indptr,
-            indices=X.indices,
-            data=X.data,
-            targets=targets,
-            sample_weight=sw,
+            **chunk_args(X, targets, sw),
             w0=w0,
             w=w,
             V=V,
@@ -92,7 +89,7 @@ class _FMBase(_BaseOnline):
         X = _validation.check_X(self, X, reset=False)
         w0, w, V = self._arrays()
         out = np.empty((X.shape[0], w0.shape[0]))
-        _k.fm_scores(indptr=X.indptr, indices=X.indices, data=X.data, w0=w0, w=w, V=V, out=out)
+        _k.fm_scores(**csr_args(X), w0=w0, w=w, V=V, out=out)
         return out[:, 0] if out.shape[1] == 1 else out
 
     @property

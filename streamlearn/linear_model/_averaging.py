@@ -12,6 +12,7 @@ from collections.abc import Callable
 import numpy as np
 
 from .._mixing import weighted_average
+from .._validation import chunk_args
 
 
 class _AveragingMixin:
@@ -65,11 +66,7 @@ class _AveragingMixin:
         the rule's own ``params``; then ``coef_``/``intercept_`` are averaged and a divergence raises."""
         coef, intercept, extra = self._average_arrays()
         t, bad = kernel(
-            indptr=X.indptr,
-            indices=X.indices,
-            data=X.data,
-            targets=targets,
-            sample_weight=sw,
+            **chunk_args(X, targets, sw),
             coef=coef,
             intercept=intercept,
             t=self.t_,

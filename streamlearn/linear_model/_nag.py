@@ -17,6 +17,7 @@ from ..base import (
     OnlineRegressorMixin,
 )
 from ..losses import loss_code
+from .._validation import chunk_args
 
 __all__ = ["NAGClassifier", "NAGRegressor"]
 
@@ -36,11 +37,7 @@ class _NormalizedMixin:
 
     def _normalized_pass(self, X, targets, sw, out):
         t, bad = _k.nag_epoch(
-            indptr=X.indptr,
-            indices=X.indices,
-            data=X.data,
-            targets=targets,
-            sample_weight=sw,
+            **chunk_args(X, targets, sw),
             coef=self._coef_2d(),
             intercept=self.intercept_,
             fit_intercept=bool(self.fit_intercept),

@@ -8,6 +8,7 @@ from .._typing import FloatArray
 from .._validation import LINEAR_PASS_PARAMS, Interval
 from .._params import LINEAR_PASS_DEFAULTS, keyword_init
 from ..base import BaseOnlineLinear, OnlineClassifierMixin
+from .._validation import chunk_args
 
 __all__ = ["PegasosClassifier"]
 
@@ -100,11 +101,7 @@ class PegasosClassifier(OnlineClassifierMixin, BaseOnlineLinear):
 
     def _kernel_pass(self, X, targets, sw, out):
         t, pending, bad = _k.pegasos_epoch(
-            indptr=X.indptr,
-            indices=X.indices,
-            data=X.data,
-            targets=targets,
-            sample_weight=sw,
+            **chunk_args(X, targets, sw),
             v=self._state_v,
             scale=self._state_scale,
             sqnorm=self._state_sqnorm,

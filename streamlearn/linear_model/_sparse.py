@@ -39,6 +39,7 @@ from ..base import BaseOnlineLinear, LogisticProbaMixin, OnlineClassifierMixin, 
 from ..losses import loss_code
 from .._mixing import MixableMixin, mixed_count, weighted_average
 from .._params import LINEAR_PASS_DEFAULTS, keyword_init, with_defaults
+from .._validation import csr_args, chunk_args
 
 __all__ = [
     "SimpleTruncationClassifier",
@@ -93,11 +94,7 @@ class _LazyLinearMixin:
         loss, the intercept setting and the example count, with the rule's own ``params``; the kernel returns
         ``(t, *more, bad)``: ``t_`` is updated, ``more`` goes to ``_after_epoch``, a divergence raises."""
         t, *more, bad = kernel(
-            indptr=X.indptr,
-            indices=X.indices,
-            data=X.data,
-            targets=targets,
-            sample_weight=sw,
+            **chunk_args(X, targets, sw),
             fit_intercept=bool(self.fit_intercept),
             loss=loss_code(self.loss),
             t=self.t_,
@@ -115,9 +112,7 @@ class _LazyLinearMixin:
     def _score_with(self, kernel, X, out, **params):
         """The scores of the rows of ``X`` into ``out`` by ``kernel`` (a ``*_scores`` of sparse_l1), from the rule's
         state and parameters ``params``."""
-        kernel(
-            indptr=X.indptr, indices=X.indices, data=X.data, fit_intercept=bool(self.fit_intercept), out=out, **params
-        )
+        kernel(**csr_args(X), fit_intercept=bool(self.fit_intercept), out=out, **params)
 
     def _weights(self):
         """The materialised model: (K, d + 1), last column the intercept."""

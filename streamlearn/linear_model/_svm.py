@@ -28,6 +28,7 @@ from .._params import keyword_init
 from ..base import ClassifierPredictionMixin
 from ..persist import PersistMixin
 from ._blocks import BlockStore
+from .._validation import chunk_args
 
 __all__ = ["DualCoordinateDescentSVC", "BlockMinimizationSVC"]
 
@@ -96,11 +97,7 @@ class _BatchLinearSVC(ClassifierPredictionMixin, PersistMixin, ClassifierMixin, 
         """Dual coordinate descent on ``(X, targets, sw)`` from ``(alpha, coef, wb)`` (updated in place) with
         this SVM's loss, C, tol and shrinking; ``max_iter`` passes at most; per-output results in ``info``."""
         dcd_solve(
-            indptr=X.indptr,
-            indices=X.indices,
-            data=X.data,
-            targets=targets,
-            sample_weight=sw,
+            **chunk_args(X, targets, sw),
             alpha=alpha,
             coef=coef,
             wb=wb,

@@ -22,6 +22,7 @@ from .._params import keyword_init
 from ..base import BaseOnlineLinear, OnlineClassifierMixin
 from ..losses import loss_code
 from .._mixing import MixableMixin, merge_sketch_increments, mixed_count, weighted_average
+from .._validation import csr_args
 
 __all__ = ["AdaGrad", "OnlineNewtonStep", "SketchedOnlineNewton", "FULL_ON_MAX_FEATURES"]
 
@@ -225,9 +226,7 @@ class AdaGrad(MixableMixin, _SecondOrder):
 
     def _raw_pass(self, X, targets, sw, out):
         bad = _k.adagrad_epoch(
-            indptr=X.indptr,
-            indices=X.indices,
-            data=X.data,
+            **csr_args(X),
             targets=targets,
             sw=sw,
             w=self.coef_,
@@ -311,9 +310,7 @@ class OnlineNewtonStep(_SecondOrder):
 
     def _raw_pass(self, X, targets, sw, out):
         t, bad = _k.full_on_epoch(
-            indptr=X.indptr,
-            indices=X.indices,
-            data=X.data,
+            **csr_args(X),
             targets=targets,
             sw=sw,
             w=self.coef_,
@@ -484,9 +481,7 @@ class SketchedOnlineNewton(MixableMixin, _SecondOrder):
     def _kernel_args(self, X, targets, sw, out):
         """The keyword arguments every SON kernel takes: the chunk, the state, the loss and step sizes."""
         return dict(
-            indptr=X.indptr,
-            indices=X.indices,
-            data=X.data,
+            **csr_args(X),
             targets=targets,
             sw=sw,
             w=self.coef_,

@@ -6,6 +6,7 @@ from .._kernels.fd import fd_fit_csr, fd_fit_dense, fd_n_shrink, fd_shrink
 from .._params import keyword_init
 from .._validation import Interval
 from ._base import MAX_SQUARED_NORM, _BaseSketch
+from .._validation import csr_args
 
 __all__ = ["FrequentDirections", "ParameterizedFD", "CompensativeFD", "RobustFrequentDirections"]
 
@@ -58,9 +59,7 @@ class _FDBase(_BaseSketch):
             n_rows, dsum, n_sh = fd_fit_dense(X=X, work=work, **common)
         else:
             scratch = np.zeros(self.n_features_in_)
-            n_rows, dsum, n_sh = fd_fit_csr(
-                indptr=X.indptr, indices=X.indices, data=X.data, work=work, scratch=scratch, **common
-            )
+            n_rows, dsum, n_sh = fd_fit_csr(**csr_args(X), work=work, scratch=scratch, **common)
         self._n_rows = int(n_rows)
         self._delta_sum += float(dsum)
         self._n_shrinks += int(n_sh)

@@ -10,6 +10,7 @@ from .._kernels.rp import DIST_GAUSSIAN, DIST_SPARSE_SIGN, rp_fit_csr, rp_fit_de
 from .._params import keyword_init
 from .._validation import Interval, Options
 from ._base import _BaseSketch
+from .._validation import csr_args
 
 __all__ = ["RandomProjectionSketch", "OjaSketch"]
 
@@ -79,9 +80,7 @@ class RandomProjectionSketch(_BaseSketch):
             rp_fit_dense(X, self._sketch, seed, self._n_seen, dist)
         else:
             rp_fit_csr(
-                indptr=X.indptr,
-                indices=X.indices,
-                data=X.data,
+                **csr_args(X),
                 sketch=self._sketch,
                 seed=seed,
                 t0=self._n_seen,
@@ -160,7 +159,7 @@ class OjaSketch(_BaseSketch):
         if isinstance(X, np.ndarray):
             t = oja_fit_dense(X, self._v, self._lam, self._t, c)
         else:
-            t = oja_fit_csr(indptr=X.indptr, indices=X.indices, data=X.data, v=self._v, lam=self._lam, t=self._t, c=c)
+            t = oja_fit_csr(**csr_args(X), v=self._v, lam=self._lam, t=self._t, c=c)
         self._t = int(t)
 
     def merge(self, other: Self) -> Self:
