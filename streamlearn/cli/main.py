@@ -134,6 +134,7 @@ def main(argv=None):
     from .._atomic import _PENDING
 
     _PENDING.clear()
+    default_hook, sys.unraisablehook = sys.unraisablehook, _interrupt_again_hook(sys.unraisablehook)
     try:
         args = build_parser().parse_args(argv)  # inside: a Ctrl-C while the subcommands import is one line too
         code = int(args.func(args) or 0)
@@ -157,6 +158,28 @@ def main(argv=None):
     except MemoryError:
         _error("out of memory; use a smaller --chunk-size or --n-features.")
         return 2
+    finally:
+        sys.unraisablehook = default_hook
+
+
+def _interrupt_again_hook(default):
+    """An ``sys.unraisablehook`` for a Ctrl-C that Python cannot raise where it arrived.
+
+    A KeyboardInterrupt raised inside a callback from C (numba's compiler calls back into Python while it
+    generates code) is "ignored": Python prints it with a traceback and goes on. This hook prints nothing and
+    interrupts the main thread again a moment later, so that the command stops with its one-line message.
+    """
+
+    def hook(info):
+        if info.exc_type is not None and issubclass(info.exc_type, KeyboardInterrupt):
+            import _thread
+            import threading
+
+            threading.Timer(0.02, _thread.interrupt_main).start()
+            return
+        default(info)
+
+    return hook
 
 
 def _error(msg):

@@ -4,12 +4,17 @@ online error curves.
 
 Each learner is first warmed up by the same calls on a few rows (progressive validation, then scoring)
 so that µs/example measures learning, not numba's compilation (or cache load); the warm-up model is
-thrown away.
+thrown away. With ``--jobs N`` (default: the CPUs this process may use) the warm-ups of all learners run
+first, shared between this process and N - 1 worker processes that compile kernels into numba's disk
+cache: a first run (empty cache) waits for about 1/N of the compile time, and the timed passes run after
+every worker has finished, so nothing else competes with them.
 
 ``streamlearn demo --write-data DIR`` writes the bundled files as plain LIBSVM text (``DIR/a9a`` and
 ``DIR/a9a.t``) instead, for the command-line quickstart.
 """
 
+import os
+import sys
 import time
 from pathlib import Path
 
@@ -25,6 +30,14 @@ def add_arguments(parser):
         default=None,
         help="comma-separated learner names (default: every demo learner)",
     )
+    parser.add_argument(
+        "--jobs",
+        metavar="N",
+        type=_positive_int,
+        default=None,
+        help="processes that compile the learners' kernels before the timed passes (default: the CPUs "
+        "available; 1: this process only)",
+    )
     parser.add_argument("--markdown", metavar="PATH", default=None, help="also write the table as Markdown")
     parser.add_argument(
         "--write-data",
@@ -33,6 +46,18 @@ def add_arguments(parser):
         help="write the bundled a9a training and test files to DIR/a9a and DIR/a9a.t (LIBSVM "
         "text) and stop; existing files are never overwritten",
     )
+
+
+def _positive_int(text):
+    import argparse
+
+    try:
+        value = int(text)
+    except ValueError:
+        value = 0
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"expected a positive integer, got {text!r}")
+    return value
 
 
 def write_data(directory) -> list[Path]:
@@ -73,17 +98,25 @@ def run(args):
     if getattr(args, "write_data", None):
         paths = write_data(args.write_data)
         return [{"file": str(p), "bytes": p.stat().st_size} for p in paths]
-    X, y, X_test, y_test = load_a9a()
-    names = args.learners.split(",") if args.learners else [n for n, s in LEARNERS.items() if s.demo]
+    names = (
+        [n.strip() for n in args.learners.split(",")] if args.learners else [n for n, s in LEARNERS.items() if s.demo]
+    )
+    from numba.core import event
+
+    parser_compiles = _compiles()
+    with event.install_listener("numba:compile", parser_compiles):
+        X, y, X_test, y_test = load_a9a()
+    few = (X[:WARM_UP_ROWS], y[:WARM_UP_ROWS], X_test[:WARM_UP_ROWS], y_test[:WARM_UP_ROWS])
+    # numba compiled the data parser: its disk cache is cold, and the kernels are worth compiling in parallel
+    jobs = (getattr(args, "jobs", None) or _available_cpus()) if parser_compiles.n else 1
+    ParallelWarmUp(names, jobs).run(few)
     rows = []
     args._curves = {}
     for name in names:
-        learner = scaled_learner(name.strip(), make_learner(name.strip()))  # as 'streamlearn train' runs it
+        learner = scaled_learner(name, make_learner(name))  # as 'streamlearn train' runs it
         # warm-up on the same code path (progressive validation, then scoring) over a few rows, so that
         # us_per_example measures learning, not numba compiling or loading the kernels
-        warm = clone(learner)
-        progressive_validation(warm, (X[:WARM_UP_ROWS], y[:WARM_UP_ROWS]), classes=[-1, 1])
-        warm.score(X_test[:WARM_UP_ROWS], y_test[:WARM_UP_ROWS])
+        warm_up(clone(learner), few)
         t0 = time.perf_counter()
         result = progressive_validation(learner, (X, y), classes=[-1, 1], progress=args.progress)
         seconds = time.perf_counter() - t0
@@ -102,6 +135,130 @@ def run(args):
     if getattr(args, "markdown", None):
         _write_markdown(rows, args.markdown)
     return rows
+
+
+def warm_up(learner, few):
+    """The demo's calls (progressive validation, then scoring) on the few rows ``few = (X, y, X_test,
+    y_test)``: numba compiles ``learner``'s kernels, or loads them from its disk cache."""
+    from ..evaluation import progressive_validation
+
+    X, y, X_test, y_test = few
+    progressive_validation(learner, (X, y), classes=[-1, 1])
+    learner.score(X_test, y_test)
+
+
+def _compiles():
+    """A numba event listener that counts compilations (not loads from the disk cache)."""
+    from numba.core import event
+
+    class Compiles(event.Listener):
+        n = 0
+
+        def on_start(self, ev):
+            self.n += 1
+
+        def on_end(self, ev):
+            pass
+
+    return Compiles()
+
+
+def _available_cpus():
+    try:
+        return len(os.sched_getaffinity(0))
+    except AttributeError:  # not on Linux
+        return os.cpu_count() or 1
+
+
+#: states of a unit of warm-up work in :class:`ParallelWarmUp`
+_FREE, _MINE, _WORKER, _WORKER_DONE = 0, 1, 2, 3
+
+
+class ParallelWarmUp:
+    """Warm up learners ``names`` (:func:`warm_up`) in this process and ``jobs - 1`` forked workers.
+
+    Learners of one estimator class share their kernels, so they form one unit of work. This process takes
+    the units from the front of the list and the workers from the back, each claiming a unit under a lock,
+    until none is left; a worker's kernels reach this process through numba's disk cache. :meth:`run`
+    returns when every unit a worker claimed is done (or its worker has died: this process then compiles
+    what is missing when it runs the learner), so with a warm cache this process claims nearly everything
+    and waits for little. A worker that fails on a learner goes on with the next unit (this process reports
+    the error when it runs that learner); the workers ignore Ctrl-C, and are stopped when :meth:`run` ends,
+    also on an error or Ctrl-C. Workers are forked (they start at once, with the modules and compiled
+    kernels of this process), so there are none where fork is unsafe: off Linux, or when this process
+    runs other threads.
+    """
+
+    def __init__(self, names, jobs):
+        from ..learners import LEARNERS
+
+        units = {}
+        for name in names:
+            spec = LEARNERS.get(name)
+            units.setdefault(spec.target if spec else name, []).append(name)
+        self.groups = list(units.values())
+        self.jobs = max(1, min(jobs, len(self.groups)))
+
+    def run(self, few):
+        """Warm every unit up on the rows ``few = (X, y, X_test, y_test)``; returns when all are done,
+        with the units that workers warmed up (lists of learner names)."""
+        import threading
+
+        if self.jobs < 2 or sys.platform != "linux" or threading.active_count() > 1:
+            for group in self.groups:
+                _warm_up_group(group, few)
+            return []
+        import multiprocessing
+        from multiprocessing.connection import wait
+
+        ctx = multiprocessing.get_context("fork")
+        state, lock = ctx.Array("b", len(self.groups), lock=False), ctx.Lock()
+        args = (self.groups, few, state, lock)
+        workers = [ctx.Process(target=_warm_up_worker, args=args, daemon=True) for _ in range(self.jobs - 1)]
+        try:
+            for worker in workers:
+                worker.start()
+            for i, group in enumerate(self.groups):
+                if _claim(state, lock, i, _MINE):
+                    _warm_up_group(group, few)
+            alive = [worker.sentinel for worker in workers]
+            while alive and _WORKER in state[:]:
+                ended = wait(alive, timeout=0.05)
+                alive = [s for s in alive if s not in ended]
+        finally:
+            for worker in workers:
+                if worker.is_alive():
+                    worker.terminate()
+                worker.join()
+        return [group for group, who in zip(self.groups, state[:]) if who == _WORKER_DONE]
+
+
+def _claim(state, lock, i, who):
+    with lock:
+        if state[i] != _FREE:
+            return False
+        state[i] = who
+        return True
+
+
+def _warm_up_group(names, few):
+    from ..learners import make_learner, scaled_learner
+
+    for name in names:
+        warm_up(scaled_learner(name, make_learner(name)), few)
+
+
+def _warm_up_worker(groups, few, state, lock):
+    import contextlib
+    import signal
+
+    signal.signal(signal.SIGINT, signal.SIG_IGN)  # the parent handles Ctrl-C and stops its workers
+    for i in reversed(range(len(groups))):
+        if _claim(state, lock, i, _WORKER):
+            # on an error the parent runs this learner itself and reports it
+            with contextlib.suppress(Exception):
+                _warm_up_group(groups[i], few)
+            state[i] = _WORKER_DONE
 
 
 def _write_markdown(rows, path):

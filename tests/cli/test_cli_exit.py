@@ -76,3 +76,31 @@ def test_exit_is_normal_and_teardown_is_cheap():
     res = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300)
     assert res.returncode == 0, res.stderr
     assert "finally ran" in res.stderr and "frozen True" in res.stderr and "pa1" in res.stdout
+
+
+def test_ctrl_c_inside_a_callback_from_c_still_stops_the_command(monkeypatch, capsys):
+    """A Ctrl-C that arrives while C code calls back into Python (numba's compiler does) is "ignored" by
+    Python, printed with a traceback; the command must still stop with its one-line message and 130."""
+    import ctypes
+    import time
+
+    from streamlearn.cli import learners_cmd
+    from streamlearn.cli.main import main
+
+    def interrupted_in_a_callback(args):
+        @ctypes.CFUNCTYPE(None)
+        def callback():
+            raise KeyboardInterrupt
+
+        callback()  # the interrupt lands in the callback, as in numba's code generation
+        deadline = time.monotonic() + 10
+        while time.monotonic() < deadline:  # the rest of a long compilation
+            time.sleep(0.01)
+        return 0
+
+    monkeypatch.setattr(learners_cmd, "run", interrupted_in_a_callback)
+    hook = sys.unraisablehook
+    assert main(["learners"]) == 130
+    err = capsys.readouterr().err
+    assert err.strip().splitlines() == ["streamlearn: error: interrupted"], err
+    assert sys.unraisablehook is hook  # put back

@@ -2,12 +2,20 @@
 cache while a learner's timed pass runs (the warm-up on a few rows went through the same calls)."""
 
 import argparse
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
 
 import pytest
 from numba.core import event
 
 from streamlearn import evaluation
 from streamlearn.experiments import demo
+
+ROOT = Path(__file__).resolve().parents[2]
 
 
 class _Compiles(event.Listener):
@@ -43,3 +51,78 @@ def test_no_compilation_during_the_timed_pass(learner, monkeypatch):
     assert len(timed) == 1
     assert timed[0] == [], f"{learner}: {len(timed[0])} kernels compiled or loaded during the timed pass"
     assert rows[0]["us_per_example"] > 0
+
+
+def _few():
+    from streamlearn.datasets import load_a9a
+
+    X, y, X_test, y_test = load_a9a()
+    n = demo.WARM_UP_ROWS
+    return X[:n], y[:n], X_test[:n], y_test[:n]
+
+
+needs_fork = pytest.mark.skipif(sys.platform != "linux", reason="the parallel warm-up forks workers (Linux only)")
+
+
+@needs_fork
+def test_parallel_warm_up_shares_the_units_between_this_process_and_a_worker(monkeypatch):
+    mine = []
+    original = demo._warm_up_group
+
+    def slow(names, few):  # the forked worker inherits it: both sides hold their first unit for a while
+        mine.append(names)
+        time.sleep(0.5)
+        original(names, few)
+
+    monkeypatch.setattr(demo, "_warm_up_group", slow)
+    by_workers = demo.ParallelWarmUp(["pa1", "pa2", "rfd-son"], 2).run(_few())
+    # pa1 and pa2 share an estimator class (one unit), taken from the front; the worker takes the back
+    assert by_workers == [["rfd-son"]]
+    assert mine == [["pa1", "pa2"]]
+
+
+@needs_fork
+def test_a_learner_failing_in_a_worker_is_left_to_this_process(capfd):
+    by_workers = demo.ParallelWarmUp(["pa1", "no-such-learner"], 2).run(_few())
+    assert by_workers == [["no-such-learner"]]
+    assert "Traceback" not in capfd.readouterr().err
+    with pytest.raises(ValueError, match="no-such-learner"):  # the demo's own pass reports it
+        demo.run(argparse.Namespace(learners="pa1,no-such-learner", jobs=2, progress=False))
+
+
+def test_one_job_forks_nothing(monkeypatch):
+    import multiprocessing
+
+    monkeypatch.setattr(multiprocessing, "get_context", None)
+    assert demo.ParallelWarmUp(["pa1", "ogd"], 1).run(_few()) == []
+
+
+@needs_fork
+def test_ctrl_c_during_a_cold_parallel_warm_up_is_one_line_and_stops_the_workers(tmp_path):
+    env = dict(os.environ, NUMBA_CACHE_DIR=str(tmp_path / "cache"), OPENBLAS_NUM_THREADS="1")
+    env["PYTHONPATH"] = str(ROOT) + os.pathsep + env.get("PYTHONPATH", "")
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "streamlearn", "demo", "--jobs", "2", "--learners", "pa1,rfd-son,oja-son,nag"],
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        start_new_session=True,  # Ctrl-C in a terminal signals the whole process group
+    )
+    deadline = time.monotonic() + 60
+    while not _children(proc.pid) and proc.poll() is None and time.monotonic() < deadline:
+        time.sleep(0.05)  # until the worker is forked (after the data parser's compilation)
+    time.sleep(0.5)
+    children = _children(proc.pid)
+    assert children, "no worker was forked: the numba cache was not cold?"
+    os.killpg(proc.pid, signal.SIGINT)
+    out, err = proc.communicate(timeout=60)
+    assert proc.returncode == 130, err
+    assert err.strip().splitlines() == ["streamlearn: error: interrupted"], err
+    for pid in children:  # the forked workers are gone (terminated and reaped)
+        assert not Path(f"/proc/{pid}").exists(), f"worker {pid} outlived the demo"
+
+
+def _children(pid):
+    path = Path(f"/proc/{pid}/task/{pid}/children")
+    return [int(p) for p in path.read_text().split()] if path.exists() else []
