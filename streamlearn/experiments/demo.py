@@ -170,6 +170,10 @@ def _available_cpus():
         return os.cpu_count() or 1
 
 
+#: fixed parameters with which a learner runs another kernel than the rest of its estimator class (the
+#: sketched Newton step: one kernel for the frequent-directions family, one for RP, one for Oja)
+_OWN_KERNEL = {"sketch": {"rp": "rp", "oja": "oja"}, "covariance": {"diagonal": "diagonal"}}
+
 #: states of a unit of warm-up work in :class:`ParallelWarmUp`
 _FREE, _MINE, _WORKER, _WORKER_DONE = 0, 1, 2, 3
 
@@ -177,7 +181,8 @@ _FREE, _MINE, _WORKER, _WORKER_DONE = 0, 1, 2, 3
 class ParallelWarmUp:
     """Warm up learners ``names`` (:func:`warm_up`) in this process and ``jobs - 1`` forked workers.
 
-    Learners of one estimator class share their kernels, so they form one unit of work. This process takes
+    Learners of one estimator class share their kernels, so they form one unit of work (split where a fixed
+    parameter picks another kernel, :data:`_OWN_KERNEL`). This process takes
     the units from the front of the list and the workers from the back, each claiming a unit under a lock,
     until none is left; a worker's kernels reach this process through numba's disk cache. :meth:`run`
     returns when every unit a worker claimed is done (or its worker has died: this process then compiles
@@ -195,7 +200,9 @@ class ParallelWarmUp:
         units = {}
         for name in names:
             spec = LEARNERS.get(name)
-            units.setdefault(spec.target if spec else name, []).append(name)
+            own = [_OWN_KERNEL[k].get(v) for k, v in spec.fixed.items() if k in _OWN_KERNEL] if spec else []
+            key = (spec.target, *own) if spec else name
+            units.setdefault(key, []).append(name)
         self.groups = list(units.values())
         self.jobs = max(1, min(jobs, len(self.groups)))
 
