@@ -21,6 +21,7 @@ import scipy.sparse as sp
 
 from .._kernels import svmlight as _k
 from .._typing import FloatArray, SvmlightSource
+from ._pipes import replay_into
 
 __all__ = ["SvmlightFormatError", "iter_svmlight", "load_svmlight"]
 
@@ -85,9 +86,7 @@ class _Prefixed(io.RawIOBase):
 
     def readinto(self, b):
         if self._head:
-            n = min(len(b), len(self._head))
-            b[:n] = self._head[:n]
-            self._head = self._head[n:]
+            n, self._head = replay_into(self._head, b)
             return n
         return _readinto(self._raw, b)
 
