@@ -34,7 +34,23 @@ _DECOMPRESSION_ERRORS = (EOFError, OSError, lzma.LZMAError, zlib.error)  # gzip.
 _SUFFIX = {".gz": "gzip", ".bz2": "bz2", ".xz": "xz", ".lzma": "xz"}
 
 
-class SvmlightFormatError(ValueError):
+class _LineError(ValueError):
+    """A malformed line of a text file: ``source``, ``line`` (1-based) and ``reason`` are kept as attributes
+    (and through pickling); the message is the location as ``_where`` writes it, then the reason."""
+
+    _where = "{source}, line {line}"
+
+    def __init__(self, source, line, reason):
+        self.source = source
+        self.line = line
+        self.reason = reason
+        super().__init__(f"{self._where.format(source=source, line=line)}: {reason}")
+
+    def __reduce__(self):
+        return type(self), (self.source, self.line, self.reason)
+
+
+class SvmlightFormatError(_LineError):
     """A LIBSVM / svmlight file that cannot be parsed.
 
     The message names the file, the 1-based line number and what was wrong; the same facts are kept
@@ -59,15 +75,6 @@ class SvmlightFormatError(ValueError):
     ...     print(exc.line, "|", exc.reason.split(":")[0])
     2 | unsorted feature index in '2
     """
-
-    def __init__(self, source, line, reason):
-        self.source = source
-        self.line = line
-        self.reason = reason
-        super().__init__(f"{source}, line {line}: {reason}")
-
-    def __reduce__(self):
-        return type(self), (self.source, self.line, self.reason)
 
 
 # ---------------------------------------------------------------------------------------------------
