@@ -34,9 +34,10 @@ _DECOMPRESSION_ERRORS = (EOFError, OSError, lzma.LZMAError, zlib.error)  # gzip.
 _SUFFIX = {".gz": "gzip", ".bz2": "bz2", ".xz": "xz", ".lzma": "xz"}
 
 
-class _LineError(ValueError):
-    """A malformed line of a text file: ``source``, ``line`` (1-based) and ``reason`` are kept as attributes
-    (and through pickling); the message is the location as ``_where`` writes it, then the reason."""
+class _LineError:
+    """Errors about a malformed line of a text file (before ``ValueError`` in the bases): ``source``, ``line``
+    (1-based) and ``reason`` are kept as attributes (and through pickling); the message is the location as
+    ``_where`` writes it, then the reason."""
 
     _where = "{source}, line {line}"
 
@@ -50,7 +51,7 @@ class _LineError(ValueError):
         return type(self), (self.source, self.line, self.reason)
 
 
-class SvmlightFormatError(_LineError):
+class SvmlightFormatError(_LineError, ValueError):
     """A LIBSVM / svmlight file that cannot be parsed.
 
     The message names the file, the 1-based line number and what was wrong; the same facts are kept

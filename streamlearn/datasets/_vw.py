@@ -54,7 +54,7 @@ _EXPECT = {
 }
 
 
-class VwFormatError(_LineError):
+class VwFormatError(_LineError, ValueError):
     """A malformed line in a VW text file: ``str(err)`` is ``"<file>:<line>: <reason>"``.
 
     >>> import io
