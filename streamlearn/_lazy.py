@@ -13,7 +13,7 @@ a miss, so ``streamlearn.load(path)`` works whatever has been imported so far.
 
 import importlib
 
-__all__ = ["lazy_attributes"]
+__all__ = ["lazy_attributes", "lazy_exports"]
 
 
 def lazy_attributes(module_name, namespace, names):
@@ -40,3 +40,17 @@ def lazy_attributes(module_name, namespace, names):
         return sorted(set(namespace) | set(names))
 
     return __getattr__, __dir__
+
+
+def lazy_exports(module_name, namespace, where):
+    """``(__getattr__, __dir__, __all__)`` for a package whose public names are listed by defining module:
+    ``where`` maps a module (as in :func:`lazy_attributes`) to the names it defines; ``__all__`` lists them in
+    the order of ``where``.
+
+    >>> ns = {}
+    >>> getattr_, dir_, names = lazy_exports("streamlearn", ns, {".losses": ["LOSSES", "loss_code"]})
+    >>> names, "loss_code" in dir_(), "LOSSES" in ns, callable(getattr_("loss_code")), "loss_code" in ns
+    (['LOSSES', 'loss_code'], True, False, True, True)
+    """
+    names = {name: module for module, defined in where.items() for name in defined}
+    return (*lazy_attributes(module_name, namespace, names), list(names))

@@ -28,6 +28,13 @@ def add_param_option(parser):
     )
 
 
+def add_libsvm_options(parser, *, n_features_help, zero_based_help):
+    """``--n-features`` (default: found in the data) and ``--zero-based`` (auto, true or false) of the commands
+    that read LIBSVM files, with the command's own help texts."""
+    parser.add_argument("--n-features", type=int, default=None, help=n_features_help)
+    parser.add_argument("--zero-based", choices=("auto", "true", "false"), default="auto", help=zero_based_help)
+
+
 def parse_params(pairs):
     params = {}
     for pair in pairs:

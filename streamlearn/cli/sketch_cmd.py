@@ -9,6 +9,7 @@ import time
 
 from ._common import (
     CLIError,
+    add_libsvm_options,
     add_output_options,
     add_param_option,
     check_input_file,
@@ -50,18 +51,11 @@ def add_parser(sub):
         "an earlier run); its kind, ell and parameters come from the file; no covariance error is computed",
     )
     add_param_option(p)
-    p.add_argument(
-        "--n-features",
-        type=int,
-        default=None,
-        help="feature-space width (at most 2**28); default: the largest index in DATA; values of "
+    add_libsvm_options(
+        p,
+        n_features_help="feature-space width (at most 2**28); default: the largest index in DATA; values of "
         "features beyond it are ignored and counted",
-    )
-    p.add_argument(
-        "--zero-based",
-        choices=("auto", "true", "false"),
-        default="auto",
-        help="are feature indices 0-based? (default: one-based, LIBSVM's convention)",
+        zero_based_help="are feature indices 0-based? (default: one-based, LIBSVM's convention)",
     )
     p.add_argument("--chunk-size", type=int, default=10_000, help="rows per chunk read (default 10000)")
     p.add_argument("-o", "--output", metavar="PATH", help="save the sketch to this model file")

@@ -12,6 +12,7 @@ from ..learners import LEARNERS, make_learner, scaled_learner
 from ..persist import load
 from ._common import (
     CLIError,
+    add_libsvm_options,
     add_output_options,
     add_param_option,
     check_input_file,
@@ -150,27 +151,16 @@ def _add_common(p, several=False):
         "back (default: the learner's own, shown by 'streamlearn learners': standard for the squared-loss "
         "regressors; none for --scheduler runs); the saved model applies it when predicting",
     )
-    p.add_argument(
-        "--n-features",
-        type=int,
-        default=None,
-        help="feature-space width (at most 2**28); default: the largest index found in the data "
+    add_libsvm_options(
+        p,
+        n_features_help="feature-space width (at most 2**28); default: the largest index found in the data "
         "(growing while a stream is read); values of features beyond it are ignored and counted",
-    )
-    p.add_argument(
-        "--zero-based",
-        choices=("auto", "true", "false"),
-        default="auto",
-        help="are feature indices 0-based? (default: one-based, LIBSVM's convention; a '0:' feature is "
-        "then an error naming the line)",
+        zero_based_help="are feature indices 0-based? (default: one-based, LIBSVM's convention; a '0:' feature "
+        "is then an error naming the line)",
     )
     add_input_options(p)
     add_tabular_options(p)
     add_output_options(p)
-
-
-def _zero_based(args):
-    return {"auto": "auto", "true": True, "false": False}[args.zero_based]
 
 
 def _file_infos(args, paths):
@@ -178,7 +168,7 @@ def _file_infos(args, paths):
     and --zero-based are both given, each file is read once up front (validating it) to find its width and
     index base."""
     from ..datasets._stream import scan_svmlight
-    from ._data import ZERO_HINT
+    from ._data import ZERO_HINT, zero_based
 
     for path in paths:
         check_input_file(path)
@@ -186,7 +176,7 @@ def _file_infos(args, paths):
         raise CLIError(f"--chunk-size must be >= 1; got {args.chunk_size}.")
     if args.n_features is not None and args.n_features < 1:
         raise CLIError(f"--n-features must be >= 1; got {args.n_features}.")
-    zb = _zero_based(args) is True  # decided once: one-based unless --zero-based true
+    zb = zero_based(args)  # decided once: one-based unless --zero-based true
     if args.n_features is not None:
         infos = [{"n_features": args.n_features, "zero_based": zb} for _ in paths]
     else:

@@ -25,7 +25,16 @@ import sys
 import zlib
 from typing import Any
 
-__all__ = ["Replay", "is_stream_path", "peek_pipe", "pipe_name", "sniff_format", "stream_format", "take_pipe"]
+__all__ = [
+    "Replay",
+    "is_stream_path",
+    "peek_pipe",
+    "pipe_name",
+    "replay_into",
+    "sniff_format",
+    "stream_format",
+    "take_pipe",
+]
 
 _PEEK = 64 << 10  # bytes of a pipe read ahead to tell its format
 _LIBSVM_LINE = re.compile(rb"^\s*[-+.0-9eE,]+(\s+(qid:\S+|\d+:\S+))*\s*(#.*)?$")
@@ -45,6 +54,13 @@ def is_stream_path(path) -> bool:
 def pipe_name(path) -> str:
     """The name errors give a pipe: ``<stdin>`` for ``-``, else its path."""
     return "<stdin>" if path == "-" else os.fspath(path)
+
+
+def replay_into(head: bytes, b) -> tuple[int, bytes]:
+    """Copy the first bytes of ``head`` (bytes read ahead) into the buffer ``b``: ``(bytes copied, the rest)``."""
+    n = min(len(b), len(head))
+    b[:n] = head[:n]
+    return n, head[n:]
 
 
 class Replay(io.RawIOBase):
@@ -82,9 +98,7 @@ class Replay(io.RawIOBase):
 
     def readinto(self, b):
         if self._buf:
-            n = min(len(b), len(self._buf))
-            b[:n] = self._buf[:n]
-            self._buf = self._buf[n:]
+            n, self._buf = replay_into(self._buf, b)
             return n
         if self._eof:
             return 0

@@ -21,6 +21,7 @@ import scipy.sparse as sp
 
 from .._kernels import svmlight as _k
 from .._typing import FloatArray, SvmlightSource
+from ._pipes import replay_into
 
 __all__ = ["SvmlightFormatError", "iter_svmlight", "load_svmlight"]
 
@@ -33,7 +34,24 @@ _DECOMPRESSION_ERRORS = (EOFError, OSError, lzma.LZMAError, zlib.error)  # gzip.
 _SUFFIX = {".gz": "gzip", ".bz2": "bz2", ".xz": "xz", ".lzma": "xz"}
 
 
-class SvmlightFormatError(ValueError):
+class _LineError:
+    """Errors about a malformed line of a text file (before ``ValueError`` in the bases): ``source``, ``line``
+    (1-based) and ``reason`` are kept as attributes (and through pickling); the message is the location as
+    ``_where`` writes it, then the reason."""
+
+    _where = "{source}, line {line}"
+
+    def __init__(self, source, line, reason):
+        self.source = source
+        self.line = line
+        self.reason = reason
+        super().__init__(f"{self._where.format(source=source, line=line)}: {reason}")
+
+    def __reduce__(self):
+        return type(self), (self.source, self.line, self.reason)
+
+
+class SvmlightFormatError(_LineError, ValueError):
     """A LIBSVM / svmlight file that cannot be parsed.
 
     The message names the file, the 1-based line number and what was wrong; the same facts are kept
@@ -59,15 +77,6 @@ class SvmlightFormatError(ValueError):
     2 | unsorted feature index in '2
     """
 
-    def __init__(self, source, line, reason):
-        self.source = source
-        self.line = line
-        self.reason = reason
-        super().__init__(f"{source}, line {line}: {reason}")
-
-    def __reduce__(self):
-        return type(self), (self.source, self.line, self.reason)
-
 
 # ---------------------------------------------------------------------------------------------------
 # opening: paths and file objects, plain or compressed
@@ -85,9 +94,7 @@ class _Prefixed(io.RawIOBase):
 
     def readinto(self, b):
         if self._head:
-            n = min(len(b), len(self._head))
-            b[:n] = self._head[:n]
-            self._head = self._head[n:]
+            n, self._head = replay_into(self._head, b)
             return n
         return _readinto(self._raw, b)
 

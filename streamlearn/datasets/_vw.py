@@ -15,7 +15,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from .._kernels import vw_text as _k
-from ._svmlight import _DECOMPRESSION_ERRORS, _readinto, _Source
+from ._svmlight import _DECOMPRESSION_ERRORS, _LineError, _readinto, _Source
 
 if TYPE_CHECKING:
     from collections.abc import Iterator, Sequence
@@ -54,7 +54,7 @@ _EXPECT = {
 }
 
 
-class VwFormatError(ValueError):
+class VwFormatError(_LineError, ValueError):
     """A malformed line in a VW text file: ``str(err)`` is ``"<file>:<line>: <reason>"``.
 
     >>> import io
@@ -66,14 +66,7 @@ class VwFormatError(ValueError):
     2 bad label 'abc'
     """
 
-    def __init__(self, source, line, reason):
-        self.source = source
-        self.line = line
-        self.reason = reason
-        super().__init__(f"{source}:{line}: {reason}")
-
-    def __reduce__(self):
-        return type(self), (self.source, self.line, self.reason)
+    _where = "{source}:{line}"
 
 
 def parse_interactions(quadratic=(), cubic=()):

@@ -8,30 +8,18 @@
 Paper reproductions (``streamlearn experiment ...``) live in :mod:`streamlearn.experiments`.
 """
 
-from .._lazy import lazy_attributes
+from .._lazy import lazy_exports
 
 _WHERE = {
     "._metrics": ["evaluate"],
     "._progressive": [
-        "ProgressiveResult",
         "iter_array_chunks",
         "iter_progressive_validation",
         "progressive_validation",
+        "ProgressiveResult",
     ],
-    "._regret": ["RegretResult", "regret"],
+    "._regret": ["regret", "RegretResult"],
     ".spectral": ["covariance_errors", "relative_spectral_error"],
 }
 # imported on first access: ``streamlearn train`` needs neither sklearn.metrics nor scipy's optimisers
-__getattr__, __dir__ = lazy_attributes(__name__, globals(), {n: m for m, names in _WHERE.items() for n in names})
-
-__all__ = [
-    "evaluate",
-    "iter_array_chunks",
-    "iter_progressive_validation",
-    "progressive_validation",
-    "ProgressiveResult",
-    "regret",
-    "RegretResult",
-    "covariance_errors",
-    "relative_spectral_error",
-]
+__getattr__, __dir__, __all__ = lazy_exports(__name__, globals(), _WHERE)

@@ -4,7 +4,7 @@ The classes are imported on first access (``streamlearn._lazy``): using FTRL doe
 confidence-weighted or SVM kernels.
 """
 
-from .._lazy import lazy_attributes
+from .._lazy import lazy_exports
 
 #: where each public name is defined, in the order of ``__all__`` (and of the API reference)
 _WHERE = {
@@ -37,6 +37,4 @@ _WHERE = {
     ],
     "._nag": ["NAGClassifier", "NAGRegressor"],
 }
-__getattr__, __dir__ = lazy_attributes(__name__, globals(), {n: m for m, names in _WHERE.items() for n in names})
-
-__all__ = [name for names in _WHERE.values() for name in names]
+__getattr__, __dir__, __all__ = lazy_exports(__name__, globals(), _WHERE)

@@ -18,10 +18,13 @@ from ..base import (
 )
 from ..losses import loss_code
 from .._validation import chunk_args
+from .._params import LINEAR_PASS_DEFAULTS, keyword_init
 
 __all__ = ["NAGClassifier", "NAGRegressor"]
 
-_PASS_PARAMS = LINEAR_PASS_PARAMS
+#: the parameters after ``loss`` (the regressor has no ``loss``): constraints and defaults
+_NAG_PARAMS = {"eta0": [Interval(float, 0, None, closed="neither")], "invariant": ["boolean"], **LINEAR_PASS_PARAMS}
+_NAG_DEFAULTS = {"eta0": 0.5, "invariant": True, **LINEAR_PASS_DEFAULTS}
 
 
 class _NormalizedMixin:
@@ -154,31 +157,9 @@ class NAGClassifier(LogisticProbaMixin, OnlineClassifierMixin, _NAG):
     True
     """
 
-    _parameter_constraints = {
-        "loss": [Options("logistic", "hinge", "squared", "modified_huber")],
-        "eta0": [Interval(float, 0, None, closed="neither")],
-        "invariant": ["boolean"],
-        **_PASS_PARAMS,
-    }
+    _parameter_constraints = {"loss": [Options("logistic", "hinge", "squared", "modified_huber")], **_NAG_PARAMS}
 
-    def __init__(
-        self,
-        *,
-        loss="logistic",
-        eta0=0.5,
-        invariant=True,
-        fit_intercept=True,
-        max_iter=5,
-        shuffle=True,
-        random_state=None,
-    ):
-        self.loss = loss
-        self.eta0 = eta0
-        self.invariant = invariant
-        self.fit_intercept = fit_intercept
-        self.max_iter = max_iter
-        self.shuffle = shuffle
-        self.random_state = random_state
+    __init__ = keyword_init(loss="logistic", **_NAG_DEFAULTS)
 
 
 class NAGRegressor(OnlineRegressorMixin, _NAG):
@@ -205,20 +186,10 @@ class NAGRegressor(OnlineRegressorMixin, _NAG):
     [ 1.  -2.   0.5] [3.]
     """
 
-    _parameter_constraints = {
-        "eta0": [Interval(float, 0, None, closed="neither")],
-        "invariant": ["boolean"],
-        **_PASS_PARAMS,
-    }
+    _parameter_constraints = _NAG_PARAMS
     _progressive_loss = "squared"
 
-    def __init__(self, *, eta0=0.5, invariant=True, fit_intercept=True, max_iter=5, shuffle=True, random_state=None):
-        self.eta0 = eta0
-        self.invariant = invariant
-        self.fit_intercept = fit_intercept
-        self.max_iter = max_iter
-        self.shuffle = shuffle
-        self.random_state = random_state
+    __init__ = keyword_init(**_NAG_DEFAULTS)
 
     def _loss_name(self):
         return "squared"

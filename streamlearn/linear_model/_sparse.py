@@ -41,19 +41,6 @@ from .._mixing import MixableMixin, mixed_count, weighted_average
 from .._params import LINEAR_PASS_DEFAULTS, keyword_init, with_defaults
 from .._validation import csr_args, chunk_args
 
-__all__ = [
-    "SimpleTruncationClassifier",
-    "SimpleTruncationRegressor",
-    "TruncatedGradientClassifier",
-    "TruncatedGradientRegressor",
-    "FOBOSClassifier",
-    "FOBOSRegressor",
-    "RDAClassifier",
-    "RDARegressor",
-    "FTRLProximalClassifier",
-    "FTRLProximalRegressor",
-]
-
 _PASS_PARAMS = LINEAR_PASS_PARAMS
 _CLF_LOSS = {"loss": [Options("logistic", "hinge", "squared")]}
 _REG_LOSS = {"loss": [Options("squared")]}
@@ -733,18 +720,21 @@ _REGRESSOR_EXAMPLE = """>>> import numpy as np
     [ 1. -2.  0.  0.  0.5] [3.]"""
 
 # each docstring's example: the classifiers learn a9a (and keep fewer weights than features), the regressors find
-# a sparse linear target; the table gives each learner's arguments
-for _cls, _args in {
+# a sparse linear target; the table gives each public class's arguments
+_EXAMPLE_ARGS = {
     SimpleTruncationClassifier: "theta=0.05",
-    TruncatedGradientClassifier: "gravity=1e-3",
-    FOBOSClassifier: "l1=1e-3",
-    RDAClassifier: "l1=1e-3",
-    FTRLProximalClassifier: "l1=1.0",
     SimpleTruncationRegressor: "eta0=0.1, theta=0.05",
+    TruncatedGradientClassifier: "gravity=1e-3",
     TruncatedGradientRegressor: "eta0=0.1, gravity=0.01",
+    FOBOSClassifier: "l1=1e-3",
     FOBOSRegressor: "eta0=0.1, l1=0.01",
+    RDAClassifier: "l1=1e-3",
     RDARegressor: "l1=0.01",
+    FTRLProximalClassifier: "l1=1.0",
     FTRLProximalRegressor: "alpha=0.5, l1=1.0",
-}.items():
+}
+for _cls, _args in _EXAMPLE_ARGS.items():
     _example = _REGRESSOR_EXAMPLE if _cls._is_regressor else _CLASSIFIER_EXAMPLE
     _cls.__doc__ = (_cls.__doc__ or "").replace("{example}", _example.format(name=_cls.__name__, args=_args))
+
+__all__ = [cls.__name__ for cls in _EXAMPLE_ARGS]

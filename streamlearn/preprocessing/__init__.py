@@ -10,7 +10,7 @@
   learner has it, ``save``/``load``).
 """
 
-from .._lazy import lazy_attributes
+from .._lazy import lazy_exports
 
 _WHERE = {
     "._scalers": ["MaxAbsScaler", "StandardScaler"],
@@ -18,7 +18,7 @@ _WHERE = {
     "._hashing": ["DictHasher"],
     "._target": ["TargetStandardScaler"],
 }
-__getattr__, __dir__ = lazy_attributes(__name__, globals(), {n: m for m, names in _WHERE.items() for n in names})
+__getattr__, __dir__, _ = lazy_exports(__name__, globals(), _WHERE)  # __all__: the order of the API reference
 
 __all__ = [
     "SCALERS",

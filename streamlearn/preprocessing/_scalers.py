@@ -17,7 +17,7 @@ _NO_COLS = np.empty(0, dtype=np.intp)
 
 class _OnlineScaler(PersistMixin, TransformerMixin, BaseEstimator):
     """Validation and the row-by-row kernel call shared by the scalers (subclasses: ``_allocate(d)``,
-    ``_run(indptr, cols, data, write, out)``, ``_transform_values(...)``)."""
+    ``_run(rows)`` with the kernel's row arguments ``indptr, cols, data, write, out``, ``_transform_values(...)``)."""
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
@@ -46,14 +46,15 @@ class _OnlineScaler(PersistMixin, TransformerMixin, BaseEstimator):
             self._allocate(X.shape[1])
         if sp.issparse(X):
             out = X.copy() if write else X
-            self._run(X.indptr, X.indices, X.data, write, out.data if write else np.empty(0))
+            self._run(
+                dict(indptr=X.indptr, cols=X.indices, data=X.data, write=write, out=out.data if write else np.empty(0))
+            )
             return out
         n, d = X.shape
         flat = X.reshape(-1)
         out = np.empty_like(flat) if write else np.empty(0)
-        self._run(
-            np.arange(0, n * d + 1, d, dtype=np.int64) if d else np.zeros(n + 1, np.int64), _NO_COLS, flat, write, out
-        )
+        indptr = np.arange(0, n * d + 1, d, dtype=np.int64) if d else np.zeros(n + 1, np.int64)
+        self._run(dict(indptr=indptr, cols=_NO_COLS, data=flat, write=write, out=out))
         return out.reshape(n, d) if write else X
 
     def fit(self, X, y=None):
@@ -119,17 +120,9 @@ class MaxAbsScaler(_OnlineScaler):
     def _allocate(self, d):
         self.max_abs_ = np.zeros(d, dtype=np.float64)
 
-    def _run(self, indptr, cols, data, write, out):
-        _k.maxabs_transform_update(
-            indptr=indptr,
-            cols=cols,
-            data=data,
-            n_cols=self.max_abs_.shape[0],
-            max_abs=self.max_abs_,
-            write=write,
-            out=out,
-        )
-        self.n_samples_seen_ += indptr.shape[0] - 1
+    def _run(self, rows):
+        _k.maxabs_transform_update(**rows, n_cols=self.max_abs_.shape[0], max_abs=self.max_abs_)
+        self.n_samples_seen_ += rows["indptr"].shape[0] - 1
 
     @property
     def scale_(self):
@@ -188,23 +181,21 @@ class StandardScaler(_OnlineScaler):
         self._state_s1 = np.zeros(d, dtype=np.float64)
         self._state_s2 = np.zeros(d, dtype=np.float64)
 
-    def _run(self, indptr, cols, data, write, out):
-        center = bool(self.with_mean) and cols.shape[0] == 0  # dense rows only
+    def _sums(self):
+        """The per-column state the kernels read and update: first values, counts, sums and sums of squares of
+        the deviations from the first values."""
+        return dict(shift=self._state_shift, count=self._state_count, s1=self._state_s1, s2=self._state_s2)
+
+    def _run(self, rows):
+        center = bool(self.with_mean) and rows["cols"].shape[0] == 0  # dense rows only
         self.n_samples_seen_ = int(
             _k.standard_transform_update(
-                indptr=indptr,
-                cols=cols,
-                data=data,
+                **rows,
                 n_cols=self._state_shift.shape[0],
-                shift=self._state_shift,
-                count=self._state_count,
-                s1=self._state_s1,
-                s2=self._state_s2,
+                **self._sums(),
                 n_seen=self.n_samples_seen_,
                 center=center,
                 with_std=bool(self.with_std),
-                write=write,
-                out=out,
             )
         )
 
@@ -212,15 +203,7 @@ class StandardScaler(_OnlineScaler):
         check_is_fitted(self, "n_samples_seen_")
         d = self._state_shift.shape[0]
         mean, var = np.empty(d), np.empty(d)
-        _k.standard_moments(
-            shift=self._state_shift,
-            count=self._state_count,
-            s1=self._state_s1,
-            s2=self._state_s2,
-            n=self.n_samples_seen_,
-            mean=mean,
-            var=var,
-        )
+        _k.standard_moments(**self._sums(), n=self.n_samples_seen_, mean=mean, var=var)
         return mean, var
 
     @property

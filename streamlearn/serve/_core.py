@@ -35,7 +35,7 @@ from ..datasets._svmlight import SvmlightFormatError
 from ..evaluation._common import example_losses, loss_spec, signed_targets
 from ..learners import LEARNERS, learner_name_of, make_learner
 from ..persist import load, save
-from ._wal import WriteAheadLog, fsync_dir, read_records
+from ._wal import WriteAheadLog, fsync_path, read_records
 
 __all__ = ["ServedModel", "BadRequest", "DEFAULT_N_FEATURES"]
 
@@ -77,14 +77,6 @@ def _atomic_write(path, data):
         if os.path.exists(tmp):
             os.unlink(tmp)
         raise
-
-
-def _fsync_file(path):
-    fd = os.open(path, os.O_RDONLY)
-    try:
-        os.fsync(fd)
-    finally:
-        os.close(fd)
 
 
 class ServedModel:
@@ -812,13 +804,13 @@ class ServedModel:
         os.close(fd)
         try:
             save(self.model, tmp)
-            _fsync_file(tmp)
+            fsync_path(tmp)
             os.replace(tmp, os.path.join(self.dir, f"model-{g}.slm"))
         except BaseException:
             if os.path.exists(tmp):
                 os.unlink(tmp)
             raise
-        fsync_dir(self.dir)
+        fsync_path(self.dir)
         old = getattr(self, "wal", None)
         if old is None or os.path.basename(old.path) != f"wal-{n}.log":
             self.wal = WriteAheadLog(os.path.join(self.dir, f"wal-{n}.log"), fsync=self.fsync)
@@ -833,7 +825,7 @@ class ServedModel:
         for m in wals:
             if m != n:
                 os.unlink(os.path.join(self.dir, f"wal-{m}.log"))
-        fsync_dir(self.dir)
+        fsync_path(self.dir)
         self._last_snapshot = time.monotonic()
         self._snap_batches = self.stats["n_batches"]
         return n

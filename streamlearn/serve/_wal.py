@@ -26,7 +26,7 @@ import os
 import struct
 import zlib
 
-__all__ = ["WriteAheadLog", "read_records", "fsync_dir", "HEADER"]
+__all__ = ["WriteAheadLog", "read_records", "fsync_path", "HEADER"]
 
 HEADER = struct.Struct("<QII")
 _writev = getattr(os, "writev", None)  # POSIX
@@ -37,8 +37,8 @@ def _crc(seq, payload):
     return zlib.crc32(payload, zlib.crc32(struct.pack("<QI", seq, len(payload)))) & 0xFFFFFFFF
 
 
-def fsync_dir(path):
-    """fsync a directory, so that a file created, renamed or removed in it survives a crash."""
+def fsync_path(path):
+    """fsync a file, or a directory (so that a file created, renamed or removed in it survives a crash), by path."""
     fd = os.open(path, os.O_RDONLY)
     try:
         os.fsync(fd)
@@ -86,7 +86,7 @@ class WriteAheadLog:
             os.fsync(self.fd)
         if created:
             os.fsync(self.fd)
-            fsync_dir(os.path.dirname(os.path.abspath(path)))
+            fsync_path(os.path.dirname(os.path.abspath(path)))
 
     def append(self, seq, payload):
         """Write one record and fsync it."""

@@ -64,12 +64,17 @@ def test_group_commit_learns_queued_requests_in_one_call(tmp_path):
     m.close()
 
 
-def test_damaged_log_before_the_last_record_refuses_to_start(tmp_path):
-    rng = np.random.default_rng(5)
-    state = tmp_path / "state"
+def _ftrl_three_batches(state, rng, rows):
+    """A new FTRL model served from ``state`` (no timed snapshots) that has learnt three batches of ``rows``."""
     m = ServedModel(state, learner="ftrl", n_features=D, snapshot_every=0)
     for _ in range(3):
-        m.learn(*m.parse(_body(rng, 4), labelled=True)).result(timeout=30)
+        m.learn(*m.parse(_body(rng, rows), labelled=True)).result(timeout=30)
+    return m
+
+
+def test_damaged_log_before_the_last_record_refuses_to_start(tmp_path):
+    state = tmp_path / "state"
+    m = _ftrl_three_batches(state, np.random.default_rng(5), 4)
     m.close(snapshot=False)
     wal = m.wal.path
     data = bytearray(Path(wal).read_bytes())
@@ -95,11 +100,8 @@ def test_snapshot_files_and_served_model_file(tmp_path):
 
 
 def test_crash_between_the_two_snapshot_files_keeps_the_previous_snapshot(tmp_path):
-    rng = np.random.default_rng(7)
     state = tmp_path / "state"
-    m = ServedModel(state, learner="ftrl", n_features=D, snapshot_every=0)
-    for _ in range(3):
-        m.learn(*m.parse(_body(rng, 5), labelled=True)).result(timeout=30)
+    m = _ftrl_three_batches(state, np.random.default_rng(7), 5)
     expected = _meta(m.model, tmp_path)
     m.close(snapshot=False)
     (state / "state-2.json").write_text((state / "state-1.json").read_text())  # model-2.slm never written

@@ -57,36 +57,23 @@ def _await_port(port_file, alive, log, seconds):
 _SERVERS = itertools.count()
 
 
-def _server_files(state_dir):
-    """A fresh port file (absent until the server writes it) and log file beside ``state_dir``."""
+def _serve_command(state_dir, start, extra):
+    """``(argv, port_file, log)``: the arguments of ``streamlearn serve`` for ``state_dir`` on a free port, with
+    a fresh port file (absent until the server writes it) and log file beside ``state_dir``."""
     parent = Path(state_dir).parent
     n = next(_SERVERS)
     port_file = parent / f"server-{n}.port"
     port_file.unlink(missing_ok=True)
-    return port_file, parent / f"server-{n}.log"
+    argv = ["serve", *start, "--state-dir", str(state_dir), "--port", "0", "--port-file", str(port_file)]
+    return [*argv, "--n-features", str(D), *extra], port_file, parent / f"server-{n}.log"
 
 
 class Server:
     """``streamlearn serve`` in a subprocess; ``kill()`` is kill -9."""
 
     def __init__(self, state_dir, *extra, start=("--learner", "ftrl")):
-        port_file, log = _server_files(state_dir)
-        self.args = [
-            sys.executable,
-            "-m",
-            "streamlearn",
-            "serve",
-            *start,
-            "--state-dir",
-            str(state_dir),
-            "--port",
-            "0",
-            "--port-file",
-            str(port_file),
-            "--n-features",
-            str(D),
-            *extra,
-        ]
+        argv, port_file, log = _serve_command(state_dir, start, extra)
+        self.args = [sys.executable, "-m", "streamlearn", *argv]
         env = dict(os.environ, PYTHONPATH=str(ROOT), OPENBLAS_NUM_THREADS="1")
         self.log = open(log, "wb")  # noqa: SIM115 (the server's lifetime)
         self.proc = subprocess.Popen(self.args, env=env, stdout=self.log, stderr=subprocess.STDOUT)
@@ -110,20 +97,7 @@ class ForkedServer(Server):
     again, which lets the crash test restart it ten times."""
 
     def __init__(self, state_dir, *extra, start=("--learner", "ftrl")):
-        port_file, log = _server_files(state_dir)
-        argv = [
-            "serve",
-            *start,
-            "--state-dir",
-            str(state_dir),
-            "--port",
-            "0",
-            "--port-file",
-            str(port_file),
-            "--n-features",
-            str(D),
-            *extra,
-        ]
+        argv, port_file, log = _serve_command(state_dir, start, extra)
         pid = os.fork()
         if pid == 0:  # the server process
             code = 1
