@@ -553,11 +553,16 @@ def _spec(name):
 
 def learner_name_of(model: Any) -> str | None:
     """The registry name of a model: the entry of its class whose fixed parameters it has (the one fixing the
-    most parameters when several match), or None.
+    most parameters when several match), or None. A :class:`~streamlearn.preprocessing.StreamPipeline` (a
+    learner behind a streaming scaler) is named by its learner.
 
-    >>> learner_name_of(make_learner("pa2")), learner_name_of(make_learner("ftrl"))
-    ('pa2', 'ftrl')
+    >>> learner_name_of(make_learner("pa2")), learner_name_of(scaled_learner("pa2", make_learner("pa2")))
+    ('pa2', 'pa2')
     """
+    from .preprocessing import StreamPipeline
+
+    if isinstance(model, StreamPipeline):
+        model = getattr(model, "learner_", model.learner)
     params = model.get_params(deep=False)
     best = None
     for name, spec in LEARNERS.items():

@@ -28,6 +28,30 @@ def add_param_option(parser):
     )
 
 
+def add_scale_options(parser, *, not_for=""):
+    """``--scale`` and ``--scale-target`` (default: the learner's own) of the commands that start a new
+    learner; ``not_for`` names where the defaults are ``none`` (e.g. ``"batch learners and --scheduler
+    runs"``)."""
+    scale_none = f"; none for {not_for}" if not_for else ""
+    target_none = f"; none for {not_for.split(' and ')[-1]}" if not_for else ""
+    parser.add_argument(
+        "--scale",
+        choices=("none", "maxabs", "standard"),
+        default=None,
+        help="streaming scaling before the learner, each row by the statistics of the rows before it "
+        f"(default: the learner's own, shown by 'streamlearn learners'{scale_none}); the saved model applies "
+        "it when predicting",
+    )
+    parser.add_argument(
+        "--scale-target",
+        choices=("none", "standard"),
+        default=None,
+        help="regressors: standardise the target online, each by the targets before it, and map predictions "
+        "back (default: the learner's own, shown by 'streamlearn learners': standard for the squared-loss "
+        f"regressors{target_none}); the saved model applies it when predicting",
+    )
+
+
 def add_libsvm_options(parser, *, n_features_help, zero_based_help):
     """``--n-features`` (default: found in the data) and ``--zero-based`` (auto, true or false) of the commands
     that read LIBSVM files, with the command's own help texts."""

@@ -3,7 +3,7 @@
 import os
 import sys
 
-from ._common import CLIError, add_param_option, parse_params
+from ._common import CLIError, add_param_option, add_scale_options, parse_params
 
 
 def add_parser(sub):
@@ -18,6 +18,7 @@ def add_parser(sub):
     )
     p.add_argument("model", metavar="MODEL", nargs="?", help="model file to start from (streamlearn train -o)")
     p.add_argument("--learner", "-l", metavar="NAME", help="start a new model of this learner instead")
+    add_scale_options(p)
     add_param_option(p)
     p.add_argument("--state-dir", required=True, metavar="DIR", help="snapshots and write-ahead log (created)")
     p.add_argument("--host", default="127.0.0.1", help="address to bind (default 127.0.0.1, this machine only)")
@@ -75,6 +76,8 @@ def run(args):
     params = parse_params(args.param)
     if params and args.learner is None:
         raise CLIError("-p sets the parameters of a new --learner; a MODEL keeps those in its file.")
+    if args.learner is None and (args.scale is not None or args.scale_target is not None):
+        raise CLIError("--scale and --scale-target apply to a new --learner; a MODEL keeps its scalers.")
     if args.model is not None and not os.path.isfile(args.model):
         raise CLIError(f"model file {args.model!r} does not exist.")
     if not 0 <= args.port < 65536:
@@ -107,6 +110,8 @@ def run(args):
         model=args.model,
         learner=args.learner,
         params=params,
+        scale=args.scale,
+        target_scale=args.scale_target,
         n_features=args.n_features,
         zero_based=args.zero_based == "true",
         classes=classes,

@@ -13,6 +13,7 @@ from ..persist import load
 from ._common import (
     CLIError,
     add_libsvm_options,
+    add_scale_options,
     add_output_options,
     add_param_option,
     check_input_file,
@@ -135,22 +136,7 @@ def _add_common(p, several=False):
     )
     add_param_option(p)
     p.add_argument("--chunk-size", type=int, default=10_000, help="rows per chunk (default 10000)")
-    p.add_argument(
-        "--scale",
-        choices=("none", "maxabs", "standard"),
-        default=None,
-        help="streaming scaling before the learner, each row by the statistics of the rows before it "
-        "(default: the learner's own, shown by 'streamlearn learners'; none for batch learners and "
-        "--scheduler runs); the saved model applies it when predicting",
-    )
-    p.add_argument(
-        "--scale-target",
-        choices=("none", "standard"),
-        default=None,
-        help="regressors: standardise the target online, each by the targets before it, and map predictions "
-        "back (default: the learner's own, shown by 'streamlearn learners': standard for the squared-loss "
-        "regressors; none for --scheduler runs); the saved model applies it when predicting",
-    )
+    add_scale_options(p, not_for="batch learners and --scheduler runs")
     add_libsvm_options(
         p,
         n_features_help="feature-space width (at most 2**28); default: the largest index found in the data "

@@ -33,7 +33,7 @@ from .._validation import validate_params
 from ..datasets import load_svmlight
 from ..datasets._svmlight import SvmlightFormatError
 from ..evaluation._common import example_losses, loss_spec, signed_targets
-from ..learners import LEARNERS, learner_name_of, make_learner
+from ..learners import LEARNERS, learner_name_of, make_learner, scaled_learner
 from ..persist import load, save
 from ._wal import WriteAheadLog, fsync_path, read_records
 
@@ -91,6 +91,11 @@ class ServedModel:
         Model file to start from (an empty state directory only).
     learner, params : str and dict
         Or a registered learner name and its parameters.
+    scale, target_scale : str or None
+        The streaming scaler (``"none"``, ``"maxabs"``, ``"standard"``) and, for a regressor, the target
+        scaler (``"none"``, ``"standard"``) in front of a model started from ``learner``; None: the
+        learner's defaults, as ``streamlearn train`` (see :func:`streamlearn.learners.scaled_learner`). A
+        model file keeps its own.
     n_features : int or None
         Width of a model started from ``learner`` (default ``DEFAULT_N_FEATURES``); LIBSVM feature ids
         beyond it are refused.
@@ -122,6 +127,8 @@ class ServedModel:
         model=None,
         learner=None,
         params=None,
+        scale=None,
+        target_scale=None,
         n_features=None,
         zero_based=False,
         classes=None,
@@ -158,7 +165,7 @@ class ServedModel:
         if snap is None:
             if model is None and learner is None:
                 raise ValueError(f"state directory {self.dir} holds no snapshot: give a model file or a learner.")
-            self._init_fresh(model, learner, params, n_features, zero_based, classes)
+            self._init_fresh(model, learner, params, n_features, zero_based, classes, scale, target_scale)
             self._snapshot()
         else:
             if model is not None or learner is not None:
@@ -179,7 +186,7 @@ class ServedModel:
             t.start()
 
     # ---------------------------------------------------------------------------------------- set-up
-    def _init_fresh(self, model_path, learner, params, n_features, zero_based, classes):
+    def _init_fresh(self, model_path, learner, params, n_features, zero_based, classes, scale, target_scale):
         if model_path is not None:
             model = load(model_path)
             name = learner_name_of(model)
@@ -197,10 +204,18 @@ class ServedModel:
             if hasattr(model, "classes_"):
                 classes = model.classes_.tolist()
         else:
-            model = make_learner(learner, params or {})
+            inner = make_learner(learner, params or {})
             name = learner
-            self._check_learnable(model, name, learner)
-            validate_params(model)  # a bad -p value is an error now, not at the first /learn
+            self._check_learnable(inner, name, learner)
+            validate_params(inner)  # a bad -p value is an error now, not at the first /learn
+            if target_scale not in (None, "none") and not (
+                LEARNERS[name].task == "regression" and inner._progressive_loss == "squared"
+            ):
+                raise ValueError(
+                    f"target_scale={target_scale!r} needs a squared-loss regressor; {name} is a "
+                    f"{LEARNERS[name].task} learner with the {inner._progressive_loss} loss."
+                )
+            model = scaled_learner(name, inner, scale, target_scale)
         n_features = DEFAULT_N_FEATURES if n_features is None else int(n_features)
         if n_features < 1:
             raise ValueError(f"n_features must be >= 1; got {n_features}.")

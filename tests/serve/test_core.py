@@ -32,7 +32,8 @@ def _meta(model, tmp_path):
     return json.dumps(meta, sort_keys=True)
 
 
-@pytest.mark.parametrize("learner", ["rfd-son", "ftrl", "tg"])
+# pa: behind its default MaxAbs scaler; ogd-regressor: MaxAbs and the target scaler (StreamPipeline models)
+@pytest.mark.parametrize("learner", ["rfd-son", "ftrl", "tg", "pa", "ogd-regressor"])
 def test_recovery_replays_the_same_batches_bit_for_bit(learner, tmp_path):
     rng = np.random.default_rng(3)
     state = tmp_path / "state"
@@ -172,3 +173,64 @@ def test_log_record_after_a_short_write_is_whole(tmp_path, monkeypatch):
     log.append(1, b"-1 2:1\n-1 3:1\n")
     log.close()
     assert read_records(str(path)) == ([(0, b"1 1:0.5\n"), (1, b"-1 2:1\n-1 3:1\n")], path.stat().st_size, False)
+
+
+def test_a_new_learner_gets_the_command_lines_default_scalers(tmp_path):
+    """``--learner pa`` serves what ``streamlearn train -l pa`` trains: pa behind its default MaxAbs scaler
+    (``streamlearn learners``), with the same scores batch after batch; ``scale="none"`` serves pa alone."""
+    from streamlearn.learners import make_learner, scaled_learner
+
+    rng = np.random.default_rng(11)
+    bodies = [_body(rng, int(rng.integers(1, 15))) for _ in range(6)]
+    served = ServedModel(tmp_path / "a", learner="pa", n_features=D, snapshot_every=0)
+    bare = ServedModel(tmp_path / "b", learner="pa", scale="none", n_features=D, snapshot_every=0)
+    reference = scaled_learner("pa", make_learner("pa"))
+    assert (
+        type(served.model).__name__ == "StreamPipeline" and type(bare.model).__name__ == "PassiveAggressiveClassifier"
+    )
+    for body in bodies:
+        X, y, payload = served.parse(body, labelled=True)
+        got = served.learn(X, y, payload).result(timeout=30)
+        bare.learn(X, y, payload).result(timeout=30)
+        expected = reference.partial_fit_scores(X, y, classes=[-1.0, 1.0])
+        np.testing.assert_array_equal(got["scores"], expected)
+    X, _, _ = served.parse(bodies[0], labelled=False)
+    np.testing.assert_array_equal(served.predict(X)["scores"], reference.decision_function(X))
+    assert served.health()["learner"] == "pa"
+    served.close()
+    bare.close()
+
+
+def test_a_model_file_with_its_scaler_is_served_as_trained(tmp_path):
+    """A model file that ``streamlearn train`` wrote with the learner's default scaler (a StreamPipeline)
+    is served, and predicts as the file does."""
+    from streamlearn.cli.main import main
+
+    rng = np.random.default_rng(12)
+    data = tmp_path / "d.svm"
+    data.write_bytes(b"".join(_body(rng, 20) for _ in range(5)))
+    model = tmp_path / "m.slm"
+    assert main(["train", str(data), "-l", "pa", "-o", str(model), "--quiet"]) == 0
+    m = ServedModel(tmp_path / "state", model=str(model), snapshot_every=0)
+    assert m.config["learner"] == "pa" and m.config["n_features"] == load(model).n_features_in_
+    X, _, _ = m.parse(data.read_bytes(), labelled=False)
+    np.testing.assert_array_equal(m.predict(X)["scores"], load(model).decision_function(X))
+    m.close()
+
+
+def test_target_scaler_only_for_squared_loss_regressors(tmp_path):
+    with pytest.raises(ValueError, match="squared-loss regressor"):
+        ServedModel(tmp_path / "s", learner="pa", target_scale="standard", n_features=D)
+    assert not (tmp_path / "s").exists() or not list((tmp_path / "s").iterdir())
+
+
+def test_cli_scale_options_start_a_new_learner_only(tmp_path, capsys):
+    from streamlearn.cli.main import main
+
+    pytest.importorskip("uvicorn")
+    model = tmp_path / "m.slm"
+    model.write_bytes(b"not read: the options are checked first")
+    argv = ["serve", str(model), "--state-dir", str(tmp_path / "state"), "--scale", "none"]
+    assert main(argv) == 2
+    assert "--scale and --scale-target apply to a new --learner" in capsys.readouterr().err
+    assert not (tmp_path / "state").exists()
