@@ -81,7 +81,9 @@ def test_train_holdout_passes_and_regression(tmp_path, capsys):
     data.write_text(
         "".join(f"{t:.6f} " + " ".join(f"{j + 1}:{v:.6f}" for j, v in enumerate(x)) + "\n" for x, t in zip(X, y))
     )
-    assert main(["train", str(data), "-l", "pa-regressor", "-p", "epsilon=0.01", "--json"]) == 0
+    # a noiseless linear target: PA-I's full steps (the default PA-II with C=0.03 is cautious, for noisy data)
+    argv = ["train", str(data), "-l", "pa-regressor", "-p", "epsilon=0.01", "-p", "variant=pa1", "-p", "C=1"]
+    assert main([*argv, "--json"]) == 0
     out = _json(capsys)
     assert out["online_rmse"] < 0.5 and "online_error_rate" not in out
 
