@@ -101,15 +101,13 @@ def run(args):
     names = (
         [n.strip() for n in args.learners.split(",")] if args.learners else [n for n, s in LEARNERS.items() if s.demo]
     )
-    from numba.core import event
-
-    parser_compiles = _compiles()
-    with event.install_listener("numba:compile", parser_compiles):
+    # a cold numba cache: the learners' kernels are compiled by this process and workers together, which
+    # start at once on the first rows (read without compiling) and go on while the data is read
+    jobs = (getattr(args, "jobs", None) or _available_cpus()) if _numba_cache_is_cold() else 1
+    with ParallelWarmUp(names, jobs, first_rows) as warm_ups:
         X, y, X_test, y_test = load_a9a()
+        warm_ups.share()
     few = (X[:WARM_UP_ROWS], y[:WARM_UP_ROWS], X_test[:WARM_UP_ROWS], y_test[:WARM_UP_ROWS])
-    # numba compiled the data parser: its disk cache is cold, and the kernels are worth compiling in parallel
-    jobs = (getattr(args, "jobs", None) or _available_cpus()) if parser_compiles.n else 1
-    ParallelWarmUp(names, jobs).run(few)
     rows = []
     args._curves = {}
     for name in names:
@@ -147,6 +145,20 @@ def warm_up(learner, few):
     learner.score(X_test, y_test)
 
 
+def _numba_cache_is_cold():
+    """Whether numba compiles (rather than loads from its disk cache) the input check that every learner
+    runs first: then the cache is cold, and compiling the kernels in parallel pays."""
+    import numpy as np
+    from numba.core import event
+
+    from .._kernels.linear import csr_check
+
+    listener = _compiles()
+    with event.install_listener("numba:compile", listener):
+        csr_check(np.zeros(2, np.int32), np.zeros(1, np.int32), np.zeros(1, np.uint64), 1)
+    return listener.n > 0
+
+
 def _compiles():
     """A numba event listener that counts compilations (not loads from the disk cache)."""
     from numba.core import event
@@ -179,22 +191,23 @@ _FREE, _MINE, _WORKER, _WORKER_DONE = 0, 1, 2, 3
 
 
 class ParallelWarmUp:
-    """Warm up learners ``names`` (:func:`warm_up`) in this process and ``jobs - 1`` forked workers.
+    """Warm up learners ``names`` (:func:`warm_up` on the rows ``few = rows()``) in this process and
+    ``jobs - 1`` forked workers, sharing numba's compilation on a cold cache.
 
     Learners of one estimator class share their kernels, so they form one unit of work (split where a fixed
-    parameter picks another kernel, :data:`_OWN_KERNEL`). This process takes
-    the units from the front of the list and the workers from the back, each claiming a unit under a lock,
-    until none is left; a worker's kernels reach this process through numba's disk cache. :meth:`run`
-    returns when every unit a worker claimed is done (or its worker has died: this process then compiles
-    what is missing when it runs the learner), so with a warm cache this process claims nearly everything
-    and waits for little. A worker that fails on a learner goes on with the next unit (this process reports
-    the error when it runs that learner); the workers ignore Ctrl-C, and are stopped when :meth:`run` ends,
-    also on an error or Ctrl-C. Workers are forked (they start at once, with the modules and compiled
-    kernels of this process), so there are none where fork is unsafe: off Linux, or when this process
-    runs other threads.
+    parameter picks another kernel, :data:`_OWN_KERNEL`). The workers start when the context is entered and
+    take units from the back of the list, each claiming a unit under a lock; :meth:`share` makes this
+    process take units from the front until none is left, then wait for the units the workers claimed (or
+    for their end, if one dies: this process then compiles what is missing when it runs the learner). A
+    worker's kernels reach this process through numba's disk cache. Leaving the context stops the workers
+    that are still running: without :meth:`share` (a warm cache, where every load is quick) that is at once.
+    A worker that fails on a learner goes on with the next unit (this process reports the error when it runs
+    that learner); the workers ignore Ctrl-C. Workers are forked (they start at once, with the modules and
+    compiled kernels of this process), so there are none where fork is unsafe: off Linux, or when this
+    process runs other threads.
     """
 
-    def __init__(self, names, jobs):
+    def __init__(self, names, jobs, rows):
         from ..learners import LEARNERS
 
         units = {}
@@ -205,39 +218,73 @@ class ParallelWarmUp:
             units.setdefault(key, []).append(name)
         self.groups = list(units.values())
         self.jobs = max(1, min(jobs, len(self.groups)))
+        self.rows = rows
+        self.workers = []
 
-    def run(self, few):
-        """Warm every unit up on the rows ``few = (X, y, X_test, y_test)``; returns when all are done,
-        with the units that workers warmed up (lists of learner names)."""
+    def __enter__(self):
         import threading
 
         if self.jobs < 2 or sys.platform != "linux" or threading.active_count() > 1:
-            for group in self.groups:
-                _warm_up_group(group, few)
-            return []
+            return self
         import multiprocessing
+
+        self.few = self.rows()
+        ctx = multiprocessing.get_context("fork")
+        self.state, self.lock = ctx.Array("b", len(self.groups), lock=False), ctx.Lock()
+        args = (self.groups, self.few, self.state, self.lock)
+        self.workers = [ctx.Process(target=_warm_up_worker, args=args, daemon=True) for _ in range(self.jobs - 1)]
+        for worker in self.workers:
+            worker.start()
+        return self
+
+    def share(self):
+        """Warm up the units from the front until none is left, then wait for the workers' units; returns
+        the units that workers warmed up (lists of learner names)."""
+        if not self.workers:
+            return []
         from multiprocessing.connection import wait
 
-        ctx = multiprocessing.get_context("fork")
-        state, lock = ctx.Array("b", len(self.groups), lock=False), ctx.Lock()
-        args = (self.groups, few, state, lock)
-        workers = [ctx.Process(target=_warm_up_worker, args=args, daemon=True) for _ in range(self.jobs - 1)]
-        try:
-            for worker in workers:
-                worker.start()
-            for i, group in enumerate(self.groups):
-                if _claim(state, lock, i, _MINE):
-                    _warm_up_group(group, few)
-            alive = [worker.sentinel for worker in workers]
-            while alive and _WORKER in state[:]:
-                ended = wait(alive, timeout=0.05)
-                alive = [s for s in alive if s not in ended]
-        finally:
-            for worker in workers:
-                if worker.is_alive():
-                    worker.terminate()
-                worker.join()
-        return [group for group, who in zip(self.groups, state[:]) if who == _WORKER_DONE]
+        for i, group in enumerate(self.groups):
+            if _claim(self.state, self.lock, i, _MINE):
+                _warm_up_group(group, self.few)
+        alive = [worker.sentinel for worker in self.workers]
+        while alive and _WORKER in self.state[:]:
+            ended = wait(alive, timeout=0.05)
+            alive = [s for s in alive if s not in ended]
+        return [group for group, who in zip(self.groups, self.state[:]) if who == _WORKER_DONE]
+
+    def __exit__(self, *exc):
+        for worker in self.workers:
+            if worker.is_alive():
+                worker.terminate()
+            worker.join()
+        return False
+
+
+def first_rows():
+    """``(X, y, X_test, y_test)``: the first ``WARM_UP_ROWS`` rows of the bundled a9a and a9a.t as
+    :func:`~streamlearn.datasets.load_a9a` returns them (CSR float64 with int32 indices, labels -1/+1),
+    read by scikit-learn's LIBSVM reader, which needs no compilation: the warm-up workers can start
+    before numba has compiled streamlearn's own reader."""
+    import io
+    import itertools
+    import lzma
+
+    import numpy as np
+    import scipy.sparse as sp
+    from sklearn.datasets import load_svmlight_file
+
+    from ..datasets import bundled_path
+    from ..datasets._bundled import A9A_N_FEATURES
+
+    out = []
+    for name in ("a9a.xz", "a9a.t.xz"):
+        with lzma.open(bundled_path(name)) as f:
+            head = b"".join(itertools.islice(f, WARM_UP_ROWS))
+        X, y = load_svmlight_file(io.BytesIO(head), n_features=A9A_N_FEATURES, zero_based=False)
+        X = sp.csr_matrix((X.data, X.indices.astype(np.int32), X.indptr.astype(np.int32)), shape=X.shape)
+        out += [X, y.astype(np.float64)]
+    return tuple(out)
 
 
 def _claim(state, lock, i, who):

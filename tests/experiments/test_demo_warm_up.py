@@ -9,6 +9,7 @@ import sys
 import time
 from pathlib import Path
 
+import numpy as np
 import pytest
 from numba.core import event
 
@@ -61,6 +62,21 @@ def _few():
     return X[:n], y[:n], X_test[:n], y_test[:n]
 
 
+def test_first_rows_are_load_a9as_without_compiling():
+    listener = _Compiles()
+    with event.install_listener("numba:compile", listener):
+        got = demo.first_rows()
+    assert listener.names == []
+    for a, b in zip(got, _few()):
+        assert type(a) is type(b) and a.shape == b.shape and a.dtype == b.dtype
+        if hasattr(a, "indices"):
+            for part in ("data", "indices", "indptr"):
+                x, z = getattr(a, part), getattr(b, part)
+                assert x.dtype == z.dtype and np.array_equal(x, z), part
+        else:
+            assert np.array_equal(a, b)
+
+
 needs_fork = pytest.mark.skipif(sys.platform != "linux", reason="the parallel warm-up forks workers (Linux only)")
 
 
@@ -75,15 +91,27 @@ def test_parallel_warm_up_shares_the_units_between_this_process_and_a_worker(mon
         original(names, few)
 
     monkeypatch.setattr(demo, "_warm_up_group", slow)
-    by_workers = demo.ParallelWarmUp(["pa1", "pa2", "rfd-son"], 2).run(_few())
+    with demo.ParallelWarmUp(["pa1", "pa2", "rfd-son"], 2, _few) as warm_ups:
+        by_workers = warm_ups.share()
     # pa1 and pa2 share an estimator class (one unit), taken from the front; the worker takes the back
     assert by_workers == [["rfd-son"]]
     assert mine == [["pa1", "pa2"]]
 
 
 @needs_fork
+def test_without_sharing_the_workers_are_stopped_on_leaving(monkeypatch):
+    monkeypatch.setattr(demo, "_warm_up_group", lambda names, few: time.sleep(30))
+    t0 = time.monotonic()
+    with demo.ParallelWarmUp(["pa1", "rfd-son"], 2, _few) as warm_ups:
+        workers = list(warm_ups.workers)
+        assert workers and all(w.is_alive() for w in workers)
+    assert not any(w.is_alive() for w in workers) and time.monotonic() - t0 < 10
+
+
+@needs_fork
 def test_a_learner_failing_in_a_worker_is_left_to_this_process(capfd):
-    by_workers = demo.ParallelWarmUp(["pa1", "no-such-learner"], 2).run(_few())
+    with demo.ParallelWarmUp(["pa1", "no-such-learner"], 2, _few) as warm_ups:
+        by_workers = warm_ups.share()
     assert by_workers == [["no-such-learner"]]
     assert "Traceback" not in capfd.readouterr().err
     with pytest.raises(ValueError, match="no-such-learner"):  # the demo's own pass reports it
@@ -94,7 +122,8 @@ def test_one_job_forks_nothing(monkeypatch):
     import multiprocessing
 
     monkeypatch.setattr(multiprocessing, "get_context", None)
-    assert demo.ParallelWarmUp(["pa1", "ogd"], 1).run(_few()) == []
+    with demo.ParallelWarmUp(["pa1", "ogd"], 1, _few) as warm_ups:
+        assert warm_ups.share() == []
 
 
 @needs_fork
@@ -126,3 +155,11 @@ def test_ctrl_c_during_a_cold_parallel_warm_up_is_one_line_and_stops_the_workers
 def _children(pid):
     path = Path(f"/proc/{pid}/task/{pid}/children")
     return [int(p) for p in path.read_text().split()] if path.exists() else []
+
+
+def test_a_cold_numba_cache_is_told_from_a_warm_one(tmp_path):
+    env = dict(os.environ, NUMBA_CACHE_DIR=str(tmp_path / "cache"))
+    env["PYTHONPATH"] = str(ROOT) + os.pathsep + env.get("PYTHONPATH", "")
+    code = "from streamlearn.experiments import demo; print(demo._numba_cache_is_cold())"
+    runs = [subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True) for _ in range(2)]
+    assert [r.stdout.strip() for r in runs] == ["True", "False"], [r.stderr for r in runs]
