@@ -80,17 +80,25 @@ def test_first_rows_are_load_a9as_without_compiling():
 needs_fork = pytest.mark.skipif(sys.platform != "linux", reason="the parallel warm-up forks workers (Linux only)")
 
 
-@needs_fork
-def test_parallel_warm_up_shares_the_units_between_this_process_and_a_worker(monkeypatch):
-    mine = []
-    original = demo._warm_up_group
+def _paced(monkeypatch, parent_seconds, worker_seconds):
+    """Each unit of warm-up work first sleeps: the forked worker inherits the patch. A worker slower than this
+    process makes the order of the claims certain on a loaded machine: this process takes the front at once,
+    the worker the back, and the worker reaches the front only after this process has claimed it."""
+    parent, original, mine = os.getpid(), demo._warm_up_group, []
 
-    def slow(names, few):  # the forked worker inherits it: both sides hold their first unit for a while
-        mine.append(names)
-        time.sleep(0.5)
+    def paced(names, few):
+        if os.getpid() == parent:
+            mine.append(names)
+        time.sleep(parent_seconds if os.getpid() == parent else worker_seconds)
         original(names, few)
 
-    monkeypatch.setattr(demo, "_warm_up_group", slow)
+    monkeypatch.setattr(demo, "_warm_up_group", paced)
+    return mine
+
+
+@needs_fork
+def test_parallel_warm_up_shares_the_units_between_this_process_and_a_worker(monkeypatch):
+    mine = _paced(monkeypatch, 0.5, 2.0)
     with demo.ParallelWarmUp(["pa1", "pa2", "rfd-son"], 2, _few) as warm_ups:
         by_workers = warm_ups.share()
     # pa1 and pa2 share an estimator class (one unit), taken from the front; the worker takes the back
@@ -109,7 +117,8 @@ def test_without_sharing_the_workers_are_stopped_on_leaving(monkeypatch):
 
 
 @needs_fork
-def test_a_learner_failing_in_a_worker_is_left_to_this_process(capfd):
+def test_a_learner_failing_in_a_worker_is_left_to_this_process(capfd, monkeypatch):
+    _paced(monkeypatch, 0.5, 2.0)
     with demo.ParallelWarmUp(["pa1", "no-such-learner"], 2, _few) as warm_ups:
         by_workers = warm_ups.share()
     assert by_workers == [["no-such-learner"]]
