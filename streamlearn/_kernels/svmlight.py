@@ -216,33 +216,31 @@ def _parse_float(buf, p, end):
             ):
                 return np.inf, q, _NUM_NONFINITE
         return 0.0, q, _NUM_BAD
+    # digits, with at most one '.': the number is man * 10**exp10, every significant digit after the 19th
+    # (not kept in man) multiplies it by 10 and every digit after the '.' divides it by 10
     man = np.uint64(0)
     ndig = 0  # significant digits (after the first non-zero one)
     exp10 = 0
     any_digit = False
-    while p < end and 48 <= buf[p] <= 57:
-        d = np.int64(buf[p]) - 48
-        any_digit = True
-        if ndig > 0 or d != 0:
-            if ndig < 19:
-                man = man * np.uint64(10) + np.uint64(d)
-            else:
-                exp10 += 1
-            ndig += 1
-        p += 1
-    if p < end and buf[p] == 46:  # '.'
-        p += 1
-        while p < end and 48 <= buf[p] <= 57:
-            d = np.int64(buf[p]) - 48
+    frac = False
+    while p < end:
+        c = buf[p]
+        if 48 <= c <= 57:
+            d = np.int64(c) - 48
             any_digit = True
             if ndig > 0 or d != 0:
                 if ndig < 19:
                     man = man * np.uint64(10) + np.uint64(d)
-                    exp10 -= 1
+                else:
+                    exp10 += 1
                 ndig += 1
-            else:
+            if frac:
                 exp10 -= 1
-            p += 1
+        elif c == 46 and not frac:  # '.'
+            frac = True
+        else:
+            break
+        p += 1
     if not any_digit:
         return 0.0, p, _NUM_BAD
     if p < end and _lower(buf[p]) == 101:  # 'e'

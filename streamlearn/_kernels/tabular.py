@@ -14,7 +14,7 @@ import numpy as np
 
 from ._numba import njit_inline, njit_kernel
 from .hashing import cross_namespaces, hash_string
-from .vw_text import _expand_wildcards, _insertion_sort
+from .vw_text import _expand_wildcards, _namespace_starts
 
 __all__ = ["hash_text_column", "hashed_features_to_csr", "hashed_rows_to_csr"]
 
@@ -73,13 +73,7 @@ def _expand_row(
             present[n_present] = c
             n_present += 1
         counts[c] += 1
-    _insertion_sort(present, n_present)  # namespaces in byte order
-    acc = 0
-    for q in range(n_present):
-        c = present[q]
-        starts[c] = acc
-        acc += counts[c]
-        counts[c] = starts[c]
+    _namespace_starts(present, n_present, counts, starts)
     for f in range(nf):  # stable grouping by namespace
         c = f_ns[f]
         g_idx[counts[c]] = f_idx[f]

@@ -277,6 +277,20 @@ def _insertion_sort(a, n):
 
 
 @njit_inline
+def _namespace_starts(ns, n_ns, counts, starts):
+    """Lays out the groups of a row's features by namespace: sorts the namespaces ``ns[:n_ns]`` (byte order)
+    and sets ``starts[c]`` to where namespace ``c``'s ``counts[c]`` features begin, one group after the other,
+    and ``counts[c]`` to the same position (the cursor that grouping the features moves to the group's end)."""
+    _insertion_sort(ns, n_ns)
+    acc = 0
+    for q in range(n_ns):
+        c = ns[q]
+        starts[c] = acc
+        acc += counts[c]
+        counts[c] = starts[c]
+
+
+@njit_inline
 def _rank_sort(keys, out, n):
     """``keys[:n]`` (distinct) sorted into ``out[:n]``, which is returned: each key goes to its rank, the
     number of smaller keys. O(n**2) comparisons but no data-dependent branch (vectorised), faster than an
@@ -596,16 +610,11 @@ def vw_parse(
                     ns_list[n_ns] = c
                     n_ns += 1
                 counts[c] += 1
-            _insertion_sort(ns_list, n_ns)
-            acc = 0
+            _namespace_starts(ns_list, n_ns, counts, starts)
             n_present = 0
             for t in range(n_ns):
-                c = ns_list[t]
-                starts[c] = acc
-                acc += counts[c]
-                counts[c] = starts[c]
-                if c != CONSTANT_NAMESPACE:
-                    present[n_present] = c
+                if ns_list[t] != CONSTANT_NAMESPACE:
+                    present[n_present] = ns_list[t]
                     n_present += 1
             for i in range(nf):
                 c = s_ns[i]
