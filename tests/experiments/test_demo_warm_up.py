@@ -2,6 +2,7 @@
 cache while a learner's timed pass runs (the warm-up on a few rows went through the same calls)."""
 
 import argparse
+import json
 import os
 import signal
 import subprocess
@@ -80,49 +81,63 @@ def test_first_rows_are_load_a9as_without_compiling():
 needs_fork = pytest.mark.skipif(sys.platform != "linux", reason="the parallel warm-up forks workers (Linux only)")
 
 
-def _paced(monkeypatch, parent_seconds, worker_seconds):
-    """Each unit of warm-up work first sleeps: the forked worker inherits the patch. A worker slower than this
-    process makes the order of the claims certain on a loaded machine: this process takes the front at once,
-    the worker the back, and the worker reaches the front only after this process has claimed it."""
-    parent, original, mine = os.getpid(), demo._warm_up_group, []
+# The forking tests run in a fresh interpreter: a process with other threads (left by earlier tests, e.g.
+# Dask's) forks no workers, by design. Each unit of warm-up work first sleeps, the forked worker longer than
+# the parent: that makes the order of the claims certain on a loaded machine (the parent takes the front at
+# once, the worker the back, and the worker reaches the front only after the parent has claimed it).
+_SHARE = r"""
+import json, os, sys, time
+from streamlearn.experiments import demo
+parent, original, mine = os.getpid(), demo._warm_up_group, []
+def paced(names, few):
+    if os.getpid() == parent:
+        mine.append(names)
+    time.sleep(0.5 if os.getpid() == parent else 2.0)
+    original(names, few)
+demo._warm_up_group = paced
+with demo.ParallelWarmUp(sys.argv[1].split(","), 2, demo.first_rows) as warm_ups:
+    workers = warm_ups.share()
+print(json.dumps({"workers": workers, "mine": mine}))
+"""
 
-    def paced(names, few):
-        if os.getpid() == parent:
-            mine.append(names)
-        time.sleep(parent_seconds if os.getpid() == parent else worker_seconds)
-        original(names, few)
+_LEAVE = r"""
+import json, time
+from streamlearn.experiments import demo
+demo._warm_up_group = lambda names, few: time.sleep(30)
+t0 = time.monotonic()
+with demo.ParallelWarmUp(["pa1", "rfd-son"], 2, demo.first_rows) as warm_ups:
+    workers = list(warm_ups.workers)
+    started = bool(workers) and all(w.is_alive() for w in workers)
+print(json.dumps({"started": started, "alive": [w.is_alive() for w in workers], "seconds": time.monotonic() - t0}))
+"""
 
-    monkeypatch.setattr(demo, "_warm_up_group", paced)
-    return mine
+
+def _fresh_python(code, *args):
+    env = dict(os.environ, OPENBLAS_NUM_THREADS="1")
+    env["PYTHONPATH"] = str(ROOT) + os.pathsep + env.get("PYTHONPATH", "")
+    res = subprocess.run([sys.executable, "-c", code, *args], env=env, capture_output=True, text=True, timeout=300)
+    assert res.returncode == 0, res.stderr
+    return json.loads(res.stdout.strip().splitlines()[-1]), res.stderr
 
 
 @needs_fork
-def test_parallel_warm_up_shares_the_units_between_this_process_and_a_worker(monkeypatch):
-    mine = _paced(monkeypatch, 0.5, 2.0)
-    with demo.ParallelWarmUp(["pa1", "pa2", "rfd-son"], 2, _few) as warm_ups:
-        by_workers = warm_ups.share()
+def test_parallel_warm_up_shares_the_units_between_this_process_and_a_worker():
+    got, _ = _fresh_python(_SHARE, "pa1,pa2,rfd-son")
     # pa1 and pa2 share an estimator class (one unit), taken from the front; the worker takes the back
-    assert by_workers == [["rfd-son"]]
-    assert mine == [["pa1", "pa2"]]
+    assert got == {"workers": [["rfd-son"]], "mine": [["pa1", "pa2"]]}
 
 
 @needs_fork
-def test_without_sharing_the_workers_are_stopped_on_leaving(monkeypatch):
-    monkeypatch.setattr(demo, "_warm_up_group", lambda names, few: time.sleep(30))
-    t0 = time.monotonic()
-    with demo.ParallelWarmUp(["pa1", "rfd-son"], 2, _few) as warm_ups:
-        workers = list(warm_ups.workers)
-        assert workers and all(w.is_alive() for w in workers)
-    assert not any(w.is_alive() for w in workers) and time.monotonic() - t0 < 10
+def test_without_sharing_the_workers_are_stopped_on_leaving():
+    got, _ = _fresh_python(_LEAVE)
+    assert got["started"] and not any(got["alive"]) and got["seconds"] < 10, got
 
 
 @needs_fork
-def test_a_learner_failing_in_a_worker_is_left_to_this_process(capfd, monkeypatch):
-    _paced(monkeypatch, 0.5, 2.0)
-    with demo.ParallelWarmUp(["pa1", "no-such-learner"], 2, _few) as warm_ups:
-        by_workers = warm_ups.share()
-    assert by_workers == [["no-such-learner"]]
-    assert "Traceback" not in capfd.readouterr().err
+def test_a_learner_failing_in_a_worker_is_left_to_this_process():
+    got, err = _fresh_python(_SHARE, "pa1,no-such-learner")
+    assert got["workers"] == [["no-such-learner"]] and got["mine"] == [["pa1"]]
+    assert "Traceback" not in err, err
     with pytest.raises(ValueError, match="no-such-learner"):  # the demo's own pass reports it
         demo.run(argparse.Namespace(learners="pa1,no-such-learner", jobs=2, progress=False))
 
