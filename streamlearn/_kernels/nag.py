@@ -78,7 +78,10 @@ def _logistic_flow(m0, ph, e):
     ``m0 >= 0`` (so nothing overflows) and ``(1, exp(m0), ph)`` otherwise: ``F`` is convex and increasing
     with ``F(0) < 0``. With ``t = c / (al + be)`` the first-order step:
 
-    * ``t <= 1/8`` (the common case): start at the inverse series of ``F`` to ``t^4`` (Lagrange; error of
+    * ``t <= 1/32`` (``SERIES_T``, the common case): the inverse series of ``F`` to ``t^10``, whose coefficients
+      are polynomials in ``w = be / (al + be)`` (``_flow_series``): exact to rounding, no division, a few
+      products deep once the margin is known;
+    * ``t <= 1/8``: start at the inverse series of ``F`` to ``t^4`` (Lagrange; error of
       order ``t^5``, under ``7e-6``), evaluate ``f = F(d)``, ``f1 = F'(d)``, ``f2 = F''(d) = be e^d`` once
       (``expm1`` by its series) and take one step of the inverse series of ``F`` around ``d`` to the third
       order in ``s = f / f1``: the error left is of order ``s^4`` (below ``1e-20``), i.e. rounding;
@@ -96,6 +99,84 @@ def _logistic_flow(m0, ph, e):
     """
     al, be, isl, a2, b3, b4 = _flow_setup(m0, e)
     return _flow_solve(m0=m0, ph=ph, al=al, be=be, isl=isl, a2=a2, b3=b3, b4=b4)
+
+
+#: Below this first-order step ``t`` the logistic flow is the inverse series of its equation (``_flow_series``).
+SERIES_T = 1.0 / 32.0
+
+
+@njit_inline
+def _flow_series(w):
+    """``(c_2, ..., c_10)``, polynomials in ``w = be / (al + be)`` in [0, 1]: the inverse series
+    ``d = t + c_2 t^2 + ... + c_10 t^10`` of ``t = F(d) / (al + be) = d + w (e^d - 1 - d)`` (by iterated
+    substitution, exact rational coefficients). Every ``|c_k| <= 1 / k`` (reached at ``w = 1``, where ``d`` is
+    ``log1p(t)``), so for ``t <= SERIES_T = 1/32`` the terms left out sum to less than ``t^11 / 10``: under
+    ``1e-16`` of ``d``, i.e. rounding."""
+    c2 = -0.5 * w
+    c3 = w * (-0.16666666666666666 + w * 0.5)
+    c4 = w * (-0.041666666666666664 + w * (0.4166666666666667 + w * -0.625))
+    c5 = w * (-0.008333333333333333 + w * (0.20833333333333334 + w * (-0.875 + w * 0.875)))
+    c6 = w * (-0.001388888888888889 + w * (0.07777777777777778 + w * (-0.6805555555555556 + w * (1.75 + w * -1.3125))))
+    c7 = w * (
+        -0.0001984126984126984
+        + w * (0.02361111111111111 + w * (-0.38055555555555554 + w * (1.875 + w * (-3.4375 + w * 2.0625))))
+    )
+    c8 = w * (
+        -2.48015873015873e-05
+        + w
+        * (
+            0.006101190476190476
+            + w * (-0.16927083333333334 + w * (1.4131944444444444 + w * (-4.7265625 + w * (6.703125 + w * -3.3515625))))
+        )
+    )
+    c9 = w * (
+        -2.7557319223985893e-06
+        + w
+        * (
+            0.0013806216931216931
+            + w
+            * (
+                -0.06320271164021164
+                + w
+                * (
+                    0.8349729938271605
+                    + w * (-4.510127314814815 + w * (11.296006944444445 + w * (-13.033854166666666 + w * 5.5859375)))
+                )
+            )
+        )
+    )
+    c10 = w * (
+        -2.755731922398589e-07
+        + w
+        * (
+            0.0002788800705467372
+            + w
+            * (
+                -0.020479497354497354
+                + w
+                * (
+                    0.4098324514991182
+                    + w
+                    * (
+                        -3.340528549382716
+                        + w
+                        * (13.091782407407408 + w * (-26.067708333333332 + w * (25.322916666666668 + w * -9.49609375)))
+                    )
+                )
+            )
+        )
+    )
+    return c2, c3, c4, c5, c6, c7, c8, c9, c10
+
+
+@njit_inline
+def _series_root(t, c2, c3, c4, c5, c6, c7, c8, c9, c10):
+    """``_flow_series``'s polynomial at ``t``, in Estrin's scheme (a few products deep: the kernel waits for it)."""
+    t2 = t * t
+    t4 = t2 * t2
+    lo = (c2 + c3 * t) + t2 * (c4 + c5 * t)
+    hi = (c6 + c7 * t) + t2 * (c8 + c9 * t)
+    return t + t2 * ((lo + t4 * hi) + (t4 * t4) * c10)
 
 
 @njit_inline
@@ -122,24 +203,34 @@ def _flow_solve(m0, ph, al, be, isl, a2, b3, b4):
     return _flow_solve_ct(m0=m0, ph=ph, c=c, d=c * isl, al=al, be=be, isl=isl, a2=a2, b3=b3, b4=b4)
 
 
+@njit_inline
+def _flow_short(c, d, al, be, a2, b3, b4):
+    """``_flow_solve_ct`` for a first-order step ``d`` in (``SERIES_T``, 1/8]: the series start and one
+    third-order correction (see ``_logistic_flow``)."""
+    t2 = d * d
+    d -= t2 * ((a2 - d * b3) + t2 * b4)
+    x2 = d * d
+    bq = (be * x2) * _expm1_tail(d, x2, x2 * x2)  # be expm1(d) = be d + bq
+    f = ((al * d - c) + be * d) + bq
+    f2 = be + (be * d + bq)
+    i1 = 1.0 / (al + f2)
+    s = f * i1  # the Newton step; F(d - x) = 0 for x + (r / 2) (-x^2 + x^3 / 3 - ...) = s, r = f2 / f1
+    r = f2 * i1
+    d = (d - s) - (s * s) * (0.5 * r + s * (r * (0.5 * r - 1.0 / 6.0)))
+    return max(0.0, d)
+
+
 @njit_kernel_vector  # a call, not inlined by numba: its body would be typed again at every call site
 def _flow_solve_ct(m0, ph, c, d, al, be, isl, a2, b3, b4):
     """``_flow_solve`` given ``c = al ph`` and ``d = c / (al + be)`` too (the kernel computes the three from
     the last sum in parallel)."""
     if ph <= 0.0:
         return 0.0
+    if d <= SERIES_T:
+        c2, c3, c4, c5, c6, c7, c8, c9, c10 = _flow_series(be * isl)
+        return _series_root(d, c2, c3, c4, c5, c6, c7, c8, c9, c10)
     if d <= 0.125:
-        t2 = d * d
-        d -= t2 * ((a2 - d * b3) + t2 * b4)
-        x2 = d * d
-        bq = (be * x2) * _expm1_tail(d, x2, x2 * x2)  # be expm1(d) = be d + bq
-        f = ((al * d - c) + be * d) + bq
-        f2 = be + (be * d + bq)
-        i1 = 1.0 / (al + f2)
-        s = f * i1  # the Newton step; F(d - x) = 0 for x + (r / 2) (-x^2 + x^3 / 3 - ...) = s, r = f2 / f1
-        r = f2 * i1
-        d = (d - s) - (s * s) * (0.5 * r + s * (r * (0.5 * r - 1.0 / 6.0)))
-        return max(0.0, d)
+        return _flow_short(c=c, d=d, al=al, be=be, a2=a2, b3=b3, b4=b4)
     lbe = 0.0 if m0 >= 0.0 else m0  # log(be)
     d = c / (al + be)
     q = -1.0
@@ -385,8 +476,10 @@ def nag_epoch(
             dz, e = _dloss(loss, y, z, loss_param)
             gg = h * dz * dz
             al = be = isl = a2 = b3 = b4 = 0.0
+            c2 = c3 = c4 = c5 = c6 = c7 = c8 = c9 = c10 = 0.0
             if invariant and loss == LOSS_LOGISTIC:  # the solve's coefficients, off its critical path
                 al, be, isl, a2, b3, b4 = _flow_setup(y * z, e)
+                c2, c3, c4, c5, c6, c7, c8, c9, c10 = _flow_series(be * isl)
             # 2. (vectorised) with the new scales s_j = max(s_j, |x_j|): how many weights must be rescaled,
             # how many features are at their scale (|x_j / s_j| = 1: no division for the norm) or below it,
             # and the rates r_j x_j after G_j += h (l' x_j)^2: x_j / (s_j sqrt(G_j)) (adaptive; G_j > 0
@@ -467,12 +560,18 @@ def nag_epoch(
                     k = mult * (eta * h)
                     ka = k * al
                     ypp = y / pp
-                    if k <= 1e300:
+                    t1 = pp * (ka * isl)  # the first-order step
+                    ph = pp * k
+                    if k <= 1e300 and t1 <= SERIES_T and ph > 0.0:  # (_flow_solve_ct's short cases, inline)
+                        d = _series_root(t1, c2, c3, c4, c5, c6, c7, c8, c9, c10)
+                    elif k <= 1e300 and t1 <= 0.125 and ph > 0.0:
+                        d = _flow_short(c=pp * ka, d=t1, al=al, be=be, a2=a2, b3=b3, b4=b4)
+                    elif k <= 1e300:
                         d = _flow_solve_ct(
                             m0=y * z,
-                            ph=pp * k,
+                            ph=ph,
                             c=pp * ka,
-                            d=pp * (ka * isl),
+                            d=t1,
                             al=al,
                             be=be,
                             isl=isl,
