@@ -97,8 +97,8 @@ def _logistic_flow(m0, ph, e):
     Split in two for the kernel: ``_flow_setup`` (what does not depend on ``ph``, known as soon as the
     margin is) and ``_flow_solve``.
     """
-    al, be, isl, a2, b3, b4 = _flow_setup(m0, e)
-    return _flow_solve(m0=m0, ph=ph, al=al, be=be, isl=isl, a2=a2, b3=b3, b4=b4)
+    al, be, isl = _flow_setup(m0, e)
+    return _flow_solve(m0=m0, ph=ph, al=al, be=be, isl=isl)
 
 
 #: Below this first-order step ``t`` the logistic flow is the inverse series of its equation (``_flow_series``).
@@ -184,32 +184,32 @@ def _flow_series(w):
 
 @njit_inline
 def _flow_setup(m0, e):
-    """``(al, be, 1 / (al + be), a2, b3, b4)`` of ``_logistic_flow``: ``F``'s coefficients and those of the
-    inverse series ``t (1 - t (a2 - t (b3 - t b4)))``."""
+    """``(al, be, 1 / (al + be))`` of ``_logistic_flow``: ``F``'s coefficients."""
     if m0 >= 0.0:
         al = e
         be = 1.0
     else:
         al = 1.0
         be = e
-    isl = 1.0 / (al + be)
-    a2 = 0.5 * be * isl
-    a3 = a2 / 3.0
-    a4 = a2 / 12.0
-    return al, be, isl, a2, 2.0 * a2 * a2 - a3, 5.0 * a2 * (a2 * a2 - a3) + a4
+    return al, be, 1.0 / (al + be)
 
 
 @njit_inline
-def _flow_solve(m0, ph, al, be, isl, a2, b3, b4):
+def _flow_solve(m0, ph, al, be, isl):
     """The root of ``_logistic_flow`` given ``_flow_setup``'s numbers."""
     c = al * ph
-    return _flow_solve_ct(m0=m0, ph=ph, c=c, d=c * isl, al=al, be=be, isl=isl, a2=a2, b3=b3, b4=b4)
+    return _flow_solve_ct(m0=m0, ph=ph, c=c, d=c * isl, al=al, be=be, isl=isl)
 
 
 @njit_kernel_vector  # typed once, not at every call site
-def _flow_short(c, d, al, be, a2, b3, b4):
+def _flow_short(c, d, al, be, isl):
     """``_flow_solve_ct`` for a first-order step ``d`` in (``SERIES_T``, 1/8]: the series start and one
-    third-order correction (see ``_logistic_flow``)."""
+    third-order correction (see ``_logistic_flow``). The start is ``t (1 - t (a2 - t (b3 - t b4)))``."""
+    a2 = 0.5 * be * isl
+    a3 = a2 / 3.0
+    a4 = a2 / 12.0
+    b3 = 2.0 * a2 * a2 - a3
+    b4 = 5.0 * a2 * (a2 * a2 - a3) + a4
     t2 = d * d
     d -= t2 * ((a2 - d * b3) + t2 * b4)
     x2 = d * d
@@ -224,7 +224,7 @@ def _flow_short(c, d, al, be, a2, b3, b4):
 
 
 @njit_kernel_vector  # a call, not inlined by numba: its body would be typed again at every call site
-def _flow_solve_ct(m0, ph, c, d, al, be, isl, a2, b3, b4):
+def _flow_solve_ct(m0, ph, c, d, al, be, isl):
     """``_flow_solve`` given ``c = al ph`` and ``d = c / (al + be)`` too (the kernel computes the three from
     the last sum in parallel)."""
     if ph <= 0.0:
@@ -232,7 +232,7 @@ def _flow_solve_ct(m0, ph, c, d, al, be, isl, a2, b3, b4):
     if d <= SERIES_T:
         return _series_root(d, be * isl)
     if d <= 0.125:
-        return _flow_short(c=c, d=d, al=al, be=be, a2=a2, b3=b3, b4=b4)
+        return _flow_short(c=c, d=d, al=al, be=be, isl=isl)
     lbe = 0.0 if m0 >= 0.0 else m0  # log(be)
     d = c / (al + be)
     q = -1.0
@@ -477,9 +477,9 @@ def nag_epoch(
             y = targets[i, 0]
             dz, e = _dloss(loss, y, z, loss_param)
             gg = h * dz * dz
-            al = be = isl = a2 = b3 = b4 = 0.0
+            al = be = isl = 0.0
             if invariant and loss == LOSS_LOGISTIC:  # the solve's coefficients, off its critical path
-                al, be, isl, a2, b3, b4 = _flow_setup(y * z, e)
+                al, be, isl = _flow_setup(y * z, e)
             # 2. (vectorised) with the new scales s_j = max(s_j, |x_j|): how many weights must be rescaled,
             # how many features are at their scale (|x_j / s_j| = 1: no division for the norm) or below it,
             # and the rates r_j x_j after G_j += h (l' x_j)^2: x_j / (s_j sqrt(G_j)) (adaptive; G_j > 0
@@ -566,7 +566,7 @@ def nag_epoch(
                     if k <= 1e300 and t1 <= SERIES_T and ph > 0.0:
                         d = _series_root(t1, be * isl)
                     elif k <= 1e300 and t1 <= 0.125 and ph > 0.0:
-                        d = _flow_short(c=pp * ka, d=t1, al=al, be=be, a2=a2, b3=b3, b4=b4)
+                        d = _flow_short(c=pp * ka, d=t1, al=al, be=be, isl=isl)
                     elif k <= 1e300:
                         d = _flow_solve_ct(
                             m0=y * z,
@@ -576,12 +576,9 @@ def nag_epoch(
                             al=al,
                             be=be,
                             isl=isl,
-                            a2=a2,
-                            b3=b3,
-                            b4=b4,
                         )
                     else:  # (huge steps: P first, as in _invariant_step, so that no product overflows early)
-                        d = _flow_solve(m0=y * z, ph=P * (eta * h), al=al, be=be, isl=isl, a2=a2, b3=b3, b4=b4)
+                        d = _flow_solve(m0=y * z, ph=P * (eta * h), al=al, be=be, isl=isl)
                     step = ypp * d
                 else:
                     step = -_invariant_step(loss=loss, y=y, z=z, dz=dz, H=eta * h, P=P, e=e) * mult
