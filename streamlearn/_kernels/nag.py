@@ -105,11 +105,11 @@ def _logistic_flow(m0, ph, e):
 SERIES_T = 1.0 / 32.0
 
 
-@njit_kernel_vector  # typed once, not at every call site
+@njit_inline  # (one call site: _flow_solve_ct)
 def _series_root(t, w):
     """The root ``d`` of ``t = d + w (e^d - 1 - d)`` for ``t <= SERIES_T``: ``d = t + c_2 t^2 + ... + c_10 t^10``
-    (``_flow_series``'s coefficients), in Estrin's scheme in ``t`` (a few products deep once ``t`` is known:
-    the kernel waits for it; the coefficients depend on the margin only, and are computed beside)."""
+    (``_flow_series``'s coefficients), in Estrin's scheme in ``t`` and ``w``: a few products deep, no division
+    (the kernel waits for it)."""
     c2, c3, c4, c5, c6, c7, c8, c9, c10 = _flow_series(w)
     t2 = t * t
     t4 = t2 * t2
@@ -179,28 +179,6 @@ def _flow_solve(m0, ph, al, be, isl):
     return _flow_solve_ct(m0=m0, ph=ph, c=c, d=c * isl, al=al, be=be, isl=isl)
 
 
-@njit_kernel_vector  # typed once, not at every call site
-def _flow_short(c, d, al, be, isl):
-    """``_flow_solve_ct`` for a first-order step ``d`` in (``SERIES_T``, 1/8]: the series start and one
-    third-order correction (see ``_logistic_flow``). The start is ``t (1 - t (a2 - t (b3 - t b4)))``."""
-    a2 = 0.5 * be * isl
-    a3 = a2 / 3.0
-    a4 = a2 / 12.0
-    b3 = 2.0 * a2 * a2 - a3
-    b4 = 5.0 * a2 * (a2 * a2 - a3) + a4
-    t2 = d * d
-    d -= t2 * ((a2 - d * b3) + t2 * b4)
-    x2 = d * d
-    bq = (be * x2) * _expm1_tail(d, x2, x2 * x2)  # be expm1(d) = be d + bq
-    f = ((al * d - c) + be * d) + bq
-    f2 = be + (be * d + bq)
-    i1 = 1.0 / (al + f2)
-    s = f * i1  # the Newton step; F(d - x) = 0 for x + (r / 2) (-x^2 + x^3 / 3 - ...) = s, r = f2 / f1
-    r = f2 * i1
-    d = (d - s) - (s * s) * (0.5 * r + s * (r * (0.5 * r - 1.0 / 6.0)))
-    return max(0.0, d)
-
-
 @njit_kernel_vector  # a call, not inlined by numba: its body would be typed again at every call site
 def _flow_solve_ct(m0, ph, c, d, al, be, isl):
     """``_flow_solve`` given ``c = al ph`` and ``d = c / (al + be)`` too (the kernel computes the three from
@@ -209,8 +187,23 @@ def _flow_solve_ct(m0, ph, c, d, al, be, isl):
         return 0.0
     if d <= SERIES_T:
         return _series_root(d, be * isl)
-    if d <= 0.125:
-        return _flow_short(c=c, d=d, al=al, be=be, isl=isl)
+    if d <= 0.125:  # the series start to t^4 and one third-order correction
+        a2 = 0.5 * be * isl
+        a3 = a2 / 3.0
+        a4 = a2 / 12.0
+        b3 = 2.0 * a2 * a2 - a3
+        b4 = 5.0 * a2 * (a2 * a2 - a3) + a4
+        t2 = d * d
+        d -= t2 * ((a2 - d * b3) + t2 * b4)
+        x2 = d * d
+        bq = (be * x2) * _expm1_tail(d, x2, x2 * x2)  # be expm1(d) = be d + bq
+        f = ((al * d - c) + be * d) + bq
+        f2 = be + (be * d + bq)
+        i1 = 1.0 / (al + f2)
+        s = f * i1  # the Newton step; F(d - x) = 0 for x + (r / 2) (-x^2 + x^3 / 3 - ...) = s, r = f2 / f1
+        r = f2 * i1
+        d = (d - s) - (s * s) * (0.5 * r + s * (r * (0.5 * r - 1.0 / 6.0)))
+        return max(0.0, d)
     lbe = 0.0 if m0 >= 0.0 else m0  # log(be)
     d = c / (al + be)
     q = -1.0
@@ -538,19 +531,12 @@ def nag_epoch(
                     k = mult * (eta * h)
                     ka = k * al
                     ypp = y / pp
-                    t1 = pp * (ka * isl)  # the first-order step
-                    ph = pp * k
-                    # (_flow_solve_ct's two first cases called directly: smaller calls, measurably faster on short steps)
-                    if k <= 1e300 and t1 <= SERIES_T and ph > 0.0:
-                        d = _series_root(t1, be * isl)
-                    elif k <= 1e300 and t1 <= 0.125 and ph > 0.0:
-                        d = _flow_short(c=pp * ka, d=t1, al=al, be=be, isl=isl)
-                    elif k <= 1e300:
+                    if k <= 1e300:
                         d = _flow_solve_ct(
                             m0=y * z,
-                            ph=ph,
+                            ph=pp * k,
                             c=pp * ka,
-                            d=t1,
+                            d=pp * (ka * isl),
                             al=al,
                             be=be,
                             isl=isl,
