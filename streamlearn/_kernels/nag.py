@@ -78,7 +78,10 @@ def _logistic_flow(m0, ph, e):
     ``m0 >= 0`` (so nothing overflows) and ``(1, exp(m0), ph)`` otherwise: ``F`` is convex and increasing
     with ``F(0) < 0``. With ``t = c / (al + be)`` the first-order step:
 
-    * ``t <= 1/8`` (the common case): start at the inverse series of ``F`` to ``t^4`` (Lagrange; error of
+    * ``t <= 1/32`` (``SERIES_T``, the common case): the inverse series of ``F`` to ``t^10``, whose coefficients
+      are polynomials in ``w = be / (al + be)`` (``_flow_series``): exact to rounding, no division, a few
+      products deep once the margin is known;
+    * ``t <= 1/8``: start at the inverse series of ``F`` to ``t^4`` (Lagrange; error of
       order ``t^5``, under ``7e-6``), evaluate ``f = F(d)``, ``f1 = F'(d)``, ``f2 = F''(d) = be e^d`` once
       (``expm1`` by its series) and take one step of the inverse series of ``F`` around ``d`` to the third
       order in ``s = f / f1``: the error left is of order ``s^4`` (below ``1e-20``), i.e. rounding;
@@ -94,41 +97,102 @@ def _logistic_flow(m0, ph, e):
     Split in two for the kernel: ``_flow_setup`` (what does not depend on ``ph``, known as soon as the
     margin is) and ``_flow_solve``.
     """
-    al, be, isl, a2, b3, b4 = _flow_setup(m0, e)
-    return _flow_solve(m0=m0, ph=ph, al=al, be=be, isl=isl, a2=a2, b3=b3, b4=b4)
+    al, be, isl = _flow_setup(m0, e)
+    return _flow_solve(m0=m0, ph=ph, al=al, be=be, isl=isl)
+
+
+#: Below this first-order step ``t`` the logistic flow is the inverse series of its equation (``_flow_series``).
+SERIES_T = 1.0 / 32.0
+
+
+@njit_inline  # (one call site: _flow_solve_ct)
+def _series_root(t, w):
+    """The root ``d`` of ``t = d + w (e^d - 1 - d)`` for ``t <= SERIES_T``: ``d = t + c_2 t^2 + ... + c_10 t^10``
+    (``_flow_series``'s coefficients), in Estrin's scheme in ``t`` and ``w``: a few products deep, no division
+    (the kernel waits for it)."""
+    c2, c3, c4, c5, c6, c7, c8, c9, c10 = _flow_series(w)
+    t2 = t * t
+    t4 = t2 * t2
+    lo = (c2 + c3 * t) + t2 * (c4 + c5 * t)
+    hi = (c6 + c7 * t) + t2 * (c8 + c9 * t)
+    return t + t2 * ((lo + t4 * hi) + (t4 * t4) * c10)
+
+
+@njit_inline
+def _flow_series(w):
+    """``(c_2, ..., c_10)``, polynomials in ``w = be / (al + be)`` in [0, 1]: the inverse series
+    ``d = t + c_2 t^2 + ... + c_10 t^10`` of ``t = F(d) / (al + be) = d + w (e^d - 1 - d)`` (by iterated
+    substitution, exact rational coefficients). Every ``|c_k| <= 1 / k`` (reached at ``w = 1``, where ``d`` is
+    ``log1p(t)``), so for ``t <= SERIES_T = 1/32`` the terms left out sum to less than ``t^11 / 10``: under
+    ``1e-16`` of ``d``, i.e. rounding."""
+    c2 = -0.5 * w
+    w2 = w * w  # (each polynomial in Estrin's scheme too: a few products deep)
+    w4 = w2 * w2
+    w8 = w4 * w4
+    c3 = w * (-0.16666666666666666 + w * 0.5)
+    c4 = w * ((-0.041666666666666664 + w * 0.4166666666666667) + w2 * -0.625)
+    c5 = w * ((-0.008333333333333333 + w * 0.20833333333333334) + w2 * (-0.875 + w * 0.875))
+    c6 = w * (
+        ((-0.001388888888888889 + w * 0.07777777777777778) + w2 * (-0.6805555555555556 + w * 1.75)) + w4 * -1.3125
+    )
+    c7 = w * (
+        ((-0.0001984126984126984 + w * 0.02361111111111111) + w2 * (-0.38055555555555554 + w * 1.875))
+        + w4 * (-3.4375 + w * 2.0625)
+    )
+    c8 = w * (
+        ((-2.48015873015873e-05 + w * 0.006101190476190476) + w2 * (-0.16927083333333334 + w * 1.4131944444444444))
+        + w4 * ((-4.7265625 + w * 6.703125) + w2 * -3.3515625)
+    )
+    c9 = w * (
+        ((-2.7557319223985893e-06 + w * 0.0013806216931216931) + w2 * (-0.06320271164021164 + w * 0.8349729938271605))
+        + w4 * ((-4.510127314814815 + w * 11.296006944444445) + w2 * (-13.033854166666666 + w * 5.5859375))
+    )
+    c10 = w * (
+        (
+            (
+                (-2.755731922398589e-07 + w * 0.0002788800705467372)
+                + w2 * (-0.020479497354497354 + w * 0.4098324514991182)
+            )
+            + w4 * ((-3.340528549382716 + w * 13.091782407407408) + w2 * (-26.067708333333332 + w * 25.322916666666668))
+        )
+        + w8 * -9.49609375
+    )
+    return c2, c3, c4, c5, c6, c7, c8, c9, c10
 
 
 @njit_inline
 def _flow_setup(m0, e):
-    """``(al, be, 1 / (al + be), a2, b3, b4)`` of ``_logistic_flow``: ``F``'s coefficients and those of the
-    inverse series ``t (1 - t (a2 - t (b3 - t b4)))``."""
+    """``(al, be, 1 / (al + be))`` of ``_logistic_flow``: ``F``'s coefficients."""
     if m0 >= 0.0:
         al = e
         be = 1.0
     else:
         al = 1.0
         be = e
-    isl = 1.0 / (al + be)
-    a2 = 0.5 * be * isl
-    a3 = a2 / 3.0
-    a4 = a2 / 12.0
-    return al, be, isl, a2, 2.0 * a2 * a2 - a3, 5.0 * a2 * (a2 * a2 - a3) + a4
+    return al, be, 1.0 / (al + be)
 
 
 @njit_inline
-def _flow_solve(m0, ph, al, be, isl, a2, b3, b4):
+def _flow_solve(m0, ph, al, be, isl):
     """The root of ``_logistic_flow`` given ``_flow_setup``'s numbers."""
     c = al * ph
-    return _flow_solve_ct(m0=m0, ph=ph, c=c, d=c * isl, al=al, be=be, isl=isl, a2=a2, b3=b3, b4=b4)
+    return _flow_solve_ct(m0=m0, ph=ph, c=c, d=c * isl, al=al, be=be, isl=isl)
 
 
 @njit_kernel_vector  # a call, not inlined by numba: its body would be typed again at every call site
-def _flow_solve_ct(m0, ph, c, d, al, be, isl, a2, b3, b4):
+def _flow_solve_ct(m0, ph, c, d, al, be, isl):
     """``_flow_solve`` given ``c = al ph`` and ``d = c / (al + be)`` too (the kernel computes the three from
     the last sum in parallel)."""
     if ph <= 0.0:
         return 0.0
-    if d <= 0.125:
+    if d <= SERIES_T:
+        return _series_root(d, be * isl)
+    if d <= 0.125:  # the series start to t^4 and one third-order correction
+        a2 = 0.5 * be * isl
+        a3 = a2 / 3.0
+        a4 = a2 / 12.0
+        b3 = 2.0 * a2 * a2 - a3
+        b4 = 5.0 * a2 * (a2 * a2 - a3) + a4
         t2 = d * d
         d -= t2 * ((a2 - d * b3) + t2 * b4)
         x2 = d * d
@@ -384,9 +448,9 @@ def nag_epoch(
             y = targets[i, 0]
             dz, e = _dloss(loss, y, z, loss_param)
             gg = h * dz * dz
-            al = be = isl = a2 = b3 = b4 = 0.0
+            al = be = isl = 0.0
             if invariant and loss == LOSS_LOGISTIC:  # the solve's coefficients, off its critical path
-                al, be, isl, a2, b3, b4 = _flow_setup(y * z, e)
+                al, be, isl = _flow_setup(y * z, e)
             # 2. (vectorised) with the new scales s_j = max(s_j, |x_j|): how many weights must be rescaled,
             # how many features are at their scale (|x_j / s_j| = 1: no division for the norm) or below it,
             # and the rates r_j x_j after G_j += h (l' x_j)^2: x_j / (s_j sqrt(G_j)) (adaptive; G_j > 0
@@ -400,8 +464,8 @@ def nag_epoch(
                 s0 = sca[q]
                 s = ax if ax > s0 else s0
                 resc += (ax > s0) & (s0 > 0.0)
-                n_unit += (ax == s) & (ax > 0.0)
-                below += (ax < s) & (ax > 0.0)
+                n_unit += (ax >= s0) & (ax > 0.0)  # at the new scale (order tests: == costs a NaN test more)
+                below += (ax < s0) & (ax > 0.0)
                 if adaptive:
                     g2 = gsq[q] + gg * x * x
                     gsq[q] = g2
@@ -476,12 +540,9 @@ def nag_epoch(
                             al=al,
                             be=be,
                             isl=isl,
-                            a2=a2,
-                            b3=b3,
-                            b4=b4,
                         )
                     else:  # (huge steps: P first, as in _invariant_step, so that no product overflows early)
-                        d = _flow_solve(m0=y * z, ph=P * (eta * h), al=al, be=be, isl=isl, a2=a2, b3=b3, b4=b4)
+                        d = _flow_solve(m0=y * z, ph=P * (eta * h), al=al, be=be, isl=isl)
                     step = ypp * d
                 else:
                     step = -_invariant_step(loss=loss, y=y, z=z, dz=dz, H=eta * h, P=P, e=e) * mult

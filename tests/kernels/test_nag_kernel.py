@@ -3,6 +3,7 @@
 import itertools
 import math
 import zlib
+from fractions import Fraction
 
 import numba
 import numpy as np
@@ -13,7 +14,7 @@ from streamlearn._kernels import nag as k
 from streamlearn._kernels.losses import loss_dloss as kernel_dloss
 from streamlearn.losses import loss_code, loss_dloss
 from tests.kernel_inputs import adversarial, csr_args
-from tests.naive_nag import naive_invariant_step, naive_nag_epoch
+from tests.naive_nag import _logistic_margin_gain, naive_invariant_step, naive_nag_epoch
 
 
 def _matrix(kind, rng, n=50, d=12):
@@ -151,6 +152,51 @@ def test_logistic_flow_extremes():
             np.testing.assert_allclose(k.logistic_flow(m0, 1e-12), 1e-12 / (1.0 + math.exp(m0)), rtol=1e-6)
     # m0 = -800 for a time 1e8: the margin ends where m + e^m = 1e8 - 800, i.e. near log(1e8)
     np.testing.assert_allclose(k.logistic_flow(-800.0, 1e8) - 800.0, 18.42, atol=0.01)
+
+
+def _inverse_series(n_terms):
+    """Coefficients ``c_1 .. c_n`` (polynomials in ``w``: {power: Fraction}) of the inverse series of
+    ``t = d + w (e^d - 1 - d)``, by iterated substitution ``d <- t - w (e^d - 1 - d)`` in exact rationals."""
+
+    def mul(a, b):  # two series in t (lists of polynomials in w), truncated
+        out = [{} for _ in range(n_terms + 1)]
+        for i, pa in enumerate(a):
+            for j in range(n_terms + 1 - i):
+                for (u, x), (v, y) in itertools.product(pa.items(), b[j].items()):
+                    out[i + j][u + v] = out[i + j].get(u + v, 0) + x * y
+        return out
+
+    d = [{} for _ in range(n_terms + 1)]
+    d[1] = {0: Fraction(1)}
+    for _ in range(n_terms):
+        new = [{} for _ in range(n_terms + 1)]
+        new[1] = {0: Fraction(1)}
+        power = d
+        for n in range(2, n_terms + 1):
+            power = mul(power, d)
+            for kk, poly in enumerate(power):
+                for u, x in poly.items():
+                    new[kk][u + 1] = new[kk].get(u + 1, 0) - x / math.factorial(n)
+        d = new
+    return d[1:]
+
+
+def test_logistic_flow_series_coefficients_and_accuracy():
+    """``_flow_series`` against the inverse series recomputed here in exact rationals; then the flow for
+    first-order steps up to 1/8 (the series, then the series start with one correction) against the twin's
+    root to within a few units in the last place."""
+    want = _inverse_series(10)
+    for w in (0.0, 0.05, 1.0 / 3.0, 0.5, 0.77, 1.0):
+        got = k._flow_series(w)
+        for kk, (g, poly) in enumerate(zip(got, want[1:]), start=2):
+            c = float(sum(x * Fraction(w) ** u for u, x in poly.items()))
+            assert abs(g - c) <= 5e-14, (w, kk, g, c)  # (Horner in w: large coefficients of both signs)
+    for m0 in (-30.0, -3.0, -0.4, 0.0, 0.9, 6.0, 30.0):
+        e = math.exp(-abs(m0))
+        al, be = (e, 1.0) if m0 >= 0 else (1.0, e)
+        for t in np.concatenate([np.geomspace(1e-9, 0.125, 40), [k.SERIES_T * (1 - 1e-12), k.SERIES_T * (1 + 1e-12)]]):
+            ph = t * (al + be) / al  # the first-order step c / (al + be) is t
+            np.testing.assert_allclose(k.logistic_flow(m0, ph), _logistic_margin_gain(m0, ph), rtol=3e-15)
 
 
 @pytest.mark.parametrize("loss", ["logistic", "hinge", "squared", "modified_huber"])
