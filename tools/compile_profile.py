@@ -1,8 +1,8 @@
 """Where the cold demo's numba compile time goes: seconds per jitted function, from numba's event API.
 
-Runs ``streamlearn demo --quiet`` (every demo learner, one pass over the bundled a9a; ``--learners`` for a
-subset) in a fresh process with an empty ``NUMBA_CACHE_DIR`` and listens to the ``numba:compile`` events,
-as ``benchmarks/startup.py`` does. For every jitted function it reports
+Runs ``streamlearn demo --quiet --jobs 1`` (every demo learner, one pass over the bundled a9a; ``--learners``
+for a subset; one process, so that it compiles everything) in a fresh process with an empty
+``NUMBA_CACHE_DIR`` and listens to the ``numba:compile`` events, as ``benchmarks/startup.py`` does. For every jitted function it reports
 
 * ``top``: the CPU seconds of its top-level compilations (called from Python; includes compiling the
   functions it calls that were not compiled yet), the sum of which is ``startup.py``'s compile time;
@@ -69,6 +69,9 @@ print(json.dumps({"code": code, "records": records}))
 def profile(src, learners):
     """Per-function compile seconds of a cold demo with the package in ``src``."""
     extra = ["--learners", learners] if learners else []
+    demo = Path(src) / "streamlearn" / "experiments" / "demo.py"
+    if demo.exists() and "--jobs" in demo.read_text():
+        extra += ["--jobs", "1"]  # every compilation in the profiled process (no warm-up workers)
     with tempfile.TemporaryDirectory() as cache:
         env = dict(os.environ, OPENBLAS_NUM_THREADS="1", NUMBA_CACHE_DIR=cache, PYTHONPATH=str(src))
         res = subprocess.run(
