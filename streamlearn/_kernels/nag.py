@@ -464,7 +464,8 @@ def nag_epoch(
                 s0 = sca[q]
                 s = ax if ax > s0 else s0
                 resc += (ax > s0) & (s0 > 0.0)
-                n_unit += (ax >= s0) & (ax > 0.0)  # at the new scale (order tests: == costs a NaN test more)
+                # at the new scale: order tests on s0 (not == s) let LLVM vectorise the tail of short rows
+                n_unit += (ax >= s0) & (ax > 0.0)
                 below += (ax < s0) & (ax > 0.0)
                 if adaptive:
                     g2 = gsq[q] + gg * x * x
