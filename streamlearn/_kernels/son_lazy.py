@@ -79,10 +79,11 @@ def _chol_solve(L, r, rhs, out):
 
 
 @njit_kernel
-def _h_step(newton, tau, sol, r, al, rhs, xx, in_span, nchol, diag, v, x, dl):
+def _h_step(newton, tau, sol, r, al, rhs, in_span, nchol, x, dl):
     """The two steps in the H-norm (one compiled function for both): each applies its x part to v and returns
     ``(f, coef, nchol)``; every lazy representation then applies ``w += f B^T coef`` its own way.
-    ``sol = (gram, sc, L, z1, z2)``, ``x = (indices, data, st, en)``.
+    ``sol = (gram, sc, L, z1, z2, diag, v)`` (the output's solver arrays, ``diag``: BB^T is diagonal, and the
+    dense part ``v`` of w), ``x = (indices, data, st, en, xx)`` (the example's CSR row and ``xx = x.x``).
 
     ``newton``: ``u = w - H^{-1} g`` (``rhs = B g``, ``g = dl x``): Woodbury ``(g - B^T z1) / alpha``, or
     ``-B^T G^{+2} B g`` when alpha is negligible. Otherwise the H-norm projection of ``w`` onto ``|w.x| <= C``
@@ -91,8 +92,8 @@ def _h_step(newton, tau, sol, r, al, rhs, xx, in_span, nchol, diag, v, x, dl):
     negligible, its denominator has lost its digits or ``in_span`` (x known to lie in B's row space); then
     ``son._split_step``.
     """
-    gram, sc, L, z1, z2 = sol
-    indices, data, st, en = x
+    gram, sc, L, z1, z2, diag, v = sol
+    indices, data, st, en, xx = x
     if newton or not in_span:
         # ---- z1 = (BB^T + alpha I)^{-1} rhs (= z2), or the pseudo-inverse pair (z1, z2) = (G^+ rhs, G^{+2} rhs)
         # when alpha is negligible. diag: BB^T is diag(sc^2) (Oja's orthonormal rows), solved directly; otherwise
@@ -374,13 +375,12 @@ def son_fd_lazy(
         z2 = np.zeros(cap)
         L = np.zeros((cap, cap))
         nchol = np.int64(0)
-        sol = (gk, sc, L, z1, z2)
+        sol = (gk, sc, L, z1, z2, diag, v)
         lazy_work = 0.0
         bad = -1
         for i in range(n):
             st = indptr[i]
             en = indptr[i + 1]
-            x = (indices, data, st, en)
             _fd_basis_dot(
                 Dt=Dt,
                 r0=r0,
@@ -400,6 +400,7 @@ def son_fd_lazy(
             xx = 0.0
             for p in range(st, en):
                 xx += data[p] * data[p]
+            x = (indices, data, st, en, xx)
             for b in range(q):
                 z += e[b] * bxb[b]
             _matvec(T, r, q, bxb, bx)
@@ -407,19 +408,7 @@ def son_fd_lazy(
             tau = 0.0 if slab_current else _tau(z, C)
             if tau != 0.0 and xx > 0.0:
                 f, coef, nchol = _h_step(
-                    newton=nonewton,
-                    tau=tau,
-                    sol=sol,
-                    r=r,
-                    al=al,
-                    rhs=bx,
-                    xx=xx,
-                    in_span=nospan,
-                    nchol=nchol,
-                    diag=diag,
-                    v=v,
-                    x=x,
-                    dl=0.0,
+                    newton=nonewton, tau=tau, sol=sol, r=r, al=al, rhs=bx, in_span=nospan, nchol=nchol, x=x, dl=0.0
                 )
                 _add_rmatvec(T, r, q, coef, f, e)
                 z -= tau
@@ -459,19 +448,7 @@ def son_fd_lazy(
                 for a in range(r):
                     bx[a] *= dl
                 f, coef, nchol = _h_step(
-                    newton=newton,
-                    tau=0.0,
-                    sol=sol,
-                    r=r,
-                    al=al,
-                    rhs=bx,
-                    xx=xx,
-                    in_span=nospan,
-                    nchol=nchol,
-                    diag=diag,
-                    v=v,
-                    x=x,
-                    dl=dl,
+                    newton=newton, tau=0.0, sol=sol, r=r, al=al, rhs=bx, in_span=nospan, nchol=nchol, x=x, dl=dl
                 )
                 _add_rmatvec(T, r, q, coef, f, e)
             if slab_current and xx > 0.0:
@@ -488,19 +465,7 @@ def son_fd_lazy(
                 span = learned and not shrunk  # x_t's row appended, no shrink since
                 if tau != 0.0:
                     f, coef, nchol = _h_step(
-                        newton=nonewton,
-                        tau=tau,
-                        sol=sol,
-                        r=r,
-                        al=al,
-                        rhs=bx,
-                        xx=xx,
-                        in_span=span,
-                        nchol=nchol,
-                        diag=diag,
-                        v=v,
-                        x=x,
-                        dl=0.0,
+                        newton=nonewton, tau=tau, sol=sol, r=r, al=al, rhs=bx, in_span=span, nchol=nchol, x=x, dl=0.0
                     )
                     _add_rmatvec(T, r, q, coef, f, e)
             # ---- materialise the dense rows (right after a shrink, when they are fewest) once the lazy form
@@ -676,14 +641,14 @@ def son_oja_lazy(
         z2 = np.zeros(r)
         L = np.zeros((r, r))
         colsum = np.zeros(r)
-        sol = (gk, sk, L, z1, z2)
+        sol = (gk, sk, L, z1, z2, diag, v)
         bad = -1
         for i in range(n):
             st = indptr[i]
             en = indptr[i + 1]
-            x = (indices, data, st, en)
             ti = t + i + 1
             z, xx = _lazy_score(v=v, coef=b, Zt=Zt, r=r, indices=indices, data=data, start=st, end=en, zx=zx)
+            x = (indices, data, st, en, xx)
             for a in range(r):
                 acc = 0.0
                 for c in range(r):
@@ -694,19 +659,7 @@ def son_oja_lazy(
             tau = 0.0 if slab_current else _tau(z, C)
             if tau != 0.0 and xx > 0.0:
                 f, coef, _ = _h_step(
-                    newton=nonewton,
-                    tau=tau,
-                    sol=sol,
-                    r=r,
-                    al=al,
-                    rhs=bx,
-                    xx=xx,
-                    in_span=nospan,
-                    nchol=nchol,
-                    diag=diag,
-                    v=v,
-                    x=x,
-                    dl=0.0,
+                    newton=nonewton, tau=tau, sol=sol, r=r, al=al, rhs=bx, in_span=nospan, nchol=nchol, x=x, dl=0.0
                 )
                 _oja_add_bt(F, sk, r, coef, f, b)
                 z -= tau
@@ -767,19 +720,7 @@ def son_oja_lazy(
                         acc += F[a, c] * zx[c]
                     bx[a] = dl * sk[a] * acc
                 f, coef, _ = _h_step(
-                    newton=newton,
-                    tau=0.0,
-                    sol=sol,
-                    r=r,
-                    al=al,
-                    rhs=bx,
-                    xx=xx,
-                    in_span=nospan,
-                    nchol=nchol,
-                    diag=diag,
-                    v=v,
-                    x=x,
-                    dl=dl,
+                    newton=newton, tau=0.0, sol=sol, r=r, al=al, rhs=bx, in_span=nospan, nchol=nchol, x=x, dl=dl
                 )
                 _oja_add_bt(F, sk, r, coef, f, b)
             if slab_current and xx > 0.0:
@@ -793,19 +734,7 @@ def son_oja_lazy(
                 tau = _tau(zu, C)
                 if tau != 0.0:
                     f, coef, _ = _h_step(
-                        newton=nonewton,
-                        tau=tau,
-                        sol=sol,
-                        r=r,
-                        al=al,
-                        rhs=bx,
-                        xx=xx,
-                        in_span=nospan,
-                        nchol=nchol,
-                        diag=diag,
-                        v=v,
-                        x=x,
-                        dl=0.0,
+                        newton=nonewton, tau=tau, sol=sol, r=r, al=al, rhs=bx, in_span=nospan, nchol=nchol, x=x, dl=0.0
                     )
                     _oja_add_bt(F, sk, r, coef, f, b)
         Zt = _oja_materialise(Zt, F, b, v)
@@ -879,30 +808,18 @@ def son_rp_lazy(
         z2 = np.zeros(r)
         rvec = np.zeros(r)
         L = np.zeros((r, r))
-        sol = (gk, sc, L, z1, z2)
+        sol = (gk, sc, L, z1, z2, diag, v)
         bad = -1
         for i in range(n):
             st = indptr[i]
             en = indptr[i + 1]
-            x = (indices, data, st, en)
             ti = t + i + 1
             z, xx = _lazy_score(v=v, coef=c, Zt=St, r=r, indices=indices, data=data, start=st, end=en, zx=bx)
+            x = (indices, data, st, en, xx)
             tau = 0.0 if slab_current else _tau(z, C)
             if tau != 0.0 and xx > 0.0:
                 f, coef, _ = _h_step(
-                    newton=nonewton,
-                    tau=tau,
-                    sol=sol,
-                    r=r,
-                    al=al,
-                    rhs=bx,
-                    xx=xx,
-                    in_span=nospan,
-                    nchol=nchol,
-                    diag=diag,
-                    v=v,
-                    x=x,
-                    dl=0.0,
+                    newton=nonewton, tau=tau, sol=sol, r=r, al=al, rhs=bx, in_span=nospan, nchol=nchol, x=x, dl=0.0
                 )
                 for a in range(r):  # w += f S^T coef
                     c[a] += f * coef[a]
@@ -932,19 +849,7 @@ def son_rp_lazy(
                 for a in range(r):
                     bg[a] = dl * (bx[a] + rvec[a] * ca * xx)
                 f, coef, _ = _h_step(
-                    newton=newton,
-                    tau=0.0,
-                    sol=sol,
-                    r=r,
-                    al=al,
-                    rhs=bg,
-                    xx=xx,
-                    in_span=nospan,
-                    nchol=nchol,
-                    diag=diag,
-                    v=v,
-                    x=x,
-                    dl=dl,
+                    newton=newton, tau=0.0, sol=sol, r=r, al=al, rhs=bg, in_span=nospan, nchol=nchol, x=x, dl=dl
                 )
                 for a in range(r):
                     c[a] += f * coef[a]
@@ -959,19 +864,7 @@ def son_rp_lazy(
                 tau = _tau(zu, C)
                 if tau != 0.0:
                     f, coef, _ = _h_step(
-                        newton=nonewton,
-                        tau=tau,
-                        sol=sol,
-                        r=r,
-                        al=al,
-                        rhs=bx,
-                        xx=xx,
-                        in_span=nospan,
-                        nchol=nchol,
-                        diag=diag,
-                        v=v,
-                        x=x,
-                        dl=0.0,
+                        newton=nonewton, tau=tau, sol=sol, r=r, al=al, rhs=bx, in_span=nospan, nchol=nchol, x=x, dl=0.0
                     )
                     for a in range(r):
                         c[a] += f * coef[a]
