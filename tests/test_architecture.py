@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 PKG = Path(__file__).resolve().parents[1] / "streamlearn"
-STDLIB_OK = {"math", "functools", "numpy", "numba", "cmath"}
+STDLIB_OK = {"math", "functools", "numpy", "numba", "cmath", "typing", "collections"}
 ESTIMATOR_LAYERS = ["linear_model", "second_order", "facto", "sketch", "sparse", "preprocessing"]
 #: preprocessing may use the readers' format logic (its DictHasher hashes dict rows exactly as the CSV and
 #: Parquet readers hash a table's rows); estimators may not
