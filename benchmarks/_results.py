@@ -1,8 +1,10 @@
-"""The result files of a benchmark: ``benchmarks/results/STEM.json`` and ``STEM.md`` side by side."""
+"""The result files of a benchmark: ``benchmarks/results/STEM.json`` and ``STEM.md`` side by side, and the facts
+a result records (command, machine, load, CPU time of the child processes)."""
 
 import json
 import os
 import platform
+import resource
 import shlex
 import sys
 from pathlib import Path
@@ -32,6 +34,12 @@ def machine():
     return (
         f"{platform.processor() or platform.machine()}, {os.cpu_count()} logical CPUs (load average {load_averages()})"
     )
+
+
+def children_cpu():
+    """CPU seconds (user + system) used so far by the child processes that have ended."""
+    r = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return r.ru_utime + r.ru_stime
 
 
 def command(script, argv=None):

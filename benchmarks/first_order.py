@@ -52,11 +52,6 @@ FARM_ADS_N_FEATURES = 54_877
 
 # ---------------------------------------------------------------------------------------------------
 # data
-def shared_data_dir():
-    env = os.environ.get("STREAMLEARN_SHARED_DATA")
-    return Path(env) if env else REPO / ".." / "shared" / "data"
-
-
 def normalise(X):
     """CSR float64, int32 indices and indptr, sorted: the common input of every library."""
     X = sp.csr_matrix(X, dtype=np.float64)
@@ -70,9 +65,12 @@ def normalise(X):
 def load_farm_ads():
     from sklearn.datasets import load_svmlight_file
 
-    path = shared_data_dir() / "farm-ads" / "farm-ads-vect.xz"
-    if not path.exists():
-        print(f"farm-ads skipped: {path} not found (set STREAMLEARN_SHARED_DATA)", file=sys.stderr)
+    from streamlearn.datasets import shared_data_path
+
+    try:
+        path = shared_data_path("farm-ads/farm-ads-vect.xz")
+    except FileNotFoundError as e:
+        print(f"farm-ads skipped: {e}", file=sys.stderr)
         return None
     with lzma.open(path) as f:
         X, y = load_svmlight_file(f, n_features=FARM_ADS_N_FEATURES)

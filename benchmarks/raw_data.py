@@ -29,7 +29,6 @@ import argparse
 import json
 import os
 import platform
-import resource
 import shutil
 import subprocess
 import sys
@@ -39,25 +38,22 @@ from pathlib import Path
 
 import numpy as np
 
+from _results import children_cpu
+
 REPO = Path(__file__).resolve().parents[1]
 RESULTS = REPO / "benchmarks" / "results"
 ENV = dict(os.environ, PYTHONPATH=str(REPO), OPENBLAS_NUM_THREADS="1")
 
 
-def _children_cpu():
-    r = resource.getrusage(resource.RUSAGE_CHILDREN)
-    return r.ru_utime + r.ru_stime
-
-
 def _run(cmd):
     """(wall seconds, CPU seconds of the child, completed process)."""
-    c = _children_cpu()
+    c = children_cpu()
     t = time.perf_counter()
     proc = subprocess.run(cmd, env=ENV, capture_output=True, text=True, check=False)
     seconds = time.perf_counter() - t
     if proc.returncode != 0:
         raise RuntimeError(f"{' '.join(map(str, cmd))} failed:\n{proc.stderr[-2000:]}")
-    return seconds, _children_cpu() - c, proc
+    return seconds, children_cpu() - c, proc
 
 
 def _vw_cmd():

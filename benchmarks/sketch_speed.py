@@ -76,19 +76,14 @@ def numpy_fast_fd(X, ell):
 
 # ---------------------------------------------------------------------------------------------------
 # data
-def shared_data_dir():
-    env = os.environ.get("STREAMLEARN_SHARED_DATA")
-    return Path(env) if env else REPO / ".." / "shared" / "data"
-
-
 def load_farm_ads():
-    from streamlearn.datasets import load_svmlight
+    from streamlearn import datasets
 
-    path = shared_data_dir() / "farm-ads" / "farm-ads-vect.xz"
-    if not path.exists():
-        print(f"farm-ads skipped: {path} not found (set STREAMLEARN_SHARED_DATA)", file=sys.stderr)
+    try:
+        X, _ = datasets.load_farm_ads()
+    except FileNotFoundError as e:
+        print(f"farm-ads skipped: {e}", file=sys.stderr)
         return None
-    X, _ = load_svmlight(path, n_features=54_877, zero_based=False)
     X = sp.csr_matrix(X, dtype=np.float64)
     X.sort_indices()
     return dict(name="farm-ads", X=X, kind="sparse")

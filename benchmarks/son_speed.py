@@ -44,22 +44,6 @@ vw.finish()
 print(json.dumps({"seconds": time.perf_counter() - t0}))
 """
 
-# RFD paper Table 3 (seconds per iteration, Matlab, i7-3770), Algorithms §1.1
-PAPER = {
-    ("a9a", "rfd", 10): 3.1813e-04,
-    ("a9a", "fd", 10): 2.7276e-04,
-    ("a9a", "oja", 10): 1.6719e-04,
-    ("a9a", "rfd", 20): 3.3405e-04,
-    ("a9a", "fd", 20): 3.4899e-04,
-    ("a9a", "oja", 20): 1.6631e-04,
-    ("farm-ads", "rfd", 20): 2.0484e-03,
-    ("farm-ads", "fd", 20): 1.6387e-03,
-    ("farm-ads", "oja", 20): 1.3061e-03,
-    ("farm-ads", "rfd", 50): 5.2458e-03,
-    ("farm-ads", "fd", 50): 5.1365e-03,
-    ("farm-ads", "oja", 50): 4.4386e-03,
-}
-
 
 def _vw_file(X, y, path):
     X = X.tocsr()
@@ -78,6 +62,7 @@ def _vw_time(path, extra):
 
 def main():
     from streamlearn.datasets import load_a9a, load_farm_ads
+    from streamlearn.experiments.rfd_table2 import _PAPER, _paper_figures  # RFD paper Table 3
     from streamlearn.second_order import SketchedOnlineNewton
 
     ap = argparse.ArgumentParser()
@@ -131,6 +116,7 @@ def main():
                         t0 = time.perf_counter()
                         est.partial_fit(X[2:m], y[2:m])
                         dense_us = 1e6 * (time.perf_counter() - t0) / (m - 2)
+                    paper_sec = _paper_figures(_PAPER.get(name), name, sk, ell)[1]
                     rows.append(
                         {
                             "data": name,
@@ -143,7 +129,7 @@ def main():
                             "vw_oja_us_per_example": 1e6 * vw / n,
                             "vw_oja_net_us_per_example": 1e6 * (vw - sgd) / n,
                             "ratio_ours_over_vw": best / vw,
-                            "paper_table3_us": (1e6 * PAPER[(name, sk, ell)]) if (name, sk, ell) in PAPER else None,
+                            "paper_table3_us": None if paper_sec is None else 1e6 * paper_sec,
                         }
                     )
                     print(json.dumps(rows[-1]), flush=True)

@@ -44,13 +44,14 @@ import argparse
 import json
 import math
 import os
-import resource
 import subprocess
 import sys
 import time
 from pathlib import Path
 
 import numpy as np
+
+from _results import children_cpu
 
 RESULTS = Path(__file__).resolve().parent / "results"
 PY = sys.executable
@@ -144,18 +145,13 @@ print(json.dumps({"train_and_save": time.perf_counter() - t0}))
 """
 
 
-def _children_cpu():
-    r = resource.getrusage(resource.RUSAGE_CHILDREN)
-    return r.ru_utime + r.ru_stime
-
-
 def _timed(cmd, stamps=None):
     """(wall, cpu, stdout) of a fresh process; ``stamps`` (a dict) gets the launch and end epoch times."""
-    cpu0, t0, w0 = _children_cpu(), time.perf_counter(), time.time()
+    cpu0, t0, w0 = children_cpu(), time.perf_counter(), time.time()
     proc = subprocess.run(cmd, check=True, capture_output=True, text=True)
     if stamps is not None:
         stamps.update(launch=w0, done=time.time())
-    return time.perf_counter() - t0, _children_cpu() - cpu0, proc.stdout
+    return time.perf_counter() - t0, children_cpu() - cpu0, proc.stdout
 
 
 def _log_loss(y, p):

@@ -7,23 +7,8 @@
   (Lin et al., WWW 2018, Alg. 2), exact (dense) or scalable (low-rank) state.
 """
 
-from ._ccfm import (
-    EXACT_MAX_FEATURES,
-    CCFMOnlineGradientClassifier,
-    CCFMOnlineGradientRegressor,
-    OCCFMClassifier,
-    OCCFMRegressor,
-    occfm_eta,
-)
-from ._fm import FMClassifier, FMRegressor
+from . import _ccfm, _fm
+from ._ccfm import *  # noqa: F403
+from ._fm import *  # noqa: F403
 
-__all__ = [
-    "FMClassifier",
-    "FMRegressor",
-    "CCFMOnlineGradientClassifier",
-    "CCFMOnlineGradientRegressor",
-    "OCCFMClassifier",
-    "OCCFMRegressor",
-    "occfm_eta",
-    "EXACT_MAX_FEATURES",
-]
+__all__ = [*_fm.__all__, *_ccfm.__all__]

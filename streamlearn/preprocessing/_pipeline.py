@@ -197,32 +197,32 @@ class StreamPipeline(PersistMixin, BaseEstimator):
         """Regression scores in the target's units (unchanged without a target scaler)."""
         return scores if self.target_scaler_ is None else self.target_scaler_.inverse_transform(scores)
 
+    def _on_scaled(self, method, X, *args, **kwargs):
+        """The learner's ``method`` called on the scaled rows (and the other arguments)."""
+        Xt = self._scaled(X)  # first: it checks that the pipeline is fitted
+        return getattr(self.learner_, method)(Xt, *args, **kwargs)
+
     def _decision_function(self, X):
-        Xt = self._scaled(X)
-        return self._unscaled(self.learner_._decision_function(Xt))
+        return self._unscaled(self._on_scaled("_decision_function", X))
 
     @available_if(_learner_has("decision_function"))
     def decision_function(self, X):
         """The learner's ``decision_function`` on the scaled rows."""
-        Xt = self._scaled(X)
-        return self._unscaled(self.learner_.decision_function(Xt))
+        return self._unscaled(self._on_scaled("decision_function", X))
 
     def predict(self, X):
         """The learner's ``predict`` on the scaled rows (in the target's units)."""
-        Xt = self._scaled(X)
-        return self._unscaled(self.learner_.predict(Xt))
+        return self._unscaled(self._on_scaled("predict", X))
 
     @available_if(_learner_has("predict_proba"))
     def predict_proba(self, X):
         """The learner's ``predict_proba`` on the scaled rows."""
-        Xt = self._scaled(X)
-        return self.learner_.predict_proba(Xt)
+        return self._on_scaled("predict_proba", X)
 
     @available_if(_learner_has("predict_proba"))
     def predict_log_proba(self, X):
         """The learner's ``predict_log_proba`` on the scaled rows."""
-        Xt = self._scaled(X)
-        return self.learner_.predict_log_proba(Xt)
+        return self._on_scaled("predict_log_proba", X)
 
     def score(self, X, y, sample_weight=None):
         """The learner's ``score`` (accuracy or R^2) on the scaled rows (R^2 in the target's units)."""
@@ -230,8 +230,7 @@ class StreamPipeline(PersistMixin, BaseEstimator):
             from sklearn.metrics import r2_score
 
             return r2_score(y, self.predict(X), sample_weight=sample_weight)
-        Xt = self._scaled(X)
-        return self.learner_.score(Xt, y, sample_weight=sample_weight)
+        return self._on_scaled("score", X, y, sample_weight=sample_weight)
 
     def scores_to_labels(self, scores):
         """The learner's ``scores_to_labels``."""
