@@ -32,11 +32,34 @@ class _NormalizedMixin:
     call of the normalized kernel. Users say ``_adaptive()``, ``_invariant()``, ``_normalized_schedule()``."""
 
     def _allocate_normalized(self, n_features, n_outputs):
-        self.scale_ = np.zeros(n_features, dtype=np.float64)  # largest |x_j| seen
         adaptive = self._adaptive()
-        self._state_accum = np.zeros((n_outputs, n_features) if adaptive else (0, 0), dtype=np.float64)
+        # per feature, side by side: the largest |x_j| seen, then (adaptive) each output's sum of squared
+        # gradients; scale_ is its first column
+        self._state_feat = np.zeros((n_features, 1 + n_outputs if adaptive else 1), dtype=np.float64)
         self._state_accum_b = np.zeros(n_outputs if adaptive else 0, dtype=np.float64)
         self._state_norm = np.zeros(2, dtype=np.float64)  # [total weight T, normaliser N]
+
+    @property
+    def scale_(self) -> np.ndarray:
+        """Largest absolute value seen per feature (0 for a feature never seen)."""
+        return self._state_feat[:, 0]
+
+    @scale_.setter
+    def scale_(self, value: np.ndarray) -> None:
+        if "_state_feat" in self.__dict__:
+            self._state_feat[:, 0] = value
+        else:  # a file written when scale_ and _state_accum were arrays apart: _after_load joins them
+            self._state_legacy_scale = np.asarray(value, dtype=np.float64)
+
+    def _after_load(self):
+        scale = self.__dict__.pop("_state_legacy_scale", None)
+        accum = self.__dict__.pop("_state_accum", None)
+        if scale is not None:
+            accum = np.zeros((0, scale.shape[0])) if accum is None or accum.size == 0 else accum
+            feat = np.empty((scale.shape[0], 1 + accum.shape[0]), dtype=np.float64)
+            feat[:, 0] = scale
+            feat[:, 1:] = accum.T
+            self._state_feat = feat
 
     def _normalized_pass(self, X, targets, sw, out):
         t, bad = _k.nag_epoch(
@@ -44,8 +67,7 @@ class _NormalizedMixin:
             coef=self._coef_2d(),
             intercept=self.intercept_,
             fit_intercept=bool(self.fit_intercept),
-            scale=self.scale_,
-            accum=self._state_accum,
+            feat=self._state_feat,
             accum_b=self._state_accum_b,
             norm_state=self._state_norm,
             loss=loss_code(self._loss_name()),

@@ -30,6 +30,7 @@ def _run_kernel(X, targets, sw, state, loss, eta0, schedule, adaptive, invariant
         np.array(v, copy=True) if isinstance(v, np.ndarray) else v for v in state
     )
     out = np.empty((X.shape[0], coef.shape[0]))
+    feat = np.column_stack([scale, accum.T]) if adaptive else scale.reshape(-1, 1).copy()
     sched = k.SCHEDULE_INVSQRT if schedule == "invsqrt" else k.SCHEDULE_CONSTANT
     args = {
         "targets": targets,
@@ -37,8 +38,7 @@ def _run_kernel(X, targets, sw, state, loss, eta0, schedule, adaptive, invariant
         "coef": coef,
         "intercept": intercept,
         "fit_intercept": fit_intercept,
-        "scale": scale,
-        "accum": accum,
+        "feat": feat,
         "accum_b": accum_b,
         "norm_state": norm_state,
         "loss": loss_code(loss),
@@ -67,6 +67,9 @@ def _run_kernel(X, targets, sw, state, loss, eta0, schedule, adaptive, invariant
         assert Xc.nnz > np.count_nonzero(X) or keep.all()
         t, bad = k.nag_epoch(**csr_args(Xc), **args)
     assert bad == -1
+    scale = feat[:, 0].copy()
+    if adaptive:
+        accum = feat[:, 1:].T.copy()
     return coef, intercept, scale, accum, accum_b, norm_state, t, out
 
 

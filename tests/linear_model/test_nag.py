@@ -124,3 +124,31 @@ def test_normalized_ogd_rejects_a_switch_after_fitting():
     clf.set_params(normalized=True)
     with pytest.raises(ValueError, match="normalized"):
         clf.partial_fit(X, y)
+
+
+@pytest.mark.parametrize(
+    "cls,params",
+    [(NAGClassifier, {}), (NAGClassifier, {"loss": "hinge"}), (OGDClassifier, {"normalized": True})],
+    ids=["nag", "nag-hinge", "ogd-normalized"],
+)
+def test_files_with_scales_and_accumulators_apart_load_and_resume_bit_for_bit(cls, params, tmp_path):
+    """Model files hold ``scale_`` and ``_state_accum`` as arrays of their own when written before the two
+    shared one array per feature: such a file loads into the joint layout and goes on learning exactly as
+    the model that wrote it."""
+    X, y = _raw_data(5)
+    X = X * np.logspace(-2, 2, X.shape[1])
+    ref = cls(**params).partial_fit(X[:300], y[:300], classes=[-1, 1])
+    old = cls(**params).partial_fit(X[:300], y[:300], classes=[-1, 1])
+    feat = old.__dict__.pop("_state_feat")  # the layout of those files, written by the same save()
+    old.__dict__["scale_"] = feat[:, 0].copy()
+    old.__dict__["_state_accum"] = feat[:, 1:].T.copy() if feat.shape[1] > 1 else np.zeros((0, 0))
+    path = tmp_path / "old.slm"
+    old.save(path)
+    loaded = cls.load(path)
+    assert "scale_" not in vars(loaded) and "_state_accum" not in vars(loaded)
+    np.testing.assert_array_equal(loaded.scale_, ref.scale_)
+    ref.partial_fit(X[300:], y[300:])
+    loaded.partial_fit(X[300:], y[300:])
+    np.testing.assert_array_equal(loaded.coef_, ref.coef_)
+    np.testing.assert_array_equal(loaded.scale_, ref.scale_)
+    np.testing.assert_array_equal(loaded.decision_function(X), ref.decision_function(X))
