@@ -134,13 +134,15 @@ def main(argv=None):
     from .._atomic import _PENDING
 
     _PENDING.clear()
-    default_hook, sys.unraisablehook = sys.unraisablehook, _interrupt_again_hook(sys.unraisablehook)
+    default_hook = sys.unraisablehook
+    sys.unraisablehook = hook = _interrupt_again_hook(default_hook)
     try:
         args = build_parser().parse_args(argv)  # inside: a Ctrl-C while the subcommands import is one line too
         code = int(args.func(args) or 0)
         sys.stdout.flush()  # a full device or closed pipe on standard output is reported here
         return code
     except KeyboardInterrupt:
+        hook.interrupted = True
         kept = [o.name for o in _PENDING if not o.through]
         _error("interrupted" + (f"; {', '.join(kept)} left unchanged" if kept else ""))
         return 130
@@ -159,6 +161,10 @@ def main(argv=None):
         _error("out of memory; use a smaller --chunk-size or --n-features.")
         return 2
     finally:
+        if hook.interrupted:
+            import gc
+
+            gc.collect()  # what the interrupt left half-built goes now, under the hook that keeps it quiet
         sys.unraisablehook = default_hook
 
 
@@ -168,6 +174,9 @@ def _interrupt_again_hook(default):
     A KeyboardInterrupt raised inside a callback from C (numba's compiler calls back into Python while it
     generates code) is "ignored": Python prints it with a traceback and goes on. This hook prints nothing and
     interrupts the main thread again a moment later, so that the command stops with its one-line message.
+    Once the command has been interrupted (``hook.interrupted``), it also keeps quiet about the errors of
+    objects that the interrupt left half-built as they are freed (a library's ``__del__`` that expects an
+    attribute its ``__init__`` did not get to set): the command has said "interrupted" and stops.
     """
 
     def hook(info):
@@ -177,8 +186,11 @@ def _interrupt_again_hook(default):
 
             threading.Timer(0.02, _thread.interrupt_main).start()
             return
+        if hook.interrupted:
+            return
         default(info)
 
+    hook.interrupted = False
     return hook
 
 

@@ -104,3 +104,31 @@ def test_ctrl_c_inside_a_callback_from_c_still_stops_the_command(monkeypatch, ca
     err = capsys.readouterr().err
     assert err.strip().splitlines() == ["streamlearn: error: interrupted"], err
     assert sys.unraisablehook is hook  # put back
+
+
+def test_ctrl_c_inside_a_constructor_leaves_no_traceback_from_its_destructor(monkeypatch, capsys):
+    """A Ctrl-C inside a library's ``__init__`` (llvmlite's, while numba loads a kernel) leaves an object whose
+    ``__del__`` fails when it is freed: after the one-line message, nothing else is printed."""
+    from streamlearn.cli import learners_cmd
+    from streamlearn.cli.main import main
+
+    class HalfBuilt:
+        def __init__(self):
+            self.ptr = object()
+            raise KeyboardInterrupt  # before self.owned is set
+            self.owned = True  # noqa: B018 (never reached)
+
+        def __del__(self):
+            if self.owned:  # AttributeError, which Python reports through sys.unraisablehook
+                pass
+
+    def interrupted_in_a_constructor(args):
+        HalfBuilt()
+
+    monkeypatch.setattr(learners_cmd, "run", interrupted_in_a_constructor)
+    monkeypatch.setattr(sys, "unraisablehook", sys.__unraisablehook__)  # Python's, which prints (not pytest's)
+    hook = sys.unraisablehook
+    assert main(["learners"]) == 130
+    err = capsys.readouterr().err
+    assert err.strip().splitlines() == ["streamlearn: error: interrupted"], err
+    assert sys.unraisablehook is hook
