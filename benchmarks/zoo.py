@@ -44,7 +44,11 @@ def main(argv=None):
         "skipped_datasets": args._skipped,
     }
     out.with_suffix(".json").write_text(
-        json.dumps({"meta": meta, "summary": zoo.summary(rows), "rows": rows}, indent=1, default=float)
+        json.dumps(
+            {"meta": meta, "summary": zoo.summary(rows), "shuffles": zoo.shuffles_summary(rows), "rows": rows},
+            indent=1,
+            default=float,
+        )
     )
     out.with_suffix(".md").write_text(zoo.report_markdown(rows, meta, png=out.with_suffix(".png").name))
     print(f"{len(rows)} rows in {seconds:.0f} s; wrote {out}.md/.json/.png")

@@ -72,6 +72,14 @@ def add_arguments(parser):
         "command line's --scale); default: each learner's own default, as the command line without --scale "
         "(the data are raw, as shipped)",
     )
+    parser.add_argument(
+        "--shuffles",
+        type=_at_least_one,
+        default=1,
+        metavar="K",
+        help="also run K-1 further shuffles (seeds --random-state + 1, ...; no ceiling, no rescaling) and report "
+        "how often each learner is under VW's defaults and under the majority-class rate (default 1)",
+    )
     parser.add_argument("--no-vw", action="store_true", help="skip Vowpal Wabbit")
     parser.add_argument("--no-ceiling", action="store_true", help="skip the tuned batch ceiling")
 
@@ -90,20 +98,39 @@ def run(args):
             args._skipped[name] = str(exc)
             _say(args, f"{name}: skipped ({exc})")
             continue
-        rows += run_dataset(
-            name,
-            X,
-            y,
-            task,
-            learners=_split(args.learners),
-            random_state=args.random_state,
-            vw=not args.no_vw,
-            ceiling=not args.no_ceiling,
-            rescale_draws=draws,
-            scale=getattr(args, "scale", "default"),
-            log=lambda msg: _say(args, msg),
-        )
+        for k in range(getattr(args, "shuffles", 1)):
+            for row in run_dataset(
+                name,
+                X,
+                y,
+                task,
+                learners=_split(args.learners),
+                random_state=args.random_state + k,
+                vw=not args.no_vw,
+                ceiling=not args.no_ceiling and k == 0,
+                rescale_draws=draws if k == 0 else 0,
+                scale=getattr(args, "scale", "default"),
+                log=lambda msg: _say(args, msg),
+            ):
+                rows.append(dict(row, shuffle=k))
     return rows
+
+
+def _at_least_one(text):
+    import argparse
+
+    try:
+        k = int(text)
+    except ValueError:
+        k = 0
+    if k < 1:
+        raise argparse.ArgumentTypeError(f"expected a whole number >= 1; got {text!r}")
+    return k
+
+
+def first_shuffle(rows):
+    """The rows of the first shuffle (``--random-state``), which every single-run table shows."""
+    return [r for r in rows if r.get("shuffle", 0) == 0]
 
 
 def _split(text):
@@ -352,6 +379,7 @@ def batch_ceiling(X_train, y_train, X_test, y_test, task):
 def summary(rows):
     """Per classification learner: median and worst gap to VW (pt), sets below the majority-class rate,
     median gap to the batch ceiling (pt) and RFD0-SON's worst rescaling spread."""
+    rows = first_shuffle(rows)
     out = []
     learners = list(dict.fromkeys(r["learner"] for r in rows if r["task"] != "regression"))
     for name in learners:
@@ -405,8 +433,65 @@ def summary_markdown(rows):
     return "\n".join(lines)
 
 
+def shuffles_summary(rows):
+    """Per classification learner over every shuffle: runs (data set x shuffle), runs under VW's defaults and
+    under the majority-class rate, and the data sets where the mean over the shuffles is under either.
+
+    >>> rows = [{"dataset": "a", "task": "binary", "learner": "x", "score": s, "majority": 0.6, "vw": 0.7,
+    ...          "gap_to_vw": 100 * (s - 0.7), "note": "", "shuffle": k} for k, s in enumerate((0.65, 0.8, 0.5))]
+    >>> s = shuffles_summary(rows)[0]
+    >>> s["runs"], s["under_vw"], s["under_majority"], s["mean_under_vw"], s["mean_under_majority"]
+    (3, 2, 1, [('a', -5.0)], [])
+    """
+    out = []
+    rs = [r for r in rows if r["task"] != "regression" and r["score"] is not None]
+    for name in dict.fromkeys(r["learner"] for r in rs):
+        mine = [r for r in rs if r["learner"] == name]
+        under_vw, under_maj = [], []
+        for d in dict.fromkeys(r["dataset"] for r in mine):
+            at = [r for r in mine if r["dataset"] == d]
+            gaps = [r["gap_to_vw"] for r in at if r["gap_to_vw"] is not None]
+            if gaps and np.mean(gaps) < 0:
+                under_vw.append((d, round(float(np.mean(gaps)), 2)))
+            if np.mean([r["score"] for r in at]) < np.mean([r["majority"] for r in at]) - 1e-12:
+                under_maj.append(d)
+        out.append(
+            {
+                "learner": name,
+                "shuffles": len({r.get("shuffle", 0) for r in mine}),
+                "runs": len(mine),
+                "under_vw": sum(r["gap_to_vw"] is not None and r["gap_to_vw"] < 0 for r in mine),
+                "under_majority": sum(r["score"] < r["majority"] - 1e-12 for r in mine),
+                "mean_under_vw": under_vw,
+                "mean_under_majority": under_maj,
+            }
+        )
+    return out
+
+
+def shuffles_markdown(rows):
+    """The per-learner counts over every shuffle as a Markdown table; empty for a single shuffle."""
+    if len({r.get("shuffle", 0) for r in rows}) < 2:
+        return ""
+    lines = [
+        (
+            "| learner | runs | runs under VW | data sets under VW on average (mean gap, pt) | runs under majority "
+            "| data sets under majority on average |"
+        ),
+        "|---|---:|---:|---|---:|---|",
+    ]
+    for s in shuffles_summary(rows):
+        under = ", ".join(f"{d} ({g:+.1f})" for d, g in s["mean_under_vw"]) or "–"
+        lines.append(
+            f"| {s['learner']} | {s['runs']} | {s['under_vw']} | {under} | {s['under_majority']} | "
+            f"{', '.join(s['mean_under_majority']) or '–'} |"
+        )
+    return "\n".join(lines)
+
+
 def scores_markdown(rows, task_group):
     """Data sets as columns, learners as rows: test accuracy in % (classification) or RMSE (regression)."""
+    rows = first_shuffle(rows)
     reg = task_group == "regression"
     rs = [r for r in rows if (r["task"] == "regression") == reg]
     if not rs:
@@ -434,6 +519,7 @@ def scores_markdown(rows, task_group):
 
 
 def rescale_markdown(rows):
+    rows = first_shuffle(rows)
     rs = [r for r in rows if "rescale_spread" in r]
     if not rs:
         return ""
@@ -449,6 +535,7 @@ def rescale_markdown(rows):
 
 def plot(rows, path, args=None):
     """Heat map of the accuracy gap to VW's defaults (pt), data sets x learners (classification)."""
+    rows = first_shuffle(rows)
     import matplotlib
 
     matplotlib.use("Agg")
@@ -491,10 +578,10 @@ def report_markdown(rows, meta, png=None):
         "# Zoo benchmark: every learner with its CLI defaults on raw data",
         "",
         (
-            f"Command: `{meta['command']}` ({meta['seconds']:.0f} s). One seeded shuffle per data set, 70 % "
-            "for one pass of training, 30 % for testing. The CLI defaults include each learner's default "
-            "streaming scaler (`streamlearn learners`; MaxAbs for some), as `streamlearn train` without "
-            "`--scale`. VW: Vowpal Wabbit's defaults, one pass over the same "
+            f"Command: `{meta['command']}` ({meta['seconds']:.0f} s). One seeded shuffle per data set (the first "
+            "one where `--shuffles` asks for more), 70 % for one pass of training, 30 % for testing. The CLI "
+            "defaults include each learner's default streaming scaler (`streamlearn learners`; MaxAbs for "
+            "some), as `streamlearn train` without `--scale`. VW: Vowpal Wabbit's defaults, one pass over the same "
             "rows in the same order (binary labels -1/+1 with VW's default squared loss, `--oaa K` for K "
             "classes). Ceiling: StandardScaler + LogisticRegressionCV / RidgeCV, tuned by cross-validation "
             "(a ceiling, not a peer)."
@@ -522,6 +609,22 @@ def report_markdown(rows, meta, png=None):
         summary_markdown(rows),
         "",
     ]
+    shuffles = shuffles_markdown(rows)
+    if shuffles:
+        k = len({r.get("shuffle", 0) for r in rows})
+        parts += [
+            f"## Over {k} shuffles",
+            "",
+            (
+                f"The same, repeated on {k} seeded shuffles of every data set (`--shuffles {k}`; the other tables "
+                "show the first): a run is one learner on one data set and one shuffle; on average: the mean "
+                "over the shuffles. One shuffle's gap of a few tenths of a point is within what the shuffle "
+                "moves."
+            ),
+            "",
+            shuffles,
+            "",
+        ]
     if png:
         parts += [f"![accuracy gap to VW]({png})", ""]
     parts += [
@@ -578,6 +681,7 @@ def learner_choice_table(rows, top=3):
     >>> print(learner_choice_table(rows).splitlines()[2])
     | multiclass | a, b | **y** (58.0 %, VW 80.0 %); x (62.0 %) | 90.0 % |
     """
+    rows = first_shuffle(rows)
     lines = [
         (
             "| data | zoo data sets | best learners with CLI defaults (median test score) | tuned batch "

@@ -66,3 +66,30 @@ def test_documentation_tables_are_rendered_from_the_stored_run():
         pytest.skip("no stored zoo run (benchmarks/results/zoo.json)")
     check = runpy.run_path(str(root / "benchmarks" / "zoo_docs.py"))["main"]
     assert check(["--check"]) == 0, "docs out of date: run python benchmarks/zoo_docs.py"
+
+
+def test_more_shuffles_are_counted_apart_from_the_first(capsys):
+    argv = ["experiment", "zoo", "--quick", "--learners", "pa1", "--rescale", "0", "--no-ceiling", "--json"]
+    assert main([*argv, "--shuffles", "2"]) == 0
+    rows = json.loads(capsys.readouterr().out)
+    assert sorted((r["dataset"], r["shuffle"]) for r in rows) == [
+        ("breast-cancer", 0),
+        ("breast-cancer", 1),
+        ("iris", 0),
+        ("iris", 1),
+    ]
+    assert main(argv) == 0  # the first shuffle is the single run's
+    single = json.loads(capsys.readouterr().out)
+    assert [r["score"] for r in single] == [r["score"] for r in rows if r["shuffle"] == 0]
+    (s,) = zoo.shuffles_summary(rows)
+    assert s["runs"] == 4 and s["shuffles"] == 2
+    assert "| pa1 | 4 |" in zoo.shuffles_markdown(rows) and zoo.shuffles_markdown(single) == ""
+    assert len(zoo.summary(rows)) == 1 and zoo.summary(rows) == zoo.summary(single)
+
+
+def test_shuffles_must_be_a_positive_count(capsys):
+    with pytest.raises(SystemExit) as exc:
+        main(["experiment", "zoo", "--quick", "--shuffles", "0"])
+    assert exc.value.code == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert "--shuffles" in err[-1] and "expected a whole number >= 1; got '0'" in err[-1]
