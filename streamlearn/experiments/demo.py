@@ -17,6 +17,7 @@ import os
 import sys
 import time
 from pathlib import Path
+from ._options import positive_int
 
 HELP = "every learner, one pass over the bundled a9a, scored on a9a.t (the main job of 'make run')"
 WARM_UP_ROWS = 64
@@ -33,7 +34,7 @@ def add_arguments(parser):
     parser.add_argument(
         "--jobs",
         metavar="N",
-        type=_positive_int,
+        type=positive_int,
         default=None,
         help="processes that compile the learners' kernels before the timed passes (default: the CPUs "
         "available; 1: this process only)",
@@ -46,18 +47,6 @@ def add_arguments(parser):
         help="write the bundled a9a training and test files to DIR/a9a and DIR/a9a.t (LIBSVM "
         "text) and stop; existing files are never overwritten",
     )
-
-
-def _positive_int(text):
-    import argparse
-
-    try:
-        value = int(text)
-    except ValueError:
-        value = 0
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"expected a positive integer, got {text!r}")
-    return value
 
 
 def write_data(directory) -> list[Path]:

@@ -20,6 +20,8 @@ import time
 
 import numpy as np
 
+from ._options import positive_int
+
 HELP = (
     "every learner with its CLI defaults on the raw data-set zoo (one pass, 70/30), against Vowpal "
     "Wabbit's defaults and a tuned batch ceiling"
@@ -74,7 +76,7 @@ def add_arguments(parser):
     )
     parser.add_argument(
         "--shuffles",
-        type=_at_least_one,
+        type=positive_int,
         default=1,
         metavar="K",
         help="also run K-1 further shuffles (seeds --random-state + 1, ...; no ceiling, no rescaling) and report "
@@ -114,18 +116,6 @@ def run(args):
             ):
                 rows.append(dict(row, shuffle=k))
     return rows
-
-
-def _at_least_one(text):
-    import argparse
-
-    try:
-        k = int(text)
-    except ValueError:
-        k = 0
-    if k < 1:
-        raise argparse.ArgumentTypeError(f"expected a whole number >= 1; got {text!r}")
-    return k
 
 
 def first_shuffle(rows):

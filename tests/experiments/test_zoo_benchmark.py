@@ -92,4 +92,4 @@ def test_shuffles_must_be_a_positive_count(capsys):
         main(["experiment", "zoo", "--quick", "--shuffles", "0"])
     assert exc.value.code == 2
     err = capsys.readouterr().err.strip().splitlines()
-    assert "--shuffles" in err[-1] and "expected a whole number >= 1; got '0'" in err[-1]
+    assert "--shuffles" in err[-1] and "expected a positive integer, got '0'" in err[-1]
