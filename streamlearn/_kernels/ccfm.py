@@ -40,6 +40,7 @@ import math
 import numpy as np
 
 from ._numba import njit_inline, njit_kernel
+from .linear import record_score, weighted_row
 from .losses import loss_dloss
 
 LMO_LANCZOS = 0
@@ -465,15 +466,10 @@ def ccfm_ogd_epoch(indptr, indices, data, targets, sample_weight, C, tn_bound, l
     n_rows = indptr.shape[0] - 1
     n_out = C.shape[0]
     for i in range(n_rows):
-        start = indptr[i]
-        end = indptr[i + 1]
-        sw = sample_weight[i]
-        if sw != 0.0:
-            t += 1
+        start, end, sw, t = weighted_row(indptr, sample_weight, i, t)
         for k in range(n_out):
             z = 0.5 * dense_quad(C[k], indices, data, start, end)
-            out_scores[i, k] = z
-            if not math.isfinite(z):
+            if not record_score(out_scores, i, k, z):
                 return t, i
             if sw == 0.0:
                 continue
@@ -545,15 +541,10 @@ def occfm_dense_epoch(
     solver = _lmo_solver(n, lmo, lmo_tol, lmo_max_iter)
     q = solver[4][2]
     for i in range(n_rows):
-        start = indptr[i]
-        end = indptr[i + 1]
-        sw = sample_weight[i]
-        if sw != 0.0:
-            t += 1
+        start, end, sw, t = weighted_row(indptr, sample_weight, i, t)
         for k in range(n_out):
             z = 0.5 * scale[k] * dense_quad(M[k], indices, data, start, end)
-            out_scores[i, k] = z
-            if not math.isfinite(z):
+            if not record_score(out_scores, i, k, z):
                 return t, i
             if sw == 0.0:
                 continue
@@ -798,17 +789,12 @@ def occfm_lowrank_epoch(
     z2 = np.zeros(kmax + 1)
     p = np.zeros(n)
     for i in range(n_rows):
-        start = indptr[i]
-        end = indptr[i + 1]
-        sw = sample_weight[i]
-        if sw != 0.0:
-            t += 1
+        start, end, sw, t = weighted_row(indptr, sample_weight, i, t)
         for k in range(n_out):
             kd = kdim[k]
             _basis_coords(W=W, k=k, kd=kd, indices=indices, data=data, start=start, end=end, z=z)
             zs = 0.5 * _small_quad(A, k, kd, z)
-            out_scores[i, k] = zs
-            if not math.isfinite(zs):
+            if not record_score(out_scores, i, k, zs):
                 return t, i
             if sw == 0.0:
                 continue

@@ -39,7 +39,7 @@ import math
 import numpy as np
 
 from ._numba import njit_inline, njit_kernel
-from .linear import averaged_score, averaging, csr_row_dot
+from .linear import averaged_score, averaging, csr_row_dot, record_score, weighted_row
 
 RULE_CW = 0
 RULE_CW_VARIANCE = 1
@@ -126,15 +126,10 @@ def cw_diag_epoch(
     averaged = averaging(avg_sum, avg_sum_intercept)
     c2 = bias_value * bias_value
     for i in range(n_rows):
-        start = indptr[i]
-        end = indptr[i + 1]
-        s = sample_weight[i]
-        if s != 0.0:
-            t += 1
+        start, end, s, t = weighted_row(indptr, sample_weight, i, t)
         for k in range(n_out):
             z = intercept[k] + csr_row_dot(coef, k, indices, data, start, end)
-            out_scores[i, k] = z
-            if not math.isfinite(z):
+            if not record_score(out_scores, i, k, z):
                 return t, i
             if averaged:
                 x_row = (indices, data, start, end)
@@ -210,15 +205,10 @@ def cw_full_epoch(
     d = coef.shape[1]
     g = np.empty(d + 1, dtype=np.float64)
     for i in range(n_rows):
-        start = indptr[i]
-        end = indptr[i + 1]
-        s = sample_weight[i]
-        if s != 0.0:
-            t += 1
+        start, end, s, t = weighted_row(indptr, sample_weight, i, t)
         for k in range(n_out):
             z = intercept[k] + csr_row_dot(coef, k, indices, data, start, end)
-            out_scores[i, k] = z
-            if not math.isfinite(z):
+            if not record_score(out_scores, i, k, z):
                 return t, i
             if averaged:
                 x_row = (indices, data, start, end)

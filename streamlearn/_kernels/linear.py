@@ -149,6 +149,21 @@ def csr_row_axpy(a, w, k, indices, data, start, end):
 
 
 @njit_inline
+def weighted_row(indptr, sample_weight, i, t):
+    """``(start, end, s, t)`` of example ``i``: its CSR bounds, its weight and the example counter ``t``, which
+    counts the examples of non-zero weight."""
+    s = sample_weight[i]
+    return indptr[i], indptr[i + 1], s, t + 1 if s != 0.0 else t
+
+
+@njit_inline
+def record_score(out_scores, i, k, z):
+    """``out_scores[i, k] = z``; False when the score is not finite (the pass stops at that example)."""
+    out_scores[i, k] = z
+    return math.isfinite(z)
+
+
+@njit_inline
 def averaging(avg_sum, avg_sum_intercept):
     """Whether the averaging sums are given (optional arguments; arrays with no rows: no averaging)."""
     if avg_sum is not None and avg_sum_intercept is not None:
@@ -208,16 +223,12 @@ def linear_epoch(
     need_sq = rule != RULE_GRADIENT
     use_prefetch = coef.shape[0] * coef.shape[1] >= PREFETCH_MIN_WEIGHTS
     for i in range(n_rows):
-        start = indptr[i]
-        end = indptr[i + 1]
+        start, end, s, t = weighted_row(indptr, sample_weight, i, t)
         if use_prefetch and i + 1 < n_rows:  # ask for the next example's weights while this one is worked on
             for k in range(n_out):
                 for p in range(np.uintp(end), np.uintp(indptr[i + 2])):
                     prefetch(coef, k, np.uintp(indices[p]))
-        s = sample_weight[i]
         sq = intercept_sq
-        if s != 0.0:
-            t += 1
         for k in range(n_out):
             if need_sq and k == 0:  # ||x||^2 computed with the first output's dot product
                 dot, xx = csr_row_dot_sq(coef, k, indices, data, start, end)
@@ -225,8 +236,7 @@ def linear_epoch(
             else:
                 dot = csr_row_dot(coef, k, indices, data, start, end)
             z = intercept[k] + dot
-            out_scores[i, k] = z
-            if not math.isfinite(z):
+            if not record_score(out_scores, i, k, z):
                 return t, i
             if averaged:
                 x_row = (indices, data, start, end)
