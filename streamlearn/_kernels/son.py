@@ -25,6 +25,7 @@ import numpy as np
 
 from ._numba import njit_kernel
 from .fd import fd_append_csr_row, fd_shrink
+from .linear import record_score
 from .losses import loss_dloss
 from .oja import REORTH_EVERY, _oja_gamma, _oja_orthonormalise, oja_reorthonormalise
 from .rp import rp_row_vector
@@ -104,8 +105,7 @@ def adagrad_epoch(indptr, indices, data, targets, sw, w, s, alpha0, eta, C, loss
             if tau != 0.0:
                 if _adagrad_project(wk=w[k], sk=s[k], alpha0=alpha0, indices=indices, data=data, st=st, en=en, tau=tau):
                     z -= tau  # the exact score of the projected point
-            out[i, k] = z
-            if not math.isfinite(z):
+            if not record_score(out, i, k, z):
                 return i
             if sw[i] == 0.0:
                 continue
@@ -201,8 +201,7 @@ def full_on_epoch(indptr, indices, data, targets, sw, w, P, t, mu, eta, C, loss,
             if have_px:
                 if _full_on_project(wk=w[k], Pk=Pk, indices=indices, data=data, st=st, en=en, tau=tau, px=px):
                     z -= tau  # the exact score of the projected point
-            out[i, k] = z
-            if not math.isfinite(z):
+            if not record_score(out, i, k, z):
                 return t, i
             if sw[i] == 0.0:
                 continue
@@ -542,8 +541,7 @@ def son_epoch(
             if tau != 0.0 and xx > 0.0:
                 _son_project(wk=w[k], bk=bk, gk=gk, sk=sk, r=r, al=al, x=x, tau=tau, xx=xx, in_span=nospan, dirv=dirv)
                 z -= tau  # = +-C: the exact score of the projected point (w.x is within rounding of it)
-            out[i, k] = z
-            if not math.isfinite(z):
+            if not record_score(out, i, k, z):
                 return t, i
             if sw[i] == 0.0:
                 continue

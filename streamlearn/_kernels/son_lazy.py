@@ -36,6 +36,7 @@ import numpy as np
 
 from ._numba import njit_kernel
 from .fd import block_copy, fd_rotation
+from .linear import record_score
 from .losses import loss_dloss
 from .oja import REORTH_EVERY, _oja_gamma, _oja_orthonormalise
 from .rp import rp_row_vector
@@ -412,8 +413,7 @@ def son_fd_lazy(
                 )
                 _add_rmatvec(T, r, q, coef, f, e)
                 z -= tau
-            out[i, k] = z
-            if not math.isfinite(z):
+            if not record_score(out, i, k, z):
                 bad = i
                 break
             if sw[i] == 0.0:
@@ -663,8 +663,7 @@ def son_oja_lazy(
                 )
                 _oja_add_bt(F, sk, r, coef, f, b)
                 z -= tau
-            out[i, k] = z
-            if not math.isfinite(z):
+            if not record_score(out, i, k, z):
                 bad = i
                 break
             if sw[i] == 0.0:
@@ -824,8 +823,7 @@ def son_rp_lazy(
                 for a in range(r):  # w += f S^T coef
                     c[a] += f * coef[a]
                 z -= tau
-            out[i, k] = z
-            if not math.isfinite(z):
+            if not record_score(out, i, k, z):
                 bad = i
                 break
             if sw[i] == 0.0:
