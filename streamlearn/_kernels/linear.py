@@ -149,6 +149,16 @@ def csr_row_axpy(a, w, k, indices, data, start, end):
 
 
 @njit_inline
+def sparse_row_dot(M, a, indices, data, start, end):
+    """``M[a] . x`` for the CSR row data[start:end], summed left to right (:func:`csr_row_dot` sums in four
+    parts: another rounding)."""
+    acc = 0.0
+    for p in range(start, end):
+        acc += M[a, indices[p]] * data[p]
+    return acc
+
+
+@njit_inline
 def weighted_row(indptr, sample_weight, i, t):
     """``(start, end, s, t)`` of example ``i``: its CSR bounds, its weight and the example counter ``t``, which
     counts the examples of non-zero weight."""
