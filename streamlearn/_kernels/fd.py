@@ -322,6 +322,16 @@ def fd_fit_dense(X, buf, gram, n_rows, keep, n_shrink, work):
 
 
 @njit_kernel
+def block_matvec(M, r, q, v, out):
+    """``out[:r] = M[:r, :q] v[:q]`` (plain loops, summed left to right: no BLAS call for small blocks)."""
+    for a in range(r):
+        acc = 0.0
+        for b in range(q):
+            acc += M[a, b] * v[b]
+        out[a] = acc
+
+
+@njit_kernel
 def fd_woodbury_solve(buf, gram, n_rows, alpha, v, out):
     """``out = (B^T B + alpha I)^{-1} v`` with ``B = buf[:n_rows]``, by Woodbury in O(n_rows * d + n_rows^3).
 
@@ -335,11 +345,7 @@ def fd_woodbury_solve(buf, gram, n_rows, alpha, v, out):
             m[i, j] = 0.5 * (gram[i, j] + gram[j, i])
         m[i, i] += alpha
     bv = np.zeros(r)
-    for i in range(r):
-        acc = 0.0
-        for j in range(d):
-            acc += buf[i, j] * v[j]
-        bv[i] = acc
+    block_matvec(buf, r, d, v, bv)
     z = np.linalg.solve(m, bv) if r > 0 else bv
     for j in range(d):
         out[j] = v[j]

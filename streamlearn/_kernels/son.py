@@ -24,7 +24,7 @@ import math
 import numpy as np
 
 from ._numba import njit_kernel
-from .fd import fd_append_csr_row, fd_shrink
+from .fd import block_matvec, fd_append_csr_row, fd_shrink
 from .linear import record_score, sparse_row_dot
 from .losses import loss_dloss
 from .oja import REORTH_EVERY, _oja_gamma, _oja_orthonormalise, oja_reorthonormalise
@@ -309,11 +309,7 @@ def _small_matvec(u, c):
     """``u c`` for a small square u (a plain loop: no BLAS call for r <= 2 ell)."""
     r = c.shape[0]
     out = np.zeros(r)
-    for a in range(r):
-        acc = 0.0
-        for b in range(r):
-            acc += u[a, b] * c[b]
-        out[a] = acc
+    block_matvec(u, r, r, c, out)
     return out
 
 

@@ -35,7 +35,7 @@ import math
 import numpy as np
 
 from ._numba import njit_kernel
-from .fd import block_copy, fd_rotation
+from .fd import block_copy, block_matvec, fd_rotation
 from .linear import record_score
 from .losses import loss_dloss
 from .oja import REORTH_EVERY, _oja_gamma, _oja_orthonormalise
@@ -211,15 +211,6 @@ def _fd_basis_dot(Dt, r0, sp_ptr, sp_idx, sp_val, n_sp, xs, indices, data, st, e
         out[r0 + s] = acc
     for p in range(st, en):
         xs[indices[p]] = 0.0
-
-
-@njit_kernel
-def _matvec(T, r, q, v, out):
-    for a in range(r):
-        acc = 0.0
-        for b in range(q):
-            acc += T[a, b] * v[b]
-        out[a] = acc
 
 
 @njit_kernel
@@ -404,7 +395,7 @@ def son_fd_lazy(
             x = (indices, data, st, en, xx)
             for b in range(q):
                 z += e[b] * bxb[b]
-            _matvec(T, r, q, bxb, bx)
+            block_matvec(T, r, q, bxb, bx)
             # ---- projection (onto the slab of the example about to be predicted; see slab_current)
             tau = 0.0 if slab_current else _tau(z, C)
             if tau != 0.0 and xx > 0.0:
@@ -444,7 +435,7 @@ def son_fd_lazy(
                     if sketch == SKETCH_RFD:
                         al += 0.5 * delta
                 # ---- u = w - H^{-1} g with the new H
-                _matvec(T, r, q, bxb, bx)
+                block_matvec(T, r, q, bxb, bx)
                 for a in range(r):
                     bx[a] *= dl
                 f, coef, nchol = _h_step(
