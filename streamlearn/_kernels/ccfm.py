@@ -64,6 +64,15 @@ N_STATS = 7
 
 # -------------------------------------------------------------------------------------------------------------
 # small dense helpers
+@njit_inline
+def _norm(v, n):
+    """Euclidean norm of ``v[:n]`` (summed left to right)."""
+    s = 0.0
+    for i in range(n):
+        s += v[i] * v[i]
+    return math.sqrt(s)
+
+
 @njit_kernel
 def noise_vector(n):
     """A fixed unit vector with pseudo-random entries (deterministic, no state)."""
@@ -229,10 +238,7 @@ def tridiag_top_abs(alpha, beta, m, s_out, work):
                 dl[i] = beta[i]
                 du[i] = beta[i]
         tridiag_solve(dl, dd, du, s_out, m, tiny)
-        nrm = 0.0
-        for i in range(m):
-            nrm += s_out[i] * s_out[i]
-        nrm = math.sqrt(nrm)
+        nrm = _norm(s_out, m)
         if not (nrm > 0.0 and math.isfinite(nrm)):
             for i in range(m):
                 s_out[i] = r[i]
@@ -252,10 +258,7 @@ def top_abs_eigenpair(P1, a1, P2, a2, n, v0, method, tol, max_iter, Vw, w, out_q
     """
     if n == 0:
         return 0.0, 0, True
-    nrm = 0.0
-    for i in range(n):
-        nrm += v0[i] * v0[i]
-    nrm = math.sqrt(nrm)
+    nrm = _norm(v0, n)
     if nrm > 0.0:
         for i in range(n):
             Vw[0, i] = v0[i] / nrm
@@ -312,10 +315,7 @@ def top_abs_eigenpair(P1, a1, P2, a2, n, v0, method, tol, max_iter, Vw, w, out_q
                         c += w[i] * Vw[jj, i]
                     for i in range(n):
                         w[i] -= c * Vw[jj, i]
-            b = 0.0
-            for i in range(n):
-                b += w[i] * w[i]
-            b = math.sqrt(b)
+            b = _norm(w, n)
             beta[j] = b
             lam = tridiag_top_abs(alpha, beta, j + 1, coef, work)
             nsteps = j + 1
@@ -707,10 +707,7 @@ def _compress(W, A, B, u_prev, k, kd, rank, ell, stats):
                     d += O[r, cc] * v[r]
                 for r in range(kd):
                     v[r] -= d * O[r, cc]
-        nv = 0.0
-        for r in range(kd):
-            nv += v[r] * v[r]
-        nv = math.sqrt(nv)
+        nv = _norm(v, kd)
         if nv > 1e-8:
             for r in range(kd):
                 O[r, k2] = v[r] / nv
