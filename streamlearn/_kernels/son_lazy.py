@@ -178,7 +178,7 @@ def _store_transposed(bk, Zt, r):
             bk[a, j] = Zt[j, a]
 
 
-@njit_kernel
+@njit_inline
 def _earlier_bad(first_bad, bad):
     """The earlier of two first non-finite examples (-1: none)."""
     return bad if bad >= 0 and (first_bad < 0 or bad < first_bad) else first_bad
