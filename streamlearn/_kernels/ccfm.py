@@ -40,6 +40,7 @@ import math
 import numpy as np
 
 from ._numba import njit_inline, njit_kernel
+from .linear import record_score, weighted_row
 from .losses import loss_dloss
 
 LMO_LANCZOS = 0
@@ -63,6 +64,15 @@ N_STATS = 7
 
 # -------------------------------------------------------------------------------------------------------------
 # small dense helpers
+@njit_inline
+def _norm(v, n):
+    """Euclidean norm of ``v[:n]`` (summed left to right)."""
+    s = 0.0
+    for i in range(n):
+        s += v[i] * v[i]
+    return math.sqrt(s)
+
+
 @njit_kernel
 def noise_vector(n):
     """A fixed unit vector with pseudo-random entries (deterministic, no state)."""
@@ -228,10 +238,7 @@ def tridiag_top_abs(alpha, beta, m, s_out, work):
                 dl[i] = beta[i]
                 du[i] = beta[i]
         tridiag_solve(dl, dd, du, s_out, m, tiny)
-        nrm = 0.0
-        for i in range(m):
-            nrm += s_out[i] * s_out[i]
-        nrm = math.sqrt(nrm)
+        nrm = _norm(s_out, m)
         if not (nrm > 0.0 and math.isfinite(nrm)):
             for i in range(m):
                 s_out[i] = r[i]
@@ -251,10 +258,7 @@ def top_abs_eigenpair(P1, a1, P2, a2, n, v0, method, tol, max_iter, Vw, w, out_q
     """
     if n == 0:
         return 0.0, 0, True
-    nrm = 0.0
-    for i in range(n):
-        nrm += v0[i] * v0[i]
-    nrm = math.sqrt(nrm)
+    nrm = _norm(v0, n)
     if nrm > 0.0:
         for i in range(n):
             Vw[0, i] = v0[i] / nrm
@@ -311,10 +315,7 @@ def top_abs_eigenpair(P1, a1, P2, a2, n, v0, method, tol, max_iter, Vw, w, out_q
                         c += w[i] * Vw[jj, i]
                     for i in range(n):
                         w[i] -= c * Vw[jj, i]
-            b = 0.0
-            for i in range(n):
-                b += w[i] * w[i]
-            b = math.sqrt(b)
+            b = _norm(w, n)
             beta[j] = b
             lam = tridiag_top_abs(alpha, beta, j + 1, coef, work)
             nsteps = j + 1
@@ -465,15 +466,10 @@ def ccfm_ogd_epoch(indptr, indices, data, targets, sample_weight, C, tn_bound, l
     n_rows = indptr.shape[0] - 1
     n_out = C.shape[0]
     for i in range(n_rows):
-        start = indptr[i]
-        end = indptr[i + 1]
-        sw = sample_weight[i]
-        if sw != 0.0:
-            t += 1
+        start, end, sw, t = weighted_row(indptr, sample_weight, i, t)
         for k in range(n_out):
             z = 0.5 * dense_quad(C[k], indices, data, start, end)
-            out_scores[i, k] = z
-            if not math.isfinite(z):
+            if not record_score(out_scores, i, k, z):
                 return t, i
             if sw == 0.0:
                 continue
@@ -545,15 +541,10 @@ def occfm_dense_epoch(
     solver = _lmo_solver(n, lmo, lmo_tol, lmo_max_iter)
     q = solver[4][2]
     for i in range(n_rows):
-        start = indptr[i]
-        end = indptr[i + 1]
-        sw = sample_weight[i]
-        if sw != 0.0:
-            t += 1
+        start, end, sw, t = weighted_row(indptr, sample_weight, i, t)
         for k in range(n_out):
             z = 0.5 * scale[k] * dense_quad(M[k], indices, data, start, end)
-            out_scores[i, k] = z
-            if not math.isfinite(z):
+            if not record_score(out_scores, i, k, z):
                 return t, i
             if sw == 0.0:
                 continue
@@ -716,10 +707,7 @@ def _compress(W, A, B, u_prev, k, kd, rank, ell, stats):
                     d += O[r, cc] * v[r]
                 for r in range(kd):
                     v[r] -= d * O[r, cc]
-        nv = 0.0
-        for r in range(kd):
-            nv += v[r] * v[r]
-        nv = math.sqrt(nv)
+        nv = _norm(v, kd)
         if nv > 1e-8:
             for r in range(kd):
                 O[r, k2] = v[r] / nv
@@ -798,17 +786,12 @@ def occfm_lowrank_epoch(
     z2 = np.zeros(kmax + 1)
     p = np.zeros(n)
     for i in range(n_rows):
-        start = indptr[i]
-        end = indptr[i + 1]
-        sw = sample_weight[i]
-        if sw != 0.0:
-            t += 1
+        start, end, sw, t = weighted_row(indptr, sample_weight, i, t)
         for k in range(n_out):
             kd = kdim[k]
             _basis_coords(W=W, k=k, kd=kd, indices=indices, data=data, start=start, end=end, z=z)
             zs = 0.5 * _small_quad(A, k, kd, z)
-            out_scores[i, k] = zs
-            if not math.isfinite(zs):
+            if not record_score(out_scores, i, k, zs):
                 return t, i
             if sw == 0.0:
                 continue

@@ -39,7 +39,7 @@ import math
 import numpy as np
 
 from ._numba import njit_inline, njit_kernel
-from .linear import averaged_score, csr_row_dot
+from .linear import averaged_score, averaging, csr_row_dot, record_score, weighted_row
 
 RULE_CW = 0
 RULE_CW_VARIANCE = 1
@@ -123,33 +123,18 @@ def cw_diag_epoch(
     """
     n_rows = indptr.shape[0] - 1
     n_out = coef.shape[0]
-    averaged = False
-    if avg_sum is not None and avg_sum_intercept is not None:
-        averaged = avg_sum.shape[0] > 0
+    averaged = averaging(avg_sum, avg_sum_intercept)
     c2 = bias_value * bias_value
     for i in range(n_rows):
-        start = indptr[i]
-        end = indptr[i + 1]
-        s = sample_weight[i]
-        if s != 0.0:
-            t += 1
+        start, end, s, t = weighted_row(indptr, sample_weight, i, t)
         for k in range(n_out):
             z = intercept[k] + csr_row_dot(coef, k, indices, data, start, end)
-            out_scores[i, k] = z
-            if not math.isfinite(z):
+            if not record_score(out_scores, i, k, z):
                 return t, i
-            if averaged and avg_sum is not None and avg_sum_intercept is not None:
-                n_before = t - 1 if s != 0.0 else t
+            if averaged:
+                x_row = (indices, data, start, end)
                 out_scores[i, k] = averaged_score(
-                    z=z,
-                    avg_sum=avg_sum,
-                    avg_sum_intercept=avg_sum_intercept,
-                    k=k,
-                    indices=indices,
-                    data=data,
-                    start=start,
-                    end=end,
-                    n_before=n_before,
+                    z=z, avg_sum=avg_sum, avg_sum_intercept=avg_sum_intercept, k=k, row=x_row, t=t, s=s
                 )
             if s == 0.0:
                 continue
@@ -216,34 +201,19 @@ def cw_full_epoch(
     """
     n_rows = indptr.shape[0] - 1
     n_out = coef.shape[0]
-    averaged = False
-    if avg_sum is not None and avg_sum_intercept is not None:
-        averaged = avg_sum.shape[0] > 0
+    averaged = averaging(avg_sum, avg_sum_intercept)
     d = coef.shape[1]
     g = np.empty(d + 1, dtype=np.float64)
     for i in range(n_rows):
-        start = indptr[i]
-        end = indptr[i + 1]
-        s = sample_weight[i]
-        if s != 0.0:
-            t += 1
+        start, end, s, t = weighted_row(indptr, sample_weight, i, t)
         for k in range(n_out):
             z = intercept[k] + csr_row_dot(coef, k, indices, data, start, end)
-            out_scores[i, k] = z
-            if not math.isfinite(z):
+            if not record_score(out_scores, i, k, z):
                 return t, i
-            if averaged and avg_sum is not None and avg_sum_intercept is not None:
-                n_before = t - 1 if s != 0.0 else t
+            if averaged:
+                x_row = (indices, data, start, end)
                 out_scores[i, k] = averaged_score(
-                    z=z,
-                    avg_sum=avg_sum,
-                    avg_sum_intercept=avg_sum_intercept,
-                    k=k,
-                    indices=indices,
-                    data=data,
-                    start=start,
-                    end=end,
-                    n_before=n_before,
+                    z=z, avg_sum=avg_sum, avg_sum_intercept=avg_sum_intercept, k=k, row=x_row, t=t, s=s
                 )
             if s == 0.0:
                 continue

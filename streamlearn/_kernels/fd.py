@@ -30,6 +30,7 @@ import math
 import numpy as np
 
 from ._numba import njit_kernel
+from .linear import sparse_row_dot
 
 #: Relative size below which an eigenvalue of the buffer's Gram matrix counts as zero (its row is dropped).
 RANK_TOL = 4.0e-16
@@ -206,9 +207,7 @@ def fd_append_csr_row(buf, gram, n_rows, indices, data):
         buf[n_rows, indices[p]] += data[p]
         sq += data[p] * data[p]
     for i in range(n_rows):
-        acc = 0.0
-        for p in range(indices.shape[0]):
-            acc += buf[i, indices[p]] * data[p]
+        acc = sparse_row_dot(buf, i, indices, data, 0, indices.shape[0])
         gram[i, n_rows] = acc
         gram[n_rows, i] = acc
     gram[n_rows, n_rows] = sq
@@ -234,9 +233,7 @@ def fd_fit_csr(indptr, indices, data, buf, gram, n_rows, keep, n_shrink, work, s
         start = indptr[t]
         end = indptr[t + 1]
         for i in range(n_dense):
-            acc = 0.0
-            for p in range(start, end):
-                acc += buf[i, indices[p]] * data[p]
+            acc = sparse_row_dot(buf, i, indices, data, start, end)
             gram[i, n_rows] = acc
             gram[n_rows, i] = acc
         sq = 0.0
@@ -325,6 +322,16 @@ def fd_fit_dense(X, buf, gram, n_rows, keep, n_shrink, work):
 
 
 @njit_kernel
+def block_matvec(M, r, q, v, out):
+    """``out[:r] = M[:r, :q] v[:q]`` (plain loops, summed left to right: no BLAS call for small blocks)."""
+    for a in range(r):
+        acc = 0.0
+        for b in range(q):
+            acc += M[a, b] * v[b]
+        out[a] = acc
+
+
+@njit_kernel
 def fd_woodbury_solve(buf, gram, n_rows, alpha, v, out):
     """``out = (B^T B + alpha I)^{-1} v`` with ``B = buf[:n_rows]``, by Woodbury in O(n_rows * d + n_rows^3).
 
@@ -338,11 +345,7 @@ def fd_woodbury_solve(buf, gram, n_rows, alpha, v, out):
             m[i, j] = 0.5 * (gram[i, j] + gram[j, i])
         m[i, i] += alpha
     bv = np.zeros(r)
-    for i in range(r):
-        acc = 0.0
-        for j in range(d):
-            acc += buf[i, j] * v[j]
-        bv[i] = acc
+    block_matvec(buf, r, d, v, bv)
     z = np.linalg.solve(m, bv) if r > 0 else bv
     for j in range(d):
         out[j] = v[j]

@@ -22,6 +22,7 @@ import math
 import numpy as np
 
 from ._numba import njit_inline, njit_kernel
+from .linear import record_score, weighted_row
 from .losses import loss_dloss
 
 OPT_SGD = 0
@@ -88,15 +89,10 @@ def fm_epoch(
     s = np.zeros(nf)
     sq = np.zeros(nf)
     for i in range(n_rows):
-        start = indptr[i]
-        end = indptr[i + 1]
-        sw = sample_weight[i]
-        if sw != 0.0:
-            t += 1
+        start, end, sw, t = weighted_row(indptr, sample_weight, i, t)
         for k in range(n_out):
             z = _fm_row_score(w0=w0, w=w, V=V, k=k, indices=indices, data=data, start=start, end=end, s=s, sq=sq)
-            out_scores[i, k] = z
-            if not math.isfinite(z):
+            if not record_score(out_scores, i, k, z):
                 return t, i
             if sw == 0.0:
                 continue

@@ -149,11 +149,48 @@ def csr_row_axpy(a, w, k, indices, data, start, end):
 
 
 @njit_inline
-def averaged_score(z, avg_sum, avg_sum_intercept, k, indices, data, start, end, n_before):
-    """Score of the averaged weights ``coef - avg_sum / n_before`` (0 before any example: the averaged model
-    starts at zero) from ``z``, the running weights' score of the same row; one more O(nnz) dot product."""
-    if n_before <= 0:
+def sparse_row_dot(M, a, indices, data, start, end):
+    """``M[a] . x`` for the CSR row data[start:end], summed left to right (:func:`csr_row_dot` sums in four
+    parts: another rounding)."""
+    acc = 0.0
+    for p in range(start, end):
+        acc += M[a, indices[p]] * data[p]
+    return acc
+
+
+@njit_inline
+def weighted_row(indptr, sample_weight, i, t):
+    """``(start, end, s, t)`` of example ``i``: its CSR bounds, its weight and the example counter ``t``, which
+    counts the examples of non-zero weight."""
+    s = sample_weight[i]
+    return indptr[i], indptr[i + 1], s, t + 1 if s != 0.0 else t
+
+
+@njit_inline
+def record_score(out_scores, i, k, z):
+    """``out_scores[i, k] = z``; False when the score is not finite (the pass stops at that example)."""
+    out_scores[i, k] = z
+    return math.isfinite(z)
+
+
+@njit_inline
+def averaging(avg_sum, avg_sum_intercept):
+    """Whether the averaging sums are given (optional arguments; arrays with no rows: no averaging)."""
+    if avg_sum is not None and avg_sum_intercept is not None:
+        return avg_sum.shape[0] > 0
+    return False
+
+
+@njit_inline
+def averaged_score(z, avg_sum, avg_sum_intercept, k, row, t, s):
+    """Score of the averaged weights ``coef - avg_sum / n_before`` for the CSR row ``row = (indices, data, start,
+    end)`` from ``z``, the running weights' score of the same row; ``n_before`` examples before this one (``t``
+    counts it already when its weight ``s`` is not 0; 0 before any example: the averaged model starts at zero).
+    One more O(nnz) dot product."""
+    n_before = t - 1 if s != 0.0 else t
+    if n_before <= 0 or avg_sum is None or avg_sum_intercept is None:
         return 0.0
+    indices, data, start, end = row
     return z - (avg_sum_intercept[k] + csr_row_dot(avg_sum, k, indices, data, start, end)) / n_before
 
 
@@ -192,22 +229,16 @@ def linear_epoch(
     """
     n_rows = indptr.shape[0] - 1
     n_out = coef.shape[0]
-    averaged = False
-    if avg_sum is not None and avg_sum_intercept is not None:
-        averaged = avg_sum.shape[0] > 0
+    averaged = averaging(avg_sum, avg_sum_intercept)
     need_sq = rule != RULE_GRADIENT
     use_prefetch = coef.shape[0] * coef.shape[1] >= PREFETCH_MIN_WEIGHTS
     for i in range(n_rows):
-        start = indptr[i]
-        end = indptr[i + 1]
+        start, end, s, t = weighted_row(indptr, sample_weight, i, t)
         if use_prefetch and i + 1 < n_rows:  # ask for the next example's weights while this one is worked on
             for k in range(n_out):
                 for p in range(np.uintp(end), np.uintp(indptr[i + 2])):
                     prefetch(coef, k, np.uintp(indices[p]))
-        s = sample_weight[i]
         sq = intercept_sq
-        if s != 0.0:
-            t += 1
         for k in range(n_out):
             if need_sq and k == 0:  # ||x||^2 computed with the first output's dot product
                 dot, xx = csr_row_dot_sq(coef, k, indices, data, start, end)
@@ -215,21 +246,12 @@ def linear_epoch(
             else:
                 dot = csr_row_dot(coef, k, indices, data, start, end)
             z = intercept[k] + dot
-            out_scores[i, k] = z
-            if not math.isfinite(z):
+            if not record_score(out_scores, i, k, z):
                 return t, i
-            if averaged and avg_sum is not None and avg_sum_intercept is not None:
-                n_before = t - 1 if s != 0.0 else t
+            if averaged:
+                x_row = (indices, data, start, end)
                 out_scores[i, k] = averaged_score(
-                    z=z,
-                    avg_sum=avg_sum,
-                    avg_sum_intercept=avg_sum_intercept,
-                    k=k,
-                    indices=indices,
-                    data=data,
-                    start=start,
-                    end=end,
-                    n_before=n_before,
+                    z=z, avg_sum=avg_sum, avg_sum_intercept=avg_sum_intercept, k=k, row=x_row, t=t, s=s
                 )
             if s == 0.0:
                 continue

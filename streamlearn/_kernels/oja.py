@@ -19,6 +19,7 @@ import math
 import numpy as np
 
 from ._numba import njit_kernel
+from .linear import sparse_row_dot
 
 REORTH_EVERY = 512
 
@@ -94,10 +95,7 @@ def oja_fit_csr(indptr, indices, data, v, lam, t, c):
         for q in range(start, end):
             a2 += data[q] * data[q]
         for i in range(m):
-            acc = 0.0
-            for q in range(start, end):
-                acc += v[i, indices[q]] * data[q]
-            p[i] = acc
+            p[i] = sparse_row_dot(v, i, indices, data, start, end)
         g = _oja_gamma(lam, t, c, p)
         if a2 > 0.0:
             for i in range(m):

@@ -21,6 +21,7 @@ exactly every ``REFRESH_ROUNDS`` rounds against floating-point drift.
 import math
 
 from ._numba import njit_kernel
+from .linear import record_score
 
 #: rounds between exact recomputations of ||v||^2
 REFRESH_ROUNDS = 65536
@@ -72,8 +73,7 @@ def pegasos_epoch(
             for p in range(start, end):
                 z += v[k, indices[p]] * data[p]
             z *= scale[k]
-            out_scores[i, k] = z
-            if not math.isfinite(z):
+            if not record_score(out_scores, i, k, z):
                 return t, n_pending, i
             if s == 0.0:
                 continue

@@ -24,7 +24,8 @@ import math
 import numpy as np
 
 from ._numba import njit_kernel
-from .fd import fd_append_csr_row, fd_shrink
+from .fd import block_matvec, fd_append_csr_row, fd_shrink
+from .linear import record_score, sparse_row_dot
 from .losses import loss_dloss
 from .oja import REORTH_EVERY, _oja_gamma, _oja_orthonormalise, oja_reorthonormalise
 from .rp import rp_row_vector
@@ -97,15 +98,12 @@ def adagrad_epoch(indptr, indices, data, targets, sw, w, s, alpha0, eta, C, loss
         st = indptr[i]
         en = indptr[i + 1]
         for k in range(K):
-            z = 0.0
-            for p in range(st, en):
-                z += w[k, indices[p]] * data[p]
+            z = sparse_row_dot(w, k, indices, data, st, en)
             tau = _tau(z, C) if project and not slab_current else 0.0
             if tau != 0.0:
                 if _adagrad_project(wk=w[k], sk=s[k], alpha0=alpha0, indices=indices, data=data, st=st, en=en, tau=tau):
                     z -= tau  # the exact score of the projected point
-            out[i, k] = z
-            if not math.isfinite(z):
+            if not record_score(out, i, k, z):
                 return i
             if sw[i] == 0.0:
                 continue
@@ -131,10 +129,7 @@ def _full_on_project(wk, Pk, indices, data, st, en, tau, px):
     """Project ``wk`` onto ``|w.x| <= C`` in the H-norm (``P = H^{-1}``); returns whether it moved."""
     d = wk.shape[0]
     for j in range(d):
-        acc = 0.0
-        for p in range(st, en):
-            acc += Pk[j, indices[p]] * data[p]
-        px[j] = acc
+        px[j] = sparse_row_dot(Pk, j, indices, data, st, en)
     den = 0.0
     for p in range(st, en):
         den += px[indices[p]] * data[p]
@@ -155,10 +150,7 @@ def _full_on_update(wk, Pk, indices, data, st, en, dl, c, pg, px, have_px):
         if have_px:
             pg[j] = dl * px[j]
         else:
-            acc = 0.0
-            for p in range(st, en):
-                acc += Pk[j, indices[p]] * data[p]
-            pg[j] = dl * acc
+            pg[j] = dl * sparse_row_dot(Pk, j, indices, data, st, en)
     gp = 0.0
     for p in range(st, en):
         gp += dl * data[p] * pg[indices[p]]
@@ -193,16 +185,13 @@ def full_on_epoch(indptr, indices, data, targets, sw, w, P, t, mu, eta, C, loss,
         eta_t = eta / t
         for k in range(K):
             Pk = P[k]
-            z = 0.0
-            for p in range(st, en):
-                z += w[k, indices[p]] * data[p]
+            z = sparse_row_dot(w, k, indices, data, st, en)
             tau = 0.0 if slab_current else _tau(z, C)
             have_px = tau != 0.0  # _full_on_project fills px = P x
             if have_px:
                 if _full_on_project(wk=w[k], Pk=Pk, indices=indices, data=data, st=st, en=en, tau=tau, px=px):
                     z -= tau  # the exact score of the projected point
-            out[i, k] = z
-            if not math.isfinite(z):
+            if not record_score(out, i, k, z):
                 return t, i
             if sw[i] == 0.0:
                 continue
@@ -251,10 +240,7 @@ def _use_pinv(gram, sc, r, alpha):
 @njit_kernel
 def _apply_B_sparse(buf, sc, r, indices, data, st, en, out):
     for a in range(r):
-        acc = 0.0
-        for p in range(st, en):
-            acc += buf[a, indices[p]] * data[p]
-        out[a] = sc[a] * acc
+        out[a] = sc[a] * sparse_row_dot(buf, a, indices, data, st, en)
 
 
 @njit_kernel
@@ -323,11 +309,7 @@ def _small_matvec(u, c):
     """``u c`` for a small square u (a plain loop: no BLAS call for r <= 2 ell)."""
     r = c.shape[0]
     out = np.zeros(r)
-    for a in range(r):
-        acc = 0.0
-        for b in range(r):
-            acc += u[a, b] * c[b]
-        out[a] = acc
+    block_matvec(u, r, r, c, out)
     return out
 
 
@@ -542,8 +524,7 @@ def son_epoch(
             if tau != 0.0 and xx > 0.0:
                 _son_project(wk=w[k], bk=bk, gk=gk, sk=sk, r=r, al=al, x=x, tau=tau, xx=xx, in_span=nospan, dirv=dirv)
                 z -= tau  # = +-C: the exact score of the projected point (w.x is within rounding of it)
-            out[i, k] = z
-            if not math.isfinite(z):
+            if not record_score(out, i, k, z):
                 return t, i
             if sw[i] == 0.0:
                 continue

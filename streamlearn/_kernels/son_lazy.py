@@ -34,8 +34,9 @@ import math
 
 import numpy as np
 
-from ._numba import njit_kernel
-from .fd import block_copy, fd_rotation
+from ._numba import njit_inline, njit_kernel
+from .fd import block_copy, block_matvec, fd_rotation
+from .linear import record_score
 from .losses import loss_dloss
 from .oja import REORTH_EVERY, _oja_gamma, _oja_orthonormalise
 from .rp import rp_row_vector
@@ -158,6 +159,31 @@ def _sub_row(v, f, indices, data, st, en):
         v[indices[p]] -= f * data[p]
 
 
+@njit_inline
+def _scaled_sqnorm(ca, data, st, en):
+    """``|ca x|^2`` for the sparse row ``st:en``, summed as ``(ca x_p)^2``."""
+    aa = 0.0
+    for p in range(st, en):
+        gv = ca * data[p]
+        aa += gv * gv
+    return aa
+
+
+@njit_kernel
+def _store_transposed(bk, Zt, r):
+    """``bk[:r] = Zt[:, :r]^T``: the dense rows of the state between calls."""
+    d = bk.shape[1]
+    for a in range(r):
+        for j in range(d):
+            bk[a, j] = Zt[j, a]
+
+
+@njit_inline
+def _earlier_bad(first_bad, bad):
+    """The earlier of two first non-finite examples (-1: none)."""
+    return bad if bad >= 0 and (first_bad < 0 or bad < first_bad) else first_bad
+
+
 @njit_kernel
 def _lazy_score(v, coef, Zt, r, indices, data, start, end, zx):
     """``zx[:r] = Z x`` (Z stored transposed, (d, r)); returns ``(v.x + coef.(Z x), ||x||^2)`` for row x."""
@@ -210,15 +236,6 @@ def _fd_basis_dot(Dt, r0, sp_ptr, sp_idx, sp_val, n_sp, xs, indices, data, st, e
         out[r0 + s] = acc
     for p in range(st, en):
         xs[indices[p]] = 0.0
-
-
-@njit_kernel
-def _matvec(T, r, q, v, out):
-    for a in range(r):
-        acc = 0.0
-        for b in range(q):
-            acc += T[a, b] * v[b]
-        out[a] = acc
 
 
 @njit_kernel
@@ -355,10 +372,7 @@ def son_fd_lazy(
         al = alpha[k]
         gk = gram[k]
         r0 = r
-        Dt = np.empty((d, max(r0, 1)))
-        for a in range(r0):
-            for j in range(d):
-                Dt[j, a] = buf[k, a, j]
+        Dt = block_copy(buf[k], r0, d, np.bool_(True))  # stored transposed, (d, r0)
         T = np.zeros((cap, qmax))
         for a in range(r):
             T[a, a] = 1.0
@@ -403,7 +417,7 @@ def son_fd_lazy(
             x = (indices, data, st, en, xx)
             for b in range(q):
                 z += e[b] * bxb[b]
-            _matvec(T, r, q, bxb, bx)
+            block_matvec(T, r, q, bxb, bx)
             # ---- projection (onto the slab of the example about to be predicted; see slab_current)
             tau = 0.0 if slab_current else _tau(z, C)
             if tau != 0.0 and xx > 0.0:
@@ -412,8 +426,7 @@ def son_fd_lazy(
                 )
                 _add_rmatvec(T, r, q, coef, f, e)
                 z -= tau
-            out[i, k] = z
-            if not math.isfinite(z):
+            if not record_score(out, i, k, z):
                 bad = i
                 break
             if sw[i] == 0.0:
@@ -444,7 +457,7 @@ def son_fd_lazy(
                     if sketch == SKETCH_RFD:
                         al += 0.5 * delta
                 # ---- u = w - H^{-1} g with the new H
-                _matvec(T, r, q, bxb, bx)
+                block_matvec(T, r, q, bxb, bx)
                 for a in range(r):
                     bx[a] *= dl
                 f, coef, nchol = _h_step(
@@ -483,14 +496,11 @@ def son_fd_lazy(
         Dt = _fd_materialise(
             Dt=Dt, r0=r0, T=T, r=r, q=q, sp_ptr=sp_ptr, sp_idx=sp[0], sp_val=sp[1], n_sp=n_sp, e=e, v=v
         )
-        for a in range(r):
-            for j in range(d):
-                buf[k, a, j] = Dt[j, a]
+        _store_transposed(buf[k], Dt, r)
         _clear_unused(buf[k], gk, r)
         n_rows[k] = r
         alpha[k] = al
-        if bad >= 0 and (first_bad < 0 or bad < first_bad):
-            first_bad = bad
+        first_bad = _earlier_bad(first_bad, bad)
     return t + n, first_bad, n_mat
 
 
@@ -607,7 +617,6 @@ def son_oja_lazy(
     """
     n = indptr.shape[0] - 1
     K = w.shape[0]
-    d = w.shape[1]
     first_bad = -1
     nospan = np.bool_(False)  # x not known to lie in B's row space
     newton = np.bool_(True)  # the two modes of _h_step
@@ -621,10 +630,7 @@ def son_oja_lazy(
         gk = gram[k]
         sk = sc[k]
         lam = aux[k, :r]
-        Zt = np.empty((d, r))
-        for a in range(r):
-            for j in range(d):
-                Zt[j, a] = buf[k, a, j]
+        Zt = block_copy(buf[k], r, buf.shape[2], np.bool_(True))
         F = np.zeros((r, r))
         Finv = np.zeros((r, r))
         for a in range(r):
@@ -663,8 +669,7 @@ def son_oja_lazy(
                 )
                 _oja_add_bt(F, sk, r, coef, f, b)
                 z -= tau
-            out[i, k] = z
-            if not math.isfinite(z):
+            if not record_score(out, i, k, z):
                 bad = i
                 break
             if sw[i] == 0.0:
@@ -673,10 +678,7 @@ def son_oja_lazy(
             learned = dl != 0.0 and xx != 0.0
             if learned:  # ---- Oja's update with the row a = ca x, through the factor F
                 ca = math.sqrt(mu + eta / ti) * dl
-                aa = 0.0
-                for p in range(st, en):
-                    gv = ca * data[p]
-                    aa += gv * gv
+                aa = _scaled_sqnorm(ca, data, st, en)
                 for a in range(r):
                     pv[a] = ca * vx[a]
                 gam = _oja_gamma(lam, ti, oja_c, pv)
@@ -738,11 +740,8 @@ def son_oja_lazy(
                     )
                     _oja_add_bt(F, sk, r, coef, f, b)
         Zt = _oja_materialise(Zt, F, b, v)
-        for a in range(r):
-            for j in range(d):
-                buf[k, a, j] = Zt[j, a]
-        if bad >= 0 and (first_bad < 0 or bad < first_bad):
-            first_bad = bad
+        _store_transposed(buf[k], Zt, r)
+        first_bad = _earlier_bad(first_bad, bad)
     return t + n, first_bad, n_mat
 
 
@@ -795,10 +794,7 @@ def son_rp_lazy(
         r = n_rows[k]
         al = alpha[k]
         gk = gram[k]
-        St = np.empty((d, r))  # S stored transposed
-        for a in range(r):
-            for j in range(d):
-                St[j, a] = buf[k, a, j]
+        St = block_copy(buf[k], r, d, np.bool_(True))  # S stored transposed
         sc = np.ones(r)
         c = np.zeros(r)
         v = w[k]  # in place: w = v + S^T c
@@ -824,8 +820,7 @@ def son_rp_lazy(
                 for a in range(r):  # w += f S^T coef
                     c[a] += f * coef[a]
                 z -= tau
-            out[i, k] = z
-            if not math.isfinite(z):
+            if not record_score(out, i, k, z):
                 bad = i
                 break
             if sw[i] == 0.0:
@@ -835,10 +830,7 @@ def son_rp_lazy(
             if learned:  # ---- S += r a^T with a = ca x (sparse), its Gram matrix by rank two
                 ca = math.sqrt(mu + eta / ti) * dl
                 rp_row_vector(seed, ti - 1, rp_dist, rvec)
-                aa = 0.0
-                for p in range(st, en):
-                    gv = ca * data[p]
-                    aa += gv * gv
+                aa = _scaled_sqnorm(ca, data, st, en)
                 _rp_gram_update(gk, rvec, bx, r, ca, aa)
                 rc = 0.0
                 for a in range(r):
@@ -871,9 +863,6 @@ def son_rp_lazy(
         fold = np.dot(St, c)
         for j in range(d):
             v[j] += fold[j]
-        for a in range(r):
-            for j in range(d):
-                buf[k, a, j] = St[j, a]
-        if bad >= 0 and (first_bad < 0 or bad < first_bad):
-            first_bad = bad
+        _store_transposed(buf[k], St, r)
+        first_bad = _earlier_bad(first_bad, bad)
     return t + n, first_bad, 0

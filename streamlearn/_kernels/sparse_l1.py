@@ -45,6 +45,7 @@ import numpy as np
 
 from ._intrinsics import prefetch
 from ._numba import njit_inline, njit_kernel
+from .linear import record_score
 from .losses import loss_dloss
 
 RULE_HARD = 0
@@ -120,8 +121,7 @@ def truncated_epoch(
                             wm[j, cc] = _truncate(wm[j, cc], delta, theta, rule)
                         wm[j, n_out] = penalty
                 z += wm[j, c] * data[p]
-            out_scores[i, c] = z
-            if not math.isfinite(z):
+            if not record_score(out_scores, i, c, z):
                 return t, penalty, i
         s = sample_weight[i]
         if s == 0.0:
@@ -222,8 +222,7 @@ def rda_epoch(indptr, indices, data, targets, sample_weight, G, fit_intercept, l
             z = _rda_weight(G[d, c], t, 0.0, gamma) if fit_intercept else 0.0
             for p in range(start, end):
                 z += _rda_weight(G[indices[p], c], t, lam, gamma) * data[p]
-            out_scores[i, c] = z
-            if not math.isfinite(z):
+            if not record_score(out_scores, i, c, z):
                 return t, i
         s = sample_weight[i]
         if s == 0.0:
@@ -304,8 +303,7 @@ def ftrl_epoch(
                 wj = _ftrl_weight(zn[j, c, 0], zn[j, c, 1], inv_alpha, beta, l1, l2)
                 wbuf[p - start] = wj
                 acc += wj * data[p]
-            out_scores[i, c] = acc
-            if not math.isfinite(acc):
+            if not record_score(out_scores, i, c, acc):
                 return t, i
             if s == 0.0:
                 continue
