@@ -38,11 +38,11 @@ from pathlib import Path
 
 import numpy as np
 
-from _results import children_cpu
+from _results import children_cpu, timed_env
 
 REPO = Path(__file__).resolve().parents[1]
 RESULTS = REPO / "benchmarks" / "results"
-ENV = dict(os.environ, PYTHONPATH=str(REPO), OPENBLAS_NUM_THREADS="1")
+ENV = timed_env(PYTHONPATH=str(REPO), OPENBLAS_NUM_THREADS="1")
 
 
 def _run(cmd):
@@ -222,7 +222,8 @@ def main(argv=None):
             f"on a loaded machine; load average after the run: {result['load_average_after']:.1f}); log-loss is "
             "on the test file. Both programs parse while they learn: VW in a second thread, `streamlearn train` in "
             "two threads that parse the next pieces of the file (files of 8 MB or more; one read-ahead thread below) "
-            "while the learner works on the current chunk."
+            "while the learner works on the current chunk. streamlearn starts with warm caches, as an installed "
+            "package does after its first run: numba's compiled kernels and Python's bytecode."
         ),
         "",
         (

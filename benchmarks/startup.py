@@ -31,6 +31,8 @@ import tempfile
 import time
 from pathlib import Path
 
+from _results import timed_env
+
 ROOT = Path(__file__).resolve().parents[1]
 RESULTS = ROOT / "benchmarks" / "results"
 
@@ -77,7 +79,7 @@ def _cpus():
 
 
 def _env(src=None, **extra):
-    env = dict(os.environ, OPENBLAS_NUM_THREADS="1", **extra)
+    env = timed_env(OPENBLAS_NUM_THREADS="1", **extra)
     env["PYTHONPATH"] = str(src or ROOT) + (os.pathsep + env["PYTHONPATH"] if env.get("PYTHONPATH") else "")
     return env
 
