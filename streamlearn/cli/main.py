@@ -161,6 +161,7 @@ def main(argv=None):
         _error("out of memory; use a smaller --chunk-size or --n-features.")
         return 2
     finally:
+        hook.ended = True  # a re-delivery still pending must not interrupt what runs after the command
         if hook.interrupted:
             import gc
 
@@ -176,21 +177,28 @@ def _interrupt_again_hook(default):
     interrupts the main thread again a moment later, so that the command stops with its one-line message.
     Once the command has been interrupted (``hook.interrupted``), it also keeps quiet about the errors of
     objects that the interrupt left half-built as they are freed (a library's ``__del__`` that expects an
-    attribute its ``__init__`` did not get to set): the command has said "interrupted" and stops.
+    attribute its ``__init__`` did not get to set): the command has said "interrupted" and stops. A
+    re-delivery is dropped when the command has stopped or ended in the meantime.
     """
 
     def hook(info):
         if info.exc_type is not None and issubclass(info.exc_type, KeyboardInterrupt):
-            import _thread
             import threading
 
-            threading.Timer(0.02, _thread.interrupt_main).start()
+            threading.Timer(0.02, again).start()
             return
         if hook.interrupted:
             return
         default(info)
 
+    def again():
+        import _thread
+
+        if not (hook.interrupted or hook.ended):  # the command already stopped (or finished) by itself
+            _thread.interrupt_main()
+
     hook.interrupted = False
+    hook.ended = False
     return hook
 
 

@@ -5,6 +5,8 @@ import json
 import subprocess
 import sys
 
+import pytest
+
 from streamlearn.persist import load
 
 
@@ -132,3 +134,20 @@ def test_ctrl_c_inside_a_constructor_leaves_no_traceback_from_its_destructor(mon
     err = capsys.readouterr().err
     assert err.strip().splitlines() == ["streamlearn: error: interrupted"], err
     assert sys.unraisablehook is hook
+
+
+def test_a_pending_redelivery_of_ctrl_c_is_dropped_once_the_command_has_ended():
+    """The re-delivery of a Ctrl-C that landed in a C callback comes a moment later: if the command ended (or
+    stopped on another interrupt) in between, it must not interrupt what runs next."""
+    import time
+    from types import SimpleNamespace
+
+    from streamlearn.cli.main import _interrupt_again_hook
+
+    hook = _interrupt_again_hook(lambda info: None)
+    hook(SimpleNamespace(exc_type=KeyboardInterrupt))  # schedules the re-delivery
+    hook.ended = True
+    try:
+        time.sleep(0.3)
+    except KeyboardInterrupt:
+        pytest.fail("the re-delivered Ctrl-C interrupted the code after the command")
