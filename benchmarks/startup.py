@@ -136,6 +136,12 @@ def main():
             "seconds": _time(sl + train, env, 5),
         }
     )
+    rows.append(
+        {
+            "what": "same, with numba's own cache load (STREAMLEARN_NUMBA_OWN_LOAD=1: its refresh before a load)",
+            "seconds": _time(sl + train, {**env, "STREAMLEARN_NUMBA_OWN_LOAD": "1"}, 5),
+        }
+    )
     plain = f"import sys; from streamlearn.cli.main import main; sys.exit(main({train!r}))"
     rows.append(
         {

@@ -33,9 +33,10 @@ def _imports(path):
 
 def test_kernels_import_only_numpy_numba_and_themselves():
     for path in sorted((PKG / "_kernels").glob("*.py")):
+        allowed = STDLIB_OK | ({"os"} if path.name == "_numba.py" else set())  # its numba switch is read there
         for name in _imports(path):
             top = name.split(".")[0]
-            assert top in STDLIB_OK or name.startswith("streamlearn._kernels"), f"{path.name} imports {name}"
+            assert top in allowed or name.startswith("streamlearn._kernels"), f"{path.name} imports {name}"
 
 
 def test_numba_flags_are_set_in_one_place():

@@ -13,9 +13,12 @@ linear algebra through SciPy), about 0.15 s of CPU, a third of what a warm ``str
 before its first example. Machine code loaded from the cache needs none of that: it needs the runtime that
 manages arrays' memory, which this module initialises instead. Compiling (a cache miss, a new signature)
 still goes through numba's full refresh, so nothing changes for code that is compiled. Where numba's cache
-classes do not have the expected methods (another numba), kernels use numba's own cache unchanged.
+classes do not have the expected methods (another numba), kernels use numba's own cache unchanged, and so
+they do when the environment variable ``STREAMLEARN_NUMBA_OWN_LOAD`` is set to 1 (a safety valve, should a
+numba release need its refresh before a load; ``benchmarks/startup.py`` times a warm start both ways).
 """
 
+import os
 from collections.abc import Callable
 from typing import Any
 
@@ -29,7 +32,8 @@ except ImportError:  # pragma: no cover - another numba's layout
 
 _QUICK_LOAD_CACHE: Any = None
 if (
-    _FunctionCache is not None
+    os.environ.get("STREAMLEARN_NUMBA_OWN_LOAD", "0") in ("", "0")
+    and _FunctionCache is not None
     and callable(getattr(_FunctionCache, "_load_overload", None))
     and callable(getattr(_FunctionCache, "_guard_against_spurious_io_errors", None))
     and callable(getattr(_rtsys, "initialize", None))

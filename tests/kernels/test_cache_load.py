@@ -1,8 +1,8 @@
 """Kernels loaded from numba's disk cache skip the code generator's refresh and give the same results.
 
 Each check runs in a fresh interpreter (what a warm ``streamlearn train`` is): first with numba's own cache
-load (which also fills the cache if it is cold), then with the package's, and compares what the learners
-learned and what the VW reader parsed.
+load (``STREAMLEARN_NUMBA_OWN_LOAD=1``, which also fills the cache if it is cold), then with the package's,
+and compares what the learners learned and what the VW reader parsed.
 """
 
 import json
@@ -15,10 +15,6 @@ ROOT = Path(__file__).resolve().parents[2]
 
 _RUN = r"""
 import hashlib, json, sys
-if sys.argv[1] == "numba":
-    from numba.core.caching import FunctionCache
-    from streamlearn._kernels import _numba
-    _numba._LoadOnlyWhatRunsCache.load_overload = FunctionCache.load_overload
 import numpy as np
 from streamlearn.datasets import iter_vw, load_a9a
 from streamlearn.learners import make_learner
@@ -40,7 +36,7 @@ print(json.dumps(out))
 
 
 def _run(mode, tmp_path):
-    env = dict(os.environ, OPENBLAS_NUM_THREADS="1")
+    env = dict(os.environ, OPENBLAS_NUM_THREADS="1", STREAMLEARN_NUMBA_OWN_LOAD="1" if mode == "numba" else "0")
     env["PYTHONPATH"] = str(ROOT) + os.pathsep + env.get("PYTHONPATH", "")
     cmd = [sys.executable, "-c", _RUN, mode, str(tmp_path / f"{mode}.vw")]
     res = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=600)
