@@ -71,13 +71,6 @@ def _time(cmd, env, n):
     return statistics.median(times)
 
 
-def _cpus():
-    try:
-        return len(os.sched_getaffinity(0))
-    except AttributeError:
-        return os.cpu_count()
-
-
 def _env(src=None, **extra):
     env = timed_env(OPENBLAS_NUM_THREADS="1", **extra)
     env["PYTHONPATH"] = str(src or ROOT) + (os.pathsep + env["PYTHONPATH"] if env.get("PYTHONPATH") else "")
@@ -112,6 +105,7 @@ def main():
     ap.add_argument("--learners", default=None, help="demo learners (default: all of them)")
     args = ap.parse_args()
     sys.path.insert(0, str(ROOT))
+    from streamlearn._cpus import available_cpus
     from streamlearn.datasets import bundled_path
 
     env = _env()
@@ -219,7 +213,7 @@ def main():
         cpu = this["all_compile_cpu_seconds"] / base["all_compile_cpu_seconds"]
         lines += [
             "",
-            f"Cold demo, this tree / baseline, on {_cpus()} CPUs: first-run wait (cold minus warm wall time) "
+            f"Cold demo, this tree / baseline, on {available_cpus()} CPUs: first-run wait (cold minus warm wall time) "
             f"{wait:.2f}; compile CPU time of the demo's process plus its warm-up workers {cpu:.2f} (the work "
             "itself; the wait is shorter where the workers run on other CPUs).",
         ]

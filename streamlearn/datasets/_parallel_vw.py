@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import scipy.sparse as sp
 
+from .._cpus import available_cpus as _cores
 from ._spec import InputSpec
 from .._kernels.vw_text import line_end
 from ._svmlight import _detect, _readinto, _Source
@@ -169,13 +170,6 @@ def _rows(X, y, w, a, b):
     part = X[a:b]
     part.has_canonical_format = True
     return part, y[a:b].copy(), w[a:b].copy()
-
-
-def _cores():
-    try:
-        return len(os.sched_getaffinity(0))
-    except AttributeError:  # not Linux
-        return os.cpu_count() or 1
 
 
 def use_parallel(path: Any, spec: InputSpec, min_bytes: int | None = None) -> bool:

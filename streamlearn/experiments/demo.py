@@ -17,6 +17,8 @@ import os
 import sys
 import time
 from pathlib import Path
+
+from .._cpus import available_cpus
 from ._options import positive_int
 
 HELP = "every learner, one pass over the bundled a9a, scored on a9a.t (the main job of 'make run')"
@@ -56,7 +58,6 @@ def write_data(directory) -> list[Path]:
     Returns the two paths.
     """
     import lzma
-    import os
     import shutil
 
     from ..datasets import bundled_path
@@ -92,7 +93,7 @@ def run(args):
     )
     # a cold numba cache: the learners' kernels are compiled by this process and workers together, which
     # start at once on the first rows (read without compiling) and go on while the data is read
-    jobs = (getattr(args, "jobs", None) or _available_cpus()) if _numba_cache_is_cold() else 1
+    jobs = (getattr(args, "jobs", None) or available_cpus()) if _numba_cache_is_cold() else 1
     with ParallelWarmUp(names, jobs, first_rows) as warm_ups:
         X, y, X_test, y_test = load_a9a()
         warm_ups.share()
@@ -162,13 +163,6 @@ def _compiles():
             pass
 
     return Compiles()
-
-
-def _available_cpus():
-    try:
-        return len(os.sched_getaffinity(0))
-    except AttributeError:  # not on Linux
-        return os.cpu_count() or 1
 
 
 #: fixed parameters with which a learner runs another kernel than the rest of its estimator class (the
