@@ -50,29 +50,13 @@ def naive_fm_score(x, w0, w, V):
     return z
 
 
-def naive_fm_epoch(
-    X,
-    targets,
-    sample_weight,
-    w0,
-    w,
-    V,
-    G_w0,
-    G_w,
-    G_V,
-    fit_intercept,
-    loss,
-    opt,
-    schedule,
-    eta0,
-    l2_weight,
-    l2_latent,
-    t0,
-):
+def naive_fm_epoch(X, targets, sample_weight, model, adagrad_sums, *, fit_intercept, loss, opt, schedule, eta0, l2, t0):
     """Row by row; returns (w0, w, V, G_w0, G_w, G_V, t, scores) without touching the inputs.
+    ``model`` is (w0, w, V), ``adagrad_sums`` AdaGrad's (G_w0, G_w, G_V), ``l2`` the penalties (on w, on V);
     ``opt`` is "sgd" or "adagrad", ``schedule`` "constant" or "invsqrt", ``loss`` a loss name."""
-    w0, w, V = np.array(w0, float), np.array(w, float), np.array(V, float)
-    G_w0, G_w, G_V = np.array(G_w0, float), np.array(G_w, float), np.array(G_V, float)
+    w0, w, V = (np.array(a, float) for a in model)
+    G_w0, G_w, G_V = (np.array(a, float) for a in adagrad_sums)
+    l2_weight, l2_latent = l2
     scores = np.zeros((X.shape[0], w.shape[0]))
     t = t0
     for x, k, g, t in _rounds(

@@ -62,7 +62,8 @@ def test_fm_kernel_matches_naive_twin(opt, schedule, loss, n_out, index_dtype):
         t=5,
         out_scores=out,
     )
-    ref = naive_fm_epoch(X, targets, sw, w0, w, V, *G, True, loss, opt, schedule, 0.03, 0.01, 0.02, 5)
+    settings = dict(fit_intercept=True, loss=loss, opt=opt, schedule=schedule, eta0=0.03, l2=(0.01, 0.02), t0=5)
+    ref = naive_fm_epoch(X, targets, sw, (w0, w, V), G, **settings)
     assert bad == -1
     assert t == ref[6] == 5 + np.count_nonzero(sw)
     np.testing.assert_allclose(out, ref[7], rtol=1e-10, atol=1e-12)
