@@ -650,6 +650,18 @@ def _reorthogonalise(W, k, kd, z, p, z2):
 
 
 @njit_kernel
+def _outside_part(W, k, kd, x, z, p, z2, xsq):
+    """``p`` = the part of xhat outside the basis ``W[k][:, :kd]`` (``z`` its coordinates in the basis; ``x =
+    (indices, data, start, end)`` the CSR row) by one Gram-Schmidt pass (:func:`_residual`), and a second
+    (:func:`_reorthogonalise`) when the first left less than half of ``||xhat||^2 = xsq``; returns ``||p||^2``."""
+    indices, data, start, end = x
+    ps = _residual(W=W, k=k, kd=kd, indices=indices, data=data, start=start, end=end, z=z, p=p)
+    if ps < 0.5 * xsq:
+        ps = _reorthogonalise(W, k, kd, z, p, z2)
+    return ps
+
+
+@njit_kernel
 def _kept_eigenpairs(X, kd, budget, shrink):
     """Eigenpairs of the symmetric X[:kd, :kd] with the ``budget`` largest |eigenvalues| (non-zero ones only).
 
@@ -808,17 +820,13 @@ def occfm_lowrank_epoch(
                 continue
             # the newest gradient: g/2 xhat xhat^T, in the basis extended by xhat's new direction
             xsq = _xhat_sqnorm(data, start, end)
-            ps = _residual(W=W, k=k, kd=kd, indices=indices, data=data, start=start, end=end, z=z, p=p)
-            if ps < 0.5 * xsq:
-                ps = _reorthogonalise(W, k, kd, z, p, z2)
+            ps = _outside_part(W=W, k=k, kd=kd, x=(indices, data, start, end), z=z, p=p, z2=z2, xsq=xsq)
             if ps > 1e-20 * xsq:
                 if kd == kmax:
                     kd = _compress(W=W, A=A, B=B, u_prev=u_prev, k=k, kd=kd, rank=rank, ell=ell, stats=stats)
                     kdim[k] = kd
                     _basis_coords(W=W, k=k, kd=kd, indices=indices, data=data, start=start, end=end, z=z)
-                    ps = _residual(W=W, k=k, kd=kd, indices=indices, data=data, start=start, end=end, z=z, p=p)
-                    if ps < 0.5 * xsq:
-                        ps = _reorthogonalise(W, k, kd, z, p, z2)
+                    ps = _outside_part(W=W, k=k, kd=kd, x=(indices, data, start, end), z=z, p=p, z2=z2, xsq=xsq)
                 if kd < kmax and ps > 1e-20 * xsq:
                     pn = math.sqrt(ps)
                     for j in range(n):
