@@ -143,6 +143,13 @@ def _h_step(newton, tau, sol, r, al, rhs, in_span, nchol, x, dl):
     return f, c, nchol
 
 
+@njit_inline
+def _solver(gram, sc, n, diag, v):
+    """:func:`_h_step`'s ``sol`` for one output: its Gram matrix, scales, ``diag`` flag and dense part ``v``, with
+    work arrays for up to ``n`` buffer rows (the Cholesky factor ``L``, the solutions ``z1``, ``z2``)."""
+    return (gram, sc, np.zeros((n, n)), np.zeros(n), np.zeros(n), diag, v)
+
+
 @njit_kernel
 def _row_dot(v, indices, data, st, en):
     """``v.x`` for the sparse row ``st:en``."""
@@ -385,11 +392,8 @@ def son_fd_lazy(
         xs = np.zeros(d)
         bxb = np.zeros(qmax)
         bx = np.zeros(cap)
-        z1 = np.zeros(cap)
-        z2 = np.zeros(cap)
-        L = np.zeros((cap, cap))
         nchol = np.int64(0)
-        sol = (gk, sc, L, z1, z2, diag, v)
+        sol = _solver(gk, sc, cap, diag, v)
         lazy_work = 0.0
         bad = -1
         for i in range(n):
@@ -643,11 +647,8 @@ def son_oja_lazy(
         bx = np.zeros(r)
         pv = np.zeros(r)
         qv = np.zeros(r)
-        z1 = np.zeros(r)
-        z2 = np.zeros(r)
-        L = np.zeros((r, r))
         colsum = np.zeros(r)
-        sol = (gk, sk, L, z1, z2, diag, v)
+        sol = _solver(gk, sk, r, diag, v)
         bad = -1
         for i in range(n):
             st = indptr[i]
@@ -698,7 +699,7 @@ def son_oja_lazy(
                     n_mat += 1
                     Zt = _oja_materialise(Zt, F, b, v)
                     if reorth:
-                        Zt = _oja_reorthonormalise(Zt, L)
+                        Zt = _oja_reorthonormalise(Zt, sol[2])  # (work array: sol's Cholesky factor)
                     for a in range(r):
                         for c in range(r):
                             Finv[a, c] = 0.0
@@ -800,11 +801,8 @@ def son_rp_lazy(
         v = w[k]  # in place: w = v + S^T c
         bx = np.zeros(r)
         bg = np.zeros(r)
-        z1 = np.zeros(r)
-        z2 = np.zeros(r)
         rvec = np.zeros(r)
-        L = np.zeros((r, r))
-        sol = (gk, sc, L, z1, z2, diag, v)
+        sol = _solver(gk, sc, r, diag, v)
         bad = -1
         for i in range(n):
             st = indptr[i]
