@@ -4,7 +4,8 @@ Measured in one run, each command a fresh process:
 
 * ``streamlearn --version``, ``--help``, ``learners`` (warm, median of 7): target <= 0.3 s; they import no
   numba, scipy or scikit-learn.
-* ``python -c "import numba"`` (median of 7): the peer every time is divided by.
+* ``python -c "import numba"`` (median of 7): the peer every time is divided by; and, as the floor of any
+  command that learns, the bare interpreter and the imports of numpy, scipy.sparse and numba (median of 7).
 * teardown: ``streamlearn train a9a -l pa1`` through ``entry_point`` (normal exit after ``gc.freeze()``)
   against the same ``main()`` ended by a plain ``sys.exit`` (teardown with full garbage collections) and by
   ``os._exit`` (no teardown at all), medians of 5, warm numba cache.
@@ -113,6 +114,17 @@ def main():
     rows = []
     numba_s = _time([sys.executable, "-c", "import numba"], env, 7)
     rows.append({"what": "python -c 'import numba' (the peer)", "seconds": numba_s})
+    # the floor of any command that learns: the interpreter and the libraries every kernel needs
+    for code, what in (
+        ("pass", "python -c 'pass' (the interpreter)"),
+        ("import numpy", "python -c 'import numpy'"),
+        ("import numpy, scipy.sparse", "python -c 'import numpy, scipy.sparse'"),
+        (
+            "import numpy, scipy.sparse, numba",
+            "python -c 'import numpy, scipy.sparse, numba' (the libraries every learning command needs)",
+        ),
+    ):
+        rows.append({"what": what, "seconds": _time([sys.executable, "-c", code], env, 7)})
     for args_ in (["--version"], ["--help"], ["learners"]):
         rows.append(
             {
