@@ -73,6 +73,28 @@ def show_progress(args):
     return not getattr(args, "quiet", False) and not getattr(args, "json", False) and sys.stderr.isatty()
 
 
+def warn_if_below_constant(args, result, data):
+    """One line on standard error when the pass's online error rate (RMSE) is above that of the best constant
+    in hindsight: the learner did worse than always predicting one label (the mean), on ``data``."""
+    if getattr(args, "quiet", False):
+        return
+    online, constant = result.online_error_rate, result.best_constant_error_rate
+    what = "error rate", "always predicting the most frequent label"
+    if online is None:
+        online, constant = result.online_rmse, result.best_constant_rmse
+        what = "RMSE", "always predicting the mean label"
+    if online is None or constant is None or not online > constant:
+        return
+    if not isinstance(data, str):
+        data = ", ".join(map(str, data))
+    print(
+        f"streamlearn: warning: the online {what[0]} on {data} ({online:.4f}) is above that of {what[1]} "
+        f"({constant:.4f}): {getattr(args, 'learner', None) or 'the learner'} did worse than a constant; see "
+        "'Choosing a learner' in the documentation (features without linear signal, --scale, step sizes).",
+        file=sys.stderr,
+    )
+
+
 def print_json(obj):
     print(json.dumps(_clean(obj), indent=None, sort_keys=False))
 

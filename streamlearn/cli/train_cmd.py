@@ -21,6 +21,7 @@ from ._common import (
     parse_params,
     print_json,
     show_progress,
+    warn_if_below_constant,
 )
 from ._data import (
     TrainData,
@@ -412,6 +413,8 @@ def _finish_train(args, learner, report, model_out, plot_out, data=None, tests=(
         print(format_table([{k: v for k, v in out.items() if k != "params"}], floatfmt="{:.4f}"))
         if args.output:
             print(f"model saved to {os.path.abspath(args.output)}")
+    if report.progressive is not None:  # once everything is written: an error stays the only line
+        warn_if_below_constant(args, report.progressive, args.data)
     return 0
 
 
@@ -665,14 +668,20 @@ def run_evaluate(args):
             "learner": args.learner,
             "checkpoints": result.checkpoints,
             "online_error_rate": getattr(result, "online_error_rate", None),
+            "online_rmse": result.online_rmse,
+            "best_constant": result.best_constant,
+            "best_constant_error_rate": result.best_constant_error_rate,
+            "best_constant_rmse": result.best_constant_rmse,
             "average_loss": result.average_loss,
             "n_examples": result.n_examples,
         }
+        out = {k: v for k, v in out.items() if v is not None}
         if data is not None and data.ignored is not None:
             out["ignored_features"] = data.ignored
         print_json(out)
     elif not args.quiet:
         print(result.format_table())
+    warn_if_below_constant(args, result, args.data)
     return 0
 
 

@@ -188,6 +188,50 @@ def _div(a, b):
     return a / b if b > 0 else math.nan
 
 
+class _Constant:
+    """The best constant prediction of a pass, in hindsight, as Vowpal Wabbit reports it: the label with the
+    largest sum of weights (classification) or the weighted mean (regression), and its error rate or RMSE
+    over the same examples. Label weights, or the weighted mean and sum of squared deviations (merged chunk
+    by chunk with Chan et al.'s pairwise update), in O(n_classes) memory."""
+
+    def __init__(self, task):
+        self.classification = task == "classification"
+        self.label_weight: dict = {}
+        self.weight = 0.0
+        self.mean = 0.0
+        self.m2 = 0.0
+
+    def update(self, y, weights):
+        if self.classification:
+            labels, inverse = np.unique(y, return_inverse=True)
+            for label, w in zip(labels.tolist(), np.bincount(inverse.ravel(), weights=weights).tolist()):
+                self.label_weight[label] = self.label_weight.get(label, 0.0) + w
+            return
+        w = float(np.sum(weights))
+        if w <= 0.0:
+            return
+        yf = np.asarray(y, dtype=np.float64)
+        mean = float(np.dot(weights, yf)) / w
+        m2 = float(np.dot(weights, (yf - mean) ** 2))
+        total = self.weight + w
+        delta = mean - self.mean
+        self.m2 += m2 + delta * delta * self.weight * w / total
+        self.mean += delta * w / total
+        self.weight = total
+
+    def result(self):
+        """``(constant, error rate or RMSE)``; ``(None, None)`` before any weight."""
+        if self.classification:
+            total = sum(self.label_weight.values())
+            if total <= 0.0:
+                return None, None
+            label = max(self.label_weight, key=self.label_weight.__getitem__)
+            return label, max(0.0, 1.0 - self.label_weight[label] / total)
+        if self.weight <= 0.0:
+            return None, None
+        return self.mean, math.sqrt(max(self.m2, 0.0) / self.weight)
+
+
 class _Accumulator:
     """Running totals of a progressive pass; turns per-example arrays into checkpoint rows by cumulative sums.
 
@@ -205,6 +249,7 @@ class _Accumulator:
         self.prev = (0, 0.0, self.err, 0.0)  # (n, loss, err, weight) at the previous checkpoint
         self.label = self.pred = None
         self.curve = _Curve(curve_points) if curve_points else None
+        self.constant = _Constant(task)
 
     def update(self, losses, errs, weights, y, preds):
         """Add one chunk of per-example values; return the checkpoint rows that fall inside it."""
@@ -233,6 +278,7 @@ class _Accumulator:
         self.err = cum_err[-1].item()
         self.weight = float(cum_w[-1])
         self.label, self.pred = y[-1], preds[-1]
+        self.constant.update(y, weights)
         return rows
 
     def final_row(self):
@@ -452,6 +498,16 @@ class ProgressiveResult:
     seconds : float
         Wall-clock time of the pass (learning and evaluating).
     examples_per_second : float
+    nnz_weights : int or None
+        Non-zero weights of the learner after the pass (when it counts them).
+    best_constant : label, float or None
+        The best constant prediction in hindsight, as Vowpal Wabbit reports it: the label with the largest
+        sum of weights in the pass (classification) or the weighted mean label (regression).
+    best_constant_error_rate : float or None
+        The weighted error rate of always predicting ``best_constant`` (classification). An
+        ``online_error_rate`` above it means the learner did worse than a constant on this stream.
+    best_constant_rmse : float or None
+        The weighted RMSE of always predicting ``best_constant`` (regression).
 
     Examples
     --------
@@ -486,6 +542,9 @@ class ProgressiveResult:
     seconds: float = 0.0
     examples_per_second: float = 0.0
     nnz_weights: int | None = None
+    best_constant: Any = None
+    best_constant_error_rate: float | None = None
+    best_constant_rmse: float | None = None
 
     @property
     def metric_name(self) -> str:
@@ -597,6 +656,7 @@ def progressive_validation(
     if acc.n == 0:
         raise ValueError("The stream yielded no examples: progressive validation needs at least one row.")
     classification = task == "classification"
+    constant, constant_metric = acc.constant.result()
     return ProgressiveResult(
         learner=type(learner).__name__,
         task=task,
@@ -615,4 +675,7 @@ def progressive_validation(
         seconds=seconds,
         examples_per_second=acc.n / seconds if seconds > 0 else float("inf"),
         nnz_weights=int(learner.nnz_weights) if hasattr(learner, "nnz_weights") else None,
+        best_constant=to_builtin(constant),
+        best_constant_error_rate=constant_metric if classification else None,
+        best_constant_rmse=None if classification else constant_metric,
     )

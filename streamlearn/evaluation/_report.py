@@ -50,6 +50,13 @@ def format_table(result):
         out.append(f"online error rate = {result.online_error_rate:.6f} ({result.n_mistakes} mistakes)")
     else:
         out.append(f"online rmse = {result.online_rmse:.6f}")
+    constant = getattr(result, "best_constant", None)
+    if constant is not None:
+        value = _fmt_value(constant, 40)
+        if classification:
+            out.append(f"best constant = {value} (error rate {result.best_constant_error_rate:.6f})")
+        else:
+            out.append(f"best constant = {value} (rmse {result.best_constant_rmse:.6f})")
     if result.nnz_weights is not None:
         out.append(f"non-zero weights = {result.nnz_weights}")
     out.append(f"total seconds = {result.seconds:.3f} ({result.examples_per_second:,.0f} examples/s)")

@@ -34,6 +34,8 @@ class TrainReport:
     nnz_weights: int
     test: dict = field(default_factory=dict)
     progressive: object = None
+    best_constant_error_rate: float | None = None
+    best_constant_rmse: float | None = None
 
     def as_dict(self):
         out = {
@@ -44,6 +46,8 @@ class TrainReport:
             "passes": self.passes,
             "online_error_rate": self.online_error_rate,
             "online_rmse": self.online_rmse,
+            "best_constant_error_rate": self.best_constant_error_rate,
+            "best_constant_rmse": self.best_constant_rmse,
             "average_loss": self.average_loss,
             "train_seconds": self.train_seconds,
             "examples_per_second": self.examples_per_second,
@@ -225,6 +229,8 @@ def train_test_run(
         nnz_weights=int(learner.nnz_weights),
         test=test,
         progressive=result,
+        best_constant_error_rate=result.best_constant_error_rate,
+        best_constant_rmse=result.best_constant_rmse,
     )
 
 

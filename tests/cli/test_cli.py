@@ -165,3 +165,35 @@ def test_entry_point_subprocess():
 def test_infinite_parameter_from_the_command_line(capsys):
     assert main(["train", A9A, "-l", "tg", "-p", "theta=inf", "--json"]) == 0
     assert _json(capsys)["params"] == {"theta": "inf"}
+
+
+def _noise_file(path, n=600, seed=0):
+    """Labels 80 % +1 that the features say nothing about: no learner beats always predicting +1."""
+    rng = np.random.default_rng(seed)
+    y = np.where(rng.random(n) < 0.8, 1, -1)
+    X = rng.normal(size=(n, 4))
+    path.write_text(
+        "".join(f"{t} " + " ".join(f"{j + 1}:{v:.4f}" for j, v in enumerate(x)) + "\n" for x, t in zip(X, y))
+    )
+    return float(np.mean(y != 1))
+
+
+@pytest.mark.parametrize("command", ["train", "evaluate"])
+def test_warns_when_the_learner_does_worse_than_a_constant(command, tmp_path, capsys):
+    data = tmp_path / "noise.svm"
+    rate = _noise_file(data)
+    assert main([command, str(data), "-l", "perceptron", "--json"]) == 0
+    captured = capsys.readouterr()
+    out = json.loads(captured.out)
+    assert out["best_constant_error_rate"] == pytest.approx(rate)
+    assert out["online_error_rate"] > rate
+    (line,) = captured.err.splitlines()
+    assert line.startswith("streamlearn: warning: the online error rate on ") and str(data) in line
+    assert f"({rate:.4f})" in line and "perceptron did worse than a constant" in line
+    assert main([command, str(data), "-l", "perceptron", "--quiet"]) == 0
+    assert capsys.readouterr().err == ""
+    # a learner that beats the constant: a9a (24 % positives), no warning
+    assert main([command, A9A, "-l", "pa1", "--json"]) == 0
+    captured = capsys.readouterr()
+    out = json.loads(captured.out)
+    assert out["online_error_rate"] < out["best_constant_error_rate"] and captured.err == ""
