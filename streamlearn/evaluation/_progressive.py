@@ -201,11 +201,21 @@ class _Constant:
         self.mean = 0.0
         self.m2 = 0.0
 
-    def update(self, y, weights):
+    def update(self, y, weights, classes=None):
+        """Add a chunk's labels ``y`` with their ``weights``; ``classes``: the learner's sorted labels, which
+        (when they hold every label of ``y``) spare a sort of the chunk."""
         if self.classification:
-            labels, inverse = np.unique(y, return_inverse=True)
-            for label, w in zip(labels.tolist(), np.bincount(inverse.ravel(), weights=weights).tolist()):
-                self.label_weight[label] = self.label_weight.get(label, 0.0) + w
+            labels = None
+            if classes is not None and len(classes):
+                index = np.minimum(np.searchsorted(classes, y), len(classes) - 1)
+                if np.array_equal(classes[index], y):
+                    labels = classes
+            if labels is None:
+                labels, index = np.unique(y, return_inverse=True)
+            sums = np.bincount(index.ravel(), weights=weights, minlength=len(labels))
+            for label, w in zip(labels.tolist(), sums.tolist()):
+                if w:
+                    self.label_weight[label] = self.label_weight.get(label, 0.0) + w
             return
         w = float(np.sum(weights))
         if w <= 0.0:
@@ -251,7 +261,7 @@ class _Accumulator:
         self.curve = _Curve(curve_points) if curve_points else None
         self.constant = _Constant(task)
 
-    def update(self, losses, errs, weights, y, preds):
+    def update(self, losses, errs, weights, y, preds, classes=None):
         """Add one chunk of per-example values; return the checkpoint rows that fall inside it."""
         # Prepending the running total keeps the summation order sequential across chunks, so the totals
         # (and every checkpoint) are bit-for-bit independent of how the stream is chunked.
@@ -278,7 +288,7 @@ class _Accumulator:
         self.err = cum_err[-1].item()
         self.weight = float(cum_w[-1])
         self.label, self.pred = y[-1], preds[-1]
-        self.constant.update(y, weights)
+        self.constant.update(y, weights, classes)
         return rows
 
     def final_row(self):
@@ -357,7 +367,7 @@ def _run(learner, chunks, acc, *, classes, name, param, on_chunk=None):
             if not np.all(weights == 1.0):  # importance weights scale each loss and mistake, as in VW
                 losses = losses * weights
                 errs = errs * weights
-        yield from acc.update(losses, errs, weights, y, preds)
+        yield from acc.update(losses, errs, weights, y, preds, learner.classes_ if classification else None)
         if on_chunk is not None:
             on_chunk(n)
     row = acc.final_row()
