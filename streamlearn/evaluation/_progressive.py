@@ -192,7 +192,7 @@ class _Constant:
     """The best constant prediction of a pass, in hindsight, as Vowpal Wabbit reports it: the label with the
     largest sum of weights (classification) or the weighted mean (regression), and its error rate or RMSE
     over the same examples. Label weights, or the weighted mean and sum of squared deviations (merged chunk
-    by chunk with Chan et al.'s pairwise update), in O(n_classes) memory."""
+    by chunk with the pairwise update of Chan, Golub & LeVeque), in O(n_classes) memory."""
 
     def __init__(self, task):
         self.classification = task == "classification"
