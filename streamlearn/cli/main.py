@@ -9,6 +9,7 @@ import argparse
 import gc
 import importlib
 import os
+import signal
 import sys
 
 from .._errors import ModelFileError
@@ -142,11 +143,10 @@ def main(argv=None):
         sys.stdout.flush()  # a full device or closed pipe on standard output is reported here
         return code
     except KeyboardInterrupt:
-        hook.interrupted = True
-        kept = [o.name for o in _PENDING if not o.through]
-        _error("interrupted" + (f"; {', '.join(kept)} left unchanged" if kept else ""))
-        return 130
+        return _interrupted(hook, _PENDING)
     except (CLIError, ValueError, FileNotFoundError, ModelFileError, FloatingPointError, KeyError) as exc:
+        if _from_interrupt(exc):
+            return _interrupted(hook, _PENDING)
         msg = exc.args[0] if isinstance(exc, KeyError) and exc.args else exc
         _error(msg)
         return 2
@@ -160,6 +160,10 @@ def main(argv=None):
     except MemoryError:
         _error("out of memory; use a smaller --chunk-size or --n-features.")
         return 2
+    except Exception as exc:
+        if _from_interrupt(exc):  # e.g. a Ctrl-C inside a class body, which Python wraps in a RuntimeError
+            return _interrupted(hook, _PENDING)
+        raise
     finally:
         hook.ended = True  # a re-delivery still pending must not interrupt what runs after the command
         if hook.interrupted:
@@ -167,6 +171,24 @@ def main(argv=None):
 
             gc.collect()  # what the interrupt left half-built goes now, under the hook that keeps it quiet
         sys.unraisablehook = default_hook
+
+
+def _interrupted(hook, pending):
+    hook.interrupted = True
+    kept = [o.name for o in pending if not o.through]
+    _error("interrupted" + (f"; {', '.join(kept)} left unchanged" if kept else ""))
+    return 130
+
+
+def _from_interrupt(exc):
+    """True when a Ctrl-C is what raised ``exc`` (a KeyboardInterrupt in its chain of causes)."""
+    seen = set()
+    while exc is not None and id(exc) not in seen:
+        if isinstance(exc, KeyboardInterrupt):
+            return True
+        seen.add(id(exc))
+        exc = exc.__cause__ or exc.__context__
+    return False
 
 
 def _interrupt_again_hook(default):
@@ -181,10 +203,16 @@ def _interrupt_again_hook(default):
     re-delivery is dropped when the command has stopped or ended in the meantime.
     """
 
+    import threading
+
+    lock = threading.Lock()
+
     def hook(info):
         if info.exc_type is not None and issubclass(info.exc_type, KeyboardInterrupt):
-            import threading
-
+            with lock:  # one Ctrl-C can be reported several times (once per callback it crossed): one re-delivery
+                if hook.redelivery:
+                    return
+                hook.redelivery = True
             threading.Timer(0.02, again).start()
             return
         if hook.interrupted:
@@ -199,6 +227,7 @@ def _interrupt_again_hook(default):
 
     hook.interrupted = False
     hook.ended = False
+    hook.redelivery = False
     return hook
 
 
@@ -229,7 +258,19 @@ def entry_point():
     from ._deferred import activate
 
     activate()  # start-up imports of our dependencies that the commands rarely use, loaded on first use
-    code = main()
+    try:
+        code = main()
+    except KeyboardInterrupt:  # a Ctrl-C re-delivered just as the command ended (see _interrupt_again_hook)
+        code = 130
+    # the command is over and its outputs are written: a Ctrl-C now (or an interrupt the command scheduled just
+    # before it ended) must not turn into a KeyboardInterrupt during teardown, which would end the process by
+    # SIGINT instead of with ``code``; one already pending is raised at the latest by this call
+    for _ in range(2):
+        try:
+            signal.signal(signal.SIGINT, signal.SIG_IGN)
+            break
+        except KeyboardInterrupt:
+            continue
     try:
         sys.stdout.flush()
     except BrokenPipeError:  # `streamlearn predict ... | head`: the reader has gone; drop the rest quietly

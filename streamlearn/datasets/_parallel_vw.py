@@ -36,6 +36,7 @@ __all__ = ["parallel_vw_chunks", "use_parallel", "PARALLEL_MIN_BYTES"]
 PARALLEL_MIN_BYTES = 8 << 20
 _READ = 4 << 20  # bytes per read of the splitter
 _AHEAD = 4  # pieces read, parsed or waiting at once
+_JOIN = 10.0  # seconds close() waits for each thread at most (a worker finishes its piece in milliseconds)
 
 
 class _Pieces:
@@ -141,9 +142,15 @@ class _Pieces:
         return out
 
     def close(self):
+        """Stop the threads and wait for them: a worker finishes the piece it parses (milliseconds; it never
+        waits for input), the splitter its read of the regular file. None of them may still run compiled code
+        when the interpreter exits (a Ctrl-C ends the command while they work)."""
         with self.cond:
             self.stop = True
             self.cond.notify_all()
+        for t in self.threads:
+            if t is not threading.current_thread():
+                t.join(timeout=_JOIN)
 
 
 class _View:

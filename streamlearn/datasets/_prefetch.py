@@ -23,6 +23,7 @@ __all__ = ["prefetch"]
 
 _CHUNK, _END, _ERROR = 0, 1, 2
 _POLL = 0.05  # seconds between checks of the stop flag while the queue is full
+_JOIN = 0.5  # seconds close() waits for the reader to finish the chunk it is parsing
 
 
 class _Reader:
@@ -66,8 +67,9 @@ class _Reader:
                 self.queue.get_nowait()
             except queue.Empty:
                 break
-        # a reader blocked on an open pipe cannot be joined: it is a daemon, and stops at its next chunk
-        self.thread.join(timeout=_POLL)
+        # a reader parsing a chunk finishes it (milliseconds): none may still run compiled code when the interpreter
+        # exits; a reader blocked on an open pipe cannot be joined: it is a daemon, and stops at its next chunk
+        self.thread.join(timeout=_JOIN)
 
 
 def prefetch(chunks: Iterable[Any], depth: int = 2) -> Iterator[Any]:

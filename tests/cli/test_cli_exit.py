@@ -151,3 +151,56 @@ def test_a_pending_redelivery_of_ctrl_c_is_dropped_once_the_command_has_ended():
         time.sleep(0.3)
     except KeyboardInterrupt:
         pytest.fail("the re-delivered Ctrl-C interrupted the code after the command")
+
+
+def test_an_interrupt_arriving_after_the_command_does_not_change_the_exit(tmp_path):
+    # a Ctrl-C re-delivered by the command's hook just as it ends lands in the teardown: the exit code stays the
+    # command's, and nothing is printed
+    code = (
+        "import sys, threading, _thread\n"
+        "import streamlearn.cli.main as m\n"
+        "def fake_main():\n"
+        "    threading.Timer(0.05, _thread.interrupt_main).start()\n"
+        "    return 0\n"
+        "m.main = fake_main\n"
+        "m.entry_point()\n"
+    )
+    res = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300)
+    assert (res.returncode, res.stderr) == (0, "")
+
+
+def test_one_ctrl_c_reported_twice_is_re_delivered_once(monkeypatch):
+    import _thread
+    import time
+    from types import SimpleNamespace
+
+    from streamlearn.cli import main as cli_main
+
+    calls = []
+    monkeypatch.setattr(_thread, "interrupt_main", lambda: calls.append(1))
+    hook = cli_main._interrupt_again_hook(lambda info: None)
+    info = SimpleNamespace(exc_type=KeyboardInterrupt)
+    hook(info)
+    hook(info)  # the same Ctrl-C, reported again by another callback it crossed
+    time.sleep(0.2)
+    assert calls == [1]
+
+
+def test_an_interrupt_wrapped_by_python_is_still_an_interrupt(monkeypatch, capsys):
+    from streamlearn.cli import main as cli_main
+
+    def run(args):
+        try:
+            raise KeyboardInterrupt
+        except KeyboardInterrupt as exc:  # what Python does to a Ctrl-C inside a class body's __set_name__
+            raise RuntimeError("Error calling __set_name__") from exc
+
+    class Parser:
+        def parse_args(self, argv):
+            return SimpleNamespace(func=run)
+
+    from types import SimpleNamespace
+
+    monkeypatch.setattr(cli_main, "build_parser", lambda: Parser())
+    assert cli_main.main(["train"]) == 130
+    assert capsys.readouterr().err == "streamlearn: error: interrupted\n"

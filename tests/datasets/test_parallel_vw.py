@@ -98,3 +98,19 @@ def test_which_files_are_parsed_in_two_threads(odd_file, tmp_path, monkeypatch):
     assert not use_parallel(tmp_path / "missing.vw", SPEC, min_bytes=0)
     monkeypatch.setattr(parallel_module, "_cores", lambda: 1)
     assert not use_parallel(odd_file, SPEC, min_bytes=0)
+
+
+def test_closing_waits_for_the_workers_to_finish_their_piece(odd_file, monkeypatch):
+    # a worker still parsing (compiled code, no GIL) when the interpreter exits could crash it: close() returns
+    # only once every thread has stopped
+    original = parallel_module._VwParser.chunks
+
+    def slow_chunks(self, *args, **kwargs):
+        time.sleep(0.3)  # a long parse
+        yield from original(self, *args, **kwargs)
+
+    monkeypatch.setattr(parallel_module._VwParser, "chunks", slow_chunks)
+    chunks = parallel_vw_chunks(odd_file, SPEC, 100, require_label=True)
+    next(chunks)  # the workers are now parsing the next pieces
+    chunks.close()
+    assert not [t.name for t in threading.enumerate() if t.name.startswith("streamlearn-")]
