@@ -90,6 +90,28 @@ def before_numeric_command():
     """Once :func:`activate` has run: import numpy and defer :data:`DEFERRED_NUMPY`."""
     if not _active:
         return []
-    import numpy  # noqa: F401  (imported by every numeric command anyway)
+    import_shielded("numpy")  # (numpy and scipy.sparse: imported by every numeric command anyway)
+    deferred = defer_imports(DEFERRED_NUMPY)
+    import_shielded("scipy.sparse")
+    return deferred
 
-    return defer_imports(DEFERRED_NUMPY)
+
+def import_shielded(name):
+    """Import ``name`` with Ctrl-C held back until the import is over (POSIX, main thread; elsewhere a plain
+    import).
+
+    ``scipy.sparse`` runs ``exec("from numpy import *")`` while it imports. A KeyboardInterrupt that escapes
+    code run from a string makes CPython end the process by SIGINT at exit, even when the command catches it and
+    stops cleanly with its one-line message and exit code 130; one that lands inside numpy's own import can
+    leave it half-initialised, so that the next import fails with another error. With SIGINT blocked, a Ctrl-C
+    during the import stays pending and is raised right after it, in the command's own code.
+    """
+    import signal
+
+    if not hasattr(signal, "pthread_sigmask") or threading.current_thread() is not threading.main_thread():
+        return importlib.import_module(name)
+    previous = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
+    try:
+        return importlib.import_module(name)
+    finally:
+        signal.pthread_sigmask(signal.SIG_SETMASK, previous)

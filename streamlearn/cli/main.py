@@ -231,6 +231,23 @@ def _interrupt_again_hook(default):
     return hook
 
 
+def _forget_caught_interrupt():
+    """The command caught the Ctrl-C and stops with 130: make CPython forget that it once saw it escape.
+
+    CPython (3.11) notes a KeyboardInterrupt that escapes code run from a string (``exec("...")``, which
+    ``dataclasses`` runs for every class it builds, and ``scipy.sparse`` while it imports) in a process-wide
+    flag, even when the interrupt is caught further up; run as ``python -m streamlearn``, the process then ends
+    by SIGINT at exit instead of with its exit code. Where that flag cannot be found (other Python versions),
+    nothing is done.
+    """
+    try:
+        import ctypes
+
+        ctypes.c_int.in_dll(ctypes.pythonapi, "_Py_UnhandledKeyboardInterrupt").value = 0
+    except (ImportError, AttributeError, ValueError, OSError):
+        pass
+
+
 def _error(msg):
     print(f"streamlearn: error: {msg}", file=sys.stderr)
 
@@ -262,6 +279,8 @@ def entry_point():
         code = main()
     except KeyboardInterrupt:  # a Ctrl-C re-delivered just as the command ended (see _interrupt_again_hook)
         code = 130
+    if code == 130:
+        _forget_caught_interrupt()
     # the command is over and its outputs are written: a Ctrl-C now (or an interrupt the command scheduled just
     # before it ended) must not turn into a KeyboardInterrupt during teardown, which would end the process by
     # SIGINT instead of with ``code``; one already pending is raised at the latest by this call

@@ -204,3 +204,48 @@ def test_an_interrupt_wrapped_by_python_is_still_an_interrupt(monkeypatch, capsy
     monkeypatch.setattr(cli_main, "build_parser", lambda: Parser())
     assert cli_main.main(["train"]) == 130
     assert capsys.readouterr().err == "streamlearn: error: interrupted\n"
+
+
+def test_an_interrupt_caught_after_escaping_code_run_from_a_string_still_exits_130(tmp_path):
+    # dataclasses and scipy.sparse run code from strings while they import: a Ctrl-C escaping there, caught by the
+    # command, must not make Python end the process by SIGINT instead of with 130 (as `python -m streamlearn`)
+    import os
+
+    package = tmp_path / "interrupted_cli"
+    package.mkdir()
+    (package / "__main__.py").write_text(
+        "import streamlearn.cli.main as m\n"
+        "def fake_main():\n"
+        "    try:\n"
+        "        exec('raise KeyboardInterrupt')\n"
+        "    except KeyboardInterrupt:\n"
+        "        return 130\n"
+        "m.main = fake_main\n"
+        "m.entry_point()\n"
+    )
+    env = dict(os.environ)
+    env["PYTHONPATH"] = os.pathsep.join(p for p in (str(tmp_path), env.get("PYTHONPATH", "")) if p)
+    res = subprocess.run(
+        [sys.executable, "-m", "interrupted_cli"], capture_output=True, text=True, timeout=300, env=env, cwd=tmp_path
+    )
+    assert (res.returncode, res.stderr) == (130, "")
+
+
+@pytest.mark.skipif(not hasattr(__import__("signal"), "pthread_sigmask"), reason="POSIX signal masks")
+def test_numpy_and_scipy_sparse_are_imported_with_ctrl_c_held_back(monkeypatch):
+    import signal
+
+    from streamlearn.cli import _deferred
+
+    masks = {}
+
+    def record(name):
+        masks[name] = signal.SIGINT in signal.pthread_sigmask(signal.SIG_BLOCK, [])
+        return __import__(name)
+
+    monkeypatch.setattr(_deferred, "_active", True)
+    monkeypatch.setattr(_deferred.importlib, "import_module", record)
+    monkeypatch.setattr(_deferred, "defer_imports", lambda names: [])
+    _deferred.before_numeric_command()
+    assert masks == {"numpy": True, "scipy.sparse": True}
+    assert signal.SIGINT not in signal.pthread_sigmask(signal.SIG_BLOCK, [])  # unblocked again
