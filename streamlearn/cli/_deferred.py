@@ -90,9 +90,10 @@ def before_numeric_command():
     """Once :func:`activate` has run: import numpy and defer :data:`DEFERRED_NUMPY`."""
     if not _active:
         return []
-    import_shielded("numpy")  # (numpy and scipy.sparse: imported by every numeric command anyway)
+    import_shielded("numpy")  # (numpy, scipy.sparse, numba: imported by every numeric command anyway)
     deferred = defer_imports(DEFERRED_NUMPY)
     import_shielded("scipy.sparse")
+    import_shielded("numba")
     return deferred
 
 
@@ -103,8 +104,9 @@ def import_shielded(name):
     ``scipy.sparse`` runs ``exec("from numpy import *")`` while it imports. A KeyboardInterrupt that escapes
     code run from a string makes CPython end the process by SIGINT at exit, even when the command catches it and
     stops cleanly with its one-line message and exit code 130; one that lands inside numpy's own import can
-    leave it half-initialised, so that the next import fails with another error. With SIGINT blocked, a Ctrl-C
-    during the import stays pending and is raised right after it, in the command's own code.
+    leave it half-initialised, so that the next import fails with another error, and one inside numba's turns
+    into an ImportError of one of its extension modules. With SIGINT blocked, a Ctrl-C during the import stays
+    pending and is raised right after it, in the command's own code.
     """
     import signal
 

@@ -232,7 +232,7 @@ def test_an_interrupt_caught_after_escaping_code_run_from_a_string_still_exits_1
 
 
 @pytest.mark.skipif(not hasattr(__import__("signal"), "pthread_sigmask"), reason="POSIX signal masks")
-def test_numpy_and_scipy_sparse_are_imported_with_ctrl_c_held_back(monkeypatch):
+def test_numpy_scipy_sparse_and_numba_are_imported_with_ctrl_c_held_back(monkeypatch):
     import signal
 
     from streamlearn.cli import _deferred
@@ -247,5 +247,5 @@ def test_numpy_and_scipy_sparse_are_imported_with_ctrl_c_held_back(monkeypatch):
     monkeypatch.setattr(_deferred.importlib, "import_module", record)
     monkeypatch.setattr(_deferred, "defer_imports", lambda names: [])
     _deferred.before_numeric_command()
-    assert masks == {"numpy": True, "scipy.sparse": True}
+    assert masks == {"numpy": True, "scipy.sparse": True, "numba": True}
     assert signal.SIGINT not in signal.pthread_sigmask(signal.SIG_BLOCK, [])  # unblocked again
