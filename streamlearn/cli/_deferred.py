@@ -30,6 +30,7 @@ DEFERRED_NUMPY = ("numpy.f2py", "numpy.testing")
 
 _lock = threading.RLock()
 _active = False
+_numeric = False  # a numeric command has been chosen (by the ``streamlearn`` executable)
 
 
 class _Deferred(types.ModuleType):
@@ -90,11 +91,18 @@ def before_numeric_command():
     """Once :func:`activate` has run: import numpy and defer :data:`DEFERRED_NUMPY`."""
     if not _active:
         return []
-    import_shielded("numpy")  # (numpy, scipy.sparse, numba: imported by every numeric command anyway)
-    deferred = defer_imports(DEFERRED_NUMPY)
-    import_shielded("scipy.sparse")
-    import_shielded("numba")
-    return deferred
+    global _numeric
+    import_shielded("numpy")  # (imported by every numeric command anyway)
+    _numeric = True
+    return defer_imports(DEFERRED_NUMPY)
+
+
+def before_numeric_run():
+    """Once a numeric command has been chosen and its arguments parsed (not for ``--help``): import scipy.sparse
+    and numba, which every such command uses, with Ctrl-C held back (:func:`import_shielded`)."""
+    if _numeric:
+        import_shielded("scipy.sparse")
+        import_shielded("numba")
 
 
 def import_shielded(name):

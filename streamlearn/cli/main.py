@@ -139,6 +139,9 @@ def main(argv=None):
     sys.unraisablehook = hook = _interrupt_again_hook(default_hook)
     try:
         args = build_parser().parse_args(argv)  # inside: a Ctrl-C while the subcommands import is one line too
+        from ._deferred import before_numeric_run
+
+        before_numeric_run()
         code = int(args.func(args) or 0)
         sys.stdout.flush()  # a full device or closed pipe on standard output is reported here
         return code

@@ -244,8 +244,11 @@ def test_numpy_scipy_sparse_and_numba_are_imported_with_ctrl_c_held_back(monkeyp
         return __import__(name)
 
     monkeypatch.setattr(_deferred, "_active", True)
+    monkeypatch.setattr(_deferred, "_numeric", False)
     monkeypatch.setattr(_deferred.importlib, "import_module", record)
     monkeypatch.setattr(_deferred, "defer_imports", lambda names: [])
-    _deferred.before_numeric_command()
+    _deferred.before_numeric_command()  # the command is chosen: numpy
+    assert masks == {"numpy": True}
+    _deferred.before_numeric_run()  # its arguments are parsed (not --help): scipy.sparse and numba
     assert masks == {"numpy": True, "scipy.sparse": True, "numba": True}
     assert signal.SIGINT not in signal.pthread_sigmask(signal.SIG_BLOCK, [])  # unblocked again
