@@ -102,9 +102,9 @@ def main(argv=None):
                 b.kill()
                 b.wait()
     seconds = time.time() - t0
-    command = "python benchmarks/interrupts.py" + (" " + " ".join(argv) if argv else " ".join([""] + sys.argv[1:]))
+    command = " ".join(["python benchmarks/interrupts.py", *(sys.argv[1:] if argv is None else argv)])
     data = {
-        **run_info(command.strip()),
+        **run_info(command),
         "runs": args.runs,
         "max_delay": args.max_delay,
         "rows": args.rows,
@@ -118,7 +118,7 @@ def main(argv=None):
     lines = [
         "# Ctrl-C at random moments",
         "",
-        f"Command: `{command.strip()}` ({args.runs} runs of `python -m streamlearn train` on a {args.rows:,}-row "
+        f"Command: `{command}` ({args.runs} runs of `python -m streamlearn train` on a {args.rows:,}-row "
         f"click log, one SIGINT each after a random delay of 0 to {args.max_delay} s, {args.load} busy process(es) "
         f"beside them; load averages at the end {load_averages()}; {seconds:.0f} s).",
         "",

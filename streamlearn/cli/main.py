@@ -138,18 +138,13 @@ def main(argv=None):
     default_hook = sys.unraisablehook
     sys.unraisablehook = hook = _interrupt_again_hook(default_hook)
     try:
-        args = build_parser().parse_args(argv)  # inside: a Ctrl-C while the subcommands import is one line too
-        from ._deferred import before_numeric_run
-
-        before_numeric_run()
-        code = int(args.func(args) or 0)
-        sys.stdout.flush()  # a full device or closed pipe on standard output is reported here
-        return code
+        return _run(argv)
     except KeyboardInterrupt:
-        return _interrupted(hook, _PENDING)
+        hook.interrupted = True
+        kept = [o.name for o in _PENDING if not o.through]
+        _error("interrupted" + (f"; {', '.join(kept)} left unchanged" if kept else ""))
+        return 130
     except (CLIError, ValueError, FileNotFoundError, ModelFileError, FloatingPointError, KeyError) as exc:
-        if _from_interrupt(exc):
-            return _interrupted(hook, _PENDING)
         msg = exc.args[0] if isinstance(exc, KeyError) and exc.args else exc
         _error(msg)
         return 2
@@ -163,10 +158,6 @@ def main(argv=None):
     except MemoryError:
         _error("out of memory; use a smaller --chunk-size or --n-features.")
         return 2
-    except Exception as exc:
-        if _from_interrupt(exc):  # e.g. a Ctrl-C inside a class body, which Python wraps in a RuntimeError
-            return _interrupted(hook, _PENDING)
-        raise
     finally:
         hook.ended = True  # a re-delivery still pending must not interrupt what runs after the command
         if hook.interrupted:
@@ -176,11 +167,21 @@ def main(argv=None):
         sys.unraisablehook = default_hook
 
 
-def _interrupted(hook, pending):
-    hook.interrupted = True
-    kept = [o.name for o in pending if not o.through]
-    _error("interrupted" + (f"; {', '.join(kept)} left unchanged" if kept else ""))
-    return 130
+def _run(argv):
+    """Parse ``argv`` and run the command; a Ctrl-C that Python wrapped in another exception (a KeyboardInterrupt
+    inside a class body's ``__set_name__`` becomes a RuntimeError) is raised as the KeyboardInterrupt it is."""
+    try:
+        args = build_parser().parse_args(argv)  # inside: a Ctrl-C while the subcommands import is one line too
+        from ._deferred import before_numeric_run
+
+        before_numeric_run()
+        code = int(args.func(args) or 0)
+        sys.stdout.flush()  # a full device or closed pipe on standard output is reported here
+        return code
+    except Exception as exc:
+        if _from_interrupt(exc):
+            raise KeyboardInterrupt from exc
+        raise
 
 
 def _from_interrupt(exc):
@@ -287,12 +288,10 @@ def entry_point():
     # the command is over and its outputs are written: a Ctrl-C now (or an interrupt the command scheduled just
     # before it ended) must not turn into a KeyboardInterrupt during teardown, which would end the process by
     # SIGINT instead of with ``code``; one already pending is raised at the latest by this call
-    for _ in range(2):
-        try:
-            signal.signal(signal.SIGINT, signal.SIG_IGN)
-            break
-        except KeyboardInterrupt:
-            continue
+    try:
+        signal.signal(signal.SIGINT, signal.SIG_IGN)
+    except KeyboardInterrupt:
+        signal.signal(signal.SIGINT, signal.SIG_IGN)
     try:
         sys.stdout.flush()
     except BrokenPipeError:  # `streamlearn predict ... | head`: the reader has gone; drop the rest quietly

@@ -187,6 +187,8 @@ def test_one_ctrl_c_reported_twice_is_re_delivered_once(monkeypatch):
 
 
 def test_an_interrupt_wrapped_by_python_is_still_an_interrupt(monkeypatch, capsys):
+    from types import SimpleNamespace
+
     from streamlearn.cli import main as cli_main
 
     def run(args):
@@ -198,8 +200,6 @@ def test_an_interrupt_wrapped_by_python_is_still_an_interrupt(monkeypatch, capsy
     class Parser:
         def parse_args(self, argv):
             return SimpleNamespace(func=run)
-
-    from types import SimpleNamespace
 
     monkeypatch.setattr(cli_main, "build_parser", lambda: Parser())
     assert cli_main.main(["train"]) == 130
