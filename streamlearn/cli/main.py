@@ -132,16 +132,18 @@ def main(argv=None):
     Every failure is one line on standard error, ``streamlearn: error: ...``: exit 2 for a user error or an
     output that cannot be written (full disk, closed pipe), 130 for Ctrl-C (naming the outputs left unchanged).
     """
-    from .._atomic import _PENDING
-
-    _PENDING.clear()
     default_hook = sys.unraisablehook
-    sys.unraisablehook = hook = _interrupt_again_hook(default_hook)
-    try:
+    hook = _interrupt_again_hook(default_hook)
+    pending = ()
+    try:  # from the first import on: a Ctrl-C at any point is the one line
+        from .._atomic import _PENDING as pending
+
+        pending.clear()
+        sys.unraisablehook = hook
         return _run(argv)
     except KeyboardInterrupt:
         hook.interrupted = True
-        kept = [o.name for o in _PENDING if not o.through]
+        kept = [o.name for o in pending if not o.through]
         _error("interrupted" + (f"; {', '.join(kept)} left unchanged" if kept else ""))
         return 130
     except (CLIError, ValueError, FileNotFoundError, ModelFileError, FloatingPointError, KeyError) as exc:

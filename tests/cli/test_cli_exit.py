@@ -252,3 +252,17 @@ def test_numpy_scipy_sparse_and_numba_are_imported_with_ctrl_c_held_back(monkeyp
     _deferred.before_numeric_run()  # its arguments are parsed (not --help): scipy.sparse and numba
     assert masks == {"numpy": True, "scipy.sparse": True, "numba": True}
     assert signal.SIGINT not in signal.pthread_sigmask(signal.SIG_BLOCK, [])  # unblocked again
+
+
+def test_a_ctrl_c_in_the_first_import_of_the_command_is_the_one_line(monkeypatch, capsys):
+    import types
+
+    from streamlearn.cli import main as cli_main
+
+    class Interrupted(types.ModuleType):
+        def __getattr__(self, name):  # the Ctrl-C lands while the module is being imported
+            raise KeyboardInterrupt
+
+    monkeypatch.setitem(sys.modules, "streamlearn._atomic", Interrupted("streamlearn._atomic"))
+    assert cli_main.main(["learners"]) == 130
+    assert capsys.readouterr().err == "streamlearn: error: interrupted\n"
