@@ -32,6 +32,8 @@ import shutil
 import stat
 import tempfile
 
+from ._signals import interrupts_held
+
 __all__ = ["Output", "OutputError", "pending_outputs"]
 
 _PENDING: list["Output"] = []  # Output objects whose file is not written yet (what Ctrl-C leaves unchanged)
@@ -133,34 +135,38 @@ class Output:
     @contextlib.contextmanager
     def path_for_writing(self, suffix=""):
         """Yield a temporary path for writers that take a file name (``savefig``, zip files); commit on success."""
+        tmp = None
         if self.through:
-            fd, tmp = tempfile.mkstemp(prefix="streamlearn-", suffix=suffix)
-            os.close(fd)
             try:
+                with interrupts_held():  # a Ctrl-C comes before the file exists or once `tmp` names it
+                    tmp = _temporary(prefix="streamlearn-", suffix=suffix)
                 yield tmp
                 with open(tmp, "rb") as src, open(self.path, "wb") as dst:
                     shutil.copyfileobj(src, dst)
             except OSError as exc:
                 raise self._named(exc) from exc
             finally:
-                os.unlink(tmp)
+                if tmp is not None:
+                    os.unlink(tmp)
             self._done()
             return
-        fd, tmp = tempfile.mkstemp(prefix=".tmp-", suffix=suffix, dir=self.folder)
-        os.close(fd)
         try:
+            with interrupts_held():  # a Ctrl-C comes before the file exists or once `tmp` names it
+                tmp = _temporary(prefix=".tmp-", suffix=suffix, dir=self.folder)
             yield tmp
             with open(tmp, "rb+") as f:
                 os.fsync(f.fileno())
             self._finish_mode(tmp)
             os.replace(tmp, self.path)
         except OSError as exc:
-            with contextlib.suppress(OSError):
-                os.unlink(tmp)
+            if tmp is not None:
+                with contextlib.suppress(OSError):
+                    os.unlink(tmp)
             raise self._named(exc) from exc
         except BaseException:
-            with contextlib.suppress(OSError):
-                os.unlink(tmp)
+            if tmp is not None:
+                with contextlib.suppress(OSError):
+                    os.unlink(tmp)
             raise
         self._done()
 
@@ -191,6 +197,13 @@ class Output:
         """Forget this output (nothing was written)."""
         if self in _PENDING:
             _PENDING.remove(self)
+
+
+def _temporary(**kwargs):
+    """A new empty temporary file (``tempfile.mkstemp``'s arguments); its path."""
+    fd, tmp = tempfile.mkstemp(**kwargs)
+    os.close(fd)
+    return tmp
 
 
 def is_disk_full(exc):

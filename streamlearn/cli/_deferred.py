@@ -116,12 +116,7 @@ def import_shielded(name):
     into an ImportError of one of its extension modules. With SIGINT blocked, a Ctrl-C during the import stays
     pending and is raised right after it, in the command's own code.
     """
-    import signal
+    from .._signals import interrupts_held
 
-    if not hasattr(signal, "pthread_sigmask") or threading.current_thread() is not threading.main_thread():
+    with interrupts_held():
         return importlib.import_module(name)
-    previous = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
-    try:
-        return importlib.import_module(name)
-    finally:
-        signal.pthread_sigmask(signal.SIG_SETMASK, previous)
