@@ -278,12 +278,16 @@ def entry_point():
     flushing the standard streams, joining threads, clearing the modules; what the collector would have freed,
     the operating system reclaims with the process.
     """
-    from ._deferred import activate
-
-    activate()  # start-up imports of our dependencies that the commands rarely use, loaded on first use
+    started = False
     try:
+        from ._deferred import activate
+
+        activate()  # start-up imports of our dependencies that the commands rarely use, loaded on first use
+        started = True
         code = main()
-    except KeyboardInterrupt:  # a Ctrl-C re-delivered just as the command ended (see _interrupt_again_hook)
+    except KeyboardInterrupt:  # before the command started, or re-delivered just as it ended (_interrupt_again_hook)
+        if not started:
+            _error("interrupted")
         code = 130
     if code == 130:
         _forget_caught_interrupt()

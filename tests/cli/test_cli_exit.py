@@ -266,3 +266,16 @@ def test_a_ctrl_c_in_the_first_import_of_the_command_is_the_one_line(monkeypatch
     monkeypatch.setitem(sys.modules, "streamlearn._atomic", Interrupted("streamlearn._atomic"))
     assert cli_main.main(["learners"]) == 130
     assert capsys.readouterr().err == "streamlearn: error: interrupted\n"
+
+
+def test_a_ctrl_c_before_the_command_starts_is_the_one_line():
+    code = (
+        "import streamlearn.cli._deferred as d\n"
+        "def interrupted():\n"
+        "    raise KeyboardInterrupt\n"
+        "d.activate = interrupted\n"
+        "import streamlearn.cli.main as m\n"
+        "m.entry_point()\n"
+    )
+    res = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300)
+    assert (res.returncode, res.stderr) == (130, "streamlearn: error: interrupted\n")
