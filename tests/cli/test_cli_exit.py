@@ -156,17 +156,22 @@ def test_a_pending_redelivery_of_ctrl_c_is_dropped_once_the_command_has_ended():
 def test_an_interrupt_arriving_after_the_command_does_not_change_the_exit(tmp_path):
     # a Ctrl-C re-delivered by the command's hook just as it ends lands in the teardown: the exit code stays the
     # command's, and nothing is printed
-    code = (
-        "import sys, threading, _thread\n"
+    patch = (
+        "import threading, _thread\n"
         "import streamlearn.cli.main as m\n"
         "def fake_main():\n"
         "    threading.Timer(0.05, _thread.interrupt_main).start()\n"
         "    return 0\n"
         "m.main = fake_main\n"
-        "m.entry_point()\n"
     )
+    assert _entry_point_after(patch) == (0, "")
+
+
+def _entry_point_after(patch):
+    """``(exit code, standard error)`` of a fresh interpreter that runs ``patch``, then the command's entry point."""
+    code = patch + "import streamlearn.cli.main\nstreamlearn.cli.main.entry_point()\n"
     res = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300)
-    assert (res.returncode, res.stderr) == (0, "")
+    return res.returncode, res.stderr
 
 
 def test_one_ctrl_c_reported_twice_is_re_delivered_once(monkeypatch):
@@ -269,13 +274,10 @@ def test_a_ctrl_c_in_the_first_import_of_the_command_is_the_one_line(monkeypatch
 
 
 def test_a_ctrl_c_before_the_command_starts_is_the_one_line():
-    code = (
+    patch = (
         "import streamlearn.cli._deferred as d\n"
         "def interrupted():\n"
         "    raise KeyboardInterrupt\n"
         "d.activate = interrupted\n"
-        "import streamlearn.cli.main as m\n"
-        "m.entry_point()\n"
     )
-    res = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300)
-    assert (res.returncode, res.stderr) == (130, "streamlearn: error: interrupted\n")
+    assert _entry_point_after(patch) == (130, "streamlearn: error: interrupted\n")
