@@ -8,7 +8,7 @@ quadratic form; the linear step of OCCFM and the projection of OGD by a full ``n
 import numpy as np
 
 from streamlearn.losses import loss_dloss
-from tests.naive_rows import weighted_rows
+from tests.naive_rows import scored_outputs
 
 __all__ = [
     "naive_fm_epoch",
@@ -31,12 +31,8 @@ def _rounds(X, targets, sample_weight, n_out, score, loss, t, scores):
     the update) goes to ``scores``; yields ``(x, k, g, t)`` for every output of every example of non-zero weight
     ``s``: ``g = l'(score) s``, ``t`` the count of those examples. The caller updates the model in place before
     the next round."""
-    for i, x, s, ti in weighted_rows(X, sample_weight, t):
-        for k in range(n_out):
-            z = score(x, k)
-            scores[i, k] = z
-            if s != 0:
-                yield x, k, float(loss_dloss(loss, targets[i, k], z)) * s, ti
+    for i, x, s, ti, k, z in scored_outputs(X, sample_weight, t, n_out, score, scores):
+        yield x, k, float(loss_dloss(loss, targets[i, k], z)) * s, ti
 
 
 # ------------------------------------------------------------------------------------------------------------

@@ -3,7 +3,7 @@
 import numpy as np
 
 from streamlearn.losses import loss_dloss, loss_value
-from tests.naive_rows import weighted_rows
+from tests.naive_rows import scored_outputs
 
 __all__ = ["naive_linear_epoch", "naive_csr_check"]
 
@@ -15,26 +15,21 @@ def naive_linear_epoch(
     W = np.array(coef, dtype=float, copy=True)
     b = np.array(intercept, dtype=float, copy=True)
     scores = np.zeros((X.shape[0], W.shape[0]))
-    for i, x, s, ti in weighted_rows(X, sample_weight, t):
-        sq = intercept_sq + x @ x
-        for k in range(W.shape[0]):
-            z = W[k] @ x + b[k]
-            scores[i, k] = z
-            if s == 0:
+    for i, x, s, ti, k, z in scored_outputs(X, sample_weight, t, W.shape[0], lambda x, k: W[k] @ x + b[k], scores):
+        y = targets[i, k]
+        if rule == "gradient":
+            eta = eta0 / np.sqrt(ti) if schedule == "invsqrt" else eta0
+            step = -eta * float(loss_dloss(loss, y, z, loss_param)) * s
+        else:
+            sq = intercept_sq + x @ x
+            lt = float(loss_value(loss, y, z, loss_param))
+            if lt <= 0 or sq <= 0:
                 continue
-            y = targets[i, k]
-            if rule == "gradient":
-                eta = eta0 / np.sqrt(ti) if schedule == "invsqrt" else eta0
-                step = -eta * float(loss_dloss(loss, y, z, loss_param)) * s
-            else:
-                lt = float(loss_value(loss, y, z, loss_param))
-                if lt <= 0 or sq <= 0:
-                    continue
-                tau = {"pa": lt / sq, "pa1": min(C, lt / sq), "pa2": lt / (sq + 1 / (2 * C))}[rule]
-                direction = -np.sign(float(loss_dloss(loss, y, z, loss_param)))
-                step = tau * direction * s
-            W[k] += step * x
-            b[k] += step * intercept_sq
+            tau = {"pa": lt / sq, "pa1": min(C, lt / sq), "pa2": lt / (sq + 1 / (2 * C))}[rule]
+            direction = -np.sign(float(loss_dloss(loss, y, z, loss_param)))
+            step = tau * direction * s
+        W[k] += step * x
+        b[k] += step * intercept_sq
     return W, b, t + np.count_nonzero(sample_weight), scores
 
 

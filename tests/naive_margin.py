@@ -10,7 +10,7 @@ import math
 import numpy as np
 from scipy.special import ndtri
 
-from tests.naive_rows import dense, weighted_rows
+from tests.naive_rows import dense, scored_outputs
 
 __all__ = ["naive_cw_step", "naive_cw_epoch", "naive_pegasos_epoch", "naive_dcd_solve", "naive_splitmix64"]
 
@@ -55,29 +55,24 @@ def naive_cw_epoch(X, targets, sample_weight, mu, b, sigma, rule, phi, C, r, bia
     the bias feature). Returns ``(mu, b, sigma, t, scores)``; the inputs are not modified."""
     mu, b, sigma = np.array(mu, float), np.array(b, float), np.array(sigma, float)
     scores = np.zeros((X.shape[0], mu.shape[0]))
-    for i, x, s, _ in weighted_rows(X, sample_weight, t):
+    for i, x, s, _, k, z in scored_outputs(X, sample_weight, t, mu.shape[0], lambda x, k: mu[k] @ x + b[k], scores):
         xa = np.append(x, bias_value)
-        for k in range(mu.shape[0]):
-            z = mu[k] @ x + b[k]
-            scores[i, k] = z
-            if s == 0:
-                continue
-            y = targets[i, k]
-            S = sigma[k] if full else np.diag(sigma[k])
-            v = xa @ S @ xa
-            if v <= 1e-12:
-                continue
-            alpha, c = naive_cw_step(rule, y * z, v, phi=phi, C=C, r=r)
-            if alpha == 0 and c == 0:
-                continue
-            alpha, c = alpha * s, c * s
-            step = alpha * y * (S @ xa)
-            mu[k] += step[:-1]
-            b[k] += step[-1] * bias_value
-            if full:
-                sigma[k] = S - (c / (1 + c * v)) * np.outer(S @ xa, S @ xa)
-            else:
-                sigma[k] = 1.0 / (1.0 / sigma[k] + c * xa**2)
+        y = targets[i, k]
+        S = sigma[k] if full else np.diag(sigma[k])
+        v = xa @ S @ xa
+        if v <= 1e-12:
+            continue
+        alpha, c = naive_cw_step(rule, y * z, v, phi=phi, C=C, r=r)
+        if alpha == 0 and c == 0:
+            continue
+        alpha, c = alpha * s, c * s
+        step = alpha * y * (S @ xa)
+        mu[k] += step[:-1]
+        b[k] += step[-1] * bias_value
+        if full:
+            sigma[k] = S - (c / (1 + c * v)) * np.outer(S @ xa, S @ xa)
+        else:
+            sigma[k] = 1.0 / (1.0 / sigma[k] + c * xa**2)
     return mu, b, sigma, t + np.count_nonzero(sample_weight), scores
 
 

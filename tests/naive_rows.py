@@ -2,7 +2,7 @@
 
 import numpy as np
 
-__all__ = ["dense", "weighted_rows"]
+__all__ = ["dense", "scored_outputs", "weighted_rows"]
 
 
 def dense(X):
@@ -20,3 +20,16 @@ def weighted_rows(X, sample_weight, t):
         if s != 0:
             t += 1
         yield i, x, s, t
+
+
+def scored_outputs(X, sample_weight, t, n_out, score, scores):
+    """The pass in the kernels' order: every output ``k`` of every row ``x = X[i]`` is scored ``z = score(x, k)``
+    before its update, and ``scores[i, k] = z``; yields ``(i, x, s, t, k, z)`` for the outputs of the rows of
+    non-zero weight ``s`` (``t`` as in :func:`weighted_rows`). The caller updates the model in place before the
+    next output is scored."""
+    for i, x, s, ti in weighted_rows(X, sample_weight, t):
+        for k in range(n_out):
+            z = score(x, k)
+            scores[i, k] = z
+            if s != 0:
+                yield i, x, s, ti, k, z
