@@ -34,6 +34,20 @@ def _T1(v, a, theta):
     return out
 
 
+def _rounds(X, targets, sw, loss, score, scores):
+    """The pass of every twin here: row ``i`` (dense ``x``) is scored ``scores[i] = score(x, t)`` by the model of the
+    ``t`` rounds before it; a row of non-zero weight is the next round, ``t + 1``: yields ``(x, t + 1, g)`` with
+    ``g[c]`` the derivative of the loss at ``scores[i, c]`` times the weight. The caller updates the model before the
+    next row is scored."""
+    t = 0
+    for i, x in enumerate(dense(X)):
+        scores[i] = score(x, t)
+        if sw[i] == 0:
+            continue
+        t += 1
+        yield x, t, [float(loss_dloss(loss, targets[i, c], scores[i, c])) * sw[i] for c in range(targets.shape[1])]
+
+
 def _sgd_truncation_pass(X, targets, sw, loss, eta0, schedule, fit_intercept, truncate, k):
     """Dense SGD; after the gradient step of every round t with t mod k == 0: W = truncate(W, eta_t)."""
     X = dense(X)
@@ -41,21 +55,14 @@ def _sgd_truncation_pass(X, targets, sw, loss, eta0, schedule, fit_intercept, tr
     K = targets.shape[1]
     W, b = np.zeros((K, d)), np.zeros(K)
     scores = np.zeros((n, K))
-    t = 0
-    for i in range(n):
-        x = X[i]
-        scores[i] = W @ x + b
-        if sw[i] == 0:
-            continue
-        t += 1
+    for x, t, g in _rounds(X, targets, sw, loss, lambda x, t: W @ x + b, scores):
         eta = eta0 / np.sqrt(t) if schedule == "invsqrt" else eta0
         for c in range(K):
-            g = float(loss_dloss(loss, targets[i, c], scores[i, c])) * sw[i]
-            W[c] = W[c] - eta * g * x
+            W[c] = W[c] - eta * g[c] * x
             if fit_intercept:
-                b[c] -= eta * g
+                b[c] -= eta * g[c]
         if t % k == 0:
-            W = truncate(W, eta)
+            W[:] = truncate(W, eta)
     return W, b, scores
 
 
@@ -106,7 +113,6 @@ def naive_rda(X, targets, sw, *, loss, l1, gamma, fit_intercept=True):
     K = targets.shape[1]
     G, Gb = np.zeros((K, d)), np.zeros(K)
     scores = np.zeros((n, K))
-    t = 0
 
     def weights(G, Gb, t):
         if t == 0:
@@ -115,19 +121,16 @@ def naive_rda(X, targets, sw, *, loss, l1, gamma, fit_intercept=True):
         W = np.where(np.abs(gbar) <= l1, 0.0, -(np.sqrt(t) / gamma) * (gbar - l1 * np.sign(gbar)))
         return W, -(np.sqrt(t) / gamma) * gbar_b
 
-    for i in range(n):
-        x = X[i]
+    def score(x, t):
         W, b = weights(G, Gb, t)
-        scores[i] = W @ x + (b if fit_intercept else 0.0)
-        if sw[i] == 0:
-            continue
-        t += 1
+        return W @ x + (b if fit_intercept else 0.0)
+
+    for x, _, g in _rounds(X, targets, sw, loss, score, scores):
         for c in range(K):
-            g = float(loss_dloss(loss, targets[i, c], scores[i, c])) * sw[i]
-            G[c] += g * x
+            G[c] += g[c] * x
             if fit_intercept:
-                Gb[c] += g
-    W, b = weights(G, Gb, t)
+                Gb[c] += g[c]
+    W, b = weights(G, Gb, np.count_nonzero(sw))
     return W, (b if fit_intercept else np.zeros(K)), scores
 
 
@@ -150,14 +153,10 @@ def naive_ftrl(X, targets, sw, *, loss, alpha, beta, l1, l2, fit_intercept=True)
     def weights(z, nn):
         return np.where(np.abs(z) <= l1v, 0.0, -(z - np.sign(z) * l1v) / ((beta + np.sqrt(nn)) / alpha + l2v))
 
-    for i in range(n):
-        x = X[i]
-        W = weights(z, nn)
-        scores[i] = W @ x
-        if sw[i] == 0:
-            continue
+    for x, _, g_row in _rounds(X, targets, sw, loss, lambda x, t: weights(z, nn) @ x, scores):
+        W = weights(z, nn)  # the weights that scored x: z and nn change only below
         for c in range(K):
-            g = float(loss_dloss(loss, targets[i, c], scores[i, c])) * sw[i] * x
+            g = g_row[c] * x
             sigma = (np.sqrt(nn[c] + g * g) - np.sqrt(nn[c])) / alpha
             z[c] += g - sigma * W[c]
             nn[c] += g * g
