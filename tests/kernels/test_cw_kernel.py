@@ -20,9 +20,11 @@ RULES = {
 }
 
 
-def _run_kernel(Xc, targets, sw, rule, phi, C, r, bias, full, a):
+def _run_kernel(Xc, targets, sw, rule, phi, C, r, bias, full, a, mu=None):
+    """One epoch from ``mu`` (zeros by default), a zero intercept and ``sigma = a I``."""
     K, d = targets.shape[1], Xc.shape[1]
-    mu, b, out = np.zeros((K, d)), np.zeros(K), np.zeros((Xc.shape[0], K))
+    mu = np.zeros((K, d)) if mu is None else mu
+    b, out = np.zeros(K), np.zeros((Xc.shape[0], K))
     args = dict(
         **chunk_args(Xc, targets, sw),
         coef=mu,
@@ -109,19 +111,6 @@ def test_scw2_is_not_libol_typo():
 def test_divergence_is_reported_not_silent():
     X = sp.csr_matrix(np.array([[1.0, 0.0], [np.inf, 1.0]]))
     # the estimator layer rejects inf in X; the kernel itself stops at the first non-finite score
-    out = np.zeros((2, 1))
-    t, bad = k.cw_diag_epoch(
-        **chunk_args(X, np.ones((2, 1)), np.ones(2)),
-        coef=np.ones((1, 2)),
-        intercept=np.zeros(1),
-        sigma=np.ones((1, 2)),
-        sigma_b=np.ones(1),
-        bias_value=1.0,
-        rule=k.RULE_AROW,
-        phi=0.0,
-        C=1.0,
-        r=1.0,
-        t=0,
-        out_scores=out,
-    )
+    targets, sw, mu = np.ones((2, 1)), np.ones(2), np.ones((1, 2))
+    *_, bad, _ = _run_kernel(X, targets, sw, k.RULE_AROW, phi=0.0, C=1.0, r=1.0, bias=1.0, full=False, a=1.0, mu=mu)
     assert bad == 1
