@@ -4,6 +4,8 @@
   the repository) that holds the data sets that are not bundled (farm-ads, MovieLens-100K, a9a's copies).
 * ``shared_data_file(relative)``: a file of it, or a skip that says which file is missing and how to point
   the tests at it.
+* ``small_problem(n, d, tilt)``: ``(X, y, y_reg)``, a small Gaussian problem with "yes"/"no" labels and a linear
+  regression target (the models that the model-file tests save).
 * the ``a9a`` fixture: the bundled a9a ``(X, y, X_test, y_test)``, loaded once per test session.
 * the ``cli_json`` fixture: ``cli_json(*args)`` runs ``streamlearn ARGS`` in the test's process, checks that it
   exits 0 and returns its standard output read as JSON.
@@ -13,6 +15,7 @@ import json
 import os
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 from streamlearn.datasets import load_a9a
@@ -29,6 +32,13 @@ def shared_data_file(relative):
     if not path.is_file():
         pytest.skip(f"shared data file {path} absent (set {_ENV})")
     return path
+
+
+def small_problem(n, d, tilt=0.0):
+    """``(X, y, y_reg)``: ``n x d`` standard normal rows drawn from ``numpy.random.default_rng(0)``, labels ``"yes"``
+    where ``X[:, 0] + tilt * X[:, 1] > 0`` else ``"no"``, and ``y_reg = X @ (0, 1, ..., d - 1)``."""
+    X = np.random.default_rng(0).normal(size=(n, d))
+    return X, np.where(X[:, 0] + tilt * X[:, 1] > 0, "yes", "no"), X @ np.arange(float(d))
 
 
 @pytest.fixture(scope="session")

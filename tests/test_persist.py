@@ -16,11 +16,9 @@ from streamlearn.linear_model import (
     Perceptron,
 )
 from streamlearn.persist import FORMAT_VERSION, ModelFileError
+from tests.conftest import small_problem
 
-rng = np.random.default_rng(0)
-X = rng.normal(size=(80, 6))
-y_clf = np.where(X[:, 0] + 0.3 * X[:, 1] > 0, "yes", "no")
-y_reg = X @ np.arange(6.0)
+X, y_clf, y_reg = small_problem(80, 6, tilt=0.3)
 
 
 @pytest.mark.parametrize(

@@ -20,6 +20,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from streamlearn.persist import ModelFileError, load
+from tests.conftest import small_problem
 
 from ._profiles import record, scaled
 
@@ -37,10 +38,7 @@ def _fitted():
     )
     from streamlearn.sketch import FrequentDirections
 
-    rng = np.random.default_rng(0)
-    X = rng.normal(size=(30, 5))
-    y = np.where(X[:, 0] > 0, "yes", "no")
-    yr = X @ np.arange(5.0)
+    X, y, yr = small_problem(30, 5)
     y_pm = np.where(X[:, 1] > 0, 1, -1)
     return {
         "pa": PassiveAggressiveClassifier(C=0.5).fit(X, y),
