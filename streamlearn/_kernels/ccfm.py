@@ -41,7 +41,7 @@ import numpy as np
 
 from ._numba import njit_inline, njit_kernel
 from .linear import record_score, weighted_row
-from .losses import loss_dloss
+from .losses import loss_dloss, weighted_dloss
 
 LMO_LANCZOS = 0
 LMO_POWER = 1
@@ -471,9 +471,7 @@ def ccfm_ogd_epoch(indptr, indices, data, targets, sample_weight, C, tn_bound, l
             z = 0.5 * dense_quad(C[k], indices, data, start, end)
             if not record_score(out_scores, i, k, z):
                 return t, i
-            if sw == 0.0:
-                continue
-            g = loss_dloss(loss, targets[i, k], z, 0.0) * sw
+            g = weighted_dloss(loss, targets[i, k], z, sw)
             if g == 0.0:
                 continue
             a = -eta0 / math.sqrt(t) * 0.5 * g
