@@ -504,6 +504,14 @@ def ccfm_ogd_epoch(indptr, indices, data, targets, sample_weight, C, tn_bound, l
     return t, -1
 
 
+@njit_inline
+def _occfm_round(loss, y, z, sw, t, gamma_c, gamma_p):
+    """``(g, gamma)`` of round ``t`` of OCCFM for an example of target ``y``, score ``z`` and sample weight ``sw``: the
+    weighted loss derivative ``g = sw l'(z)`` (the example's gradient is ``g/2 xhat xhat^T``) and the step size
+    ``gamma_t = min(1, gamma_c / t^gamma_p)``."""
+    return loss_dloss(loss, y, z, 0.0) * sw, min(1.0, gamma_c / t**gamma_p)
+
+
 @njit_kernel
 def occfm_dense_epoch(
     indptr,
@@ -546,8 +554,7 @@ def occfm_dense_epoch(
                 return t, i
             if sw == 0.0:
                 continue
-            g = loss_dloss(loss, targets[i, k], z, 0.0) * sw
-            gamma = min(1.0, gamma_c / t**gamma_p)
+            g, gamma = _occfm_round(loss=loss, y=targets[i, k], z=z, sw=sw, t=t, gamma_c=gamma_c, gamma_p=gamma_p)
             # linear step on -grad F_t(C_t) = -(eta S_{t-1} + 2 C_t)
             lam = _linear_step(
                 P1=S[k], a1=-eta, P2=M[k], a2=-2.0 * scale[k], n=n, warm=q_prev[k], solver=solver, stats=stats[k]
@@ -805,8 +812,7 @@ def occfm_lowrank_epoch(
                 return t, i
             if sw == 0.0:
                 continue
-            g = loss_dloss(loss, targets[i, k], zs, 0.0) * sw
-            gamma = min(1.0, gamma_c / t**gamma_p)
+            g, gamma = _occfm_round(loss=loss, y=targets[i, k], z=zs, sw=sw, t=t, gamma_c=gamma_c, gamma_p=gamma_p)
             # linear step, exactly, in the basis: -(eta B + 2 A)
             lam = _linear_step(P1=B[k], a1=-eta, P2=A[k], a2=-2.0, n=kd, warm=u_prev[k], solver=solver, stats=stats[k])
             for r_ in range(kd):
