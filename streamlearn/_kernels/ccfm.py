@@ -41,7 +41,7 @@ import numpy as np
 
 from ._numba import njit_inline, njit_kernel
 from .linear import record_score, weighted_row
-from .losses import loss_dloss
+from .losses import loss_dloss, weighted_dloss
 
 LMO_LANCZOS = 0
 LMO_POWER = 1
@@ -471,9 +471,7 @@ def ccfm_ogd_epoch(indptr, indices, data, targets, sample_weight, C, tn_bound, l
             z = 0.5 * dense_quad(C[k], indices, data, start, end)
             if not record_score(out_scores, i, k, z):
                 return t, i
-            if sw == 0.0:
-                continue
-            g = loss_dloss(loss, targets[i, k], z, 0.0) * sw
+            g = weighted_dloss(loss, targets[i, k], z, sw)
             if g == 0.0:
                 continue
             a = -eta0 / math.sqrt(t) * 0.5 * g
@@ -504,6 +502,14 @@ def ccfm_ogd_epoch(indptr, indices, data, targets, sample_weight, C, tn_bound, l
                     Ck[s, r] = Ck[r, s]
             tn_bound[k] = np.abs(lp).sum()
     return t, -1
+
+
+@njit_inline
+def _occfm_round(loss, y, z, sw, t, gamma_c, gamma_p):
+    """``(g, gamma)`` of round ``t`` of OCCFM for an example of target ``y``, score ``z`` and sample weight ``sw``: the
+    weighted loss derivative ``g = sw l'(z)`` (the example's gradient is ``g/2 xhat xhat^T``) and the step size
+    ``gamma_t = min(1, gamma_c / t^gamma_p)``."""
+    return loss_dloss(loss, y, z, 0.0) * sw, min(1.0, gamma_c / t**gamma_p)
 
 
 @njit_kernel
@@ -548,8 +554,7 @@ def occfm_dense_epoch(
                 return t, i
             if sw == 0.0:
                 continue
-            g = loss_dloss(loss, targets[i, k], z, 0.0) * sw
-            gamma = min(1.0, gamma_c / t**gamma_p)
+            g, gamma = _occfm_round(loss=loss, y=targets[i, k], z=z, sw=sw, t=t, gamma_c=gamma_c, gamma_p=gamma_p)
             # linear step on -grad F_t(C_t) = -(eta S_{t-1} + 2 C_t)
             lam = _linear_step(
                 P1=S[k], a1=-eta, P2=M[k], a2=-2.0 * scale[k], n=n, warm=q_prev[k], solver=solver, stats=stats[k]
@@ -807,8 +812,7 @@ def occfm_lowrank_epoch(
                 return t, i
             if sw == 0.0:
                 continue
-            g = loss_dloss(loss, targets[i, k], zs, 0.0) * sw
-            gamma = min(1.0, gamma_c / t**gamma_p)
+            g, gamma = _occfm_round(loss=loss, y=targets[i, k], z=zs, sw=sw, t=t, gamma_c=gamma_c, gamma_p=gamma_p)
             # linear step, exactly, in the basis: -(eta B + 2 A)
             lam = _linear_step(P1=B[k], a1=-eta, P2=A[k], a2=-2.0, n=kd, warm=u_prev[k], solver=solver, stats=stats[k])
             for r_ in range(kd):

@@ -94,6 +94,19 @@ def cw_step(rule, m, v, phi, C, r):
     return alpha, alpha * phi / _cw_sqrt_u(alpha, v, phi)
 
 
+@njit_inline
+def cw_weighted_step(rule, y, z, v, s, phi, C, r):
+    """``(update, alpha s y, c s)``: the step of :func:`cw_step` for an example of label ``y``, score ``z``, confidence
+    ``v`` and sample weight ``s``; ``update`` is False when there is none (``v <= V_MIN``, or ``cw_step`` gives
+    ``(0, 0)``)."""
+    if v <= V_MIN:
+        return False, 0.0, 0.0
+    alpha, c = cw_step(rule, y * z, v, phi, C, r)
+    if alpha == 0.0 and c == 0.0:
+        return False, 0.0, 0.0
+    return True, alpha * s * y, c * s
+
+
 @njit_kernel
 def cw_diag_epoch(
     indptr,
@@ -142,14 +155,9 @@ def cw_diag_epoch(
             v = c2 * sigma_b[k]
             for p in range(start, end):
                 v += sigma[k, indices[p]] * data[p] * data[p]
-            if v <= V_MIN:
+            update, ay, c = cw_weighted_step(rule=rule, y=y, z=z, v=v, s=s, phi=phi, C=C, r=r)
+            if not update:
                 continue
-            alpha, c = cw_step(rule, y * z, v, phi, C, r)
-            if alpha == 0.0 and c == 0.0:
-                continue
-            alpha *= s
-            c *= s
-            ay = alpha * y
             if averaged and avg_sum is not None:  # two loops: no test per non-zero
                 late = (t - 1) * ay
                 for p in range(start, end):
@@ -229,14 +237,9 @@ def cw_full_epoch(
             v = g[d] * bias_value
             for p in range(start, end):
                 v += g[indices[p]] * data[p]
-            if v <= V_MIN:
+            update, ay, c = cw_weighted_step(rule=rule, y=y, z=z, v=v, s=s, phi=phi, C=C, r=r)
+            if not update:
                 continue
-            alpha, c = cw_step(rule, y * z, v, phi, C, r)
-            if alpha == 0.0 and c == 0.0:
-                continue
-            alpha *= s
-            c *= s
-            ay = alpha * y
             for a in range(d):
                 coef[k, a] += ay * g[a]
             intercept[k] += ay * g[d] * bias_value

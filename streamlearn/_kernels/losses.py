@@ -99,3 +99,12 @@ def loss_dloss(code, y, z, param):
     if r < -param:
         return -1.0
     return 0.0
+
+
+@njit_inline
+def weighted_dloss(code, y, z, s):
+    """``s l'(z)`` (loss parameter 0) for an example of sample weight ``s``, and 0.0 for weight 0: an example of
+    weight 0 is scored only, so a kernel skips the update when this is 0."""
+    if s == 0.0:
+        return 0.0
+    return loss_dloss(code, y, z, 0.0) * s

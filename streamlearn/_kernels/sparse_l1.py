@@ -46,7 +46,7 @@ import numpy as np
 from ._intrinsics import prefetch
 from ._numba import njit_inline, njit_kernel
 from .linear import record_score
-from .losses import loss_dloss
+from .losses import loss_dloss, weighted_dloss
 
 RULE_HARD = 0
 RULE_SOFT = 1
@@ -305,9 +305,7 @@ def ftrl_epoch(
                 acc += wj * data[p]
             if not record_score(out_scores, i, c, acc):
                 return t, i
-            if s == 0.0:
-                continue
-            g = loss_dloss(loss, targets[i, c], acc, 0.0) * s
+            g = weighted_dloss(loss, targets[i, c], acc, s)
             if g == 0.0:
                 continue
             for p in range(start, end):
