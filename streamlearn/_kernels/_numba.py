@@ -13,11 +13,21 @@ linear algebra through SciPy), about 0.15 s of CPU, a third of what a warm ``str
 before its first example. Machine code loaded from the cache needs none of that: it needs the runtime that
 manages arrays' memory, which this module initialises instead. Compiling (a cache miss, a new signature)
 still goes through numba's full refresh, so nothing changes for code that is compiled. Where numba's cache
-classes do not have the expected methods (another numba), kernels use numba's own cache unchanged, and so
-they do when the environment variable ``STREAMLEARN_NUMBA_OWN_LOAD`` is set to 1 (a safety valve, should a
+classes do not have the expected methods (another numba), kernels load with numba's own method, and so they
+do when the environment variable ``STREAMLEARN_NUMBA_OWN_LOAD`` is set to 1 (a safety valve, should a
 numba release need its refresh before a load; ``benchmarks/startup.py`` times a warm start both ways).
+
+When cached code is stale
+-------------------------
+numba keeps a kernel's cached machine code for as long as the source file that defines the kernel is
+unchanged. The helpers a kernel inlines often live in other files of this package (the losses, the CSR row
+operations), and a change to one of them would leave every kernel that inlines it running the old code from
+the cache. The kernels' cache entries are therefore also stamped with a digest of every source file of this
+package (``kernels_digest``): a change to any of them makes every kernel compile again on its next call.
 """
 
+import functools
+import hashlib
 import os
 from collections.abc import Callable
 from typing import Any
@@ -30,31 +40,62 @@ try:
 except ImportError:  # pragma: no cover - another numba's layout
     _FunctionCache = None
 
-_QUICK_LOAD_CACHE: Any = None
+
+@functools.cache
+def kernels_digest() -> bytes:
+    """SHA-256 of the names and contents of every ``.py`` file of this package, read once per process.
+
+    >>> len(kernels_digest())
+    32
+    """
+    h = hashlib.sha256()
+    here = os.path.dirname(os.path.abspath(__file__))
+    for name in sorted(os.listdir(here)):
+        if name.endswith(".py"):
+            with open(os.path.join(here, name), "rb") as f:
+                h.update(name.encode() + b"\0" + hashlib.sha256(f.read()).digest())
+    return h.digest()
+
+
+_CACHE: Any = None
+if _FunctionCache is not None:
+
+    class _PackageStampedCache(_FunctionCache):
+        """numba's function cache, its entries stamped with the digest of the whole package too (see the
+        module): where numba's layout differs, numba's own stamp is left as it is."""
+
+        def __init__(self, py_func: Any) -> None:
+            super().__init__(py_func)
+            index = getattr(self, "_cache_file", None)
+            if index is not None and hasattr(index, "_source_stamp"):
+                index._source_stamp = (index._source_stamp, kernels_digest())
+
+    _CACHE = _PackageStampedCache
+
 if (
-    os.environ.get("STREAMLEARN_NUMBA_OWN_LOAD", "0") in ("", "0")
-    and _FunctionCache is not None
+    _CACHE is not None
+    and os.environ.get("STREAMLEARN_NUMBA_OWN_LOAD", "0") in ("", "0")
     and callable(getattr(_FunctionCache, "_load_overload", None))
     and callable(getattr(_FunctionCache, "_guard_against_spurious_io_errors", None))
     and callable(getattr(_rtsys, "initialize", None))
 ):
 
-    class _LoadOnlyWhatRunsCache(_FunctionCache):
-        """numba's function cache, minus the code generator's refresh before a load (see the module)."""
+    class _LoadOnlyWhatRunsCache(_CACHE):
+        """The stamped cache, minus the code generator's refresh before a load (see the module)."""
 
         def load_overload(self, sig, target_context):
             _rtsys.initialize(target_context)
             with self._guard_against_spurious_io_errors():
                 return self._load_overload(sig, target_context)
 
-    _QUICK_LOAD_CACHE = _LoadOnlyWhatRunsCache
+    _CACHE = _LoadOnlyWhatRunsCache
 
 
 def _jit(**flags: Any) -> Callable[[Callable[..., Any]], Any]:
     def decorate(func: Callable[..., Any]) -> Any:
         dispatcher = numba.njit(cache=True, nogil=True, fastmath=False, **flags)(func)
-        if _QUICK_LOAD_CACHE is not None:
-            dispatcher._cache = _QUICK_LOAD_CACHE(dispatcher.py_func)
+        if _CACHE is not None:
+            dispatcher._cache = _CACHE(dispatcher.py_func)
         return dispatcher
 
     return decorate
