@@ -43,17 +43,21 @@ except ImportError:  # pragma: no cover - another numba's layout
 
 @functools.cache
 def kernels_digest() -> bytes:
-    """SHA-256 of the names and contents of every ``.py`` file of this package, read once per process.
+    """SHA-256 of the names and contents of every ``.py`` file of this package, read once per process (empty
+    where the sources cannot be listed, e.g. from a zip archive: numba's own stamp then stands alone).
 
     >>> len(kernels_digest())
     32
     """
     h = hashlib.sha256()
     here = os.path.dirname(os.path.abspath(__file__))
-    for name in sorted(os.listdir(here)):
-        if name.endswith(".py"):
-            with open(os.path.join(here, name), "rb") as f:
-                h.update(name.encode() + b"\0" + hashlib.sha256(f.read()).digest())
+    try:
+        for name in sorted(os.listdir(here)):
+            if name.endswith(".py"):
+                with open(os.path.join(here, name), "rb") as f:
+                    h.update(name.encode() + b"\0" + hashlib.sha256(f.read()).digest())
+    except OSError:
+        return b""
     return h.digest()
 
 
