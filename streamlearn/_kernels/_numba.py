@@ -35,7 +35,9 @@ from typing import Any
 import numba
 
 try:
+    from numba.core.caching import CompileResultCacheImpl as _CacheImpl
     from numba.core.caching import FunctionCache as _FunctionCache
+    from numba.core.caching import UserWideCacheLocator as _UserWideLocator
     from numba.core.runtime.nrt import rtsys as _rtsys
 except ImportError:  # pragma: no cover - another numba's layout
     _FunctionCache = None
@@ -61,12 +63,57 @@ def kernels_digest() -> bytes:
     return h.digest()
 
 
+@functools.cache
+def private_temp_cache_dir() -> str | None:
+    """``<temp dir>/streamlearn-numba-<user id>``, created readable and writable by this user only; None where
+    it cannot be created or is not a directory that only this user can write to.
+
+    >>> d = private_temp_cache_dir()
+    >>> d is None or os.path.isdir(d)
+    True
+    """
+    import stat
+    import tempfile
+
+    getuid = getattr(os, "getuid", None)
+    path = os.path.join(tempfile.gettempdir(), f"streamlearn-numba-{getuid() if getuid else 'user'}")
+    try:
+        os.makedirs(path, mode=0o700, exist_ok=True)
+        st = os.lstat(path)
+    except OSError:
+        return None
+    if not stat.S_ISDIR(st.st_mode) or (getuid is not None and (st.st_uid != getuid() or st.st_mode & 0o022)):
+        return None  # a link, or a folder someone else owns or may write to: its cached code is not trusted
+    return path
+
+
 _CACHE: Any = None
 if _FunctionCache is not None:
 
+    class _TempDirLocator(_UserWideLocator):
+        """The last place to cache in, after numba's own (``NUMBA_CACHE_DIR``, the package's ``__pycache__``,
+        the user's cache folder): ``private_temp_cache_dir()``. Without it, a read-only installation run by a
+        user with no writable home (a container with a read-only file system) could not import the kernels."""
+
+        def __init__(self, py_func: Any, py_file: str) -> None:
+            super().__init__(py_func, py_file)
+            self._cache_path = os.path.join(str(private_temp_cache_dir()), self.get_suitable_cache_subpath(py_file))
+
+        @classmethod
+        def from_function(cls, py_func: Any, py_file: str) -> Any:
+            if private_temp_cache_dir() is None:
+                return None
+            return super().from_function(py_func, py_file)
+
+    class _Impl(_CacheImpl):
+        _locator_classes = [*_CacheImpl._locator_classes, _TempDirLocator]
+
     class _PackageStampedCache(_FunctionCache):
         """numba's function cache, its entries stamped with the digest of the whole package too (see the
-        module): where numba's layout differs, numba's own stamp is left as it is."""
+        module): where numba's layout differs, numba's own stamp is left as it is. Cached in numba's places
+        or, when none of them can be written, in a private folder of the temporary directory."""
+
+        _impl_class = _Impl
 
         def __init__(self, py_func: Any) -> None:
             super().__init__(py_func)
@@ -97,9 +144,14 @@ if (
 
 def _jit(**flags: Any) -> Callable[[Callable[..., Any]], Any]:
     def decorate(func: Callable[..., Any]) -> Any:
-        dispatcher = numba.njit(cache=True, nogil=True, fastmath=False, **flags)(func)
-        if _CACHE is not None:
-            dispatcher._cache = _CACHE(dispatcher.py_func)
+        if _CACHE is None:  # another numba's layout: its own cache
+            return numba.njit(cache=True, nogil=True, fastmath=False, **flags)(func)
+        dispatcher = numba.njit(cache=False, nogil=True, fastmath=False, **flags)(func)
+        try:
+            cache = _CACHE(dispatcher.py_func)
+        except RuntimeError:  # nowhere to cache (no writable folder at all): compiled in each process
+            return dispatcher
+        dispatcher._cache = cache
         return dispatcher
 
     return decorate
