@@ -24,7 +24,7 @@ from collections import namedtuple
 
 import numpy as np
 
-from ._numba import njit_inline, njit_kernel
+from ._numba import njit_kernel
 from .fd import block_matvec, fd_append_csr_row, fd_shrink
 from .linear import record_score, sparse_row_dot
 from .losses import loss_dloss
@@ -77,7 +77,7 @@ def _slab_tau(wk, indices, data, st, en, C):
     return _tau(z, C)
 
 
-@njit_inline
+@njit_kernel
 def row_outcome(out, i, k, z, sw, targets, loss, xx):
     """Record output k's score ``z`` of example i and weigh its loss derivative: returns ``(go, dl, learned)``.
 
