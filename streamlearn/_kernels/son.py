@@ -20,6 +20,7 @@ that subtracted a rounding-level delta), the pseudo-inverse is used:
 """
 
 import math
+from collections import namedtuple
 
 import numpy as np
 
@@ -44,6 +45,19 @@ PERP_TOL = 1.0e-9
 #: (the direct difference has lost too many digits)
 CANCEL_TOL = 1.0e-6
 
+#: The arrays of the model that the SON kernels update in place, one entry per output (K outputs, d features,
+#: ``cap`` buffer rows): ``w`` (K, d) pending points, ``buf`` (K, cap, d) sketch rows, ``gram`` (K, cap, cap)
+#: their Gram matrix, ``sc`` (K, cap) row scales, ``aux`` (K, cap) Oja's eigenvalues, ``n_rows`` (K,) int64 rows
+#: in use, ``alpha`` (K,) the alpha of ``H = B^T B + alpha I``.
+SonState = namedtuple("SonState", ["w", "buf", "gram", "sc", "aux", "n_rows", "alpha"])
+#: The Newton step's settings: ``loss`` code (losses.py), slab radius ``C``, ``mu`` and ``eta`` (eta_t = eta / t),
+#: ``slab_current`` (bool, see ``son_epoch``).
+SonStep = namedtuple("SonStep", ["loss", "C", "mu", "eta", "slab_current"])
+#: The sketch's settings: ``kind`` (``SKETCH_*``), the FD family's ``keep`` rows and ``n_shrink`` (how many of
+#: them a shrink touches, fd.py), RP's hash ``seed`` (uint64) and row distribution ``rp_dist`` (rp.py), Oja's
+#: step constant ``oja_c``.
+SonSketch = namedtuple("SonSketch", ["kind", "keep", "n_shrink", "seed", "rp_dist", "oja_c"])
+
 
 @njit_kernel
 def _tau(z, C):
@@ -61,6 +75,22 @@ def _slab_tau(wk, indices, data, st, en, C):
     for p in range(st, en):
         z += wk[indices[p]] * data[p]
     return _tau(z, C)
+
+
+@njit_kernel
+def row_outcome(out, i, k, z, sw, targets, loss, xx):
+    """Record output k's score ``z`` of example i and weigh its loss derivative: returns ``(go, dl, learned)``.
+
+    ``go`` is -1 when the score is not finite (the pass stops at example i), 0 when the example has weight 0
+    (nothing is learned from it nor projected onto its slab), 1 otherwise; ``dl = sw_i l'(z, y_ik)`` and
+    ``learned``: the gradient ``dl x`` is not zero (``xx = x.x``).
+    """
+    if not record_score(out, i, k, z):
+        return -1, 0.0, False
+    if sw[i] == 0.0:
+        return 0, 0.0, False
+    dl = sw[i] * loss_dloss(loss, targets[i, k], z, 0.0)
+    return 1, dl, dl != 0.0 and xx != 0.0
 
 
 # ------------------------------------------------------------------------------------------------ AdaGrad
@@ -452,42 +482,17 @@ def _son_project(wk, bk, gk, sk, r, al, x, tau, xx, in_span, dirv):
 
 
 @njit_kernel
-def son_epoch(
-    indptr,
-    indices,
-    data,
-    targets,
-    sw,
-    w,
-    buf,
-    gram,
-    sc,
-    aux,
-    n_rows,
-    alpha,
-    t,
-    sketch,
-    keep,
-    n_shrink,
-    loss,
-    C,
-    mu,
-    eta,
-    seed,
-    rp_dist,
-    oja_c,
-    slab_current,
-    out,
-):
+def son_epoch(indptr, indices, data, targets, sample_weight, state, t, step, sketch, out):
     """Sketched online Newton step over one CSR chunk (module docstring), K outputs.
 
-    ``slab_current``: Alg. 6 as printed (K_t): no projection before predicting; the updated u is projected
-    onto the current example's slab with the post-update H.
-
-    ``w`` (K, d) pending points; ``buf`` (K, cap, d); ``gram`` (K, cap, cap); ``sc`` (K, cap); ``aux`` (K, cap)
-    (Oja's lam); ``n_rows`` (K,) int64 rows in use; ``alpha`` (K,). Returns ``(t, bad)`` with ``bad`` the
-    first example with a non-finite score (or -1).
+    ``state`` (a ``SonState``) is updated in place, ``step`` a ``SonStep``, ``sketch`` a ``SonSketch``.
+    ``step.slab_current``: Alg. 6 as printed (K_t): no projection before predicting; the updated u is projected
+    onto the current example's slab with the post-update H. Returns ``(t, bad)`` with ``bad`` the first example
+    with a non-finite score (or -1).
     """
+    w, buf, gram, sc, aux, n_rows, alpha = state
+    loss, C, mu, eta, slab_current = step
+    kind, keep, n_shrink, seed, rp_dist, oja_c = sketch
     n = indptr.shape[0] - 1
     K = w.shape[0]
     d = w.shape[1]
@@ -524,26 +529,25 @@ def son_epoch(
             if tau != 0.0 and xx > 0.0:
                 _son_project(wk=w[k], bk=bk, gk=gk, sk=sk, r=r, al=al, x=x, tau=tau, xx=xx, in_span=nospan, dirv=dirv)
                 z -= tau  # = +-C: the exact score of the projected point (w.x is within rounding of it)
-            if not record_score(out, i, k, z):
+            go, dl, learned = row_outcome(out=out, i=i, k=k, z=z, sw=sample_weight, targets=targets, loss=loss, xx=xx)
+            if go < 0:
                 return t, i
-            if sw[i] == 0.0:
+            if go == 0:
                 continue
-            dl = sw[i] * loss_dloss(loss, targets[i, k], z, 0.0)
-            learned = dl != 0.0 and xx != 0.0
             in_span = False  # x_t in B's row space: FD family, its row appended, no shrink
             if learned:  # ---- sketch update with the row a = sqrt(mu + eta_t) g
                 ca = math.sqrt(mu + eta_t) * dl
                 for p in range(nnz):
                     gdata[p] = ca * data[st + p]
-                if sketch == SKETCH_FD or sketch == SKETCH_PFD or sketch == SKETCH_RFD:
+                if kind == SKETCH_FD or kind == SKETCH_PFD or kind == SKETCH_RFD:
                     r = fd_append_csr_row(bk, gk, r, indices[st:en], gdata[:nnz])
                     in_span = r != cap
                     if not in_span:
                         r, delta = fd_shrink(bk, gk, r, keep, n_shrink, work)
                         _clear_unused(bk, gk, r)
-                        if sketch == SKETCH_RFD:
+                        if kind == SKETCH_RFD:
                             al += 0.5 * delta
-                elif sketch == SKETCH_RP:
+                elif kind == SKETCH_RP:
                     rp_row_vector(seed, t - 1, rp_dist, rvec[:r])
                     # q = S a (old S); G += r q^T + q r^T + |a|^2 r r^T
                     aa = 0.0

@@ -36,11 +36,19 @@ import numpy as np
 
 from ._numba import njit_inline, njit_kernel
 from .fd import block_copy, block_matvec, fd_rotation
-from .linear import record_score
-from .losses import loss_dloss
 from .oja import REORTH_EVERY, _oja_gamma, _oja_orthonormalise
 from .rp import rp_row_vector
-from .son import CANCEL_TOL, SKETCH_RFD, _clear_unused, _small_matrix, _small_solve, _split_step, _tau, _use_pinv
+from .son import (
+    CANCEL_TOL,
+    SKETCH_RFD,
+    _clear_unused,
+    _small_matrix,
+    _small_solve,
+    _split_step,
+    _tau,
+    _use_pinv,
+    row_outcome,
+)
 
 
 # ------------------------------------------------------------------------------------------ small algebra
@@ -148,6 +156,13 @@ def _solver(gram, sc, n, diag, v):
     """:func:`_h_step`'s ``sol`` for one output: its Gram matrix, scales, ``diag`` flag and dense part ``v``, with
     work arrays for up to ``n`` buffer rows (the Cholesky factor ``L``, the solutions ``z1``, ``z2``)."""
     return (gram, sc, np.zeros((n, n)), np.zeros(n), np.zeros(n), diag, v)
+
+
+@njit_inline
+def _h_modes():
+    """:func:`_h_step`'s flags ``(nospan, newton, nonewton)``: x not known to lie in B's row space, and its two
+    modes (typed booleans: a literal would compile ``_h_step`` once more)."""
+    return np.bool_(False), np.bool_(True), np.bool_(False)
 
 
 @njit_kernel
@@ -329,39 +344,19 @@ def _fd_border(T, gram, r, q, bx, ca, sq):
 
 
 @njit_kernel
-def son_fd_lazy(
-    indptr,
-    indices,
-    data,
-    targets,
-    sw,
-    w,
-    buf,
-    gram,
-    n_rows,
-    alpha,
-    t,
-    sketch,
-    keep,
-    n_shrink,
-    loss,
-    C,
-    mu,
-    eta,
-    max_sp,
-    mat_factor,
-    slab_current,
-    out,
-):
+def son_fd_lazy(indptr, indices, data, targets, sample_weight, state, t, step, sketch, out, max_sp, mat_factor):
     """FD / PFD / RFD sketched online Newton step in the lazy sparse form (module docstring), K outputs.
 
-    Same arrays and result as ``son.son_epoch`` for these sketches. ``max_sp`` sparse rows at most between
-    materialisations; ``mat_factor`` weighs the lazy form's extra work against a materialisation.
-    ``slab_current``: instead of projecting onto the next example's slab before predicting it (Alg. 3, the
+    Same arguments (``state``, ``step``, ``sketch``) and result as ``son.son_epoch`` for these sketches. ``max_sp``
+    sparse rows at most between materialisations; ``mat_factor`` weighs the lazy form's extra work against a
+    materialisation. ``step.slab_current``: instead of projecting onto the next example's slab before predicting it (Alg. 3, the
     default), project the updated u onto the current example's slab with the post-update H (Alg. 6 as
     printed, K_t; the score is then the unclipped w.x). Returns
     ``(t, bad, n_materialisations)`` (mid-chunk ones, summed over the outputs).
     """
+    w, buf, gram, _, _, n_rows, alpha = state
+    loss, C, mu, eta, slab_current = step
+    kind, keep, n_shrink = sketch.kind, sketch.keep, sketch.n_shrink
     n = indptr.shape[0] - 1
     K = w.shape[0]
     d = w.shape[1]
@@ -369,9 +364,7 @@ def son_fd_lazy(
     qmax = cap + max_sp
     sc = np.ones(cap)
     first_bad = -1
-    nospan = np.bool_(False)  # x not known to lie in B's row space
-    newton = np.bool_(True)  # the two modes of _h_step
-    nonewton = np.bool_(False)
+    nospan, newton, nonewton = _h_modes()
     diag = np.bool_(False)
     n_mat = 0
     for k in range(K):
@@ -430,13 +423,12 @@ def son_fd_lazy(
                 )
                 _add_rmatvec(T, r, q, coef, f, e)
                 z -= tau
-            if not record_score(out, i, k, z):
+            go, dl, learned = row_outcome(out=out, i=i, k=k, z=z, sw=sample_weight, targets=targets, loss=loss, xx=xx)
+            if go < 0:
                 bad = i
                 break
-            if sw[i] == 0.0:
+            if go == 0:
                 continue
-            dl = sw[i] * loss_dloss(loss, targets[i, k], z, 0.0)
-            learned = dl != 0.0 and xx != 0.0
             shrunk = False
             if learned:  # ---- append the sparse row a = ca x to the basis and the buffer
                 ca = math.sqrt(mu + eta / (t + i + 1)) * dl
@@ -458,7 +450,7 @@ def son_fd_lazy(
                             gk[a, b] = new_gram[a, b]
                     r = kk
                     nchol = np.int64(0)
-                    if sketch == SKETCH_RFD:
+                    if kind == SKETCH_RFD:
                         al += 0.5 * delta
                 # ---- u = w - H^{-1} g with the new H
                 block_matvec(T, r, q, bxb, bx)
@@ -590,41 +582,20 @@ def _oja_reorthonormalise(Zt, L):
 
 
 @njit_kernel
-def son_oja_lazy(
-    indptr,
-    indices,
-    data,
-    targets,
-    sw,
-    w,
-    buf,
-    gram,
-    sc,
-    aux,
-    n_rows,
-    alpha,
-    t,
-    loss,
-    C,
-    mu,
-    eta,
-    oja_c,
-    max_cond,
-    slab_current,
-    out,
-):
+def son_oja_lazy(indptr, indices, data, targets, sample_weight, state, t, step, sketch, out, max_cond):
     """Oja sketched online Newton step in the lazy sparse form (module docstring), K outputs.
 
-    Same arrays and result as ``son.son_epoch`` with ``sketch = SKETCH_OJA``. ``max_cond``: V is materialised
+    Same arrays and result as ``son.son_epoch`` with ``sketch.kind = SKETCH_OJA``. ``max_cond``: V is materialised
     when ``max|F| max|F^{-1}|`` exceeds it (and every ``REORTH_EVERY`` rows). ``slab_current`` as in
     ``son_fd_lazy``. Returns ``(t, bad, n_materialisations)``.
     """
+    w, buf, gram, sc, aux, n_rows, alpha = state
+    loss, C, mu, eta, slab_current = step
+    oja_c = sketch.oja_c
     n = indptr.shape[0] - 1
     K = w.shape[0]
     first_bad = -1
-    nospan = np.bool_(False)  # x not known to lie in B's row space
-    newton = np.bool_(True)  # the two modes of _h_step
-    nonewton = np.bool_(False)
+    nospan, newton, nonewton = _h_modes()
     diag = np.bool_(True)
     nchol = np.int64(0)  # no Cholesky factor kept between solves
     n_mat = 0
@@ -670,13 +641,12 @@ def son_oja_lazy(
                 )
                 _oja_add_bt(F, sk, r, coef, f, b)
                 z -= tau
-            if not record_score(out, i, k, z):
+            go, dl, learned = row_outcome(out=out, i=i, k=k, z=z, sw=sample_weight, targets=targets, loss=loss, xx=xx)
+            if go < 0:
                 bad = i
                 break
-            if sw[i] == 0.0:
+            if go == 0:
                 continue
-            dl = sw[i] * loss_dloss(loss, targets[i, k], z, 0.0)
-            learned = dl != 0.0 and xx != 0.0
             if learned:  # ---- Oja's update with the row a = ca x, through the factor F
                 ca = math.sqrt(mu + eta / ti) * dl
                 aa = _scaled_sqnorm(ca, data, st, en)
@@ -757,38 +727,19 @@ def _rp_gram_update(gram, rvec, bx, r, ca, aa):
 
 
 @njit_kernel
-def son_rp_lazy(
-    indptr,
-    indices,
-    data,
-    targets,
-    sw,
-    w,
-    buf,
-    gram,
-    n_rows,
-    alpha,
-    t,
-    loss,
-    C,
-    mu,
-    eta,
-    seed,
-    rp_dist,
-    slab_current,
-    out,
-):
+def son_rp_lazy(indptr, indices, data, targets, sample_weight, state, t, step, sketch, out):
     """RP sketched online Newton step in the lazy sparse form, K outputs: ``w = v + S^T c`` with S updated in
     place by its sparse rank-one rows (no materialisation needed), O(ell nnz + ell^3) per example (the Gram
     matrix changes by rank two, so it is refactored each time). Same arrays and result as ``son.son_epoch``
-    with ``sketch = SKETCH_RP``. ``slab_current`` as in ``son_fd_lazy``. Returns ``(t, bad, 0)``."""
+    with ``sketch.kind = SKETCH_RP``. ``slab_current`` as in ``son_fd_lazy``. Returns ``(t, bad, 0)``."""
+    w, buf, gram, _, _, n_rows, alpha = state
+    loss, C, mu, eta, slab_current = step
+    seed, rp_dist = sketch.seed, sketch.rp_dist
     n = indptr.shape[0] - 1
     K = w.shape[0]
     d = w.shape[1]
     first_bad = -1
-    nospan = np.bool_(False)  # x not known to lie in B's row space
-    newton = np.bool_(True)  # the two modes of _h_step
-    nonewton = np.bool_(False)
+    nospan, newton, nonewton = _h_modes()
     diag = np.bool_(False)
     nchol = np.int64(0)  # no Cholesky factor kept between solves
     for k in range(K):
@@ -818,13 +769,12 @@ def son_rp_lazy(
                 for a in range(r):  # w += f S^T coef
                     c[a] += f * coef[a]
                 z -= tau
-            if not record_score(out, i, k, z):
+            go, dl, learned = row_outcome(out=out, i=i, k=k, z=z, sw=sample_weight, targets=targets, loss=loss, xx=xx)
+            if go < 0:
                 bad = i
                 break
-            if sw[i] == 0.0:
+            if go == 0:
                 continue
-            dl = sw[i] * loss_dloss(loss, targets[i, k], z, 0.0)
-            learned = dl != 0.0 and xx != 0.0
             if learned:  # ---- S += r a^T with a = ca x (sparse), its Gram matrix by rank two
                 ca = math.sqrt(mu + eta / ti) * dl
                 rp_row_vector(seed, ti - 1, rp_dist, rvec)

@@ -22,7 +22,7 @@ from .._params import keyword_init
 from ..base import BaseOnlineLinear, OnlineClassifierMixin
 from ..losses import loss_code
 from .._mixing import MixableMixin, merge_sketch_increments, mixed_count, weighted_average
-from .._validation import csr_args
+from .._validation import chunk_args, csr_args
 
 __all__ = ["AdaGrad", "OnlineNewtonStep", "SketchedOnlineNewton", "FULL_ON_MAX_FEATURES"]
 
@@ -478,62 +478,47 @@ class SketchedOnlineNewton(MixableMixin, _SecondOrder):
         if bad >= 0:
             self._raise_diverged(bad, "alpha0", verb="Raise")
 
-    def _kernel_args(self, X, targets, sw, out):
-        """The keyword arguments every SON kernel takes: the chunk, the state, the loss and step sizes."""
-        return dict(
-            **csr_args(X),
-            targets=targets,
-            sw=sw,
+    def _kernel_args(self, X, targets, sw, out, keep, n_shrink):
+        """The arguments every SON kernel takes: the chunk, the state, the Newton step's and the sketch's settings."""
+        state = _k.SonState(
             w=self.coef_,
             buf=self._state_buf,
             gram=self._state_gram,
+            sc=self._state_sc,
+            aux=self._state_aux,
             n_rows=self._state_n_rows,
             alpha=self._state_alpha,
-            t=self.t_,
+        )
+        step = _k.SonStep(
             loss=loss_code(self.loss),
             C=float(self.C),
             mu=self._mu(),
             eta=float(self.eta),
             slab_current=self._slab_is_current(),
-            out=out,
         )
-
-    def _run_kernel(self, X, targets, sw, out, keep, n_shrink):
-        if not getattr(self, "_lazy_kernel", True):
-            t, bad = self._dense_pass(X, targets, sw, out, keep, n_shrink)
-            return t, bad, 0
-        args = self._kernel_args(X, targets, sw, out)
-        if self.sketch == "oja":
-            return _kl.son_oja_lazy(
-                **args,
-                sc=self._state_sc,
-                aux=self._state_aux,
-                oja_c=float(self.oja_learning_rate),
-                max_cond=_kl.OJA_FACTOR_COND,
-            )
-        if self.sketch == "rp":
-            return _kl.son_rp_lazy(**args, seed=self._state_seed[0], rp_dist=0)
-        return _kl.son_fd_lazy(
-            **args,
-            sketch=_SKETCHES[self.sketch],
-            keep=keep,
-            n_shrink=n_shrink,
-            max_sp=_LAZY_MAX_SPARSE_ROWS,
-            mat_factor=_LAZY_MAT_FACTOR,
-        )
-
-    def _dense_pass(self, X, targets, sw, out, keep, n_shrink):
-        return _k.son_epoch(
-            **self._kernel_args(X, targets, sw, out),
-            sc=self._state_sc,
-            aux=self._state_aux,
-            sketch=_SKETCHES[self.sketch],
+        sketch = _k.SonSketch(
+            kind=_SKETCHES[self.sketch],
             keep=keep,
             n_shrink=n_shrink,
             seed=self._state_seed[0],
             rp_dist=0,
             oja_c=float(self.oja_learning_rate),
         )
+        return dict(**chunk_args(X, targets, sw), state=state, t=self.t_, step=step, sketch=sketch, out=out)
+
+    def _run_kernel(self, X, targets, sw, out, keep, n_shrink):
+        if not getattr(self, "_lazy_kernel", True):
+            t, bad = self._dense_pass(X, targets, sw, out, keep, n_shrink)
+            return t, bad, 0
+        args = self._kernel_args(X, targets, sw, out, keep, n_shrink)
+        if self.sketch == "oja":
+            return _kl.son_oja_lazy(**args, max_cond=_kl.OJA_FACTOR_COND)
+        if self.sketch == "rp":
+            return _kl.son_rp_lazy(**args)
+        return _kl.son_fd_lazy(**args, max_sp=_LAZY_MAX_SPARSE_ROWS, mat_factor=_LAZY_MAT_FACTOR)
+
+    def _dense_pass(self, X, targets, sw, out, keep, n_shrink):
+        return _k.son_epoch(**self._kernel_args(X, targets, sw, out, keep, n_shrink))
 
     # parameter mixing (streamlearn.distributed.fit_mixing)
     mixing_description = (
