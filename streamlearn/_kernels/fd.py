@@ -164,7 +164,7 @@ def fd_shrink(buf, gram, n_rows, keep, n_shrink, work):
         indptr=empty_i,
         indices=empty_i,
         data=empty_f,
-        first_pending=0,
+        first_pending=np.int64(0),
         keep=keep,
         n_shrink=n_shrink,
         work=work,
