@@ -121,6 +121,25 @@ if _FunctionCache is not None:
             if index is not None and hasattr(index, "_source_stamp"):
                 index._source_stamp = (index._source_stamp, kernels_digest())
 
+        def load_overload(self, sig: Any, target_context: Any) -> Any:
+            try:
+                return self._load_cached(sig, target_context)
+            except Exception:  # a damaged or unreadable cache file is a miss: compiled again, the file rewritten
+                return None
+
+        def _load_cached(self, sig: Any, target_context: Any) -> Any:
+            return super().load_overload(sig, target_context)
+
+        def save_overload(self, sig: Any, data: Any) -> None:
+            try:
+                super().save_overload(sig, data)
+            except Exception:  # a damaged index (started afresh) or nowhere to write (a full disk)
+                try:
+                    self._cache_file.flush()
+                    super().save_overload(sig, data)
+                except Exception:  # the compiled code runs all the same; only the next process compiles again
+                    pass
+
     _CACHE = _PackageStampedCache
 
 if (
@@ -134,7 +153,7 @@ if (
     class _LoadOnlyWhatRunsCache(_CACHE):
         """The stamped cache, minus the code generator's refresh before a load (see the module)."""
 
-        def load_overload(self, sig, target_context):
+        def _load_cached(self, sig, target_context):
             _rtsys.initialize(target_context)
             with self._guard_against_spurious_io_errors():
                 return self._load_overload(sig, target_context)

@@ -5,6 +5,8 @@ file and the helper it inlines in another, and runs the kernel in fresh interpre
 
 * once a helper the kernel inlines from another file has changed, the kernel's cached code is not reused
   (numba alone checks only the file that defines the kernel), with numba's own cache load and with ours;
+* a damaged cache file is a miss (compiled again and rewritten), and a cache that cannot be written only costs
+  a compilation in each process;
 * with no writable place of numba's own (the package's ``__pycache__`` and the user's cache folder cannot be
   created), the kernels still import and run, and their code is cached in a private temporary folder.
 """
@@ -105,3 +107,24 @@ def test_a_temporary_folder_others_may_write_to_is_not_used(tmp_path):
     assert _probe(tmp_path / "src", **env)[:3] == (2.0, False, "")  # compiled in memory, cached nowhere
     assert _probe(tmp_path / "src", **env)[:3] == (2.0, False, "")
     assert list(shared.iterdir()) == []
+
+
+@pytest.mark.parametrize("damage", ["index", "data"])
+def test_a_damaged_cache_file_is_compiled_again_and_rewritten(tmp_path, damage):
+    kernels = _package(tmp_path)
+    assert _probe(tmp_path)[:2] == (2.0, False)
+    suffix = ".nbi" if damage == "index" else ".nbc"
+    (cached,) = (kernels / "__pycache__").glob(f"probe.*{suffix}")
+    cached.write_bytes(cached.read_bytes()[:20])  # cut short, as by a crash or a full disk
+    assert _probe(tmp_path)[:2] == (2.0, False)  # a miss, not a traceback
+    assert _probe(tmp_path)[:2] == (2.0, True)  # the file was rewritten
+
+
+def test_a_cache_that_cannot_be_written_does_not_stop_the_kernel(tmp_path):
+    kernels = _package(tmp_path)
+    assert _probe(tmp_path)[:2] == (2.0, False)
+    (index,) = (kernels / "__pycache__").glob("probe.*.nbi")
+    index.unlink()
+    index.mkdir()  # the index can be neither read nor replaced
+    assert _probe(tmp_path)[:3] == (2.0, False, "")  # compiled in memory, nothing saved
+    assert _probe(tmp_path)[:3] == (2.0, False, "")
