@@ -166,6 +166,8 @@ def _jit(**flags: Any) -> Callable[[Callable[..., Any]], Any]:
         if _CACHE is None:  # another numba's layout: its own cache
             return numba.njit(cache=True, nogil=True, fastmath=False, **flags)(func)
         dispatcher = numba.njit(cache=False, nogil=True, fastmath=False, **flags)(func)
+        if not hasattr(dispatcher, "py_func"):  # NUMBA_DISABLE_JIT=1: the plain Python function
+            return dispatcher
         try:
             cache = _CACHE(dispatcher.py_func)
         except RuntimeError:  # nowhere to cache (no writable folder at all): compiled in each process
