@@ -8,6 +8,7 @@ test suite under the small, deterministic profile. Writes ``benchmarks/results/f
 Run: ``OPENBLAS_NUM_THREADS=1 .venv/bin/python benchmarks/fuzz.py`` (a few minutes).
 """
 
+import argparse
 import json
 import os
 import platform
@@ -140,4 +141,5 @@ def main():
 
 
 if __name__ == "__main__":
+    argparse.ArgumentParser(description=__doc__.split("\n\n")[0]).parse_args()  # (no options: --help)
     sys.exit(main())

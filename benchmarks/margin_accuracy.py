@@ -12,6 +12,7 @@ rows that loads the numba cache); the machine is shared, so compare rows of the 
 Target: AROW >= PA-I in test accuracy.
 """
 
+import argparse
 import time
 
 import numpy as np
@@ -95,4 +96,5 @@ def main():
 
 
 if __name__ == "__main__":
+    argparse.ArgumentParser(description=__doc__.split("\n\n")[0]).parse_args()  # (no options: --help)
     main()
