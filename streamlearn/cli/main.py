@@ -240,18 +240,13 @@ def _interrupt_again_hook(default):
 def _forget_caught_interrupt():
     """The command caught the Ctrl-C and stops with 130: make CPython forget that it once saw it escape.
 
-    CPython (3.11) notes a KeyboardInterrupt that escapes code run from a string (``exec("...")``, which
+    CPython notes a KeyboardInterrupt that escapes code run from a string (``exec("...")``, which
     ``dataclasses`` runs for every class it builds, and ``scipy.sparse`` while it imports) in a process-wide
     flag, even when the interrupt is caught further up; run as ``python -m streamlearn``, the process then ends
-    by SIGINT at exit instead of with its exit code. Where that flag cannot be found (other Python versions),
-    nothing is done.
+    by SIGINT at exit instead of with its exit code. Running code from a string starts by clearing that flag,
+    and a run that completes leaves it clear: one empty ``exec`` does it, on every CPython version.
     """
-    try:
-        import ctypes
-
-        ctypes.c_int.in_dll(ctypes.pythonapi, "_Py_UnhandledKeyboardInterrupt").value = 0
-    except (ImportError, AttributeError, ValueError, OSError):
-        pass
+    exec("", {})
 
 
 def _error(msg):
