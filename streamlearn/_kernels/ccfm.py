@@ -41,7 +41,7 @@ import numpy as np
 
 from ._numba import njit_inline, njit_kernel
 from .linear import record_score, weighted_row
-from .losses import loss_dloss, weighted_dloss
+from .losses import weighted_dloss
 
 LMO_LANCZOS = 0
 LMO_POWER = 1
@@ -509,7 +509,7 @@ def _occfm_round(loss, y, z, sw, t, gamma_c, gamma_p):
     """``(g, gamma)`` of round ``t`` of OCCFM for an example of target ``y``, score ``z`` and sample weight ``sw``: the
     weighted loss derivative ``g = sw l'(z)`` (the example's gradient is ``g/2 xhat xhat^T``) and the step size
     ``gamma_t = min(1, gamma_c / t^gamma_p)``."""
-    return loss_dloss(loss, y, z, 0.0) * sw, min(1.0, gamma_c / t**gamma_p)
+    return weighted_dloss(loss, y, z, sw), min(1.0, gamma_c / t**gamma_p)
 
 
 @njit_kernel

@@ -27,7 +27,7 @@ import numpy as np
 from ._numba import njit_kernel
 from .fd import block_matvec, fd_append_csr_row, fd_shrink
 from .linear import record_score, sparse_row_dot
-from .losses import loss_dloss
+from .losses import loss_dloss, weighted_dloss
 from .oja import REORTH_EVERY, _oja_gamma, _oja_orthonormalise, oja_reorthonormalise
 from .rp import rp_row_vector
 
@@ -89,7 +89,7 @@ def row_outcome(out, i, k, z, sw, targets, loss, xx):
         return -1, 0.0, False
     if sw[i] == 0.0:
         return 0, 0.0, False
-    dl = sw[i] * loss_dloss(loss, targets[i, k], z, 0.0)
+    dl = weighted_dloss(loss, targets[i, k], z, sw[i])
     return 1, dl, dl != 0.0 and xx != 0.0
 
 

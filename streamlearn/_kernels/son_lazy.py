@@ -349,10 +349,10 @@ def son_fd_lazy(indptr, indices, data, targets, sample_weight, state, t, step, s
 
     Same arguments (``state``, ``step``, ``sketch``) and result as ``son.son_epoch`` for these sketches. ``max_sp``
     sparse rows at most between materialisations; ``mat_factor`` weighs the lazy form's extra work against a
-    materialisation. ``step.slab_current``: instead of projecting onto the next example's slab before predicting it (Alg. 3, the
-    default), project the updated u onto the current example's slab with the post-update H (Alg. 6 as
-    printed, K_t; the score is then the unclipped w.x). Returns
-    ``(t, bad, n_materialisations)`` (mid-chunk ones, summed over the outputs).
+    materialisation. ``step.slab_current``: instead of projecting onto the next example's slab before predicting
+    it (Alg. 3, the default), project the updated u onto the current example's slab with the post-update H
+    (Alg. 6 as printed, K_t; the score is then the unclipped w.x). Returns ``(t, bad, n_materialisations)``
+    (mid-chunk ones, summed over the outputs).
     """
     w, buf, gram, _, _, n_rows, alpha = state
     loss, C, mu, eta, slab_current = step
