@@ -221,8 +221,9 @@ def main(argv=None):
             "same run (the CPU time is the fairer figure "
             f"on a loaded machine; load average after the run: {result['load_average_after']:.1f}); log-loss is "
             "on the test file. Both programs parse while they learn: VW in a second thread, `streamlearn train` in "
-            "two threads that parse the next pieces of the file (files of 8 MB or more; one read-ahead thread below) "
-            "while the learner works on the current chunk. streamlearn starts with warm caches, as an installed "
+            "one thread per core but one, which parse the next pieces of the file while the learner works on the "
+            "current chunk; the learner parses too whenever the next chunk is not ready (files of 8 MB or more; one "
+            "read-ahead thread below). streamlearn starts with warm caches, as an installed "
             "package does after its first run: numba's compiled kernels and Python's bytecode."
         ),
         "",

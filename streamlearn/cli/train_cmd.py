@@ -196,8 +196,8 @@ def _hashed_openers(args, paths):
     spec = hashed_spec(args, paths[0], LEARNERS[args.learner].task)
 
     def read_ahead(path):
-        # a large VW file is parsed by two threads (the same chunks, in order); otherwise one thread reads
-        # ahead: the next chunk is parsed while the learner works on this one
+        # a large VW file is parsed by worker threads and by the learner's own thread while it waits (the same
+        # chunks, in order); otherwise one thread reads ahead: the next chunk is parsed while the learner works
         if use_parallel(path, spec):
             return parallel_vw_chunks(path, spec, args.chunk_size, require_label=True)
         return prefetch(open_stream(path, spec, args.chunk_size, require_label=True))

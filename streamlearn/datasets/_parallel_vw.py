@@ -1,14 +1,18 @@
-"""VW text parsed by two threads at once, in the chunks a single reader gives.
+"""VW text parsed by several threads at once, in the chunks a single reader gives.
 
 Parsing and hashing (``_kernels.vw_text.vw_parse``) is most of the work of a ``streamlearn train`` on VW text:
 the linear learners update a chunk several times faster than it is parsed. The kernel releases the GIL,
-so two threads can parse two pieces of the file at the same time: a splitter thread reads the file and cuts
-it into pieces of ``chunk_size`` lines (a newline search, no parsing), each piece is parsed by one of the
-worker threads with its own parser, and the chunks are handed over in file order. A piece with blank lines
-gives fewer rows; the chunks are then re-cut so that every chunk holds ``chunk_size`` rows, as those of
-:func:`streamlearn.datasets.iter_vw`: the learner sees the same rows in the same chunks, and learns the
-same model bit for bit. A malformed line is reported with its line number in the file, after the chunks
-before it have been handed over, as a single reader does.
+so pieces of the file can be parsed at the same time: a splitter thread reads the file and cuts it into
+pieces of ``chunk_size`` lines (a newline search, no parsing), worker threads each parse a piece at a time
+with their own parser, and the chunks are handed over in file order. The consumer (the thread that learns)
+parses too: whenever the piece it needs next is not ready, it takes the oldest piece no worker has started
+instead of waiting. With one worker per core but one, every core is busy and none is shared by two threads
+that both want it: the learner is never put aside for a parser, and a learner faster than the parsing
+lends its spare time to it. A piece with blank lines gives fewer rows; the chunks are then re-cut so that
+every chunk holds ``chunk_size`` rows, as those of :func:`streamlearn.datasets.iter_vw`: the learner sees the
+same rows in the same chunks, and learns the same model bit for bit, whichever thread parsed them. A
+malformed line is reported with its line number in the file, after the chunks before it have been handed
+over, as a single reader does.
 """
 
 from __future__ import annotations
@@ -32,7 +36,7 @@ if TYPE_CHECKING:
 
 __all__ = ["parallel_vw_chunks", "use_parallel", "PARALLEL_MIN_BYTES"]
 
-#: plain files below this size are read by one reader (two threads would not pay for themselves)
+#: plain files below this size are read by one reader (more threads would not pay for themselves)
 PARALLEL_MIN_BYTES = 8 << 20
 _READ = 4 << 20  # bytes per read of the splitter
 _AHEAD = 4  # pieces read, parsed or waiting at once
@@ -40,10 +44,13 @@ _JOIN = 10.0  # seconds close() waits for each thread at most (a worker finishes
 
 
 class _Pieces:
-    """Splitter and workers: ``result(k)`` is the k-th piece's ``(X, y, w)`` or the exception it raised."""
+    """Splitter, workers and the consumer's own parser: ``result(k)`` is the k-th piece's ``(X, y, w)`` or the
+    exception it raised."""
 
-    def __init__(self, stream, name, make_parser, chunk_size, workers, to_close):
+    def __init__(self, stream, name, make_parser, own_parser, chunk_size, workers, to_close):
         self.stream, self.name, self.chunk_size, self.to_close = stream, name, chunk_size, to_close
+        self.consumer = threading.current_thread()
+        self.own_parser = own_parser  # the consumer's, for the pieces it parses itself
         self.cond = threading.Condition()
         self.tasks: list[tuple[int, memoryview, int]] = []
         self.results: dict[int, Any] = {}
@@ -119,24 +126,40 @@ class _Pieces:
                     self.cond.wait()
                 if self.stop or not self.tasks:
                     return
-                k, piece, first_line = self.tasks.pop(0)
-            try:
-                parts = [(X, y, w) for X, y, w, _ in parser.chunks(_View(piece), self.chunk_size)]
-                out: Any = parts[0] if len(parts) == 1 else _stack(parts)
-            except VwFormatError as exc:
-                out = VwFormatError(self.name, exc.line + first_line, exc.reason)
-            except BaseException as exc:
-                out = exc
-            with self.cond:
-                self.results[k] = out
-                self.cond.notify_all()
+                task = self.tasks.pop(0)
+            self._parse(parser, task)
+
+    def _parse(self, parser, task):
+        """Parse one piece and hand over its chunk, or the error it raised (with its line in the file)."""
+        k, piece, first_line = task
+        try:
+            parts = [(X, y, w) for X, y, w, _ in parser.chunks(_View(piece), self.chunk_size)]
+            out: Any = parts[0] if len(parts) == 1 else _stack(parts)
+        except VwFormatError as exc:
+            out = VwFormatError(self.name, exc.line + first_line, exc.reason)
+        except Exception as exc:
+            out = exc
+        except BaseException as exc:  # a worker hands even these over; the consumer's own (Ctrl-C) are raised
+            if threading.current_thread() is self.consumer:
+                raise
+            out = exc
+        with self.cond:
+            self.results[k] = out
+            self.cond.notify_all()
 
     def result(self, k):
-        """The k-th piece (waiting for it), or None past the last one."""
-        with self.cond:
-            while k not in self.results and (self.n_pieces is None or k < self.n_pieces):
-                self.cond.wait()
-            out = self.results.pop(k, None)
+        """The k-th piece, or None past the last one. While it is not ready, the consumer parses the oldest
+        piece no worker has taken yet (it will be needed next or soon after) instead of waiting idle."""
+        while True:
+            with self.cond:
+                if k in self.results or (self.n_pieces is not None and k >= self.n_pieces):
+                    out = self.results.pop(k, None)
+                    break
+                if not self.tasks:
+                    self.cond.wait()
+                    continue
+                task = self.tasks.pop(0)
+            self._parse(self.own_parser, task)
         if out is not None:
             self.slots.release()
         return out
@@ -197,10 +220,16 @@ def use_parallel(path: Any, spec: InputSpec, min_bytes: int | None = None) -> bo
 
 
 def parallel_vw_chunks(
-    path: str | os.PathLike[str], spec: InputSpec, chunk_size: int, *, require_label: bool, workers: int = 2
+    path: str | os.PathLike[str],
+    spec: InputSpec,
+    chunk_size: int,
+    *,
+    require_label: bool,
+    workers: int | None = None,
 ) -> Iterator[tuple[Any, Any, Any]]:
     """``(X, y, sample_weight)`` chunks of the VW text file ``path``, the same as those of
-    ``open_stream(path, spec, chunk_size, require_label=require_label)``, parsed by ``workers`` threads.
+    ``open_stream(path, spec, chunk_size, require_label=require_label)``, parsed by ``workers`` threads
+    (default: one per available core but one; 0 is allowed) and by the consumer itself while it waits.
 
     >>> import os, tempfile
     >>> from streamlearn.datasets import InputSpec, open_stream
@@ -232,9 +261,11 @@ def parallel_vw_chunks(
             block_size=_READ,
         )
 
-    make_parser()  # a bad option is raised here, before any thread starts
+    own = make_parser()  # the consumer's parser; a bad option is raised here, before any thread starts
+    if workers is None:
+        workers = max(1, _cores() - 1)
     stream, to_close, _ = src.open()
-    pieces = _Pieces(stream, src.name, make_parser, int(chunk_size), workers, to_close)
+    pieces = _Pieces(stream, src.name, make_parser, own, int(chunk_size), workers, to_close)
     try:
         pending: list[tuple[Any, Any, Any]] = []  # rows waiting for a full chunk
         n_pending = 0
@@ -264,6 +295,6 @@ def parallel_vw_chunks(
         if pending:
             yield _stack(pending) if len(pending) > 1 else pending[0]
         elif last is None:  # no piece at all (an empty file): one empty chunk, as a single reader gives
-            yield from (c[:3] for c in make_parser().chunks(io.BytesIO(b""), chunk_size))
+            yield from (c[:3] for c in own.chunks(io.BytesIO(b""), chunk_size))
     finally:
         pieces.close()

@@ -1,4 +1,5 @@
-"""streamlearn.datasets._parallel_vw: two threads parse a VW file into exactly the chunks of one reader."""
+"""streamlearn.datasets._parallel_vw: worker threads and the consumer parse a VW file into exactly the chunks of one
+reader."""
 
 import threading
 import time
@@ -31,8 +32,8 @@ def odd_file(tmp_path_factory):
     return path
 
 
-def _same_chunks(path, chunk_size, spec=SPEC):
-    ours = list(parallel_vw_chunks(path, spec, chunk_size, require_label=True))
+def _same_chunks(path, chunk_size, spec=SPEC, workers=None):
+    ours = list(parallel_vw_chunks(path, spec, chunk_size, require_label=True, workers=workers))
     one = list(open_stream(path, spec, chunk_size, require_label=True))
     assert [c[0].shape for c in ours] == [c[0].shape for c in one]
     for (X1, y1, w1), (X2, y2, w2) in zip(ours, one):
@@ -43,11 +44,12 @@ def _same_chunks(path, chunk_size, spec=SPEC):
     return [c[0].shape[0] for c in ours]
 
 
+@pytest.mark.parametrize("workers", [0, 1, 2])  # 0: the consumer parses every piece itself
 @pytest.mark.parametrize("read_bytes", [64, 1000, 4 << 20])  # pieces that span many reads, or one read
 @pytest.mark.parametrize("chunk_size", [1, 7, 250, 5000])
-def test_chunks_are_those_of_one_reader(odd_file, monkeypatch, read_bytes, chunk_size):
+def test_chunks_are_those_of_one_reader(odd_file, monkeypatch, read_bytes, chunk_size, workers):
     monkeypatch.setattr(parallel_module, "_READ", read_bytes)
-    sizes = _same_chunks(odd_file, chunk_size)
+    sizes = _with_deadline(lambda: _same_chunks(odd_file, chunk_size, workers=workers))
     assert sum(sizes) == 1200 and all(s == chunk_size for s in sizes[:-1])
 
 
@@ -57,7 +59,10 @@ def test_empty_and_blank_files_give_one_empty_chunk(tmp_path):
         assert _same_chunks(tmp_path / name, 3) == ([1] if name == "one.vw" else [0])
 
 
-def test_a_bad_line_is_reported_with_its_line_number_after_the_chunks_before_it(odd_file, tmp_path, monkeypatch):
+@pytest.mark.parametrize("workers", [0, 1, 2])
+def test_a_bad_line_is_reported_with_its_line_number_after_the_chunks_before_it(
+    odd_file, tmp_path, monkeypatch, workers
+):
     monkeypatch.setattr(parallel_module, "_READ", 1000)
     lines = odd_file.read_bytes().split(b"\r\n")
     lines.insert(901, b"abc |u a")
@@ -65,13 +70,83 @@ def test_a_bad_line_is_reported_with_its_line_number_after_the_chunks_before_it(
     bad.write_bytes(b"\n".join(lines))
     got, expected = [], []
     with pytest.raises(VwFormatError) as ours:
-        for X, _, _ in parallel_vw_chunks(bad, SPEC, 100, require_label=True):
+        for X, _, _ in parallel_vw_chunks(bad, SPEC, 100, require_label=True, workers=workers):
             got.append(X.shape[0])
     with pytest.raises(VwFormatError) as one:
         for X, _, _ in open_stream(bad, SPEC, 100, require_label=True):
             expected.append(X.shape[0])
     assert str(ours.value) == str(one.value) and ours.value.line == 902
     assert got == expected == [100] * 8  # every full chunk before the bad line, as one reader hands them over
+
+
+def _with_deadline(fn, seconds=30.0):
+    """``fn()`` in a thread: a consumer that waits for a piece nobody parses fails the test instead of hanging."""
+    out = []
+    t = threading.Thread(target=lambda: out.append(fn()), daemon=True)
+    t.start()
+    t.join(seconds)
+    assert not t.is_alive(), "no thread parsed the piece the consumer waits for"
+    assert out, "the reader raised (see the thread's traceback above)"
+    return out[0]
+
+
+def _recording_parsers(monkeypatch, delay_workers=0.0):
+    """Record the name of the thread that parses each piece; workers take ``delay_workers`` s more per piece."""
+    original = parallel_module._VwParser.chunks
+    who = []
+
+    def chunks(self, *args, **kwargs):
+        name = threading.current_thread().name
+        who.append(name)
+        if name.startswith("streamlearn-parse"):
+            time.sleep(delay_workers)
+        yield from original(self, *args, **kwargs)
+
+    monkeypatch.setattr(parallel_module._VwParser, "chunks", chunks)
+    return who
+
+
+def test_the_consumer_parses_every_piece_without_workers(odd_file, monkeypatch):
+    monkeypatch.setattr(parallel_module, "_READ", 1000)
+    who = _recording_parsers(monkeypatch)
+    _with_deadline(lambda: _same_chunks(odd_file, 50, workers=0))
+    assert not [n for n in who if n.startswith("streamlearn-")]
+    assert len(who) > 24  # every piece (of 50 lines, blank ones included), and the comparison reader
+
+
+def test_the_consumer_takes_the_pieces_a_slow_worker_has_not_started(odd_file, monkeypatch):
+    monkeypatch.setattr(parallel_module, "_READ", 1000)
+    who = _recording_parsers(monkeypatch, delay_workers=0.05)
+    _with_deadline(lambda: _same_chunks(odd_file, 50, workers=1))
+    by_worker = [n for n in who if n.startswith("streamlearn-parse")]
+    assert by_worker and len(who) - 1 - len(by_worker) > len(by_worker)
+
+
+def test_an_interrupt_in_the_consumers_parse_is_raised_at_once(tmp_path, monkeypatch):
+    # the worker parses the first piece slowly, so the consumer takes the second one and is interrupted there:
+    # the interrupt is raised then, not kept for its turn in the file as a worker's error would be
+    write_click_log(tmp_path / "log.vw", 1000, seed=3)  # no blank lines: the first piece is the first chunk
+    monkeypatch.setattr(parallel_module, "_READ", 1000)
+    original = parallel_module._VwParser.chunks
+
+    def chunks(self, *args, **kwargs):
+        if threading.current_thread() is threading.main_thread():
+            raise KeyboardInterrupt
+        time.sleep(0.3)
+        yield from original(self, *args, **kwargs)
+
+    result = parallel_module._Pieces.result
+
+    def late_result(self, k):
+        if k == 0:
+            time.sleep(0.1)  # the worker has taken the first piece by then
+        return result(self, k)
+
+    monkeypatch.setattr(parallel_module._VwParser, "chunks", chunks)
+    monkeypatch.setattr(parallel_module._Pieces, "result", late_result)
+    with pytest.raises(KeyboardInterrupt):
+        next(parallel_vw_chunks(tmp_path / "log.vw", SPEC, 100, require_label=True, workers=1))
+    assert not [t.name for t in threading.enumerate() if t.name.startswith("streamlearn-")]
 
 
 def test_the_threads_stop_when_the_reader_stops(odd_file, monkeypatch):
