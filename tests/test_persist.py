@@ -3,6 +3,7 @@
 import io
 import json
 import zipfile
+import zlib
 
 import numpy as np
 import pytest
@@ -148,13 +149,19 @@ def test_incompressible_arrays_are_stored_compressible_ones_deflated(tmp_path):
     est.coef_ = np.random.default_rng(1).normal(size=(1, n))  # trained weights: mantissas look random
     est.mostly_zero_ = np.zeros(n)
     est.mostly_zero_[::1000] = 1.5
+    # NAG-like per-feature state: a column of scales (1.0) beside random sums; deflate takes about a third off
+    est.half_random_ = np.column_stack([np.ones(n // 2), np.random.default_rng(2).exponential(size=n // 2)])
+    ratio = len(zlib.compress(est.half_random_.tobytes(), 1)) / est.half_random_.nbytes
+    assert 0.5 < ratio < 0.8
     path = tmp_path / "m.slm"
     persist.save(est, path)
     with zipfile.ZipFile(path) as zf:
         assert zf.getinfo("arrays/coef_.npy").compress_type == zipfile.ZIP_STORED
+        assert zf.getinfo("arrays/half_random_.npy").compress_type == zipfile.ZIP_STORED
         assert zf.getinfo("arrays/mostly_zero_.npy").compress_type == zipfile.ZIP_DEFLATED
     back = load(path)
     np.testing.assert_array_equal(back.coef_, est.coef_)
+    np.testing.assert_array_equal(back.half_random_, est.half_random_)
     np.testing.assert_array_equal(back.mostly_zero_, est.mostly_zero_)
 
 
