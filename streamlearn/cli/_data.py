@@ -27,6 +27,19 @@ def check_data(path, what="data file"):
     return check_input_file(path, what)
 
 
+def nonempty(chunks, path, what):
+    """The chunks of ``chunks``; when none holds a row, an error naming ``path`` (a run never trains on, or
+    scores, nothing)."""
+    from ..datasets._pipes import pipe_name
+
+    rows = 0
+    for chunk in chunks:
+        rows += chunk[0].shape[0]
+        yield chunk
+    if rows == 0:
+        raise CLIError(f"{pipe_name(path)}: no examples: the {what} has no data lines.")
+
+
 def zero_based(args):
     """``--zero-based``: ``true`` -> zero-based; ``false`` and ``auto`` (the default) -> one-based."""
     return getattr(args, "zero_based", "auto") == "true"

@@ -100,7 +100,7 @@ def model_streams(model, model_path, path, test, args, test_readers=None):
     another format than the model's is an error naming both. LIBSVM test readers are appended to
     ``test_readers`` (their counts of ignored features)."""
     from ..datasets._stream import is_stream_path
-    from ._data import checked_labels, model_reader
+    from ._data import checked_labels, model_reader, nonempty
     from ._input import input_format
 
     spec = input_spec(model)
@@ -117,8 +117,8 @@ def model_streams(model, model_path, path, test, args, test_readers=None):
 
         hashed = InputSpec.from_dict(spec)
         return (
-            lambda: open_stream(path, hashed, args.chunk_size, require_label=True),
-            lambda: open_stream(test, hashed, args.chunk_size, require_label=True),
+            lambda: nonempty(open_stream(path, hashed, args.chunk_size, require_label=True), path, "data file"),
+            lambda: nonempty(open_stream(test, hashed, args.chunk_size, require_label=True), test, "test file"),
         )
     libsvm_reader_args(model)
     readers = [] if test_readers is None else test_readers

@@ -31,6 +31,7 @@ from ._data import (
     check_diverged,
     checked_labels,
     model_reader,
+    nonempty,
     output,
 )
 from ._resume import Checkpointer, check_checkpoint_args, learner_name_of, load_for_resume, model_streams
@@ -187,7 +188,8 @@ def _hashed_openers(args, paths):
     from ..datasets._readers import open_stream
 
     if is_table_run(args, paths):
-        return table_streams(args, paths)
+        opens, spec = table_streams(args, paths)
+        return _nonempty_openers(opens, paths), spec
 
     for path in paths:
         check_data(path)
@@ -202,7 +204,16 @@ def _hashed_openers(args, paths):
             return parallel_vw_chunks(path, spec, args.chunk_size, require_label=True)
         return prefetch(open_stream(path, spec, args.chunk_size, require_label=True))
 
-    return [lambda p=p: read_ahead(p) for p in paths], spec
+    return _nonempty_openers([lambda p=p: read_ahead(p) for p in paths], paths), spec
+
+
+def _nonempty_openers(opens, paths):
+    """The openers, each stream of them checked to hold an example (the first path is the data, the others
+    test files)."""
+    return [
+        lambda o=o, p=p, i=i: nonempty(o(), p, "data file" if i == 0 else "test file")
+        for i, (o, p) in enumerate(zip(opens, paths))
+    ]
 
 
 def _with_scaler(args, learner):

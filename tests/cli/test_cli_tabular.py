@@ -219,3 +219,19 @@ def test_river_bundled_csvs_and_evaluate(tmp_path, capsys):
 
     kinds = load(model).input_spec_["options"]["columns"]
     assert kinds == {"time": "numeric", "chick": "text", "diet": "text"}
+
+
+def test_a_csv_with_only_its_header_is_an_error_naming_it(tmp_path, capsys):
+    data = tmp_path / "d.csv"
+    data.write_text("y,a\n1,2\n0,3\n")
+    header = tmp_path / "header.csv"
+    header.write_text("y,a\n")
+    model = tmp_path / "m.slm"
+    assert main(["train", str(data), "--label", "y", "-l", "ftrl", "--test", str(header), "-o", str(model)]) == 2
+    assert capsys.readouterr().err == f"streamlearn: error: {header}: no examples: the test file has no data lines.\n"
+    assert not model.exists()
+    for command in ("train", "evaluate"):
+        assert main([command, str(header), "--label", "y", "-l", "ftrl"]) == 2
+        assert (
+            capsys.readouterr().err == f"streamlearn: error: {header}: no examples: the data file has no data lines.\n"
+        )

@@ -114,3 +114,31 @@ def test_hashing_options_are_refused_for_libsvm(tmp_path, capsys):
 
     assert main(["train", str(bundled_path("a9a.xz")), "--learner", "pa", "-q", "ab"]) == 2
     assert "-q apply to hashed formats" in capsys.readouterr().err
+
+
+def test_empty_data_or_test_file_is_an_error_naming_it(tmp_path, capsys):
+    """A training, evaluation or test file without examples stops the run with its name: a train run never
+    ends with exit 0 and no test score because --test named an empty file."""
+    data = tmp_path / "d.vw"
+    data.write_text("1 |a x\n-1 |a y\n")
+    for text in ("", "\n  \n\r\n"):
+        empty = tmp_path / "empty.vw"
+        empty.write_text(text)
+        model = tmp_path / "m.slm"
+        assert main(["train", str(data), "--learner", "ftrl", "--test", str(empty), "-o", str(model)]) == 2
+        err = capsys.readouterr().err
+        assert err == f"streamlearn: error: {empty}: no examples: the test file has no data lines.\n"
+        assert not model.exists()
+        assert main(["train", str(empty), "--learner", "ftrl"]) == 2
+        assert (
+            capsys.readouterr().err == f"streamlearn: error: {empty}: no examples: the data file has no data lines.\n"
+        )
+        assert main(["evaluate", str(empty), "--learner", "ftrl"]) == 2
+        assert (
+            capsys.readouterr().err == f"streamlearn: error: {empty}: no examples: the data file has no data lines.\n"
+        )
+    assert main(["train", str(data), "--learner", "ftrl", "-o", str(model), "--quiet"]) == 0
+    assert main(["train", "-i", str(model), str(data), "--test", str(empty)]) == 2
+    assert capsys.readouterr().err == f"streamlearn: error: {empty}: no examples: the test file has no data lines.\n"
+    assert main(["train", "-i", str(model), str(empty)]) == 2
+    assert capsys.readouterr().err == f"streamlearn: error: {empty}: no examples: the data file has no data lines.\n"
