@@ -497,7 +497,7 @@ class TabularReader:
                 reader = pacsv.open_csv(
                     self.path if self._pipe is None else _first_block(self._pipe),
                     read_options=pacsv.ReadOptions(block_size=_CSV_BLOCK),
-                    parse_options=pacsv.ParseOptions(delimiter=self._delimiter),
+                    parse_options=_parse_options(self._delimiter),
                     convert_options=pacsv.ConvertOptions(strings_can_be_null=True),
                 )
                 self._inferred = reader.schema
@@ -592,7 +592,7 @@ class TabularReader:
             reader = pacsv.open_csv(
                 source,
                 read_options=pacsv.ReadOptions(block_size=_CSV_BLOCK, use_threads=use_threads),
-                parse_options=pacsv.ParseOptions(delimiter=self._delimiter),
+                parse_options=_parse_options(self._delimiter),
                 convert_options=pacsv.ConvertOptions(
                     column_types=types, include_columns=wanted, strings_can_be_null=True
                 ),
@@ -778,7 +778,7 @@ class TabularReader:
                 for _ in pacsv.open_csv(
                     self.path,
                     read_options=pacsv.ReadOptions(block_size=_CSV_BLOCK, use_threads=False),
-                    parse_options=pacsv.ParseOptions(delimiter=self._delimiter),
+                    parse_options=_parse_options(self._delimiter),
                 ):
                     pass
         except (pa.ArrowInvalid, pa.ArrowTypeError) as exc:
@@ -825,14 +825,27 @@ def _open_pipe(f, name, fmt):
     return pipe
 
 
+def _parse_options(delimiter):
+    """pyarrow's CSV options: a quoted field may hold newlines (RFC 4180; without the option, such a field
+    across a block boundary stops the read)."""
+    import pyarrow.csv as pacsv
+
+    return pacsv.ParseOptions(delimiter=delimiter, newlines_in_values=True)
+
+
 def _first_block(pipe):
-    """The complete lines of a pipe's first CSV block, not consumed: pyarrow infers the column types from
-    them, exactly as from the first block of a file."""
+    """The complete rows of a pipe's first CSV block, not consumed: pyarrow infers the column types from
+    them, exactly as from the first block of a file. The block ends at its last newline outside quotes."""
     import io
 
     head = pipe.head(_CSV_BLOCK)
-    if len(head) == _CSV_BLOCK and b"\n" in head:
-        head = head[: head.rindex(b"\n") + 1]
+    if len(head) == _CSV_BLOCK:
+        raw = np.frombuffer(head, np.uint8)
+        # a newline ends a row when an even number of '"' precede it ('""' inside quotes counts twice)
+        outside = np.cumsum(raw == 34) % 2 == 0
+        ends = np.flatnonzero((raw == 10) & outside)
+        if len(ends):
+            head = head[: int(ends[-1]) + 1]
     return io.BytesIO(head)
 
 

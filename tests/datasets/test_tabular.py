@@ -172,6 +172,43 @@ def test_ragged_row_names_its_line(tmp_path):
     assert str(err.value) == f"{big}, line 300002: expected 3 columns (as in the header), got 2."
 
 
+def test_quoted_fields_with_newlines_across_blocks(tmp_path, monkeypatch):
+    """Quoted fields holding newlines, commas and quotes (RFC 4180, as Python's csv module writes them) are
+    read whole wherever the block boundaries fall, from a file and from a pipe: the rows of the same table
+    written as Parquet."""
+    import csv
+    import io
+
+    from streamlearn.datasets import _tabular
+
+    monkeypatch.setattr(_tabular, "_CSV_BLOCK", 1 << 12)
+    rows = [[i % 2, 'two\nlines, a comma and ""quotes""' if i % 3 == 0 else f"w{i % 7}", i] for i in range(3000)]
+    path = tmp_path / "multi.csv"
+    with open(path, "w", newline="") as f:
+        csv.writer(f).writerows([["y", "text", "a"], *rows])
+    table = pa.table({"y": [r[0] for r in rows], "text": [r[1] for r in rows], "a": [r[2] for r in rows]})
+    pq.write_table(table, tmp_path / "multi.parquet")
+    X_ref, y_ref = _concat(iter_parquet(tmp_path / "multi.parquet", label="y", chunk_size=1000))
+    X, y = _concat(iter_csv(path, label="y", chunk_size=1000))
+    assert X.shape[0] == 3000
+    _dense_equal(X, X_ref)
+    np.testing.assert_array_equal(y, y_ref)
+
+    class Pipe(io.RawIOBase):  # not seekable: read once, as standard input
+        def __init__(self, data):
+            self._data = io.BytesIO(data)
+
+        def readable(self):
+            return True
+
+        def readinto(self, b):
+            return self._data.readinto(b)
+
+    X_pipe, y_pipe = _concat(iter_csv(Pipe(path.read_bytes()), label="y", chunk_size=1000))
+    _dense_equal(X_pipe, X_ref)
+    np.testing.assert_array_equal(y_pipe, y_ref)
+
+
 def test_mixed_types_name_line_and_column(tmp_path, monkeypatch):
     from streamlearn.datasets import _tabular
 
