@@ -672,8 +672,8 @@ class TabularReader:
                 raise _first_error(errors)
             (hashes, values), y, w = out
         except _BatchError as exc:
-            raise TabularFormatError(
-                self.source, self._where(row0, exc.row), exc.column, exc.reason, self._unit
+            raise self._relined(
+                TabularFormatError(self.source, self._where(row0, exc.row), exc.column, exc.reason, self._unit)
             ) from None
         except (pa.ArrowInvalid, pa.ArrowNotImplementedError) as exc:
             raise TabularFormatError(self.source, None, None, _first_line(str(exc)), self._unit) from None
@@ -761,7 +761,40 @@ class TabularReader:
             if hasattr(self, "_names")
             else list(getattr(self, "_inferred", None) and self._inferred.names or [])
         )
-        return _csv_error(self.source, msg, names)
+        return self._relined(_csv_error(self.source, msg, names))
+
+    def _relined(self, err):
+        """``err`` with its CSV record number turned into the line of the file where that record starts:
+        they differ after quoted fields holding newlines. A pipe or file object, read once, keeps the record
+        number."""
+        if self.format != "csv" or not isinstance(self.path, str) or not err.line or err.line <= 1:
+            return err
+        from ._svmlight import _readinto, _Source
+
+        stream, to_close, _ = _Source(self.path).open()
+        try:
+            buf = bytearray(1 << 20)
+            records = lines = 1  # at the start of the file: record 1 (the header), line 1
+            quoted = False
+            while True:
+                n = _readinto(stream, memoryview(buf))
+                if n == 0:
+                    return err
+                raw = np.frombuffer(buf, np.uint8, n)
+                # a newline ends a record when an even number of '"' precede it in the file
+                inside = (np.cumsum(raw == 34) + quoted) % 2 == 1
+                newlines = raw == 10
+                ends = np.flatnonzero(newlines & ~inside)
+                if records + len(ends) >= err.line:
+                    end = int(ends[err.line - records - 1])  # the newline before the record
+                    lines += int(np.count_nonzero(newlines[: end + 1]))
+                    return TabularFormatError(err.source, lines, err.column, err.reason, err.unit)
+                records += len(ends)
+                lines += int(np.count_nonzero(newlines))
+                quoted = bool((int(np.count_nonzero(raw == 34)) + quoted) % 2)
+        finally:
+            for f in to_close:
+                f.close()
 
     def _locate(self, msg, typed):
         """pyarrow's message again, from a single-threaded read (which numbers the rows)."""

@@ -209,6 +209,26 @@ def test_quoted_fields_with_newlines_across_blocks(tmp_path, monkeypatch):
     np.testing.assert_array_equal(y_pipe, y_ref)
 
 
+def test_error_lines_count_the_newlines_inside_quoted_fields(tmp_path):
+    """'line N' is the line of the file a text editor shows, also after quoted fields that hold newlines."""
+    head = 'y,text,a\n1,"two\nlines",2\n0,"three\r\nlines\r\n",3\n'  # records 2 and 3 are lines 2-3 and 4-6
+    path = tmp_path / "q.csv"
+    path.write_text(head + "1,x\n", newline="")
+    with pytest.raises(TabularFormatError) as err:
+        list(iter_csv(path, label="y"))
+    assert str(err.value) == f"{path}, line 7: expected 3 columns (as in the header), got 2."
+    path.write_text(head + ",x,4\n", newline="")
+    with pytest.raises(TabularFormatError) as err:
+        list(iter_csv(path, label="y"))
+    assert str(err.value) == f"{path}, line 7, column 'y': the label is missing."
+    (tmp_path / "ok.csv").write_text(head, newline="")
+    spec = iter_csv(tmp_path / "ok.csv", label="y").spec
+    path.write_text(head + "1,x,abc\n", newline="")
+    with pytest.raises(TabularFormatError) as err:
+        list(iter_csv(path, spec=spec))
+    assert str(err.value).startswith(f"{path}, line 7, column 'a': expected a number")
+
+
 def test_mixed_types_name_line_and_column(tmp_path, monkeypatch):
     from streamlearn.datasets import _tabular
 
