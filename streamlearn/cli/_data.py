@@ -210,22 +210,25 @@ def model_reader(model, path, chunk_size):
     )
 
 
-def checked_labels(reader, model):
-    """The chunks of ``reader``; a label the classifier does not know is an error naming it and the file."""
+def checked_labels(reader, model, name=None):
+    """The chunks of ``reader`` (``(X, y)`` or ``(X, y, sample_weight)``); a label the classifier does not know
+    is an error naming it and the file (``name``, by default ``reader.name``)."""
     classes = getattr(model, "classes_", None)
     seen = 0
-    for X, y in reader:
+    for chunk in reader:
+        y = chunk[1]
         if classes is not None and len(y):
             bad = ~np.isin(y, classes)
             if bad.any():
                 i = int(np.argmax(bad))
+                label = f"{y[i]:g}" if isinstance(y[i], (float, np.floating)) else str(y[i])
                 raise CLIError(
-                    f"{reader.name}: label {y[i]:g} (example {seen + i + 1}) is not one of the model's "
-                    f"classes {_labels(classes)}; a test file must use the labels of the training "
+                    f"{reader.name if name is None else name}: label {label} (example {seen + i + 1}) is not one "
+                    f"of the model's classes {_labels(classes)}; a test file must use the labels of the training "
                     "data."
                 )
         seen += len(y)
-        yield X, y
+        yield chunk
 
 
 def _labels(classes):

@@ -99,6 +99,7 @@ def model_streams(model, model_path, path, test, args, test_readers=None):
     saved model's input contract (hashed formats with its spec, LIBSVM with its width and base). DATA in
     another format than the model's is an error naming both. LIBSVM test readers are appended to
     ``test_readers`` (their counts of ignored features)."""
+    from ..datasets._pipes import pipe_name
     from ..datasets._stream import is_stream_path
     from ._data import checked_labels, model_reader, nonempty
     from ._input import input_format
@@ -118,7 +119,11 @@ def model_streams(model, model_path, path, test, args, test_readers=None):
         hashed = InputSpec.from_dict(spec)
         return (
             lambda: nonempty(open_stream(path, hashed, args.chunk_size, require_label=True), path, "data file"),
-            lambda: nonempty(open_stream(test, hashed, args.chunk_size, require_label=True), test, "test file"),
+            lambda: checked_labels(
+                nonempty(open_stream(test, hashed, args.chunk_size, require_label=True), test, "test file"),
+                model,
+                pipe_name(test),
+            ),
         )
     libsvm_reader_args(model)
     readers = [] if test_readers is None else test_readers

@@ -314,6 +314,7 @@ def run_train(args):
 
 def _run_hashed_train(args, learner, params, path, model_out, plot_out):
     """Training on a hashed format (VW text): every id has a column, nothing to widen or pre-scan."""
+    from ..datasets._pipes import pipe_name
     from ..evaluation.train_test import train_test_run
 
     if LEARNERS[args.learner].batch:
@@ -331,7 +332,7 @@ def _run_hashed_train(args, learner, params, path, model_out, plot_out):
         name=args.learner,
         params=params,
         passes=args.passes,
-        test_stream=opens[1] if args.test else None,
+        test_stream=(lambda: checked_labels(opens[1](), learner, pipe_name(args.test))) if args.test else None,
         holdout=args.holdout,
         seed=args.seed,
         progress=show_progress(args),

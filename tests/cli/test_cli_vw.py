@@ -142,3 +142,16 @@ def test_empty_data_or_test_file_is_an_error_naming_it(tmp_path, capsys):
     assert capsys.readouterr().err == f"streamlearn: error: {empty}: no examples: the test file has no data lines.\n"
     assert main(["train", "-i", str(model), str(empty)]) == 2
     assert capsys.readouterr().err == f"streamlearn: error: {empty}: no examples: the data file has no data lines.\n"
+
+
+def test_multiclass_test_labels_outside_the_model_classes_are_an_error(tmp_path, capsys):
+    data = tmp_path / "d.vw"
+    data.write_text("1 |a x\n2 |a y\n3 |a z\n")
+    test = tmp_path / "t.vw"
+    test.write_text("1 |a x\n4 |a y\n")
+    assert main(["train", str(data), "-l", "ftrl", "--labels", "multiclass", "--test", str(test)]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith(
+        f"streamlearn: error: {test}: label 4 (example 2) is not one of the model's classes {{1, 2, 3}}"
+    )
+    assert err.count("\n") == 1
