@@ -231,5 +231,32 @@ def checked_labels(reader, model, name=None):
         yield chunk
 
 
+def first_chunk_classes(chunks, path, chunk_size):
+    """The chunks of a classifier's training data (``(X, y)`` or ``(X, y, sample_weight)``). Its classes are
+    those of the first chunk with rows (``infer_classes``); a later label outside them is an error naming the
+    file and the example, instead of the learner's error about its ``classes_``."""
+    from ..datasets._pipes import pipe_name
+    from ..evaluation.train_test import infer_classes
+
+    classes = None
+    seen = 0
+    for chunk in chunks:
+        y = chunk[1]
+        if len(y):
+            if classes is None:
+                classes = infer_classes(y)
+            bad = ~np.isin(y, classes)
+            if bad.any():
+                i = int(np.argmax(bad))
+                label = f"{y[i]:g}" if isinstance(y[i], (float, np.floating)) else str(y[i])
+                raise CLIError(
+                    f"{pipe_name(path)}: label {label} (example {seen + i + 1}) is not one of the classes "
+                    f"{_labels(classes)} of the first chunk ({chunk_size} rows), from which a classifier takes its "
+                    "classes; pass a --chunk-size that puts every class in the first chunk."
+                )
+        seen += len(y)
+        yield chunk
+
+
 def _labels(classes):
     return "{" + ", ".join(f"{c:g}" if isinstance(c, (float, np.floating)) else str(c) for c in classes) + "}"

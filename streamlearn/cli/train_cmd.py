@@ -30,6 +30,7 @@ from ._data import (
     check_data,
     check_diverged,
     checked_labels,
+    first_chunk_classes,
     model_reader,
     nonempty,
     output,
@@ -298,7 +299,7 @@ def run_train(args):
         return _run_batch_train(args, learner, params, data, model_out, test_stream)
     report = train_test_run(
         learner,
-        data.open,
+        _classes_checked(learner, data.open, path, args.chunk_size),
         name=args.learner,
         params=params,
         passes=args.passes,
@@ -328,7 +329,7 @@ def _run_hashed_train(args, learner, params, path, model_out, plot_out):
 
     report = train_test_run(
         learner,
-        opens[0],
+        _classes_checked(learner, opens[0], path, args.chunk_size),
         name=args.learner,
         params=params,
         passes=args.passes,
@@ -340,6 +341,13 @@ def _run_hashed_train(args, learner, params, path, model_out, plot_out):
     )
     attach()
     return _finish_train(args, learner, report, model_out, plot_out)
+
+
+def _classes_checked(learner, open_stream, path, chunk_size):
+    """``open_stream``, its chunks checked to bring no class after the first chunk (classifiers)."""
+    if not is_classifier(learner):
+        return open_stream
+    return lambda: first_chunk_classes(open_stream(), path, chunk_size)
 
 
 def _checkpointer(args, learner, data=None, before_save=None):
@@ -668,7 +676,7 @@ def run_evaluate(args):
         stream = data.open()
     classes = None
     if is_classifier(learner):
-        stream = _peek_classes(stream)
+        stream = _peek_classes(first_chunk_classes(stream, args.data, args.chunk_size))
         classes = next(stream)
     result = progressive_validation(learner, stream, classes=classes, progress=show_progress(args))
     check_diverged(learner, result.average_loss, type(learner).__name__)

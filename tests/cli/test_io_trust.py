@@ -383,3 +383,27 @@ def test_random_sigint_and_sigkill_leave_the_old_file_or_a_valid_new_one(small, 
                 assert sorted(p.name for p in out.parent.iterdir()) == ["OUT"], err  # no temporary file left
                 if proc.returncode == 130:
                     assert _one_line_error(err), err
+
+
+@pytest.mark.parametrize(
+    "name,text,options,label",
+    [
+        ("late.svm", "1 1:1\n2 2:1\n3 3:1\n4 1:1\n", ["-l", "pa1"], "3"),
+        ("ones.svm", "1 1:1\n1 2:1\n0 3:1\n1 1:1\n", ["-l", "pa1"], "0"),
+        ("late.vw", "1 |a x\n2 |a y\n3 |a z\n4 |a x\n", ["-l", "ftrl", "--labels", "multiclass"], "3"),
+        ("late.csv", "y,a\n1,2\n2,3\n3,4\n4,5\n", ["-l", "ftrl", "--label", "y"], "3"),
+    ],
+)
+def test_a_class_first_seen_after_the_first_chunk_is_an_error_naming_the_file(
+    tmp_path, capsys, name, text, options, label
+):
+    """The classes come from the first chunk's labels: a later new label stops the run with the file, the
+    example and what to do (it was the learner's 'y contains labels ... not in classes_')."""
+    path = tmp_path / name
+    path.write_text(text)
+    for command in ("train", "evaluate"):
+        assert main([command, str(path), *options, "--chunk-size", "2", "--quiet"]) == 2
+        err = _err(capsys)
+        assert err.startswith(f"streamlearn: error: {path}: label {label} (example 3) is not one of the classes ")
+        assert "--chunk-size" in err
+    assert main(["train", str(path), *options, "--chunk-size", "4", "--quiet"]) == 0
