@@ -243,6 +243,14 @@ def first_chunk_classes(chunks, path, chunk_size):
     for chunk in chunks:
         y = chunk[1]
         if len(y):
+            if y.dtype.kind == "f":
+                frac = y != np.floor(y)
+                if frac.any():
+                    i = int(np.argmax(frac))
+                    raise CLIError(
+                        f"{pipe_name(path)}: label {y[i]:g} (example {seen + i + 1}) is not a class: a classifier "
+                        "needs whole-number or text labels; for numeric targets use a regression learner."
+                    )
             if classes is None:
                 classes = infer_classes(y)
             bad = ~np.isin(y, classes)

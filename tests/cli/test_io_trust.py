@@ -407,3 +407,15 @@ def test_a_class_first_seen_after_the_first_chunk_is_an_error_naming_the_file(
         assert err.startswith(f"streamlearn: error: {path}: label {label} (example 3) is not one of the classes ")
         assert "--chunk-size" in err
     assert main(["train", str(path), *options, "--chunk-size", "4", "--quiet"]) == 0
+
+
+@pytest.mark.parametrize(
+    "name,text,options", [("r.svm", "1 1:1\n0.5 2:1\n", []), ("r.csv", "y,a\n1,2\n0.5,3\n", ["--label", "y"])]
+)
+def test_a_classifier_on_continuous_labels_is_an_error_naming_the_file(tmp_path, capsys, name, text, options):
+    path = tmp_path / name
+    path.write_text(text)
+    for command in ("train", "evaluate"):
+        assert main([command, str(path), "-l", "ftrl", *options, "--quiet"]) == 2
+        err = _err(capsys)
+        assert err.startswith(f"streamlearn: error: {path}: label 0.5 (example 2) is not a class") and "regress" in err
