@@ -102,7 +102,7 @@ def model_streams(model, model_path, path, test, args, test_readers=None):
     from ..datasets._pipes import pipe_name
     from ..datasets._stream import is_stream_path
     from ._data import checked_labels, model_reader, nonempty
-    from ._input import input_format
+    from ._input import input_format, other_format
 
     spec = input_spec(model)
     model_format = spec.get("format", "libsvm")
@@ -111,6 +111,12 @@ def model_streams(model, model_path, path, test, args, test_readers=None):
         raise CLIError(
             f"the model in {model_path} reads {model_format} input (input_spec_), and "
             f"{path} is {named} by its name; give DATA in the model's format (or --format)."
+        )
+    found = None if test is None else other_format(test, model_format)
+    if found is not None:
+        raise CLIError(
+            f"the model in {model_path} reads {model_format} input (input_spec_), and the test file {test} is "
+            f"{found}; give TEST in the model's format."
         )
     if model_format != "libsvm":  # hashed: read with the model's spec
         from ..datasets._readers import open_stream

@@ -36,7 +36,7 @@ from ._data import (
     output,
 )
 from ._resume import Checkpointer, check_checkpoint_args, learner_name_of, load_for_resume, model_streams
-from ._input import add_input_options, check_libsvm_args, hashed_spec, input_format
+from ._input import add_input_options, check_libsvm_args, hashed_spec, input_format, other_format
 from ._scheduler import add_scheduler_option, connected, distributed_module, expand_data, n_workers, single_file
 from ._tabular import add_tabular_options, is_table_run, table_streams
 
@@ -197,6 +197,12 @@ def _hashed_openers(args, paths):
     if args.chunk_size < 1:
         raise CLIError(f"--chunk-size must be >= 1; got {args.chunk_size}.")
     spec = hashed_spec(args, paths[0], LEARNERS[args.learner].task)
+    for path in paths[1:]:
+        found = other_format(path, spec.format)
+        if found is not None:
+            raise CLIError(
+                f"DATA is read as {spec.format}, and the test file {path} is {found}; give TEST in DATA's format."
+            )
 
     def read_ahead(path):
         # a large VW file is parsed by two threads (the same chunks, in order); otherwise one thread reads

@@ -155,3 +155,45 @@ def test_multiclass_test_labels_outside_the_model_classes_are_an_error(tmp_path,
         f"streamlearn: error: {test}: label 4 (example 2) is not one of the model's classes {{1, 2, 3}}"
     )
     assert err.count("\n") == 1
+
+
+def test_data_in_another_format_than_the_models_is_an_error(tmp_path, capsys):
+    """A VW model (or a VW run's --test) given a LIBSVM or CSV file, by its name or its first lines: an error
+    naming it, not one featureless prediction per line."""
+    data = tmp_path / "d.vw"
+    data.write_text("1 |a x\n-1 |a y\n")
+    model = tmp_path / "m.slm"
+    assert main(["train", str(data), "-l", "ftrl", "-o", str(model), "--quiet"]) == 0
+    svm, svm_txt, csv_txt, vw_txt = (tmp_path / n for n in ("d.svm", "s.txt", "c.txt", "v.txt"))
+    svm.write_text("1 1:1\n-1 2:1\n")
+    svm_txt.write_text("# LIBSVM\n1 1:1\n-1 2:1\n")
+    csv_txt.write_text("y,a\n1,2\n")
+    vw_txt.write_text("1 |a x\n-1 |a y\n")
+    for path, what in (
+        (svm, "libsvm by its name"),
+        (svm_txt, "libsvm by its first lines"),
+        (csv_txt, "csv by its first lines"),
+    ):
+        out = tmp_path / "p.txt"
+        assert main(["predict", str(model), str(path), "-o", str(out)]) == 2
+        err = capsys.readouterr().err
+        assert err == (
+            f"streamlearn: error: the model in {model} reads vw input (input_spec_), and {path} is {what}; "
+            "give DATA in the model's format.\n"
+        )
+        assert not out.exists()
+        assert main(["train", str(data), "-l", "ftrl", "--test", str(path)]) == 2
+        err = capsys.readouterr().err
+        assert (
+            err
+            == f"streamlearn: error: DATA is read as vw, and the test file {path} is {what}; give TEST in DATA's format.\n"
+        )
+        assert main(["train", "-i", str(model), str(data), "--test", str(path)]) == 2
+        err = capsys.readouterr().err
+        assert err == (
+            f"streamlearn: error: the model in {model} reads vw input (input_spec_), and the test file {path} is "
+            f"{what}; give TEST in the model's format.\n"
+        )
+    assert main(["predict", str(model), str(vw_txt)]) == 0
+    assert capsys.readouterr().out.count("\n") == 2
+    assert main(["train", str(data), "-l", "ftrl", "--test", str(vw_txt), "--quiet"]) == 0
