@@ -115,7 +115,7 @@ def model_streams(model, model_path, path, test, args, test_readers=None):
     found = None if test is None else other_format(test, model_format)
     if found is not None:
         raise CLIError(
-            f"the model in {model_path} reads {model_format} input (input_spec_), and the test file {test} is "
+            f"the model in {model_path} reads {model_format} input (input_spec_), and the test file {pipe_name(test)} is "
             f"{found}; give TEST in the model's format."
         )
     if model_format != "libsvm":  # hashed: read with the model's spec

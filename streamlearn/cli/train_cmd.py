@@ -184,6 +184,7 @@ def _need_learner(args):
 def _hashed_openers(args, paths):
     """Openers of hashed-format files (VW text, CSV, Parquet), all read with one :class:`InputSpec`, which is
     returned too. For tables the first file fixes the columns (kinds, namespaces)."""
+    from ..datasets._pipes import pipe_name
     from ..datasets._parallel_vw import parallel_vw_chunks, use_parallel
     from ..datasets._prefetch import prefetch
     from ..datasets._readers import open_stream
@@ -201,7 +202,7 @@ def _hashed_openers(args, paths):
         found = other_format(path, spec.format)
         if found is not None:
             raise CLIError(
-                f"DATA is read as {spec.format}, and the test file {path} is {found}; give TEST in DATA's format."
+                f"DATA is read as {spec.format}, and the test file {pipe_name(path)} is {found}; give TEST in DATA's format."
             )
 
     def read_ahead(path):
