@@ -112,6 +112,12 @@ def model_streams(model, model_path, path, test, args, test_readers=None):
             f"the model in {model_path} reads {model_format} input (input_spec_), and "
             f"{path} is {named} by its name; give DATA in the model's format (or --format)."
         )
+    found = other_format(path, model_format) if is_stream_path(path) else None
+    if found is not None:
+        raise CLIError(
+            f"the model in {model_path} reads {model_format} input (input_spec_), and {pipe_name(path)} is "
+            f"{found}; give DATA in the model's format."
+        )
     found = None if test is None else other_format(test, model_format)
     if found is not None:
         raise CLIError(

@@ -220,5 +220,8 @@ def test_a_pipe_whose_first_lines_say_another_format_than_the_models_is_an_error
         res = _cli("predict", model, "-", input=data)
         assert res.returncode == 2 and _one_line_error(res.stderr), res.stderr
         assert b"and <stdin> is " + what + b" by its first lines" in res.stderr and res.stdout == b""
+        res = _cli("train", "-i", model, "-", input=data)
+        assert res.returncode == 2 and _one_line_error(res.stderr), res.stderr
+        assert b"and <stdin> is " + what + b" by its first lines" in res.stderr
     res = _cli("predict", model, "-", input=(logs / "c.vw").read_bytes())
     assert res.returncode == 0 and res.stdout.count(b"\n") == (logs / "c.vw").read_bytes().count(b"\n")
