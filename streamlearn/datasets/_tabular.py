@@ -23,8 +23,10 @@ text value in a numeric column is an error naming the file, the line and the col
 
 from __future__ import annotations
 
+import lzma
 import os
 import re
+import zlib
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -42,6 +44,7 @@ __all__ = ["TabularFormatError", "TabularReader", "iter_csv", "iter_parquet", "r
 NUMERIC, TEXT, BOOLEAN = "numeric", "text", "boolean"
 _KINDS = (NUMERIC, TEXT, BOOLEAN)
 _CSV_BLOCK = 1 << 20
+_READ_ERRORS = (EOFError, OSError, lzma.LZMAError, zlib.error)  # I/O errors, a corrupt or truncated stream
 
 
 class TabularFormatError(ValueError):
@@ -506,7 +509,7 @@ class TabularReader:
                 import pyarrow.parquet as pq
 
                 self._inferred = pq.ParquetFile(self.path).schema_arrow
-        except (pa.ArrowInvalid, OSError) as exc:
+        except (pa.ArrowInvalid, *_READ_ERRORS) as exc:
             raise self._arrow_error(exc, None) from None
         names = list(self._inferred.names)
         dup = sorted({n for n in names if names.count(n) > 1})
@@ -630,7 +633,7 @@ class TabularReader:
                 batch = next(batches)
             except StopIteration:
                 break
-            except (pa.ArrowInvalid, pa.ArrowTypeError, OSError) as exc:
+            except (pa.ArrowInvalid, pa.ArrowTypeError, *_READ_ERRORS) as exc:
                 raise self._arrow_error(exc, row0) from None
             n = batch.num_rows
             if n == 0:
@@ -750,7 +753,7 @@ class TabularReader:
         """A one-line TabularFormatError from pyarrow's message; for CSV, the line number is found by
         re-reading the file single-threaded (pyarrow numbers rows only then)."""
         msg = str(exc)
-        if isinstance(exc, OSError) and not msg.startswith("CSV"):
+        if isinstance(exc, _READ_ERRORS) and not msg.startswith("CSV"):  # I/O, a truncated stream
             return TabularFormatError(
                 self.source, None, None, f"cannot read the file ({_first_line(msg)}).", self._unit
             )
@@ -847,6 +850,10 @@ def _open_pipe(f, name, fmt):
     raw = f if isinstance(f, Replay) else Replay(f, name, owned=False)
     kind = compression(raw.head(16))
     pipe = raw if kind is None else Replay(_decompressor(kind, raw), name, owned=True, inner=raw)
+    try:
+        pipe.head()  # read ahead: the header and the delimiter
+    except _READ_ERRORS as exc:
+        raise TabularFormatError(name, None, None, f"cannot read the file ({_first_line(str(exc))}).") from None
     if fmt == "parquet" or pipe.head(4) == b"PAR1":
         raise TabularFormatError(
             name,

@@ -209,6 +209,40 @@ def test_quoted_fields_with_newlines_across_blocks(tmp_path, monkeypatch):
     np.testing.assert_array_equal(y_pipe, y_ref)
 
 
+@pytest.mark.parametrize("keep", [0.05, 0.6])  # cut in the first block (the header's) or in a later one
+def test_a_truncated_compressed_pipe_is_a_one_line_error(tmp_path, monkeypatch, keep):
+    import gzip
+    import io
+
+    from streamlearn.datasets import _tabular
+
+    monkeypatch.setattr(_tabular, "_CSV_BLOCK", 1 << 14)
+    rng = np.random.default_rng(0)
+    text = "y,a,b\n" + "".join(f"{i % 2},{rng.random():.6f},w{rng.integers(1000)}\n" for i in range(20000))
+    data = gzip.compress(text.encode())
+    data = data[: int(len(data) * keep)]
+
+    class Pipe(io.RawIOBase):  # not seekable: read once, as standard input
+        def __init__(self, data):
+            self._data = io.BytesIO(data)
+            self.name = "<stdin>"
+
+        def readable(self):
+            return True
+
+        def readinto(self, b):
+            return self._data.readinto(b)
+
+    with pytest.raises(TabularFormatError) as err:
+        list(iter_csv(Pipe(data), label="y", chunk_size=1000))
+    assert str(err.value).startswith("<stdin>: cannot read the file (") and "\n" not in str(err.value)
+    path = tmp_path / "t.csv.gz"
+    path.write_bytes(data)
+    with pytest.raises(TabularFormatError) as err:
+        list(iter_csv(path, label="y", chunk_size=1000))
+    assert str(err.value).startswith(f"{path}: cannot read the file (")
+
+
 def test_error_lines_count_the_newlines_inside_quoted_fields(tmp_path):
     """'line N' is the line of the file a text editor shows, also after quoted fields that hold newlines."""
     head = 'y,text,a\n1,"two\nlines",2\n0,"three\r\nlines\r\n",3\n'  # records 2 and 3 are lines 2-3 and 4-6
