@@ -148,7 +148,7 @@ class _Plan:
         from ._vw import _keep_array, parse_interactions
 
         keep = _keep_array(ignore_namespaces, keep_namespaces)
-        names = [c for c in names if keep[namespaces.get(c, c).encode("utf-8")[0]]]
+        names = [c for c in names if keep[_ns_byte(namespaces.get(c, c))]]
         if not names:
             raise ValueError("no feature column is left after ignore_namespaces / keep_namespaces.")
         self.terms, self.term_lens, self.wild = parse_interactions(quadratic, cubic)
@@ -163,7 +163,7 @@ class _Plan:
         # numeric columns: one hash per column, computed once
         self.numeric_hash = {c: name_hash(c, self.seeds[c]) for c in self.names if self.kinds[c] == NUMERIC}
         self.prefix = {c: np.frombuffer((c + "=").encode("utf-8"), dtype=np.uint8) for c in self.names}
-        self.col_ns = np.array([self.namespace_of[c].encode("utf-8")[0] for c in self.names], dtype=np.int64)
+        self.col_ns = np.array([_ns_byte(self.namespace_of[c]) for c in self.names], dtype=np.int64)
         self.row_bound = self._row_bound()
 
     def _row_bound(self):
@@ -182,6 +182,12 @@ class _Plan:
         for t, k in zip(terms, lens):
             bound += int(np.prod([size[t[a]] for a in range(k)]))
         return bound
+
+
+def _ns_byte(name):
+    """The byte that names a namespace for interactions, --ignore and --keep: its first; for a column without
+    a name, VW's default namespace ' ' (as DictHasher does for the key '')."""
+    return name.encode("utf-8")[0] if name else 32
 
 
 def _namespace_map(namespaces):
@@ -242,6 +248,10 @@ def _hash_text(arr, prefix, seed, out_hash, out_value):
     from .._kernels.tabular import hash_text_column
 
     if pa.types.is_dictionary(arr.type):
+        if len(arr.dictionary) == 0:  # every value of the batch is missing: no feature
+            out_hash[:] = 0
+            out_value[:] = 0.0
+            return
         if len(arr.dictionary) <= len(arr):
             dic = arr.dictionary
             offsets, data, valid = _text_buffers(dic)

@@ -243,6 +243,39 @@ def test_a_truncated_compressed_pipe_is_a_one_line_error(tmp_path, monkeypatch, 
     assert str(err.value).startswith(f"{path}: cannot read the file (")
 
 
+def test_a_text_column_empty_for_a_whole_block(tmp_path, monkeypatch):
+    """A text column whose values are all missing in a record batch (a sparse 'coupon' column) gives no
+    feature in those rows; it was an IndexError on the batch's empty dictionary."""
+    from streamlearn.datasets import _tabular
+    from streamlearn.preprocessing import DictHasher
+
+    monkeypatch.setattr(_tabular, "_CSV_BLOCK", 1 << 12)
+    path = tmp_path / "t.csv"
+    rows = [{"a": i + 1, "coupon": f"C{i % 5}" if i < 100 or i >= 2900 else None} for i in range(3000)]
+    path.write_text("y,a,coupon\n" + "".join(f"{i % 2},{r['a']},{r['coupon'] or ''}\n" for i, r in enumerate(rows)))
+    X, y = _concat(iter_csv(path, label="y", bits=16, chunk_size=500))
+    _dense_equal(X, DictHasher(bits=16).transform(rows))
+    # and a column with no value at all (pyarrow's null type)
+    path.write_text("y,a,empty\n" + "".join(f"{i % 2},{i + 1},\n" for i in range(3000)))
+    X, y = _concat(iter_csv(path, label="y", bits=16, chunk_size=500))
+    _dense_equal(X, DictHasher(bits=16).transform([{"a": i + 1} for i in range(3000)]))
+
+
+def test_a_column_without_a_name_is_hashed_as_dict_rows_hash_it(tmp_path):
+    """A header with an empty name (a spreadsheet's trailing comma): the column is in VW's default namespace
+    (' '), as DictHasher puts the key '' of dict rows; it was an IndexError."""
+    from streamlearn.preprocessing import DictHasher
+
+    path = tmp_path / "t.csv"
+    path.write_text("y,a,\n1,2,x\n0,3,\n1,4,z\n")
+    X, y = _concat(iter_csv(path, label="y", bits=12))
+    rows = [{"a": 2, "": "x"}, {"a": 3}, {"a": 4, "": "z"}]
+    _dense_equal(X, DictHasher(bits=12).transform(rows))
+    assert y.tolist() == [1.0, 0.0, 1.0]
+    X_keep, _ = _concat(iter_csv(path, label="y", bits=12, keep_namespaces=[" "]))
+    assert X_keep.nnz == 2
+
+
 def test_error_lines_count_the_newlines_inside_quoted_fields(tmp_path):
     """'line N' is the line of the file a text editor shows, also after quoted fields that hold newlines."""
     head = 'y,text,a\n1,"two\nlines",2\n0,"three\r\nlines\r\n",3\n'  # records 2 and 3 are lines 2-3 and 4-6
