@@ -11,6 +11,8 @@
   same width; a test label outside the model's classes is an error naming it.
 """
 
+import os
+
 import numpy as np
 
 from .._atomic import Output
@@ -25,6 +27,20 @@ def check_data(path, what="data file"):
     if path == "-":
         return path
     return check_input_file(path, what)
+
+
+def check_test(test, data):
+    """``--test TEST``: as :func:`check_data`; the stream DATA is read from cannot be TEST too (read once)."""
+    from ..datasets._pipes import is_stream_path, pipe_name
+
+    check_data(test, "test file")
+    stdin = ("-", "/dev/stdin", "/dev/fd/0", "/proc/self/fd/0")
+    if is_stream_path(test) and is_stream_path(data):
+        if (test in stdin and data in stdin) or os.path.realpath(test) == os.path.realpath(data):
+            raise CLIError(
+                f"DATA and TEST are the same stream ({pipe_name(data)}), which is read once; give TEST as a file."
+            )
+    return test
 
 
 def nonempty(chunks, path, what):

@@ -29,6 +29,7 @@ from ._data import (
     check_classes,
     check_data,
     check_diverged,
+    check_test,
     checked_labels,
     first_chunk_classes,
     model_reader,
@@ -278,7 +279,7 @@ def run_train(args):
         )
     path = single_file(args, "train")
     if args.test:
-        check_data(args.test, "test file")
+        check_test(args.test, path)
     model_out = output(args.output, [path, args.test], "model file")  # checked before any work
     plot_out = output(args.plot, [path, args.test], "plot")
     if input_format(args, path) != "libsvm":
@@ -385,7 +386,7 @@ def _run_resumed_train(args, params):
         raise CLIError(f"--passes must be >= 1; got {args.passes}.")
     path = single_file(args, "train")
     if args.test:
-        check_data(args.test, "test file")
+        check_test(args.test, path)
     # the model may be rewritten in place (-i m -o m): it is read whole before the new file replaces it
     model_out = output(args.output, [path, args.test], "model file")
     plot_out = output(args.plot, [path, args.test, args.initial_model], "plot")

@@ -225,3 +225,13 @@ def test_a_pipe_whose_first_lines_say_another_format_than_the_models_is_an_error
         assert b"and <stdin> is " + what + b" by its first lines" in res.stderr
     res = _cli("predict", model, "-", input=(logs / "c.vw").read_bytes())
     assert res.returncode == 0 and res.stdout.count(b"\n") == (logs / "c.vw").read_bytes().count(b"\n")
+
+
+def test_standard_input_as_both_data_and_test_is_an_error(tmp_path):
+    """A stream is read once: DATA '-' and --test '-' cannot both be it (the test read nothing; for VW text
+    the run ended with exit 0 and no test score)."""
+    for data, opts in ((b"1 |a x\n-1 |a y\n", ["--format", "vw", "-l", "ftrl"]), (b"1 1:1\n-1 2:1\n", ["-l", "pa1"])):
+        for test in ("-", "/dev/stdin"):
+            res = _cli("train", "-", *opts, "--test", test, input=data)
+            assert res.returncode == 2 and _one_line_error(res.stderr), res.stderr
+            assert b"DATA and TEST are the same stream" in res.stderr
