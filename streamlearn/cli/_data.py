@@ -35,11 +35,11 @@ def check_test(test, data):
 
     check_data(test, "test file")
     stdin = ("-", "/dev/stdin", "/dev/fd/0", "/proc/self/fd/0")
-    if is_stream_path(test) and is_stream_path(data):
-        if (test in stdin and data in stdin) or os.path.realpath(test) == os.path.realpath(data):
-            raise CLIError(
-                f"DATA and TEST are the same stream ({pipe_name(data)}), which is read once; give TEST as a file."
-            )
+    same = (test in stdin and data in stdin) or os.path.realpath(test) == os.path.realpath(data)
+    if same and is_stream_path(test) and is_stream_path(data):
+        raise CLIError(
+            f"DATA and TEST are the same stream ({pipe_name(data)}), which is read once; give TEST as a file."
+        )
     return test
 
 
