@@ -777,9 +777,9 @@ class TabularReader:
         return self._relined(_csv_error(self.source, msg, names))
 
     def _relined(self, err):
-        """``err`` with its CSV record number turned into the line of the file where that record starts:
-        they differ after quoted fields holding newlines. A pipe or file object, read once, keeps the record
-        number."""
+        """``err`` with its CSV record number (the header is record 1) turned into the line of the file where
+        that record starts: they differ after quoted fields holding newlines and empty lines (which pyarrow
+        skips). A pipe or file object, read once, keeps the record number."""
         if self.format != "csv" or not isinstance(self.path, str) or not err.line or err.line <= 1:
             return err
         from ._svmlight import _readinto, _Source
@@ -787,23 +787,32 @@ class TabularReader:
         stream, to_close, _ = _Source(self.path).open()
         try:
             buf = bytearray(1 << 20)
-            records = lines = 1  # at the start of the file: record 1 (the header), line 1
-            quoted = False
+            records = 0  # records started before this block
+            lines = 1  # the line at the start of this block
+            quoted = False  # inside quotes at the start of this block
+            at_start = True  # a record may start at the first byte of this block
             while True:
                 n = _readinto(stream, memoryview(buf))
                 if n == 0:
                     return err
                 raw = np.frombuffer(buf, np.uint8, n)
+                newlines = raw == 10
                 # a newline ends a record when an even number of '"' precede it in the file
                 inside = (np.cumsum(raw == 34) + quoted) % 2 == 1
-                newlines = raw == 10
-                ends = np.flatnonzero(newlines & ~inside)
-                if records + len(ends) >= err.line:
-                    end = int(ends[err.line - records - 1])  # the newline before the record
-                    lines += int(np.count_nonzero(newlines[: end + 1]))
-                    return TabularFormatError(err.source, lines, err.column, err.reason, err.unit)
-                records += len(ends)
+                starts = np.flatnonzero(newlines & ~inside) + 1
+                starts = starts[starts < n]
+                if at_start:
+                    starts = np.concatenate([[0], starts])
+                # an empty line ('\n' or '\r\n') starts no record
+                nxt = np.append(raw[1:], 0)[starts]
+                starts = starts[~((raw[starts] == 10) | ((raw[starts] == 13) & (nxt == 10)))]
+                if records + len(starts) >= err.line:
+                    first = int(starts[err.line - records - 1])
+                    line = lines + int(np.count_nonzero(newlines[:first]))
+                    return TabularFormatError(err.source, line, err.column, err.reason, err.unit)
+                records += len(starts)
                 lines += int(np.count_nonzero(newlines))
+                at_start = bool(newlines[-1] and not inside[-1])
                 quoted = bool((int(np.count_nonzero(raw == 34)) + quoted) % 2)
         finally:
             for f in to_close:

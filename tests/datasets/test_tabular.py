@@ -288,6 +288,10 @@ def test_error_lines_count_the_newlines_inside_quoted_fields(tmp_path):
     with pytest.raises(TabularFormatError) as err:
         list(iter_csv(path, label="y"))
     assert str(err.value) == f"{path}, line 7, column 'y': the label is missing."
+    path.write_text("\n" + head.replace("\n1,", "\n\n\r\n1,") + "\n1,x\n", newline="")  # blank lines: skipped
+    with pytest.raises(TabularFormatError) as err:
+        list(iter_csv(path, label="y"))
+    assert str(err.value) == f"{path}, line 11: expected 3 columns (as in the header), got 2."
     (tmp_path / "ok.csv").write_text(head, newline="")
     spec = iter_csv(tmp_path / "ok.csv", label="y").spec
     path.write_text(head + "1,x,abc\n", newline="")
