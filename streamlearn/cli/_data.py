@@ -44,16 +44,23 @@ def check_test(test, data):
 
 
 def nonempty(chunks, path, what):
-    """The chunks of ``chunks``; when none holds a row, an error naming ``path`` (a run never trains on, or
-    scores, nothing)."""
+    """The chunks of ``chunks``; when none holds a row, or every row has weight 0, an error naming ``path`` (a
+    run never trains on, or scores, nothing)."""
     from ..datasets._pipes import pipe_name
 
     rows = 0
+    weight = 0.0  # of weighted chunks (X, y, sample_weight)
+    weighted = False
     for chunk in chunks:
         rows += chunk[0].shape[0]
+        if len(chunk) > 2 and chunk[2] is not None:
+            weighted = True
+            weight += float(np.sum(chunk[2]))
         yield chunk
     if rows == 0:
         raise CLIError(f"{pipe_name(path)}: no examples: the {what} has no data lines.")
+    if weighted and weight == 0:
+        raise CLIError(f"{pipe_name(path)}: every example has importance weight 0; the {what} needs a positive weight.")
 
 
 def zero_based(args):

@@ -197,3 +197,22 @@ def test_data_in_another_format_than_the_models_is_an_error(tmp_path, capsys):
     assert main(["predict", str(model), str(vw_txt)]) == 0
     assert capsys.readouterr().out.count("\n") == 2
     assert main(["train", str(data), "-l", "ftrl", "--test", str(vw_txt), "--quiet"]) == 0
+
+
+def test_data_or_test_file_whose_weights_are_all_zero_is_an_error_naming_it(tmp_path, capsys):
+    """Importance weights all 0: nothing to learn and no weighted average; it was 'diverged: average loss nan'
+    for the data and a run without test score (exit 0) for --test."""
+    data = tmp_path / "d.vw"
+    data.write_text("1 |a x\n-1 |a y\n")
+    zero = tmp_path / "zero.vw"
+    zero.write_text("1 0 |a x\n-1 0 |a y\n")
+    assert main(["train", str(data), "-l", "ftrl", "--test", str(zero)]) == 2
+    assert capsys.readouterr().err == (
+        f"streamlearn: error: {zero}: every example has importance weight 0; the test file needs a positive weight.\n"
+    )
+    for command in ("train", "evaluate"):
+        assert main([command, str(zero), "-l", "ftrl"]) == 2
+        assert capsys.readouterr().err == (
+            f"streamlearn: error: {zero}: every example has importance weight 0; the data file needs a positive "
+            "weight.\n"
+        )
