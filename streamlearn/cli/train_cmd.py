@@ -422,7 +422,14 @@ def _run_resumed_train(args, params):
 
 
 def _finish_train(args, learner, report, model_out, plot_out, data=None, tests=(), resumed_from=None):
+    from ..datasets._pipes import pipe_name
+
     check_diverged(learner, report.average_loss, type(learner).__name__)
+    if getattr(args, "holdout", None) is not None and not report.test:
+        raise CLIError(
+            f"--holdout {args.holdout:g}: no row of {pipe_name(args.data[0])} was held out ({report.n_train} rows "
+            "trained on); hold out a larger fraction."
+        )
     if data is not None:
         attach_spec(learner, data.zero_based)
     if model_out:

@@ -419,3 +419,19 @@ def test_a_classifier_on_continuous_labels_is_an_error_naming_the_file(tmp_path,
         assert main([command, str(path), "-l", "ftrl", *options, "--quiet"]) == 2
         err = _err(capsys)
         assert err.startswith(f"streamlearn: error: {path}: label 0.5 (example 2) is not a class") and "regress" in err
+
+
+def test_a_holdout_that_holds_out_no_row_is_an_error(tmp_path, capsys):
+    """--holdout asks for a score: a fraction too small for the file gives no held-out row, which was a run
+    without a test score (exit 0), and no model written."""
+    data = tmp_path / "d.svm"
+    data.write_text("1 1:1\n-1 2:1\n1 1:1\n-1 2:1\n")
+    model = tmp_path / "m.slm"
+    assert main(["train", str(data), "-l", "pa1", "--holdout", "0.01", "-o", str(model)]) == 2
+    err = _err(capsys)
+    assert (
+        err
+        == f"streamlearn: error: --holdout 0.01: no row of {data} was held out (4 rows trained on); hold out a larger fraction.\n"
+    )
+    assert not model.exists()
+    assert main(["train", str(data), "-l", "pa1", "--holdout", "0.5", "--quiet"]) == 0
