@@ -525,7 +525,10 @@ def vw_parse(
                     e = r
                     while e < le and not _is_feat_end(buf[e]):
                         e += 1
-                    if _starts_number(buf, r, e) or (buf[r] | 32) == 105 or (buf[r] | 32) == 110:
+                    # a letter after an optional sign may start inf / nan: parsed, so that '-inf' is an error
+                    # as 'inf' is, not a categorical value
+                    c0 = buf[r + 1] if (buf[r] == 43 or buf[r] == 45) and r + 1 < e else buf[r]
+                    if _starts_number(buf, r, e) or (c0 | 32) == 105 or (c0 | 32) == 110:
                         v, r2, st = _num_token(buf, r, e)
                         if st == _NUM_NONFINITE and r2 == e:
                             err = E_NONFINITE

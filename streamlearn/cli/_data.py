@@ -11,6 +11,8 @@
   same width; a test label outside the model's classes is an error naming it.
 """
 
+import os
+
 import numpy as np
 
 from .._atomic import Output
@@ -25,6 +27,40 @@ def check_data(path, what="data file"):
     if path == "-":
         return path
     return check_input_file(path, what)
+
+
+def check_test(test, data):
+    """``--test TEST``: as :func:`check_data`; the stream DATA is read from cannot be TEST too (read once)."""
+    from ..datasets._pipes import is_stream_path, pipe_name
+
+    check_data(test, "test file")
+    stdin = ("-", "/dev/stdin", "/dev/fd/0", "/proc/self/fd/0")
+    same = (test in stdin and data in stdin) or os.path.realpath(test) == os.path.realpath(data)
+    if same and is_stream_path(test) and is_stream_path(data):
+        raise CLIError(
+            f"DATA and TEST are the same stream ({pipe_name(data)}), which is read once; give TEST as a file."
+        )
+    return test
+
+
+def nonempty(chunks, path, what):
+    """The chunks of ``chunks``; when none holds a row, or every row has weight 0, an error naming ``path`` (a
+    run never trains on, or scores, nothing)."""
+    from ..datasets._pipes import pipe_name
+
+    rows = 0
+    weight = 0.0  # of weighted chunks (X, y, sample_weight)
+    weighted = False
+    for chunk in chunks:
+        rows += chunk[0].shape[0]
+        if len(chunk) > 2 and chunk[2] is not None:
+            weighted = True
+            weight += float(np.sum(chunk[2]))
+        yield chunk
+    if rows == 0:
+        raise CLIError(f"{pipe_name(path)}: no examples: the {what} has no data lines.")
+    if weighted and weight == 0:
+        raise CLIError(f"{pipe_name(path)}: every example has importance weight 0; the {what} needs a positive weight.")
 
 
 def zero_based(args):
@@ -197,22 +233,60 @@ def model_reader(model, path, chunk_size):
     )
 
 
-def checked_labels(reader, model):
-    """The chunks of ``reader``; a label the classifier does not know is an error naming it and the file."""
+def checked_labels(reader, model, name=None):
+    """The chunks of ``reader`` (``(X, y)`` or ``(X, y, sample_weight)``); a label the classifier does not know
+    is an error naming it and the file (``name``, by default ``reader.name``)."""
     classes = getattr(model, "classes_", None)
     seen = 0
-    for X, y in reader:
+    for chunk in reader:
+        y = chunk[1]
         if classes is not None and len(y):
             bad = ~np.isin(y, classes)
             if bad.any():
                 i = int(np.argmax(bad))
+                label = f"{y[i]:g}" if isinstance(y[i], (float, np.floating)) else str(y[i])
                 raise CLIError(
-                    f"{reader.name}: label {y[i]:g} (example {seen + i + 1}) is not one of the model's "
-                    f"classes {_labels(classes)}; a test file must use the labels of the training "
+                    f"{reader.name if name is None else name}: label {label} (example {seen + i + 1}) is not one "
+                    f"of the model's classes {_labels(classes)}; a test file must use the labels of the training "
                     "data."
                 )
         seen += len(y)
-        yield X, y
+        yield chunk
+
+
+def first_chunk_classes(chunks, path, chunk_size):
+    """The chunks of a classifier's training data (``(X, y)`` or ``(X, y, sample_weight)``). Its classes are
+    those of the first chunk with rows (``infer_classes``); a later label outside them is an error naming the
+    file and the example, instead of the learner's error about its ``classes_``."""
+    from ..datasets._pipes import pipe_name
+    from ..evaluation.train_test import infer_classes
+
+    classes = None
+    seen = 0
+    for chunk in chunks:
+        y = chunk[1]
+        if len(y):
+            if y.dtype.kind == "f":
+                frac = y != np.floor(y)
+                if frac.any():
+                    i = int(np.argmax(frac))
+                    raise CLIError(
+                        f"{pipe_name(path)}: label {y[i]:g} (example {seen + i + 1}) is not a class: a classifier "
+                        "needs whole-number or text labels; for numeric targets use a regression learner."
+                    )
+            if classes is None:
+                classes = infer_classes(y)
+            bad = ~np.isin(y, classes)
+            if bad.any():
+                i = int(np.argmax(bad))
+                label = f"{y[i]:g}" if isinstance(y[i], (float, np.floating)) else str(y[i])
+                raise CLIError(
+                    f"{pipe_name(path)}: label {label} (example {seen + i + 1}) is not one of the classes "
+                    f"{_labels(classes)} of the first chunk ({chunk_size} rows), from which a classifier takes its "
+                    "classes; pass a --chunk-size that puts every class in the first chunk."
+                )
+        seen += len(y)
+        yield chunk
 
 
 def _labels(classes):

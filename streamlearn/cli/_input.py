@@ -83,6 +83,33 @@ def input_format(args, path):
     return fmt
 
 
+def other_format(path, fmt):
+    """How the regular file ``path`` says it is in another format than ``fmt`` ("libsvm by its name",
+    "csv by its first lines"; CSV and Parquet count as one), or None: its name's extension, else its first
+    lines when the name says nothing (``data.txt``). A pipe is told by its name or its first lines, read ahead
+    and kept for the reader."""
+    from ..datasets._pipes import decompressed_head, is_stream_path, named_format, sniff_format, stream_format
+
+    def differs(found):
+        return found is not None and found != fmt and {found, fmt} != {"csv", "parquet"}
+
+    if is_stream_path(path):
+        found = stream_format(path)
+        how = "name" if named_format(path) is not None else "first lines"
+        return f"{found} by its {how}" if differs(found) else None
+
+    named = named_format(path)
+    if named is not None:
+        return f"{named} by its name" if differs(named) else None
+    try:
+        with open(path, "rb") as f:
+            head = f.read(64 << 10)
+    except OSError:
+        return None  # the reader says why
+    sniffed = sniff_format(decompressed_head(head))
+    return f"{sniffed} by its first lines" if differs(sniffed) else None
+
+
 def hashed_spec(args, path, task):
     """The :class:`InputSpec` of a hashed-format run (VW text) from the options."""
     fmt = input_format(args, path)

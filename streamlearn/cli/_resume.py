@@ -99,9 +99,10 @@ def model_streams(model, model_path, path, test, args, test_readers=None):
     saved model's input contract (hashed formats with its spec, LIBSVM with its width and base). DATA in
     another format than the model's is an error naming both. LIBSVM test readers are appended to
     ``test_readers`` (their counts of ignored features)."""
+    from ..datasets._pipes import pipe_name
     from ..datasets._stream import is_stream_path
-    from ._data import checked_labels, model_reader
-    from ._input import input_format
+    from ._data import checked_labels, model_reader, nonempty
+    from ._input import input_format, other_format
 
     spec = input_spec(model)
     model_format = spec.get("format", "libsvm")
@@ -111,14 +112,30 @@ def model_streams(model, model_path, path, test, args, test_readers=None):
             f"the model in {model_path} reads {model_format} input (input_spec_), and "
             f"{path} is {named} by its name; give DATA in the model's format (or --format)."
         )
+    found = other_format(path, model_format) if is_stream_path(path) else None
+    if found is not None:
+        raise CLIError(
+            f"the model in {model_path} reads {model_format} input (input_spec_), and {pipe_name(path)} is "
+            f"{found}; give DATA in the model's format."
+        )
+    found = None if test is None else other_format(test, model_format)
+    if found is not None:
+        raise CLIError(
+            f"the model in {model_path} reads {model_format} input (input_spec_), and the test file {pipe_name(test)} is "
+            f"{found}; give TEST in the model's format."
+        )
     if model_format != "libsvm":  # hashed: read with the model's spec
         from ..datasets._readers import open_stream
         from ..datasets._spec import InputSpec
 
         hashed = InputSpec.from_dict(spec)
         return (
-            lambda: open_stream(path, hashed, args.chunk_size, require_label=True),
-            lambda: open_stream(test, hashed, args.chunk_size, require_label=True),
+            lambda: nonempty(open_stream(path, hashed, args.chunk_size, require_label=True), path, "data file"),
+            lambda: checked_labels(
+                nonempty(open_stream(test, hashed, args.chunk_size, require_label=True), test, "test file"),
+                model,
+                pipe_name(test),
+            ),
         )
     libsvm_reader_args(model)
     readers = [] if test_readers is None else test_readers

@@ -29,12 +29,15 @@ from ._data import (
     check_classes,
     check_data,
     check_diverged,
+    check_test,
     checked_labels,
+    first_chunk_classes,
     model_reader,
+    nonempty,
     output,
 )
 from ._resume import Checkpointer, check_checkpoint_args, learner_name_of, load_for_resume, model_streams
-from ._input import add_input_options, check_libsvm_args, hashed_spec, input_format
+from ._input import add_input_options, check_libsvm_args, hashed_spec, input_format, other_format
 from ._scheduler import add_scheduler_option, connected, distributed_module, expand_data, n_workers, single_file
 from ._tabular import add_tabular_options, is_table_run, table_streams
 
@@ -182,18 +185,26 @@ def _need_learner(args):
 def _hashed_openers(args, paths):
     """Openers of hashed-format files (VW text, CSV, Parquet), all read with one :class:`InputSpec`, which is
     returned too. For tables the first file fixes the columns (kinds, namespaces)."""
+    from ..datasets._pipes import pipe_name
     from ..datasets._parallel_vw import parallel_vw_chunks, use_parallel
     from ..datasets._prefetch import prefetch
     from ..datasets._readers import open_stream
 
     if is_table_run(args, paths):
-        return table_streams(args, paths)
+        opens, spec = table_streams(args, paths)
+        return _nonempty_openers(opens, paths), spec
 
     for path in paths:
         check_data(path)
     if args.chunk_size < 1:
         raise CLIError(f"--chunk-size must be >= 1; got {args.chunk_size}.")
     spec = hashed_spec(args, paths[0], LEARNERS[args.learner].task)
+    for path in paths[1:]:
+        found = other_format(path, spec.format)
+        if found is not None:
+            raise CLIError(
+                f"DATA is read as {spec.format}, and the test file {pipe_name(path)} is {found}; give TEST in DATA's format."
+            )
 
     def read_ahead(path):
         # a large VW file is parsed by worker threads and by the learner's own thread while it waits (the same
@@ -202,7 +213,16 @@ def _hashed_openers(args, paths):
             return parallel_vw_chunks(path, spec, args.chunk_size, require_label=True)
         return prefetch(open_stream(path, spec, args.chunk_size, require_label=True))
 
-    return [lambda p=p: read_ahead(p) for p in paths], spec
+    return _nonempty_openers([lambda p=p: read_ahead(p) for p in paths], paths), spec
+
+
+def _nonempty_openers(opens, paths):
+    """The openers, each stream of them checked to hold an example (the first path is the data, the others
+    test files)."""
+    return [
+        lambda o=o, p=p, i=i: nonempty(o(), p, "data file" if i == 0 else "test file")
+        for i, (o, p) in enumerate(zip(opens, paths))
+    ]
 
 
 def _with_scaler(args, learner):
@@ -259,7 +279,7 @@ def run_train(args):
         )
     path = single_file(args, "train")
     if args.test:
-        check_data(args.test, "test file")
+        check_test(args.test, path)
     model_out = output(args.output, [path, args.test], "model file")  # checked before any work
     plot_out = output(args.plot, [path, args.test], "plot")
     if input_format(args, path) != "libsvm":
@@ -287,7 +307,7 @@ def run_train(args):
         return _run_batch_train(args, learner, params, data, model_out, test_stream)
     report = train_test_run(
         learner,
-        data.open,
+        _classes_checked(learner, data.open, path, args.chunk_size),
         name=args.learner,
         params=params,
         passes=args.passes,
@@ -303,6 +323,7 @@ def run_train(args):
 
 def _run_hashed_train(args, learner, params, path, model_out, plot_out):
     """Training on a hashed format (VW text): every id has a column, nothing to widen or pre-scan."""
+    from ..datasets._pipes import pipe_name
     from ..evaluation.train_test import train_test_run
 
     if LEARNERS[args.learner].batch:
@@ -316,11 +337,11 @@ def _run_hashed_train(args, learner, params, path, model_out, plot_out):
 
     report = train_test_run(
         learner,
-        opens[0],
+        _classes_checked(learner, opens[0], path, args.chunk_size),
         name=args.learner,
         params=params,
         passes=args.passes,
-        test_stream=opens[1] if args.test else None,
+        test_stream=(lambda: checked_labels(opens[1](), learner, pipe_name(args.test))) if args.test else None,
         holdout=args.holdout,
         seed=args.seed,
         progress=show_progress(args),
@@ -328,6 +349,13 @@ def _run_hashed_train(args, learner, params, path, model_out, plot_out):
     )
     attach()
     return _finish_train(args, learner, report, model_out, plot_out)
+
+
+def _classes_checked(learner, open_stream, path, chunk_size):
+    """``open_stream``, its chunks checked to bring no class after the first chunk (classifiers)."""
+    if not is_classifier(learner):
+        return open_stream
+    return lambda: first_chunk_classes(open_stream(), path, chunk_size)
 
 
 def _checkpointer(args, learner, data=None, before_save=None):
@@ -358,7 +386,7 @@ def _run_resumed_train(args, params):
         raise CLIError(f"--passes must be >= 1; got {args.passes}.")
     path = single_file(args, "train")
     if args.test:
-        check_data(args.test, "test file")
+        check_test(args.test, path)
     # the model may be rewritten in place (-i m -o m): it is read whole before the new file replaces it
     model_out = output(args.output, [path, args.test], "model file")
     plot_out = output(args.plot, [path, args.test, args.initial_model], "plot")
@@ -394,7 +422,14 @@ def _run_resumed_train(args, params):
 
 
 def _finish_train(args, learner, report, model_out, plot_out, data=None, tests=(), resumed_from=None):
+    from ..datasets._pipes import pipe_name
+
     check_diverged(learner, report.average_loss, type(learner).__name__)
+    if getattr(args, "holdout", None) is not None and not report.test:
+        raise CLIError(
+            f"--holdout {args.holdout:g}: no row of {pipe_name(args.data[0])} was held out ({report.n_train} rows "
+            "trained on); hold out a larger fraction."
+        )
     if data is not None:
         attach_spec(learner, data.zero_based)
     if model_out:
@@ -656,7 +691,7 @@ def run_evaluate(args):
         stream = data.open()
     classes = None
     if is_classifier(learner):
-        stream = _peek_classes(stream)
+        stream = _peek_classes(first_chunk_classes(stream, args.data, args.chunk_size))
         classes = next(stream)
     result = progressive_validation(learner, stream, classes=classes, progress=show_progress(args))
     check_diverged(learner, result.average_loss, type(learner).__name__)

@@ -23,8 +23,10 @@ text value in a numeric column is an error naming the file, the line and the col
 
 from __future__ import annotations
 
+import lzma
 import os
 import re
+import zlib
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -42,6 +44,7 @@ __all__ = ["TabularFormatError", "TabularReader", "iter_csv", "iter_parquet", "r
 NUMERIC, TEXT, BOOLEAN = "numeric", "text", "boolean"
 _KINDS = (NUMERIC, TEXT, BOOLEAN)
 _CSV_BLOCK = 1 << 20
+_READ_ERRORS = (EOFError, OSError, lzma.LZMAError, zlib.error)  # I/O errors, a corrupt or truncated stream
 
 
 class TabularFormatError(ValueError):
@@ -145,7 +148,7 @@ class _Plan:
         from ._vw import _keep_array, parse_interactions
 
         keep = _keep_array(ignore_namespaces, keep_namespaces)
-        names = [c for c in names if keep[namespaces.get(c, c).encode("utf-8")[0]]]
+        names = [c for c in names if keep[_ns_byte(namespaces.get(c, c))]]
         if not names:
             raise ValueError("no feature column is left after ignore_namespaces / keep_namespaces.")
         self.terms, self.term_lens, self.wild = parse_interactions(quadratic, cubic)
@@ -160,7 +163,7 @@ class _Plan:
         # numeric columns: one hash per column, computed once
         self.numeric_hash = {c: name_hash(c, self.seeds[c]) for c in self.names if self.kinds[c] == NUMERIC}
         self.prefix = {c: np.frombuffer((c + "=").encode("utf-8"), dtype=np.uint8) for c in self.names}
-        self.col_ns = np.array([self.namespace_of[c].encode("utf-8")[0] for c in self.names], dtype=np.int64)
+        self.col_ns = np.array([_ns_byte(self.namespace_of[c]) for c in self.names], dtype=np.int64)
         self.row_bound = self._row_bound()
 
     def _row_bound(self):
@@ -179,6 +182,12 @@ class _Plan:
         for t, k in zip(terms, lens):
             bound += int(np.prod([size[t[a]] for a in range(k)]))
         return bound
+
+
+def _ns_byte(name):
+    """The byte that names a namespace for interactions, --ignore and --keep: its first; for a column without
+    a name, VW's default namespace ' ' (as DictHasher does for the key '')."""
+    return name.encode("utf-8")[0] if name else 32
 
 
 def _namespace_map(namespaces):
@@ -239,6 +248,10 @@ def _hash_text(arr, prefix, seed, out_hash, out_value):
     from .._kernels.tabular import hash_text_column
 
     if pa.types.is_dictionary(arr.type):
+        if len(arr.dictionary) == 0:  # every value of the batch is missing: no feature
+            out_hash[:] = 0
+            out_value[:] = 0.0
+            return
         if len(arr.dictionary) <= len(arr):
             dic = arr.dictionary
             offsets, data, valid = _text_buffers(dic)
@@ -497,7 +510,7 @@ class TabularReader:
                 reader = pacsv.open_csv(
                     self.path if self._pipe is None else _first_block(self._pipe),
                     read_options=pacsv.ReadOptions(block_size=_CSV_BLOCK),
-                    parse_options=pacsv.ParseOptions(delimiter=self._delimiter),
+                    parse_options=_parse_options(self._delimiter),
                     convert_options=pacsv.ConvertOptions(strings_can_be_null=True),
                 )
                 self._inferred = reader.schema
@@ -506,7 +519,7 @@ class TabularReader:
                 import pyarrow.parquet as pq
 
                 self._inferred = pq.ParquetFile(self.path).schema_arrow
-        except (pa.ArrowInvalid, OSError) as exc:
+        except (pa.ArrowInvalid, *_READ_ERRORS) as exc:
             raise self._arrow_error(exc, None) from None
         names = list(self._inferred.names)
         dup = sorted({n for n in names if names.count(n) > 1})
@@ -592,7 +605,7 @@ class TabularReader:
             reader = pacsv.open_csv(
                 source,
                 read_options=pacsv.ReadOptions(block_size=_CSV_BLOCK, use_threads=use_threads),
-                parse_options=pacsv.ParseOptions(delimiter=self._delimiter),
+                parse_options=_parse_options(self._delimiter),
                 convert_options=pacsv.ConvertOptions(
                     column_types=types, include_columns=wanted, strings_can_be_null=True
                 ),
@@ -630,7 +643,7 @@ class TabularReader:
                 batch = next(batches)
             except StopIteration:
                 break
-            except (pa.ArrowInvalid, pa.ArrowTypeError, OSError) as exc:
+            except (pa.ArrowInvalid, pa.ArrowTypeError, *_READ_ERRORS) as exc:
                 raise self._arrow_error(exc, row0) from None
             n = batch.num_rows
             if n == 0:
@@ -672,8 +685,8 @@ class TabularReader:
                 raise _first_error(errors)
             (hashes, values), y, w = out
         except _BatchError as exc:
-            raise TabularFormatError(
-                self.source, self._where(row0, exc.row), exc.column, exc.reason, self._unit
+            raise self._relined(
+                TabularFormatError(self.source, self._where(row0, exc.row), exc.column, exc.reason, self._unit)
             ) from None
         except (pa.ArrowInvalid, pa.ArrowNotImplementedError) as exc:
             raise TabularFormatError(self.source, None, None, _first_line(str(exc)), self._unit) from None
@@ -750,7 +763,7 @@ class TabularReader:
         """A one-line TabularFormatError from pyarrow's message; for CSV, the line number is found by
         re-reading the file single-threaded (pyarrow numbers rows only then)."""
         msg = str(exc)
-        if isinstance(exc, OSError) and not msg.startswith("CSV"):
+        if isinstance(exc, _READ_ERRORS) and not msg.startswith("CSV"):  # I/O, a truncated stream
             return TabularFormatError(
                 self.source, None, None, f"cannot read the file ({_first_line(msg)}).", self._unit
             )
@@ -761,7 +774,49 @@ class TabularReader:
             if hasattr(self, "_names")
             else list(getattr(self, "_inferred", None) and self._inferred.names or [])
         )
-        return _csv_error(self.source, msg, names)
+        return self._relined(_csv_error(self.source, msg, names))
+
+    def _relined(self, err):
+        """``err`` with its CSV record number (the header is record 1) turned into the line of the file where
+        that record starts: they differ after quoted fields holding newlines and empty lines (which pyarrow
+        skips). A pipe or file object, read once, keeps the record number."""
+        if self.format != "csv" or not isinstance(self.path, str) or not err.line or err.line <= 1:
+            return err
+        from ._svmlight import _readinto, _Source
+
+        stream, to_close, _ = _Source(self.path).open()
+        try:
+            buf = bytearray(1 << 20)
+            records = 0  # records started before this block
+            lines = 1  # the line at the start of this block
+            quoted = False  # inside quotes at the start of this block
+            at_start = True  # a record may start at the first byte of this block
+            while True:
+                n = _readinto(stream, memoryview(buf))
+                if n == 0:
+                    return err
+                raw = np.frombuffer(buf, np.uint8, n)
+                newlines = raw == 10
+                # a newline ends a record when an even number of '"' precede it in the file
+                inside = (np.cumsum(raw == 34) + quoted) % 2 == 1
+                starts = np.flatnonzero(newlines & ~inside) + 1
+                starts = starts[starts < n]
+                if at_start:
+                    starts = np.concatenate([[0], starts])
+                # an empty line ('\n' or '\r\n') starts no record
+                nxt = np.append(raw[1:], 0)[starts]
+                starts = starts[~((raw[starts] == 10) | ((raw[starts] == 13) & (nxt == 10)))]
+                if records + len(starts) >= err.line:
+                    first = int(starts[err.line - records - 1])
+                    line = lines + int(np.count_nonzero(newlines[:first]))
+                    return TabularFormatError(err.source, line, err.column, err.reason, err.unit)
+                records += len(starts)
+                lines += int(np.count_nonzero(newlines))
+                at_start = bool(newlines[-1] and not inside[-1])
+                quoted = bool((int(np.count_nonzero(raw == 34)) + quoted) % 2)
+        finally:
+            for f in to_close:
+                f.close()
 
     def _locate(self, msg, typed):
         """pyarrow's message again, from a single-threaded read (which numbers the rows)."""
@@ -778,7 +833,7 @@ class TabularReader:
                 for _ in pacsv.open_csv(
                     self.path,
                     read_options=pacsv.ReadOptions(block_size=_CSV_BLOCK, use_threads=False),
-                    parse_options=pacsv.ParseOptions(delimiter=self._delimiter),
+                    parse_options=_parse_options(self._delimiter),
                 ):
                     pass
         except (pa.ArrowInvalid, pa.ArrowTypeError) as exc:
@@ -814,6 +869,10 @@ def _open_pipe(f, name, fmt):
     raw = f if isinstance(f, Replay) else Replay(f, name, owned=False)
     kind = compression(raw.head(16))
     pipe = raw if kind is None else Replay(_decompressor(kind, raw), name, owned=True, inner=raw)
+    try:
+        pipe.head()  # read ahead: the header and the delimiter
+    except _READ_ERRORS as exc:
+        raise TabularFormatError(name, None, None, f"cannot read the file ({_first_line(str(exc))}).") from None
     if fmt == "parquet" or pipe.head(4) == b"PAR1":
         raise TabularFormatError(
             name,
@@ -825,14 +884,27 @@ def _open_pipe(f, name, fmt):
     return pipe
 
 
+def _parse_options(delimiter):
+    """pyarrow's CSV options: a quoted field may hold newlines (RFC 4180; without the option, such a field
+    across a block boundary stops the read)."""
+    import pyarrow.csv as pacsv
+
+    return pacsv.ParseOptions(delimiter=delimiter, newlines_in_values=True)
+
+
 def _first_block(pipe):
-    """The complete lines of a pipe's first CSV block, not consumed: pyarrow infers the column types from
-    them, exactly as from the first block of a file."""
+    """The complete rows of a pipe's first CSV block, not consumed: pyarrow infers the column types from
+    them, exactly as from the first block of a file. The block ends at its last newline outside quotes."""
     import io
 
     head = pipe.head(_CSV_BLOCK)
-    if len(head) == _CSV_BLOCK and b"\n" in head:
-        head = head[: head.rindex(b"\n") + 1]
+    if len(head) == _CSV_BLOCK:
+        raw = np.frombuffer(head, np.uint8)
+        # a newline ends a row when an even number of '"' precede it ('""' inside quotes counts twice)
+        outside = np.cumsum(raw == 34) % 2 == 0
+        ends = np.flatnonzero((raw == 10) & outside)
+        if len(ends):
+            head = head[: int(ends[-1]) + 1]
     return io.BytesIO(head)
 
 

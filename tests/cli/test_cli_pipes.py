@@ -209,3 +209,29 @@ def test_continuing_a_hashed_model_from_a_pipe_reads_the_models_format(logs, tmp
     res = _cli("train", "-", "-i", m0, "-o", m2, "--quiet", input=rest.read_bytes())
     assert res.returncode == 0, res.stderr
     assert _members(m1) == _members(m2)
+
+
+def test_a_pipe_whose_first_lines_say_another_format_than_the_models_is_an_error(logs, tmp_path):
+    """predict reads a pipe in the model's format, unless its first lines clearly say LIBSVM or CSV: then it
+    is an error, not one featureless VW prediction per line."""
+    model = str(tmp_path / "c.slm")
+    assert _cli("train", str(logs / "c.vw"), *VW_OPTS, "-o", model, "--quiet").returncode == 0
+    for data, what in ((b"1 1:1 3:2\n-1 2:1\n", b"libsvm"), ((logs / "c.csv").read_bytes(), b"csv")):
+        res = _cli("predict", model, "-", input=data)
+        assert res.returncode == 2 and _one_line_error(res.stderr), res.stderr
+        assert b"and <stdin> is " + what + b" by its first lines" in res.stderr and res.stdout == b""
+        res = _cli("train", "-i", model, "-", input=data)
+        assert res.returncode == 2 and _one_line_error(res.stderr), res.stderr
+        assert b"and <stdin> is " + what + b" by its first lines" in res.stderr
+    res = _cli("predict", model, "-", input=(logs / "c.vw").read_bytes())
+    assert res.returncode == 0 and res.stdout.count(b"\n") == (logs / "c.vw").read_bytes().count(b"\n")
+
+
+def test_standard_input_as_both_data_and_test_is_an_error(tmp_path):
+    """A stream is read once: DATA '-' and --test '-' cannot both be it (the test read nothing; for VW text
+    the run ended with exit 0 and no test score)."""
+    for data, opts in ((b"1 |a x\n-1 |a y\n", ["--format", "vw", "-l", "ftrl"]), (b"1 1:1\n-1 2:1\n", ["-l", "pa1"])):
+        for test in ("-", "/dev/stdin"):
+            res = _cli("train", "-", *opts, "--test", test, input=data)
+            assert res.returncode == 2 and _one_line_error(res.stderr), res.stderr
+            assert b"DATA and TEST are the same stream" in res.stderr

@@ -219,3 +219,40 @@ def test_river_bundled_csvs_and_evaluate(tmp_path, capsys):
 
     kinds = load(model).input_spec_["options"]["columns"]
     assert kinds == {"time": "numeric", "chick": "text", "diet": "text"}
+
+
+def test_a_csv_with_only_its_header_is_an_error_naming_it(tmp_path, capsys):
+    data = tmp_path / "d.csv"
+    data.write_text("y,a\n1,2\n0,3\n")
+    header = tmp_path / "header.csv"
+    header.write_text("y,a\n")
+    model = tmp_path / "m.slm"
+    assert main(["train", str(data), "--label", "y", "-l", "ftrl", "--test", str(header), "-o", str(model)]) == 2
+    assert capsys.readouterr().err == f"streamlearn: error: {header}: no examples: the test file has no data lines.\n"
+    assert not model.exists()
+    for command in ("train", "evaluate"):
+        assert main([command, str(header), "--label", "y", "-l", "ftrl"]) == 2
+        assert (
+            capsys.readouterr().err == f"streamlearn: error: {header}: no examples: the data file has no data lines.\n"
+        )
+
+
+def test_test_labels_outside_the_model_classes_are_an_error(tmp_path, capsys):
+    """As for LIBSVM: a --test label the classifier never saw is an error naming it, not a silent miss."""
+    data = tmp_path / "d.csv"
+    data.write_text("y,a\n1,2\n0,3\n1,4\n")
+    test = tmp_path / "t.csv"
+    test.write_text("y,a\n1,2\n0,5\n2,3\n")
+    model = tmp_path / "m.slm"
+    assert main(["train", str(data), "--label", "y", "-l", "ftrl", "--test", str(test), "-o", str(model)]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith(f"streamlearn: error: {test}: label 2 (example 3) is not one of the model's classes {{0, 1}}")
+    assert err.count("\n") == 1 and not model.exists()
+    assert main(["train", str(data), "--label", "y", "-l", "ftrl", "-o", str(model), "--quiet"]) == 0
+    assert main(["train", "-i", str(model), str(data), "--test", str(test)]) == 2
+    assert "label 2 (example 3)" in capsys.readouterr().err
+    text = tmp_path / "s.csv"
+    text.write_text("y,a\nyes,2\nno,3\n")
+    test.write_text("y,a\nyes,2\nmaybe,3\n")
+    assert main(["train", str(text), "--label", "y", "-l", "ftrl", "--test", str(test)]) == 2
+    assert "label maybe (example 2) is not one of the model's classes {no, yes}" in capsys.readouterr().err

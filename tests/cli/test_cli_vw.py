@@ -114,3 +114,105 @@ def test_hashing_options_are_refused_for_libsvm(tmp_path, capsys):
 
     assert main(["train", str(bundled_path("a9a.xz")), "--learner", "pa", "-q", "ab"]) == 2
     assert "-q apply to hashed formats" in capsys.readouterr().err
+
+
+def test_empty_data_or_test_file_is_an_error_naming_it(tmp_path, capsys):
+    """A training, evaluation or test file without examples stops the run with its name: a train run never
+    ends with exit 0 and no test score because --test named an empty file."""
+    data = tmp_path / "d.vw"
+    data.write_text("1 |a x\n-1 |a y\n")
+    for text in ("", "\n  \n\r\n"):
+        empty = tmp_path / "empty.vw"
+        empty.write_text(text)
+        model = tmp_path / "m.slm"
+        assert main(["train", str(data), "--learner", "ftrl", "--test", str(empty), "-o", str(model)]) == 2
+        err = capsys.readouterr().err
+        assert err == f"streamlearn: error: {empty}: no examples: the test file has no data lines.\n"
+        assert not model.exists()
+        assert main(["train", str(empty), "--learner", "ftrl"]) == 2
+        assert (
+            capsys.readouterr().err == f"streamlearn: error: {empty}: no examples: the data file has no data lines.\n"
+        )
+        assert main(["evaluate", str(empty), "--learner", "ftrl"]) == 2
+        assert (
+            capsys.readouterr().err == f"streamlearn: error: {empty}: no examples: the data file has no data lines.\n"
+        )
+    assert main(["train", str(data), "--learner", "ftrl", "-o", str(model), "--quiet"]) == 0
+    assert main(["train", "-i", str(model), str(data), "--test", str(empty)]) == 2
+    assert capsys.readouterr().err == f"streamlearn: error: {empty}: no examples: the test file has no data lines.\n"
+    assert main(["train", "-i", str(model), str(empty)]) == 2
+    assert capsys.readouterr().err == f"streamlearn: error: {empty}: no examples: the data file has no data lines.\n"
+
+
+def test_multiclass_test_labels_outside_the_model_classes_are_an_error(tmp_path, capsys):
+    data = tmp_path / "d.vw"
+    data.write_text("1 |a x\n2 |a y\n3 |a z\n")
+    test = tmp_path / "t.vw"
+    test.write_text("1 |a x\n4 |a y\n")
+    assert main(["train", str(data), "-l", "ftrl", "--labels", "multiclass", "--test", str(test)]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith(
+        f"streamlearn: error: {test}: label 4 (example 2) is not one of the model's classes {{1, 2, 3}}"
+    )
+    assert err.count("\n") == 1
+
+
+def test_data_in_another_format_than_the_models_is_an_error(tmp_path, capsys):
+    """A VW model (or a VW run's --test) given a LIBSVM or CSV file, by its name or its first lines: an error
+    naming it, not one featureless prediction per line."""
+    data = tmp_path / "d.vw"
+    data.write_text("1 |a x\n-1 |a y\n")
+    model = tmp_path / "m.slm"
+    assert main(["train", str(data), "-l", "ftrl", "-o", str(model), "--quiet"]) == 0
+    svm, svm_txt, csv_txt, vw_txt = (tmp_path / n for n in ("d.svm", "s.txt", "c.txt", "v.txt"))
+    svm.write_text("1 1:1\n-1 2:1\n")
+    svm_txt.write_text("# LIBSVM\n1 1:1\n-1 2:1\n")
+    csv_txt.write_text("y,a\n1,2\n")
+    vw_txt.write_text("1 |a x\n-1 |a y\n")
+    for path, what in (
+        (svm, "libsvm by its name"),
+        (svm_txt, "libsvm by its first lines"),
+        (csv_txt, "csv by its first lines"),
+    ):
+        out = tmp_path / "p.txt"
+        assert main(["predict", str(model), str(path), "-o", str(out)]) == 2
+        err = capsys.readouterr().err
+        assert err == (
+            f"streamlearn: error: the model in {model} reads vw input (input_spec_), and {path} is {what}; "
+            "give DATA in the model's format.\n"
+        )
+        assert not out.exists()
+        assert main(["train", str(data), "-l", "ftrl", "--test", str(path)]) == 2
+        err = capsys.readouterr().err
+        assert (
+            err
+            == f"streamlearn: error: DATA is read as vw, and the test file {path} is {what}; give TEST in DATA's format.\n"
+        )
+        assert main(["train", "-i", str(model), str(data), "--test", str(path)]) == 2
+        err = capsys.readouterr().err
+        assert err == (
+            f"streamlearn: error: the model in {model} reads vw input (input_spec_), and the test file {path} is "
+            f"{what}; give TEST in the model's format.\n"
+        )
+    assert main(["predict", str(model), str(vw_txt)]) == 0
+    assert capsys.readouterr().out.count("\n") == 2
+    assert main(["train", str(data), "-l", "ftrl", "--test", str(vw_txt), "--quiet"]) == 0
+
+
+def test_data_or_test_file_whose_weights_are_all_zero_is_an_error_naming_it(tmp_path, capsys):
+    """Importance weights all 0: nothing to learn and no weighted average; it was 'diverged: average loss nan'
+    for the data and a run without test score (exit 0) for --test."""
+    data = tmp_path / "d.vw"
+    data.write_text("1 |a x\n-1 |a y\n")
+    zero = tmp_path / "zero.vw"
+    zero.write_text("1 0 |a x\n-1 0 |a y\n")
+    assert main(["train", str(data), "-l", "ftrl", "--test", str(zero)]) == 2
+    assert capsys.readouterr().err == (
+        f"streamlearn: error: {zero}: every example has importance weight 0; the test file needs a positive weight.\n"
+    )
+    for command in ("train", "evaluate"):
+        assert main([command, str(zero), "-l", "ftrl"]) == 2
+        assert capsys.readouterr().err == (
+            f"streamlearn: error: {zero}: every example has importance weight 0; the data file needs a positive "
+            "weight.\n"
+        )

@@ -383,3 +383,55 @@ def test_random_sigint_and_sigkill_leave_the_old_file_or_a_valid_new_one(small, 
                 assert sorted(p.name for p in out.parent.iterdir()) == ["OUT"], err  # no temporary file left
                 if proc.returncode == 130:
                     assert _one_line_error(err), err
+
+
+@pytest.mark.parametrize(
+    "name,text,options,label",
+    [
+        ("late.svm", "1 1:1\n2 2:1\n3 3:1\n4 1:1\n", ["-l", "pa1"], "3"),
+        ("ones.svm", "1 1:1\n1 2:1\n0 3:1\n1 1:1\n", ["-l", "pa1"], "0"),
+        ("late.vw", "1 |a x\n2 |a y\n3 |a z\n4 |a x\n", ["-l", "ftrl", "--labels", "multiclass"], "3"),
+        ("late.csv", "y,a\n1,2\n2,3\n3,4\n4,5\n", ["-l", "ftrl", "--label", "y"], "3"),
+    ],
+)
+def test_a_class_first_seen_after_the_first_chunk_is_an_error_naming_the_file(
+    tmp_path, capsys, name, text, options, label
+):
+    """The classes come from the first chunk's labels: a later new label stops the run with the file, the
+    example and what to do (it was the learner's 'y contains labels ... not in classes_')."""
+    path = tmp_path / name
+    path.write_text(text)
+    for command in ("train", "evaluate"):
+        assert main([command, str(path), *options, "--chunk-size", "2", "--quiet"]) == 2
+        err = _err(capsys)
+        assert err.startswith(f"streamlearn: error: {path}: label {label} (example 3) is not one of the classes ")
+        assert "--chunk-size" in err
+    assert main(["train", str(path), *options, "--chunk-size", "4", "--quiet"]) == 0
+
+
+@pytest.mark.parametrize(
+    "name,text,options", [("r.svm", "1 1:1\n0.5 2:1\n", []), ("r.csv", "y,a\n1,2\n0.5,3\n", ["--label", "y"])]
+)
+def test_a_classifier_on_continuous_labels_is_an_error_naming_the_file(tmp_path, capsys, name, text, options):
+    path = tmp_path / name
+    path.write_text(text)
+    for command in ("train", "evaluate"):
+        assert main([command, str(path), "-l", "ftrl", *options, "--quiet"]) == 2
+        err = _err(capsys)
+        assert err.startswith(f"streamlearn: error: {path}: label 0.5 (example 2) is not a class") and "regress" in err
+
+
+def test_a_holdout_that_holds_out_no_row_is_an_error(tmp_path, capsys):
+    """--holdout asks for a score: a fraction too small for the file gives no held-out row, which was a run
+    without a test score (exit 0), and no model written."""
+    data = tmp_path / "d.svm"
+    data.write_text("1 1:1\n-1 2:1\n1 1:1\n-1 2:1\n")
+    model = tmp_path / "m.slm"
+    assert main(["train", str(data), "-l", "pa1", "--holdout", "0.01", "-o", str(model)]) == 2
+    err = _err(capsys)
+    assert (
+        err
+        == f"streamlearn: error: --holdout 0.01: no row of {data} was held out (4 rows trained on); hold out a larger fraction.\n"
+    )
+    assert not model.exists()
+    assert main(["train", str(data), "-l", "pa1", "--holdout", "0.5", "--quiet"]) == 0

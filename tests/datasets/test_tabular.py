@@ -172,6 +172,134 @@ def test_ragged_row_names_its_line(tmp_path):
     assert str(err.value) == f"{big}, line 300002: expected 3 columns (as in the header), got 2."
 
 
+def test_quoted_fields_with_newlines_across_blocks(tmp_path, monkeypatch):
+    """Quoted fields holding newlines, commas and quotes (RFC 4180, as Python's csv module writes them) are
+    read whole wherever the block boundaries fall, from a file and from a pipe: the rows of the same table
+    written as Parquet."""
+    import csv
+    import io
+
+    from streamlearn.datasets import _tabular
+
+    monkeypatch.setattr(_tabular, "_CSV_BLOCK", 1 << 12)
+    rows = [[i % 2, 'two\nlines, a comma and ""quotes""' if i % 3 == 0 else f"w{i % 7}", i] for i in range(3000)]
+    path = tmp_path / "multi.csv"
+    with open(path, "w", newline="") as f:
+        csv.writer(f).writerows([["y", "text", "a"], *rows])
+    table = pa.table({"y": [r[0] for r in rows], "text": [r[1] for r in rows], "a": [r[2] for r in rows]})
+    pq.write_table(table, tmp_path / "multi.parquet")
+    X_ref, y_ref = _concat(iter_parquet(tmp_path / "multi.parquet", label="y", chunk_size=1000))
+    X, y = _concat(iter_csv(path, label="y", chunk_size=1000))
+    assert X.shape[0] == 3000
+    _dense_equal(X, X_ref)
+    np.testing.assert_array_equal(y, y_ref)
+
+    class Pipe(io.RawIOBase):  # not seekable: read once, as standard input
+        def __init__(self, data):
+            self._data = io.BytesIO(data)
+
+        def readable(self):
+            return True
+
+        def readinto(self, b):
+            return self._data.readinto(b)
+
+    X_pipe, y_pipe = _concat(iter_csv(Pipe(path.read_bytes()), label="y", chunk_size=1000))
+    _dense_equal(X_pipe, X_ref)
+    np.testing.assert_array_equal(y_pipe, y_ref)
+
+
+@pytest.mark.parametrize("keep", [0.05, 0.6])  # cut in the first block (the header's) or in a later one
+def test_a_truncated_compressed_pipe_is_a_one_line_error(tmp_path, monkeypatch, keep):
+    import gzip
+    import io
+
+    from streamlearn.datasets import _tabular
+
+    monkeypatch.setattr(_tabular, "_CSV_BLOCK", 1 << 14)
+    rng = np.random.default_rng(0)
+    text = "y,a,b\n" + "".join(f"{i % 2},{rng.random():.6f},w{rng.integers(1000)}\n" for i in range(20000))
+    data = gzip.compress(text.encode())
+    data = data[: int(len(data) * keep)]
+
+    class Pipe(io.RawIOBase):  # not seekable: read once, as standard input
+        def __init__(self, data):
+            self._data = io.BytesIO(data)
+            self.name = "<stdin>"
+
+        def readable(self):
+            return True
+
+        def readinto(self, b):
+            return self._data.readinto(b)
+
+    with pytest.raises(TabularFormatError) as err:
+        list(iter_csv(Pipe(data), label="y", chunk_size=1000))
+    assert str(err.value).startswith("<stdin>: cannot read the file (") and "\n" not in str(err.value)
+    path = tmp_path / "t.csv.gz"
+    path.write_bytes(data)
+    with pytest.raises(TabularFormatError) as err:
+        list(iter_csv(path, label="y", chunk_size=1000))
+    assert str(err.value).startswith(f"{path}: cannot read the file (")
+
+
+def test_a_text_column_empty_for_a_whole_block(tmp_path, monkeypatch):
+    """A text column whose values are all missing in a record batch (a sparse 'coupon' column) gives no
+    feature in those rows; it was an IndexError on the batch's empty dictionary."""
+    from streamlearn.datasets import _tabular
+    from streamlearn.preprocessing import DictHasher
+
+    monkeypatch.setattr(_tabular, "_CSV_BLOCK", 1 << 12)
+    path = tmp_path / "t.csv"
+    rows = [{"a": i + 1, "coupon": f"C{i % 5}" if i < 100 or i >= 2900 else None} for i in range(3000)]
+    path.write_text("y,a,coupon\n" + "".join(f"{i % 2},{r['a']},{r['coupon'] or ''}\n" for i, r in enumerate(rows)))
+    X, y = _concat(iter_csv(path, label="y", bits=16, chunk_size=500))
+    _dense_equal(X, DictHasher(bits=16).transform(rows))
+    # and a column with no value at all (pyarrow's null type)
+    path.write_text("y,a,empty\n" + "".join(f"{i % 2},{i + 1},\n" for i in range(3000)))
+    X, y = _concat(iter_csv(path, label="y", bits=16, chunk_size=500))
+    _dense_equal(X, DictHasher(bits=16).transform([{"a": i + 1} for i in range(3000)]))
+
+
+def test_a_column_without_a_name_is_hashed_as_dict_rows_hash_it(tmp_path):
+    """A header with an empty name (a spreadsheet's trailing comma): the column is in VW's default namespace
+    (' '), as DictHasher puts the key '' of dict rows; it was an IndexError."""
+    from streamlearn.preprocessing import DictHasher
+
+    path = tmp_path / "t.csv"
+    path.write_text("y,a,\n1,2,x\n0,3,\n1,4,z\n")
+    X, y = _concat(iter_csv(path, label="y", bits=12))
+    rows = [{"a": 2, "": "x"}, {"a": 3}, {"a": 4, "": "z"}]
+    _dense_equal(X, DictHasher(bits=12).transform(rows))
+    assert y.tolist() == [1.0, 0.0, 1.0]
+    X_keep, _ = _concat(iter_csv(path, label="y", bits=12, keep_namespaces=[" "]))
+    assert X_keep.nnz == 2
+
+
+def test_error_lines_count_the_newlines_inside_quoted_fields(tmp_path):
+    """'line N' is the line of the file a text editor shows, also after quoted fields that hold newlines."""
+    head = 'y,text,a\n1,"two\nlines",2\n0,"three\r\nlines\r\n",3\n'  # records 2 and 3 are lines 2-3 and 4-6
+    path = tmp_path / "q.csv"
+    path.write_text(head + "1,x\n", newline="")
+    with pytest.raises(TabularFormatError) as err:
+        list(iter_csv(path, label="y"))
+    assert str(err.value) == f"{path}, line 7: expected 3 columns (as in the header), got 2."
+    path.write_text(head + ",x,4\n", newline="")
+    with pytest.raises(TabularFormatError) as err:
+        list(iter_csv(path, label="y"))
+    assert str(err.value) == f"{path}, line 7, column 'y': the label is missing."
+    path.write_text("\n" + head.replace("\n1,", "\n\n\r\n1,") + "\n1,x\n", newline="")  # blank lines: skipped
+    with pytest.raises(TabularFormatError) as err:
+        list(iter_csv(path, label="y"))
+    assert str(err.value) == f"{path}, line 11: expected 3 columns (as in the header), got 2."
+    (tmp_path / "ok.csv").write_text(head, newline="")
+    spec = iter_csv(tmp_path / "ok.csv", label="y").spec
+    path.write_text(head + "1,x,abc\n", newline="")
+    with pytest.raises(TabularFormatError) as err:
+        list(iter_csv(path, spec=spec))
+    assert str(err.value).startswith(f"{path}, line 7, column 'a': expected a number")
+
+
 def test_mixed_types_name_line_and_column(tmp_path, monkeypatch):
     from streamlearn.datasets import _tabular
 
