@@ -562,7 +562,8 @@ class TabularReader:
                     self.source,
                     None,
                     name,
-                    f"type {typ} is not a feature type (number, text, boolean); leave the column out with ignore=.",
+                    f"type {typ} is not a feature type (number, text, boolean); leave the column out with "
+                    "--ignore-column (ignore= in Python).",
                 )
             if name in self._categorical:
                 kind = TEXT

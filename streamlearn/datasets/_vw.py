@@ -48,8 +48,8 @@ _REASONS = {
 }
 _EXPECT = {
     "regression": "a number",
-    "pm1": "-1 or 1 (binary labels; use label_convention='01' for 0/1)",
-    "01": "0 or 1 (binary labels; use label_convention='pm1' for -1/1)",
+    "pm1": "-1 or 1 (binary labels; for 0/1 use --labels 01, or label_convention='01' in Python)",
+    "01": "0 or 1 (binary labels; for -1/1 use --labels pm1, or label_convention='pm1' in Python)",
     "multiclass": "a class number 1..k",
 }
 

@@ -256,3 +256,15 @@ def test_test_labels_outside_the_model_classes_are_an_error(tmp_path, capsys):
     test.write_text("y,a\nyes,2\nmaybe,3\n")
     assert main(["train", str(text), "--label", "y", "-l", "ftrl", "--test", str(test)]) == 2
     assert "label maybe (example 2) is not one of the model's classes {no, yes}" in capsys.readouterr().err
+
+
+def test_a_column_of_no_feature_type_names_the_option_that_leaves_it_out(tmp_path, capsys):
+    pa = pytest.importorskip("pyarrow")
+    import pyarrow.parquet as pq
+
+    path = tmp_path / "lists.parquet"
+    pq.write_table(pa.table({"y": [0, 1, 0, 1], "x": [1.0, 2.0, 3.0, 4.0], "tags": [[1], [2, 3], [], [4]]}), path)
+    assert main(["train", str(path), "--label", "y", "-l", "ftrl"]) == 2
+    err = capsys.readouterr().err
+    assert "'tags'" in err and "is not a feature type" in err and "--ignore-column" in err, err
+    assert main(["train", str(path), "--label", "y", "-l", "ftrl", "--ignore-column", "tags", "--quiet"]) == 0

@@ -105,7 +105,8 @@ def test_malformed_vw_exits_2_with_file_and_line(tmp_path, capsys):
     assert "nolabel.vw:2: no label" in capsys.readouterr().err
     (tmp_path / "z.vw").write_text("1 |a x\n0 |a y\n")
     assert main(["train", str(tmp_path / "z.vw"), "--learner", "ftrl"]) == 2
-    assert "z.vw:2: bad label '0'" in capsys.readouterr().err
+    err = capsys.readouterr().err
+    assert "z.vw:2: bad label '0'" in err and "use --labels 01" in err  # the command line's option
     assert main(["train", str(tmp_path / "z.vw"), "--learner", "ftrl", "--labels", "01", "--quiet"]) == 0
 
 
