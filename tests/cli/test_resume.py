@@ -225,3 +225,66 @@ def test_evaluate_frozen_reads_a_hashed_model_with_its_spec(tmp_path, capsys):
     svm.write_text("1 1:0.5\n")
     assert main(["evaluate", str(svm), "-i", m]) == 2
     assert "reads vw input" in capsys.readouterr().err
+
+
+def test_resume_refuses_scalers_that_differ_from_the_model(data, tmp_path, capsys):
+    """``--scale`` / ``--scale-target`` on ``train -i`` / ``evaluate -i`` must be the model's (it keeps its
+    scalers): another value is an error naming both, not an option silently ignored."""
+    paths, reg = data["classification"], data["regression"]
+    m, r = str(tmp_path / "m.slm"), str(tmp_path / "r.slm")
+    assert main(["train", paths["A"], "-l", "pa", "-o", m, "--quiet"]) == 0  # pa: --scale maxabs by default
+    assert main(["train", reg["A"], "-l", "ogd-regressor", "-o", r, "--quiet"]) == 0
+    capsys.readouterr()
+    for command in ("train", "evaluate"):
+        for scale in ("none", "standard"):
+            assert main([command, paths["B"], "-i", m, "--scale", scale, "--quiet"]) == 2
+            err = capsys.readouterr().err
+            assert f"--scale {scale} conflicts" in err and "maxabs" in err and len(err.splitlines()) == 1
+        assert main([command, paths["B"], "-i", m, "--scale", "maxabs", "--quiet"]) == 0  # the same is fine
+        assert main([command, reg["B"], "-i", r, "--scale-target", "none", "--quiet"]) == 2
+        err = capsys.readouterr().err
+        assert "--scale-target none conflicts" in err and "standard" in err
+        assert main([command, reg["B"], "-i", r, "--scale-target", "standard", "--quiet"]) == 0
+    plain = str(tmp_path / "plain.slm")
+    assert main(["train", paths["A"], "-l", "ftrl", "-o", plain, "--quiet"]) == 0  # ftrl: no scaler
+    capsys.readouterr()
+    assert main(["train", paths["B"], "-i", plain, "--scale", "maxabs", "--quiet"]) == 2
+    assert "--scale maxabs conflicts" in capsys.readouterr().err
+    assert main(["train", paths["B"], "-i", plain, "--scale", "none", "--quiet"]) == 0
+
+
+def test_resume_refuses_input_options_that_differ_from_the_model(data, tmp_path, capsys):
+    """Hashing options (``-b``, ``-q``, ``--ignore``, ``--labels``...) and ``--zero-based`` on ``train -i`` /
+    ``evaluate -i`` must describe the model's input contract: another value, or a hashing option for a LIBSVM
+    model, is an error naming it instead of being ignored."""
+    rng = np.random.default_rng(5)
+    lines = [f"{1 if rng.random() < 0.5 else -1} |a w{rng.integers(20)} |b z{rng.integers(5)}" for _ in range(120)]
+    a, b = tmp_path / "a.vw", tmp_path / "b.vw"
+    a.write_text("\n".join(lines[:80]) + "\n")
+    b.write_text("\n".join(lines[80:]) + "\n")
+    v = str(tmp_path / "v.slm")
+    assert main(["train", str(a), "-l", "ftrl", "-b", "12", "-q", "ab", "-o", v, "--quiet"]) == 0
+    capsys.readouterr()
+    for command in ("train", "evaluate"):
+        for option, shown in (
+            (["-b", "14"], "-b 14"),
+            (["-q", "aa"], "-q aa"),
+            (["--ignore", "a"], "--ignore a"),
+            (["--labels", "01"], "--labels 01"),
+            (["--constant"], "--constant"),
+        ):
+            assert main([command, str(b), "-i", v, *option, "--quiet"]) == 2, option
+            err = capsys.readouterr().err
+            assert shown in err and "conflicts" in err and len(err.splitlines()) == 1, err
+        assert main([command, str(b), "-i", v, "-b", "12", "-q", "ab", "--quiet"]) == 0  # the model's own
+    paths = data["classification"]
+    m = str(tmp_path / "m.slm")
+    assert main(["train", paths["A"], "-l", "pa1", "-o", m, "--quiet"]) == 0
+    capsys.readouterr()
+    for command in ("train", "evaluate"):
+        assert main([command, paths["B"], "-i", m, "-b", "10", "--quiet"]) == 2
+        assert "-b" in capsys.readouterr().err
+        assert main([command, paths["B"], "-i", m, "--zero-based", "true", "--quiet"]) == 2
+        err = capsys.readouterr().err
+        assert "--zero-based true conflicts" in err and "one-based" in err
+        assert main([command, paths["B"], "-i", m, "--zero-based", "false", "--quiet"]) == 0
