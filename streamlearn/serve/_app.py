@@ -161,7 +161,7 @@ def create_app(served, *, token=None, auth_all=False, max_body_bytes=16 << 20, s
 
     async def read_examples(headers, receive, labelled):
         body = await read_body(headers, receive)
-        if headers.get(b"content-type", b"").split(b";")[0].strip() == b"application/json":
+        if headers.get(b"content-type", b"").split(b";")[0].strip().lower() == b"application/json":
             try:
                 doc = json.loads(body)
             except ValueError as exc:

@@ -400,17 +400,24 @@ class ServedModel:
                     f'row {i + 1}: expected a LIBSVM line or {{"label": y, "features": '
                     f'{{"id": value}}}}; got {type(row).__name__}.'
                 )
-            label = row.get("label")
-            if labelled and not isinstance(label, (int, float)):
-                raise BadRequest(f'row {i + 1}: a number "label" is required to learn.')
+            unknown = sorted(set(row) - {"label", "features"})
+            if unknown:  # a misspelt "features" would otherwise be learned as an example without features
+                raise BadRequest(
+                    f'row {i + 1}: unknown key {unknown[0]!r}; a row has "label" and "features" '
+                    f'({{"label": y, "features": {{"id": value}}}}).'
+                )
+            label = row.get("label") if labelled else None  # predictions ignore labels, as in text
+            if labelled and (isinstance(label, bool) or not isinstance(label, (int, float))):
+                raise BadRequest(f'row {i + 1}: a number "label" is required to learn; got {label!r}.')
             feats = []
             for k, v in row.get("features", {}).items():
-                if not str(k).isdigit() or isinstance(v, bool) or not isinstance(v, (int, float)):
+                if not (k.isascii() and k.isdigit()) or isinstance(v, bool) or not isinstance(v, (int, float)):
                     raise BadRequest(
                         f"row {i + 1}: feature {k!r}: {v!r}; expected a non-negative integer id and a number."
                     )
-                feats.append(f"{int(k)}:{float(v)!r}")
-            out.append(f"{float(label or 0.0)!r} " + " ".join(feats))
+                feats.append((int(k), float(v)))
+            feats.sort()  # the ids of a JSON object come in any order; a LIBSVM line has them increasing
+            out.append(f"{float(label or 0.0)!r} " + " ".join(f"{k}:{v!r}" for k, v in feats))
         return ("\n".join(out) + "\n").encode()
 
     # ---------------------------------------------------------------------------------------- reading
