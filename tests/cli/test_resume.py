@@ -288,3 +288,18 @@ def test_resume_refuses_input_options_that_differ_from_the_model(data, tmp_path,
         err = capsys.readouterr().err
         assert "--zero-based true conflicts" in err and "one-based" in err
         assert main([command, paths["B"], "-i", m, "--zero-based", "false", "--quiet"]) == 0
+
+
+def test_a_folder_given_as_the_model_file_is_named_as_such(data, tmp_path, capsys):
+    """``-i DIR`` / ``predict DIR``: a one-line error saying a model file was expected (not a data file)."""
+    folder = tmp_path / "m.slm"
+    folder.mkdir()
+    paths = data["classification"]
+    for argv in (
+        ["train", paths["B"], "-i", str(folder)],
+        ["evaluate", paths["B"], "-i", str(folder)],
+        ["predict", str(folder), paths["B"]],
+    ):
+        assert main(argv) == 2
+        err = capsys.readouterr().err
+        assert "is a directory, expected a model file" in err and "LIBSVM" not in err, err
