@@ -79,6 +79,39 @@ def _atomic_write(path, data):
         raise
 
 
+def _read_state(path):
+    """The ``{"config", "stats"}`` of a snapshot's state file, checked: a file that is not what a snapshot
+    writes (damaged, emptied, edited by hand) is a ValueError naming it."""
+
+    def damaged(why):
+        return ValueError(f"{path}: the snapshot's state file is damaged ({why}); restore it or empty the folder.")
+
+    try:
+        with open(path, "rb") as f:
+            state = json.loads(f.read())
+    except ValueError as exc:  # JSONDecodeError, UnicodeDecodeError
+        raise damaged(f"not JSON: {str(exc).splitlines()[0] if str(exc) else type(exc).__name__}") from None
+    if (
+        not isinstance(state, dict)
+        or not isinstance(state.get("config"), dict)
+        or not isinstance(state.get("stats"), dict)
+    ):
+        raise damaged('expected a JSON object with "config" and "stats" objects')
+    config, stats = state["config"], state["stats"]
+    missing = [k for k in ("learner", "n_features", "zero_based", "classes") if k not in config]
+    if missing:
+        raise damaged(f"config has no {missing[0]!r}")
+    n, width = stats.get("n_learned"), config["n_features"]
+    if isinstance(n, bool) or not isinstance(n, int) or n < 0:
+        raise damaged(f"stats.n_learned is {n!r}, expected an integer >= 0")
+    if isinstance(width, bool) or not isinstance(width, int) or width < 1:
+        raise damaged(f"config.n_features is {width!r}, expected an integer >= 1")
+    for key, value in stats.items():
+        if isinstance(value, bool) or not isinstance(value, (int, float)):
+            raise damaged(f"stats.{key} is {value!r}, expected a number")
+    return state
+
+
 class ServedModel:
     """A model that learns from a stream of batches (one writer) and predicts concurrently.
 
@@ -139,6 +172,8 @@ class ServedModel:
         log=None,
     ):
         self.dir = os.path.abspath(state_dir)
+        if os.path.exists(self.dir) and not os.path.isdir(self.dir):
+            raise ValueError(f"state directory {self.dir} is not a folder (a file of that name exists).")
         os.makedirs(self.dir, exist_ok=True)
         self.snapshot_every = float(snapshot_every)
         self.fsync = fsync
@@ -257,8 +292,7 @@ class ServedModel:
         return max(whole) if whole else None
 
     def _recover(self, g):
-        with open(os.path.join(self.dir, f"state-{g}.json")) as f:
-            state = json.load(f)
+        state = _read_state(os.path.join(self.dir, f"state-{g}.json"))
         self.model = load(os.path.join(self.dir, f"model-{g}.slm"))
         self.config = state["config"]
         self.stats.update(state["stats"])

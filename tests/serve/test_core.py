@@ -85,6 +85,29 @@ def test_damaged_log_before_the_last_record_refuses_to_start(tmp_path):
         ServedModel(state, snapshot_every=0)
 
 
+@pytest.mark.parametrize(
+    "damage", ["{not json", "[]", '{"config": {}, "stats": {}}', '{"config": [], "stats": {"n_learned": 0}}', ""]
+)
+def test_damaged_snapshot_state_refuses_to_start_naming_the_file(tmp_path, damage):
+    """A snapshot's state file that is not the JSON the server wrote (damaged, emptied, edited) is a ValueError
+    naming that file (the command line's one-line error), not a traceback or a message without the file."""
+    state = tmp_path / "state"
+    m = _ftrl_three_batches(state, np.random.default_rng(5), 4)
+    m.close()
+    (snap,) = state.glob("state-*.json")
+    snap.write_text(damage)
+    with pytest.raises(ValueError, match=f"{snap.name}: .*damaged") as info:
+        ServedModel(state, snapshot_every=0)
+    assert "\n" not in str(info.value)
+
+
+def test_state_dir_that_is_a_file_is_named(tmp_path):
+    path = tmp_path / "state"
+    path.write_text("x")
+    with pytest.raises(ValueError, match="state.*is not a folder"):
+        ServedModel(path, learner="ftrl", n_features=D, snapshot_every=0)
+
+
 def test_snapshot_files_and_served_model_file(tmp_path):
     rng = np.random.default_rng(6)
     state = tmp_path / "state"
