@@ -303,3 +303,33 @@ def test_a_folder_given_as_the_model_file_is_named_as_such(data, tmp_path, capsy
         assert main(argv) == 2
         err = capsys.readouterr().err
         assert "is a directory, expected a model file" in err and "LIBSVM" not in err, err
+
+
+def test_sketch_resume_reads_data_with_the_saved_index_base(tmp_path, capsys):
+    """``sketch A --zero-based true -o s; sketch B -i s`` reads B zero-based, as A was: the saved sketch records
+    its index base (B read one-based would shift every column by one, silently, when B has no index 0); a
+    --zero-based that contradicts it is an error naming both."""
+    from streamlearn.datasets import load_svmlight
+    from streamlearn.sketch import FrequentDirections
+
+    rng = np.random.default_rng(11)
+    a, b = tmp_path / "a.svm", tmp_path / "b.svm"
+    for path, n, lowest in ((a, 30, 0), (b, 20, 1)):  # B never uses index 0
+        with open(path, "w") as f:
+            for i in range(n):
+                ids = sorted(rng.choice(np.arange(lowest, 8), size=3, replace=False))
+                if i == 0:
+                    ids = sorted(set(ids) | {7})
+                f.write("1 " + " ".join(f"{j}:{rng.normal():.4g}" for j in ids) + "\n")
+    s, s2 = str(tmp_path / "s.slm"), str(tmp_path / "s2.slm")
+    assert main(["sketch", str(a), "-s", "fd", "--ell", "3", "--zero-based", "true", "-o", s, "--quiet"]) == 0
+    assert main(["sketch", str(b), "-i", s, "-o", s2, "--quiet"]) == 0
+    XA, _ = load_svmlight(str(a), n_features=8, zero_based=True)
+    XB, _ = load_svmlight(str(b), n_features=8, zero_based=True)
+    ref = FrequentDirections(ell=3).partial_fit(XA).partial_fit(XB)
+    np.testing.assert_array_equal(load(s2).sketch_, ref.sketch_)
+    capsys.readouterr()
+    assert main(["sketch", str(b), "-i", s, "--zero-based", "false", "--quiet"]) == 2
+    err = capsys.readouterr().err
+    assert "--zero-based false conflicts" in err and "zero-based" in err
+    assert main(["sketch", str(b), "-i", s, "--zero-based", "true", "--quiet"]) == 0
