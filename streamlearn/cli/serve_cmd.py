@@ -51,7 +51,7 @@ def add_parser(sub):
     p.add_argument(
         "--zero-based",
         choices=("true", "false"),
-        default="false",
+        default=None,
         help="LIBSVM index base of a model without an input specification (default false)",
     )
     p.add_argument(
@@ -113,7 +113,7 @@ def run(args):
         scale=args.scale,
         target_scale=args.scale_target,
         n_features=args.n_features,
-        zero_based=args.zero_based == "true",
+        zero_based=None if args.zero_based is None else args.zero_based == "true",
         classes=classes,
         snapshot_every=args.snapshot_every,
         max_batch_lines=args.max_lines,

@@ -132,10 +132,13 @@ class ServedModel:
     n_features : int or None
         Width of a model started from ``learner`` (default ``DEFAULT_N_FEATURES``); LIBSVM feature ids
         beyond it are refused.
-    zero_based : bool
-        LIBSVM index base of a model without an input specification.
+    zero_based : bool or None
+        LIBSVM index base of a model without an input specification (None: one-based).
     classes : list or None
         Classes of a classifier started from ``learner`` (default ``[-1, 1]``).
+
+        With a trained model file, the width, the classes and the index base are the model's: a different
+        ``n_features``, ``classes`` or ``zero_based`` is a ValueError.
     snapshot_every : float
         Seconds between snapshots (when something was learned); 0 disables the periodic snapshots.
     fsync : bool
@@ -163,7 +166,7 @@ class ServedModel:
         scale=None,
         target_scale=None,
         n_features=None,
-        zero_based=False,
+        zero_based=None,
         classes=None,
         snapshot_every=60.0,
         fsync=True,
@@ -227,17 +230,33 @@ class ServedModel:
             name = learner_name_of(model)
             self._check_learnable(model, name, model_path)
             spec = getattr(model, "input_spec_", None)
+            own = {}  # what the model file fixes; a different value given with it is an error, not ignored
             if isinstance(spec, dict):
                 if spec.get("format", "libsvm") != "libsvm":
                     raise ValueError(
                         f"{model_path}: the model reads {spec['format']} input; this server reads LIBSVM lines."
                     )
                 if spec.get("zero_based") is not None:
-                    zero_based = bool(spec["zero_based"])
+                    own["zero_based"] = bool(spec["zero_based"])
             if hasattr(model, "n_features_in_"):
-                n_features = int(model.n_features_in_)
+                own["n_features"] = int(model.n_features_in_)
             if hasattr(model, "classes_"):
-                classes = model.classes_.tolist()
+                own["classes"] = model.classes_.tolist()
+            given = {"zero_based": zero_based, "n_features": n_features, "classes": classes}
+            for key, value in own.items():
+                if given[key] is not None and (
+                    [float(c) for c in given[key]] != [float(c) for c in value]
+                    if key == "classes"
+                    else given[key] != value
+                ):
+                    option = "--" + key.replace("_", "-")
+                    raise ValueError(
+                        f"{model_path}: the model has {key}={value!r}; {key}={given[key]!r} ({option}) "
+                        "contradicts it (omit it with a trained model file)."
+                    )
+            zero_based = own.get("zero_based", zero_based)
+            n_features = own.get("n_features", n_features)
+            classes = own.get("classes", classes)
         else:
             inner = make_learner(learner, params or {})
             name = learner

@@ -257,3 +257,31 @@ def test_cli_scale_options_start_a_new_learner_only(tmp_path, capsys):
     assert main(argv) == 2
     assert "--scale and --scale-target apply to a new --learner" in capsys.readouterr().err
     assert not (tmp_path / "state").exists()
+
+
+def test_width_classes_and_base_that_contradict_the_model_file_are_refused(tmp_path):
+    """``n_features`` / ``classes`` / ``zero_based`` (``--n-features``, ``--classes``, ``--zero-based``) given
+    with a trained model file must agree with it: a different value is an error naming both (it was ignored,
+    and the server ran with the model's values), before anything is written; the same values are accepted."""
+    from streamlearn.cli.main import main
+
+    rng = np.random.default_rng(13)
+    data = tmp_path / "d.svm"
+    data.write_bytes(b"".join(_body(rng, 20) for _ in range(3)))
+    model = tmp_path / "m.slm"
+    assert main(["train", str(data), "-l", "ftrl", "-o", str(model), "--quiet"]) == 0
+    width = int(load(model).n_features_in_)
+    for kw, words in (
+        ({"n_features": width + 7}, f"n_features={width + 7}"),
+        ({"classes": [0.0, 1.0]}, "classes=[0.0, 1.0]"),
+        ({"zero_based": True}, "zero_based=True"),
+    ):
+        state = tmp_path / f"state-{words.split('=')[0]}"
+        with pytest.raises(ValueError, match=words.replace("[", r"\[").replace("]", r"\]")):
+            ServedModel(state, model=str(model), snapshot_every=0, **kw)
+        assert not state.exists() or not any(state.iterdir())
+    m = ServedModel(
+        tmp_path / "same", model=str(model), n_features=width, classes=[-1, 1], zero_based=False, snapshot_every=0
+    )
+    assert m.config["n_features"] == width
+    m.close()
