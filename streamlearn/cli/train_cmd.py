@@ -708,6 +708,8 @@ def _run_frozen_evaluate(args):
     if not hasattr(model, "n_features_in_"):
         raise CLIError(f"{args.initial_model}: the model was never trained (no n_features_in_).")
     check_resume_options(args, model, args.initial_model)
+    if args.chunk_size < 1:
+        raise CLIError(f"--chunk-size must be >= 1; got {args.chunk_size}.")
     check_data(args.data)
     data_stream, _ = model_streams(model, args.initial_model, args.data, None, args)
     out = {"learner": name or type(model).__name__, "model": os.path.abspath(args.initial_model), "frozen": True}

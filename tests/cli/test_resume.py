@@ -333,3 +333,28 @@ def test_sketch_resume_reads_data_with_the_saved_index_base(tmp_path, capsys):
     err = capsys.readouterr().err
     assert "--zero-based false conflicts" in err and "zero-based" in err
     assert main(["sketch", str(b), "-i", s, "--zero-based", "true", "--quiet"]) == 0
+
+
+def test_frozen_evaluate_refuses_a_chunk_size_below_one(data, tmp_path):
+    """``evaluate -i MODEL DATA --chunk-size 0`` is the one-line error of the other commands (it looped
+    forever on a LIBSVM model); so is the stream reader built with chunk_size 0."""
+    import subprocess
+    import sys
+
+    from streamlearn.datasets._stream import SvmlightStream
+
+    from tests.cli._subprocess import ENV, one_line_error
+
+    paths = data["classification"]
+    m = str(tmp_path / "m.slm")
+    assert main(["train", paths["A"], "-l", "pa1", "-o", m, "--quiet"]) == 0
+    r = subprocess.run(
+        [sys.executable, "-m", "streamlearn", "evaluate", "-i", m, paths["B"], "--chunk-size", "0"],
+        capture_output=True,
+        timeout=60,
+        env=ENV,
+        check=False,
+    )
+    assert r.returncode == 2 and one_line_error(r.stderr) and b"--chunk-size must be >= 1" in r.stderr
+    with pytest.raises(ValueError, match="chunk_size"):
+        SvmlightStream(paths["B"], zero_based=False, n_features=D, chunk_size=0)
