@@ -700,6 +700,11 @@ def _run_frozen_evaluate(args):
     check_input_file(args.initial_model, "model file")
     model = load(args.initial_model)
     name = learner_name_of(model)
+    if not hasattr(model, "_progressive_loss"):
+        raise CLIError(
+            f"{args.initial_model}: holds a {type(model).__name__}, which no registered learner trains; "
+            "'streamlearn evaluate -i' scores models of the learners listed by 'streamlearn learners'."
+        )
     if args.learner is not None and args.learner != name:
         raise CLIError(
             f"--learner {args.learner} does not match the model in {args.initial_model}, which is a "

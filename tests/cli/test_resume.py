@@ -358,3 +358,14 @@ def test_frozen_evaluate_refuses_a_chunk_size_below_one(data, tmp_path):
     assert r.returncode == 2 and one_line_error(r.stderr) and b"--chunk-size must be >= 1" in r.stderr
     with pytest.raises(ValueError, match="chunk_size"):
         SvmlightStream(paths["B"], zero_based=False, n_features=D, chunk_size=0)
+
+
+def test_evaluate_frozen_refuses_a_sketch_file(data, tmp_path, capsys):
+    """``evaluate -i SKETCH DATA``: a one-line error saying the file holds no learner (it was a traceback)."""
+    paths = data["classification"]
+    s = str(tmp_path / "s.slm")
+    assert main(["sketch", paths["A"], "-s", "fd", "--ell", "3", "-o", s, "--quiet"]) == 0
+    capsys.readouterr()
+    assert main(["evaluate", paths["B"], "-i", s, "--quiet"]) == 2
+    err = capsys.readouterr().err
+    assert "FrequentDirections" in err and "learner" in err and len(err.splitlines()) == 1, err
