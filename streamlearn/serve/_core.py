@@ -490,8 +490,13 @@ class ServedModel:
 
     def _predict_locked(self, X):
         model = self.model
-        if not hasattr(model, "n_features_in_"):  # nothing learned yet: every score is 0
-            return {"scores": [0.0] * X.shape[0], "labels": self._untrained_labels(X.shape[0])}
+        if not hasattr(model, "n_features_in_"):  # nothing learned yet: every score is 0, in the usual shapes
+            n, classes = X.shape[0], self.config["classes"]
+            k = len(classes) if classes and len(classes) > 2 else None  # one score per class
+            out = {"scores": [[0.0] * k for _ in range(n)] if k else [0.0] * n, "labels": self._untrained_labels(n)}
+            if hasattr(model, "predict_proba"):
+                out["proba"] = [[1.0 / k] * k for _ in range(n)] if k else [0.5] * n
+            return out
         scores = model._decision_function(X)
         proba = model.predict_proba(X) if hasattr(model, "predict_proba") else None
         out = {"scores": scores.tolist(), "labels": np.asarray(model.scores_to_labels(scores)).tolist()}

@@ -285,3 +285,27 @@ def test_width_classes_and_base_that_contradict_the_model_file_are_refused(tmp_p
     )
     assert m.config["n_features"] == width
     m.close()
+
+
+@pytest.mark.parametrize(
+    "learner, classes", [("ftrl", None), ("ftrl", [1, 2, 3]), ("pa", None), ("ftrl-regressor", None)]
+)
+def test_predictions_before_the_first_update_have_the_shape_of_later_ones(tmp_path, learner, classes):
+    """A new server answers /predict with the same keys and shapes before and after it learns: one score per
+    class for a multi-class model and ``proba`` (uniform) for a model with probabilities (the untrained answer
+    had one bare score per example and no ``proba``)."""
+    kw = {} if classes is None else {"classes": classes}
+    m = ServedModel(tmp_path / "state", learner=learner, n_features=D, snapshot_every=0, **kw)
+    X, _, _ = m.parse(b"1:1 2:0.5\n3:1\n", labelled=False)
+    before = m.predict(X)
+    labels = {None: b"1 1:1\n-1 2:1\n", (1, 2, 3): b"1 1:1\n2 2:1\n3 3:1\n"}[
+        None if classes is None else tuple(classes)
+    ]
+    m.learn(*m.parse(labels, labelled=True)).result(timeout=30)
+    after = m.predict(X)
+    assert set(before) == set(after)
+    for key in after:
+        assert np.shape(before[key]) == np.shape(after[key]), key
+    if "proba" in before:
+        assert np.allclose(np.sum(np.atleast_2d(before["proba"]), axis=-1), 1.0) or np.allclose(before["proba"], 0.5)
+    m.close()
