@@ -623,7 +623,7 @@ class ServedModel:
                         break
                 if not self._queue and self._closing:
                     if self._final_snapshot and self.failed is None:
-                        self._maybe_snapshot(force=True)
+                        self._periodic_snapshot(force=True)
                     return
                 batch = []
                 lines = 0
@@ -640,7 +640,19 @@ class ServedModel:
                 self._commit(batch)
             elif other is not None:
                 self._other(other)
-            self._maybe_snapshot()
+            self._periodic_snapshot()
+
+    def _periodic_snapshot(self, force=False):
+        """A timed (or the final) snapshot; one that fails (a full disk) is logged and tried again at the next
+        interval: the log still holds every example since the last snapshot, and learning goes on."""
+        try:
+            self._maybe_snapshot(force=force)
+        except Exception as exc:
+            self._last_snapshot = time.monotonic()
+            self._log(
+                f"snapshot failed ({type(exc).__name__}: {exc}); the log keeps every example since the last "
+                "snapshot, the next attempt is at the next interval"
+            )
 
     def _commit(self, batch):
         """Group commit: one log record and one kernel call for every queued request; their answers wait for
@@ -860,9 +872,15 @@ class ServedModel:
             )
         )
         with self.lock:
+            previous = self.model, self.config
             self.model = model
             self.config = config
-        self._snapshot()  # the log so far belongs to the old model: a snapshot starts the new one's log
+        try:
+            self._snapshot()  # the log so far belongs to the old model: a snapshot starts the new one's log
+        except BaseException:
+            with self.lock:  # not durable: keep the model the log belongs to
+                self.model, self.config = previous
+            raise
 
     def _maybe_snapshot(self, force=False):
         due = self.snapshot_every > 0 and time.monotonic() - self._last_snapshot >= self.snapshot_every
@@ -879,23 +897,32 @@ class ServedModel:
         n = self.stats["n_learned"]
         g = getattr(self, "_gen", 0) + 1
         state = {"config": self.config, "stats": self.stats}
-        _atomic_write(os.path.join(self.dir, f"state-{g}.json"), json.dumps(state).encode())
-        fd, tmp = tempfile.mkstemp(prefix=".tmp-model-", suffix=".slm", dir=self.dir)
-        os.close(fd)
+        files = [os.path.join(self.dir, f"state-{g}.json"), os.path.join(self.dir, f"model-{g}.slm")]
         try:
-            save(self.model, tmp)
-            fsync_path(tmp)
-            os.replace(tmp, os.path.join(self.dir, f"model-{g}.slm"))
+            _atomic_write(files[0], json.dumps(state).encode())
+            fd, tmp = tempfile.mkstemp(prefix=".tmp-model-", suffix=".slm", dir=self.dir)
+            os.close(fd)
+            try:
+                save(self.model, tmp)
+                fsync_path(tmp)
+                os.replace(tmp, files[1])
+            except BaseException:
+                if os.path.exists(tmp):
+                    os.unlink(tmp)
+                raise
+            fsync_path(self.dir)
+            old = getattr(self, "wal", None)
+            if old is None or os.path.basename(old.path) != f"wal-{n}.log":
+                self.wal = WriteAheadLog(os.path.join(self.dir, f"wal-{n}.log"), fsync=self.fsync)
+                if old is not None:
+                    old.close()
         except BaseException:
-            if os.path.exists(tmp):
-                os.unlink(tmp)
+            # an unfinished snapshot is removed: the previous one and its log stay the state (a model upload
+            # whose snapshot failed is undone by the caller, and must not be found by a restart)
+            for path in files:
+                with contextlib.suppress(OSError):
+                    os.unlink(path)
             raise
-        fsync_path(self.dir)
-        old = getattr(self, "wal", None)
-        if old is None or os.path.basename(old.path) != f"wal-{n}.log":
-            self.wal = WriteAheadLog(os.path.join(self.dir, f"wal-{n}.log"), fsync=self.fsync)
-            if old is not None:
-                old.close()
         snaps, wals = self._files()
         self._gen = g
         for k, kinds in snaps.items():

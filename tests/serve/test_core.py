@@ -2,6 +2,7 @@
 chunk-dependent sketched Newton learners), group commit, snapshots, a damaged log."""
 
 import json
+import time
 import zipfile
 from pathlib import Path
 
@@ -309,3 +310,69 @@ def test_predictions_before_the_first_update_have_the_shape_of_later_ones(tmp_pa
     if "proba" in before:
         assert np.allclose(np.sum(np.atleast_2d(before["proba"]), axis=-1), 1.0) or np.allclose(before["proba"], 0.5)
     m.close()
+
+
+def _failing_save(monkeypatch):
+    """Make the snapshots' model file writes fail with a full disk until the returned switch is turned off."""
+    import errno
+
+    from streamlearn.serve import _core
+
+    real = _core.save
+    on = [True]
+
+    def save(model, path):
+        if on[0]:
+            raise OSError(errno.ENOSPC, "No space left on device", path)
+        real(model, path)
+
+    monkeypatch.setattr(_core, "save", save)
+    return on
+
+
+def test_a_failed_periodic_snapshot_does_not_stop_learning(tmp_path, monkeypatch):
+    """A timed snapshot that fails (full disk) is logged and retried later; the writer keeps learning and
+    answering (it died, and every later /learn waited forever), and the log still restores every example."""
+    rng = np.random.default_rng(21)
+    state = tmp_path / "state"
+    logged = []
+    m = ServedModel(state, learner="ftrl", n_features=D, snapshot_every=0.01, log=logged.append)
+    on = _failing_save(monkeypatch)
+    for _ in range(5):
+        m.learn(*m.parse(_body(rng, 4), labelled=True)).result(timeout=30)
+        time.sleep(0.02)  # a timed snapshot is due before the next batch
+    assert m.stats["n_learned"] == 20 and m.failed is None
+    assert any("snapshot" in msg and "No space left" in msg for msg in logged)
+    expected = _meta(m.model, tmp_path)
+    on[0] = False
+    m.close(snapshot=False)
+    back = ServedModel(state, snapshot_every=0)
+    assert back.stats["n_learned"] == 20 and _meta(back.model, tmp_path) == expected
+    back.close()
+
+
+def test_a_model_upload_whose_snapshot_fails_leaves_the_running_model(tmp_path, monkeypatch):
+    """POST /model whose snapshot fails: the upload is refused and the running model stays in place, so what
+    is learned next is learned by the model the log will be replayed onto (the new model was kept in memory
+    while the log stayed the old model's: a restart then replayed those examples onto the old one)."""
+    rng = np.random.default_rng(22)
+    state = tmp_path / "state"
+    m = ServedModel(state, learner="ftrl", n_features=D, snapshot_every=0)
+    m.learn(*m.parse(_body(rng, 6), labelled=True)).result(timeout=30)
+    other = tmp_path / "pa.slm"
+    X, y, _ = m.parse(_body(rng, 10), labelled=True)
+    from streamlearn.learners import make_learner
+
+    make_learner("pa1").partial_fit(X, y, classes=[-1, 1]).save(other)
+    on = _failing_save(monkeypatch)
+    with pytest.raises(OSError, match="No space left"):
+        m.swap(str(other)).result(timeout=30)
+    on[0] = False
+    assert m.config["learner"] == "ftrl" and type(m.model).__name__ == "FTRLProximalClassifier"
+    m.learn(*m.parse(_body(rng, 5), labelled=True)).result(timeout=30)
+    expected = _meta(m.model, tmp_path)
+    m.close(snapshot=False)
+    back = ServedModel(state, snapshot_every=0)
+    assert back.stats["n_learned"] == 11 and back.config["learner"] == "ftrl"
+    assert _meta(back.model, tmp_path) == expected
+    back.close()
