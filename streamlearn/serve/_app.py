@@ -164,7 +164,7 @@ def create_app(served, *, token=None, auth_all=False, max_body_bytes=16 << 20, s
         if headers.get(b"content-type", b"").split(b";")[0].strip().lower() == b"application/json":
             try:
                 doc = json.loads(body)
-            except ValueError as exc:
+            except (ValueError, RecursionError) as exc:  # RecursionError: nested deeper than the parser goes
                 raise BadRequest(f"the body is not valid JSON ({exc}).") from None
             if not isinstance(doc, dict) or "rows" not in doc:
                 raise BadRequest('expected a JSON object {"rows": [...]}.')

@@ -286,7 +286,7 @@ def test_json_rows_are_read_as_json_objects(tmp_path):
     a label of /predict is ignored whatever it holds, a key other than ``label`` / ``features`` (a typo) and a
     ``true``/``false`` label of /learn are refused with a 400
     naming the row instead of being learned as something else, an id that is not ASCII digits is a 400 (not a
-    500), and ``Content-Type`` is matched without regard to case."""
+    500), so is JSON nested too deep to parse, and ``Content-Type`` is matched without regard to case."""
     httpx = pytest.importorskip("httpx")
     from streamlearn.serve import create_app
 
@@ -307,6 +307,9 @@ def test_json_rows_are_read_as_json_objects(tmp_path):
             ):
                 path = "/predict" if name in ("sorted", "unsorted", "ignored") else "/learn"
                 out[name] = await c.post(path, json=doc)
+            out["deep"] = await c.post(
+                "/predict", content=b"[" * 100_000 + b"]" * 100_000, headers={"content-type": "application/json"}
+            )
             upper = await c.post(
                 "/predict", content=json.dumps({"rows": ["2:0.5 7:1"]}), headers={"content-type": "Application/JSON"}
             )
@@ -320,5 +323,7 @@ def test_json_rows_are_read_as_json_objects(tmp_path):
         r = out[name]
         assert r.status_code == 400 and r.json()["error"].startswith("row 1: ") and words in r.json()["error"], r.text
     assert m.stats["n_learned"] == 0  # nothing of the refused rows was learned
+    deep = out["deep"]  # nested too deep for the JSON parser: a bad body (400), not an internal error (500)
+    assert deep.status_code == 400 and "not valid JSON" in deep.json()["error"], deep.text
     assert upper.status_code == 200 and upper.json() == out["sorted"].json()
     m.close()
