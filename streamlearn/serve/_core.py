@@ -273,6 +273,8 @@ class ServedModel:
         n_features = DEFAULT_N_FEATURES if n_features is None else int(n_features)
         if n_features < 1:
             raise ValueError(f"n_features must be >= 1; got {n_features}.")
+        if classes is not None and not is_classifier(model):
+            raise ValueError(f"classes={list(classes)!r} (--classes) applies to classifiers; {name} is a regressor.")
         if is_classifier(model) and classes is None:
             classes = [-1.0, 1.0]
         self.model = model

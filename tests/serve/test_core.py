@@ -376,3 +376,11 @@ def test_a_model_upload_whose_snapshot_fails_leaves_the_running_model(tmp_path, 
     assert back.stats["n_learned"] == 11 and back.config["learner"] == "ftrl"
     assert _meta(back.model, tmp_path) == expected
     back.close()
+
+
+def test_classes_for_a_regressor_are_refused(tmp_path):
+    """``--classes`` with a new regressor: an error before anything is written (it was ignored)."""
+    state = tmp_path / "state"
+    with pytest.raises(ValueError, match="classes.*ftrl-regressor"):
+        ServedModel(state, learner="ftrl-regressor", n_features=D, classes=[0, 1], snapshot_every=0)
+    assert not any(state.iterdir())
