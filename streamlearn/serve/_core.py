@@ -177,7 +177,10 @@ class ServedModel:
         self.dir = os.path.abspath(state_dir)
         if os.path.exists(self.dir) and not os.path.isdir(self.dir):
             raise ValueError(f"state directory {self.dir} is not a folder (a file of that name exists).")
-        os.makedirs(self.dir, exist_ok=True)
+        try:
+            os.makedirs(self.dir, exist_ok=True)
+        except OSError as exc:
+            raise ValueError(f"state directory {self.dir}: cannot create it ({exc.strerror or exc}).") from None
         self.snapshot_every = float(snapshot_every)
         self.fsync = fsync
         self.max_batch_lines = int(max_batch_lines)

@@ -107,6 +107,8 @@ def test_state_dir_that_is_a_file_is_named(tmp_path):
     path.write_text("x")
     with pytest.raises(ValueError, match="state.*is not a folder"):
         ServedModel(path, learner="ftrl", n_features=D, snapshot_every=0)
+    with pytest.raises(ValueError, match="state directory .*inside.*: cannot create it"):
+        ServedModel(path / "inside", learner="ftrl", n_features=D, snapshot_every=0)  # under a file
 
 
 def test_snapshot_files_and_served_model_file(tmp_path):
