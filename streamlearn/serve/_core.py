@@ -31,6 +31,7 @@ import scipy.sparse as sp
 from .._estimator import is_classifier
 from .._validation import validate_params
 from ..datasets import load_svmlight
+from ..datasets._spec import InputSpec
 from ..datasets._svmlight import SvmlightFormatError
 from ..evaluation._common import example_losses, loss_spec, signed_targets
 from ..learners import LEARNERS, learner_name_of, make_learner, scaled_learner
@@ -518,6 +519,26 @@ class ServedModel:
         with self.lock:
             model = copy.deepcopy(self.model)
             n = self.stats["n_learned"]
+            config = dict(self.config)
+        if not isinstance(getattr(model, "input_spec_", None), dict):
+            # the file reads data as this server reads lines (index base, width): without it, `streamlearn
+            # predict` and `train -i` guess the base from the data file
+            classes = config.get("classes")
+            convention = (
+                "regression"
+                if not classes
+                else "pm1"
+                if set(classes) <= {-1.0, 1.0}
+                else "01"
+                if set(classes) <= {0.0, 1.0}
+                else "multiclass"
+            )
+            model.input_spec_ = InputSpec(
+                format="libsvm",
+                zero_based=bool(config["zero_based"]),
+                n_features=int(config["n_features"]),
+                label_convention=convention,
+            ).to_dict()
         fd, tmp = tempfile.mkstemp(prefix=".get-", suffix=".slm", dir=self.dir)
         os.close(fd)
         try:

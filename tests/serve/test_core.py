@@ -386,3 +386,30 @@ def test_classes_for_a_regressor_are_refused(tmp_path):
     with pytest.raises(ValueError, match="classes.*ftrl-regressor"):
         ServedModel(state, learner="ftrl-regressor", n_features=D, classes=[0, 1], snapshot_every=0)
     assert not any(state.iterdir())
+
+
+def test_the_model_file_of_a_zero_based_server_predicts_as_the_server(tmp_path, capsys):
+    """GET /model of a server reading zero-based lines carries that input contract (input_spec_): ``streamlearn
+    predict`` with the file reads a data file as the server read it, also when the file has no index 0 (the
+    file had no contract, and predict guessed one-based from such a file: every column shifted by one)."""
+    from streamlearn.cli.main import main
+
+    m = ServedModel(tmp_path / "state", learner="ogd", n_features=D, zero_based=True, snapshot_every=0)
+    m.learn(*m.parse(b"1 0:1 3:0.5\n-1 2:1 5:1\n1 0:0.5 7:1\n-1 4:1 8:1\n1 2:0.5 3:1\n", labelled=True)).result(
+        timeout=30
+    )
+    data, _ = m.model_bytes()
+    path = tmp_path / "now.slm"
+    path.write_bytes(data)
+    lines = tmp_path / "no-zero.svm"
+    lines.write_bytes(b"1 2:1 3:0.5\n-1 4:1 7:2\n")  # no index 0: nothing tells the base
+    X, _, _ = m.parse(lines.read_bytes(), labelled=False)
+    expected = m.predict(X)["scores"]
+    assert len(set(expected)) == 2  # the examples score differently: a shifted reading would show
+    m.close()
+    capsys.readouterr()
+    assert main(["predict", str(path), str(lines), "--scores"]) == 0
+    got = [float(v) for v in capsys.readouterr().out.split()]
+    np.testing.assert_allclose(got, expected, rtol=1e-9)
+    spec = load(path).input_spec_
+    assert spec["format"] == "libsvm" and spec["zero_based"] is True and spec["n_features"] == D
