@@ -235,13 +235,14 @@ def model_streams(model, model_path, path, test, args, test_readers=None):
             lambda: open_stream(test, hashed, args.chunk_size, require_label=True),
         )
     libsvm_reader_args(model)
+    zero_based = getattr(args, "zero_based", "auto")  # for a model without a contract (one conflicting is refused)
     readers = [] if test_readers is None else test_readers
 
     def test_stream():
-        readers.append(model_reader(model, test, args.chunk_size))
+        readers.append(model_reader(model, test, args.chunk_size, zero_based))
         return checked_labels(readers[-1], model)
 
-    return lambda: checked_labels(model_reader(model, path, args.chunk_size), model), test_stream
+    return lambda: checked_labels(model_reader(model, path, args.chunk_size, zero_based), model), test_stream
 
 
 def check_checkpoint_args(args):

@@ -369,3 +369,28 @@ def test_evaluate_frozen_refuses_a_sketch_file(data, tmp_path, capsys):
     assert main(["evaluate", paths["B"], "-i", s, "--quiet"]) == 2
     err = capsys.readouterr().err
     assert "FrequentDirections" in err and "learner" in err and len(err.splitlines()) == 1, err
+
+
+def test_zero_based_option_reads_data_for_a_model_without_a_contract(tmp_path, capsys):
+    """A model saved by the Python API has no input contract: ``evaluate -i`` / ``train -i`` with
+    ``--zero-based true`` read DATA zero-based (the option was ignored and the base guessed from DATA, one-based
+    for a file without index 0: every column shifted by one)."""
+    from streamlearn.datasets import load_svmlight
+    from streamlearn.linear_model import OGDClassifier
+
+    rng = np.random.default_rng(17)
+    X = rng.normal(size=(40, 6))
+    y = np.where(X[:, 1] - X[:, 4] > 0, 1, -1)
+    m = str(tmp_path / "api.slm")
+    OGDClassifier().partial_fit(X, y, classes=[-1, 1]).save(m)
+    data = tmp_path / "no-zero.svm"  # zero-based ids 1..5 only: nothing in the file tells the base
+    data.write_text("".join(f"{t} " + " ".join(f"{j}:{x[j]:.6g}" for j in range(1, 6)) + "\n" for x, t in zip(X, y)))
+    Xd, yd = load_svmlight(str(data), n_features=6, zero_based=True)
+    model = load(m)
+    expected = float(np.mean(model.predict(Xd) == yd))
+    assert main(["evaluate", str(data), "-i", m, "--zero-based", "true", "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["accuracy"] == pytest.approx(expected)
+    out = str(tmp_path / "more.slm")
+    assert main(["train", str(data), "-i", m, "--zero-based", "true", "-o", out, "--quiet"]) == 0
+    ref = load(m).partial_fit(Xd, yd)
+    np.testing.assert_array_equal(load(out).coef_, ref.coef_)
