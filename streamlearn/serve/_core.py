@@ -207,6 +207,14 @@ class ServedModel:
         if snap is None:
             if model is None and learner is None:
                 raise ValueError(f"state directory {self.dir} holds no snapshot: give a model file or a learner.")
+            _, wals = self._files()
+            left = [f"wal-{m}.log" for m in wals if os.path.getsize(os.path.join(self.dir, f"wal-{m}.log"))]
+            if left:  # the records of an earlier model: a new one must not append to them or replay them
+                raise ValueError(
+                    f"state directory {self.dir} holds the log {left[0]} but no complete snapshot: it is the log of "
+                    "an earlier model. Restore its snapshot (model-N.slm and state-N.json), or empty the folder to "
+                    "start over."
+                )
             self._init_fresh(model, learner, params, n_features, zero_based, classes, scale, target_scale)
             self._snapshot()
         else:

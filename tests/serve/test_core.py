@@ -413,3 +413,26 @@ def test_the_model_file_of_a_zero_based_server_predicts_as_the_server(tmp_path, 
     np.testing.assert_allclose(got, expected, rtol=1e-9)
     spec = load(path).input_spec_
     assert spec["format"] == "libsvm" and spec["zero_based"] is True and spec["n_features"] == D
+
+
+def test_a_log_left_without_its_snapshot_is_refused_not_continued(tmp_path):
+    """A state folder whose snapshots were removed but whose log was kept: starting "fresh" there is an error
+    naming the log (the new model's records were appended to the old log, and after a crash the restart replayed
+    the old examples and skipped the acknowledged new ones). An empty log (a first start that crashed before
+    its snapshot) is no obstacle."""
+    state = tmp_path / "state"
+    a = ServedModel(state, learner="ftrl", n_features=D, snapshot_every=0)
+    a.learn(*a.parse(b"1 1:1\n-1 2:1\n1 3:1\n", labelled=True)).result(timeout=30)
+    a.close(snapshot=False)
+    for f in state.iterdir():
+        if not f.name.startswith("wal-"):
+            f.unlink()
+    with pytest.raises(ValueError, match="wal-0.log.*no complete snapshot"):
+        ServedModel(state, learner="ftrl", n_features=D, snapshot_every=0)
+    (state / "wal-0.log").write_bytes(b"")
+    b = ServedModel(state, learner="ftrl", n_features=D, snapshot_every=0)
+    b.learn(*b.parse(b"-1 5:1\n", labelled=True)).result(timeout=30)
+    b.close(snapshot=False)
+    c = ServedModel(state, snapshot_every=0)
+    assert c.stats["n_learned"] == 1
+    c.close()
