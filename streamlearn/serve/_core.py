@@ -482,9 +482,18 @@ class ServedModel:
                     raise BadRequest(
                         f"row {i + 1}: feature {k!r}: {v!r}; expected a non-negative integer id and a number."
                     )
-                feats.append((int(k), float(v)))
+                try:
+                    feats.append((int(k), float(v)))
+                except OverflowError:  # a JSON integer beyond the float range
+                    raise BadRequest(
+                        f"row {i + 1}: feature {k!r}: a number beyond the float range; values must be finite."
+                    ) from None
             feats.sort()  # the ids of a JSON object come in any order; a LIBSVM line has them increasing
-            out.append(f"{float(label or 0.0)!r} " + " ".join(f"{k}:{v!r}" for k, v in feats))
+            try:
+                y = float(label or 0.0)
+            except OverflowError:
+                raise BadRequest(f'row {i + 1}: "label" is a number beyond the float range.') from None
+            out.append(f"{y!r} " + " ".join(f"{k}:{v!r}" for k, v in feats))
         return ("\n".join(out) + "\n").encode()
 
     # ---------------------------------------------------------------------------------------- reading

@@ -304,6 +304,8 @@ def test_json_rows_are_read_as_json_objects(tmp_path):
                 ("bool", {"rows": [{"label": True, "features": {"2": 0.5}}]}),
                 ("digit", {"rows": [{"label": 1, "features": {"\u00b2": 1.0}}]}),
                 ("arabic", {"rows": [{"label": 1, "features": {"\u0663": 1.0}}]}),
+                ("huge", {"rows": [{"label": 1, "features": {"2": 10**400}}]}),
+                ("huge label", {"rows": [{"label": 10**400, "features": {"2": 1.0}}]}),
             ):
                 path = "/predict" if name in ("sorted", "unsorted", "ignored") else "/learn"
                 out[name] = await c.post(path, json=doc)
@@ -319,7 +321,14 @@ def test_json_rows_are_read_as_json_objects(tmp_path):
     assert out["sorted"].status_code == 200
     assert out["unsorted"].status_code == 200 and out["unsorted"].json() == out["sorted"].json()
     assert out["ignored"].status_code == 200 and out["ignored"].json() == out["sorted"].json()  # labels ignored
-    for name, words in (("typo", "'feature'"), ("bool", "label"), ("digit", "feature"), ("arabic", "feature")):
+    for name, words in (
+        ("typo", "'feature'"),
+        ("bool", "label"),
+        ("digit", "feature"),
+        ("arabic", "feature"),
+        ("huge", "feature"),  # an integer beyond a float: 400, not a 500 OverflowError
+        ("huge label", "label"),
+    ):
         r = out[name]
         assert r.status_code == 400 and r.json()["error"].startswith("row 1: ") and words in r.json()["error"], r.text
     assert m.stats["n_learned"] == 0  # nothing of the refused rows was learned
