@@ -175,6 +175,8 @@ class ServedModel:
         window=1000,
         log=None,
     ):
+        if not (0.0 <= float(snapshot_every) < float("inf")):  # NaN, infinity: before anything is created
+            raise ValueError(f"snapshot_every must be a finite number of seconds >= 0; got {snapshot_every!r}.")
         self.dir = os.path.abspath(state_dir)
         if os.path.exists(self.dir) and not os.path.isdir(self.dir):
             raise ValueError(f"state directory {self.dir} is not a folder (a file of that name exists).")
@@ -662,6 +664,7 @@ class ServedModel:
                     timeout = None
                     if self.snapshot_every > 0:
                         timeout = max(0.0, self._last_snapshot + self.snapshot_every - time.monotonic())
+                        timeout = min(timeout, 86400.0)  # a timed wait has a range; the loop waits again
                     if not self._cv.wait(timeout) and timeout is not None:
                         break
                 if not self._queue and self._closing:

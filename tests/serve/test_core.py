@@ -436,3 +436,15 @@ def test_a_log_left_without_its_snapshot_is_refused_not_continued(tmp_path):
     c = ServedModel(state, snapshot_every=0)
     assert c.stats["n_learned"] == 1
     c.close()
+
+
+def test_snapshot_interval_beyond_the_timer_range_or_not_a_number(tmp_path):
+    """``--snapshot-every 1e20`` (longer than a timed wait can be): the writer learns and answers (its wait
+    overflowed and the thread died, every /learn then waited forever); NaN or infinity is refused up front."""
+    m = ServedModel(tmp_path / "state", learner="ftrl", n_features=D, snapshot_every=1e20)
+    out = m.learn(*m.parse(b"1 1:1\n", labelled=True)).result(timeout=30)
+    assert out["learned"] == 1
+    m.close()
+    for bad in (float("nan"), float("inf"), -1.0):
+        with pytest.raises(ValueError, match="snapshot_every"):
+            ServedModel(tmp_path / f"s{bad}", learner="ftrl", n_features=D, snapshot_every=bad)
