@@ -448,3 +448,18 @@ def test_snapshot_interval_beyond_the_timer_range_or_not_a_number(tmp_path):
     for bad in (float("nan"), float("inf"), -1.0):
         with pytest.raises(ValueError, match="snapshot_every"):
             ServedModel(tmp_path / f"s{bad}", learner="ftrl", n_features=D, snapshot_every=bad)
+
+
+@pytest.mark.parametrize(
+    "option", [["--max-body-mb", "inf"], ["--max-body-mb", "nan"], ["--snapshot-every", "inf"], ["--max-lines", "0"]]
+)
+def test_serve_limits_that_are_not_finite_are_one_line_errors(tmp_path, capsys, option):
+    """``streamlearn serve --max-body-mb inf`` (a traceback) or ``nan`` (an error naming no option): the one-line
+    error of the other bad limits, before the state folder is created."""
+    from streamlearn.cli.main import main
+
+    state = tmp_path / "state"
+    assert main(["serve", "--learner", "ftrl", "--state-dir", str(state), "--port", "0", *option]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("streamlearn: error: ") and option[0] in err and err.count("\n") == 1, err
+    assert not state.exists()
