@@ -308,7 +308,7 @@ def load(path: str | os.PathLike) -> Any:
         raw_meta = _read_entry(zf, path, "meta.json", "meta.json")
         try:
             meta = json.loads(raw_meta)
-        except ValueError as exc:  # JSONDecodeError, UnicodeDecodeError
+        except (ValueError, RecursionError) as exc:  # JSONDecodeError, UnicodeDecodeError; nested too deep
             raise ModelFileError(f"{path}: meta.json is corrupted ({_describe(exc)}).") from None
         if not isinstance(meta, dict) or meta.get("format") != FORMAT:
             found = meta.get("format") if isinstance(meta, dict) else type(meta).__name__

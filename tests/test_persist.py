@@ -176,3 +176,14 @@ def test_large_arrays_round_trip_stored_uncompressed(tmp_path):
         assert zf.getinfo("arrays/coef_.npy").compress_type == zipfile.ZIP_STORED
         assert zf.getinfo("meta.json").compress_type == zipfile.ZIP_DEFLATED
     np.testing.assert_array_equal(load(path).coef_, est.coef_)
+
+
+def test_meta_json_nested_too_deep_is_a_model_file_error(tmp_path):
+    """A meta.json nested deeper than the JSON parser goes (not a model streamlearn wrote) is the one-line
+    ModelFileError of any other damaged meta.json, not a RecursionError."""
+    for text in ("[" * 100_000 + "]" * 100_000, '{"format": "streamlearn-model", "params": ' + "[" * 100_000):
+        path = tmp_path / "deep.slm"
+        with zipfile.ZipFile(path, "w") as zf:
+            zf.writestr("meta.json", text)
+        with pytest.raises(ModelFileError, match="meta.json is corrupted"):
+            load(path)

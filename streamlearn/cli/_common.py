@@ -149,5 +149,6 @@ def check_input_file(path, what="data file"):
     if not os.path.exists(path):
         raise CLIError(f"{what} {path!r} does not exist.")
     if os.path.isdir(path):
-        raise CLIError(f"{what} {path!r} is a directory, expected a LIBSVM/svmlight file.")
+        expected = what if what.endswith(("model file", "sketch file")) else "LIBSVM/svmlight file"
+        raise CLIError(f"{what} {path!r} is a directory, expected a {expected}.")
     return path

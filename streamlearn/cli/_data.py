@@ -211,11 +211,12 @@ def attach_spec(learner, zero_based_):
     return learner
 
 
-def model_reader(model, path, chunk_size):
+def model_reader(model, path, chunk_size, zero_based="auto"):
     """A one-pass reader of ``path`` under ``model``'s input contract (width and base).
 
-    A model saved without a contract (older files) is read as before: its width, and the base guessed from
-    the file (one-based for a stream).
+    A model saved without a contract (older files, the Python API) is read with its width and the base
+    ``zero_based`` (``--zero-based`` true / false), or guessed from the file when it is ``"auto"`` (one-based
+    for a stream).
     """
     from ..datasets._info import svmlight_info
     from ..datasets._stream import SvmlightStream, is_stream_path
@@ -224,6 +225,8 @@ def model_reader(model, path, chunk_size):
     spec = getattr(model, "input_spec_", None)
     if isinstance(spec, dict) and spec.get("zero_based") is not None:
         zb, hint = bool(spec["zero_based"]), CONTRACT_HINT
+    elif zero_based in ("true", "false"):
+        zb, hint = zero_based == "true", ""
     elif is_stream_path(path):
         zb, hint = False, ""
     else:

@@ -76,6 +76,120 @@ def load_for_resume(path, learner=None, params=None):
     return model, name
 
 
+def _scalers_of(model):
+    """``(scale, scale_target)`` of a loaded model, as ``--scale`` / ``--scale-target`` name them."""
+    from ..preprocessing import StreamPipeline
+
+    if not isinstance(model, StreamPipeline):
+        return "none", "none"
+    names = {"MaxAbsScaler": "maxabs", "StandardScaler": "standard", "TargetStandardScaler": "standard"}
+    scaler = getattr(model, "scaler_", model.scaler)
+    target = getattr(model, "target_scaler_", model.target_scaler)
+    return (
+        "none" if scaler is None else names.get(type(scaler).__name__, type(scaler).__name__),
+        "none" if target is None else names.get(type(target).__name__, type(target).__name__),
+    )
+
+
+def _input_conflicts(args, spec):
+    """``(option as typed, what the model does instead)`` for the first input option given on the command line
+    that differs from the model's input specification ``spec``, or None. What the model does is None when the
+    option does not apply to its format."""
+    fmt = spec.get("format", "libsvm")
+    hashed, table, vw = fmt != "libsvm", fmt in ("csv", "parquet"), fmt == "vw"
+    options = spec.get("options") or {}
+    checks = []  # (given?, option as typed, applies to the format?, equal to the model's?, the model's value)
+    zb = getattr(args, "zero_based", "auto")
+    if spec.get("zero_based") is not None:
+        own = "zero-based indices" if spec["zero_based"] else "one-based indices"
+        checks.append((zb != "auto", f"--zero-based {zb}", not hashed, (zb == "true") == spec["zero_based"], own))
+    bits = getattr(args, "bits", None)
+    checks.append((bits is not None, f"-b {bits}", hashed, bits == spec.get("bits"), f"-b {spec.get('bits')}"))
+    crosses = list(getattr(args, "quadratic", [])) + list(getattr(args, "cubic", []))
+    own = " ".join(spec.get("interactions", [])) or "none"
+    for t in crosses:
+        shown = f"-q {t}" if len(t) == 2 else f"--cubic {t}"
+        checks.append((True, shown, hashed, t in spec.get("interactions", []), f"interactions {own}"))
+    for name, shown, key in (("ignore", "--ignore", "ignore"), ("keep", "--keep", "keep")):
+        given = list(getattr(args, name, []))
+        own = " ".join(f"{shown} {v}" for v in spec.get(key, [])) or f"no {shown}"
+        typed = " ".join(f"{shown} {v}" for v in given)
+        checks.append((bool(given), typed, hashed, sorted(given) == sorted(spec.get(key, [])), own))
+    labels = getattr(args, "labels", "auto")
+    checks.append(
+        (
+            labels != "auto",
+            f"--labels {labels}",
+            vw,
+            labels == spec.get("label_convention"),
+            f"--labels {spec.get('label_convention')}",
+        )
+    )
+    constant = bool(options.get("constant"))
+    checks.append((getattr(args, "constant", False), "--constant", vw, constant, "no --constant"))
+    for name, shown, own in (
+        ("label", "--label", spec.get("label_column")),
+        ("weight", "--weight", spec.get("weight_column")),
+    ):
+        given = getattr(args, name, None)
+        checks.append((given is not None, f"{shown} {given}", table, given == own, f"{shown} {own}"))
+    for name, shown, own in (
+        ("ignore_column", "--ignore-column", spec.get("ignore_columns", [])),
+        ("categorical", "--categorical", options.get("categorical", [])),
+    ):
+        given = list(getattr(args, name, []))
+        typed = " ".join(f"{shown} {v}" for v in given)
+        described = " ".join(f"{shown} {v}" for v in own) or f"no {shown}"
+        checks.append((bool(given), typed, table, sorted(given) == sorted(own), described))
+    namespaces = list(getattr(args, "namespace", []))
+    if namespaces:
+        from ._tabular import _namespaces
+
+        model_map = options.get("namespaces", {})
+        same = all(model_map.get(c) == ns for ns, cols in _namespaces(namespaces).items() for c in cols)
+        groups = {}
+        for c, ns in model_map.items():
+            groups.setdefault(ns, []).append(c)
+        own = " ".join(f"--namespace {ns}={','.join(cols)}" for ns, cols in groups.items()) or "no --namespace"
+        checks.append((True, " ".join(f"--namespace {v}" for v in namespaces), table, same, own))
+    for given, shown, applies, same, own in checks:
+        if given and (not applies or not same):
+            return shown, own if applies else None
+    return None
+
+
+def check_resume_options(args, model, path):
+    """The options of ``train -i`` / ``evaluate -i`` that say how DATA is read or scaled (``--scale``,
+    ``--scale-target``, ``--n-features``, ``--zero-based``, the hashing and table options) must be those of the
+    model in ``path``, which keeps its own: a different value is an error naming both, never ignored."""
+    scale, target = _scalers_of(model)
+    for option, given, own in (
+        ("--scale", getattr(args, "scale", None), scale),
+        ("--scale-target", getattr(args, "scale_target", None), target),
+    ):
+        if given is not None and given != own:
+            raise CLIError(
+                f"{option} {given} conflicts with the model in {path}, trained with {option} {own}; a continued "
+                f"model keeps its scalers (drop {option})."
+            )
+    if getattr(args, "n_features", None) is not None and args.n_features != int(model.n_features_in_):
+        raise CLIError(
+            f"--n-features {args.n_features} conflicts with the model in {path}, which "
+            f"has {int(model.n_features_in_)} features; omit --n-features with -i."
+        )
+    spec = input_spec(model)
+    conflict = _input_conflicts(args, spec)
+    if conflict is not None:
+        shown, own = conflict
+        fmt = spec.get("format", "libsvm")
+        if own is None:
+            raise CLIError(f"{shown} does not apply to the model in {path}, which reads {fmt} input (input_spec_).")
+        raise CLIError(
+            f"{shown} conflicts with the model in {path}, which reads its {fmt} input with {own} (input_spec_); "
+            "a continued model keeps its input format (drop the option)."
+        )
+
+
 def input_spec(model):
     """The model's input contract as a dict (``input_spec_``), or the LIBSVM fallback with its width."""
     spec = getattr(model, "input_spec_", None)
@@ -138,13 +252,14 @@ def model_streams(model, model_path, path, test, args, test_readers=None):
             ),
         )
     libsvm_reader_args(model)
+    zero_based = getattr(args, "zero_based", "auto")  # for a model without a contract (one conflicting is refused)
     readers = [] if test_readers is None else test_readers
 
     def test_stream():
-        readers.append(model_reader(model, test, args.chunk_size))
+        readers.append(model_reader(model, test, args.chunk_size, zero_based))
         return checked_labels(readers[-1], model)
 
-    return lambda: checked_labels(model_reader(model, path, args.chunk_size), model), test_stream
+    return lambda: checked_labels(model_reader(model, path, args.chunk_size, zero_based), model), test_stream
 
 
 def check_checkpoint_args(args):

@@ -1,5 +1,6 @@
 """``streamlearn serve [MODEL | --learner NAME -p k=v] --state-dir DIR``: serve a model that keeps learning."""
 
+import math
 import os
 import sys
 
@@ -51,7 +52,7 @@ def add_parser(sub):
     p.add_argument(
         "--zero-based",
         choices=("true", "false"),
-        default="false",
+        default=None,
         help="LIBSVM index base of a model without an input specification (default false)",
     )
     p.add_argument(
@@ -82,8 +83,12 @@ def run(args):
         raise CLIError(f"model file {args.model!r} does not exist.")
     if not 0 <= args.port < 65536:
         raise CLIError(f"--port must be in 0..65535 (0: a free port); got {args.port}.")
-    if args.snapshot_every < 0 or args.max_body_mb <= 0 or args.max_lines < 1:
-        raise CLIError("--snapshot-every must be >= 0, --max-body-mb > 0 and --max-lines >= 1.")
+    finite = math.isfinite(args.snapshot_every) and math.isfinite(args.max_body_mb)  # NaN, inf: no limit to use
+    if not finite or args.snapshot_every < 0 or args.max_body_mb <= 0 or args.max_lines < 1:
+        raise CLIError(
+            "--snapshot-every must be >= 0, --max-body-mb > 0 (finite numbers) and --max-lines >= 1; got "
+            f"--snapshot-every {args.snapshot_every:g}, --max-body-mb {args.max_body_mb:g}, --max-lines {args.max_lines}."
+        )
     token = None
     if args.token_file is not None:
         try:
@@ -113,7 +118,7 @@ def run(args):
         scale=args.scale,
         target_scale=args.scale_target,
         n_features=args.n_features,
-        zero_based=args.zero_based == "true",
+        zero_based=None if args.zero_based is None else args.zero_based == "true",
         classes=classes,
         snapshot_every=args.snapshot_every,
         max_batch_lines=args.max_lines,

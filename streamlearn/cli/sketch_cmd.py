@@ -219,6 +219,15 @@ def _resumed(args):
         raise CLIError(
             f"--n-features {args.n_features} conflicts with {args.initial_sketch} ({sketch.n_features_in_} features)."
         )
+    saved = getattr(sketch, "input_spec_", None)  # the index base DATA was read with (sketches saved by this command)
+    if isinstance(saved, dict) and saved.get("zero_based") is not None:
+        base = "true" if saved["zero_based"] else "false"
+        if args.zero_based not in ("auto", base):
+            raise CLIError(
+                f"--zero-based {args.zero_based} conflicts with {args.initial_sketch}, sketched from "
+                f"{'zero' if saved['zero_based'] else 'one'}-based data; omit --zero-based with -i."
+            )
+        args.zero_based = base
     args.n_features = sketch.n_features_in_
     args.sketch, args.ell = names[0], sketch.ell
     args.no_error = True  # the error would need every row sketched so far, and only DATA is here
@@ -300,6 +309,12 @@ def _run_distributed(args, sketch):
 
 def _finish(args, sketch, row, out):
     if out is not None:
+        from ..datasets._spec import InputSpec
+        from ._data import zero_based
+
+        # the index base and width DATA was read with: -i reads the next DATA the same way
+        spec = InputSpec(format="libsvm", zero_based=zero_based(args), n_features=int(sketch.n_features_in_))
+        sketch.input_spec_ = spec.to_dict()
         sketch.save(out)
         row["output"] = args.output
     if args.json:

@@ -36,7 +36,14 @@ from ._data import (
     nonempty,
     output,
 )
-from ._resume import Checkpointer, check_checkpoint_args, learner_name_of, load_for_resume, model_streams
+from ._resume import (
+    Checkpointer,
+    check_checkpoint_args,
+    check_resume_options,
+    learner_name_of,
+    load_for_resume,
+    model_streams,
+)
 from ._input import add_input_options, check_libsvm_args, hashed_spec, input_format, other_format
 from ._scheduler import add_scheduler_option, connected, distributed_module, expand_data, n_workers, single_file
 from ._tabular import add_tabular_options, is_table_run, table_streams
@@ -391,11 +398,7 @@ def _run_resumed_train(args, params):
     model_out = output(args.output, [path, args.test], "model file")
     plot_out = output(args.plot, [path, args.test, args.initial_model], "plot")
     learner, name = load_for_resume(args.initial_model, args.learner, params)
-    if args.n_features is not None and args.n_features != int(learner.n_features_in_):
-        raise CLIError(
-            f"--n-features {args.n_features} conflicts with the model in {args.initial_model}, which "
-            f"has {int(learner.n_features_in_)} features; omit --n-features with -i."
-        )
+    check_resume_options(args, learner, args.initial_model)
     from ..datasets._stream import is_stream_path
 
     if args.passes > 1 and is_stream_path(path):
@@ -732,6 +735,11 @@ def _run_frozen_evaluate(args):
     check_input_file(args.initial_model, "model file")
     model = load(args.initial_model)
     name = learner_name_of(model)
+    if not hasattr(model, "_progressive_loss"):
+        raise CLIError(
+            f"{args.initial_model}: holds a {type(model).__name__}, which no registered learner trains; "
+            "'streamlearn evaluate -i' scores models of the learners listed by 'streamlearn learners'."
+        )
     if args.learner is not None and args.learner != name:
         raise CLIError(
             f"--learner {args.learner} does not match the model in {args.initial_model}, which is a "
@@ -739,6 +747,9 @@ def _run_frozen_evaluate(args):
         )
     if not hasattr(model, "n_features_in_"):
         raise CLIError(f"{args.initial_model}: the model was never trained (no n_features_in_).")
+    check_resume_options(args, model, args.initial_model)
+    if args.chunk_size < 1:
+        raise CLIError(f"--chunk-size must be >= 1; got {args.chunk_size}.")
     check_data(args.data)
     data_stream, _ = model_streams(model, args.initial_model, args.data, None, args)
     out = {"learner": name or type(model).__name__, "model": os.path.abspath(args.initial_model), "frozen": True}

@@ -140,6 +140,8 @@ class SvmlightStream:
         self.fixed = n_features is not None
         self.n_features = int(n_features) if n_features is not None else 0
         self.chunk_size = int(chunk_size)
+        if self.chunk_size < 1:  # a chunk of 0 rows never advances: the reader would loop forever
+            raise ValueError(f"chunk_size must be an int >= 1 (rows per chunk), got {chunk_size!r}.")
         self.zero_hint = zero_hint
         self.limit = limit
         self.ignored = 0

@@ -57,6 +57,11 @@ class _BaseConfidence(_AveragingMixin, OnlineClassifierMixin, BaseOnlineLinear):
 
     def _kernel_pass(self, X, targets, sw, out):
         full = self._state_sigma.ndim == 3
+        if self.covariance != "auto" and self.covariance != ("full" if full else "diagonal"):
+            raise ValueError(
+                f"covariance={self.covariance!r} differs from the setting this {type(self).__name__} was trained "
+                f"with ({self.covariance_}); call fit to start again."
+            )
         self._averaged_epoch(
             _k.cw_full_epoch if full else _k.cw_diag_epoch,
             X,

@@ -339,7 +339,7 @@ class BlockMinimizationSVC(_BatchLinearSVC):
     inner_max_iter : int >= 1, default=3
         Maximum DCD passes over a block per visit (fewer if the block's projected-gradient range reaches
         ``tol``). The paper's trade-off: more inner work, fewer outer iterations (disk reads).
-    block_mb : float > 0, default=32.0
+    block_mb : float in (0, 2**20], default=32.0
         Target size of a block in memory (CSR: 12 bytes per non-zero with int32 indices, 24 per row), in
         MiB; a block is cut at a row boundary (a single larger row makes a block of its own). Peak memory is
         about the process with its libraries (~220 MiB), plus one block, plus the reader's chunk while
@@ -381,7 +381,7 @@ class BlockMinimizationSVC(_BatchLinearSVC):
     _parameter_constraints = {
         **_SVC_PARAMS,
         "inner_max_iter": [Interval(int, 1, None, closed="left")],
-        "block_mb": [Interval(float, 0, None, closed="neither")],
+        "block_mb": [Interval(float, 0, 2**20, closed="right")],  # at most 1 TiB: buffers are sized from it
         "cache_dir": [_Path(), None],
     }
 

@@ -464,6 +464,12 @@ class SketchedOnlineNewton(MixableMixin, _SecondOrder):
 
     def _raw_pass(self, X, targets, sw, out):
         ell = int(self.ell)
+        cap = 2 * ell if self.sketch in ("fd", "pfd", "rfd") else ell
+        if self._state_buf.shape[1] != cap:  # the sketch was allocated for another ell or sketch family
+            raise ValueError(
+                f"sketch={self.sketch!r}, ell={ell} differs from the setting this {type(self).__name__} was "
+                f"trained with (a sketch buffer of {self._state_buf.shape[1]} rows); call fit to start again."
+            )
         beta = float(self.beta) if self.sketch == "pfd" else 1.0
         keep = ell - 1
         n_shrink = int(min(max(np.floor(beta * (keep + 1) + 1e-9) - 1, 0), keep))

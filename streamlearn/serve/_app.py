@@ -161,10 +161,10 @@ def create_app(served, *, token=None, auth_all=False, max_body_bytes=16 << 20, s
 
     async def read_examples(headers, receive, labelled):
         body = await read_body(headers, receive)
-        if headers.get(b"content-type", b"").split(b";")[0].strip() == b"application/json":
+        if headers.get(b"content-type", b"").split(b";")[0].strip().lower() == b"application/json":
             try:
                 doc = json.loads(body)
-            except ValueError as exc:
+            except (ValueError, RecursionError) as exc:  # RecursionError: nested deeper than the parser goes
                 raise BadRequest(f"the body is not valid JSON ({exc}).") from None
             if not isinstance(doc, dict) or "rows" not in doc:
                 raise BadRequest('expected a JSON object {"rows": [...]}.')

@@ -31,6 +31,7 @@ import scipy.sparse as sp
 from .._estimator import is_classifier
 from .._validation import validate_params
 from ..datasets import load_svmlight
+from ..datasets._spec import InputSpec
 from ..datasets._svmlight import SvmlightFormatError
 from ..evaluation._common import example_losses, loss_spec, signed_targets
 from ..learners import LEARNERS, learner_name_of, make_learner, scaled_learner
@@ -79,6 +80,39 @@ def _atomic_write(path, data):
         raise
 
 
+def _read_state(path):
+    """The ``{"config", "stats"}`` of a snapshot's state file, checked: a file that is not what a snapshot
+    writes (damaged, emptied, edited by hand) is a ValueError naming it."""
+
+    def damaged(why):
+        return ValueError(f"{path}: the snapshot's state file is damaged ({why}); restore it or empty the folder.")
+
+    try:
+        with open(path, "rb") as f:
+            state = json.loads(f.read())
+    except ValueError as exc:  # JSONDecodeError, UnicodeDecodeError
+        raise damaged(f"not JSON: {str(exc).splitlines()[0] if str(exc) else type(exc).__name__}") from None
+    if (
+        not isinstance(state, dict)
+        or not isinstance(state.get("config"), dict)
+        or not isinstance(state.get("stats"), dict)
+    ):
+        raise damaged('expected a JSON object with "config" and "stats" objects')
+    config, stats = state["config"], state["stats"]
+    missing = [k for k in ("learner", "n_features", "zero_based", "classes") if k not in config]
+    if missing:
+        raise damaged(f"config has no {missing[0]!r}")
+    n, width = stats.get("n_learned"), config["n_features"]
+    if isinstance(n, bool) or not isinstance(n, int) or n < 0:
+        raise damaged(f"stats.n_learned is {n!r}, expected an integer >= 0")
+    if isinstance(width, bool) or not isinstance(width, int) or width < 1:
+        raise damaged(f"config.n_features is {width!r}, expected an integer >= 1")
+    for key, value in stats.items():
+        if isinstance(value, bool) or not isinstance(value, (int, float)):
+            raise damaged(f"stats.{key} is {value!r}, expected a number")
+    return state
+
+
 class ServedModel:
     """A model that learns from a stream of batches (one writer) and predicts concurrently.
 
@@ -99,10 +133,13 @@ class ServedModel:
     n_features : int or None
         Width of a model started from ``learner`` (default ``DEFAULT_N_FEATURES``); LIBSVM feature ids
         beyond it are refused.
-    zero_based : bool
-        LIBSVM index base of a model without an input specification.
+    zero_based : bool or None
+        LIBSVM index base of a model without an input specification (None: one-based).
     classes : list or None
         Classes of a classifier started from ``learner`` (default ``[-1, 1]``).
+
+        With a trained model file, the width, the classes and the index base are the model's: a different
+        ``n_features``, ``classes`` or ``zero_based`` is a ValueError.
     snapshot_every : float
         Seconds between snapshots (when something was learned); 0 disables the periodic snapshots.
     fsync : bool
@@ -130,7 +167,7 @@ class ServedModel:
         scale=None,
         target_scale=None,
         n_features=None,
-        zero_based=False,
+        zero_based=None,
         classes=None,
         snapshot_every=60.0,
         fsync=True,
@@ -138,8 +175,15 @@ class ServedModel:
         window=1000,
         log=None,
     ):
+        if not (0.0 <= float(snapshot_every) < float("inf")):  # NaN, infinity: before anything is created
+            raise ValueError(f"snapshot_every must be a finite number of seconds >= 0; got {snapshot_every!r}.")
         self.dir = os.path.abspath(state_dir)
-        os.makedirs(self.dir, exist_ok=True)
+        if os.path.exists(self.dir) and not os.path.isdir(self.dir):
+            raise ValueError(f"state directory {self.dir} is not a folder (a file of that name exists).")
+        try:
+            os.makedirs(self.dir, exist_ok=True)
+        except OSError as exc:
+            raise ValueError(f"state directory {self.dir}: cannot create it ({exc.strerror or exc}).") from None
         self.snapshot_every = float(snapshot_every)
         self.fsync = fsync
         self.max_batch_lines = int(max_batch_lines)
@@ -165,6 +209,14 @@ class ServedModel:
         if snap is None:
             if model is None and learner is None:
                 raise ValueError(f"state directory {self.dir} holds no snapshot: give a model file or a learner.")
+            _, wals = self._files()
+            left = [f"wal-{m}.log" for m in wals if os.path.getsize(os.path.join(self.dir, f"wal-{m}.log"))]
+            if left:  # the records of an earlier model: a new one must not append to them or replay them
+                raise ValueError(
+                    f"state directory {self.dir} holds the log {left[0]} but no complete snapshot: it is the log of "
+                    "an earlier model. Restore its snapshot (model-N.slm and state-N.json), or empty the folder to "
+                    "start over."
+                )
             self._init_fresh(model, learner, params, n_features, zero_based, classes, scale, target_scale)
             self._snapshot()
         else:
@@ -192,17 +244,33 @@ class ServedModel:
             name = learner_name_of(model)
             self._check_learnable(model, name, model_path)
             spec = getattr(model, "input_spec_", None)
+            own = {}  # what the model file fixes; a different value given with it is an error, not ignored
             if isinstance(spec, dict):
                 if spec.get("format", "libsvm") != "libsvm":
                     raise ValueError(
                         f"{model_path}: the model reads {spec['format']} input; this server reads LIBSVM lines."
                     )
                 if spec.get("zero_based") is not None:
-                    zero_based = bool(spec["zero_based"])
+                    own["zero_based"] = bool(spec["zero_based"])
             if hasattr(model, "n_features_in_"):
-                n_features = int(model.n_features_in_)
+                own["n_features"] = int(model.n_features_in_)
             if hasattr(model, "classes_"):
-                classes = model.classes_.tolist()
+                own["classes"] = model.classes_.tolist()
+            given = {"zero_based": zero_based, "n_features": n_features, "classes": classes}
+            for key, value in own.items():
+                if given[key] is not None and (
+                    [float(c) for c in given[key]] != [float(c) for c in value]
+                    if key == "classes"
+                    else given[key] != value
+                ):
+                    option = "--" + key.replace("_", "-")
+                    raise ValueError(
+                        f"{model_path}: the model has {key}={value!r}; {key}={given[key]!r} ({option}) "
+                        "contradicts it (omit it with a trained model file)."
+                    )
+            zero_based = own.get("zero_based", zero_based)
+            n_features = own.get("n_features", n_features)
+            classes = own.get("classes", classes)
         else:
             inner = make_learner(learner, params or {})
             name = learner
@@ -219,6 +287,8 @@ class ServedModel:
         n_features = DEFAULT_N_FEATURES if n_features is None else int(n_features)
         if n_features < 1:
             raise ValueError(f"n_features must be >= 1; got {n_features}.")
+        if classes is not None and not is_classifier(model):
+            raise ValueError(f"classes={list(classes)!r} (--classes) applies to classifiers; {name} is a regressor.")
         if is_classifier(model) and classes is None:
             classes = [-1.0, 1.0]
         self.model = model
@@ -257,8 +327,7 @@ class ServedModel:
         return max(whole) if whole else None
 
     def _recover(self, g):
-        with open(os.path.join(self.dir, f"state-{g}.json")) as f:
-            state = json.load(f)
+        state = _read_state(os.path.join(self.dir, f"state-{g}.json"))
         self.model = load(os.path.join(self.dir, f"model-{g}.slm"))
         self.config = state["config"]
         self.stats.update(state["stats"])
@@ -400,17 +469,33 @@ class ServedModel:
                     f'row {i + 1}: expected a LIBSVM line or {{"label": y, "features": '
                     f'{{"id": value}}}}; got {type(row).__name__}.'
                 )
-            label = row.get("label")
-            if labelled and not isinstance(label, (int, float)):
-                raise BadRequest(f'row {i + 1}: a number "label" is required to learn.')
+            unknown = sorted(set(row) - {"label", "features"})
+            if unknown:  # a misspelt "features" would otherwise be learned as an example without features
+                raise BadRequest(
+                    f'row {i + 1}: unknown key {unknown[0]!r}; a row has "label" and "features" '
+                    f'({{"label": y, "features": {{"id": value}}}}).'
+                )
+            label = row.get("label") if labelled else None  # predictions ignore labels, as in text
+            if labelled and (isinstance(label, bool) or not isinstance(label, (int, float))):
+                raise BadRequest(f'row {i + 1}: a number "label" is required to learn; got {label!r}.')
             feats = []
             for k, v in row.get("features", {}).items():
-                if not str(k).isdigit() or isinstance(v, bool) or not isinstance(v, (int, float)):
+                if not (k.isascii() and k.isdigit()) or isinstance(v, bool) or not isinstance(v, (int, float)):
                     raise BadRequest(
                         f"row {i + 1}: feature {k!r}: {v!r}; expected a non-negative integer id and a number."
                     )
-                feats.append(f"{int(k)}:{float(v)!r}")
-            out.append(f"{float(label or 0.0)!r} " + " ".join(feats))
+                try:
+                    feats.append((int(k), float(v)))
+                except OverflowError:  # a JSON integer beyond the float range
+                    raise BadRequest(
+                        f"row {i + 1}: feature {k!r}: a number beyond the float range; values must be finite."
+                    ) from None
+            feats.sort()  # the ids of a JSON object come in any order; a LIBSVM line has them increasing
+            try:
+                y = float(label or 0.0)
+            except OverflowError:
+                raise BadRequest(f'row {i + 1}: "label" is a number beyond the float range.') from None
+            out.append(f"{y!r} " + " ".join(f"{k}:{v!r}" for k, v in feats))
         return ("\n".join(out) + "\n").encode()
 
     # ---------------------------------------------------------------------------------------- reading
@@ -430,8 +515,13 @@ class ServedModel:
 
     def _predict_locked(self, X):
         model = self.model
-        if not hasattr(model, "n_features_in_"):  # nothing learned yet: every score is 0
-            return {"scores": [0.0] * X.shape[0], "labels": self._untrained_labels(X.shape[0])}
+        if not hasattr(model, "n_features_in_"):  # nothing learned yet: every score is 0, in the usual shapes
+            n, classes = X.shape[0], self.config["classes"]
+            k = len(classes) if classes and len(classes) > 2 else None  # one score per class
+            out = {"scores": [[0.0] * k for _ in range(n)] if k else [0.0] * n, "labels": self._untrained_labels(n)}
+            if hasattr(model, "predict_proba"):
+                out["proba"] = [[1.0 / k] * k for _ in range(n)] if k else [0.5] * n
+            return out
         scores = model._decision_function(X)
         proba = model.predict_proba(X) if hasattr(model, "predict_proba") else None
         out = {"scores": scores.tolist(), "labels": np.asarray(model.scores_to_labels(scores)).tolist()}
@@ -448,6 +538,26 @@ class ServedModel:
         with self.lock:
             model = copy.deepcopy(self.model)
             n = self.stats["n_learned"]
+            config = dict(self.config)
+        if not isinstance(getattr(model, "input_spec_", None), dict):
+            # the file reads data as this server reads lines (index base, width): without it, `streamlearn
+            # predict` and `train -i` guess the base from the data file
+            classes = config.get("classes")
+            convention = (
+                "regression"
+                if not classes
+                else "pm1"
+                if set(classes) <= {-1.0, 1.0}
+                else "01"
+                if set(classes) <= {0.0, 1.0}
+                else "multiclass"
+            )
+            model.input_spec_ = InputSpec(
+                format="libsvm",
+                zero_based=bool(config["zero_based"]),
+                n_features=int(config["n_features"]),
+                label_convention=convention,
+            ).to_dict()
         fd, tmp = tempfile.mkstemp(prefix=".get-", suffix=".slm", dir=self.dir)
         os.close(fd)
         try:
@@ -554,11 +664,12 @@ class ServedModel:
                     timeout = None
                     if self.snapshot_every > 0:
                         timeout = max(0.0, self._last_snapshot + self.snapshot_every - time.monotonic())
+                        timeout = min(timeout, 86400.0)  # a timed wait has a range; the loop waits again
                     if not self._cv.wait(timeout) and timeout is not None:
                         break
                 if not self._queue and self._closing:
                     if self._final_snapshot and self.failed is None:
-                        self._maybe_snapshot(force=True)
+                        self._periodic_snapshot(force=True)
                     return
                 batch = []
                 lines = 0
@@ -575,7 +686,19 @@ class ServedModel:
                 self._commit(batch)
             elif other is not None:
                 self._other(other)
-            self._maybe_snapshot()
+            self._periodic_snapshot()
+
+    def _periodic_snapshot(self, force=False):
+        """A timed (or the final) snapshot; one that fails (a full disk) is logged and tried again at the next
+        interval: the log still holds every example since the last snapshot, and learning goes on."""
+        try:
+            self._maybe_snapshot(force=force)
+        except Exception as exc:
+            self._last_snapshot = time.monotonic()
+            self._log(
+                f"snapshot failed ({type(exc).__name__}: {exc}); the log keeps every example since the last "
+                "snapshot, the next attempt is at the next interval"
+            )
 
     def _commit(self, batch):
         """Group commit: one log record and one kernel call for every queued request; their answers wait for
@@ -795,9 +918,15 @@ class ServedModel:
             )
         )
         with self.lock:
+            previous = self.model, self.config
             self.model = model
             self.config = config
-        self._snapshot()  # the log so far belongs to the old model: a snapshot starts the new one's log
+        try:
+            self._snapshot()  # the log so far belongs to the old model: a snapshot starts the new one's log
+        except BaseException:
+            with self.lock:  # not durable: keep the model the log belongs to
+                self.model, self.config = previous
+            raise
 
     def _maybe_snapshot(self, force=False):
         due = self.snapshot_every > 0 and time.monotonic() - self._last_snapshot >= self.snapshot_every
@@ -814,23 +943,32 @@ class ServedModel:
         n = self.stats["n_learned"]
         g = getattr(self, "_gen", 0) + 1
         state = {"config": self.config, "stats": self.stats}
-        _atomic_write(os.path.join(self.dir, f"state-{g}.json"), json.dumps(state).encode())
-        fd, tmp = tempfile.mkstemp(prefix=".tmp-model-", suffix=".slm", dir=self.dir)
-        os.close(fd)
+        files = [os.path.join(self.dir, f"state-{g}.json"), os.path.join(self.dir, f"model-{g}.slm")]
         try:
-            save(self.model, tmp)
-            fsync_path(tmp)
-            os.replace(tmp, os.path.join(self.dir, f"model-{g}.slm"))
+            _atomic_write(files[0], json.dumps(state).encode())
+            fd, tmp = tempfile.mkstemp(prefix=".tmp-model-", suffix=".slm", dir=self.dir)
+            os.close(fd)
+            try:
+                save(self.model, tmp)
+                fsync_path(tmp)
+                os.replace(tmp, files[1])
+            except BaseException:
+                if os.path.exists(tmp):
+                    os.unlink(tmp)
+                raise
+            fsync_path(self.dir)
+            old = getattr(self, "wal", None)
+            if old is None or os.path.basename(old.path) != f"wal-{n}.log":
+                self.wal = WriteAheadLog(os.path.join(self.dir, f"wal-{n}.log"), fsync=self.fsync)
+                if old is not None:
+                    old.close()
         except BaseException:
-            if os.path.exists(tmp):
-                os.unlink(tmp)
+            # an unfinished snapshot is removed: the previous one and its log stay the state (a model upload
+            # whose snapshot failed is undone by the caller, and must not be found by a restart)
+            for path in files:
+                with contextlib.suppress(OSError):
+                    os.unlink(path)
             raise
-        fsync_path(self.dir)
-        old = getattr(self, "wal", None)
-        if old is None or os.path.basename(old.path) != f"wal-{n}.log":
-            self.wal = WriteAheadLog(os.path.join(self.dir, f"wal-{n}.log"), fsync=self.fsync)
-            if old is not None:
-                old.close()
         snaps, wals = self._files()
         self._gen = g
         for k, kinds in snaps.items():

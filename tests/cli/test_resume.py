@@ -225,3 +225,172 @@ def test_evaluate_frozen_reads_a_hashed_model_with_its_spec(tmp_path, capsys):
     svm.write_text("1 1:0.5\n")
     assert main(["evaluate", str(svm), "-i", m]) == 2
     assert "reads vw input" in capsys.readouterr().err
+
+
+def test_resume_refuses_scalers_that_differ_from_the_model(data, tmp_path, capsys):
+    """``--scale`` / ``--scale-target`` on ``train -i`` / ``evaluate -i`` must be the model's (it keeps its
+    scalers): another value is an error naming both, not an option silently ignored."""
+    paths, reg = data["classification"], data["regression"]
+    m, r = str(tmp_path / "m.slm"), str(tmp_path / "r.slm")
+    assert main(["train", paths["A"], "-l", "pa", "-o", m, "--quiet"]) == 0  # pa: --scale maxabs by default
+    assert main(["train", reg["A"], "-l", "ogd-regressor", "-o", r, "--quiet"]) == 0
+    capsys.readouterr()
+    for command in ("train", "evaluate"):
+        for scale in ("none", "standard"):
+            assert main([command, paths["B"], "-i", m, "--scale", scale, "--quiet"]) == 2
+            err = capsys.readouterr().err
+            assert f"--scale {scale} conflicts" in err and "maxabs" in err and len(err.splitlines()) == 1
+        assert main([command, paths["B"], "-i", m, "--scale", "maxabs", "--quiet"]) == 0  # the same is fine
+        assert main([command, reg["B"], "-i", r, "--scale-target", "none", "--quiet"]) == 2
+        err = capsys.readouterr().err
+        assert "--scale-target none conflicts" in err and "standard" in err
+        assert main([command, reg["B"], "-i", r, "--scale-target", "standard", "--quiet"]) == 0
+    plain = str(tmp_path / "plain.slm")
+    assert main(["train", paths["A"], "-l", "ftrl", "-o", plain, "--quiet"]) == 0  # ftrl: no scaler
+    capsys.readouterr()
+    assert main(["train", paths["B"], "-i", plain, "--scale", "maxabs", "--quiet"]) == 2
+    assert "--scale maxabs conflicts" in capsys.readouterr().err
+    assert main(["train", paths["B"], "-i", plain, "--scale", "none", "--quiet"]) == 0
+
+
+def test_resume_refuses_input_options_that_differ_from_the_model(data, tmp_path, capsys):
+    """Hashing options (``-b``, ``-q``, ``--ignore``, ``--labels``...) and ``--zero-based`` on ``train -i`` /
+    ``evaluate -i`` must describe the model's input contract: another value, or a hashing option for a LIBSVM
+    model, is an error naming it instead of being ignored."""
+    rng = np.random.default_rng(5)
+    lines = [f"{1 if rng.random() < 0.5 else -1} |a w{rng.integers(20)} |b z{rng.integers(5)}" for _ in range(120)]
+    a, b = tmp_path / "a.vw", tmp_path / "b.vw"
+    a.write_text("\n".join(lines[:80]) + "\n")
+    b.write_text("\n".join(lines[80:]) + "\n")
+    v = str(tmp_path / "v.slm")
+    assert main(["train", str(a), "-l", "ftrl", "-b", "12", "-q", "ab", "-o", v, "--quiet"]) == 0
+    capsys.readouterr()
+    for command in ("train", "evaluate"):
+        for option, shown in (
+            (["-b", "14"], "-b 14"),
+            (["-q", "aa"], "-q aa"),
+            (["--ignore", "a"], "--ignore a"),
+            (["--labels", "01"], "--labels 01"),
+            (["--constant"], "--constant"),
+        ):
+            assert main([command, str(b), "-i", v, *option, "--quiet"]) == 2, option
+            err = capsys.readouterr().err
+            assert shown in err and "conflicts" in err and len(err.splitlines()) == 1, err
+        assert main([command, str(b), "-i", v, "-b", "12", "-q", "ab", "--quiet"]) == 0  # the model's own
+    paths = data["classification"]
+    m = str(tmp_path / "m.slm")
+    assert main(["train", paths["A"], "-l", "pa1", "-o", m, "--quiet"]) == 0
+    capsys.readouterr()
+    for command in ("train", "evaluate"):
+        assert main([command, paths["B"], "-i", m, "-b", "10", "--quiet"]) == 2
+        assert "-b" in capsys.readouterr().err
+        assert main([command, paths["B"], "-i", m, "--zero-based", "true", "--quiet"]) == 2
+        err = capsys.readouterr().err
+        assert "--zero-based true conflicts" in err and "one-based" in err
+        assert main([command, paths["B"], "-i", m, "--zero-based", "false", "--quiet"]) == 0
+
+
+def test_a_folder_given_as_the_model_file_is_named_as_such(data, tmp_path, capsys):
+    """``-i DIR`` / ``predict DIR``: a one-line error saying a model file was expected (not a data file)."""
+    folder = tmp_path / "m.slm"
+    folder.mkdir()
+    paths = data["classification"]
+    for argv in (
+        ["train", paths["B"], "-i", str(folder)],
+        ["evaluate", paths["B"], "-i", str(folder)],
+        ["predict", str(folder), paths["B"]],
+    ):
+        assert main(argv) == 2
+        err = capsys.readouterr().err
+        assert "is a directory, expected a model file" in err and "LIBSVM" not in err, err
+
+
+def test_sketch_resume_reads_data_with_the_saved_index_base(tmp_path, capsys):
+    """``sketch A --zero-based true -o s; sketch B -i s`` reads B zero-based, as A was: the saved sketch records
+    its index base (B read one-based would shift every column by one, silently, when B has no index 0); a
+    --zero-based that contradicts it is an error naming both."""
+    from streamlearn.datasets import load_svmlight
+    from streamlearn.sketch import FrequentDirections
+
+    rng = np.random.default_rng(11)
+    a, b = tmp_path / "a.svm", tmp_path / "b.svm"
+    for path, n, lowest in ((a, 30, 0), (b, 20, 1)):  # B never uses index 0
+        with open(path, "w") as f:
+            for i in range(n):
+                ids = sorted(rng.choice(np.arange(lowest, 8), size=3, replace=False))
+                if i == 0:
+                    ids = sorted(set(ids) | {7})
+                f.write("1 " + " ".join(f"{j}:{rng.normal():.4g}" for j in ids) + "\n")
+    s, s2 = str(tmp_path / "s.slm"), str(tmp_path / "s2.slm")
+    assert main(["sketch", str(a), "-s", "fd", "--ell", "3", "--zero-based", "true", "-o", s, "--quiet"]) == 0
+    assert main(["sketch", str(b), "-i", s, "-o", s2, "--quiet"]) == 0
+    XA, _ = load_svmlight(str(a), n_features=8, zero_based=True)
+    XB, _ = load_svmlight(str(b), n_features=8, zero_based=True)
+    ref = FrequentDirections(ell=3).partial_fit(XA).partial_fit(XB)
+    np.testing.assert_array_equal(load(s2).sketch_, ref.sketch_)
+    capsys.readouterr()
+    assert main(["sketch", str(b), "-i", s, "--zero-based", "false", "--quiet"]) == 2
+    err = capsys.readouterr().err
+    assert "--zero-based false conflicts" in err and "zero-based" in err
+    assert main(["sketch", str(b), "-i", s, "--zero-based", "true", "--quiet"]) == 0
+
+
+def test_frozen_evaluate_refuses_a_chunk_size_below_one(data, tmp_path):
+    """``evaluate -i MODEL DATA --chunk-size 0`` is the one-line error of the other commands (it looped
+    forever on a LIBSVM model); so is the stream reader built with chunk_size 0."""
+    import subprocess
+    import sys
+
+    from streamlearn.datasets._stream import SvmlightStream
+
+    from tests.cli._subprocess import ENV, one_line_error
+
+    paths = data["classification"]
+    m = str(tmp_path / "m.slm")
+    assert main(["train", paths["A"], "-l", "pa1", "-o", m, "--quiet"]) == 0
+    r = subprocess.run(
+        [sys.executable, "-m", "streamlearn", "evaluate", "-i", m, paths["B"], "--chunk-size", "0"],
+        capture_output=True,
+        timeout=60,
+        env=ENV,
+        check=False,
+    )
+    assert r.returncode == 2 and one_line_error(r.stderr) and b"--chunk-size must be >= 1" in r.stderr
+    with pytest.raises(ValueError, match="chunk_size"):
+        SvmlightStream(paths["B"], zero_based=False, n_features=D, chunk_size=0)
+
+
+def test_evaluate_frozen_refuses_a_sketch_file(data, tmp_path, capsys):
+    """``evaluate -i SKETCH DATA``: a one-line error saying the file holds no learner (it was a traceback)."""
+    paths = data["classification"]
+    s = str(tmp_path / "s.slm")
+    assert main(["sketch", paths["A"], "-s", "fd", "--ell", "3", "-o", s, "--quiet"]) == 0
+    capsys.readouterr()
+    assert main(["evaluate", paths["B"], "-i", s, "--quiet"]) == 2
+    err = capsys.readouterr().err
+    assert "FrequentDirections" in err and "learner" in err and len(err.splitlines()) == 1, err
+
+
+def test_zero_based_option_reads_data_for_a_model_without_a_contract(tmp_path, capsys):
+    """A model saved by the Python API has no input contract: ``evaluate -i`` / ``train -i`` with
+    ``--zero-based true`` read DATA zero-based (the option was ignored and the base guessed from DATA, one-based
+    for a file without index 0: every column shifted by one)."""
+    from streamlearn.datasets import load_svmlight
+    from streamlearn.linear_model import OGDClassifier
+
+    rng = np.random.default_rng(17)
+    X = rng.normal(size=(40, 6))
+    y = np.where(X[:, 1] - X[:, 4] > 0, 1, -1)
+    m = str(tmp_path / "api.slm")
+    OGDClassifier().partial_fit(X, y, classes=[-1, 1]).save(m)
+    data = tmp_path / "no-zero.svm"  # zero-based ids 1..5 only: nothing in the file tells the base
+    data.write_text("".join(f"{t} " + " ".join(f"{j}:{x[j]:.6g}" for j in range(1, 6)) + "\n" for x, t in zip(X, y)))
+    Xd, yd = load_svmlight(str(data), n_features=6, zero_based=True)
+    model = load(m)
+    expected = float(np.mean(model.predict(Xd) == yd))
+    assert main(["evaluate", str(data), "-i", m, "--zero-based", "true", "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["accuracy"] == pytest.approx(expected)
+    out = str(tmp_path / "more.slm")
+    assert main(["train", str(data), "-i", m, "--zero-based", "true", "-o", out, "--quiet"]) == 0
+    ref = load(m).partial_fit(Xd, yd)
+    np.testing.assert_array_equal(load(out).coef_, ref.coef_)

@@ -168,3 +168,24 @@ def test_a9a_one_pass_arow_not_below_pa1(a9a):
 def test_bad_parameters_are_named(est, message):
     with pytest.raises(ValueError, match=re.escape(message)):
         est.partial_fit([[1.0]], [1], classes=[0, 1])
+
+
+@pytest.mark.parametrize(
+    "name, trained, new", [("arow", "full", "diagonal"), ("arow", "diagonal", "full"), ("cw", "full", "diagonal")]
+)
+def test_covariance_changed_after_training_is_refused(name, trained, new):
+    """``set_params(covariance=...)`` naming another covariance than the one trained: partial_fit refuses (it
+    went on with the trained one while get_params named the other); ``"auto"`` accepts the one it chose."""
+    X, y = load_iris(return_X_y=True)
+    clf = (
+        make_learner(name).set_params(covariance=trained)
+        if name == "cw"
+        else make_learner(name, {"covariance": trained})
+    )
+    clf.partial_fit(X[:100], y[:100], classes=[0, 1, 2])
+    assert clf.covariance_ == trained
+    clf.set_params(covariance=new)
+    with pytest.raises(ValueError, match=f"covariance='{new}' differs from the setting"):
+        clf.partial_fit(X[100:], y[100:])
+    clf.set_params(covariance="auto")
+    clf.partial_fit(X[100:], y[100:])

@@ -241,3 +241,20 @@ def test_cli_train_bm_svm_with_block_mb(tmp_path, cli_json):
 def test_cli_refuses_what_batch_learners_cannot_do(argv, message, capsys):
     assert main(argv) == 2
     assert message in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("block_mb", [float("inf"), 1e300])
+def test_block_size_beyond_any_memory_is_a_parameter_error(block_mb, tmp_path, capsys):
+    """``block_mb=inf`` (an OverflowError traceback from the command line) or ``1e300`` (numpy's 'Maximum allowed
+    dimension exceeded'): the parameter error of other bad values, naming block_mb."""
+    from streamlearn.cli.main import main
+
+    X = np.eye(4)
+    y = np.array([1, -1, 1, -1])
+    with pytest.raises(ValueError, match="'block_mb' parameter"):
+        BlockMinimizationSVC(block_mb=block_mb).fit(X, y)
+    data = tmp_path / "d.svm"
+    data.write_text("1 1:1\n-1 2:1\n1 3:1\n-1 4:1\n")
+    assert main(["train", str(data), "-l", "bm-svm", "--block-mb", repr(block_mb), "--quiet"]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("streamlearn: error: ") and "block" in err and err.count("\n") == 1, err

@@ -82,3 +82,21 @@ def test_rfd0_son_learner_uses_the_current_slab_by_default():
     assert make_learner("rfd-son").get_params()["slab"] == "next"  # the estimators' default (Alg. 3)
     with pytest.raises(ValueError, match="slab"):
         SketchedOnlineNewton(slab="previous").partial_fit(np.eye(3), [1, -1, 1], classes=[-1, 1])
+
+
+@pytest.mark.parametrize(
+    "sketch, ell, new",
+    [("fd", 4, {"ell": 2}), ("rfd", 3, {"ell": 6}), ("fd", 4, {"sketch": "oja"}), ("rp", 4, {"sketch": "fd"})],
+)
+def test_sketch_settings_changed_after_training_are_refused(sketch, ell, new):
+    """``set_params(ell=...)`` or a sketch of another size after training: partial_fit refuses (it continued
+    with the trained sketch while get_params named the new one, as FM's n_factors and PA's average refuse)."""
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(30, 6))
+    y = np.where(X[:, 0] > 0, 1, -1)
+    clf = SketchedOnlineNewton(sketch=sketch, ell=ell, alpha0=10.0).partial_fit(X[:15], y[:15], classes=[-1, 1])
+    clf.set_params(**new)
+    with pytest.raises(ValueError, match="differs from the setting this SketchedOnlineNewton was trained with"):
+        clf.partial_fit(X[15:], y[15:])
+    clf.set_params(sketch=sketch, ell=ell)  # back to the trained settings: it continues
+    clf.partial_fit(X[15:], y[15:])

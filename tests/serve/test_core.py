@@ -2,6 +2,7 @@
 chunk-dependent sketched Newton learners), group commit, snapshots, a damaged log."""
 
 import json
+import time
 import zipfile
 from pathlib import Path
 
@@ -83,6 +84,31 @@ def test_damaged_log_before_the_last_record_refuses_to_start(tmp_path):
     Path(wal).write_bytes(bytes(data))
     with pytest.raises(ValueError, match="corrupted|missing log records"):
         ServedModel(state, snapshot_every=0)
+
+
+@pytest.mark.parametrize(
+    "damage", ["{not json", "[]", '{"config": {}, "stats": {}}', '{"config": [], "stats": {"n_learned": 0}}', ""]
+)
+def test_damaged_snapshot_state_refuses_to_start_naming_the_file(tmp_path, damage):
+    """A snapshot's state file that is not the JSON the server wrote (damaged, emptied, edited) is a ValueError
+    naming that file (the command line's one-line error), not a traceback or a message without the file."""
+    state = tmp_path / "state"
+    m = _ftrl_three_batches(state, np.random.default_rng(5), 4)
+    m.close()
+    (snap,) = state.glob("state-*.json")
+    snap.write_text(damage)
+    with pytest.raises(ValueError, match=f"{snap.name}: .*damaged") as info:
+        ServedModel(state, snapshot_every=0)
+    assert "\n" not in str(info.value)
+
+
+def test_state_dir_that_is_a_file_is_named(tmp_path):
+    path = tmp_path / "state"
+    path.write_text("x")
+    with pytest.raises(ValueError, match="state.*is not a folder"):
+        ServedModel(path, learner="ftrl", n_features=D, snapshot_every=0)
+    with pytest.raises(ValueError, match="state directory .*inside.*: cannot create it"):
+        ServedModel(path / "inside", learner="ftrl", n_features=D, snapshot_every=0)  # under a file
 
 
 def test_snapshot_files_and_served_model_file(tmp_path):
@@ -234,3 +260,206 @@ def test_cli_scale_options_start_a_new_learner_only(tmp_path, capsys):
     assert main(argv) == 2
     assert "--scale and --scale-target apply to a new --learner" in capsys.readouterr().err
     assert not (tmp_path / "state").exists()
+
+
+def test_width_classes_and_base_that_contradict_the_model_file_are_refused(tmp_path):
+    """``n_features`` / ``classes`` / ``zero_based`` (``--n-features``, ``--classes``, ``--zero-based``) given
+    with a trained model file must agree with it: a different value is an error naming both (it was ignored,
+    and the server ran with the model's values), before anything is written; the same values are accepted."""
+    from streamlearn.cli.main import main
+
+    rng = np.random.default_rng(13)
+    data = tmp_path / "d.svm"
+    data.write_bytes(b"".join(_body(rng, 20) for _ in range(3)))
+    model = tmp_path / "m.slm"
+    assert main(["train", str(data), "-l", "ftrl", "-o", str(model), "--quiet"]) == 0
+    width = int(load(model).n_features_in_)
+    for kw, words in (
+        ({"n_features": width + 7}, f"n_features={width + 7}"),
+        ({"classes": [0.0, 1.0]}, "classes=[0.0, 1.0]"),
+        ({"zero_based": True}, "zero_based=True"),
+    ):
+        state = tmp_path / f"state-{words.split('=')[0]}"
+        with pytest.raises(ValueError, match=words.replace("[", r"\[").replace("]", r"\]")):
+            ServedModel(state, model=str(model), snapshot_every=0, **kw)
+        assert not state.exists() or not any(state.iterdir())
+    m = ServedModel(
+        tmp_path / "same", model=str(model), n_features=width, classes=[-1, 1], zero_based=False, snapshot_every=0
+    )
+    assert m.config["n_features"] == width
+    m.close()
+
+
+@pytest.mark.parametrize(
+    "learner, classes", [("ftrl", None), ("ftrl", [1, 2, 3]), ("pa", None), ("ftrl-regressor", None)]
+)
+def test_predictions_before_the_first_update_have_the_shape_of_later_ones(tmp_path, learner, classes):
+    """A new server answers /predict with the same keys and shapes before and after it learns: one score per
+    class for a multi-class model and ``proba`` (uniform) for a model with probabilities (the untrained answer
+    had one bare score per example and no ``proba``)."""
+    kw = {} if classes is None else {"classes": classes}
+    m = ServedModel(tmp_path / "state", learner=learner, n_features=D, snapshot_every=0, **kw)
+    X, _, _ = m.parse(b"1:1 2:0.5\n3:1\n", labelled=False)
+    before = m.predict(X)
+    labels = {None: b"1 1:1\n-1 2:1\n", (1, 2, 3): b"1 1:1\n2 2:1\n3 3:1\n"}[
+        None if classes is None else tuple(classes)
+    ]
+    m.learn(*m.parse(labels, labelled=True)).result(timeout=30)
+    after = m.predict(X)
+    assert set(before) == set(after)
+    for key in after:
+        assert np.shape(before[key]) == np.shape(after[key]), key
+    if "proba" in before:
+        assert np.allclose(np.sum(np.atleast_2d(before["proba"]), axis=-1), 1.0) or np.allclose(before["proba"], 0.5)
+    m.close()
+
+
+def _failing_save(monkeypatch):
+    """Make the snapshots' model file writes fail with a full disk until the returned switch is turned off."""
+    import errno
+
+    from streamlearn.serve import _core
+
+    real = _core.save
+    on = [True]
+
+    def save(model, path):
+        if on[0]:
+            raise OSError(errno.ENOSPC, "No space left on device", path)
+        real(model, path)
+
+    monkeypatch.setattr(_core, "save", save)
+    return on
+
+
+def test_a_failed_periodic_snapshot_does_not_stop_learning(tmp_path, monkeypatch):
+    """A timed snapshot that fails (full disk) is logged and retried later; the writer keeps learning and
+    answering (it died, and every later /learn waited forever), and the log still restores every example."""
+    rng = np.random.default_rng(21)
+    state = tmp_path / "state"
+    logged = []
+    m = ServedModel(state, learner="ftrl", n_features=D, snapshot_every=0.01, log=logged.append)
+    on = _failing_save(monkeypatch)
+    for _ in range(5):
+        m.learn(*m.parse(_body(rng, 4), labelled=True)).result(timeout=30)
+        time.sleep(0.02)  # a timed snapshot is due before the next batch
+    assert m.stats["n_learned"] == 20 and m.failed is None
+    assert any("snapshot" in msg and "No space left" in msg for msg in logged)
+    expected = _meta(m.model, tmp_path)
+    on[0] = False
+    m.close(snapshot=False)
+    back = ServedModel(state, snapshot_every=0)
+    assert back.stats["n_learned"] == 20 and _meta(back.model, tmp_path) == expected
+    back.close()
+
+
+def test_a_model_upload_whose_snapshot_fails_leaves_the_running_model(tmp_path, monkeypatch):
+    """POST /model whose snapshot fails: the upload is refused and the running model stays in place, so what
+    is learned next is learned by the model the log will be replayed onto (the new model was kept in memory
+    while the log stayed the old model's: a restart then replayed those examples onto the old one)."""
+    rng = np.random.default_rng(22)
+    state = tmp_path / "state"
+    m = ServedModel(state, learner="ftrl", n_features=D, snapshot_every=0)
+    m.learn(*m.parse(_body(rng, 6), labelled=True)).result(timeout=30)
+    other = tmp_path / "pa.slm"
+    X, y, _ = m.parse(_body(rng, 10), labelled=True)
+    from streamlearn.learners import make_learner
+
+    make_learner("pa1").partial_fit(X, y, classes=[-1, 1]).save(other)
+    on = _failing_save(monkeypatch)
+    with pytest.raises(OSError, match="No space left"):
+        m.swap(str(other)).result(timeout=30)
+    on[0] = False
+    assert m.config["learner"] == "ftrl" and type(m.model).__name__ == "FTRLProximalClassifier"
+    m.learn(*m.parse(_body(rng, 5), labelled=True)).result(timeout=30)
+    expected = _meta(m.model, tmp_path)
+    m.close(snapshot=False)
+    back = ServedModel(state, snapshot_every=0)
+    assert back.stats["n_learned"] == 11 and back.config["learner"] == "ftrl"
+    assert _meta(back.model, tmp_path) == expected
+    back.close()
+
+
+def test_classes_for_a_regressor_are_refused(tmp_path):
+    """``--classes`` with a new regressor: an error before anything is written (it was ignored)."""
+    state = tmp_path / "state"
+    with pytest.raises(ValueError, match="classes.*ftrl-regressor"):
+        ServedModel(state, learner="ftrl-regressor", n_features=D, classes=[0, 1], snapshot_every=0)
+    assert not any(state.iterdir())
+
+
+def test_the_model_file_of_a_zero_based_server_predicts_as_the_server(tmp_path, capsys):
+    """GET /model of a server reading zero-based lines carries that input contract (input_spec_): ``streamlearn
+    predict`` with the file reads a data file as the server read it, also when the file has no index 0 (the
+    file had no contract, and predict guessed one-based from such a file: every column shifted by one)."""
+    from streamlearn.cli.main import main
+
+    m = ServedModel(tmp_path / "state", learner="ogd", n_features=D, zero_based=True, snapshot_every=0)
+    m.learn(*m.parse(b"1 0:1 3:0.5\n-1 2:1 5:1\n1 0:0.5 7:1\n-1 4:1 8:1\n1 2:0.5 3:1\n", labelled=True)).result(
+        timeout=30
+    )
+    data, _ = m.model_bytes()
+    path = tmp_path / "now.slm"
+    path.write_bytes(data)
+    lines = tmp_path / "no-zero.svm"
+    lines.write_bytes(b"1 2:1 3:0.5\n-1 4:1 7:2\n")  # no index 0: nothing tells the base
+    X, _, _ = m.parse(lines.read_bytes(), labelled=False)
+    expected = m.predict(X)["scores"]
+    assert len(set(expected)) == 2  # the examples score differently: a shifted reading would show
+    m.close()
+    capsys.readouterr()
+    assert main(["predict", str(path), str(lines), "--scores"]) == 0
+    got = [float(v) for v in capsys.readouterr().out.split()]
+    np.testing.assert_allclose(got, expected, rtol=1e-9)
+    spec = load(path).input_spec_
+    assert spec["format"] == "libsvm" and spec["zero_based"] is True and spec["n_features"] == D
+
+
+def test_a_log_left_without_its_snapshot_is_refused_not_continued(tmp_path):
+    """A state folder whose snapshots were removed but whose log was kept: starting "fresh" there is an error
+    naming the log (the new model's records were appended to the old log, and after a crash the restart replayed
+    the old examples and skipped the acknowledged new ones). An empty log (a first start that crashed before
+    its snapshot) is no obstacle."""
+    state = tmp_path / "state"
+    a = ServedModel(state, learner="ftrl", n_features=D, snapshot_every=0)
+    a.learn(*a.parse(b"1 1:1\n-1 2:1\n1 3:1\n", labelled=True)).result(timeout=30)
+    a.close(snapshot=False)
+    for f in state.iterdir():
+        if not f.name.startswith("wal-"):
+            f.unlink()
+    with pytest.raises(ValueError, match="wal-0.log.*no complete snapshot"):
+        ServedModel(state, learner="ftrl", n_features=D, snapshot_every=0)
+    (state / "wal-0.log").write_bytes(b"")
+    b = ServedModel(state, learner="ftrl", n_features=D, snapshot_every=0)
+    b.learn(*b.parse(b"-1 5:1\n", labelled=True)).result(timeout=30)
+    b.close(snapshot=False)
+    c = ServedModel(state, snapshot_every=0)
+    assert c.stats["n_learned"] == 1
+    c.close()
+
+
+def test_snapshot_interval_beyond_the_timer_range_or_not_a_number(tmp_path):
+    """``--snapshot-every 1e20`` (longer than a timed wait can be): the writer learns and answers (its wait
+    overflowed and the thread died, every /learn then waited forever); NaN or infinity is refused up front."""
+    m = ServedModel(tmp_path / "state", learner="ftrl", n_features=D, snapshot_every=1e20)
+    out = m.learn(*m.parse(b"1 1:1\n", labelled=True)).result(timeout=30)
+    assert out["learned"] == 1
+    m.close()
+    for bad in (float("nan"), float("inf"), -1.0):
+        with pytest.raises(ValueError, match="snapshot_every"):
+            ServedModel(tmp_path / f"s{bad}", learner="ftrl", n_features=D, snapshot_every=bad)
+
+
+@pytest.mark.parametrize(
+    "option", [["--max-body-mb", "inf"], ["--max-body-mb", "nan"], ["--snapshot-every", "inf"], ["--max-lines", "0"]]
+)
+def test_serve_limits_that_are_not_finite_are_one_line_errors(tmp_path, capsys, option):
+    """``streamlearn serve --max-body-mb inf`` (a traceback) or ``nan`` (an error naming no option): the one-line
+    error of the other bad limits, before the state folder is created."""
+    from streamlearn.cli.main import main
+
+    state = tmp_path / "state"
+    assert main(["serve", "--learner", "ftrl", "--state-dir", str(state), "--port", "0", *option]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("streamlearn: error: ") and option[0] in err and err.count("\n") == 1, err
+    assert not state.exists()

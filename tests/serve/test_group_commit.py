@@ -279,3 +279,60 @@ def test_many_writers_and_snapshots_every_answer_arrives(tmp_path):
     np.testing.assert_array_equal(back.model.coef_, m.model.coef_)
     back.close()
     m.close(snapshot=False)
+
+
+def test_json_rows_are_read_as_json_objects(tmp_path):
+    """JSON rows through the ASGI app: the ids of ``"features"`` may come in any order (a JSON object has none),
+    a label of /predict is ignored whatever it holds, a key other than ``label`` / ``features`` (a typo) and a
+    ``true``/``false`` label of /learn are refused with a 400
+    naming the row instead of being learned as something else, an id that is not ASCII digits is a 400 (not a
+    500), so is JSON nested too deep to parse, and ``Content-Type`` is matched without regard to case."""
+    httpx = pytest.importorskip("httpx")
+    from streamlearn.serve import create_app
+
+    m = _served(tmp_path)
+    app = create_app(m)
+
+    async def run():
+        async with httpx.AsyncClient(transport=httpx.ASGITransport(app=app), base_url="http://t") as c:
+            out = {}
+            for name, doc in (
+                ("sorted", {"rows": [{"features": {"2": 0.5, "7": 1.0}}]}),
+                ("unsorted", {"rows": [{"features": {"7": 1.0, "2": 0.5}}]}),
+                ("ignored", {"rows": [{"label": "x", "features": {"2": 0.5, "7": 1.0}}]}),
+                ("typo", {"rows": [{"label": 1, "feature": {"2": 0.5}}]}),
+                ("bool", {"rows": [{"label": True, "features": {"2": 0.5}}]}),
+                ("digit", {"rows": [{"label": 1, "features": {"\u00b2": 1.0}}]}),
+                ("arabic", {"rows": [{"label": 1, "features": {"\u0663": 1.0}}]}),
+                ("huge", {"rows": [{"label": 1, "features": {"2": 10**400}}]}),
+                ("huge label", {"rows": [{"label": 10**400, "features": {"2": 1.0}}]}),
+            ):
+                path = "/predict" if name in ("sorted", "unsorted", "ignored") else "/learn"
+                out[name] = await c.post(path, json=doc)
+            out["deep"] = await c.post(
+                "/predict", content=b"[" * 100_000 + b"]" * 100_000, headers={"content-type": "application/json"}
+            )
+            upper = await c.post(
+                "/predict", content=json.dumps({"rows": ["2:0.5 7:1"]}), headers={"content-type": "Application/JSON"}
+            )
+            return out, upper
+
+    out, upper = asyncio.run(run())
+    assert out["sorted"].status_code == 200
+    assert out["unsorted"].status_code == 200 and out["unsorted"].json() == out["sorted"].json()
+    assert out["ignored"].status_code == 200 and out["ignored"].json() == out["sorted"].json()  # labels ignored
+    for name, words in (
+        ("typo", "'feature'"),
+        ("bool", "label"),
+        ("digit", "feature"),
+        ("arabic", "feature"),
+        ("huge", "feature"),  # an integer beyond a float: 400, not a 500 OverflowError
+        ("huge label", "label"),
+    ):
+        r = out[name]
+        assert r.status_code == 400 and r.json()["error"].startswith("row 1: ") and words in r.json()["error"], r.text
+    assert m.stats["n_learned"] == 0  # nothing of the refused rows was learned
+    deep = out["deep"]  # nested too deep for the JSON parser: a bad body (400), not an internal error (500)
+    assert deep.status_code == 400 and "not valid JSON" in deep.json()["error"], deep.text
+    assert upper.status_code == 200 and upper.json() == out["sorted"].json()
+    m.close()
