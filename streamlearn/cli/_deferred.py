@@ -99,10 +99,12 @@ def before_numeric_command():
 
 def before_numeric_run():
     """Once a numeric command has been chosen and its arguments parsed (not for ``--help``): import scipy.sparse
-    and numba, which every such command uses, with Ctrl-C held back (:func:`import_shielded`)."""
+    and numba, which every such command uses, with Ctrl-C held back (:func:`import_shielded`); True for such a
+    command."""
     if _numeric:
         import_shielded("scipy.sparse")
         import_shielded("numba")
+    return _numeric
 
 
 def import_shielded(name):

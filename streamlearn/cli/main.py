@@ -176,7 +176,10 @@ def _run(argv):
         args = build_parser().parse_args(argv)  # inside: a Ctrl-C while the subcommands import is one line too
         from ._deferred import before_numeric_run
 
-        before_numeric_run()
+        if before_numeric_run():
+            from ._allocator import tune_allocator
+
+            tune_allocator()  # chunks reuse the pages of the chunks before them
         code = int(args.func(args) or 0)
         sys.stdout.flush()  # a full device or closed pipe on standard output is reported here
         return code
