@@ -11,6 +11,7 @@
   exits 0 and returns its standard output read as JSON.
 """
 
+import io
 import json
 import os
 from pathlib import Path
@@ -57,3 +58,18 @@ def cli_json(capsys):
         return json.loads(capsys.readouterr().out)
 
     return run
+
+
+class NonSeekable(io.RawIOBase):
+    """A binary stream over ``raw`` that cannot seek: read once, as standard input or a pipe."""
+
+    def __init__(self, raw, name=None):
+        self._f = io.BytesIO(raw)
+        if name is not None:
+            self.name = name
+
+    def readable(self):
+        return True
+
+    def readinto(self, b):
+        return self._f.readinto(b)

@@ -244,15 +244,13 @@ def checked_labels(reader, model, name=None):
     for chunk in reader:
         y = chunk[1]
         if classes is not None and len(y):
-            bad = ~np.isin(y, classes)
-            if bad.any():
-                i = int(np.argmax(bad))
-                label = f"{y[i]:g}" if isinstance(y[i], (float, np.floating)) else str(y[i])
-                raise CLIError(
-                    f"{reader.name if name is None else name}: label {label} (example {seen + i + 1}) is not one "
-                    f"of the model's classes {_labels(classes)}; a test file must use the labels of the training "
-                    "data."
-                )
+            _refuse_unknown(
+                y,
+                classes,
+                seen,
+                reader.name if name is None else name,
+                "of the model's classes {classes}; a test file must use the labels of the training data.",
+            )
         seen += len(y)
         yield chunk
 
@@ -279,18 +277,34 @@ def first_chunk_classes(chunks, path, chunk_size):
                     )
             if classes is None:
                 classes = infer_classes(y)
-            bad = ~np.isin(y, classes)
-            if bad.any():
-                i = int(np.argmax(bad))
-                label = f"{y[i]:g}" if isinstance(y[i], (float, np.floating)) else str(y[i])
-                raise CLIError(
-                    f"{pipe_name(path)}: label {label} (example {seen + i + 1}) is not one of the classes "
-                    f"{_labels(classes)} of the first chunk ({chunk_size} rows), from which a classifier takes its "
-                    "classes; pass a --chunk-size that puts every class in the first chunk."
-                )
+            _refuse_unknown(
+                y,
+                classes,
+                seen,
+                pipe_name(path),
+                f"of the classes {{classes}} of the first chunk ({chunk_size} rows), "
+                "from which a classifier takes its classes; pass a --chunk-size that puts every class in the first "
+                "chunk.",
+            )
         seen += len(y)
         yield chunk
 
 
+def _refuse_unknown(y, classes, seen, where, which):
+    """A label of ``y`` not in ``classes`` is an error naming it, ``where`` and its example (``seen`` examples
+    came before ``y``): "WHERE: label L (example N) is not one WHICH", ``{classes}`` in ``which`` the classes."""
+    bad = ~np.isin(y, classes)
+    if bad.any():
+        i = int(np.argmax(bad))
+        raise CLIError(
+            f"{where}: label {_label_text(y[i])} (example {seen + i + 1}) is not one "
+            + which.format(classes=_labels(classes))
+        )
+
+
+def _label_text(c):
+    return f"{c:g}" if isinstance(c, (float, np.floating)) else str(c)
+
+
 def _labels(classes):
-    return "{" + ", ".join(f"{c:g}" if isinstance(c, (float, np.floating)) else str(c) for c in classes) + "}"
+    return "{" + ", ".join(_label_text(c) for c in classes) + "}"

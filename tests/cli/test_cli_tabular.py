@@ -221,13 +221,17 @@ def test_river_bundled_csvs_and_evaluate(tmp_path, capsys):
     assert kinds == {"time": "numeric", "chick": "text", "diet": "text"}
 
 
+def _train_and_test(tmp_path, data_text, test_text, test_name="t.csv"):
+    """``streamlearn train d.csv --label y -l ftrl --test TEST -o m.slm``, which must fail (exit 2): (TEST, m.slm)."""
+    data, test, model = tmp_path / "d.csv", tmp_path / test_name, tmp_path / "m.slm"
+    data.write_text(data_text)
+    test.write_text(test_text)
+    assert main(["train", str(data), "--label", "y", "-l", "ftrl", "--test", str(test), "-o", str(model)]) == 2
+    return test, model
+
+
 def test_a_csv_with_only_its_header_is_an_error_naming_it(tmp_path, capsys):
-    data = tmp_path / "d.csv"
-    data.write_text("y,a\n1,2\n0,3\n")
-    header = tmp_path / "header.csv"
-    header.write_text("y,a\n")
-    model = tmp_path / "m.slm"
-    assert main(["train", str(data), "--label", "y", "-l", "ftrl", "--test", str(header), "-o", str(model)]) == 2
+    header, model = _train_and_test(tmp_path, "y,a\n1,2\n0,3\n", "y,a\n", test_name="header.csv")
     assert capsys.readouterr().err == f"streamlearn: error: {header}: no examples: the test file has no data lines.\n"
     assert not model.exists()
     for command in ("train", "evaluate"):
@@ -239,15 +243,11 @@ def test_a_csv_with_only_its_header_is_an_error_naming_it(tmp_path, capsys):
 
 def test_test_labels_outside_the_model_classes_are_an_error(tmp_path, capsys):
     """As for LIBSVM: a --test label the classifier never saw is an error naming it, not a silent miss."""
-    data = tmp_path / "d.csv"
-    data.write_text("y,a\n1,2\n0,3\n1,4\n")
-    test = tmp_path / "t.csv"
-    test.write_text("y,a\n1,2\n0,5\n2,3\n")
-    model = tmp_path / "m.slm"
-    assert main(["train", str(data), "--label", "y", "-l", "ftrl", "--test", str(test), "-o", str(model)]) == 2
+    test, model = _train_and_test(tmp_path, "y,a\n1,2\n0,3\n1,4\n", "y,a\n1,2\n0,5\n2,3\n")
     err = capsys.readouterr().err
     assert err.startswith(f"streamlearn: error: {test}: label 2 (example 3) is not one of the model's classes {{0, 1}}")
     assert err.count("\n") == 1 and not model.exists()
+    data = tmp_path / "d.csv"
     assert main(["train", str(data), "--label", "y", "-l", "ftrl", "-o", str(model), "--quiet"]) == 0
     assert main(["train", "-i", str(model), str(data), "--test", str(test)]) == 2
     assert "label 2 (example 3)" in capsys.readouterr().err

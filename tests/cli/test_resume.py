@@ -198,20 +198,28 @@ def test_input_spec_of_the_model_is_used_and_other_formats_are_named(data, tmp_p
     assert "reads vw input" in capsys.readouterr().err
 
 
+def _two_vw_files(tmp_path, *, seed, rows, first, value=False):
+    """``a.vw`` (the first ``first`` of ``rows`` random VW lines, namespaces a and b) and ``b.vw`` (the rest)."""
+    rng = np.random.default_rng(seed)
+    lines = [
+        f"{1 if rng.random() < 0.5 else -1} |a w{rng.integers(20)}"
+        + (f" x:{rng.random():.3f}" if value else "")
+        + f" |b z{rng.integers(5)}"
+        for _ in range(rows)
+    ]
+    a, b = tmp_path / "a.vw", tmp_path / "b.vw"
+    a.write_text("\n".join(lines[:first]) + "\n")
+    b.write_text("\n".join(lines[first:]) + "\n")
+    return a, b
+
+
 def test_evaluate_frozen_reads_a_hashed_model_with_its_spec(tmp_path, capsys):
     """``evaluate -i`` on a model trained from VW text reads DATA with the model's hashing spec and scores it
     as the model does in process; LIBSVM data for it is an error naming both formats."""
     from streamlearn.datasets._readers import open_stream
     from streamlearn.datasets._spec import InputSpec
 
-    rng = np.random.default_rng(3)
-    lines = [
-        f"{1 if rng.random() < 0.5 else -1} |a w{rng.integers(20)} x:{rng.random():.3f} |b z{rng.integers(5)}"
-        for _ in range(300)
-    ]
-    train, test = tmp_path / "a.vw", tmp_path / "b.vw"
-    train.write_text("\n".join(lines[:200]) + "\n")
-    test.write_text("\n".join(lines[200:]) + "\n")
+    train, test = _two_vw_files(tmp_path, seed=3, rows=300, first=200, value=True)
     m = str(tmp_path / "m.slm")
     assert main(["train", str(train), "-l", "ftrl", "-b", "12", "-q", "ab", "-o", m, "--quiet"]) == 0
     capsys.readouterr()
@@ -257,11 +265,7 @@ def test_resume_refuses_input_options_that_differ_from_the_model(data, tmp_path,
     """Hashing options (``-b``, ``-q``, ``--ignore``, ``--labels``...) and ``--zero-based`` on ``train -i`` /
     ``evaluate -i`` must describe the model's input contract: another value, or a hashing option for a LIBSVM
     model, is an error naming it instead of being ignored."""
-    rng = np.random.default_rng(5)
-    lines = [f"{1 if rng.random() < 0.5 else -1} |a w{rng.integers(20)} |b z{rng.integers(5)}" for _ in range(120)]
-    a, b = tmp_path / "a.vw", tmp_path / "b.vw"
-    a.write_text("\n".join(lines[:80]) + "\n")
-    b.write_text("\n".join(lines[80:]) + "\n")
+    a, b = _two_vw_files(tmp_path, seed=5, rows=120, first=80)
     v = str(tmp_path / "v.slm")
     assert main(["train", str(a), "-l", "ftrl", "-b", "12", "-q", "ab", "-o", v, "--quiet"]) == 0
     capsys.readouterr()

@@ -24,7 +24,7 @@ from streamlearn.datasets import (
     load_svmlight,
     shared_data_path,
 )
-from tests.conftest import SHARED_DATA
+from tests.conftest import SHARED_DATA, NonSeekable
 from tests.naive import NAIVE_ERROR_WORDS, naive_load_svmlight
 
 SK_DATA = Path(sklearn.datasets.__file__).parent / "tests" / "data"
@@ -282,17 +282,6 @@ def test_index_dtype_int32_and_int64(tmp_path):
 
 # ---------------------------------------------------------------------------------------------------
 # compression and file objects
-
-
-class NonSeekable(io.RawIOBase):
-    def __init__(self, raw):
-        self._f = io.BytesIO(raw)
-
-    def readable(self):
-        return True
-
-    def readinto(self, b):
-        return self._f.readinto(b)
 
 
 @pytest.mark.parametrize("kind", ["gz", "bz2", "xz"])

@@ -21,6 +21,7 @@ from streamlearn.datasets import (
     iter_parquet,
     write_click_log,
 )
+from tests.conftest import NonSeekable
 from tests.naive_hashing import hash_string
 from tests.naive_tabular import naive_matrix
 
@@ -177,7 +178,6 @@ def test_quoted_fields_with_newlines_across_blocks(tmp_path, monkeypatch):
     read whole wherever the block boundaries fall, from a file and from a pipe: the rows of the same table
     written as Parquet."""
     import csv
-    import io
 
     from streamlearn.datasets import _tabular
 
@@ -194,17 +194,7 @@ def test_quoted_fields_with_newlines_across_blocks(tmp_path, monkeypatch):
     _dense_equal(X, X_ref)
     np.testing.assert_array_equal(y, y_ref)
 
-    class Pipe(io.RawIOBase):  # not seekable: read once, as standard input
-        def __init__(self, data):
-            self._data = io.BytesIO(data)
-
-        def readable(self):
-            return True
-
-        def readinto(self, b):
-            return self._data.readinto(b)
-
-    X_pipe, y_pipe = _concat(iter_csv(Pipe(path.read_bytes()), label="y", chunk_size=1000))
+    X_pipe, y_pipe = _concat(iter_csv(NonSeekable(path.read_bytes()), label="y", chunk_size=1000))
     _dense_equal(X_pipe, X_ref)
     np.testing.assert_array_equal(y_pipe, y_ref)
 
@@ -212,7 +202,6 @@ def test_quoted_fields_with_newlines_across_blocks(tmp_path, monkeypatch):
 @pytest.mark.parametrize("keep", [0.05, 0.6])  # cut in the first block (the header's) or in a later one
 def test_a_truncated_compressed_pipe_is_a_one_line_error(tmp_path, monkeypatch, keep):
     import gzip
-    import io
 
     from streamlearn.datasets import _tabular
 
@@ -222,19 +211,8 @@ def test_a_truncated_compressed_pipe_is_a_one_line_error(tmp_path, monkeypatch, 
     data = gzip.compress(text.encode())
     data = data[: int(len(data) * keep)]
 
-    class Pipe(io.RawIOBase):  # not seekable: read once, as standard input
-        def __init__(self, data):
-            self._data = io.BytesIO(data)
-            self.name = "<stdin>"
-
-        def readable(self):
-            return True
-
-        def readinto(self, b):
-            return self._data.readinto(b)
-
     with pytest.raises(TabularFormatError) as err:
-        list(iter_csv(Pipe(data), label="y", chunk_size=1000))
+        list(iter_csv(NonSeekable(data, name="<stdin>"), label="y", chunk_size=1000))
     assert str(err.value).startswith("<stdin>: cannot read the file (") and "\n" not in str(err.value)
     path = tmp_path / "t.csv.gz"
     path.write_bytes(data)
