@@ -11,12 +11,13 @@ from ._numba import njit_kernel
 
 
 @njit_kernel
-def maxabs_augment(indptr, indices, data, scale, update):
+def maxabs_augment(indptr, indices, data, scale, update, sw):
     """CSR arrays of the rows ``[x / s, 1]`` (the constant at column ``scale.shape[0]``).
 
-    ``update=True``: ``s`` is the running maximum of the module docstring (``scale`` updated in place);
-    ``update=False`` (prediction): ``s = max(scale, |x|)`` entry by entry, ``scale`` left as it is, so a row
-    is scaled the same way whether it is predicted or learned next.
+    ``update=True``: ``s`` is the running maximum of the module docstring (``scale`` updated in place) over the
+    rows of weight ``sw[i] != 0``; ``update=False`` (prediction), and rows of weight 0 (scored, never learned
+    from): ``s = max(scale, |x|)`` entry by entry, ``scale`` left as it is, so a row is scaled the same way
+    whether it is predicted or learned next. ``sw`` is read only when ``update``.
     """
     n = indptr.shape[0] - 1
     d = scale.shape[0]
@@ -26,13 +27,14 @@ def maxabs_augment(indptr, indices, data, scale, update):
     q = 0
     new_indptr[0] = 0
     for i in range(n):
-        if update:
+        learn = update and sw[i] != 0.0
+        if learn:
             for p in range(indptr[i], indptr[i + 1]):
                 j = indices[p]
                 scale[j] = max(scale[j], abs(data[p]))
         for p in range(indptr[i], indptr[i + 1]):
             s = scale[indices[p]]
-            if not update:
+            if not learn:
                 s = max(s, abs(data[p]))
             new_indices[q] = indices[p]
             new_data[q] = data[p] / s if s > 0.0 else 0.0

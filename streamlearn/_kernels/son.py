@@ -95,8 +95,9 @@ def row_outcome(out, i, k, z, sw, targets, loss, xx):
 
 # ------------------------------------------------------------------------------------------------ AdaGrad
 @njit_kernel
-def _adagrad_project(wk, sk, alpha0, indices, data, st, en, tau):
-    """Project ``wk`` onto ``|w.x| <= C`` in the diag(h) norm; returns whether it moved."""
+def _adagrad_project(wk, sk, alpha0, indices, data, st, en, tau, move=True):
+    """Project ``wk`` onto ``|w.x| <= C`` in the diag(h) norm; returns whether it moved (``move=False``: whether
+    it would, ``wk`` left as it is: the score of the projected point of an example of weight 0)."""
     den = 0.0
     for p in range(st, en):
         j = indices[p]
@@ -105,6 +106,8 @@ def _adagrad_project(wk, sk, alpha0, indices, data, st, en, tau):
             den += data[p] * data[p] / h
     if not den > 0.0:
         return False
+    if not move:
+        return True
     f = tau / den
     for p in range(st, en):
         j = indices[p]
@@ -131,7 +134,11 @@ def adagrad_epoch(indptr, indices, data, targets, sw, w, s, alpha0, eta, C, loss
             z = sparse_row_dot(w, k, indices, data, st, en)
             tau = _tau(z, C) if project and not slab_current else 0.0
             if tau != 0.0:
-                if _adagrad_project(wk=w[k], sk=s[k], alpha0=alpha0, indices=indices, data=data, st=st, en=en, tau=tau):
+                # an example of weight 0 is scored by the projected point and changes nothing
+                move = sw[i] != 0.0
+                if _adagrad_project(
+                    wk=w[k], sk=s[k], alpha0=alpha0, indices=indices, data=data, st=st, en=en, tau=tau, move=move
+                ):
                     z -= tau  # the exact score of the projected point
             if not record_score(out, i, k, z):
                 return i
@@ -155,8 +162,9 @@ def adagrad_epoch(indptr, indices, data, targets, sw, w, s, alpha0, eta, C, loss
 
 # ------------------------------------------------------------------------------------------------ FULL-ON
 @njit_kernel
-def _full_on_project(wk, Pk, indices, data, st, en, tau, px):
-    """Project ``wk`` onto ``|w.x| <= C`` in the H-norm (``P = H^{-1}``); returns whether it moved."""
+def _full_on_project(wk, Pk, indices, data, st, en, tau, px, move=True):
+    """Project ``wk`` onto ``|w.x| <= C`` in the H-norm (``P = H^{-1}``); returns whether it moved (``move=False``:
+    whether it would, ``wk`` left as it is)."""
     d = wk.shape[0]
     for j in range(d):
         px[j] = sparse_row_dot(Pk, j, indices, data, st, en)
@@ -165,6 +173,8 @@ def _full_on_project(wk, Pk, indices, data, st, en, tau, px):
         den += px[indices[p]] * data[p]
     if not (den > 0.0 and math.isfinite(den)):
         return False
+    if not move:
+        return True
     f = tau / den
     for j in range(d):
         wk[j] -= f * px[j]
@@ -211,15 +221,19 @@ def full_on_epoch(indptr, indices, data, targets, sw, w, P, t, mu, eta, C, loss,
     for i in range(n):
         st = indptr[i]
         en = indptr[i + 1]
-        t += 1
-        eta_t = eta / t
+        learn = sw[i] != 0.0  # an example of weight 0 is scored and changes nothing, t included
+        if learn:
+            t += 1
+        eta_t = eta / t if t > 0 else 0.0
         for k in range(K):
             Pk = P[k]
             z = sparse_row_dot(w, k, indices, data, st, en)
             tau = 0.0 if slab_current else _tau(z, C)
             have_px = tau != 0.0  # _full_on_project fills px = P x
             if have_px:
-                if _full_on_project(wk=w[k], Pk=Pk, indices=indices, data=data, st=st, en=en, tau=tau, px=px):
+                if _full_on_project(
+                    wk=w[k], Pk=Pk, indices=indices, data=data, st=st, en=en, tau=tau, px=px, move=learn
+                ):
                     z -= tau  # the exact score of the projected point
             if not record_score(out, i, k, z):
                 return t, i
@@ -511,8 +525,10 @@ def son_epoch(indptr, indices, data, targets, sample_weight, state, t, step, ske
         nnz = en - st
         if gdata.shape[0] < nnz:
             gdata = np.empty(2 * nnz)
-        t += 1
-        eta_t = eta / t
+        learn = sample_weight[i] != 0.0  # an example of weight 0 is scored and changes nothing, t included
+        if learn:
+            t += 1
+        eta_t = eta / t if t > 0 else 0.0
         for k in range(K):
             bk = buf[k]
             gk = gram[k]
@@ -527,7 +543,10 @@ def son_epoch(indptr, indices, data, targets, sample_weight, state, t, step, ske
                 xx += data[p] * data[p]
             tau = 0.0 if slab_current else _tau(z, C)
             if tau != 0.0 and xx > 0.0:
-                _son_project(wk=w[k], bk=bk, gk=gk, sk=sk, r=r, al=al, x=x, tau=tau, xx=xx, in_span=nospan, dirv=dirv)
+                if learn:
+                    _son_project(
+                        wk=w[k], bk=bk, gk=gk, sk=sk, r=r, al=al, x=x, tau=tau, xx=xx, in_span=nospan, dirv=dirv
+                    )
                 z -= tau  # = +-C: the exact score of the projected point (w.x is within rounding of it)
             go, dl, learned = row_outcome(out=out, i=i, k=k, z=z, sw=sample_weight, targets=targets, loss=loss, xx=xx)
             if go < 0:

@@ -201,6 +201,16 @@ def _store_transposed(bk, Zt, r):
 
 
 @njit_inline
+def _n_learned(sample_weight, n):
+    """The examples of weight > 0 among the first ``n`` (those counted by t; weight 0 changes nothing)."""
+    c = 0
+    for i in range(n):
+        if sample_weight[i] != 0.0:
+            c += 1
+    return c
+
+
+@njit_inline
 def _earlier_bad(first_bad, bad):
     """The earlier of two first non-finite examples (-1: none)."""
     return bad if bad >= 0 and (first_bad < 0 or bad < first_bad) else first_bad
@@ -382,6 +392,7 @@ def son_fd_lazy(indptr, indices, data, targets, sample_weight, state, t, step, s
         sp = (np.empty(1024, dtype=np.int64), np.empty(1024))
         e = np.zeros(qmax)
         v = w[k]  # in place: w = v + basis^T e
+        ti = t
         xs = np.zeros(d)
         bxb = np.zeros(qmax)
         bx = np.zeros(cap)
@@ -418,10 +429,11 @@ def son_fd_lazy(indptr, indices, data, targets, sample_weight, state, t, step, s
             # ---- projection (onto the slab of the example about to be predicted; see slab_current)
             tau = 0.0 if slab_current else _tau(z, C)
             if tau != 0.0 and xx > 0.0:
-                f, coef, nchol = _h_step(
-                    newton=nonewton, tau=tau, sol=sol, r=r, al=al, rhs=bx, in_span=nospan, nchol=nchol, x=x, dl=0.0
-                )
-                _add_rmatvec(T, r, q, coef, f, e)
+                if sample_weight[i] != 0.0:  # an example of weight 0 is scored by the projected point, nothing moves
+                    f, coef, nchol = _h_step(
+                        newton=nonewton, tau=tau, sol=sol, r=r, al=al, rhs=bx, in_span=nospan, nchol=nchol, x=x, dl=0.0
+                    )
+                    _add_rmatvec(T, r, q, coef, f, e)
                 z -= tau
             go, dl, learned = row_outcome(out=out, i=i, k=k, z=z, sw=sample_weight, targets=targets, loss=loss, xx=xx)
             if go < 0:
@@ -429,9 +441,10 @@ def son_fd_lazy(indptr, indices, data, targets, sample_weight, state, t, step, s
                 break
             if go == 0:
                 continue
+            ti += 1  # the examples learned from (weight > 0) so far
             shrunk = False
             if learned:  # ---- append the sparse row a = ca x to the basis and the buffer
-                ca = math.sqrt(mu + eta / (t + i + 1)) * dl
+                ca = math.sqrt(mu + eta / ti) * dl
                 sp, sq = _fd_append(sp=sp, sp_ptr=sp_ptr, n_sp=n_sp, indices=indices, data=data, st=st, en=en, ca=ca)
                 n_sp += 1
                 _fd_border(T=T, gram=gk, r=r, q=q, bx=bx, ca=ca, sq=sq)
@@ -497,7 +510,7 @@ def son_fd_lazy(indptr, indices, data, targets, sample_weight, state, t, step, s
         n_rows[k] = r
         alpha[k] = al
         first_bad = _earlier_bad(first_bad, bad)
-    return t + n, first_bad, n_mat
+    return t + _n_learned(sample_weight, n), first_bad, n_mat
 
 
 # ------------------------------------------------------------------------------------------ Oja
@@ -613,6 +626,7 @@ def son_oja_lazy(indptr, indices, data, targets, sample_weight, state, t, step, 
             Finv[a, a] = 1.0
         b = np.zeros(r)
         v = w[k]  # in place: w = v + Z^T b
+        ti = t
         zx = np.zeros(r)
         vx = np.zeros(r)
         bx = np.zeros(r)
@@ -624,7 +638,6 @@ def son_oja_lazy(indptr, indices, data, targets, sample_weight, state, t, step, 
         for i in range(n):
             st = indptr[i]
             en = indptr[i + 1]
-            ti = t + i + 1
             z, xx = _lazy_score(v=v, coef=b, Zt=Zt, r=r, indices=indices, data=data, start=st, end=en, zx=zx)
             x = (indices, data, st, en, xx)
             for a in range(r):
@@ -636,10 +649,11 @@ def son_oja_lazy(indptr, indices, data, targets, sample_weight, state, t, step, 
             # ---- projection
             tau = 0.0 if slab_current else _tau(z, C)
             if tau != 0.0 and xx > 0.0:
-                f, coef, _ = _h_step(
-                    newton=nonewton, tau=tau, sol=sol, r=r, al=al, rhs=bx, in_span=nospan, nchol=nchol, x=x, dl=0.0
-                )
-                _oja_add_bt(F, sk, r, coef, f, b)
+                if sample_weight[i] != 0.0:  # an example of weight 0 is scored by the projected point, nothing moves
+                    f, coef, _ = _h_step(
+                        newton=nonewton, tau=tau, sol=sol, r=r, al=al, rhs=bx, in_span=nospan, nchol=nchol, x=x, dl=0.0
+                    )
+                    _oja_add_bt(F, sk, r, coef, f, b)
                 z -= tau
             go, dl, learned = row_outcome(out=out, i=i, k=k, z=z, sw=sample_weight, targets=targets, loss=loss, xx=xx)
             if go < 0:
@@ -647,6 +661,7 @@ def son_oja_lazy(indptr, indices, data, targets, sample_weight, state, t, step, 
                 break
             if go == 0:
                 continue
+            ti += 1  # the examples learned from (weight > 0) so far
             if learned:  # ---- Oja's update with the row a = ca x, through the factor F
                 ca = math.sqrt(mu + eta / ti) * dl
                 aa = _scaled_sqnorm(ca, data, st, en)
@@ -713,7 +728,7 @@ def son_oja_lazy(indptr, indices, data, targets, sample_weight, state, t, step, 
         Zt = _oja_materialise(Zt, F, b, v)
         _store_transposed(buf[k], Zt, r)
         first_bad = _earlier_bad(first_bad, bad)
-    return t + n, first_bad, n_mat
+    return t + _n_learned(sample_weight, n), first_bad, n_mat
 
 
 # ------------------------------------------------------------------------------------------ RP
@@ -750,6 +765,7 @@ def son_rp_lazy(indptr, indices, data, targets, sample_weight, state, t, step, s
         sc = np.ones(r)
         c = np.zeros(r)
         v = w[k]  # in place: w = v + S^T c
+        ti = t
         bx = np.zeros(r)
         bg = np.zeros(r)
         rvec = np.zeros(r)
@@ -758,16 +774,16 @@ def son_rp_lazy(indptr, indices, data, targets, sample_weight, state, t, step, s
         for i in range(n):
             st = indptr[i]
             en = indptr[i + 1]
-            ti = t + i + 1
             z, xx = _lazy_score(v=v, coef=c, Zt=St, r=r, indices=indices, data=data, start=st, end=en, zx=bx)
             x = (indices, data, st, en, xx)
             tau = 0.0 if slab_current else _tau(z, C)
             if tau != 0.0 and xx > 0.0:
-                f, coef, _ = _h_step(
-                    newton=nonewton, tau=tau, sol=sol, r=r, al=al, rhs=bx, in_span=nospan, nchol=nchol, x=x, dl=0.0
-                )
-                for a in range(r):  # w += f S^T coef
-                    c[a] += f * coef[a]
+                if sample_weight[i] != 0.0:  # an example of weight 0 is scored by the projected point, nothing moves
+                    f, coef, _ = _h_step(
+                        newton=nonewton, tau=tau, sol=sol, r=r, al=al, rhs=bx, in_span=nospan, nchol=nchol, x=x, dl=0.0
+                    )
+                    for a in range(r):  # w += f S^T coef
+                        c[a] += f * coef[a]
                 z -= tau
             go, dl, learned = row_outcome(out=out, i=i, k=k, z=z, sw=sample_weight, targets=targets, loss=loss, xx=xx)
             if go < 0:
@@ -775,6 +791,7 @@ def son_rp_lazy(indptr, indices, data, targets, sample_weight, state, t, step, s
                 break
             if go == 0:
                 continue
+            ti += 1  # the examples learned from (weight > 0) so far
             if learned:  # ---- S += r a^T with a = ca x (sparse), its Gram matrix by rank two
                 ca = math.sqrt(mu + eta / ti) * dl
                 rp_row_vector(seed, ti - 1, rp_dist, rvec)
@@ -813,4 +830,4 @@ def son_rp_lazy(indptr, indices, data, targets, sample_weight, state, t, step, s
             v[j] += fold[j]
         _store_transposed(buf[k], St, r)
         first_bad = _earlier_bad(first_bad, bad)
-    return t + n, first_bad, 0
+    return t + _n_learned(sample_weight, n), first_bad, 0

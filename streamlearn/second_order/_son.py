@@ -54,7 +54,7 @@ _NEWTON_PARAMS = {
 _SAFEGUARD_DOC = """safeguard : {"paper", "maxabs"}, default="paper"
         ``"paper"``: the algorithm as published, on the raw features, no intercept. ``"maxabs"``: each
         example's features are divided by their running maximum absolute value (the largest seen so far,
-        this example's included; ``scale_`` holds it) and a constant feature 1 is appended (the intercept).
+        this example's included, examples of weight 0 left out; ``scale_`` holds it) and a constant feature 1 is appended (the intercept).
         Why: only the full-matrix step is invariant to the units of the columns. A sketch keeps the
         directions of largest gradient energy in raw units and RFD's alpha is grown from the energy the
         sketch discards, so the columns with small units fall outside the sketch and are learned through
@@ -135,18 +135,20 @@ class _SecondOrder(OnlineClassifierMixin, BaseOnlineLinear):
     def _allocate_state(self, n_features, n_outputs, X):
         BaseOnlineLinear._allocate(self, n_features, n_outputs, X)
 
-    def _augment(self, X, update):
-        """``[x / scale, 1]`` rows (CSR); ``update``: running maxima updated row by row (training)."""
+    def _augment(self, X, update, sw=None):
+        """``[x / scale, 1]`` rows (CSR); ``update``: running maxima updated row by row (training) by the rows
+        of weight ``sw != 0`` (a row of weight 0 is scaled as a prediction is)."""
         import scipy.sparse as sp
 
         if not self.scale_.flags.writeable:  # e.g. loaded from a read-only memory map
             self.scale_ = self.scale_.copy()
-        indptr, indices, data = maxabs_augment(X.indptr, X.indices, X.data, self.scale_, bool(update))
+        sw = np.ones(X.shape[0]) if sw is None else np.ascontiguousarray(sw, dtype=np.float64)
+        indptr, indices, data = maxabs_augment(X.indptr, X.indices, X.data, self.scale_, bool(update), sw)
         return sp.csr_matrix((data, indices, indptr), shape=(X.shape[0], X.shape[1] + 1))
 
     def _kernel_pass(self, X, targets, sw, out):
         if self._safe():
-            X = self._augment(X, update=True)
+            X = self._augment(X, update=True, sw=sw)
         self._raw_pass(X, targets, sw, out)
 
     def _decision_function(self, X):
@@ -239,7 +241,7 @@ class AdaGrad(MixableMixin, _SecondOrder):
             slab_current=self._slab_is_current(),
             out=out,
         )
-        self.t_ += X.shape[0]
+        self.t_ += int(np.count_nonzero(sw))  # examples of weight 0 change nothing
         if bad >= 0:
             self._raise_diverged(bad, "eta")
 

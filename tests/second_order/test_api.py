@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 from sklearn.datasets import dump_svmlight_file
 
-from streamlearn.second_order import FULL_ON_MAX_FEATURES, OnlineNewtonStep, SketchedOnlineNewton
+from streamlearn.second_order import FULL_ON_MAX_FEATURES, AdaGrad, OnlineNewtonStep, SketchedOnlineNewton
 
 
 def test_full_on_refuses_large_d():
@@ -100,3 +100,42 @@ def test_sketch_settings_changed_after_training_are_refused(sketch, ell, new):
         clf.partial_fit(X[15:], y[15:])
     clf.set_params(sketch=sketch, ell=ell)  # back to the trained settings: it continues
     clf.partial_fit(X[15:], y[15:])
+
+
+_ZERO_WEIGHT_LEARNERS = [
+    (AdaGrad, {}),
+    (OnlineNewtonStep, {}),
+    *((SketchedOnlineNewton, {"sketch": s, "ell": 3}) for s in ("fd", "pfd", "rfd", "oja", "rp")),
+    (SketchedOnlineNewton, {"sketch": "rfd", "ell": 3, "alpha0": 0.0}),
+]
+
+
+@pytest.mark.parametrize("lazy", [True, False])
+@pytest.mark.parametrize("slab", ["next", "current"])
+@pytest.mark.parametrize("safeguard", ["paper", "maxabs"])
+@pytest.mark.parametrize("cls,params", _ZERO_WEIGHT_LEARNERS, ids=lambda v: getattr(v, "__name__", str(v)))
+def test_examples_of_weight_zero_change_nothing(cls, params, safeguard, slab, lazy):
+    # an example of weight 0 is scored and changes nothing: not the point (no projection onto its slab), not
+    # the step count t_ (steps eta / t), not the maxabs safeguard's running maxima
+    rng = np.random.default_rng(3)
+    X = rng.standard_normal((60, 5)) * [1.0, 3.0, 0.5, 2.0, 1.0]
+    y = np.where(X @ [1.0, -1.0, 0.5, 0.0, 0.2] > 0, 1, -1)
+    w = np.ones(60)
+    w[::3] = 0.0
+    X[::3] *= 50.0  # large rows of weight 0: a projection or a running maximum taken from them shows
+    keep = w > 0
+    est = cls(safeguard=safeguard, slab=slab, random_state=0, **params)
+    ref = cls(safeguard=safeguard, slab=slab, random_state=0, **params)
+    est._lazy_kernel = ref._lazy_kernel = lazy
+    scores = est.partial_fit_scores(X, y, classes=[-1, 1], sample_weight=w)
+    ref_scores = ref.partial_fit_scores(X[keep], y[keep], classes=[-1, 1])
+    np.testing.assert_allclose(est.coef_, ref.coef_, rtol=1e-9, atol=1e-12)
+    np.testing.assert_allclose(scores[keep], ref_scores, rtol=1e-9, atol=1e-12)
+    assert est.t_ == ref.t_
+    if safeguard == "maxabs":
+        np.testing.assert_array_equal(est.scale_, ref.scale_)
+    # the score of a weight-0 example is the prediction of the model at that point of the stream
+    first = ref.__class__(**ref.get_params())
+    first._lazy_kernel = lazy
+    first.partial_fit(X[1:3], y[1:3], classes=[-1, 1])
+    np.testing.assert_allclose(scores[3], first.decision_function(X[3:4])[0], rtol=1e-9, atol=1e-12)
