@@ -4,7 +4,7 @@ A row ``{"age": 31, "country": "FR", "premium": True}`` becomes the hashed featu
 ``country=FR`` and ``premium=true`` (value 1), each in the namespace of its key (or of its key's group),
 hashed with 32-bit MurmurHash3 as Vowpal Wabbit hashes them, and masked to ``bits`` bits: exactly the
 buckets :func:`streamlearn.datasets.iter_csv` gives the same row read from a CSV file with the same options.
-``None`` and NaN values and a numeric 0 are no feature.
+``None``, NaN, pandas' missing values (``pd.NA``, ``pd.NaT``) and a numeric 0 are no feature.
 """
 
 from __future__ import annotations
@@ -183,7 +183,7 @@ class DictHasher(TransformerMixin, BaseEstimator):
             if not isinstance(row, dict):
                 raise TypeError(f"row {r}: expected a dict of feature name -> value; got {type(row).__name__}.")
             for key, value in row.items():
-                if value is None or key in self._ignore:
+                if value is None or key in self._ignore or _is_pandas_missing(value):
                     continue
                 if not isinstance(key, str):
                     raise TypeError(f"row {r}: feature names must be strings; got {key!r}.")
@@ -192,7 +192,13 @@ class DictHasher(TransformerMixin, BaseEstimator):
                 elif isinstance(value, numbers.Number):
                     if isinstance(value, numbers.Complex) and not isinstance(value, numbers.Real):
                         raise TypeError(f"row {r}, key {key!r}: complex values are not features.")
-                    number = float(value)
+                    try:
+                        number = float(value)
+                    except OverflowError:  # an int beyond the float range
+                        digits = int(int(value).bit_length() * math.log10(2)) + 1
+                        raise ValueError(
+                            f"row {r}, key {key!r}: value is an int of about {digits} digits, beyond the float range."
+                        ) from None
                     if math.isnan(number) or number == 0.0:
                         continue
                     if math.isinf(number):
@@ -333,6 +339,11 @@ def _number_text(value):
         return str(int(value))
     f = float(value)
     return str(int(f)) if f.is_integer() and abs(f) < 2**53 else repr(f)
+
+
+def _is_pandas_missing(value):
+    """pandas' missing values (``pd.NA``, ``pd.NaT``), which a DataFrame's rows hold and the DataFrame path skips."""
+    return type(value).__name__ in ("NAType", "NaTType") and type(value).__module__.startswith("pandas")
 
 
 def _is_dataframe(X):

@@ -98,11 +98,36 @@ def test_dataframe_with_missing_values_and_booleans():
     _same(DictHasher(bits=16).transform(df), naive_matrix(ROWS, 16))
 
 
+def test_pandas_missing_values_in_dict_rows_are_no_feature():
+    # rows read from a DataFrame (itertuples, iloc) hash as the DataFrame does: pandas' missing values (pd.NA of
+    # the nullable dtypes, NaT) are no feature, as None and NaN are
+    pd = pytest.importorskip("pandas")
+    df = pd.DataFrame(
+        {
+            "n": pd.array([3, None], dtype="Int64"),
+            "b": pd.array([None, True], dtype="boolean"),
+            "s": pd.array(["x", None], dtype="string"),
+        }
+    )
+    hasher = DictHasher(bits=12)
+    rows = [dict(zip(df.columns, values)) for values in df.itertuples(index=False)]
+    assert rows[1]["n"] is pd.NA
+    _same(hasher.transform(rows), hasher.transform(df))
+    _same(hasher.transform([{"a": 1.5, "t": pd.NaT}]), hasher.transform([{"a": 1.5}]))
+
+
 def test_bad_rows_are_one_line_errors():
     with pytest.raises(TypeError, match="row 1, key 'a': a feature value must be a number, a string"):
         DictHasher().transform([{"a": 1}, {"a": [1, 2]}])
     with pytest.raises(ValueError, match="row 0, key 'a': value inf is not finite"):
         DictHasher().transform([{"a": float("inf")}])
+    # an integer beyond the float range is not finite either (was OverflowError: int too large to convert to float)
+    with pytest.raises(
+        ValueError, match="row 1, key 'big': value is an int of about 401 digits, beyond the float range"
+    ):
+        DictHasher().transform([{"a": 1}, {"big": 10**400}])
+    with pytest.raises(ValueError, match="row 0, key 'big': value is an int of about 5001 digits"):
+        DictHasher().transform([{"big": -(10**5000)}])
     with pytest.raises(TypeError, match="for one row use transform_one"):
         DictHasher().transform({"a": 1})
     with pytest.raises(ValueError, match="bits must be an integer between 1 and 32"):
