@@ -450,9 +450,11 @@ def iter_progressive_validation(
     The loss is the learner's own (``_progressive_loss``, from :mod:`streamlearn.losses`, with the
     learner's ``epsilon`` for the epsilon-insensitive loss), on targets -1/+1 (``classes_[1]`` is +1).
     With K > 2 classes (one-vs-rest), an example's loss is the **mean of the K binary one-vs-rest losses**.
-    Every example counts once in the averages; sample weights change only the learner's updates and the
-    ``sum_weights`` column (Vowpal Wabbit weights its averages instead; Algorithms §1 defines the
-    online error rate as the unweighted mean, which we follow).
+    Importance weights count in the averages as in Vowpal Wabbit: each loss and mistake is multiplied by
+    its example's weight and the sums are divided by the sum of weights (with unit weights, by the number
+    of examples: Algorithms §1's online error rate). An example of weight 0 is scored and changes nothing;
+    a row whose examples so far all have weight 0 has NaN averages, and :func:`progressive_validation`
+    refuses a stream whose weights are all 0.
 
     Examples
     --------
@@ -493,13 +495,15 @@ class ProgressiveResult:
     sum_weights : float
         Sum of the sample weights (``n_examples`` without weights).
     average_loss, cumulative_loss : float
-        Mean and sum of the per-example pre-update losses.
+        Weighted mean and weighted sum of the per-example pre-update losses (importance weights, see
+        :func:`iter_progressive_validation`; with unit weights, the plain mean and sum).
     online_error_rate : float or None
-        Fraction of examples misclassified before their update (classification; None for regression).
+        Weighted fraction of examples misclassified before their update (classification; None for
+        regression).
     online_rmse : float or None
-        Root mean squared pre-update error (regression; None for classification).
-    n_mistakes : int or None
-        Online mistakes (classification).
+        Root weighted mean squared pre-update error (regression; None for classification).
+    n_mistakes : int, float or None
+        Online mistakes (classification), summed with their weights (an int with unit weights).
     checkpoints : list of dict
         The rows of :func:`iter_progressive_validation`.
     curve : dict of ndarray
@@ -665,6 +669,11 @@ def progressive_validation(
     seconds = time.perf_counter() - t0
     if acc.n == 0:
         raise ValueError("The stream yielded no examples: progressive validation needs at least one row.")
+    if not acc.weight > 0.0:
+        raise ValueError(
+            f"sample_weight: all {acc.n} examples of the stream have sample weight 0; progressive validation "
+            "averages the losses weighted by them and needs a positive total weight."
+        )
     classification = task == "classification"
     constant, constant_metric = acc.constant.result()
     return ProgressiveResult(

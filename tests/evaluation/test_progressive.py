@@ -367,4 +367,29 @@ def test_sparse_int64_indices_and_weights(a9a):
     direct = OGDClassifier().partial_fit(X, y[:2000], classes=[-1, 1], sample_weight=w)
     np.testing.assert_array_equal(learner.coef_, direct.coef_)
     assert not np.array_equal(direct.coef_, OGDClassifier().partial_fit(X, y[:2000], classes=[-1, 1]).coef_)
-    assert res.sum_weights == 1000.0 and res.n_examples == 2000  # averages count every example once
+    assert res.sum_weights == 1000.0 and res.n_examples == 2000  # n_examples counts the rows of weight 0 too
+
+
+def test_averages_are_weighted_by_the_sample_weights():
+    # losses and mistakes count with their importance weights (as in Vowpal Wabbit): an example of weight 0
+    # changes neither the learner nor the averages, so half the rows at weight 0 give the figures of the
+    # other half alone
+    rng = np.random.default_rng(0)
+    X = rng.standard_normal((200, 4))
+    y = np.where(X @ [1.0, -1.0, 0.5, 0.0] + 0.5 * rng.standard_normal(200) > 0, 1, -1)
+    w = np.tile([1.0, 0.0], 100)
+    weighted = progressive_validation(OGDClassifier(), (X, y, w), classes=[-1, 1], chunk_size=7)
+    alone = progressive_validation(OGDClassifier(), (X[::2], y[::2]), classes=[-1, 1])
+    assert weighted.n_examples == 200 and weighted.sum_weights == 100.0
+    assert weighted.average_loss == pytest.approx(alone.average_loss, rel=1e-12)
+    assert weighted.online_error_rate == pytest.approx(alone.online_error_rate, rel=1e-12)
+    assert weighted.n_mistakes == alone.n_mistakes
+
+
+@pytest.mark.parametrize("learner", [OGDClassifier(), OGDRegressor()], ids=["classifier", "regressor"])
+def test_a_stream_of_weight_zero_is_an_error_not_nan(learner):
+    # weighted averages over a total weight of 0 are undefined: one error, not NaN figures
+    X = np.random.default_rng(0).standard_normal((30, 3))
+    y = np.where(X[:, 0] > 0, 1, -1)
+    with pytest.raises(ValueError, match="all 30 examples of the stream have sample weight 0"):
+        progressive_validation(clone(learner), [(X[:10], y[:10], np.zeros(10)), (X[10:], y[10:], np.zeros(20))])
