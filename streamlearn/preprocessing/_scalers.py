@@ -2,7 +2,7 @@
 
 import numpy as np
 import scipy.sparse as sp
-from sklearn.base import BaseEstimator, TransformerMixin
+from sklearn.base import BaseEstimator, OneToOneFeatureMixin, TransformerMixin
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from .._kernels import scaling as _k
@@ -15,9 +15,10 @@ __all__ = ["MaxAbsScaler", "StandardScaler"]
 _NO_COLS = np.empty(0, dtype=np.intp)
 
 
-class _OnlineScaler(PersistMixin, TransformerMixin, BaseEstimator):
+class _OnlineScaler(PersistMixin, OneToOneFeatureMixin, TransformerMixin, BaseEstimator):
     """Validation and the row-by-row kernel call shared by the scalers (subclasses: ``_allocate(d)``,
-    ``_run(rows)`` with the kernel's row arguments ``indptr, cols, data, write, out``, ``_transform_values(...)``)."""
+    ``_run(rows)`` with the kernel's row arguments ``indptr, cols, data, write, out``, ``_transform_values(...)``).
+    One output column per input column, of the same name (``get_feature_names_out``, ``set_output``)."""
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()

@@ -126,3 +126,22 @@ def test_pipeline_refused_chunk_leaves_the_scaler_unchanged():
 def test_pipeline_predict_proba_only_when_the_learner_has_it():
     assert hasattr(make_stream_pipeline(MaxAbsScaler(), NAGClassifier()), "predict_proba")
     assert not hasattr(make_stream_pipeline(MaxAbsScaler(), NAGClassifier(loss="hinge")), "predict_proba")
+
+
+@pytest.mark.parametrize("scaler", [MaxAbsScaler(), StandardScaler()], ids=["maxabs", "standard"])
+def test_scalers_name_their_output_columns_as_sklearn_transformers_do(scaler):
+    # get_feature_names_out and set_output(transform="pandas"), which scikit-learn's ColumnTransformer and
+    # Pipeline.set_output rely on (one output column per input column, same name)
+    pd = pytest.importorskip("pandas")
+    from sklearn.base import clone
+    from sklearn.compose import ColumnTransformer
+
+    df = pd.DataFrame({"price": [1.0, -4.0, 2.0], "qty": [10.0, 0.0, 30.0], "shop": ["a", "b", "a"]})
+    fitted = clone(scaler).fit(df[["price", "qty"]])
+    assert list(fitted.get_feature_names_out()) == ["price", "qty"]
+    assert list(clone(scaler).fit(df[["price", "qty"]].to_numpy()).get_feature_names_out()) == ["x0", "x1"]
+    out = clone(scaler).set_output(transform="pandas").fit(df[["price", "qty"]]).transform(df[["price", "qty"]])
+    assert list(out.columns) == ["price", "qty"]
+    np.testing.assert_array_equal(out.to_numpy(), fitted.transform(df[["price", "qty"]]))
+    ct = ColumnTransformer([("num", clone(scaler), ["price", "qty"])]).fit(df)
+    assert list(ct.get_feature_names_out()) == ["num__price", "num__qty"]
