@@ -77,17 +77,34 @@ class DictRowMixin:
         hasher: "DictHasher | None" = None,
     ) -> Self:
         """Learn from one dict row ``x`` with target ``y`` (classifiers: ``classes`` is needed on the first
-        call unless the labels are 0/1, -1/+1 or booleans). Returns ``self``."""
+        call unless the labels are 0/1, -1/+1 or booleans; a stream starting with label 1 is taken as 0/1
+        until a -1 comes before any 0). Returns ``self``."""
         X = self._row_hasher(hasher).transform_one(x)
         y = np.asarray([y])
-        if classes is None and not self._is_started() and not self._is_regressor:
-            classes = _default_classes(y, type(self).__name__)
+        # a first label 1 (classes guessed [0, 1]) may start a -1/+1 stream: 1 is +1 in both conventions, so
+        # while every label learnt is 1, a -1 switches classes_ to [-1, 1] exactly (any other training clears
+        # the flag: _pass)
+        only_ones = False
+        if classes is None and not self._is_regressor:
+            if not self._is_started():
+                classes = _default_classes(y, type(self).__name__)
+                only_ones = _is_number(y[0]) and y[0] == 1
+            elif getattr(self, "_classes_guessed_from_one", False):
+                if _is_number(y[0]) and y[0] == -1:
+                    self.classes_ = np.array([-1, 1])
+                only_ones = _is_number(y[0]) and y[0] == 1
         sw = None if sample_weight is None else np.asarray([sample_weight], dtype=np.float64)
         self.partial_fit(X, y, classes=classes, sample_weight=sw)
+        if only_ones:
+            self._classes_guessed_from_one = True
         return self
 
     def predict_one(self, x: Mapping[str, Any]) -> Any:
         """The prediction (label or value) for one dict row ``x``."""
+        if not self._is_started():  # before _row_hasher records input_spec_, which reads as fitted
+            from ._estimator import check_is_fitted
+
+            check_is_fitted(self, "t_")
         return self.predict(self._row_hasher(None).transform_one(x))[0]
 
     def _row_hasher(self, hasher):
@@ -157,6 +174,10 @@ def _namespace_groups(namespaces):
             groups.setdefault(ns, []).append(col)
         return groups
     return {ns: [cols] if isinstance(cols, str) else list(cols) for ns, cols in namespaces.items()}
+
+
+def _is_number(label):
+    return isinstance(label, (int, float, np.number)) and not isinstance(label, (bool, np.bool_))
 
 
 def _default_classes(y, name):
@@ -294,6 +315,7 @@ class BaseOnline(DictRowMixin, PersistMixin, BaseEstimator):
                 delattr(self, attr)
 
     def _pass(self, X, targets, sw):
+        self.__dict__.pop("_classes_guessed_from_one", None)  # learn_one's guess holds until other labels are learnt
         out = np.empty((X.shape[0], targets.shape[1]), dtype=np.float64)
         if X.shape[0]:
             self._kernel_pass(X, targets, sw, out)

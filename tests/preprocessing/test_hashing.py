@@ -169,3 +169,50 @@ def test_learn_one_regressor_and_classes():
         FTRLProximalClassifier().learn_one({"a": 1}, "spam")
     clf = FTRLProximalClassifier().learn_one({"a": 1}, "spam", classes=["ham", "spam"])
     assert clf.predict_one({"a": 1}) in ("ham", "spam")
+
+
+def test_learn_one_on_a_plus_minus_one_stream_whose_first_label_is_plus_one():
+    # labels -1/+1 need no classes= ; a first label 1 does not tell 0/1 from -1/+1, and both put 1 at +1,
+    # so a -1 before any 0 means -1/+1 (it was "y contains labels [-1] that are not in classes_=[0, 1]")
+    from streamlearn.linear_model import FTRLProximalClassifier
+
+    rows = [{"a": 1.0, "c": "x"}, {"a": -1.0, "c": "y"}, {"a": 2.0}, {"a": -0.5, "c": "y"}]
+    labels = [1, -1, 1, -1]
+    one = FTRLProximalClassifier()
+    for r, t in zip(rows, labels):
+        one.learn_one(r, t)
+    ref = FTRLProximalClassifier().partial_fit(DictHasher().transform(rows), labels, classes=[-1, 1])
+    assert list(one.classes_) == [-1, 1]
+    np.testing.assert_array_equal(one.coef_, ref.coef_)
+    assert [one.predict_one(r) for r in rows] == list(ref.predict(DictHasher().transform(rows)))
+    # 0/1 streams are unchanged, and a -1 after a 0 is still refused
+    zero_one = FTRLProximalClassifier().learn_one(rows[0], 1).learn_one(rows[1], 0)
+    assert list(zero_one.classes_) == [0, 1]
+    with pytest.raises(ValueError, match=r"labels \[-1\] that are not in classes_=\[0, 1\]"):
+        zero_one.learn_one(rows[2], -1)
+
+
+def test_predict_one_before_learning_is_not_fitted():
+    # it was an AttributeError ('coef_'), and the estimator then looked fitted to check_is_fitted
+    from sklearn.exceptions import NotFittedError
+
+    from streamlearn.linear_model import FTRLProximalClassifier, OGDRegressor
+
+    for est in (FTRLProximalClassifier(), OGDRegressor()):
+        with pytest.raises(NotFittedError, match="is not fitted yet"):
+            est.predict_one({"a": 1.0})
+        assert not hasattr(est, "input_spec_")
+        with pytest.raises(NotFittedError):
+            est.predict(np.ones((1, 3)))
+
+
+def test_learn_one_keeps_0_1_once_other_training_saw_a_zero():
+    from streamlearn.linear_model import FTRLProximalClassifier
+
+    clf = FTRLProximalClassifier().learn_one({"a": 1.0}, 1)
+    clf.partial_fit(DictHasher().transform([{"a": -1.0}]), [0])  # a 0 learnt outside learn_one
+    with pytest.raises(ValueError, match=r"labels \[-1\] that are not in classes_=\[0, 1\]"):
+        clf.learn_one({"a": 2.0}, -1)
+    booleans = FTRLProximalClassifier().learn_one({"a": 1.0}, True)
+    with pytest.raises(ValueError, match="not in classes_"):
+        booleans.learn_one({"a": 2.0}, -1)
