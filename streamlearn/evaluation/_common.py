@@ -14,15 +14,16 @@ from ..losses import LOSSES, loss_value
 _CONTRACT = ("partial_fit_scores", "scores_to_labels")
 
 
-def check_learner(learner, *, what="learner"):
-    """Raise ``TypeError`` unless ``learner`` follows the streamlearn online-learner contract."""
-    missing = [name for name in _CONTRACT if not callable(getattr(learner, name, None))]
+def check_learner(learner, *, what="learner", needs=_CONTRACT):
+    """Raise ``TypeError`` unless ``learner`` follows the streamlearn online-learner contract: the methods
+    ``needs`` (learning and scoring by default; a frozen model's metrics need only scoring) and the loss."""
+    missing = [name for name in needs if not callable(getattr(learner, name, None))]
     if not isinstance(getattr(learner, "_progressive_loss", None), str):
         missing.append("_progressive_loss")
     if missing:
         raise TypeError(
             f"{what} must follow the streamlearn online-learner contract (see streamlearn.base): it needs "
-            f"partial_fit_scores(), scores_to_labels() and _progressive_loss; {type(learner).__name__} lacks "
+            f"{', '.join(f'{name}()' for name in needs)} and _progressive_loss; {type(learner).__name__} lacks "
             f"{', '.join(missing)}."
         )
 

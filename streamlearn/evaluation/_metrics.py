@@ -44,14 +44,19 @@ def evaluate(learner: Any, X: Any, y: Any) -> dict[str, float]:
     >>> print(f"accuracy {metrics['accuracy']:.2f}, log-loss {metrics['log_loss']:.2f}")
     accuracy 0.85, log-loss 0.3...
     """
-    check_learner(learner)
+    # a frozen model is only scored: batch learners (no partial_fit_scores) are evaluated too
+    try:
+        classification = task_of(learner) == "classification"
+    except AttributeError:  # not an estimator at all: check_learner names what it lacks
+        classification = False
+    check_learner(learner, needs=("decision_function", "scores_to_labels") if classification else ("predict",))
     n = n_rows(X)
     if n == 0:
         raise ValueError("X has 0 rows: evaluate needs at least one test example.")
     y = as_1d_labels(y, n)
     name, param = loss_spec(learner)
     out = {"n_examples": n}
-    if task_of(learner) == "classification":
+    if classification:
         scores = np.asarray(learner.decision_function(X))
         targets = signed_targets(learner.classes_, y)
         pred = np.asarray(learner.scores_to_labels(scores))

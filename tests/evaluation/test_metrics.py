@@ -72,3 +72,21 @@ def test_errors(a9a):
         evaluate(clf, X_test[:0], y_test[:0])
     with pytest.raises(TypeError, match="online-learner contract"):
         evaluate(object(), X_test, y_test)
+
+
+def test_a_fitted_batch_learner_is_evaluated_too(a9a):
+    # evaluate reads decision_function / scores_to_labels (or predict) and the loss: it learns nothing, so the
+    # batch SVMs of the learner registry, which have no partial_fit_scores, are evaluated as any learner
+    from streamlearn.linear_model import DualCoordinateDescentSVC
+
+    X, y, X_test, y_test = a9a
+    svm = DualCoordinateDescentSVC(tol=0.1).fit(X[:2000], y[:2000])
+    metrics = evaluate(svm, X_test, y_test)
+    assert metrics["accuracy"] == pytest.approx(svm.score(X_test, y_test), rel=1e-12)
+    scores = svm.decision_function(X_test)
+    want = np.mean(loss_value(svm._progressive_loss, np.where(y_test == svm.classes_[1], 1.0, -1.0), scores))
+    assert metrics["average_loss"] == pytest.approx(want, rel=1e-12)
+    with pytest.raises(
+        TypeError, match=r"it needs predict\(\) and _progressive_loss; object lacks predict, _progressive"
+    ):
+        evaluate(object(), X_test, y_test)
