@@ -16,7 +16,9 @@ learner once the rows before it say how large it is, never at its raw size.
   and the same state for dense and CSR input. The shift keeps
   the sums small when a column's values sit far from 0 (no cancellation in ``var = E[d^2] - E[d]^2``).
 
-``out`` (same length as ``data``) receives the transformed values when ``write`` is true.
+``out`` (same length as ``data``) receives the transformed values when ``write`` is true. ``learn`` (one
+weight per row, or empty: every row) leaves the rows of weight 0 out of the statistics: they are transformed
+and change nothing.
 """
 
 import math
@@ -27,12 +29,17 @@ from ._numba import njit_kernel
 
 
 @njit_kernel
-def maxabs_transform_update(indptr, cols, data, n_cols, max_abs, write, out):
-    """Max-abs scaling, row by row (see the module docstring); updates ``max_abs`` in place."""
+def maxabs_transform_update(indptr, cols, data, n_cols, max_abs, write, out, learn):
+    """Max-abs scaling, row by row (see the module docstring); updates ``max_abs`` in place and returns the
+    number of rows added to it."""
     dense = cols.shape[0] == 0
     n_rows = indptr.shape[0] - 1
+    every = learn.shape[0] == 0
+    added = 0
     for i in range(n_rows):
         start = indptr[i]
+        add = every or learn[i] != 0.0
+        added += 1 if add else 0
         for p in range(start, indptr[i + 1]):
             j = p - start if dense else np.intp(cols[p])
             x = data[p]
@@ -40,20 +47,24 @@ def maxabs_transform_update(indptr, cols, data, n_cols, max_abs, write, out):
             if write:
                 out[p] = x / m if m > 0.0 else 0.0
             ax = abs(x)
-            if ax > m:
+            if add and ax > m:
                 max_abs[j] = ax
-    return n_rows
+    return added
 
 
 @njit_kernel
-def standard_transform_update(indptr, cols, data, n_cols, shift, count, s1, s2, n_seen, center, with_std, write, out):
+def standard_transform_update(
+    indptr, cols, data, n_cols, shift, count, s1, s2, n_seen, center, with_std, write, out, learn
+):
     """Standard scaling, row by row (see the module docstring); updates the column sums in place and returns
     the number of rows seen afterwards (``n_seen`` before)."""
     dense = cols.shape[0] == 0
     n_rows = indptr.shape[0] - 1
+    every = learn.shape[0] == 0
     n = n_seen
     for i in range(n_rows):
         start = indptr[i]
+        add = every or learn[i] != 0.0
         for p in range(start, indptr[i + 1]):
             j = p - start if dense else np.intp(cols[p])
             x = data[p]
@@ -70,7 +81,7 @@ def standard_transform_update(indptr, cols, data, n_cols, shift, count, s1, s2, 
                     else:
                         v = c
                 out[p] = v
-            if x == 0.0:  # zeros are counted lazily (n - count), as CSR's missing entries are
+            if x == 0.0 or not add:  # zeros are counted lazily (n - count), as CSR's missing entries are
                 continue
             if count[j] == 0:
                 shift[j] = x
@@ -78,7 +89,8 @@ def standard_transform_update(indptr, cols, data, n_cols, shift, count, s1, s2, 
             s1[j] += dx
             s2[j] += dx * dx
             count[j] += 1
-        n += 1
+        if add:
+            n += 1
     return n
 
 

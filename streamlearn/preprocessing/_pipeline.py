@@ -160,7 +160,8 @@ class StreamPipeline(PersistMixin, BaseEstimator):
         scalers = (self.scaler_, self.target_scaler_)
         saved = [_snapshot(s) for s in scalers]
         try:
-            Xt = X if self.scaler_ is None else self.scaler_.partial_fit_transform(X)
+            # rows of weight 0 are scaled and scored but change nothing, the scaler's statistics included
+            Xt = X if self.scaler_ is None else self.scaler_._stream(X, write=True, learn=sample_weight)
             if self.target_scaler_ is None:
                 return self.learner_.partial_fit_scores(Xt, y, classes=classes, sample_weight=sample_weight)
             t, shift, scale = self.target_scaler_.partial_fit_transform(y, sample_weight)

@@ -13,6 +13,18 @@ from ..persist import PersistMixin
 __all__ = ["MaxAbsScaler", "StandardScaler"]
 
 _NO_COLS = np.empty(0, dtype=np.intp)
+_EVERY_ROW = np.empty(0, dtype=np.float64)
+
+
+def _learn_mask(learn, n):
+    """The kernels' ``learn``: one weight per row (0: transformed, not added to the statistics), or empty."""
+    if learn is None:
+        return _EVERY_ROW
+    learn = np.asarray(learn, dtype=np.float64)
+    if learn.ndim == 0:
+        learn = np.full(n, float(learn))
+    # a weight array of the wrong length is the learner's error, after which the pipeline restores the scaler
+    return _EVERY_ROW if learn.shape != (n,) or learn.all() else np.ascontiguousarray(learn)
 
 
 class _OnlineScaler(PersistMixin, OneToOneFeatureMixin, TransformerMixin, BaseEstimator):
@@ -38,8 +50,9 @@ class _OnlineScaler(PersistMixin, OneToOneFeatureMixin, TransformerMixin, BaseEs
         )
         return as_csr_float(X) if sp.issparse(X) else np.ascontiguousarray(X)
 
-    def _stream(self, X, write):
-        """Transform each row with the statistics of the rows before it (when ``write``), then add it."""
+    def _stream(self, X, write, learn=None):
+        """Transform each row with the statistics of the rows before it (when ``write``), then add it (unless
+        its entry of ``learn``, e.g. the pipeline's sample weights, is 0)."""
         first = not hasattr(self, "n_samples_seen_")
         X = self._check(X, reset=first)
         if first:
@@ -48,14 +61,21 @@ class _OnlineScaler(PersistMixin, OneToOneFeatureMixin, TransformerMixin, BaseEs
         if sp.issparse(X):
             out = X.copy() if write else X
             self._run(
-                dict(indptr=X.indptr, cols=X.indices, data=X.data, write=write, out=out.data if write else np.empty(0))
+                dict(
+                    indptr=X.indptr,
+                    cols=X.indices,
+                    data=X.data,
+                    write=write,
+                    out=out.data if write else np.empty(0),
+                    learn=_learn_mask(learn, X.shape[0]),
+                )
             )
             return out
         n, d = X.shape
         flat = X.reshape(-1)
         out = np.empty_like(flat) if write else np.empty(0)
         indptr = np.arange(0, n * d + 1, d, dtype=np.int64) if d else np.zeros(n + 1, np.int64)
-        self._run(dict(indptr=indptr, cols=_NO_COLS, data=flat, write=write, out=out))
+        self._run(dict(indptr=indptr, cols=_NO_COLS, data=flat, write=write, out=out, learn=_learn_mask(learn, n)))
         return out.reshape(n, d) if write else X
 
     def fit(self, X, y=None):
@@ -122,8 +142,9 @@ class MaxAbsScaler(_OnlineScaler):
         self.max_abs_ = np.zeros(d, dtype=np.float64)
 
     def _run(self, rows):
-        _k.maxabs_transform_update(**rows, n_cols=self.max_abs_.shape[0], max_abs=self.max_abs_)
-        self.n_samples_seen_ += rows["indptr"].shape[0] - 1
+        self.n_samples_seen_ += int(
+            _k.maxabs_transform_update(**rows, n_cols=self.max_abs_.shape[0], max_abs=self.max_abs_)
+        )
 
     @property
     def scale_(self):

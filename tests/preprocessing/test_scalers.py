@@ -145,3 +145,39 @@ def test_scalers_name_their_output_columns_as_sklearn_transformers_do(scaler):
     np.testing.assert_array_equal(out.to_numpy(), fitted.transform(df[["price", "qty"]]))
     ct = ColumnTransformer([("num", clone(scaler), ["price", "qty"])]).fit(df)
     assert list(ct.get_feature_names_out()) == ["num__price", "num__qty"]
+
+
+@pytest.mark.parametrize("sparse", [False, True])
+@pytest.mark.parametrize(
+    "scaler", [MaxAbsScaler(), StandardScaler(), StandardScaler(with_mean=False)], ids=["maxabs", "standard", "std"]
+)
+def test_pipeline_rows_of_weight_zero_change_nothing(scaler, sparse):
+    # an example of weight 0 is scored and changes nothing: not the learner and not the scaler's statistics
+    # (the command line's --scale runs this pipeline on VW importance weights)
+    from sklearn.base import clone
+
+    rng = np.random.default_rng(5)
+    X = rng.standard_normal((80, 4)) * [1.0, 10.0, 0.1, 100.0]
+    X[rng.random(X.shape) < 0.3] = 0.0
+    y = np.where(X[:, 0] + X[:, 1] / 10 > 0, 1, -1)
+    w = np.ones(80)
+    w[::4] = 0.0
+    X[::4] *= 1000.0  # huge rows of weight 0: a maximum or a moment taken from them shows
+    keep = w > 0
+    Xin = sp.csr_matrix(X) if sparse else X
+    pipe = make_stream_pipeline(clone(scaler), OGDClassifier())
+    ref = make_stream_pipeline(clone(scaler), OGDClassifier())
+    scores = np.concatenate(
+        [
+            pipe.partial_fit_scores(Xin[i : i + 30], y[i : i + 30], classes=[-1, 1], sample_weight=w[i : i + 30])
+            for i in (0, 30, 60)
+        ]
+    )
+    ref_scores = ref.partial_fit_scores(Xin[keep], y[keep], classes=[-1, 1])
+    np.testing.assert_allclose(scores[keep], ref_scores, rtol=1e-12, atol=1e-15)
+    np.testing.assert_array_equal(pipe.learner_.coef_, ref.learner_.coef_)
+    assert pipe.scaler_.n_samples_seen_ == ref.scaler_.n_samples_seen_ == keep.sum()
+    np.testing.assert_array_equal(pipe.scaler_.scale_, ref.scaler_.scale_)
+    # the score of a weight-0 row is the prediction of the pipeline at that point of the stream
+    first = make_stream_pipeline(clone(scaler), OGDClassifier()).partial_fit(Xin[1:4], y[1:4], classes=[-1, 1])
+    np.testing.assert_allclose(scores[4], first.decision_function(Xin[4:5])[0], rtol=1e-12)
