@@ -178,12 +178,15 @@ class StreamPipeline(PersistMixin, BaseEstimator):
         return self
 
     def fit(self, X, y, sample_weight=None):
-        """Reset; learn the scaler's statistics on all of ``X``, then ``fit`` the learner on the scaled rows."""
+        """Reset; learn the scaler's statistics on all of ``X`` (the rows of weight > 0), then ``fit`` the
+        learner on the scaled rows."""
         for attr in ("scaler_", "learner_", "target_scaler_"):
             if hasattr(self, attr):
                 delattr(self, attr)
         self._start()
-        Xt = X if self.scaler_ is None else self.scaler_.fit(X).transform(X)
+        if self.scaler_ is not None:
+            self.scaler_._stream(X, write=False, learn=sample_weight)
+        Xt = X if self.scaler_ is None else self.scaler_.transform(X)
         if self.target_scaler_ is not None:
             y = self.target_scaler_.fit(y, sample_weight).transform(y)
         self.learner_.fit(Xt, y, sample_weight=sample_weight)

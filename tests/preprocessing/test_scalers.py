@@ -181,3 +181,18 @@ def test_pipeline_rows_of_weight_zero_change_nothing(scaler, sparse):
     # the score of a weight-0 row is the prediction of the pipeline at that point of the stream
     first = make_stream_pipeline(clone(scaler), OGDClassifier()).partial_fit(Xin[1:4], y[1:4], classes=[-1, 1])
     np.testing.assert_allclose(scores[4], first.decision_function(Xin[4:5])[0], rtol=1e-12)
+
+
+def test_pipeline_fit_leaves_rows_of_weight_zero_out_of_the_statistics():
+    rng = np.random.default_rng(6)
+    X = rng.standard_normal((40, 3))
+    y = np.where(X[:, 0] > 0, 1, -1)
+    w = np.ones(40)
+    w[::5] = 0.0
+    X[::5] *= 1000.0
+    keep = w > 0
+    for scaler in (MaxAbsScaler(), StandardScaler()):
+        pipe = make_stream_pipeline(scaler, OGDClassifier(shuffle=False)).fit(X, y, sample_weight=w)
+        ref = make_stream_pipeline(scaler, OGDClassifier(shuffle=False)).fit(X[keep], y[keep])
+        np.testing.assert_array_equal(pipe.scaler_.scale_, ref.scaler_.scale_)
+        np.testing.assert_allclose(pipe.decision_function(X), ref.decision_function(X), rtol=1e-12, atol=1e-15)
