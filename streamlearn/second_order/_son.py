@@ -302,9 +302,9 @@ class OnlineNewtonStep(_SecondOrder):
 
     def _allocate_state(self, n_features, n_outputs, X):
         if n_features > FULL_ON_MAX_FEATURES + self._safe():
-            raise ValueError(
-                f"OnlineNewtonStep keeps a n_features x n_features matrix: n_features={n_features} exceeds "
-                f"the limit FULL_ON_MAX_FEATURES={FULL_ON_MAX_FEATURES}; use SketchedOnlineNewton instead."
+            raise ValueError(  # X's features (the safeguard's constant feature is not counted)
+                f"OnlineNewtonStep keeps a n_features x n_features matrix: n_features={n_features - self._safe()} "
+                f"exceeds the limit FULL_ON_MAX_FEATURES={FULL_ON_MAX_FEATURES}; use SketchedOnlineNewton instead."
             )
         super()._allocate_state(n_features, n_outputs, X)
         eye = np.eye(n_features) / float(self.alpha0)

@@ -13,6 +13,13 @@ def test_full_on_refuses_large_d():
         OnlineNewtonStep().partial_fit(X, [-1, 1], classes=[-1, 1])
 
 
+def test_full_on_limit_names_the_features_of_x_with_the_safeguard():
+    # safeguard="maxabs" appends a constant feature: the limit counts X's columns, and so does the message
+    X = np.zeros((2, FULL_ON_MAX_FEATURES + 1))
+    with pytest.raises(ValueError, match=f"n_features={FULL_ON_MAX_FEATURES + 1} exceeds"):
+        OnlineNewtonStep(safeguard="maxabs").partial_fit(X, [-1, 1], classes=[-1, 1])
+
+
 def test_alpha0_zero_needs_rfd():
     with pytest.raises(ValueError, match="alpha0=0 needs sketch='rfd'"):
         SketchedOnlineNewton(sketch="fd", alpha0=0.0).partial_fit(np.eye(2), [-1, 1], classes=[-1, 1])
