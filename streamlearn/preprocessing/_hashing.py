@@ -107,7 +107,19 @@ class DictHasher(TransformerMixin, BaseEstimator):
     def n_features(self):
         return 1 << int(self.bits)
 
+    def _check_containers(self):
+        """The parameters ``_key`` reads: a dict (or None) and lists of strings, else one error naming them."""
+        if self.namespaces is not None and not isinstance(self.namespaces, dict):
+            raise ValueError(
+                f"namespaces must be a dict {{namespace: [key, ...]}} or None; got {type(self.namespaces).__name__}."
+            )
+        for name in ("categorical", "ignore", "quadratic", "cubic", "ignore_namespaces", "keep_namespaces"):
+            value = getattr(self, name)
+            if not isinstance(value, str) and not isinstance(value, (list, tuple, set, frozenset)):
+                raise ValueError(f"{name} takes a list of strings; got {type(value).__name__} {value!r}.")
+
     def _setup(self):
+        self._check_containers()
         if getattr(self, "_cache_key", None) == self._key():
             return
         bits = self.bits

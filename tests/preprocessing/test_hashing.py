@@ -132,6 +132,13 @@ def test_bad_rows_are_one_line_errors():
         DictHasher().transform({"a": 1})
     with pytest.raises(ValueError, match="bits must be an integer between 1 and 32"):
         DictHasher(bits=40).transform([{"a": 1}])
+    # containers of the wrong type are one error naming the parameter (were AttributeError / TypeError tracebacks)
+    with pytest.raises(ValueError, match=r"namespaces must be a dict \{namespace: \[key, ...\]\} or None; got list"):
+        DictHasher(namespaces=[("u", ["a"])]).transform([{"a": 1}])
+    with pytest.raises(ValueError, match="categorical takes a list of strings; got NoneType None"):
+        DictHasher(categorical=None).transform([{"a": 1}])
+    with pytest.raises(ValueError, match="keep_namespaces takes a list of strings; got int 3"):
+        DictHasher(keep_namespaces=3).fit()
 
 
 def test_learn_one_predict_one_match_partial_fit_on_hashed_rows(tmp_path):
