@@ -176,6 +176,18 @@ def _namespace_groups(namespaces):
     return {ns: [cols] if isinstance(cols, str) else list(cols) for ns, cols in namespaces.items()}
 
 
+def _classes_array(classes):
+    """``classes=`` as a 1-D array of labels: any collection of them (list, array, set, dict keys, ...); a bare
+    string or number is an error."""
+    scalar = np.ndim(classes) == 0 and (isinstance(classes, np.ndarray) or not hasattr(classes, "__iter__"))
+    if isinstance(classes, (str, bytes)) or scalar:
+        got = f"the string {classes!r}" if isinstance(classes, (str, bytes)) else repr(classes)
+        raise ValueError(f"classes must hold every label (e.g. classes=[-1, 1]); got {got}.")
+    if isinstance(classes, (set, frozenset)) or not hasattr(classes, "__len__") or np.ndim(classes) == 0:
+        classes = list(classes)  # sets, dict views, generators: np.asarray would make one object label
+    return np.asarray(classes)
+
+
 def _is_number(label):
     return isinstance(label, (int, float, np.number)) and not isinstance(label, (bool, np.bool_))
 
@@ -383,7 +395,7 @@ class OnlineClassifierMixin(ClassifierPredictionMixin, ClassifierMixin):
                     "model needs every label up front (e.g. classes=[-1, 1])."
                 )
             classes = np.unique(y)
-        classes = np.unique(np.asarray(classes))
+        classes = np.unique(_classes_array(classes))
         if classes.shape[0] < 2:
             raise ValueError(
                 f"{type(self).__name__} needs at least 2 classes; got {classes.shape[0]} class: {classes!r}."
@@ -412,9 +424,9 @@ class OnlineClassifierMixin(ClassifierPredictionMixin, ClassifierMixin):
             del self._in_fit
 
     def _check_classes_again(self, classes):
-        if classes is not None and not np.array_equal(np.unique(np.asarray(classes)), self.classes_):
+        if classes is not None and not np.array_equal(np.unique(classes := _classes_array(classes)), self.classes_):
             raise ValueError(
-                f"classes={list(classes)!r} is not the same as on the first call to partial_fit: "
+                f"classes={classes.tolist()!r} is not the same as on the first call to partial_fit: "
                 f"{self.classes_.tolist()!r}."
             )
 

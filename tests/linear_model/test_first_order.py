@@ -57,6 +57,25 @@ def test_classes_contract():
         Perceptron().partial_fit(X, [1, 1, 1], classes=[1])
 
 
+def test_classes_as_any_collection_of_labels():
+    # a set (e.g. set(all_labels)) or dict keys hold every label: they were one object label, "needs at least 2
+    # classes; got 1 class: array([{0, 1}], dtype=object)"; a bare string or number is one error naming classes
+    X = np.eye(3)
+    for classes in ({1, 0}, frozenset([0, 1]), {0: "no", 1: "yes"}.keys()):
+        clf = Perceptron().partial_fit(X, [0, 1, 0], classes=classes)
+        assert clf.classes_.tolist() == [0, 1]
+        clf.partial_fit(X, [1, 1, 0], classes=classes)
+    for classes, got in (("01", "the string '01'"), (1, "1")):
+        with pytest.raises(
+            ValueError, match=re.escape(f"classes must hold every label (e.g. classes=[-1, 1]); got {got}.")
+        ):
+            Perceptron().partial_fit(X, [0, 1, 0], classes=classes)
+        with pytest.raises(
+            ValueError, match=re.escape(f"classes must hold every label (e.g. classes=[-1, 1]); got {got}.")
+        ):
+            Perceptron().partial_fit(X, [0, 1, 0], classes=[0, 1]).partial_fit(X, [0, 1, 0], classes=classes)
+
+
 def test_labels_mapped_once_to_minus_plus_one():
     X = np.array([[1.0, 0.0], [0.0, 1.0]] * 20)
     y = np.array(["spam", "ham"] * 20)
