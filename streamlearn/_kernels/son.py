@@ -95,7 +95,7 @@ def row_outcome(out, i, k, z, sw, targets, loss, xx):
 
 # ------------------------------------------------------------------------------------------------ AdaGrad
 @njit_kernel
-def _adagrad_project(wk, sk, alpha0, indices, data, st, en, tau, move=True):
+def _adagrad_project(wk, sk, alpha0, indices, data, st, en, tau, move):
     """Project ``wk`` onto ``|w.x| <= C`` in the diag(h) norm; returns whether it moved (``move=False``: whether
     it would, ``wk`` left as it is: the score of the projected point of an example of weight 0)."""
     den = 0.0
@@ -156,13 +156,23 @@ def adagrad_epoch(indptr, indices, data, targets, sw, w, s, alpha0, eta, C, loss
             if project and slab_current:
                 tau = _slab_tau(w[k], indices, data, st, en, C)
                 if tau != 0.0:
-                    _adagrad_project(wk=w[k], sk=s[k], alpha0=alpha0, indices=indices, data=data, st=st, en=en, tau=tau)
+                    _adagrad_project(
+                        wk=w[k],
+                        sk=s[k],
+                        alpha0=alpha0,
+                        indices=indices,
+                        data=data,
+                        st=st,
+                        en=en,
+                        tau=tau,
+                        move=np.bool_(True),
+                    )
     return -1
 
 
 # ------------------------------------------------------------------------------------------------ FULL-ON
 @njit_kernel
-def _full_on_project(wk, Pk, indices, data, st, en, tau, px, move=True):
+def _full_on_project(wk, Pk, indices, data, st, en, tau, px, move):
     """Project ``wk`` onto ``|w.x| <= C`` in the H-norm (``P = H^{-1}``); returns whether it moved (``move=False``:
     whether it would, ``wk`` left as it is)."""
     d = wk.shape[0]
@@ -257,7 +267,9 @@ def full_on_epoch(indptr, indices, data, targets, sw, w, P, t, mu, eta, C, loss,
             if slab_current:  # Alg. 6 (K_t), after the update (u = w when nothing was learned)
                 tau = _slab_tau(w[k], indices, data, st, en, C)
                 if tau != 0.0:
-                    _full_on_project(wk=w[k], Pk=Pk, indices=indices, data=data, st=st, en=en, tau=tau, px=px)
+                    _full_on_project(
+                        wk=w[k], Pk=Pk, indices=indices, data=data, st=st, en=en, tau=tau, px=px, move=np.bool_(True)
+                    )
     return t, -1
 
 

@@ -16,7 +16,7 @@ from numba.core import types
 from numba.core.registry import CPUDispatcher
 
 import streamlearn._kernels as kernels
-from streamlearn.second_order import SketchedOnlineNewton
+from streamlearn.second_order import AdaGrad, OnlineNewtonStep, SketchedOnlineNewton
 
 
 def _dispatchers():
@@ -41,6 +41,10 @@ def test_sketched_newton_kernels_compile_no_literal_specialisation():
         {"sketch": "rfd", "alpha0": 0.0, "slab": "current"},
     ):  # alpha0 = 0: the pseudo-inverse path
         SketchedOnlineNewton(ell=4, random_state=0, **params).fit(X, y)
+    weights = np.where(np.arange(X.shape[0]) % 3 == 0, 0.0, 1.0)  # weight 0: scored, projected nowhere
+    for learner in (AdaGrad, OnlineNewtonStep):
+        for slab in ("next", "current"):
+            learner(slab=slab).partial_fit(X, y, classes=[-1, 1], sample_weight=weights)
     literal = {
         name: [str(s) for s in d.signatures if any(isinstance(t, types.Literal) for t in s)]
         for name, d in _dispatchers()
