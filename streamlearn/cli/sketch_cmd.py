@@ -50,7 +50,7 @@ def add_parser(sub):
         help="continue the sketch saved in this file (-o of "
         "an earlier run); its kind, ell and parameters come from the file; no covariance error is computed",
     )
-    add_param_option(p)
+    add_param_option(p, help="sketch parameter (repeatable), e.g. -p beta=0.4 (pfd) -p random_state=0 (rp, oja)")
     add_libsvm_options(
         p,
         n_features_help="feature-space width (at most 2**28); default: the largest index in DATA; values of "

@@ -117,3 +117,10 @@ def test_rfd_figure1_experiment_on_a9a(tmp_path, capsys):
             assert r["ratio_to_fd"] <= 0.6
     assert png.read_bytes()[:4] == b"\x89PNG"
     assert "a9a: " in md.read_text() and "(met)" in md.read_text()
+
+
+def test_sketch_help_names_sketch_parameters(capsys):
+    with pytest.raises(SystemExit):
+        main(["sketch", "--help"])
+    text = " ".join(capsys.readouterr().out.split())
+    assert "sketch parameter (repeatable)" in text and "C=0.01" not in text
