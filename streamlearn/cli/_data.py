@@ -84,6 +84,28 @@ def output(path, inputs, what):
     return Output(path, inputs=[p for p in inputs if p], what=what)
 
 
+def plot_output(path, inputs):
+    """``--plot PATH``, validated before any work like :func:`output`; a name without an extension is a PNG, an
+    extension that matplotlib cannot write is an error now rather than after the run. The returned output's
+    ``suffix`` is what the figure is written as (the temporary file's extension, which matplotlib reads)."""
+    if path is None:
+        return None
+    ext = os.path.splitext(path)[1].lower()
+    if ext:
+        from matplotlib.backend_bases import FigureCanvasBase
+
+        formats = FigureCanvasBase.get_supported_filetypes()
+        if ext[1:] not in formats:
+            others = ", ".join(f".{f}" for f in sorted(formats) if f != "png")
+            raise CLIError(
+                f"--plot {path!r}: matplotlib cannot write {ext!r} figures; expected a name ending in .png "
+                f"(or {others}; no extension: PNG)."
+            )
+    out = output(path, inputs, "plot")
+    out.suffix = ext or ".png"
+    return out
+
+
 class TrainData:
     """The training data of one run: ``open()`` gives one pass of ``(X, y)`` chunks (a stream: one pass only).
 

@@ -35,6 +35,7 @@ from ._data import (
     model_reader,
     nonempty,
     output,
+    plot_output,
 )
 from ._resume import (
     Checkpointer,
@@ -288,7 +289,7 @@ def run_train(args):
     if args.test:
         check_test(args.test, path)
     model_out = output(args.output, [path, args.test], "model file")  # checked before any work
-    plot_out = output(args.plot, [path, args.test], "plot")
+    plot_out = plot_output(args.plot, [path, args.test])
     if input_format(args, path) != "libsvm":
         return _run_hashed_train(args, learner, params, path, model_out, plot_out)
     is_table_run(args, [path])  # table options on LIBSVM data are an error
@@ -396,7 +397,7 @@ def _run_resumed_train(args, params):
         check_test(args.test, path)
     # the model may be rewritten in place (-i m -o m): it is read whole before the new file replaces it
     model_out = output(args.output, [path, args.test], "model file")
-    plot_out = output(args.plot, [path, args.test, args.initial_model], "plot")
+    plot_out = plot_output(args.plot, [path, args.test, args.initial_model])
     learner, name = load_for_resume(args.initial_model, args.learner, params)
     check_resume_options(args, learner, args.initial_model)
     from ..datasets._stream import is_stream_path
@@ -438,7 +439,7 @@ def _finish_train(args, learner, report, model_out, plot_out, data=None, tests=(
     if model_out:
         learner.save(model_out)
     if plot_out:
-        with plot_out.path_for_writing(suffix=os.path.splitext(plot_out.name)[1]) as tmp:
+        with plot_out.path_for_writing(suffix=plot_out.suffix) as tmp:
             report.progressive.plot(tmp)
     out = report.as_dict()
     if resumed_from is not None:
@@ -683,7 +684,7 @@ def run_evaluate(args):
             "'streamlearn train --test TEST'."
         )
     learner = _with_scaler(args, learner)
-    plot_out = output(args.plot, [args.data], "plot")
+    plot_out = plot_output(args.plot, [args.data])
     data = None
     if input_format(args, args.data) != "libsvm":
         stream = _hashed_openers(args, [args.data])[0][0]()
@@ -699,7 +700,7 @@ def run_evaluate(args):
     result = progressive_validation(learner, stream, classes=classes, progress=show_progress(args))
     check_diverged(learner, result.average_loss, type(learner).__name__)
     if plot_out:
-        with plot_out.path_for_writing(suffix=os.path.splitext(plot_out.name)[1]) as tmp:
+        with plot_out.path_for_writing(suffix=plot_out.suffix) as tmp:
             result.plot(tmp)
     if args.json:
         out = {

@@ -19,6 +19,7 @@ import time
 from pathlib import Path
 
 from .._cpus import available_cpus
+from ._markdown import write_report
 from ._options import positive_int
 
 HELP = "every learner, one pass over the bundled a9a, scored on a9a.t (the main job of 'make run')"
@@ -313,7 +314,7 @@ def _write_markdown(rows, path):
             f"| `{r['learner']}` | {r['online_error_rate']:.4f} | {r['test_accuracy']:.4f} | "
             f"{r['us_per_example']:.2f} | {r['nnz_weights']} |"
         )
-    Path(path).write_text("\n".join(lines) + "\n")
+    write_report(path, lines)
 
 
 #: Panels of the demo figure: learner name -> family (learners not listed go by their subpackage).

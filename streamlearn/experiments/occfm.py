@@ -52,7 +52,7 @@ import time
 
 import numpy as np
 
-from ._markdown import report_head, table_row
+from ._markdown import report_head, table_row, write_report
 
 HELP = (
     "online FMs on MovieLens-100K (or farm-ads / a LIBSVM file): fm, ccfm-ogd, occfm exact and scalable, "
@@ -540,8 +540,7 @@ def _write_markdown(rows, summ, path, name, regression, args):
         if r.get("error"):
             cells[-1] = "refused: " + r["error"][:120]
         lines.append(table_row(cells))
-    with open(path, "w") as f:
-        f.write("\n".join(lines) + "\n")
+    write_report(path, lines)
 
 
 def plot(rows, path, args):

@@ -16,6 +16,8 @@ Example::
 import os
 import time
 
+from ._markdown import write_report
+
 HELP = "RFD paper Fig. 1-2: relative spectral error of FD, CFD, PFD-beta and RFD vs the sketch size ell"
 COLUMNS = [
     "data",
@@ -192,8 +194,7 @@ def write_markdown(rows, path, command=None):
     for data, s in summary(rows).items():
         verdict = "met" if s["rfd_at_most_0.6_fd"] else "NOT met"
         lines.append(f"- {data}: {s['max_ratio']:.3f} over ell in {s['ells']} ({verdict})")
-    with open(path, "w") as f:
-        f.write("\n".join(lines) + "\n")
+    write_report(path, lines)
 
 
 def plot(rows, path, args):

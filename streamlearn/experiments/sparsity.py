@@ -23,7 +23,7 @@ import math
 
 import numpy as np
 
-from ._markdown import report_head, table_row
+from ._markdown import report_head, table_row, write_report
 
 HELP = (
     "sparse learners (truncation, tg, fobos, rda, ftrl): lambda sweep, test accuracy vs non-zero weights "
@@ -205,8 +205,7 @@ def _write_markdown(rows, summ, path, name, args):
                 f"| {p['fobos_l1']:.3g} | {p['fobos_accuracy']:.4f} | {p['fobos_nnz']:.1f} | {rda} | "
                 f"{'yes' if p['holds'] else 'no'} |"
             )
-    with open(path, "w") as f:
-        f.write("\n".join(lines) + "\n")
+    write_report(path, lines)
 
 
 def plot(rows, path, args):

@@ -197,3 +197,17 @@ def test_warns_when_the_learner_does_worse_than_a_constant(command, tmp_path, ca
     captured = capsys.readouterr()
     out = json.loads(captured.out)
     assert out["online_error_rate"] < out["best_constant_error_rate"] and captured.err == ""
+
+
+def test_plot_without_an_extension_is_a_png(tmp_path, capsys):
+    png = tmp_path / "curve"
+    assert main(["train", A9A, "-l", "pa1", "--plot", str(png), "--quiet"]) == 0
+    assert png.read_bytes()[:4] == b"\x89PNG"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["curve"]  # no temporary file left beside it
+
+
+def test_plot_in_an_unknown_format_is_refused_before_training(tmp_path, capsys):
+    assert main(["evaluate", A9A, "-l", "pa1", "--plot", str(tmp_path / "curve.svm"), "--json"]) == 2
+    captured = capsys.readouterr()
+    assert "--plot" in captured.err and "curve.svm" in captured.err and ".png" in captured.err
+    assert captured.out == "" and list(tmp_path.iterdir()) == []

@@ -124,3 +124,49 @@ def test_sketch_help_names_sketch_parameters(capsys):
         main(["sketch", "--help"])
     text = " ".join(capsys.readouterr().out.split())
     assert "sketch parameter (repeatable)" in text and "C=0.01" not in text
+
+
+def _small_svm(path, n=40, d=8):
+    X = np.random.default_rng(0).standard_normal((n, d))
+    dump_svmlight_file(X, np.ones(n), str(path))
+    return str(path)
+
+
+def test_rfd_figure1_markdown_never_overwrites_its_data(tmp_path, capsys):
+    data = _small_svm(tmp_path / "data.svm")
+    before = (tmp_path / "data.svm").read_bytes()
+    argv = ["experiment", "rfd-figure1", "--data", data, "--ells", "3", "--betas", "0.5", "--json"]
+    assert main(argv + ["--markdown", data]) == 2
+    captured = capsys.readouterr()
+    assert "is the input file" in captured.err and captured.out == ""  # refused before the run
+    assert (tmp_path / "data.svm").read_bytes() == before
+
+
+def test_rfd_figure1_outputs_are_checked_before_the_run(tmp_path, capsys):
+    data = _small_svm(tmp_path / "data.svm")
+    argv = ["experiment", "rfd-figure1", "--data", data, "--ells", "3", "--betas", "0.5", "--json"]
+    assert main(argv + ["--markdown", str(tmp_path / "missing" / "fig.md")]) == 2
+    captured = capsys.readouterr()
+    assert "folder" in captured.err and "does not exist" in captured.err and captured.out == ""
+    assert main(argv + ["--plot", str(tmp_path / "fig.svm")]) == 2
+    captured = capsys.readouterr()
+    assert "--plot" in captured.err and ".png" in captured.err and captured.out == ""
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["data.svm"]
+
+
+def test_rfd_figure1_markdown_is_written_aside_then_renamed(tmp_path, capsys, monkeypatch):
+    import os
+
+    data = _small_svm(tmp_path / "data.svm")
+    md = tmp_path / "fig.md"
+    md.write_text("previous report\n")
+
+    def full_disk(fd):
+        raise OSError(28, "No space left on device")
+
+    monkeypatch.setattr(os, "fsync", full_disk)
+    argv = ["experiment", "rfd-figure1", "--data", data, "--ells", "3", "--betas", "0.5", "--quiet"]
+    assert main(argv + ["--markdown", str(md)]) == 2
+    assert "No space left on device" in capsys.readouterr().err
+    assert md.read_text() == "previous report\n"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["data.svm", "fig.md"]
