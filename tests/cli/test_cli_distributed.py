@@ -176,3 +176,58 @@ def test_importing_the_cli_does_not_import_dask():
         "assert not bad, bad"
     )
     subprocess.run([sys.executable, "-c", code], check=True, timeout=120)
+
+
+def _closed_port():
+    """A loopback port nothing listens on (bound, then released)."""
+    import socket
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+@pytest.mark.parametrize(
+    "form,message",
+    [
+        ("tcp://127.0.0.1:{port}", "could not connect to the Dask scheduler"),
+        ("127.0.0.1:{port}", "connection refused"),
+        ("tcp://127.0.0.1:99999", "port 99999 is out of range"),
+    ],
+)
+def test_unreachable_scheduler_fails_fast(form, message, capsys):
+    import time
+
+    pytest.importorskip("distributed")
+    value = form.format(port=_closed_port())
+    t0 = time.monotonic()
+    assert main(["train", A9A, "-l", "pa1", "--scheduler", value]) == 2
+    assert time.monotonic() - t0 < 10  # not Dask's 30 s of connection retries
+    err = capsys.readouterr().err
+    assert message in err and repr(value) in err
+
+
+def test_worker_errors_of_a_local_cluster_are_one_line(tmp_path):
+    """A partition that fails on its worker (read there: --n-features and --zero-based skip the scan here) is
+    one error line: no log record of the worker process, no warning about a busy HTTP port."""
+    import socket
+
+    from tests.cli._subprocess import cli, one_line_error
+
+    pytest.importorskip("distributed")
+    good, empty = tmp_path / "good.svm", tmp_path / "empty.svm"
+    good.write_text("1 1:1 2:0.5\n-1 1:-1 3:2\n")
+    empty.write_text("")
+    busy = socket.socket()  # another cluster's scheduler holds Dask's default HTTP port
+    try:
+        busy.bind(("127.0.0.1", 8787))
+        busy.listen()
+    except OSError:
+        pass  # already held by something else: the same situation
+    try:
+        argv = [str(good), str(empty), "-l", "pa1", "--scheduler", "local:1", "--n-features", "3"]
+        res = cli("train", *argv, "--zero-based", "false")
+    finally:
+        busy.close()
+    assert res.returncode == 2 and one_line_error(res.stderr), res.stderr.decode()
+    assert "empty.svm" in res.stderr.decode()
