@@ -279,6 +279,13 @@ def _run_distributed(args, sketch):
         raise CLIError(f"--n-features must be >= 1; got {args.n_features}.")
     dist = distributed_module()
     paths = expand_data(args.data)
+    if len(paths) > 1:  # a sketch whose merge would fail once every partition is sketched: before any cluster
+        from ..distributed._sketch import _check_mergeable
+
+        try:
+            _check_mergeable(sketch, len(paths))
+        except (TypeError, ValueError) as exc:
+            raise CLIError(str(exc)) from exc
     out = output(args.output, paths, "sketch file")
     with connected(dist, args.scheduler) as client:  # a bad --scheduler fails before DATA is read
         workers = n_workers(client)

@@ -148,6 +148,9 @@ def test_option_errors_before_any_cluster(parts, capsys):
     ]
     if importlib.util.find_spec("distributed") is not None:
         cases.append((["train", A9A, "-l", "cw", "--scheduler", "local:2"], "parameter mixing supports"))
+        cases.append((["sketch", *parts, "-s", "oja", "--scheduler", "local:2"], "cannot merge OjaSketch"))
+        rp = ["sketch", *parts, "-s", "rp", "-p", "random_state=0", "--scheduler", "local:2"]
+        cases.append((rp, "would draw the same projections"))
     for argv, message in cases:
         assert main(argv) == 2, argv
         assert message in capsys.readouterr().err, argv
