@@ -5,6 +5,7 @@ iterative parameter mixing (:func:`streamlearn.distributed.fit_mixing`), each DA
 partition; the test file / holdout scoring, ``-o`` and ``--json`` are the same as for a local run.
 """
 
+import contextlib
 import os
 
 from .._estimator import is_classifier
@@ -233,6 +234,22 @@ def _nonempty_openers(opens, paths):
     ]
 
 
+@contextlib.contextmanager
+def _rows_left_to_train(args, path):
+    """A --holdout that drew every row of DATA leaves nothing to train on: say so, naming the option and file."""
+    try:
+        yield
+    except ValueError as exc:
+        if args.holdout is None or "yielded no examples" not in str(exc):
+            raise
+        from ..datasets._pipes import pipe_name
+
+        raise CLIError(
+            f"--holdout {args.holdout:g}: every row of {pipe_name(path)} was held out, none is left to train "
+            "on; hold out a smaller fraction."
+        ) from exc
+
+
 def _with_scaler(args, learner):
     """``learner`` behind the ``--scale`` scaler and the ``--scale-target`` target scaler (a ``StreamPipeline``,
     saved whole; without them, the learner's defaults), or itself for none."""
@@ -263,6 +280,10 @@ def run_train(args):
     _need_learner(args)
     check_checkpoint_args(args)
     params = parse_params(args.param)
+    if args.holdout is not None and not 0.0 < args.holdout < 1.0:
+        raise CLIError(f"--holdout must be a fraction in (0, 1); got {args.holdout}.")
+    if args.seed < 0:
+        raise CLIError(f"--seed must be >= 0; got {args.seed}.")
     if args.initial_model is not None:
         return _run_resumed_train(args, params)
     learner = _with_scaler(args, make_learner(args.learner, params))
@@ -313,18 +334,19 @@ def run_train(args):
                 "(--save-every, --save-per-pass); -o saves the final model."
             )
         return _run_batch_train(args, learner, params, data, model_out, test_stream)
-    report = train_test_run(
-        learner,
-        _classes_checked(learner, data.open, path, args.chunk_size),
-        name=args.learner,
-        params=params,
-        passes=args.passes,
-        test_stream=test_stream if args.test else None,
-        holdout=args.holdout,
-        seed=args.seed,
-        progress=show_progress(args),
-        chunk_hook=_checkpointer(args, learner, data),
-    )
+    with _rows_left_to_train(args, path):
+        report = train_test_run(
+            learner,
+            _classes_checked(learner, data.open, path, args.chunk_size),
+            name=args.learner,
+            params=params,
+            passes=args.passes,
+            test_stream=test_stream if args.test else None,
+            holdout=args.holdout,
+            seed=args.seed,
+            progress=show_progress(args),
+            chunk_hook=_checkpointer(args, learner, data),
+        )
     check_classes(data, learner, path)
     return _finish_train(args, learner, report, model_out, plot_out, data=data, tests=tests)
 
@@ -343,18 +365,19 @@ def _run_hashed_train(args, learner, params, path, model_out, plot_out):
     def attach():
         learner.input_spec_ = spec.to_dict()
 
-    report = train_test_run(
-        learner,
-        _classes_checked(learner, opens[0], path, args.chunk_size),
-        name=args.learner,
-        params=params,
-        passes=args.passes,
-        test_stream=(lambda: checked_labels(opens[1](), learner, pipe_name(args.test))) if args.test else None,
-        holdout=args.holdout,
-        seed=args.seed,
-        progress=show_progress(args),
-        chunk_hook=_checkpointer(args, learner, before_save=attach),
-    )
+    with _rows_left_to_train(args, path):
+        report = train_test_run(
+            learner,
+            _classes_checked(learner, opens[0], path, args.chunk_size),
+            name=args.learner,
+            params=params,
+            passes=args.passes,
+            test_stream=(lambda: checked_labels(opens[1](), learner, pipe_name(args.test))) if args.test else None,
+            holdout=args.holdout,
+            seed=args.seed,
+            progress=show_progress(args),
+            chunk_hook=_checkpointer(args, learner, before_save=attach),
+        )
     attach()
     return _finish_train(args, learner, report, model_out, plot_out)
 
@@ -407,19 +430,20 @@ def _run_resumed_train(args, params):
     tests = []
 
     data_stream, test_stream = model_streams(learner, args.initial_model, path, args.test, args, tests)
-    report = train_test_run(
-        learner,
-        data_stream,
-        name=name,
-        params=learner.get_params(deep=False),
-        passes=args.passes,
-        classes=getattr(learner, "classes_", None),
-        test_stream=test_stream if args.test else None,
-        holdout=args.holdout,
-        seed=args.seed,
-        progress=show_progress(args),
-        chunk_hook=_checkpointer(args, learner),
-    )
+    with _rows_left_to_train(args, path):
+        report = train_test_run(
+            learner,
+            data_stream,
+            name=name,
+            params=learner.get_params(deep=False),
+            passes=args.passes,
+            classes=getattr(learner, "classes_", None),
+            test_stream=test_stream if args.test else None,
+            holdout=args.holdout,
+            seed=args.seed,
+            progress=show_progress(args),
+            chunk_hook=_checkpointer(args, learner),
+        )
     return _finish_train(
         args, learner, report, model_out, plot_out, tests=tests, resumed_from=os.path.abspath(args.initial_model)
     )

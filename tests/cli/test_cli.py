@@ -211,3 +211,16 @@ def test_plot_in_an_unknown_format_is_refused_before_training(tmp_path, capsys):
     captured = capsys.readouterr()
     assert "--plot" in captured.err and "curve.svm" in captured.err and ".png" in captured.err
     assert captured.out == "" and list(tmp_path.iterdir()) == []
+
+
+def test_holdout_and_seed_errors_name_the_option(tmp_path, capsys):
+    data = tmp_path / "small.svm"
+    data.write_text("".join(f"{1 if i % 2 else -1} 1:{i % 7} 2:{i % 3}\n" for i in range(30)))
+    cases = [
+        (["--holdout", "0.999"], "--holdout 0.999: every row of"),  # 30 rows: all held out, none to train on
+        (["--holdout", "1.5"], "--holdout must be a fraction in (0, 1); got 1.5."),
+        (["--holdout", "0.3", "--seed", "-1"], "--seed must be >= 0; got -1."),
+    ]
+    for extra, message in cases:
+        assert main(["train", str(data), "-l", "pa1", "--json", *extra]) == 2, extra
+        assert message in capsys.readouterr().err, extra
