@@ -47,8 +47,10 @@ def run(args):
     if getattr(args, "markdown", None):  # checked before the run; the experiment writes it aside and renames it
         output(args.markdown, inputs, "Markdown file").discard()
     rows = module.run(args)
-    if getattr(args, "write_data", None):  # ``demo --write-data DIR``: files written, nothing to plot
-        if not args.quiet:
+    if getattr(args, "write_data", None) is not None:  # ``demo --write-data DIR``: files written, nothing to plot
+        if args.json:
+            print_json(rows)
+        elif not args.quiet:
             for row in rows:
                 print(f"wrote {row['file']} ({row['bytes']:,} bytes)")
         return 0

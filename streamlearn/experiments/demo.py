@@ -63,6 +63,8 @@ def write_data(directory) -> list[Path]:
 
     from ..datasets import bundled_path
 
+    if not str(directory):
+        raise ValueError("--write-data: the folder name is empty; give a folder (e.g. '.').")
     directory = Path(directory)
     if directory.exists() and not directory.is_dir():
         raise ValueError(f"--write-data: {directory} is not a directory")
@@ -70,12 +72,22 @@ def write_data(directory) -> list[Path]:
     for target in targets.values():
         if target.exists():
             raise ValueError(f"--write-data: {target} exists; remove it or choose another directory")
-    directory.mkdir(parents=True, exist_ok=True)
-    for name, target in targets.items():
-        tmp = target.with_name(target.name + ".part")
-        with lzma.open(bundled_path(name)) as src, open(tmp, "wb") as dst:
-            shutil.copyfileobj(src, dst)
-        os.replace(tmp, target)
+    tmp = None
+    try:
+        directory.mkdir(parents=True, exist_ok=True)
+        for name, target in targets.items():
+            tmp = target.with_name(target.name + ".part")
+            with lzma.open(bundled_path(name)) as src, open(tmp, "wb") as dst:
+                shutil.copyfileobj(src, dst)
+            os.replace(tmp, target)
+            tmp = None
+    except BaseException as exc:
+        if tmp is not None:
+            tmp.unlink(missing_ok=True)
+        if isinstance(exc, OSError):
+            where = tmp.with_suffix("") if tmp is not None else directory
+            raise ValueError(f"--write-data: cannot write {where}: {exc.strerror or exc}.") from exc
+        raise
     return list(targets.values())
 
 
@@ -86,7 +98,7 @@ def run(args):
     from ..learners import LEARNERS, make_learner, scaled_learner
     from ..evaluation import progressive_validation
 
-    if getattr(args, "write_data", None):
+    if getattr(args, "write_data", None) is not None:
         paths = write_data(args.write_data)
         return [{"file": str(p), "bytes": p.stat().st_size} for p in paths]
     names = (

@@ -224,3 +224,25 @@ def test_holdout_and_seed_errors_name_the_option(tmp_path, capsys):
     for extra, message in cases:
         assert main(["train", str(data), "-l", "pa1", "--json", *extra]) == 2, extra
         assert message in capsys.readouterr().err, extra
+
+
+def test_demo_write_data_json_and_a_failed_write(tmp_path, capsys, monkeypatch):
+    import shutil
+
+    out = tmp_path / "data"
+    assert main(["demo", "--write-data", str(out), "--json"]) == 0
+    rows = _json(capsys)
+    assert [r["file"] for r in rows] == [str(out / "a9a"), str(out / "a9a.t")] and rows[0]["bytes"] > 0
+
+    def full_disk(src, dst, *args):
+        dst.write(src.read(100))
+        raise OSError(28, "No space left on device")
+
+    monkeypatch.setattr(shutil, "copyfileobj", full_disk)
+    other = tmp_path / "other"
+    assert main(["demo", "--write-data", str(other)]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("streamlearn: error: ") and "No space left on device" in err and "--write-data" in err
+    assert list(other.iterdir()) == []  # no half-written file, no .part left behind
+    assert main(["demo", "--write-data", ""]) == 2
+    assert "--write-data" in capsys.readouterr().err
