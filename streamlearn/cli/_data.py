@@ -84,7 +84,7 @@ def output(path, inputs, what):
     return Output(path, inputs=[p for p in inputs if p], what=what)
 
 
-def plot_output(path, inputs):
+def plot_output(path, inputs, option="--plot", what="plot"):
     """``--plot PATH``, validated before any work like :func:`output`; a name without an extension is a PNG, an
     extension that matplotlib cannot write is an error now rather than after the run. The returned output's
     ``suffix`` is what the figure is written as (the temporary file's extension, which matplotlib reads)."""
@@ -98,10 +98,10 @@ def plot_output(path, inputs):
         if ext[1:] not in formats:
             others = ", ".join(f".{f}" for f in sorted(formats) if f != "png")
             raise CLIError(
-                f"--plot {path!r}: matplotlib cannot write {ext!r} figures; expected a name ending in .png "
+                f"{option} {path!r}: matplotlib cannot write {ext!r} figures; expected a name ending in .png "
                 f"(or {others}; no extension: PNG)."
             )
-    out = output(path, inputs, "plot")
+    out = output(path, inputs, what)
     out.suffix = ext or ".png"
     return out
 

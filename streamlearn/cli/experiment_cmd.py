@@ -46,6 +46,8 @@ def run(args):
         plot_out = plot_output(args.plot, inputs)
     if getattr(args, "markdown", None):  # checked before the run; the experiment writes it aside and renames it
         output(args.markdown, inputs, "Markdown file").discard()
+    if getattr(args, "curves", None):  # rfd-table2's second figure, written by the experiment through this
+        args.curves_output = plot_output(args.curves, inputs, "--curves", "curves figure")
     rows = module.run(args)
     if getattr(args, "write_data", None) is not None:  # ``demo --write-data DIR``: files written, nothing to plot
         if args.json:

@@ -26,6 +26,7 @@ busy machine).
     streamlearn experiment rfd-table2 --data a9a --splits 5 --json --plot table2.png
 """
 
+import os
 import time
 
 import numpy as np
@@ -277,8 +278,15 @@ def _run(args):
                 "split_order": "file" if file_order else "random",
             }
         )
-    if getattr(args, "curves", None):
-        plot_curves(rows, curves, args.curves)
+    if getattr(args, "curves", None):  # written aside, then renamed (the command line checked it before the run)
+        out = getattr(args, "curves_output", None)
+        if out is None:
+            from .._atomic import Output
+
+            out = Output(args.curves, what="curves figure")
+        suffix = getattr(out, "suffix", None) or os.path.splitext(args.curves)[1] or ".png"
+        with out.path_for_writing(suffix=suffix) as tmp:
+            plot_curves(rows, curves, tmp)
     return rows
 
 
