@@ -277,6 +277,8 @@ def _run_distributed(args, sketch):
     sketch._check_params()  # sklearn-format message for a bad value before starting anything
     if args.n_features is not None and args.n_features < 1:
         raise CLIError(f"--n-features must be >= 1; got {args.n_features}.")
+    if args.chunk_size < 1:
+        raise CLIError(f"--chunk-size must be >= 1; got {args.chunk_size}.")
     dist = distributed_module()
     paths = expand_data(args.data)
     if len(paths) > 1:  # a sketch whose merge would fail once every partition is sketched: before any cluster
@@ -298,7 +300,9 @@ def _run_distributed(args, sketch):
             ]
             d = args.n_features or max(i["n_features"] for i in infos)
         bases = {i["zero_based"] for i in infos or []}
-        partitions = dist.as_partitions(paths, n_features=d, zero_based=bases.pop() if len(bases) == 1 else "auto")
+        partitions = dist.as_partitions(
+            paths, n_features=d, chunk_size=args.chunk_size, zero_based=bases.pop() if len(bases) == 1 else "auto"
+        )
         t0 = time.perf_counter()
         try:
             result = dist.fit_sketch(sketch, partitions, client)

@@ -144,6 +144,7 @@ def test_option_errors_before_any_cluster(parts, capsys):
         (["train", A9A, "-l", "bm-svm", "--scheduler", "local:2"], "batch learner"),
         (["train", A9A, "-l", "pa1", "--scheduler", "local:2", "--plot", "x.png"], "--plot"),
         (["train", A9A, "-l", "pa1", "--scheduler", "local:2", "--rounds", "0"], "--rounds must be >= 1"),
+        (["sketch", *parts, "--scheduler", "local:2", "--chunk-size", "0"], "--chunk-size must be >= 1; got 0."),
         (["train", parts[0].replace("part0", "nothing*"), "-l", "pa1", "--scheduler", "local:2"], "matches no file"),
     ]
     if importlib.util.find_spec("distributed") is not None:
