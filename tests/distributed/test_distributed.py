@@ -297,3 +297,20 @@ def test_error_in_a_partition_names_it(client):
     with pytest.raises(ValueError, match="bad row 7") as info:
         fit_sketch(FrequentDirections(ell=4), parts, client)
     assert "partition 2: broken.svm" in "".join(getattr(info.value, "__notes__", []))
+
+
+@pytest.mark.parametrize(
+    "argv,message",
+    [
+        (["--partitions", "0"], "--partitions must be >= 1; got 0"),
+        (["--rounds", "0"], "--rounds must be >= 1; got 0"),
+        (["--scheduler", "nonsense"], "scheduler='nonsense' is not a scheduler address"),
+    ],
+)
+def test_comparison_script_argument_errors(argv, message, capsys):
+    from streamlearn.distributed.__main__ import main as compare
+
+    with pytest.raises(SystemExit) as exc:
+        compare(argv)
+    err = capsys.readouterr().err
+    assert exc.value.code == 2 and message in err and "Traceback" not in err
