@@ -5,6 +5,7 @@ file and report the covariance error (both normalisations), the time and rows pe
 on a Dask worker and the sketches are merged by a tree reduction (:func:`streamlearn.distributed.fit_sketch`);
 the report is the same (the error is computed here, on the stacked DATA, unless ``--no-error``)."""
 
+import math
 import time
 
 from ._common import (
@@ -234,6 +235,10 @@ def _resumed(args):
     return sketch
 
 
+def _shown(value):
+    return str(value) if isinstance(value, float) and not math.isfinite(value) else value
+
+
 def _report(args, sketch, X, n, d, seconds):
     from ..evaluation.spectral import covariance_errors
 
@@ -241,7 +246,8 @@ def _report(args, sketch, X, n, d, seconds):
         "sketch": args.sketch,
         "class": type(sketch).__name__,
         "ell": args.ell,
-        "params": {k: v for k, v in sketch.get_params().items() if k != "ell"},
+        # an infinite value as text, as 'train --json' shows -p theta=inf (JSON has no inf; null would read as unset)
+        "params": {k: _shown(v) for k, v in sketch.get_params().items() if k != "ell"},
         "n_rows": n,
         "n_features": d,
     }

@@ -128,7 +128,7 @@ def test_sketch_help_names_sketch_parameters(capsys):
 
 def _small_svm(path, n=40, d=8):
     X = np.random.default_rng(0).standard_normal((n, d))
-    dump_svmlight_file(X, np.ones(n), str(path))
+    dump_svmlight_file(X, np.ones(n), str(path), zero_based=False)
     return str(path)
 
 
@@ -170,3 +170,9 @@ def test_rfd_figure1_markdown_is_written_aside_then_renamed(tmp_path, capsys, mo
     assert "No space left on device" in capsys.readouterr().err
     assert md.read_text() == "previous report\n"
     assert sorted(p.name for p in tmp_path.iterdir()) == ["data.svm", "fig.md"]
+
+
+def test_sketch_json_shows_an_infinite_parameter(tmp_path, capsys):
+    data = _small_svm(tmp_path / "data.svm")
+    assert main(["sketch", data, "-s", "oja", "--ell", "2", "-p", "learning_rate=inf", "--json"]) == 0
+    assert _json(capsys)["params"]["learning_rate"] == "inf"  # not null, which reads as "not set"
