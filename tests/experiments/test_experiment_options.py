@@ -1,0 +1,30 @@
+"""Experiment options out of range are one-line errors naming the option, before any data is read: never a
+silently different run (``occfm --max-rows -1`` dropped the last row, ``--learners nope`` printed ``[]``)."""
+
+import pytest
+
+from streamlearn.cli.main import main
+
+
+@pytest.mark.parametrize(
+    "options,message",
+    [
+        (["--max-rows", "0"], "--max-rows: expected a positive integer, got '0'"),
+        (["--max-rows", "-1"], "--max-rows: expected a positive integer, got '-1'"),
+        (["--occfm-rank", "0"], "--occfm-rank: expected a positive integer, got '0'"),
+        (["--batch-fw-iters", "0"], "--batch-fw-iters: expected a positive integer, got '0'"),
+        (["--budget", "-1"], "--budget must be >= 0 seconds (0: a full pass); got -1.0"),
+        (["--learners", "fm,nope"], "--learners: unknown learner 'nope'; expected some of fm, river-fm"),
+        (["--occfm-deltas", "x"], "--occfm-deltas expects comma-separated numbers; got 'x'"),
+        (["--occfm-eta-abs", "0.1,y"], "--occfm-eta-abs expects comma-separated numbers; got '0.1,y'"),
+        (["--occfm-steps", "foo"], "--occfm-steps: unknown step schedule 'foo'; expected invsqrt or fw"),
+    ],
+)
+def test_occfm_option_errors(options, message, tmp_path, capsys):
+    # the data file does not exist: each error must come before the data are read
+    try:
+        code = main(["experiment", "occfm", "--data", str(tmp_path / "absent.svm"), "--json", *options])
+    except SystemExit as exc:  # argparse's own error for a value of the wrong type
+        code = exc.code
+    err = capsys.readouterr().err
+    assert code == 2 and message in err and "absent.svm" not in err
