@@ -28,3 +28,23 @@ def test_occfm_option_errors(options, message, tmp_path, capsys):
         code = exc.code
     err = capsys.readouterr().err
     assert code == 2 and message in err and "absent.svm" not in err
+
+
+@pytest.mark.parametrize(
+    "options,message",
+    [
+        (["--splits", "0"], "--splits: expected a positive integer, got '0'"),  # was an UnboundLocalError traceback
+        (["--seed", "-1"], "--seed must be >= 0; got -1"),
+        (["--ells", "x"], "--ells expects comma-separated integers; got 'x'"),
+        (["--ells", "0"], "--ells: every sketch size must be >= 1; got [0]"),
+        (["--alphas", "x"], "--alphas expects comma-separated numbers; got 'x'"),
+        (["--methods", "fd,nope"], "--methods: unknown method 'nope'; expected some of adagrad, full-on, fd"),
+    ],
+)
+def test_rfd_table2_option_errors(options, message, tmp_path, capsys):
+    try:
+        code = main(["experiment", "rfd-table2", "--data", str(tmp_path / "absent.svm"), "--json", *options])
+    except SystemExit as exc:
+        code = exc.code
+    err = capsys.readouterr().err
+    assert code == 2 and message in err and "absent.svm" not in err and "Traceback" not in err
