@@ -48,3 +48,17 @@ def test_rfd_table2_option_errors(options, message, tmp_path, capsys):
         code = exc.code
     err = capsys.readouterr().err
     assert code == 2 and message in err and "absent.svm" not in err and "Traceback" not in err
+
+
+@pytest.mark.parametrize(
+    "options,message",
+    [
+        (["--learners", "pa,nope"], "--learners: unknown learner 'nope'"),  # was a row of nulls per data set
+        (["--rescale", "-1"], "--rescale must be >= 0 (0: skip); got -1"),  # was 'max() arg is an empty sequence'
+        (["--random-state", "-1"], "--random-state must be >= 0; got -1"),
+    ],
+)
+def test_zoo_option_errors(options, message, capsys):
+    code = main(["experiment", "zoo", "--quick", "--no-vw", "--no-ceiling", "--json", *options])
+    captured = capsys.readouterr()
+    assert code == 2 and message in captured.err and captured.out == ""
