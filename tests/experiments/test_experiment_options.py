@@ -62,3 +62,18 @@ def test_zoo_option_errors(options, message, capsys):
     code = main(["experiment", "zoo", "--quick", "--no-vw", "--no-ceiling", "--json", *options])
     captured = capsys.readouterr()
     assert code == 2 and message in captured.err and captured.out == ""
+
+
+@pytest.mark.parametrize(
+    "options,message",
+    [
+        (["--tolerance", "-1"], "--tolerance must be a number >= 0; got -1.0"),  # the checks' verdicts were wrong
+        (["--tolerance", "nan"], "--tolerance must be a number >= 0; got nan"),
+        (["--learners", ","], "--learners: no learner in ','"),  # printed []
+        (["--n-features", "0"], "--n-features must be >= 1; got 0"),
+    ],
+)
+def test_sparsity_option_errors(options, message, tmp_path, capsys):
+    code = main(["experiment", "sparsity", "--data", str(tmp_path / "absent.svm"), "--json", *options])
+    err = capsys.readouterr().err
+    assert code == 2 and message in err and "absent.svm" not in err
