@@ -96,6 +96,12 @@ def run(args):
 
     ells = _numbers(args.ells, int, "ells")
     betas = _numbers(args.betas, float, "betas")
+    bad = [b for b in betas if not 0.0 < b <= 1.0]
+    if bad:
+        raise ValueError(f"--betas: every beta must be in (0, 1]; got {bad}.")
+    for spec in args.data or []:  # every --data before the first is sketched
+        if spec not in ("a9a", "farm-ads") and not os.path.isfile(spec):
+            raise FileNotFoundError(f"--data {spec!r}: no such file (or use 'a9a' / 'farm-ads').")
     rows = []
     for spec in args.data or ["a9a"]:
         name, X = _load(spec)

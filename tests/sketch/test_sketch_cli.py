@@ -176,3 +176,22 @@ def test_sketch_json_shows_an_infinite_parameter(tmp_path, capsys):
     data = _small_svm(tmp_path / "data.svm")
     assert main(["sketch", data, "-s", "oja", "--ell", "2", "-p", "learning_rate=inf", "--json"]) == 0
     assert _json(capsys)["params"]["learning_rate"] == "inf"  # not null, which reads as "not set"
+
+
+@pytest.mark.parametrize(
+    "extra,message",
+    [
+        (["--data", "absent.svm"], "--data 'absent.svm': no such file"),
+        (["--betas", "0"], "--betas: every beta must be in (0, 1]; got [0.0]"),
+    ],
+)
+def test_rfd_figure1_checks_every_option_before_sketching(extra, message, tmp_path, capsys, monkeypatch):
+    import streamlearn.evaluation.spectral as spectral
+
+    def computed(*args, **kwargs):
+        raise AssertionError("a sketch was scored before the options were checked")
+
+    monkeypatch.setattr(spectral, "covariance_errors", computed)
+    data = _small_svm(tmp_path / "data.svm")
+    assert main(["experiment", "rfd-figure1", "--data", data, "--ells", "3", "--json", *extra]) == 2
+    assert message in capsys.readouterr().err
