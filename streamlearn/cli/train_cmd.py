@@ -592,7 +592,7 @@ def _run_distributed_train(args, learner, params):
             # the held-out rows must be scored by the final model: draw them here, as a local run does, and
             # send the remaining rows to the workers as in-memory partitions (one per file)
             source = [
-                _kept_rows(_split(_open(args, p, n_features, i), args.holdout, args.seed, held))
+                _kept_rows(_split(_open(args, p, n_features, i), args.holdout, args.seed, held), args, p)
                 for p, i in zip(paths, infos)
             ]
             partitions = dist.as_partitions(source, n_features=n_features, chunk_size=args.chunk_size)
@@ -670,14 +670,17 @@ def _open(args, path, n_features, info):
     return iter_svmlight(path, chunk_size=args.chunk_size, n_features=n_features, zero_based=info["zero_based"])
 
 
-def _kept_rows(stream):
+def _kept_rows(stream, args, path):
     """One file's training rows (after the holdout draw) as one ``(X, y)`` pair."""
     import numpy as np
     import scipy.sparse as sp
 
     chunks = [(X, y) for X, y in stream if X.shape[0]]
     if not chunks:
-        raise CLIError("a DATA file keeps no training rows after --holdout.")
+        raise CLIError(
+            f"--holdout {args.holdout:g}: every row of {path} was held out, none is left to train on; hold out a "
+            "smaller fraction."
+        )
     return sp.vstack([X for X, _ in chunks], format="csr"), np.concatenate([y for _, y in chunks])
 
 

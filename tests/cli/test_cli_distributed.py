@@ -235,3 +235,12 @@ def test_worker_errors_of_a_local_cluster_are_one_line(tmp_path):
         busy.close()
     assert res.returncode == 2 and one_line_error(res.stderr), res.stderr.decode()
     assert "empty.svm" in res.stderr.decode()
+
+
+def test_holdout_that_empties_a_partition_names_it(address, parts, tmp_path, capsys):
+    small = tmp_path / "small.svm"
+    small.write_text("1 1:1 2:0.5\n-1 1:-1 3:2\n")
+    argv = ["train", parts[0], str(small), "-l", "pa1", "--scheduler", address, "--holdout", "0.999", "--json"]
+    assert main(argv) == 2
+    err = capsys.readouterr().err
+    assert f"--holdout 0.999: every row of {small} was held out" in err
