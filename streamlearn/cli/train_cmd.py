@@ -5,7 +5,6 @@ iterative parameter mixing (:func:`streamlearn.distributed.fit_mixing`), each DA
 partition; the test file / holdout scoring, ``-o`` and ``--json`` are the same as for a local run.
 """
 
-import contextlib
 import os
 
 from .._estimator import is_classifier
@@ -234,20 +233,17 @@ def _nonempty_openers(opens, paths):
     ]
 
 
-@contextlib.contextmanager
-def _rows_left_to_train(args, path):
-    """A --holdout that drew every row of DATA leaves nothing to train on: say so, naming the option and file."""
-    try:
-        yield
-    except ValueError as exc:
-        if args.holdout is None or "yielded no examples" not in str(exc):
-            raise
-        from ..datasets._pipes import pipe_name
+def _no_rows_left(args, path, exc):
+    """A --holdout that drew every row of DATA leaves nothing to train on: the error naming the option and file
+    (None for any other ``exc``)."""
+    if args.holdout is None or "yielded no examples" not in str(exc):
+        return None
+    from ..datasets._pipes import pipe_name
 
-        raise CLIError(
-            f"--holdout {args.holdout:g}: every row of {pipe_name(path)} was held out, none is left to train "
-            "on; hold out a smaller fraction."
-        ) from exc
+    return CLIError(
+        f"--holdout {args.holdout:g}: every row of {pipe_name(path)} was held out, none is left to train "
+        "on; hold out a smaller fraction."
+    )
 
 
 def _with_scaler(args, learner):
@@ -334,7 +330,7 @@ def run_train(args):
                 "(--save-every, --save-per-pass); -o saves the final model."
             )
         return _run_batch_train(args, learner, params, data, model_out, test_stream)
-    with _rows_left_to_train(args, path):
+    try:
         report = train_test_run(
             learner,
             _classes_checked(learner, data.open, path, args.chunk_size),
@@ -347,6 +343,11 @@ def run_train(args):
             progress=show_progress(args),
             chunk_hook=_checkpointer(args, learner, data),
         )
+    except ValueError as exc:
+        error = _no_rows_left(args, path, exc)
+        if error is None:
+            raise
+        raise error from exc
     check_classes(data, learner, path)
     return _finish_train(args, learner, report, model_out, plot_out, data=data, tests=tests)
 
@@ -365,7 +366,7 @@ def _run_hashed_train(args, learner, params, path, model_out, plot_out):
     def attach():
         learner.input_spec_ = spec.to_dict()
 
-    with _rows_left_to_train(args, path):
+    try:
         report = train_test_run(
             learner,
             _classes_checked(learner, opens[0], path, args.chunk_size),
@@ -378,6 +379,11 @@ def _run_hashed_train(args, learner, params, path, model_out, plot_out):
             progress=show_progress(args),
             chunk_hook=_checkpointer(args, learner, before_save=attach),
         )
+    except ValueError as exc:
+        error = _no_rows_left(args, path, exc)
+        if error is None:
+            raise
+        raise error from exc
     attach()
     return _finish_train(args, learner, report, model_out, plot_out)
 
@@ -430,7 +436,7 @@ def _run_resumed_train(args, params):
     tests = []
 
     data_stream, test_stream = model_streams(learner, args.initial_model, path, args.test, args, tests)
-    with _rows_left_to_train(args, path):
+    try:
         report = train_test_run(
             learner,
             data_stream,
@@ -444,6 +450,11 @@ def _run_resumed_train(args, params):
             progress=show_progress(args),
             chunk_hook=_checkpointer(args, learner),
         )
+    except ValueError as exc:
+        error = _no_rows_left(args, path, exc)
+        if error is None:
+            raise
+        raise error from exc
     return _finish_train(
         args, learner, report, model_out, plot_out, tests=tests, resumed_from=os.path.abspath(args.initial_model)
     )

@@ -246,3 +246,22 @@ def test_demo_write_data_json_and_a_failed_write(tmp_path, capsys, monkeypatch):
     assert list(other.iterdir()) == []  # no half-written file, no .part left behind
     assert main(["demo", "--write-data", ""]) == 2
     assert "--write-data" in capsys.readouterr().err
+
+
+def test_dash_as_an_output_is_standard_output_or_refused(tmp_path, capsys, monkeypatch):
+    """'-' is standard input for DATA; as an output it never becomes a file named '-'."""
+    monkeypatch.chdir(tmp_path)
+    model = tmp_path / "m.slm"
+    assert main(["train", A9A, "-l", "pa1", "-o", str(model), "--quiet"]) == 0
+    for argv, what in [
+        (["train", A9A, "-l", "pa1", "-o", "-", "--quiet"], "model file '-'"),
+        (["evaluate", A9A, "-l", "pa1", "--plot", "-", "--quiet"], "plot '-'"),
+        (["sketch", A9A, "--ell", "2", "-o", "-", "--quiet"], "sketch file '-'"),
+    ]:
+        assert main(argv) == 2, argv
+        err = capsys.readouterr().err
+        assert what in err and "standard output" in err, argv
+    capsys.readouterr()
+    assert main(["predict", str(model), A9A_T, "-o", "-"]) == 0  # predictions: '-' is standard output
+    assert capsys.readouterr().out.count("\n") == 16281
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["m.slm"]
