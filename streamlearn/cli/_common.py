@@ -17,15 +17,8 @@ def add_output_options(parser, *, plot=True):
         parser.add_argument("--plot", metavar="PNG", help="write a PNG figure to this path")
 
 
-def add_param_option(parser):
-    parser.add_argument(
-        "-p",
-        "--param",
-        action="append",
-        default=[],
-        metavar="KEY=VALUE",
-        help="learner parameter (repeatable), e.g. -p C=0.01 -p eta0=0.5",
-    )
+def add_param_option(parser, help="learner parameter (repeatable), e.g. -p C=0.01 -p eta0=0.5"):
+    parser.add_argument("-p", "--param", action="append", default=[], metavar="KEY=VALUE", help=help)
 
 
 def add_scale_options(parser, *, not_for=""):

@@ -81,7 +81,34 @@ def output(path, inputs, what):
     """Validate an output path before any work (None when the option was not given)."""
     if path is None:
         return None
+    if path == "-":  # standard input as DATA; as an output it would silently be a file named '-'
+        raise CLIError(
+            f"{what} '-': this file is not written to standard output; give a file name (/dev/stdout writes "
+            "it to standard output)."
+        )
     return Output(path, inputs=[p for p in inputs if p], what=what)
+
+
+def plot_output(path, inputs, option="--plot", what="plot"):
+    """``--plot PATH``, validated before any work like :func:`output`; a name without an extension is a PNG, an
+    extension that matplotlib cannot write is an error now rather than after the run. The returned output's
+    ``suffix`` is what the figure is written as (the temporary file's extension, which matplotlib reads)."""
+    if path is None or path == "-":
+        return output(path, inputs, what)
+    ext = os.path.splitext(path)[1].lower()
+    if ext:
+        from matplotlib.backend_bases import FigureCanvasBase
+
+        formats = FigureCanvasBase.get_supported_filetypes()
+        if ext[1:] not in formats:
+            others = ", ".join(f".{f}" for f in sorted(formats) if f != "png")
+            raise CLIError(
+                f"{option} {path!r}: matplotlib cannot write {ext!r} figures; expected a name ending in .png "
+                f"(or {others}; no extension: PNG)."
+            )
+    out = output(path, inputs, what)
+    out.suffix = ext or ".png"
+    return out
 
 
 class TrainData:

@@ -4,8 +4,8 @@ import os
 import sys
 
 from .. import experiments
-from .._atomic import Output
 from ._common import add_output_options, format_table, print_json, show_progress
+from ._data import output, plot_output
 
 
 def add_parser(sub):
@@ -39,12 +39,20 @@ def _add_experiment(esub, name):
 def run(args):
     module = experiments.get(args.experiment)
     args.progress = show_progress(args)
+    # the files an experiment reads (--data, --test) are never overwritten by the files it writes
+    inputs = [p for name in ("data", "test") for p in _as_list(getattr(args, name, None)) if os.path.isfile(p)]
     plot_out = None
     if args.plot and hasattr(module, "plot"):  # checked before the run, written aside and renamed at the end
-        plot_out = Output(args.plot, what="plot")
+        plot_out = plot_output(args.plot, inputs)
+    if getattr(args, "markdown", None):  # checked before the run; the experiment writes it aside and renames it
+        output(args.markdown, inputs, "Markdown file").discard()
+    if getattr(args, "curves", None):  # rfd-table2's second figure, written by the experiment through this
+        args.curves_output = plot_output(args.curves, inputs, "--curves", "curves figure")
     rows = module.run(args)
-    if getattr(args, "write_data", None):  # ``demo --write-data DIR``: files written, nothing to plot
-        if not args.quiet:
+    if getattr(args, "write_data", None) is not None:  # ``demo --write-data DIR``: files written, nothing to plot
+        if args.json:
+            print_json(rows)
+        elif not args.quiet:
             for row in rows:
                 print(f"wrote {row['file']} ({row['bytes']:,} bytes)")
         return 0
@@ -52,7 +60,7 @@ def run(args):
         if plot_out is None:
             print(f"streamlearn: experiment {args.experiment} has no plot; --plot ignored", file=sys.stderr)
         else:
-            with plot_out.path_for_writing(suffix=os.path.splitext(args.plot)[1]) as tmp:
+            with plot_out.path_for_writing(suffix=plot_out.suffix) as tmp:
                 module.plot(rows, tmp, args)
     if args.json:
         print_json(rows)
@@ -61,3 +69,9 @@ def run(args):
         if args.plot:
             print(f"plot written to {args.plot}")
     return 0
+
+
+def _as_list(value):
+    if value is None:
+        return []
+    return [value] if isinstance(value, str) else list(value)

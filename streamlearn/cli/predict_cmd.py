@@ -75,6 +75,8 @@ def run(args):
     check_data(args.data)
     if args.chunk_size < 1:
         raise CLIError(f"--chunk-size must be >= 1; got {args.chunk_size}.")
+    if args.output == "-":  # predictions are text: '-' is standard output, the default
+        args.output = None
     out = output(args.output, [args.model, args.data], "output")  # checked before the model is read
     model = load(args.model)
     if not (hasattr(model, "_decision_function") and hasattr(model, "n_features_in_")):

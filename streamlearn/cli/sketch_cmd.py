@@ -5,6 +5,7 @@ file and report the covariance error (both normalisations), the time and rows pe
 on a Dask worker and the sketches are merged by a tree reduction (:func:`streamlearn.distributed.fit_sketch`);
 the report is the same (the error is computed here, on the stacked DATA, unless ``--no-error``)."""
 
+import math
 import time
 
 from ._common import (
@@ -50,7 +51,7 @@ def add_parser(sub):
         help="continue the sketch saved in this file (-o of "
         "an earlier run); its kind, ell and parameters come from the file; no covariance error is computed",
     )
-    add_param_option(p)
+    add_param_option(p, help="sketch parameter (repeatable), e.g. -p beta=0.4 (pfd) -p random_state=0 (rp, oja)")
     add_libsvm_options(
         p,
         n_features_help="feature-space width (at most 2**28); default: the largest index in DATA; values of "
@@ -234,6 +235,10 @@ def _resumed(args):
     return sketch
 
 
+def _shown(value):
+    return str(value) if isinstance(value, float) and not math.isfinite(value) else value
+
+
 def _report(args, sketch, X, n, d, seconds):
     from ..evaluation.spectral import covariance_errors
 
@@ -241,7 +246,8 @@ def _report(args, sketch, X, n, d, seconds):
         "sketch": args.sketch,
         "class": type(sketch).__name__,
         "ell": args.ell,
-        "params": {k: v for k, v in sketch.get_params().items() if k != "ell"},
+        # an infinite value as text, as 'train --json' shows -p theta=inf (JSON has no inf; null would read as unset)
+        "params": {k: _shown(v) for k, v in sketch.get_params().items() if k != "ell"},
         "n_rows": n,
         "n_features": d,
     }
@@ -277,8 +283,17 @@ def _run_distributed(args, sketch):
     sketch._check_params()  # sklearn-format message for a bad value before starting anything
     if args.n_features is not None and args.n_features < 1:
         raise CLIError(f"--n-features must be >= 1; got {args.n_features}.")
+    if args.chunk_size < 1:
+        raise CLIError(f"--chunk-size must be >= 1; got {args.chunk_size}.")
     dist = distributed_module()
     paths = expand_data(args.data)
+    if len(paths) > 1:  # a sketch whose merge would fail once every partition is sketched: before any cluster
+        from ..distributed._sketch import _check_mergeable
+
+        try:
+            _check_mergeable(sketch, len(paths))
+        except (TypeError, ValueError) as exc:
+            raise CLIError(str(exc)) from exc
     out = output(args.output, paths, "sketch file")
     with connected(dist, args.scheduler) as client:  # a bad --scheduler fails before DATA is read
         workers = n_workers(client)
@@ -291,7 +306,9 @@ def _run_distributed(args, sketch):
             ]
             d = args.n_features or max(i["n_features"] for i in infos)
         bases = {i["zero_based"] for i in infos or []}
-        partitions = dist.as_partitions(paths, n_features=d, zero_based=bases.pop() if len(bases) == 1 else "auto")
+        partitions = dist.as_partitions(
+            paths, n_features=d, chunk_size=args.chunk_size, zero_based=bases.pop() if len(bases) == 1 else "auto"
+        )
         t0 = time.perf_counter()
         try:
             result = dist.fit_sketch(sketch, partitions, client)

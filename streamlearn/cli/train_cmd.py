@@ -35,6 +35,7 @@ from ._data import (
     model_reader,
     nonempty,
     output,
+    plot_output,
 )
 from ._resume import (
     Checkpointer,
@@ -232,6 +233,19 @@ def _nonempty_openers(opens, paths):
     ]
 
 
+def _no_rows_left(args, path, exc):
+    """A --holdout that drew every row of DATA leaves nothing to train on: the error naming the option and file
+    (None for any other ``exc``)."""
+    if args.holdout is None or "yielded no examples" not in str(exc):
+        return None
+    from ..datasets._pipes import pipe_name
+
+    return CLIError(
+        f"--holdout {args.holdout:g}: every row of {pipe_name(path)} was held out, none is left to train "
+        "on; hold out a smaller fraction."
+    )
+
+
 def _with_scaler(args, learner):
     """``learner`` behind the ``--scale`` scaler and the ``--scale-target`` target scaler (a ``StreamPipeline``,
     saved whole; without them, the learner's defaults), or itself for none."""
@@ -262,6 +276,10 @@ def run_train(args):
     _need_learner(args)
     check_checkpoint_args(args)
     params = parse_params(args.param)
+    if args.holdout is not None and not 0.0 < args.holdout < 1.0:
+        raise CLIError(f"--holdout must be a fraction in (0, 1); got {args.holdout}.")
+    if args.seed < 0:
+        raise CLIError(f"--seed must be >= 0; got {args.seed}.")
     if args.initial_model is not None:
         return _run_resumed_train(args, params)
     learner = _with_scaler(args, make_learner(args.learner, params))
@@ -288,7 +306,7 @@ def run_train(args):
     if args.test:
         check_test(args.test, path)
     model_out = output(args.output, [path, args.test], "model file")  # checked before any work
-    plot_out = output(args.plot, [path, args.test], "plot")
+    plot_out = plot_output(args.plot, [path, args.test])
     if input_format(args, path) != "libsvm":
         return _run_hashed_train(args, learner, params, path, model_out, plot_out)
     is_table_run(args, [path])  # table options on LIBSVM data are an error
@@ -312,18 +330,24 @@ def run_train(args):
                 "(--save-every, --save-per-pass); -o saves the final model."
             )
         return _run_batch_train(args, learner, params, data, model_out, test_stream)
-    report = train_test_run(
-        learner,
-        _classes_checked(learner, data.open, path, args.chunk_size),
-        name=args.learner,
-        params=params,
-        passes=args.passes,
-        test_stream=test_stream if args.test else None,
-        holdout=args.holdout,
-        seed=args.seed,
-        progress=show_progress(args),
-        chunk_hook=_checkpointer(args, learner, data),
-    )
+    try:
+        report = train_test_run(
+            learner,
+            _classes_checked(learner, data.open, path, args.chunk_size),
+            name=args.learner,
+            params=params,
+            passes=args.passes,
+            test_stream=test_stream if args.test else None,
+            holdout=args.holdout,
+            seed=args.seed,
+            progress=show_progress(args),
+            chunk_hook=_checkpointer(args, learner, data),
+        )
+    except ValueError as exc:
+        error = _no_rows_left(args, path, exc)
+        if error is None:
+            raise
+        raise error from exc
     check_classes(data, learner, path)
     return _finish_train(args, learner, report, model_out, plot_out, data=data, tests=tests)
 
@@ -342,18 +366,24 @@ def _run_hashed_train(args, learner, params, path, model_out, plot_out):
     def attach():
         learner.input_spec_ = spec.to_dict()
 
-    report = train_test_run(
-        learner,
-        _classes_checked(learner, opens[0], path, args.chunk_size),
-        name=args.learner,
-        params=params,
-        passes=args.passes,
-        test_stream=(lambda: checked_labels(opens[1](), learner, pipe_name(args.test))) if args.test else None,
-        holdout=args.holdout,
-        seed=args.seed,
-        progress=show_progress(args),
-        chunk_hook=_checkpointer(args, learner, before_save=attach),
-    )
+    try:
+        report = train_test_run(
+            learner,
+            _classes_checked(learner, opens[0], path, args.chunk_size),
+            name=args.learner,
+            params=params,
+            passes=args.passes,
+            test_stream=(lambda: checked_labels(opens[1](), learner, pipe_name(args.test))) if args.test else None,
+            holdout=args.holdout,
+            seed=args.seed,
+            progress=show_progress(args),
+            chunk_hook=_checkpointer(args, learner, before_save=attach),
+        )
+    except ValueError as exc:
+        error = _no_rows_left(args, path, exc)
+        if error is None:
+            raise
+        raise error from exc
     attach()
     return _finish_train(args, learner, report, model_out, plot_out)
 
@@ -396,7 +426,7 @@ def _run_resumed_train(args, params):
         check_test(args.test, path)
     # the model may be rewritten in place (-i m -o m): it is read whole before the new file replaces it
     model_out = output(args.output, [path, args.test], "model file")
-    plot_out = output(args.plot, [path, args.test, args.initial_model], "plot")
+    plot_out = plot_output(args.plot, [path, args.test, args.initial_model])
     learner, name = load_for_resume(args.initial_model, args.learner, params)
     check_resume_options(args, learner, args.initial_model)
     from ..datasets._stream import is_stream_path
@@ -406,19 +436,25 @@ def _run_resumed_train(args, params):
     tests = []
 
     data_stream, test_stream = model_streams(learner, args.initial_model, path, args.test, args, tests)
-    report = train_test_run(
-        learner,
-        data_stream,
-        name=name,
-        params=learner.get_params(deep=False),
-        passes=args.passes,
-        classes=getattr(learner, "classes_", None),
-        test_stream=test_stream if args.test else None,
-        holdout=args.holdout,
-        seed=args.seed,
-        progress=show_progress(args),
-        chunk_hook=_checkpointer(args, learner),
-    )
+    try:
+        report = train_test_run(
+            learner,
+            data_stream,
+            name=name,
+            params=learner.get_params(deep=False),
+            passes=args.passes,
+            classes=getattr(learner, "classes_", None),
+            test_stream=test_stream if args.test else None,
+            holdout=args.holdout,
+            seed=args.seed,
+            progress=show_progress(args),
+            chunk_hook=_checkpointer(args, learner),
+        )
+    except ValueError as exc:
+        error = _no_rows_left(args, path, exc)
+        if error is None:
+            raise
+        raise error from exc
     return _finish_train(
         args, learner, report, model_out, plot_out, tests=tests, resumed_from=os.path.abspath(args.initial_model)
     )
@@ -438,7 +474,7 @@ def _finish_train(args, learner, report, model_out, plot_out, data=None, tests=(
     if model_out:
         learner.save(model_out)
     if plot_out:
-        with plot_out.path_for_writing(suffix=os.path.splitext(plot_out.name)[1]) as tmp:
+        with plot_out.path_for_writing(suffix=plot_out.suffix) as tmp:
             report.progressive.plot(tmp)
     out = report.as_dict()
     if resumed_from is not None:
@@ -567,7 +603,7 @@ def _run_distributed_train(args, learner, params):
             # the held-out rows must be scored by the final model: draw them here, as a local run does, and
             # send the remaining rows to the workers as in-memory partitions (one per file)
             source = [
-                _kept_rows(_split(_open(args, p, n_features, i), args.holdout, args.seed, held))
+                _kept_rows(_split(_open(args, p, n_features, i), args.holdout, args.seed, held), args, p)
                 for p, i in zip(paths, infos)
             ]
             partitions = dist.as_partitions(source, n_features=n_features, chunk_size=args.chunk_size)
@@ -645,14 +681,17 @@ def _open(args, path, n_features, info):
     return iter_svmlight(path, chunk_size=args.chunk_size, n_features=n_features, zero_based=info["zero_based"])
 
 
-def _kept_rows(stream):
+def _kept_rows(stream, args, path):
     """One file's training rows (after the holdout draw) as one ``(X, y)`` pair."""
     import numpy as np
     import scipy.sparse as sp
 
     chunks = [(X, y) for X, y in stream if X.shape[0]]
     if not chunks:
-        raise CLIError("a DATA file keeps no training rows after --holdout.")
+        raise CLIError(
+            f"--holdout {args.holdout:g}: every row of {path} was held out, none is left to train on; hold out a "
+            "smaller fraction."
+        )
     return sp.vstack([X for X, _ in chunks], format="csr"), np.concatenate([y for _, y in chunks])
 
 
@@ -683,7 +722,7 @@ def run_evaluate(args):
             "'streamlearn train --test TEST'."
         )
     learner = _with_scaler(args, learner)
-    plot_out = output(args.plot, [args.data], "plot")
+    plot_out = plot_output(args.plot, [args.data])
     data = None
     if input_format(args, args.data) != "libsvm":
         stream = _hashed_openers(args, [args.data])[0][0]()
@@ -699,7 +738,7 @@ def run_evaluate(args):
     result = progressive_validation(learner, stream, classes=classes, progress=show_progress(args))
     check_diverged(learner, result.average_loss, type(learner).__name__)
     if plot_out:
-        with plot_out.path_for_writing(suffix=os.path.splitext(plot_out.name)[1]) as tmp:
+        with plot_out.path_for_writing(suffix=plot_out.suffix) as tmp:
             result.plot(tmp)
     if args.json:
         out = {

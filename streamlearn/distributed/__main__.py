@@ -1,11 +1,12 @@
 """``python -m streamlearn.distributed [a9a|farm-ads] [--partitions P] [--rounds R] [--scheduler local:2]``:
-mixed vs sequential one-pass test accuracy of PA-I, FTRL and RFD-SON (the figures of docs/readme/distributed.md).
+mixed vs sequential one-pass test accuracy of PA-I, FTRL and RFD-SON (the figures of docs/user-guide/dask.md).
 
 a9a: the bundled train/test files; farm-ads: a fixed random 70/30 split (seed 0) of the shared file.
 The training rows are cut into P contiguous partitions; every learner is mixed for R rounds of one pass.
 """
 
 import argparse
+import contextlib
 import time
 
 import numpy as np
@@ -19,11 +20,20 @@ def main(argv=None):
     ap.add_argument("--rounds", type=int, default=3)
     ap.add_argument("--scheduler", default="local:2")
     args = ap.parse_args(argv)
+    for option, value in (("--partitions", args.partitions), ("--rounds", args.rounds)):
+        if value < 1:
+            ap.error(f"{option} must be >= 1; got {value}.")
 
     from ..datasets import load_a9a, load_farm_ads
     from ..linear_model import FTRLProximalClassifier, PassiveAggressiveClassifier
     from ..second_order import SketchedOnlineNewton
     from . import connect, fit_mixing
+    from ._client import _parse
+
+    try:
+        _parse(args.scheduler)  # a malformed --scheduler before the data are loaded
+    except ValueError as exc:
+        ap.error(str(exc))
 
     if args.data == "a9a":
         X, y, X_test, y_test = load_a9a()
@@ -46,7 +56,11 @@ def main(argv=None):
     )
     print("| learner | sequential one pass | mixed | difference (pt) | mixing seconds | seconds per round |")
     print("|---|---|---|---|---|---|")
-    with connect(args.scheduler) as client:
+    with contextlib.ExitStack() as stack:
+        try:
+            client = stack.enter_context(connect(args.scheduler))
+        except (OSError, ValueError) as exc:
+            ap.error(f"could not connect to the Dask scheduler {args.scheduler!r}: {exc}")
         for name, learner in learners.items():
             seq = clone(learner).partial_fit(X, y, classes=[-1, 1]).score(X_test, y_test)
             t0 = time.perf_counter()

@@ -2,6 +2,7 @@
 
 import contextlib
 import re
+import socket
 from collections.abc import Iterator
 from typing import Any
 
@@ -96,6 +97,14 @@ def connect(
     kind, value = _parse(scheduler)
     if kind == "local":
         cluster_kwargs.setdefault("dashboard_address", None)
+        if cluster_kwargs["dashboard_address"] is None:
+            # no dashboard, but the scheduler still serves HTTP (health, metrics), by default on port 8787: on any
+            # free port instead, so that a second cluster on this machine does not warn that 8787 is taken
+            host = cluster_kwargs.get("host") or "127.0.0.1"
+            cluster_kwargs["scheduler_kwargs"] = {
+                "dashboard_address": f"{host}:0",
+                **cluster_kwargs.get("scheduler_kwargs", {}),
+            }
         cluster = LocalCluster(n_workers=value, threads_per_worker=threads_per_worker, processes=True, **cluster_kwargs)
         try:
             client = Client(cluster)
@@ -106,11 +115,43 @@ def connect(
         finally:
             cluster.close()
     else:
+        _reachable(scheduler, value)
         client = Client(value)
         try:
             yield client
         finally:
             client.close()
+
+
+def _reachable(scheduler, address):
+    """Fail at once, naming ``address``, when no scheduler can be listening there: a malformed or out-of-range
+    port, an unknown host, a refused connection (Dask itself retries those for its whole connect timeout,
+    30 s by default, before giving up). A host that does not answer fails after that timeout, as in Dask."""
+    from dask.utils import parse_timedelta
+    from distributed.comm.addressing import parse_address, parse_host_port
+
+    try:
+        protocol, location = parse_address(address, strict=False)
+    except ValueError as exc:
+        raise ValueError(f"scheduler={scheduler!r} is not a scheduler address ({exc}): expected {_FORMS}.") from None
+    if protocol not in ("tcp", "tls"):
+        return
+    try:
+        host, port = parse_host_port(location)
+    except ValueError as exc:
+        raise ValueError(f"scheduler={scheduler!r} is not a scheduler address ({exc}): expected {_FORMS}.") from None
+    if not 0 < port < 65536:
+        raise ValueError(f"scheduler={scheduler!r}: port {port} is out of range; expected 1 to 65535.")
+    timeout = parse_timedelta(distributed.config.get("distributed.comm.timeouts.connect"), default="seconds")
+    try:
+        with socket.create_connection((host, port), timeout=timeout):
+            pass
+    except socket.gaierror as exc:
+        raise OSError(f"unknown host {host!r} ({exc.strerror})") from None
+    except ConnectionRefusedError:
+        raise ConnectionRefusedError(f"connection refused: no scheduler listens on {host}:{port}") from None
+    except TimeoutError:
+        raise TimeoutError(f"no answer from {host}:{port} within {timeout:g} s") from None
 
 
 def _default_client():

@@ -277,14 +277,14 @@ def as_partitions(
                 )
             X, y = _check_chunk(X, y, f"as_partitions item {k}", None)
             parts.append((X, y))
-        widths = {X.shape[1] for X, _ in parts}
-        width = n_features if n_features is not None else max(widths)
+        width = n_features if n_features is not None else max(X.shape[1] for X, _ in parts)
+        widest = next(k for k, (X, _) in enumerate(parts) if X.shape[1] == width) if n_features is None else None
         for k, (X, _) in enumerate(parts):
             if X.shape[1] != width:
+                expected = f"n_features={n_features}" if widest is None else f"item {widest} has {width}"
                 raise ValueError(
-                    f"as_partitions: item {k} has {X.shape[1]} columns, others {sorted(widths)}"
-                    f"{'' if n_features is None else f' (n_features={n_features})'}; every "
-                    "partition must have the same number of features."
+                    f"as_partitions: item {k} has {X.shape[1]} columns, {expected}; every partition must have "
+                    "the same number of features."
                 )
         return [
             Partition("arrays", [(X, y)], index=k, n_features=width, chunk_size=chunk_size, n_rows=X.shape[0])

@@ -28,6 +28,24 @@ def _merge(*sketches):
     return out
 
 
+def _check_mergeable(sketch, n_parts):
+    """Refuse, before any task, the sketches whose merge would fail once every partition is sketched."""
+    from ..sketch import OjaSketch, RandomProjectionSketch
+
+    if isinstance(sketch, OjaSketch):
+        raise TypeError(
+            f"fit_sketch cannot merge OjaSketch sketches (no merge rule with any guarantee), so it cannot sketch "
+            f"{n_parts} partitions; use FrequentDirections, RobustFrequentDirections or RandomProjectionSketch, "
+            "or one partition."
+        )
+    if isinstance(sketch, RandomProjectionSketch) and sketch.random_state is not None:
+        raise ValueError(
+            f"fit_sketch: RandomProjectionSketch(random_state={sketch.random_state!r}) would draw the same "
+            f"projections on each of the {n_parts} partitions, and the sum of such sketches is biased; use "
+            "random_state=None (each partition draws its own seed)."
+        )
+
+
 def fit_sketch(sketch: Any, partitions: Any, client: Any = None, *, split_every: int = 2, blas_threads: int = 1) -> Any:
     """Sketch every partition on the workers and merge the sketches by a tree reduction.
 
@@ -89,8 +107,10 @@ def fit_sketch(sketch: Any, partitions: Any, client: Any = None, *, split_every:
         )
     if not isinstance(split_every, numbers.Integral) or isinstance(split_every, bool) or split_every < 2:
         raise ValueError(f"split_every must be an int >= 2; got {split_every!r}.")
-    client = resolve_client(client)
     parts = check_partitions(partitions)
+    if len(parts) > 1:
+        _check_mergeable(sketch, len(parts))
+    client = resolve_client(client)
     template = clone(sketch)
     tag = uuid.uuid4().hex[:8]
     data = data_futures(client, parts)

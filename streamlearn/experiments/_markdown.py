@@ -1,6 +1,15 @@
 """The Markdown reports of the experiments (``--markdown``): a title, what was run, the checks, one table."""
 
-__all__ = ["report_head", "table_row"]
+__all__ = ["report_head", "table_row", "write_report"]
+
+
+def write_report(path, lines: list[str]) -> None:
+    """Write the report's ``lines`` to ``path`` as every output of the command line is written: aside, then
+    renamed over ``path`` once complete (an error leaves the previous file as it was)."""
+    from .._atomic import Output
+
+    with Output(path, what="Markdown file").open("w") as f:
+        f.write("\n".join(lines) + "\n")
 
 
 def table_row(cells: list[str]) -> str:

@@ -19,6 +19,7 @@ import time
 from pathlib import Path
 
 from .._cpus import available_cpus
+from ._markdown import write_report
 from ._options import positive_int
 
 HELP = "every learner, one pass over the bundled a9a, scored on a9a.t (the main job of 'make run')"
@@ -62,6 +63,8 @@ def write_data(directory) -> list[Path]:
 
     from ..datasets import bundled_path
 
+    if not str(directory):
+        raise ValueError("--write-data: the folder name is empty; give a folder (e.g. '.').")
     directory = Path(directory)
     if directory.exists() and not directory.is_dir():
         raise ValueError(f"--write-data: {directory} is not a directory")
@@ -69,12 +72,22 @@ def write_data(directory) -> list[Path]:
     for target in targets.values():
         if target.exists():
             raise ValueError(f"--write-data: {target} exists; remove it or choose another directory")
-    directory.mkdir(parents=True, exist_ok=True)
-    for name, target in targets.items():
-        tmp = target.with_name(target.name + ".part")
-        with lzma.open(bundled_path(name)) as src, open(tmp, "wb") as dst:
-            shutil.copyfileobj(src, dst)
-        os.replace(tmp, target)
+    tmp = None
+    try:
+        directory.mkdir(parents=True, exist_ok=True)
+        for name, target in targets.items():
+            tmp = target.with_name(target.name + ".part")
+            with lzma.open(bundled_path(name)) as src, open(tmp, "wb") as dst:
+                shutil.copyfileobj(src, dst)
+            os.replace(tmp, target)
+            tmp = None
+    except BaseException as exc:
+        if tmp is not None:
+            tmp.unlink(missing_ok=True)
+        if isinstance(exc, OSError):
+            where = tmp.with_suffix("") if tmp is not None else directory
+            raise ValueError(f"--write-data: cannot write {where}: {exc.strerror or exc}.") from exc
+        raise
     return list(targets.values())
 
 
@@ -85,7 +98,7 @@ def run(args):
     from ..learners import LEARNERS, make_learner, scaled_learner
     from ..evaluation import progressive_validation
 
-    if getattr(args, "write_data", None):
+    if getattr(args, "write_data", None) is not None:
         paths = write_data(args.write_data)
         return [{"file": str(p), "bytes": p.stat().st_size} for p in paths]
     names = (
@@ -313,7 +326,7 @@ def _write_markdown(rows, path):
             f"| `{r['learner']}` | {r['online_error_rate']:.4f} | {r['test_accuracy']:.4f} | "
             f"{r['us_per_example']:.2f} | {r['nnz_weights']} |"
         )
-    Path(path).write_text("\n".join(lines) + "\n")
+    write_report(path, lines)
 
 
 #: Panels of the demo figure: learner name -> family (learners not listed go by their subpackage).

@@ -52,7 +52,8 @@ import time
 
 import numpy as np
 
-from ._markdown import report_head, table_row
+from ._markdown import report_head, table_row, write_report
+from ._options import positive_int
 
 HELP = (
     "online FMs on MovieLens-100K (or farm-ads / a LIBSVM file): fm, ccfm-ogd, occfm exact and scalable, "
@@ -80,6 +81,10 @@ DENSE_DELTA = 50.0
 LINEAR = ("ogd", "pa1", "ftrl")
 
 
+#: the learners of --learners, in the order of the report
+LEARNER_NAMES = ("fm", "river-fm", "occfm-scalable", "occfm-exact", "ccfm-ogd", "linear", "ccfm-batch-fw")
+
+
 def add_arguments(parser):
     parser.add_argument("--data", default="ml-100k", help="ml-100k (default), farm-ads, or a LIBSVM file")
     parser.add_argument("--test", metavar="PATH", default=None, help="LIBSVM test file (default: 20%% held out)")
@@ -100,8 +105,10 @@ def add_arguments(parser):
         action="store_true",
         help="regression: OCCFM learns y - mean(y_stream) (tests the global-bias hypothesis)",
     )
-    parser.add_argument("--occfm-rank", type=int, default=10, help="rank = ell of scalable OCCFM (default 10)")
-    parser.add_argument("--batch-fw-iters", type=int, default=1000, help="passes of ccfm-batch-fw (default 1000)")
+    parser.add_argument("--occfm-rank", type=positive_int, default=10, help="rank = ell of scalable OCCFM (default 10)")
+    parser.add_argument(
+        "--batch-fw-iters", type=positive_int, default=1000, help="passes of ccfm-batch-fw (default 1000)"
+    )
     parser.add_argument("--batch-fw-delta", type=float, default=300.0, help="delta of ccfm-batch-fw (default 300)")
     parser.add_argument(
         "--budget",
@@ -109,14 +116,48 @@ def add_arguments(parser):
         default=60.0,
         help="seconds allowed to occfm-exact and ccfm-ogd (default 60; 0 = a full pass)",
     )
-    parser.add_argument("--max-rows", type=int, default=None, help="use only the first N stream rows")
+    parser.add_argument("--max-rows", type=positive_int, default=None, help="use only the first N stream rows")
     parser.add_argument(
         "--learners",
         default="fm,river-fm,occfm-scalable,occfm-exact,ccfm-ogd,linear",
-        help="subset of fm,river-fm,occfm-scalable,occfm-exact,ccfm-ogd,linear,ccfm-batch-fw",
+        help=f"subset of {','.join(LEARNER_NAMES)}",
     )
     parser.add_argument("--quick", action="store_true", help="one setting per grid (smoke runs)")
     parser.add_argument("--markdown", metavar="PATH", default=None, help="also write the table as Markdown")
+
+
+def _check_options(args):
+    """The learners asked for and the OCCFM grids ``(deltas, eta factors, absolute etas, step schedules)``;
+    ValueError naming the option for a value out of range."""
+    wanted = [w.strip() for w in args.learners.split(",") if w.strip()]
+    unknown = [w for w in wanted if w not in LEARNER_NAMES]
+    if unknown or not wanted:
+        got = f"unknown learner {unknown[0]!r}" if unknown else f"no learner in {args.learners!r}"
+        raise ValueError(f"--learners: {got}; expected some of {', '.join(LEARNER_NAMES)}.")
+    budget = getattr(args, "budget", 0.0)
+    if not budget >= 0:
+        raise ValueError(f"--budget must be >= 0 seconds (0: a full pass); got {budget}.")
+
+    def floats(option, default):
+        text = getattr(args, option.lstrip("-").replace("-", "_"), None)
+        if not text:
+            return default
+        try:
+            return tuple(float(a) for a in text.split(","))
+        except ValueError:
+            raise ValueError(f"{option} expects comma-separated numbers; got {text!r}.") from None
+
+    steps = [s.strip() for s in (getattr(args, "occfm_steps", None) or "invsqrt").split(",") if s.strip()]
+    for step in steps:
+        if step not in ("invsqrt", "fw"):
+            raise ValueError(f"--occfm-steps: unknown step schedule {step!r}; expected invsqrt or fw.")
+    grids = (
+        floats("--occfm-deltas", OCCFM_DELTAS),
+        floats("--occfm-eta-factors", OCCFM_ETA_FACTORS),
+        floats("--occfm-eta-abs", None),
+        steps,
+    )
+    return set(wanted), grids
 
 
 # ----------------------------------------------------------------------------------------------------------
@@ -343,9 +384,9 @@ def run(args):
     )
     from ..learners import make_learner
 
+    wanted, grids = _check_options(args)  # before the data are read
     task, X, y, Xt, yt, name = _load(args)
     reg = task == "regression"
-    wanted = {w.strip() for w in args.learners.split(",") if w.strip()}
     G = _grad_bound(task, X, y)
     T = X.shape[0]
     rows, curves = [], {}
@@ -402,11 +443,7 @@ def run(args):
                 add("river-fm", cfg, lambda cfg=cfg: _run_river(task, cfg, dX, y, dXt, yt))
     if "occfm-scalable" in wanted:
         cls = OCCFMRegressor if reg else OCCFMClassifier
-        floats = lambda v, default: default if not v else tuple(float(a) for a in v.split(","))  # noqa: E731
-        deltas = floats(getattr(args, "occfm_deltas", None), OCCFM_DELTAS)
-        factors = floats(getattr(args, "occfm_eta_factors", None), OCCFM_ETA_FACTORS)
-        etas_abs = floats(getattr(args, "occfm_eta_abs", None), None)
-        steps = [s.strip() for s in (getattr(args, "occfm_steps", None) or "invsqrt").split(",") if s.strip()]
+        deltas, factors, etas_abs, steps = grids
         rank = int(getattr(args, "occfm_rank", 10) or 10)
         mu = float(y.mean()) if reg and getattr(args, "occfm_center", False) else 0.0
         for step in grid(steps):
@@ -540,8 +577,7 @@ def _write_markdown(rows, summ, path, name, regression, args):
         if r.get("error"):
             cells[-1] = "refused: " + r["error"][:120]
         lines.append(table_row(cells))
-    with open(path, "w") as f:
-        f.write("\n".join(lines) + "\n")
+    write_report(path, lines)
 
 
 def plot(rows, path, args):

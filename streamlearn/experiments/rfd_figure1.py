@@ -16,6 +16,8 @@ Example::
 import os
 import time
 
+from ._markdown import write_report
+
 HELP = "RFD paper Fig. 1-2: relative spectral error of FD, CFD, PFD-beta and RFD vs the sketch size ell"
 COLUMNS = [
     "data",
@@ -94,6 +96,12 @@ def run(args):
 
     ells = _numbers(args.ells, int, "ells")
     betas = _numbers(args.betas, float, "betas")
+    bad = [b for b in betas if not 0.0 < b <= 1.0]
+    if bad:
+        raise ValueError(f"--betas: every beta must be in (0, 1]; got {bad}.")
+    for spec in args.data or []:  # every --data before the first is sketched
+        if spec not in ("a9a", "farm-ads") and not os.path.isfile(spec):
+            raise FileNotFoundError(f"--data {spec!r}: no such file (or use 'a9a' / 'farm-ads').")
     rows = []
     for spec in args.data or ["a9a"]:
         name, X = _load(spec)
@@ -192,8 +200,7 @@ def write_markdown(rows, path, command=None):
     for data, s in summary(rows).items():
         verdict = "met" if s["rfd_at_most_0.6_fd"] else "NOT met"
         lines.append(f"- {data}: {s['max_ratio']:.3f} over ell in {s['ells']} ({verdict})")
-    with open(path, "w") as f:
-        f.write("\n".join(lines) + "\n")
+    write_report(path, lines)
 
 
 def plot(rows, path, args):

@@ -26,9 +26,12 @@ busy machine).
     streamlearn experiment rfd-table2 --data a9a --splits 5 --json --plot table2.png
 """
 
+import os
 import time
 
 import numpy as np
+
+from ._options import positive_int
 
 HELP = "RFD paper Table 2/3: AdaGrad, FULL-ON and sketched online Newton (FD/PFD/RP/Oja/RFD/RFD0), best alpha0"
 COLUMNS = [
@@ -105,7 +108,7 @@ def add_arguments(parser):
         metavar="PATH",
         help="svmlight file, or 'a9a' (bundled training file) or 'farm-ads' (shared data dir)",
     )
-    parser.add_argument("--splits", type=int, default=5, help="random 70/30 splits (default 5)")
+    parser.add_argument("--splits", type=positive_int, default=5, help="random 70/30 splits (default 5)")
     parser.add_argument("--seed", type=int, default=0, help="seed of the first split (default 0)")
     parser.add_argument(
         "--ells", default=None, metavar="A,B,C", help="sketch sizes (default 5,10,20 when d < 1000, else 20,30,50)"
@@ -167,6 +170,34 @@ def _make(method, ell, alpha0, slab):
     return SketchedOnlineNewton(sketch=method, ell=ell, alpha0=alpha0, slab=slab, safeguard="paper")
 
 
+def _check_options(args):
+    """``(ells or None, alphas, methods)`` from the options; ValueError naming the option for a bad value."""
+
+    def numbers(option, conv, what):
+        text = getattr(args, option[2:])
+        if not text:
+            return None
+        try:
+            return [conv(v) for v in text.split(",")]
+        except ValueError:
+            raise ValueError(f"{option} expects comma-separated {what}; got {text!r}.") from None
+
+    if getattr(args, "seed", 0) < 0:
+        raise ValueError(f"--seed must be >= 0; got {args.seed}.")
+    ells = numbers("--ells", int, "integers")
+    if ells is not None and min(ells) < 1:
+        raise ValueError(f"--ells: every sketch size must be >= 1; got {ells}.")
+    alphas = numbers("--alphas", float, "numbers")
+    if alphas is not None and not all(a >= 0 and np.isfinite(a) for a in alphas):
+        raise ValueError(f"--alphas: every alpha0 must be a finite number >= 0; got {alphas}.")
+    known = ["adagrad", "full-on"] + _SKETCH_METHODS
+    methods = [m.strip() for m in args.methods.split(",")] if args.methods else list(known)
+    for m in methods:
+        if m not in known:
+            raise ValueError(f"--methods: unknown method {m!r}; expected some of {', '.join(known)}.")
+    return ells, alphas or ALPHA_GRID, methods
+
+
 def run(args):
     from threadpoolctl import threadpool_limits
 
@@ -190,12 +221,11 @@ def split_indices(n, split, seed=0):
 def _run(args):
     from ..second_order import FULL_ON_MAX_FEATURES
 
+    ells, alphas, methods = _check_options(args)  # before the data are read
     X, y, name = _load(args.data)
     y = np.where(y > 0, 1, -1)
     d = X.shape[1]
-    ells = [int(v) for v in args.ells.split(",")] if args.ells else ([5, 10, 20] if d < 1000 else [20, 30, 50])
-    alphas = [float(v) for v in args.alphas.split(",")] if args.alphas else ALPHA_GRID
-    methods = args.methods.split(",") if args.methods else ["adagrad", "full-on"] + _SKETCH_METHODS
+    ells = ells or ([5, 10, 20] if d < 1000 else [20, 30, 50])
     if d > FULL_ON_MAX_FEATURES and "full-on" in methods:
         methods.remove("full-on")
     paper = _PAPER.get(name)
@@ -277,8 +307,15 @@ def _run(args):
                 "split_order": "file" if file_order else "random",
             }
         )
-    if getattr(args, "curves", None):
-        plot_curves(rows, curves, args.curves)
+    if getattr(args, "curves", None):  # written aside, then renamed (the command line checked it before the run)
+        out = getattr(args, "curves_output", None)
+        if out is None:
+            from .._atomic import Output
+
+            out = Output(args.curves, what="curves figure")
+        suffix = getattr(out, "suffix", None) or os.path.splitext(args.curves)[1] or ".png"
+        with out.path_for_writing(suffix=suffix) as tmp:
+            plot_curves(rows, curves, tmp)
     return rows
 
 

@@ -23,7 +23,7 @@ import math
 
 import numpy as np
 
-from ._markdown import report_head, table_row
+from ._markdown import report_head, table_row, write_report
 
 HELP = (
     "sparse learners (truncation, tg, fobos, rda, ftrl): lambda sweep, test accuracy vs non-zero weights "
@@ -69,8 +69,9 @@ def run(args):
     from ..learners import make_learner
     from ..evaluation import progressive_validation
 
-    (X, y), name = _load(args)
-    names = [n.strip() for n in args.learners.split(",") if n.strip()]
+    names = [n.strip() for n in args.learners.split(",") if n.strip()]  # the options before the data are read
+    if not names:
+        raise ValueError(f"--learners: no learner in {args.learners!r}; expected some of {', '.join(FIXED)}.")
     for n in names:
         if n not in FIXED:
             raise ValueError(f"--learners: unknown learner {n!r}; expected some of {', '.join(FIXED)}.")
@@ -78,6 +79,11 @@ def run(args):
         raise ValueError(
             f"--test-fraction must be in (0, 1) and --splits >= 1; got {args.test_fraction}, {args.splits}."
         )
+    if not args.tolerance >= 0:
+        raise ValueError(f"--tolerance must be a number >= 0; got {args.tolerance}.")
+    if args.n_features is not None and args.n_features < 1:
+        raise ValueError(f"--n-features must be >= 1; got {args.n_features}.")
+    (X, y), name = _load(args)
     classes = np.unique(y)
     splits = []
     for seed in range(args.splits):
@@ -205,8 +211,7 @@ def _write_markdown(rows, summ, path, name, args):
                 f"| {p['fobos_l1']:.3g} | {p['fobos_accuracy']:.4f} | {p['fobos_nnz']:.1f} | {rda} | "
                 f"{'yes' if p['holds'] else 'no'} |"
             )
-    with open(path, "w") as f:
-        f.write("\n".join(lines) + "\n")
+    write_report(path, lines)
 
 
 def plot(rows, path, args):

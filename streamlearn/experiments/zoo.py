@@ -89,6 +89,15 @@ def add_arguments(parser):
 def run(args):
     from ..datasets import ZooUnavailable, load_zoo, zoo_names
 
+    from ..learners import LEARNERS
+
+    for learner in _split(args.learners) or []:  # before any data set is read
+        if learner not in LEARNERS:
+            raise ValueError(f"--learners: unknown learner {learner!r}; run 'streamlearn learners' for the list.")
+    if args.rescale < 0:
+        raise ValueError(f"--rescale must be >= 0 (0: skip); got {args.rescale}.")
+    if args.random_state < 0:
+        raise ValueError(f"--random-state must be >= 0; got {args.random_state}.")
     names = _split(args.datasets) or (list(QUICK_DATASETS) if args.quick else zoo_names())
     draws = min(args.rescale, 2) if args.quick else args.rescale
     rows = []

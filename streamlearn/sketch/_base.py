@@ -31,7 +31,8 @@ def check_rows(name, X):
             raise ValueError(f"{name}: X must be 2-D (rows x features); got a sparse array of shape {X.shape}.")
         X = as_csr_float(X)
         data = X.data
-        sq = float(data @ data) if data.size else 0.0
+        with np.errstate(over="ignore", invalid="ignore"):  # overflow is reported below, in one line
+            sq = float(data @ data) if data.size else 0.0
         if not np.isfinite(sq):
             bad = np.flatnonzero(~np.isfinite(data))
             if bad.size:
@@ -54,7 +55,8 @@ def check_rows(name, X):
             raise ValueError(f"{name}: X must be 2-D (rows x features); got an array of shape {X.shape}.{hint}")
         X = np.ascontiguousarray(X)
         flat = X.ravel()
-        sq = float(flat @ flat) if flat.size else 0.0
+        with np.errstate(over="ignore", invalid="ignore"):  # overflow is reported below, in one line
+            sq = float(flat @ flat) if flat.size else 0.0
         if not np.isfinite(sq):
             finite_rows = np.isfinite(X).all(axis=1)
             if not finite_rows.all():

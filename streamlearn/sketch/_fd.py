@@ -1,5 +1,7 @@
 """The frequent-directions family: FD (Alg. 1 and fast Alg. 4), PFD, CFD and RFD (Alg. 2 and fast Alg. 5)."""
 
+import math
+
 import numpy as np
 
 from .._kernels.fd import fd_fit_csr, fd_fit_dense, fd_n_shrink, fd_shrink
@@ -279,7 +281,7 @@ class RobustFrequentDirections(_FDBase):
     True
     """
 
-    _parameter_constraints = {"ell": _ELL, "alpha0": [Interval(float, 0, None, closed="left")], "fast": ["boolean"]}
+    _parameter_constraints = {"ell": _ELL, "alpha0": [Interval(float, 0, math.inf, closed="left")], "fast": ["boolean"]}
     _robust = True
 
     __init__ = keyword_init(ell=10, alpha0=0.0, fast=True)

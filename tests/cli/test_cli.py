@@ -197,3 +197,71 @@ def test_warns_when_the_learner_does_worse_than_a_constant(command, tmp_path, ca
     captured = capsys.readouterr()
     out = json.loads(captured.out)
     assert out["online_error_rate"] < out["best_constant_error_rate"] and captured.err == ""
+
+
+def test_plot_without_an_extension_is_a_png(tmp_path, capsys):
+    png = tmp_path / "curve"
+    assert main(["train", A9A, "-l", "pa1", "--plot", str(png), "--quiet"]) == 0
+    assert png.read_bytes()[:4] == b"\x89PNG"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["curve"]  # no temporary file left beside it
+
+
+def test_plot_in_an_unknown_format_is_refused_before_training(tmp_path, capsys):
+    assert main(["evaluate", A9A, "-l", "pa1", "--plot", str(tmp_path / "curve.svm"), "--json"]) == 2
+    captured = capsys.readouterr()
+    assert "--plot" in captured.err and "curve.svm" in captured.err and ".png" in captured.err
+    assert captured.out == "" and list(tmp_path.iterdir()) == []
+
+
+def test_holdout_and_seed_errors_name_the_option(tmp_path, capsys):
+    data = tmp_path / "small.svm"
+    data.write_text("".join(f"{1 if i % 2 else -1} 1:{i % 7} 2:{i % 3}\n" for i in range(30)))
+    cases = [
+        (["--holdout", "0.999"], "--holdout 0.999: every row of"),  # 30 rows: all held out, none to train on
+        (["--holdout", "1.5"], "--holdout must be a fraction in (0, 1); got 1.5."),
+        (["--holdout", "0.3", "--seed", "-1"], "--seed must be >= 0; got -1."),
+    ]
+    for extra, message in cases:
+        assert main(["train", str(data), "-l", "pa1", "--json", *extra]) == 2, extra
+        assert message in capsys.readouterr().err, extra
+
+
+def test_demo_write_data_json_and_a_failed_write(tmp_path, capsys, monkeypatch):
+    import shutil
+
+    out = tmp_path / "data"
+    assert main(["demo", "--write-data", str(out), "--json"]) == 0
+    rows = _json(capsys)
+    assert [r["file"] for r in rows] == [str(out / "a9a"), str(out / "a9a.t")] and rows[0]["bytes"] > 0
+
+    def full_disk(src, dst, *args):
+        dst.write(src.read(100))
+        raise OSError(28, "No space left on device")
+
+    monkeypatch.setattr(shutil, "copyfileobj", full_disk)
+    other = tmp_path / "other"
+    assert main(["demo", "--write-data", str(other)]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("streamlearn: error: ") and "No space left on device" in err and "--write-data" in err
+    assert list(other.iterdir()) == []  # no half-written file, no .part left behind
+    assert main(["demo", "--write-data", ""]) == 2
+    assert "--write-data" in capsys.readouterr().err
+
+
+def test_dash_as_an_output_is_standard_output_or_refused(tmp_path, capsys, monkeypatch):
+    """'-' is standard input for DATA; as an output it never becomes a file named '-'."""
+    monkeypatch.chdir(tmp_path)
+    model = tmp_path / "m.slm"
+    assert main(["train", A9A, "-l", "pa1", "-o", str(model), "--quiet"]) == 0
+    for argv, what in [
+        (["train", A9A, "-l", "pa1", "-o", "-", "--quiet"], "model file '-'"),
+        (["evaluate", A9A, "-l", "pa1", "--plot", "-", "--quiet"], "plot '-'"),
+        (["sketch", A9A, "--ell", "2", "-o", "-", "--quiet"], "sketch file '-'"),
+    ]:
+        assert main(argv) == 2, argv
+        err = capsys.readouterr().err
+        assert what in err and "standard output" in err, argv
+    capsys.readouterr()
+    assert main(["predict", str(model), A9A_T, "-o", "-"]) == 0  # predictions: '-' is standard output
+    assert capsys.readouterr().out.count("\n") == 16281
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["m.slm"]

@@ -144,10 +144,14 @@ def test_option_errors_before_any_cluster(parts, capsys):
         (["train", A9A, "-l", "bm-svm", "--scheduler", "local:2"], "batch learner"),
         (["train", A9A, "-l", "pa1", "--scheduler", "local:2", "--plot", "x.png"], "--plot"),
         (["train", A9A, "-l", "pa1", "--scheduler", "local:2", "--rounds", "0"], "--rounds must be >= 1"),
+        (["sketch", *parts, "--scheduler", "local:2", "--chunk-size", "0"], "--chunk-size must be >= 1; got 0."),
         (["train", parts[0].replace("part0", "nothing*"), "-l", "pa1", "--scheduler", "local:2"], "matches no file"),
     ]
     if importlib.util.find_spec("distributed") is not None:
         cases.append((["train", A9A, "-l", "cw", "--scheduler", "local:2"], "parameter mixing supports"))
+        cases.append((["sketch", *parts, "-s", "oja", "--scheduler", "local:2"], "cannot merge OjaSketch"))
+        rp = ["sketch", *parts, "-s", "rp", "-p", "random_state=0", "--scheduler", "local:2"]
+        cases.append((rp, "would draw the same projections"))
     for argv, message in cases:
         assert main(argv) == 2, argv
         assert message in capsys.readouterr().err, argv
@@ -176,3 +180,67 @@ def test_importing_the_cli_does_not_import_dask():
         "assert not bad, bad"
     )
     subprocess.run([sys.executable, "-c", code], check=True, timeout=120)
+
+
+def _closed_port():
+    """A loopback port nothing listens on (bound, then released)."""
+    import socket
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+@pytest.mark.parametrize(
+    "form,message",
+    [
+        ("tcp://127.0.0.1:{port}", "could not connect to the Dask scheduler"),
+        ("127.0.0.1:{port}", "connection refused"),
+        ("tcp://127.0.0.1:99999", "port 99999 is out of range"),
+    ],
+)
+def test_unreachable_scheduler_fails_fast(form, message, capsys):
+    import time
+
+    pytest.importorskip("distributed")
+    value = form.format(port=_closed_port())
+    t0 = time.monotonic()
+    assert main(["train", A9A, "-l", "pa1", "--scheduler", value]) == 2
+    assert time.monotonic() - t0 < 10  # not Dask's 30 s of connection retries
+    err = capsys.readouterr().err
+    assert message in err and repr(value) in err
+
+
+def test_worker_errors_of_a_local_cluster_are_one_line(tmp_path):
+    """A partition that fails on its worker (read there: --n-features and --zero-based skip the scan here) is
+    one error line: no log record of the worker process, no warning about a busy HTTP port."""
+    import socket
+
+    from tests.cli._subprocess import cli, one_line_error
+
+    pytest.importorskip("distributed")
+    good, empty = tmp_path / "good.svm", tmp_path / "empty.svm"
+    good.write_text("1 1:1 2:0.5\n-1 1:-1 3:2\n")
+    empty.write_text("")
+    busy = socket.socket()  # another cluster's scheduler holds Dask's default HTTP port
+    try:
+        busy.bind(("127.0.0.1", 8787))
+        busy.listen()
+    except OSError:
+        pass  # already held by something else: the same situation
+    try:
+        argv = [str(good), str(empty), "-l", "pa1", "--scheduler", "local:1", "--n-features", "3"]
+        res = cli("train", *argv, "--zero-based", "false")
+    finally:
+        busy.close()
+    assert res.returncode == 2 and one_line_error(res.stderr), res.stderr.decode()
+    assert "empty.svm" in res.stderr.decode()
+
+
+def test_holdout_that_empties_a_partition_names_it(address, parts, tmp_path, capsys):
+    small = tmp_path / "small.svm"
+    small.write_text("1 1:1 2:0.5\n-1 1:-1 3:2\n")
+    argv = ["train", parts[0], str(small), "-l", "pa1", "--scheduler", address, "--holdout", "0.999", "--json"]
+    assert main(argv) == 2
+    err = capsys.readouterr().err
+    assert f"--holdout 0.999: every row of {small} was held out" in err

@@ -60,6 +60,43 @@ def test_bad_scheduler_strings(bad):
         pass
 
 
+def test_refused_scheduler_address_fails_at_once():
+    import socket
+    import time
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    t0 = time.monotonic()
+    with (
+        pytest.raises(ConnectionRefusedError, match=f"no scheduler listens on 127.0.0.1:{port}"),
+        connect(f"tcp://127.0.0.1:{port}"),
+    ):
+        pass
+    assert time.monotonic() - t0 < 10  # Dask alone retries for distributed.comm.timeouts.connect (30 s)
+
+
+def test_sketches_that_cannot_merge_are_refused_before_any_task():
+    from streamlearn.sketch import OjaSketch, RandomProjectionSketch
+
+    X = np.random.default_rng(0).standard_normal((20, 6))
+    # client=None and no default client: the refusal comes before the client is even looked up
+    with pytest.raises(TypeError, match="fit_sketch cannot merge OjaSketch sketches .* 2 partitions"):
+        fit_sketch(OjaSketch(ell=2), [X, X])
+    with pytest.raises(ValueError, match=r"RandomProjectionSketch\(random_state=0\) would draw the same projections"):
+        fit_sketch(RandomProjectionSketch(ell=2, random_state=0), [X, X])
+    with pytest.raises(RuntimeError, match="No Dask client is running"):  # one partition needs no merge
+        fit_sketch(OjaSketch(ell=2), [X])
+
+
+def test_partitions_of_different_widths_name_both():
+    X = np.zeros((3, 8))
+    with pytest.raises(ValueError, match="item 1 has 5 columns, item 0 has 8; every partition"):
+        as_partitions([X, X[:, :5]])
+    with pytest.raises(ValueError, match="item 0 has 8 columns, n_features=6; every partition"):
+        as_partitions([X, X[:, :6]], n_features=6)
+
+
 def test_unsupported_learner_lists_the_supported_ones():
     X, y = np.eye(4), np.array([0, 1, 0, 1])
     with pytest.raises(TypeError, match=r"cannot average a ConfidenceWeightedClassifier.*PassiveAggressiveClassifier"):
@@ -260,3 +297,20 @@ def test_error_in_a_partition_names_it(client):
     with pytest.raises(ValueError, match="bad row 7") as info:
         fit_sketch(FrequentDirections(ell=4), parts, client)
     assert "partition 2: broken.svm" in "".join(getattr(info.value, "__notes__", []))
+
+
+@pytest.mark.parametrize(
+    "argv,message",
+    [
+        (["--partitions", "0"], "--partitions must be >= 1; got 0"),
+        (["--rounds", "0"], "--rounds must be >= 1; got 0"),
+        (["--scheduler", "nonsense"], "scheduler='nonsense' is not a scheduler address"),
+    ],
+)
+def test_comparison_script_argument_errors(argv, message, capsys):
+    from streamlearn.distributed.__main__ import main as compare
+
+    with pytest.raises(SystemExit) as exc:
+        compare(argv)
+    err = capsys.readouterr().err
+    assert exc.value.code == 2 and message in err and "Traceback" not in err

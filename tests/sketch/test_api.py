@@ -1,5 +1,7 @@
 """The verb set shared by every sketch, persistence, and clear errors for bad input."""
 
+import warnings
+
 import numpy as np
 import pytest
 import scipy.sparse as sp
@@ -189,3 +191,19 @@ def test_oja_stays_orthonormal_and_finds_the_top_direction():
     np.testing.assert_allclose(oja._v @ oja._v.T, np.eye(3), atol=1e-10)
     top = oja._v[np.argmax(oja._lam)]
     assert abs(top @ basis[0]) > 0.99
+
+
+@pytest.mark.parametrize("dense", [True, False])
+def test_overflowing_rows_are_refused_without_a_numpy_warning(dense):
+    X = np.full((2, 20), 1e308)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # a RuntimeWarning would print lines before the one-line error
+        with pytest.raises(ValueError, match="overflows float64"):
+            RobustFrequentDirections(ell=3).partial_fit(X if dense else sp.csr_matrix(X))
+
+
+def test_infinite_alpha0_is_refused():
+    with pytest.raises(
+        ValueError, match=r"'alpha0' parameter of RobustFrequentDirections must be a float in the range \[0.0, inf\)"
+    ):
+        RobustFrequentDirections(ell=3, alpha0=np.inf).partial_fit(A)

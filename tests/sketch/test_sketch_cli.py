@@ -117,3 +117,81 @@ def test_rfd_figure1_experiment_on_a9a(tmp_path, capsys):
             assert r["ratio_to_fd"] <= 0.6
     assert png.read_bytes()[:4] == b"\x89PNG"
     assert "a9a: " in md.read_text() and "(met)" in md.read_text()
+
+
+def test_sketch_help_names_sketch_parameters(capsys):
+    with pytest.raises(SystemExit):
+        main(["sketch", "--help"])
+    text = " ".join(capsys.readouterr().out.split())
+    assert "sketch parameter (repeatable)" in text and "C=0.01" not in text
+
+
+def _small_svm(path, n=40, d=8):
+    X = np.random.default_rng(0).standard_normal((n, d))
+    dump_svmlight_file(X, np.ones(n), str(path), zero_based=False)
+    return str(path)
+
+
+def test_rfd_figure1_markdown_never_overwrites_its_data(tmp_path, capsys):
+    data = _small_svm(tmp_path / "data.svm")
+    before = (tmp_path / "data.svm").read_bytes()
+    argv = ["experiment", "rfd-figure1", "--data", data, "--ells", "3", "--betas", "0.5", "--json"]
+    assert main(argv + ["--markdown", data]) == 2
+    captured = capsys.readouterr()
+    assert "is the input file" in captured.err and captured.out == ""  # refused before the run
+    assert (tmp_path / "data.svm").read_bytes() == before
+
+
+def test_rfd_figure1_outputs_are_checked_before_the_run(tmp_path, capsys):
+    data = _small_svm(tmp_path / "data.svm")
+    argv = ["experiment", "rfd-figure1", "--data", data, "--ells", "3", "--betas", "0.5", "--json"]
+    assert main(argv + ["--markdown", str(tmp_path / "missing" / "fig.md")]) == 2
+    captured = capsys.readouterr()
+    assert "folder" in captured.err and "does not exist" in captured.err and captured.out == ""
+    assert main(argv + ["--plot", str(tmp_path / "fig.svm")]) == 2
+    captured = capsys.readouterr()
+    assert "--plot" in captured.err and ".png" in captured.err and captured.out == ""
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["data.svm"]
+
+
+def test_rfd_figure1_markdown_is_written_aside_then_renamed(tmp_path, capsys, monkeypatch):
+    import os
+
+    data = _small_svm(tmp_path / "data.svm")
+    md = tmp_path / "fig.md"
+    md.write_text("previous report\n")
+
+    def full_disk(fd):
+        raise OSError(28, "No space left on device")
+
+    monkeypatch.setattr(os, "fsync", full_disk)
+    argv = ["experiment", "rfd-figure1", "--data", data, "--ells", "3", "--betas", "0.5", "--quiet"]
+    assert main(argv + ["--markdown", str(md)]) == 2
+    assert "No space left on device" in capsys.readouterr().err
+    assert md.read_text() == "previous report\n"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["data.svm", "fig.md"]
+
+
+def test_sketch_json_shows_an_infinite_parameter(tmp_path, capsys):
+    data = _small_svm(tmp_path / "data.svm")
+    assert main(["sketch", data, "-s", "oja", "--ell", "2", "-p", "learning_rate=inf", "--json"]) == 0
+    assert _json(capsys)["params"]["learning_rate"] == "inf"  # not null, which reads as "not set"
+
+
+@pytest.mark.parametrize(
+    "extra,message",
+    [
+        (["--data", "absent.svm"], "--data 'absent.svm': no such file"),
+        (["--betas", "0"], "--betas: every beta must be in (0, 1]; got [0.0]"),
+    ],
+)
+def test_rfd_figure1_checks_every_option_before_sketching(extra, message, tmp_path, capsys, monkeypatch):
+    import streamlearn.evaluation.spectral as spectral
+
+    def computed(*args, **kwargs):
+        raise AssertionError("a sketch was scored before the options were checked")
+
+    monkeypatch.setattr(spectral, "covariance_errors", computed)
+    data = _small_svm(tmp_path / "data.svm")
+    assert main(["experiment", "rfd-figure1", "--data", data, "--ells", "3", "--json", *extra]) == 2
+    assert message in capsys.readouterr().err

@@ -1,0 +1,79 @@
+"""Experiment options out of range are one-line errors naming the option, before any data is read: never a
+silently different run (``occfm --max-rows -1`` dropped the last row, ``--learners nope`` printed ``[]``)."""
+
+import pytest
+
+from streamlearn.cli.main import main
+
+
+@pytest.mark.parametrize(
+    "options,message",
+    [
+        (["--max-rows", "0"], "--max-rows: expected a positive integer, got '0'"),
+        (["--max-rows", "-1"], "--max-rows: expected a positive integer, got '-1'"),
+        (["--occfm-rank", "0"], "--occfm-rank: expected a positive integer, got '0'"),
+        (["--batch-fw-iters", "0"], "--batch-fw-iters: expected a positive integer, got '0'"),
+        (["--budget", "-1"], "--budget must be >= 0 seconds (0: a full pass); got -1.0"),
+        (["--learners", "fm,nope"], "--learners: unknown learner 'nope'; expected some of fm, river-fm"),
+        (["--occfm-deltas", "x"], "--occfm-deltas expects comma-separated numbers; got 'x'"),
+        (["--occfm-eta-abs", "0.1,y"], "--occfm-eta-abs expects comma-separated numbers; got '0.1,y'"),
+        (["--occfm-steps", "foo"], "--occfm-steps: unknown step schedule 'foo'; expected invsqrt or fw"),
+    ],
+)
+def test_occfm_option_errors(options, message, tmp_path, capsys):
+    # the data file does not exist: each error must come before the data are read
+    try:
+        code = main(["experiment", "occfm", "--data", str(tmp_path / "absent.svm"), "--json", *options])
+    except SystemExit as exc:  # argparse's own error for a value of the wrong type
+        code = exc.code
+    err = capsys.readouterr().err
+    assert code == 2 and message in err and "absent.svm" not in err
+
+
+@pytest.mark.parametrize(
+    "options,message",
+    [
+        (["--splits", "0"], "--splits: expected a positive integer, got '0'"),  # was an UnboundLocalError traceback
+        (["--seed", "-1"], "--seed must be >= 0; got -1"),
+        (["--ells", "x"], "--ells expects comma-separated integers; got 'x'"),
+        (["--ells", "0"], "--ells: every sketch size must be >= 1; got [0]"),
+        (["--alphas", "x"], "--alphas expects comma-separated numbers; got 'x'"),
+        (["--methods", "fd,nope"], "--methods: unknown method 'nope'; expected some of adagrad, full-on, fd"),
+    ],
+)
+def test_rfd_table2_option_errors(options, message, tmp_path, capsys):
+    try:
+        code = main(["experiment", "rfd-table2", "--data", str(tmp_path / "absent.svm"), "--json", *options])
+    except SystemExit as exc:
+        code = exc.code
+    err = capsys.readouterr().err
+    assert code == 2 and message in err and "absent.svm" not in err and "Traceback" not in err
+
+
+@pytest.mark.parametrize(
+    "options,message",
+    [
+        (["--learners", "pa,nope"], "--learners: unknown learner 'nope'"),  # was a row of nulls per data set
+        (["--rescale", "-1"], "--rescale must be >= 0 (0: skip); got -1"),  # was 'max() arg is an empty sequence'
+        (["--random-state", "-1"], "--random-state must be >= 0; got -1"),
+    ],
+)
+def test_zoo_option_errors(options, message, capsys):
+    code = main(["experiment", "zoo", "--quick", "--no-vw", "--no-ceiling", "--json", *options])
+    captured = capsys.readouterr()
+    assert code == 2 and message in captured.err and captured.out == ""
+
+
+@pytest.mark.parametrize(
+    "options,message",
+    [
+        (["--tolerance", "-1"], "--tolerance must be a number >= 0; got -1.0"),  # the checks' verdicts were wrong
+        (["--tolerance", "nan"], "--tolerance must be a number >= 0; got nan"),
+        (["--learners", ","], "--learners: no learner in ','"),  # printed []
+        (["--n-features", "0"], "--n-features must be >= 1; got 0"),
+    ],
+)
+def test_sparsity_option_errors(options, message, tmp_path, capsys):
+    code = main(["experiment", "sparsity", "--data", str(tmp_path / "absent.svm"), "--json", *options])
+    err = capsys.readouterr().err
+    assert code == 2 and message in err and "absent.svm" not in err
