@@ -130,12 +130,11 @@ def adagrad_epoch(indptr, indices, data, targets, sw, w, s, alpha0, eta, C, loss
     for i in range(n):
         st = indptr[i]
         en = indptr[i + 1]
+        move = sw[i] != 0.0  # an example of weight 0 is scored by the projected point and changes nothing
         for k in range(K):
             z = sparse_row_dot(w, k, indices, data, st, en)
             tau = _tau(z, C) if project and not slab_current else 0.0
             if tau != 0.0:
-                # an example of weight 0 is scored by the projected point and changes nothing
-                move = sw[i] != 0.0
                 if _adagrad_project(
                     wk=w[k], sk=s[k], alpha0=alpha0, indices=indices, data=data, st=st, en=en, tau=tau, move=move
                 ):
@@ -157,15 +156,7 @@ def adagrad_epoch(indptr, indices, data, targets, sw, w, s, alpha0, eta, C, loss
                 tau = _slab_tau(w[k], indices, data, st, en, C)
                 if tau != 0.0:
                     _adagrad_project(
-                        wk=w[k],
-                        sk=s[k],
-                        alpha0=alpha0,
-                        indices=indices,
-                        data=data,
-                        st=st,
-                        en=en,
-                        tau=tau,
-                        move=np.bool_(True),
+                        wk=w[k], sk=s[k], alpha0=alpha0, indices=indices, data=data, st=st, en=en, tau=tau, move=move
                     )
     return -1
 
@@ -268,7 +259,7 @@ def full_on_epoch(indptr, indices, data, targets, sw, w, P, t, mu, eta, C, loss,
                 tau = _slab_tau(w[k], indices, data, st, en, C)
                 if tau != 0.0:
                     _full_on_project(
-                        wk=w[k], Pk=Pk, indices=indices, data=data, st=st, en=en, tau=tau, px=px, move=np.bool_(True)
+                        wk=w[k], Pk=Pk, indices=indices, data=data, st=st, en=en, tau=tau, px=px, move=learn
                     )
     return t, -1
 

@@ -6,47 +6,42 @@ import pytest
 from streamlearn.cli.main import main
 
 
-@pytest.mark.parametrize(
-    "options,message",
-    [
-        (["--max-rows", "0"], "--max-rows: expected a positive integer, got '0'"),
-        (["--max-rows", "-1"], "--max-rows: expected a positive integer, got '-1'"),
-        (["--occfm-rank", "0"], "--occfm-rank: expected a positive integer, got '0'"),
-        (["--batch-fw-iters", "0"], "--batch-fw-iters: expected a positive integer, got '0'"),
-        (["--budget", "-1"], "--budget must be >= 0 seconds (0: a full pass); got -1.0"),
-        (["--learners", "fm,nope"], "--learners: unknown learner 'nope'; expected some of fm, river-fm"),
-        (["--occfm-deltas", "x"], "--occfm-deltas expects comma-separated numbers; got 'x'"),
-        (["--occfm-eta-abs", "0.1,y"], "--occfm-eta-abs expects comma-separated numbers; got '0.1,y'"),
-        (["--occfm-steps", "foo"], "--occfm-steps: unknown step schedule 'foo'; expected invsqrt or fw"),
-    ],
-)
-def test_occfm_option_errors(options, message, tmp_path, capsys):
-    # the data file does not exist: each error must come before the data are read
+def _run(argv, capsys):
+    """``(exit code, standard error)`` of the command line, argparse's own exit for a mistyped value included."""
     try:
-        code = main(["experiment", "occfm", "--data", str(tmp_path / "absent.svm"), "--json", *options])
-    except SystemExit as exc:  # argparse's own error for a value of the wrong type
-        code = exc.code
-    err = capsys.readouterr().err
-    assert code == 2 and message in err and "absent.svm" not in err
-
-
-@pytest.mark.parametrize(
-    "options,message",
-    [
-        (["--splits", "0"], "--splits: expected a positive integer, got '0'"),  # was an UnboundLocalError traceback
-        (["--seed", "-1"], "--seed must be >= 0; got -1"),
-        (["--ells", "x"], "--ells expects comma-separated integers; got 'x'"),
-        (["--ells", "0"], "--ells: every sketch size must be >= 1; got [0]"),
-        (["--alphas", "x"], "--alphas expects comma-separated numbers; got 'x'"),
-        (["--methods", "fd,nope"], "--methods: unknown method 'nope'; expected some of adagrad, full-on, fd"),
-    ],
-)
-def test_rfd_table2_option_errors(options, message, tmp_path, capsys):
-    try:
-        code = main(["experiment", "rfd-table2", "--data", str(tmp_path / "absent.svm"), "--json", *options])
+        code = main(argv)
     except SystemExit as exc:
         code = exc.code
-    err = capsys.readouterr().err
+    return code, capsys.readouterr().err
+
+
+OCCFM = [
+    (["--max-rows", "0"], "--max-rows: expected a positive integer, got '0'"),
+    (["--max-rows", "-1"], "--max-rows: expected a positive integer, got '-1'"),
+    (["--occfm-rank", "0"], "--occfm-rank: expected a positive integer, got '0'"),
+    (["--batch-fw-iters", "0"], "--batch-fw-iters: expected a positive integer, got '0'"),
+    (["--budget", "-1"], "--budget must be >= 0 seconds (0: a full pass); got -1.0"),
+    (["--learners", "fm,nope"], "--learners: unknown learner 'nope'; expected some of fm, river-fm"),
+    (["--occfm-deltas", "x"], "--occfm-deltas expects comma-separated numbers; got 'x'"),
+    (["--occfm-eta-abs", "0.1,y"], "--occfm-eta-abs expects comma-separated numbers; got '0.1,y'"),
+    (["--occfm-steps", "foo"], "--occfm-steps: unknown step schedule 'foo'; expected invsqrt or fw"),
+]
+RFD_TABLE2 = [
+    (["--splits", "0"], "--splits: expected a positive integer, got '0'"),  # was an UnboundLocalError traceback
+    (["--seed", "-1"], "--seed must be >= 0; got -1"),
+    (["--ells", "x"], "--ells expects comma-separated integers; got 'x'"),
+    (["--ells", "0"], "--ells: every sketch size must be >= 1; got [0]"),
+    (["--alphas", "x"], "--alphas expects comma-separated numbers; got 'x'"),
+    (["--methods", "fd,nope"], "--methods: unknown method 'nope'; expected some of adagrad, full-on, fd"),
+]
+
+
+@pytest.mark.parametrize(
+    "experiment,options,message", [("occfm", *case) for case in OCCFM] + [("rfd-table2", *case) for case in RFD_TABLE2]
+)
+def test_option_errors_come_before_the_data_are_read(experiment, options, message, tmp_path, capsys):
+    # the data file does not exist: each error must come before the data are read
+    code, err = _run(["experiment", experiment, "--data", str(tmp_path / "absent.svm"), "--json", *options], capsys)
     assert code == 2 and message in err and "absent.svm" not in err and "Traceback" not in err
 
 
