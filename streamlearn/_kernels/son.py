@@ -24,7 +24,7 @@ from collections import namedtuple
 
 import numpy as np
 
-from ._numba import njit_kernel
+from ._numba import njit_inline, njit_kernel
 from .fd import block_matvec, fd_append_csr_row, fd_shrink
 from .linear import record_score, sparse_row_dot
 from .losses import loss_dloss, weighted_dloss
@@ -91,6 +91,16 @@ def row_outcome(out, i, k, z, sw, targets, loss, xx):
         return 0, 0.0, False
     dl = weighted_dloss(loss, targets[i, k], z, sw[i])
     return 1, dl, dl != 0.0 and xx != 0.0
+
+
+@njit_inline
+def _row_step(weight, t, eta):
+    """``(learn, t, eta_t)`` of an example of weight ``weight``: an example of weight 0 is scored and changes
+    nothing, the count ``t`` of examples learned from included; ``eta_t = eta / t`` (0 before the first)."""
+    learn = weight != 0.0
+    if learn:
+        t += 1
+    return learn, t, eta / t if t > 0 else 0.0
 
 
 # ------------------------------------------------------------------------------------------------ AdaGrad
@@ -222,10 +232,7 @@ def full_on_epoch(indptr, indices, data, targets, sw, w, P, t, mu, eta, C, loss,
     for i in range(n):
         st = indptr[i]
         en = indptr[i + 1]
-        learn = sw[i] != 0.0  # an example of weight 0 is scored and changes nothing, t included
-        if learn:
-            t += 1
-        eta_t = eta / t if t > 0 else 0.0
+        learn, t, eta_t = _row_step(sw[i], t, eta)
         for k in range(K):
             Pk = P[k]
             z = sparse_row_dot(w, k, indices, data, st, en)
@@ -528,10 +535,7 @@ def son_epoch(indptr, indices, data, targets, sample_weight, state, t, step, ske
         nnz = en - st
         if gdata.shape[0] < nnz:
             gdata = np.empty(2 * nnz)
-        learn = sample_weight[i] != 0.0  # an example of weight 0 is scored and changes nothing, t included
-        if learn:
-            t += 1
-        eta_t = eta / t if t > 0 else 0.0
+        learn, t, eta_t = _row_step(sample_weight[i], t, eta)
         for k in range(K):
             bk = buf[k]
             gk = gram[k]
