@@ -53,7 +53,7 @@ import time
 import numpy as np
 
 from ._markdown import report_head, table_row, write_report
-from ._options import positive_int
+from ._options import comma_numbers, known_names, positive_int
 
 HELP = (
     "online FMs on MovieLens-100K (or farm-ads / a LIBSVM file): fm, ccfm-ogd, occfm exact and scalable, "
@@ -129,23 +129,16 @@ def add_arguments(parser):
 def _check_options(args):
     """The learners asked for and the OCCFM grids ``(deltas, eta factors, absolute etas, step schedules)``;
     ValueError naming the option for a value out of range."""
-    wanted = [w.strip() for w in args.learners.split(",") if w.strip()]
-    unknown = [w for w in wanted if w not in LEARNER_NAMES]
-    if unknown or not wanted:
-        got = f"unknown learner {unknown[0]!r}" if unknown else f"no learner in {args.learners!r}"
-        raise ValueError(f"--learners: {got}; expected some of {', '.join(LEARNER_NAMES)}.")
+    wanted = known_names("--learners", args.learners, LEARNER_NAMES, "learner")
+    if not wanted:
+        raise ValueError(f"--learners: no learner in {args.learners!r}; expected some of {', '.join(LEARNER_NAMES)}.")
     budget = getattr(args, "budget", 0.0)
     if not budget >= 0:
         raise ValueError(f"--budget must be >= 0 seconds (0: a full pass); got {budget}.")
 
     def floats(option, default):
-        text = getattr(args, option.lstrip("-").replace("-", "_"), None)
-        if not text:
-            return default
-        try:
-            return tuple(float(a) for a in text.split(","))
-        except ValueError:
-            raise ValueError(f"{option} expects comma-separated numbers; got {text!r}.") from None
+        values = comma_numbers(option, getattr(args, option.lstrip("-").replace("-", "_"), None))
+        return default if values is None else tuple(values)
 
     steps = [s.strip() for s in (getattr(args, "occfm_steps", None) or "invsqrt").split(",") if s.strip()]
     for step in steps:

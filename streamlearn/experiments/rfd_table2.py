@@ -31,7 +31,7 @@ import time
 
 import numpy as np
 
-from ._options import positive_int
+from ._options import comma_numbers, known_names, positive_int
 
 HELP = "RFD paper Table 2/3: AdaGrad, FULL-ON and sketched online Newton (FD/PFD/RP/Oja/RFD/RFD0), best alpha0"
 COLUMNS = [
@@ -173,28 +173,16 @@ def _make(method, ell, alpha0, slab):
 def _check_options(args):
     """``(ells or None, alphas, methods)`` from the options; ValueError naming the option for a bad value."""
 
-    def numbers(option, conv, what):
-        text = getattr(args, option[2:])
-        if not text:
-            return None
-        try:
-            return [conv(v) for v in text.split(",")]
-        except ValueError:
-            raise ValueError(f"{option} expects comma-separated {what}; got {text!r}.") from None
-
     if getattr(args, "seed", 0) < 0:
         raise ValueError(f"--seed must be >= 0; got {args.seed}.")
-    ells = numbers("--ells", int, "integers")
+    ells = comma_numbers("--ells", args.ells, int, "integers")
     if ells is not None and min(ells) < 1:
         raise ValueError(f"--ells: every sketch size must be >= 1; got {ells}.")
-    alphas = numbers("--alphas", float, "numbers")
+    alphas = comma_numbers("--alphas", args.alphas)
     if alphas is not None and not all(a >= 0 and np.isfinite(a) for a in alphas):
         raise ValueError(f"--alphas: every alpha0 must be a finite number >= 0; got {alphas}.")
     known = ["adagrad", "full-on"] + _SKETCH_METHODS
-    methods = [m.strip() for m in args.methods.split(",")] if args.methods else list(known)
-    for m in methods:
-        if m not in known:
-            raise ValueError(f"--methods: unknown method {m!r}; expected some of {', '.join(known)}.")
+    methods = known_names("--methods", args.methods, known, "method") if args.methods else list(known)
     return ells, alphas or ALPHA_GRID, methods
 
 
