@@ -83,6 +83,16 @@ def input_format(args, path):
     return fmt
 
 
+def refuse_other_format(path, fmt, reads, give, role=""):
+    """A :class:`CLIError` when ``path`` says it is in another format than ``fmt`` (:func:`other_format`):
+    "READS, and ROLE PATH is FOUND; give GIVE." (``reads``: who reads ``fmt``, ``give``: what to give)."""
+    found = other_format(path, fmt)
+    if found is not None:
+        from ..datasets._pipes import pipe_name
+
+        raise CLIError(f"{reads}, and {role}{pipe_name(path)} is {found}; give {give}.")
+
+
 def other_format(path, fmt):
     """How the regular file ``path`` says it is in another format than ``fmt`` ("libsvm by its name",
     "csv by its first lines"; CSV and Parquet count as one), or None: its name's extension, else its first

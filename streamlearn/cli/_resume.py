@@ -110,11 +110,15 @@ def _input_conflicts(args, spec):
     for t in crosses:
         shown = f"-q {t}" if len(t) == 2 else f"--cubic {t}"
         checks.append((True, shown, hashed, t in spec.get("interactions", []), f"interactions {own}"))
-    for name, shown, key in (("ignore", "--ignore", "ignore"), ("keep", "--keep", "keep")):
+
+    def listed(name, shown, own, applies):  # a repeatable option: the same values in any order
         given = list(getattr(args, name, []))
-        own = " ".join(f"{shown} {v}" for v in spec.get(key, [])) or f"no {shown}"
         typed = " ".join(f"{shown} {v}" for v in given)
-        checks.append((bool(given), typed, hashed, sorted(given) == sorted(spec.get(key, [])), own))
+        described = " ".join(f"{shown} {v}" for v in own) or f"no {shown}"
+        checks.append((bool(given), typed, applies, sorted(given) == sorted(own), described))
+
+    listed("ignore", "--ignore", spec.get("ignore", []), hashed)
+    listed("keep", "--keep", spec.get("keep", []), hashed)
     labels = getattr(args, "labels", "auto")
     checks.append(
         (
@@ -133,14 +137,8 @@ def _input_conflicts(args, spec):
     ):
         given = getattr(args, name, None)
         checks.append((given is not None, f"{shown} {given}", table, given == own, f"{shown} {own}"))
-    for name, shown, own in (
-        ("ignore_column", "--ignore-column", spec.get("ignore_columns", [])),
-        ("categorical", "--categorical", options.get("categorical", [])),
-    ):
-        given = list(getattr(args, name, []))
-        typed = " ".join(f"{shown} {v}" for v in given)
-        described = " ".join(f"{shown} {v}" for v in own) or f"no {shown}"
-        checks.append((bool(given), typed, table, sorted(given) == sorted(own), described))
+    listed("ignore_column", "--ignore-column", spec.get("ignore_columns", []), table)
+    listed("categorical", "--categorical", options.get("categorical", []), table)
     namespaces = list(getattr(args, "namespace", []))
     if namespaces:
         from ._tabular import _namespaces
@@ -216,7 +214,7 @@ def model_streams(model, model_path, path, test, args, test_readers=None):
     from ..datasets._pipes import pipe_name
     from ..datasets._stream import is_stream_path
     from ._data import checked_labels, model_reader, nonempty
-    from ._input import input_format, other_format
+    from ._input import input_format, refuse_other_format
 
     spec = input_spec(model)
     model_format = spec.get("format", "libsvm")
@@ -226,18 +224,11 @@ def model_streams(model, model_path, path, test, args, test_readers=None):
             f"the model in {model_path} reads {model_format} input (input_spec_), and "
             f"{path} is {named} by its name; give DATA in the model's format (or --format)."
         )
-    found = other_format(path, model_format) if is_stream_path(path) else None
-    if found is not None:
-        raise CLIError(
-            f"the model in {model_path} reads {model_format} input (input_spec_), and {pipe_name(path)} is "
-            f"{found}; give DATA in the model's format."
-        )
-    found = None if test is None else other_format(test, model_format)
-    if found is not None:
-        raise CLIError(
-            f"the model in {model_path} reads {model_format} input (input_spec_), and the test file {pipe_name(test)} is "
-            f"{found}; give TEST in the model's format."
-        )
+    reads = f"the model in {model_path} reads {model_format} input (input_spec_)"
+    if is_stream_path(path):
+        refuse_other_format(path, model_format, reads, "DATA in the model's format")
+    if test is not None:
+        refuse_other_format(test, model_format, reads, "TEST in the model's format", role="the test file ")
     if model_format != "libsvm":  # hashed: read with the model's spec
         from ..datasets._readers import open_stream
         from ..datasets._spec import InputSpec

@@ -48,17 +48,12 @@ def _reader(args, model):
     """``(chunks of (X, tags or None), LIBSVM reader or None)``: DATA read as the model's input spec says."""
     from ..datasets._readers import detect_format, open_stream
     from ..datasets._spec import InputSpec
-    from ..datasets._pipes import pipe_name
-    from ._input import other_format
+    from ._input import refuse_other_format
 
     spec = getattr(model, "input_spec_", None)
     if isinstance(spec, dict) and spec.get("format", "libsvm") != "libsvm":
-        found = other_format(args.data, spec["format"])
-        if found is not None:
-            raise CLIError(
-                f"the model in {args.model} reads {spec['format']} input (input_spec_), and {pipe_name(args.data)} is "
-                f"{found}; give DATA in the model's format."
-            )
+        reads = f"the model in {args.model} reads {spec['format']} input (input_spec_)"
+        refuse_other_format(args.data, spec["format"], reads, "DATA in the model's format")
         chunks = open_stream(args.data, InputSpec.from_dict(spec), args.chunk_size, with_tags=True)
         return ((X, tags) for X, _, _, tags in chunks), None
     if detect_format(args.data) != "libsvm":

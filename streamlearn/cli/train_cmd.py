@@ -45,7 +45,7 @@ from ._resume import (
     load_for_resume,
     model_streams,
 )
-from ._input import add_input_options, check_libsvm_args, hashed_spec, input_format, other_format
+from ._input import add_input_options, check_libsvm_args, hashed_spec, input_format, refuse_other_format
 from ._scheduler import add_scheduler_option, connected, distributed_module, expand_data, n_workers, single_file
 from ._tabular import add_tabular_options, is_table_run, table_streams
 
@@ -193,7 +193,6 @@ def _need_learner(args):
 def _hashed_openers(args, paths):
     """Openers of hashed-format files (VW text, CSV, Parquet), all read with one :class:`InputSpec`, which is
     returned too. For tables the first file fixes the columns (kinds, namespaces)."""
-    from ..datasets._pipes import pipe_name
     from ..datasets._parallel_vw import parallel_vw_chunks, use_parallel
     from ..datasets._prefetch import prefetch
     from ..datasets._readers import open_stream
@@ -208,11 +207,9 @@ def _hashed_openers(args, paths):
         raise CLIError(f"--chunk-size must be >= 1; got {args.chunk_size}.")
     spec = hashed_spec(args, paths[0], LEARNERS[args.learner].task)
     for path in paths[1:]:
-        found = other_format(path, spec.format)
-        if found is not None:
-            raise CLIError(
-                f"DATA is read as {spec.format}, and the test file {pipe_name(path)} is {found}; give TEST in DATA's format."
-            )
+        refuse_other_format(
+            path, spec.format, f"DATA is read as {spec.format}", "TEST in DATA's format", "the test file "
+        )
 
     def read_ahead(path):
         # a large VW file is parsed by worker threads and by the learner's own thread while it waits (the same
