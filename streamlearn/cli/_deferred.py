@@ -8,6 +8,10 @@
   ``numpy.f2py`` and ``numpy.testing`` (some 30 ms of CPU time, a third of ``scipy.sparse``'s; it also imports
   ``numpy.ma``, which numba reads on every call).
 
+While the command line and its dependencies import, the garbage collector is off (from :func:`activate` to
+:func:`before_numeric_run`): what imports create lives as long as the process, so collecting over it is
+start-up time spent for nothing.
+
 :func:`defer_imports` registers each of them as a stand-in module that imports the real one the first time
 any attribute of it is read (and from then on is a copy of it), so a run that never touches them never
 pays for them, and one that does sees no difference. It is called by the ``streamlearn`` executable only,
@@ -15,6 +19,7 @@ never by ``import streamlearn``: :func:`activate` at start, :func:`before_numeri
 that imports numpy is chosen (``--version``, ``--help`` and ``learners`` import no numpy at all).
 """
 
+import gc
 import importlib
 import importlib.machinery
 import importlib.util
@@ -31,6 +36,7 @@ DEFERRED_NUMPY = ("numpy.f2py", "numpy.testing")
 _lock = threading.RLock()
 _active = False
 _numeric = False  # a numeric command has been chosen (by the ``streamlearn`` executable)
+_collector_held = False  # activate() turned the garbage collector off until before_numeric_run()
 
 
 class _Deferred(types.ModuleType):
@@ -81,9 +87,17 @@ def defer_imports(names=DEFERRED):
 
 
 def activate():
-    """Defer :data:`DEFERRED` and let :func:`before_numeric_command` defer :data:`DEFERRED_NUMPY` later."""
-    global _active
+    """Defer :data:`DEFERRED` and let :func:`before_numeric_command` defer :data:`DEFERRED_NUMPY` later; hold
+    the garbage collector off until :func:`before_numeric_run`.
+
+    What the command line and its dependencies create while they import (modules, classes, numba's typing
+    tables) lives until the process ends, so a collection during the imports only walks it; left on, the
+    collector runs some 150 times while numpy, scipy.sparse and numba import (``gc.callbacks`` counts them).
+    """
+    global _active, _collector_held
     _active = True
+    _collector_held = gc.isenabled()
+    gc.disable()
     return defer_imports(DEFERRED)
 
 
@@ -98,12 +112,18 @@ def before_numeric_command():
 
 
 def before_numeric_run():
-    """Once a numeric command has been chosen and its arguments parsed (not for ``--help``): import scipy.sparse
-    and numba, which every such command uses, with Ctrl-C held back (:func:`import_shielded`); True for such a
-    command."""
+    """Once a command's arguments are parsed (not for ``--help``): for a numeric command import scipy.sparse
+    and numba, which every such command uses, with Ctrl-C held back (:func:`import_shielded`); then turn the
+    garbage collector back on (:func:`activate`), with every object alive so far frozen out of its sweeps.
+    True for a numeric command."""
     if _numeric:
         import_shielded("scipy.sparse")
         import_shielded("numba")
+    global _collector_held
+    if _collector_held:  # the start-up imports are over: what they made is left out of the collections
+        _collector_held = False
+        gc.freeze()
+        gc.enable()
     return _numeric
 
 

@@ -281,3 +281,28 @@ def test_a_ctrl_c_before_the_command_starts_is_the_one_line():
         "d.activate = interrupted\n"
     )
     assert _entry_point_after(patch) == (130, "streamlearn: error: interrupted\n")
+
+
+def test_no_garbage_collection_while_the_command_imports_and_the_collector_is_back_for_the_command(tmp_path):
+    data = tmp_path / "d.svm"
+    data.write_text("".join(f"{1 if i % 3 else -1} 1:{i % 5}.5 {2 + i % 7}:1\n" for i in range(50)))
+    patch = (
+        "import atexit, gc, sys\n"
+        "import streamlearn.cli._deferred as d\n"
+        "runs = []\n"
+        "gc.callbacks.append(lambda phase, info: runs.append(info['generation']) if phase == 'start' else None)\n"
+        "state = {}\n"
+        "activate, enable = d.activate, gc.enable\n"
+        "def activated():\n"
+        "    state['start'] = len(runs)\n"
+        "    return activate()\n"
+        "def enabled():\n"
+        "    state.setdefault('imported', (len(runs) - state['start'], gc.get_freeze_count() > 10000, 'numba' in sys.modules))\n"
+        "    enable()\n"
+        "d.activate, gc.enable = activated, enabled\n"
+        "atexit.register(lambda: print(state['imported'], gc.isenabled(), file=sys.stderr))\n"
+        f"sys.argv = ['streamlearn', 'train', {str(data)!r}, '-l', 'pa', '--quiet']\n"
+    )
+    # no collection from activate() to the end of the imports (numba's included), which are then frozen out of
+    # the collections; the command itself runs with the collector on
+    assert _entry_point_after(patch) == (0, "(0, True, True) True\n")
