@@ -22,10 +22,14 @@ import os
 import re
 import stat
 import sys
+import threading
+import weakref
 import zlib
+from collections import deque
 from typing import Any
 
 __all__ = [
+    "Pumped",
     "Replay",
     "is_stream_path",
     "peek_pipe",
@@ -111,6 +115,101 @@ class Replay(io.RawIOBase):
             self._raw.close()
         if self._inner is not None:
             self._inner.close()
+        super().close()
+
+
+class _Pump:
+    """The state :class:`Pumped` shares with its thread: the parts read ahead, the end, a read error."""
+
+    def __init__(self, pipe, size, ahead):
+        self.pipe, self.size, self.ahead = pipe, size, ahead
+        self.cond = threading.Condition()
+        self.parts: deque[bytes] = deque()
+        self.end = False  # the pipe has ended, or failed (error)
+        self.error: BaseException | None = None
+        self.stop = False  # the reader is done: the pump stops after the read in progress, if any
+
+    def run(self):
+        try:
+            while True:
+                with self.cond:
+                    while len(self.parts) >= self.ahead and not self.stop:
+                        self.cond.wait()
+                    if self.stop:
+                        return
+                data = self.pipe.read(self.size)
+                with self.cond:
+                    if data:
+                        self.parts.append(data)
+                    else:
+                        self.end = True
+                    self.cond.notify_all()
+                if not data:
+                    return
+        except BaseException as exc:  # handed to the reader, as the pipe's own read would have raised it
+            with self.cond:
+                self.error = exc
+                self.end = True
+                self.cond.notify_all()
+        finally:
+            self.pipe.close()
+
+
+class Pumped(io.RawIOBase):
+    """A pipe read by a Python thread of its own, for a reader that reads it from a thread outside Python's
+    (pyarrow's CSV reader reads ahead on a C++ thread of its own).
+
+    ``readinto`` takes what the pump has read (at most ``ahead`` reads of ``size`` bytes are kept ahead), and
+    :meth:`close` ends the stream at once: a read waiting for the pipe gets its end instead. A thread that
+    is not Python's must be out of Python before the interpreter shuts down (one that still calls into it
+    then, as one blocked on a pipe whose writer keeps it open would once the pipe ends, brings the process
+    down with ``std::terminate``); :attr:`released` is set once the reader has let go of this object, so a
+    caller can close it, drop its own references and wait for that. The pump itself stops at the end of the
+    pipe, at a read error (raised by the next ``readinto``) or after its read in progress once closed, and
+    closes the pipe.
+
+    >>> import io
+    >>> f = Pumped(io.BytesIO(b"a,b\\n1,2\\n"), size=4)
+    >>> f.read()
+    b'a,b\\n1,2\\n'
+    >>> released = f.released
+    >>> f.close(); del f
+    >>> released.wait(1)
+    True
+    """
+
+    def __init__(self, pipe, size=1 << 20, ahead=2):
+        self.name = getattr(pipe, "name", None)
+        self._state = _Pump(pipe, size, ahead)
+        self.released = threading.Event()
+        weakref.finalize(self, self.released.set)
+        threading.Thread(target=self._state.run, name="streamlearn-pipe", daemon=True).start()
+
+    def readable(self):
+        return True
+
+    def readinto(self, b):
+        st = self._state
+        with st.cond:
+            while not st.parts and not st.end and not st.stop:
+                st.cond.wait()
+            if st.parts:
+                part = st.parts.popleft()
+                n = min(len(b), len(part))
+                b[:n] = part[:n]
+                if n < len(part):
+                    st.parts.appendleft(part[n:])
+                st.cond.notify_all()
+                return n
+            if st.error is not None and not st.stop:
+                raise st.error
+            return 0
+
+    def close(self):
+        st = self._state
+        with st.cond:
+            st.stop = True
+            st.cond.notify_all()
         super().close()
 
 

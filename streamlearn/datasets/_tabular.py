@@ -44,6 +44,7 @@ __all__ = ["TabularFormatError", "TabularReader", "iter_csv", "iter_parquet", "r
 NUMERIC, TEXT, BOOLEAN = "numeric", "text", "boolean"
 _KINDS = (NUMERIC, TEXT, BOOLEAN)
 _CSV_BLOCK = 1 << 20
+_RELEASE_WAIT = 5.0  # seconds a stopped read of a pipe waits at most for pyarrow to let go of it
 _READ_ERRORS = (EOFError, OSError, lzma.LZMAError, zlib.error)  # I/O errors, a corrupt or truncated stream
 
 
@@ -431,6 +432,7 @@ class TabularReader:
             base = base.removesuffix(suffix)
         self._delimiter = "\t" if base.endswith(".tsv") else ","
         self._pipe = None  # a stream read once: its first block (the header and type inference), then the rest
+        self._streamed = False  # a pipe's batches have been asked for (it is read once)
         if hasattr(self.path, "read") and not _seekable(self.path):
             self._pipe = _open_pipe(self.path, self.source, fmt)
             if b"\t" in self._pipe.head().split(b"\n", 1)[0] and b"," not in self._pipe.head().split(b"\n", 1)[0]:
@@ -598,24 +600,34 @@ class TabularReader:
                 lt = self._inferred.field(self._label).type
                 if arrow_kind(lt) == TEXT:
                     types[self._label] = pa.string()
-            source = self.path
-            if self._pipe is not None:
-                if self._pipe.closed:
-                    raise ValueError(f"{self.source} is a stream and is read once; open a new reader for another pass.")
-                source = self._pipe
-            reader = pacsv.open_csv(
-                source,
-                read_options=pacsv.ReadOptions(block_size=_CSV_BLOCK, use_threads=use_threads),
-                parse_options=_parse_options(self._delimiter),
-                convert_options=pacsv.ConvertOptions(
+            if self._pipe is not None and (self._streamed or self._pipe.closed):
+                raise ValueError(f"{self.source} is a stream and is read once; open a new reader for another pass.")
+            options = {
+                "read_options": pacsv.ReadOptions(block_size=_CSV_BLOCK, use_threads=use_threads),
+                "parse_options": _parse_options(self._delimiter),
+                "convert_options": pacsv.ConvertOptions(
                     column_types=types, include_columns=wanted, strings_can_be_null=True
                 ),
-            )
+            }
+            if self._pipe is None:
+                yield from pacsv.open_csv(self.path, **options)
+                return
+            from ._pipes import Pumped
+
+            self._streamed = True
+            source = Pumped(self._pipe, _CSV_BLOCK)  # pyarrow's reading thread never waits in the pipe's read
+            released = source.released
+            # pyarrow's buffered stream copies what it reads into memory of its own: the blocks the reader
+            # keeps, possibly past the end of the command on a thread of its own, hold no Python object
+            stream = pa.BufferedInputStream(pa.PythonFile(source, mode="r"), buffer_size=2 * _CSV_BLOCK)
+            reader = None
             try:
+                reader = pacsv.open_csv(stream, **options)
                 yield from reader
-            finally:
-                if self._pipe is not None:
-                    self._pipe.close()
+            finally:  # a Ctrl-C, a bad row or the end: pyarrow's thread gets the end of the stream now, and
+                source.close()  # the command waits until pyarrow has let go of it (milliseconds), so that no
+                del source, stream, reader  # thread outside Python's calls into Python when the interpreter exits
+                released.wait(_RELEASE_WAIT)
         else:
             import pyarrow.parquet as pq
 
