@@ -172,10 +172,15 @@ def test_rfd_figure1_markdown_is_written_aside_then_renamed(tmp_path, capsys, mo
     assert sorted(p.name for p in tmp_path.iterdir()) == ["data.svm", "fig.md"]
 
 
-def test_sketch_json_shows_an_infinite_parameter(tmp_path, capsys):
+def test_sketch_refuses_an_infinite_parameter(tmp_path, capsys):
+    """c = inf in Oja's step min(c / t, 1) is outside the range (0.0, inf) the message states: refused, one line."""
     data = _small_svm(tmp_path / "data.svm")
-    assert main(["sketch", data, "-s", "oja", "--ell", "2", "-p", "learning_rate=inf", "--json"]) == 0
-    assert _json(capsys)["params"]["learning_rate"] == "inf"  # not null, which reads as "not set"
+    assert main(["sketch", data, "-s", "oja", "--ell", "2", "-p", "learning_rate=inf", "--json"]) == 2
+    err = capsys.readouterr().err
+    assert err.strip() == (
+        "streamlearn: error: The 'learning_rate' parameter of OjaSketch must be a float in the range (0.0, inf). "
+        "Got inf instead."
+    )
 
 
 @pytest.mark.parametrize(
