@@ -256,9 +256,10 @@ def _report(args, sketch, X, n, d, seconds):
         try:
             errors = covariance_errors(X, sketch)
         except ValueError as exc:  # every value of DATA is zero and the sketch is not (RFD's alpha0 I)
+            alpha = float(getattr(sketch, "alpha_", 0.0))
             raise CLIError(
-                f"the relative errors are undefined: every value of {' '.join(args.data)} is zero (||A^T A||_2 = 0) but the "
-                f"{args.sketch} sketch's approximation is not (alpha = {float(getattr(sketch, 'alpha_', 0.0)):g}); "
+                f"the relative errors are undefined: every value of {' '.join(args.data)} is zero "
+                f"(||A^T A||_2 = 0) but the {args.sketch} sketch's approximation is not (alpha = {alpha:g}); "
                 "expected DATA with a non-zero value, or --no-error to sketch without them."
             ) from exc
         error_seconds = time.perf_counter() - t1

@@ -463,7 +463,7 @@ class TabularReader:
             raise ValueError(f"the label and weight columns must differ; both are {label!r}.")
         self._label, self._weight, self._ignore = label, weight, tuple(ignore)
         self._categorical, self._ns_map, self._bits = categorical, ns_map, int(bits)
-        self._empty = False  # a CSV without a single byte of text: no header, no rows
+        self._empty = False  # a CSV of nothing but white space: no header, no rows
         self._names = self._read_header()
         if self._empty:
             if kinds is None:  # nothing to take the columns from
