@@ -21,7 +21,15 @@ class Interval:
     """A number in a range: ``Interval(float, 0, None, closed="neither")`` is (0.0, inf).
 
     ``type_`` is ``int`` or ``float`` (a float parameter also takes ints). ``closed`` is one of
-    ``"both"``, ``"left"``, ``"right"``, ``"neither"``.
+    ``"both"``, ``"left"``, ``"right"``, ``"neither"``. A bound of None is an open end: ``right=None`` refuses
+    ``inf`` and ``left=None`` refuses ``-inf``, as the message's ``inf)`` says; an interval that takes infinity
+    names it as a closed bound, ``Interval(float, 0, math.inf, closed="both")`` ([0.0, inf]). NaN is never in
+    an interval.
+
+    >>> Interval(float, 0, None, closed="left").is_satisfied_by(float("inf"))
+    False
+    >>> Interval(float, 0, math.inf, closed="both").is_satisfied_by(float("inf"))
+    True
     """
 
     def __init__(self, type_, left, right, *, closed="both"):
@@ -40,9 +48,12 @@ class Interval:
             return False
         if isinstance(value, numbers.Real) and not isinstance(value, numbers.Integral) and math.isnan(value):
             return False
-        lo_ok = self.left is None or (value >= self.left if self.closed in ("both", "left") else value > self.left)
-        hi_ok = self.right is None or (value <= self.right if self.closed in ("both", "right") else value < self.right)
-        return lo_ok and hi_ok
+        # an open end (None) is -inf / inf, never reached: comparing with the bound refuses an infinite value
+        left = -math.inf if self.left is None else self.left
+        right = math.inf if self.right is None else self.right
+        lo_ok = value >= left if self.closed in ("both", "left") and self.left is not None else value > left
+        hi_ok = value <= right if self.closed in ("both", "right") and self.right is not None else value < right
+        return bool(lo_ok and hi_ok)
 
     def __str__(self):
         kind = "an int" if self.type_ is int else "a float"

@@ -14,7 +14,10 @@ message saying what broke. They state the online contract of :mod:`streamlearn.b
 * ``check_feature_count_fixed``: a change in the number of features raises ``ValueError``;
 * ``check_zero_row_is_no_op``: for margin learners (``_zero_row_no_op = True``) an all-zero row without
   intercept changes nothing;
-* ``check_progressive_loss_is_known``: ``_progressive_loss`` names a loss of :mod:`streamlearn.losses`.
+* ``check_progressive_loss_is_known``: ``_progressive_loss`` names a loss of :mod:`streamlearn.losses`;
+* ``check_non_finite_params_refused``: ``inf``, ``-inf`` and ``nan`` in a float parameter are refused by
+  ``fit`` and ``partial_fit`` with the one-line parameter message, unless the parameter's range takes the
+  value (``theta=inf`` of truncated gradient): then the model learns and predicts finite values.
 
 >>> from streamlearn.linear_model import PassiveAggressiveClassifier
 >>> for check in yield_checks(PassiveAggressiveClassifier()):
@@ -44,6 +47,7 @@ __all__ = [
     "check_feature_count_fixed",
     "check_zero_row_is_no_op",
     "check_progressive_loss_is_known",
+    "check_non_finite_params_refused",
 ]
 
 
@@ -251,6 +255,65 @@ def check_progressive_loss_is_known(estimator: Any) -> None:
     assert estimator._progressive_loss in LOSSES, f"_progressive_loss {estimator._progressive_loss!r} unknown"
 
 
+def _float_params(estimator, prefix=""):
+    """``(set_params name, parameter name, constraint alternatives)`` of every float parameter of ``estimator``
+    and of the estimators it holds (a pipeline's ``learner__eta0``)."""
+    out = []
+    for name, alternatives in getattr(estimator, "_parameter_constraints", {}).items():
+        if any(getattr(c, "type_", None) is float for c in alternatives):
+            out.append((prefix + name, name, alternatives))
+    for name, value in estimator.get_params(deep=False).items():
+        if _is_estimator(value):
+            out.extend(_float_params(value, f"{prefix}{name}__"))
+    return out
+
+
+def _learn(est, X, y, kw, how):
+    if how == "fit":
+        return est.fit(X, y)
+    return est.partial_fit(X, y, **kw)
+
+
+def _range_takes(alternatives, value):
+    """Whether a parameter's range, as its message states it, takes the non-finite ``value``: ``inf`` only a
+    range written ``..., inf]``, ``-inf`` only one written ``[-inf, ...``, NaN none. Read from the description,
+    not from ``is_satisfied_by``, so that a range which lets more in than it says is caught."""
+    if value != value:
+        return False
+    texts = [str(c) for c in alternatives if getattr(c, "type_", None) is float]
+    return any(t.endswith("inf]") if value > 0 else "[-inf," in t for t in texts)
+
+
+@_check
+def check_non_finite_params_refused(estimator: Any) -> None:
+    """``inf``, ``-inf`` and ``nan`` in a float parameter are refused with the one-line parameter message."""
+    X, y, kw = _data(estimator, n=30)
+    hows = ["fit", "partial_fit"] if hasattr(estimator, "partial_fit") else ["fit"]
+    for key, name, alternatives in _float_params(estimator):
+        for bad in (float("inf"), float("-inf"), float("nan")):
+            for how in hows:
+                est = clone(estimator).set_params(**{key: bad})
+                if _range_takes(alternatives, bad):  # a value the range takes must work
+                    _learn(est, X, y, kw, how)
+                    assert np.all(np.isfinite(np.asarray(_predict(est, X), dtype=float))), (
+                        f"{how} with {key}={bad!r} (in the parameter's range) predicts non-finite values"
+                    )
+                    continue
+                try:
+                    _learn(est, X, y, kw, how)
+                except ValueError as exc:
+                    msg = str(exc)
+                    assert "\n" not in msg.strip(), f"{how} with {key}={bad!r}: the message is not one line: {msg!r}"
+                    assert repr(name) in msg and "must be" in msg and f"Got {bad!r}" in msg, (
+                        f"{how} with {key}={bad!r}: the message does not name the parameter, its range and the "
+                        f"value: {msg!r}"
+                    )
+                except Exception as exc:
+                    raise AssertionError(f"{how} with {key}={bad!r} raised {type(exc).__name__}: {exc}") from exc
+                else:
+                    raise AssertionError(f"{how} accepted {key}={bad!r}")
+
+
 def yield_checks(estimator: Any) -> Iterator[Callable[[Any], None]]:
     """Yield the online checks that apply to ``estimator`` (see the module docstring).
 
@@ -271,3 +334,4 @@ def yield_checks(estimator: Any) -> Iterator[Callable[[Any], None]]:
     yield check_random_state_determinism
     yield check_feature_count_fixed
     yield check_zero_row_is_no_op
+    yield check_non_finite_params_refused

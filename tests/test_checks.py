@@ -4,7 +4,8 @@ import numpy as np
 import pytest
 
 from streamlearn import checks
-from streamlearn.linear_model import PassiveAggressiveClassifier
+from streamlearn._validation import Interval
+from streamlearn.linear_model import PassiveAggressiveClassifier, TruncatedGradientClassifier
 
 
 class Reallocates(PassiveAggressiveClassifier):
@@ -66,6 +67,29 @@ class UnknownLoss(PassiveAggressiveClassifier):
     _progressive_loss = "hinge-ish"
 
 
+class _OpenEndTakesInfinity(Interval):
+    """(0.0, inf) in its message, but every positive float, inf included, passes."""
+
+    def is_satisfied_by(self, value):
+        return isinstance(value, float) and value > 0
+
+
+class TakesInfiniteC(PassiveAggressiveClassifier):
+    _parameter_constraints = {
+        **PassiveAggressiveClassifier._parameter_constraints,
+        "C": [_OpenEndTakesInfinity(float, 0, None, closed="neither")],
+    }
+
+
+class RefusesInfiniteTheta(TruncatedGradientClassifier):
+    """theta's range says [0.0, inf], but the value is refused at fit."""
+
+    def fit(self, X, y, sample_weight=None):
+        if self.theta == float("inf"):
+            raise ValueError("theta must be finite")
+        return super().fit(X, y, sample_weight)
+
+
 @pytest.mark.parametrize(
     "broken,check",
     [
@@ -78,6 +102,8 @@ class UnknownLoss(PassiveAggressiveClassifier):
         (IgnoresRandomState(), checks.check_random_state_determinism),
         (FitDiffersFromPartialFit(), checks.check_partial_fit_equals_fit),
         (UnknownLoss(), checks.check_progressive_loss_is_known),
+        (TakesInfiniteC(), checks.check_non_finite_params_refused),
+        (RefusesInfiniteTheta(), checks.check_non_finite_params_refused),
     ],
     ids=lambda v: type(v).__name__ if not callable(v) or isinstance(v, PassiveAggressiveClassifier) else v.__name__,
 )

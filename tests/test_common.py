@@ -7,7 +7,7 @@ automatically) plus the extra variants listed here.
 import pytest
 from sklearn.utils.estimator_checks import parametrize_with_checks
 
-from streamlearn.checks import yield_checks
+from streamlearn.checks import check_non_finite_params_refused, yield_checks
 from streamlearn.learners import LEARNERS, make_learner
 from streamlearn.linear_model import OGDClassifier, OGDRegressor
 from streamlearn.preprocessing import MaxAbsScaler, StandardScaler, TargetStandardScaler, make_stream_pipeline
@@ -101,3 +101,9 @@ def test_sklearn_compatible(estimator, check):
 )
 def test_online_contract(estimator, check):
     check(estimator)
+
+
+# batch estimators (no partial_fit) get the parameter check of the online ones, at fit
+@pytest.mark.parametrize("estimator", [est for est in ESTIMATORS if not hasattr(est, "partial_fit")], ids=repr)
+def test_batch_non_finite_params_refused(estimator):
+    check_non_finite_params_refused(estimator)

@@ -238,15 +238,17 @@ def attach_spec(learner, zero_based_):
     return learner
 
 
-def model_reader(model, path, chunk_size, zero_based="auto"):
+def model_reader(model, path, chunk_size, zero_based="auto", *, allow_empty=False):
     """A one-pass reader of ``path`` under ``model``'s input contract (width and base).
 
     A model saved without a contract (older files, the Python API) is read with its width and the base
     ``zero_based`` (``--zero-based`` true / false), or guessed from the file when it is ``"auto"`` (one-based
-    for a stream).
+    for a stream). ``allow_empty``: a file without data lines gives no chunk (``predict``: no predictions)
+    instead of an error.
     """
     from ..datasets._info import svmlight_info
     from ..datasets._stream import SvmlightStream, is_stream_path
+    from ..datasets._svmlight import SvmlightFormatError
 
     check_data(path)
     spec = getattr(model, "input_spec_", None)
@@ -257,9 +259,19 @@ def model_reader(model, path, chunk_size, zero_based="auto"):
     elif is_stream_path(path):
         zb, hint = False, ""
     else:
-        zb, hint = svmlight_info(path)["zero_based"], ""
+        try:
+            zb, hint = svmlight_info(path)["zero_based"], ""
+        except SvmlightFormatError as exc:
+            if not (allow_empty and exc.reason.startswith("no data lines")):
+                raise
+            zb, hint = False, ""  # no rows: either base reads them
     return SvmlightStream(
-        path, zero_based=zb, n_features=int(model.n_features_in_), chunk_size=chunk_size, zero_hint=hint
+        path,
+        zero_based=zb,
+        n_features=int(model.n_features_in_),
+        chunk_size=chunk_size,
+        zero_hint=hint,
+        allow_empty=allow_empty,
     )
 
 

@@ -61,7 +61,7 @@ def _reader(args, model):
             f"{args.model} was trained on LIBSVM data; {args.data!r} is "
             f"{detect_format(args.data)} (train the model on that format to predict it)."
         )
-    reader = model_reader(model, args.data, args.chunk_size)
+    reader = model_reader(model, args.data, args.chunk_size, allow_empty=True)  # no rows: no predictions
     return ((X, None) for X, _ in reader), reader
 
 

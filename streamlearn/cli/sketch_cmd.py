@@ -253,7 +253,15 @@ def _report(args, sketch, X, n, d, seconds):
     }
     if X is not None:
         t1 = time.perf_counter()
-        errors = covariance_errors(X, sketch)
+        try:
+            errors = covariance_errors(X, sketch)
+        except ValueError as exc:  # every value of DATA is zero and the sketch is not (RFD's alpha0 I)
+            alpha = float(getattr(sketch, "alpha_", 0.0))
+            raise CLIError(
+                f"the relative errors are undefined: every value of {' '.join(args.data)} is zero "
+                f"(||A^T A||_2 = 0) but the {args.sketch} sketch's approximation is not (alpha = {alpha:g}); "
+                "expected DATA with a non-zero value, or --no-error to sketch without them."
+            ) from exc
         error_seconds = time.perf_counter() - t1
         row.update(
             nnz=int(X.nnz),

@@ -123,6 +123,9 @@ class SvmlightStream:
         Rows per chunk.
     zero_hint : str
         Appended to the message of a ``0:`` feature under one-based reading (what to do about it).
+    allow_empty : bool, default=False
+        A source without data lines (empty, or only blank and comment lines) yields no chunk; by default it
+        is an error naming the source (a run never trains on, or scores, nothing).
 
     Attributes
     ----------
@@ -134,7 +137,17 @@ class SvmlightStream:
         Rows yielded so far.
     """
 
-    def __init__(self, source, *, zero_based, n_features=None, chunk_size=10_000, zero_hint="", limit=MAX_WIDTH):
+    def __init__(
+        self,
+        source,
+        *,
+        zero_based,
+        n_features=None,
+        chunk_size=10_000,
+        zero_hint="",
+        limit=MAX_WIDTH,
+        allow_empty=False,
+    ):
         self.source = source
         self.zero_based = bool(zero_based)
         self.fixed = n_features is not None
@@ -144,6 +157,7 @@ class SvmlightStream:
             raise ValueError(f"chunk_size must be an int >= 1 (rows per chunk), got {chunk_size!r}.")
         self.zero_hint = zero_hint
         self.limit = limit
+        self.allow_empty = bool(allow_empty)
         self.ignored = 0
         self.n_rows = 0
         self._used = False
@@ -171,7 +185,8 @@ class SvmlightStream:
                     self.n_features = max(self.n_features, int(indices.max()) + 1)
                 self.n_rows += len(y)
                 yield _csr(data, indices, indptr, max(self.n_features, 1)), y
-            p.check_not_empty()
+            if not self.allow_empty:
+                p.check_not_empty()
         finally:
             for f in to_close + ([owned] if owned else []):
                 f.close()

@@ -465,7 +465,19 @@ class TabularReader:
             raise ValueError(f"the label and weight columns must differ; both are {label!r}.")
         self._label, self._weight, self._ignore = label, weight, tuple(ignore)
         self._categorical, self._ns_map, self._bits = categorical, ns_map, int(bits)
+        self._empty = False  # a CSV of nothing but white space: no header, no rows
         self._names = self._read_header()
+        if self._empty:
+            if kinds is None:  # nothing to take the columns from
+                raise TabularFormatError(
+                    self.source,
+                    None,
+                    None,
+                    "no data lines: the file is empty or blank (expected a header line naming the "
+                    "columns, then the rows).",
+                )
+            # read under a model's contract: a file of no rows, whatever its columns would have been
+            self._names = [c for c in (*kinds, label, weight) if c is not None]
         self._check_columns(kinds is not None)
         if kinds is None:
             kinds = self._infer_kinds()
@@ -522,6 +534,9 @@ class TabularReader:
 
                 self._inferred = pq.ParquetFile(self.path).schema_arrow
         except (pa.ArrowInvalid, *_READ_ERRORS) as exc:
+            if self.format == "csv" and "Empty CSV file" in str(exc) and self._only_blank_lines():
+                self._empty = True
+                return []
             raise self._arrow_error(exc, None) from None
         names = list(self._inferred.names)
         dup = sorted({n for n in names if names.count(n) > 1})
@@ -533,6 +548,27 @@ class TabularReader:
                 "the column name appears more than once; columns are matched by name.",
             )
         return names
+
+    def _only_blank_lines(self):
+        """Whether the CSV holds no byte but white space (pyarrow says "Empty CSV file", or "Empty CSV file or
+        block" when its first block is blank lines, which the rest of a large file might not be)."""
+        if self._pipe is not None:
+            head = self._pipe.head(_CSV_BLOCK + 1)
+            return len(head) <= _CSV_BLOCK and not head.strip()
+        if not isinstance(self.path, str):
+            return False
+        from ._svmlight import _readinto, _Source
+
+        stream, to_close, _ = _Source(self.path).open()
+        try:
+            buf = bytearray(1 << 20)
+            while n := _readinto(stream, memoryview(buf)):
+                if bytes(buf[:n]).strip():
+                    return False
+            return True
+        finally:
+            for f in to_close:
+                f.close()
 
     def _check_columns(self, from_spec):
         line = 1 if self.format == "csv" else None
@@ -647,6 +683,10 @@ class TabularReader:
     def __iter__(self):
         import pyarrow as pa
 
+        if self._empty:
+            if self._pipe is not None:
+                self._pipe.close()
+            return
         pending = []  # (X, y, w) pieces of the next chunk
         n_pending = 0
         row0 = 0  # rows read before the current batch

@@ -147,6 +147,14 @@ def covariance_errors(
         ``spectral_error`` = ``||A^T A - approx||_2``; ``relative_spectral_error`` = that over
         ``||A^T A||_2``; ``relative_frobenius_error`` = that over ``||A||_F^2``; ``ata_norm``;
         ``frobenius_sq``; ``min_eig`` / ``max_eig`` of ``A^T A - approx``; ``converged`` (bool).
+        A zero ``A`` (no rows, or only zero rows) has both relative errors 0 when the approximation is zero
+        too (the sketch is exact).
+
+    Raises
+    ------
+    ValueError
+        If ``A`` is zero but the approximation is not (an RFD sketch's ``alpha0 I``): the relative errors
+        are undefined.
 
     Examples
     --------
@@ -193,14 +201,28 @@ def covariance_errors(
     ata_norm = float(ata_norm)
     return {
         "spectral_error": err,
-        "relative_spectral_error": err / ata_norm if ata_norm > 0 else float("nan"),
-        "relative_frobenius_error": err / frob_sq if frob_sq > 0 else float("nan"),
+        "relative_spectral_error": _relative(err, ata_norm, "||A^T A||_2"),
+        "relative_frobenius_error": _relative(err, frob_sq, "||A||_F^2"),
         "ata_norm": ata_norm,
         "frobenius_sq": frob_sq,
         "min_eig": lo,
         "max_eig": hi,
         "converged": bool(converged),
     }
+
+
+def _relative(err, norm, what):
+    """``err / norm``; for a zero ``A`` (``norm`` 0, e.g. no rows or only zero rows) 0 when the approximation is
+    the zero matrix too (exact), else undefined: ``ValueError``."""
+    if norm > 0:
+        return err / norm
+    if err == 0:
+        return 0.0
+    raise ValueError(
+        f"The relative error of the sketch is undefined: {what} is 0 (A has no non-zero value) but the "
+        f"approximation of A^T A is not the zero matrix (||A^T A - approx||_2 = {err:.6g}); expected an A with a "
+        "non-zero value, or a zero approximation."
+    )
 
 
 def relative_spectral_error(A: MatrixLike, sketch: Any, *, normalization: str = "spectral", **kwargs: Any) -> float:

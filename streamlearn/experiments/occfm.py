@@ -135,6 +135,10 @@ def _check_options(args):
     budget = getattr(args, "budget", 0.0)
     if not budget >= 0:
         raise ValueError(f"--budget must be >= 0 seconds (0: a full pass); got {budget}.")
+    delta = getattr(args, "batch_fw_delta", 300.0)
+    # the trace-norm radius of ccfm-batch-fw: inf and NaN stopped in ARPACK, and <= 0 silently gave the zero model
+    if not 0 < delta < float("inf"):
+        raise ValueError(f"--batch-fw-delta must be a float in the range (0.0, inf); got {delta}.")
 
     def floats(option, default):
         values = comma_numbers(option, getattr(args, option.lstrip("-").replace("-", "_"), None))

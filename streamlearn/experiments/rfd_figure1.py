@@ -13,6 +13,7 @@ Example::
     streamlearn experiment rfd-figure1 --data a9a --data farm-ads --ells 5,10,20,30,50 --plot fig.png
 """
 
+import math
 import os
 import time
 
@@ -132,7 +133,7 @@ def run(args):
                         "method": method,
                         "relative_spectral_error": e["relative_spectral_error"],
                         "relative_frobenius_error": e["relative_frobenius_error"],
-                        "ratio_to_fd": e["relative_spectral_error"] / fd_error,
+                        "ratio_to_fd": _ratio(e["relative_spectral_error"], fd_error),
                         "seconds": seconds,
                         "alpha": float(getattr(sketch, "alpha_", 0.0)),
                         "converged": e["converged"],
@@ -148,6 +149,14 @@ def run(args):
         )
         write_markdown(rows, args.markdown, command=command)
     return rows
+
+
+def _ratio(error, fd_error):
+    """``error / fd_error``; when FD is exact (error 0, e.g. on data whose values are all zero) an exact sketch is
+    as good (1.0) and any other infinitely worse (inf)."""
+    if fd_error > 0:
+        return error / fd_error
+    return 1.0 if error == 0 else math.inf
 
 
 def summary(rows):

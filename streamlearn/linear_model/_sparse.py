@@ -26,6 +26,7 @@ the papers state their rules for ``w`` alone, and shrinking the bias towards 0 o
 """
 
 import copy
+import math
 from typing import Any
 
 import numpy as np
@@ -334,7 +335,8 @@ class SimpleTruncationRegressor(OnlineRegressorMixin, _Truncated):
 
 _TG_PARAMS = {
     "gravity": [Interval(float, 0, None, closed="left")],
-    "theta": [Interval(float, 0, None, closed="left")],
+    # theta = inf is TG's default and a case of the paper (every weight pulled: L1-FOBOS when k = 1)
+    "theta": [Interval(float, 0, math.inf, closed="both")],
     "k": [Interval(int, 1, None, closed="left")],
     **_SGD_PARAMS,
     **_PASS_PARAMS,
@@ -360,8 +362,8 @@ class TruncatedGradientClassifier(LogisticProbaMixin, OnlineClassifierMixin, _Tr
     gravity : float >= 0, default=1e-4
         The L1 strength ``g`` (lambda in the paper): every truncation round pulls small weights towards 0
         by ``k eta_t g``. 0 is plain SGD.
-    theta : float >= 0, default=inf
-        Only weights with ``|w_i| <= theta`` are pulled; larger ones are left alone.
+    theta : float >= 0 or inf, default=inf
+        Only weights with ``|w_i| <= theta`` are pulled; larger ones are left alone. ``inf`` pulls every weight.
     k : int >= 1, default=1
         Truncate every ``k`` examples (with ``k`` times the gravity).
     eta0 : float > 0, default=0.5
@@ -393,8 +395,8 @@ class TruncatedGradientRegressor(OnlineRegressorMixin, _Truncated):
         The loss ``(z - y)^2``, the only one of the regressor.
     gravity : float >= 0, default=1e-4
         L1 strength ``g``.
-    theta : float >= 0, default=inf
-        Only weights with ``|w_i| <= theta`` are pulled towards 0.
+    theta : float >= 0 or inf, default=inf
+        Only weights with ``|w_i| <= theta`` are pulled towards 0 (``inf``: every weight).
     k : int >= 1, default=1
         Truncate every ``k`` examples.
     eta0 : float > 0, default=0.01

@@ -151,6 +151,12 @@ def test_empty_stream(tmp_path):
         (dict(zipf_a=-1), "The 'zipf_a' parameter"),
         (dict(zipf_a=3.0, nnz_per_row=40), "lower zipf_a or nnz_per_row"),
         (dict(noise=float("nan")), "The 'noise' parameter"),
+        (
+            dict(noise=float("inf")),  # was accepted: labels of infinite noise
+            "The 'noise' parameter of make_sparse_classification must be a float in the range [0.0, inf). Got inf "
+            "instead.",
+        ),
+        (dict(nnz_per_row=float("inf")), "The 'nnz_per_row' parameter"),
         (dict(binary=1), "The 'binary' parameter of make_sparse_classification must be an instance of 'bool'"),
         (dict(random_state=-2), "The 'random_state' parameter"),
         (dict(dtype=np.int32), "The 'dtype' parameter"),

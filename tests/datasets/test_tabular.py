@@ -143,6 +143,30 @@ def test_spec_keeps_training_kinds(tmp_path, csv_file):
     _dense_equal(X, naive_matrix([{"age": 1, "country": "42", "premium": True, "price": 1.0, "zip": 5}], 16))
 
 
+@pytest.mark.parametrize("text", ["", "\n\n", "\r\n\r\n"])
+def test_an_empty_csv_under_a_spec_has_no_rows(tmp_path, csv_file, text):
+    """No header and no row (empty, or blank lines): read under a model's columns it is a file of no examples."""
+    spec = iter_csv(csv_file, label="clicked").spec
+    empty = tmp_path / "e.csv"
+    empty.write_text(text)
+    assert list(iter_csv(empty, spec=spec, label_required=False)) == []
+    assert list(iter_csv(empty, spec=spec)) == []
+    assert list(iter_csv(NonSeekable(empty.read_bytes()), spec=spec)) == []
+    with pytest.raises(
+        TabularFormatError, match=r"^.*e\.csv: no data lines: the file is empty or blank \(expected a header"
+    ):
+        iter_csv(empty, label="clicked")  # nothing to take the columns from
+
+
+def test_blank_lines_before_a_header_beyond_the_first_block_are_not_an_empty_file(tmp_path, csv_file):
+    """pyarrow finds no column in a first block of blank lines; the rows after it must not be dropped silently."""
+    spec = iter_csv(csv_file, label="clicked").spec
+    late = tmp_path / "late.csv"
+    late.write_text("\n" * (2 << 20) + "age,country,premium,price,zip\n1,FR,true,1,5\n")
+    with pytest.raises(TabularFormatError, match="late.csv"):
+        list(iter_csv(late, spec=spec, label_required=False))
+
+
 # --- errors ----------------------------------------------------------------------------------------
 
 

@@ -21,6 +21,10 @@ OCCFM = [
     (["--occfm-rank", "0"], "--occfm-rank: expected a positive integer, got '0'"),
     (["--batch-fw-iters", "0"], "--batch-fw-iters: expected a positive integer, got '0'"),
     (["--budget", "-1"], "--budget must be >= 0 seconds (0: a full pass); got -1.0"),
+    *[
+        (["--batch-fw-delta", v], f"--batch-fw-delta must be a float in the range (0.0, inf); got {float(v)}.")
+        for v in ("inf", "nan", "0", "-3")
+    ],
     (["--learners", "fm,nope"], "--learners: unknown learner 'nope'; expected some of fm, river-fm"),
     (["--occfm-deltas", "x"], "--occfm-deltas expects comma-separated numbers; got 'x'"),
     (["--occfm-eta-abs", "0.1,y"], "--occfm-eta-abs expects comma-separated numbers; got '0.1,y'"),

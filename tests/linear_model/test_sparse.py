@@ -250,7 +250,7 @@ def test_no_coef_before_fit():
         (RDARegressor, "gamma", 0.0, "a float in the range (0.0, inf)"),
         (FOBOSClassifier, "l1", -1.0, "a float in the range [0.0, inf)"),
         (TruncatedGradientClassifier, "gravity", -1.0, "a float in the range [0.0, inf)"),
-        (TruncatedGradientClassifier, "theta", -0.5, "a float in the range [0.0, inf)"),
+        (TruncatedGradientClassifier, "theta", -0.5, "a float in the range [0.0, inf]"),
         (TruncatedGradientRegressor, "k", 0, "an int in the range [1, inf)"),
         (SimpleTruncationClassifier, "k", 0, "an int in the range [1, inf)"),
         (SimpleTruncationRegressor, "k", 2.5, "an int in the range [1, inf)"),

@@ -202,6 +202,21 @@ def test_overflowing_rows_are_refused_without_a_numpy_warning(dense):
             RobustFrequentDirections(ell=3).partial_fit(X if dense else sp.csr_matrix(X))
 
 
+@pytest.mark.parametrize("bad", [np.inf, -np.inf, np.nan], ids=["inf", "-inf", "nan"])
+@pytest.mark.parametrize("sketch", ALL, ids=repr)
+def test_non_finite_float_parameters_are_refused(sketch, bad):
+    """Every float parameter (beta, alpha0, learning_rate) refuses inf, -inf and NaN with the parameter message."""
+    names = [
+        k for k, cs in sketch._parameter_constraints.items() if any(getattr(c, "type_", None) is float for c in cs)
+    ]
+    for name in names:
+        with pytest.raises(
+            ValueError,
+            match=rf"^The '{name}' parameter of {type(sketch).__name__} must be a float in the range .* Got {bad!r} instead\.$",
+        ):
+            clone(sketch).set_params(**{name: bad}).partial_fit(A)
+
+
 def test_infinite_alpha0_is_refused():
     with pytest.raises(
         ValueError, match=r"'alpha0' parameter of RobustFrequentDirections must be a float in the range \[0.0, inf\)"

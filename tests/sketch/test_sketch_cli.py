@@ -172,10 +172,15 @@ def test_rfd_figure1_markdown_is_written_aside_then_renamed(tmp_path, capsys, mo
     assert sorted(p.name for p in tmp_path.iterdir()) == ["data.svm", "fig.md"]
 
 
-def test_sketch_json_shows_an_infinite_parameter(tmp_path, capsys):
+def test_sketch_refuses_an_infinite_parameter(tmp_path, capsys):
+    """c = inf in Oja's step min(c / t, 1) is outside the range (0.0, inf) the message states: refused, one line."""
     data = _small_svm(tmp_path / "data.svm")
-    assert main(["sketch", data, "-s", "oja", "--ell", "2", "-p", "learning_rate=inf", "--json"]) == 0
-    assert _json(capsys)["params"]["learning_rate"] == "inf"  # not null, which reads as "not set"
+    assert main(["sketch", data, "-s", "oja", "--ell", "2", "-p", "learning_rate=inf", "--json"]) == 2
+    err = capsys.readouterr().err
+    assert err.strip() == (
+        "streamlearn: error: The 'learning_rate' parameter of OjaSketch must be a float in the range (0.0, inf). "
+        "Got inf instead."
+    )
 
 
 @pytest.mark.parametrize(
@@ -195,3 +200,74 @@ def test_rfd_figure1_checks_every_option_before_sketching(extra, message, tmp_pa
     data = _small_svm(tmp_path / "data.svm")
     assert main(["experiment", "rfd-figure1", "--data", data, "--ells", "3", "--json", *extra]) == 2
     assert message in capsys.readouterr().err
+
+
+_ZERO_FILES = {
+    "explicit zeros": "1 1:0 3:0\n-1 2:0\n1 6:0\n",
+    "rows without features": "1\n-1 6:0\n1\n",
+}
+
+
+@pytest.mark.parametrize("sketch", ["fd", "pfd", "cfd", "rfd", "rp", "oja"])
+@pytest.mark.parametrize("kind", sorted(_ZERO_FILES))
+def test_sketch_of_zero_rows_reports_zero_relative_errors(kind, sketch, tmp_path, capsys):
+    """Every value zero: A^T A = 0 and the sketch is zero too, exact: relative errors 0, not NaN (JSON null)."""
+    path = tmp_path / "zeros.svm"
+    path.write_text(_ZERO_FILES[kind])
+    assert main(["sketch", str(path), "-s", sketch, "--ell", "2", "--n-features", "6", "--json"]) == 0
+    out = _json(capsys)
+    assert (out["relative_spectral_error"], out["relative_frobenius_error"], out["spectral_error"]) == (0.0, 0.0, 0.0)
+    assert main(["sketch", str(path), "-s", sketch, "--ell", "2", "--n-features", "6"]) == 0
+    assert "nan" not in capsys.readouterr().out
+
+
+def test_sketch_of_zero_rows_with_a_regularised_rfd_is_refused_in_one_line(tmp_path, capsys):
+    """RFD with alpha0 > 0 approximates the zero A^T A by alpha0 I: the relative errors are undefined."""
+    path = tmp_path / "zeros.svm"
+    path.write_text(_ZERO_FILES["explicit zeros"])
+    argv = ["sketch", str(path), "-s", "rfd", "--ell", "2", "-p", "alpha0=0.5"]
+    assert main(argv) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and err.startswith(
+        f"streamlearn: error: the relative errors are undefined: every value of {path} is zero (||A^T A||_2 = 0) "
+        "but the rfd sketch's approximation is not (alpha = 0.5); expected DATA"
+    )
+    assert main(argv + ["--no-error", "--json"]) == 0
+    assert _json(capsys)["alpha"] == 0.5
+
+
+@pytest.mark.parametrize("text,message", [("", "no data lines: the file is empty"), ("# c\n\n", "no data lines")])
+def test_sketch_of_a_file_without_rows_is_refused_in_one_line(text, message, tmp_path, capsys):
+    path = tmp_path / "empty.svm"
+    path.write_text(text)
+    for extra in ([], ["--no-error", "--n-features", "6"]):
+        assert main(["sketch", str(path), "-s", "fd", "--ell", "2", *extra]) == 2
+        err = capsys.readouterr().err
+        assert err.count("\n") == 1 and message in err
+
+
+def test_sketch_of_a_single_row(tmp_path, capsys):
+    path = tmp_path / "one.svm"
+    path.write_text("1 2:3 4:4\n")
+    assert main(["sketch", str(path), "-s", "fd", "--ell", "2", "--n-features", "6", "--json"]) == 0
+    out = _json(capsys)
+    assert out["n_rows"] == 1 and out["ata_norm"] == pytest.approx(25.0)
+    assert out["relative_spectral_error"] == pytest.approx(0.0, abs=1e-12)  # ell = 2 > rank 1: exact
+
+
+def test_rfd_figure1_on_zero_rows_reports_exact_sketches(tmp_path, capsys):
+    """Every sketch exact on a zero A: errors 0 and RFD / FD 1.0 (was 0 / 0)."""
+    path = tmp_path / "zeros.svm"
+    path.write_text("1 8:0\n" * 10)
+    argv = ["experiment", "rfd-figure1", "--data", str(path), "--ells", "3", "--betas", "0.5", "--json"]
+    assert main(argv) == 0
+    rows = _json(capsys)
+    assert {r["method"]: (r["relative_spectral_error"], r["ratio_to_fd"]) for r in rows} == {
+        m: (0.0, 1.0) for m in ("FD", "CFD", "PFD-0.5", "RFD")
+    }
+
+
+def test_rfd_figure1_ratio_when_fd_is_exact():
+    from streamlearn.experiments.rfd_figure1 import _ratio
+
+    assert (_ratio(0.2, 0.4), _ratio(0.0, 0.0), _ratio(1e-3, 0.0)) == (0.5, 1.0, float("inf"))

@@ -6,7 +6,7 @@ import scipy.sparse as sp
 from scipy.sparse.linalg import aslinearoperator
 
 from streamlearn.evaluation import covariance_errors, relative_spectral_error
-from streamlearn.sketch import FrequentDirections, RobustFrequentDirections
+from streamlearn.sketch import SKETCHES, FrequentDirections, RobustFrequentDirections
 
 
 def _reference(A, B, alpha):
@@ -63,3 +63,43 @@ def test_lanczos_warns_when_out_of_steps(data):
     with pytest.warns(RuntimeWarning, match="did not reach tol"):
         e = covariance_errors(data, s, dense_max_d=0, max_iter=4, tol=1e-12)
     assert not e["converged"]
+
+
+_ZERO = {
+    "all-zero rows": np.zeros((9, 6)),
+    "all-zero rows (CSR)": sp.csr_matrix((9, 6)),
+    "no rows": np.zeros((0, 6)),
+    "explicit zeros (CSR)": sp.csr_matrix((np.zeros(4), np.array([0, 2, 5, 1]), np.array([0, 3, 3, 4])), shape=(3, 6)),
+}
+
+
+@pytest.mark.parametrize("dense_max_d", [2000, 0])  # 0 forces Lanczos
+@pytest.mark.parametrize("name", sorted(SKETCHES))
+@pytest.mark.parametrize("kind", sorted(_ZERO))
+def test_a_zero_matrix_sketched_exactly_has_zero_relative_errors(kind, name, dense_max_d):
+    """A^T A = 0 and a zero sketch: exact, both relative errors 0 (not 0 / 0 = NaN)."""
+    A = _ZERO[kind]
+    s = SKETCHES[name](ell=2).partial_fit(A)
+    e = covariance_errors(A, s, dense_max_d=dense_max_d)
+    assert (e["spectral_error"], e["relative_spectral_error"], e["relative_frobenius_error"]) == (0.0, 0.0, 0.0)
+    assert relative_spectral_error(A, s, normalization="frobenius") == 0.0
+
+
+@pytest.mark.parametrize(
+    "approx", [RobustFrequentDirections(ell=2, alpha0=0.5), (np.zeros((1, 6)), 0.5), np.eye(6)[:1]], ids=repr
+)
+def test_a_zero_matrix_with_a_non_zero_approximation_has_undefined_relative_errors(approx):
+    A = np.zeros((4, 6))
+    if hasattr(approx, "partial_fit"):
+        approx = approx.partial_fit(A)
+    msg = r"^The relative error of the sketch is undefined: \|\|A\^T A\|\|_2 is 0 \(A has no non-zero value\)"
+    with pytest.raises(ValueError, match=msg + r".*; expected an A with a non-zero value, or a zero approximation\.$"):
+        covariance_errors(A, approx)
+
+
+def test_a_single_row_is_scored_like_any_matrix():
+    A = np.array([[0.0, 3.0, 0.0, 4.0, 0.0, 0.0]])
+    s = FrequentDirections(ell=2).partial_fit(A)
+    e = covariance_errors(A, s)
+    assert e["ata_norm"] == pytest.approx(25.0) and e["relative_spectral_error"] == pytest.approx(0.0, abs=1e-12)
+    assert covariance_errors(A, np.zeros((1, 6)))["relative_spectral_error"] == pytest.approx(1.0)
