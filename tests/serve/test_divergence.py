@@ -128,3 +128,71 @@ def test_a_model_file_holding_nan_is_not_served(tmp_path):
     m.close(snapshot=False)
     with pytest.raises(ValueError, match=r"inf\.slm: the model's coef_ holds NaN or infinity"):
         ServedModel(tmp_path / "other", model=str(tmp_path / "inf.slm"), snapshot_every=0)
+
+
+def _arrays(obj, prefix=""):
+    params = obj.get_params(deep=False)
+    for key, value in vars(obj).items():
+        if key in params:
+            continue
+        if isinstance(value, np.ndarray) and value.dtype.kind == "f":
+            yield prefix + key, value
+        elif hasattr(value, "get_params") and hasattr(value, "__dict__"):
+            yield from _arrays(value, f"{prefix}{key}.")
+
+
+def _row_local_learners():
+    from streamlearn.learners import LEARNERS, make_learner, scaled_learner
+    from streamlearn.serve._core import row_local
+
+    out = []
+    for name, spec in LEARNERS.items():
+        if spec.batch:
+            continue
+        for average in (False, True):
+            params = {"average": True} if average else {}
+            try:
+                model = scaled_learner(name, make_learner(name, params))
+            except (TypeError, ValueError):  # no "average" parameter, or a fixed one
+                continue
+            if row_local(model):
+                out.append(pytest.param(model, spec.task, id=f"{name}{'-averaged' if average else ''}"))
+    return out
+
+
+@pytest.mark.parametrize("model, task", _row_local_learners())
+def test_row_local_learners_change_their_arrays_at_the_batch_features_only(model, task):
+    """What lets the server check only the batch's slices of a large array for NaN or infinity (``row_local``):
+    a second batch on other features leaves every array as it was elsewhere along the feature axis (an averaged
+    learner's ``coef_`` is the running weights minus the sum over ``t_`` there)."""
+    import scipy.sparse as sp
+
+    d, rng = 700, np.random.default_rng(0)
+
+    def batch(lo, hi, n):
+        ids = np.concatenate([np.sort(rng.choice(np.arange(lo, hi), 4, replace=False)) for _ in range(n)])
+        X = sp.csr_matrix((rng.normal(size=4 * n), ids, np.arange(n + 1) * 4), shape=(n, d))
+        return X, np.where(rng.random(n) < 0.5, 1.0, -1.0)
+
+    classes = [-1.0, 1.0] if task == "classification" else None
+    model.partial_fit_scores(*batch(0, 600, 40), classes=classes)
+    before = {key: value.copy() for key, value in _arrays(model)}
+    X, y = batch(600, 650, 5)
+    model.partial_fit_scores(X, y, classes=classes)
+    off = np.setdiff1d(np.arange(d), X.indices)  # not slot d: the intercept (always checked)
+    learner = getattr(model, "learner_", model)
+    checked = 0
+    for key, value in _arrays(model):
+        axes = [a for a, n in enumerate(value.shape) if n in (d, d + 1)]
+        assert len(axes) <= 1 and value.shape == before[key].shape, key
+        if not axes:
+            continue
+        keep = off[off < value.shape[axes[0]]]
+        now, was = np.take(value, keep, axis=axes[0]), np.take(before[key], keep, axis=axes[0])
+        if key.endswith("coef_") and getattr(learner, "average", False) and not key.endswith("running_coef_"):
+            running = np.take(learner.running_coef_ - learner.average_sum_ / learner.t_, keep, axis=axes[0])
+            assert np.array_equal(now, running), key
+        else:
+            assert np.array_equal(now, was), key
+        checked += 1
+    assert checked >= 1
