@@ -128,7 +128,8 @@ def _raise_state_diverged(model, attr):
     if hasattr(learner, "_raise_diverged") and "." not in name:
         learner._raise_diverged(None, getattr(learner, "_diverge_hint", "the step size"), state=name)
     raise FloatingPointError(
-        f"{type(learner).__name__} diverged: learning this batch made its {name} not finite. Scale the features."
+        f"{type(learner).__name__} diverged: learning this batch made its {name} not finite: the values are too "
+        "large for it."
     )
 
 
