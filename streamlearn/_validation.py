@@ -85,11 +85,18 @@ def validate_params(estimator):
     name = type(estimator).__name__
     for pname, alternatives in estimator._parameter_constraints.items():
         value = getattr(estimator, pname)  # == get_params()[pname] (sklearn convention), without inspect
-        if any(_satisfies(c, value) for c in alternatives):
-            continue
-        described = [_describe(c) for c in alternatives]
-        expected = described[0] if len(described) == 1 else ", ".join(described[:-1]) + " or " + described[-1]
-        raise ValueError(f"The {pname!r} parameter of {name} must be {expected}. Got {value!r} instead.")
+        expected = expected_param(alternatives, value)
+        if expected is not None:
+            raise ValueError(f"The {pname!r} parameter of {name} must be {expected}. Got {value!r} instead.")
+
+
+def expected_param(alternatives, value):
+    """None when ``value`` meets one of the constraints ``alternatives`` (an entry of ``_parameter_constraints``),
+    else what they expect, in words (``"a float in the range (0.0, inf)"``)."""
+    if any(_satisfies(c, value) for c in alternatives):
+        return None
+    described = [_describe(c) for c in alternatives]
+    return described[0] if len(described) == 1 else ", ".join(described[:-1]) + " or " + described[-1]
 
 
 def _satisfies(constraint, value):

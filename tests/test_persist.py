@@ -147,6 +147,7 @@ def test_incompressible_arrays_are_stored_compressible_ones_deflated(tmp_path):
     est = PassiveAggressiveClassifier().fit(X, y_clf)
     n = persist._PROBE_ABOVE // 8 + 10  # above the probe size, far below the always-stored size
     est.coef_ = np.random.default_rng(1).normal(size=(1, n))  # trained weights: mantissas look random
+    est.n_features_in_ = n  # the width the arrays have (loading checks it)
     est.mostly_zero_ = np.zeros(n)
     est.mostly_zero_[::1000] = 1.5
     # NAG-like per-feature state: a column of scales (1.0) beside random sums; deflate takes about a third off
@@ -170,6 +171,7 @@ def test_large_arrays_round_trip_stored_uncompressed(tmp_path):
 
     est = PassiveAggressiveClassifier().fit(X, y_clf)
     est.coef_ = np.random.default_rng(1).normal(size=(1, (persist._STORE_ABOVE // 8) + 10))
+    est.n_features_in_ = est.coef_.shape[1]
     path = tmp_path / "big.slm"
     persist.save(est, path)
     with zipfile.ZipFile(path) as zf:
@@ -187,3 +189,70 @@ def test_meta_json_nested_too_deep_is_a_model_file_error(tmp_path):
             zf.writestr("meta.json", text)
         with pytest.raises(ModelFileError, match="meta.json is corrupted"):
             load(path)
+
+
+def _pipeline_file(tmp_path):
+    """A trained regressor behind both scalers (nested objects), with an input specification."""
+    from streamlearn.datasets import InputSpec
+    from streamlearn.learners import make_learner, scaled_learner
+
+    model = scaled_learner("ogd-regressor", make_learner("ogd-regressor"), "maxabs", "standard")
+    model.partial_fit(X, y_reg)
+    model.input_spec_ = InputSpec(format="libsvm", zero_based=False, n_features=X.shape[1]).to_dict()
+    path = tmp_path / "m.slm"
+    model.save(path)
+    return path
+
+
+_DELETE = object()
+_LEARNER = ("attributes", "learner_", "$object")
+
+
+@pytest.mark.parametrize(
+    "where, value, expected",
+    [
+        (("class",), "streamlearn.learners.OGD", "unknown class 'streamlearn.learners.OGD'"),
+        (("params",), [], "field 'params': expected a mapping, got []"),
+        (("attributes",), _DELETE, "field 'attributes': expected a mapping, got nothing"),
+        ((*_LEARNER, "params", "eta0"), "abc", "field 'attributes.learner_.$object.params.eta0': expected a float"),
+        ((*_LEARNER, "params", "eta0"), 0, "field 'attributes.learner_.$object.params.eta0': expected a float"),
+        ((*_LEARNER, "params", "loss"), None, "field 'attributes.learner_.$object.params.loss': expected one of"),
+        ((*_LEARNER, "params", "speed"), 1, "field 'attributes.learner_.$object.params.speed': OGDRegressor has no"),
+        ((*_LEARNER, "attributes", "t_"), "12", "field 'attributes.learner_.$object.attributes.t_': expected an int"),
+        ((*_LEARNER, "attributes", "t_"), _DELETE, "field 'attributes.learner_.$object.attributes.t_' is missing"),
+        ((*_LEARNER, "attributes", "n_features_in_"), 7, "'attributes.learner_.$object.attributes.n_features_in_': 7"),
+        ((*_LEARNER, "arrays", "coef_"), _DELETE, "field 'attributes.learner_.$object.arrays.coef_': expected the"),
+        ((*_LEARNER, "arrays", "coef_"), [], "field 'attributes.learner_.$object.arrays.coef_': expected a mapping"),
+        (("attributes", "learner_"), "ogd", "field 'attributes.learner_': expected a streamlearn online learner"),
+        (("params", "scaler"), {"a": 1}, "field 'params.scaler': expected a streamlearn streaming scaler or null"),
+        (("attributes", "target_scaler_"), _DELETE, "field 'attributes.target_scaler_' is missing"),
+        (("attributes", "target_scaler_", "$object", "attributes", "mean_"), "0", "mean_': expected a number"),
+        (("attributes", "input_spec_", "zero_based"), "no", "input_spec_.zero_based': expected true, false or null"),
+        (("attributes", "input_spec_", "ignore"), {}, "input_spec_.ignore': expected a list of strings, got {}"),
+        (("attributes", "input_spec_", "options"), [], "input_spec_.options': expected a mapping, got []"),
+        (("attributes", "input_spec_", "colour"), 1, "input_spec_.colour': unknown key"),
+    ],
+    ids=lambda v: ".".join(v) if isinstance(v, tuple) else None,
+)
+def test_a_hand_edited_meta_json_names_the_field(tmp_path, where, value, expected):
+    """A meta.json edited by hand (a wrong type, a missing key, an unknown name, a parameter its class refuses,
+    a width that does not fit the arrays) is a one-line ModelFileError naming the file and the field at load time,
+    not a failure later in whatever uses the model."""
+    path = _pipeline_file(tmp_path)
+
+    def edit(entries):
+        meta = json.loads(entries["meta.json"])
+        node = meta
+        for key in where[:-1]:
+            node = node[key]
+        if value is _DELETE:
+            del node[where[-1]]
+        else:
+            node[where[-1]] = value
+        entries["meta.json"] = json.dumps(meta)
+
+    _rewrite(path, edit)
+    with pytest.raises(ModelFileError) as info:
+        load(path)
+    message = str(info.value)
+    assert message.startswith(f"{path}: ") and expected in message and "\n" not in message
