@@ -327,15 +327,21 @@ def _nested(value):
     return isinstance(value, dict) and set(value) == {_OBJECT_KEY} and isinstance(value[_OBJECT_KEY], dict)
 
 
+_INT_MAX = (1 << 63) - 1  # what the kernels count in
+
+
 def _is_int(value):
     return isinstance(value, numbers.Integral) and not isinstance(value, bool)
 
 
-def _is_number(value):
-    return isinstance(value, numbers.Real) and not isinstance(value, bool)
+def _is_number(value):  # an integer one only within the int64 range, where the kernels take it
+    return (
+        isinstance(value, numbers.Real)
+        and not isinstance(value, bool)
+        and not (_is_int(value) and abs(value) > _INT_MAX)
+    )
 
 
-_INT_MAX = (1 << 63) - 1  # what the kernels count in
 _COUNT = (lambda v: _is_int(v) and 0 <= v <= _INT_MAX, "an integer from 0 to 2**63 - 1")
 _INT = (lambda v: _is_int(v) and abs(v) <= _INT_MAX, "an integer of at most 63 bits")
 _NUMBER = (_is_number, "a number")
@@ -351,12 +357,12 @@ _ATTRIBUTES = {
     "mean_": _NUMBER,
     "scale_": _NUMBER,
     "radius_": (lambda v: _is_number(v) and v >= 0, "a number >= 0"),
-    "mode_": (lambda v: isinstance(v, str), "a string"),
+    "mode_": (lambda v: v in ("exact", "scalable"), "'exact' or 'scalable'"),
     "_state_penalty": _NUMBER,
     "_state_bias": _NUMBER,
-    "_state_n_mat": _INT,
-    "_state_pending": _INT,
-    "_state_round": _INT,
+    "_state_n_mat": _COUNT,
+    "_state_pending": _COUNT,
+    "_state_round": _COUNT,
     "_state_marks": (lambda v: isinstance(v, str), "a string"),
     "_cache_version": _INT,
     "_version": _INT,
@@ -379,6 +385,15 @@ _OBJECTS = {
 
 #: what a fitted object of a class (or of its subclasses) always has, among its attributes or arrays
 _FITTED = {
+    "streamlearn.linear_model._pegasos.PegasosClassifier": (
+        "n_features_in_",
+        "t_",
+        "_state_round",
+        "_state_pending",
+        "_state_bias",
+    ),
+    "streamlearn.linear_model._first_order.Perceptron": ("n_features_in_", "t_", "radius_"),
+    "streamlearn.facto._ccfm._OCCFM": ("n_features_in_", "t_", "mode_"),
     "streamlearn.base.BaseOnline": ("n_features_in_", "t_"),
     "streamlearn.preprocessing._pipeline.StreamPipeline": ("scaler_", "learner_", "target_scaler_"),
     "streamlearn.preprocessing._scalers._OnlineScaler": ("n_features_in_", "n_samples_seen_"),
@@ -405,11 +420,12 @@ def _field_error(path, field, expected, value):
 
 
 def _check_spec(path, field, spec):
-    from .datasets._spec import spec_problem  # only for a model that has one
+    from .datasets._spec import MISSING, spec_problem  # only for a model that has one
 
     problem = spec_problem(spec)
     if problem is not None:
         key, expected, value = problem
+        value = _Missing() if value is MISSING else value
         where = f"{field}.{key}" if key else field
         if expected is None:
             return ModelFileError(

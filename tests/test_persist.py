@@ -9,11 +9,13 @@ import numpy as np
 import pytest
 
 from streamlearn import load
+from streamlearn.facto import OCCFMClassifier
 from streamlearn.linear_model import (
     OGDClassifier,
     OGDRegressor,
     PassiveAggressiveClassifier,
     PassiveAggressiveRegressor,
+    PegasosClassifier,
     Perceptron,
 )
 from streamlearn.persist import FORMAT_VERSION, ModelFileError
@@ -220,6 +222,8 @@ _LEARNER = ("attributes", "learner_", "$object")
         ((*_LEARNER, "params", "speed"), 1, "field 'attributes.learner_.$object.params.speed': OGDRegressor has no"),
         ((*_LEARNER, "attributes", "t_"), "12", "field 'attributes.learner_.$object.attributes.t_': expected an int"),
         ((*_LEARNER, "attributes", "t_"), _DELETE, "field 'attributes.learner_.$object.attributes.t_' is missing"),
+        ((*_LEARNER, "attributes", "t_"), 10**30, "attributes.t_': expected an integer from 0 to 2**63 - 1"),
+        ((*_LEARNER, "params", "max_iter"), 10**30, "params.max_iter': expected an int in the range [1, inf)"),
         ((*_LEARNER, "attributes", "n_features_in_"), 7, "'attributes.learner_.$object.attributes.n_features_in_': 7"),
         ((*_LEARNER, "arrays", "coef_"), _DELETE, "field 'attributes.learner_.$object.arrays.coef_': expected the"),
         ((*_LEARNER, "arrays", "coef_"), [], "field 'attributes.learner_.$object.arrays.coef_': expected a mapping"),
@@ -231,6 +235,7 @@ _LEARNER = ("attributes", "learner_", "$object")
         (("attributes", "input_spec_", "ignore"), {}, "input_spec_.ignore': expected a list of strings, got {}"),
         (("attributes", "input_spec_", "options"), [], "input_spec_.options': expected a mapping, got []"),
         (("attributes", "input_spec_", "colour"), 1, "input_spec_.colour': unknown key"),
+        (("attributes", "input_spec_", "format"), "vw", "input_spec_.bits': expected an integer from 1 to 32 (a vw"),
     ],
     ids=lambda v: ".".join(v) if isinstance(v, tuple) else None,
 )
@@ -256,3 +261,36 @@ def test_a_hand_edited_meta_json_names_the_field(tmp_path, where, value, expecte
         load(path)
     message = str(info.value)
     assert message.startswith(f"{path}: ") and expected in message and "\n" not in message
+
+
+@pytest.mark.parametrize(
+    "make, key",
+    [
+        (lambda: PegasosClassifier().partial_fit(X, y_clf, classes=np.unique(y_clf)), "_state_round"),
+        (lambda: Perceptron().partial_fit(X, y_clf, classes=np.unique(y_clf)), "radius_"),
+        (lambda: OCCFMClassifier().partial_fit(X, y_clf, classes=np.unique(y_clf)), "mode_"),
+    ],
+    ids=["pegasos", "perceptron", "occfm"],
+)
+def test_a_fitted_attribute_removed_from_meta_json_is_named(tmp_path, make, key):
+    """Without it the model failed with an AttributeError in predict or train -i."""
+    path = tmp_path / "m.slm"
+    make().save(path)
+
+    def remove(entries):
+        meta = json.loads(entries["meta.json"])
+        del meta["attributes"][key]
+        entries["meta.json"] = json.dumps(meta)
+
+    _rewrite(path, remove)
+    with pytest.raises(ModelFileError, match=rf"meta.json field 'attributes.{key}' is missing"):
+        load(path)
+
+
+def test_a_perceptron_radius_beyond_1e154_diverges_instead_of_overflowing():
+    """A radius edited to 1e200: the intercept's scale (its square) is infinite, a divergence, not an
+    OverflowError traceback."""
+    est = Perceptron().partial_fit(X, y_clf, classes=np.unique(y_clf))
+    est.radius_ = 1e200
+    with pytest.raises(FloatingPointError, match="Perceptron diverged"):
+        est.partial_fit(X, y_clf)

@@ -127,9 +127,13 @@ _FIELDS = {
     "scale": (lambda v: v in ("none", "maxabs", "standard"), "'none', 'maxabs' or 'standard'"),
     "options": (lambda v: isinstance(v, dict), "a mapping"),
 }
+_KINDS = ("numeric", "text", "boolean")  # a table column's kind (datasets._tabular)
 #: the keys of ``options`` that the readers use
 _OPTIONS = {
-    "columns": (lambda v: isinstance(v, dict) and all(isinstance(x, str) for x in v.values()), "a mapping to strings"),
+    "columns": (
+        lambda v: isinstance(v, dict) and all(x in _KINDS for x in v.values()),
+        "a mapping of column names to 'numeric', 'text' or 'boolean'",
+    ),
     "namespaces": (
         lambda v: isinstance(v, dict) and all(isinstance(x, str) or _texts(x) for x in v.values()),
         "a mapping to strings or lists of strings",
@@ -161,4 +165,10 @@ def spec_problem(data):
     for key, value in (data.get("options") or {}).items():
         if key in _OPTIONS and not _OPTIONS[key][0](value):
             return f"options.{key}", _OPTIONS[key][1], value
+    fmt = data.get("format", "libsvm")
+    if fmt != "libsvm" and not _is_int(data.get("bits")):  # hashed: the width is 2**bits
+        return "bits", f"an integer from 1 to 32 (a {fmt} model hashes its features)", data.get("bits", MISSING)
     return None
+
+
+MISSING = object()  # the value of a key that is not there
