@@ -196,3 +196,27 @@ def test_row_local_learners_change_their_arrays_at_the_batch_features_only(model
             assert np.array_equal(now, was), key
         checked += 1
     assert checked >= 1
+
+
+def test_concurrent_predictions_fail_alone_when_an_example_overflows(tmp_path):
+    """Predictions answered together: a request with an example whose score overflows gets its 422 naming its own
+    example, and the others their scores, as alone."""
+    from streamlearn.serve import create_app
+
+    m = _served(tmp_path / "state", "ogd")
+    m.learn_text(GOOD[0]).result(timeout=30)
+    m.model.coef_[0, 0] = 10.0  # finite weights; 1e308 times it is not
+    app = create_app(m)
+    bodies = [b"1:1 2:1\n", b"3:1\n1:1e308\n", b"2:0.5\n", b"# no example\n"]
+
+    async def run():
+        async with httpx.AsyncClient(transport=httpx.ASGITransport(app=app), base_url="http://t") as c:
+            together = await asyncio.gather(*(c.post("/predict", content=b) for b in bodies))
+            alone = [await c.post("/predict", content=b) for b in bodies]
+            return together, alone
+
+    together, alone = asyncio.run(run())
+    assert [r.status_code for r in together] == [r.status_code for r in alone] == [200, 422, 200, 400]
+    assert [r.json() for r in together] == [r.json() for r in alone]
+    assert together[1].json()["error"].startswith("example 2: its score is not finite")
+    m.close(snapshot=False)
