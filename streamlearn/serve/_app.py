@@ -198,8 +198,8 @@ def create_app(served, *, token=None, auth_all=False, max_body_bytes=16 << 20, s
             if X is not None:
                 try:
                     result = await scored(X)
-                except BadRequest as exc:  # an example beyond the weights' range: each request alone, so that
-                    if exc.status != 422 or errors.count(None) < 2:  # only its own fails, naming its example
+                except BadRequest as refused:  # an example beyond the weights' range: each request alone, so
+                    if refused.status != 422 or errors.count(None) < 2:  # that only its own fails, naming it
                         raise
             pos = 0
             for (_, future), k, exc in zip(batch, counts, errors):
