@@ -17,6 +17,9 @@ from ._kernels.linear import csr_check
 __all__ = ["Interval", "Options", "validate_params", "check_X", "check_X_y", "as_csr_float", "csr_args", "chunk_args"]
 
 
+_INT_MAX = (1 << 63) - 1
+
+
 class Interval:
     """A number in a range: ``Interval(float, 0, None, closed="neither")`` is (0.0, inf).
 
@@ -42,7 +45,7 @@ class Interval:
         if isinstance(value, bool):
             return False
         if self.type_ is int:
-            if not isinstance(value, numbers.Integral):
+            if not isinstance(value, numbers.Integral) or abs(value) > _INT_MAX:  # the kernels count in int64
                 return False
         elif not isinstance(value, numbers.Real):
             return False
@@ -96,11 +99,21 @@ def validate_params(estimator):
     name = type(estimator).__name__
     for pname, alternatives in estimator._parameter_constraints.items():
         value = getattr(estimator, pname)  # == get_params()[pname] (sklearn convention), without inspect
-        if any(_satisfies(c, value) for c in alternatives):
-            continue
-        described = [_describe(c) for c in alternatives]
-        expected = described[0] if len(described) == 1 else ", ".join(described[:-1]) + " or " + described[-1]
-        raise ValueError(f"The {pname!r} parameter of {name} must be {expected}. Got {value!r} instead.")
+        expected = expected_param(alternatives, value)
+        if expected is not None:
+            raise ValueError(f"The {pname!r} parameter of {name} must be {expected}. Got {value!r} instead.")
+
+
+def expected_param(alternatives, value):
+    """None when ``value`` meets one of the constraints ``alternatives`` (an entry of ``_parameter_constraints``),
+    else what they expect, in words (``"a float in the range (0.0, inf)"``)."""
+    if any(_satisfies(c, value) for c in alternatives):
+        return None
+    described = [_describe(c) for c in alternatives]
+    expected = described[0] if len(described) == 1 else ", ".join(described[:-1]) + " or " + described[-1]
+    if isinstance(value, numbers.Integral) and abs(value) > _INT_MAX:
+        expected += " (an integer of at most 63 bits)"
+    return expected
 
 
 def _satisfies(constraint, value):

@@ -333,11 +333,17 @@ class BaseOnline(DictRowMixin, PersistMixin, BaseEstimator):
             self._kernel_pass(X, targets, sw, out)
         return out
 
-    def _raise_diverged(self, row, what, verb="Lower"):
-        where = "an example of this batch" if row is None else f"example {row} of this batch"
-        raise FloatingPointError(
-            f"{type(self).__name__} diverged: the score of {where} is not finite. {verb} {what} or scale the features."
-        )
+    def _raise_diverged(self, row, what, verb="Lower", state=None):
+        """FloatingPointError: the score of example ``row`` (from 0) of this batch (None: one of them) is not
+        finite, or, with ``state``, learning the batch left the fitted attribute ``state`` not finite."""
+        if state is not None:
+            found = f"learning this batch made its {state} not finite"
+        else:
+            where = "an example of this batch" if row is None else f"example {row} of this batch"
+            found = f"the score of {where} is not finite"
+        exc = FloatingPointError(f"{type(self).__name__} diverged: {found}. {verb} {what} or scale the features.")
+        exc.row = row  # the batch's row (from 0), for callers that number them
+        raise exc
 
 
 def _integral_labels(y):

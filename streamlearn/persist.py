@@ -327,17 +327,179 @@ def _nested(value):
     return isinstance(value, dict) and set(value) == {_OBJECT_KEY} and isinstance(value[_OBJECT_KEY], dict)
 
 
-def _build(meta, prefix, zf, path, depth=0):
-    """The object described by ``meta`` (see ``_describe_object``), its arrays read and verified from ``zf``."""
+_INT_MAX = (1 << 63) - 1  # what the kernels count in
+
+
+def _is_int(value):
+    return isinstance(value, numbers.Integral) and not isinstance(value, bool)
+
+
+def _is_number(value):  # an integer one only within the int64 range, where the kernels take it
+    return (
+        isinstance(value, numbers.Real)
+        and not isinstance(value, bool)
+        and not (_is_int(value) and abs(value) > _INT_MAX)
+    )
+
+
+_COUNT = (lambda v: _is_int(v) and 0 <= v <= _INT_MAX, "an integer from 0 to 2**63 - 1")
+_INT = (lambda v: _is_int(v) and abs(v) <= _INT_MAX, "an integer of at most 63 bits")
+_NUMBER = (_is_number, "a number")
+#: the scalar fitted attributes that streamlearn classes save, and what each holds; an attribute that is not
+#: listed loads as it is
+_ATTRIBUTES = {
+    "n_features_in_": (lambda v: _is_int(v) and 1 <= v <= _INT_MAX, "an integer from 1 to 2**63 - 1"),
+    "t_": _COUNT,
+    "n_samples_seen_": (lambda v: _is_number(v) and v >= 0, "a number >= 0"),
+    "n_iter_": _COUNT,
+    "n_blocks_": _COUNT,
+    "block_bytes_": _COUNT,
+    "mean_": _NUMBER,
+    "scale_": _NUMBER,
+    "radius_": (lambda v: _is_number(v) and v >= 0, "a number >= 0"),
+    "mode_": (lambda v: v in ("exact", "scalable"), "'exact' or 'scalable'"),
+    "_state_penalty": _NUMBER,
+    "_state_bias": _NUMBER,
+    "_state_n_mat": _COUNT,
+    "_state_pending": _COUNT,
+    "_state_round": _COUNT,
+    "_state_marks": (lambda v: isinstance(v, str), "a string"),
+    "_cache_version": _INT,
+    "_version": _INT,
+    "_n_seen": _INT,
+    "_n_rows": _INT,
+    "_n_shrinks": _INT,
+    "_t": _INT,
+    "_seed": _INT,
+    "_delta_sum": _NUMBER,
+    "_fitted_params": (lambda v: isinstance(v, dict), "a mapping"),
+}
+#: parameters and attributes that hold a streamlearn object (a pipeline's parts): (None allowed, a method the
+#: object must have, what it is)
+_OBJECTS = {
+    "learner": (False, "partial_fit_scores", "a streamlearn online learner"),
+    "scaler": (True, "partial_fit_transform", "a streamlearn streaming scaler or null"),
+    "target_scaler": (True, "inverse_transform", "a TargetStandardScaler or null"),
+}
+
+
+#: what a fitted object of a class (or of its subclasses) always has, among its attributes or arrays
+_FITTED = {
+    "streamlearn.linear_model._pegasos.PegasosClassifier": (
+        "n_features_in_",
+        "t_",
+        "_state_round",
+        "_state_pending",
+        "_state_bias",
+    ),
+    "streamlearn.linear_model._first_order.Perceptron": ("n_features_in_", "t_", "radius_"),
+    "streamlearn.facto._ccfm._OCCFM": ("n_features_in_", "t_", "mode_"),
+    "streamlearn.base.BaseOnline": ("n_features_in_", "t_"),
+    "streamlearn.preprocessing._pipeline.StreamPipeline": ("scaler_", "learner_", "target_scaler_"),
+    "streamlearn.preprocessing._scalers._OnlineScaler": ("n_features_in_", "n_samples_seen_"),
+    "streamlearn.preprocessing._target.TargetStandardScaler": ("n_samples_seen_", "mean_", "scale_"),
+}
+
+
+def _fitted_attributes(cls):
+    return next((_FITTED[n] for c in cls.__mro__ if (n := f"{c.__module__}.{c.__qualname__}") in _FITTED), ())
+
+
+def _shown(value):
+    text = json.dumps(value, allow_nan=True) if not isinstance(value, _Missing) else "nothing (the key is missing)"
+    return text if len(text) <= 60 else text[:57] + "..."
+
+
+class _Missing:
+    pass
+
+
+def _field_error(path, field, expected, value):
+    """The one-line error about meta.json field ``field`` (its dotted path in the file)."""
+    return ModelFileError(f"{path}: meta.json field {field!r}: expected {expected}, got {_shown(value)}.")
+
+
+def _check_spec(path, field, spec):
+    from .datasets._spec import MISSING, spec_problem  # only for a model that has one
+
+    problem = spec_problem(spec)
+    if problem is not None:
+        key, expected, value = problem
+        value = _Missing() if value is MISSING else value
+        where = f"{field}.{key}" if key else field
+        if expected is None:
+            return ModelFileError(
+                f"{path}: meta.json field {where!r}: unknown key; an input specification has the keys "
+                "format, zero_based, n_features, bits, label_convention, interactions, ignore, keep, label_column, "
+                "weight_column, ignore_columns, scale and options."
+            )
+        return _field_error(path, where, expected, value)
+    return None
+
+
+def _build(meta, prefix, zf, path, depth=0, where=""):
+    """The object described by ``meta`` (see ``_describe_object``), its arrays read and verified from ``zf``.
+
+    Every field is checked against what ``save`` writes before anything is built: a file edited by hand (a
+    string where a number belongs, a missing key, a list for a mapping, a parameter its class refuses) is a
+    :class:`ModelFileError` naming the file and the field (``where`` is the dotted path of ``meta`` in the
+    file), never a failure later in the program that reads the model."""
     cls = _registered_class(meta.get("class"))
     if cls is None or depth > _MAX_DEPTH:
         raise ModelFileError(
             f"{path}: unknown class {meta.get('class')!r}; expected a streamlearn estimator or sketch."
         )
-    params, attributes, array_meta = (meta.get(k, {}) for k in ("params", "attributes", "arrays"))
-    for key, value in (("params", params), ("attributes", attributes), ("arrays", array_meta)):
-        if not isinstance(value, dict) or (key == "arrays" and not all(isinstance(v, dict) for v in value.values())):
-            raise ModelFileError(f"{path}: meta.json is corrupted ({key!r} is not a mapping).")
+    sections = {}
+    for key in ("params", "attributes", "arrays"):
+        value = meta.get(key, _Missing())
+        if not isinstance(value, dict):
+            raise _field_error(path, where + key, "a mapping", value)
+        sections[key] = value
+    params, attributes, array_meta = sections["params"], sections["attributes"], sections["arrays"]
+    for key, info in array_meta.items():
+        if not isinstance(info, dict):
+            raise _field_error(path, f"{where}arrays.{key}", "a mapping with dtype, shape and sha256", info)
+    here = f"arrays/{prefix}"
+    for name in zf.namelist():  # an array of the archive that meta.json does not list: the entry was removed
+        key = name[len(here) : -len(".npy")]
+        if name.startswith(here) and name.endswith(".npy") and "/" not in key and key not in array_meta:
+            raise _field_error(path, f"{where}arrays.{key}", f"the entry of array {name}", _Missing())
+    names = cls._get_param_names() if hasattr(cls, "_get_param_names") else list(params)
+    constraints = getattr(cls, "_parameter_constraints", {})
+    for key, value in params.items():
+        field = f"{where}params.{key}"
+        if key not in names:
+            raise ModelFileError(
+                f"{path}: meta.json field {field!r}: {cls.__name__} has no parameter {key!r} "
+                f"(its parameters: {', '.join(names) or 'none'})."
+            )
+        if key in constraints and not _nested(value):
+            from ._validation import expected_param
+
+            expected = expected_param(constraints[key], value)
+            if expected is not None:
+                raise _field_error(path, field, expected, value)
+    for key, value in attributes.items():
+        field = f"{where}attributes.{key}"
+        if key == "input_spec_":
+            error = _check_spec(path, field, value)
+            if error is not None:
+                raise error
+        elif key in _ATTRIBUTES and not _ATTRIBUTES[key][0](value):
+            raise _field_error(path, field, _ATTRIBUTES[key][1], value)
+    required = _fitted_attributes(cls)
+    fitted = [
+        k
+        for k in (*attributes, *array_meta)
+        if k.endswith("_") and k != "input_spec_" or k.startswith("_state") or k in required
+    ]
+    if fitted:  # a fitted object has all of its fitted attributes
+        for key in required:
+            if key not in attributes and key not in array_meta:
+                raise ModelFileError(
+                    f"{path}: meta.json field {where + 'attributes.' + key!r} is missing: {cls.__name__} has "
+                    f"{fitted[0]!r}, and a fitted {cls.__name__} has {key!r} too."
+                )
     arrays = {}
     for key, info in array_meta.items():
         name = prefix + key
@@ -355,17 +517,37 @@ def _build(meta, prefix, zf, path, depth=0):
             )
         arrays[key] = arr
 
-    def value(key, v):
-        return _build(v[_OBJECT_KEY], f"{prefix}{key}/", zf, path, depth + 1) if _nested(v) else v
+    width = attributes.get("n_features_in_")
+    shapes = [a.shape for k, a in arrays.items() if a.ndim and a.dtype.kind in "fc" and not k.startswith("classes")]
+    if width is not None and shapes and not any(width in s or width + 1 in s for s in shapes):
+        raise ModelFileError(
+            f"{path}: meta.json field {where + 'attributes.n_features_in_'!r}: {width} does not fit the "
+            f"arrays of the model (shapes {', '.join(str(list(s)) for s in shapes[:3])})."
+        )
+
+    def value(section, key, v):
+        """A parameter or attribute value; a pipeline's part must be a streamlearn object of its kind."""
+        field = f"{where}{section}.{key}"
+        obj = (
+            _build(v[_OBJECT_KEY], f"{prefix}{key}/", zf, path, depth + 1, f"{field}.{_OBJECT_KEY}.")
+            if _nested(v)
+            else v
+        )
+        kind = _OBJECTS.get(key.removesuffix("_"))
+        if kind is not None and not (kind[0] if obj is None else hasattr(obj, kind[1])):
+            raise _field_error(path, field, kind[2], v if not _nested(v) else v[_OBJECT_KEY].get("class"))
+        if kind is None and _nested(v) and section == "params" and key in constraints:
+            raise _field_error(path, field, "a value, not an object", v[_OBJECT_KEY].get("class"))
+        return obj
 
     try:
-        obj = cls(**{k: value(k, v) for k, v in params.items()})
+        obj = cls(**{k: value("params", k, v) for k, v in params.items()})
     except (TypeError, ValueError) as exc:
         raise ModelFileError(
             f"{path}: the parameters in meta.json do not fit {cls.__name__} ({_describe(exc)})."
         ) from None
     for key, v in attributes.items():
-        setattr(obj, key, value(key, v))
+        setattr(obj, key, value("attributes", key, v))
     for key, arr in arrays.items():
         setattr(obj, key, arr)
     if hasattr(obj, "_after_load"):

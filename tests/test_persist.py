@@ -9,11 +9,13 @@ import numpy as np
 import pytest
 
 from streamlearn import load
+from streamlearn.facto import OCCFMClassifier
 from streamlearn.linear_model import (
     OGDClassifier,
     OGDRegressor,
     PassiveAggressiveClassifier,
     PassiveAggressiveRegressor,
+    PegasosClassifier,
     Perceptron,
 )
 from streamlearn.persist import FORMAT_VERSION, ModelFileError
@@ -147,6 +149,7 @@ def test_incompressible_arrays_are_stored_compressible_ones_deflated(tmp_path):
     est = PassiveAggressiveClassifier().fit(X, y_clf)
     n = persist._PROBE_ABOVE // 8 + 10  # above the probe size, far below the always-stored size
     est.coef_ = np.random.default_rng(1).normal(size=(1, n))  # trained weights: mantissas look random
+    est.n_features_in_ = n  # the width the arrays have (loading checks it)
     est.mostly_zero_ = np.zeros(n)
     est.mostly_zero_[::1000] = 1.5
     # NAG-like per-feature state: a column of scales (1.0) beside random sums; deflate takes about a third off
@@ -170,6 +173,7 @@ def test_large_arrays_round_trip_stored_uncompressed(tmp_path):
 
     est = PassiveAggressiveClassifier().fit(X, y_clf)
     est.coef_ = np.random.default_rng(1).normal(size=(1, (persist._STORE_ABOVE // 8) + 10))
+    est.n_features_in_ = est.coef_.shape[1]
     path = tmp_path / "big.slm"
     persist.save(est, path)
     with zipfile.ZipFile(path) as zf:
@@ -187,3 +191,106 @@ def test_meta_json_nested_too_deep_is_a_model_file_error(tmp_path):
             zf.writestr("meta.json", text)
         with pytest.raises(ModelFileError, match="meta.json is corrupted"):
             load(path)
+
+
+def _pipeline_file(tmp_path):
+    """A trained regressor behind both scalers (nested objects), with an input specification."""
+    from streamlearn.datasets import InputSpec
+    from streamlearn.learners import make_learner, scaled_learner
+
+    model = scaled_learner("ogd-regressor", make_learner("ogd-regressor"), "maxabs", "standard")
+    model.partial_fit(X, y_reg)
+    model.input_spec_ = InputSpec(format="libsvm", zero_based=False, n_features=X.shape[1]).to_dict()
+    path = tmp_path / "m.slm"
+    model.save(path)
+    return path
+
+
+_DELETE = object()
+_LEARNER = ("attributes", "learner_", "$object")
+
+
+@pytest.mark.parametrize(
+    "where, value, expected",
+    [
+        (("class",), "streamlearn.learners.OGD", "unknown class 'streamlearn.learners.OGD'"),
+        (("params",), [], "field 'params': expected a mapping, got []"),
+        (("attributes",), _DELETE, "field 'attributes': expected a mapping, got nothing"),
+        ((*_LEARNER, "params", "eta0"), "abc", "field 'attributes.learner_.$object.params.eta0': expected a float"),
+        ((*_LEARNER, "params", "eta0"), 0, "field 'attributes.learner_.$object.params.eta0': expected a float"),
+        ((*_LEARNER, "params", "loss"), None, "field 'attributes.learner_.$object.params.loss': expected one of"),
+        ((*_LEARNER, "params", "speed"), 1, "field 'attributes.learner_.$object.params.speed': OGDRegressor has no"),
+        ((*_LEARNER, "attributes", "t_"), "12", "field 'attributes.learner_.$object.attributes.t_': expected an int"),
+        ((*_LEARNER, "attributes", "t_"), _DELETE, "field 'attributes.learner_.$object.attributes.t_' is missing"),
+        ((*_LEARNER, "attributes", "t_"), 10**30, "attributes.t_': expected an integer from 0 to 2**63 - 1"),
+        ((*_LEARNER, "params", "max_iter"), 10**30, "params.max_iter': expected an int in the range [1, inf)"),
+        ((*_LEARNER, "attributes", "n_features_in_"), 7, "'attributes.learner_.$object.attributes.n_features_in_': 7"),
+        ((*_LEARNER, "arrays", "coef_"), _DELETE, "field 'attributes.learner_.$object.arrays.coef_': expected the"),
+        ((*_LEARNER, "arrays", "coef_"), [], "field 'attributes.learner_.$object.arrays.coef_': expected a mapping"),
+        (("attributes", "learner_"), "ogd", "field 'attributes.learner_': expected a streamlearn online learner"),
+        (("params", "scaler"), {"a": 1}, "field 'params.scaler': expected a streamlearn streaming scaler or null"),
+        (("attributes", "target_scaler_"), _DELETE, "field 'attributes.target_scaler_' is missing"),
+        (("attributes", "target_scaler_", "$object", "attributes", "mean_"), "0", "mean_': expected a number"),
+        (("attributes", "input_spec_", "zero_based"), "no", "input_spec_.zero_based': expected true, false or null"),
+        (("attributes", "input_spec_", "ignore"), {}, "input_spec_.ignore': expected a list of strings, got {}"),
+        (("attributes", "input_spec_", "options"), [], "input_spec_.options': expected a mapping, got []"),
+        (("attributes", "input_spec_", "colour"), 1, "input_spec_.colour': unknown key"),
+        (("attributes", "input_spec_", "format"), "vw", "input_spec_.bits': expected an integer from 1 to 32 (a vw"),
+    ],
+    ids=lambda v: ".".join(v) if isinstance(v, tuple) else None,
+)
+def test_a_hand_edited_meta_json_names_the_field(tmp_path, where, value, expected):
+    """A meta.json edited by hand (a wrong type, a missing key, an unknown name, a parameter its class refuses,
+    a width that does not fit the arrays) is a one-line ModelFileError naming the file and the field at load time,
+    not a failure later in whatever uses the model."""
+    path = _pipeline_file(tmp_path)
+
+    def edit(entries):
+        meta = json.loads(entries["meta.json"])
+        node = meta
+        for key in where[:-1]:
+            node = node[key]
+        if value is _DELETE:
+            del node[where[-1]]
+        else:
+            node[where[-1]] = value
+        entries["meta.json"] = json.dumps(meta)
+
+    _rewrite(path, edit)
+    with pytest.raises(ModelFileError) as info:
+        load(path)
+    message = str(info.value)
+    assert message.startswith(f"{path}: ") and expected in message and "\n" not in message
+
+
+@pytest.mark.parametrize(
+    "make, key",
+    [
+        (lambda: PegasosClassifier().partial_fit(X, y_clf, classes=np.unique(y_clf)), "_state_round"),
+        (lambda: Perceptron().partial_fit(X, y_clf, classes=np.unique(y_clf)), "radius_"),
+        (lambda: OCCFMClassifier().partial_fit(X, y_clf, classes=np.unique(y_clf)), "mode_"),
+    ],
+    ids=["pegasos", "perceptron", "occfm"],
+)
+def test_a_fitted_attribute_removed_from_meta_json_is_named(tmp_path, make, key):
+    """Without it the model failed with an AttributeError in predict or train -i."""
+    path = tmp_path / "m.slm"
+    make().save(path)
+
+    def remove(entries):
+        meta = json.loads(entries["meta.json"])
+        del meta["attributes"][key]
+        entries["meta.json"] = json.dumps(meta)
+
+    _rewrite(path, remove)
+    with pytest.raises(ModelFileError, match=rf"meta.json field 'attributes.{key}' is missing"):
+        load(path)
+
+
+def test_a_perceptron_radius_beyond_1e154_diverges_instead_of_overflowing():
+    """A radius edited to 1e200: the intercept's scale (its square) is infinite, a divergence, not an
+    OverflowError traceback."""
+    est = Perceptron().partial_fit(X, y_clf, classes=np.unique(y_clf))
+    est.radius_ = 1e200
+    with pytest.raises(FloatingPointError, match="Perceptron diverged"):
+        est.partial_fit(X, y_clf)

@@ -93,6 +93,25 @@ def refuse_other_format(path, fmt, reads, give, role=""):
         raise CLIError(f"{reads}, and {role}{pipe_name(path)} is {found}; give {give}.")
 
 
+def table_spec(spec, model_path, labelled):
+    """The model's hashed input specification ``spec`` as an :class:`InputSpec`, after checking that a CSV or
+    Parquet one can read files: a model that learned dict rows (``learn_one``) knows no table columns, and
+    continuing a model needs its label column."""
+    fmt = spec.get("format")
+    if fmt in ("csv", "parquet"):
+        if not (spec.get("options") or {}).get("columns"):
+            raise CLIError(
+                f"{model_path}: the model's input specification (input_spec_) has no table columns (a model that "
+                f"learned dict rows with learn_one); it cannot read {fmt} files."
+            )
+        if labelled and not spec.get("label_column"):
+            raise CLIError(
+                f"{model_path}: the model's input specification (input_spec_) names no label column; it cannot "
+                f"learn from {fmt} files."
+            )
+    return InputSpec.from_dict(spec)
+
+
 def other_format(path, fmt):
     """How the regular file ``path`` says it is in another format than ``fmt`` ("libsvm by its name",
     "csv by its first lines"; CSV and Parquet count as one), or None: its name's extension, else its first

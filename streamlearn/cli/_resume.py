@@ -231,9 +231,9 @@ def model_streams(model, model_path, path, test, args, test_readers=None):
         refuse_other_format(test, model_format, reads, "TEST in the model's format", role="the test file ")
     if model_format != "libsvm":  # hashed: read with the model's spec
         from ..datasets._readers import open_stream
-        from ..datasets._spec import InputSpec
+        from ._input import table_spec
 
-        hashed = InputSpec.from_dict(spec)
+        hashed = table_spec(spec, model_path, True)
         return (
             lambda: nonempty(open_stream(path, hashed, args.chunk_size, require_label=True), path, "data file"),
             lambda: checked_labels(

@@ -47,14 +47,13 @@ def add_parser(sub):
 def _reader(args, model):
     """``(chunks of (X, tags or None), LIBSVM reader or None)``: DATA read as the model's input spec says."""
     from ..datasets._readers import detect_format, open_stream
-    from ..datasets._spec import InputSpec
-    from ._input import refuse_other_format
+    from ._input import refuse_other_format, table_spec
 
     spec = getattr(model, "input_spec_", None)
     if isinstance(spec, dict) and spec.get("format", "libsvm") != "libsvm":
         reads = f"the model in {args.model} reads {spec['format']} input (input_spec_)"
         refuse_other_format(args.data, spec["format"], reads, "DATA in the model's format")
-        chunks = open_stream(args.data, InputSpec.from_dict(spec), args.chunk_size, with_tags=True)
+        chunks = open_stream(args.data, table_spec(spec, args.model, False), args.chunk_size, with_tags=True)
         return ((X, tags) for X, _, _, tags in chunks), None
     if detect_format(args.data) != "libsvm":
         raise CLIError(

@@ -94,3 +94,81 @@ class InputSpec:
         if unknown:
             raise ValueError(f"input specification has unknown keys {unknown}; this streamlearn knows {sorted(known)}.")
         return cls(**data)
+
+
+_TEXT = "a string"
+_TEXTS = "a list of strings"
+
+
+def _is_int(v):
+    return isinstance(v, int) and not isinstance(v, bool)
+
+
+def _texts(v):
+    return isinstance(v, list) and all(isinstance(x, str) for x in v)
+
+
+#: what each key of a saved specification holds: (test, expected in words)
+_FIELDS = {
+    "format": (lambda v: v in FORMATS, "one of " + ", ".join(repr(f) for f in FORMATS)),
+    "zero_based": (lambda v: v is None or isinstance(v, bool), "true, false or null"),
+    "n_features": (lambda v: v is None or _is_int(v) and v >= 1, "an integer >= 1 or null"),
+    "bits": (lambda v: v is None or _is_int(v) and 1 <= v <= 32, "an integer from 1 to 32 or null"),
+    "label_convention": (
+        lambda v: v is None or v in ("pm1", "01", "multiclass", "regression"),
+        "'pm1', '01', 'multiclass', 'regression' or null",
+    ),
+    "interactions": (_texts, _TEXTS),
+    "ignore": (_texts, _TEXTS),
+    "keep": (_texts, _TEXTS),
+    "label_column": (lambda v: v is None or isinstance(v, str), "a string or null"),
+    "weight_column": (lambda v: v is None or isinstance(v, str), "a string or null"),
+    "ignore_columns": (_texts, _TEXTS),
+    "scale": (lambda v: v in ("none", "maxabs", "standard"), "'none', 'maxabs' or 'standard'"),
+    "options": (lambda v: isinstance(v, dict), "a mapping"),
+}
+_KINDS = ("numeric", "text", "boolean")  # a table column's kind (datasets._tabular)
+#: the keys of ``options`` that the readers use
+_OPTIONS = {
+    "columns": (
+        lambda v: isinstance(v, dict) and all(x in _KINDS for x in v.values()),
+        "a mapping of column names to 'numeric', 'text' or 'boolean'",
+    ),
+    "namespaces": (
+        lambda v: isinstance(v, dict) and all(isinstance(x, str) or _texts(x) for x in v.values()),
+        "a mapping to strings or lists of strings",
+    ),
+    "categorical": (_texts, _TEXTS),
+    "constant": (lambda v: isinstance(v, bool), "true or false"),
+}
+
+
+def spec_problem(data):
+    """None when ``data`` is a valid saved specification (what :meth:`InputSpec.to_dict` writes; keys may be
+    missing, as in files of earlier versions), else ``(key, expected, value)`` for its first wrong entry, ``key``
+    a dotted path (``"options.categorical"``) or ``""`` for ``data`` itself; ``expected`` is None for an
+    unknown key (the keys are those of :class:`InputSpec`).
+
+    >>> spec_problem(InputSpec(format="csv", bits=8).to_dict()) is None
+    True
+    >>> spec_problem({"format": "libsvm", "zero_based": "no"})
+    ('zero_based', 'true, false or null', 'no')
+    """
+    if not isinstance(data, dict):
+        return "", "a mapping", data
+    for key, value in data.items():
+        if key not in _FIELDS:
+            return key, None, value
+        test, expected = _FIELDS[key]
+        if not test(value):
+            return key, expected, value
+    for key, value in (data.get("options") or {}).items():
+        if key in _OPTIONS and not _OPTIONS[key][0](value):
+            return f"options.{key}", _OPTIONS[key][1], value
+    fmt = data.get("format", "libsvm")
+    if fmt != "libsvm" and not _is_int(data.get("bits")):  # hashed: the width is 2**bits
+        return "bits", f"an integer from 1 to 32 (a {fmt} model hashes its features)", data.get("bits", MISSING)
+    return None
+
+
+MISSING = object()  # the value of a key that is not there

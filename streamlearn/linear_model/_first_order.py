@@ -293,7 +293,7 @@ class Perceptron(OnlineClassifierMixin, _FirstOrderLinear):
             self.radius_ = r if r > 0 else 1.0
 
     def _intercept_sq(self):
-        return self.radius_**2 if self.fit_intercept else 0.0
+        return self.radius_ * self.radius_ if self.fit_intercept else 0.0  # ** raises beyond the float range
 
     def _rule(self):
         return _k.RULE_GRADIENT

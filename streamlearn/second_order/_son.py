@@ -169,7 +169,12 @@ class _SecondOrder(OnlineClassifierMixin, BaseOnlineLinear):
         return scores
 
     def _mu(self):
-        return 1.0 / (8.0 * float(self.C) ** 2) if self.mu is None else float(self.mu)
+        if self.mu is not None:
+            return float(self.mu)
+        try:
+            return 1.0 / (8.0 * float(self.C) ** 2)
+        except OverflowError:  # C beyond 1e154: the square is beyond the float range, its inverse 0
+            return 0.0
 
     def _slab_is_current(self):
         return getattr(self, "slab", "next") == "current"

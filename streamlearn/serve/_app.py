@@ -185,6 +185,10 @@ def create_app(served, *, token=None, auth_all=False, max_body_bytes=16 << 20, s
         waiting.append((body, future))
         return await future
 
+    async def scored(X):
+        result = served.try_predict(X)  # in the event loop when no update runs (no thread hop)
+        return result if result is not None else await to_thread.run_sync(served.predict, X)
+
     async def flush_predictions():
         batch = waiting[:]
         waiting.clear()
@@ -192,16 +196,23 @@ def create_app(served, *, token=None, auth_all=False, max_body_bytes=16 << 20, s
             X, _, counts, errors = served.parse_many([body for body, _ in batch], labelled=False)
             result = None
             if X is not None:
-                result = served.try_predict(X)  # in the event loop when no update runs (no thread hop)
-                if result is None:
-                    result = await to_thread.run_sync(served.predict, X)
+                try:
+                    result = await scored(X)
+                except BadRequest as refused:  # an example beyond the weights' range: each request alone, so
+                    if refused.status != 422 or errors.count(None) < 2:  # that only its own fails, naming it
+                        raise
             pos = 0
             for (_, future), k, exc in zip(batch, counts, errors):
                 if not future.done():  # a client that went away cancelled its future
                     if exc is not None:
                         future.set_exception(exc)
-                    else:
+                    elif result is not None:
                         future.set_result({key: values[pos : pos + k] for key, values in result.items()})
+                    else:
+                        try:
+                            future.set_result(await scored(X[pos : pos + k]))
+                        except BadRequest as own:
+                            future.set_exception(own)
                 pos += k
         except Exception as exc:  # answered as a 500 by each request
             for _, future in batch:

@@ -36,7 +36,7 @@ from ..datasets._svmlight import SvmlightFormatError
 from ..evaluation._common import example_losses, loss_spec, signed_targets
 from ..learners import LEARNERS, learner_name_of, make_learner, scaled_learner
 from ..persist import load, save
-from ._wal import WriteAheadLog, fsync_path, read_records
+from ._wal import HEADER, WriteAheadLog, fsync_path, read_records
 
 __all__ = ["ServedModel", "BadRequest", "DEFAULT_N_FEATURES"]
 
@@ -63,6 +63,84 @@ class BadRequest(ValueError):
     def __init__(self, message, status=400):
         super().__init__(message)
         self.status = status
+
+
+#: learners whose update of a batch changes their arrays along the feature axis at the batch's features only
+#: (the rest through scalars and small arrays): after a batch, only those slices of their large arrays can have
+#: become not finite (tests/serve/test_divergence.py checks it for each of them). An averaged learner recomputes
+#: its averaged weights everywhere, ``coef_ = running_coef_ - average_sum_ / t_``, but where the running weights
+#: and the sum did not change, that lies between the running weight and the previous average: finite as they are.
+_ROW_LOCAL = frozenset(
+    {
+        "streamlearn.linear_model._sparse._LazyLinearMixin",
+        "streamlearn.linear_model._nag._NAG",
+        "streamlearn.linear_model._first_order._FirstOrderLinear",
+        "streamlearn.facto._fm._FMBase",
+    }
+)
+_SLICE_ABOVE = 1 << 14  # elements: smaller arrays are checked whole
+
+
+def row_local(model):
+    """True when learning a batch changes ``model``'s arrays along the feature axis at the batch's features only
+    (a streaming scaler's statistics do too)."""
+    learner = getattr(model, "learner_", getattr(model, "learner", model))  # a pipeline's, fitted or not
+    return any(f"{c.__module__}.{c.__qualname__}" in _ROW_LOCAL for c in type(learner).__mro__)
+
+
+def non_finite_state(model, features=None, _prefix=""):
+    """The name of the first fitted attribute of ``model`` (or of a streamlearn object inside it, such as a
+    pipeline's ``learner_``) holding NaN or infinity, or None. Constructor parameters are not state (an infinite
+    ``theta`` is a valid setting).
+
+    ``features`` (the sorted feature ids of the last batch, for a :func:`row_local` model that was finite before
+    it): of a large array with one feature axis (of length ``n_features_in_``, or one more for the intercept),
+    only those slices are checked, at O(nnz) instead of O(n_features) per batch."""
+    params = model.get_params(deep=False) if hasattr(model, "get_params") else {}
+    d = getattr(model, "n_features_in_", None) if features is not None else None
+    for key, value in vars(model).items():
+        if key in params:
+            continue
+        if isinstance(value, np.ndarray):
+            if value.dtype.kind not in "fc":
+                continue
+            axes = [a for a, n in enumerate(value.shape) if n in (d, d + 1)] if d and value.size > _SLICE_ABOVE else []
+            if len(axes) == 1:
+                ids = features if value.shape[axes[0]] == d else np.append(features, d)
+                value = np.take(value, ids, axis=axes[0])
+            if not np.isfinite(value.sum()) and not np.isfinite(value).all():
+                return _prefix + key
+        elif isinstance(value, float):
+            if not np.isfinite(value):
+                return _prefix + key
+        elif hasattr(value, "get_params") and hasattr(value, "__dict__"):
+            found = non_finite_state(value, features if d else None, f"{_prefix}{key}.")
+            if found is not None:
+                return found
+    return None
+
+
+def _raise_state_diverged(model, attr):
+    """The learner's own divergence error (``_raise_diverged``) for a fitted attribute left non-finite."""
+    learner, name = model, attr
+    if attr.startswith("learner_.") and hasattr(model, "learner_"):  # a scaler's pipeline: its learner's state
+        learner, name = model.learner_, attr.removeprefix("learner_.")
+    if hasattr(learner, "_raise_diverged") and "." not in name:
+        learner._raise_diverged(None, getattr(learner, "_diverge_hint", "the step size"), state=name)
+    raise FloatingPointError(
+        f"{type(learner).__name__} diverged: learning this batch made its {name} not finite: the values are too "
+        "large for it."
+    )
+
+
+def _refusal(exc):
+    """The answer to a request whose update the learner refused (``FloatingPointError``), its examples counted
+    from 1 as the lines of a request."""
+    text, row = str(exc), getattr(exc, "row", None)
+    if row is not None:
+        text = text.replace(f"example {row} of this batch", f"example {row + 1} of this request")
+    text = text.replace("this batch", "this request")
+    return BadRequest(f"{text} Nothing was learned from this request; the model is as before it.", 422)
 
 
 def _atomic_write(path, data):
@@ -302,6 +380,9 @@ class ServedModel:
 
     @staticmethod
     def _check_learnable(model, name, what):
+        bad = non_finite_state(model)
+        if bad is not None:
+            raise ValueError(f"{what}: the model's {bad} holds NaN or infinity (it diverged); it cannot be served.")
         if name is None or not hasattr(model, "partial_fit_scores"):
             raise ValueError(
                 f"{what}: a {type(model).__name__} cannot be served: the server learns with the "
@@ -333,11 +414,44 @@ class ServedModel:
         self.stats.update(state["stats"])
         self._gen = g
         self._snap_batches = self.stats["n_batches"]
-        n = self.stats["n_learned"]
+        n = self._snap_n = self.stats["n_learned"]
+        wals = self._log_files(n)
+        tail = {"good": None}
+        batches = self._logged_batches(n, wals, tail, log=self._log)
+        for path, start, X, y in batches:
+            try:
+                scores = self._learn(X, y)
+            except FloatingPointError as exc:
+                # only a log written by an earlier version holds such a record (its batch was logged before it
+                # was learned; when it diverged nothing was acknowledged and learning stopped): the model is
+                # put back as before it, and the record dropped when it is the last one
+                self.model = self._rebuilt_model(stop=(path, start))
+                if next(batches, None) is None and path == os.path.join(self.dir, f"wal-{wals[-1]}.log"):
+                    tail["good"] = start
+                    self._log(f"{path}: dropped the last record, at byte {start}: {exc} (never acknowledged)")
+                else:
+                    self.failed = f"{type(exc).__name__}: {exc}"
+                    self._log(f"learning stopped while replaying {path}: {self.failed}")
+                break
+            except ValueError as exc:  # as before the restart: reads only
+                self.failed = f"{type(exc).__name__}: {exc}"
+                self._log(f"learning stopped while replaying {path}: {self.failed}")
+                break
+            self._account(X, y, scores)
+        self._setup_wal(wals[-1] if wals else n, tail["good"] if wals else None)
+        self._log(
+            f"recovered {self.dir}: snapshot at {n}, {self.stats['n_learned'] - n} examples replayed from the log"
+        )
+
+    def _log_files(self, n):
+        """The numbers m of the logs wal-m.log that hold the examples from example ``n`` on, in order."""
         _, wals = self._files()
-        wals = [m for m in wals if m <= n][-1:] + [m for m in wals if m > n]
+        return [m for m in wals if m <= n][-1:] + [m for m in wals if m > n]
+
+    def _logged_batches(self, n, wals, tail, log=None):
+        """``(path, start, X, y)`` of every log record from example ``n`` on, in order (``start``: the record's
+        byte offset in its log); ``tail["good"]`` gets the offset after the last whole record of the last log."""
         expected = n
-        good = None
         for i, m in enumerate(wals):
             path = os.path.join(self.dir, f"wal-{m}.log")
             records, good, torn = read_records(path)
@@ -345,9 +459,12 @@ class ServedModel:
                 raise ValueError(
                     f"{path}: corrupted record at byte {good}, and later logs exist; the state directory is damaged."
                 )
-            if torn:
-                self._log(f"{path}: dropped a torn last record at byte {good} (never acknowledged)")
+            if torn and log is not None:
+                log(f"{path}: dropped a torn last record at byte {good} (never acknowledged)")
+            tail["good"] = good
+            end = 0
             for seq, payload in records:
+                start, end = end, end + HEADER.size + len(payload)
                 if seq < expected:
                     continue
                 if seq != expected:
@@ -355,15 +472,19 @@ class ServedModel:
                         f"{path}: the record at example {seq} follows example {expected}: missing log records."
                     )
                 X, y, _ = self.parse(payload, labelled=True, _limit=False)  # a group may exceed one request's limit
-                try:
-                    self._learn_batch(X, y)
-                except (FloatingPointError, ValueError) as exc:  # as before the restart: reads only
-                    self.failed = f"{type(exc).__name__}: {exc}"
-                    self._log(f"learning stopped while replaying {path}: {self.failed}")
-                    break
+                yield path, start, X, y
                 expected += X.shape[0]
-        self._setup_wal(wals[-1] if wals else n, good if wals else None)
-        self._log(f"recovered {self.dir}: snapshot at {n}, {expected - n} examples replayed from the log")
+
+    def _rebuilt_model(self, stop=None):
+        """The model of the current snapshot with the log records since it learned again, up to the record at
+        ``stop`` (``(path, start)``; None: all of them): the same calls on the same batches, so the same model
+        bit for bit as the one that learned them (see the module docstring)."""
+        model = load(os.path.join(self.dir, f"model-{self._gen}.slm"))
+        for path, start, X, y in self._logged_batches(self._snap_n, self._log_files(self._snap_n), {}):
+            if (path, start) == stop:
+                break
+            model.partial_fit_scores(X, y, classes=self.config["classes"])
+        return model
 
     def _setup_wal(self, m, truncate_at):
         self.wal = WriteAheadLog(os.path.join(self.dir, f"wal-{m}.log"), truncate_at=truncate_at, fsync=self.fsync)
@@ -371,7 +492,8 @@ class ServedModel:
     def _warm_up(self):
         """Load the reader's and the model's compiled code now, not on the first request."""
         X, _, _ = self.parse(b"1:0\n", labelled=False)
-        self.predict(X)
+        with contextlib.suppress(BadRequest):  # a model that cannot predict says so to each request
+            self.predict(X)
 
     # ---------------------------------------------------------------------------------------- input
     def parse(self, body, *, labelled, _limit=True):
@@ -523,6 +645,20 @@ class ServedModel:
                 out["proba"] = [[1.0 / k] * k for _ in range(n)] if k else [0.5] * n
             return out
         scores = model._decision_function(X)
+        finite = np.isfinite(scores) if scores.ndim == 1 else np.isfinite(scores).all(axis=1)
+        if not finite.all():  # never an answer with NaN (null) scores
+            i = int(np.flatnonzero(~finite)[0])
+            bad = non_finite_state(model)
+            if bad is not None:
+                raise BadRequest(
+                    f"the model cannot predict: its {bad} holds NaN or infinity (the score of example {i + 1} is "
+                    "not finite). Upload a finite model (POST /model).",
+                    500,
+                )
+            raise BadRequest(
+                f"example {i + 1}: its score is not finite: its feature values are too large for the model's weights.",
+                422,
+            )
         proba = model.predict_proba(X) if hasattr(model, "predict_proba") else None
         out = {"scores": scores.tolist(), "labels": np.asarray(model.scores_to_labels(scores)).tolist()}
         if proba is not None:
@@ -711,13 +847,31 @@ class ServedModel:
             return
         first = self.stats["n_learned"]
         try:
-            self.wal.write(first, payload)
-            scores = self._learn_batch(X, y)
-        except BaseException as exc:  # the log or the learner failed: stop learning, keep serving reads
-            self.failed = f"{type(exc).__name__}: {exc}"
-            self._log(f"learning stopped: {self.failed}")
-            self._deliver([(item[4], None, self._stopped()) for item in batch])
+            # learned first, logged once it is known to keep the model finite: the log holds the updates made
+            scores = self._learn(X, y, roll_back=True)
+        except FloatingPointError as exc:  # refused, the model as before it (see _learn)
+            if len(batch) > 1:  # one request of the group, or their sum: each is learned (or refused) alone
+                for item in batch:
+                    self._commit([item])
+                return
+            self._deliver([(batch[0][4], None, _refusal(exc))])
+            if self.stats["n_batches"] > self._snap_batches:  # the next refusal replays the log from here
+                self._periodic_snapshot(force=True)
             return
+        except BaseException as exc:  # the learner failed: stop learning, keep serving reads
+            self._fail(batch, exc)
+            return
+        try:
+            self.wal.write(first, payload)
+        except BaseException as exc:  # the log failed: the update is not in it, the model goes back without it
+            try:
+                with self.lock:
+                    self.model = self._rebuilt_model()
+            except BaseException as again:  # reads then answer with the update: it is lost on a restart
+                self._log(f"the update that was not logged stays in the model: {type(again).__name__}: {again}")
+            self._fail(batch, exc)
+            return
+        self._account(X, y, scores)
         pos = 0
         n_after = self.stats["n_learned"]
         done = []
@@ -740,6 +894,11 @@ class ServedModel:
             # wakes one idle log-sync thread (a busy one takes the group when its fsync returns); no thread
             # waits in _drain now: only this writer thread calls it, or close() once this thread has ended
             self._sync_cv.notify()
+
+    def _fail(self, batch, exc):
+        self.failed = f"{type(exc).__name__}: {exc}"
+        self._log(f"learning stopped: {self.failed}")
+        self._deliver([(item[4], None, self._stopped()) for item in batch])
 
     def _stopped(self):
         return BadRequest(f"the learner stopped after an error: {self.failed}", 503)
@@ -863,10 +1022,28 @@ class ServedModel:
         )
         return False
 
-    def _learn_batch(self, X, y):
-        model = self.model
+    def _learn(self, X, y, roll_back=False):
+        """The model's scores of the batch before learning it. An update that leaves the model not finite raises
+        the learner's FloatingPointError (its own when a score is not finite, see ``_raise_diverged``); with
+        ``roll_back`` the model is first put back as before the batch (the snapshot and the log replayed), so no
+        reader ever sees it."""
         with self.lock:
-            scores = model.partial_fit_scores(X, y, classes=self.config["classes"])
+            model = self.model
+            started = hasattr(model, "n_features_in_")
+            try:
+                scores = model.partial_fit_scores(X, y, classes=self.config["classes"])
+                bad = non_finite_state(model, np.unique(X.indices) if started and row_local(model) else None)
+                if bad is not None:
+                    _raise_state_diverged(model, bad)
+            except FloatingPointError:
+                if roll_back:
+                    self.model = self._rebuilt_model()
+                raise
+        return scores
+
+    def _account(self, X, y, scores):
+        """Add a learned batch to the online statistics."""
+        model = self.model
         name, param = loss_spec(model)
         if self.config["classes"] is not None:
             targets = signed_targets(model.classes_, y)
@@ -882,7 +1059,6 @@ class ServedModel:
         s["err_sum"] += float(np.sum(errs))
         self._win_loss.extend(losses[-self.window :].tolist())
         self._win_err.extend(errs[-self.window :].tolist())
-        return scores
 
     def _other(self, item):
         kind, fut = item[0], item[-1]
@@ -970,7 +1146,7 @@ class ServedModel:
                     os.unlink(path)
             raise
         snaps, wals = self._files()
-        self._gen = g
+        self._gen, self._snap_n = g, n
         for k, kinds in snaps.items():
             if k != g:
                 for kind in kinds:

@@ -435,3 +435,40 @@ def test_a_holdout_that_holds_out_no_row_is_an_error(tmp_path, capsys):
     )
     assert not model.exists()
     assert main(["train", str(data), "-l", "pa1", "--holdout", "0.5", "--quiet"]) == 0
+
+
+def test_a_model_of_dict_rows_cannot_read_table_files_and_says_so(tmp_path, capsys):
+    """A model that learned dict rows (``learn_one``) hashes them as the CSV reader does but knows no table
+    columns: ``predict`` and ``train -i`` on a CSV file are one line naming the model (they were the reader's
+    message, or for ``train -i`` of a spec without its label column, "y of chunk 1 must be a 1-D array")."""
+    import json
+    import zipfile
+
+    from streamlearn.cli.main import main
+    from streamlearn.linear_model import FTRLProximalClassifier
+
+    model = FTRLProximalClassifier()
+    model.learn_one({"a": 1.0, "b": "x"}, 1, classes=[-1, 1])
+    rows = tmp_path / "rows.slm"
+    model.save(rows)
+    data = tmp_path / "d.csv"
+    data.write_text("y,a,b\n1,0.5,x\n-1,1.5,y\n")
+    table = tmp_path / "table.slm"
+    assert main(["train", str(data), "-l", "ftrl", "--label", "y", "-o", str(table), "--quiet"]) == 0
+    with zipfile.ZipFile(table) as zf:
+        entries = {n: zf.read(n) for n in zf.namelist()}
+    meta = json.loads(entries["meta.json"])
+    meta["attributes"]["input_spec_"]["label_column"] = None
+    entries["meta.json"] = json.dumps(meta).encode()
+    with zipfile.ZipFile(table, "w") as zf:
+        for name, raw in entries.items():
+            zf.writestr(name, raw)
+    capsys.readouterr()
+    for argv, expected in [
+        (["predict", str(rows), str(data)], f"{rows}: the model's input specification (input_spec_) has no table"),
+        (["train", "-i", str(rows), str(data), "--quiet"], f"{rows}: the model's input specification"),
+        (["train", "-i", str(table), str(data), "--quiet"], f"{table}: the model's input specification "),
+    ]:
+        assert main(argv) == 2, argv
+        err = capsys.readouterr().err
+        assert err.startswith(f"streamlearn: error: {expected}") and err.count("\n") == 1, err

@@ -398,3 +398,47 @@ def test_zero_based_option_reads_data_for_a_model_without_a_contract(tmp_path, c
     assert main(["train", str(data), "-i", m, "--zero-based", "true", "-o", out, "--quiet"]) == 0
     ref = load(m).partial_fit(Xd, yd)
     np.testing.assert_array_equal(load(out).coef_, ref.coef_)
+
+
+@pytest.mark.parametrize(
+    "where, value, field",
+    [
+        (("params", "alpha"), None, "params.alpha"),  # predict: a TypeError in the scorer
+        (("params", "alpha"), 0, "params.alpha"),  # predict: a ZeroDivisionError
+        (("attributes", "input_spec_", "ignore"), {}, "attributes.input_spec_.ignore"),  # train -i: a TypeError
+        (("attributes", "input_spec_", "options"), [], "attributes.input_spec_.options"),  # an AttributeError
+        (("attributes", "n_features_in_"), 10**30, "attributes.n_features_in_"),  # an OverflowError
+        (("attributes", "t_"), 10**30, "attributes.t_"),  # an OverflowError in the kernel
+    ],
+    ids=lambda v: ".".join(v) if isinstance(v, tuple) else None,
+)
+def test_hand_edited_model_file_is_one_line_naming_the_field(data, tmp_path, capsys, monkeypatch, where, value, field):
+    """``predict``, ``train -i``, ``evaluate -i`` and ``serve`` with a model whose meta.json was edited by hand:
+    exit 2 and one line naming the file and the field, for each of them (they were tracebacks)."""
+    uvicorn = pytest.importorskip("uvicorn")
+    monkeypatch.setattr(uvicorn.Server, "run", lambda self, sockets=None: None)  # a server that starts returns
+    paths = data["classification"]
+    m = str(tmp_path / "m.slm")
+    assert main(["train", paths["A"], "-l", "ftrl", "-o", m, "--quiet"]) == 0
+    with zipfile.ZipFile(m) as zf:
+        entries = {n: zf.read(n) for n in zf.namelist()}
+    meta = json.loads(entries["meta.json"])
+    node = meta
+    for key in where[:-1]:
+        node = node[key]
+    node[where[-1]] = value
+    entries["meta.json"] = json.dumps(meta).encode()
+    with zipfile.ZipFile(m, "w") as zf:
+        for name, raw in entries.items():
+            zf.writestr(name, raw)
+    capsys.readouterr()
+    commands = [
+        ["predict", m, paths["B"], "-o", str(tmp_path / "p.txt")],
+        ["train", "-i", m, paths["B"], "--quiet"],
+        ["evaluate", "-i", m, paths["B"]],
+        ["serve", m, "--state-dir", str(tmp_path / "state"), "--port", "0"],
+    ]
+    for argv in commands:
+        assert main(argv) == 2, argv
+        err = capsys.readouterr().err
+        assert err.startswith(f"streamlearn: error: {m}: meta.json field '{field}': ") and err.count("\n") == 1, err

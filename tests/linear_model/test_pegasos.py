@@ -77,6 +77,11 @@ def test_objective_decreases_over_passes(a9a):
             "The 'batch_size' parameter of PegasosClassifier must be an int in the range [1, inf). Got 0 instead",
         ),
         ({"alpha": 0.0}, "'alpha' parameter of PegasosClassifier must be a float in the range (0.0, inf)"),
+        (  # beyond what the kernel counts in (it was a numba TypingError traceback)
+            {"batch_size": 10**30},
+            "'batch_size' parameter of PegasosClassifier must be an int in the range [1, inf) (an integer of at most "
+            "63 bits)",
+        ),
     ],
 )
 def test_bad_parameters_are_named(params, message):

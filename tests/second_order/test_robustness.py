@@ -92,3 +92,11 @@ def test_overflowing_features_raise_a_clear_divergence_error(sketch, lazy):
     est._lazy_kernel = lazy
     with pytest.raises(FloatingPointError, match="SketchedOnlineNewton diverged.*Raise alpha0"):
         est.partial_fit(X, y, classes=[-1, 1])
+
+
+def test_a_slab_bound_beyond_1e154_is_a_regularisation_of_zero():
+    """``C`` whose square is beyond the float range (a valid setting): ``mu`` defaults to 1 / (8 C^2), which is 0;
+    it raised OverflowError (a traceback in ``streamlearn train -p C=1e200``)."""
+    X, y = _base()
+    est = SketchedOnlineNewton(C=1e200).partial_fit(X, y, classes=[-1, 1])
+    assert est._mu() == 0.0 and np.all(np.isfinite(est.decision_function(X)))
