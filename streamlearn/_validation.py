@@ -14,7 +14,17 @@ import scipy.sparse as sp
 
 from ._kernels.linear import csr_check
 
-__all__ = ["Interval", "Options", "validate_params", "check_X", "check_X_y", "as_csr_float", "csr_args", "chunk_args"]
+__all__ = [
+    "Interval",
+    "Options",
+    "validate_params",
+    "check_X",
+    "check_X_y",
+    "check_finite",
+    "as_csr_float",
+    "csr_args",
+    "chunk_args",
+]
 
 
 class Interval:
@@ -195,11 +205,7 @@ def _check_csr_structure(X, *, ensure_finite=False):
     if bad_val and ensure_finite:
         p = int(np.flatnonzero(~np.isfinite(data[:nnz]))[0])
         row = int(np.searchsorted(indptr, p, side="right")) - 1
-        what = "NaN" if np.isnan(data[p]) else "infinity"
-        raise ValueError(
-            f"Input X contains {what} (row {row}, column {int(indices[p])}); expected finite values "
-            "(NaN and infinity are not allowed)."
-        )
+        _raise_non_finite(data[p], row, int(indices[p]))
 
 
 def _check_n_features(estimator, X, reset):
@@ -244,10 +250,32 @@ def _fast_path(X, y):
     )
 
 
-#: the feature matrices the estimators accept (scikit-learn's ``validate_data`` options), off the fast path
+#: the feature matrices the estimators accept (scikit-learn's ``validate_data`` options), off the fast path. NaN and
+#: infinity are refused by our own sweep after the conversion (:func:`check_finite`): one line naming the row and
+#: column, where scikit-learn's NaN message runs over several lines
 _ACCEPTED_X = dict(
-    accept_sparse=("csr", "csc", "coo"), dtype=np.float64, ensure_all_finite=True, accept_large_sparse=True
+    accept_sparse=("csr", "csc", "coo"), dtype=np.float64, ensure_all_finite=False, accept_large_sparse=True
 )
+
+
+def check_finite(X):
+    """``X`` (a CSR matrix or a dense array) as it is; ``ValueError`` naming the first NaN or infinity (row and
+    column) if it holds one. For dense input one vectorised ``isfinite``; for CSR the structure sweep."""
+    if sp.issparse(X):
+        _check_csr_structure(X, ensure_finite=True)
+        return X
+    X = np.asarray(X)
+    if X.dtype.kind in "fc" and not np.isfinite(X).all():
+        row, col = (int(i[0]) for i in np.nonzero(~np.isfinite(X.reshape(X.shape[0], -1))))
+        _raise_non_finite(X[row, col], row, col)
+    return X
+
+
+def _raise_non_finite(value, row, col):
+    what = "NaN" if np.isnan(value) else "infinity"
+    raise ValueError(
+        f"Input X contains {what} (row {row}, column {col}); expected finite values (NaN and infinity are not allowed)."
+    )
 
 
 def check_X(estimator, X, *, reset):
@@ -262,7 +290,7 @@ def check_X(estimator, X, *, reset):
     from sklearn.utils.validation import validate_data  # off the fast path only: scikit-learn's import is long
 
     X = validate_data(estimator, X, reset=reset, **_ACCEPTED_X)
-    return as_csr_float(X)
+    return as_csr_float(X, ensure_finite=True)
 
 
 def check_X_y(estimator, X, y, *, reset, y_numeric=False):
@@ -276,7 +304,7 @@ def check_X_y(estimator, X, y, *, reset, y_numeric=False):
     from sklearn.utils.validation import validate_data
 
     X, y = validate_data(estimator, X, y, reset=reset, y_numeric=y_numeric, **_ACCEPTED_X)
-    return as_csr_float(X), y
+    return as_csr_float(X, ensure_finite=True), y
 
 
 def check_sample_weight(sample_weight, n_samples):

@@ -14,7 +14,9 @@ message saying what broke. They state the online contract of :mod:`streamlearn.b
 * ``check_feature_count_fixed``: a change in the number of features raises ``ValueError``;
 * ``check_zero_row_is_no_op``: for margin learners (``_zero_row_no_op = True``) an all-zero row without
   intercept changes nothing;
-* ``check_progressive_loss_is_known``: ``_progressive_loss`` names a loss of :mod:`streamlearn.losses`.
+* ``check_progressive_loss_is_known``: ``_progressive_loss`` names a loss of :mod:`streamlearn.losses`;
+* ``check_non_finite_input_refused``: NaN or infinity in ``X`` (dense or CSR), ``y`` or ``sample_weight`` is a
+  one-line ``ValueError`` that leaves the model exactly as it was.
 
 >>> from streamlearn.linear_model import PassiveAggressiveClassifier
 >>> for check in yield_checks(PassiveAggressiveClassifier()):
@@ -44,6 +46,7 @@ __all__ = [
     "check_feature_count_fixed",
     "check_zero_row_is_no_op",
     "check_progressive_loss_is_known",
+    "check_non_finite_input_refused",
 ]
 
 
@@ -81,6 +84,19 @@ def _model_arrays(est):
         for k in ("coef_", "intercept_"):
             if hasattr(sub, k):
                 out[prefix + k] = np.asarray(getattr(sub, k))
+    return out
+
+
+def _state_bytes(est):
+    """Every ndarray attribute of ``est`` (and of the estimators it holds) as bytes, and its scalar attributes:
+    equal only when the state is the same bit for bit."""
+    out = {k: (v.dtype.str, v.shape, v.tobytes()) for k, v in _model_arrays(est).items()}
+    for prefix, sub in [("", est)] + [
+        (f"{n}.", v) for n, v in vars(est).items() if n.endswith("_") and _is_estimator(v)
+    ]:
+        for k, v in vars(sub).items():
+            if isinstance(v, (bool, int, float, str, np.number)):
+                out[prefix + k] = repr(v)
     return out
 
 
@@ -251,6 +267,43 @@ def check_progressive_loss_is_known(estimator: Any) -> None:
     assert estimator._progressive_loss in LOSSES, f"_progressive_loss {estimator._progressive_loss!r} unknown"
 
 
+@_check
+def check_non_finite_input_refused(estimator: Any) -> None:
+    """NaN or infinity in ``X`` (dense or CSR), ``y`` or ``sample_weight`` is a one-line ``ValueError`` and the
+    model is left bit for bit as it was."""
+    X, y, kw = _data(estimator)
+    est = clone(estimator).partial_fit(X[:60], y[:60], **kw)
+    before = _state_bytes(est)
+    predicted = _predict(est, X)
+    Xd = X[60:70].toarray()
+    cases: list[tuple[str, Any, Any, Any]] = []
+    for bad in (np.nan, np.inf, -np.inf):
+        dense = Xd.copy()
+        dense[3, 2] = bad
+        cases.append((f"X (dense) holding {bad}", dense, y[60:70], None))
+        csr = X[60:70].copy()
+        csr.data[-1] = bad
+        cases.append((f"X (CSR) holding {bad}", csr, y[60:70], None))
+        weights = np.ones(10)
+        weights[4] = bad
+        cases.append((f"sample_weight holding {bad}", Xd, y[60:70], weights))
+        if not is_classifier(estimator):
+            target = y[60:70].astype(np.float64)
+            target[5] = bad
+            cases.append((f"y holding {bad}", Xd, target, None))
+    for what, Xb, yb, sw in cases:
+        try:
+            est.partial_fit(Xb, yb, sample_weight=sw)
+        except ValueError as exc:
+            assert "\n" not in str(exc), f"{what}: the error runs over several lines: {exc!r}"
+        else:
+            raise AssertionError(f"partial_fit accepted {what}")
+        after = _state_bytes(est)
+        changed = sorted(k for k in before.keys() | after.keys() if before.get(k) != after.get(k))
+        assert not changed, f"{what}: the refused call changed {changed}"
+        np.testing.assert_array_equal(_predict(est, X), predicted, err_msg=f"{what}: predictions changed")
+
+
 def yield_checks(estimator: Any) -> Iterator[Callable[[Any], None]]:
     """Yield the online checks that apply to ``estimator`` (see the module docstring).
 
@@ -271,3 +324,4 @@ def yield_checks(estimator: Any) -> Iterator[Callable[[Any], None]]:
     yield check_random_state_determinism
     yield check_feature_count_fixed
     yield check_zero_row_is_no_op
+    yield check_non_finite_input_refused

@@ -2,6 +2,7 @@
 
 import numpy as np
 import pytest
+import scipy.sparse as sp
 
 from streamlearn import checks
 from streamlearn.linear_model import PassiveAggressiveClassifier
@@ -62,6 +63,16 @@ class FitDiffersFromPartialFit(PassiveAggressiveClassifier):
         return self
 
 
+class LearnsFromNaN(PassiveAggressiveClassifier):
+    def _check_X_y(self, X, y, *, reset):
+        if sp.issparse(X):
+            X = sp.csr_matrix(X, copy=True)
+            X.data[~np.isfinite(X.data)] = 0.0
+        else:
+            X = np.nan_to_num(np.asarray(X, dtype=float), posinf=0.0, neginf=0.0)
+        return super()._check_X_y(X, y, reset=reset)
+
+
 class UnknownLoss(PassiveAggressiveClassifier):
     _progressive_loss = "hinge-ish"
 
@@ -78,6 +89,7 @@ class UnknownLoss(PassiveAggressiveClassifier):
         (IgnoresRandomState(), checks.check_random_state_determinism),
         (FitDiffersFromPartialFit(), checks.check_partial_fit_equals_fit),
         (UnknownLoss(), checks.check_progressive_loss_is_known),
+        (LearnsFromNaN(), checks.check_non_finite_input_refused),
     ],
     ids=lambda v: type(v).__name__ if not callable(v) or isinstance(v, PassiveAggressiveClassifier) else v.__name__,
 )

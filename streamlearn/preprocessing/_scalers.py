@@ -7,7 +7,7 @@ from sklearn.utils.validation import check_is_fitted, validate_data
 
 from .._kernels import scaling as _k
 from .._params import keyword_init
-from .._validation import as_csr_float
+from .._validation import as_csr_float, check_finite
 from ..persist import PersistMixin
 
 __all__ = ["MaxAbsScaler", "StandardScaler"]
@@ -45,10 +45,10 @@ class _OnlineScaler(PersistMixin, OneToOneFeatureMixin, TransformerMixin, BaseEs
             reset=reset,
             accept_sparse=("csr", "csc", "coo"),
             dtype=np.float64,
-            ensure_all_finite=True,
+            ensure_all_finite=False,  # refused below in one line naming the row and column
             accept_large_sparse=True,
         )
-        return as_csr_float(X) if sp.issparse(X) else np.ascontiguousarray(X)
+        return as_csr_float(X, ensure_finite=True) if sp.issparse(X) else np.ascontiguousarray(check_finite(X))
 
     def _stream(self, X, write, learn=None):
         """Transform each row with the statistics of the rows before it (when ``write``), then add it (unless
