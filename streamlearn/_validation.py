@@ -21,6 +21,7 @@ __all__ = [
     "check_X",
     "check_X_y",
     "check_finite",
+    "finite_scores",
     "as_csr_float",
     "csr_args",
     "chunk_args",
@@ -305,6 +306,23 @@ def check_X_y(estimator, X, y, *, reset, y_numeric=False):
 
     X, y = validate_data(estimator, X, y, reset=reset, y_numeric=y_numeric, **_ACCEPTED_X)
     return as_csr_float(X, ensure_finite=True), y
+
+
+def finite_scores(estimator, scores):
+    """``scores`` (a learner's decision values or predictions) as they are when all are finite; else a one-line
+    ``ValueError`` naming the first example whose score is NaN or infinite (finite features whose score
+    overflows the model's weights, or a model that is not finite): never a silent NaN, never a label read from
+    one. One vectorised sweep over the scores, O(n_samples x n_outputs)."""
+    if not np.isfinite(scores).all():
+        bad = ~np.isfinite(scores)
+        row = int(np.flatnonzero(bad.any(axis=1) if bad.ndim == 2 else bad)[0])
+        value = np.asarray(scores)[row]
+        value = value[~np.isfinite(value)][0] if np.ndim(value) else value
+        raise ValueError(
+            f"{type(estimator).__name__} cannot score example {row} of X: its score is {float(value)} (the features "
+            "are too large for the model's weights, or the weights are not finite). Scale the features."
+        )
+    return scores
 
 
 def check_sample_weight(sample_weight, n_samples):

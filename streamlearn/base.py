@@ -309,7 +309,7 @@ class BaseOnline(DictRowMixin, PersistMixin, BaseEstimator):
         coef = self._coef_2d()
         out = np.empty((X.shape[0], coef.shape[0]), dtype=np.float64)
         linear_scores(X.indptr, X.indices, X.data, coef, self._intercept_1d(), out)
-        return out[:, 0] if out.shape[1] == 1 else out
+        return _validation.finite_scores(self, out[:, 0] if out.shape[1] == 1 else out)
 
     @property
     def nnz_weights(self) -> int:

@@ -16,7 +16,9 @@ message saying what broke. They state the online contract of :mod:`streamlearn.b
   intercept changes nothing;
 * ``check_progressive_loss_is_known``: ``_progressive_loss`` names a loss of :mod:`streamlearn.losses`;
 * ``check_non_finite_input_refused``: NaN or infinity in ``X`` (dense or CSR), ``y`` or ``sample_weight`` is a
-  one-line ``ValueError`` that leaves the model exactly as it was.
+  one-line ``ValueError`` that leaves the model exactly as it was;
+* ``check_overflowing_scores_refused``: a score that overflows (features near the largest float) is a one-line
+  ``ValueError`` from ``predict``, ``decision_function`` and ``predict_proba``, never a NaN or infinite output.
 
 >>> from streamlearn.linear_model import PassiveAggressiveClassifier
 >>> for check in yield_checks(PassiveAggressiveClassifier()):
@@ -47,6 +49,7 @@ __all__ = [
     "check_zero_row_is_no_op",
     "check_progressive_loss_is_known",
     "check_non_finite_input_refused",
+    "check_overflowing_scores_refused",
 ]
 
 
@@ -304,6 +307,26 @@ def check_non_finite_input_refused(estimator: Any) -> None:
         np.testing.assert_array_equal(_predict(est, X), predicted, err_msg=f"{what}: predictions changed")
 
 
+@_check
+def check_overflowing_scores_refused(estimator: Any) -> None:
+    """Scores that overflow (finite features near the largest float) are a one-line ``ValueError`` from
+    ``predict``, ``decision_function`` and ``predict_proba``; every output returned is finite."""
+    X, y, kw = _data(estimator)
+    est = clone(estimator).partial_fit(X, y, **kw)
+    big = np.finfo(np.float64).max
+    huge = np.vstack([np.full(X.shape[1], big), np.where(np.arange(X.shape[1]) % 2, big, -big), X[:2].toarray()])
+    for method in ("predict", "decision_function", "predict_proba", "_decision_function"):
+        if not hasattr(est, method):
+            continue
+        try:
+            out = np.asarray(getattr(est, method)(huge))
+        except ValueError as exc:
+            assert "\n" not in str(exc), f"{method}: the error runs over several lines: {exc!r}"
+            continue
+        if out.dtype.kind in "fc":
+            assert np.all(np.isfinite(out)), f"{method} returned non-finite values {out.ravel()[:4]}"
+
+
 def yield_checks(estimator: Any) -> Iterator[Callable[[Any], None]]:
     """Yield the online checks that apply to ``estimator`` (see the module docstring).
 
@@ -325,3 +348,4 @@ def yield_checks(estimator: Any) -> Iterator[Callable[[Any], None]]:
     yield check_feature_count_fixed
     yield check_zero_row_is_no_op
     yield check_non_finite_input_refused
+    yield check_overflowing_scores_refused

@@ -73,6 +73,11 @@ class LearnsFromNaN(PassiveAggressiveClassifier):
         return super()._check_X_y(X, y, reset=reset)
 
 
+class ScoresWithoutCheck(PassiveAggressiveClassifier):
+    def _decision_function(self, X):
+        return np.asarray(sp.csr_matrix(X) @ self.coef_.T + self.intercept_)[:, 0]
+
+
 class UnknownLoss(PassiveAggressiveClassifier):
     _progressive_loss = "hinge-ish"
 
@@ -90,6 +95,7 @@ class UnknownLoss(PassiveAggressiveClassifier):
         (FitDiffersFromPartialFit(), checks.check_partial_fit_equals_fit),
         (UnknownLoss(), checks.check_progressive_loss_is_known),
         (LearnsFromNaN(), checks.check_non_finite_input_refused),
+        (ScoresWithoutCheck(), checks.check_overflowing_scores_refused),
     ],
     ids=lambda v: type(v).__name__ if not callable(v) or isinstance(v, PassiveAggressiveClassifier) else v.__name__,
 )

@@ -129,7 +129,7 @@ class _BatchLinearSVC(ClassifierPredictionMixin, PersistMixin, ClassifierMixin, 
         X = _validation.check_X(self, X, reset=False)
         out = np.empty((X.shape[0], self.coef_.shape[0]), dtype=np.float64)
         linear_scores(X.indptr, X.indices, X.data, self.coef_, self.intercept_, out)
-        return out[:, 0] if out.shape[1] == 1 else out
+        return _validation.finite_scores(self, out[:, 0] if out.shape[1] == 1 else out)
 
     @property
     def nnz_weights(self) -> int:
