@@ -336,7 +336,8 @@ class BaseOnline(DictRowMixin, PersistMixin, BaseEstimator):
     def _raise_diverged(self, row, what, verb="Lower"):
         where = "an example of this batch" if row is None else f"example {row} of this batch"
         raise FloatingPointError(
-            f"{type(self).__name__} diverged: the score of {where} is not finite. {verb} {what} or scale the features."
+            f"{type(self).__name__} diverged: the score of {where}, or its update, is not finite. {verb} {what} or "
+            "scale the features."
         )
 
 
