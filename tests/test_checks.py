@@ -94,7 +94,7 @@ class UnknownLoss(PassiveAggressiveClassifier):
         (IgnoresRandomState(), checks.check_random_state_determinism),
         (FitDiffersFromPartialFit(), checks.check_partial_fit_equals_fit),
         (UnknownLoss(), checks.check_progressive_loss_is_known),
-        (LearnsFromNaN(), checks.check_non_finite_input_refused),
+        (LearnsFromNaN(), checks.check_bad_input_values_refused),
         (ScoresWithoutCheck(), checks.check_overflowing_scores_refused),
     ],
     ids=lambda v: type(v).__name__ if not callable(v) or isinstance(v, PassiveAggressiveClassifier) else v.__name__,

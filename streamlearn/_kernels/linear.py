@@ -309,16 +309,19 @@ def csr_max_row_sqnorm(indptr, data):
     return best
 
 
-_EXPONENT_MASK = np.uint64(0x7FF0000000000000)
+#: the exponent bits of a float64: all set for NaN and infinity
+EXPONENT_MASK = np.uint64(0x7FF0000000000000)
 
 
 @njit_kernel
-def csr_check(indptr, indices, data_bits, n_cols):
+def csr_check(indptr, indices, data_bits, n_cols, limit_bits):
     """One branch-free sweep over a CSR matrix's arrays for the boundary check the kernels rely on.
 
     ``data_bits`` is ``data.view(np.uint64)`` (a float64 is NaN or infinite iff all its exponent bits are set).
-    Returns ``(indptr_decreases, index_out_of_range, value_not_finite)`` as 0/1 flags; O(nnz), vectorised
-    (integer OR reductions). The caller has checked ``indptr``'s length, first and last entries.
+    Returns ``(indptr_decreases, index_out_of_range, value_out_of_range)`` as 0/1 flags, the last for a value
+    whose exponent bits are ``limit_bits`` or more: NaN and infinity for ``EXPONENT_MASK``, also finite values of
+    ``2**e`` and beyond for the exponent bits of ``2.0**e``. O(nnz), vectorised (integer OR
+    reductions). The caller has checked ``indptr``'s length, first and last entries.
     """
     n_rows = indptr.shape[0] - 1
     bad_ptr = 0
@@ -330,5 +333,5 @@ def csr_check(indptr, indices, data_bits, n_cols):
     bad_val = np.uint64(0)
     for p in range(nnz):
         bad_idx |= np.uint64(np.uint64(np.int64(indices[p])) >= n)  # a negative index wraps to a huge one
-        bad_val |= np.uint64((data_bits[p] & _EXPONENT_MASK) == _EXPONENT_MASK)
+        bad_val |= np.uint64((data_bits[p] & EXPONENT_MASK) >= limit_bits)
     return int(bad_ptr), int(bad_idx), int(bad_val)

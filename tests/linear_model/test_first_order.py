@@ -247,9 +247,10 @@ def _csr(rng, n=40, d=30, index_dtype=np.int32):
 
 
 @pytest.mark.parametrize("index_dtype", [np.int32, np.int64])
-@pytest.mark.parametrize("fault", ["none", "nan", "inf", "-inf", "index_high", "index_negative", "indptr"])
-def test_csr_check_matches_naive_twin(fault, index_dtype):
-    from streamlearn._kernels.linear import csr_check
+@pytest.mark.parametrize("fault", ["none", "nan", "inf", "-inf", "index_high", "index_negative", "indptr", "huge"])
+@pytest.mark.parametrize("limit", [np.inf, 2.0**500])
+def test_csr_check_matches_naive_twin(fault, index_dtype, limit):
+    from streamlearn._kernels.linear import EXPONENT_MASK, csr_check
     from tests.naive import naive_csr_check
 
     rng = np.random.default_rng(7)
@@ -259,6 +260,8 @@ def test_csr_check_matches_naive_twin(fault, index_dtype):
         p = int(rng.integers(indices.shape[0]))
         if fault in ("nan", "inf", "-inf"):
             data[p] = float(fault)
+        elif fault == "huge":
+            data[p] = -(2.0**500)
         elif fault == "index_high":
             indices[p] = X.shape[1]
         elif fault == "index_negative":
@@ -266,9 +269,10 @@ def test_csr_check_matches_naive_twin(fault, index_dtype):
         elif fault == "indptr":
             i = int(rng.integers(1, X.shape[0]))
             indptr[i] = indptr[i + 1] + 1
-        got = csr_check(indptr, indices, data.view(np.uint64), X.shape[1])
-        assert got == naive_csr_check(indptr, indices, data, X.shape[1])
-        assert sum(got) == (fault != "none")
+        limit_bits = np.float64(limit).view(np.uint64) & EXPONENT_MASK
+        got = csr_check(indptr, indices, data.view(np.uint64), X.shape[1], limit_bits)
+        assert got == naive_csr_check(indptr, indices, data, X.shape[1], limit)
+        assert sum(got) == (fault != "none" and (fault != "huge" or limit < np.inf))
 
 
 @pytest.mark.parametrize("value,what", [(np.nan, "NaN"), (np.inf, "infinity"), (-np.inf, "infinity")])
