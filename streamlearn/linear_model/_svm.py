@@ -441,7 +441,7 @@ class BlockMinimizationSVC(_BatchLinearSVC):
         except BaseException:  # half a fit (n_features_in_, classes_ without coef_) would pass for a fitted model
             for key in [k for k in vars(self) if k.endswith("_") and not k.startswith("__")]:
                 delattr(self, key)
-            vars(self).update(fitted)
+            self.__dict__.update(fitted)
             raise
         finally:
             if store is not None:
