@@ -348,7 +348,8 @@ def finite_scores(estimator, scores):
 
 
 def check_sample_weight(sample_weight, n_samples):
-    """``None`` -> ones; otherwise a finite, non-negative float64 array of length ``n_samples``."""
+    """``None`` -> ones; otherwise a finite, non-negative float64 array of length ``n_samples``, each weight below
+    :data:`MAX_FEATURE_VALUE` (a weight multiplies the example's gradient: beyond it its square overflows)."""
     if sample_weight is None:
         return np.ones(n_samples, dtype=np.float64)
     sw = np.asarray(sample_weight, dtype=np.float64)
@@ -360,4 +361,10 @@ def check_sample_weight(sample_weight, n_samples):
         raise ValueError("sample_weight contains NaN or infinity; expected finite non-negative weights.")
     if np.any(sw < 0):
         raise ValueError("Negative values in data passed to sample_weight; expected non-negative weights.")
+    if np.any(sw >= MAX_FEATURE_VALUE):
+        i = int(np.flatnonzero(sw >= MAX_FEATURE_VALUE)[0])
+        raise ValueError(
+            f"sample_weight[{i}] = {sw[i]:.4g}; expected weights below 2**500 (about 3.3e150), beyond which the "
+            "squares of the weighted gradients overflow."
+        )
     return np.ascontiguousarray(sw)

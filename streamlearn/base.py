@@ -295,11 +295,11 @@ class BaseOnline(DictRowMixin, PersistMixin, BaseEstimator):
         _validation.validate_params(self)
         first = not self._is_started()
         X, y = self._check_X_y(X, y, reset=first)
+        sw = _validation.check_sample_weight(sample_weight, X.shape[0])  # refused before the model is allocated
         if first:
             self._first_call(X, y, classes=classes)
         else:
             self._check_classes_again(classes)
-        sw = _validation.check_sample_weight(sample_weight, X.shape[0])
         scores = self._pass(X, self._targets(y), sw)
         return scores[:, 0] if scores.shape[1] == 1 else scores
 

@@ -16,7 +16,7 @@ message saying what broke. They state the online contract of :mod:`streamlearn.b
   intercept changes nothing;
 * ``check_progressive_loss_is_known``: ``_progressive_loss`` names a loss of :mod:`streamlearn.losses`;
 * ``check_bad_input_values_refused``: NaN or infinity in ``X`` (dense or CSR), ``y`` or ``sample_weight``, and
-  a feature value of 2**500 or more in size, is a one-line ``ValueError`` that leaves the model exactly as it was;
+  a feature value or a sample weight of 2**500 or more in size, is a one-line ``ValueError`` that leaves the model exactly as it was;
 * ``check_overflowing_scores_refused``: a score that overflows (features near the largest float) is a one-line
   ``ValueError`` from ``predict``, ``decision_function`` and ``predict_proba``, never a NaN or infinite output.
 
@@ -277,8 +277,8 @@ def _scaled_first(est):
 
 @_check
 def check_bad_input_values_refused(estimator: Any) -> None:
-    """NaN or infinity in ``X`` (dense or CSR), ``y`` or ``sample_weight``, and a feature value of 2**500 or more in
-    size (its square overflows), is a one-line ``ValueError`` and the model is left bit for bit as it was (a
+    """NaN or infinity in ``X`` (dense or CSR), ``y`` or ``sample_weight``, and a feature value or a weight of 2**500
+    or more in size (its square overflows), is a one-line ``ValueError`` and the model is left bit for bit as it was (a
     learner behind a max-abs scaler may take such a value, scaled: then its model and scores stay finite)."""
     X, y, kw = _data(estimator)
     est = clone(estimator).partial_fit(X[:60], y[:60], **kw)
@@ -294,11 +294,11 @@ def check_bad_input_values_refused(estimator: Any) -> None:
         csr = X[60:70].copy()
         csr.data[-1] = bad
         cases.append((f"X (CSR) holding {bad}", csr, y[60:70], None, finite))
+        weights = np.ones(10)
+        weights[4] = abs(bad) * 1e100 if finite else bad  # beyond 2**500 too
+        cases.append((f"sample_weight holding {weights[4]}", Xd, y[60:70], weights, False))
         if finite:
             continue
-        weights = np.ones(10)
-        weights[4] = bad
-        cases.append((f"sample_weight holding {bad}", Xd, y[60:70], weights, False))
         if not is_classifier(estimator):
             target = y[60:70].astype(np.float64)
             target[5] = bad
@@ -326,6 +326,16 @@ def check_bad_input_values_refused(estimator: Any) -> None:
         changed = sorted(k for k in before.keys() | after.keys() if before.get(k) != after.get(k))
         assert not changed, f"{what}: the refused call changed {changed}"
         np.testing.assert_array_equal(_predict(est, X), predicted, err_msg=f"{what}: predictions changed")
+    fresh = clone(estimator)  # a first call refused on its weights allocates no model
+    weights = np.ones(10)
+    weights[2] = np.nan
+    try:
+        fresh.partial_fit(Xd, y[60:70], sample_weight=weights, **kw)
+    except ValueError:
+        started = {"t_", "learner_.t_"} & _state_bytes(fresh).keys()
+        assert not started, "a first call refused on its sample weights started a model"
+    else:
+        raise AssertionError("a first partial_fit accepted a NaN sample weight")
 
 
 @_check

@@ -365,25 +365,32 @@ def _state(model):
 @pytest.mark.parametrize("name", _FIRST_ORDER)
 @pytest.mark.parametrize("where", ["weight", "last", "target"])
 def test_an_update_that_would_overflow_stops_the_pass_before_its_example(name, where):
-    """An example whose update would make a weight infinite (a sample weight of 1e308 on values of 1e8, a target of
-    1e300 on values of 1e10) stops the pass before its update: the model is the one that learnt the examples
-    before it, bit for bit, every weight finite. It became inf, silently when it was the chunk's last example
-    (or no later example read that weight), else with the divergence error and a model of infinities."""
+    """An example whose update would make a weight infinite (the largest sample weight taken, 2**499, on values of
+    1e150 with a step size of 1e10; a target of 1e300 on values of 1e10) stops the pass before its update: the
+    model is the one that learnt the examples before it, bit for bit, every weight finite. It became inf, silently
+    when it was the chunk's last example (or no later example read that weight), else with the divergence error
+    and a model of infinities."""
     rng = np.random.default_rng(3)
     X = rng.normal(size=(40, 4))
     regression = name.endswith("regressor")
     if where == "target" and not regression:
         pytest.skip("a classifier's targets are labels")
+    params = {"C": 1e10} if name.startswith("pa") else {"eta0": 1e10}
     y = X @ [1.0, -2.0, 0.5, 1.0] if regression else np.where(X[:, 0] > 0, 1, -1)
     kw = {} if regression else {"classes": [-1, 1]}
     Xb, yb, sw = X[:6].copy(), y[:6].copy(), np.ones(6)
-    bad = 3 if where == "weight" else 5
-    if where == "target":
+    bad = 5 if where == "last" else 3
+    if regression:  # row 3, or the chunk's last row
         Xb[bad] *= 1e10
         yb[bad] = 1e300
     else:
-        Xb[bad] *= 1e8
-        sw[bad] = 1e308
+        Xb[bad] *= 1e150
+        yb[bad] = -np.sign(Xb[bad, 0]) or 1  # a mistake of the model that learnt sign(x_0)
+        sw[bad] = 2.0**499
+
+    def learner():
+        return make_learner(name, {} if regression else params)
+
     model = make_learner(name).partial_fit(X, y, **kw)
     expected = _state(
         make_learner(name).partial_fit(X, y, **kw).partial_fit(Xb[:bad], yb[:bad], sample_weight=sw[:bad])
