@@ -12,9 +12,20 @@ import numbers
 import numpy as np
 import scipy.sparse as sp
 
-from ._kernels.linear import csr_check
+from ._kernels.linear import EXPONENT_MASK, csr_check
 
-__all__ = ["Interval", "Options", "validate_params", "check_X", "check_X_y", "as_csr_float", "csr_args", "chunk_args"]
+__all__ = [
+    "Interval",
+    "Options",
+    "validate_params",
+    "check_X",
+    "check_X_y",
+    "check_finite",
+    "finite_scores",
+    "as_csr_float",
+    "csr_args",
+    "chunk_args",
+]
 
 
 _INT_MAX = (1 << 63) - 1
@@ -150,24 +161,38 @@ def check_rng(random_state):
     raise ValueError(f"random_state must be an int, a numpy Generator or RandomState, or None; got {random_state!r}.")
 
 
-def as_csr_float(X, *, ensure_finite=False):
+#: The largest feature value (in size) the learners take: beyond it squares overflow (``||x||^2`` of the
+#: Passive-Aggressive steps, the squared gradients of AdaGrad-type rates, the covariances and sketches of
+#: ``x x^T``) and would leave a learner silently stuck or non-finite. 2**500 (about 3.3e150) leaves room for
+#: sums of squares over many features; its exponent bits make the check part of the finiteness sweep, for free.
+MAX_FEATURE_VALUE = 2.0**500
+_LIMIT_BITS = {
+    False: EXPONENT_MASK,  # NaN and infinity
+    True: np.uint64(np.float64(MAX_FEATURE_VALUE).view(np.uint64) & EXPONENT_MASK),
+}
+
+
+def as_csr_float(X, *, ensure_finite=False, bounded=False):
     """Normalise a matrix once at the boundary: CSR, float64 data, sorted and summed indices.
 
     Index dtype (int32 / int64) is kept as given. Dense input becomes CSR (explicit zeros dropped).
-    ``ensure_finite=True`` also refuses NaN and infinite values (checked in the same sweep as the structure).
+    ``ensure_finite=True`` also refuses NaN and infinite values (checked in the same sweep as the structure), and
+    with ``bounded=True`` values of :data:`MAX_FEATURE_VALUE` or more in size, what the learners take.
     """
     if sp.issparse(X):
         X = sp.csr_matrix(X) if X.format != "csr" else X
         if X.dtype != np.float64:
             X = X.astype(np.float64)
-        _check_csr_structure(X, ensure_finite=ensure_finite)
+        _check_csr_structure(X, ensure_finite=ensure_finite, bounded=bounded)
         if not X.has_canonical_format:
             X = X.copy()
             X.sum_duplicates()  # also sorts indices
+            if ensure_finite:  # summed duplicates may overflow; off the path of canonical input
+                _check_csr_structure(X, ensure_finite=True, bounded=bounded)
     else:
         X = sp.csr_matrix(np.asarray(X, dtype=np.float64))
         if ensure_finite:
-            _check_csr_structure(X, ensure_finite=True)
+            _check_csr_structure(X, ensure_finite=True, bounded=bounded)
     return X
 
 
@@ -189,7 +214,7 @@ def chunk_args(X, targets, sample_weight):
     }
 
 
-def _check_csr_structure(X, *, ensure_finite=False):
+def _check_csr_structure(X, *, ensure_finite=False, bounded=False):
     """The kernels index without bounds checks, so a CSR matrix built by hand with a bad ``indptr`` or an
     out-of-range column index must be refused here, never reach a kernel. One vectorised sweep
     (``_kernels.linear.csr_check``, ~0.15 ns per non-zero) checks the indices and, for free, that the values
@@ -209,7 +234,7 @@ def _check_csr_structure(X, *, ensure_finite=False):
         raise ValueError(f"X is a malformed CSR matrix: {data.shape[0]} values for {nnz} indices.")
     if data.dtype != np.float64 or not data.flags.c_contiguous:
         data = np.ascontiguousarray(data, dtype=np.float64)
-    bad_ptr, bad_idx, bad_val = csr_check(indptr, indices, data.view(np.uint64), n_cols)
+    bad_ptr, bad_idx, bad_val = csr_check(indptr, indices, data.view(np.uint64), n_cols, _LIMIT_BITS[bounded])
     if bad_ptr:
         raise _malformed_indptr(n_rows, indices.shape[0])
     if bad_idx:
@@ -217,13 +242,9 @@ def _check_csr_structure(X, *, ensure_finite=False):
         bad = int(idx.min()) if idx.min() < 0 else int(idx.max())
         raise ValueError(f"X is a malformed CSR matrix: column index {bad} is outside [0, {n_cols}).")
     if bad_val and ensure_finite:
-        p = int(np.flatnonzero(~np.isfinite(data[:nnz]))[0])
+        p = int(np.flatnonzero(~(np.abs(data[:nnz]) < (MAX_FEATURE_VALUE if bounded else np.inf)))[0])
         row = int(np.searchsorted(indptr, p, side="right")) - 1
-        what = "NaN" if np.isnan(data[p]) else "infinity"
-        raise ValueError(
-            f"Input X contains {what} (row {row}, column {int(indices[p])}); expected finite values "
-            "(NaN and infinity are not allowed)."
-        )
+        _raise_non_finite(data[p], row, int(indices[p]))
 
 
 def _check_n_features(estimator, X, reset):
@@ -268,10 +289,40 @@ def _fast_path(X, y):
     )
 
 
-#: the feature matrices the estimators accept (scikit-learn's ``validate_data`` options), off the fast path
+#: the feature matrices the estimators accept (scikit-learn's ``validate_data`` options), off the fast path. NaN and
+#: infinity are refused by our own sweep after the conversion (:func:`check_finite`): one line naming the row and
+#: column, where scikit-learn's NaN message runs over several lines
 _ACCEPTED_X = dict(
-    accept_sparse=("csr", "csc", "coo"), dtype=np.float64, ensure_all_finite=True, accept_large_sparse=True
+    accept_sparse=("csr", "csc", "coo"), dtype=np.float64, ensure_all_finite=False, accept_large_sparse=True
 )
+
+
+def check_finite(X, *, bounded=False):
+    """``X`` (a CSR matrix or a dense array) as it is; ``ValueError`` naming the first NaN or infinity (row and
+    column) if it holds one, and with ``bounded=True`` the first value of :data:`MAX_FEATURE_VALUE` or more in
+    size. For dense input one vectorised sweep; for CSR the structure sweep."""
+    if sp.issparse(X):
+        _check_csr_structure(X, ensure_finite=True, bounded=bounded)
+        return X
+    X = np.asarray(X)
+    if X.dtype.kind in "fc":
+        ok = np.abs(X) < MAX_FEATURE_VALUE if bounded else np.isfinite(X)
+        if not ok.all():
+            row, col = (int(i[0]) for i in np.nonzero(~ok.reshape(X.shape[0], -1)))
+            _raise_non_finite(X[row, col], row, col)
+    return X
+
+
+def _raise_non_finite(value, row, col):
+    if np.isfinite(value):
+        raise ValueError(
+            f"Input X has the value {value:.4g} (row {row}, column {col}); expected values below 2**500 (about "
+            "3.3e150) in size, beyond which their squares overflow. Scale the features."
+        )
+    what = "NaN" if np.isnan(value) else "infinity"
+    raise ValueError(
+        f"Input X contains {what} (row {row}, column {col}); expected finite values (NaN and infinity are not allowed)."
+    )
 
 
 def check_X(estimator, X, *, reset):
@@ -282,11 +333,11 @@ def check_X(estimator, X, *, reset):
     """
     if _fast_path(X, None):
         _check_n_features(estimator, X, reset)
-        return as_csr_float(X, ensure_finite=True)
+        return as_csr_float(X, ensure_finite=True, bounded=True)
     from sklearn.utils.validation import validate_data  # off the fast path only: scikit-learn's import is long
 
     X = validate_data(estimator, X, reset=reset, **_ACCEPTED_X)
-    return as_csr_float(X)
+    return as_csr_float(X, ensure_finite=True, bounded=True)
 
 
 def check_X_y(estimator, X, y, *, reset, y_numeric=False):
@@ -296,15 +347,33 @@ def check_X_y(estimator, X, y, *, reset, y_numeric=False):
         if y.dtype.kind == "f" and not np.isfinite(y).all():
             what = "NaN" if np.isnan(y).any() else "infinity"
             raise ValueError(f"Input y contains {what}; expected finite targets.")
-        return as_csr_float(X, ensure_finite=True), y
+        return as_csr_float(X, ensure_finite=True, bounded=True), y
     from sklearn.utils.validation import validate_data
 
     X, y = validate_data(estimator, X, y, reset=reset, y_numeric=y_numeric, **_ACCEPTED_X)
-    return as_csr_float(X), y
+    return as_csr_float(X, ensure_finite=True, bounded=True), y
+
+
+def finite_scores(estimator, scores):
+    """``scores`` (a learner's decision values or predictions) as they are when all are finite; else a one-line
+    ``ValueError`` naming the first example whose score is NaN or infinite (finite features whose score
+    overflows the model's weights, or a model that is not finite): never a silent NaN, never a label read from
+    one. One vectorised sweep over the scores, O(n_samples x n_outputs)."""
+    if not np.isfinite(scores).all():
+        bad = ~np.isfinite(scores)
+        row = int(np.flatnonzero(bad.any(axis=1) if bad.ndim == 2 else bad)[0])
+        value = np.asarray(scores)[row]
+        value = value[~np.isfinite(value)][0] if np.ndim(value) else value
+        raise ValueError(
+            f"{type(estimator).__name__} cannot score example {row} of X: its score is {float(value)} (the features "
+            "are too large for the model's weights, or the weights are not finite). Scale the features."
+        )
+    return scores
 
 
 def check_sample_weight(sample_weight, n_samples):
-    """``None`` -> ones; otherwise a finite, non-negative float64 array of length ``n_samples``."""
+    """``None`` -> ones; otherwise a finite, non-negative float64 array of length ``n_samples``, each weight below
+    :data:`MAX_FEATURE_VALUE` (a weight multiplies the example's gradient: beyond it its square overflows)."""
     if sample_weight is None:
         return np.ones(n_samples, dtype=np.float64)
     sw = np.asarray(sample_weight, dtype=np.float64)
@@ -316,4 +385,10 @@ def check_sample_weight(sample_weight, n_samples):
         raise ValueError("sample_weight contains NaN or infinity; expected finite non-negative weights.")
     if np.any(sw < 0):
         raise ValueError("Negative values in data passed to sample_weight; expected non-negative weights.")
+    if np.any(sw >= MAX_FEATURE_VALUE):
+        i = int(np.flatnonzero(sw >= MAX_FEATURE_VALUE)[0])
+        raise ValueError(
+            f"sample_weight[{i}] = {sw[i]:.4g}; expected weights below 2**500 (about 3.3e150), beyond which the "
+            "squares of the weighted gradients overflow."
+        )
     return np.ascontiguousarray(sw)

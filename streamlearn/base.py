@@ -295,11 +295,11 @@ class BaseOnline(DictRowMixin, PersistMixin, BaseEstimator):
         _validation.validate_params(self)
         first = not self._is_started()
         X, y = self._check_X_y(X, y, reset=first)
+        sw = _validation.check_sample_weight(sample_weight, X.shape[0])  # refused before the model is allocated
         if first:
             self._first_call(X, y, classes=classes)
         else:
             self._check_classes_again(classes)
-        sw = _validation.check_sample_weight(sample_weight, X.shape[0])
         scores = self._pass(X, self._targets(y), sw)
         return scores[:, 0] if scores.shape[1] == 1 else scores
 
@@ -309,7 +309,7 @@ class BaseOnline(DictRowMixin, PersistMixin, BaseEstimator):
         coef = self._coef_2d()
         out = np.empty((X.shape[0], coef.shape[0]), dtype=np.float64)
         linear_scores(X.indptr, X.indices, X.data, coef, self._intercept_1d(), out)
-        return out[:, 0] if out.shape[1] == 1 else out
+        return _validation.finite_scores(self, out[:, 0] if out.shape[1] == 1 else out)
 
     @property
     def nnz_weights(self) -> int:
@@ -334,13 +334,14 @@ class BaseOnline(DictRowMixin, PersistMixin, BaseEstimator):
         return out
 
     def _raise_diverged(self, row, what, verb="Lower", state=None):
-        """FloatingPointError: the score of example ``row`` (from 0) of this batch (None: one of them) is not
-        finite, or, with ``state``, learning the batch left the fitted attribute ``state`` not finite."""
+        """FloatingPointError: the score of example ``row`` (from 0) of this batch (None: one of them), or its
+        update, is not finite, or, with ``state``, learning the batch left the fitted attribute ``state`` not
+        finite."""
         if state is not None:
             found = f"learning this batch made its {state} not finite"
         else:
             where = "an example of this batch" if row is None else f"example {row} of this batch"
-            found = f"the score of {where} is not finite"
+            found = f"the score of {where}, or its update, is not finite"
         exc = FloatingPointError(f"{type(self).__name__} diverged: {found}. {verb} {what} or scale the features.")
         exc.row = row  # the batch's row (from 0), for callers that number them
         raise exc

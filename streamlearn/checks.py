@@ -17,7 +17,11 @@ message saying what broke. They state the online contract of :mod:`streamlearn.b
 * ``check_progressive_loss_is_known``: ``_progressive_loss`` names a loss of :mod:`streamlearn.losses`;
 * ``check_non_finite_params_refused``: ``inf``, ``-inf`` and ``nan`` in a float parameter are refused by
   ``fit`` and ``partial_fit`` with the one-line parameter message, unless the parameter's range takes the
-  value (``theta=inf`` of truncated gradient): then the model learns and predicts finite values.
+  value (``theta=inf`` of truncated gradient): then the model learns and predicts finite values;
+* ``check_bad_input_values_refused``: NaN or infinity in ``X`` (dense or CSR), ``y`` or ``sample_weight``, and
+  a feature value or a sample weight of 2**500 or more in size, is a one-line ``ValueError`` that leaves the model exactly as it was;
+* ``check_overflowing_scores_refused``: a score that overflows (features near the largest float) is a one-line
+  ``ValueError`` from ``predict``, ``decision_function`` and ``predict_proba``, never a NaN or infinite output.
 
 >>> from streamlearn.linear_model import PassiveAggressiveClassifier
 >>> for check in yield_checks(PassiveAggressiveClassifier()):
@@ -48,6 +52,8 @@ __all__ = [
     "check_zero_row_is_no_op",
     "check_progressive_loss_is_known",
     "check_non_finite_params_refused",
+    "check_bad_input_values_refused",
+    "check_overflowing_scores_refused",
 ]
 
 
@@ -85,6 +91,19 @@ def _model_arrays(est):
         for k in ("coef_", "intercept_"):
             if hasattr(sub, k):
                 out[prefix + k] = np.asarray(getattr(sub, k))
+    return out
+
+
+def _state_bytes(est):
+    """Every ndarray attribute of ``est`` (and of the estimators it holds) as bytes, and its scalar attributes:
+    equal only when the state is the same bit for bit."""
+    out = {k: (v.dtype.str, v.shape, v.tobytes()) for k, v in _model_arrays(est).items()}
+    for prefix, sub in [("", est)] + [
+        (f"{n}.", v) for n, v in vars(est).items() if n.endswith("_") and _is_estimator(v)
+    ]:
+        for k, v in vars(sub).items():
+            if isinstance(v, (bool, int, float, str, np.number)):
+                out[prefix + k] = repr(v)
     return out
 
 
@@ -314,6 +333,94 @@ def check_non_finite_params_refused(estimator: Any) -> None:
                     raise AssertionError(f"{how} accepted {key}={bad!r}")
 
 
+def _scaled_first(est):
+    """Whether ``est`` is a pipeline that hands its learner the rows scaled by their largest values."""
+    return type(getattr(est, "scaler_", None)).__name__ == "MaxAbsScaler"
+
+
+@_check
+def check_bad_input_values_refused(estimator: Any) -> None:
+    """NaN or infinity in ``X`` (dense or CSR), ``y`` or ``sample_weight``, and a feature value or a weight of 2**500
+    or more in size (its square overflows), is a one-line ``ValueError`` and the model is left bit for bit as it was (a
+    learner behind a max-abs scaler may take such a value, scaled: then its model and scores stay finite)."""
+    X, y, kw = _data(estimator)
+    est = clone(estimator).partial_fit(X[:60], y[:60], **kw)
+    before = _state_bytes(est)
+    predicted = _predict(est, X)
+    Xd = X[60:70].toarray()
+    cases: list[tuple[str, Any, Any, Any, bool]] = []  # (what, X, y, sample_weight, a finite value of X)
+    for bad in (np.nan, np.inf, -np.inf, 1e200, -(2.0**500)):
+        finite = bool(np.isfinite(bad))
+        dense = Xd.copy()
+        dense[3, 2] = bad
+        cases.append((f"X (dense) holding {bad}", dense, y[60:70], None, finite))
+        csr = X[60:70].copy()
+        csr.data[-1] = bad
+        cases.append((f"X (CSR) holding {bad}", csr, y[60:70], None, finite))
+        weights = np.ones(10)
+        weights[4] = abs(bad) * 1e100 if finite else bad  # beyond 2**500 too
+        cases.append((f"sample_weight holding {weights[4]}", Xd, y[60:70], weights, False))
+        if finite:
+            continue
+        if not is_classifier(estimator):
+            target = y[60:70].astype(np.float64)
+            target[5] = bad
+            cases.append((f"y holding {bad}", Xd, target, None, False))
+    for what, Xb, yb, sw, finite in cases:
+        try:
+            scores = est.partial_fit_scores(Xb, yb, sample_weight=sw)
+        except ValueError as exc:
+            assert "\n" not in str(exc), f"{what}: the error runs over several lines: {exc!r}"
+            refused = True
+        except FloatingPointError:  # a divergence: allowed below as learning
+            scores, refused = None, False
+        else:
+            refused = False
+        if not refused:
+            # a learner behind a max-abs scaler takes huge values (scaled into [-1, 1]), may learn from them or
+            # diverge on them (FloatingPointError): its scores and its model stay finite
+            assert finite and _scaled_first(est), f"partial_fit accepted {what}"
+            assert scores is None or np.all(np.isfinite(scores)), f"{what}: non-finite scores {scores}"
+            broken = [k for k, v in _model_arrays(est).items() if v.dtype.kind == "f" and not np.all(np.isfinite(v))]
+            assert not broken, f"{what}: the model is not finite: {broken}"
+            est = clone(estimator).partial_fit(X[:60], y[:60], **kw)
+            continue
+        after = _state_bytes(est)
+        changed = sorted(k for k in before.keys() | after.keys() if before.get(k) != after.get(k))
+        assert not changed, f"{what}: the refused call changed {changed}"
+        np.testing.assert_array_equal(_predict(est, X), predicted, err_msg=f"{what}: predictions changed")
+    fresh = clone(estimator)  # a first call refused on its weights allocates no model
+    weights = np.ones(10)
+    weights[2] = np.nan
+    try:
+        fresh.partial_fit(Xd, y[60:70], sample_weight=weights, **kw)
+    except ValueError:
+        started = {"t_", "learner_.t_"} & _state_bytes(fresh).keys()
+        assert not started, "a first call refused on its sample weights started a model"
+    else:
+        raise AssertionError("a first partial_fit accepted a NaN sample weight")
+
+
+@_check
+def check_overflowing_scores_refused(estimator: Any) -> None:
+    """Scores that overflow (finite features near the largest float) are a one-line ``ValueError`` from
+    ``predict``, ``decision_function`` and ``predict_proba``; every output returned is finite."""
+    X, y, kw = _data(estimator)
+    est = clone(estimator).partial_fit(X, y, **kw)
+    big = np.finfo(np.float64).max
+    huge = np.vstack([np.full(X.shape[1], big), np.where(np.arange(X.shape[1]) % 2, big, -big), X[:2].toarray()])
+    for method in ("predict", "decision_function", "predict_proba", "_decision_function"):
+        if not hasattr(est, method):
+            continue
+        try:
+            out = np.asarray(getattr(est, method)(huge))
+        except ValueError as exc:
+            assert "\n" not in str(exc), f"{method}: the error runs over several lines: {exc!r}"
+            continue
+        if out.dtype.kind in "fc":
+            assert np.all(np.isfinite(out)), f"{method} returned non-finite values {out.ravel()[:4]}"
+
+
 def yield_checks(estimator: Any) -> Iterator[Callable[[Any], None]]:
     """Yield the online checks that apply to ``estimator`` (see the module docstring).
 
@@ -335,3 +442,5 @@ def yield_checks(estimator: Any) -> Iterator[Callable[[Any], None]]:
     yield check_feature_count_fixed
     yield check_zero_row_is_no_op
     yield check_non_finite_params_refused
+    yield check_bad_input_values_refused
+    yield check_overflowing_scores_refused

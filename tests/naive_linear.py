@@ -33,12 +33,13 @@ def naive_linear_epoch(
     return W, b, t + np.count_nonzero(sample_weight), scores
 
 
-def naive_csr_check(indptr, indices, data, n_cols):
-    """Twin of ``csr_check``: (indptr decreases, an index outside [0, n_cols), a non-finite value) as 0/1."""
+def naive_csr_check(indptr, indices, data, n_cols, limit=np.inf):
+    """Twin of ``csr_check``: (indptr decreases, an index outside [0, n_cols), a value not below ``limit`` in size
+    (NaN included)) as 0/1; ``limit`` is a power of two."""
     nnz = int(indptr[-1])
     idx = np.asarray(indices[:nnz], dtype=np.int64)
     return (
         int(np.any(np.diff(indptr) < 0)),
         int(np.any((idx < 0) | (idx >= n_cols))),
-        int(not np.all(np.isfinite(data[:nnz]))),
+        int(not np.all(np.abs(data[:nnz]) < limit)),
     )

@@ -2,6 +2,7 @@
 
 import numpy as np
 import pytest
+import scipy.sparse as sp
 
 from streamlearn import checks
 from streamlearn._validation import Interval
@@ -63,6 +64,21 @@ class FitDiffersFromPartialFit(PassiveAggressiveClassifier):
         return self
 
 
+class LearnsFromNaN(PassiveAggressiveClassifier):
+    def _check_X_y(self, X, y, *, reset):
+        if sp.issparse(X):
+            X = sp.csr_matrix(X, copy=True)
+            X.data[~np.isfinite(X.data)] = 0.0
+        else:
+            X = np.nan_to_num(np.asarray(X, dtype=float), posinf=0.0, neginf=0.0)
+        return super()._check_X_y(X, y, reset=reset)
+
+
+class ScoresWithoutCheck(PassiveAggressiveClassifier):
+    def _decision_function(self, X):
+        return np.asarray(sp.csr_matrix(X) @ self.coef_.T + self.intercept_)[:, 0]
+
+
 class UnknownLoss(PassiveAggressiveClassifier):
     _progressive_loss = "hinge-ish"
 
@@ -104,6 +120,8 @@ class RefusesInfiniteTheta(TruncatedGradientClassifier):
         (UnknownLoss(), checks.check_progressive_loss_is_known),
         (TakesInfiniteC(), checks.check_non_finite_params_refused),
         (RefusesInfiniteTheta(), checks.check_non_finite_params_refused),
+        (LearnsFromNaN(), checks.check_bad_input_values_refused),
+        (ScoresWithoutCheck(), checks.check_overflowing_scores_refused),
     ],
     ids=lambda v: type(v).__name__ if not callable(v) or isinstance(v, PassiveAggressiveClassifier) else v.__name__,
 )

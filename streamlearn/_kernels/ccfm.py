@@ -48,6 +48,10 @@ LMO_POWER = 1
 
 #: Lanczos vectors kept before an explicit restart
 LANCZOS_RESTART = 32
+#: The largest step ``|a| ||xhat||^2`` of CCFM-OGD's update ``C += a xhat xhat^T``: each entry of ``C`` is at most
+#: ``delta`` (the trace-norm ball) before it, so the update keeps ``C`` finite; a larger step is a divergence
+MAX_STEP = 1e300
+
 #: weight of the fixed perturbation added to the warm start of the linear step
 WARM_START_NOISE = 1e-3
 
@@ -461,22 +465,28 @@ def ccfm_ogd_epoch(indptr, indices, data, targets, sample_weight, C, tn_bound, l
     """Online gradient descent with projection onto {||C||_tr <= delta} (see the module docstring).
 
     ``C`` (K, n, n) and ``tn_bound`` (K,) (an upper bound of each ||C_k||_tr) are updated in place; ``stats``
-    (K, N_STATS) counts eigendecompositions and effective projections.
+    (K, N_STATS) counts eigendecompositions and effective projections. A bad row (its score not finite, or its
+    step ``a xhat xhat^T`` beyond :data:`MAX_STEP` in size, which could make ``C`` infinite) stops the pass before
+    its update and is not counted in ``t``.
     """
     n_rows = indptr.shape[0] - 1
     n_out = C.shape[0]
     for i in range(n_rows):
+        t_before = t
         start, end, sw, t = weighted_row(indptr, sample_weight, i, t)
         for k in range(n_out):
             z = 0.5 * dense_quad(C[k], indices, data, start, end)
             if not record_score(out_scores, i, k, z):
-                return t, i
+                return t_before, i
             g = weighted_dloss(loss, targets[i, k], z, sw)
             if g == 0.0:
                 continue
             a = -eta0 / math.sqrt(t) * 0.5 * g
+            xs = _xhat_sqnorm(data, start, end)
+            if not (abs(a) * xs <= MAX_STEP):  # (also NaN) C's entries are at most delta before the step
+                return t_before, i
             _dense_rank_one_active(C[k], a, indices, data, start, end)
-            tn_bound[k] += abs(a) * _xhat_sqnorm(data, start, end)
+            tn_bound[k] += abs(a) * xs
             if tn_bound[k] <= delta:
                 continue
             lam, Q = np.linalg.eigh(C[k])

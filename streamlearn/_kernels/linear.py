@@ -194,6 +194,110 @@ def averaged_score(z, avg_sum, avg_sum_intercept, k, row, t, s):
     return z - (avg_sum_intercept[k] + csr_row_dot(avg_sum, k, indices, data, start, end)) / n_before
 
 
+#: Steps (times ``max(1, intercept_sq)``, and times ``t - 1`` for the averaging sums) up to this size cannot make a
+#: finite weight overflow: every row value is below 2**500 in size (about 3.3e150, refused beyond at the boundary,
+#: ``_validation.MAX_FEATURE_VALUE``), so each ``|step x_j|`` stays below 3.3e300. Larger steps (and NaN) stop the pass
+#: (:func:`linear_epoch`); :func:`linear_row_checked` learns that example, checking the weights one by one first
+SAFE_STEP = 1e150
+
+
+@njit_inline
+def _step(rule, loss, loss_param, schedule, eta0, C, y, z, sq, s, t):
+    """``(moves, step)`` of the update ``w += step x`` of an example of weight ``s`` and score ``z`` (see the
+    module docstring); ``moves`` is False when the example changes nothing (a zero gradient, a passive PA step)."""
+    if rule == RULE_GRADIENT:
+        g = loss_dloss(loss, y, z, loss_param)
+        if g == 0.0:
+            return False, 0.0
+        if schedule == SCHEDULE_INVSQRT:
+            eta = eta0 / math.sqrt(t)
+        else:
+            eta = eta0
+        return True, -eta * g * s
+    lt = loss_value(loss, y, z, loss_param)
+    if lt <= 0.0 or sq <= 0.0:
+        return False, 0.0  # passive, or x = 0: nothing can be learnt from this example
+    if rule == RULE_PA:
+        tau = lt / sq
+    elif rule == RULE_PA1:
+        tau = min(C, lt / sq)
+    else:
+        tau = lt / (sq + 0.5 / C)
+    g = loss_dloss(loss, y, z, loss_param)
+    direction = -1.0 if g > 0.0 else 1.0
+    return True, tau * direction * s
+
+
+@njit_kernel
+def update_overflows(a, w, b, k, indices, data, start, end, intercept_sq):
+    """Whether ``w[k] += a * x`` for the CSR row data[start:end], with ``b[k] += a * intercept_sq``, would make a
+    value NaN or infinite; nothing is written."""
+    overflow = not math.isfinite(b[k] + a * intercept_sq)
+    for p in range(np.uintp(start), np.uintp(end)):
+        overflow |= not math.isfinite(w[k, np.uintp(indices[p])] + a * data[p])
+    return overflow
+
+
+@njit_kernel
+def linear_row_checked(
+    i,
+    k_from,
+    indptr,
+    indices,
+    data,
+    targets,
+    sample_weight,
+    coef,
+    intercept,
+    intercept_sq,
+    rule,
+    loss,
+    loss_param,
+    schedule,
+    eta0,
+    C,
+    t,
+    out_scores,
+    avg_sum,
+    avg_sum_intercept,
+):
+    """Example ``i`` of :func:`linear_epoch`'s pass from output ``k_from`` on (where the pass stopped on a step
+    beyond :data:`SAFE_STEP`; ``t`` does not count the example yet), each update checked weight by weight before
+    it is written. Returns ``(t, learnt)``: with ``learnt`` False (an update would make a weight or an averaging
+    sum NaN or infinite, or a score is not finite) nothing of that output is written and ``t`` is as given.
+    Never called on sane data: O(K nnz) and a few passes over the row."""
+    t_before = t
+    start, end, s, t = weighted_row(indptr, sample_weight, i, t)
+    averaged = averaging(avg_sum, avg_sum_intercept)
+    sq = intercept_sq + csr_row_sqnorm(data, start, end)
+    for k in range(k_from, coef.shape[0]):
+        z = intercept[k] + csr_row_dot(coef, k, indices, data, start, end)
+        if not record_score(out_scores, i, k, z):
+            return t_before, False
+        if averaged:
+            x_row = (indices, data, start, end)
+            out_scores[i, k] = averaged_score(
+                z=z, avg_sum=avg_sum, avg_sum_intercept=avg_sum_intercept, k=k, row=x_row, t=t, s=s
+            )
+        if s == 0.0:
+            continue
+        moves, step = _step(rule, loss, loss_param, schedule, eta0, C, targets[i, k], z, sq, s, t)
+        if not moves:
+            continue
+        late = (t - 1) * step
+        if update_overflows(step, coef, intercept, k, indices, data, start, end, intercept_sq):
+            return t_before, False
+        if averaged and avg_sum is not None and avg_sum_intercept is not None:
+            if update_overflows(late, avg_sum, avg_sum_intercept, k, indices, data, start, end, intercept_sq):
+                return t_before, False
+        csr_row_axpy(a=step, w=coef, k=k, indices=indices, data=data, start=start, end=end)
+        intercept[k] += step * intercept_sq
+        if averaged and avg_sum is not None and avg_sum_intercept is not None:
+            csr_row_axpy(a=late, w=avg_sum, k=k, indices=indices, data=data, start=start, end=end)
+            avg_sum_intercept[k] += late * intercept_sq
+    return t, True
+
+
 @njit_kernel
 def linear_epoch(
     indptr,
@@ -217,8 +321,14 @@ def linear_epoch(
 ):
     """Run one pass over the rows of a CSR matrix in storage order.
 
-    Returns ``(t, bad_row)``: the updated example counter and -1, or the index of the first example whose
-    score was not finite (the pass stops there; earlier updates are kept).
+    Returns ``(t, stop)``: the updated example counter and -1 when every example was learnt. Otherwise the pass
+    stopped before an example's update, with ``t`` not counting it: ``stop = i`` when the score of example
+    ``i`` is not finite, ``stop = -2 - (i K + k)`` when its step for output ``k`` (of K) is beyond
+    :data:`SAFE_STEP` (never on sane data; nothing of it applied): :func:`linear_row_checked` then learns the
+    example from output ``k`` on, checking every weight, and the pass may resume after it. Row values are below
+    2**500 in size (the boundary check, ``_validation.MAX_FEATURE_VALUE``), so that steps up to the safe size
+    keep every weight finite. With K > 1 outputs, the outputs before the one that stopped the pass have taken the
+    example's update.
 
     Averaging (``avg_sum`` (K, d) and ``avg_sum_intercept`` (K,) given): every update ``w += step x`` of
     example ``t`` also adds ``(t - 1) step x`` to ``avg_sum`` (O(nnz), Daume's trick), so that the average of
@@ -232,7 +342,9 @@ def linear_epoch(
     averaged = averaging(avg_sum, avg_sum_intercept)
     need_sq = rule != RULE_GRADIENT
     use_prefetch = coef.shape[0] * coef.shape[1] >= PREFETCH_MIN_WEIGHTS
+    safe_step = SAFE_STEP / max(1.0, intercept_sq)  # the intercept moves by step * intercept_sq
     for i in range(n_rows):
+        t_before = t
         start, end, s, t = weighted_row(indptr, sample_weight, i, t)
         if use_prefetch and i + 1 < n_rows:  # ask for the next example's weights while this one is worked on
             for k in range(n_out):
@@ -247,7 +359,7 @@ def linear_epoch(
                 dot = csr_row_dot(coef, k, indices, data, start, end)
             z = intercept[k] + dot
             if not record_score(out_scores, i, k, z):
-                return t, i
+                return t_before, i
             if averaged:
                 x_row = (indices, data, start, end)
                 out_scores[i, k] = averaged_score(
@@ -278,10 +390,13 @@ def linear_epoch(
                 g = loss_dloss(loss, y, z, loss_param)
                 direction = -1.0 if g > 0.0 else 1.0
                 step = tau * direction * s
+            late = (t - 1) * step  # the averaging sums' step
+            # (a step is finite or infinite here, never NaN: the score is finite, the sample weight > 0)
+            if abs(step) > safe_step or (averaged and abs(late) > safe_step):
+                return t_before, -2 - (i * n_out + k)
             csr_row_axpy(a=step, w=coef, k=k, indices=indices, data=data, start=start, end=end)
             intercept[k] += step * intercept_sq
             if averaged and avg_sum is not None and avg_sum_intercept is not None:
-                late = (t - 1) * step
                 csr_row_axpy(a=late, w=avg_sum, k=k, indices=indices, data=data, start=start, end=end)
                 avg_sum_intercept[k] += late * intercept_sq
     return t, -1
@@ -309,16 +424,19 @@ def csr_max_row_sqnorm(indptr, data):
     return best
 
 
-_EXPONENT_MASK = np.uint64(0x7FF0000000000000)
+#: the exponent bits of a float64: all set for NaN and infinity
+EXPONENT_MASK = np.uint64(0x7FF0000000000000)
 
 
 @njit_kernel
-def csr_check(indptr, indices, data_bits, n_cols):
+def csr_check(indptr, indices, data_bits, n_cols, limit_bits):
     """One branch-free sweep over a CSR matrix's arrays for the boundary check the kernels rely on.
 
     ``data_bits`` is ``data.view(np.uint64)`` (a float64 is NaN or infinite iff all its exponent bits are set).
-    Returns ``(indptr_decreases, index_out_of_range, value_not_finite)`` as 0/1 flags; O(nnz), vectorised
-    (integer OR reductions). The caller has checked ``indptr``'s length, first and last entries.
+    Returns ``(indptr_decreases, index_out_of_range, value_out_of_range)`` as 0/1 flags, the last for a value
+    whose exponent bits are ``limit_bits`` or more: NaN and infinity for ``EXPONENT_MASK``, also finite values of
+    ``2**e`` and beyond for the exponent bits of ``2.0**e``. O(nnz), vectorised (integer OR
+    reductions). The caller has checked ``indptr``'s length, first and last entries.
     """
     n_rows = indptr.shape[0] - 1
     bad_ptr = 0
@@ -330,5 +448,5 @@ def csr_check(indptr, indices, data_bits, n_cols):
     bad_val = np.uint64(0)
     for p in range(nnz):
         bad_idx |= np.uint64(np.uint64(np.int64(indices[p])) >= n)  # a negative index wraps to a huge one
-        bad_val |= np.uint64((data_bits[p] & _EXPONENT_MASK) == _EXPONENT_MASK)
+        bad_val |= np.uint64((data_bits[p] & EXPONENT_MASK) >= limit_bits)
     return int(bad_ptr), int(bad_idx), int(bad_val)

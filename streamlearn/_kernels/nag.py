@@ -297,6 +297,9 @@ def _modified_huber_flow(m0, ph):
     return (1.0 - m0) * -math.expm1(-2.0 * ph)
 
 
+_MAX_FLOAT = np.finfo(np.float64).max
+
+
 @njit_kernel_vector
 def nag_epoch(
     indptr,
@@ -323,8 +326,9 @@ def nag_epoch(
     """One pass over the rows of a CSR matrix in storage order (see the module docstring).
 
     ``t`` counts the examples with weight > 0 (``eta = eta0 / sqrt(t)`` with ``SCHEDULE_INVSQRT``). Returns
-    ``(t, bad_row)``: -1, or the first row whose score is not finite (the pass stops there; earlier updates
-    are kept). Scratch space (three arrays of the longest row's length) is allocated once per call.
+    ``(t, bad_row)``: -1, or the first row whose score is not finite, or (one output) whose squared gradients
+    overflow an accumulator (the pass stops there, before that row's update; earlier updates are kept).
+    Scratch space (three arrays of the longest row's length) is allocated once per call.
 
     Row ``i`` holds ``data[p]`` for ``indptr[i] <= p < indptr[i + 1]``, in column ``indices[p]``, or
     ``indices[p - indptr[i]]`` with ``row_local``: a C-contiguous dense matrix ``X`` (n, d) is passed as
@@ -457,6 +461,7 @@ def nag_epoch(
             resc = 0
             n_unit = 0
             below = 0
+            n_over = 0  # accumulators that would overflow: their rates would freeze at 0
             for q in range(m):
                 x = data[start + q]
                 ax = abs(x)
@@ -469,9 +474,16 @@ def nag_epoch(
                 if adaptive:
                     g2 = gsq[q] + gg * x * x
                     gsq[q] = g2
+                    n_over += g2 > _MAX_FLOAT
                     rate[q] = x / (s * math.sqrt(g2)) if g2 > 0.0 else 0.0
                 else:
                     rate[q] = x / (s * s) if s > 0.0 else 0.0
+            if n_over > 0 or not math.isfinite(
+                gg
+            ):  # the row is not learnt: its scales are put back, nothing else was written
+                for q in range(m):
+                    feat[np.uintp(indices[start + q - base]), 0] = sca[q]
+                return t - 1, i
             if resc > 0:  # scales that grew: the weights were learnt at the old ones
                 for q in range(m):
                     ax = abs(data[start + q])

@@ -118,8 +118,10 @@ def standardize_targets(y, sample_weight, state, t, shift, scale):
     targets seen (West's weighted form of Welford's update, which never subtracts large sums). Example ``i``
     gets the statistics of the examples before it: ``shift[i]`` = their mean, ``scale[i]`` = their standard
     deviation (0 while fewer than two distinct values are seen) and ``t[i] = (y[i] - shift[i]) / scale[i]``
-    (0 when ``scale[i]`` is 0); then it is added with its weight (weight 0 adds nothing). Returns the standard
-    deviation the next example would get (that of all the targets seen).
+    (0 when ``scale[i]`` is 0); then it is added with its weight (weight 0 adds nothing). Returns ``(std,
+    bad)``: the standard deviation the next example would get (that of all the targets seen) and -1, or the
+    first example whose standardised value or statistics overflow (a target or weight too large: its squared
+    deviation is beyond the largest float); ``state`` is then left as it was before the call.
     """
     W = state[0]
     mean = state[1]
@@ -135,10 +137,12 @@ def standardize_targets(y, sample_weight, state, t, shift, scale):
             d = y[i] - mean
             mean += (h / W) * d
             m2 += h * d * (y[i] - mean)
+        if not (math.isfinite(t[i]) and math.isfinite(m2) and math.isfinite(W)):
+            return 0.0, i
     state[0] = W
     state[1] = mean
     state[2] = m2
-    return _target_std(W, mean, m2)
+    return _target_std(W, mean, m2), -1
 
 
 @njit_kernel

@@ -158,7 +158,7 @@ def _numba_cache_is_cold():
 
     listener = _compiles()
     with event.install_listener("numba:compile", listener):
-        csr_check(np.zeros(2, np.int32), np.zeros(1, np.int32), np.zeros(1, np.uint64), 1)
+        csr_check(np.zeros(2, np.int32), np.zeros(1, np.int32), np.zeros(1, np.uint64), 1, np.uint64(0))
     return listener.n > 0
 
 

@@ -92,7 +92,7 @@ class _CCFMMixin:
         X = _validation.check_X(self, X, reset=False)
         out = np.empty((X.shape[0], self._n_outputs()))
         self._scores(X, out)
-        return out[:, 0] if out.shape[1] == 1 else out
+        return _validation.finite_scores(self, out[:, 0] if out.shape[1] == 1 else out)
 
     def augmented_matrix(self) -> FloatArray:
         """The model as dense ``C = [[Z, w], [w^T, 2 w0]]``: shape (d+1, d+1), or (K, d+1, d+1) for K > 2

@@ -90,7 +90,7 @@ class _FMBase(_BaseOnline):
         w0, w, V = self._arrays()
         out = np.empty((X.shape[0], w0.shape[0]))
         _k.fm_scores(**csr_args(X), w0=w0, w=w, V=V, out=out)
-        return out[:, 0] if out.shape[1] == 1 else out
+        return _validation.finite_scores(self, out[:, 0] if out.shape[1] == 1 else out)
 
     @property
     def nnz_weights(self) -> int:

@@ -24,6 +24,26 @@ _EPSILON = {"epsilon": [Interval(float, 0, None, closed="left")]}
 _PA_VARIANTS = {"pa": _k.RULE_PA, "pa1": _k.RULE_PA1, "pa2": _k.RULE_PA2}
 
 
+def _linear_epoch_checked(**kw):
+    """``_k.linear_epoch`` over the chunk, and the examples it leaves to ``_k.linear_row_checked`` (a step beyond
+    ``_k.SAFE_STEP``, never on sane data): each is learnt with every weight checked first, then the pass resumes
+    after it. Returns ``(t, bad_row)`` as the kernel, ``bad_row`` an index into the chunk."""
+    t, stop = _k.linear_epoch(**kw)
+    first = 0
+    while stop <= -2:
+        i, k = divmod(-2 - stop, kw["coef"].shape[0])
+        i += first
+        t, learnt = _k.linear_row_checked(i=i, k_from=k, **{**kw, "t": t})
+        if not learnt:
+            return t, i
+        first = i + 1
+        rest = {name: kw[name][first:] for name in ("indptr", "targets", "sample_weight", "out_scores")}
+        t, stop = _k.linear_epoch(**{**kw, **rest, "t": t})
+        if stop >= 0:
+            stop += first
+    return t, stop
+
+
 class _FirstOrderLinear(_AveragingMixin, MixableMixin, BaseOnlineLinear):
     """Calls the one first-order kernel with the step rule of the concrete learner."""
 
@@ -49,7 +69,7 @@ class _FirstOrderLinear(_AveragingMixin, MixableMixin, BaseOnlineLinear):
 
     def _kernel_pass(self, X, targets, sw, out):
         self._averaged_epoch(
-            _k.linear_epoch,
+            _linear_epoch_checked,
             X,
             targets,
             sw,

@@ -145,7 +145,7 @@ class _LazyLinearMixin:
         out = np.empty((X.shape[0], K), dtype=np.float64)
         if X.shape[0]:
             self._scores(X, out)
-        return out[:, 0] if K == 1 else out
+        return _validation.finite_scores(self, out[:, 0] if K == 1 else out)
 
 
 class _Truncated(_LazyLinearMixin, MixableMixin, BaseOnlineLinear):

@@ -129,7 +129,7 @@ class _BatchLinearSVC(ClassifierPredictionMixin, PersistMixin, ClassifierMixin, 
         X = _validation.check_X(self, X, reset=False)
         out = np.empty((X.shape[0], self.coef_.shape[0]), dtype=np.float64)
         linear_scores(X.indptr, X.indices, X.data, self.coef_, self.intercept_, out)
-        return out[:, 0] if out.shape[1] == 1 else out
+        return _validation.finite_scores(self, out[:, 0] if out.shape[1] == 1 else out)
 
     @property
     def nnz_weights(self) -> int:
@@ -403,9 +403,11 @@ class BlockMinimizationSVC(_BatchLinearSVC):
     def fit_stream(self, chunks: Iterable[tuple[Any, ...]], classes: Iterable[Any] | None = None) -> Self:
         """Split an iterable of ``(X, y)`` or ``(X, y, sample_weight)`` chunks into on-disk blocks while
         reading it (one chunk in memory at a time), then solve. ``classes`` (optional) must cover every
-        label. Returns ``self``."""
+        label. Returns ``self``. A stream that is refused (a bad chunk, no examples, a single class) leaves the
+        model as it was before the call."""
         _validation.validate_params(self)
-        for key in [k for k in vars(self) if k.endswith("_") and not k.startswith("__")]:
+        fitted = {k: v for k, v in vars(self).items() if k.endswith("_") and not k.startswith("__")}
+        for key in fitted:
             delattr(self, key)
         store = None
         try:
@@ -436,6 +438,11 @@ class BlockMinimizationSVC(_BatchLinearSVC):
                 labels = np.asarray(classes)
             self._set_classes(labels)
             self._solve(store, np.searchsorted(self.classes_, by_code))
+        except BaseException:  # half a fit (n_features_in_, classes_ without coef_) would pass for a fitted model
+            for key in [k for k in vars(self) if k.endswith("_") and not k.startswith("__")]:
+                delattr(self, key)
+            self.__dict__.update(fitted)
+            raise
         finally:
             if store is not None:
                 store.cleanup()

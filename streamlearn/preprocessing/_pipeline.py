@@ -6,6 +6,7 @@ from sklearn.utils import get_tags
 from sklearn.utils.metaestimators import available_if
 from sklearn.utils.validation import check_is_fitted
 
+from .._validation import finite_scores
 from ..persist import PersistMixin
 from ._scalers import MaxAbsScaler, StandardScaler
 
@@ -198,8 +199,11 @@ class StreamPipeline(PersistMixin, BaseEstimator):
         return X if self.scaler_ is None else self.scaler_.transform(X)
 
     def _unscaled(self, scores):
-        """Regression scores in the target's units (unchanged without a target scaler)."""
-        return scores if self.target_scaler_ is None else self.target_scaler_.inverse_transform(scores)
+        """Regression scores in the target's units (unchanged without a target scaler); a score that overflows
+        there is an error, as the learner's own are."""
+        if self.target_scaler_ is None:
+            return scores
+        return finite_scores(self, self.target_scaler_.inverse_transform(scores))
 
     def _on_scaled(self, method, X, *args, **kwargs):
         """The learner's ``method`` called on the scaled rows (and the other arguments)."""

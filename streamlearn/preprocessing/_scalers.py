@@ -7,7 +7,7 @@ from sklearn.utils.validation import check_is_fitted, validate_data
 
 from .._kernels import scaling as _k
 from .._params import keyword_init
-from .._validation import as_csr_float
+from .._validation import as_csr_float, check_finite
 from ..persist import PersistMixin
 
 __all__ = ["MaxAbsScaler", "StandardScaler"]
@@ -38,6 +38,9 @@ class _OnlineScaler(PersistMixin, OneToOneFeatureMixin, TransformerMixin, BaseEs
         tags.requires_fit = True
         return tags
 
+    #: whether the scaler's statistics square the values (then those of 2**500 or more in size are refused)
+    _bounded = False
+
     def _check(self, X, reset):
         X = validate_data(
             self,
@@ -45,10 +48,12 @@ class _OnlineScaler(PersistMixin, OneToOneFeatureMixin, TransformerMixin, BaseEs
             reset=reset,
             accept_sparse=("csr", "csc", "coo"),
             dtype=np.float64,
-            ensure_all_finite=True,
+            ensure_all_finite=False,  # refused below in one line naming the row and column
             accept_large_sparse=True,
         )
-        return as_csr_float(X) if sp.issparse(X) else np.ascontiguousarray(X)
+        if sp.issparse(X):
+            return as_csr_float(X, ensure_finite=True, bounded=self._bounded)
+        return np.ascontiguousarray(check_finite(X, bounded=self._bounded))
 
     def _stream(self, X, write, learn=None):
         """Transform each row with the statistics of the rows before it (when ``write``), then add it (unless
@@ -194,6 +199,7 @@ class StandardScaler(_OnlineScaler):
     """
 
     _parameter_constraints: dict = {"with_mean": ["boolean"], "with_std": ["boolean"]}
+    _bounded = True  # sums of squared deviations
 
     __init__ = keyword_init(with_mean=True, with_std=True)
 

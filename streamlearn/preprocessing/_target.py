@@ -102,7 +102,12 @@ class TargetStandardScaler(PersistMixin, BaseEstimator):
                 )
         t, shift, scale = np.empty_like(y), np.empty_like(y), np.empty_like(y)
         state = self._state()
-        std = _k.standardize_targets(y=y, sample_weight=sw, state=state, t=t, shift=shift, scale=scale)
+        std, bad = _k.standardize_targets(y=y, sample_weight=sw, state=state, t=t, shift=shift, scale=scale)
+        if bad >= 0:
+            raise ValueError(
+                f"y[{bad}] = {y[bad]:g} (sample weight {sw[bad]:g}) is too large to standardise: its squared "
+                f"deviation from the mean of the targets before it ({shift[bad]:g}) overflows. Rescale the target."
+            )
         self.n_samples_seen_ = float(state[0])
         self.mean_ = float(state[1])
         self.scale_ = float(std)

@@ -153,10 +153,10 @@ class _SecondOrder(OnlineClassifierMixin, BaseOnlineLinear):
 
     def _decision_function(self, X):
         # the online prediction: the pending u projected onto |w.x| <= C with x itself scores clip(u.x, -C, C)
+        from .. import _validation
+
         if self._safe():
             from .._estimator import check_is_fitted
-
-            from .. import _validation
 
             check_is_fitted(self)
             X = self._augment(_validation.check_X(self, X, reset=False), update=False)
@@ -166,7 +166,7 @@ class _SecondOrder(OnlineClassifierMixin, BaseOnlineLinear):
             scores = super()._decision_function(X)
         if getattr(self, "project", True) and not self._slab_is_current():
             scores = np.clip(scores, -float(self.C), float(self.C))
-        return scores
+        return _validation.finite_scores(self, scores)
 
     def _mu(self):
         if self.mu is not None:

@@ -103,10 +103,14 @@ def test_single_class_training_file_is_refused_as_by_the_api(tmp_path, capsys):
 def test_huge_feature_values_report_divergence(tmp_path, capsys):
     data = tmp_path / "big.svm"
     lines = ["1 1:1\n" if i % 2 else "-1 2:1\n" for i in range(200)]
-    lines[100] = "-1 1:1e300\n"  # a positive weight times 1e300: a loss of about 1e300 on this example
+    lines[100] = "-1 1:1e150\n"  # a positive weight times 1e150: a loss of about 1e150 on this example
     data.write_text("".join(lines))
     assert main(["train", str(data), "-l", "pa1", "--json"]) == 2
     assert "diverged" in _err(capsys)
+    lines[100] = "-1 1:1e300\n"  # beyond 2**500 its square overflows: refused as input, whatever the learner
+    data.write_text("".join(lines))
+    assert main(["train", str(data), "-l", "pa1", "--json"]) == 2
+    assert "Input X has the value 1e+300 (row 100, column 0); expected values below 2**500" in _err(capsys)
 
 
 def test_features_beyond_the_model_width_are_ignored_and_counted(small, tmp_path, capsys):

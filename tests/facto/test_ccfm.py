@@ -355,3 +355,23 @@ def test_scalable_mode_meets_the_online_contract(est):
     X, targets, _ = _stream(9, n=60, d=12)
     y, kw = _labels(est, targets)
     assert type(est)(**est.get_params()).partial_fit(X, y, **kw).diagnostics()["compressions"] > 0
+
+
+def test_ogd_step_that_would_overflow_stops_the_pass_before_its_example():
+    """A rank-one step beyond the largest float (a weight of 1e150 on values of 1e150) made C infinite, and the
+    next eigendecomposition failed with LAPACK's 'Array must not contain infs or NaNs': the pass stops before that
+    example with the divergence error, the model as it was after the examples before it, bit for bit."""
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(40, 6))
+    y = np.where(X[:, 0] > 0, 1, -1)
+    Xb, sw = X[:10].copy(), np.ones(10)
+    Xb[3] *= 1e150
+    sw[3] = 1e150
+    model = CCFMOnlineGradientClassifier().partial_fit(X, y, classes=[-1, 1])
+    with pytest.raises(FloatingPointError, match="diverged: the score of example 3 of this batch, or its update"):
+        model.partial_fit(Xb, y[:10], sample_weight=sw)
+    expected = CCFMOnlineGradientClassifier().partial_fit(X, y, classes=[-1, 1]).partial_fit(Xb[:3], y[:3])
+    assert model.t_ == expected.t_
+    for name, value in vars(expected).items():
+        if isinstance(value, np.ndarray):
+            np.testing.assert_array_equal(getattr(model, name), value, err_msg=name)

@@ -247,9 +247,10 @@ def _csr(rng, n=40, d=30, index_dtype=np.int32):
 
 
 @pytest.mark.parametrize("index_dtype", [np.int32, np.int64])
-@pytest.mark.parametrize("fault", ["none", "nan", "inf", "-inf", "index_high", "index_negative", "indptr"])
-def test_csr_check_matches_naive_twin(fault, index_dtype):
-    from streamlearn._kernels.linear import csr_check
+@pytest.mark.parametrize("fault", ["none", "nan", "inf", "-inf", "index_high", "index_negative", "indptr", "huge"])
+@pytest.mark.parametrize("limit", [np.inf, 2.0**500])
+def test_csr_check_matches_naive_twin(fault, index_dtype, limit):
+    from streamlearn._kernels.linear import EXPONENT_MASK, csr_check
     from tests.naive import naive_csr_check
 
     rng = np.random.default_rng(7)
@@ -259,6 +260,8 @@ def test_csr_check_matches_naive_twin(fault, index_dtype):
         p = int(rng.integers(indices.shape[0]))
         if fault in ("nan", "inf", "-inf"):
             data[p] = float(fault)
+        elif fault == "huge":
+            data[p] = -(2.0**500)
         elif fault == "index_high":
             indices[p] = X.shape[1]
         elif fault == "index_negative":
@@ -266,9 +269,10 @@ def test_csr_check_matches_naive_twin(fault, index_dtype):
         elif fault == "indptr":
             i = int(rng.integers(1, X.shape[0]))
             indptr[i] = indptr[i + 1] + 1
-        got = csr_check(indptr, indices, data.view(np.uint64), X.shape[1])
-        assert got == naive_csr_check(indptr, indices, data, X.shape[1])
-        assert sum(got) == (fault != "none")
+        limit_bits = np.float64(limit).view(np.uint64) & EXPONENT_MASK
+        got = csr_check(indptr, indices, data.view(np.uint64), X.shape[1], limit_bits)
+        assert got == naive_csr_check(indptr, indices, data, X.shape[1], limit)
+        assert sum(got) == (fault != "none" and (fault != "huge" or limit < np.inf))
 
 
 @pytest.mark.parametrize("value,what", [(np.nan, "NaN"), (np.inf, "infinity"), (-np.inf, "infinity")])
@@ -338,3 +342,101 @@ def test_perceptron_radius_one_is_sklearns_dense_perceptron(a9a):
     np.testing.assert_allclose(ours.coef_, theirs.coef_, atol=1e-12)
     np.testing.assert_allclose(ours.intercept_, theirs.intercept_, atol=1e-12)
     assert not np.allclose(Perceptron().partial_fit(X, y, classes=[-1, 1]).coef_, theirs.coef_)  # R^2 rule differs
+
+
+#: every registry learner on the first-order kernel (streamlearn._kernels.linear.linear_epoch)
+_FIRST_ORDER = [
+    "perceptron",
+    "perceptron-nobias",
+    "pa",
+    "pa1",
+    "pa2",
+    "ogd",
+    "ogd-hinge",
+    "ogd-regressor",
+    "pa-regressor",
+]
+
+
+def _state(model):
+    return {k: v.copy() for k, v in vars(model).items() if isinstance(v, np.ndarray)} | {"t_": model.t_}
+
+
+@pytest.mark.parametrize("name", _FIRST_ORDER)
+@pytest.mark.parametrize("where", ["weight", "last", "target"])
+def test_an_update_that_would_overflow_stops_the_pass_before_its_example(name, where):
+    """An example whose update would make a weight infinite (the largest sample weight taken, 2**499, on values of
+    1e150 with a step size of 1e10; a target of 1e300 on values of 1e10) stops the pass before its update: the
+    model is the one that learnt the examples before it, bit for bit, every weight finite. It became inf, silently
+    when it was the chunk's last example (or no later example read that weight), else with the divergence error
+    and a model of infinities."""
+    rng = np.random.default_rng(3)
+    X = rng.normal(size=(40, 4))
+    regression = name.endswith("regressor")
+    if where == "target" and not regression:
+        pytest.skip("a classifier's targets are labels")
+    params = {"C": 1e10} if name.startswith("pa") else {"eta0": 1e10}
+    y = X @ [1.0, -2.0, 0.5, 1.0] if regression else np.where(X[:, 0] > 0, 1, -1)
+    kw = {} if regression else {"classes": [-1, 1]}
+    Xb, yb, sw = X[:6].copy(), y[:6].copy(), np.ones(6)
+    bad = 5 if where == "last" else 3
+    if regression:  # row 3, or the chunk's last row
+        Xb[bad] *= 1e10
+        yb[bad] = 1e300
+    else:
+        Xb[bad] *= 1e150
+        yb[bad] = -np.sign(Xb[bad, 0]) or 1  # a mistake of the model that learnt sign(x_0)
+        sw[bad] = 2.0**499
+
+    def learner():
+        return make_learner(name, {} if regression else params)
+
+    model = make_learner(name).partial_fit(X, y, **kw)
+    expected = _state(
+        make_learner(name).partial_fit(X, y, **kw).partial_fit(Xb[:bad], yb[:bad], sample_weight=sw[:bad])
+    )
+    try:
+        model.partial_fit(Xb, yb, sample_weight=sw)
+    except FloatingPointError as exc:
+        assert re.search(rf"diverged: the score of example {bad} of this batch, or its update, is not finite", str(exc))
+        got = _state(model)
+        assert got.keys() == expected.keys()
+        for key, value in expected.items():
+            np.testing.assert_array_equal(got[key], value, err_msg=key)
+    # learnt or refused, the model is finite, and its scores are finite or an error
+    for key, value in _state(model).items():
+        assert np.all(np.isfinite(value)), key
+    try:
+        assert np.all(np.isfinite(model.predict(X) if regression else model.decision_function(X)))
+    except ValueError as exc:
+        assert "cannot score example" in str(exc)
+
+
+def test_a_step_beyond_the_safe_size_that_does_not_overflow_is_learnt_as_the_twin():
+    """A step beyond the kernel's safe size (a target of 1e160) on a tiny value (1e-100) makes finite weights: the
+    example is learnt, every weight checked first, and the pass goes on as the NumPy twin's."""
+    from streamlearn._kernels import linear as k
+    from tests.naive import naive_linear_epoch
+
+    X = np.array([[1.0, 0.5], [0.5, 1.0], [1e-100, 0.0], [1.0, 1.0], [0.0, 1.0]])
+    y = np.array([1.0, 2.0, 1e160, 1.0, 3.0])
+    model = OGDRegressor(eta0=1.0).partial_fit(X, y)
+    assert np.abs(-1.0 * 2 * (0 - 1e160) / np.sqrt(3)) > k.SAFE_STEP  # the example takes the checked path
+    W, b, t, scores = naive_linear_epoch(
+        X,
+        y.reshape(-1, 1),
+        np.ones(5),
+        np.zeros((1, 2)),
+        np.zeros(1),
+        1.0,
+        "gradient",
+        "squared",
+        0.0,
+        "invsqrt",
+        1.0,
+        1.0,
+        0,
+    )
+    assert model.t_ == t == 5
+    np.testing.assert_allclose(model.coef_, W[0], rtol=1e-12)
+    np.testing.assert_allclose(model.intercept_, b, rtol=1e-12)

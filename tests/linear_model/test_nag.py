@@ -152,3 +152,24 @@ def test_files_with_scales_and_accumulators_apart_load_and_resume_bit_for_bit(cl
     np.testing.assert_array_equal(loaded.coef_, ref.coef_)
     np.testing.assert_array_equal(loaded.scale_, ref.scale_)
     np.testing.assert_array_equal(loaded.decision_function(X), ref.decision_function(X))
+
+
+@pytest.mark.parametrize("invariant", [True, False])
+def test_an_accumulator_that_would_overflow_stops_the_pass_before_its_row(invariant):
+    """A squared gradient beyond the largest float (a target of -1e150 against a feature of 1e150) would make an
+    accumulator infinite and freeze its rate at 0 without a word: the pass stops before that row instead, and the
+    model is the one that learnt the rows before it, bit for bit."""
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(50, 3))
+    y = X @ [1.0, 2.0, 3.0]
+    Xb, yb = X[:5].copy(), y[:5].copy()
+    Xb[2, 1], yb[2] = 1e150, -1e150
+    model = NAGRegressor(invariant=invariant).partial_fit(X, y)
+    with pytest.raises(FloatingPointError, match="NAGRegressor diverged: the score of example 2 of this batch, or its"):
+        model.partial_fit(Xb, yb)
+    expected = NAGRegressor(invariant=invariant).partial_fit(X, y).partial_fit(Xb[:2], yb[:2])
+    assert model.t_ == expected.t_
+    for name, value in vars(expected).items():
+        if isinstance(value, np.ndarray):
+            np.testing.assert_array_equal(getattr(model, name), value, err_msg=name)
+            assert np.isfinite(value).all()

@@ -258,3 +258,22 @@ def test_block_size_beyond_any_memory_is_a_parameter_error(block_mb, tmp_path, c
     assert main(["train", str(data), "-l", "bm-svm", "--block-mb", repr(block_mb), "--quiet"]) == 2
     err = capsys.readouterr().err
     assert err.startswith("streamlearn: error: ") and "block" in err and err.count("\n") == 1, err
+
+
+@pytest.mark.parametrize("cls", [DualCoordinateDescentSVC, BlockMinimizationSVC])
+def test_a_refused_fit_leaves_the_fitted_model_as_it_was(cls):
+    """A fit refused on its data (NaN, a value too large, weights all 0, a single class) is a one-line ValueError
+    and the model fitted before predicts as before. BlockMinimizationSVC dropped its fitted attributes first and
+    kept those set before the refusal (n_features_in_, classes_): predict then failed with AttributeError
+    ('no attribute coef_') instead of predicting or saying the model is not fitted."""
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(40, 3))
+    y = np.where(X[:, 0] > 0, 1, -1)
+    model = cls(random_state=0).fit(X, y)
+    predicted = model.decision_function(X)
+    nan, huge = X.copy(), X.copy()
+    nan[5, 1], huge[5, 1] = np.nan, 1e200
+    for Xb, yb, sw in [(nan, y, None), (huge, y, None), (X, y, np.zeros(40)), (X[y > 0], y[y > 0], None)]:
+        with pytest.raises(ValueError, match=r"^[^\n]+$"):
+            model.fit(Xb, yb, sample_weight=sw)
+        np.testing.assert_array_equal(model.decision_function(X), predicted)

@@ -196,3 +196,23 @@ def test_pipeline_fit_leaves_rows_of_weight_zero_out_of_the_statistics():
         ref = make_stream_pipeline(scaler, OGDClassifier(shuffle=False)).fit(X[keep], y[keep])
         np.testing.assert_array_equal(pipe.scaler_.scale_, ref.scaler_.scale_)
         np.testing.assert_allclose(pipe.decision_function(X), ref.decision_function(X), rtol=1e-12, atol=1e-15)
+
+
+@pytest.mark.parametrize("sparse", [False, True])
+def test_values_whose_squares_overflow_are_refused_by_the_standard_scaler_only(sparse):
+    X = np.array([[1.0, 2.0], [3.0, -1e200], [2.0, 1.0]])
+    Xin = sp.csr_matrix(X) if sparse else X
+    with pytest.raises(
+        ValueError, match=r"^Input X has the value -1e\+200 \(row 1, column 1\); expected values below 2\*\*500"
+    ):
+        StandardScaler().partial_fit_transform(Xin)
+    scaler = StandardScaler().partial_fit(X[[0, 2]])
+    state = {k: v.copy() for k, v in vars(scaler).items() if isinstance(v, np.ndarray)}
+    with pytest.raises(ValueError, match="below 2\\*\\*500"):
+        scaler.partial_fit(Xin)
+    for k, v in state.items():
+        np.testing.assert_array_equal(getattr(scaler, k), v)
+    assert np.isfinite(scaler.var_).all()
+    # the max-abs scaler only compares sizes: it takes such values, and scales them into [-1, 1]
+    out = MaxAbsScaler().fit(Xin).transform(Xin)
+    assert np.isfinite(out.toarray() if sparse else out).all()

@@ -77,6 +77,32 @@ def test_bad_targets_are_refused_with_one_line():
     assert not hasattr(ts, "mean_")
 
 
+@pytest.mark.parametrize(
+    "y,w",
+    [
+        ([1.0, 2.0, 1e200], None),  # its squared deviation overflows
+        ([1.0, 2.0, 1e300, 3.0], None),
+        ([1.0, -1.7e308, 1.7e308], None),  # y - mean overflows
+        ([1.0, 2.0, 3.0], [1.0, 1e308, 1e308]),  # the total weight overflows
+    ],
+)
+def test_targets_whose_statistics_overflow_are_refused_and_change_nothing(y, w):
+    ts = TargetStandardScaler().partial_fit(np.array([4.0, 5.0, 7.0]))
+    before = (ts._state_stats.copy(), ts.mean_, ts.scale_, ts.n_samples_seen_)
+    with pytest.raises(ValueError, match=r"^y\[\d\] = .* is too large to standardise[^\n]*$"):
+        ts.partial_fit_transform(np.array(y), None if w is None else np.array(w))
+    np.testing.assert_array_equal(ts._state_stats, before[0])
+    assert (ts.mean_, ts.scale_, ts.n_samples_seen_) == before[1:]
+    assert np.isfinite(ts.inverse_transform([1.0])).all()
+    # behind a pipeline: the chunk is refused, never scored inf, and the pipeline predicts as before
+    X = np.random.default_rng(0).normal(size=(len(y), 2))
+    pipe = make_stream_pipeline(None, OGDRegressor(), TargetStandardScaler()).partial_fit(X, np.arange(len(y)) * 1.0)
+    predicted = pipe.predict(X)
+    with pytest.raises(ValueError, match="too large to standardise"):
+        pipe.partial_fit_scores(X, np.array(y), sample_weight=None if w is None else np.array(w))
+    np.testing.assert_array_equal(pipe.predict(X), predicted)
+
+
 def _regression(n=300, d=5, seed=1):
     rng = np.random.default_rng(seed)
     X = rng.normal(size=(n, d))
