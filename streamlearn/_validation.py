@@ -309,6 +309,7 @@ def check_sample_weight(sample_weight, n_samples):
 
 
 _SLICE_ABOVE = 1 << 14  # elements: smaller arrays are checked whole
+_PARAM_NAMES: dict = {}
 
 
 def non_finite_state(model, features=None, _prefix=""):
@@ -330,22 +331,26 @@ def non_finite_state(model, features=None, _prefix=""):
     >>> non_finite_state(clf)
     'coef_'
     """
-    params = model.get_params(deep=False) if hasattr(model, "get_params") else {}
+    cls = type(model)
+    if cls not in _PARAM_NAMES:  # sklearn finds them by inspecting __init__: once per class
+        _PARAM_NAMES[cls] = frozenset(cls._get_param_names() if hasattr(cls, "_get_param_names") else ())
+    params = _PARAM_NAMES[cls]
     d = getattr(model, "n_features_in_", None) if features is not None else None
     for key, value in vars(model).items():
         if key in params:
             continue
         if isinstance(value, np.ndarray):
-            if value.dtype.kind not in "fc":
+            if value.dtype.kind != "f":
                 continue
             axes = [a for a, n in enumerate(value.shape) if n in (d, d + 1)] if d and value.size > _SLICE_ABOVE else []
             if len(axes) == 1:
                 ids = features if value.shape[axes[0]] == d else np.append(features, d)
                 value = np.take(value, ids, axis=axes[0])
-            if not np.isfinite(value.sum()) and not np.isfinite(value).all():
+            # the sum is finite when every value is (it may overflow on finite ones: then the exact test)
+            if not math.isfinite(value.sum()) and not np.isfinite(value).all():
                 return _prefix + key
         elif isinstance(value, float):
-            if not np.isfinite(value):
+            if not math.isfinite(value):
                 return _prefix + key
         elif hasattr(value, "get_params") and hasattr(value, "__dict__"):
             found = non_finite_state(value, features if d else None, f"{_prefix}{key}.")

@@ -84,7 +84,13 @@ def row_local(model):
     """True when learning a batch changes ``model``'s arrays along the feature axis at the batch's features only
     (a streaming scaler's statistics do too)."""
     learner = getattr(model, "learner_", getattr(model, "learner", model))  # a pipeline's, fitted or not
-    return any(f"{c.__module__}.{c.__qualname__}" in _ROW_LOCAL for c in type(learner).__mro__)
+    cls = type(learner)
+    if cls not in _ROW_LOCAL_CLASSES:
+        _ROW_LOCAL_CLASSES[cls] = any(f"{c.__module__}.{c.__qualname__}" in _ROW_LOCAL for c in cls.__mro__)
+    return _ROW_LOCAL_CLASSES[cls]
+
+
+_ROW_LOCAL_CLASSES: dict = {}
 
 
 def _raise_state_diverged(model, attr):
