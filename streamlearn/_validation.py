@@ -392,3 +392,54 @@ def check_sample_weight(sample_weight, n_samples):
             "squares of the weighted gradients overflow."
         )
     return np.ascontiguousarray(sw)
+
+
+_SLICE_ABOVE = 1 << 14  # elements: smaller arrays are checked whole
+_PARAM_NAMES: dict = {}
+
+
+def non_finite_state(model, features=None, _prefix=""):
+    """The name of the first fitted attribute of ``model`` (or of a streamlearn object inside it, such as a
+    pipeline's ``learner_``) holding NaN or infinity, or None. Constructor parameters are not state (an infinite
+    ``theta`` is a valid setting).
+
+    ``features`` (the sorted feature ids of the last batch, for a model that was finite before it and whose
+    updates change its arrays at the batch's features only; see ``streamlearn.serve._core.row_local``): of a large
+    array with one feature axis (of length ``n_features_in_``, or one more for the intercept), only those slices
+    are checked, at O(nnz) instead of O(n_features) per batch.
+
+    >>> import numpy as np
+    >>> from streamlearn.linear_model import OGDClassifier
+    >>> clf = OGDClassifier().partial_fit(np.eye(3), [1, -1, 1], classes=[-1, 1])
+    >>> non_finite_state(clf) is None
+    True
+    >>> clf.coef_[0, 1] = np.nan
+    >>> non_finite_state(clf)
+    'coef_'
+    """
+    cls = type(model)
+    if cls not in _PARAM_NAMES:  # sklearn finds them by inspecting __init__: once per class
+        _PARAM_NAMES[cls] = frozenset(cls._get_param_names() if hasattr(cls, "_get_param_names") else ())
+    params = _PARAM_NAMES[cls]
+    d = getattr(model, "n_features_in_", None) if features is not None else None
+    for key, value in vars(model).items():
+        if key in params:
+            continue
+        if isinstance(value, np.ndarray):
+            if value.dtype.kind != "f":
+                continue
+            axes = [a for a, n in enumerate(value.shape) if n in (d, d + 1)] if d and value.size > _SLICE_ABOVE else []
+            if len(axes) == 1:
+                ids = features if value.shape[axes[0]] == d else np.append(features, d)
+                value = np.take(value, ids, axis=axes[0])
+            # the sum is finite when every value is (it may overflow on finite ones: then the exact test)
+            if not math.isfinite(value.sum()) and not np.isfinite(value).all():
+                return _prefix + key
+        elif isinstance(value, float):
+            if not math.isfinite(value):
+                return _prefix + key
+        elif hasattr(value, "get_params") and hasattr(value, "__dict__"):
+            found = non_finite_state(value, features if d else None, f"{_prefix}{key}.")
+            if found is not None:
+                return found
+    return None

@@ -145,3 +145,13 @@ def check_input_file(path, what="data file"):
         expected = what if what.endswith(("model file", "sketch file")) else "LIBSVM/svmlight file"
         raise CLIError(f"{what} {path!r} is a directory, expected a {expected}.")
     return path
+
+
+def refuse_non_finite(model, path):
+    """A model holding NaN or infinity (one that diverged, saved through the Python API) is an error naming the
+    file and the attribute: its predictions would be NaN, and learning cannot continue from it."""
+    from .._validation import non_finite_state
+
+    bad = non_finite_state(model)
+    if bad is not None:
+        raise CLIError(f"{path}: the model's {bad} holds NaN or infinity (it diverged); retrain it.")

@@ -215,6 +215,13 @@ def check_diverged(learner, average_loss, name):
             raise FloatingPointError(
                 f"{name} diverged: its weights are not finite. Scale the features or lower the step size."
             )
+    from .._validation import non_finite_state
+
+    bad = non_finite_state(learner)  # the rest of its state (an overflowed accumulator stops a feature learning)
+    if bad is not None:
+        raise FloatingPointError(
+            f"{name} diverged: its {bad} is not finite. Scale the features or lower the step size."
+        )
 
 
 _LOSS_LIMIT = 1e100  # no converging run reports an average loss this large: its scores are beyond 1e50

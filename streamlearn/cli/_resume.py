@@ -9,7 +9,7 @@ import os
 
 from ..learners import LEARNERS, learner_name_of, parse_param_value
 from ..persist import load
-from ._common import CLIError, check_input_file
+from ._common import CLIError, check_input_file, refuse_non_finite
 
 #: Registered learners that cannot continue from a saved model, with the reason (``train -i`` refuses them).
 NOT_RESUMABLE = {
@@ -37,6 +37,7 @@ def load_for_resume(path, learner=None, params=None):
     model's value."""
     check_input_file(path, "model file")
     model = load(path)
+    refuse_non_finite(model, path)
     inner = getattr(model, "learner_", model)  # a StreamPipeline (--scale) continues whole, scaler included
     name = learner_name_of(inner)
     if name is None:

@@ -5,7 +5,7 @@ import sys
 import numpy as np
 
 from ..persist import load
-from ._common import CLIError, check_input_file
+from ._common import CLIError, check_input_file, refuse_non_finite
 from ._data import check_data, model_reader, output
 
 
@@ -73,6 +73,7 @@ def run(args):
         args.output = None
     out = output(args.output, [args.model, args.data], "output")  # checked before the model is read
     model = load(args.model)
+    refuse_non_finite(model, args.model)
     if not (hasattr(model, "_decision_function") and hasattr(model, "n_features_in_")):
         raise CLIError(
             f"model file {args.model!r} holds a {type(model).__name__}, which does not predict (a "

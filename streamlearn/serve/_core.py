@@ -29,7 +29,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from .._estimator import is_classifier
-from .._validation import validate_params
+from .._validation import non_finite_state, validate_params
 from ..datasets import load_svmlight
 from ..datasets._spec import InputSpec
 from ..datasets._svmlight import SvmlightFormatError
@@ -78,46 +78,19 @@ _ROW_LOCAL = frozenset(
         "streamlearn.facto._fm._FMBase",
     }
 )
-_SLICE_ABOVE = 1 << 14  # elements: smaller arrays are checked whole
 
 
 def row_local(model):
     """True when learning a batch changes ``model``'s arrays along the feature axis at the batch's features only
     (a streaming scaler's statistics do too)."""
     learner = getattr(model, "learner_", getattr(model, "learner", model))  # a pipeline's, fitted or not
-    return any(f"{c.__module__}.{c.__qualname__}" in _ROW_LOCAL for c in type(learner).__mro__)
+    cls = type(learner)
+    if cls not in _ROW_LOCAL_CLASSES:
+        _ROW_LOCAL_CLASSES[cls] = any(f"{c.__module__}.{c.__qualname__}" in _ROW_LOCAL for c in cls.__mro__)
+    return _ROW_LOCAL_CLASSES[cls]
 
 
-def non_finite_state(model, features=None, _prefix=""):
-    """The name of the first fitted attribute of ``model`` (or of a streamlearn object inside it, such as a
-    pipeline's ``learner_``) holding NaN or infinity, or None. Constructor parameters are not state (an infinite
-    ``theta`` is a valid setting).
-
-    ``features`` (the sorted feature ids of the last batch, for a :func:`row_local` model that was finite before
-    it): of a large array with one feature axis (of length ``n_features_in_``, or one more for the intercept),
-    only those slices are checked, at O(nnz) instead of O(n_features) per batch."""
-    params = model.get_params(deep=False) if hasattr(model, "get_params") else {}
-    d = getattr(model, "n_features_in_", None) if features is not None else None
-    for key, value in vars(model).items():
-        if key in params:
-            continue
-        if isinstance(value, np.ndarray):
-            if value.dtype.kind not in "fc":
-                continue
-            axes = [a for a, n in enumerate(value.shape) if n in (d, d + 1)] if d and value.size > _SLICE_ABOVE else []
-            if len(axes) == 1:
-                ids = features if value.shape[axes[0]] == d else np.append(features, d)
-                value = np.take(value, ids, axis=axes[0])
-            if not np.isfinite(value.sum()) and not np.isfinite(value).all():
-                return _prefix + key
-        elif isinstance(value, float):
-            if not np.isfinite(value):
-                return _prefix + key
-        elif hasattr(value, "get_params") and hasattr(value, "__dict__"):
-            found = non_finite_state(value, features if d else None, f"{_prefix}{key}.")
-            if found is not None:
-                return found
-    return None
+_ROW_LOCAL_CLASSES: dict = {}
 
 
 def _raise_state_diverged(model, attr):

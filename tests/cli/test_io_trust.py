@@ -476,3 +476,31 @@ def test_a_model_of_dict_rows_cannot_read_table_files_and_says_so(tmp_path, caps
         assert main(argv) == 2, argv
         err = capsys.readouterr().err
         assert err.startswith(f"streamlearn: error: {expected}") and err.count("\n") == 1, err
+
+
+def test_a_model_holding_nan_is_refused_and_train_does_not_write_one(tmp_path, capsys):
+    """``predict`` printed 'nan' scores for a model whose weights are NaN (one saved through the Python API after
+    it diverged), and ``train`` wrote a NAG model whose accumulator had overflowed to infinity (the feature
+    stopped learning): both are one-line errors now, naming the file or the learner and the attribute."""
+    import numpy as np
+
+    from streamlearn.cli.main import main
+    from streamlearn.linear_model import OGDClassifier
+
+    model = OGDClassifier().partial_fit(np.eye(3), [1, -1, 1], classes=[-1, 1])
+    model.coef_[0, 1] = np.nan
+    path = tmp_path / "nan.slm"
+    model.save(path)
+    data = tmp_path / "d.svm"
+    data.write_text("1 1:1 2:0.5\n-1 3:1\n1 1:1e300 2:1\n-1 1:2e300 3:1\n")
+    capsys.readouterr()
+    for argv in (["predict", str(path), str(data)], ["train", "-i", str(path), str(data), "--quiet"]):
+        assert main(argv) == 2
+        err = capsys.readouterr().err
+        assert (
+            err == f"streamlearn: error: {path}: the model's coef_ holds NaN or infinity (it diverged); retrain it.\n"
+        )
+    out = tmp_path / "nag.slm"
+    assert main(["train", str(data), "-l", "nag", "-o", str(out), "--quiet"]) == 2
+    assert "NAGClassifier diverged: its _state_feat is not finite" in capsys.readouterr().err
+    assert not out.exists()
