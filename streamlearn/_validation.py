@@ -364,10 +364,12 @@ def finite_scores(estimator, scores):
         row = int(np.flatnonzero(bad.any(axis=1) if bad.ndim == 2 else bad)[0])
         value = np.asarray(scores)[row]
         value = value[~np.isfinite(value)][0] if np.ndim(value) else value
-        raise ValueError(
+        exc = ValueError(
             f"{type(estimator).__name__} cannot score example {row} of X: its score is {float(value)} (the features "
             "are too large for the model's weights, or the weights are not finite). Scale the features."
         )
+        exc.row = row  # the example (from 0), for callers that number them
+        raise exc
     return scores
 
 

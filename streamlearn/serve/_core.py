@@ -29,7 +29,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from .._estimator import is_classifier
-from .._validation import non_finite_state, validate_params
+from .._validation import MAX_FEATURE_VALUE, non_finite_state, validate_params
 from ..datasets import load_svmlight
 from ..datasets._spec import InputSpec
 from ..datasets._svmlight import SvmlightFormatError
@@ -107,13 +107,19 @@ def _raise_state_diverged(model, attr):
 
 
 def _refusal(exc):
-    """The answer to a request whose update the learner refused (``FloatingPointError``), its examples counted
-    from 1 as the lines of a request."""
+    """The answer to a request whose update the learner refused: 422 for a divergence (``FloatingPointError``),
+    400 for a value it does not take (``ValueError``: NaN, infinity, a value beyond 2**500), its examples
+    counted from 1 as the lines of a request."""
     text, row = str(exc), getattr(exc, "row", None)
     if row is not None:
         text = text.replace(f"example {row} of this batch", f"example {row + 1} of this request")
     text = text.replace("this batch", "this request")
-    return BadRequest(f"{text} Nothing was learned from this request; the model is as before it.", 422)
+    if isinstance(exc, FloatingPointError):
+        return BadRequest(f"{text} Nothing was learned from this request; the model is as before it.", 422)
+    text = re.sub(
+        r"\(row (\d+), column (\d+)\)", lambda m: f"(example {int(m[1]) + 1} of this request, column {m[2]})", text
+    )
+    return BadRequest(f"{text} Nothing was learned from this request; the model is as before it.", 400)
 
 
 def _atomic_write(path, data):
@@ -486,6 +492,14 @@ class ServedModel:
             raise BadRequest(f"line {exc.line}: {exc.reason}") from None
         except ValueError as exc:
             raise BadRequest(str(exc)) from None
+        big = np.abs(X.data) >= MAX_FEATURE_VALUE
+        if big.any():  # the learners take no such value: its square overflows
+            p = int(np.flatnonzero(big)[0])
+            i = int(np.searchsorted(X.indptr, p, side="right")) - 1
+            raise BadRequest(
+                f"example {i + 1}: a feature value of {X.data[p]:g}; expected values below 2**500 (about 3.3e150) "
+                "in size, beyond which their squares overflow. Scale the features."
+            )
         if labelled and self.config["classes"] is not None:
             classes = np.asarray(self.config["classes"], dtype=np.float64)
             bad = ~np.isin(y, classes)
@@ -617,10 +631,15 @@ class ServedModel:
             if hasattr(model, "predict_proba"):
                 out["proba"] = [[1.0 / k] * k for _ in range(n)] if k else [0.5] * n
             return out
-        scores = model._decision_function(X)
-        finite = np.isfinite(scores) if scores.ndim == 1 else np.isfinite(scores).all(axis=1)
-        if not finite.all():  # never an answer with NaN (null) scores
-            i = int(np.flatnonzero(~finite)[0])
+        try:  # never an answer with NaN (null) scores: the learners refuse to give one
+            scores = model._decision_function(X)
+            finite = np.isfinite(scores) if scores.ndim == 1 else np.isfinite(scores).all(axis=1)
+            i = int(np.flatnonzero(~finite)[0]) if not finite.all() else None
+        except ValueError as exc:
+            i = getattr(exc, "row", None)
+            if i is None:
+                raise BadRequest(str(exc)) from None
+        if i is not None:
             bad = non_finite_state(model)
             if bad is not None:
                 raise BadRequest(
@@ -822,7 +841,7 @@ class ServedModel:
         try:
             # learned first, logged once it is known to keep the model finite: the log holds the updates made
             scores = self._learn(X, y, roll_back=True)
-        except FloatingPointError as exc:  # refused, the model as before it (see _learn)
+        except (FloatingPointError, ValueError) as exc:  # refused, the model as before it (see _learn)
             if len(batch) > 1:  # one request of the group, or their sum: each is learned (or refused) alone
                 for item in batch:
                     self._commit([item])
@@ -1008,7 +1027,7 @@ class ServedModel:
                 bad = non_finite_state(model, np.unique(X.indices) if started and row_local(model) else None)
                 if bad is not None:
                     _raise_state_diverged(model, bad)
-            except FloatingPointError:
+            except (FloatingPointError, ValueError):  # a divergence, or a value the learner refuses
                 if roll_back:
                     self.model = self._rebuilt_model()
                 raise

@@ -29,13 +29,19 @@ def _meta(model, path):
         return json.dumps(json.loads(zf.read("meta.json")), sort_keys=True)
 
 
-# ftrl: one row whose update overflows the learner's state (every score finite); ogd: the second row's score is
-# not finite (the kernel's bad row), after the first row's update
-@pytest.mark.parametrize("learner, bad", [("ftrl", b"1 1:1e300\n"), ("ogd", b"1 7:1e300 8:1e300\n-1 7:1e300\n")])
-def test_a_diverging_update_is_refused_and_leaves_no_trace(tmp_path, learner, bad):
+# a step size that blows up on large (valid) values: the second row's score is not finite (the kernel's bad
+# row), after the first row's update
+@pytest.mark.parametrize(
+    "learner, params, bad",
+    [
+        ("ftrl", {"alpha": 1e200, "l2": 0.0}, b"1 1:1e150\n-1 1:1e150\n"),
+        ("ogd", {"eta0": 1e200}, b"1 7:1e100 8:1e100\n-1 7:1e100\n"),
+    ],
+)
+def test_a_diverging_update_is_refused_and_leaves_no_trace(tmp_path, learner, params, bad):
     from streamlearn.serve import create_app
 
-    m = _served(tmp_path / "state", learner)
+    m = _served(tmp_path / "state", learner, params=params)
     app = create_app(m)
 
     async def run():
@@ -54,7 +60,7 @@ def test_a_diverging_update_is_refused_and_leaves_no_trace(tmp_path, learner, ba
     assert pred.status_code == 200 and all(np.isfinite(pred.json()["scores"]))
     assert after.status_code == 200 and after.json()["first"] == 3 and m.health()["status"] == "ok"
     # the same model as a server that never saw the refused request, in memory, in the log and after a restart
-    alone = _served(tmp_path / "alone", learner)
+    alone = _served(tmp_path / "alone", learner, params=params)
     for body in GOOD:
         alone.learn_text(body).result(timeout=30)
     expected = _meta(alone.model, tmp_path / "a.slm")
@@ -70,13 +76,13 @@ def test_a_diverging_update_is_refused_and_leaves_no_trace(tmp_path, learner, ba
 
 def test_a_diverging_request_in_a_group_is_refused_alone(tmp_path):
     """Queued together, the diverging request is refused and the others are learned, as one by one."""
-    bodies = [GOOD[0], b"1 1:1e300\n", GOOD[1], GOOD[2]]
-    group = _served(tmp_path / "g", "ftrl")
+    bodies = [GOOD[0], b"1 7:1e100\n1 7:1e100\n", GOOD[1], GOOD[2]]
+    group = _served(tmp_path / "g", "ogd", params={"eta0": 1e200})
     with group._cv:  # hold the writer: the requests form one group
         futures = [group.learn_text(b) for b in bodies]
     assert isinstance(futures[1].exception(timeout=30), BadRequest) and futures[1].exception().status == 422
     assert [f.result(timeout=30)["first"] for f in futures[:1] + futures[2:]] == [0, 2, 3]
-    alone = _served(tmp_path / "a", "ftrl")
+    alone = _served(tmp_path / "a", "ogd", params={"eta0": 1e200})
     for body in GOOD:
         alone.learn_text(body).result(timeout=30)
     assert _meta(group.model, tmp_path / "g.slm") == _meta(alone.model, tmp_path / "a.slm")
@@ -87,8 +93,8 @@ def test_a_diverging_request_in_a_group_is_refused_alone(tmp_path):
 def test_predict_never_answers_non_finite_scores(tmp_path):
     m = _served(tmp_path / "state", "ogd")
     m.learn_text(GOOD[0]).result(timeout=30)
-    m.model.coef_[0, 0] = 10.0  # finite weights, and an input beyond their range
-    X, _, _ = m.parse(b"3:1\n1:1e308\n", labelled=False)
+    m.model.coef_[0, 0] = 1e200  # finite weights, and an input beyond their range
+    X, _, _ = m.parse(b"3:1\n1:1e150\n", labelled=False)
     with pytest.raises(BadRequest, match=r"^example 2: its score is not finite") as info:
         m.predict(X)
     assert info.value.status == 422
@@ -103,7 +109,7 @@ def test_a_diverging_record_of_an_earlier_version_is_dropped_on_restart(tmp_path
     """An earlier server logged a batch before learning it; when it diverged, nothing was acknowledged and
     learning stopped. A restart puts the model back as before that last record, drops it, and learns again."""
     state = tmp_path / "state"
-    m = _served(state, "ftrl")
+    m = _served(state, "ogd", params={"eta0": 1e200})
     for body in GOOD[:2]:
         m.learn_text(body).result(timeout=30)
     expected = _meta(m.model, tmp_path / "m.slm")
@@ -111,7 +117,7 @@ def test_a_diverging_record_of_an_earlier_version_is_dropped_on_restart(tmp_path
     (log,) = state.glob("wal-*.log")
     size = log.stat().st_size
     wal = WriteAheadLog(str(log))
-    wal.append(3, b"1 1:1e300\n")
+    wal.append(3, b"1 7:1e100\n1 7:1e100\n")
     wal.close()
     back = ServedModel(state, snapshot_every=0)
     assert back.failed is None and back.stats["n_learned"] == 3
@@ -205,9 +211,9 @@ def test_concurrent_predictions_fail_alone_when_an_example_overflows(tmp_path):
 
     m = _served(tmp_path / "state", "ogd")
     m.learn_text(GOOD[0]).result(timeout=30)
-    m.model.coef_[0, 0] = 10.0  # finite weights; 1e308 times it is not
+    m.model.coef_[0, 0] = 1e200  # finite weights; 1e150 times it is not
     app = create_app(m)
-    bodies = [b"1:1 2:1\n", b"3:1\n1:1e308\n", b"2:0.5\n", b"# no example\n"]
+    bodies = [b"1:1 2:1\n", b"3:1\n1:1e150\n", b"2:0.5\n", b"# no example\n"]
 
     async def run():
         async with httpx.AsyncClient(transport=httpx.ASGITransport(app=app), base_url="http://t") as c:
@@ -219,4 +225,21 @@ def test_concurrent_predictions_fail_alone_when_an_example_overflows(tmp_path):
     assert [r.status_code for r in together] == [r.status_code for r in alone] == [200, 422, 200, 400]
     assert [r.json() for r in together] == [r.json() for r in alone]
     assert together[1].json()["error"].startswith("example 2: its score is not finite")
+    m.close(snapshot=False)
+
+
+def test_a_feature_value_the_learners_do_not_take_is_a_bad_request_naming_the_example(tmp_path):
+    m = _served(tmp_path / "state", "ftrl")
+    m.learn_text(GOOD[0]).result(timeout=30)
+    for labelled, body in ((True, b"1 2:1\n-1 1:1e300\n"), (False, b"2:1\n1:-4e150\n")):
+        with pytest.raises(
+            BadRequest, match=r"^example 2: a feature value of -?[14]e\+(300|150); expected values below 2\*\*500"
+        ) as info:
+            m.parse(body, labelled=labelled)
+        assert info.value.status == 400
+    before = _meta(m.model, tmp_path / "b.slm")
+    refused = m.learn_text(b"1 1:1e300\n").exception(timeout=30)
+    assert isinstance(refused, BadRequest) and refused.status == 400 and m.failed is None
+    assert _meta(m.model, tmp_path / "a.slm") == before
+    assert m.learn_text(GOOD[1]).result(timeout=30)["first"] == 2
     m.close(snapshot=False)
