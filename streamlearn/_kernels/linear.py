@@ -281,15 +281,51 @@ def linear_row_checked(
             )
         if s == 0.0:
             continue
-        moves, step = _step(rule, loss, loss_param, schedule, eta0, C, targets[i, k], z, sq, s, t)
+        moves, step = _step(
+            rule=rule,
+            loss=loss,
+            loss_param=loss_param,
+            schedule=schedule,
+            eta0=eta0,
+            C=C,
+            y=targets[i, k],
+            z=z,
+            sq=sq,
+            s=s,
+            t=t,
+        )
         if not moves:
             continue
         late = (t - 1) * step
-        if update_overflows(step, coef, intercept, k, indices, data, start, end, intercept_sq):
+        if update_overflows(
+            a=step,
+            w=coef,
+            b=intercept,
+            k=k,
+            indices=indices,
+            data=data,
+            start=start,
+            end=end,
+            intercept_sq=intercept_sq,
+        ):
             return t_before, False
-        if averaged and avg_sum is not None and avg_sum_intercept is not None:
-            if update_overflows(late, avg_sum, avg_sum_intercept, k, indices, data, start, end, intercept_sq):
-                return t_before, False
+        if (
+            averaged
+            and avg_sum is not None
+            and avg_sum_intercept is not None
+            and update_overflows(
+                a=late,
+                w=avg_sum,
+                b=avg_sum_intercept,
+                k=k,
+                indices=indices,
+                data=data,
+                start=start,
+                end=end,
+                intercept_sq=intercept_sq,
+            )
+        ):
+            return t_before, False
         csr_row_axpy(a=step, w=coef, k=k, indices=indices, data=data, start=start, end=end)
         intercept[k] += step * intercept_sq
         if averaged and avg_sum is not None and avg_sum_intercept is not None:

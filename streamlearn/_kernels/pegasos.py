@@ -59,7 +59,8 @@ def pegasos_epoch(
     in place. ``t`` rounds completed, ``n_pending`` examples in the current round.
 
     Returns ``(t, n_pending, bad_row)`` with ``bad_row = -1`` or the first example whose score was not
-    finite (the pass stops there).
+    finite, or that ended a round whose update overflowed the weights (the pass stops there; that round's update
+    is kept: the model is then not finite and cannot predict).
     """
     n_rows = indptr.shape[0] - 1
     n_out = v.shape[0]
@@ -122,6 +123,8 @@ def pegasos_epoch(
                 acc[k, j] = 0.0
                 marked[k, j] = 0
             n_touched[k] = 0
+            if not math.isfinite(q):  # the round overflowed the weights (weights and values near 2**500)
+                return t, n_pending, i
             if q < 0.0:
                 q = 0.0
             if abs(scale[k]) < SCALE_MIN or t % REFRESH_ROUNDS == 0:

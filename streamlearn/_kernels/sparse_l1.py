@@ -45,7 +45,7 @@ import numpy as np
 
 from ._intrinsics import prefetch
 from ._numba import njit_inline, njit_kernel
-from .linear import record_score
+from .linear import SAFE_STEP, record_score
 from .losses import loss_dloss, weighted_dloss
 
 RULE_HARD = 0
@@ -100,7 +100,11 @@ def truncated_epoch(
 ):
     """One pass of simple truncation / truncated gradient / L1-FOBOS over a CSR chunk.
 
-    Returns ``(t, penalty, bad_row)``.
+    Returns ``(t, penalty, bad_row)``: ``bad_row`` is -1, or the first example whose score is not finite or whose
+    step is beyond ``linear.SAFE_STEP`` in size (the steps of the examples' values, below 2**500, that keep every
+    weight finite; never on sane data). The pass stops there, before that example's update (its coordinates are
+    caught up with the pending truncations, which changes no weight's value), and ``t`` does not count it. With
+    several outputs, the outputs before the one that stopped it have taken the example's update.
     """
     n_rows = indptr.shape[0] - 1
     n_out = wm.shape[1] - 1
@@ -132,6 +136,8 @@ def truncated_epoch(
         a = (1.0 if rule == RULE_HARD else k * eta * lam) if truncating else 0.0
         for c in range(n_out):
             step = eta * loss_dloss(loss, targets[i, c], out_scores[i, c], 0.0) * s
+            if abs(step) > SAFE_STEP:  # (never NaN: the score is finite, s > 0) the weights could overflow
+                return t - 1, penalty, i
             if fit_intercept:
                 wm[d, c] -= step
             if truncating:  # gradient step, then this round's truncation

@@ -87,3 +87,14 @@ def test_objective_decreases_over_passes(a9a):
 def test_bad_parameters_are_named(params, message):
     with pytest.raises(ValueError, match=re.escape(message)):
         PegasosClassifier(**params).partial_fit([[1.0]], [1], classes=[0, 1])
+
+
+def test_a_round_that_overflows_is_a_divergence_error_not_a_traceback():
+    """Weights and values near 2**500 overflow the squared norm of a round's update: the projection then set the
+    scale to 0 and the next round stopped on a ZeroDivisionError traceback."""
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(40, 6))
+    y = np.where(X[:, 0] > 0, 1, -1)
+    model = PegasosClassifier(alpha=0.01).partial_fit(X, y, classes=[-1, 1])
+    with pytest.raises(FloatingPointError, match="PegasosClassifier diverged"):
+        model.partial_fit(X[:10], y[:10], sample_weight=np.full(10, 2.0**499))

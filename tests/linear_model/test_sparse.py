@@ -311,3 +311,27 @@ def test_cli_train_json_reports_nnz_weights(capsys):
     X, y, _, _ = load_a9a()
     clf = FTRLProximalClassifier(l1=5.0).partial_fit(X, y, classes=[-1, 1])
     assert out["nnz_weights"] == clf.nnz_weights < 124
+
+
+@pytest.mark.parametrize("name", ["truncation-regressor", "tg-regressor", "fobos-regressor"])
+@pytest.mark.parametrize("bad", [3, 5])
+def test_a_step_that_could_overflow_stops_the_pass_before_its_example(name, bad):
+    """A step beyond the safe size (the largest weight taken, 2**499, on values of 2**499) made the weights
+    infinite: silently on the chunk's last example, else with the divergence error on a model of infinities. The
+    pass now stops before that example: the model is the one that learnt the examples before it."""
+    from streamlearn.learners import make_learner
+
+    rng = np.random.default_rng(3)
+    X = rng.normal(size=(40, 4))
+    y = X @ [1.0, -2.0, 0.5, 1.0]
+    Xb, yb, sw = X[:6].copy(), y[:6].copy(), np.ones(6)
+    Xb[bad] *= 2.0**499
+    sw[bad] = 2.0**499
+    model = make_learner(name).partial_fit(X, y)
+    with pytest.raises(FloatingPointError, match=f"diverged: the score of example {bad} of this batch, or its update"):
+        model.partial_fit(Xb, yb, sample_weight=sw)
+    expected = make_learner(name).partial_fit(X, y).partial_fit(Xb[:bad], yb[:bad])
+    assert model.t_ == expected.t_
+    np.testing.assert_array_equal(model.coef_, expected.coef_)
+    np.testing.assert_array_equal(model.intercept_, expected.intercept_)
+    assert np.isfinite(model._state).all()
