@@ -225,7 +225,11 @@ def test_a_pipe_read_by_a_thread_outside_python_is_let_go_of_at_its_end_or_when_
     reader = pacsv.open_csv(stream, read_options=pacsv.ReadOptions(block_size=1 << 10))
     assert reader.read_next_batch().num_rows > 0
     rows = []
-    rest = threading.Thread(target=lambda: rows.append(sum(b.num_rows for b in reader)), daemon=True)
+
+    def read_the_rest(batches):
+        rows.append(sum(b.num_rows for b in batches))
+
+    rest = threading.Thread(target=read_the_rest, args=(reader,), daemon=True)
     rest.start()
     source.close()  # pyarrow's thread, waiting for more of the pipe, gets its end at once
     rest.join(10)
