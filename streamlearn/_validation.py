@@ -315,14 +315,18 @@ def check_finite(X, *, bounded=False):
 
 def _raise_non_finite(value, row, col):
     if np.isfinite(value):
-        raise ValueError(
+        exc = ValueError(
             f"Input X has the value {value:.4g} (row {row}, column {col}); expected values below 2**500 (about "
             "3.3e150) in size, beyond which their squares overflow. Scale the features."
         )
-    what = "NaN" if np.isnan(value) else "infinity"
-    raise ValueError(
-        f"Input X contains {what} (row {row}, column {col}); expected finite values (NaN and infinity are not allowed)."
-    )
+    else:
+        what = "NaN" if np.isnan(value) else "infinity"
+        exc = ValueError(
+            f"Input X contains {what} (row {row}, column {col}); expected finite values (NaN and infinity are not "
+            "allowed)."
+        )
+    exc.row = row  # the row (from 0), for callers that number the examples of a stream
+    raise exc
 
 
 def check_X(estimator, X, *, reset):

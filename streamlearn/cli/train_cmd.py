@@ -231,12 +231,18 @@ def _nonempty_openers(opens, paths):
 
 
 def _no_rows_left(args, path, exc):
-    """A --holdout that drew every row of DATA leaves nothing to train on: the error naming the option and file
-    (None for any other ``exc``)."""
-    if args.holdout is None or "yielded no examples" not in str(exc):
-        return None
+    """A --holdout that drew every row of DATA leaves nothing to train on: the error naming the option and file;
+    a row the learner refused (a value too large, see ``_progressive._run``): the error naming the file and the
+    example; None for any other ``exc``."""
     from ..datasets._pipes import pipe_name
 
+    example = getattr(exc, "example", None)
+    holdout = getattr(args, "holdout", None)
+    if example is not None:
+        rows = " of the rows trained on" if holdout is not None else ""
+        return CLIError(f"{pipe_name(path)}: example {example + 1}{rows}: {exc}")
+    if holdout is None or "yielded no examples" not in str(exc):
+        return None
     return CLIError(
         f"--holdout {args.holdout:g}: every row of {pipe_name(path)} was held out, none is left to train "
         "on; hold out a smaller fraction."
@@ -732,7 +738,13 @@ def run_evaluate(args):
     if is_classifier(learner):
         stream = _peek_classes(first_chunk_classes(stream, args.data, args.chunk_size))
         classes = next(stream)
-    result = progressive_validation(learner, stream, classes=classes, progress=show_progress(args))
+    try:
+        result = progressive_validation(learner, stream, classes=classes, progress=show_progress(args))
+    except ValueError as exc:
+        error = _no_rows_left(args, args.data, exc)
+        if error is None:
+            raise
+        raise error from exc
     check_diverged(learner, result.average_loss, type(learner).__name__)
     if plot_out:
         with plot_out.path_for_writing(suffix=plot_out.suffix) as tmp:

@@ -350,7 +350,12 @@ def _run(learner, chunks, acc, *, classes, name, param, on_chunk=None):
                     f"classes=None and the first chunk of the stream holds only the labels {cls.tolist()}: pass "
                     "classes=[...] (every label of the stream) to the progressive-validation function."
                 )
-        scores = np.asarray(learner.partial_fit_scores(X, y, classes=cls, sample_weight=sw))
+        try:
+            scores = np.asarray(learner.partial_fit_scores(X, y, classes=cls, sample_weight=sw))
+        except ValueError as exc:  # a refused row: its place in the stream (from 0), for callers that name it
+            if getattr(exc, "row", None) is not None:
+                exc.example = acc.n + exc.row
+            raise
         preds = np.asarray(learner.scores_to_labels(scores))
         with np.errstate(over="ignore"):  # an overflowing loss is caught, with a message, by acc.update
             if classification:

@@ -504,3 +504,17 @@ def test_a_model_holding_nan_is_refused_and_train_does_not_write_one(tmp_path, c
     assert main(["train", str(data), "-l", "nag", "-o", str(out), "--quiet"]) == 2
     assert "has the value 1e+300 (row 2, column 0); expected values below 2**500" in capsys.readouterr().err
     assert not out.exists()
+
+
+def test_a_value_the_learners_refuse_is_named_by_file_and_example(tmp_path, capsys):
+    """Refused by the learner (not by the reader), in the third chunk: the file and the example in it."""
+    from streamlearn.cli.main import main
+
+    data = tmp_path / "d.svm"
+    data.write_text("1 1:1\n-1 2:1\n# note\n1 1:1 3:1\n-1 2:1\n1 1:4e150\n")
+    out = tmp_path / "m.slm"
+    for argv in (["train", str(data), "-l", "pa", "-o", str(out)], ["evaluate", str(data), "-l", "pa"]):
+        assert main([*argv, "--chunk-size", "2", "--quiet"]) == 2
+        err = capsys.readouterr().err
+        assert err.startswith(f"streamlearn: error: {data}: example 5: Input X has the value 4e+150 (row 0,"), err
+        assert err.count("\n") == 1 and not out.exists()
