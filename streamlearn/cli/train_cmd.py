@@ -231,16 +231,20 @@ def _nonempty_openers(opens, paths):
 
 
 def _no_rows_left(args, path, exc):
-    """A --holdout that drew every row of DATA leaves nothing to train on: the error naming the option and file
-    (None for any other ``exc``)."""
-    if args.holdout is None or "yielded no examples" not in str(exc):
+    """A --holdout that drew every row of DATA, or every row of positive importance weight, leaves nothing to
+    train on (or nothing to score): the error naming the option and file (None for any other ``exc``)."""
+    if args.holdout is None:
         return None
     from ..datasets._pipes import pipe_name
 
-    return CLIError(
-        f"--holdout {args.holdout:g}: every row of {pipe_name(path)} was held out, none is left to train "
-        "on; hold out a smaller fraction."
-    )
+    where = f"--holdout {args.holdout:g}: every row of {pipe_name(path)}"
+    if "yielded no examples" in str(exc):
+        return CLIError(f"{where} was held out, none is left to train on; hold out a smaller fraction.")
+    if "examples of the stream have sample weight 0" in str(exc):
+        return CLIError(f"{where} left to train on has importance weight 0; hold out a smaller fraction.")
+    if "test examples have sample weight 0" in str(exc):
+        return CLIError(f"{where} held out has importance weight 0, none can be scored; hold out a larger fraction.")
+    return None
 
 
 def _with_scaler(args, learner):

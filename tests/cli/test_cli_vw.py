@@ -235,3 +235,20 @@ def test_averages_over_weight_zero_are_na_in_the_table_and_null_in_json(tmp_path
     checkpoints = json.loads(capsys.readouterr().out)["checkpoints"]
     assert checkpoints[0]["average_loss"] is None and checkpoints[2]["since_last_loss"] is None
     assert checkpoints[1]["average_loss"] == checkpoints[3]["average_loss"] > 0
+
+
+def test_holdout_whose_held_or_kept_rows_all_have_weight_zero_names_the_option(tmp_path, capsys):
+    """--holdout over a file whose rows mostly have weight 0: held-out rows all of weight 0 were reported as 'no
+    row of DATA was held out'; training rows all of weight 0 as the library's 'sample_weight: all 31 examples of
+    the stream...'."""
+    data = tmp_path / "few.vw"
+    data.write_text("1 |u a\n-1 |u b\n" + "1 0 |u a\n-1 0 |u b\n" * 20)
+    where = f"streamlearn: error: --holdout 0.3: every row of {data}"
+    for seed, message in (
+        (1, f"{where} held out has importance weight 0, none can be scored; hold out a larger fraction.\n"),
+        (2, f"{where} left to train on has importance weight 0; hold out a smaller fraction.\n"),
+    ):
+        assert main(["train", str(data), "-l", "ftrl", "--holdout", "0.3", "--seed", str(seed)]) == 2
+        assert capsys.readouterr().err == message
+    assert main(["train", str(data), "-l", "ftrl", "--holdout", "0.3", "--seed", "0", "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["test_n"] == 10
