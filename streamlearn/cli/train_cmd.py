@@ -231,9 +231,9 @@ def _nonempty_openers(opens, paths):
 
 
 def _no_rows_left(args, path, exc):
-    """A --holdout that drew every row of DATA leaves nothing to train on: the error naming the option and file;
-    a row the learner refused (a value too large, see ``_progressive._run``): the error naming the file and the
-    example; None for any other ``exc``."""
+    """A row the learner refused (a value too large, see ``_progressive._run``): the error naming the file and the
+    example; a --holdout that drew every row of DATA, or every row of positive importance weight, leaves nothing
+    to train on (or nothing to score): the error naming the option and file; None for any other ``exc``."""
     from ..datasets._pipes import pipe_name
 
     example = getattr(exc, "example", None)
@@ -241,12 +241,16 @@ def _no_rows_left(args, path, exc):
     if example is not None:
         rows = " of the rows trained on" if holdout is not None else ""
         return CLIError(f"{pipe_name(path)}: example {example + 1}{rows}: {exc}")
-    if holdout is None or "yielded no examples" not in str(exc):
+    if holdout is None:
         return None
-    return CLIError(
-        f"--holdout {args.holdout:g}: every row of {pipe_name(path)} was held out, none is left to train "
-        "on; hold out a smaller fraction."
-    )
+    where = f"--holdout {holdout:g}: every row of {pipe_name(path)}"
+    if "yielded no examples" in str(exc):
+        return CLIError(f"{where} was held out, none is left to train on; hold out a smaller fraction.")
+    if "examples of the stream have sample weight 0" in str(exc):
+        return CLIError(f"{where} left to train on has importance weight 0; hold out a smaller fraction.")
+    if "test examples have sample weight 0" in str(exc):
+        return CLIError(f"{where} held out has importance weight 0, none can be scored; hold out a larger fraction.")
+    return None
 
 
 def _with_scaler(args, learner):

@@ -166,8 +166,9 @@ class _Pieces:
 
     def close(self):
         """Stop the threads and wait for them: a worker finishes the piece it parses (milliseconds; it never
-        waits for input), the splitter its read of the regular file. None of them may still run compiled code
-        when the interpreter exits (a Ctrl-C ends the command while they work)."""
+        waits for input, and never compiles: :func:`_compile_here`), the splitter its read of the regular file.
+        None of them may still run compiled code when the interpreter exits (a Ctrl-C ends the command while
+        they work)."""
         with self.cond:
             self.stop = True
             self.cond.notify_all()
@@ -200,6 +201,17 @@ def _rows(X, y, w, a, b):
     part = X[a:b]
     part.has_canonical_format = True
     return part, y[a:b].copy(), w[a:b].copy()
+
+
+def _compile_here(parser, chunk_size):
+    """Compile the kernels that the splitter and the workers call (or load them from numba's cache) in this
+    thread, before they start. Compiling takes seconds, up to tens of seconds on a busy machine with no cache: in
+    a worker, a Ctrl-C meanwhile would end the command while the worker still runs numba's compiler, which
+    :meth:`_Pieces.close` cannot wait for (the process then crashes as it exits); here, it is interrupted
+    like any other statement of the command."""
+    for _ in parser.chunks(io.BytesIO(b""), chunk_size):  # vw_parse, with the workers' argument types
+        pass
+    line_end(np.zeros(1, np.uint8), 0, 0, chunk_size)
 
 
 def use_parallel(path: Any, spec: InputSpec, min_bytes: int | None = None) -> bool:
@@ -262,6 +274,7 @@ def parallel_vw_chunks(
         )
 
     own = make_parser()  # the consumer's parser; a bad option is raised here, before any thread starts
+    _compile_here(own, int(chunk_size))
     if workers is None:
         workers = max(1, _cores() - 1)
     stream, to_close, _ = src.open()

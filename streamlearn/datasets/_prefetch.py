@@ -7,7 +7,9 @@ same objects as without read-ahead, so results are identical. At most ``depth`` 
 
 An error raised by the stream (a malformed line, an unreadable file) is raised by the consumer at the
 same place in the sequence, after the chunks before it. Closing the consumer early (an error while
-learning, Ctrl-C) stops the reader thread after its current chunk and closes the stream.
+learning, Ctrl-C) stops the reader thread after its current chunk and closes the stream. The first chunk is
+read by the caller's thread, before the reader starts: the parsing kernels are compiled (numba) there, where a
+Ctrl-C interrupts them, and never in the reader, which the interpreter could not wait for as it exits.
 """
 
 from __future__ import annotations
@@ -24,6 +26,15 @@ __all__ = ["prefetch"]
 _CHUNK, _END, _ERROR = 0, 1, 2
 _POLL = 0.05  # seconds between checks of the stop flag while the queue is full
 _JOIN = 0.5  # seconds close() waits for the reader to finish the chunk it is parsing
+
+
+_NONE = object()  # no first chunk
+
+
+def _close(it):
+    close = getattr(it, "close", None)
+    if close is not None:
+        close()
 
 
 class _Reader:
@@ -50,9 +61,7 @@ class _Reader:
                     if not self._put((_CHUNK, chunk)):
                         return
             finally:
-                close = getattr(it, "close", None)
-                if close is not None:
-                    close()
+                _close(it)
             self._put((_END, None))
         except BaseException as exc:  # handed to the consumer, raised there
             self._put((_ERROR, exc))
@@ -90,8 +99,20 @@ def prefetch(chunks: Iterable[Any], depth: int = 2) -> Iterator[Any]:
     """
     if depth < 1:
         raise ValueError(f"depth must be >= 1; got {depth}.")
-    reader = _Reader(chunks, depth)
+    it = iter(chunks)
+    # the first chunk is read here: reading it compiles the parser's kernels (or loads them from numba's cache),
+    # seconds of work that the reader thread must not do (close() waits for it only as long as a chunk takes)
     try:
+        first = next(it, _NONE)
+    except BaseException:
+        _close(it)
+        raise
+    if first is _NONE:
+        _close(it)
+        return
+    reader = _Reader(it, depth)
+    try:
+        yield first
         while True:
             kind, value = reader.get()
             if kind == _CHUNK:

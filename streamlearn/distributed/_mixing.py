@@ -28,7 +28,10 @@ def _labels(part, data):
 
 
 def _local_passes(template, start, part, data, passes, classes, seed, blas_threads):
-    """One partition's share of a round (runs on a worker): ``passes`` passes from ``start``."""
+    """One partition's share of a round (runs on a worker): ``passes`` passes from ``start``. The progressive
+    error counts the examples of the first pass that yields rows (a loader may yield none on a pass), each
+    predicted before its update: every example learnt from was so validated once, and a round that learnt from
+    examples always has a progressive error."""
     with blas_limits(blas_threads):
         # the scattered start model may be shared by several tasks of this worker: never mutate it
         est = clone(template) if start is None else copy.deepcopy(start)
@@ -36,7 +39,8 @@ def _local_passes(template, start, part, data, passes, classes, seed, blas_threa
         is_clf = isinstance(est, OnlineClassifierMixin)
         n = n_first = 0
         err = 0.0
-        for p in range(passes):
+        for _ in range(passes):
+            first_visit = n == 0
             for X, y in part.load(data):
                 if y is None:
                     raise ValueError(f"{part.describe()}: no labels (y is None); fit_mixing needs (X, y) chunks.")
@@ -47,7 +51,7 @@ def _local_passes(template, start, part, data, passes, classes, seed, blas_threa
                     X, y = X[order], y[order]
                 scores = est.partial_fit_scores(X, y, classes=classes) if is_clf else est.partial_fit_scores(X, y)
                 n += X.shape[0]
-                if p == 0:
+                if first_visit:
                     n_first += X.shape[0]
                     if is_clf:
                         err += float(np.sum(est.scores_to_labels(scores) != y))
@@ -125,7 +129,8 @@ def fit_mixing(
         A new fitted learner (a clone; the input is not modified) with ``mixing_history_``: one dict per
         round with ``round``, ``n_examples`` (examples learnt from in the round), ``seconds`` (wall clock of
         the round, including the broadcast and the combination) and ``progressive_error`` (classifiers:
-        the fraction of first-pass examples mispredicted before their update) or ``progressive_mse``.
+        the fraction of examples mispredicted before their update on their first visit: the first pass over
+        the partition, or the first that yields rows when a loader yields none on a pass) or ``progressive_mse``.
 
     Raises
     ------
@@ -203,7 +208,7 @@ def fit_mixing(
         n_first = sum(res[2] for res in results)
         entry = {"round": r + 1, "n_examples": int(counts.sum()), "seconds": time.perf_counter() - t0}
         key = "progressive_error" if is_clf else "progressive_mse"
-        entry[key] = float(sum(res[3] for res in results) / n_first) if n_first else float("nan")
+        entry[key] = float(sum(res[3] for res in results) / n_first)  # > 0: every learnt example was counted
         history.append(entry)
         if verbose:
             print(

@@ -448,7 +448,10 @@ def iter_progressive_validation(
         and ``cumulative_loss`` (so far), ``since_last_loss`` (average over the examples since the previous
         row); classification: ``error_rate``, ``since_last_error_rate``, ``n_mistakes``; regression:
         ``rmse``, ``since_last_rmse``; ``label`` and ``prediction`` of the row's last example; ``seconds``
-        since the start (taken when the row is produced, i.e. after its chunk was learnt).
+        since the start (taken when the row is produced, i.e. after its chunk was learnt). An average over
+        examples whose weights sum to 0 (weight-0 examples only, so far or since the previous row) has no
+        value: it is NaN (``n.a.`` in :meth:`ProgressiveResult.format_table`, as Vowpal Wabbit prints it;
+        null in ``streamlearn evaluate --json``).
 
     Notes
     -----

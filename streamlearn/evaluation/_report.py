@@ -18,15 +18,20 @@ def _fmt_value(v, width):
     return s if len(s) <= width else s[: width - 1] + "~"
 
 
+def _average(v):
+    """An average to 6 decimals, or ``n.a.`` (as Vowpal Wabbit prints it) when it is over a weight of 0 (NaN)."""
+    return "n.a." if v != v else f"{v:.6f}"
+
+
 def format_table(result):
     classification = result.task == "classification"
     metric, since = ("error_rate", "since_last_error_rate") if classification else ("rmse", "since_last_rmse")
     # (header line 1, header line 2, width, key or callable)
     cols = [
-        ("average", "loss", 10, lambda r: f"{r['average_loss']:.6f}"),
-        ("since", "last", 10, lambda r: f"{r['since_last_loss']:.6f}"),
-        ("online", "error" if classification else "rmse", 10, lambda r: f"{r[metric]:.6f}"),
-        ("since", "last", 10, lambda r: f"{r[since]:.6f}"),
+        ("average", "loss", 10, lambda r: _average(r["average_loss"])),
+        ("since", "last", 10, lambda r: _average(r["since_last_loss"])),
+        ("online", "error" if classification else "rmse", 10, lambda r: _average(r[metric])),
+        ("since", "last", 10, lambda r: _average(r[since])),
         ("example", "counter", 14, lambda r: f"{r['n_examples']:d}"),
         ("example", "weight", 14, lambda r: f"{r['sum_weights']:.1f}"),
         ("current", "label", 9, lambda r: _fmt_value(r["label"], 9)),
@@ -44,12 +49,12 @@ def format_table(result):
         f"learner = {result.learner}",
         f"number of examples = {result.n_examples}",
         f"weighted example sum = {result.sum_weights:g}",
-        f"average loss ({result.loss}) = {result.average_loss:.6f}",
+        f"average loss ({result.loss}) = {_average(result.average_loss)}",
     ]
     if classification:
-        out.append(f"online error rate = {result.online_error_rate:.6f} ({result.n_mistakes} mistakes)")
+        out.append(f"online error rate = {_average(result.online_error_rate)} ({result.n_mistakes} mistakes)")
     else:
-        out.append(f"online rmse = {result.online_rmse:.6f}")
+        out.append(f"online rmse = {_average(result.online_rmse)}")
     constant = getattr(result, "best_constant", None)
     if constant is not None:
         value = _fmt_value(constant, 40)

@@ -98,7 +98,8 @@ def _split(stream, holdout, seed, held):
 def score_stream(learner, stream):
     """Accuracy (classification) or RMSE / MAE (regression) and average loss of a fitted learner on a
     stream of ``(X, y)`` or ``(X, y, sample_weight)`` chunks, accumulated chunk by chunk. With importance
-    weights, every metric is a weighted average (``n`` still counts rows)."""
+    weights, every metric is a weighted average (``n`` still counts rows); a ValueError when the weights of the
+    examples all are 0. ``{}`` for a stream without examples."""
     n = 0
     total = 0.0
     correct = 0
@@ -125,8 +126,13 @@ def score_stream(learner, stream):
             sq += float(w @ (r * r))
             ab += float(w @ np.abs(r))
             loss_sum += float(w @ loss_value(loss_name, y, scores, param))
-    if n == 0 or total <= 0:
+    if n == 0:
         return {}
+    if not total > 0:
+        raise ValueError(
+            f"sample_weight: all {n} test examples have sample weight 0; the test metrics are averages weighted by "
+            "them and need a positive total weight."
+        )
     if clf:
         return {
             "n": n,

@@ -97,6 +97,44 @@ def test_ctrl_c_while_the_reader_thread_parses_ahead(tmp_path):
     assert out.read_bytes() == b"old model" and sorted(p.name for p in tmp_path.iterdir()) == ["big.vw", "m.slm"]
 
 
+_COMPILES = """
+import sys, threading
+from numba.core.dispatcher import Dispatcher
+import streamlearn.datasets._parallel_vw as parallel
+from streamlearn.datasets import InputSpec, open_stream
+from streamlearn.datasets._prefetch import prefetch
+
+where = set()
+real = Dispatcher.compile  # compiles a kernel, or loads it from numba's cache
+
+def compile(self, sig):
+    where.add((self.py_func.__name__, threading.current_thread().name))
+    return real(self, sig)
+
+Dispatcher.compile = compile
+spec = InputSpec(format="vw", bits=18, interactions=["ua"])
+if sys.argv[2] == "parallel":
+    chunks = parallel.parallel_vw_chunks(sys.argv[1], spec, 250, require_label=True, workers=2)
+else:
+    chunks = prefetch(open_stream(sys.argv[1], spec, 250, require_label=True))
+assert sum(c[0].shape[0] for c in chunks) == 3000
+print(sorted(where))
+"""
+
+
+@pytest.mark.parametrize("reader", ["parallel", "prefetch"])
+def test_parsing_threads_never_compile_a_kernel(clicks, reader):
+    # compiling takes up to tens of seconds on a busy machine without a cache: a Ctrl-C meanwhile ended the command
+    # while a parsing thread still ran numba's compiler (exit by SIGSEGV after the one line, or 10 s late)
+    res = subprocess.run(
+        [sys.executable, "-c", _COMPILES, str(clicks / "train.vw"), reader], capture_output=True, text=True, env=ENV
+    )
+    assert res.returncode == 0, res.stderr
+    where = eval(res.stdout)
+    assert {"vw_parse"} <= {name for name, _ in where}, where
+    assert {thread for _, thread in where} == {"MainThread"}, where
+
+
 @pytest.mark.parametrize("learner", ["ftrl", "nag", "pa1"])
 def test_two_parsing_threads_train_the_same_model_bit_for_bit(clicks, tmp_path, capsys, monkeypatch, learner):
     # blank lines (which make a piece of 250 lines give fewer rows, so chunks are re-cut), CRLF, no final newline

@@ -217,3 +217,38 @@ def test_data_or_test_file_whose_weights_are_all_zero_is_an_error_naming_it(tmp_
             f"streamlearn: error: {zero}: every example has importance weight 0; the data file needs a positive "
             "weight.\n"
         )
+
+
+@pytest.mark.parametrize("learner", ["ftrl", "ogd-regressor"])
+def test_averages_over_weight_zero_are_na_in_the_table_and_null_in_json(tmp_path, capsys, learner):
+    """A checkpoint whose examples so far, or since the previous row, all have weight 0 has no average: the
+    table says n.a. (as Vowpal Wabbit does), --json null; the table printed 'nan'."""
+    data = tmp_path / "d.vw"
+    data.write_text("1 0 |a x\n-1 |a y\n1 0 |a x\n-1 0 |a y\n1 0 |a z\n")
+    assert main(["evaluate", str(data), "-l", learner]) == 0
+    table = capsys.readouterr().out
+    assert "nan" not in table.lower()
+    rows = [line.split() for line in table.splitlines()[2:6]]
+    assert [r[:4] for r in rows[0:1]] == [["n.a."] * 4] and rows[2][1] == rows[2][3] == "n.a." and len(rows) == 4
+    assert all(float(r[0]) >= 0 and float(r[2]) >= 0 for r in rows[1:])
+    assert main(["evaluate", str(data), "-l", learner, "--json"]) == 0
+    checkpoints = json.loads(capsys.readouterr().out)["checkpoints"]
+    assert checkpoints[0]["average_loss"] is None and checkpoints[2]["since_last_loss"] is None
+    assert checkpoints[1]["average_loss"] == checkpoints[3]["average_loss"] > 0
+
+
+def test_holdout_whose_held_or_kept_rows_all_have_weight_zero_names_the_option(tmp_path, capsys):
+    """--holdout over a file whose rows mostly have weight 0: held-out rows all of weight 0 were reported as 'no
+    row of DATA was held out'; training rows all of weight 0 as the library's 'sample_weight: all 31 examples of
+    the stream...'."""
+    data = tmp_path / "few.vw"
+    data.write_text("1 |u a\n-1 |u b\n" + "1 0 |u a\n-1 0 |u b\n" * 20)
+    where = f"streamlearn: error: --holdout 0.3: every row of {data}"
+    for seed, message in (
+        (1, f"{where} held out has importance weight 0, none can be scored; hold out a larger fraction.\n"),
+        (2, f"{where} left to train on has importance weight 0; hold out a smaller fraction.\n"),
+    ):
+        assert main(["train", str(data), "-l", "ftrl", "--holdout", "0.3", "--seed", str(seed)]) == 2
+        assert capsys.readouterr().err == message
+    assert main(["train", str(data), "-l", "ftrl", "--holdout", "0.3", "--seed", "0", "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["test_n"] == 10

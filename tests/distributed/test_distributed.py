@@ -25,7 +25,12 @@ from sklearn.datasets import dump_svmlight_file
 from streamlearn.datasets import load_a9a, load_svmlight
 from streamlearn.distributed import Partition, as_partitions, connect, fit_mixing, fit_sketch, supported_learners
 from streamlearn._mixing import merge_sketch_increments as _merge_increments
-from streamlearn.linear_model import ConfidenceWeightedClassifier, FTRLProximalClassifier, PassiveAggressiveClassifier
+from streamlearn.linear_model import (
+    ConfidenceWeightedClassifier,
+    FTRLProximalClassifier,
+    OGDRegressor,
+    PassiveAggressiveClassifier,
+)
 from streamlearn.second_order import SketchedOnlineNewton
 from streamlearn.sketch import FrequentDirections, RobustFrequentDirections
 from tests.conftest import SHARED_DATA
@@ -249,6 +254,29 @@ def test_mixing_finds_classes_and_is_deterministic(client):
     b = fit_mixing(FTRLProximalClassifier(), parts, client, rounds=2, classes=[-1, 1])
     np.testing.assert_array_equal(a.classes_, [-1.0, 1.0])
     np.testing.assert_array_equal(a.coef_, b.coef_)
+
+
+class _EmptyFirst:
+    """A loader whose first read in a task yields no row (a source still filling), the next ones ``(X, y)``."""
+
+    def __init__(self, X, y):
+        self.X, self.y, self.reads = X, y, 0
+
+    def __call__(self):
+        self.reads += 1
+        return [] if self.reads == 1 else [(self.X, self.y)]
+
+
+@pytest.mark.parametrize("learner,classes", [(PassiveAggressiveClassifier(C=0.01), [-1, 1]), (OGDRegressor(), None)])
+def test_progressive_metric_counts_the_first_pass_that_yields_rows(client, learner, classes):
+    X, y, _, _ = load_a9a()
+    X, y = X[:2000], y[:2000]
+    late = fit_mixing(learner, [Partition.from_loader(_EmptyFirst(X, y))], client, passes=2, classes=classes)
+    once = fit_mixing(learner, [(X, y)], client, passes=1, classes=classes)
+    key = "progressive_error" if classes else "progressive_mse"
+    got, want = [h[key] for h in late.mixing_history_], [h[key] for h in once.mixing_history_]
+    assert got == want and np.isfinite(got).all() and [h["n_examples"] for h in late.mixing_history_] == [2000] * 5
+    np.testing.assert_array_equal(late.coef_, once.coef_)
 
 
 # ------------------------------------------------------------------------------------------ failures
