@@ -15,6 +15,8 @@ from streamlearn.serve._wal import WriteAheadLog, read_records
 
 httpx = pytest.importorskip("httpx")
 
+from tests.serve._http import predictions_together_and_alone  # noqa: E402
+
 D = 10
 GOOD = [b"1 1:1 2:0.5\n-1 3:1\n", b"-1 1:0.25 4:2\n", b"1 2:1 5:-1\n"]
 
@@ -215,13 +217,7 @@ def test_concurrent_predictions_fail_alone_when_an_example_overflows(tmp_path):
     app = create_app(m)
     bodies = [b"1:1 2:1\n", b"3:1\n1:1e150\n", b"2:0.5\n", b"# no example\n"]
 
-    async def run():
-        async with httpx.AsyncClient(transport=httpx.ASGITransport(app=app), base_url="http://t") as c:
-            together = await asyncio.gather(*(c.post("/predict", content=b) for b in bodies))
-            alone = [await c.post("/predict", content=b) for b in bodies]
-            return together, alone
-
-    together, alone = asyncio.run(run())
+    together, alone = predictions_together_and_alone(app, bodies)
     assert [r.status_code for r in together] == [r.status_code for r in alone] == [200, 422, 200, 400]
     assert [r.json() for r in together] == [r.json() for r in alone]
     assert together[1].json()["error"].startswith("example 2: its score is not finite")

@@ -134,7 +134,8 @@ def test_lean_handlers_answer_and_refuse(tmp_path, monkeypatch, encoder):
 def test_concurrent_predictions_are_answered_together_as_alone(tmp_path):
     """Six concurrent /predict requests (one malformed, one with a comment line) are parsed and scored
     together, and each gets the answer it gets alone."""
-    httpx = pytest.importorskip("httpx")
+    pytest.importorskip("httpx")
+    from tests.serve._http import predictions_together_and_alone
     from streamlearn.serve import create_app
 
     rng = np.random.default_rng(6)
@@ -153,13 +154,7 @@ def test_concurrent_predictions_are_answered_together_as_alone(tmp_path):
 
     m.parse_many = counting
 
-    async def run():
-        async with httpx.AsyncClient(transport=httpx.ASGITransport(app=app), base_url="http://t") as c:
-            together = await asyncio.gather(*(c.post("/predict", content=b) for b in bodies))
-            alone = [await c.post("/predict", content=b) for b in bodies]
-            return together, alone
-
-    together, alone = asyncio.run(run())
+    together, alone = predictions_together_and_alone(app, bodies)
     assert max(sizes) > 1  # answered together
     for t, a, body in zip(together, alone, bodies):
         assert t.status_code == a.status_code
