@@ -163,6 +163,8 @@ class StreamPipeline(PersistMixin, BaseEstimator):
         try:
             # rows of weight 0 are scaled and scored but change nothing, the scaler's statistics included
             Xt = X if self.scaler_ is None else self.scaler_._stream(X, write=True, learn=sample_weight)
+            if self.scaler_ is not None:  # (refused: the scalers are put back below)
+                self.scaler_._refuse_overflow(Xt)
             if self.target_scaler_ is None:
                 return self.learner_.partial_fit_scores(Xt, y, classes=classes, sample_weight=sample_weight)
             t, shift, scale = self.target_scaler_.partial_fit_transform(y, sample_weight)

@@ -105,11 +105,30 @@ class _OnlineScaler(PersistMixin, OneToOneFeatureMixin, TransformerMixin, BaseEs
         X = self._check(X, reset=False)
         scale, offset = self._scale_offset()
         scale = np.where(scale > 0, scale, np.inf)  # a feature without a scale gives 0, as in the stream
-        if sp.issparse(X):
-            X = X.copy()
-            X.data /= scale[X.indices]
-            return X
-        return (X - offset) / scale if offset is not None else X / scale
+        with np.errstate(over="ignore"):  # a value too large for its column's scale is refused just below
+            if sp.issparse(X):
+                X = X.copy()
+                X.data /= scale[X.indices]
+            else:
+                X = (X - offset) / scale if offset is not None else X / scale
+        return self._refuse_overflow(X)
+
+    def _refuse_overflow(self, Xt):
+        """``Xt`` (scaled, from finite input) when every value is finite; else a one-line ``ValueError`` naming
+        the first value that overflowed once scaled: far beyond its column's scale, never a silent infinity."""
+        data = Xt.data if sp.issparse(Xt) else Xt.reshape(-1)
+        if np.isfinite(data).all():
+            return Xt
+        p = int(np.flatnonzero(~np.isfinite(data))[0])
+        if sp.issparse(Xt):
+            row, col = int(np.searchsorted(Xt.indptr, p, side="right")) - 1, int(Xt.indices[p])
+        else:
+            row, col = divmod(p, Xt.shape[1])
+        raise ValueError(
+            f"{type(self).__name__}: the value in row {row}, column {col} overflows once divided by its column's "
+            "scale (from the values seen before it, far smaller). Scale the features before, or fit the scaler on "
+            "data that holds such values."
+        )
 
 
 class MaxAbsScaler(_OnlineScaler):

@@ -216,3 +216,27 @@ def test_values_whose_squares_overflow_are_refused_by_the_standard_scaler_only(s
     # the max-abs scaler only compares sizes: it takes such values, and scales them into [-1, 1]
     out = MaxAbsScaler().fit(Xin).transform(Xin)
     assert np.isfinite(out.toarray() if sparse else out).all()
+
+
+def test_a_value_that_overflows_once_scaled_is_one_line_and_changes_nothing():
+    """Finite input far beyond its column's scale: never a silent infinity, a numpy warning, or an error that
+    blames the input for holding infinity; in a pipeline the scaler forgets the refused chunk."""
+    import warnings
+
+    from streamlearn.learners import make_learner, scaled_learner
+
+    m = scaled_learner("pa", make_learner("pa", {}), "maxabs")
+    m.partial_fit(np.array([[1e-5, 1.0], [2e-5, -1.0], [1e-5, 1.0]]), [1, -1, 1], classes=[-1, 1])
+    before = {k: v.copy() for k, v in vars(m.scaler_).items() if isinstance(v, np.ndarray)}
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        for call in (
+            lambda: m.predict(np.array([[1e308, 1.0]])),
+            lambda: m.partial_fit(np.array([[1e-5, 1.0], [1e308, 1.0]]), [1, -1]),
+            lambda: m.scaler_.transform(sp.csr_matrix(np.array([[0.0, 1.0], [1e308, 0.0]]))),
+        ):
+            with pytest.raises(
+                ValueError, match=r"^MaxAbsScaler: the value in row [01], column 0 overflows once divided"
+            ):
+                call()
+    assert all(np.array_equal(before[k], getattr(m.scaler_, k)) for k in before)
