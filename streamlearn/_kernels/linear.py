@@ -403,29 +403,21 @@ def linear_epoch(
                 )
             if s == 0.0:
                 continue
-            y = targets[i, k]
-            if rule == RULE_GRADIENT:
-                g = loss_dloss(loss, y, z, loss_param)
-                if g == 0.0:
-                    continue
-                if schedule == SCHEDULE_INVSQRT:
-                    eta = eta0 / math.sqrt(t)
-                else:
-                    eta = eta0
-                step = -eta * g * s
-            else:
-                lt = loss_value(loss, y, z, loss_param)
-                if lt <= 0.0 or sq <= 0.0:
-                    continue  # passive, or x = 0: nothing can be learnt from this example
-                if rule == RULE_PA:
-                    tau = lt / sq
-                elif rule == RULE_PA1:
-                    tau = min(C, lt / sq)
-                else:
-                    tau = lt / (sq + 0.5 / C)
-                g = loss_dloss(loss, y, z, loss_param)
-                direction = -1.0 if g > 0.0 else 1.0
-                step = tau * direction * s
+            moves, step = _step(
+                rule=rule,
+                loss=loss,
+                loss_param=loss_param,
+                schedule=schedule,
+                eta0=eta0,
+                C=C,
+                y=targets[i, k],
+                z=z,
+                sq=sq,
+                s=s,
+                t=t,
+            )
+            if not moves:
+                continue
             late = (t - 1) * step  # the averaging sums' step
             # (a step is finite or infinite here, never NaN: the score is finite, the sample weight > 0)
             if abs(step) > safe_step or (averaged and abs(late) > safe_step):
