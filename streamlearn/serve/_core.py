@@ -111,15 +111,12 @@ def _refusal(exc):
     400 for a value it does not take (``ValueError``: NaN, infinity, a value beyond 2**500), its examples
     counted from 1 as the lines of a request."""
     text, row = str(exc), getattr(exc, "row", None)
-    if row is not None:
+    if row is not None:  # the learners' divergence and input errors record the row they name
         text = text.replace(f"example {row} of this batch", f"example {row + 1} of this request")
+        text = text.replace(f"(row {row}, column", f"(example {row + 1} of this request, column")
     text = text.replace("this batch", "this request")
-    if isinstance(exc, FloatingPointError):
-        return BadRequest(f"{text} Nothing was learned from this request; the model is as before it.", 422)
-    text = re.sub(
-        r"\(row (\d+), column (\d+)\)", lambda m: f"(example {int(m[1]) + 1} of this request, column {m[2]})", text
-    )
-    return BadRequest(f"{text} Nothing was learned from this request; the model is as before it.", 400)
+    status = 422 if isinstance(exc, FloatingPointError) else 400
+    return BadRequest(f"{text} Nothing was learned from this request; the model is as before it.", status)
 
 
 def _atomic_write(path, data):
