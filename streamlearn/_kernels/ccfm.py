@@ -677,11 +677,11 @@ def _outside_part(W, k, kd, x, z, p, z2, xsq):
 
 
 @njit_kernel
-def _kept_eigenpairs(X, kd, budget, shrink):
+def _kept_eigenpairs(X, kd, budget):
     """Eigenpairs of the symmetric X[:kd, :kd] with the ``budget`` largest |eigenvalues| (non-zero ones only).
 
-    ``shrink``: subtract delta = |lam_{budget+1}| from every kept |lam| (Frequent-Directions style). Returns
-    (vals, vecs (kd x m), dropped_abs_sum, delta)."""
+    Returns (vals, vecs (kd x m), dropped_abs_sum, delta) with delta = |lam_{budget+1}| (0 when no non-zero
+    eigenvalue is dropped), the shrinkage a Frequent-Directions step subtracts from every kept |lam|."""
     lam, U = np.linalg.eigh(np.ascontiguousarray(X[:kd, :kd]))
     order = np.argsort(-np.abs(lam))
     top = 0.0
@@ -693,7 +693,7 @@ def _kept_eigenpairs(X, kd, budget, shrink):
             nz += 1
     m = min(nz, budget)
     dlt = 0.0
-    if shrink and nz > budget:
+    if nz > budget:
         dlt = abs(lam[order[budget]])
     dropped = 0.0
     for i in range(m, kd):
@@ -702,7 +702,7 @@ def _kept_eigenpairs(X, kd, budget, shrink):
     vecs = np.empty((kd, m))
     for c in range(m):
         v = lam[order[c]]
-        vals[c] = math.copysign(abs(v) - dlt, v)
+        vals[c] = v
         for r in range(kd):
             vecs[r, c] = U[r, order[c]]
     return vals, vecs, dropped, dlt
@@ -712,8 +712,10 @@ def _kept_eigenpairs(X, kd, budget, shrink):
 def _compress(W, A, B, u_prev, k, kd, rank, ell, stats):
     """Shrink the basis of output k from kd to <= rank + ell vectors (module docstring); returns the new kd."""
     n = W.shape[1]
-    va, Ua, dropped, _ = _kept_eigenpairs(A[k], kd, rank, False)
-    vb, Ub, _, dlt = _kept_eigenpairs(B[k], kd, ell, True)
+    va, Ua, dropped, _ = _kept_eigenpairs(A[k], kd, rank)
+    vb, Ub, _, dlt = _kept_eigenpairs(B[k], kd, ell)
+    for c in range(vb.shape[0]):
+        vb[c] = math.copysign(abs(vb[c]) - dlt, vb[c])
     stats[k, STAT_EIGH] += 1.0
     stats[k, STAT_DROPPED_TRACE] += dropped
     stats[k, STAT_SKETCH_SHRINK] += dlt
