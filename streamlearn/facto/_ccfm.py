@@ -314,35 +314,42 @@ class _OCCFM(_CCFMMixin, _BaseOnline):
             stats=self._state_stats,
             out_scores=out,
         )
+        try:
+            t, bad = self._occfm_epoch(common)
+        except np.linalg.LinAlgError as exc:  # numba's eigh on a matrix an overflowing step left non-finite
+            if "infs or NaNs" not in str(exc):
+                raise
+            self._raise_diverged(None, "delta", state="sketch")
+        self.t_ = int(t)
+        if bad >= 0:
+            self._raise_diverged(bad, "delta")
+
+    def _occfm_epoch(self, common):
         with one_blas_thread():
             if self.mode_ == "exact":
-                t, bad = _k.occfm_dense_epoch(
+                return _k.occfm_dense_epoch(
                     M=self._state_M,
                     scale=self._state_scale,
                     S=self._state_S,
                     q_prev=self._state_q,
                     **common,
                 )
-            else:
-                if self.rank + self.ell >= self._state_W.shape[2] and self._state_W.shape[2] < self._state_W.shape[1]:
-                    raise ValueError(
-                        f"rank + ell = {self.rank + self.ell} but the basis of {type(self).__name__} "
-                        f"holds {self._state_W.shape[2]} vectors (2 (rank + ell) at the first call); "
-                        "call fit to start again with larger budgets."
-                    )
-                t, bad = _k.occfm_lowrank_epoch(
-                    W=self._state_W,
-                    A=self._state_A,
-                    B=self._state_B,
-                    kdim=self._state_kdim,
-                    u_prev=self._state_u,
-                    rank=int(self.rank),
-                    ell=int(self.ell),
-                    **common,
+            if self.rank + self.ell >= self._state_W.shape[2] and self._state_W.shape[2] < self._state_W.shape[1]:
+                raise ValueError(
+                    f"rank + ell = {self.rank + self.ell} but the basis of {type(self).__name__} "
+                    f"holds {self._state_W.shape[2]} vectors (2 (rank + ell) at the first call); "
+                    "call fit to start again with larger budgets."
                 )
-        self.t_ = int(t)
-        if bad >= 0:
-            self._raise_diverged(bad, "delta")
+            return _k.occfm_lowrank_epoch(
+                W=self._state_W,
+                A=self._state_A,
+                B=self._state_B,
+                kdim=self._state_kdim,
+                u_prev=self._state_u,
+                rank=int(self.rank),
+                ell=int(self.ell),
+                **common,
+            )
 
     def _scores(self, X, out):
         if self.mode_ == "exact":

@@ -375,3 +375,19 @@ def test_ogd_step_that_would_overflow_stops_the_pass_before_its_example():
     for name, value in vars(expected).items():
         if isinstance(value, np.ndarray):
             np.testing.assert_array_equal(getattr(model, name), value, err_msg=name)
+
+
+@pytest.mark.parametrize("mode", ["exact", "scalable"])
+@pytest.mark.parametrize("cls", [OCCFMClassifier, OCCFMRegressor])
+def test_occfm_overflowing_step_is_a_divergence_error(cls, mode):
+    """Values just under the learners' bound (2**500) overflow OCCFM's matrices to infinity; the next
+    eigendecomposition then fails inside numba. That is the divergence error naming the hyperparameter to
+    lower, not LAPACK's 'Array must not contain infs or NaNs'."""
+    rng = np.random.default_rng(0)
+    X = rng.standard_normal((50, 4))
+    X[10, 2], X[11, 1] = 3e149, -2e149
+    y = np.where(rng.random(50) > 0.5, 1, -1)
+    est = cls(mode=mode)
+    kw = {"classes": [-1, 1]} if cls is OCCFMClassifier else {}
+    with pytest.raises(FloatingPointError, match=r"^OCCFM\w+ diverged: .* Lower delta or scale the features\.$"):
+        est.partial_fit(X, y.astype(float) if cls is OCCFMRegressor else y, **kw)
