@@ -91,7 +91,10 @@ def cw_step(rule, m, v, phi, C, r):
             alpha = min(C, alpha)
     if alpha == 0.0:
         return 0.0, 0.0
-    return alpha, alpha * phi / _cw_sqrt_u(alpha, v, phi)
+    su = _cw_sqrt_u(alpha, v, phi)
+    if not su > 0.0:  # alpha v overflowed (inputs near the learners' bound): a step beyond any float
+        return math.inf, math.inf
+    return alpha, alpha * phi / su
 
 
 @njit_inline
@@ -158,6 +161,8 @@ def cw_diag_epoch(
             update, ay, c = cw_weighted_step(rule=rule, y=y, z=z, v=v, s=s, phi=phi, C=C, r=r)
             if not update:
                 continue
+            if not (abs(ay) < math.inf and c < math.inf):  # stop before a step no float holds
+                return t, i
             if averaged and avg_sum is not None:  # two loops: no test per non-zero
                 late = (t - 1) * ay
                 for p in range(start, end):
@@ -240,6 +245,8 @@ def cw_full_epoch(
             update, ay, c = cw_weighted_step(rule=rule, y=y, z=z, v=v, s=s, phi=phi, C=C, r=r)
             if not update:
                 continue
+            if not (abs(ay) < math.inf and c < math.inf):  # stop before a step no float holds
+                return t, i
             for a in range(d):
                 coef[k, a] += ay * g[a]
             intercept[k] += ay * g[d] * bias_value

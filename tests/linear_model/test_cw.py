@@ -189,3 +189,33 @@ def test_covariance_changed_after_training_is_refused(name, trained, new):
         clf.partial_fit(X[100:], y[100:])
     clf.set_params(covariance="auto")
     clf.partial_fit(X[100:], y[100:])
+
+
+@pytest.mark.parametrize(
+    ("make", "magnitude"),
+    [
+        (lambda: SoftConfidenceWeightedClassifier(variant="scw2"), 1e75),
+        (lambda: SoftConfidenceWeightedClassifier(variant="scw2", covariance="diagonal"), 1e75),
+        (lambda: ConfidenceWeightedClassifier(update="variance", a=0.1, average=True), 3e149),
+    ],
+    ids=["scw2-full", "scw2-diagonal", "cw-averaged"],
+)
+def test_step_beyond_any_float_stops_the_pass_before_it(make, magnitude):
+    """Values just under the learners' bound (their confidence v near 1e150 or more, alpha v overflows) made
+    SCW-II's step divide by a square root that rounded to 0 (numba raised ZeroDivisionError from the kernel) and
+    CW's means infinite (numpy warned while the averaging was undone). The pass now stops before that example
+    with the divergence error, the model finite and as it was before the example, and no warning."""
+    rng = np.random.default_rng(1)
+    X = rng.standard_normal((60, 5))
+    X[rng.random(X.shape) < 0.3] *= magnitude
+    y = np.where(rng.random(60) > 0.5, 1, -1)
+    clf = make()
+    with pytest.raises(FloatingPointError, match=r"diverged: the score of example \d+ of this batch") as info:
+        clf.partial_fit(X, y, classes=[-1, 1])
+    row = info.value.row
+    assert np.all(np.isfinite(clf.coef_)) and np.all(np.isfinite(clf.intercept_))
+    if row:
+        before = make().partial_fit(X[:row], y[:row], classes=[-1, 1])
+        weights = "running_coef_" if hasattr(before, "running_coef_") else "coef_"  # the weights before averaging
+        np.testing.assert_array_equal(getattr(clf, weights), getattr(before, weights))
+        np.testing.assert_array_equal(clf._state_sigma, before._state_sigma)
