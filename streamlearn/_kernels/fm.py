@@ -81,7 +81,7 @@ def fm_epoch(
 
     ``w0`` (K,), ``w`` (K, d), ``V`` (K, d, k) are updated in place; ``G_*`` (same shapes) are the AdaGrad
     accumulators (unused by SGD). Returns ``(t, bad_row)`` (-1, or the first example whose score was not
-    finite: the pass stops there, earlier updates are kept).
+    finite, or whose update made an accumulator infinite: the pass stops there, earlier updates are kept).
     """
     n_rows = indptr.shape[0] - 1
     n_out = w.shape[0]
@@ -110,10 +110,12 @@ def fm_epoch(
                         V[k, j, f] = vjf - eta * (g * (x * s[f] - vjf * x * x) + l2_latent * vjf)
             else:
                 # (G > 0 tests, not g != 0: g * g underflows to 0 for |g| < 1e-162)
+                top = 0.0  # the largest accumulator this example leaves: infinite once a gradient overflows
                 if fit_intercept and g != 0.0:
                     G_w0[k] += g * g
                     if G_w0[k] > 0.0:
                         w0[k] -= eta0 * g / math.sqrt(G_w0[k])
+                        top = G_w0[k]
                 for p in range(start, end):
                     j = np.uintp(indices[p])
                     x = data[p]
@@ -122,6 +124,7 @@ def fm_epoch(
                         G_w[k, j] += gr * gr
                         if G_w[k, j] > 0.0:
                             w[k, j] -= eta0 * gr / math.sqrt(G_w[k, j])
+                            top = max(top, G_w[k, j])
                     for f in range(nf):
                         vjf = V[k, j, f]
                         gr = g * (x * s[f] - vjf * x * x) + l2_latent * vjf
@@ -129,6 +132,9 @@ def fm_epoch(
                             G_V[k, j, f] += gr * gr
                             if G_V[k, j, f] > 0.0:
                                 V[k, j, f] = vjf - eta0 * gr / math.sqrt(G_V[k, j, f])
+                                top = max(top, G_V[k, j, f])
+                if not top < math.inf:  # a step of 0 from then on: learning would stop there unseen
+                    return t, i
     return t, -1
 
 

@@ -148,6 +148,18 @@ def test_fm_raises_on_divergence_with_sgd():
         FMRegressor(optimizer="sgd", eta0=1.0).partial_fit(X, y)
 
 
+def test_adagrad_accumulator_overflow_is_a_divergence():
+    """Values just under the learners' bound (1e100) square past the largest float in AdaGrad's accumulators:
+    an infinite accumulator turns every later step of its parameter into 0, so the model would stop learning
+    there without a word. The pass stops at that example with the divergence error instead."""
+    rng = np.random.default_rng(1)
+    X = rng.standard_normal((60, 5))
+    X[rng.random(X.shape) < 0.3] *= 1e100
+    y = np.where(rng.random(60) > 0.5, 1, -1)
+    with pytest.raises(FloatingPointError, match=r"^FMClassifier diverged: the score of example \d+"):
+        FMClassifier(random_state=0).partial_fit(X, y, classes=[-1, 1])
+
+
 def test_regressor_constructor_is_the_classifiers_with_other_defaults():
     from streamlearn._params import with_defaults
 
