@@ -231,8 +231,8 @@ def _nonempty_openers(opens, paths):
 
 
 def _no_rows_left(args, path, exc):
-    """A row the learner refused (a value too large, see ``_progressive._run``): the error naming the file and the
-    example; a --holdout that drew every row of DATA, or every row of positive importance weight, leaves nothing
+    """A row the learner refused (a value too large) or diverged on (see ``_progressive._run``): the error naming
+    the file and the example; a --holdout that drew every row of DATA, or every row of positive importance weight, leaves nothing
     to train on (or nothing to score): the error naming the option and file; None for any other ``exc``."""
     from ..datasets._pipes import pipe_name
 
@@ -240,7 +240,8 @@ def _no_rows_left(args, path, exc):
     holdout = getattr(args, "holdout", None)
     if example is not None:
         rows = " of the rows trained on" if holdout is not None else ""
-        return CLIError(f"{pipe_name(path)}: example {example + 1}{rows}: {exc}")
+        text = str(exc).replace(f"example {exc.row} of this batch", "this example")  # the divergence message
+        return CLIError(f"{pipe_name(path)}: example {example + 1}{rows}: {text}")
     if holdout is None:
         return None
     where = f"--holdout {holdout:g}: every row of {pipe_name(path)}"
@@ -350,7 +351,7 @@ def run_train(args):
             progress=show_progress(args),
             chunk_hook=_checkpointer(args, learner, data),
         )
-    except ValueError as exc:
+    except (ValueError, FloatingPointError) as exc:
         error = _no_rows_left(args, path, exc)
         if error is None:
             raise
@@ -386,7 +387,7 @@ def _run_hashed_train(args, learner, params, path, model_out, plot_out):
             progress=show_progress(args),
             chunk_hook=_checkpointer(args, learner, before_save=attach),
         )
-    except ValueError as exc:
+    except (ValueError, FloatingPointError) as exc:
         error = _no_rows_left(args, path, exc)
         if error is None:
             raise
@@ -457,7 +458,7 @@ def _run_resumed_train(args, params):
             progress=show_progress(args),
             chunk_hook=_checkpointer(args, learner),
         )
-    except ValueError as exc:
+    except (ValueError, FloatingPointError) as exc:
         error = _no_rows_left(args, path, exc)
         if error is None:
             raise
@@ -744,7 +745,7 @@ def run_evaluate(args):
         classes = next(stream)
     try:
         result = progressive_validation(learner, stream, classes=classes, progress=show_progress(args))
-    except ValueError as exc:
+    except (ValueError, FloatingPointError) as exc:
         error = _no_rows_left(args, args.data, exc)
         if error is None:
             raise

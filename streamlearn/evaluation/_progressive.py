@@ -352,7 +352,7 @@ def _run(learner, chunks, acc, *, classes, name, param, on_chunk=None):
                 )
         try:
             scores = np.asarray(learner.partial_fit_scores(X, y, classes=cls, sample_weight=sw))
-        except ValueError as exc:  # a refused row: its place in the stream (from 0), for callers that name it
+        except (ValueError, FloatingPointError) as exc:  # a refused or diverging row: its place in the stream (from 0)
             if getattr(exc, "row", None) is not None:
                 exc.example = acc.n + exc.row
             raise

@@ -518,3 +518,20 @@ def test_a_value_the_learners_refuse_is_named_by_file_and_example(tmp_path, caps
         err = capsys.readouterr().err
         assert err.startswith(f"streamlearn: error: {data}: example 5: Input X has the value 4e+150 (row 0,"), err
         assert err.count("\n") == 1 and not out.exists()
+
+
+def test_a_divergence_is_named_by_file_and_example(tmp_path, capsys):
+    """A step no float holds (SCW-II on values of 1e75), in the second chunk: the file and the example in it,
+    one line, no model written, not the learner's place in its batch."""
+    from streamlearn.cli.main import main
+
+    data = tmp_path / "d.svm"
+    data.write_text("1 1:1\n-1 2:1\n1 1:1 3:1\n-1 1:1e75 2:-3e75\n1 1:2e75\n")
+    out = tmp_path / "m.slm"
+    for argv in (["train", str(data), "-o", str(out)], ["evaluate", str(data)]):
+        assert main([*argv, "-l", "scw2", "--scale", "none", "--chunk-size", "2", "--quiet"]) == 2
+        err = capsys.readouterr().err
+        assert err.startswith(
+            f"streamlearn: error: {data}: example 4: SoftConfidenceWeightedClassifier diverged: the score of this example, or its update"
+        ), err
+        assert err.count("\n") == 1 and not out.exists()
