@@ -21,7 +21,10 @@ message saying what broke. They state the online contract of :mod:`streamlearn.b
 * ``check_bad_input_values_refused``: NaN or infinity in ``X`` (dense or CSR), ``y`` or ``sample_weight``, and
   a feature value or a sample weight of 2**500 or more in size, is a one-line ``ValueError`` that leaves the model exactly as it was;
 * ``check_overflowing_scores_refused``: a score that overflows (features near the largest float) is a one-line
-  ``ValueError`` from ``predict``, ``decision_function`` and ``predict_proba``, never a NaN or infinite output.
+  ``ValueError`` from ``predict``, ``decision_function`` and ``predict_proba``, never a NaN or infinite output;
+* ``check_values_under_the_bound_learnt_or_diverge``: feature values just under 2**500 (1e50 to 3e149) are
+  learnt, the model and its scores finite, or stop ``partial_fit`` with a one-line divergence
+  (``FloatingPointError``) or ``ValueError``: no other exception, no numpy warning, no silently non-finite state.
 
 >>> from streamlearn.linear_model import PassiveAggressiveClassifier
 >>> for check in yield_checks(PassiveAggressiveClassifier()):
@@ -54,6 +57,7 @@ __all__ = [
     "check_non_finite_params_refused",
     "check_bad_input_values_refused",
     "check_overflowing_scores_refused",
+    "check_values_under_the_bound_learnt_or_diverge",
 ]
 
 
@@ -421,6 +425,39 @@ def check_overflowing_scores_refused(estimator: Any) -> None:
             assert np.all(np.isfinite(out)), f"{method} returned non-finite values {out.ravel()[:4]}"
 
 
+@_check
+def check_values_under_the_bound_learnt_or_diverge(estimator: Any) -> None:
+    """Feature values just under 2**500 (from 1e50 to 3e149, on a third of the entries; dense and CSR) are learnt
+    (the model and its scores finite) or stop ``partial_fit`` with a one-line ``FloatingPointError`` (a divergence)
+    or ``ValueError``; never another exception, a numpy warning or a model left silently non-finite."""
+    import warnings
+
+    X, y, kw = _data(estimator, n=60, d=6, seed=1)
+    rng = np.random.default_rng(1)
+    for magnitude in (1e50, 1e75, 1e100, 1e120, 3e149):
+        big = X.toarray()
+        big[rng.random(big.shape) < 1 / 3] *= magnitude
+        for what, Xb in (
+            (f"dense X with values near {magnitude:g}", big),
+            (f"CSR X with values near {magnitude:g}", sp.csr_matrix(big)),
+        ):
+            est = clone(estimator)
+            with warnings.catch_warnings():
+                warnings.simplefilter("error", RuntimeWarning)
+                try:
+                    scores = est.partial_fit_scores(Xb, y, **kw)
+                    out = _predict(est, Xb[:5])
+                except (FloatingPointError, ValueError) as exc:
+                    assert "\n" not in str(exc), f"{what}: the error runs over several lines: {exc!r}"
+                    continue
+                except Exception as exc:  # any other exception is what the check reports
+                    raise AssertionError(f"{what}: partial_fit raised {type(exc).__name__}: {exc}") from exc
+            assert np.all(np.isfinite(scores)), f"{what}: non-finite scores {np.asarray(scores).ravel()[:4]}"
+            assert np.asarray(out).dtype.kind not in "fc" or np.all(np.isfinite(out)), f"{what}: non-finite output"
+            broken = [k for k, v in _model_arrays(est).items() if v.dtype.kind == "f" and not np.all(np.isfinite(v))]
+            assert not broken, f"{what}: learnt without an error but the model is not finite: {broken}"
+
+
 def yield_checks(estimator: Any) -> Iterator[Callable[[Any], None]]:
     """Yield the online checks that apply to ``estimator`` (see the module docstring).
 
@@ -444,3 +481,4 @@ def yield_checks(estimator: Any) -> Iterator[Callable[[Any], None]]:
     yield check_non_finite_params_refused
     yield check_bad_input_values_refused
     yield check_overflowing_scores_refused
+    yield check_values_under_the_bound_learnt_or_diverge

@@ -79,6 +79,13 @@ class ScoresWithoutCheck(PassiveAggressiveClassifier):
         return np.asarray(sp.csr_matrix(X) @ self.coef_.T + self.intercept_)[:, 0]
 
 
+class DividesByZeroOnHugeValues(PassiveAggressiveClassifier):
+    def _kernel_pass(self, X, targets, sw, out):
+        super()._kernel_pass(X, targets, sw, out)
+        if X.nnz and np.max(np.abs(X.data)) > 1e60:
+            self.intercept_ /= 0  # numpy: a warning and an infinite intercept, as an unguarded step would
+
+
 class UnknownLoss(PassiveAggressiveClassifier):
     _progressive_loss = "hinge-ish"
 
@@ -122,6 +129,7 @@ class RefusesInfiniteTheta(TruncatedGradientClassifier):
         (RefusesInfiniteTheta(), checks.check_non_finite_params_refused),
         (LearnsFromNaN(), checks.check_bad_input_values_refused),
         (ScoresWithoutCheck(), checks.check_overflowing_scores_refused),
+        (DividesByZeroOnHugeValues(), checks.check_values_under_the_bound_learnt_or_diverge),
     ],
     ids=lambda v: type(v).__name__ if not callable(v) or isinstance(v, PassiveAggressiveClassifier) else v.__name__,
 )
