@@ -1,6 +1,5 @@
 """StreamPipeline: an online scaler in front of an online learner, with the learner's API."""
 
-import numpy as np
 from sklearn.base import BaseEstimator, clone
 from sklearn.utils import get_tags
 from sklearn.utils.metaestimators import available_if
@@ -8,7 +7,7 @@ from sklearn.utils.validation import check_is_fitted
 
 from .._validation import finite_scores
 from ..persist import PersistMixin
-from ._scalers import MaxAbsScaler, StandardScaler
+from ._scalers import MaxAbsScaler, StandardScaler, _restore, _snapshot
 
 __all__ = ["SCALERS", "StreamPipeline", "make_scaler", "make_stream_pipeline"]
 
@@ -46,27 +45,6 @@ def make_stream_pipeline(scaler, learner, target_scaler=None):
 
 def _learner_has(name):
     return lambda self: hasattr(self.learner_ if hasattr(self, "learner_") else self.learner, name)
-
-
-def _snapshot(obj):
-    """The attributes of ``obj``, arrays copied (None for no object)."""
-    if obj is None:
-        return None
-    return {k: (v.copy() if isinstance(v, np.ndarray) else v) for k, v in vars(obj).items()}
-
-
-def _restore(obj, saved):
-    """Put back the attributes of ``_snapshot``: arrays in place, the rest reassigned, new ones deleted."""
-    if obj is None:
-        return
-    for k, v in saved.items():
-        cur = vars(obj).get(k)
-        if isinstance(v, np.ndarray) and isinstance(cur, np.ndarray) and cur.shape == v.shape:
-            cur[...] = v
-        else:
-            setattr(obj, k, v)
-    for k in [k for k in vars(obj) if k not in saved]:
-        delattr(obj, k)
 
 
 class StreamPipeline(PersistMixin, BaseEstimator):

@@ -27,6 +27,27 @@ def _learn_mask(learn, n):
     return _EVERY_ROW if learn.shape != (n,) or learn.all() else np.ascontiguousarray(learn)
 
 
+def _snapshot(obj):
+    """The attributes of ``obj``, arrays copied (None for no object)."""
+    if obj is None:
+        return None
+    return {k: (v.copy() if isinstance(v, np.ndarray) else v) for k, v in vars(obj).items()}
+
+
+def _restore(obj, saved):
+    """Put back the attributes of ``_snapshot``: arrays in place, the rest reassigned, new ones deleted."""
+    if obj is None:
+        return
+    for k, v in saved.items():
+        cur = vars(obj).get(k)
+        if isinstance(v, np.ndarray) and isinstance(cur, np.ndarray) and cur.shape == v.shape:
+            cur[...] = v
+        else:
+            setattr(obj, k, v)
+    for k in [k for k in vars(obj) if k not in saved]:
+        delattr(obj, k)
+
+
 class _OnlineScaler(PersistMixin, OneToOneFeatureMixin, TransformerMixin, BaseEstimator):
     """Validation and the row-by-row kernel call shared by the scalers (subclasses: ``_allocate(d)``,
     ``_run(rows)`` with the kernel's row arguments ``indptr, cols, data, write, out``, ``_transform_values(...)``).
@@ -96,8 +117,14 @@ class _OnlineScaler(PersistMixin, OneToOneFeatureMixin, TransformerMixin, BaseEs
 
     def partial_fit_transform(self, X, y=None):
         """Transform each row of ``X`` with the statistics of the rows seen before it, then add it: the
-        no-look-ahead transform of a stream (chunking does not change the result)."""
-        return self._stream(X, write=True)
+        no-look-ahead transform of a stream (chunking does not change the result). A value that overflows once
+        scaled is a one-line ``ValueError``, and the statistics are left as they were before the call."""
+        saved = _snapshot(self)
+        try:
+            return self._refuse_overflow(self._stream(X, write=True))
+        except ValueError:
+            _restore(self, saved)
+            raise
 
     def transform(self, X):
         """Scale ``X`` with the current statistics (they do not change)."""

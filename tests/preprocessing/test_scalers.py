@@ -220,7 +220,8 @@ def test_values_whose_squares_overflow_are_refused_by_the_standard_scaler_only(s
 
 def test_a_value_that_overflows_once_scaled_is_one_line_and_changes_nothing():
     """Finite input far beyond its column's scale: never a silent infinity, a numpy warning, or an error that
-    blames the input for holding infinity; in a pipeline the scaler forgets the refused chunk."""
+    blames the input for holding infinity; the scaler forgets the refused chunk, called directly or in a
+    pipeline."""
     import warnings
 
     from streamlearn.learners import make_learner, scaled_learner
@@ -234,6 +235,8 @@ def test_a_value_that_overflows_once_scaled_is_one_line_and_changes_nothing():
             lambda: m.predict(np.array([[1e308, 1.0]])),
             lambda: m.partial_fit(np.array([[1e-5, 1.0], [1e308, 1.0]]), [1, -1]),
             lambda: m.scaler_.transform(sp.csr_matrix(np.array([[0.0, 1.0], [1e308, 0.0]]))),
+            lambda: m.scaler_.partial_fit_transform(np.array([[1e-5, 3.0], [1e308, 1.0]])),  # no silent inf
+            lambda: m.scaler_.partial_fit_transform(sp.csr_matrix(np.array([[0.0, 5.0], [1e308, 0.0]]))),
         ):
             with pytest.raises(
                 ValueError, match=r"^MaxAbsScaler: the value in row [01], column 0 overflows once divided"
