@@ -17,6 +17,7 @@ import contextlib
 import copy
 import io
 import json
+import math
 import os
 import re
 import tempfile
@@ -164,6 +165,13 @@ def _read_state(path):
     for key, value in stats.items():
         if isinstance(value, bool) or not isinstance(value, (int, float)):
             raise damaged(f"stats.{key} is {value!r}, expected a number")
+    window = state.setdefault("window", {"loss": [], "err": []})  # absent from snapshots of earlier versions
+    for key in ("loss", "err"):
+        values = window.get(key) if isinstance(window, dict) else None
+        if not isinstance(values, list) or not all(
+            isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v) for v in values
+        ):
+            raise damaged(f"window.{key} is not a list of finite numbers")
     return state
 
 
@@ -388,6 +396,8 @@ class ServedModel:
         self.model = load(os.path.join(self.dir, f"model-{g}.slm"))
         self.config = state["config"]
         self.stats.update(state["stats"])
+        self._win_loss.extend(state["window"]["loss"])  # the recent window /metrics reports, as it was
+        self._win_err.extend(state["window"]["err"])
         self._gen = g
         self._snap_batches = self.stats["n_batches"]
         n = self._snap_n = self.stats["n_learned"]
@@ -1107,7 +1117,11 @@ class ServedModel:
         self._drain()  # the batches in the current log are fsynced and answered before it is replaced
         n = self.stats["n_learned"]
         g = getattr(self, "_gen", 0) + 1
-        state = {"config": self.config, "stats": self.stats}
+        state = {
+            "config": self.config,
+            "stats": self.stats,
+            "window": {"loss": list(self._win_loss), "err": list(self._win_err)},
+        }
         files = [os.path.join(self.dir, f"state-{g}.json"), os.path.join(self.dir, f"model-{g}.slm")]
         try:
             _atomic_write(files[0], json.dumps(state).encode())

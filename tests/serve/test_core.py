@@ -38,7 +38,7 @@ def _meta(model, tmp_path):
 def test_recovery_replays_the_same_batches_bit_for_bit(learner, tmp_path):
     rng = np.random.default_rng(3)
     state = tmp_path / "state"
-    a = ServedModel(state, learner=learner, n_features=D, snapshot_every=0)
+    a = ServedModel(state, learner=learner, n_features=D, snapshot_every=0, window=200)
     for k in range(12):
         X, y, payload = a.parse(_body(rng, int(rng.integers(1, 15))), labelled=True)
         a.learn(X, y, payload).result(timeout=30)
@@ -46,9 +46,10 @@ def test_recovery_replays_the_same_batches_bit_for_bit(learner, tmp_path):
             a.snapshot().result(timeout=30)  # half from the snapshot, half from the log
     expected = _meta(a.model, tmp_path)
     # "crash": a second server on the same folder without closing the first (nothing flushed at exit)
-    b = ServedModel(state, snapshot_every=0)
+    b = ServedModel(state, snapshot_every=0, window=200)
     assert b.stats["n_learned"] == a.stats["n_learned"]
     assert _meta(b.model, tmp_path) == expected
+    assert b.online_metrics() == a.online_metrics()  # the recent window too, as /metrics reports it
     b.close()
     a.close(snapshot=False)
 
@@ -100,6 +101,30 @@ def test_damaged_snapshot_state_refuses_to_start_naming_the_file(tmp_path, damag
     with pytest.raises(ValueError, match=f"{snap.name}: .*damaged") as info:
         ServedModel(state, snapshot_every=0)
     assert "\n" not in str(info.value)
+
+
+@pytest.mark.parametrize("window", [None, {"loss": ["x"], "err": []}, {"loss": [1.0]}, [1.0]])
+def test_snapshot_window_of_an_earlier_version_or_damaged(tmp_path, window):
+    """The recent window /metrics reports is in the snapshot: a state file without it (an earlier version) starts
+    with an empty window; one whose window is not lists of finite numbers is damaged, named."""
+    state = tmp_path / "state"
+    m = _ftrl_three_batches(state, np.random.default_rng(5), 4)
+    m.close()
+    (snap,) = state.glob("state-*.json")
+    content = json.loads(snap.read_text())
+    assert len(content["window"]["loss"]) == 12
+    if window is None:
+        del content["window"]
+    else:
+        content["window"] = window
+    snap.write_text(json.dumps(content))
+    if window is None:
+        m = ServedModel(state, snapshot_every=0)
+        assert m.online_metrics()["window"] == 0 and m.stats["n_learned"] == 12
+        m.close()
+        return
+    with pytest.raises(ValueError, match=f"{snap.name}: .*damaged .*window"):
+        ServedModel(state, snapshot_every=0)
 
 
 def test_state_dir_that_is_a_file_is_named(tmp_path):
