@@ -183,10 +183,10 @@ def _flow_solve(m0, ph, al, be, isl):
     return _flow_solve_ct(m0=m0, ph=ph, c=c, d=c * isl, al=al, be=be, isl=isl)
 
 
-@njit_kernel_vector  # a call, not inlined by numba: its body would be typed again at every call site
-def _flow_solve_ct(m0, ph, c, d, al, be, isl):
+def _flow_solve_ct_py(m0, ph, c, d, al, be, isl):
     """``_flow_solve`` given ``c = al ph`` and ``d = c / (al + be)`` too (the kernel computes the three from
-    the last sum in parallel)."""
+    the last sum in parallel). Compiled twice below: as a call, and inlined into ``nag_epoch``'s one-output
+    loop."""
     if ph <= 0.0:
         return 0.0
     if d <= SERIES_T:
@@ -241,6 +241,13 @@ def _flow_solve_ct(m0, ph, c, d, al, be, isl):
         else:
             q = math.exp(lbe + d) - be
     return max(0.0, d)
+
+
+#: A call, not inlined, for the general paths: its body would be typed again at every call site.
+_flow_solve_ct = njit_kernel_vector(_flow_solve_ct_py)
+#: Inlined where the time of an example is the chain from its score to its step (short rows): a call there
+#: spills every live register around it (a9a: 2 to 4 % of a pass).
+_flow_solve_ct_inline = njit_inline(_flow_solve_ct_py)
 
 
 @njit_inline
@@ -362,6 +369,9 @@ def nag_epoch(
     gsq = np.empty(longest)  # G_j (after this example's update)
     sca = np.empty(longest)  # and s_j (after this example's rescaling)
     c0 = 1.0 if fit_intercept else 0.0
+    # the column the one-output sweep gathers into gsq: G_j, or in plain mode s_j again (unused there), so
+    # that the sweep has no branch
+    gcol = np.uintp(feat.shape[1] - 1)
     for i in range(n_rows):
         start = np.uintp(indptr[i])
         end = np.uintp(indptr[i + 1])
@@ -397,8 +407,7 @@ def nag_epoch(
                 sca[q] = s0
                 a = abs(x0)
                 feat[j0, 0] = a if a > s0 else s0
-                if adaptive:
-                    gsq[q] = feat[j0, 1]
+                gsq[q] = feat[j0, gcol]
                 j1 = np.uintp(indices[p + _U1 - base])
                 x1 = data[p + _U1]
                 z1 += coef[0, j1] * x1
@@ -406,8 +415,7 @@ def nag_epoch(
                 sca[q + _U1] = s0
                 a = abs(x1)
                 feat[j1, 0] = a if a > s0 else s0
-                if adaptive:
-                    gsq[q + _U1] = feat[j1, 1]
+                gsq[q + _U1] = feat[j1, gcol]
                 j2 = np.uintp(indices[p + _U2 - base])
                 x2 = data[p + _U2]
                 z2 += coef[0, j2] * x2
@@ -415,8 +423,7 @@ def nag_epoch(
                 sca[q + _U2] = s0
                 a = abs(x2)
                 feat[j2, 0] = a if a > s0 else s0
-                if adaptive:
-                    gsq[q + _U2] = feat[j2, 1]
+                gsq[q + _U2] = feat[j2, gcol]
                 j3 = np.uintp(indices[p + _U3 - base])
                 x3 = data[p + _U3]
                 z3 += coef[0, j3] * x3
@@ -424,8 +431,7 @@ def nag_epoch(
                 sca[q + _U3] = s0
                 a = abs(x3)
                 feat[j3, 0] = a if a > s0 else s0
-                if adaptive:
-                    gsq[q + _U3] = feat[j3, 1]
+                gsq[q + _U3] = feat[j3, gcol]
                 p += _U4
                 q += _U4
             while p < end:
@@ -436,8 +442,7 @@ def nag_epoch(
                 sca[q] = s0
                 a = abs(x0)
                 feat[j0, 0] = a if a > s0 else s0
-                if adaptive:
-                    gsq[q] = feat[j0, 1]
+                gsq[q] = feat[j0, gcol]
                 p += _U1
                 q += _U1
             z = intercept[0] + ((z0 + z1) + (z2 + z3))
@@ -544,7 +549,7 @@ def nag_epoch(
                     ka = k * al
                     ypp = y / pp
                     if k <= 1e300:
-                        d = _flow_solve_ct(
+                        d = _flow_solve_ct_inline(
                             m0=y * z,
                             ph=pp * k,
                             c=pp * ka,
