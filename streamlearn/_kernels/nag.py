@@ -304,6 +304,53 @@ def _modified_huber_flow(m0, ph):
     return (1.0 - m0) * -math.expm1(-2.0 * ph)
 
 
+@njit_inline
+def _rate_dot(rate, data, start, m):
+    """``sum_q rate[q] data[start + q]`` over ``q < m`` in four partial sums (as ``csr_row_dot``: a chain of
+    additions a quarter as long)."""
+    p0 = 0.0
+    p1 = 0.0
+    p2 = 0.0
+    p3 = 0.0
+    q = np.uintp(0)
+    while q + _U3 < m:
+        p0 += rate[q] * data[start + q]
+        p1 += rate[q + _U1] * data[start + q + _U1]
+        p2 += rate[q + _U2] * data[start + q + _U2]
+        p3 += rate[q + _U3] * data[start + q + _U3]
+        q += _U4
+    while q < m:
+        p0 += rate[q] * data[start + q]
+        q += _U1
+    return (p0 + p1) + (p2 + p3)
+
+
+@njit_inline
+def _gather(coef, feat, gcol, sca, gsq, q, j, x):
+    """Non-zero ``q`` (column ``j``, value ``x``) of ``nag_epoch``'s one-output sweep: ``s_j`` and ``feat[j, gcol]``
+    into the scratch arrays, the new scale ``max(s_j, |x|)`` into ``feat`` (unconditionally: a branch on new
+    features, unpredictable on sparse streams, costs more than the store); returns ``w_j x``."""
+    wx = coef[0, j] * x
+    s0 = feat[j, 0]
+    sca[q] = s0
+    a = abs(x)
+    feat[j, 0] = a if a > s0 else s0
+    gsq[q] = feat[j, gcol]
+    return wx
+
+
+@njit_inline
+def _normaliser(norm_state, h, nrm, adaptive):
+    """``T += h``, ``N += h nrm`` (an example's weight and normalised norm) and the global factor of its step:
+    ``sqrt(T / N)`` (adaptive) or ``T / N``; 1 for an empty row (``nrm <= 0``: nothing to learn, N unchanged)."""
+    norm_state[0] += h
+    if nrm <= 0.0:
+        return 1.0
+    norm_state[1] += h * nrm
+    ratio = norm_state[0] / norm_state[1]
+    return math.sqrt(ratio) if adaptive else ratio
+
+
 _MAX_FLOAT = np.finfo(np.float64).max
 
 
@@ -400,49 +447,14 @@ def nag_epoch(
             p = start
             q = np.uintp(0)
             while p + _U3 < end:
-                j0 = np.uintp(indices[p - base])
-                x0 = data[p]
-                z0 += coef[0, j0] * x0
-                s0 = feat[j0, 0]
-                sca[q] = s0
-                a = abs(x0)
-                feat[j0, 0] = a if a > s0 else s0
-                gsq[q] = feat[j0, gcol]
-                j1 = np.uintp(indices[p + _U1 - base])
-                x1 = data[p + _U1]
-                z1 += coef[0, j1] * x1
-                s0 = feat[j1, 0]
-                sca[q + _U1] = s0
-                a = abs(x1)
-                feat[j1, 0] = a if a > s0 else s0
-                gsq[q + _U1] = feat[j1, gcol]
-                j2 = np.uintp(indices[p + _U2 - base])
-                x2 = data[p + _U2]
-                z2 += coef[0, j2] * x2
-                s0 = feat[j2, 0]
-                sca[q + _U2] = s0
-                a = abs(x2)
-                feat[j2, 0] = a if a > s0 else s0
-                gsq[q + _U2] = feat[j2, gcol]
-                j3 = np.uintp(indices[p + _U3 - base])
-                x3 = data[p + _U3]
-                z3 += coef[0, j3] * x3
-                s0 = feat[j3, 0]
-                sca[q + _U3] = s0
-                a = abs(x3)
-                feat[j3, 0] = a if a > s0 else s0
-                gsq[q + _U3] = feat[j3, gcol]
+                z0 += _gather(coef, feat, gcol, sca, gsq, q, np.uintp(indices[p - base]), data[p])
+                z1 += _gather(coef, feat, gcol, sca, gsq, q + _U1, np.uintp(indices[p + _U1 - base]), data[p + _U1])
+                z2 += _gather(coef, feat, gcol, sca, gsq, q + _U2, np.uintp(indices[p + _U2 - base]), data[p + _U2])
+                z3 += _gather(coef, feat, gcol, sca, gsq, q + _U3, np.uintp(indices[p + _U3 - base]), data[p + _U3])
                 p += _U4
                 q += _U4
             while p < end:
-                j0 = np.uintp(indices[p - base])
-                x0 = data[p]
-                z0 += coef[0, j0] * x0
-                s0 = feat[j0, 0]
-                sca[q] = s0
-                a = abs(x0)
-                feat[j0, 0] = a if a > s0 else s0
-                gsq[q] = feat[j0, gcol]
+                z0 += _gather(coef, feat, gcol, sca, gsq, q, np.uintp(indices[p - base]), data[p])
                 p += _U1
                 q += _U1
             z = intercept[0] + ((z0 + z1) + (z2 + z3))
@@ -504,12 +516,9 @@ def nag_epoch(
                         xs = x / sca[q]
                         rest += xs * xs
             nrm = (c0 + n_unit) + rest
-            norm_state[0] += h
+            mult = _normaliser(norm_state, h, nrm, adaptive)
             if nrm <= 0.0:  # an empty row and no intercept: nothing to learn
                 continue
-            norm_state[1] += h * nrm
-            ratio = norm_state[0] / norm_state[1]
-            mult = math.sqrt(ratio) if adaptive else ratio
             if dz == 0.0:
                 continue
             if adaptive:
@@ -524,21 +533,7 @@ def nag_epoch(
             # 3. the step: plain, or importance-invariant along m r x (P = m sum_j r_j x_j^2)
             if invariant:
                 if adaptive:
-                    p0 = 0.0
-                    p1 = 0.0
-                    p2 = 0.0
-                    p3 = 0.0
-                    q = np.uintp(0)
-                    while q + _U3 < m:
-                        p0 += rate[q] * data[start + q]
-                        p1 += rate[q + _U1] * data[start + q + _U1]
-                        p2 += rate[q + _U2] * data[start + q + _U2]
-                        p3 += rate[q + _U3] * data[start + q + _U3]
-                        q += _U4
-                    while q < m:
-                        p0 += rate[q] * data[start + q]
-                        q += _U1
-                    pp = rb + ((p0 + p1) + (p2 + p3))
+                    pp = rb + _rate_dot(rate, data, start, m)
                 else:
                     pp = nrm
                 P = pp * mult
@@ -636,12 +631,9 @@ def nag_epoch(
                 feat[j, 1] = g2
                 gsq[q] = g2
         nrm = (c0 + n_unit) + rest
-        norm_state[0] += h
+        mult = _normaliser(norm_state, h, nrm, adaptive)
         if nrm <= 0.0:  # an empty row and no intercept: nothing to learn
             continue
-        norm_state[1] += h * nrm
-        ratio = norm_state[0] / norm_state[1]
-        mult = math.sqrt(ratio) if adaptive else ratio
         for k in range(n_out):
             y = targets[i, k]
             z = out_scores[i, k]
@@ -675,21 +667,7 @@ def nag_epoch(
             # 4. the step: plain, or importance-invariant along m r x (P = m sum_j r_j x_j^2)
             if invariant:
                 if adaptive:
-                    p0 = 0.0
-                    p1 = 0.0
-                    p2 = 0.0
-                    p3 = 0.0
-                    q = np.uintp(0)
-                    while q + _U3 < m:
-                        p0 += rate[q] * data[start + q]
-                        p1 += rate[q + _U1] * data[start + q + _U1]
-                        p2 += rate[q + _U2] * data[start + q + _U2]
-                        p3 += rate[q + _U3] * data[start + q + _U3]
-                        q += _U4
-                    while q < m:
-                        p0 += rate[q] * data[start + q]
-                        q += _U1
-                    pp = rb + ((p0 + p1) + (p2 + p3))
+                    pp = rb + _rate_dot(rate, data, start, m)
                 else:
                     pp = nrm  # r_j = 1 / s_j^2: P is the normalised norm itself
                 u = _invariant_step(loss=loss, y=y, z=z, dz=dz, H=eta * h, P=pp * mult, e=e)
