@@ -183,10 +183,10 @@ def _flow_solve(m0, ph, al, be, isl):
     return _flow_solve_ct(m0=m0, ph=ph, c=c, d=c * isl, al=al, be=be, isl=isl)
 
 
-@njit_kernel_vector  # a call, not inlined by numba: its body would be typed again at every call site
-def _flow_solve_ct(m0, ph, c, d, al, be, isl):
+def _flow_solve_ct_py(m0, ph, c, d, al, be, isl):
     """``_flow_solve`` given ``c = al ph`` and ``d = c / (al + be)`` too (the kernel computes the three from
-    the last sum in parallel)."""
+    the last sum in parallel). Compiled twice below: as a call, and inlined into ``nag_epoch``'s one-output
+    loop."""
     if ph <= 0.0:
         return 0.0
     if d <= SERIES_T:
@@ -243,6 +243,13 @@ def _flow_solve_ct(m0, ph, c, d, al, be, isl):
     return max(0.0, d)
 
 
+#: A call, not inlined, for the general paths: its body would be typed again at every call site.
+_flow_solve_ct = njit_kernel_vector(_flow_solve_ct_py)
+#: Inlined where the time of an example is the chain from its score to its step (short rows): a call there
+#: spills every live register around it (a9a: 2 to 4 % of a pass).
+_flow_solve_ct_inline = njit_inline(_flow_solve_ct_py)
+
+
 @njit_inline
 def invariant_step(loss, y, z, dz, H, P):
     """``u`` of the importance-invariant update ``w -= u r x`` (``P = sum_j r_j x_j^2``, ``H = eta h``):
@@ -295,6 +302,53 @@ def _modified_huber_flow(m0, ph):
             return 4.0 * ph
         return linear + 2.0 * -math.expm1(-2.0 * (ph - 0.25 * linear))
     return (1.0 - m0) * -math.expm1(-2.0 * ph)
+
+
+@njit_inline
+def _rate_dot(rate, data, start, m):
+    """``sum_q rate[q] data[start + q]`` over ``q < m`` in four partial sums (as ``csr_row_dot``: a chain of
+    additions a quarter as long)."""
+    p0 = 0.0
+    p1 = 0.0
+    p2 = 0.0
+    p3 = 0.0
+    q = np.uintp(0)
+    while q + _U3 < m:
+        p0 += rate[q] * data[start + q]
+        p1 += rate[q + _U1] * data[start + q + _U1]
+        p2 += rate[q + _U2] * data[start + q + _U2]
+        p3 += rate[q + _U3] * data[start + q + _U3]
+        q += _U4
+    while q < m:
+        p0 += rate[q] * data[start + q]
+        q += _U1
+    return (p0 + p1) + (p2 + p3)
+
+
+@njit_inline
+def _gather(coef, feat, gcol, sca, gsq, q, j, x):
+    """Non-zero ``q`` (column ``j``, value ``x``) of ``nag_epoch``'s one-output sweep: ``s_j`` and ``feat[j, gcol]``
+    into the scratch arrays, the new scale ``max(s_j, |x|)`` into ``feat`` (unconditionally: a branch on new
+    features, unpredictable on sparse streams, costs more than the store); returns ``w_j x``."""
+    wx = coef[0, j] * x
+    s0 = feat[j, 0]
+    sca[q] = s0
+    a = abs(x)
+    feat[j, 0] = a if a > s0 else s0
+    gsq[q] = feat[j, gcol]
+    return wx
+
+
+@njit_inline
+def _normaliser(norm_state, h, nrm, adaptive):
+    """``T += h``, ``N += h nrm`` (an example's weight and normalised norm) and the global factor of its step:
+    ``sqrt(T / N)`` (adaptive) or ``T / N``; 1 for an empty row (``nrm <= 0``: nothing to learn, N unchanged)."""
+    norm_state[0] += h
+    if nrm <= 0.0:
+        return 1.0
+    norm_state[1] += h * nrm
+    ratio = norm_state[0] / norm_state[1]
+    return math.sqrt(ratio) if adaptive else ratio
 
 
 _MAX_FLOAT = np.finfo(np.float64).max
@@ -362,6 +416,9 @@ def nag_epoch(
     gsq = np.empty(longest)  # G_j (after this example's update)
     sca = np.empty(longest)  # and s_j (after this example's rescaling)
     c0 = 1.0 if fit_intercept else 0.0
+    # the column the one-output sweep gathers into gsq: G_j, or in plain mode s_j again (unused there), so
+    # that the sweep has no branch
+    gcol = np.uintp(feat.shape[1] - 1)
     for i in range(n_rows):
         start = np.uintp(indptr[i])
         end = np.uintp(indptr[i + 1])
@@ -390,54 +447,14 @@ def nag_epoch(
             p = start
             q = np.uintp(0)
             while p + _U3 < end:
-                j0 = np.uintp(indices[p - base])
-                x0 = data[p]
-                z0 += coef[0, j0] * x0
-                s0 = feat[j0, 0]
-                sca[q] = s0
-                a = abs(x0)
-                feat[j0, 0] = a if a > s0 else s0
-                if adaptive:
-                    gsq[q] = feat[j0, 1]
-                j1 = np.uintp(indices[p + _U1 - base])
-                x1 = data[p + _U1]
-                z1 += coef[0, j1] * x1
-                s0 = feat[j1, 0]
-                sca[q + _U1] = s0
-                a = abs(x1)
-                feat[j1, 0] = a if a > s0 else s0
-                if adaptive:
-                    gsq[q + _U1] = feat[j1, 1]
-                j2 = np.uintp(indices[p + _U2 - base])
-                x2 = data[p + _U2]
-                z2 += coef[0, j2] * x2
-                s0 = feat[j2, 0]
-                sca[q + _U2] = s0
-                a = abs(x2)
-                feat[j2, 0] = a if a > s0 else s0
-                if adaptive:
-                    gsq[q + _U2] = feat[j2, 1]
-                j3 = np.uintp(indices[p + _U3 - base])
-                x3 = data[p + _U3]
-                z3 += coef[0, j3] * x3
-                s0 = feat[j3, 0]
-                sca[q + _U3] = s0
-                a = abs(x3)
-                feat[j3, 0] = a if a > s0 else s0
-                if adaptive:
-                    gsq[q + _U3] = feat[j3, 1]
+                z0 += _gather(coef, feat, gcol, sca, gsq, q, np.uintp(indices[p - base]), data[p])
+                z1 += _gather(coef, feat, gcol, sca, gsq, q + _U1, np.uintp(indices[p + _U1 - base]), data[p + _U1])
+                z2 += _gather(coef, feat, gcol, sca, gsq, q + _U2, np.uintp(indices[p + _U2 - base]), data[p + _U2])
+                z3 += _gather(coef, feat, gcol, sca, gsq, q + _U3, np.uintp(indices[p + _U3 - base]), data[p + _U3])
                 p += _U4
                 q += _U4
             while p < end:
-                j0 = np.uintp(indices[p - base])
-                x0 = data[p]
-                z0 += coef[0, j0] * x0
-                s0 = feat[j0, 0]
-                sca[q] = s0
-                a = abs(x0)
-                feat[j0, 0] = a if a > s0 else s0
-                if adaptive:
-                    gsq[q] = feat[j0, 1]
+                z0 += _gather(coef, feat, gcol, sca, gsq, q, np.uintp(indices[p - base]), data[p])
                 p += _U1
                 q += _U1
             z = intercept[0] + ((z0 + z1) + (z2 + z3))
@@ -499,12 +516,9 @@ def nag_epoch(
                         xs = x / sca[q]
                         rest += xs * xs
             nrm = (c0 + n_unit) + rest
-            norm_state[0] += h
+            mult = _normaliser(norm_state, h, nrm, adaptive)
             if nrm <= 0.0:  # an empty row and no intercept: nothing to learn
                 continue
-            norm_state[1] += h * nrm
-            ratio = norm_state[0] / norm_state[1]
-            mult = math.sqrt(ratio) if adaptive else ratio
             if dz == 0.0:
                 continue
             if adaptive:
@@ -519,21 +533,7 @@ def nag_epoch(
             # 3. the step: plain, or importance-invariant along m r x (P = m sum_j r_j x_j^2)
             if invariant:
                 if adaptive:
-                    p0 = 0.0
-                    p1 = 0.0
-                    p2 = 0.0
-                    p3 = 0.0
-                    q = np.uintp(0)
-                    while q + _U3 < m:
-                        p0 += rate[q] * data[start + q]
-                        p1 += rate[q + _U1] * data[start + q + _U1]
-                        p2 += rate[q + _U2] * data[start + q + _U2]
-                        p3 += rate[q + _U3] * data[start + q + _U3]
-                        q += _U4
-                    while q < m:
-                        p0 += rate[q] * data[start + q]
-                        q += _U1
-                    pp = rb + ((p0 + p1) + (p2 + p3))
+                    pp = rb + _rate_dot(rate, data, start, m)
                 else:
                     pp = nrm
                 P = pp * mult
@@ -544,7 +544,7 @@ def nag_epoch(
                     ka = k * al
                     ypp = y / pp
                     if k <= 1e300:
-                        d = _flow_solve_ct(
+                        d = _flow_solve_ct_inline(
                             m0=y * z,
                             ph=pp * k,
                             c=pp * ka,
@@ -631,12 +631,9 @@ def nag_epoch(
                 feat[j, 1] = g2
                 gsq[q] = g2
         nrm = (c0 + n_unit) + rest
-        norm_state[0] += h
+        mult = _normaliser(norm_state, h, nrm, adaptive)
         if nrm <= 0.0:  # an empty row and no intercept: nothing to learn
             continue
-        norm_state[1] += h * nrm
-        ratio = norm_state[0] / norm_state[1]
-        mult = math.sqrt(ratio) if adaptive else ratio
         for k in range(n_out):
             y = targets[i, k]
             z = out_scores[i, k]
@@ -670,21 +667,7 @@ def nag_epoch(
             # 4. the step: plain, or importance-invariant along m r x (P = m sum_j r_j x_j^2)
             if invariant:
                 if adaptive:
-                    p0 = 0.0
-                    p1 = 0.0
-                    p2 = 0.0
-                    p3 = 0.0
-                    q = np.uintp(0)
-                    while q + _U3 < m:
-                        p0 += rate[q] * data[start + q]
-                        p1 += rate[q + _U1] * data[start + q + _U1]
-                        p2 += rate[q + _U2] * data[start + q + _U2]
-                        p3 += rate[q + _U3] * data[start + q + _U3]
-                        q += _U4
-                    while q < m:
-                        p0 += rate[q] * data[start + q]
-                        q += _U1
-                    pp = rb + ((p0 + p1) + (p2 + p3))
+                    pp = rb + _rate_dot(rate, data, start, m)
                 else:
                     pp = nrm  # r_j = 1 / s_j^2: P is the normalised norm itself
                 u = _invariant_step(loss=loss, y=y, z=z, dz=dz, H=eta * h, P=pp * mult, e=e)
