@@ -145,9 +145,8 @@ def cw_diag_epoch(
             if not record_score(out_scores, i, k, z):
                 return t, i
             if averaged:
-                x_row = (indices, data, start, end)
                 out_scores[i, k] = averaged_score(
-                    z=z, avg_sum=avg_sum, avg_sum_intercept=avg_sum_intercept, k=k, row=x_row, t=t, s=s
+                    z, avg_sum, avg_sum_intercept, k, (indices, data, start, end), t - 1 if s != 0.0 else t
                 )
             if s == 0.0:
                 continue
@@ -219,9 +218,8 @@ def cw_full_epoch(
             if not record_score(out_scores, i, k, z):
                 return t, i
             if averaged:
-                x_row = (indices, data, start, end)
                 out_scores[i, k] = averaged_score(
-                    z=z, avg_sum=avg_sum, avg_sum_intercept=avg_sum_intercept, k=k, row=x_row, t=t, s=s
+                    z, avg_sum, avg_sum_intercept, k, (indices, data, start, end), t - 1 if s != 0.0 else t
                 )
             if s == 0.0:
                 continue

@@ -182,12 +182,10 @@ def averaging(avg_sum, avg_sum_intercept):
 
 
 @njit_inline
-def averaged_score(z, avg_sum, avg_sum_intercept, k, row, t, s):
+def averaged_score(z, avg_sum, avg_sum_intercept, k, row, n_before):
     """Score of the averaged weights ``coef - avg_sum / n_before`` for the CSR row ``row = (indices, data, start,
-    end)`` from ``z``, the running weights' score of the same row; ``n_before`` examples before this one (``t``
-    counts it already when its weight ``s`` is not 0; 0 before any example: the averaged model starts at zero).
-    One more O(nnz) dot product."""
-    n_before = t - 1 if s != 0.0 else t
+    end)`` from ``z``, the running weights' score of the same row; ``n_before`` examples of non-zero weight before
+    this one (0: the averaged model starts at zero). One more O(nnz) dot product."""
     if avg_sum is None or avg_sum_intercept is None:
         return 0.0
     indices, data, start, end = row
@@ -206,7 +204,10 @@ SAFE_STEP = 1e150
 @njit_inline
 def _step(rule, loss, loss_param, schedule, eta0, C, y, z, sq, s, t):
     """``(moves, step)`` of the update ``w += step x`` of an example of weight ``s`` and score ``z`` (see the
-    module docstring); ``moves`` is False when the example changes nothing (a zero gradient, a passive PA step)."""
+    module docstring); ``moves`` is False when the example changes nothing (a weight of 0, a zero gradient, a
+    passive PA step)."""
+    if s == 0.0:
+        return False, 0.0
     if rule == RULE_GRADIENT:
         g = loss_dloss(loss, y, z, loss_param)
         if g == 0.0:
@@ -311,12 +312,9 @@ def linear_epoch(
             if not record_score(out_scores, i, k, z):
                 return t_before, i
             if averaged:
-                x_row = (indices, data, start, end)
                 out_scores[i, k] = averaged_score(
-                    z=z, avg_sum=avg_sum, avg_sum_intercept=avg_sum_intercept, k=k, row=x_row, t=t, s=s
+                    z, avg_sum, avg_sum_intercept, k, (indices, data, start, end), t_before
                 )
-            if s == 0.0:
-                continue
             moves, step = _step(
                 rule=rule,
                 loss=loss,
