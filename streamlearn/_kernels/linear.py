@@ -202,10 +202,11 @@ SAFE_STEP = 1e150
 
 
 @njit_inline
-def _step(rule, loss, loss_param, schedule, eta0, C, y, z, sq, s, t):
-    """``(moves, step)`` of the update ``w += step x`` of an example of weight ``s`` and score ``z`` (see the
-    module docstring); ``moves`` is False when the example changes nothing (a weight of 0, a zero gradient, a
-    passive PA step)."""
+def _step(rule_params, y, z, sq, s, t):
+    """``(moves, step)`` of the update ``w += step x`` of an example of weight ``s``, label ``y``, score ``z`` and
+    ``||x||^2 = sq`` (see the module docstring), ``rule_params = (rule, loss, loss_param, schedule, eta0, C)``;
+    ``moves`` is False when the example changes nothing (a weight of 0, a zero gradient, a passive PA step)."""
+    rule, loss, loss_param, schedule, eta0, C = rule_params
     if s == 0.0:
         return False, 0.0
     if rule == RULE_GRADIENT:
@@ -293,6 +294,7 @@ def linear_epoch(
     need_sq = rule != RULE_GRADIENT
     use_prefetch = coef.shape[0] * coef.shape[1] >= PREFETCH_MIN_WEIGHTS
     safe_step = SAFE_STEP / max(1.0, intercept_sq)  # the intercept moves by step * intercept_sq
+    rule_params = (rule, loss, loss_param, schedule, eta0, C)
     k_first = k_from
     for i in range(n_rows):
         t_before = t
@@ -315,19 +317,7 @@ def linear_epoch(
                 out_scores[i, k] = averaged_score(
                     z, avg_sum, avg_sum_intercept, k, (indices, data, start, end), t_before
                 )
-            moves, step = _step(
-                rule=rule,
-                loss=loss,
-                loss_param=loss_param,
-                schedule=schedule,
-                eta0=eta0,
-                C=C,
-                y=targets[i, k],
-                z=z,
-                sq=sq,
-                s=s,
-                t=t,
-            )
+            moves, step = _step(rule_params, targets[i, k], z, sq, s, t)
             if not moves:
                 continue
             late = (t - 1) * step  # the averaging sums' step
