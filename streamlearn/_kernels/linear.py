@@ -189,7 +189,8 @@ def averaged_score(z, avg_sum, avg_sum_intercept, k, row, n_before):
     if avg_sum is None or avg_sum_intercept is None:
         return 0.0
     indices, data, start, end = row
-    # the dot product before the test, not inside it: the loop under a branch made the averaged pass twice as slow
+    # the dot product before the test, not under it: compiled under the branch, the loop makes the averaged pass twice
+    # as slow
     dot = avg_sum_intercept[k] + csr_row_dot(avg_sum, k, indices, data, start, end)
     return z - dot / n_before if n_before > 0 else 0.0
 
