@@ -111,84 +111,7 @@ def cw_weighted_step(rule, y, z, v, s, phi, C, r):
 
 
 @njit_kernel
-def cw_diag_epoch(
-    indptr,
-    indices,
-    data,
-    targets,
-    sample_weight,
-    coef,
-    intercept,
-    sigma,
-    sigma_b,
-    bias_value,
-    rule,
-    phi,
-    C,
-    r,
-    t,
-    out_scores,
-    avg_sum=None,
-    avg_sum_intercept=None,
-):
-    """One pass with a diagonal covariance ``sigma`` (K, d) and ``sigma_b`` (K,) for the bias feature.
-
-    Returns ``(t, bad_row)`` as :func:`streamlearn._kernels.linear.linear_epoch`; ``avg_sum`` and
-    ``avg_sum_intercept`` (optional) collect ``(t - 1)`` times each move of the mean, as there (averaging: the
-    scores are then the averaged means'; arrays with no rows: no averaging).
-    """
-    n_rows = indptr.shape[0] - 1
-    n_out = coef.shape[0]
-    averaged = averaging(avg_sum, avg_sum_intercept)
-    c2 = bias_value * bias_value
-    for i in range(n_rows):
-        start, end, s, t = weighted_row(indptr, sample_weight, i, t)
-        for k in range(n_out):
-            z = intercept[k] + csr_row_dot(coef, k, indices, data, start, end)
-            if not record_score(out_scores, i, k, z):
-                return t, i
-            if averaged:
-                x_row = (indices, data, start, end)
-                out_scores[i, k] = averaged_score(
-                    z=z, avg_sum=avg_sum, avg_sum_intercept=avg_sum_intercept, k=k, row=x_row, t=t, s=s
-                )
-            if s == 0.0:
-                continue
-            y = targets[i, k]
-            v = c2 * sigma_b[k]
-            for p in range(start, end):
-                v += sigma[k, indices[p]] * data[p] * data[p]
-            update, ay, c = cw_weighted_step(rule=rule, y=y, z=z, v=v, s=s, phi=phi, C=C, r=r)
-            if not update:
-                continue
-            if not (abs(ay) < math.inf and c < math.inf):  # stop before a step no float holds
-                return t, i
-            if averaged and avg_sum is not None:  # two loops: no test per non-zero
-                late = (t - 1) * ay
-                for p in range(start, end):
-                    j = indices[p]
-                    x = data[p]
-                    sj = sigma[k, j]
-                    coef[k, j] += ay * sj * x
-                    avg_sum[k, j] += late * sj * x
-                    sigma[k, j] = sj / (1.0 + c * sj * x * x)
-            else:
-                for p in range(start, end):
-                    j = indices[p]
-                    x = data[p]
-                    sj = sigma[k, j]
-                    coef[k, j] += ay * sj * x
-                    sigma[k, j] = sj / (1.0 + c * sj * x * x)
-            sb = sigma_b[k]
-            intercept[k] += ay * sb * c2
-            if averaged and avg_sum_intercept is not None:
-                avg_sum_intercept[k] += (t - 1) * ay * sb * c2
-            sigma_b[k] = sb / (1.0 + c * sb * c2)
-    return t, -1
-
-
-@njit_kernel
-def cw_full_epoch(
+def cw_epoch(
     indptr,
     indices,
     data,
@@ -206,17 +129,24 @@ def cw_full_epoch(
     out_scores,
     avg_sum=None,
     avg_sum_intercept=None,
+    sigma_b=None,
 ):
-    """One pass with full covariances ``sigma`` (K, d + 1, d + 1); index d is the bias feature.
+    """One pass with a full covariance ``sigma`` (K, d + 1, d + 1) or a diagonal one, ``sigma`` (K, d) and
+    ``sigma_b`` (K,) for the bias feature.
 
-    ``sigma`` must be symmetric: ``Sigma x`` is read from its rows. Returns ``(t, bad_row)``. ``avg_sum``,
-    ``avg_sum_intercept``: optional averaging sums, as in :func:`cw_diag_epoch`.
+    A full ``sigma`` must be symmetric (``Sigma x`` is read from its rows); its index d is the bias feature. Each
+    form compiles its own code (numba drops the branches of the other: ``sigma.ndim`` is a constant of the
+    compiled specialisation). Returns ``(t, bad_row)`` as :func:`streamlearn._kernels.linear.linear_epoch`;
+    ``avg_sum`` and ``avg_sum_intercept`` (optional) collect ``(t - 1)`` times each move of the mean, as there
+    (averaging: the scores are then the averaged means'; arrays with no rows: no averaging).
     """
     n_rows = indptr.shape[0] - 1
     n_out = coef.shape[0]
     averaged = averaging(avg_sum, avg_sum_intercept)
     d = coef.shape[1]
-    g = np.empty(d + 1, dtype=np.float64)
+    c2 = bias_value * bias_value
+    if sigma.ndim == 3:
+        g = np.empty(d + 1, dtype=np.float64)  # Sigma x (dense) of a full covariance
     for i in range(n_rows):
         start, end, s, t = weighted_row(indptr, sample_weight, i, t)
         for k in range(n_out):
@@ -224,41 +154,68 @@ def cw_full_epoch(
             if not record_score(out_scores, i, k, z):
                 return t, i
             if averaged:
-                x_row = (indices, data, start, end)
                 out_scores[i, k] = averaged_score(
-                    z=z, avg_sum=avg_sum, avg_sum_intercept=avg_sum_intercept, k=k, row=x_row, t=t, s=s
+                    z, avg_sum, avg_sum_intercept, k, (indices, data, start, end), t - 1 if s != 0.0 else t
                 )
             if s == 0.0:
                 continue
             y = targets[i, k]
-            # g = Sigma x (dense), v = x . g
-            for a in range(d + 1):
-                g[a] = sigma[k, d, a] * bias_value
-            for p in range(start, end):
-                row = indices[p]
-                x = data[p]
+            if sigma.ndim == 2:
+                v = c2 * sigma_b[k]
+                for p in range(start, end):
+                    v += sigma[k, indices[p]] * data[p] * data[p]
+            else:
+                # g = Sigma x (dense), v = x . g
                 for a in range(d + 1):
-                    g[a] += sigma[k, row, a] * x
-            v = g[d] * bias_value
-            for p in range(start, end):
-                v += g[indices[p]] * data[p]
+                    g[a] = sigma[k, d, a] * bias_value
+                for p in range(start, end):
+                    row = indices[p]
+                    x = data[p]
+                    for a in range(d + 1):
+                        g[a] += sigma[k, row, a] * x
+                v = g[d] * bias_value
+                for p in range(start, end):
+                    v += g[indices[p]] * data[p]
             update, ay, c = cw_weighted_step(rule=rule, y=y, z=z, v=v, s=s, phi=phi, C=C, r=r)
             if not update:
                 continue
             if not (abs(ay) < math.inf and c < math.inf):  # stop before a step no float holds
                 return t, i
-            for a in range(d):
-                coef[k, a] += ay * g[a]
-            intercept[k] += ay * g[d] * bias_value
-            if averaged and avg_sum is not None and avg_sum_intercept is not None:
-                late = (t - 1) * ay
+            if sigma.ndim == 2:
+                if averaged and avg_sum is not None:  # two loops: no test per non-zero
+                    late = (t - 1) * ay
+                    for p in range(start, end):
+                        j = indices[p]
+                        x = data[p]
+                        sj = sigma[k, j]
+                        coef[k, j] += ay * sj * x
+                        avg_sum[k, j] += late * sj * x
+                        sigma[k, j] = sj / (1.0 + c * sj * x * x)
+                else:
+                    for p in range(start, end):
+                        j = indices[p]
+                        x = data[p]
+                        sj = sigma[k, j]
+                        coef[k, j] += ay * sj * x
+                        sigma[k, j] = sj / (1.0 + c * sj * x * x)
+                sb = sigma_b[k]
+                intercept[k] += ay * sb * c2
+                if averaged and avg_sum_intercept is not None:
+                    avg_sum_intercept[k] += (t - 1) * ay * sb * c2
+                sigma_b[k] = sb / (1.0 + c * sb * c2)
+            else:
                 for a in range(d):
-                    avg_sum[k, a] += late * g[a]
-                avg_sum_intercept[k] += late * g[d] * bias_value
-            beta = c / (1.0 + c * v)
-            for a in range(d + 1):
-                bg = beta * g[a]
-                if bg != 0.0:
-                    for b in range(d + 1):
-                        sigma[k, a, b] -= bg * g[b]
+                    coef[k, a] += ay * g[a]
+                intercept[k] += ay * g[d] * bias_value
+                if averaged and avg_sum is not None and avg_sum_intercept is not None:
+                    late = (t - 1) * ay
+                    for a in range(d):
+                        avg_sum[k, a] += late * g[a]
+                    avg_sum_intercept[k] += late * g[d] * bias_value
+                beta = c / (1.0 + c * v)
+                for a in range(d + 1):
+                    bg = beta * g[a]
+                    if bg != 0.0:
+                        for b in range(d + 1):
+                            sigma[k, a, b] -= bg * g[b]
     return t, -1

@@ -182,29 +182,34 @@ def averaging(avg_sum, avg_sum_intercept):
 
 
 @njit_inline
-def averaged_score(z, avg_sum, avg_sum_intercept, k, row, t, s):
+def averaged_score(z, avg_sum, avg_sum_intercept, k, row, n_before):
     """Score of the averaged weights ``coef - avg_sum / n_before`` for the CSR row ``row = (indices, data, start,
-    end)`` from ``z``, the running weights' score of the same row; ``n_before`` examples before this one (``t``
-    counts it already when its weight ``s`` is not 0; 0 before any example: the averaged model starts at zero).
-    One more O(nnz) dot product."""
-    n_before = t - 1 if s != 0.0 else t
-    if n_before <= 0 or avg_sum is None or avg_sum_intercept is None:
+    end)`` from ``z``, the running weights' score of the same row; ``n_before`` examples of non-zero weight before
+    this one (0: the averaged model starts at zero). One more O(nnz) dot product."""
+    if avg_sum is None or avg_sum_intercept is None:
         return 0.0
     indices, data, start, end = row
-    return z - (avg_sum_intercept[k] + csr_row_dot(avg_sum, k, indices, data, start, end)) / n_before
+    # the dot product before the test, not under it: compiled under the branch, the loop makes the averaged pass twice
+    # as slow
+    dot = avg_sum_intercept[k] + csr_row_dot(avg_sum, k, indices, data, start, end)
+    return z - dot / n_before if n_before > 0 else 0.0
 
 
 #: Steps (times ``max(1, intercept_sq)``, and times ``t - 1`` for the averaging sums) up to this size cannot make a
 #: finite weight overflow: every row value is below 2**500 in size (about 3.3e150, refused beyond at the boundary,
 #: ``_validation.MAX_FEATURE_VALUE``), so each ``|step x_j|`` stays below 3.3e300. Larger steps (and NaN) stop the pass
-#: (:func:`linear_epoch`); :func:`linear_row_checked` learns that example, checking the weights one by one first
+#: (:func:`linear_epoch`), which then learns that example alone with ``checked``, checking the weights one by one first
 SAFE_STEP = 1e150
 
 
 @njit_inline
-def _step(rule, loss, loss_param, schedule, eta0, C, y, z, sq, s, t):
-    """``(moves, step)`` of the update ``w += step x`` of an example of weight ``s`` and score ``z`` (see the
-    module docstring); ``moves`` is False when the example changes nothing (a zero gradient, a passive PA step)."""
+def _step(rule_params, y, z, sq, s, t):
+    """``(moves, step)`` of the update ``w += step x`` of an example of weight ``s``, label ``y``, score ``z`` and
+    ``||x||^2 = sq`` (see the module docstring), ``rule_params = (rule, loss, loss_param, schedule, eta0, C)``;
+    ``moves`` is False when the example changes nothing (a weight of 0, a zero gradient, a passive PA step)."""
+    rule, loss, loss_param, schedule, eta0, C = rule_params
+    if s == 0.0:
+        return False, 0.0
     if rule == RULE_GRADIENT:
         g = loss_dloss(loss, y, z, loss_param)
         if g == 0.0:
@@ -229,109 +234,14 @@ def _step(rule, loss, loss_param, schedule, eta0, C, y, z, sq, s, t):
 
 
 @njit_kernel
-def update_overflows(a, w, b, k, indices, data, start, end, intercept_sq):
-    """Whether ``w[k] += a * x`` for the CSR row data[start:end], with ``b[k] += a * intercept_sq``, would make a
-    value NaN or infinite; nothing is written."""
+def update_overflows(a, w, b, k, row, intercept_sq):
+    """Whether ``w[k] += a * x`` for the CSR row ``row = (indices, data, start, end)``, with
+    ``b[k] += a * intercept_sq``, would make a value NaN or infinite; nothing is written."""
+    indices, data, start, end = row
     overflow = not math.isfinite(b[k] + a * intercept_sq)
     for p in range(np.uintp(start), np.uintp(end)):
         overflow |= not math.isfinite(w[k, np.uintp(indices[p])] + a * data[p])
     return overflow
-
-
-@njit_kernel
-def linear_row_checked(
-    i,
-    k_from,
-    indptr,
-    indices,
-    data,
-    targets,
-    sample_weight,
-    coef,
-    intercept,
-    intercept_sq,
-    rule,
-    loss,
-    loss_param,
-    schedule,
-    eta0,
-    C,
-    t,
-    out_scores,
-    avg_sum,
-    avg_sum_intercept,
-):
-    """Example ``i`` of :func:`linear_epoch`'s pass from output ``k_from`` on (where the pass stopped on a step
-    beyond :data:`SAFE_STEP`; ``t`` does not count the example yet), each update checked weight by weight before
-    it is written. Returns ``(t, learnt)``: with ``learnt`` False (an update would make a weight or an averaging
-    sum NaN or infinite, or a score is not finite) nothing of that output is written and ``t`` is as given.
-    Never called on sane data: O(K nnz) and a few passes over the row."""
-    t_before = t
-    start, end, s, t = weighted_row(indptr, sample_weight, i, t)
-    averaged = averaging(avg_sum, avg_sum_intercept)
-    sq = intercept_sq + csr_row_sqnorm(data, start, end)
-    for k in range(k_from, coef.shape[0]):
-        z = intercept[k] + csr_row_dot(coef, k, indices, data, start, end)
-        if not record_score(out_scores, i, k, z):
-            return t_before, False
-        if averaged:
-            x_row = (indices, data, start, end)
-            out_scores[i, k] = averaged_score(
-                z=z, avg_sum=avg_sum, avg_sum_intercept=avg_sum_intercept, k=k, row=x_row, t=t, s=s
-            )
-        if s == 0.0:
-            continue
-        moves, step = _step(
-            rule=rule,
-            loss=loss,
-            loss_param=loss_param,
-            schedule=schedule,
-            eta0=eta0,
-            C=C,
-            y=targets[i, k],
-            z=z,
-            sq=sq,
-            s=s,
-            t=t,
-        )
-        if not moves:
-            continue
-        late = (t - 1) * step
-        if update_overflows(
-            a=step,
-            w=coef,
-            b=intercept,
-            k=k,
-            indices=indices,
-            data=data,
-            start=start,
-            end=end,
-            intercept_sq=intercept_sq,
-        ):
-            return t_before, False
-        if (
-            averaged
-            and avg_sum is not None
-            and avg_sum_intercept is not None
-            and update_overflows(
-                a=late,
-                w=avg_sum,
-                b=avg_sum_intercept,
-                k=k,
-                indices=indices,
-                data=data,
-                start=start,
-                end=end,
-                intercept_sq=intercept_sq,
-            )
-        ):
-            return t_before, False
-        csr_row_axpy(a=step, w=coef, k=k, indices=indices, data=data, start=start, end=end)
-        intercept[k] += step * intercept_sq
-        if averaged and avg_sum is not None and avg_sum_intercept is not None:
-            csr_row_axpy(a=late, w=avg_sum, k=k, indices=indices, data=data, start=start, end=end)
-            avg_sum_intercept[k] += late * intercept_sq
-    return t, True
 
 
 @njit_kernel
@@ -354,17 +264,23 @@ def linear_epoch(
     out_scores,
     avg_sum=None,
     avg_sum_intercept=None,
+    k_from=0,
+    checked=False,
 ):
     """Run one pass over the rows of a CSR matrix in storage order.
 
     Returns ``(t, stop)``: the updated example counter and -1 when every example was learnt. Otherwise the pass
     stopped before an example's update, with ``t`` not counting it: ``stop = i`` when the score of example
     ``i`` is not finite, ``stop = -2 - (i K + k)`` when its step for output ``k`` (of K) is beyond
-    :data:`SAFE_STEP` (never on sane data; nothing of it applied): :func:`linear_row_checked` then learns the
-    example from output ``k`` on, checking every weight, and the pass may resume after it. Row values are below
-    2**500 in size (the boundary check, ``_validation.MAX_FEATURE_VALUE``), so that steps up to the safe size
-    keep every weight finite. With K > 1 outputs, the outputs before the one that stopped the pass have taken the
-    example's update.
+    :data:`SAFE_STEP` (never on sane data; nothing of it applied). Row values are below 2**500 in size (the
+    boundary check, ``_validation.MAX_FEATURE_VALUE``), so that steps up to the safe size keep every weight
+    finite. With K > 1 outputs, the outputs before the one that stopped the pass have taken the example's update.
+
+    The first row is learnt from output ``k_from`` on. With ``checked``, each update is checked weight by weight
+    (and averaging sum by sum) before it is written, whatever the size of its step: one that would make a value
+    NaN or infinite stops the pass as a score that is not finite does (``stop = i``, nothing of that output
+    written). That is how the example a large step stopped the pass at is learnt (a chunk of that one row, from
+    output ``k``); the pass may then resume after it. O(K nnz) more per example: never used on sane data.
 
     Averaging (``avg_sum`` (K, d) and ``avg_sum_intercept`` (K,) given): every update ``w += step x`` of
     example ``t`` also adds ``(t - 1) step x`` to ``avg_sum`` (O(nnz), Daume's trick), so that the average of
@@ -379,6 +295,8 @@ def linear_epoch(
     need_sq = rule != RULE_GRADIENT
     use_prefetch = coef.shape[0] * coef.shape[1] >= PREFETCH_MIN_WEIGHTS
     safe_step = SAFE_STEP / max(1.0, intercept_sq)  # the intercept moves by step * intercept_sq
+    rule_params = (rule, loss, loss_param, schedule, eta0, C)
+    k_first = k_from
     for i in range(n_rows):
         t_before = t
         start, end, s, t = weighted_row(indptr, sample_weight, i, t)
@@ -387,8 +305,8 @@ def linear_epoch(
                 for p in range(np.uintp(end), np.uintp(indptr[i + 2])):
                     prefetch(coef, k, np.uintp(indices[p]))
         sq = intercept_sq
-        for k in range(n_out):
-            if need_sq and k == 0:  # ||x||^2 computed with the first output's dot product
+        for k in range(k_first, n_out):
+            if need_sq and k == k_first:  # ||x||^2 computed with the first output's dot product
                 dot, xx = csr_row_dot_sq(coef, k, indices, data, start, end)
                 sq += xx
             else:
@@ -397,36 +315,31 @@ def linear_epoch(
             if not record_score(out_scores, i, k, z):
                 return t_before, i
             if averaged:
-                x_row = (indices, data, start, end)
                 out_scores[i, k] = averaged_score(
-                    z=z, avg_sum=avg_sum, avg_sum_intercept=avg_sum_intercept, k=k, row=x_row, t=t, s=s
+                    z, avg_sum, avg_sum_intercept, k, (indices, data, start, end), t_before
                 )
-            if s == 0.0:
-                continue
-            moves, step = _step(
-                rule=rule,
-                loss=loss,
-                loss_param=loss_param,
-                schedule=schedule,
-                eta0=eta0,
-                C=C,
-                y=targets[i, k],
-                z=z,
-                sq=sq,
-                s=s,
-                t=t,
-            )
+            moves, step = _step(rule_params, targets[i, k], z, sq, s, t)
             if not moves:
                 continue
             late = (t - 1) * step  # the averaging sums' step
+            if checked:
+                x_row = (indices, data, start, end)
+                if update_overflows(step, coef, intercept, k, x_row, intercept_sq) or (
+                    averaged
+                    and avg_sum is not None
+                    and avg_sum_intercept is not None
+                    and update_overflows(late, avg_sum, avg_sum_intercept, k, x_row, intercept_sq)
+                ):
+                    return t_before, i
             # (a step is finite or infinite here, never NaN: the score is finite, the sample weight > 0)
-            if abs(step) > safe_step or (averaged and abs(late) > safe_step):
+            elif abs(step) > safe_step or (averaged and abs(late) > safe_step):
                 return t_before, -2 - (i * n_out + k)
             csr_row_axpy(a=step, w=coef, k=k, indices=indices, data=data, start=start, end=end)
             intercept[k] += step * intercept_sq
             if averaged and avg_sum is not None and avg_sum_intercept is not None:
                 csr_row_axpy(a=late, w=avg_sum, k=k, indices=indices, data=data, start=start, end=end)
                 avg_sum_intercept[k] += late * intercept_sq
+        k_first = 0
     return t, -1
 
 

@@ -63,7 +63,7 @@ class _BaseConfidence(_AveragingMixin, OnlineClassifierMixin, BaseOnlineLinear):
                 f"with ({self.covariance_}); call fit to start again."
             )
         self._averaged_epoch(
-            _k.cw_full_epoch if full else _k.cw_diag_epoch,
+            _k.cw_epoch,
             X,
             targets,
             sw,

@@ -24,21 +24,27 @@ _EPSILON = {"epsilon": [Interval(float, 0, None, closed="left")]}
 _PA_VARIANTS = {"pa": _k.RULE_PA, "pa1": _k.RULE_PA1, "pa2": _k.RULE_PA2}
 
 
+def _rows(kw, first, stop=None):
+    """The arguments ``kw`` of ``_k.linear_epoch`` for the chunk's rows ``first`` to ``stop`` (the last one by
+    default)."""
+    rows = {name: kw[name][first:stop] for name in ("targets", "sample_weight", "out_scores")}
+    return {**kw, **rows, "indptr": kw["indptr"][first : None if stop is None else stop + 1]}
+
+
 def _linear_epoch_checked(**kw):
-    """``_k.linear_epoch`` over the chunk, and the examples it leaves to ``_k.linear_row_checked`` (a step beyond
-    ``_k.SAFE_STEP``, never on sane data): each is learnt with every weight checked first, then the pass resumes
-    after it. Returns ``(t, bad_row)`` as the kernel, ``bad_row`` an index into the chunk."""
+    """``_k.linear_epoch`` over the chunk; an example it stops at for a step beyond ``_k.SAFE_STEP`` (never on sane
+    data) is learnt alone with every weight checked first (``checked=True``), then the pass resumes after it.
+    Returns ``(t, bad_row)`` as the kernel, ``bad_row`` an index into the chunk."""
     t, stop = _k.linear_epoch(**kw)
     first = 0
     while stop <= -2:
         i, k = divmod(-2 - stop, kw["coef"].shape[0])
         i += first
-        t, learnt = _k.linear_row_checked(i=i, k_from=k, **{**kw, "t": t})
-        if not learnt:
+        t, stop = _k.linear_epoch(**{**_rows(kw, i, i + 1), "t": t, "k_from": k, "checked": True})
+        if stop != -1:
             return t, i
         first = i + 1
-        rest = {name: kw[name][first:] for name in ("indptr", "targets", "sample_weight", "out_scores")}
-        t, stop = _k.linear_epoch(**{**kw, **rest, "t": t})
+        t, stop = _k.linear_epoch(**{**_rows(kw, first), "t": t})
         if stop >= 0:
             stop += first
     return t, stop

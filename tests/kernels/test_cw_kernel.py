@@ -39,10 +39,10 @@ def _run_kernel(Xc, targets, sw, rule, phi, C, r, bias, full, a, mu=None):
     )
     if full:
         sigma = np.repeat(np.eye(d + 1)[None] * a, K, axis=0)
-        t, bad = k.cw_full_epoch(sigma=sigma, **args)
+        t, bad = k.cw_epoch(sigma=sigma, **args)
     else:
         sigma, sigma_b = np.full((K, d), a), np.full(K, a)
-        t, bad = k.cw_diag_epoch(sigma=sigma, sigma_b=sigma_b, **args)
+        t, bad = k.cw_epoch(sigma=sigma, sigma_b=sigma_b, **args)
         sigma = np.hstack([sigma, sigma_b[:, None]])
     return mu, b, sigma, t, bad, out
 
