@@ -326,16 +326,18 @@ def _rate_dot(rate, data, start, m):
 
 
 @njit_inline
-def _gather(coef, feat, gcol, sca, gsq, q, j, x):
-    """Non-zero ``q`` (column ``j``, value ``x``) of ``nag_epoch``'s one-output sweep: ``s_j`` and ``feat[j, gcol]``
-    into the scratch arrays, the new scale ``max(s_j, |x|)`` into ``feat`` (unconditionally: a branch on new
-    features, unpredictable on sparse streams, costs more than the store); returns ``w_j x``."""
+def _gather(coef, feat, scratch, q, j, x):
+    """Non-zero ``q`` (column ``j``, value ``x``) of ``nag_epoch``'s one-output sweep: ``s_j`` into
+    ``scratch[0, q]`` and the last column of ``feat`` (``G_j``; ``s_j`` again in plain mode, unused there, so that
+    the sweep has no branch) into ``scratch[1, q]``, the new scale ``max(s_j, |x|)`` into ``feat``
+    (unconditionally: a branch on new features, unpredictable on sparse streams, costs more than the store);
+    returns ``w_j x``."""
     wx = coef[0, j] * x
     s0 = feat[j, 0]
-    sca[q] = s0
+    scratch[0, q] = s0
     a = abs(x)
     feat[j, 0] = a if a > s0 else s0
-    gsq[q] = feat[j, gcol]
+    scratch[1, q] = feat[j, np.uintp(feat.shape[1] - 1)]
     return wx
 
 
@@ -413,12 +415,10 @@ def nag_epoch(
     for i in range(n_rows):
         longest = max(longest, indptr[i + 1] - indptr[i])
     rate = np.empty(longest)  # per non-zero of the row: r_j x_j,
-    gsq = np.empty(longest)  # G_j (after this example's update)
-    sca = np.empty(longest)  # and s_j (after this example's rescaling)
+    scratch = np.empty((2, longest))
+    sca = scratch[0]  # s_j (after this example's rescaling)
+    gsq = scratch[1]  # and G_j (after this example's update)
     c0 = 1.0 if fit_intercept else 0.0
-    # the column the one-output sweep gathers into gsq: G_j, or in plain mode s_j again (unused there), so
-    # that the sweep has no branch
-    gcol = np.uintp(feat.shape[1] - 1)
     for i in range(n_rows):
         start = np.uintp(indptr[i])
         end = np.uintp(indptr[i + 1])
@@ -447,14 +447,14 @@ def nag_epoch(
             p = start
             q = np.uintp(0)
             while p + _U3 < end:
-                z0 += _gather(coef, feat, gcol, sca, gsq, q, np.uintp(indices[p - base]), data[p])
-                z1 += _gather(coef, feat, gcol, sca, gsq, q + _U1, np.uintp(indices[p + _U1 - base]), data[p + _U1])
-                z2 += _gather(coef, feat, gcol, sca, gsq, q + _U2, np.uintp(indices[p + _U2 - base]), data[p + _U2])
-                z3 += _gather(coef, feat, gcol, sca, gsq, q + _U3, np.uintp(indices[p + _U3 - base]), data[p + _U3])
+                z0 += _gather(coef, feat, scratch, q, np.uintp(indices[p - base]), data[p])
+                z1 += _gather(coef, feat, scratch, q + _U1, np.uintp(indices[p + _U1 - base]), data[p + _U1])
+                z2 += _gather(coef, feat, scratch, q + _U2, np.uintp(indices[p + _U2 - base]), data[p + _U2])
+                z3 += _gather(coef, feat, scratch, q + _U3, np.uintp(indices[p + _U3 - base]), data[p + _U3])
                 p += _U4
                 q += _U4
             while p < end:
-                z0 += _gather(coef, feat, gcol, sca, gsq, q, np.uintp(indices[p - base]), data[p])
+                z0 += _gather(coef, feat, scratch, q, np.uintp(indices[p - base]), data[p])
                 p += _U1
                 q += _U1
             z = intercept[0] + ((z0 + z1) + (z2 + z3))
