@@ -41,14 +41,14 @@ def maxabs_transform_update(indptr, cols, data, n_cols, max_abs, write, out, lea
         add = every or learn[i] != 0.0
         added += 1 if add else 0
         for p in range(start, indptr[i + 1]):
-            j = p - start if dense else np.intp(cols[p])
+            j = np.uintp(p - start) if dense else np.uintp(cols[p])  # unsigned: no negative-index test
             x = data[p]
             m = max_abs[j]
             if write:
                 out[p] = x / m if m > 0.0 else 0.0
-            ax = abs(x)
-            if add and ax > m:
-                max_abs[j] = ax
+            if add:  # stored unconditionally: a branch on |x| > m costs more than the store
+                ax = abs(x)
+                max_abs[j] = ax if ax > m else m
     return added
 
 
