@@ -121,6 +121,27 @@ def csr_row_dot(w, k, indices, data, start, end):
 
 
 @njit_inline
+def csr_row_sqnorm(data, start, end):
+    """||x||^2 for the CSR row data[start:end], four partial sums (no gathers: bound by the add latency)."""
+    q0 = 0.0
+    q1 = 0.0
+    q2 = 0.0
+    q3 = 0.0
+    p = np.uintp(start)
+    e = np.uintp(end)
+    while p + _U3 < e:
+        q0 += data[p] * data[p]
+        q1 += data[p + _U1] * data[p + _U1]
+        q2 += data[p + _U2] * data[p + _U2]
+        q3 += data[p + _U3] * data[p + _U3]
+        p += _U4
+    while p < e:
+        q0 += data[p] * data[p]
+        p += _U1
+    return (q0 + q1) + (q2 + q3)
+
+
+@njit_inline
 def csr_row_axpy(a, w, k, indices, data, start, end):
     """w[k] += a * x for the CSR row data[start:end] (same index contract as ``csr_row_dot``)."""
     for p in range(np.uintp(start), np.uintp(end)):
@@ -335,13 +356,10 @@ def linear_scores(indptr, indices, data, coef, intercept, out):
 
 @njit_kernel
 def csr_max_row_sqnorm(indptr, data):
-    """max_i ||x_i||^2 over the rows of a CSR matrix (0.0 for no rows); O(nnz), once per call (each row's sum
-    left to right: no partial sums needed off the hot path)."""
+    """max_i ||x_i||^2 over the rows of a CSR matrix (0.0 for no rows); O(nnz)."""
     best = 0.0
     for i in range(indptr.shape[0] - 1):
-        sq = 0.0
-        for p in range(indptr[i], indptr[i + 1]):
-            sq += data[p] * data[p]
+        sq = csr_row_sqnorm(data, indptr[i], indptr[i + 1])
         if sq > best:
             best = sq
     return best
