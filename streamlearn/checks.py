@@ -33,6 +33,7 @@ message saying what broke. They state the online contract of :mod:`streamlearn.b
 
 import os
 import tempfile
+import warnings
 from typing import Any
 from collections.abc import Callable, Iterator
 
@@ -430,8 +431,6 @@ def check_values_under_the_bound_learnt_or_diverge(estimator: Any) -> None:
     """Feature values just under 2**500 (from 1e50 to 3e149, on a third of the entries; dense and CSR) are learnt
     (the model and its scores finite) or stop ``partial_fit`` with a one-line ``FloatingPointError`` (a divergence)
     or ``ValueError``; never another exception, a numpy warning or a model left silently non-finite."""
-    import warnings
-
     X, y, kw = _data(estimator, n=60, d=6, seed=1)
     rng = np.random.default_rng(1)
     for magnitude in (1e50, 1e75, 1e100, 1e120, 3e149):
