@@ -280,7 +280,22 @@ def _parse_float(buf, p, end):
 
 @njit_kernel
 def svmlight_parse(
-    buf, end, final, max_rows, shift, max_index, edge_index, index_cap, store, data, indices, indptr, y, hard, state
+    buf,
+    end,
+    final,
+    max_rows,
+    shift,
+    max_index,
+    edge_index,
+    index_cap,
+    store,
+    data,
+    indices,
+    indptr,
+    y,
+    row_line,
+    hard,
+    state,
 ):
     """Parse complete lines of ``buf[state[S_POS]:end]`` into CSR pieces; return a status ``ST_*``.
 
@@ -297,6 +312,7 @@ def svmlight_parse(
     data, indices : output non-zeros, written from ``state[S_NNZ]``; capacity ``len(data)``.
     indptr, y : output rows; ``indptr[r + 1]`` and ``y[r]`` for rows ``r`` from ``state[S_ROWS]``
         (the caller guarantees room for ``max_rows`` more rows).
+    row_line : int64 output, ``row_line[r]`` = the 1-based line of row ``r`` (same room as ``y``).
     hard : int64 (n, HARD_COLS) table of tokens to convert with Python's ``float()``.
     state : int64 (STATE_LEN,) in/out counters, see ``S_*``.
 
@@ -531,6 +547,7 @@ def svmlight_parse(
         # ---- commit the line
         if store:
             indptr[row + 1] = nnz
+            row_line[row] = line
         row += 1
         made += 1
         if lmin >= 0:

@@ -324,6 +324,7 @@ def vw_parse(
     indptr,
     y,
     w,
+    row_line,
     tag_s,
     tag_e,
     s_idx,
@@ -339,7 +340,8 @@ def vw_parse(
 
     ``mask``: ``2**bits - 1``; ``keep_ns[c]``: keep namespace with first byte ``c``; ``constant``: add VW's
     constant feature; ``terms``/``term_lens``: interactions (``WILDCARD`` for ':'), already canonical when
-    ``has_wildcard`` is false. ``s_*``/``o_*`` are per-row scratch arrays. Returns a status code.
+    ``has_wildcard`` is false. ``row_line[r]``: the 1-based line of row ``r``. ``s_*``/``o_*`` are per-row
+    scratch arrays. Returns a status code.
     """
     pos = state[S_POS]
     line = state[S_LINE]
@@ -678,6 +680,7 @@ def vw_parse(
         nnz += m
         y[rows] = label
         w[rows] = weight
+        row_line[rows] = line
         tag_s[rows] = ts
         tag_e[rows] = te
         rows += 1

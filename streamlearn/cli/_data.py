@@ -282,9 +282,10 @@ def model_reader(model, path, chunk_size, zero_based="auto", *, allow_empty=Fals
     )
 
 
-def checked_labels(reader, model, name=None):
+def checked_labels(reader, model, name=None, spec=None):
     """The chunks of ``reader`` (``(X, y)`` or ``(X, y, sample_weight)``); a label the classifier does not know
-    is an error naming it and the file (``name``, by default ``reader.name``)."""
+    is an error naming it and the file (``name``, by default ``reader.name``) with the line (``spec``: how the
+    file is read, LIBSVM when None)."""
     classes = getattr(model, "classes_", None)
     seen = 0
     for chunk in reader:
@@ -296,15 +297,17 @@ def checked_labels(reader, model, name=None):
                 seen,
                 reader.name if name is None else name,
                 "of the model's classes {classes}; a test file must use the labels of the training data.",
+                spec,
             )
         seen += len(y)
         yield chunk
 
 
-def first_chunk_classes(chunks, path, chunk_size):
+def first_chunk_classes(chunks, path, chunk_size, spec=None):
     """The chunks of a classifier's training data (``(X, y)`` or ``(X, y, sample_weight)``). Its classes are
     those of the first chunk with rows (``infer_classes``); a later label outside them is an error naming the
-    file and the example, instead of the learner's error about its ``classes_``."""
+    file and the line of the example (``spec``: how the file is read, LIBSVM when None), instead of the
+    learner's error about its ``classes_``."""
     from ..datasets._pipes import pipe_name
     from ..evaluation.train_test import infer_classes
 
@@ -317,9 +320,10 @@ def first_chunk_classes(chunks, path, chunk_size):
                 frac = y != np.floor(y)
                 if frac.any():
                     i = int(np.argmax(frac))
+                    where, which = _example_at(pipe_name(path), spec, seen + i)
                     raise CLIError(
-                        f"{pipe_name(path)}: label {y[i]:g} (example {seen + i + 1}) is not a class: a classifier "
-                        "needs whole-number or text labels; for numeric targets use a regression learner."
+                        f"{where}: label {y[i]:g}{which} is not a class: a classifier needs whole-number or text "
+                        "labels; for numeric targets use a regression learner."
                     )
             if classes is None:
                 classes = infer_classes(y)
@@ -331,21 +335,33 @@ def first_chunk_classes(chunks, path, chunk_size):
                 f"of the classes {{classes}} of the first chunk ({chunk_size} rows), "
                 "from which a classifier takes its classes; pass a --chunk-size that puts every class in the first "
                 "chunk.",
+                spec,
             )
         seen += len(y)
         yield chunk
 
 
-def _refuse_unknown(y, classes, seen, where, which):
-    """A label of ``y`` not in ``classes`` is an error naming it, ``where`` and its example (``seen`` examples
-    came before ``y``): "WHERE: label L (example N) is not one WHICH", ``{classes}`` in ``which`` the classes."""
+def _refuse_unknown(y, classes, seen, where, which, spec):
+    """A label of ``y`` not in ``classes`` is an error naming it, the file ``where`` and the line of its example
+    (``seen`` examples came before ``y``): "WHERE, line N: label L is not one WHICH" (see ``_example_at``),
+    ``{classes}`` in ``which`` the classes."""
     bad = ~np.isin(y, classes)
     if bad.any():
         i = int(np.argmax(bad))
+        where, example = _example_at(where, spec, seen + i)
         raise CLIError(
-            f"{where}: label {_label_text(y[i])} (example {seen + i + 1}) is not one "
-            + which.format(classes=_labels(classes))
+            f"{where}: label {_label_text(y[i])}{example} is not one " + which.format(classes=_labels(classes))
         )
+
+
+def _example_at(path, spec, example):
+    """``(place, "")`` with the place of the 0-based ``example`` of the file ``path`` read as ``spec`` (LIBSVM when
+    None; see :func:`~streamlearn.datasets._readers.example_place`), or ``(path, " (example N)")`` for a pipe."""
+    from ..datasets._readers import example_place
+    from ..datasets._spec import InputSpec
+
+    place = example_place(path, spec or InputSpec(format="libsvm"), example)
+    return (path, f" (example {example + 1})") if place is None else (place, "")
 
 
 def _label_text(c):

@@ -241,6 +241,7 @@ def model_streams(model, model_path, path, test, args, test_readers=None):
                 nonempty(open_stream(test, hashed, args.chunk_size, require_label=True), test, "test file"),
                 model,
                 pipe_name(test),
+                hashed,
             ),
         )
     libsvm_reader_args(model)

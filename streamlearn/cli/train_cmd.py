@@ -6,6 +6,7 @@ partition; the test file / holdout scoring, ``-o`` and ``--json`` are the same a
 """
 
 import os
+import re
 
 from .._estimator import is_classifier
 from ..learners import LEARNERS, make_learner, scaled_learner
@@ -230,17 +231,25 @@ def _nonempty_openers(opens, paths):
     ]
 
 
-def _no_rows_left(args, path, exc):
+def _no_rows_left(args, path, exc, spec=None):
     """A row the learner refused (a value too large) or diverged on (see ``_progressive._run``): the error naming
-    the file and the example; a --holdout that drew every row of DATA, or every row of positive importance weight, leaves nothing
-    to train on (or nothing to score): the error naming the option and file; None for any other ``exc``."""
+    the file and the line of the example (its number in a pipe or among the rows a --holdout left; ``spec`` is
+    how the file was read, LIBSVM when None); a --holdout that drew every row of DATA, or every row of positive
+    importance weight, leaves nothing to train on (or nothing to score): the error naming the option and file;
+    None for any other ``exc``."""
     from ..datasets._pipes import pipe_name
+    from ..datasets._readers import example_place
+    from ..datasets._spec import InputSpec
 
     example = getattr(exc, "example", None)
     holdout = getattr(args, "holdout", None)
     if example is not None:
-        rows = " of the rows trained on" if holdout is not None else ""
         text = str(exc).replace(f"example {exc.row} of this batch", "this example")  # the divergence message
+        if holdout is None:
+            where = example_place(path, spec or InputSpec(format="libsvm"), example)
+            if where is not None:
+                return CLIError(f"{where}: {re.sub(_BATCH_PLACE, '', text)}")
+        rows = " of the rows trained on" if holdout is not None else ""
         return CLIError(f"{pipe_name(path)}: example {example + 1}{rows}: {text}")
     if holdout is None:
         return None
@@ -252,6 +261,18 @@ def _no_rows_left(args, path, exc):
     if "test examples have sample weight 0" in str(exc):
         return CLIError(f"{where} held out has importance weight 0, none can be scored; hold out a larger fraction.")
     return None
+
+
+def _model_spec(model):
+    """The :class:`InputSpec` a saved model reads its data with (LIBSVM for a model saved without one)."""
+    from ..datasets._spec import InputSpec
+
+    spec = getattr(model, "input_spec_", None)
+    return InputSpec.from_dict(spec) if isinstance(spec, dict) else None
+
+
+#: the place of a refused value in its batch, which a file's line replaces
+_BATCH_PLACE = r" \(row \d+, column \d+\)"
 
 
 def _with_scaler(args, learner):
@@ -377,18 +398,20 @@ def _run_hashed_train(args, learner, params, path, model_out, plot_out):
     try:
         report = train_test_run(
             learner,
-            _classes_checked(learner, opens[0], path, args.chunk_size),
+            _classes_checked(learner, opens[0], path, args.chunk_size, spec),
             name=args.learner,
             params=params,
             passes=args.passes,
-            test_stream=(lambda: checked_labels(opens[1](), learner, pipe_name(args.test))) if args.test else None,
+            test_stream=(lambda: checked_labels(opens[1](), learner, pipe_name(args.test), spec))
+            if args.test
+            else None,
             holdout=args.holdout,
             seed=args.seed,
             progress=show_progress(args),
             chunk_hook=_checkpointer(args, learner, before_save=attach),
         )
     except (ValueError, FloatingPointError) as exc:
-        error = _no_rows_left(args, path, exc)
+        error = _no_rows_left(args, path, exc, spec)
         if error is None:
             raise
         raise error from exc
@@ -396,11 +419,12 @@ def _run_hashed_train(args, learner, params, path, model_out, plot_out):
     return _finish_train(args, learner, report, model_out, plot_out)
 
 
-def _classes_checked(learner, open_stream, path, chunk_size):
-    """``open_stream``, its chunks checked to bring no class after the first chunk (classifiers)."""
+def _classes_checked(learner, open_stream, path, chunk_size, spec=None):
+    """``open_stream``, its chunks checked to bring no class after the first chunk (classifiers; ``spec``: how
+    the file is read, LIBSVM when None)."""
     if not is_classifier(learner):
         return open_stream
-    return lambda: first_chunk_classes(open_stream(), path, chunk_size)
+    return lambda: first_chunk_classes(open_stream(), path, chunk_size, spec)
 
 
 def _checkpointer(args, learner, data=None, before_save=None):
@@ -459,7 +483,7 @@ def _run_resumed_train(args, params):
             chunk_hook=_checkpointer(args, learner),
         )
     except (ValueError, FloatingPointError) as exc:
-        error = _no_rows_left(args, path, exc)
+        error = _no_rows_left(args, path, exc, _model_spec(learner))
         if error is None:
             raise
         raise error from exc
@@ -731,9 +755,10 @@ def run_evaluate(args):
         )
     learner = _with_scaler(args, learner)
     plot_out = plot_output(args.plot, [args.data])
-    data = None
+    data = spec = None
     if input_format(args, args.data) != "libsvm":
-        stream = _hashed_openers(args, [args.data])[0][0]()
+        opens, spec = _hashed_openers(args, [args.data])
+        stream = opens[0]()
     else:
         is_table_run(args, [args.data])
         check_libsvm_args(args)
@@ -741,12 +766,12 @@ def run_evaluate(args):
         stream = data.open()
     classes = None
     if is_classifier(learner):
-        stream = _peek_classes(first_chunk_classes(stream, args.data, args.chunk_size))
+        stream = _peek_classes(first_chunk_classes(stream, args.data, args.chunk_size, spec))
         classes = next(stream)
     try:
         result = progressive_validation(learner, stream, classes=classes, progress=show_progress(args))
     except (ValueError, FloatingPointError) as exc:
-        error = _no_rows_left(args, args.data, exc)
+        error = _no_rows_left(args, args.data, exc, spec)
         if error is None:
             raise
         raise error from exc

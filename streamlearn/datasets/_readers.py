@@ -12,6 +12,8 @@ from __future__ import annotations
 import os
 from typing import TYPE_CHECKING, Any
 
+import numpy as np
+
 from ._spec import InputSpec
 
 if TYPE_CHECKING:
@@ -46,25 +48,26 @@ def _vw(path, spec: InputSpec, chunk_size, *, require_label, with_tags):
             pipe.close()
 
 
+def _vw_options(spec: InputSpec, require_label):
+    """The keyword arguments of :func:`~streamlearn.datasets.iter_vw` that read VW text as ``spec`` says."""
+    opts = spec.options or {}
+    return {
+        "bits": int(spec.bits if spec.bits is not None else 18),
+        "label_convention": spec.label_convention or "pm1",
+        "quadratic": [t for t in spec.interactions if len(t) == 2],
+        "cubic": [t for t in spec.interactions if len(t) == 3],
+        "ignore": spec.ignore,
+        "keep": spec.keep,
+        "constant": bool(opts.get("constant", False)),
+        "n_classes": opts.get("n_classes"),
+        "require_label": require_label,
+    }
+
+
 def _vw_chunks(path, spec: InputSpec, chunk_size, *, require_label, with_tags):
     from ._vw import iter_vw
 
-    opts = spec.options or {}
-    quadratic = [t for t in spec.interactions if len(t) == 2]
-    cubic = [t for t in spec.interactions if len(t) == 3]
-    for chunk in iter_vw(
-        path,
-        chunk_size=chunk_size,
-        bits=int(spec.bits if spec.bits is not None else 18),
-        label_convention=spec.label_convention or "pm1",
-        quadratic=quadratic,
-        cubic=cubic,
-        ignore=spec.ignore,
-        keep=spec.keep,
-        constant=bool(opts.get("constant", False)),
-        n_classes=opts.get("n_classes"),
-        require_label=require_label,
-    ):
+    for chunk in iter_vw(path, chunk_size=chunk_size, **_vw_options(spec, require_label)):
         X, y, w, tags = chunk
         yield (X, y, w, tags) if with_tags else (X, y, w)
 
@@ -95,7 +98,78 @@ def _table(path, spec: InputSpec, chunk_size, *, require_label, with_tags):
         yield (X, y, w, None) if with_tags else (X, y, w)
 
 
-#: format -> reader ``(path, spec, chunk_size, *, require_label, with_tags) -> iterator of chunks``.
+def _file_format(path, spec: InputSpec) -> str:
+    """The format ``path`` is read in under ``spec``: a table's own kind (CSV or Parquet, by its name), else
+    the spec's."""
+    own = detect_format(path)
+    return own if spec.format in ("csv", "parquet") and own in ("csv", "parquet") else spec.format
+
+
+def example_line(path: PathLike, spec: InputSpec, example: int) -> int | None:
+    """Where example ``example`` (0-based) of the file ``path`` read as ``spec`` is: the 1-based line where it
+    starts (LIBSVM, VW text, CSV) or its 1-based row (Parquet); None for a pipe (it cannot be read again) or
+    when the file holds fewer examples. The file is read again up to that example, so call it on an error
+    path, not per example.
+
+    >>> import os, tempfile
+    >>> p = os.path.join(tempfile.mkdtemp(), "t.svm")
+    >>> _ = open(p, "w").write("1 1:1\\n\\n# a comment\\n-1 2:1\\n")
+    >>> example_line(p, InputSpec(format="libsvm"), 1)
+    4
+    """
+    from ._pipes import is_stream_path
+
+    if is_stream_path(path) or example < 0:
+        return None
+    fmt = _file_format(path, spec)
+    if fmt == "parquet":
+        return example + 1
+    if fmt == "csv":
+        from ._tabular import record_line
+
+        return record_line(path, example + 2)  # the header is record 1
+    from .._kernels.svmlight import _INDEX_LIMIT
+    from ._svmlight import _DEFAULT_BLOCK, _Parser, _Source
+    from ._vw import _gen, _VwParser
+
+    src = _Source(path)
+    if fmt == "vw":
+        parser: Any = _VwParser(src.name, block_size=_DEFAULT_BLOCK, **_vw_options(spec, False))
+    else:  # LIBSVM: every index is accepted (the file was read before)
+        parser = _Parser(src.name, shift=0, max_index=_INDEX_LIMIT, index_dtype=np.int64)
+    before = 0
+    for _ in _gen(src, parser, 1 << 16):
+        lines = parser.chunk_lines
+        if example < before + len(lines):
+            return int(lines[example - before])
+        before += len(lines)
+    return None
+
+
+def example_place(path: PathLike, spec: InputSpec, example: int) -> str | None:
+    """:func:`example_line` written as the reader of the format names a place in its errors: ``file, line N``
+    (LIBSVM, CSV), ``file:N`` (VW text, as Vowpal Wabbit does) or ``file, row N`` (Parquet); None when
+    :func:`example_line` is None or the file cannot be read again.
+
+    >>> import os, tempfile
+    >>> p = os.path.join(tempfile.mkdtemp(), "t.vw")
+    >>> _ = open(p, "w").write("1 |a x\\n\\n-1 |a y\\n")
+    >>> example_place(p, InputSpec(format="vw"), 1) == p + ":3"
+    True
+    """
+    try:
+        line = example_line(path, spec, example)
+    except (OSError, ValueError):  # the file changed or went away since it was read
+        return None
+    if line is None:
+        return None
+    fmt = _file_format(path, spec)
+    if fmt == "vw":
+        return f"{path}:{line}"
+    return f"{path}, {'row' if fmt == 'parquet' else 'line'} {line}"
+
+
+#: format -> reader#: format -> reader ``(path, spec, chunk_size, *, require_label, with_tags) -> iterator of chunks``.
 #: Chunks are ``(X, y)`` or ``(X, y, sample_weight)``; with ``with_tags=True`` always
 #: ``(X, y, sample_weight or None, tags or None)``.
 READERS = {"vw": _vw, "libsvm": _libsvm, "csv": _table, "parquet": _table}

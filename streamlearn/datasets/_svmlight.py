@@ -260,6 +260,7 @@ class _Parser:
         self.indices = np.empty(nnz_cap, dtype=self.index_dtype)
         self.indptr = np.zeros(rows_alloc + 1, dtype=np.int64)
         self.y = np.empty(rows_alloc, dtype=np.float64)
+        self.row_line = np.empty(rows_alloc, dtype=np.int64)
         self.state[_k.S_ROWS] = 0
         self.state[_k.S_NNZ] = 0
 
@@ -273,6 +274,7 @@ class _Parser:
     def _grow_rows(self):
         n = max(2 * len(self.y), 1024, self._estimate(int(self.state[_k.S_ROWS])))
         self.indptr = np.concatenate([self.indptr, np.zeros(n - len(self.y), dtype=np.int64)])
+        self.row_line = np.concatenate([self.row_line, np.empty(n - len(self.y), dtype=np.int64)])
         self.y = np.concatenate([self.y, np.empty(n - len(self.y))])
 
     def _grow_nnz(self):
@@ -295,6 +297,7 @@ class _Parser:
         if not self.store:
             return rows
         self.nnz_hint = nnz + nnz // 8 + 16
+        self.chunk_lines = self.row_line[:rows]
         data, indices = self.data[:nnz], self.indices[:nnz]
         if nnz < 0.8 * len(self.data):  # do not keep a mostly empty buffer alive
             data, indices = data.copy(), indices.copy()
@@ -399,6 +402,7 @@ class _Parser:
                     indices=self.indices,
                     indptr=self.indptr,
                     y=self.y,
+                    row_line=self.row_line,
                     hard=self.hard,
                     state=st,
                 )

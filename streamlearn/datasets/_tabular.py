@@ -831,45 +831,13 @@ class TabularReader:
 
     def _relined(self, err):
         """``err`` with its CSV record number (the header is record 1) turned into the line of the file where
-        that record starts: they differ after quoted fields holding newlines and empty lines (which pyarrow
-        skips). A pipe or file object, read once, keeps the record number."""
+        that record starts (:func:`record_line`). A pipe or file object, read once, keeps the record number."""
         if self.format != "csv" or not isinstance(self.path, str) or not err.line or err.line <= 1:
             return err
-        from ._svmlight import _readinto, _Source
-
-        stream, to_close, _ = _Source(self.path).open()
-        try:
-            buf = bytearray(1 << 20)
-            records = 0  # records started before this block
-            lines = 1  # the line at the start of this block
-            quoted = False  # inside quotes at the start of this block
-            at_start = True  # a record may start at the first byte of this block
-            while True:
-                n = _readinto(stream, memoryview(buf))
-                if n == 0:
-                    return err
-                raw = np.frombuffer(buf, np.uint8, n)
-                newlines = raw == 10
-                # a newline ends a record when an even number of '"' precede it in the file
-                inside = (np.cumsum(raw == 34) + quoted) % 2 == 1
-                starts = np.flatnonzero(newlines & ~inside) + 1
-                starts = starts[starts < n]
-                if at_start:
-                    starts = np.concatenate([[0], starts])
-                # an empty line ('\n' or '\r\n') starts no record
-                nxt = np.append(raw[1:], 0)[starts]
-                starts = starts[~((raw[starts] == 10) | ((raw[starts] == 13) & (nxt == 10)))]
-                if records + len(starts) >= err.line:
-                    first = int(starts[err.line - records - 1])
-                    line = lines + int(np.count_nonzero(newlines[:first]))
-                    return TabularFormatError(err.source, line, err.column, err.reason, err.unit)
-                records += len(starts)
-                lines += int(np.count_nonzero(newlines))
-                at_start = bool(newlines[-1] and not inside[-1])
-                quoted = bool((int(np.count_nonzero(raw == 34)) + quoted) % 2)
-        finally:
-            for f in to_close:
-                f.close()
+        line = record_line(self.path, err.line)
+        if line is None:
+            return err
+        return TabularFormatError(err.source, line, err.column, err.reason, err.unit)
 
     def _locate(self, msg, typed):
         """pyarrow's message again, from a single-threaded read (which numbers the rows)."""
@@ -892,6 +860,46 @@ class TabularReader:
         except (pa.ArrowInvalid, pa.ArrowTypeError) as exc:
             return str(exc)
         return msg
+
+
+def record_line(path, record):
+    """The 1-based line of the CSV file ``path`` where record ``record`` (1-based, the header is record 1)
+    starts, or None when the file holds fewer records. Records and lines differ after quoted fields holding
+    newlines and after empty lines (which pyarrow skips). The file is read again, in blocks of 1 MiB."""
+    from ._svmlight import _readinto, _Source
+
+    stream, to_close, _ = _Source(path).open()
+    try:
+        buf = bytearray(1 << 20)
+        records = 0  # records started before this block
+        lines = 1  # the line at the start of this block
+        quoted = False  # inside quotes at the start of this block
+        at_start = True  # a record may start at the first byte of this block
+        while True:
+            n = _readinto(stream, memoryview(buf))
+            if n == 0:
+                return None
+            raw = np.frombuffer(buf, np.uint8, n)
+            newlines = raw == 10
+            # a newline ends a record when an even number of '"' precede it in the file
+            inside = (np.cumsum(raw == 34) + quoted) % 2 == 1
+            starts = np.flatnonzero(newlines & ~inside) + 1
+            starts = starts[starts < n]
+            if at_start:
+                starts = np.concatenate([[0], starts])
+            # an empty line ('\n' or '\r\n') starts no record
+            nxt = np.append(raw[1:], 0)[starts]
+            starts = starts[~((raw[starts] == 10) | ((raw[starts] == 13) & (nxt == 10)))]
+            if records + len(starts) >= record:
+                first = int(starts[record - records - 1])
+                return lines + int(np.count_nonzero(newlines[:first]))
+            records += len(starts)
+            lines += int(np.count_nonzero(newlines))
+            at_start = bool(newlines[-1] and not inside[-1])
+            quoted = bool((int(np.count_nonzero(raw == 34)) + quoted) % 2)
+    finally:
+        for f in to_close:
+            f.close()
 
 
 def _csv_error(source, msg, names):

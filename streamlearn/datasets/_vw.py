@@ -165,6 +165,7 @@ class _VwParser:
         self.indptr = np.zeros(rows + 1, np.int64)
         self.y = np.empty(rows, np.float64)
         self.w = np.empty(rows, np.float64)
+        self.row_line = np.empty(rows, np.int64)
         self.tag_s = np.empty(rows, np.int64)
         self.tag_e = np.empty(rows, np.int64)
         self.tags = []
@@ -193,6 +194,7 @@ class _VwParser:
         )
         X.has_canonical_format = True  # sorted, duplicates summed by the kernel
         tags = self.tags if any(self.tags) else None
+        self.chunk_lines = self.row_line[:rows]
         return X, self.y[:rows].copy(), self.w[:rows].copy(), tags
 
     def chunks(self, stream, chunk_rows):
@@ -242,6 +244,7 @@ class _VwParser:
                     indptr=self.indptr,
                     y=self.y,
                     w=self.w,
+                    row_line=self.row_line,
                     tag_s=self.tag_s,
                     tag_e=self.tag_e,
                     s_idx=self.s_idx,

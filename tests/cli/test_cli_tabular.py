@@ -245,17 +245,17 @@ def test_test_labels_outside_the_model_classes_are_an_error(tmp_path, capsys):
     """As for LIBSVM: a --test label the classifier never saw is an error naming it, not a silent miss."""
     test, model = _train_and_test(tmp_path, "y,a\n1,2\n0,3\n1,4\n", "y,a\n1,2\n0,5\n2,3\n")
     err = capsys.readouterr().err
-    assert err.startswith(f"streamlearn: error: {test}: label 2 (example 3) is not one of the model's classes {{0, 1}}")
+    assert err.startswith(f"streamlearn: error: {test}, line 4: label 2 is not one of the model's classes {{0, 1}}")
     assert err.count("\n") == 1 and not model.exists()
     data = tmp_path / "d.csv"
     assert main(["train", str(data), "--label", "y", "-l", "ftrl", "-o", str(model), "--quiet"]) == 0
     assert main(["train", "-i", str(model), str(data), "--test", str(test)]) == 2
-    assert "label 2 (example 3)" in capsys.readouterr().err
+    assert f"{test}, line 4: label 2 is not one" in capsys.readouterr().err
     text = tmp_path / "s.csv"
     text.write_text("y,a\nyes,2\nno,3\n")
     test.write_text("y,a\nyes,2\nmaybe,3\n")
     assert main(["train", str(text), "--label", "y", "-l", "ftrl", "--test", str(test)]) == 2
-    assert "label maybe (example 2) is not one of the model's classes {no, yes}" in capsys.readouterr().err
+    assert f"{test}, line 3: label maybe is not one of the model's classes {{no, yes}}" in capsys.readouterr().err
 
 
 def test_a_column_of_no_feature_type_names_the_option_that_leaves_it_out(tmp_path, capsys):

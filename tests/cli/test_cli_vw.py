@@ -149,12 +149,10 @@ def test_multiclass_test_labels_outside_the_model_classes_are_an_error(tmp_path,
     data = tmp_path / "d.vw"
     data.write_text("1 |a x\n2 |a y\n3 |a z\n")
     test = tmp_path / "t.vw"
-    test.write_text("1 |a x\n4 |a y\n")
+    test.write_text("1 |a x\n\n4 |a y\n")
     assert main(["train", str(data), "-l", "ftrl", "--labels", "multiclass", "--test", str(test)]) == 2
     err = capsys.readouterr().err
-    assert err.startswith(
-        f"streamlearn: error: {test}: label 4 (example 2) is not one of the model's classes {{1, 2, 3}}"
-    )
+    assert err.startswith(f"streamlearn: error: {test}:3: label 4 is not one of the model's classes {{1, 2, 3}}")
     assert err.count("\n") == 1
 
 

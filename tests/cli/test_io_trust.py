@@ -110,7 +110,7 @@ def test_huge_feature_values_report_divergence(tmp_path, capsys):
     lines[100] = "-1 1:1e300\n"  # beyond 2**500 its square overflows: refused as input, whatever the learner
     data.write_text("".join(lines))
     assert main(["train", str(data), "-l", "pa1", "--json"]) == 2
-    assert "Input X has the value 1e+300 (row 100, column 0); expected values below 2**500" in _err(capsys)
+    assert f"{data}, line 101: Input X has the value 1e+300; expected values below 2**500" in _err(capsys)
 
 
 def test_features_beyond_the_model_width_are_ignored_and_counted(small, tmp_path, capsys):
@@ -390,39 +390,40 @@ def test_random_sigint_and_sigkill_leave_the_old_file_or_a_valid_new_one(small, 
 
 
 @pytest.mark.parametrize(
-    "name,text,options,label",
+    "name,text,options,label,place",
     [
-        ("late.svm", "1 1:1\n2 2:1\n3 3:1\n4 1:1\n", ["-l", "pa1"], "3"),
-        ("ones.svm", "1 1:1\n1 2:1\n0 3:1\n1 1:1\n", ["-l", "pa1"], "0"),
-        ("late.vw", "1 |a x\n2 |a y\n3 |a z\n4 |a x\n", ["-l", "ftrl", "--labels", "multiclass"], "3"),
-        ("late.csv", "y,a\n1,2\n2,3\n3,4\n4,5\n", ["-l", "ftrl", "--label", "y"], "3"),
+        ("late.svm", "1 1:1\n2 2:1\n# c\n3 3:1\n4 1:1\n", ["-l", "pa1"], "3", ", line 4"),
+        ("ones.svm", "1 1:1\n1 2:1\n0 3:1\n1 1:1\n", ["-l", "pa1"], "0", ", line 3"),
+        ("late.vw", "1 |a x\n2 |a y\n\n3 |a z\n4 |a x\n", ["-l", "ftrl", "--labels", "multiclass"], "3", ":4"),
+        ("late.csv", "y,a\n1,2\n2,3\n3,4\n4,5\n", ["-l", "ftrl", "--label", "y"], "3", ", line 4"),
     ],
 )
 def test_a_class_first_seen_after_the_first_chunk_is_an_error_naming_the_file(
-    tmp_path, capsys, name, text, options, label
+    tmp_path, capsys, name, text, options, label, place
 ):
     """The classes come from the first chunk's labels: a later new label stops the run with the file, the
-    example and what to do (it was the learner's 'y contains labels ... not in classes_')."""
+    line of the example and what to do (it was the learner's 'y contains labels ... not in classes_')."""
     path = tmp_path / name
     path.write_text(text)
     for command in ("train", "evaluate"):
         assert main([command, str(path), *options, "--chunk-size", "2", "--quiet"]) == 2
         err = _err(capsys)
-        assert err.startswith(f"streamlearn: error: {path}: label {label} (example 3) is not one of the classes ")
+        assert err.startswith(f"streamlearn: error: {path}{place}: label {label} is not one of the classes ")
         assert "--chunk-size" in err
     assert main(["train", str(path), *options, "--chunk-size", "4", "--quiet"]) == 0
 
 
 @pytest.mark.parametrize(
-    "name,text,options", [("r.svm", "1 1:1\n0.5 2:1\n", []), ("r.csv", "y,a\n1,2\n0.5,3\n", ["--label", "y"])]
+    "name,text,options,place",
+    [("r.svm", "1 1:1\n\n0.5 2:1\n", [], ", line 3"), ("r.csv", "y,a\n1,2\n0.5,3\n", ["--label", "y"], ", line 3")],
 )
-def test_a_classifier_on_continuous_labels_is_an_error_naming_the_file(tmp_path, capsys, name, text, options):
+def test_a_classifier_on_continuous_labels_is_an_error_naming_the_file(tmp_path, capsys, name, text, options, place):
     path = tmp_path / name
     path.write_text(text)
     for command in ("train", "evaluate"):
         assert main([command, str(path), "-l", "ftrl", *options, "--quiet"]) == 2
         err = _err(capsys)
-        assert err.startswith(f"streamlearn: error: {path}: label 0.5 (example 2) is not a class") and "regress" in err
+        assert err.startswith(f"streamlearn: error: {path}{place}: label 0.5 is not a class") and "regress" in err
 
 
 def test_a_holdout_that_holds_out_no_row_is_an_error(tmp_path, capsys):
@@ -502,36 +503,92 @@ def test_a_model_holding_nan_is_refused_and_train_does_not_write_one(tmp_path, c
         )
     out = tmp_path / "nag.slm"
     assert main(["train", str(data), "-l", "nag", "-o", str(out), "--quiet"]) == 2
-    assert "has the value 1e+300 (row 2, column 0); expected values below 2**500" in capsys.readouterr().err
+    assert f"{data}, line 3: Input X has the value 1e+300; expected values below 2**500" in capsys.readouterr().err
     assert not out.exists()
 
 
-def test_a_value_the_learners_refuse_is_named_by_file_and_example(tmp_path, capsys):
-    """Refused by the learner (not by the reader), in the third chunk: the file and the example in it."""
+def test_a_value_the_learners_refuse_is_named_by_file_and_line(tmp_path, capsys):
+    """Refused by the learner (not by the reader), in the third chunk: the file and the line of the example (a
+    comment line before it), the same line for a resumed model; from a pipe, which cannot be read again, the
+    example's number."""
+    import io
+
     from streamlearn.cli.main import main
 
     data = tmp_path / "d.svm"
-    data.write_text("1 1:1\n-1 2:1\n# note\n1 1:1 3:1\n-1 2:1\n1 1:4e150\n")
+    text = "1 1:1\n-1 2:1\n# note\n1 1:1 3:1\n-1 2:1\n1 1:4e150\n"
+    data.write_text(text)
     out = tmp_path / "m.slm"
     for argv in (["train", str(data), "-l", "pa", "-o", str(out)], ["evaluate", str(data), "-l", "pa"]):
         assert main([*argv, "--chunk-size", "2", "--quiet"]) == 2
         err = capsys.readouterr().err
-        assert err.startswith(f"streamlearn: error: {data}: example 5: Input X has the value 4e+150 (row 0,"), err
-        assert err.count("\n") == 1 and not out.exists()
+        assert err == (
+            f"streamlearn: error: {data}, line 6: Input X has the value 4e+150; expected values below 2**500 "
+            "(about 3.3e150) in size, beyond which their squares overflow. Scale the features.\n"
+        ), err
+        assert not out.exists()
+    model = tmp_path / "first.slm"
+    data.write_text(text.replace("4e150", "4"))
+    assert main(["train", str(data), "-l", "pa", "-o", str(model), "--quiet"]) == 0
+    data.write_text(text.replace("4e150", "1e200"))  # over the bound after the model's scaling too
+    assert main(["train", "-i", str(model), str(data), "-o", str(out), "--chunk-size", "2", "--quiet"]) == 2
+    assert capsys.readouterr().err.startswith(f"streamlearn: error: {data}, line 6: Input X has the value 2.5e+199;")
+    stdin = io.TextIOWrapper(io.BytesIO(text.encode()))
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr("sys.stdin", stdin)
+        assert main(["train", "-", "-l", "pa", "--n-features", "3", "--chunk-size", "2", "--quiet"]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("streamlearn: error: <stdin>: example 5: Input X has the value 4e+150 (row 0,"), err
 
 
-def test_a_divergence_is_named_by_file_and_example(tmp_path, capsys):
+@pytest.mark.parametrize(
+    ("name", "text", "extra", "place"),
+    [
+        ("d.vw", "1 |a x\n\n-1 |a y\n1 |a x:1e200\n", [], ":4"),
+        ("d.csv", 'y,a,b\n1,1,"x\ny"\n\n-1,2,z\n1,1e200,x\n', ["--label", "y"], ", line 6"),
+    ],
+)
+def test_a_refused_value_in_a_hashed_format_is_named_by_its_line(tmp_path, capsys, name, text, extra, place):
+    """VW text (after a blank line) and CSV (after a quoted field holding a newline and an empty line): the
+    line where the refused example starts, in the reader's own way of naming a place."""
+    if name.endswith(".csv"):
+        pytest.importorskip("pyarrow")
+    from streamlearn.cli.main import main
+
+    data = tmp_path / name
+    data.write_text(text)
+    for cmd in ("train", "evaluate"):
+        assert main([cmd, str(data), "-l", "ogd", *extra, "--chunk-size", "2", "--quiet"]) == 2
+        err = capsys.readouterr().err
+        assert err.startswith(f"streamlearn: error: {data}{place}: Input X has the value 1e+200; expected"), err
+
+
+def test_a_refused_value_in_parquet_is_named_by_its_row(tmp_path, capsys):
+    """Parquet has no lines: the row of the file, counted from 1."""
+    pa = pytest.importorskip("pyarrow")
+    import pyarrow.parquet as pq
+
+    from streamlearn.cli.main import main
+
+    data = tmp_path / "d.parquet"
+    pq.write_table(pa.table({"y": [1, -1, 1, -1], "a": [1.0, 2.0, 1.0, 1e200]}), data)
+    assert main(["train", str(data), "-l", "ogd", "--label", "y", "--chunk-size", "2", "--quiet"]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith(f"streamlearn: error: {data}, row 4: Input X has the value 1e+200; expected"), err
+
+
+def test_a_divergence_is_named_by_file_and_line(tmp_path, capsys):
     """A step no float holds (SCW-II on values of 1e75), in the second chunk: the file and the example in it,
     one line, no model written, not the learner's place in its batch."""
     from streamlearn.cli.main import main
 
     data = tmp_path / "d.svm"
-    data.write_text("1 1:1\n-1 2:1\n1 1:1 3:1\n-1 1:1e75 2:-3e75\n1 1:2e75\n")
+    data.write_text("1 1:1\n-1 2:1\n1 1:1 3:1\n\n-1 1:1e75 2:-3e75\n1 1:2e75\n")
     out = tmp_path / "m.slm"
     for argv in (["train", str(data), "-o", str(out)], ["evaluate", str(data)]):
         assert main([*argv, "-l", "scw2", "--scale", "none", "--chunk-size", "2", "--quiet"]) == 2
         err = capsys.readouterr().err
         assert err.startswith(
-            f"streamlearn: error: {data}: example 4: SoftConfidenceWeightedClassifier diverged: the score of this example, or its update"
+            f"streamlearn: error: {data}, line 5: SoftConfidenceWeightedClassifier diverged: the score of this example, or its update"
         ), err
         assert err.count("\n") == 1 and not out.exists()
