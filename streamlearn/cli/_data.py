@@ -13,6 +13,8 @@
 
 import os
 
+import re
+
 import numpy as np
 
 from .._atomic import Output
@@ -308,7 +310,6 @@ def first_chunk_classes(chunks, path, chunk_size, spec=None):
     those of the first chunk with rows (``infer_classes``); a later label outside them is an error naming the
     file and the line of the example (``spec``: how the file is read, LIBSVM when None), instead of the
     learner's error about its ``classes_``."""
-    from ..datasets._pipes import pipe_name
     from ..evaluation.train_test import infer_classes
 
     classes = None
@@ -320,7 +321,7 @@ def first_chunk_classes(chunks, path, chunk_size, spec=None):
                 frac = y != np.floor(y)
                 if frac.any():
                     i = int(np.argmax(frac))
-                    where, which = _example_at(pipe_name(path), spec, seen + i)
+                    where, which = _example_at(path, spec, seen + i)
                     raise CLIError(
                         f"{where}: label {y[i]:g}{which} is not a class: a classifier needs whole-number or text "
                         "labels; for numeric targets use a regression learner."
@@ -331,7 +332,7 @@ def first_chunk_classes(chunks, path, chunk_size, spec=None):
                 y,
                 classes,
                 seen,
-                pipe_name(path),
+                path,
                 f"of the classes {{classes}} of the first chunk ({chunk_size} rows), "
                 "from which a classifier takes its classes; pass a --chunk-size that puts every class in the first "
                 "chunk.",
@@ -354,14 +355,41 @@ def _refuse_unknown(y, classes, seen, where, which, spec):
         )
 
 
+def model_spec(model):
+    """The :class:`InputSpec` a saved model reads its data with (None, i.e. LIBSVM, for a model saved without)."""
+    from ..datasets._spec import InputSpec
+
+    spec = getattr(model, "input_spec_", None)
+    return InputSpec.from_dict(spec) if isinstance(spec, dict) else None
+
+
 def _example_at(path, spec, example):
     """``(place, "")`` with the place of the 0-based ``example`` of the file ``path`` read as ``spec`` (LIBSVM when
-    None; see :func:`~streamlearn.datasets._readers.example_place`), or ``(path, " (example N)")`` for a pipe."""
+    None; see :func:`~streamlearn.datasets._readers.example_place`), or ``(name, " (example N)")`` for a pipe."""
+    from ..datasets._pipes import pipe_name
     from ..datasets._readers import example_place
     from ..datasets._spec import InputSpec
 
     place = example_place(path, spec or InputSpec(format="libsvm"), example)
-    return (path, f" (example {example + 1})") if place is None else (place, "")
+    return (pipe_name(path), f" (example {example + 1})") if place is None else (place, "")
+
+
+#: the place of a refused value in its batch, which the file's line replaces
+_BATCH_PLACE = re.compile(r" \(row \d+, column \d+\)")
+
+
+def example_error(path, spec, example, exc, rows=""):
+    """The error for ``exc``, a value refused (or a divergence) at ``exc.row`` of a batch that is the 0-based
+    ``example`` of the file ``path`` read as ``spec`` (LIBSVM when None): "FILE, line N: MESSAGE", or for a pipe
+    "NAME: example N ROWS: MESSAGE" (``rows`` says which rows are counted, e.g. after a --holdout)."""
+    from ..datasets._pipes import pipe_name
+
+    text = str(exc).replace(f"example {exc.row} of this batch", "this example")  # the divergence message
+    if not rows:
+        place, number = _example_at(path, spec, example)
+        if not number:
+            return CLIError(f"{place}: {_BATCH_PLACE.sub('', text)}")
+    return CLIError(f"{pipe_name(path)}: example {example + 1}{rows}: {text}")
 
 
 def _label_text(c):

@@ -6,7 +6,7 @@ import numpy as np
 
 from ..persist import load
 from ._common import CLIError, check_input_file, refuse_non_finite
-from ._data import check_data, model_reader, output
+from ._data import check_data, example_error, model_reader, model_spec, output
 
 
 def add_parser(sub):
@@ -86,11 +86,16 @@ def run(args):
         )
     mode = "proba" if args.proba else "scores" if args.scores else "labels"
     chunks, reader = _reader(args, model)
-    if out is None:
-        _write(model, chunks, sys.stdout, mode)
-    else:
-        with out.open("w") as f:
-            _write(model, chunks, f, mode)
+    try:
+        if out is None:
+            _write(model, chunks, sys.stdout, mode)
+        else:
+            with out.open("w") as f:
+                _write(model, chunks, f, mode)
+    except ValueError as exc:
+        if getattr(exc, "example", None) is None:
+            raise
+        raise example_error(args.data, model_spec(model), exc.example, exc) from None
     if reader is not None and reader.ignored:
         print(
             f"streamlearn: note: {reader.ignored} feature values of {reader.name} at or beyond the model's "
@@ -101,19 +106,31 @@ def run(args):
 
 
 def _write(model, chunks, out, mode):
+    """The predictions of every chunk, a line each; a row the model refuses (a value too large) is a
+    ``ValueError`` with its place in the stream (``example``, from 0)."""
+    seen = 0
     for X, tags in chunks:
         if X.shape[0] == 0:
             continue
-        if mode == "labels":
-            lines = [_label_text(v) for v in model.predict(X)]
-        else:
-            values = model.predict_proba(X) if mode == "proba" else np.atleast_2d(model._decision_function(X).T).T
-            if mode == "proba" and values.shape[1] == 2:
-                values = values[:, 1:]
-            lines = [" ".join(f"{v:.10g}" for v in row) for row in values]
+        try:
+            lines = _lines(model, X, mode)
+        except ValueError as exc:
+            if getattr(exc, "row", None) is not None:
+                exc.example = seen + exc.row
+            raise
+        seen += X.shape[0]
         if tags is not None:
             lines = [_tagged(text, tag) for text, tag in zip(lines, tags)]
         out.write("\n".join(lines) + "\n")
+
+
+def _lines(model, X, mode):
+    if mode == "labels":
+        return [_label_text(v) for v in model.predict(X)]
+    values = model.predict_proba(X) if mode == "proba" else np.atleast_2d(model._decision_function(X).T).T
+    if mode == "proba" and values.shape[1] == 2:
+        values = values[:, 1:]
+    return [" ".join(f"{v:.10g}" for v in row) for row in values]
 
 
 def _tagged(text, tag):

@@ -6,7 +6,6 @@ partition; the test file / holdout scoring, ``-o`` and ``--json`` are the same a
 """
 
 import os
-import re
 
 from .._estimator import is_classifier
 from ..learners import LEARNERS, make_learner, scaled_learner
@@ -32,6 +31,8 @@ from ._data import (
     check_diverged,
     check_test,
     checked_labels,
+    example_error,
+    model_spec,
     first_chunk_classes,
     model_reader,
     nonempty,
@@ -232,25 +233,22 @@ def _nonempty_openers(opens, paths):
 
 
 def _no_rows_left(args, path, exc, spec=None):
-    """A row the learner refused (a value too large) or diverged on (see ``_progressive._run``): the error naming
-    the file and the line of the example (its number in a pipe or among the rows a --holdout left; ``spec`` is
-    how the file was read, LIBSVM when None); a --holdout that drew every row of DATA, or every row of positive
-    importance weight, leaves nothing to train on (or nothing to score): the error naming the option and file;
-    None for any other ``exc``."""
+    """A row the learner refused (a value too large) or diverged on (see ``_progressive._run``), or a test row
+    it could not score (``score_stream``): the error naming the file and the line of the example (its number in
+    a pipe or among the rows a --holdout left or held out; ``spec`` is how the files are read, LIBSVM when
+    None); a --holdout that drew every row of DATA, or every row of positive importance weight, leaves nothing
+    to train on (or nothing to score): the error naming the option and file; None for any other ``exc``."""
     from ..datasets._pipes import pipe_name
-    from ..datasets._readers import example_place
-    from ..datasets._spec import InputSpec
 
-    example = getattr(exc, "example", None)
     holdout = getattr(args, "holdout", None)
+    example = getattr(exc, "example", None)
     if example is not None:
-        text = str(exc).replace(f"example {exc.row} of this batch", "this example")  # the divergence message
+        return example_error(path, spec, example, exc, "" if holdout is None else " of the rows trained on")
+    example = getattr(exc, "test_example", None)
+    if example is not None:
         if holdout is None:
-            where = example_place(path, spec or InputSpec(format="libsvm"), example)
-            if where is not None:
-                return CLIError(f"{where}: {re.sub(_BATCH_PLACE, '', text)}")
-        rows = " of the rows trained on" if holdout is not None else ""
-        return CLIError(f"{pipe_name(path)}: example {example + 1}{rows}: {text}")
+            return example_error(args.test, spec, example, exc)
+        return example_error(path, spec, example, exc, " of the rows held out")
     if holdout is None:
         return None
     where = f"--holdout {holdout:g}: every row of {pipe_name(path)}"
@@ -261,18 +259,6 @@ def _no_rows_left(args, path, exc, spec=None):
     if "test examples have sample weight 0" in str(exc):
         return CLIError(f"{where} held out has importance weight 0, none can be scored; hold out a larger fraction.")
     return None
-
-
-def _model_spec(model):
-    """The :class:`InputSpec` a saved model reads its data with (LIBSVM for a model saved without one)."""
-    from ..datasets._spec import InputSpec
-
-    spec = getattr(model, "input_spec_", None)
-    return InputSpec.from_dict(spec) if isinstance(spec, dict) else None
-
-
-#: the place of a refused value in its batch, which a file's line replaces
-_BATCH_PLACE = r" \(row \d+, column \d+\)"
 
 
 def _with_scaler(args, learner):
@@ -483,7 +469,7 @@ def _run_resumed_train(args, params):
             chunk_hook=_checkpointer(args, learner),
         )
     except (ValueError, FloatingPointError) as exc:
-        error = _no_rows_left(args, path, exc, _model_spec(learner))
+        error = _no_rows_left(args, path, exc, model_spec(learner))
         if error is None:
             raise
         raise error from exc

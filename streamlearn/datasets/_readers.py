@@ -117,9 +117,7 @@ def example_line(path: PathLike, spec: InputSpec, example: int) -> int | None:
     >>> example_line(p, InputSpec(format="libsvm"), 1)
     4
     """
-    from ._pipes import is_stream_path
-
-    if is_stream_path(path) or example < 0:
+    if path == "-" or not os.path.isfile(path) or example < 0:  # a pipe, or nothing to read again
         return None
     fmt = _file_format(path, spec)
     if fmt == "parquet":

@@ -114,7 +114,12 @@ def score_stream(learner, stream):
         if X.shape[0] == 0:
             continue
         w = np.ones(X.shape[0]) if sw is None else np.asarray(sw, dtype=np.float64)
-        scores = learner._decision_function(X)
+        try:
+            scores = learner._decision_function(X)
+        except ValueError as exc:  # a refused row: its place among the test examples (from 0)
+            if getattr(exc, "row", None) is not None:
+                exc.test_example = n + exc.row
+            raise
         pred = learner.scores_to_labels(scores)
         n += X.shape[0]
         total += float(w.sum())

@@ -577,6 +577,34 @@ def test_a_refused_value_in_parquet_is_named_by_its_row(tmp_path, capsys):
     assert err.startswith(f"streamlearn: error: {data}, row 4: Input X has the value 1e+200; expected"), err
 
 
+def test_a_value_a_model_refuses_to_score_is_named_by_file_and_line(tmp_path, capsys):
+    """predict and train --test: the file and the line (a comment before it), no output file written; from
+    standard input, the example's number."""
+    import io
+
+    from streamlearn.cli.main import main
+
+    data = tmp_path / "d.svm"
+    data.write_text("1 1:1\n-1 2:1\n1 1:1 2:1\n")
+    model = tmp_path / "m.slm"
+    assert main(["train", str(data), "-l", "ogd", "-o", str(model), "--quiet"]) == 0
+    test = tmp_path / "t.svm"
+    test.write_text("1 1:1\n# c\n-1 2:1e200\n")
+    out = tmp_path / "p.txt"
+    expected = f"{test}, line 3: Input X has the value 1e+200; expected values below 2**500"
+    assert main(["predict", str(model), str(test), "-o", str(out), "--chunk-size", "1"]) == 2
+    assert capsys.readouterr().err.startswith(f"streamlearn: error: {expected}")
+    assert not out.exists()
+    assert main(["train", str(data), "-l", "ogd", "--test", str(test), "-o", str(out), "--quiet"]) == 2
+    assert capsys.readouterr().err.startswith(f"streamlearn: error: {expected}")
+    assert not out.exists()
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr("sys.stdin", io.TextIOWrapper(io.BytesIO(test.read_bytes())))
+        assert main(["predict", str(model), "-", "--chunk-size", "1"]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("streamlearn: error: <stdin>: example 2: Input X has the value 1e+200 (row 0,"), err
+
+
 def test_a_divergence_is_named_by_file_and_line(tmp_path, capsys):
     """A step no float holds (SCW-II on values of 1e75), in the second chunk: the file and the example in it,
     one line, no model written, not the learner's place in its batch."""
