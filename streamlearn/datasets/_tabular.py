@@ -1078,23 +1078,7 @@ def iter_csv(
     >>> reader.spec.options["columns"]
     {'age': 'numeric', 'country': 'text'}
     """
-    return TabularReader(
-        path,
-        "csv",
-        label=label,
-        weight=weight,
-        ignore=ignore,
-        bits=bits,
-        chunk_size=chunk_size,
-        categorical=categorical,
-        namespaces=namespaces,
-        quadratic=quadratic,
-        cubic=cubic,
-        ignore_namespaces=ignore_namespaces,
-        keep_namespaces=keep_namespaces,
-        spec=spec,
-        label_required=label_required,
-    )
+    return TabularReader(fmt="csv", **locals())  # every parameter, by name
 
 
 def iter_parquet(
@@ -1132,20 +1116,4 @@ def iter_parquet(
     >>> X.shape, y.tolist(), X.getnnz(axis=1).tolist()
     ((2, 1024), [1.0, 0.0], [2, 1])
     """
-    return TabularReader(
-        path,
-        "parquet",
-        label=label,
-        weight=weight,
-        ignore=ignore,
-        bits=bits,
-        chunk_size=chunk_size,
-        categorical=categorical,
-        namespaces=namespaces,
-        quadratic=quadratic,
-        cubic=cubic,
-        ignore_namespaces=ignore_namespaces,
-        keep_namespaces=keep_namespaces,
-        spec=spec,
-        label_required=label_required,
-    )
+    return TabularReader(fmt="parquet", **locals())  # every parameter, by name
