@@ -313,20 +313,32 @@ def check_finite(X, *, bounded=False):
     return X
 
 
+def row_error(exc, row, reason):
+    """``exc``, an error about row ``row`` (from 0) of a batch, with ``exc.row`` and ``exc.reason`` (the message
+    without the row's place in the batch), for callers that name the row by its place in a stream or a file."""
+    exc.row = row
+    exc.reason = reason
+    return exc
+
+
 def _raise_non_finite(value, row, col):
     if np.isfinite(value):
-        exc = ValueError(
-            f"Input X has the value {value:.4g} (row {row}, column {col}); expected values below 2**500 (about "
-            "3.3e150) in size, beyond which their squares overflow. Scale the features."
+        expected = (
+            "expected values below 2**500 (about 3.3e150) in size, beyond which their squares overflow. Scale the "
+            "features."
         )
-    else:
-        what = "NaN" if np.isnan(value) else "infinity"
-        exc = ValueError(
-            f"Input X contains {what} (row {row}, column {col}); expected finite values (NaN and infinity are not "
-            "allowed)."
+        raise row_error(
+            ValueError(f"Input X has the value {value:.4g} (row {row}, column {col}); {expected}"),
+            row,
+            f"a feature value of {value:.4g} is too large: {expected}",
         )
-    exc.row = row  # the row (from 0), for callers that number the examples of a stream
-    raise exc
+    what = "NaN" if np.isnan(value) else "infinity"
+    expected = "expected finite values (NaN and infinity are not allowed)."
+    raise row_error(
+        ValueError(f"Input X contains {what} (row {row}, column {col}); {expected}"),
+        row,
+        f"a feature value is {what}: {expected}",
+    )
 
 
 def check_X(estimator, X, *, reset):
@@ -368,12 +380,16 @@ def finite_scores(estimator, scores):
         row = int(np.flatnonzero(bad.any(axis=1) if bad.ndim == 2 else bad)[0])
         value = np.asarray(scores)[row]
         value = value[~np.isfinite(value)][0] if np.ndim(value) else value
-        exc = ValueError(
-            f"{type(estimator).__name__} cannot score example {row} of X: its score is {float(value)} (the features "
-            "are too large for the model's weights, or the weights are not finite). Scale the features."
+        why = (
+            f"its score is {float(value)} (the features are too large for the model's weights, or the weights are "
+            "not finite). Scale the features."
         )
-        exc.row = row  # the example (from 0), for callers that number them
-        raise exc
+        name = type(estimator).__name__
+        raise row_error(
+            ValueError(f"{name} cannot score example {row} of X: {why}"),
+            row,
+            f"{name} cannot score this example: {why}",
+        )
     return scores
 
 
@@ -393,9 +409,11 @@ def check_sample_weight(sample_weight, n_samples):
         raise ValueError("Negative values in data passed to sample_weight; expected non-negative weights.")
     if np.any(sw >= MAX_FEATURE_VALUE):
         i = int(np.flatnonzero(sw >= MAX_FEATURE_VALUE)[0])
-        raise ValueError(
-            f"sample_weight[{i}] = {sw[i]:.4g}; expected weights below 2**500 (about 3.3e150), beyond which the "
-            "squares of the weighted gradients overflow."
+        expected = "expected weights below 2**500 (about 3.3e150), beyond which the squares of the weighted gradients overflow."
+        raise row_error(
+            ValueError(f"sample_weight[{i}] = {sw[i]:.4g}; {expected}"),
+            i,
+            f"the importance weight {sw[i]:.4g} is too large: {expected}",
         )
     return np.ascontiguousarray(sw)
 

@@ -342,9 +342,14 @@ class BaseOnline(DictRowMixin, PersistMixin, BaseEstimator):
         else:
             where = "an example of this batch" if row is None else f"example {row} of this batch"
             found = f"the score of {where}, or its update, is not finite"
-        exc = FloatingPointError(f"{type(self).__name__} diverged: {found}. {verb} {what} or scale the features.")
-        exc.row = row  # the batch's row (from 0), for callers that number them
-        raise exc
+        name, advice = type(self).__name__, f"{verb} {what} or scale the features."
+        exc = FloatingPointError(f"{name} diverged: {found}. {advice}")
+        if row is None:
+            exc.row = None
+            raise exc
+        raise _validation.row_error(
+            exc, row, f"{name} diverged: the score of this example, or its update, is not finite. {advice}"
+        )
 
 
 def _integral_labels(y):

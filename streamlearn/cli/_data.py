@@ -13,8 +13,6 @@
 
 import os
 
-import re
-
 import numpy as np
 
 from .._atomic import Output
@@ -374,21 +372,18 @@ def _example_at(path, spec, example):
     return (pipe_name(path), f" (example {example + 1})") if place is None else (place, "")
 
 
-#: the place of a refused value in its batch, which the file's line replaces
-_BATCH_PLACE = re.compile(r" \(row \d+, column \d+\)")
-
-
 def example_error(path, spec, example, exc, rows=""):
-    """The error for ``exc``, a value refused (or a divergence) at ``exc.row`` of a batch that is the 0-based
-    ``example`` of the file ``path`` read as ``spec`` (LIBSVM when None): "FILE, line N: MESSAGE", or for a pipe
-    "NAME: example N ROWS: MESSAGE" (``rows`` says which rows are counted, e.g. after a --holdout)."""
+    """The error for ``exc``, a row refused (a value too large) or diverged on (see ``_validation.row_error``)
+    that is the 0-based ``example`` of the file ``path`` read as ``spec`` (LIBSVM when None): "FILE, line N:
+    REASON", or for a pipe "NAME: example N ROWS: REASON" (``rows`` says which rows are counted, e.g. after a
+    --holdout)."""
     from ..datasets._pipes import pipe_name
 
-    text = str(exc).replace(f"example {exc.row} of this batch", "this example")  # the divergence message
+    text = getattr(exc, "reason", None) or str(exc)
     if not rows:
         place, number = _example_at(path, spec, example)
         if not number:
-            return CLIError(f"{place}: {_BATCH_PLACE.sub('', text)}")
+            return CLIError(f"{place}: {text}")
     return CLIError(f"{pipe_name(path)}: example {example + 1}{rows}: {text}")
 
 

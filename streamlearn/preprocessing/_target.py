@@ -4,6 +4,7 @@ import warnings
 
 import numpy as np
 from .._estimator import BaseEstimator, check_is_fitted
+from .._validation import row_error
 
 from .._kernels import scaling as _k
 from ..persist import PersistMixin
@@ -104,9 +105,14 @@ class TargetStandardScaler(PersistMixin, BaseEstimator):
         state = self._state()
         std, bad = _k.standardize_targets(y=y, sample_weight=sw, state=state, t=t, shift=shift, scale=scale)
         if bad >= 0:
-            raise ValueError(
-                f"y[{bad}] = {y[bad]:g} (sample weight {sw[bad]:g}) is too large to standardise: its squared "
-                f"deviation from the mean of the targets before it ({shift[bad]:g}) overflows. Rescale the target."
+            why = (
+                f"is too large to standardise: its squared deviation from the mean of the targets before it "
+                f"({shift[bad]:g}) overflows. Rescale the target."
+            )
+            raise row_error(
+                ValueError(f"y[{bad}] = {y[bad]:g} (sample weight {sw[bad]:g}) {why}"),
+                bad,
+                f"the target {y[bad]:g} (importance weight {sw[bad]:g}) {why}",
             )
         self.n_samples_seen_ = float(state[0])
         self.mean_ = float(state[1])

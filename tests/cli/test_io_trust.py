@@ -110,7 +110,7 @@ def test_huge_feature_values_report_divergence(tmp_path, capsys):
     lines[100] = "-1 1:1e300\n"  # beyond 2**500 its square overflows: refused as input, whatever the learner
     data.write_text("".join(lines))
     assert main(["train", str(data), "-l", "pa1", "--json"]) == 2
-    assert f"{data}, line 101: Input X has the value 1e+300; expected values below 2**500" in _err(capsys)
+    assert f"{data}, line 101: a feature value of 1e+300 is too large: expected values below 2**500" in _err(capsys)
 
 
 def test_features_beyond_the_model_width_are_ignored_and_counted(small, tmp_path, capsys):
@@ -503,7 +503,10 @@ def test_a_model_holding_nan_is_refused_and_train_does_not_write_one(tmp_path, c
         )
     out = tmp_path / "nag.slm"
     assert main(["train", str(data), "-l", "nag", "-o", str(out), "--quiet"]) == 2
-    assert f"{data}, line 3: Input X has the value 1e+300; expected values below 2**500" in capsys.readouterr().err
+    assert (
+        f"{data}, line 3: a feature value of 1e+300 is too large: expected values below 2**500"
+        in capsys.readouterr().err
+    )
     assert not out.exists()
 
 
@@ -523,7 +526,7 @@ def test_a_value_the_learners_refuse_is_named_by_file_and_line(tmp_path, capsys)
         assert main([*argv, "--chunk-size", "2", "--quiet"]) == 2
         err = capsys.readouterr().err
         assert err == (
-            f"streamlearn: error: {data}, line 6: Input X has the value 4e+150; expected values below 2**500 "
+            f"streamlearn: error: {data}, line 6: a feature value of 4e+150 is too large: expected values below 2**500 "
             "(about 3.3e150) in size, beyond which their squares overflow. Scale the features.\n"
         ), err
         assert not out.exists()
@@ -532,13 +535,17 @@ def test_a_value_the_learners_refuse_is_named_by_file_and_line(tmp_path, capsys)
     assert main(["train", str(data), "-l", "pa", "-o", str(model), "--quiet"]) == 0
     data.write_text(text.replace("4e150", "1e200"))  # over the bound after the model's scaling too
     assert main(["train", "-i", str(model), str(data), "-o", str(out), "--chunk-size", "2", "--quiet"]) == 2
-    assert capsys.readouterr().err.startswith(f"streamlearn: error: {data}, line 6: Input X has the value 2.5e+199;")
+    assert capsys.readouterr().err.startswith(
+        f"streamlearn: error: {data}, line 6: a feature value of 2.5e+199 is too large"
+    )
     stdin = io.TextIOWrapper(io.BytesIO(text.encode()))
     with pytest.MonkeyPatch.context() as mp:
         mp.setattr("sys.stdin", stdin)
         assert main(["train", "-", "-l", "pa", "--n-features", "3", "--chunk-size", "2", "--quiet"]) == 2
     err = capsys.readouterr().err
-    assert err.startswith("streamlearn: error: <stdin>: example 5: Input X has the value 4e+150 (row 0,"), err
+    assert err.startswith("streamlearn: error: <stdin>: example 5: a feature value of 4e+150 is too large: expected"), (
+        err
+    )
 
 
 @pytest.mark.parametrize(
@@ -560,7 +567,44 @@ def test_a_refused_value_in_a_hashed_format_is_named_by_its_line(tmp_path, capsy
     for cmd in ("train", "evaluate"):
         assert main([cmd, str(data), "-l", "ogd", *extra, "--chunk-size", "2", "--quiet"]) == 2
         err = capsys.readouterr().err
-        assert err.startswith(f"streamlearn: error: {data}{place}: Input X has the value 1e+200; expected"), err
+        assert err.startswith(f"streamlearn: error: {data}{place}: a feature value of 1e+200 is too large: expected"), (
+            err
+        )
+
+
+@pytest.mark.parametrize(
+    ("name", "text", "extra", "place", "reason"),
+    [
+        ("w.vw", "1 |a x\n\n-1 1e200 |a y\n", ["-l", "ogd"], ":3", "the importance weight 1e+200 is too large"),
+        (
+            "w.csv",
+            "y,w,a\n1,1,2\n-1,1e200,3\n",
+            ["-l", "ogd", "--label", "y", "--weight", "w"],
+            ", line 3",
+            "the importance weight 1e+200 is too large",
+        ),
+        (
+            "t.svm",
+            "1 1:1\n# c\n1e200 1:2\n",
+            ["-l", "nag-regressor"],
+            ", line 3",
+            "the target 1e+200 (importance weight 1) is too large to standardise",
+        ),
+    ],
+)
+def test_a_refused_weight_or_target_is_named_by_its_line(tmp_path, capsys, name, text, extra, place, reason):
+    """An importance weight or a target too large: the file and line, and the reason without the row's place in
+    its batch ('sample_weight[1]', 'y[1]' are the Python API's words)."""
+    if name.endswith(".csv"):
+        pytest.importorskip("pyarrow")
+    from streamlearn.cli.main import main
+
+    data = tmp_path / name
+    data.write_text(text)
+    assert main(["train", str(data), *extra, "--quiet"]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith(f"streamlearn: error: {data}{place}: {reason}"), err
+    assert "[1]" not in err
 
 
 def test_a_refused_value_in_parquet_is_named_by_its_row(tmp_path, capsys):
@@ -574,7 +618,7 @@ def test_a_refused_value_in_parquet_is_named_by_its_row(tmp_path, capsys):
     pq.write_table(pa.table({"y": [1, -1, 1, -1], "a": [1.0, 2.0, 1.0, 1e200]}), data)
     assert main(["train", str(data), "-l", "ogd", "--label", "y", "--chunk-size", "2", "--quiet"]) == 2
     err = capsys.readouterr().err
-    assert err.startswith(f"streamlearn: error: {data}, row 4: Input X has the value 1e+200; expected"), err
+    assert err.startswith(f"streamlearn: error: {data}, row 4: a feature value of 1e+200 is too large: expected"), err
 
 
 def test_a_value_a_model_refuses_to_score_is_named_by_file_and_line(tmp_path, capsys):
@@ -591,7 +635,7 @@ def test_a_value_a_model_refuses_to_score_is_named_by_file_and_line(tmp_path, ca
     test = tmp_path / "t.svm"
     test.write_text("1 1:1\n# c\n-1 2:1e200\n")
     out = tmp_path / "p.txt"
-    expected = f"{test}, line 3: Input X has the value 1e+200; expected values below 2**500"
+    expected = f"{test}, line 3: a feature value of 1e+200 is too large: expected values below 2**500"
     assert main(["predict", str(model), str(test), "-o", str(out), "--chunk-size", "1"]) == 2
     assert capsys.readouterr().err.startswith(f"streamlearn: error: {expected}")
     assert not out.exists()
@@ -602,7 +646,9 @@ def test_a_value_a_model_refuses_to_score_is_named_by_file_and_line(tmp_path, ca
         mp.setattr("sys.stdin", io.TextIOWrapper(io.BytesIO(test.read_bytes())))
         assert main(["predict", str(model), "-", "--chunk-size", "1"]) == 2
     err = capsys.readouterr().err
-    assert err.startswith("streamlearn: error: <stdin>: example 2: Input X has the value 1e+200 (row 0,"), err
+    assert err.startswith("streamlearn: error: <stdin>: example 2: a feature value of 1e+200 is too large: expected"), (
+        err
+    )
 
 
 def test_a_divergence_is_named_by_file_and_line(tmp_path, capsys):
