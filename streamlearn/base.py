@@ -213,6 +213,19 @@ class BaseOnline(DictRowMixin, PersistMixin, BaseEstimator):
     supplies ``_kernel_pass`` (one call of its numba kernel over a chunk). The state defaults are those of a
     linear model ``w . x + b``: ``coef_`` (K, d) for classifiers (K = 1 when binary), ``(d,)`` for regressors,
     and ``intercept_`` (K,); learners with other state override ``_allocate`` and ``_decision_function``.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from streamlearn.base import BaseOnline
+    >>> from streamlearn.linear_model import OGDClassifier
+    >>> X, y = np.array([[1.0, 0.0], [0.0, 1.0], [1.0, 1.0]]), np.array([1, -1, 1])
+    >>> clf = OGDClassifier()
+    >>> isinstance(clf, BaseOnline)
+    True
+    >>> scores = clf.partial_fit_scores(X, y, classes=[-1, 1])  # each row scored before it is learnt
+    >>> scores.shape, clf.t_, clf.coef_.shape, clf.n_features_in_
+    ((3,), 3, (1, 2), 2)
     """
 
     _parameter_constraints: dict = {}
@@ -363,7 +376,15 @@ def _integral_labels(y):
 
 class ClassifierPredictionMixin:
     """``decision_function``, ``predict`` and ``scores_to_labels`` of every linear classifier, online or batch,
-    on top of its ``_decision_function(X)`` and ``classes_``."""
+    on top of its ``_decision_function(X)`` and ``classes_``.
+
+    >>> import numpy as np
+    >>> from streamlearn.linear_model import PassiveAggressiveClassifier
+    >>> clf = PassiveAggressiveClassifier().partial_fit(np.eye(2), ["spam", "ham"], classes=["ham", "spam"])
+    >>> z = clf.decision_function(np.eye(2))  # > 0 is classes_[1]
+    >>> clf.scores_to_labels(z).tolist(), clf.predict(np.eye(2)).tolist()
+    (['spam', 'ham'], ['spam', 'ham'])
+    """
 
     classes_: np.ndarray
     _decision_function: Callable[[Any], Any]
@@ -386,7 +407,16 @@ class ClassifierPredictionMixin:
 
 
 class OnlineClassifierMixin(ClassifierPredictionMixin, ClassifierMixin):
-    """Classification side of the contract: ``classes_``, label mapping, ``predict``."""
+    """Classification side of the contract: ``classes_``, label mapping, ``predict``.
+
+    >>> import numpy as np
+    >>> from streamlearn.base import OnlineClassifierMixin
+    >>> from streamlearn.linear_model import Perceptron
+    >>> X, y = np.eye(3), np.array(["a", "b", "c"])
+    >>> clf = Perceptron().partial_fit(X, y, classes=["a", "b", "c"])
+    >>> isinstance(clf, OnlineClassifierMixin), clf.classes_.tolist(), clf.coef_.shape  # one-vs-rest rows
+    (True, ['a', 'b', 'c'], (3, 3))
+    """
 
     def _check_X_y(self, X, y, *, reset):
         X, y = _validation.check_X_y(self, X, y, reset=reset)
@@ -456,7 +486,16 @@ class OnlineClassifierMixin(ClassifierPredictionMixin, ClassifierMixin):
 
 class LogisticProbaMixin:
     """``predict_proba`` / ``predict_log_proba`` for classifiers trained with ``loss="logistic"`` (and only
-    them: the methods do not exist for other losses, so no uncalibrated "probability" is ever offered)."""
+    them: the methods do not exist for other losses, so no uncalibrated "probability" is ever offered).
+
+    >>> import numpy as np
+    >>> from streamlearn.linear_model import OGDClassifier
+    >>> X, y = np.array([[1.0, 0.0], [0.0, 1.0]]), np.array([1, -1])
+    >>> OGDClassifier().partial_fit(X, y, classes=[-1, 1]).predict_proba(X).shape
+    (2, 2)
+    >>> hasattr(OGDClassifier(loss="hinge").partial_fit(X, y, classes=[-1, 1]), "predict_proba")
+    False
+    """
 
     def _has_proba(self):
         return getattr(self, "loss", None) == "logistic"
@@ -483,7 +522,15 @@ class LogisticProbaMixin:
 
 
 class OnlineRegressorMixin(RegressorMixin):
-    """Regression side of the contract: real targets, ``predict`` = decision value."""
+    """Regression side of the contract: real targets, ``predict`` = decision value.
+
+    >>> import numpy as np
+    >>> from streamlearn.base import OnlineRegressorMixin
+    >>> from streamlearn.linear_model import OGDRegressor
+    >>> reg = OGDRegressor().partial_fit(np.array([[1.0], [2.0]]), np.array([0.5, 1.0]))
+    >>> isinstance(reg, OnlineRegressorMixin), reg.predict([[1.0]]).shape
+    (True, (1,))
+    """
 
     _is_regressor = True
     _decision_function: Callable[[Any], Any]  # from BaseOnline

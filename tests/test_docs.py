@@ -104,19 +104,33 @@ def _published_figure(target):
 
 
 SUBPACKAGES = [
+    "base",
     "linear_model",
     "second_order",
     "facto",
     "sketch",
+    "preprocessing",
     "datasets",
     "evaluation",
     "experiments",
     "distributed",
+    "serve",
     "persist",
     "learners",
     "losses",
     "checks",
 ]
+
+
+def test_every_public_subpackage_has_an_api_reference_page():
+    """Every package and module of streamlearn without a leading underscore is in the API reference, except the
+    command line (documented by its help and the user guide)."""
+    import pkgutil
+
+    import streamlearn
+
+    public = {m.name for m in pkgutil.iter_modules(streamlearn.__path__) if not m.name.startswith("_")}
+    assert public - {"cli"} == set(SUBPACKAGES)
 
 
 @pytest.mark.parametrize("name", SUBPACKAGES)

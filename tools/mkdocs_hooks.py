@@ -30,9 +30,10 @@ def public_api(module_name: str) -> tuple[list[str], list[tuple[str, object]]]:
     paths, constants = [], []
     for name in module.__all__:
         obj = getattr(module, name)
-        if inspect.isclass(obj) or inspect.isfunction(obj):
-            paths.append(f"{obj.__module__}.{obj.__qualname__}")
-        else:
+        path = f"{obj.__module__}.{obj.__qualname__}" if inspect.isclass(obj) or inspect.isfunction(obj) else None
+        if path is not None and path not in paths:
+            paths.append(path)
+        else:  # a constant, or another name of a class already listed (shown as that class)
             constants.append((name, obj))
     return paths, constants
 
@@ -45,7 +46,12 @@ def _api_markdown(module_name: str) -> str:
     if constants:
         out += ["## Constants", "", "| name | value |", "|---|---|"]
         for name, value in constants:
-            shown = ", ".join(sorted(value)) if isinstance(value, (dict, frozenset, set)) else repr(value)
+            if inspect.isclass(value) or inspect.isfunction(value):
+                shown = f"{value.__module__}.{value.__qualname__}"
+            elif isinstance(value, (dict, frozenset, set)):
+                shown = ", ".join(sorted(value))
+            else:
+                shown = repr(value)
             out.append(f"| `{module_name}.{name}` | `{shown}` |")
         out.append("")
     return "\n".join(out)

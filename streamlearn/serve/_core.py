@@ -59,7 +59,17 @@ def _resolve(items):
 
 
 class BadRequest(ValueError):
-    """A request the server refuses (HTTP 4xx); ``status`` is the HTTP code."""
+    """A request the server refuses (HTTP 4xx); ``status`` is the HTTP code, the message is the response's.
+
+    >>> import tempfile
+    >>> from streamlearn.serve import BadRequest, ServedModel
+    >>> m = ServedModel(tempfile.mkdtemp(), learner="ftrl", n_features=10, snapshot_every=0)
+    >>> try:
+    ...     m.parse(b"1 1:abc\\n", labelled=True)
+    ... except BadRequest as exc:
+    ...     print(exc.status, exc)
+    400 line 1: malformed feature '1:abc': the value after ':' is not a number
+    """
 
     def __init__(self, message, status=400):
         super().__init__(message)
