@@ -191,7 +191,7 @@ class RegressorMixin:
 class TransformerMixin:
     """Transformers: ``fit_transform`` and the transformer tags."""
 
-    def fit_transform(self, X, y=None, **fit_params):
+    def fit_transform(self: Any, X: Any, y: Any = None, **fit_params: Any) -> Any:
         """``fit(X, y, **fit_params)`` then ``transform(X)``."""
         return self.fit(X, y, **fit_params).transform(X)
 

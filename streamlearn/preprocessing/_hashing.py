@@ -11,6 +11,8 @@ from __future__ import annotations
 
 import math
 import numbers
+from collections.abc import Mapping
+from typing import Any, Self
 
 import numpy as np
 import scipy.sparse as sp
@@ -80,6 +82,8 @@ class DictHasher(TransformerMixin, BaseEstimator):
     2
     """
 
+    bits: int  # the parameters, set by __init__ (typed here for the methods that read them)
+
     __init__ = keyword_init(
         bits=18,
         categorical=(),
@@ -91,7 +95,7 @@ class DictHasher(TransformerMixin, BaseEstimator):
         keep_namespaces=(),
     )
 
-    def fit(self, X=None, y=None):
+    def fit(self, X: Any = None, y: Any = None) -> Self:
         """Check the parameters; hashing learns nothing. Returns ``self``."""
         self._setup()
         return self
@@ -104,7 +108,7 @@ class DictHasher(TransformerMixin, BaseEstimator):
         return tags
 
     @property
-    def n_features(self):
+    def n_features(self) -> int:
         return 1 << int(self.bits)
 
     def _check_containers(self):
@@ -169,11 +173,11 @@ class DictHasher(TransformerMixin, BaseEstimator):
         return seed
 
     # -- dict rows ------------------------------------------------------------------------------------
-    def transform_one(self, x):
+    def transform_one(self, x: Mapping[str, Any]) -> Any:
         """One dict row as a ``(1, 2 ** bits)`` CSR matrix."""
         return self.transform([x])
 
-    def transform(self, X):
+    def transform(self, X: Any) -> Any:
         """Hash a chunk of rows: an iterable of dicts, a pandas DataFrame, or a pyarrow Table / RecordBatch.
 
         Returns a CSR float64 matrix of shape ``(n_rows, 2 ** bits)``, indices sorted, collisions summed.

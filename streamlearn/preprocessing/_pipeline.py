@@ -1,10 +1,16 @@
 """StreamPipeline: an online scaler in front of an online learner, with the learner's API."""
 
+from __future__ import annotations
+
+from typing import Any, Self
+
+import numpy as np
 from sklearn.base import BaseEstimator, clone
 from sklearn.utils import get_tags
 from sklearn.utils.metaestimators import available_if
 from sklearn.utils.validation import check_is_fitted
 
+from .._typing import ArrayLike, FloatArray, MatrixLike
 from .._validation import finite_scores
 from ..persist import PersistMixin
 from ._scalers import MaxAbsScaler, StandardScaler, _restore, _snapshot
@@ -15,7 +21,7 @@ __all__ = ["SCALERS", "StreamPipeline", "make_scaler", "make_stream_pipeline"]
 SCALERS = ("none", "maxabs", "standard")
 
 
-def make_scaler(name):
+def make_scaler(name: str) -> MaxAbsScaler | StandardScaler | None:
     """The scaler called ``name`` (one of :data:`SCALERS`; ``"none"`` gives None).
 
     >>> make_scaler("maxabs"), make_scaler("none")
@@ -30,7 +36,7 @@ def make_scaler(name):
     raise ValueError(f"Unknown scaler {name!r}; expected one of {', '.join(SCALERS)}.")
 
 
-def make_stream_pipeline(scaler, learner, target_scaler=None):
+def make_stream_pipeline(scaler: Any, learner: Any, target_scaler: Any = None) -> StreamPipeline:
     """``StreamPipeline(scaler, learner, target_scaler)``: the learner sees every row (and with a
     ``target_scaler``, every regression target) scaled by the statistics of the rows before it (see
     :class:`StreamPipeline`).
@@ -132,7 +138,9 @@ class StreamPipeline(PersistMixin, BaseEstimator):
             self.learner_ = clone(self.learner)
             self.target_scaler_ = None if self.target_scaler is None else clone(self.target_scaler)
 
-    def partial_fit_scores(self, X, y, classes=None, sample_weight=None):
+    def partial_fit_scores(
+        self, X: MatrixLike, y: ArrayLike, classes: ArrayLike | None = None, sample_weight: ArrayLike | None = None
+    ) -> FloatArray:
         """Scale each row by the statistics of the rows before it, learn, and return the learner's
         pre-update scores (see the learner's ``partial_fit_scores``)."""
         self._start()
@@ -153,12 +161,14 @@ class StreamPipeline(PersistMixin, BaseEstimator):
                 _restore(s, state)
             raise
 
-    def partial_fit(self, X, y, classes=None, sample_weight=None):
+    def partial_fit(
+        self, X: MatrixLike, y: ArrayLike, classes: ArrayLike | None = None, sample_weight: ArrayLike | None = None
+    ) -> Self:
         """One pass over ``(X, y)`` as in ``partial_fit_scores``. Returns ``self``."""
         self.partial_fit_scores(X, y, classes=classes, sample_weight=sample_weight)
         return self
 
-    def fit(self, X, y, sample_weight=None):
+    def fit(self, X: MatrixLike, y: ArrayLike, sample_weight: ArrayLike | None = None) -> Self:
         """Reset; learn the scaler's statistics on all of ``X`` (the rows of weight > 0), then ``fit`` the
         learner on the scaled rows."""
         for attr in ("scaler_", "learner_", "target_scaler_"):
@@ -194,25 +204,25 @@ class StreamPipeline(PersistMixin, BaseEstimator):
         return self._unscaled(self._on_scaled("_decision_function", X))
 
     @available_if(_learner_has("decision_function"))
-    def decision_function(self, X):
+    def decision_function(self, X: MatrixLike) -> FloatArray:
         """The learner's ``decision_function`` on the scaled rows."""
         return self._unscaled(self._on_scaled("decision_function", X))
 
-    def predict(self, X):
+    def predict(self, X: MatrixLike) -> np.ndarray:
         """The learner's ``predict`` on the scaled rows (in the target's units)."""
         return self._unscaled(self._on_scaled("predict", X))
 
     @available_if(_learner_has("predict_proba"))
-    def predict_proba(self, X):
+    def predict_proba(self, X: MatrixLike) -> FloatArray:
         """The learner's ``predict_proba`` on the scaled rows."""
         return self._on_scaled("predict_proba", X)
 
     @available_if(_learner_has("predict_proba"))
-    def predict_log_proba(self, X):
+    def predict_log_proba(self, X: MatrixLike) -> FloatArray:
         """The learner's ``predict_log_proba`` on the scaled rows."""
         return self._on_scaled("predict_log_proba", X)
 
-    def score(self, X, y, sample_weight=None):
+    def score(self, X: MatrixLike, y: ArrayLike, sample_weight: ArrayLike | None = None) -> float:
         """The learner's ``score`` (accuracy or R^2) on the scaled rows (R^2 in the target's units)."""
         if self.target_scaler_ is not None:
             from sklearn.metrics import r2_score
@@ -220,21 +230,21 @@ class StreamPipeline(PersistMixin, BaseEstimator):
             return r2_score(y, self.predict(X), sample_weight=sample_weight)
         return self._on_scaled("score", X, y, sample_weight=sample_weight)
 
-    def scores_to_labels(self, scores):
+    def scores_to_labels(self, scores: ArrayLike) -> np.ndarray:
         """The learner's ``scores_to_labels``."""
         return self.learner_.scores_to_labels(scores)
 
     # -- what progressive validation and the command line read from a learner -------------------------
     @property
-    def classes_(self):
+    def classes_(self) -> np.ndarray:
         return self.learner_.classes_
 
     @property
-    def n_features_in_(self):
+    def n_features_in_(self) -> int:
         return (self.learner_ if self.scaler_ is None else self.scaler_).n_features_in_
 
     @property
-    def t_(self):
+    def t_(self) -> int:
         return self.learner_.t_
 
     @property
@@ -242,10 +252,10 @@ class StreamPipeline(PersistMixin, BaseEstimator):
         return (self.learner_ if hasattr(self, "learner_") else self.learner)._progressive_loss
 
     @property
-    def epsilon(self):
+    def epsilon(self) -> float | None:
         """The learner's ``epsilon`` (the epsilon-insensitive loss), or None."""
         return getattr(self.learner_ if hasattr(self, "learner_") else self.learner, "epsilon", None)
 
     @property
-    def nnz_weights(self):
+    def nnz_weights(self) -> int:
         return self.learner_.nnz_weights

@@ -1,5 +1,7 @@
 """Online MaxAbsScaler and StandardScaler (statistics updated row by row, never looking ahead)."""
 
+from typing import Any, Self
+
 import numpy as np
 import scipy.sparse as sp
 from sklearn.base import BaseEstimator, OneToOneFeatureMixin, TransformerMixin
@@ -8,6 +10,7 @@ from sklearn.utils.validation import check_is_fitted, validate_data
 from .._kernels import scaling as _k
 from .._params import keyword_init
 from .._validation import as_csr_float, check_finite
+from .._typing import FloatArray, MatrixLike
 from ..persist import PersistMixin
 
 __all__ = ["MaxAbsScaler", "StandardScaler"]
@@ -104,18 +107,18 @@ class _OnlineScaler(PersistMixin, OneToOneFeatureMixin, TransformerMixin, BaseEs
         self._run(dict(indptr=indptr, cols=_NO_COLS, data=flat, write=write, out=out, learn=_learn_mask(learn, n)))
         return out.reshape(n, d) if write else X
 
-    def fit(self, X, y=None):
+    def fit(self, X: MatrixLike, y: Any = None) -> Self:
         """Reset, then learn the statistics of ``X``. Returns ``self``."""
         for attr in [a for a in vars(self) if a.endswith("_") or a.startswith("_state")]:
             delattr(self, attr)
         return self.partial_fit(X)
 
-    def partial_fit(self, X, y=None):
+    def partial_fit(self, X: MatrixLike, y: Any = None) -> Self:
         """Add the rows of ``X`` to the statistics. Returns ``self``."""
         self._stream(X, write=False)
         return self
 
-    def partial_fit_transform(self, X, y=None):
+    def partial_fit_transform(self, X: MatrixLike, y: Any = None) -> Any:
         """Transform each row of ``X`` with the statistics of the rows seen before it, then add it: the
         no-look-ahead transform of a stream (chunking does not change the result). A value that overflows once
         scaled is a one-line ``ValueError``, and the statistics are left as they were before the call."""
@@ -126,7 +129,7 @@ class _OnlineScaler(PersistMixin, OneToOneFeatureMixin, TransformerMixin, BaseEs
             _restore(self, saved)
             raise
 
-    def transform(self, X):
+    def transform(self, X: MatrixLike) -> Any:
         """Scale ``X`` with the current statistics (they do not change)."""
         check_is_fitted(self)
         X = self._check(X, reset=False)
@@ -198,7 +201,7 @@ class MaxAbsScaler(_OnlineScaler):
         )
 
     @property
-    def scale_(self):
+    def scale_(self) -> FloatArray:
         check_is_fitted(self, "max_abs_")
         return np.where(self.max_abs_ > 0, self.max_abs_, 1.0)
 
@@ -281,15 +284,15 @@ class StandardScaler(_OnlineScaler):
         return mean, var
 
     @property
-    def mean_(self):
+    def mean_(self) -> FloatArray:
         return self._moments()[0]
 
     @property
-    def var_(self):
+    def var_(self) -> FloatArray:
         return self._moments()[1]
 
     @property
-    def scale_(self):
+    def scale_(self) -> FloatArray:
         var = self._moments()[1]
         return np.where(var > 0, np.sqrt(var), 1.0) if self.with_std else np.ones_like(var)
 

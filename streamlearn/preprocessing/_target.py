@@ -1,12 +1,14 @@
 """Running standardisation of a regression target (statistics updated example by example, never looking ahead)."""
 
 import warnings
+from typing import Self
 
 import numpy as np
 from .._estimator import BaseEstimator, check_is_fitted
 from .._validation import row_error
 
 from .._kernels import scaling as _k
+from .._typing import ArrayLike, FloatArray
 from ..persist import PersistMixin
 
 __all__ = ["TargetStandardScaler"]
@@ -87,57 +89,59 @@ class TargetStandardScaler(PersistMixin, BaseEstimator):
             self._state_stats = np.zeros(3, dtype=np.float64)  # [W, mean, M2]
         return self._state_stats
 
-    def partial_fit_transform(self, y, sample_weight=None):
+    def partial_fit_transform(
+        self, y: ArrayLike, sample_weight: ArrayLike | None = None
+    ) -> tuple[FloatArray, FloatArray, FloatArray]:
         """``(t, shift, scale)``: each target standardised with the statistics of the targets before it (``t``,
         with those statistics as ``shift`` and ``scale``; ``shift + scale * score`` maps a score of the
         learner back), then added to them."""
-        y = _targets(y)
+        yv = _targets(y)
         if sample_weight is None:
-            sw = np.ones(y.shape[0])
+            sw = np.ones(yv.shape[0])
         else:
             sw = np.ascontiguousarray(sample_weight, dtype=np.float64)
-            if sw.shape != y.shape or not np.all(np.isfinite(sw)) or np.any(sw < 0):
+            if sw.shape != yv.shape or not np.all(np.isfinite(sw)) or np.any(sw < 0):
                 raise ValueError(
-                    f"sample_weight must hold {y.shape[0]} finite values >= 0 (one per target); got "
-                    f"{'shape ' + str(sw.shape) if sw.shape != y.shape else 'a negative or non-finite value'}."
+                    f"sample_weight must hold {yv.shape[0]} finite values >= 0 (one per target); got "
+                    f"{'shape ' + str(sw.shape) if sw.shape != yv.shape else 'a negative or non-finite value'}."
                 )
-        t, shift, scale = np.empty_like(y), np.empty_like(y), np.empty_like(y)
+        t, shift, scale = np.empty_like(yv), np.empty_like(yv), np.empty_like(yv)
         state = self._state()
-        std, bad = _k.standardize_targets(y=y, sample_weight=sw, state=state, t=t, shift=shift, scale=scale)
+        std, bad = _k.standardize_targets(y=yv, sample_weight=sw, state=state, t=t, shift=shift, scale=scale)
         if bad >= 0:
             why = (
                 f"is too large to standardise: its squared deviation from the mean of the targets before it "
                 f"({shift[bad]:g}) overflows. Rescale the target."
             )
             raise row_error(
-                ValueError(f"y[{bad}] = {y[bad]:g} (sample weight {sw[bad]:g}) {why}"),
+                ValueError(f"y[{bad}] = {yv[bad]:g} (sample weight {sw[bad]:g}) {why}"),
                 bad,
-                f"the target {y[bad]:g} (importance weight {sw[bad]:g}) {why}",
+                f"the target {yv[bad]:g} (importance weight {sw[bad]:g}) {why}",
             )
         self.n_samples_seen_ = float(state[0])
         self.mean_ = float(state[1])
         self.scale_ = float(std)
         return t, shift, scale
 
-    def partial_fit(self, y, sample_weight=None):
+    def partial_fit(self, y: ArrayLike, sample_weight: ArrayLike | None = None) -> Self:
         """Add the targets ``y`` to the statistics. Returns ``self``."""
         self.partial_fit_transform(y, sample_weight)
         return self
 
-    def fit(self, y, sample_weight=None):
+    def fit(self, y: ArrayLike, sample_weight: ArrayLike | None = None) -> Self:
         """Reset, then learn the statistics of ``y``. Returns ``self``."""
         for attr in ("_state_stats", "mean_", "scale_", "n_samples_seen_"):
             if hasattr(self, attr):
                 delattr(self, attr)
         return self.partial_fit(y, sample_weight)
 
-    def transform(self, y):
+    def transform(self, y: ArrayLike) -> FloatArray:
         """``(y - mean_) / scale_`` with the current statistics (0 where ``scale_`` is 0)."""
         check_is_fitted(self)
-        y = _targets(y)
-        return (y - self.mean_) / self.scale_ if self.scale_ > 0 else np.zeros_like(y)
+        yv = _targets(y)
+        return (yv - self.mean_) / self.scale_ if self.scale_ > 0 else np.zeros_like(yv)
 
-    def inverse_transform(self, scores):
+    def inverse_transform(self, scores: ArrayLike) -> FloatArray:
         """``mean_ + scale_ * scores``: a learner's standardised predictions in the target's units."""
         check_is_fitted(self)
         return self.mean_ + self.scale_ * np.asarray(scores, dtype=np.float64)

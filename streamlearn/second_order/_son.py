@@ -11,6 +11,7 @@ a constant feature if one is wanted).
 """
 
 import copy
+from typing import Any
 
 import numpy as np
 
@@ -19,6 +20,7 @@ from .._kernels import son_lazy as _kl
 from .._kernels.scale import maxabs_augment
 from .._validation import Interval, Options, check_rng
 from .._params import keyword_init
+from .._typing import FloatArray
 from ..base import BaseOnlineLinear, OnlineClassifierMixin
 from ..losses import loss_code
 from .._mixing import MixableMixin, merge_sketch_increments, mixed_count, weighted_average
@@ -256,7 +258,7 @@ class AdaGrad(MixableMixin, _SecondOrder):
     )
 
     @classmethod
-    def mix(cls, start, models, weights):
+    def mix(cls, start: Any, models: list[Any], weights: FloatArray) -> Any:
         """The mixed model of one round (see ``mixing_description``)."""
         start, models, out = _mix_weights(start, models, weights)
         out._state_s = weighted_average([m._state_s for m in models], weights)
@@ -414,6 +416,8 @@ class SketchedOnlineNewton(MixableMixin, _SecondOrder):
     0.840
     """
 
+    sketch: str  # the parameter, set by __init__ (typed here for the methods that read it)
+
     _parameter_constraints = {
         "sketch": [Options(*_SKETCHES)],
         "ell": [Interval(int, 1, None, closed="left")],
@@ -465,7 +469,7 @@ class SketchedOnlineNewton(MixableMixin, _SecondOrder):
         return 1e-5 if float(self.alpha0) == 0 and self.safeguard == "maxabs" else 1e-10
 
     @property
-    def alpha_(self):
+    def alpha_(self) -> FloatArray:
         """Current alpha of ``H = B^T B + alpha I`` (one per output)."""
         return self._state_alpha.copy()
 
@@ -543,7 +547,7 @@ class SketchedOnlineNewton(MixableMixin, _SecondOrder):
     )
     _MIXABLE_SKETCHES = ("fd", "pfd", "rfd")
 
-    def check_mixable(self):
+    def check_mixable(self) -> None:
         """Raise TypeError unless the sketch is mergeable (the frequent-directions family)."""
         if self.sketch not in self._MIXABLE_SKETCHES:
             raise TypeError(
@@ -557,7 +561,7 @@ class SketchedOnlineNewton(MixableMixin, _SecondOrder):
         return rows[np.any(rows != 0.0, axis=1)]
 
     @classmethod
-    def mix(cls, start, models, weights):
+    def mix(cls, start: Any, models: list[Any], weights: FloatArray) -> Any:
         """The mixed model of one round (see ``mixing_description``)."""
         start, models, out = _mix_weights(start, models, weights)
         ell = int(out.ell)

@@ -23,6 +23,7 @@ import tempfile
 import time
 from bisect import bisect_left
 from itertools import accumulate
+from typing import Any
 
 from anyio import to_thread
 from starlette.applications import Starlette
@@ -30,7 +31,7 @@ from starlette.responses import JSONResponse, PlainTextResponse, Response
 from starlette.routing import Route
 
 from ..persist import ModelFileError, load
-from ._core import BadRequest
+from ._core import BadRequest, ServedModel
 
 
 def _dumps_json(obj):
@@ -75,7 +76,14 @@ def _num(x):
     return "NaN" if isinstance(x, float) and math.isnan(x) else repr(float(x))
 
 
-def create_app(served, *, token=None, auth_all=False, max_body_bytes=16 << 20, switch_interval=SWITCH_INTERVAL):
+def create_app(
+    served: ServedModel,
+    *,
+    token: str | None = None,
+    auth_all: bool = False,
+    max_body_bytes: int = 16 << 20,
+    switch_interval: float = SWITCH_INTERVAL,
+) -> Starlette:
     """The Starlette application serving ``served`` (a :class:`streamlearn.serve.ServedModel`).
 
     ``token``: when set, ``/learn`` and ``/model`` (every endpoint with ``auth_all``) need the header
@@ -175,7 +183,7 @@ def create_app(served, *, token=None, auth_all=False, max_body_bytes=16 << 20, s
 
     # Concurrent /predict requests are answered together: the requests whose bodies arrived by the time the
     # event loop runs the flush (queued by the first of them) are parsed and scored in one call each.
-    waiting = []
+    waiting: list[Any] = []
 
     async def predict(headers, receive):
         body = served.checked_lines(await read_examples(headers, receive, labelled=False))

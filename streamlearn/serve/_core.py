@@ -25,11 +25,13 @@ import threading
 import time
 from collections import deque
 from concurrent.futures import Future
+from typing import Any
 
 import numpy as np
 import scipy.sparse as sp
 
 from .._estimator import is_classifier
+from .._typing import FloatArray
 from .._validation import MAX_FEATURE_VALUE, non_finite_state, validate_params
 from ..datasets import load_svmlight
 from ..datasets._spec import InputSpec
@@ -492,7 +494,7 @@ class ServedModel:
             self.predict(X)
 
     # ---------------------------------------------------------------------------------------- input
-    def parse(self, body, *, labelled, _limit=True):
+    def parse(self, body: bytes, *, labelled: bool, _limit: bool = True) -> tuple[Any, FloatArray, bytes]:
         """``(X, y, payload)`` from LIBSVM lines (bytes). Unlabelled lines (``labelled=False``) get label 0.
         Errors raise :class:`BadRequest` naming the line."""
         if isinstance(body, str):
@@ -527,7 +529,7 @@ class ServedModel:
                 )
         return X, y, body
 
-    def checked_lines(self, body):
+    def checked_lines(self, body: bytes) -> bytes:
         """``body`` ending with a newline, after the cheap checks of a request (not empty, the line limit)."""
         return self._checked(body)[0]
 
@@ -540,7 +542,9 @@ class ServedModel:
             raise BadRequest(f"{n_lines} lines; a request holds at most {self.max_batch_lines}.", 413)
         return body, n_lines
 
-    def parse_many(self, bodies, *, labelled, lines=None):
+    def parse_many(
+        self, bodies: list[bytes], *, labelled: bool, lines: list[int] | None = None
+    ) -> tuple[Any, FloatArray | None, list[int], list[BadRequest | None]]:
         """Several request bodies (each ending with a newline) in one parse: ``(X, y, counts, errors)``, the
         rows of body i following those of the bodies before it (``counts[i]`` rows), or ``errors[i]`` (a
         :class:`BadRequest` naming the body's line) and no rows. One call when the bodies parse together and
@@ -562,7 +566,9 @@ class ServedModel:
         else:
             if len(bodies) == 1 or X.shape[0] == sum(lines):  # no blank or comment lines: split by line counts
                 return X, y, (lines if len(bodies) > 1 else [X.shape[0]]), [None] * len(bodies)
-        parts, counts, errors = [], [], []
+        parts: list[tuple[Any, FloatArray]] = []
+        counts: list[int] = []
+        errors: list[BadRequest | None] = []
         for body in bodies:
             try:
                 parts.append(self.parse(body, labelled=labelled, _limit=False)[:2])
@@ -579,7 +585,7 @@ class ServedModel:
         return sp.vstack([p[0] for p in parts], format="csr"), np.concatenate([p[1] for p in parts]), counts, errors
 
     @staticmethod
-    def rows_to_lines(rows, *, labelled):
+    def rows_to_lines(rows: list[Any], *, labelled: bool) -> bytes:
         """JSON rows -> LIBSVM text: each row a line (string) or ``{"label": y, "features": {id: value}}``."""
         if not isinstance(rows, list):
             raise BadRequest('"rows" must be a list.')
@@ -625,12 +631,12 @@ class ServedModel:
         return ("\n".join(out) + "\n").encode()
 
     # ---------------------------------------------------------------------------------------- reading
-    def predict(self, X):
+    def predict(self, X: Any) -> dict[str, Any]:
         """``{"scores", "labels"[, "proba"]}`` for X under the current model (consistent: no update runs)."""
         with self.lock:
             return self._predict_locked(X)
 
-    def try_predict(self, X):
+    def try_predict(self, X: Any) -> dict[str, Any] | None:
         """``predict`` if no update is running now, else None (the caller then waits in a worker thread)."""
         if not self.lock.acquire(blocking=False):
             return None
@@ -678,7 +684,7 @@ class ServedModel:
         classes = self.config["classes"]
         return [classes[-1] if len(classes) == 2 else classes[0]] * n if classes else [0.0] * n
 
-    def model_bytes(self):
+    def model_bytes(self) -> tuple[bytes, int]:
         """The current model as a model file (bytes), consistent with the examples learned so far."""
         with self.lock:
             model = copy.deepcopy(self.model)
@@ -712,7 +718,7 @@ class ServedModel:
         finally:
             os.unlink(tmp)
 
-    def health(self):
+    def health(self) -> dict[str, Any]:
         s = self.stats
         return {
             "status": "ok" if self.failed is None else "failed",
@@ -723,7 +729,7 @@ class ServedModel:
             **({"error": self.failed} if self.failed else {}),
         }
 
-    def online_metrics(self):
+    def online_metrics(self) -> dict[str, Any]:
         s = self.stats
         n = s["n_learned"]
         clf = self.config["classes"] is not None
@@ -740,14 +746,14 @@ class ServedModel:
         return out
 
     # ---------------------------------------------------------------------------------------- writing
-    def learn(self, X, y, payload):
+    def learn(self, X: Any, y: FloatArray, payload: bytes) -> Future:
         """Queue a labelled batch; the returned Future gives ``{"learned", "scores", "first", "n_learned"}``
         once the batch is in the log (durable) and learned."""
-        fut = Future()
+        fut: Future = Future()
         self._submit(["learn", X, y, payload, fut, X.shape[0]])
         return fut
 
-    def learn_text(self, body, future=None):
+    def learn_text(self, body: bytes, future: Future | None = None) -> Future:
         """Queue labelled LIBSVM lines (bytes) to be parsed by the writer, together with the other requests
         queued at the time (one parse, one log record, one fsync and one kernel call for all of them).
 
@@ -767,14 +773,14 @@ class ServedModel:
         self._submit(["text", None, None, body, fut, n_lines])
         return fut
 
-    def swap(self, model_path):
+    def swap(self, model_path: str) -> Future:
         """Queue replacing the model by the one in ``model_path`` (already validated by the safe loader)."""
-        fut = Future()
+        fut: Future = Future()
         self._submit(("swap", model_path, fut))
         return fut
 
-    def snapshot(self):
-        fut = Future()
+    def snapshot(self) -> Future:
+        fut: Future = Future()
         self._submit(("snapshot", fut))
         return fut
 
@@ -787,7 +793,7 @@ class ServedModel:
             self._queue.append(item)
             self._cv.notify()
 
-    def close(self, snapshot=True):
+    def close(self, snapshot: bool = True) -> None:
         """Stop the writer after the queued work, take a last snapshot, close the log."""
         with self._cv:
             self._closing = True
