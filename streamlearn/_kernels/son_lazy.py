@@ -165,6 +165,18 @@ def _h_modes():
     return np.bool_(False), np.bool_(True), np.bool_(False)
 
 
+@njit_inline
+def _tau_next(z, step, weight, xx):
+    """Alg. 3's projection onto the slab of the example x about to be predicted (score ``z = w.x``,
+    ``xx = x.x``): returns ``(tau, move)``, ``tau = tau_C(z)`` (0 with ``step.slab_current`` or x = 0), so that
+    ``z - tau`` is the score of the projected point, and whether w moves (``tau`` not 0, ``weight`` not 0: an
+    example of weight 0 is scored by the projected point, nothing moves)."""
+    if step.slab_current or not xx > 0.0:
+        return 0.0, False
+    tau = _tau(z, step.C)
+    return tau, tau != 0.0 and weight != 0.0
+
+
 @njit_kernel
 def _row_dot(v, indices, data, st, en):
     """``v.x`` for the sparse row ``st:en``."""
@@ -426,15 +438,14 @@ def son_fd_lazy(indptr, indices, data, targets, sample_weight, state, t, step, s
             for b in range(q):
                 z += e[b] * bxb[b]
             block_matvec(T, r, q, bxb, bx)
-            # ---- projection (onto the slab of the example about to be predicted; see slab_current)
-            tau = 0.0 if slab_current else _tau(z, C)
-            if tau != 0.0 and xx > 0.0:
-                if sample_weight[i] != 0.0:  # an example of weight 0 is scored by the projected point, nothing moves
-                    f, coef, nchol = _h_step(
-                        newton=nonewton, tau=tau, sol=sol, r=r, al=al, rhs=bx, in_span=nospan, nchol=nchol, x=x, dl=0.0
-                    )
-                    _add_rmatvec(T, r, q, coef, f, e)
-                z -= tau
+            # ---- projection onto the slab of the example about to be predicted (see slab_current)
+            tau, move = _tau_next(z=z, step=step, weight=sample_weight[i], xx=xx)
+            if move:
+                f, coef, nchol = _h_step(
+                    newton=nonewton, tau=tau, sol=sol, r=r, al=al, rhs=bx, in_span=nospan, nchol=nchol, x=x, dl=0.0
+                )
+                _add_rmatvec(T, r, q, coef, f, e)
+            z -= tau  # the score of the projected point
             go, dl, learned = row_outcome(out=out, i=i, k=k, z=z, sw=sample_weight, targets=targets, loss=loss, xx=xx)
             if go < 0:
                 bad = i
@@ -646,15 +657,14 @@ def son_oja_lazy(indptr, indices, data, targets, sample_weight, state, t, step, 
                     acc += F[a, c] * zx[c]
                 vx[a] = acc
                 bx[a] = sk[a] * acc
-            # ---- projection
-            tau = 0.0 if slab_current else _tau(z, C)
-            if tau != 0.0 and xx > 0.0:
-                if sample_weight[i] != 0.0:  # an example of weight 0 is scored by the projected point, nothing moves
-                    f, coef, _ = _h_step(
-                        newton=nonewton, tau=tau, sol=sol, r=r, al=al, rhs=bx, in_span=nospan, nchol=nchol, x=x, dl=0.0
-                    )
-                    _oja_add_bt(F, sk, r, coef, f, b)
-                z -= tau
+            # ---- projection onto the slab of the example about to be predicted (see slab_current)
+            tau, move = _tau_next(z=z, step=step, weight=sample_weight[i], xx=xx)
+            if move:
+                f, coef, _ = _h_step(
+                    newton=nonewton, tau=tau, sol=sol, r=r, al=al, rhs=bx, in_span=nospan, nchol=nchol, x=x, dl=0.0
+                )
+                _oja_add_bt(F, sk, r, coef, f, b)
+            z -= tau  # the score of the projected point
             go, dl, learned = row_outcome(out=out, i=i, k=k, z=z, sw=sample_weight, targets=targets, loss=loss, xx=xx)
             if go < 0:
                 bad = i
@@ -776,15 +786,15 @@ def son_rp_lazy(indptr, indices, data, targets, sample_weight, state, t, step, s
             en = indptr[i + 1]
             z, xx = _lazy_score(v=v, coef=c, Zt=St, r=r, indices=indices, data=data, start=st, end=en, zx=bx)
             x = (indices, data, st, en, xx)
-            tau = 0.0 if slab_current else _tau(z, C)
-            if tau != 0.0 and xx > 0.0:
-                if sample_weight[i] != 0.0:  # an example of weight 0 is scored by the projected point, nothing moves
-                    f, coef, _ = _h_step(
-                        newton=nonewton, tau=tau, sol=sol, r=r, al=al, rhs=bx, in_span=nospan, nchol=nchol, x=x, dl=0.0
-                    )
-                    for a in range(r):  # w += f S^T coef
-                        c[a] += f * coef[a]
-                z -= tau
+            # ---- projection onto the slab of the example about to be predicted (see slab_current)
+            tau, move = _tau_next(z=z, step=step, weight=sample_weight[i], xx=xx)
+            if move:
+                f, coef, _ = _h_step(
+                    newton=nonewton, tau=tau, sol=sol, r=r, al=al, rhs=bx, in_span=nospan, nchol=nchol, x=x, dl=0.0
+                )
+                for a in range(r):  # w += f S^T coef
+                    c[a] += f * coef[a]
+            z -= tau  # the score of the projected point
             go, dl, learned = row_outcome(out=out, i=i, k=k, z=z, sw=sample_weight, targets=targets, loss=loss, xx=xx)
             if go < 0:
                 bad = i
