@@ -100,6 +100,10 @@ def _h_step(newton, tau, sol, r, al, rhs, in_span, nchol, x, dl):
     by the rule of ``son._son_project``: direction ``x - B^T (G + alpha I)^{-1} Bx`` unless alpha is
     negligible, its denominator has lost its digits or ``in_span`` (x known to lie in B's row space); then
     ``son._split_step``.
+
+    The kernels call it directly, not through a wrapper per mode: every call of a function that takes ``sol``
+    and ``x``, inlined or not, reference-counts their eight arrays (wrapping the Newton step made Oja's a9a
+    pass about a tenth slower).
     """
     gram, sc, L, z1, z2, diag, v = sol
     indices, data, st, en, xx = x
