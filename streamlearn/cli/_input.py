@@ -185,6 +185,7 @@ def check_libsvm_args(args):
     ]
     if used:
         raise CLIError(
-            f"{', '.join(used)} apply to hashed formats (VW text); the data is read as LIBSVM "
+            f"{', '.join(used)} {'applies' if len(used) == 1 else 'apply'} to hashed formats (VW text); the data is "
+            "read as LIBSVM "
             f"(pass --format vw, or name the file .vw)."
         )

@@ -65,7 +65,8 @@ def is_table_run(args, paths):
         used = _table_options_used(args)
         if used:
             raise CLIError(
-                f"{', '.join(used)} apply to CSV and Parquet files (.csv, .csv.gz, .parquet, or --format csv|parquet)."
+                f"{', '.join(used)} {'applies' if len(used) == 1 else 'apply'} to CSV and Parquet files (.csv, .csv.gz, "
+                ".parquet, or --format csv|parquet)."
             )
         return False
     if len(formats) > 1:

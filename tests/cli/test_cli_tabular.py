@@ -130,7 +130,9 @@ def test_errors_are_one_line_and_write_nothing(logs, tmp_path, capsys):
     svm = tmp_path / "d.svm"
     svm.write_text("1 1:1\n-1 2:1\n")
     assert main(["train", str(svm), "-l", "ftrl", "--label", "y"]) == 2
-    assert "apply to CSV and Parquet files" in capsys.readouterr().err
+    assert "--label applies to CSV and Parquet files" in capsys.readouterr().err
+    assert main(["train", str(svm), "-l", "ftrl", "--label", "y", "--weight", "w"]) == 2
+    assert "--label, --weight apply to CSV and Parquet files" in capsys.readouterr().err
 
 
 def test_interactions_weights_and_predict_one_on_a_table_model(logs, tmp_path, capsys):

@@ -114,7 +114,9 @@ def test_hashing_options_are_refused_for_libsvm(tmp_path, capsys):
     from streamlearn.datasets import bundled_path
 
     assert main(["train", str(bundled_path("a9a.xz")), "--learner", "pa", "-q", "ab"]) == 2
-    assert "-q apply to hashed formats" in capsys.readouterr().err
+    assert "-q applies to hashed formats" in capsys.readouterr().err
+    assert main(["train", str(bundled_path("a9a.xz")), "--learner", "pa", "-q", "ab", "-b", "10"]) == 2
+    assert "apply to hashed formats" in capsys.readouterr().err
 
 
 def test_empty_data_or_test_file_is_an_error_naming_it(tmp_path, capsys):
