@@ -71,3 +71,23 @@ def test_summary_checks():
     s = sparsity.summary(rows, tolerance=0.005)
     assert not s["rda_vs_fobos"]["holds"] and s["rda_vs_fobos"]["n_holds"] == 0
     assert not s["ftrl_vs_best"]["holds"]
+
+
+def test_the_sweep_does_not_take_the_command_line_defaults(monkeypatch):
+    """The sweep pins its settings: the estimator classes' defaults plus FIXED, so changing a learner's
+    command-line defaults (rda's hinge loss) does not move the published table; every learner has the
+    logistic loss."""
+    import dataclasses
+
+    from streamlearn import learners
+
+    for name, (fixed, param, grid) in sparsity.FIXED.items():
+        est = sparsity.sweep_estimator(name, float(grid[0]))
+        assert est.loss == "logistic", name
+        assert est.get_params()[param] == float(grid[0])
+        assert all(est.get_params()[k] == v for k, v in fixed.items())
+        spec = learners.LEARNERS[name]
+        monkeypatch.setitem(
+            learners.LEARNERS, name, dataclasses.replace(spec, defaults={**spec.defaults, "loss": "hinge"})
+        )
+        assert sparsity.sweep_estimator(name, float(grid[0])).loss == "logistic", name
