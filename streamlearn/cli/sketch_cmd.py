@@ -156,6 +156,24 @@ def run(args):
         return _run(args)
 
 
+_FORMAT_NAMES = {"vw": "VW text", "csv": "CSV", "parquet": "Parquet"}
+
+
+def _libsvm_only(args, paths):
+    """sketch reads LIBSVM data: a file that is VW text, CSV or Parquet by its name (or first lines, for a
+    pipe) is refused before any work, instead of a parse error on its first line."""
+    from ..datasets._pipes import pipe_name
+    from ._input import input_format
+
+    for path in paths:
+        fmt = input_format(args, path)
+        if fmt != "libsvm":
+            raise CLIError(
+                f"sketch reads LIBSVM/svmlight data; {pipe_name(path)} is {_FORMAT_NAMES.get(fmt, fmt)} (convert it to "
+                "LIBSVM to sketch it)."
+            )
+
+
 def _run(args):
     from sklearn.base import clone
 
@@ -168,6 +186,7 @@ def _run(args):
     if args.scheduler is not None:
         return _run_distributed(args, sketch)
     path = single_file(args, "sketch")
+    _libsvm_only(args, [path])
     out = output(args.output, [path], "sketch file")  # checked before any work
     data = TrainData(args, path)
     if data.stream and args.no_error and data.width is not None:
@@ -295,6 +314,7 @@ def _run_distributed(args, sketch):
         raise CLIError(f"--chunk-size must be >= 1; got {args.chunk_size}.")
     dist = distributed_module()
     paths = expand_data(args.data)
+    _libsvm_only(args, paths)
     if len(paths) > 1:  # a sketch whose merge would fail once every partition is sketched: before any cluster
         from ..distributed._sketch import _check_mergeable
 

@@ -265,3 +265,20 @@ def test_dash_as_an_output_is_standard_output_or_refused(tmp_path, capsys, monke
     assert main(["predict", str(model), A9A_T, "-o", "-"]) == 0  # predictions: '-' is standard output
     assert capsys.readouterr().out.count("\n") == 16281
     assert sorted(p.name for p in tmp_path.iterdir()) == ["m.slm"]
+
+
+@pytest.mark.parametrize(("name", "text", "kind"), [("d.vw", "1 |a x\n", "VW text"), ("d.csv", "y,a\n1,2\n", "CSV")])
+def test_sketch_refuses_a_file_in_another_format_by_name(tmp_path, capsys, name, text, kind):
+    """sketch reads LIBSVM: VW text or CSV (by the file's name) is refused naming the format, not a parse error
+    on its first line; with several files (a Dask run) before any cluster starts."""
+    data = tmp_path / name
+    data.write_text(text)
+    out = tmp_path / "s.slm"
+    for files, extra in (([data], []), ([data, data], ["--scheduler", "local:1"])):
+        assert main(["sketch", *map(str, files), "--sketch", "fd", "--ell", "2", "-o", str(out), *extra]) == 2
+        err = capsys.readouterr().err
+        assert (
+            err
+            == f"streamlearn: error: sketch reads LIBSVM/svmlight data; {data} is {kind} (convert it to LIBSVM to sketch it).\n"
+        )
+        assert not out.exists()
