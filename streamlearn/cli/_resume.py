@@ -54,8 +54,8 @@ def load_for_resume(path, learner=None, params=None):
         )
         if not same_class:
             raise CLIError(
-                f"--learner {learner} does not match the model in {path}, which is a {name} "
-                f"({type(inner).__name__}); omit --learner with -i."
+                f"--learner {learner} does not match the model in {path} (learner {name}, {type(inner).__name__}); "
+                "omit --learner with -i."
             )
         name = learner
     if name in NOT_RESUMABLE:

@@ -80,9 +80,10 @@ def run(args):
             "sketch, or a model never trained); give a model written by 'streamlearn train -o'."
         )
     if args.proba and not hasattr(model, "predict_proba"):
+        inner = getattr(model, "learner_", model)  # the learner of a pipeline (scaler + learner)
         raise CLIError(
-            f"--proba: the model in {args.model} ({type(model).__name__}, loss "
-            f"{getattr(model, 'loss', None)!r}) defines no probabilities; use --scores."
+            f"--proba: the model in {args.model} ({type(inner).__name__}, loss "
+            f"{getattr(inner, 'loss', None)!r}) defines no probabilities; use --scores."
         )
     mode = "proba" if args.proba else "scores" if args.scores else "labels"
     chunks, reader = _reader(args, model)

@@ -806,8 +806,8 @@ def _run_frozen_evaluate(args):
         )
     if args.learner is not None and args.learner != name:
         raise CLIError(
-            f"--learner {args.learner} does not match the model in {args.initial_model}, which is a "
-            f"{name or type(model).__name__}; omit --learner with -i."
+            f"--learner {args.learner} does not match the model in {args.initial_model} "
+            f"({f'learner {name}' if name else type(model).__name__}); omit --learner with -i."
         )
     if not hasattr(model, "n_features_in_"):
         raise CLIError(f"{args.initial_model}: the model was never trained (no n_features_in_).")

@@ -82,7 +82,9 @@ def test_resume_errors_name_the_problem(data, tmp_path, capsys):
     assert "C=0.1" in err and "conflicts" in err and "0.5" in err
     assert main(["train", paths["B"], "-i", m, "-p", "C=0.5", "--quiet"]) == 0  # the same value is fine
     assert main(["train", paths["B"], "-i", m, "-l", "ftrl", "--quiet"]) == 2
-    assert "does not match" in capsys.readouterr().err
+    assert f"--learner ftrl does not match the model in {m} (learner pa1, PassiveAggressiveClassifier); omit" in (
+        capsys.readouterr().err
+    )
     assert main(["train", paths["B"], "-i", m, "-l", "pa1", "--quiet"]) == 0
     assert main(["train", paths["B"], "--quiet"]) == 2
     assert "--learner NAME is required" in capsys.readouterr().err
@@ -143,6 +145,9 @@ def test_evaluate_frozen_and_predict_proba(data, tmp_path, capsys):
     assert out["frozen"] and out["n"] == N_B and out["learner"] == "ogd"
     assert out["accuracy"] == pytest.approx(float(np.mean(model.predict(X) == y)))
     assert _model_state(m) == before  # frozen: the file is untouched
+    capsys.readouterr()
+    assert main(["evaluate", "-i", m, paths["B"], "-l", "pa"]) == 2
+    assert f"--learner pa does not match the model in {m} (learner ogd); omit --learner" in capsys.readouterr().err
     probs = tmp_path / "p.txt"
     assert main(["predict", m, paths["B"], "--proba", "-o", str(probs)]) == 0
     np.testing.assert_allclose(np.loadtxt(probs), model.predict_proba(X)[:, 1], rtol=1e-9)
@@ -150,7 +155,9 @@ def test_evaluate_frozen_and_predict_proba(data, tmp_path, capsys):
     assert main(["train", paths["A"], "-l", "ogd-hinge", "-o", h, "--quiet"]) == 0
     capsys.readouterr()
     assert main(["predict", h, paths["B"], "--proba"]) == 2
-    assert "no probabilities" in capsys.readouterr().err
+    assert (
+        f"--proba: the model in {h} (OGDClassifier, loss 'hinge') defines no probabilities" in capsys.readouterr().err
+    )
 
 
 @pytest.mark.parametrize("name", ["fd", "pfd", "cfd", "rfd", "rp", "oja"])
