@@ -123,10 +123,9 @@ def _refusal(exc):
     """The answer to a request whose update the learner refused: 422 for a divergence (``FloatingPointError``),
     400 for a value it does not take (``ValueError``: NaN, infinity, a value beyond 2**500), its examples
     counted from 1 as the lines of a request."""
-    text, row = str(exc), getattr(exc, "row", None)
-    if row is not None:  # the learners' divergence and input errors record the row they name
-        text = text.replace(f"example {row} of this batch", f"example {row + 1} of this request")
-        text = text.replace(f"(row {row}, column", f"(example {row + 1} of this request, column")
+    text, row, reason = str(exc), getattr(exc, "row", None), getattr(exc, "reason", None)
+    if row is not None and reason is not None:  # the learners' row errors (_validation.row_error)
+        text = f"example {row + 1} of this request: {reason}"
     text = text.replace("this batch", "this request")
     status = 422 if isinstance(exc, FloatingPointError) else 400
     return BadRequest(f"{text} Nothing was learned from this request; the model is as before it.", status)
@@ -516,8 +515,8 @@ class ServedModel:
             p = int(np.flatnonzero(big)[0])
             i = int(np.searchsorted(X.indptr, p, side="right")) - 1
             raise BadRequest(
-                f"example {i + 1}: a feature value of {X.data[p]:g}; expected values below 2**500 (about 3.3e150) "
-                "in size, beyond which their squares overflow. Scale the features."
+                f"example {i + 1}: a feature value of {X.data[p]:g} is too large: expected values below 2**500 (about "
+                "3.3e150) in size, beyond which their squares overflow. Scale the features."
             )
         if labelled and self.config["classes"] is not None:
             classes = np.asarray(self.config["classes"], dtype=np.float64)

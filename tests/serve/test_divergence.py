@@ -59,6 +59,7 @@ def test_a_diverging_update_is_refused_and_leaves_no_trace(tmp_path, learner, pa
     assert refused.status_code == 422, refused.text
     error = refused.json()["error"]
     assert "diverged" in error and "Nothing was learned" in error and "\n" not in error
+    assert error.startswith("example 2 of this request: ") and "the score of this example" in error, error
     assert pred.status_code == 200 and all(np.isfinite(pred.json()["scores"]))
     assert after.status_code == 200 and after.json()["first"] == 3 and m.health()["status"] == "ok"
     # the same model as a server that never saw the refused request, in memory, in the log and after a restart
@@ -229,7 +230,8 @@ def test_a_feature_value_the_learners_do_not_take_is_a_bad_request_naming_the_ex
     m.learn_text(GOOD[0]).result(timeout=30)
     for labelled, body in ((True, b"1 2:1\n-1 1:1e300\n"), (False, b"2:1\n1:-4e150\n")):
         with pytest.raises(
-            BadRequest, match=r"^example 2: a feature value of -?[14]e\+(300|150); expected values below 2\*\*500"
+            BadRequest,
+            match=r"^example 2: a feature value of -?[14]e\+(300|150) is too large: expected values below 2\*\*500",
         ) as info:
             m.parse(body, labelled=labelled)
         assert info.value.status == 400
