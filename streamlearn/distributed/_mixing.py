@@ -27,6 +27,26 @@ def _labels(part, data):
     return seen
 
 
+def _located(exc, part, before, order):
+    """``exc`` (raised by the learner on a chunk of ``part``) naming the partition and the example when it is
+    about one row (``_validation.row_error``): "FILE, line N: REASON" for a LIBSVM file partition, "PARTITION:
+    example N: REASON" otherwise; ``before`` rows of the pass came before the chunk, whose rows were visited in
+    ``order`` (None: stored order). Any other error is returned as it is."""
+    row, reason = getattr(exc, "row", None), getattr(exc, "reason", None)
+    if row is None or reason is None:
+        return exc
+    example = before + int(row if order is None else order[row])
+    place = None
+    if part.kind == "file":
+        from ..datasets._readers import example_place
+        from ..datasets._spec import InputSpec
+
+        place = example_place(part.payload, InputSpec(format="libsvm", zero_based=part.zero_based), example)
+    out = type(exc)(f"{place}: {reason}" if place else f"{part.describe()}: example {example + 1}: {reason}")
+    out.row, out.reason = row, reason
+    return out
+
+
 def _local_passes(template, start, part, data, passes, classes, seed, blas_threads):
     """One partition's share of a round (runs on a worker): ``passes`` passes from ``start``. The progressive
     error counts the examples of the first pass that yields rows (a loader may yield none on a pass), each
@@ -41,15 +61,21 @@ def _local_passes(template, start, part, data, passes, classes, seed, blas_threa
         err = 0.0
         for _ in range(passes):
             first_visit = n == 0
+            before = 0  # rows of this pass before the chunk
             for X, y in part.load(data):
                 if y is None:
                     raise ValueError(f"{part.describe()}: no labels (y is None); fit_mixing needs (X, y) chunks.")
                 if X.shape[0] == 0:
                     continue
+                order = None
                 if rng is not None:
                     order = rng.permutation(X.shape[0])
                     X, y = X[order], y[order]
-                scores = est.partial_fit_scores(X, y, classes=classes) if is_clf else est.partial_fit_scores(X, y)
+                try:
+                    scores = est.partial_fit_scores(X, y, classes=classes) if is_clf else est.partial_fit_scores(X, y)
+                except (ValueError, FloatingPointError) as exc:
+                    raise _located(exc, part, before, order) from None
+                before += X.shape[0]
                 n += X.shape[0]
                 if first_visit:
                     n_first += X.shape[0]

@@ -342,3 +342,23 @@ def test_comparison_script_argument_errors(argv, message, capsys):
         compare(argv)
     err = capsys.readouterr().err
     assert exc.value.code == 2 and message in err and "Traceback" not in err
+
+
+def test_a_refused_row_of_a_file_partition_is_named_by_file_and_line(tmp_path):
+    """A worker's learner refuses a value (or diverges) on a row of a LIBSVM file partition: the error names the
+    file and the line of that row (a comment line before it), in stored order and after a shuffle; an in-memory
+    partition is named with the example's number."""
+    from streamlearn.distributed._mixing import _local_passes
+    from streamlearn.distributed._partitions import Partition
+    from streamlearn.linear_model import OGDClassifier
+
+    path = tmp_path / "p.svm"
+    path.write_text("1 1:1\n-1 2:1\n# note\n1 1:1 2:1\n-1 2:1e200\n1 1:1\n")
+    part = Partition("file", str(path), index=0, n_features=2, chunk_size=2)
+    for seed in (None, 2):  # seed 2 swaps the rows of the second chunk, where the refused one is
+        with pytest.raises(ValueError, match=rf"^{path}, line 5: a feature value of 1e\+200 is too large"):
+            _local_passes(OGDClassifier(), None, part, None, 1, np.array([-1.0, 1.0]), seed, 0)
+    X = sp.csr_matrix(np.array([[1.0, 0.0], [0.0, 1.0], [1.0, 1e200]]))
+    mem = Partition("arrays", [(X[:2], np.array([1.0, -1.0])), (X[2:], np.array([1.0]))], index=3, n_features=2)
+    with pytest.raises(ValueError, match=r"^arrays partition 3: example 3: a feature value of 1e\+200"):
+        _local_passes(OGDClassifier(), None, mem, None, 1, np.array([-1.0, 1.0]), None, 0)
