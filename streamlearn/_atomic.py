@@ -69,6 +69,8 @@ class Output:
     """
 
     def __init__(self, path, *, inputs=(), what="output"):
+        if not isinstance(path, (str, os.PathLike)):
+            raise TypeError(f"path of the {what} must be a str or os.PathLike; got {type(path).__name__}.")
         self.name = os.fspath(path)
         self.what = what
         if not self.name:

@@ -291,6 +291,8 @@ def load(path: str | os.PathLike) -> Any:
     ...
     streamlearn.persist.ModelFileError: ...fd.slm: not a streamlearn model file (not a zip archive; ...
     """
+    if not isinstance(path, (str, bytes, os.PathLike)):
+        raise TypeError(f"path of the model file must be a str or os.PathLike; got {type(path).__name__}.")
     path = os.fspath(path)
     if not os.path.exists(path):
         raise FileNotFoundError(f"{path}: no such model file.")

@@ -129,6 +129,20 @@ def test_not_a_model_file(tmp_path):
         load(z)
 
 
+@pytest.mark.parametrize("path", [3, None, ["m.slm"]])
+def test_a_model_path_of_the_wrong_type_is_named(tmp_path, path):
+    """load(3) and save(None) raised os.fspath's 'expected str, bytes or os.PathLike object, not int', which does
+    not say which argument."""
+    want = f"path of the model file must be a str or os.PathLike; got {type(path).__name__}."
+    with pytest.raises(TypeError) as err:
+        load(path)
+    assert str(err.value) == want
+    model = OGDClassifier().partial_fit([[1.0, 0.0], [0.0, 1.0]], [0, 1], classes=[0, 1])
+    with pytest.raises(TypeError) as err:
+        model.save(path)
+    assert str(err.value) == want
+
+
 def test_load_through_the_wrong_class_is_refused(saved):
     with pytest.raises(ModelFileError, match="holds a PassiveAggressiveClassifier, not a Perceptron"):
         Perceptron.load(saved)

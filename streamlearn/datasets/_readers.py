@@ -185,6 +185,11 @@ def open_stream(
     >>> X.shape, w.tolist()
     ((2, 1024), [2.0, 1.0])
     """
+    if not isinstance(spec, InputSpec):
+        hint = "; for a dict use InputSpec.from_dict(...)" if isinstance(spec, dict) else ""
+        raise TypeError(
+            f"spec must be an InputSpec, e.g. InputSpec(format='libsvm'); got {type(spec).__name__} {spec!r:.60}{hint}."
+        )
     if spec.format not in READERS:
         raise ValueError(
             f"reading {spec.format!r} files is not available in this version of streamlearn; "

@@ -76,8 +76,12 @@ class InputSpec:
         if self.format not in FORMATS:
             raise ValueError(f"input format must be one of {', '.join(FORMATS)}; got {self.format!r}.")
         if self.bits is not None:
-            if not 1 <= int(self.bits) <= 32:
-                raise ValueError(f"bits must be between 1 and 32; got {self.bits}.")
+            try:
+                ok = 1 <= int(self.bits) <= 32
+            except (TypeError, ValueError):
+                ok = False
+            if not ok:
+                raise ValueError(f"bits must be between 1 and 32; got {self.bits!r}.")
             self.n_features = 1 << int(self.bits)
 
     def to_dict(self) -> dict:

@@ -28,6 +28,7 @@ __all__ = ["SvmlightFormatError", "iter_svmlight", "load_svmlight"]
 _INT32_MAX = np.iinfo(np.int32).max
 _INT64_MAX = np.iinfo(np.int64).max
 _DEFAULT_BLOCK = 4 << 20
+_FIRST_ROWS = 1 << 16  # rows allocated up front for a chunk; more as they come
 _HARD_ROWS = 4096
 _MAGIC = ((b"\x1f\x8b", "gzip"), (b"BZh", "bz2"), (b"\xfd7zXZ\x00", "xz"))
 _DECOMPRESSION_ERRORS = (EOFError, OSError, lzma.LZMAError, zlib.error)  # gzip.BadGzipFile is an OSError
@@ -271,8 +272,10 @@ class _Parser:
             return 0
         return int(done / parsed * self.size * 1.02) + 1024
 
-    def _grow_rows(self):
+    def _grow_rows(self, cap=None):
         n = max(2 * len(self.y), 1024, self._estimate(int(self.state[_k.S_ROWS])))
+        if cap is not None:
+            n = min(n, cap)
         self.indptr = np.concatenate([self.indptr, np.zeros(n - len(self.y), dtype=np.int64)])
         self.row_line = np.concatenate([self.row_line, np.empty(n - len(self.y), dtype=np.int64)])
         self.y = np.concatenate([self.y, np.empty(n - len(self.y))])
@@ -360,7 +363,9 @@ class _Parser:
         buf = np.empty(self.block_size, dtype=np.uint8)
         end = 0
         final = False
-        rows_cap = chunk_rows if chunk_rows is not None else 1024
+        # a chunk's row arrays start at most _FIRST_ROWS long and grow up to chunk_rows, so a huge chunk_size
+        # costs only the rows the file has
+        rows_cap = min(chunk_rows, _FIRST_ROWS) if chunk_rows is not None else 1024
         self._new_chunk(rows_cap)
         while True:
             if not final:
@@ -385,6 +390,8 @@ class _Parser:
                 rows_now = int(st[_k.S_ROWS])
                 if chunk_rows is not None:
                     max_rows = chunk_rows - rows_now
+                    if self.store:
+                        max_rows = min(max_rows, len(self.y) - rows_now)
                 else:
                     max_rows = (len(self.y) - rows_now) if self.store else _INT64_MAX
                 index_cap = _INT32_MAX if self.index_dtype == np.int32 else _INT64_MAX
@@ -412,9 +419,12 @@ class _Parser:
                 if status == _k.ST_ERROR:
                     self._raise(buf, end)
                 if status == _k.ST_ROWS_FULL:
-                    if chunk_rows is not None:
+                    if chunk_rows is not None and rows_now + max_rows == chunk_rows:
                         yield self._finish_chunk()
                         self._new_chunk(rows_cap)
+                    elif chunk_rows is not None:
+                        self._grow_rows(cap=chunk_rows)
+                        rows_cap = len(self.y)  # the next chunks start at the size this one reached
                     else:
                         self._grow_rows()
                 elif status == _k.ST_NEED_SPACE:

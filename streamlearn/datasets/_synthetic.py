@@ -483,6 +483,8 @@ def write_svmlight_stream(
     path = Path(path)
     if not path.parent.is_dir():
         raise FileNotFoundError(f"the directory of path={str(path)!r} does not exist; create it first.")
+    if path.is_dir():
+        raise IsADirectoryError(f"path={str(path)!r} of {func} is a directory; expected the name of a file to write.")
     model = _Model(int(n_features), float(nnz_per_row), zipf_a, noise, binary, _entropy(random_state))
     tmp = path.with_name(f".{path.name}.{os.getpid()}.{secrets.token_hex(4)}.part")
     fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)  # umask applies, as for open()

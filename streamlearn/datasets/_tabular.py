@@ -421,6 +421,8 @@ class TabularReader:
         from ._pipes import is_stream_path, take_pipe
         from ._svmlight import _seekable
 
+        if not hasattr(path, "read") and not isinstance(path, (str, os.PathLike)):
+            raise TypeError(f"path must be a str, os.PathLike or a binary file object; got {type(path).__name__}.")
         if not hasattr(path, "read") and is_stream_path(path):
             path = take_pipe(path)  # "-", /dev/stdin, a FIFO: read once
         self.path = os.fspath(path) if not hasattr(path, "read") else path

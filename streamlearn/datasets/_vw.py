@@ -27,6 +27,7 @@ if TYPE_CHECKING:
 __all__ = ["VwFormatError", "iter_vw", "load_vw", "parse_interactions"]
 
 _DEFAULT_BLOCK = 4 << 20
+_FIRST_ROWS = 1 << 16  # rows allocated up front for a chunk; more as they come
 LABEL_CONVENTIONS = {
     "regression": _k.LABEL_REGRESSION,
     "pm1": _k.LABEL_PM1,
@@ -170,6 +171,14 @@ class _VwParser:
         self.tag_e = np.empty(rows, np.int64)
         self.tags = []
 
+    def _grow_rows(self, rows):
+        """Lengthen the row arrays of the current chunk to ``rows`` rows, keeping the rows parsed so far."""
+        n = len(self.y)
+        self.indptr = np.concatenate([self.indptr, np.zeros(rows - n, np.int64)])
+        for name in ("y", "w", "row_line", "tag_s", "tag_e"):
+            old = getattr(self, name)
+            setattr(self, name, np.concatenate([old, np.empty(rows - n, old.dtype)]))
+
     def _raise(self, buf, state):
         code = int(state[_k.S_ERR_CODE])
         s, e = int(state[_k.S_ERR_POS]), int(state[_k.S_ERR_END])
@@ -202,7 +211,9 @@ class _VwParser:
         filled = 0
         eof = False
         line = 0
-        rows_cap = chunk_rows
+        # a chunk's arrays start at most _FIRST_ROWS rows long and grow up to chunk_rows, so a huge chunk_size
+        # costs only the rows the file has
+        rows_cap = min(chunk_rows, _FIRST_ROWS)
         self._new_chunk(rows_cap)
         state = np.zeros(_k.STATE_LEN, np.int64)
         yielded_any = False
@@ -229,7 +240,7 @@ class _VwParser:
                     buf=buf,
                     end=filled,
                     final=eof,
-                    max_rows=rows_cap,
+                    max_rows=len(self.y),
                     mask=self.mask,
                     label_mode=self.label_mode,
                     n_classes=self.n_classes,
@@ -269,6 +280,10 @@ class _VwParser:
                     grow = max(2 * self.data.shape[0], int(state[_k.S_NNZ]) + int(state[_k.S_AUX]) + 16)
                     self.data = np.resize(self.data, grow)
                     self.indices = np.resize(self.indices, grow)
+                    continue
+                if st == _k.ST_ROWS_FULL and len(self.y) < chunk_rows:
+                    self._grow_rows(min(2 * len(self.y), chunk_rows))
+                    rows_cap = len(self.y)  # the next chunks start at the size this one reached
                     continue
                 if st == _k.ST_ROWS_FULL:
                     yield self._finish(state)

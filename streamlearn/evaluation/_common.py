@@ -82,6 +82,20 @@ def signed_targets(classes, y, *, what="y"):
     return out
 
 
+def regression_targets(y):
+    """``y`` as float64, refused unless every target is a finite real number (a NaN would make every loss NaN)."""
+    try:
+        targets = None if np.iscomplexobj(y) else y.astype(np.float64)
+    except (TypeError, ValueError):
+        targets = None
+    if targets is None:
+        raise ValueError(f"y must hold real numbers (regression targets); got dtype {y.dtype}.")
+    bad = np.flatnonzero(~np.isfinite(targets))
+    if bad.size:
+        raise ValueError(f"y[{bad[0]}] is {targets[bad[0]]}; expected finite regression targets.")
+    return targets
+
+
 def example_losses(name, param, targets, scores):
     """Per-example loss: ``loss_value`` for 1-D scores, the mean of the K one-vs-rest losses for ``(n, K)``."""
     values = loss_value(name, targets, scores, param)

@@ -5,7 +5,16 @@ from typing import Any
 import numpy as np
 from sklearn.metrics import log_loss
 
-from ._common import as_1d_labels, check_learner, example_losses, loss_spec, n_rows, signed_targets, task_of
+from ._common import (
+    as_1d_labels,
+    check_learner,
+    example_losses,
+    loss_spec,
+    n_rows,
+    regression_targets,
+    signed_targets,
+    task_of,
+)
 
 __all__ = ["evaluate"]
 
@@ -67,7 +76,7 @@ def evaluate(learner: Any, X: Any, y: Any) -> dict[str, float]:
             out["log_loss"] = float(log_loss(y, learner.predict_proba(X), labels=learner.classes_))
     else:
         scores = np.asarray(learner.predict(X), dtype=np.float64)  # a regressor's score is its prediction
-        targets = y.astype(np.float64)
+        targets = regression_targets(y)
         residual = scores - targets
         out.update(rmse=float(np.sqrt(np.mean(residual**2))), mae=float(np.mean(np.abs(residual))))
         out["average_loss"] = float(np.mean(example_losses(name, param, targets, scores)))

@@ -39,7 +39,15 @@ from .._estimator import is_classifier
 from .._typing import ArrayLike, MatrixLike
 from .._validation import as_csr_float
 from ..losses import CLASSIFICATION_LOSSES, LOSSES, REGRESSION_LOSSES, loss_dloss, loss_value
-from ._common import as_1d_labels, check_learner, example_losses, loss_param, loss_spec, signed_targets
+from ._common import (
+    as_1d_labels,
+    check_learner,
+    example_losses,
+    loss_param,
+    loss_spec,
+    regression_targets,
+    signed_targets,
+)
 
 __all__ = ["regret", "RegretResult"]
 
@@ -189,6 +197,10 @@ def regret(
         raise ValueError("X contains NaN or infinity; regret needs finite features.")
     n, d = X.shape
     y = as_1d_labels(y, n)
+    yv = np.asarray(y)
+    if yv.dtype.kind == "f" and not np.all(np.isfinite(yv)):  # before classes are taken from y: NaN is no class
+        i = int(np.flatnonzero(~np.isfinite(yv))[0])
+        raise ValueError(f"y[{i}] is {yv[i]}; expected finite class labels or regression targets.")
     _check_options(radius, fit_intercept, max_iter)
 
     if callable(getattr(learner_or_scores, "partial_fit_scores", None)):
@@ -245,7 +257,7 @@ def regret(
             "logistic loss."
         )
 
-    targets = signed_targets(classes, y) if classification else np.asarray(y).astype(np.float64)
+    targets = signed_targets(classes, y) if classification else regression_targets(y)
     online = float(np.sum(example_losses(name, param, targets, scores)))
 
     columns = targets.reshape(n, -1)

@@ -187,6 +187,11 @@ class DictHasher(TransformerMixin, BaseEstimator):
             return self._transform_table(X)
         if isinstance(X, dict):
             raise TypeError("DictHasher.transform takes a sequence of dict rows; for one row use transform_one.")
+        if not hasattr(X, "__iter__"):
+            raise TypeError(
+                f"DictHasher.transform takes a sequence of dict rows, a pandas DataFrame or a pyarrow Table; "
+                f"got {type(X).__name__}."
+            )
         return self._transform_dicts(X)
 
     def _transform_dicts(self, rows):

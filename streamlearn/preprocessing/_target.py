@@ -144,4 +144,15 @@ class TargetStandardScaler(PersistMixin, BaseEstimator):
     def inverse_transform(self, scores: ArrayLike) -> FloatArray:
         """``mean_ + scale_ * scores``: a learner's standardised predictions in the target's units."""
         check_is_fitted(self)
-        return self.mean_ + self.scale_ * np.asarray(scores, dtype=np.float64)
+        s = np.asarray(scores)
+        if s.dtype.kind not in "biuf":  # None (it became NaN), text and complex numbers are not predictions
+            ok = s.dtype.kind == "O" and not any(v is None or isinstance(v, (str, bytes, complex)) for v in s.flat)
+            try:
+                s = s.astype(np.float64) if ok else s
+            except (TypeError, ValueError):
+                ok = False
+            if not ok:
+                raise ValueError(
+                    f"scores must hold real numbers (a learner's standardised predictions); got {scores!r:.60}."
+                )
+        return self.mean_ + self.scale_ * np.asarray(s, dtype=np.float64)

@@ -241,6 +241,19 @@ def test_chunked_equals_whole(random_files, chunk_size, block_size):
         assert_same(stack(explicit), whole)
 
 
+@pytest.mark.parametrize("chunk_size", [2, 5, 6, 50, 2**62])
+def test_huge_chunk_size_allocates_only_the_rows_read(monkeypatch, chunk_size):
+    """A chunk's row arrays start small and grow up to chunk_size (2**62 rows used to fail inside numpy, e.g.
+    'array is too big'); the chunks are the same either way."""
+    data = b"".join(b"%d %d:%d\n" % (1 - 2 * (i % 2), i % 9 + 1, i + 1) for i in range(50))
+    whole = load_svmlight(io.BytesIO(data))
+    monkeypatch.setattr(svm_mod, "_FIRST_ROWS", 3)  # growth inside a chunk, on a small file
+    for explicit in [{}, {"n_features": 9, "zero_based": False}]:
+        chunks = list(iter_svmlight(io.BytesIO(data), chunk_size=chunk_size, **explicit))
+        assert [len(y) for _, y in chunks] == [min(chunk_size, 50 - k * chunk_size) for k in range(len(chunks))]
+        assert_same(stack(chunks), whole)
+
+
 def test_auto_decided_on_whole_file_not_first_chunk(tmp_path):
     """Index 0 only in the last line: every chunk must be read zero-based, as load_svmlight does."""
     p = tmp_path / "late_zero.svm"

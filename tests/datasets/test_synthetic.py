@@ -177,3 +177,12 @@ def test_writer_checks_its_arguments(tmp_path):
     with pytest.raises(TypeError, match="path of write_svmlight_stream must be a str or os.PathLike"):
         write_svmlight_stream(3, 10, 100, nnz_per_row=5)
     assert list(tmp_path.iterdir()) == []
+    # a directory: refused before any row is made, not by the final rename ('[Errno 21] Is a directory:
+    # '.../.d.123.ab12cd34.part' -> '.../d'), which came after writing the whole stream
+    (tmp_path / "d").mkdir()
+    message = (
+        f"path={str(tmp_path / 'd')!r} of write_svmlight_stream is a directory; expected the name of a file to write."
+    )
+    with pytest.raises(IsADirectoryError, match="^" + re.escape(message) + "$"):
+        write_svmlight_stream(tmp_path / "d", 10, 100, nnz_per_row=5)
+    assert [p.name for p in tmp_path.iterdir()] == ["d"] and list((tmp_path / "d").iterdir()) == []

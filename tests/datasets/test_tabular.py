@@ -197,6 +197,16 @@ def test_ragged_row_names_its_line(tmp_path):
     assert str(err.value) == f"{big}, line 300002: expected 3 columns (as in the header), got 2."
 
 
+@pytest.mark.parametrize("reader", [iter_csv, iter_parquet])
+@pytest.mark.parametrize("path", [3, None, b"d.csv"])
+def test_a_path_of_the_wrong_type_is_named(reader, path):
+    # was os.fspath's 'expected str, bytes or os.PathLike object, not int' (bytes: pyarrow's 'Cannot convert bytes
+    # to pyarrow.lib.NativeFile'), naming no argument
+    with pytest.raises(TypeError) as err:
+        reader(path, label="y")
+    assert str(err.value) == f"path must be a str, os.PathLike or a binary file object; got {type(path).__name__}."
+
+
 def test_quoted_fields_with_newlines_across_blocks(tmp_path, monkeypatch):
     """Quoted fields holding newlines, commas and quotes (RFC 4180, as Python's csv module writes them) are
     read whole wherever the block boundaries fall, from a file and from a pipe: the rows of the same table

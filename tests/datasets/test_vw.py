@@ -131,6 +131,23 @@ def test_chunks_blocks_and_compression_do_not_change_rows(tmp_path):
         assert (whole[0] != X).nnz == 0 and tags == whole[3]
 
 
+@pytest.mark.parametrize("chunk_size", [2, 5, 7, 2**62])
+def test_huge_chunk_size_allocates_only_the_rows_read(monkeypatch, chunk_size):
+    """A chunk's arrays start small and grow up to chunk_size (2**62 rows used to fail inside numpy,
+    e.g. 'Maximum allowed dimension exceeded'); rows, labels, weights and tags are the same either way."""
+    import streamlearn.datasets._vw as vw_mod
+
+    whole = load_vw(io.BytesIO(DATA), label_convention="regression", quadratic=["ua"])
+    monkeypatch.setattr(vw_mod, "_FIRST_ROWS", 3)  # growth inside a chunk, on a small file
+    parts = list(iter_vw(io.BytesIO(DATA), chunk_size=chunk_size, label_convention="regression", quadratic=["ua"]))
+    n = whole[0].shape[0]
+    assert [p[0].shape[0] for p in parts] == [min(chunk_size, n - k * chunk_size) for k in range(len(parts))]
+    assert (sp.vstack([p[0] for p in parts], format="csr") != whole[0]).nnz == 0
+    assert np.array_equal(np.concatenate([p[1] for p in parts]), whole[1], equal_nan=True)
+    assert np.array_equal(np.concatenate([p[2] for p in parts]), whole[2])
+    assert [t for p in parts for t in (p[3] or [""] * p[0].shape[0])] == (whole[3] or [""] * n)
+
+
 def test_blank_lines_bom_and_missing_final_newline():
     X, y, *_ = load_vw(io.BytesIO(b"\xef\xbb\xbf1 |a x\n\n   \n\t\n-1 |a y"), bits=10)
     assert y.tolist() == [1.0, -1.0]

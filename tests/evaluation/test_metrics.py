@@ -59,6 +59,26 @@ def test_regression_metrics(reg):
     assert set(m) == {"n_examples", "rmse", "mae", "average_loss"}
 
 
+@pytest.mark.parametrize(
+    "bad, message",
+    [
+        (np.nan, "y[2] is nan; expected finite regression targets."),
+        (-np.inf, "y[2] is -inf; expected finite regression targets."),
+        ("a", "y must hold real numbers (regression targets); got dtype <U32."),
+        (1j, "y must hold real numbers (regression targets); got dtype complex128."),
+    ],
+)
+def test_regression_targets_that_are_not_finite_numbers_are_refused(bad, message):
+    """A NaN target made every metric NaN, without a word; a text target raised numpy's 'could not convert'."""
+    X = np.arange(8.0).reshape(4, 2)
+    reg = OGDRegressor().partial_fit(X, [1.0, 2.0, 3.0, 4.0])
+    y = np.array([1.0, 2.0, bad, 4.0])
+    with pytest.raises(ValueError) as err:
+        evaluate(reg, X, y)
+    assert str(err.value) == message
+    assert evaluate(reg, X, [1, 2, 3, 4])["n_examples"] == 4  # integer targets are numbers
+
+
 def test_errors(a9a):
     X, y, X_test, y_test = a9a
     with pytest.raises(NotFittedError):

@@ -284,3 +284,27 @@ def test_errors():
         regret(np.zeros(10), X, t[:3], loss="logistic")
     with pytest.raises(ValueError, match="Unknown loss 'huber'"):
         regret(np.zeros(10), X, t, loss="huber")
+
+
+@pytest.mark.parametrize("loss", ["squared", "epsilon_insensitive"])
+def test_a_regression_target_that_is_not_finite_is_refused(loss):
+    """A NaN target gave RegretResult(online_loss=nan, best_fixed_loss=nan, regret=nan, ...) without a word."""
+    X, t = _tiny(10, 0)
+    y = t.astype(float)
+    y[4] = np.nan
+    with pytest.raises(ValueError) as err:
+        regret(np.zeros(10), X, y, loss=loss, epsilon=0.1 if loss == "epsilon_insensitive" else None)
+    assert str(err.value) == "y[4] is nan; expected finite class labels or regression targets."
+    with pytest.raises(ValueError) as err:  # text is not a regression target (was numpy's 'could not convert')
+        regret(np.zeros(10), X, np.array(["a"] * 10), loss=loss, epsilon=0.1 if loss == "epsilon_insensitive" else None)
+    assert str(err.value) == "y must hold real numbers (regression targets); got dtype <U1."
+
+
+def test_a_nan_label_is_refused():
+    """Was taken as a third class: 'scores must have shape (10, 3) (one pre-update score per example and class)'."""
+    X, t = _tiny(10, 0)
+    y = t.astype(float)
+    y[7] = np.nan
+    with pytest.raises(ValueError) as err:
+        regret(np.zeros(10), X, y, loss="hinge")
+    assert str(err.value) == "y[7] is nan; expected finite class labels or regression targets."

@@ -130,6 +130,14 @@ def test_bad_rows_are_one_line_errors():
         DictHasher().transform([{"big": -(10**5000)}])
     with pytest.raises(TypeError, match="for one row use transform_one"):
         DictHasher().transform({"a": 1})
+    # not a sequence at all (was Python's "'NoneType' object is not iterable")
+    for X in (None, 3.5):
+        with pytest.raises(TypeError) as err:
+            DictHasher().transform(X)
+        assert str(err.value) == (
+            "DictHasher.transform takes a sequence of dict rows, a pandas DataFrame or a pyarrow Table; "
+            f"got {type(X).__name__}."
+        )
     with pytest.raises(ValueError, match="bits must be an integer between 1 and 32"):
         DictHasher(bits=40).transform([{"a": 1}])
     # containers of the wrong type are one error naming the parameter (were AttributeError / TypeError tracebacks)

@@ -198,3 +198,24 @@ def test_cli_scale_target_is_refused_for_classifiers_and_other_losses(raw_regres
 def test_registry_regressors_behind_the_target_scaler():
     pipe = make_learner("ogd-regressor")
     assert isinstance(pipe, OGDRegressor)  # make_learner gives the learner; the command line wraps it
+
+
+@pytest.mark.parametrize(
+    "scores, shown",
+    [
+        (None, "None"),
+        ("a", "'a'"),
+        ([1j], "[1j]"),
+        (np.array([1.0, None], dtype=object), "array([1.0, None], dtype=object)"),
+    ],
+)
+def test_inverse_transform_refuses_scores_that_are_not_real_numbers(scores, shown):
+    """None became NaN without a word, a complex array lost its imaginary part, text raised numpy's 'could not
+    convert string to float'."""
+    ts = TargetStandardScaler().fit([1.0, 2.0, 3.0])
+    with pytest.raises(ValueError) as err:
+        ts.inverse_transform(scores)
+    assert str(err.value) == f"scores must hold real numbers (a learner's standardised predictions); got {shown}."
+    want = ts.mean_ + ts.scale_ * np.array([1.0, 2.0])
+    for ok in ([1, 2], np.array([1.0, 2.0], dtype=object), np.array([1.0, 2.0], dtype=np.float32)):
+        assert np.array_equal(ts.inverse_transform(ok), want)
