@@ -30,6 +30,7 @@ _INT64_MAX = np.iinfo(np.int64).max
 _DEFAULT_BLOCK = 4 << 20
 _FIRST_ROWS = 1 << 16  # rows allocated up front for a chunk; more as they come
 _HARD_ROWS = 4096
+_BOM = b"\xef\xbb\xbf"
 _MAGIC = ((b"\x1f\x8b", "gzip"), (b"BZh", "bz2"), (b"\xfd7zXZ\x00", "xz"))
 _DECOMPRESSION_ERRORS = (EOFError, OSError, lzma.LZMAError, zlib.error)  # gzip.BadGzipFile is an OSError
 _SUFFIX = {".gz": "gzip", ".bz2": "bz2", ".xz": "xz", ".lzma": "xz"}
@@ -386,6 +387,8 @@ class _Parser:
                 if n == 0:
                     final = True
                 end += n
+                if self.consumed == 0 and st[_k.S_POS] == 0 and end >= 3 and bytes(buf[:3]) == _BOM:
+                    st[_k.S_POS] = 3  # a UTF-8 byte order mark (Windows editors write one) starts no line
             while True:
                 rows_now = int(st[_k.S_ROWS])
                 if chunk_rows is not None:

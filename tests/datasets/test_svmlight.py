@@ -555,3 +555,22 @@ def test_shared_data_path(tmp_path, monkeypatch):
     monkeypatch.setenv("STREAMLEARN_SHARED_DATA", str(tmp_path / "empty"))
     with pytest.raises(FileNotFoundError, match="farm-ads-vect.xz"):
         load_farm_ads()
+
+
+def test_a_utf8_byte_order_mark_at_the_start_of_the_file_is_skipped(tmp_path):
+    """Windows editors start a text file with a byte order mark: the first line is read as if it were absent
+    (by the one-shot loader, the streaming reader and the pipe reader alike), as the VW and CSV readers do; a
+    byte order mark anywhere else is still a malformed token."""
+    from streamlearn.datasets import SvmlightFormatError, iter_svmlight, load_svmlight
+    from streamlearn.datasets._stream import SvmlightStream
+
+    path = tmp_path / "bom.svm"
+    path.write_bytes(b"\xef\xbb\xbf1 1:1\n-1 2:1\n")
+    X, y = load_svmlight(path)
+    assert X.toarray().tolist() == [[1.0, 0.0], [0.0, 1.0]] and y.tolist() == [1.0, -1.0]
+    assert [c[1].tolist() for c in iter_svmlight(path, chunk_size=1, block_size=16)] == [[1.0], [-1.0]]
+    with open(path, "rb") as f:
+        assert [c[1].tolist() for c in SvmlightStream(f, zero_based=False, n_features=2)] == [[1.0, -1.0]]
+    path.write_bytes(b"1 1:1\n\xef\xbb\xbf-1 2:1\n")
+    with pytest.raises(SvmlightFormatError, match="line 2"):
+        load_svmlight(path)
