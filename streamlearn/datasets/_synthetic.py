@@ -73,6 +73,24 @@ def _validate(func, n_samples, n_features, nnz_per_row, zipf_a, noise, binary, r
             f"nnz_per_row={nnz_per_row!r} is more than half of n_features={n_features!r}: this generator makes "
             "sparse rows; expected nnz_per_row <= n_features / 2."
         )
+    need, have = _BYTES_PER_FEATURE * n_features, _physical_memory()
+    if have is not None and need > have:
+        raise MemoryError(
+            f"n_features={n_features} needs about {need / 2**30:.1f} GiB for {func}'s hidden model (a weight, a rank "
+            f"and a probability per feature), more than this machine's {have / 2**30:.1f} GiB; choose fewer features."
+        )
+
+
+#: bytes the hidden model (_Model) holds per feature, its temporaries included
+_BYTES_PER_FEATURE = 40
+
+
+def _physical_memory():
+    """The machine's memory in bytes (None where the system does not tell)."""
+    try:
+        return os.sysconf("SC_PHYS_PAGES") * os.sysconf("SC_PAGE_SIZE")
+    except (AttributeError, ValueError, OSError):
+        return None
 
 
 def _entropy(random_state):
@@ -289,7 +307,8 @@ def make_sparse_classification(
     n_samples : int >= 0
         Number of rows.
     n_features : int in [2, 2**40]
-        Number of features (columns).
+        Number of features (columns). The hidden model holds about 40 bytes per feature, so the machine's memory
+        bounds it first (a ``MemoryError`` says so before anything is allocated).
     nnz_per_row : float in [1, n_features / 2], default=100
         Expected number of non-zeros (distinct features) per row.
     zipf_a : float in [0, 3], default=1.1

@@ -186,3 +186,21 @@ def test_writer_checks_its_arguments(tmp_path):
     with pytest.raises(IsADirectoryError, match="^" + re.escape(message) + "$"):
         write_svmlight_stream(tmp_path / "d", 10, 100, nnz_per_row=5)
     assert [p.name for p in tmp_path.iterdir()] == ["d"] and list((tmp_path / "d").iterdir()) == []
+
+
+def test_a_feature_count_beyond_the_machine_memory_is_refused_before_allocating(monkeypatch, tmp_path):
+    """The hidden model holds a few floats per feature: 2**40 features (the top of the range) would need tens
+    of TiB. The generator says so, naming n_features and the memory, instead of numpy's 'Unable to allocate'
+    after a long wait; the file writer likewise, before creating any file."""
+    import streamlearn.datasets._synthetic as syn
+    from streamlearn.datasets import make_sparse_classification, write_svmlight_stream
+
+    monkeypatch.setattr(syn, "_physical_memory", lambda: 2**30)
+    with pytest.raises(
+        MemoryError, match=r"^n_features=33554432 needs about 1.2 GiB .* more than this machine's 1.0 GiB"
+    ):
+        make_sparse_classification(10, 2**25)
+    with pytest.raises(MemoryError, match="write_svmlight_stream's hidden model"):
+        write_svmlight_stream(tmp_path / "s.svm", 10, 2**25)
+    assert list(tmp_path.iterdir()) == []
+    assert make_sparse_classification(10, 2**20, nnz_per_row=5, random_state=0)[0].shape == (10, 2**20)
