@@ -416,7 +416,7 @@ class TabularReader:
         require_pyarrow()
         if fmt not in ("csv", "parquet"):
             raise ValueError(f"format must be 'csv' or 'parquet'; got {fmt!r}.")
-        if not isinstance(chunk_size, (int, np.integer)) or chunk_size < 1:
+        if not isinstance(chunk_size, (int, np.integer)) or isinstance(chunk_size, bool) or chunk_size < 1:
             raise ValueError(f"chunk_size must be a positive integer; got {chunk_size!r}.")
         from ._pipes import is_stream_path, take_pipe
         from ._svmlight import _seekable
@@ -457,7 +457,7 @@ class TabularReader:
             cubic = [t for t in spec.interactions if len(t) == 3]
             ignore_namespaces, keep_namespaces = list(spec.ignore), list(spec.keep)
         else:
-            if not isinstance(bits, (int, np.integer)) or not 1 <= bits <= 32:
+            if not isinstance(bits, (int, np.integer)) or isinstance(bits, bool) or not 1 <= bits <= 32:
                 raise ValueError(f"bits must be an integer between 1 and 32; got {bits!r}.")
             ignore = (ignore,) if isinstance(ignore, str) else tuple(ignore)
             categorical = (categorical,) if isinstance(categorical, str) else tuple(categorical)

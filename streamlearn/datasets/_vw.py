@@ -375,7 +375,7 @@ def iter_vw(
     >>> X[0].nnz  # age, country, id and the two user x ad crosses
     5
     """
-    if not isinstance(chunk_size, (int, np.integer)) or chunk_size < 1:
+    if not isinstance(chunk_size, (int, np.integer)) or isinstance(chunk_size, bool) or chunk_size < 1:
         raise ValueError(f"chunk_size must be an integer >= 1; got {chunk_size!r}.")
     src = _Source(source)
     parser = _VwParser(

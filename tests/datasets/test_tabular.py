@@ -465,3 +465,14 @@ def test_parquet_errors_count_rows(tmp_path):
     pq.write_table(pa.table({"y": [1.0, 0.0, 1.0, 1.0], "x": [1.0, 2.0, 3.0, float("inf")]}), path)
     with pytest.raises(TabularFormatError, match=r"p\.parquet, row 4, column 'x': value inf is not finite"):
         list(iter_parquet(path, label="y"))
+
+
+def test_chunk_size_and_bits_refuse_a_bool(tmp_path):
+    """True is an int to Python but neither a chunk size nor a number of bits."""
+    pytest.importorskip("pyarrow")
+    path = tmp_path / "c.csv"
+    path.write_text("y,a\n1,2\n")
+    with pytest.raises(ValueError, match=r"^chunk_size must be a positive integer; got True"):
+        iter_csv(path, label="y", chunk_size=True)
+    with pytest.raises(ValueError, match=r"^bits must be an integer between 1 and 32; got True"):
+        iter_csv(path, label="y", bits=True)

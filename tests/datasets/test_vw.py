@@ -249,3 +249,10 @@ def test_learner_on_interactions_equals_learner_on_written_crosses():
         preds.append(clf.decision_function(X[500:]))
     np.testing.assert_allclose(preds[0], preds[1], rtol=1e-9, atol=1e-12)
     assert np.std(preds[0]) > 0
+
+
+@pytest.mark.parametrize("bad", [True, 0, -1, 2.0, "10"])
+def test_chunk_size_must_be_a_positive_integer_not_a_bool(bad):
+    """True is an int to Python but not a chunk size (iter_svmlight refuses it too)."""
+    with pytest.raises(ValueError, match=r"^chunk_size must be an integer >= 1; got "):
+        iter_vw(io.BytesIO(b"1 |a x\n"), chunk_size=bad)
