@@ -274,6 +274,10 @@ def write_click_log(
     2
     """
     path = Path(path)
+    if path.is_dir():
+        raise IsADirectoryError(
+            f"path={str(path)!r} of write_click_log is a directory; expected the name of a file to write."
+        )
     name = path.name.lower()
     if format is None:
         stem = name[: -len(name.rsplit(".", 1)[-1]) - 1] if name.endswith((".gz", ".bz2", ".xz")) else name

@@ -38,3 +38,17 @@ def test_click_log_writers_agree(tmp_path):
     with pytest.raises(ValueError, match="format"):
         write_click_log(tmp_path / "c.txt", 5)
     assert sorted(p.name for p in tmp_path.iterdir()) == ["c.csv", "c.parquet", "c.vw"]
+
+
+def test_write_click_log_refuses_a_directory(tmp_path):
+    """A directory as the output is named as such (it was 'cannot tell the click log format'), and nothing is
+    written into it."""
+    import pytest
+
+    from streamlearn.datasets import write_click_log
+
+    with pytest.raises(IsADirectoryError, match="is a directory; expected the name of a file to write"):
+        write_click_log(tmp_path, 10)
+    with pytest.raises(IsADirectoryError):
+        write_click_log(tmp_path, 10, format="vw")
+    assert list(tmp_path.iterdir()) == []
