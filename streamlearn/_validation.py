@@ -321,16 +321,18 @@ def row_error(exc, row, reason):
     return exc
 
 
+#: what a feature value of MAX_FEATURE_VALUE or more is told (the learners' check and the model server's)
+EXPECTED_BELOW_BOUND = (
+    "expected values below 2**500 (about 3.3e150) in size, beyond which their squares overflow. Scale the features."
+)
+
+
 def _raise_non_finite(value, row, col):
     if np.isfinite(value):
-        expected = (
-            "expected values below 2**500 (about 3.3e150) in size, beyond which their squares overflow. Scale the "
-            "features."
-        )
         raise row_error(
-            ValueError(f"Input X has the value {value:.4g} (row {row}, column {col}); {expected}"),
+            ValueError(f"Input X has the value {value:.4g} (row {row}, column {col}); {EXPECTED_BELOW_BOUND}"),
             row,
-            f"a feature value of {value:.4g} is too large: {expected}",
+            f"a feature value of {value:.4g} is too large: {EXPECTED_BELOW_BOUND}",
         )
     what = "NaN" if np.isnan(value) else "infinity"
     expected = "expected finite values (NaN and infinity are not allowed)."

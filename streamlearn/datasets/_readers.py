@@ -167,7 +167,7 @@ def example_place(path: PathLike, spec: InputSpec, example: int) -> str | None:
     return f"{path}, {'row' if fmt == 'parquet' else 'line'} {line}"
 
 
-#: format -> reader#: format -> reader ``(path, spec, chunk_size, *, require_label, with_tags) -> iterator of chunks``.
+#: format -> reader ``(path, spec, chunk_size, *, require_label, with_tags) -> iterator of chunks``.
 #: Chunks are ``(X, y)`` or ``(X, y, sample_weight)``; with ``with_tags=True`` always
 #: ``(X, y, sample_weight or None, tags or None)``.
 READERS = {"vw": _vw, "libsvm": _libsvm, "csv": _table, "parquet": _table}

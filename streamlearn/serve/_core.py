@@ -32,7 +32,7 @@ import scipy.sparse as sp
 
 from .._estimator import is_classifier
 from .._typing import FloatArray
-from .._validation import MAX_FEATURE_VALUE, non_finite_state, validate_params
+from .._validation import EXPECTED_BELOW_BOUND, MAX_FEATURE_VALUE, non_finite_state, validate_params
 from ..datasets import load_svmlight
 from ..datasets._spec import InputSpec
 from ..datasets._svmlight import SvmlightFormatError
@@ -514,10 +514,7 @@ class ServedModel:
         if big.any():  # the learners take no such value: its square overflows
             p = int(np.flatnonzero(big)[0])
             i = int(np.searchsorted(X.indptr, p, side="right")) - 1
-            raise BadRequest(
-                f"example {i + 1}: a feature value of {X.data[p]:g} is too large: expected values below 2**500 (about "
-                "3.3e150) in size, beyond which their squares overflow. Scale the features."
-            )
+            raise BadRequest(f"example {i + 1}: a feature value of {X.data[p]:g} is too large: {EXPECTED_BELOW_BOUND}")
         if labelled and self.config["classes"] is not None:
             classes = np.asarray(self.config["classes"], dtype=np.float64)
             bad = ~np.isin(y, classes)
