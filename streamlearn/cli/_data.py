@@ -378,13 +378,13 @@ def example_error(path, spec, example, exc, rows=""):
     REASON", or for a pipe "NAME: example N ROWS: REASON" (``rows`` says which rows are counted, e.g. after a
     --holdout)."""
     from ..datasets._pipes import pipe_name
+    from ..datasets._readers import example_message
+    from ..datasets._spec import InputSpec
 
     text = getattr(exc, "reason", None) or str(exc)
-    if not rows:
-        place, number = _example_at(path, spec, example)
-        if not number:
-            return CLIError(f"{place}: {text}")
-    return CLIError(f"{pipe_name(path)}: example {example + 1}{rows}: {text}")
+    if rows:
+        return CLIError(f"{pipe_name(path)}: example {example + 1}{rows}: {text}")
+    return CLIError(example_message(path, spec or InputSpec(format="libsvm"), example, text, pipe_name(path)))
 
 
 def _label_text(c):

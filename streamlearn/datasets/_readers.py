@@ -167,6 +167,17 @@ def example_place(path: PathLike, spec: InputSpec, example: int) -> str | None:
     return f"{path}, {'row' if fmt == 'parquet' else 'line'} {line}"
 
 
+def example_message(path: PathLike | None, spec: InputSpec, example: int, reason: str, name: str) -> str:
+    """``"PLACE: REASON"`` with :func:`example_place` of the 0-based ``example`` of the file ``path``, or
+    ``"NAME: example N: REASON"`` when it has no place (a pipe, no file, a file not found again).
+
+    >>> example_message(None, InputSpec(format="libsvm"), 4, "a feature value is NaN", "<stdin>")
+    '<stdin>: example 5: a feature value is NaN'
+    """
+    place = None if path is None else example_place(path, spec, example)
+    return f"{place}: {reason}" if place else f"{name}: example {example + 1}: {reason}"
+
+
 #: format -> reader ``(path, spec, chunk_size, *, require_label, with_tags) -> iterator of chunks``.
 #: Chunks are ``(X, y)`` or ``(X, y, sample_weight)``; with ``with_tags=True`` always
 #: ``(X, y, sample_weight or None, tags or None)``.

@@ -35,14 +35,12 @@ def _located(exc, part, before, order):
     row, reason = getattr(exc, "row", None), getattr(exc, "reason", None)
     if row is None or reason is None:
         return exc
-    example = before + int(row if order is None else order[row])
-    place = None
-    if part.kind == "file":
-        from ..datasets._readers import example_place
-        from ..datasets._spec import InputSpec
+    from ..datasets._readers import example_message
+    from ..datasets._spec import InputSpec
 
-        place = example_place(part.payload, InputSpec(format="libsvm", zero_based=part.zero_based), example)
-    out = type(exc)(f"{place}: {reason}" if place else f"{part.describe()}: example {example + 1}: {reason}")
+    example = before + int(row if order is None else order[row])
+    path = part.payload if part.kind == "file" else None
+    out = type(exc)(example_message(path, InputSpec(format="libsvm"), example, reason, part.describe()))
     out.row, out.reason = row, reason
     return out
 
