@@ -75,7 +75,15 @@ def _run_kernel(X, targets, sw, state, loss, eta0, schedule, adaptive, invariant
 
 @pytest.mark.parametrize(
     "loss, n_out",
-    [("logistic", 1), ("logistic", 3), ("hinge", 1), ("hinge", 3), ("squared", 1), ("modified_huber", 3)],
+    [
+        ("logistic", 1),
+        ("logistic", 3),
+        ("hinge", 1),
+        ("hinge", 3),
+        ("squared", 1),
+        ("modified_huber", 1),
+        ("modified_huber", 3),
+    ],
 )
 @pytest.mark.parametrize("kind", ["dense", "mixed_scales", "empty_rows", "single_nonzero"])
 @pytest.mark.parametrize("dense", [False, True], ids=["csr", "dense"])
@@ -141,6 +149,22 @@ def test_invariant_step_matches_twin_and_never_overshoots(loss):
         elif loss in ("hinge", "modified_huber"):
             assert y * z_after <= max(1.0, y * z) + 1e-9
         assert math.isfinite(u)
+
+
+def test_modified_huber_gain_per_p_is_the_flow_over_p():
+    """The one-output kernel's modified Huber step (a series, no division, where ``2 P H <= 0.15``) is
+    ``_modified_huber_flow(m0, P H) / P`` to rounding, on both sides of 0.15 and of the kink at -1."""
+    rng = np.random.default_rng(7)
+    series = 0
+    for _ in range(4000):
+        m0 = rng.uniform(-3.0, 0.999)
+        P = 10.0 ** rng.uniform(-4, 2)
+        H = 10.0 ** rng.uniform(-4, 1)
+        got = k._modified_huber_gain_per_p(m0, P, H)
+        want = k._modified_huber_flow(m0, P * H) / P
+        series += m0 >= -1.0 and 2 * P * H <= 0.15
+        np.testing.assert_allclose(got, want, rtol=4e-15, err_msg=f"m0={m0} P={P} H={H}")
+    assert 500 < series < 3500  # both branches taken
 
 
 def test_logistic_flow_extremes():
