@@ -532,8 +532,7 @@ def _markdown(out):
             f"VW's whole farm-ads run (start, read, learn, write the model, exit): {vw:.2f} s. "
             + (
                 "Importing numpy and numba alone takes longer, so fresh-process parity on farm-ads is not "
-                "reachable by a numba library; the estimators subclass sklearn's BaseEstimator, whose import "
-                "(sklearn.base pulls in scipy.stats) is the larger share of our start-up."
+                "reachable by a numba library."
                 if f["import numpy, numba"] > vw
                 else ""
             ),
