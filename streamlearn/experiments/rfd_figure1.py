@@ -93,6 +93,8 @@ def _methods(betas):
 def run(args):
     import sys
 
+    from threadpoolctl import threadpool_limits
+
     from ..evaluation.spectral import covariance_errors
 
     ells = _numbers(args.ells, int, "ells")
@@ -116,10 +118,11 @@ def run(args):
             for method, make in _methods(betas):
                 _ = make(ell).partial_fit(X[: 2 * ell + 2]).sketch_  # warm-up: compile / load numba's cache
                 sketch = make(ell)
-                t0 = time.perf_counter()
-                sketch.partial_fit(X)
-                _ = sketch.sketch_
-                seconds = time.perf_counter() - t0
+                with threadpool_limits(1):  # as `streamlearn sketch` by default: small shrinks, one BLAS thread
+                    t0 = time.perf_counter()
+                    sketch.partial_fit(X)
+                    _ = sketch.sketch_
+                    seconds = time.perf_counter() - t0
                 e = covariance_errors(X, sketch, ata_norm=ata_norm)
                 ata_norm = e["ata_norm"]
                 if method == "FD":
