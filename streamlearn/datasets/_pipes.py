@@ -101,6 +101,10 @@ class Replay(io.RawIOBase):
         """The bytes read ahead so far."""
         return self._buf
 
+    def blank(self) -> bool:
+        """True when the stream has ended and held nothing but white space (no line to tell a format by)."""
+        return self._eof and not self._buf.strip()
+
     def readinto(self, b):
         if self._buf:
             n, self._buf = replay_into(self._buf, b)
