@@ -147,16 +147,13 @@ def main(argv=None):
         _error("interrupted" + (f"; {', '.join(kept)} left unchanged" if kept else ""))
         return 130
     except (CLIError, ValueError, FileNotFoundError, ModelFileError, FloatingPointError, KeyError) as exc:
+        if isinstance(exc, FileNotFoundError) and exc.errno is not None:  # the system's, not one of our messages
+            return _os_error(exc)
         msg = exc.args[0] if isinstance(exc, KeyError) and exc.args else exc
         _error(msg)
         return 2
     except OSError as exc:  # ENOSPC, EPIPE, EIO, EACCES... while reading or writing
-        if exc.filename is None:
-            _silence_stdout()
-        where = exc.filename if exc.filename is not None else "standard output"
-        what = "broken pipe: the reader closed it early" if isinstance(exc, BrokenPipeError) else exc.strerror
-        _error(f"{where}: {what or exc}.")
-        return 2
+        return _os_error(exc)
     except MemoryError:
         _error("out of memory; use a smaller --chunk-size or --n-features.")
         return 2
@@ -187,6 +184,16 @@ def _run(argv):
         if _from_interrupt(exc):
             raise KeyboardInterrupt from exc
         raise
+
+
+def _os_error(exc):
+    """``FILE: REASON.`` for an OSError (standard output when it names no file); exit code 2."""
+    if exc.filename is None:
+        _silence_stdout()
+    where = exc.filename if exc.filename is not None else "standard output"
+    what = "broken pipe: the reader closed it early" if isinstance(exc, BrokenPipeError) else exc.strerror
+    _error(f"{where}: {what or exc}.")
+    return 2
 
 
 def _from_interrupt(exc):

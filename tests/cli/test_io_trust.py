@@ -196,6 +196,43 @@ def test_missing_output_folder_is_reported_before_training(small, tmp_path, caps
     assert "folder" in err and "does not exist" in err and ".tmp" not in err
 
 
+def test_a_folder_that_refuses_new_files_names_the_output_not_its_temporary_file(small, tmp_path, capsys, monkeypatch):
+    """A folder where no file can be created although it looks writable (a read-only or special file system, or
+    a check that root passes): the error named the hidden temporary file (``/sys/.tmp-d_amn3_8.slm: Permission
+    denied.``; ``[Errno 2] ... '/proc/.tmp-cvlje4pu.slm'``), not the output the user gave."""
+    from streamlearn import _atomic
+
+    mkstemp = _atomic.tempfile.mkstemp
+
+    def refused(errno_, strerror):
+        def make(**kwargs):
+            if kwargs.get("dir") == str(tmp_path):
+                raise OSError(errno_, strerror, os.path.join(kwargs["dir"], f".tmp-x1y2z3{kwargs.get('suffix', '')}"))
+            return mkstemp(**kwargs)
+
+        return make
+
+    model, preds, fig = tmp_path / "m.slm", tmp_path / "p.txt", tmp_path / "f.png"
+    for p in (model, preds, fig):
+        p.write_bytes(b"older")
+    for errno_, strerror in (
+        (13, "Permission denied"),
+        (2, "No such file or directory"),
+        (30, "Read-only file system"),
+    ):
+        monkeypatch.setattr(_atomic.tempfile, "mkstemp", refused(errno_, strerror))
+        for argv, out in (
+            (["train", str(small["data"]), "-l", "pa1", "--quiet", "-o", str(model)], model),
+            (["predict", str(small["model"]), str(small["test"]), "-o", str(preds)], preds),
+            (["sketch", str(small["data"]), "--quiet", "-o", str(model)], model),
+            (["evaluate", str(small["data"]), "-l", "pa1", "--quiet", "--plot", str(fig)], fig),
+        ):
+            assert main(argv) == 2, argv
+            assert _err(capsys) == f"streamlearn: error: {out}: {strerror}.\n", argv
+    assert all(p.read_bytes() == b"older" for p in (model, preds, fig))
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["f.png", "m.slm", "p.txt"]
+
+
 def test_symlink_is_followed_and_permissions_kept(small, tmp_path, capsys):
     target = tmp_path / "real.txt"
     target.write_text("old\n")
