@@ -47,7 +47,7 @@ def add_parser(sub):
         type=int,
         default=None,
         metavar="N",
-        help="width of a new --learner model (default 262144); LIBSVM ids beyond it are refused",
+        help="width of a new --learner model (default 262144, at most 2**28); LIBSVM ids beyond it are refused",
     )
     p.add_argument(
         "--zero-based",
