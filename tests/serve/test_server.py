@@ -422,3 +422,5 @@ def test_port_file_never_replaces_an_input_and_is_written_only_for_a_model_that_
         == 2
     )
     assert "not a streamlearn model file" in capsys.readouterr().err and not port_file.exists()
+    assert main(["serve", str(tmp_path), "--state-dir", str(tmp_path / "s3"), "--port", "0"]) == 2
+    assert capsys.readouterr().err.endswith("is a directory, expected a model file.\n")  # it 'did not exist'
