@@ -65,6 +65,15 @@ COMMANDS = {
 LIGHT_MODULES = ("streamlearn.cli.learners_cmd",)
 
 
+class _Parser(argparse.ArgumentParser):
+    """An argument parser whose errors are one line, as every other error of the command (argparse prints its
+    usage block first): ``streamlearn: error: MESSAGE (see 'streamlearn train --help').``, exit code 2. The
+    subcommands' parsers are of this class too (argparse makes them of their parent's)."""
+
+    def error(self, message):
+        self.exit(2, f"streamlearn: error: {message} (see '{self.prog} --help').\n")
+
+
 class _LazySubParsers(argparse._SubParsersAction):
     """Subcommand parsers built when their command is chosen: a placeholder (name and help line) until then."""
 
@@ -110,7 +119,7 @@ class _LazySubParsers(argparse._SubParsersAction):
 
 def build_parser(lazy=True):
     """The ``streamlearn`` argument parser; ``lazy=False`` builds every subcommand's parser up front."""
-    parser = argparse.ArgumentParser(
+    parser = _Parser(
         prog="streamlearn",
         description="Online (streaming) machine learning: train, evaluate, predict and serve on LIBSVM, VW text, "
         "CSV and Parquet streams.",
