@@ -6,6 +6,7 @@ the reader that trained it recorded one; otherwise it is read as LIBSVM with the
 """
 
 import os
+import stat
 
 from ..learners import LEARNERS, learner_name_of, parse_param_value
 from ..persist import load
@@ -260,8 +261,19 @@ def check_checkpoint_args(args):
     every = getattr(args, "save_every", None)
     if every is not None and every < 1:
         raise CLIError(f"--save-every must be >= 1 examples; got {every}.")
-    if (every is not None or getattr(args, "save_per_pass", False)) and not args.output:
+    if every is None and not getattr(args, "save_per_pass", False):
+        return
+    if not args.output:
         raise CLIError("--save-every and --save-per-pass write checkpoints of the -o MODEL file; give -o.")
+    try:
+        mode = os.stat(args.output).st_mode
+    except OSError:
+        return
+    if stat.S_ISCHR(mode) or stat.S_ISFIFO(mode):  # MODEL.passK files in /dev; models one after the other in a pipe
+        raise CLIError(
+            "checkpoints (--save-every, --save-per-pass) are model files written at -o MODEL or beside it; "
+            f"{args.output!r} is a device or named pipe: give a file path."
+        )
 
 
 class Checkpointer:

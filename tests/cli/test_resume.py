@@ -5,6 +5,7 @@ every registered online learner; batch learners are refused with the reason.
 """
 
 import json
+import os
 import zipfile
 from pathlib import Path
 
@@ -91,6 +92,27 @@ def test_resume_errors_name_the_problem(data, tmp_path, capsys):
     assert main(["train", paths["B"], "-i", str(tmp_path / "none.slm"), "--quiet"]) == 2
     assert main(["train", paths["B"], "-l", "pa1", "--save-every", "10", "--quiet"]) == 2
     assert "give -o" in capsys.readouterr().err
+
+
+def test_checkpoints_of_a_device_or_named_pipe_output_are_refused(data, tmp_path, capsys):
+    """``-o /dev/null --save-per-pass`` created the regular files /dev/null.pass1, /dev/null.pass2... in /dev, and
+    ``--save-every`` wrote one whole model after the other into a pipe (``-o /dev/stdout``): a reader got the
+    models concatenated. Checkpoints need a file path."""
+    paths = data["classification"]
+    before = set(os.listdir("/dev"))
+    try:
+        for option in (["--save-per-pass", "--passes", "2"], ["--save-every", "10"]):
+            capsys.readouterr()
+            assert main(["train", paths["A"], "-l", "pa1", "-o", "/dev/null", *option, "--quiet"]) == 2
+            err = capsys.readouterr().err
+            assert err == (
+                "streamlearn: error: checkpoints (--save-every, --save-per-pass) are model files written at -o "
+                "MODEL or beside it; '/dev/null' is a device or named pipe: give a file path.\n"
+            ), err
+    finally:
+        for name in set(os.listdir("/dev")) - before:  # what the command used to leave there
+            os.unlink(os.path.join("/dev", name))
+    assert set(os.listdir("/dev")) == before
 
 
 def test_checkpoints_are_the_model_at_that_point(data, tmp_path, capsys):
