@@ -36,6 +36,13 @@ _DECOMPRESSION_ERRORS = (EOFError, OSError, lzma.LZMAError, zlib.error)  # gzip.
 _SUFFIX = {".gz": "gzip", ".bz2": "bz2", ".xz": "xz", ".lzma": "xz"}
 
 
+def _shown(tok: bytes) -> str:
+    """A token as error messages quote it: at most 60 characters (a longer one cut to 57 and '...')."""
+    if len(tok) > 60:
+        tok = tok[:57] + b"..."
+    return tok.decode("utf-8", "backslashreplace")
+
+
 class _LineError:
     """Errors about a malformed line of a text file (before ``ValueError`` in the bases): ``source``, ``line``
     (1-based) and ``reason`` are kept as attributes (and through pickling); the message is the location as
@@ -312,10 +319,7 @@ class _Parser:
         q = pos
         while q < end and buf[q] not in b" \t\r\x0b\x0c\n#":
             q += 1
-        tok = bytes(buf[pos:q])
-        if len(tok) > 60:
-            tok = tok[:57] + b"..."
-        return tok.decode("utf-8", "backslashreplace")
+        return _shown(bytes(buf[pos:q]))
 
     def _raise(self, buf, end):
         st = self.state
@@ -345,7 +349,7 @@ class _Parser:
         for kind, slot, a, b, line in self.hard[:nh].tolist():
             v = float(bytes(buf[a:b]))
             if not np.isfinite(v):
-                tok = bytes(buf[a:b]).decode()
+                tok = _shown(bytes(buf[a:b]))
                 raise SvmlightFormatError(
                     self.name, line, f"non-finite value {tok!r}: it overflows to infinity (values must be finite)"
                 )

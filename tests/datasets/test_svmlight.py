@@ -384,6 +384,8 @@ _BAD = [  # (bad line, zero_based, n_features, kind, words in the message)
     (b"-inf 3:1", "auto", None, "nonfinite", "non-finite value in '-inf'"),
     (b"1 3:1e999", "auto", None, "nonfinite", "non-finite value in '3:1e999'"),
     (b"1 3:1.8e308", "auto", None, "nonfinite", "non-finite value '1.8e308': it overflows to infinity"),
+    # a long token is cut to 60 characters, as in every other message (the whole 5 MB label was printed)
+    (b"1" * 5000 + b" 3:1", "auto", None, "nonfinite", "non-finite value '" + "1" * 57 + "...': it overflows"),
     (b"1 -3:1", "auto", None, "negative", "negative feature index in '-3:1'"),
     (b"1 0:1", False, None, "zero", "feature index 0 in '0:1', but zero_based=False"),
     (b"1 3:1 3:2", "auto", None, "duplicate", "duplicate feature index in '3:2' (after index 3)"),
