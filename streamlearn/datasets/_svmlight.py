@@ -36,6 +36,21 @@ _DECOMPRESSION_ERRORS = (EOFError, OSError, lzma.LZMAError, zlib.error)  # gzip.
 _SUFFIX = {".gz": "gzip", ".bz2": "bz2", ".xz": "xz", ".lzma": "xz"}
 
 
+def wide_text(head: bytes) -> str | None:
+    """The reason a file is refused when its first bytes ``head`` are a UTF-16 or UTF-32 byte order mark (text
+    saved as Windows' "Unicode text"; the readers take UTF-8, of which ASCII is a part); None otherwise."""
+    if head.startswith((b"\xff\xfe\x00\x00", b"\x00\x00\xfe\xff")):
+        enc = "UTF-32"
+    elif head.startswith((b"\xff\xfe", b"\xfe\xff")):
+        enc = "UTF-16"
+    else:
+        return None
+    return (
+        f"the file is {enc} text (it starts with a {enc} byte order mark); expected UTF-8 (or ASCII) text: "
+        f"convert it, e.g. with iconv -f {enc} -t UTF-8"
+    )
+
+
 def _shown(tok: bytes) -> str:
     """A token as error messages quote it: at most 60 characters (a longer one cut to 57 and '...')."""
     if len(tok) > 60:
@@ -393,6 +408,10 @@ class _Parser:
                 end += n
                 if self.consumed == 0 and st[_k.S_POS] == 0 and end >= 3 and bytes(buf[:3]) == _BOM:
                     st[_k.S_POS] = 3  # a UTF-8 byte order mark (Windows editors write one) starts no line
+                if self.consumed == 0 and st[_k.S_POS] == 0 and (end >= 4 or final):
+                    wide = wide_text(bytes(buf[:4]))
+                    if wide is not None:
+                        raise SvmlightFormatError(self.name, 1, wide)
             while True:
                 rows_now = int(st[_k.S_ROWS])
                 if chunk_rows is not None:

@@ -519,6 +519,12 @@ class TabularReader:
     def _read_header(self):
         import pyarrow as pa
 
+        if self.format == "csv":
+            from ._svmlight import wide_text
+
+            wide = wide_text(self._head(4))
+            if wide is not None:
+                raise TabularFormatError(self.source, 1, None, wide)
         try:
             if self.format == "csv":
                 import pyarrow.csv as pacsv
@@ -550,6 +556,23 @@ class TabularReader:
                 "the column name appears more than once; columns are matched by name.",
             )
         return names
+
+    def _head(self, n):
+        """The first ``n`` bytes of the (decompressed) CSV text; fewer for a shorter file or one not read by path."""
+        if self._pipe is not None:
+            return self._pipe.head(n)[:n]
+        if not isinstance(self.path, str):
+            return b""
+        from ._svmlight import _Source
+
+        stream, to_close, _ = _Source(self.path).open()
+        try:
+            return stream.read(n)
+        except _READ_ERRORS:  # a corrupt compressed file: pyarrow's reading reports it
+            return b""
+        finally:
+            for f in to_close:
+                f.close()
 
     def _only_blank_lines(self):
         """Whether the CSV holds no byte but white space (pyarrow says "Empty CSV file", or "Empty CSV file or

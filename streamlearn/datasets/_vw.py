@@ -15,7 +15,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from .._kernels import vw_text as _k
-from ._svmlight import _DECOMPRESSION_ERRORS, _LineError, _readinto, _Source
+from ._svmlight import _DECOMPRESSION_ERRORS, _LineError, _readinto, _Source, wide_text
 
 if TYPE_CHECKING:
     from collections.abc import Iterator, Sequence
@@ -232,6 +232,10 @@ class _VwParser:
                 if n == 0:
                     eof = True
                 filled += n
+            if line == 0 and not yielded_any and (filled >= 4 or eof):
+                wide = wide_text(bytes(buf[:4]))
+                if wide is not None:
+                    raise VwFormatError(self.name, 1, wide)
             state[_k.S_POS] = 0
             state[_k.S_LINE] = line
             while True:

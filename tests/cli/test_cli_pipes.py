@@ -302,3 +302,10 @@ def test_a_closed_standard_input_is_one_line_naming_it(tmp_path):
         assert res.returncode == 2 and _one_line_error(res.stderr), (args, res.stderr)
         assert b"<stdin>: standard input is closed" in res.stderr, (args, res.stderr)
     assert model.read_bytes() == before
+
+
+def test_utf16_on_standard_input_is_named_as_such():
+    """Without --format, UTF-16 text on a pipe said "cannot tell the format of <stdin> from its first lines"."""
+    res = _cli("train", "-", "-l", "pa1", input="1 1:1\n-1 2:1\n".encode("utf-16"))
+    assert res.returncode == 2 and _one_line_error(res.stderr), res.stderr
+    assert b"<stdin>, line 1: the file is UTF-16 text (it starts with a UTF-16 byte order mark)" in res.stderr

@@ -703,3 +703,31 @@ def test_a_divergence_is_named_by_file_and_line(tmp_path, capsys):
             f"streamlearn: error: {data}, line 5: SoftConfidenceWeightedClassifier diverged: the score of this example, or its update"
         ), err
         assert err.count("\n") == 1 and not out.exists()
+
+
+@pytest.mark.parametrize("encoding", ["utf-16", "utf-16-be", "utf-32"])
+@pytest.mark.parametrize(
+    "name, text, options, where",
+    [
+        ("d.svm", "1 1:1 2:1\n-1 2:1\n" * 5, ["-l", "pa1"], "d.svm, line 1"),
+        ("d.vw", "1 |a x y\n-1 |a y\n" * 5, ["-l", "pa1"], "d.vw:1"),
+        ("d.csv", "y,x\n1,2\n-1,3\n" * 5, ["-l", "pa1", "--label", "y"], "d.csv, line 1"),
+    ],
+)
+def test_a_utf16_or_utf32_file_is_named_as_such(tmp_path, capsys, encoding, name, text, options, where):
+    """A data file saved as UTF-16 (Windows' "Unicode text") was refused for a reason it did not have: "the
+    label '\\xff\\xfe1\\x00' is not a number", "bad label '��-\\x001\\x00'", or a CSV column count on line
+    502 of a 501-line file."""
+    enc = encoding[:6].upper()  # UTF-16 or UTF-32
+    path = tmp_path / name
+    bom = {"utf-16-be": "\ufeff"}.get(encoding, "")  # Python writes a byte order mark for utf-16 and utf-32
+    path.write_bytes((bom + text).encode(encoding))
+    model = tmp_path / "m.slm"
+    model.write_bytes(b"older")
+    assert main(["train", str(path), *options, "-o", str(model)]) == 2
+    err = _err(capsys)
+    assert err == (
+        f"streamlearn: error: {tmp_path / where}: the file is {enc} text (it starts with a {enc} byte order "
+        f"mark); expected UTF-8 (or ASCII) text: convert it, e.g. with iconv -f {enc} -t UTF-8\n"
+    ), err
+    assert model.read_bytes() == b"older"
