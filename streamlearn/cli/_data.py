@@ -282,10 +282,13 @@ def model_reader(model, path, chunk_size, zero_based="auto", *, allow_empty=Fals
     )
 
 
-def checked_labels(reader, model, name=None, spec=None):
+TEST_LABELS = "a test file must use the labels of the training data."
+
+
+def checked_labels(reader, model, name=None, spec=None, why=TEST_LABELS):
     """The chunks of ``reader`` (``(X, y)`` or ``(X, y, sample_weight)``); a label the classifier does not know
     is an error naming it and the file (``name``, by default ``reader.name``) with the line (``spec``: how the
-    file is read, LIBSVM when None)."""
+    file is read, LIBSVM when None), then ``why``."""
     classes = getattr(model, "classes_", None)
     seen = 0
     for chunk in reader:
@@ -296,7 +299,7 @@ def checked_labels(reader, model, name=None, spec=None):
                 classes,
                 seen,
                 reader.name if name is None else name,
-                "of the model's classes {classes}; a test file must use the labels of the training data.",
+                "of the model's classes {classes}; " + why,
                 spec,
             )
         seen += len(y)

@@ -215,7 +215,7 @@ def model_streams(model, model_path, path, test, args, test_readers=None):
     ``test_readers`` (their counts of ignored features)."""
     from ..datasets._pipes import pipe_name
     from ..datasets._stream import is_stream_path
-    from ._data import checked_labels, model_reader, nonempty
+    from ._data import TEST_LABELS, checked_labels, model_reader, nonempty
     from ._input import input_format, refuse_other_format
 
     spec = input_spec(model)
@@ -253,7 +253,10 @@ def model_streams(model, model_path, path, test, args, test_readers=None):
         readers.append(model_reader(model, test, args.chunk_size, zero_based))
         return checked_labels(readers[-1], model)
 
-    return lambda: checked_labels(model_reader(model, path, args.chunk_size, zero_based), model), test_stream
+    why = TEST_LABELS  # evaluate -i scores DATA as a test file
+    if getattr(args, "command", None) == "train":
+        why = "a model continued with -i learns only the classes it was trained on."
+    return lambda: checked_labels(model_reader(model, path, args.chunk_size, zero_based), model, why=why), test_stream
 
 
 def check_checkpoint_args(args):

@@ -94,6 +94,20 @@ def test_resume_errors_name_the_problem(data, tmp_path, capsys):
     assert "give -o" in capsys.readouterr().err
 
 
+def test_a_label_the_continued_model_does_not_know_is_not_called_a_test_label(data, tmp_path, capsys):
+    """``train B -i m`` with a label outside the model's classes said "a test file must use the labels of the
+    training data" about the training data B."""
+    m, bad = str(tmp_path / "m.slm"), tmp_path / "b.svm"
+    assert main(["train", data["classification"]["A"], "-l", "pa1", "-o", m, "--quiet"]) == 0
+    bad.write_text("1 1:1\n2 2:1\n")
+    capsys.readouterr()
+    assert main(["train", str(bad), "-i", m, "--quiet"]) == 2
+    assert capsys.readouterr().err == (
+        f"streamlearn: error: {bad}, line 2: label 2 is not one of the model's classes {{-1, 1}}; a model continued "
+        "with -i learns only the classes it was trained on.\n"
+    )
+
+
 def test_checkpoints_of_a_device_or_named_pipe_output_are_refused(data, tmp_path, capsys):
     """``-o /dev/null --save-per-pass`` created the regular files /dev/null.pass1, /dev/null.pass2... in /dev, and
     ``--save-every`` wrote one whole model after the other into a pipe (``-o /dev/stdout``): a reader got the
