@@ -51,6 +51,14 @@ def wide_text(head: bytes) -> str | None:
     )
 
 
+def _is_number(tok: bytes) -> bool:
+    try:
+        float(tok)
+    except ValueError:
+        return False
+    return True
+
+
 def _shown(tok: bytes) -> str:
     """A token as error messages quote it: at most 60 characters (a longer one cut to 57 and '...')."""
     if len(tok) > 60:
@@ -330,16 +338,23 @@ class _Parser:
         return data, indices, self.indptr[: rows + 1], self.y[:rows]
 
     # -- errors
-    def _token(self, buf, end, pos):
+    @staticmethod
+    def _raw_token(buf, end, pos):
         q = pos
         while q < end and buf[q] not in b" \t\r\x0b\x0c\n#":
             q += 1
-        return _shown(bytes(buf[pos:q]))
+        return bytes(buf[pos:q])
+
+    def _token(self, buf, end, pos):
+        return _shown(self._raw_token(buf, end, pos))
 
     def _raise(self, buf, end):
         st = self.state
         code = int(st[_k.S_ERR_CODE])
-        tok = self._token(buf, end, int(st[_k.S_ERR_POS]))
+        raw = self._raw_token(buf, end, int(st[_k.S_ERR_POS]))
+        tok = _shown(raw)
+        if code == _k.E_MULTILABEL and not all(_is_number(t) for t in raw.split(b",")):
+            code = _k.E_LABEL  # words between commas (a CSV header read as LIBSVM), not a list of labels
         if code == _k.E_ORDER:
             prev = int(st[_k.S_ERR_AUX])
             here = tok.split(":", 1)[0].lstrip("+")

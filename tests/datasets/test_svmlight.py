@@ -377,6 +377,9 @@ def test_bad_arguments(random_files):
 _BAD = [  # (bad line, zero_based, n_features, kind, words in the message)
     (b"abc 1:2", "auto", None, "label", "the label 'abc' is not a number"),
     (b"1,2 3:4", "auto", None, "multilabel", "multilabel line (label '1,2')"),
+    # commas between words are not labels (a CSV file read as LIBSVM): it said "multilabel line"
+    (b'"y","age" 3:4', "auto", None, "label", 'the label \'"y","age"\' is not a number'),
+    (b"1,a 3:4", "auto", None, "label", "the label '1,a' is not a number"),
     (b"1 3:1 foo", "auto", None, "feature", "malformed feature 'foo': expected <index>:<value>"),
     (b"1 3:1 4:", "auto", None, "value", "malformed feature '4:': the value after ':' is not a number"),
     (b"1 3:1 4:0x1", "auto", None, "value", "malformed feature '4:0x1': the value after ':' is not a number"),
