@@ -194,6 +194,10 @@ def test_evaluate_frozen_and_predict_proba(data, tmp_path, capsys):
     assert (
         f"--proba: the model in {h} (OGDClassifier, loss 'hinge') defines no probabilities" in capsys.readouterr().err
     )
+    assert main(["train", paths["A"], "-l", "pa1", "-o", h, "--quiet"]) == 0  # no loss to name: not 'loss None'
+    capsys.readouterr()
+    assert main(["predict", h, paths["B"], "--proba"]) == 2
+    assert f"--proba: the model in {h} (PassiveAggressiveClassifier) defines no" in capsys.readouterr().err
 
 
 @pytest.mark.parametrize("name", ["fd", "pfd", "cfd", "rfd", "rp", "oja"])
