@@ -321,7 +321,7 @@ def run_train(args):
     if args.test:
         check_test(args.test, path)
     model_out = output(args.output, [path, args.test], "model file")  # checked before any work
-    plot_out = plot_output(args.plot, [path, args.test])
+    plot_out = plot_output(args.plot, [path, args.test], others=[model_out])
     if input_format(args, path) != "libsvm":
         return _run_hashed_train(args, learner, params, path, model_out, plot_out)
     is_table_run(args, [path])  # table options on LIBSVM data are an error
@@ -444,7 +444,7 @@ def _run_resumed_train(args, params):
         check_test(args.test, path)
     # the model may be rewritten in place (-i m -o m): it is read whole before the new file replaces it
     model_out = output(args.output, [path, args.test], "model file")
-    plot_out = plot_output(args.plot, [path, args.test, args.initial_model])
+    plot_out = plot_output(args.plot, [path, args.test, args.initial_model], others=[model_out])
     learner, name = load_for_resume(args.initial_model, args.learner, params)
     check_resume_options(args, learner, args.initial_model)
     from ..datasets._stream import is_stream_path

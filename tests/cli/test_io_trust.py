@@ -188,6 +188,28 @@ def test_output_that_is_an_input_or_a_directory_is_refused(small, tmp_path, caps
     assert {p: p.read_bytes() for p in (data, model)} == before
 
 
+def test_two_outputs_of_one_command_at_the_same_path_are_refused(small, tmp_path, capsys):
+    """``train -o m.png --plot m.png`` wrote the model, then the figure over it (exit 0, the model lost); so did
+    ``demo --markdown r.png --plot r.png`` with the report."""
+    data, model = str(small["data"]), str(small["model"])
+    same, link = tmp_path / "same.png", tmp_path / "alias.png"
+    same.write_bytes(b"older")
+    link.symlink_to(same)
+    s, a = str(same), str(link)
+    for argv, words in (
+        (["train", data, "-l", "pa1", "-o", s, "--plot", s], f"plot {s!r} is also the model file {s!r}"),
+        (["train", data, "-l", "pa1", "-o", s, "--plot", a], f"plot {a!r} is also the model file {s!r}"),
+        (["train", data, "-i", model, "-o", s, "--plot", s], f"plot {s!r} is also the model file {s!r}"),
+        (
+            ["experiment", "demo", "--learners", "pa1", "--markdown", s, "--plot", s],
+            f"Markdown file {s!r} is also the plot {s!r}",
+        ),
+    ):
+        assert main([*argv, "--quiet"]) == 2, argv
+        assert _err(capsys) == f"streamlearn: error: {words}; give each output its own path.\n"
+    assert same.read_bytes() == b"older" and sorted(p.name for p in tmp_path.iterdir()) == ["alias.png", "same.png"]
+
+
 def test_missing_output_folder_is_reported_before_training(small, tmp_path, capsys):
     t0 = time.perf_counter()
     assert main(["train", A9A, "-l", "arow", "-o", str(tmp_path / "no" / "m.slm")]) == 2
