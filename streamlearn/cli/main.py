@@ -163,8 +163,9 @@ def main(argv=None):
         return 2
     except OSError as exc:  # ENOSPC, EPIPE, EIO, EACCES... while reading or writing
         return _os_error(exc)
-    except MemoryError:
-        _error("out of memory; use a smaller --chunk-size or --n-features.")
+    except MemoryError as exc:  # numpy says what it could not allocate ("Unable to allocate 32.0 GiB for ...")
+        asked = f" ({str(exc).rstrip('.')})" if str(exc) else ""
+        _error(f"out of memory{asked}; use a smaller --chunk-size, --n-features, or -b for hashed formats.")
         return 2
     finally:
         hook.ended = True  # a re-delivery still pending must not interrupt what runs after the command
