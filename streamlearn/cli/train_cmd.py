@@ -478,10 +478,16 @@ def _run_resumed_train(args, params):
     )
 
 
+def _learner_class(learner):
+    """The class name of ``learner``, or of the learner inside a scaling pipeline (whose name says nothing)."""
+    inner = getattr(learner, "learner_", None)
+    return type(getattr(learner, "learner", learner) if inner is None else inner).__name__
+
+
 def _finish_train(args, learner, report, model_out, plot_out, data=None, tests=(), resumed_from=None):
     from ..datasets._pipes import pipe_name
 
-    check_diverged(learner, report.average_loss, type(learner).__name__)
+    check_diverged(learner, report.average_loss, _learner_class(learner))
     if getattr(args, "holdout", None) is not None and not report.test:
         raise CLIError(
             f"--holdout {args.holdout:g}: no row of {pipe_name(args.data[0])} was held out ({report.n_train} rows "
@@ -761,7 +767,7 @@ def run_evaluate(args):
         if error is None:
             raise
         raise error from exc
-    check_diverged(learner, result.average_loss, type(learner).__name__)
+    check_diverged(learner, result.average_loss, _learner_class(learner))
     if plot_out:
         with plot_out.path_for_writing(suffix=plot_out.suffix) as tmp:
             result.plot(tmp)

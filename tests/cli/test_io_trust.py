@@ -727,6 +727,16 @@ def test_a_divergence_is_named_by_file_and_line(tmp_path, capsys):
         assert err.count("\n") == 1 and not out.exists()
 
 
+def test_a_divergence_of_a_scaled_learner_names_the_learner_not_its_pipeline(tmp_path, capsys):
+    """cw runs behind MaxAbs scaling (a StreamPipeline); an average loss that exploded said "StreamPipeline
+    diverged"."""
+    data = tmp_path / "d.svm"
+    data.write_text("1 1:1\n-1 2:1\n" * 20)
+    for command in ("train", "evaluate"):
+        assert main([command, str(data), "-l", "cw", "-p", "a=1e300", "--quiet"]) == 2
+        assert _err(capsys).startswith("streamlearn: error: ConfidenceWeightedClassifier diverged: average loss")
+
+
 @pytest.mark.parametrize("encoding", ["utf-16", "utf-16-be", "utf-32"])
 @pytest.mark.parametrize(
     "name, text, options, where",
