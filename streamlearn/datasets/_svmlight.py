@@ -51,6 +51,17 @@ def wide_text(head: bytes) -> str | None:
     )
 
 
+def bare_cr_lines(head: bytes) -> str | None:
+    """The reason a file is refused when its first bytes ``head`` (64 KiB, or the whole file) end lines with a
+    carriage return alone (classic Mac OS) and hold no line feed: read as one line, silently, otherwise."""
+    if b"\n" in head or b"\r" not in head.rstrip(b"\r"):
+        return None
+    return (
+        "the lines end with a carriage return alone ('\\r', classic Mac OS) and the file has no line feed; "
+        "expected '\\n' or '\\r\\n' line ends: convert it, e.g. with tr '\\r' '\\n'"
+    )
+
+
 def _is_number(tok: bytes) -> bool:
     try:
         float(tok)
@@ -427,6 +438,10 @@ class _Parser:
                     wide = wide_text(bytes(buf[:4]))
                     if wide is not None:
                         raise SvmlightFormatError(self.name, 1, wide)
+                if self.consumed == 0 and st[_k.S_POS] == 0 and (end >= 1 << 16 or final or end == len(buf)):
+                    bare = bare_cr_lines(bytes(buf[: min(end, 1 << 16)]))
+                    if bare is not None:
+                        raise SvmlightFormatError(self.name, 1, bare)
             while True:
                 rows_now = int(st[_k.S_ROWS])
                 if chunk_rows is not None:

@@ -579,3 +579,14 @@ def test_a_utf8_byte_order_mark_at_the_start_of_the_file_is_skipped(tmp_path):
     path.write_bytes(b"1 1:1\n\xef\xbb\xbf-1 2:1\n")
     with pytest.raises(SvmlightFormatError, match="line 2"):
         load_svmlight(path)
+
+
+def test_lines_ended_by_a_carriage_return_alone_are_named_as_such(tmp_path):
+    """Classic Mac OS line ends ('\\r' alone) made the file one line, refused for its second label: "negative
+    feature index in '-1'"."""
+    path = tmp_path / "mac.svm"
+    path.write_bytes(b"".join(b"%d 1:%d\r" % (1 - 2 * (i % 2), i + 1) for i in range(3000)))
+    for block_size in (4096, 1 << 22):
+        with pytest.raises(SvmlightFormatError) as err:
+            load_svmlight(path, block_size=block_size)
+        assert str(err.value).startswith(f"{path}, line 1: the lines end with a carriage return alone ('\\r'")
