@@ -294,10 +294,11 @@ def test_dash_as_an_output_is_standard_output_or_refused(tmp_path, capsys, monke
 def test_sketch_refuses_a_file_in_another_format_by_name(tmp_path, capsys, name, text, kind):
     """sketch reads LIBSVM: VW text or CSV (by the file's name) is refused naming the format, not a parse error
     on its first line; with several files (a Dask run) before any cluster starts."""
-    data = tmp_path / name
+    data, other = tmp_path / name, tmp_path / f"other-{name}"
     data.write_text(text)
+    other.write_text(text)
     out = tmp_path / "s.slm"
-    for files, extra in (([data], []), ([data, data], ["--scheduler", "local:1"])):
+    for files, extra in (([data], []), ([data, other], ["--scheduler", "local:1"])):
         assert main(["sketch", *map(str, files), "--sketch", "fd", "--ell", "2", "-o", str(out), *extra]) == 2
         err = capsys.readouterr().err
         assert (
