@@ -173,8 +173,16 @@ class Output:
         self._done()
 
     def _named(self, exc):
-        """An OSError of a write (no file name: full disk, I/O error) with this output's name attached."""
-        if exc.filename is None and exc.errno is not None:
+        """An OSError of a write with this output's name attached: one without a file name (full disk, I/O
+        error), or one naming the hidden temporary file beside the output (a folder that refuses new files)."""
+        if exc.errno is None:
+            return exc
+        name = exc.filename
+        if name is None or (
+            isinstance(name, str)
+            and os.path.dirname(name) == self.folder
+            and os.path.basename(name).startswith(".tmp-")
+        ):
             return OSError(exc.errno, exc.strerror, self.name)
         return exc
 

@@ -133,7 +133,9 @@ def _satisfies(constraint, value):
     if constraint == "boolean":
         return isinstance(value, (bool, np.bool_))
     if constraint == "random_state":
-        return value is None or isinstance(value, (numbers.Integral, np.random.RandomState, np.random.Generator))
+        if isinstance(value, numbers.Integral) and not isinstance(value, (bool, np.bool_)):
+            return value >= 0  # numpy's generators take non-negative seeds only
+        return value is None or isinstance(value, (np.random.RandomState, np.random.Generator))
     return constraint.is_satisfied_by(value)
 
 
@@ -143,22 +145,21 @@ def _describe(constraint):
     if constraint == "boolean":
         return "an instance of 'bool'"
     if constraint == "random_state":
-        return "an int, a numpy Generator or RandomState, or None"
+        return _RANDOM_STATE
     return str(constraint)
 
 
+_RANDOM_STATE = "a non-negative int, a numpy Generator or RandomState, or None"
+
+
 def check_rng(random_state):
-    """A random generator from ``random_state``: None (fresh entropy), an int seed, a numpy ``Generator``
-    (used as is) or a legacy ``RandomState`` (used as is). Anything else raises ``ValueError``."""
-    if random_state is None or isinstance(random_state, (numbers.Integral, np.random.Generator)):
-        if isinstance(random_state, bool):
-            raise ValueError(
-                f"random_state must be an int, a numpy Generator or RandomState, or None; got {random_state!r}."
-            )
-        return np.random.default_rng(random_state)
+    """A random generator from ``random_state``: None (fresh entropy), a non-negative int seed, a numpy
+    ``Generator`` (used as is) or a legacy ``RandomState`` (used as is). Anything else raises ``ValueError``."""
+    if not _satisfies("random_state", random_state):
+        raise ValueError(f"random_state must be {_RANDOM_STATE}; got {random_state!r}.")
     if isinstance(random_state, np.random.RandomState):
         return random_state
-    raise ValueError(f"random_state must be an int, a numpy Generator or RandomState, or None; got {random_state!r}.")
+    return np.random.default_rng(random_state)
 
 
 #: The largest feature value (in size) the learners take: beyond it squares overflow (``||x||^2`` of the

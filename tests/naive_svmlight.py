@@ -60,7 +60,8 @@ def naive_load_svmlight(raw, zero_based="auto", n_features=None):
             continue
         v, bad = _number(toks[0])
         if bad == "bad":
-            return "error", lineno, ("multilabel" if b"," in toks[0] else "label")
+            numbers = b"," in toks[0] and all(_number(t)[1] != "bad" for t in toks[0].split(b","))
+            return "error", lineno, ("multilabel" if numbers else "label")
         if bad:
             return "error", lineno, bad
         y.append(v)

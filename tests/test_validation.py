@@ -43,3 +43,24 @@ def test_interval_ends(interval, value, expected):
 )
 def test_interval_message_matches_what_it_takes(interval, text):
     assert str(interval) == text
+
+
+@pytest.mark.parametrize("make", ["FMClassifier", "OjaSketch", "RandomProjectionSketch", "check_rng"])
+def test_a_negative_random_state_is_refused_naming_the_parameter(make):
+    """numpy takes non-negative seeds only; -1 got through the checks and failed inside numpy with its bare
+    'expected non-negative integer' (streamlearn train -l fm -p random_state=-1)."""
+    import numpy as np
+
+    from streamlearn._validation import check_rng
+    from streamlearn.facto import FMClassifier
+    from streamlearn.sketch import OjaSketch, RandomProjectionSketch
+
+    X, y = np.eye(6), np.array([0, 1] * 3)
+    if make == "check_rng":
+        with pytest.raises(ValueError, match=r"random_state must be a non-negative int.*got -1"):
+            check_rng(-1)
+        return
+    cls = {"FMClassifier": FMClassifier, "OjaSketch": OjaSketch, "RandomProjectionSketch": RandomProjectionSketch}[make]
+    est = cls(random_state=-1) if make == "FMClassifier" else cls(ell=2, random_state=-1)
+    with pytest.raises(ValueError, match=rf"The 'random_state' parameter of {make} must be a non-negative int"):
+        est.fit(X, y) if make == "FMClassifier" else est.partial_fit(X)

@@ -77,8 +77,9 @@ def check_width(args):
     return n
 
 
-def output(path, inputs, what):
-    """Validate an output path before any work (None when the option was not given)."""
+def output(path, inputs, what, others=()):
+    """Validate an output path before any work (None when the option was not given); ``others``: the outputs of
+    the same command validated before it (or None), which it may not be (one would overwrite the other)."""
     if path is None:
         return None
     if path == "-":  # standard input as DATA; as an output it would silently be a file named '-'
@@ -86,15 +87,22 @@ def output(path, inputs, what):
             f"{what} '-': this file is not written to standard output; give a file name (/dev/stdout writes "
             "it to standard output)."
         )
-    return Output(path, inputs=[p for p in inputs if p], what=what)
+    out = Output(path, inputs=[p for p in inputs if p], what=what)
+    for other in others:
+        if other is not None and other.path == out.path and not out.through:  # devices take both
+            out.discard()
+            raise CLIError(
+                f"{what} {out.name!r} is also the {other.what} {other.name!r}; give each output its own path."
+            )
+    return out
 
 
-def plot_output(path, inputs, option="--plot", what="plot"):
+def plot_output(path, inputs, option="--plot", what="plot", others=()):
     """``--plot PATH``, validated before any work like :func:`output`; a name without an extension is a PNG, an
     extension that matplotlib cannot write is an error now rather than after the run. The returned output's
     ``suffix`` is what the figure is written as (the temporary file's extension, which matplotlib reads)."""
     if path is None or path == "-":
-        return output(path, inputs, what)
+        return output(path, inputs, what, others)
     ext = os.path.splitext(path)[1].lower()
     if ext:
         from matplotlib.backend_bases import FigureCanvasBase
@@ -106,7 +114,7 @@ def plot_output(path, inputs, option="--plot", what="plot"):
                 f"{option} {path!r}: matplotlib cannot write {ext!r} figures; expected a name ending in .png "
                 f"(or {others}; no extension: PNG)."
             )
-    out = output(path, inputs, what)
+    out = output(path, inputs, what, others)
     out.suffix = ext or ".png"
     return out
 
@@ -282,10 +290,13 @@ def model_reader(model, path, chunk_size, zero_based="auto", *, allow_empty=Fals
     )
 
 
-def checked_labels(reader, model, name=None, spec=None):
+TEST_LABELS = "a test file must use the labels of the training data."
+
+
+def checked_labels(reader, model, name=None, spec=None, why=TEST_LABELS):
     """The chunks of ``reader`` (``(X, y)`` or ``(X, y, sample_weight)``); a label the classifier does not know
     is an error naming it and the file (``name``, by default ``reader.name``) with the line (``spec``: how the
-    file is read, LIBSVM when None)."""
+    file is read, LIBSVM when None), then ``why``."""
     classes = getattr(model, "classes_", None)
     seen = 0
     for chunk in reader:
@@ -296,7 +307,7 @@ def checked_labels(reader, model, name=None, spec=None):
                 classes,
                 seen,
                 reader.name if name is None else name,
-                "of the model's classes {classes}; a test file must use the labels of the training data.",
+                "of the model's classes {classes}; " + why,
                 spec,
             )
         seen += len(y)

@@ -63,13 +63,19 @@ def add_input_options(p):
 def input_format(args, path):
     """``--format``, else the format the file's name says; a pipe without a telling name (``-``,
     ``/dev/stdin``) is told by its first lines, which are kept for the reader."""
-    from ..datasets._pipes import is_stream_path, pipe_name, stream_format
+    from ..datasets._pipes import decompressed_head, is_stream_path, peek_pipe, pipe_name, stream_format
+    from ..datasets._svmlight import wide_text
 
     fmt = getattr(args, "format", "auto") or "auto"
     if not is_stream_path(path):
         return detect_format(path) if fmt == "auto" else fmt
     if fmt == "auto":
         fmt = stream_format(path)
+        if fmt is None and peek_pipe(path).blank():
+            raise CLIError(f"{pipe_name(path)}: no data lines: the stream is empty.")
+        wide = wide_text(decompressed_head(peek_pipe(path).kept())) if fmt is None else None
+        if wide is not None:
+            raise CLIError(f"{pipe_name(path)}, line 1: {wide}")
         if fmt is None:
             raise CLIError(
                 f"cannot tell the format of {pipe_name(path)} from its first lines (not VW text, LIBSVM or "

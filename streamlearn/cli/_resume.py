@@ -6,6 +6,7 @@ the reader that trained it recorded one; otherwise it is read as LIBSVM with the
 """
 
 import os
+import stat
 
 from ..learners import LEARNERS, learner_name_of, parse_param_value
 from ..persist import load
@@ -214,7 +215,7 @@ def model_streams(model, model_path, path, test, args, test_readers=None):
     ``test_readers`` (their counts of ignored features)."""
     from ..datasets._pipes import pipe_name
     from ..datasets._stream import is_stream_path
-    from ._data import checked_labels, model_reader, nonempty
+    from ._data import TEST_LABELS, checked_labels, model_reader, nonempty
     from ._input import input_format, refuse_other_format
 
     spec = input_spec(model)
@@ -252,7 +253,10 @@ def model_streams(model, model_path, path, test, args, test_readers=None):
         readers.append(model_reader(model, test, args.chunk_size, zero_based))
         return checked_labels(readers[-1], model)
 
-    return lambda: checked_labels(model_reader(model, path, args.chunk_size, zero_based), model), test_stream
+    why = TEST_LABELS  # evaluate -i scores DATA as a test file
+    if getattr(args, "command", None) == "train":
+        why = "a model continued with -i learns only the classes it was trained on."
+    return lambda: checked_labels(model_reader(model, path, args.chunk_size, zero_based), model, why=why), test_stream
 
 
 def check_checkpoint_args(args):
@@ -260,8 +264,19 @@ def check_checkpoint_args(args):
     every = getattr(args, "save_every", None)
     if every is not None and every < 1:
         raise CLIError(f"--save-every must be >= 1 examples; got {every}.")
-    if (every is not None or getattr(args, "save_per_pass", False)) and not args.output:
+    if every is None and not getattr(args, "save_per_pass", False):
+        return
+    if not args.output:
         raise CLIError("--save-every and --save-per-pass write checkpoints of the -o MODEL file; give -o.")
+    try:
+        mode = os.stat(args.output).st_mode
+    except OSError:
+        return
+    if stat.S_ISCHR(mode) or stat.S_ISFIFO(mode):  # MODEL.passK files in /dev; models one after the other in a pipe
+        raise CLIError(
+            "checkpoints (--save-every, --save-per-pass) are model files written at -o MODEL or beside it; "
+            f"{args.output!r} is a device or named pipe: give a file path."
+        )
 
 
 class Checkpointer:

@@ -50,7 +50,7 @@ def single_file(args, command):
 def expand_data(patterns):
     """DATA arguments -> list of files, in the order given. An argument that names no existing file but holds
     ``*``, ``?`` or ``[`` is a glob pattern (quoted, so that the shell left it alone): its matching files,
-    sorted. Every file is checked to exist."""
+    sorted. Every file is checked to exist, and to be named once."""
     paths = []
     for pattern in patterns:
         if os.path.exists(pattern) or not glob.has_magic(pattern):
@@ -60,6 +60,12 @@ def expand_data(patterns):
         if not matches:
             raise CLIError(f"DATA pattern {pattern!r} matches no file.")
         paths += matches
+    seen = {}
+    for path in paths:  # the same file twice (given and matched, or through a link) would be learnt twice
+        real = os.path.realpath(path)
+        if real in seen:
+            raise CLIError(f"DATA names {seen[real]!r} twice; each file is one partition, read once.")
+        seen[real] = path
     return paths
 
 

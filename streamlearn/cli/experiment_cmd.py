@@ -44,10 +44,12 @@ def run(args):
     plot_out = None
     if args.plot and hasattr(module, "plot"):  # checked before the run, written aside and renamed at the end
         plot_out = plot_output(args.plot, inputs)
+    markdown = None
     if getattr(args, "markdown", None):  # checked before the run; the experiment writes it aside and renames it
-        output(args.markdown, inputs, "Markdown file").discard()
+        markdown = output(args.markdown, inputs, "Markdown file", others=[plot_out])
+        markdown.discard()
     if getattr(args, "curves", None):  # rfd-table2's second figure, written by the experiment through this
-        args.curves_output = plot_output(args.curves, inputs, "--curves", "curves figure")
+        args.curves_output = plot_output(args.curves, inputs, "--curves", "curves figure", others=[plot_out, markdown])
     rows = module.run(args)
     if getattr(args, "write_data", None) is not None:  # ``demo --write-data DIR``: files written, nothing to plot
         if args.json:

@@ -65,6 +65,15 @@ COMMANDS = {
 LIGHT_MODULES = ("streamlearn.cli.learners_cmd",)
 
 
+class _Parser(argparse.ArgumentParser):
+    """An argument parser whose errors are one line, as every other error of the command (argparse prints its
+    usage block first): ``streamlearn: error: MESSAGE (see 'streamlearn train --help').``, exit code 2. The
+    subcommands' parsers are of this class too (argparse makes them of their parent's)."""
+
+    def error(self, message):
+        self.exit(2, f"streamlearn: error: {message} (see '{self.prog} --help').\n")
+
+
 class _LazySubParsers(argparse._SubParsersAction):
     """Subcommand parsers built when their command is chosen: a placeholder (name and help line) until then."""
 
@@ -110,7 +119,7 @@ class _LazySubParsers(argparse._SubParsersAction):
 
 def build_parser(lazy=True):
     """The ``streamlearn`` argument parser; ``lazy=False`` builds every subcommand's parser up front."""
-    parser = argparse.ArgumentParser(
+    parser = _Parser(
         prog="streamlearn",
         description="Online (streaming) machine learning: train, evaluate, predict and serve on LIBSVM, VW text, "
         "CSV and Parquet streams.",
@@ -147,18 +156,16 @@ def main(argv=None):
         _error("interrupted" + (f"; {', '.join(kept)} left unchanged" if kept else ""))
         return 130
     except (CLIError, ValueError, FileNotFoundError, ModelFileError, FloatingPointError, KeyError) as exc:
+        if isinstance(exc, FileNotFoundError) and exc.errno is not None:  # the system's, not one of our messages
+            return _os_error(exc)
         msg = exc.args[0] if isinstance(exc, KeyError) and exc.args else exc
         _error(msg)
         return 2
     except OSError as exc:  # ENOSPC, EPIPE, EIO, EACCES... while reading or writing
-        if exc.filename is None:
-            _silence_stdout()
-        where = exc.filename if exc.filename is not None else "standard output"
-        what = "broken pipe: the reader closed it early" if isinstance(exc, BrokenPipeError) else exc.strerror
-        _error(f"{where}: {what or exc}.")
-        return 2
-    except MemoryError:
-        _error("out of memory; use a smaller --chunk-size or --n-features.")
+        return _os_error(exc)
+    except MemoryError as exc:  # numpy says what it could not allocate ("Unable to allocate 32.0 GiB for ...")
+        asked = f" ({str(exc).rstrip('.')})" if str(exc) else ""
+        _error(f"out of memory{asked}; use a smaller --chunk-size, --n-features, or -b for hashed formats.")
         return 2
     finally:
         hook.ended = True  # a re-delivery still pending must not interrupt what runs after the command
@@ -187,6 +194,16 @@ def _run(argv):
         if _from_interrupt(exc):
             raise KeyboardInterrupt from exc
         raise
+
+
+def _os_error(exc):
+    """``FILE: REASON.`` for an OSError (standard output when it names no file); exit code 2."""
+    if exc.filename is None:
+        _silence_stdout()
+    where = exc.filename if exc.filename is not None else "standard output"
+    what = "broken pipe: the reader closed it early" if isinstance(exc, BrokenPipeError) else exc.strerror
+    _error(f"{where}: {what or exc}.")
+    return 2
 
 
 def _from_interrupt(exc):

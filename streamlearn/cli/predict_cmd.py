@@ -81,10 +81,9 @@ def run(args):
         )
     if args.proba and not hasattr(model, "predict_proba"):
         inner = getattr(model, "learner_", model)  # the learner of a pipeline (scaler + learner)
-        raise CLIError(
-            f"--proba: the model in {args.model} ({type(inner).__name__}, loss "
-            f"{getattr(inner, 'loss', None)!r}) defines no probabilities; use --scores."
-        )
+        loss = getattr(inner, "loss", None)
+        what = type(inner).__name__ + ("" if loss is None else f", loss {loss!r}")
+        raise CLIError(f"--proba: the model in {args.model} ({what}) defines no probabilities; use --scores.")
     mode = "proba" if args.proba else "scores" if args.scores else "labels"
     chunks, reader = _reader(args, model)
     try:

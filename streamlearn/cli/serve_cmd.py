@@ -1,10 +1,9 @@
 """``streamlearn serve [MODEL | --learner NAME -p k=v] --state-dir DIR``: serve a model that keeps learning."""
 
 import math
-import os
 import sys
 
-from ._common import CLIError, add_param_option, add_scale_options, parse_params
+from ._common import CLIError, add_param_option, add_scale_options, check_input_file, parse_params
 
 
 def add_parser(sub):
@@ -47,7 +46,7 @@ def add_parser(sub):
         type=int,
         default=None,
         metavar="N",
-        help="width of a new --learner model (default 262144); LIBSVM ids beyond it are refused",
+        help="width of a new --learner model (default 262144, at most 2**28); LIBSVM ids beyond it are refused",
     )
     p.add_argument(
         "--zero-based",
@@ -79,8 +78,8 @@ def run(args):
         raise CLIError("-p sets the parameters of a new --learner; a MODEL keeps those in its file.")
     if args.learner is None and (args.scale is not None or args.scale_target is not None):
         raise CLIError("--scale and --scale-target apply to a new --learner; a MODEL keeps its scalers.")
-    if args.model is not None and not os.path.isfile(args.model):
-        raise CLIError(f"model file {args.model!r} does not exist.")
+    if args.model is not None:
+        check_input_file(args.model, "model file")
     if not 0 <= args.port < 65536:
         raise CLIError(f"--port must be in 0..65535 (0: a free port); got {args.port}.")
     finite = math.isfinite(args.snapshot_every) and math.isfinite(args.max_body_mb)  # NaN, inf: no limit to use
@@ -106,10 +105,13 @@ def run(args):
             classes = [float(c) for c in args.classes.split(",")]
         except ValueError:
             raise CLIError(f"--classes expects numbers separated by commas; got {args.classes!r}.") from None
+    port_file = None
+    if args.port_file is not None:  # checked now, written once the model is loaded: never over an input
+        from .._atomic import Output
+
+        port_file = Output(args.port_file, inputs=(args.model, args.token_file), what="--port-file")
     sock = _listen(args.host, args.port)  # before the model: a taken port fails fast, and nothing races for it
     port = sock.getsockname()[1]
-    if args.port_file is not None:
-        _write_port_file(args.port_file, port)
     served = ServedModel(
         args.state_dir,
         model=args.model,
@@ -124,6 +126,8 @@ def run(args):
         max_batch_lines=args.max_lines,
         log=lambda msg: print(f"streamlearn serve: {msg}", file=sys.stderr, flush=True),
     )
+    if port_file is not None:
+        _write_port_file(port_file, port)
     app = create_app(served, token=token, auth_all=args.auth_all, max_body_bytes=int(args.max_body_mb * (1 << 20)))
     print(
         f"streamlearn serve: {served.config['learner']} on http://{args.host}:{port} (state {served.dir}, "
@@ -164,12 +168,10 @@ def _listen(host, port):
     return sock
 
 
-def _write_port_file(path, port):
-    """``path`` holds the bound port once it exists: written beside it, then renamed over it."""
-    tmp = f"{path}.{os.getpid()}.tmp"
+def _write_port_file(output, port):
+    """The :class:`Output` ``output`` holds the bound port once it exists: written beside it, then renamed over it."""
     try:
-        with open(tmp, "w") as f:
+        with output.open("w") as f:
             f.write(f"{port}\n")
-        os.replace(tmp, path)
     except OSError as exc:
-        raise CLIError(f"--port-file {path!r}: {exc.strerror}.") from None
+        raise CLIError(f"--port-file {output.name!r}: {exc.strerror}.") from None

@@ -321,7 +321,7 @@ def run_train(args):
     if args.test:
         check_test(args.test, path)
     model_out = output(args.output, [path, args.test], "model file")  # checked before any work
-    plot_out = plot_output(args.plot, [path, args.test])
+    plot_out = plot_output(args.plot, [path, args.test], others=[model_out])
     if input_format(args, path) != "libsvm":
         return _run_hashed_train(args, learner, params, path, model_out, plot_out)
     is_table_run(args, [path])  # table options on LIBSVM data are an error
@@ -444,7 +444,7 @@ def _run_resumed_train(args, params):
         check_test(args.test, path)
     # the model may be rewritten in place (-i m -o m): it is read whole before the new file replaces it
     model_out = output(args.output, [path, args.test], "model file")
-    plot_out = plot_output(args.plot, [path, args.test, args.initial_model])
+    plot_out = plot_output(args.plot, [path, args.test, args.initial_model], others=[model_out])
     learner, name = load_for_resume(args.initial_model, args.learner, params)
     check_resume_options(args, learner, args.initial_model)
     from ..datasets._stream import is_stream_path
@@ -478,10 +478,16 @@ def _run_resumed_train(args, params):
     )
 
 
+def _learner_class(learner):
+    """The class name of ``learner``, or of the learner inside a scaling pipeline (whose name says nothing)."""
+    inner = getattr(learner, "learner_", None)
+    return type(getattr(learner, "learner", learner) if inner is None else inner).__name__
+
+
 def _finish_train(args, learner, report, model_out, plot_out, data=None, tests=(), resumed_from=None):
     from ..datasets._pipes import pipe_name
 
-    check_diverged(learner, report.average_loss, type(learner).__name__)
+    check_diverged(learner, report.average_loss, _learner_class(learner))
     if getattr(args, "holdout", None) is not None and not report.test:
         raise CLIError(
             f"--holdout {args.holdout:g}: no row of {pipe_name(args.data[0])} was held out ({report.n_train} rows "
@@ -761,7 +767,7 @@ def run_evaluate(args):
         if error is None:
             raise
         raise error from exc
-    check_diverged(learner, result.average_loss, type(learner).__name__)
+    check_diverged(learner, result.average_loss, _learner_class(learner))
     if plot_out:
         with plot_out.path_for_writing(suffix=plot_out.suffix) as tmp:
             result.plot(tmp)

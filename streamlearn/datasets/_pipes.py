@@ -16,6 +16,7 @@ None
 from __future__ import annotations
 
 import bz2
+import errno
 import io
 import lzma
 import os
@@ -99,6 +100,10 @@ class Replay(io.RawIOBase):
     def kept(self) -> bytes:
         """The bytes read ahead so far."""
         return self._buf
+
+    def blank(self) -> bool:
+        """True when the stream has ended and held nothing but white space (no line to tell a format by)."""
+        return self._eof and not self._buf.strip()
 
     def readinto(self, b):
         if self._buf:
@@ -213,9 +218,17 @@ class Pumped(io.RawIOBase):
         super().close()
 
 
+def _stdin():
+    """The binary standard input; an OSError naming ``<stdin>`` when the process has none (started with it
+    closed, ``<&-``: Python then sets ``sys.stdin`` to None)."""
+    if sys.stdin is None:
+        raise OSError(errno.EBADF, "standard input is closed; expected the data on it", "<stdin>")
+    return sys.stdin.buffer
+
+
 def _open(path) -> Replay:
     if path == "-":
-        return Replay(sys.stdin.buffer, "<stdin>", owned=False)
+        return Replay(_stdin(), "<stdin>", owned=False)
     f = open(path, "rb", buffering=0)  # noqa: SIM115 (closed with the Replay)
     return Replay(f, os.fspath(path), owned=True)
 
@@ -224,7 +237,7 @@ def peek_pipe(path) -> Replay:
     """The pipe at ``path``, opened once and kept (with its head read) for :func:`take_pipe`."""
     key = os.fspath(path)
     kept = _pending.get(key)
-    if kept is None or kept.closed or (key == "-" and kept._raw is not sys.stdin.buffer):
+    if kept is None or kept.closed or (key == "-" and kept._raw is not _stdin()):
         _pending[key] = kept = _open(path)
     return kept
 
@@ -232,7 +245,7 @@ def peek_pipe(path) -> Replay:
 def take_pipe(path) -> Replay:
     """The pipe at ``path`` for reading: the one :func:`peek_pipe` opened (its head replayed), else opened now."""
     kept = _pending.pop(os.fspath(path), None)
-    if kept is None or kept.closed or (path == "-" and kept._raw is not sys.stdin.buffer):
+    if kept is None or kept.closed or (path == "-" and kept._raw is not _stdin()):
         return _open(path)
     return kept
 

@@ -36,6 +36,47 @@ _DECOMPRESSION_ERRORS = (EOFError, OSError, lzma.LZMAError, zlib.error)  # gzip.
 _SUFFIX = {".gz": "gzip", ".bz2": "bz2", ".xz": "xz", ".lzma": "xz"}
 
 
+def wide_text(head: bytes) -> str | None:
+    """The reason a file is refused when its first bytes ``head`` are a UTF-16 or UTF-32 byte order mark (text
+    saved as Windows' "Unicode text"; the readers take UTF-8, of which ASCII is a part); None otherwise."""
+    if head.startswith((b"\xff\xfe\x00\x00", b"\x00\x00\xfe\xff")):
+        enc = "UTF-32"
+    elif head.startswith((b"\xff\xfe", b"\xfe\xff")):
+        enc = "UTF-16"
+    else:
+        return None
+    return (
+        f"the file is {enc} text (it starts with a {enc} byte order mark); expected UTF-8 (or ASCII) text: "
+        f"convert it, e.g. with iconv -f {enc} -t UTF-8"
+    )
+
+
+def bare_cr_lines(head: bytes) -> str | None:
+    """The reason a file is refused when its first bytes ``head`` (64 KiB, or the whole file) end lines with a
+    carriage return alone (classic Mac OS) and hold no line feed: read as one line, silently, otherwise."""
+    if b"\n" in head or b"\r" not in head.rstrip(b"\r"):
+        return None
+    return (
+        "the lines end with a carriage return alone ('\\r', classic Mac OS) and the file has no line feed; "
+        "expected '\\n' or '\\r\\n' line ends: convert it, e.g. with tr '\\r' '\\n'"
+    )
+
+
+def _is_number(tok: bytes) -> bool:
+    try:
+        float(tok)
+    except ValueError:
+        return False
+    return True
+
+
+def _shown(tok: bytes) -> str:
+    """A token as error messages quote it: at most 60 characters (a longer one cut to 57 and '...')."""
+    if len(tok) > 60:
+        tok = tok[:57] + b"..."
+    return tok.decode("utf-8", "backslashreplace")
+
+
 class _LineError:
     """Errors about a malformed line of a text file (before ``ValueError`` in the bases): ``source``, ``line``
     (1-based) and ``reason`` are kept as attributes (and through pickling); the message is the location as
@@ -308,19 +349,23 @@ class _Parser:
         return data, indices, self.indptr[: rows + 1], self.y[:rows]
 
     # -- errors
-    def _token(self, buf, end, pos):
+    @staticmethod
+    def _raw_token(buf, end, pos):
         q = pos
         while q < end and buf[q] not in b" \t\r\x0b\x0c\n#":
             q += 1
-        tok = bytes(buf[pos:q])
-        if len(tok) > 60:
-            tok = tok[:57] + b"..."
-        return tok.decode("utf-8", "backslashreplace")
+        return bytes(buf[pos:q])
+
+    def _token(self, buf, end, pos):
+        return _shown(self._raw_token(buf, end, pos))
 
     def _raise(self, buf, end):
         st = self.state
         code = int(st[_k.S_ERR_CODE])
-        tok = self._token(buf, end, int(st[_k.S_ERR_POS]))
+        raw = self._raw_token(buf, end, int(st[_k.S_ERR_POS]))
+        tok = _shown(raw)
+        if code == _k.E_MULTILABEL and not all(_is_number(t) for t in raw.split(b",")):
+            code = _k.E_LABEL  # words between commas (a CSV header read as LIBSVM), not a list of labels
         if code == _k.E_ORDER:
             prev = int(st[_k.S_ERR_AUX])
             here = tok.split(":", 1)[0].lstrip("+")
@@ -345,7 +390,7 @@ class _Parser:
         for kind, slot, a, b, line in self.hard[:nh].tolist():
             v = float(bytes(buf[a:b]))
             if not np.isfinite(v):
-                tok = bytes(buf[a:b]).decode()
+                tok = _shown(bytes(buf[a:b]))
                 raise SvmlightFormatError(
                     self.name, line, f"non-finite value {tok!r}: it overflows to infinity (values must be finite)"
                 )
@@ -389,6 +434,14 @@ class _Parser:
                 end += n
                 if self.consumed == 0 and st[_k.S_POS] == 0 and end >= 3 and bytes(buf[:3]) == _BOM:
                     st[_k.S_POS] = 3  # a UTF-8 byte order mark (Windows editors write one) starts no line
+                if self.consumed == 0 and st[_k.S_POS] == 0 and (end >= 4 or final):
+                    wide = wide_text(bytes(buf[:4]))
+                    if wide is not None:
+                        raise SvmlightFormatError(self.name, 1, wide)
+                if self.consumed == 0 and st[_k.S_POS] == 0 and (end >= 1 << 16 or final or end == len(buf)):
+                    bare = bare_cr_lines(bytes(buf[: min(end, 1 << 16)]))
+                    if bare is not None:
+                        raise SvmlightFormatError(self.name, 1, bare)
             while True:
                 rows_now = int(st[_k.S_ROWS])
                 if chunk_rows is not None:

@@ -519,6 +519,12 @@ class TabularReader:
     def _read_header(self):
         import pyarrow as pa
 
+        if self.format == "csv":
+            from ._svmlight import wide_text
+
+            wide = wide_text(self._head(4))
+            if wide is not None:
+                raise TabularFormatError(self.source, 1, None, wide)
         try:
             if self.format == "csv":
                 import pyarrow.csv as pacsv
@@ -550,6 +556,23 @@ class TabularReader:
                 "the column name appears more than once; columns are matched by name.",
             )
         return names
+
+    def _head(self, n):
+        """The first ``n`` bytes of the (decompressed) CSV text; fewer for a shorter file or one not read by path."""
+        if self._pipe is not None:
+            return self._pipe.head(n)[:n]
+        if not isinstance(self.path, str):
+            return b""
+        from ._svmlight import _Source
+
+        stream, to_close, _ = _Source(self.path).open()
+        try:
+            return stream.read(n)
+        except _READ_ERRORS:  # a corrupt compressed file: pyarrow's reading reports it
+            return b""
+        finally:
+            for f in to_close:
+                f.close()
 
     def _only_blank_lines(self):
         """Whether the CSV holds no byte but white space (pyarrow says "Empty CSV file", or "Empty CSV file or
@@ -705,14 +728,36 @@ class TabularReader:
                 continue
             piece = self._convert(batch, row0)
             row0 += n
+            last = batch
             pending.append(piece)
             n_pending += n
             while n_pending >= self.chunk_size:
                 chunk, pending, n_pending = _take(pending, self.chunk_size)
                 yield self._out(chunk)
+        if row0 and self.format == "csv":
+            self._check_closed_quotes(last, row0)
         if n_pending:
             chunk, pending, n_pending = _take(pending, n_pending)
             yield self._out(chunk)
+
+    def _check_closed_quotes(self, batch, rows):
+        """pyarrow reads a quoted value that is never closed to the end of the file, silently: the rows after it
+        become one value. When a text value of the last row (``rows``: the rows read) spans lines or holds the
+        delimiter, a file (not a pipe, read once) with an odd number of '"' ends inside quotes: an error naming
+        the line of that row."""
+        if not isinstance(self.path, str):
+            return
+        marks = ("\n", "\r", self._delimiter)
+        row = batch.slice(batch.num_rows - 1, 1).to_pylist()[0]  # text columns may be dictionary-encoded
+        spread = [name for name, v in row.items() if isinstance(v, str) and any(m in v for m in marks)]
+        if spread and _odd_quotes(self.path):
+            raise TabularFormatError(
+                self.source,
+                record_line(self.path, rows + 1),
+                spread[-1],
+                "the quoted value that starts on this line is never closed: the rest of the file was read into it "
+                '(a quote inside a quoted value is written twice, "").',
+            )
 
     def _out(self, chunk):
         X, y, w = chunk
@@ -862,6 +907,22 @@ class TabularReader:
         except (pa.ArrowInvalid, pa.ArrowTypeError) as exc:
             return str(exc)
         return msg
+
+
+def _odd_quotes(path):
+    """Whether the (decompressed) file holds an odd number of '"': it ends inside a quoted value."""
+    from ._svmlight import _readinto, _Source
+
+    stream, to_close, _ = _Source(path).open()
+    try:
+        buf = bytearray(1 << 20)
+        odd = 0
+        while n := _readinto(stream, memoryview(buf)):
+            odd ^= int(np.count_nonzero(np.frombuffer(buf, np.uint8, n) == 34)) & 1
+        return bool(odd)
+    finally:
+        for f in to_close:
+            f.close()
 
 
 def record_line(path, record):

@@ -15,7 +15,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from .._kernels import vw_text as _k
-from ._svmlight import _DECOMPRESSION_ERRORS, _LineError, _readinto, _Source
+from ._svmlight import _DECOMPRESSION_ERRORS, _LineError, _readinto, _Source, bare_cr_lines, wide_text
 
 if TYPE_CHECKING:
     from collections.abc import Iterator, Sequence
@@ -232,6 +232,14 @@ class _VwParser:
                 if n == 0:
                     eof = True
                 filled += n
+            if line == 0 and not yielded_any and (filled >= 4 or eof):
+                wide = wide_text(bytes(buf[:4]))
+                if wide is not None:
+                    raise VwFormatError(self.name, 1, wide)
+            if line == 0 and not yielded_any and (filled >= 1 << 16 or eof or filled == buf.shape[0]):
+                bare = bare_cr_lines(bytes(buf[: min(filled, 1 << 16)]))
+                if bare is not None:
+                    raise VwFormatError(self.name, 1, bare)
             state[_k.S_POS] = 0
             state[_k.S_LINE] = line
             while True:

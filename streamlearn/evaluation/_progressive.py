@@ -236,7 +236,7 @@ class _Constant:
             if total <= 0.0:
                 return None, None
             label = max(self.label_weight, key=self.label_weight.__getitem__)
-            return label, max(0.0, 1.0 - self.label_weight[label] / total)
+            return label, max(0.0, (total - self.label_weight[label]) / total)  # k / n exactly for counts
         if self.weight <= 0.0:
             return None, None
         return self.mean, math.sqrt(max(self.m2, 0.0) / self.weight)

@@ -142,7 +142,7 @@ def score_stream(learner, stream):
         return {
             "n": n,
             "accuracy": correct / total,
-            "error_rate": 1 - correct / total,
+            "error_rate": (total - correct) / total,  # k / n exactly for counts
             "average_loss": loss_sum / total,
         }
     return {"n": n, "rmse": float(np.sqrt(sq / total)), "mae": ab / total, "average_loss": loss_sum / total}

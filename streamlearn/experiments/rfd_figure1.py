@@ -72,7 +72,7 @@ def _load(spec):
         return "a9a", load_a9a()[0]
     if spec == "farm-ads":
         return "farm-ads", load_farm_ads()[0]
-    if not os.path.isfile(spec):
+    if not os.path.exists(spec):  # a folder: the reader's "Is a directory"
         raise FileNotFoundError(f"--data {spec!r}: no such file (or use 'a9a' / 'farm-ads').")
     name = os.path.basename(spec)
     for ext in (".xz", ".gz", ".bz2"):
@@ -103,7 +103,7 @@ def run(args):
     if bad:
         raise ValueError(f"--betas: every beta must be in (0, 1]; got {bad}.")
     for spec in args.data or []:  # every --data before the first is sketched
-        if spec not in ("a9a", "farm-ads") and not os.path.isfile(spec):
+        if spec not in ("a9a", "farm-ads") and not os.path.exists(spec):
             raise FileNotFoundError(f"--data {spec!r}: no such file (or use 'a9a' / 'farm-ads').")
     rows = []
     for spec in args.data or ["a9a"]:

@@ -82,7 +82,7 @@ class PegasosClassifier(OnlineClassifierMixin, BaseOnlineLinear):
         **LINEAR_PASS_PARAMS,
     }
     _progressive_loss = "hinge"
-    _diverge_hint = "alpha"
+    _diverge_hint = "1/alpha (raise alpha)"  # the step is 1 / (alpha t)
 
     __init__ = keyword_init(alpha=1e-4, batch_size=1, projection=True, **LINEAR_PASS_DEFAULTS)
 

@@ -35,6 +35,7 @@ from .._typing import FloatArray
 from .._validation import EXPECTED_BELOW_BOUND, MAX_FEATURE_VALUE, non_finite_state, validate_params
 from ..datasets import load_svmlight
 from ..datasets._spec import InputSpec
+from ..datasets._stream import MAX_WIDTH
 from ..datasets._svmlight import SvmlightFormatError
 from ..evaluation._common import example_losses, loss_spec, signed_targets
 from ..learners import LEARNERS, learner_name_of, make_learner, scaled_learner
@@ -186,6 +187,21 @@ def _read_state(path):
     return state
 
 
+def _check_width_and_classes(n_features, classes):
+    """The width and classes given for a new model (``--n-features``, ``--classes``): a width the data readers
+    allow (its weights are allocated at the first update), and two distinct classes or more, each once."""
+    if n_features is not None and not 1 <= int(n_features) <= MAX_WIDTH:
+        raise ValueError(f"n_features (--n-features) must be between 1 and {MAX_WIDTH} (2**28); got {n_features}.")
+    if classes is None:
+        return
+    values = [float(c) for c in classes]
+    if len(set(values)) < 2:
+        raise ValueError(f"classes={list(classes)!r} (--classes) needs at least 2 distinct classes.")
+    twice = next((c for i, c in enumerate(classes) if values[i] in values[:i]), None)
+    if twice is not None:
+        raise ValueError(f"classes={list(classes)!r} (--classes) names {twice!r} twice; give each class once.")
+
+
 class ServedModel:
     """A model that learns from a stream of batches (one writer) and predicts concurrently.
 
@@ -312,6 +328,7 @@ class ServedModel:
 
     # ---------------------------------------------------------------------------------------- set-up
     def _init_fresh(self, model_path, learner, params, n_features, zero_based, classes, scale, target_scale):
+        _check_width_and_classes(n_features, classes)
         if model_path is not None:
             model = load(model_path)
             name = learner_name_of(model)
@@ -358,8 +375,6 @@ class ServedModel:
                 )
             model = scaled_learner(name, inner, scale, target_scale)
         n_features = DEFAULT_N_FEATURES if n_features is None else int(n_features)
-        if n_features < 1:
-            raise ValueError(f"n_features must be >= 1; got {n_features}.")
         if classes is not None and not is_classifier(model):
             raise ValueError(f"classes={list(classes)!r} (--classes) applies to classifiers; {name} is a regressor.")
         if is_classifier(model) and classes is None:

@@ -147,6 +147,29 @@ def test_user_errors_exit_2_with_a_message(argv, message, capsys):
     assert err.startswith("streamlearn: error:") and message in err
 
 
+@pytest.mark.parametrize(
+    "argv, message",
+    [
+        (["train", A9A, "-l", "pa1", "--chunk-size", "nan"], "argument --chunk-size: invalid int value: 'nan'"),
+        (["train", A9A, "-l", "pa1", "--passes", "1e400"], "argument --passes: invalid int value: '1e400'"),
+        (["predict", "m.slm", A9A, "--scores", "--proba"], "argument --proba: not allowed with argument --scores"),
+        (["predict", "m.slm"], "the following arguments are required: DATA"),
+        (["predict", "m.slm", A9A, "extra"], "unrecognized arguments: extra"),
+        (["nosuch"], "argument COMMAND: invalid choice: 'nosuch'"),
+        (["experiment", "demo", "--jobs", "0"], "argument --jobs: expected a positive integer, got '0'"),
+    ],
+)
+def test_option_errors_are_one_line_too(argv, message, capsys):
+    """argparse's own errors (a value of the wrong type, a missing argument, options that exclude each other)
+    printed its usage block over several lines, then ``streamlearn train: error: ...``."""
+    with pytest.raises(SystemExit) as exc:
+        main(argv)
+    assert exc.value.code == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and err.startswith("streamlearn: error: ") and message in err, err
+    assert "--help" in err  # where the usage is
+
+
 def test_bad_data_file_names_file_and_line(tmp_path, capsys):
     bad = tmp_path / "bad.svm"
     bad.write_text("1 1:1 2:1\n-1 3:x\n")
@@ -271,10 +294,11 @@ def test_dash_as_an_output_is_standard_output_or_refused(tmp_path, capsys, monke
 def test_sketch_refuses_a_file_in_another_format_by_name(tmp_path, capsys, name, text, kind):
     """sketch reads LIBSVM: VW text or CSV (by the file's name) is refused naming the format, not a parse error
     on its first line; with several files (a Dask run) before any cluster starts."""
-    data = tmp_path / name
+    data, other = tmp_path / name, tmp_path / f"other-{name}"
     data.write_text(text)
+    other.write_text(text)
     out = tmp_path / "s.slm"
-    for files, extra in (([data], []), ([data, data], ["--scheduler", "local:1"])):
+    for files, extra in (([data], []), ([data, other], ["--scheduler", "local:1"])):
         assert main(["sketch", *map(str, files), "--sketch", "fd", "--ell", "2", "-o", str(out), *extra]) == 2
         err = capsys.readouterr().err
         assert (

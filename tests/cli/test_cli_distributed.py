@@ -244,3 +244,18 @@ def test_holdout_that_empties_a_partition_names_it(address, parts, tmp_path, cap
     assert main(argv) == 2
     err = capsys.readouterr().err
     assert f"--holdout 0.999: every row of {small} was held out" in err
+
+
+def test_a_partition_named_twice_is_an_error_before_any_cluster(parts, capsys):
+    """``train part0.svm 'part*.svm' --scheduler ...``: part0 matched twice and was trained on twice (its
+    examples counted double in the mixing), exit 0; so was a sketch's partition merged twice."""
+    pattern = parts[0].replace("part0", "part*")
+    for argv in (
+        ["train", parts[0], pattern, "-l", "pa1", "--scheduler", "local:2"],
+        ["sketch", parts[1], parts[1], "--scheduler", "local:2"],
+    ):
+        assert main(argv) == 2, argv
+        twice = parts[0] if argv[0] == "train" else parts[1]
+        assert capsys.readouterr().err == (
+            f"streamlearn: error: DATA names {twice!r} twice; each file is one partition, read once.\n"
+        ), argv

@@ -277,3 +277,35 @@ def test_standard_input_as_both_data_and_test_is_an_error(tmp_path):
             res = _cli("train", "-", *opts, "--test", test, input=data)
             assert res.returncode == 2 and _one_line_error(res.stderr), res.stderr
             assert b"DATA and TEST are the same stream" in res.stderr
+
+
+def test_a_closed_standard_input_is_one_line_naming_it(tmp_path):
+    """``streamlearn train - ... <&-``: Python has no standard input at all (``sys.stdin`` is None); this was
+    a traceback (AttributeError) in every command that reads ``-``."""
+    data = tmp_path / "d.svm"
+    data.write_text("1 1:1\n-1 2:1\n" * 5)
+    model = tmp_path / "m.slm"
+    assert _cli("train", str(data), "-l", "pa1", "-o", str(model), "--quiet").returncode == 0
+    before = model.read_bytes()
+
+    def close_stdin():
+        os.close(0)
+
+    for args in (
+        ["train", "-", "-l", "pa1", "-o", str(model)],
+        ["train", "-", "-l", "pa1", "--format", "libsvm"],
+        ["evaluate", "-", "-l", "pa1"],
+        ["predict", str(model), "-"],
+        ["sketch", "-"],
+    ):
+        res = _cli(*args, stdin=None, preexec_fn=close_stdin)
+        assert res.returncode == 2 and _one_line_error(res.stderr), (args, res.stderr)
+        assert b"<stdin>: standard input is closed" in res.stderr, (args, res.stderr)
+    assert model.read_bytes() == before
+
+
+def test_utf16_on_standard_input_is_named_as_such():
+    """Without --format, UTF-16 text on a pipe said "cannot tell the format of <stdin> from its first lines"."""
+    res = _cli("train", "-", "-l", "pa1", input="1 1:1\n-1 2:1\n".encode("utf-16"))
+    assert res.returncode == 2 and _one_line_error(res.stderr), res.stderr
+    assert b"<stdin>, line 1: the file is UTF-16 text (it starts with a UTF-16 byte order mark)" in res.stderr

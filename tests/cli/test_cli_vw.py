@@ -252,3 +252,21 @@ def test_holdout_whose_held_or_kept_rows_all_have_weight_zero_names_the_option(t
         assert capsys.readouterr().err == message
     assert main(["train", str(data), "-l", "ftrl", "--holdout", "0.3", "--seed", "0", "--json"]) == 0
     assert json.loads(capsys.readouterr().out)["test_n"] == 10
+
+
+def test_out_of_memory_says_what_was_asked_and_names_the_bits_option(tmp_path, capsys, monkeypatch):
+    """``train clicks.vw -b 31``: 32 GiB of weights; the message advised --chunk-size or --n-features, which a
+    hashed format does not take, and did not say how much had been asked."""
+    from streamlearn.linear_model import FTRLProximalClassifier
+
+    def refused(self, n_features, n_outputs, X):
+        raise MemoryError(f"Unable to allocate 32.0 GiB for an array with shape ({n_features + 1}, 1, 2)")
+
+    monkeypatch.setattr(FTRLProximalClassifier, "_allocate", refused)
+    data = tmp_path / "d.vw"
+    data.write_text("1 |a x\n-1 |a y\n")
+    assert main(["train", str(data), "-l", "ftrl", "-b", "31", "--quiet"]) == 2
+    assert capsys.readouterr().err == (
+        "streamlearn: error: out of memory (Unable to allocate 32.0 GiB for an array with shape (2147483649, 1, "
+        "2)); use a smaller --chunk-size, --n-features, or -b for hashed formats.\n"
+    )

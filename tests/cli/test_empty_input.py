@@ -70,3 +70,16 @@ def test_learning_or_scoring_a_file_without_examples_is_an_error_naming_it(fmt, 
         err = capsys.readouterr().err
         assert one_line_error(err) and str(empty) in err and "no data lines" in err, (argv, err)
         assert not out.exists()
+
+
+@pytest.mark.parametrize("text", [b"", b"\n  \n\r\n"])
+def test_an_empty_stdin_whose_format_is_not_given_is_no_data_lines(text, models, tmp_path):
+    """Standard input that ends without a line (``streamlearn train - < /dev/null``) said "cannot tell the
+    format of <stdin> from its first lines", as if the lines were there in an unknown format."""
+    out = tmp_path / "m.slm"
+    out.write_bytes(b"older model")
+    for argv in (["train", "-", "-l", "pa", "-o", str(out)], ["evaluate", "-", "-l", "pa"], ["sketch", "-"]):
+        res = cli(*argv, input=text)
+        assert res.returncode == 2 and one_line_error(res.stderr), (argv, res.stderr)
+        assert b"<stdin>: no data lines: the stream is empty" in res.stderr, (argv, res.stderr)
+    assert out.read_bytes() == b"older model"

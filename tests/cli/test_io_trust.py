@@ -188,12 +188,71 @@ def test_output_that_is_an_input_or_a_directory_is_refused(small, tmp_path, caps
     assert {p: p.read_bytes() for p in (data, model)} == before
 
 
+def test_two_outputs_of_one_command_at_the_same_path_are_refused(small, tmp_path, capsys):
+    """``train -o m.png --plot m.png`` wrote the model, then the figure over it (exit 0, the model lost); so did
+    ``demo --markdown r.png --plot r.png`` with the report."""
+    data, model = str(small["data"]), str(small["model"])
+    same, link = tmp_path / "same.png", tmp_path / "alias.png"
+    same.write_bytes(b"older")
+    link.symlink_to(same)
+    s, a = str(same), str(link)
+    for argv, words in (
+        (["train", data, "-l", "pa1", "-o", s, "--plot", s], f"plot {s!r} is also the model file {s!r}"),
+        (["train", data, "-l", "pa1", "-o", s, "--plot", a], f"plot {a!r} is also the model file {s!r}"),
+        (["train", data, "-i", model, "-o", s, "--plot", s], f"plot {s!r} is also the model file {s!r}"),
+        (
+            ["experiment", "demo", "--learners", "pa1", "--markdown", s, "--plot", s],
+            f"Markdown file {s!r} is also the plot {s!r}",
+        ),
+    ):
+        assert main([*argv, "--quiet"]) == 2, argv
+        assert _err(capsys) == f"streamlearn: error: {words}; give each output its own path.\n"
+    assert same.read_bytes() == b"older" and sorted(p.name for p in tmp_path.iterdir()) == ["alias.png", "same.png"]
+
+
 def test_missing_output_folder_is_reported_before_training(small, tmp_path, capsys):
     t0 = time.perf_counter()
     assert main(["train", A9A, "-l", "arow", "-o", str(tmp_path / "no" / "m.slm")]) == 2
     assert time.perf_counter() - t0 < 5  # nothing was read or trained
     err = _err(capsys)
     assert "folder" in err and "does not exist" in err and ".tmp" not in err
+
+
+def test_a_folder_that_refuses_new_files_names_the_output_not_its_temporary_file(small, tmp_path, capsys, monkeypatch):
+    """A folder where no file can be created although it looks writable (a read-only or special file system, or
+    a check that root passes): the error named the hidden temporary file (``/sys/.tmp-d_amn3_8.slm: Permission
+    denied.``; ``[Errno 2] ... '/proc/.tmp-cvlje4pu.slm'``), not the output the user gave."""
+    from streamlearn import _atomic
+
+    mkstemp = _atomic.tempfile.mkstemp
+
+    def refused(errno_, strerror):
+        def make(**kwargs):
+            if kwargs.get("dir") == str(tmp_path):
+                raise OSError(errno_, strerror, os.path.join(kwargs["dir"], f".tmp-x1y2z3{kwargs.get('suffix', '')}"))
+            return mkstemp(**kwargs)
+
+        return make
+
+    model, preds, fig = tmp_path / "m.slm", tmp_path / "p.txt", tmp_path / "f.png"
+    for p in (model, preds, fig):
+        p.write_bytes(b"older")
+    for errno_, strerror in (
+        (13, "Permission denied"),
+        (2, "No such file or directory"),
+        (30, "Read-only file system"),
+    ):
+        monkeypatch.setattr(_atomic.tempfile, "mkstemp", refused(errno_, strerror))
+        for argv, out in (
+            (["train", str(small["data"]), "-l", "pa1", "--quiet", "-o", str(model)], model),
+            (["predict", str(small["model"]), str(small["test"]), "-o", str(preds)], preds),
+            (["sketch", str(small["data"]), "--quiet", "-o", str(model)], model),
+            (["evaluate", str(small["data"]), "-l", "pa1", "--quiet", "--plot", str(fig)], fig),
+        ):
+            assert main(argv) == 2, argv
+            assert _err(capsys) == f"streamlearn: error: {out}: {strerror}.\n", argv
+    assert all(p.read_bytes() == b"older" for p in (model, preds, fig))
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["f.png", "m.slm", "p.txt"]
 
 
 def test_symlink_is_followed_and_permissions_kept(small, tmp_path, capsys):
@@ -666,3 +725,41 @@ def test_a_divergence_is_named_by_file_and_line(tmp_path, capsys):
             f"streamlearn: error: {data}, line 5: SoftConfidenceWeightedClassifier diverged: the score of this example, or its update"
         ), err
         assert err.count("\n") == 1 and not out.exists()
+
+
+def test_a_divergence_of_a_scaled_learner_names_the_learner_not_its_pipeline(tmp_path, capsys):
+    """cw runs behind MaxAbs scaling (a StreamPipeline); an average loss that exploded said "StreamPipeline
+    diverged"."""
+    data = tmp_path / "d.svm"
+    data.write_text("1 1:1\n-1 2:1\n" * 20)
+    for command in ("train", "evaluate"):
+        assert main([command, str(data), "-l", "cw", "-p", "a=1e300", "--quiet"]) == 2
+        assert _err(capsys).startswith("streamlearn: error: ConfidenceWeightedClassifier diverged: average loss")
+
+
+@pytest.mark.parametrize("encoding", ["utf-16", "utf-16-be", "utf-32"])
+@pytest.mark.parametrize(
+    "name, text, options, where",
+    [
+        ("d.svm", "1 1:1 2:1\n-1 2:1\n" * 5, ["-l", "pa1"], "d.svm, line 1"),
+        ("d.vw", "1 |a x y\n-1 |a y\n" * 5, ["-l", "pa1"], "d.vw:1"),
+        ("d.csv", "y,x\n1,2\n-1,3\n" * 5, ["-l", "pa1", "--label", "y"], "d.csv, line 1"),
+    ],
+)
+def test_a_utf16_or_utf32_file_is_named_as_such(tmp_path, capsys, encoding, name, text, options, where):
+    """A data file saved as UTF-16 (Windows' "Unicode text") was refused for a reason it did not have: "the
+    label '\\xff\\xfe1\\x00' is not a number", "bad label '��-\\x001\\x00'", or a CSV column count on line
+    502 of a 501-line file."""
+    enc = encoding[:6].upper()  # UTF-16 or UTF-32
+    path = tmp_path / name
+    bom = {"utf-16-be": "\ufeff"}.get(encoding, "")  # Python writes a byte order mark for utf-16 and utf-32
+    path.write_bytes((bom + text).encode(encoding))
+    model = tmp_path / "m.slm"
+    model.write_bytes(b"older")
+    assert main(["train", str(path), *options, "-o", str(model)]) == 2
+    err = _err(capsys)
+    assert err == (
+        f"streamlearn: error: {tmp_path / where}: the file is {enc} text (it starts with a {enc} byte order "
+        f"mark); expected UTF-8 (or ASCII) text: convert it, e.g. with iconv -f {enc} -t UTF-8\n"
+    ), err
+    assert model.read_bytes() == b"older"

@@ -5,6 +5,7 @@ every registered online learner; batch learners are refused with the reason.
 """
 
 import json
+import os
 import zipfile
 from pathlib import Path
 
@@ -93,6 +94,41 @@ def test_resume_errors_name_the_problem(data, tmp_path, capsys):
     assert "give -o" in capsys.readouterr().err
 
 
+def test_a_label_the_continued_model_does_not_know_is_not_called_a_test_label(data, tmp_path, capsys):
+    """``train B -i m`` with a label outside the model's classes said "a test file must use the labels of the
+    training data" about the training data B."""
+    m, bad = str(tmp_path / "m.slm"), tmp_path / "b.svm"
+    assert main(["train", data["classification"]["A"], "-l", "pa1", "-o", m, "--quiet"]) == 0
+    bad.write_text("1 1:1\n2 2:1\n")
+    capsys.readouterr()
+    assert main(["train", str(bad), "-i", m, "--quiet"]) == 2
+    assert capsys.readouterr().err == (
+        f"streamlearn: error: {bad}, line 2: label 2 is not one of the model's classes {{-1, 1}}; a model continued "
+        "with -i learns only the classes it was trained on.\n"
+    )
+
+
+def test_checkpoints_of_a_device_or_named_pipe_output_are_refused(data, tmp_path, capsys):
+    """``-o /dev/null --save-per-pass`` created the regular files /dev/null.pass1, /dev/null.pass2... in /dev, and
+    ``--save-every`` wrote one whole model after the other into a pipe (``-o /dev/stdout``): a reader got the
+    models concatenated. Checkpoints need a file path."""
+    paths = data["classification"]
+    before = set(os.listdir("/dev"))
+    try:
+        for option in (["--save-per-pass", "--passes", "2"], ["--save-every", "10"]):
+            capsys.readouterr()
+            assert main(["train", paths["A"], "-l", "pa1", "-o", "/dev/null", *option, "--quiet"]) == 2
+            err = capsys.readouterr().err
+            assert err == (
+                "streamlearn: error: checkpoints (--save-every, --save-per-pass) are model files written at -o "
+                "MODEL or beside it; '/dev/null' is a device or named pipe: give a file path.\n"
+            ), err
+    finally:
+        for name in set(os.listdir("/dev")) - before:  # what the command used to leave there
+            os.unlink(os.path.join("/dev", name))
+    assert set(os.listdir("/dev")) == before
+
+
 def test_checkpoints_are_the_model_at_that_point(data, tmp_path, capsys):
     paths = data["classification"]
     out = str(tmp_path / "m.slm")
@@ -158,6 +194,10 @@ def test_evaluate_frozen_and_predict_proba(data, tmp_path, capsys):
     assert (
         f"--proba: the model in {h} (OGDClassifier, loss 'hinge') defines no probabilities" in capsys.readouterr().err
     )
+    assert main(["train", paths["A"], "-l", "pa1", "-o", h, "--quiet"]) == 0  # no loss to name: not 'loss None'
+    capsys.readouterr()
+    assert main(["predict", h, paths["B"], "--proba"]) == 2
+    assert f"--proba: the model in {h} (PassiveAggressiveClassifier) defines no" in capsys.readouterr().err
 
 
 @pytest.mark.parametrize("name", ["fd", "pfd", "cfd", "rfd", "rp", "oja"])

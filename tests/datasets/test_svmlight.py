@@ -377,6 +377,9 @@ def test_bad_arguments(random_files):
 _BAD = [  # (bad line, zero_based, n_features, kind, words in the message)
     (b"abc 1:2", "auto", None, "label", "the label 'abc' is not a number"),
     (b"1,2 3:4", "auto", None, "multilabel", "multilabel line (label '1,2')"),
+    # commas between words are not labels (a CSV file read as LIBSVM): it said "multilabel line"
+    (b'"y","age" 3:4', "auto", None, "label", 'the label \'"y","age"\' is not a number'),
+    (b"1,a 3:4", "auto", None, "label", "the label '1,a' is not a number"),
     (b"1 3:1 foo", "auto", None, "feature", "malformed feature 'foo': expected <index>:<value>"),
     (b"1 3:1 4:", "auto", None, "value", "malformed feature '4:': the value after ':' is not a number"),
     (b"1 3:1 4:0x1", "auto", None, "value", "malformed feature '4:0x1': the value after ':' is not a number"),
@@ -384,6 +387,8 @@ _BAD = [  # (bad line, zero_based, n_features, kind, words in the message)
     (b"-inf 3:1", "auto", None, "nonfinite", "non-finite value in '-inf'"),
     (b"1 3:1e999", "auto", None, "nonfinite", "non-finite value in '3:1e999'"),
     (b"1 3:1.8e308", "auto", None, "nonfinite", "non-finite value '1.8e308': it overflows to infinity"),
+    # a long token is cut to 60 characters, as in every other message (the whole 5 MB label was printed)
+    (b"1" * 5000 + b" 3:1", "auto", None, "nonfinite", "non-finite value '" + "1" * 57 + "...': it overflows"),
     (b"1 -3:1", "auto", None, "negative", "negative feature index in '-3:1'"),
     (b"1 0:1", False, None, "zero", "feature index 0 in '0:1', but zero_based=False"),
     (b"1 3:1 3:2", "auto", None, "duplicate", "duplicate feature index in '3:2' (after index 3)"),
@@ -574,3 +579,14 @@ def test_a_utf8_byte_order_mark_at_the_start_of_the_file_is_skipped(tmp_path):
     path.write_bytes(b"1 1:1\n\xef\xbb\xbf-1 2:1\n")
     with pytest.raises(SvmlightFormatError, match="line 2"):
         load_svmlight(path)
+
+
+def test_lines_ended_by_a_carriage_return_alone_are_named_as_such(tmp_path):
+    """Classic Mac OS line ends ('\\r' alone) made the file one line, refused for its second label: "negative
+    feature index in '-1'"."""
+    path = tmp_path / "mac.svm"
+    path.write_bytes(b"".join(b"%d 1:%d\r" % (1 - 2 * (i % 2), i + 1) for i in range(3000)))
+    for block_size in (4096, 1 << 22):
+        with pytest.raises(SvmlightFormatError) as err:
+            load_svmlight(path, block_size=block_size)
+        assert str(err.value).startswith(f"{path}, line 1: the lines end with a carriage return alone ('\\r'")

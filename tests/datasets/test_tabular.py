@@ -207,6 +207,29 @@ def test_a_path_of_the_wrong_type_is_named(reader, path):
     assert str(err.value) == f"path must be a str, os.PathLike or a binary file object; got {type(path).__name__}."
 
 
+@pytest.mark.parametrize(
+    "text, line, column",
+    [
+        ('y,a\n1,2\n0,"3\n1,4\n0,5\n1,6\n', 3, "a"),  # the last 3 rows were read as part of one value
+        ('y,a,b\n1,2,x\n0,3,"x,4\n', 3, "b"),  # the delimiter swallowed
+    ],
+)
+def test_a_quote_never_closed_is_an_error_not_the_rest_of_the_file_in_one_value(tmp_path, text, line, column):
+    """A quoted value opened and never closed took every later line into itself: 5 rows read as 2, exit 0."""
+    path = tmp_path / "open.csv"
+    path.write_text(text)
+    with pytest.raises(TabularFormatError) as err:
+        _concat(iter_csv(path, label="y"))
+    assert (err.value.line, err.value.column) == (line, column)
+    assert err.value.reason == (
+        "the quoted value that starts on this line is never closed: the rest of the file was read into it "
+        '(a quote inside a quoted value is written twice, "").'
+    )
+    closed = tmp_path / "closed.csv"  # a quoted value over several lines, closed: read as one value
+    closed.write_text('y,a\n1,2\n0,"3\n1,4"\n')
+    assert _concat(iter_csv(closed, label="y"))[0].shape[0] == 2
+
+
 def test_quoted_fields_with_newlines_across_blocks(tmp_path, monkeypatch):
     """Quoted fields holding newlines, commas and quotes (RFC 4180, as Python's csv module writes them) are
     read whole wherever the block boundaries fall, from a file and from a pipe: the rows of the same table

@@ -256,3 +256,20 @@ def test_chunk_size_must_be_a_positive_integer_not_a_bool(bad):
     """True is an int to Python but not a chunk size (iter_svmlight refuses it too)."""
     with pytest.raises(ValueError, match=r"^chunk_size must be an integer >= 1; got "):
         iter_vw(io.BytesIO(b"1 |a x\n"), chunk_size=bad)
+
+
+@pytest.mark.parametrize("block_size", [4096, 1 << 22])
+def test_lines_ended_by_a_carriage_return_alone_are_an_error(tmp_path, block_size):
+    """Classic Mac OS line ends ('\\r' alone): the whole file was one example, the later labels read as feature
+    names ("1 |a x\\r-1 |a y\\r" trained as 1 example, silently)."""
+    path = tmp_path / "mac.vw"
+    path.write_bytes(b"".join(b"%d |a x%d\r" % (1 - 2 * (i % 2), i) for i in range(3000)))
+    with pytest.raises(VwFormatError) as err:
+        load_vw(path, block_size=block_size)
+    assert str(err.value) == (
+        f"{path}:1: the lines end with a carriage return alone ('\\r', classic Mac OS) and the file has no line "
+        "feed; expected '\\n' or '\\r\\n' line ends: convert it, e.g. with tr '\\r' '\\n'"
+    )
+    one = tmp_path / "one.vw"  # one line ended by '\r': no line feed needed
+    one.write_bytes(b"1 |a x\r")
+    assert load_vw(one)[1].tolist() == [1.0]

@@ -49,3 +49,15 @@ def test_summary_line():
     res = progressive_validation(PassiveAggressiveClassifier(), (X, y), classes=[-1, 1])
     rate = np.mean(y != 1)
     assert f"best constant = 1 (error rate {rate:.6f})" in res.format_table().splitlines()
+
+
+@pytest.mark.parametrize(("minority", "n"), [(11, 400), (1, 10), (3, 7), (29, 1000)])
+def test_error_rate_of_counts_is_the_ratio_of_the_counts(minority, n):
+    """``minority / n`` to the last bit, as the online error rate of as many mistakes is: computed as
+    ``1 - 389 / 400`` it was 0.02749999999999997, below a learner's 0.0275 of the same 11 mistakes, and the
+    command line warned that the learner did worse than the constant."""
+    X = np.ones((n, 1))
+    y = np.where(np.arange(n) < minority, -1, 1)
+    res = progressive_validation(PassiveAggressiveClassifier(), (X, y), classes=[-1, 1])
+    assert res.best_constant == 1
+    assert res.best_constant_error_rate == minority / n

@@ -6,6 +6,7 @@ from sklearn.exceptions import NotFittedError
 from sklearn.metrics import log_loss, mean_absolute_error, mean_squared_error
 
 from streamlearn.evaluation import evaluate
+from streamlearn.evaluation.train_test import score_stream
 from streamlearn.linear_model import (
     OGDClassifier,
     OGDRegressor,
@@ -110,3 +111,15 @@ def test_a_fitted_batch_learner_is_evaluated_too(a9a):
         TypeError, match=r"it needs predict\(\) and _progressive_loss; object lacks predict, _progressive"
     ):
         evaluate(object(), X_test, y_test)
+
+
+@pytest.mark.parametrize(("wrong", "n"), [(8, 100), (11, 400), (3, 7)])
+def test_error_rate_of_a_scored_stream_is_the_ratio_of_the_counts(wrong, n):
+    """``train --test``'s test_error_rate is ``wrong / n`` to the last bit (it was ``1 - correct / n``:
+    0.07999999999999996 for 8 mistakes in 100)."""
+    X = np.ones((n, 1))
+    y = np.where(np.arange(n) < n - wrong, 1, -1)
+    clf = PassiveAggressiveClassifier().fit(np.array([[1.0], [-1.0]]), np.array([1, -1]))
+    assert (clf.predict(X) == 1).all()
+    res = score_stream(clf, iter([(X, y)]))
+    assert res["error_rate"] == wrong / n and res["accuracy"] == (n - wrong) / n

@@ -76,3 +76,11 @@ def test_sparsity_option_errors(options, message, tmp_path, capsys):
     code = main(["experiment", "sparsity", "--data", str(tmp_path / "absent.svm"), "--json", *options])
     err = capsys.readouterr().err
     assert code == 2 and message in err and "absent.svm" not in err
+
+
+@pytest.mark.parametrize("name", ["rfd-figure1", "rfd-table2", "sparsity"])
+def test_a_folder_as_data_is_named_as_a_directory(name, tmp_path, capsys):
+    """rfd-figure1 said "--data 'DIR': no such file" of a folder that exists; the other experiments say what
+    it is."""
+    code, err = _run(["experiment", name, "--data", str(tmp_path), "--quiet"], capsys)
+    assert code == 2 and err == f"streamlearn: error: {tmp_path}: Is a directory.\n"

@@ -98,3 +98,12 @@ def test_a_round_that_overflows_is_a_divergence_error_not_a_traceback():
     model = PegasosClassifier(alpha=0.01).partial_fit(X, y, classes=[-1, 1])
     with pytest.raises(FloatingPointError, match="PegasosClassifier diverged"):
         model.partial_fit(X[:10], y[:10], sample_weight=np.full(10, 2.0**499))
+
+
+def test_a_divergence_from_a_tiny_alpha_advises_raising_alpha():
+    """The step is 1 / (alpha t): alpha = 1e-300 overflows it at the first example, and the message said "Lower
+    alpha", the wrong way."""
+    X = np.array([[1.0, 0.0], [0.0, 1.0]])
+    with pytest.raises(FloatingPointError) as err:
+        PegasosClassifier(alpha=1e-300).partial_fit(X, np.array([1, -1]), classes=[-1, 1])
+    assert str(err.value).endswith("Lower 1/alpha (raise alpha) or scale the features.")

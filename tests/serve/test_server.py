@@ -391,3 +391,36 @@ def test_taken_port_is_a_one_line_error_before_any_state_is_written(tmp_path, ca
     err = capsys.readouterr().err.strip()
     assert err == f"streamlearn: error: cannot listen on 127.0.0.1:{port}: Address already in use."
     assert not state.exists() and not (tmp_path / "p").exists()
+
+
+def test_port_file_never_replaces_an_input_and_is_written_only_for_a_model_that_loads(tmp_path, capsys):
+    """``--port-file`` naming the MODEL or the --token-file replaced it with the port number before the model
+    was read (the model was lost, then reported as 'not a streamlearn model file'); a model that fails to load
+    left a port file naming a port nobody serves."""
+    from streamlearn.cli.main import main
+
+    data = tmp_path / "d.svm"
+    data.write_text("1 1:1\n-1 2:1\n" * 5)
+    model, token = tmp_path / "m.slm", tmp_path / "token"
+    assert main(["train", str(data), "-l", "pa1", "-o", str(model), "--quiet"]) == 0
+    token.write_text("secret\n")
+    before = {p: p.read_bytes() for p in (model, token, data)}
+    start = [str(model), "--state-dir", str(tmp_path / "state"), "--port", "0", "--token-file", str(token)]
+    for target in (model, token):
+        capsys.readouterr()
+        assert main(["serve", *start, "--port-file", str(target)]) == 2
+        err = capsys.readouterr().err
+        assert err == (
+            f"streamlearn: error: --port-file {str(target)!r} is the input file {str(target)!r}; writing it would "
+            "destroy the input. Choose another output path.\n"
+        )
+    assert {p: p.read_bytes() for p in before} == before and not (tmp_path / "state").exists()
+    bad, port_file = tmp_path / "bad.slm", tmp_path / "p"
+    bad.write_bytes(b"not a model")
+    assert (
+        main(["serve", str(bad), "--state-dir", str(tmp_path / "s2"), "--port", "0", "--port-file", str(port_file)])
+        == 2
+    )
+    assert "not a streamlearn model file" in capsys.readouterr().err and not port_file.exists()
+    assert main(["serve", str(tmp_path), "--state-dir", str(tmp_path / "s3"), "--port", "0"]) == 2
+    assert capsys.readouterr().err.endswith("is a directory, expected a model file.\n")  # it 'did not exist'
