@@ -1,6 +1,7 @@
 """Clients and task bookkeeping: ``connect``, the default client, and failures mapped to clear errors."""
 
 import contextlib
+import os
 import re
 import socket
 from collections.abc import Iterator
@@ -19,6 +20,11 @@ _FORMS = (
 )
 
 
+def max_local_workers() -> int:
+    """The most worker processes ``"local:N"`` starts: 4 per CPU of this machine (at least 4)."""
+    return 4 * max(os.cpu_count() or 1, 1)
+
+
 def _parse(scheduler):
     """``("local", n)`` or ``("address", text)``; ValueError naming the input for anything else."""
     if not isinstance(scheduler, str):
@@ -35,7 +41,15 @@ def _parse(scheduler):
                 f"scheduler={scheduler!r} is not a valid local cluster: expected 'local:N' with an "
                 f"integer N >= 1 worker processes (e.g. 'local:2'); the accepted forms are {_FORMS}."
             )
-        return "local", int(m.group(1))
+        n = int(m.group(1))
+        most = max_local_workers()
+        if n > most:
+            raise ValueError(
+                f"scheduler={scheduler!r} asks for {n} worker processes on this machine: expected at most "
+                f"{most} (4 per CPU, {os.cpu_count() or 1} CPUs here; more processes only share the same cores). "
+                "For a larger cluster, pass its scheduler's address."
+            )
+        return "local", n
     if any(c.isspace() for c in text) or ":" not in text:
         raise ValueError(f"scheduler={scheduler!r} is not a scheduler address: expected {_FORMS}.")
     return "address", text
@@ -50,8 +64,8 @@ def connect(
     Parameters
     ----------
     scheduler : str or None, default=None
-        ``"local:N"`` (N >= 1): start a ``LocalCluster`` of N worker *processes* with
-        ``threads_per_worker`` threads each and no dashboard, closed (workers stopped) on exit.
+        ``"local:N"`` (1 <= N <= 4 per CPU of this machine): start a ``LocalCluster`` of N worker *processes*
+        with ``threads_per_worker`` threads each and no dashboard, closed (workers stopped) on exit.
         Any other string: the address of a running scheduler (``"tcp://scheduler:8786"``); only the
         client is closed on exit, the cluster keeps running. None: the current default client
         (``distributed.get_client()``), left open on exit.

@@ -136,6 +136,13 @@ def test_bad_scheduler_values_are_named(value, capsys):
     assert "local:N" in capsys.readouterr().err
 
 
+def test_local_cluster_larger_than_the_machine_is_one_line(capsys):
+    pytest.importorskip("distributed")
+    assert main(["train", A9A, "-l", "pa1", "--scheduler", "local:99999"]) == 2
+    err = capsys.readouterr().err
+    assert "asks for 99999 worker processes" in err and "4 per CPU" in err and len(err.strip().splitlines()) == 1
+
+
 def test_option_errors_before_any_cluster(parts, capsys):
     cases = [
         (["train", *parts, "-l", "pa1"], "reads one DATA file without --scheduler"),

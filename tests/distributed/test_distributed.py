@@ -65,6 +65,19 @@ def test_bad_scheduler_strings(bad):
         pass
 
 
+def test_local_cluster_larger_than_the_machine_is_refused():
+    """local:N starts N processes here: more than 4 per CPU is refused before any starts, naming the limit."""
+    import os
+
+    from streamlearn.distributed._client import max_local_workers
+
+    most = max_local_workers()
+    assert most == 4 * (os.cpu_count() or 1)
+    with pytest.raises(ValueError, match=rf"asks for {most + 1} worker processes .* at most {most} \(4 per CPU"):
+        with connect(f"local:{most + 1}"):
+            pass
+
+
 def test_refused_scheduler_address_fails_at_once():
     import socket
     import time
