@@ -73,9 +73,9 @@ def test_local_cluster_larger_than_the_machine_is_refused():
 
     most = max_local_workers()
     assert most == 4 * (os.cpu_count() or 1)
-    with pytest.raises(ValueError, match=rf"asks for {most + 1} worker processes .* at most {most} \(4 per CPU"):
-        with connect(f"local:{most + 1}"):
-            pass
+    match = rf"asks for {most + 1} worker processes .* at most {most} \(4 per CPU"
+    with pytest.raises(ValueError, match=match), connect(f"local:{most + 1}"):
+        pass
 
 
 def test_refused_scheduler_address_fails_at_once():
