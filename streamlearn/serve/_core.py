@@ -522,7 +522,14 @@ class ServedModel:
                 io.BytesIO(body), n_features=self.config["n_features"], zero_based=self.config["zero_based"]
             )
         except SvmlightFormatError as exc:
-            raise BadRequest(f"line {exc.line}: {exc.reason}") from None
+            reason = exc.reason
+            if reason.startswith("feature index 0 in ") and not self.config["zero_based"]:
+                # the reader's advice names its Python parameter, which a client cannot pass
+                reason = (
+                    reason.split(", but ")[0] + ", but this server reads one-based indices (LIBSVM's convention): "
+                    "send indices from 1, or serve a model of zero-based data (--zero-based true)"
+                )
+            raise BadRequest(f"line {exc.line}: {reason}") from None
         except ValueError as exc:
             raise BadRequest(str(exc)) from None
         big = np.abs(X.data) >= MAX_FEATURE_VALUE

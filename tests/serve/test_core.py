@@ -171,6 +171,19 @@ def test_bad_parameter_or_learner_is_refused_before_anything_is_written(tmp_path
     assert not list(state.iterdir())
 
 
+def test_index_0_on_a_one_based_server_advises_what_a_client_can_do(tmp_path):
+    from streamlearn.serve import BadRequest
+
+    m = ServedModel(tmp_path / "state", learner="ftrl", n_features=D, snapshot_every=0)
+    with pytest.raises(BadRequest, match=r"line 2: feature index 0 in '0:1', but this server reads one-based") as e:
+        m.parse(b"1 1:1\n-1 0:1 2:1\n", labelled=True)
+    assert "zero_based=True" not in str(e.value) and "send indices from 1" in str(e.value)
+    m.close()
+    zero = ServedModel(tmp_path / "zero", learner="ftrl", n_features=D, zero_based=True, snapshot_every=0)
+    assert zero.parse(b"-1 0:1 2:1\n", labelled=True)[0].shape == (1, D)
+    zero.close()
+
+
 def test_request_parsed_before_a_swap_that_no_longer_fits_gets_409(tmp_path):
     from streamlearn.learners import make_learner
     from streamlearn.serve import BadRequest
