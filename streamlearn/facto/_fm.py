@@ -82,7 +82,7 @@ class _FMBase(_BaseOnline):
         )
         self.t_ = int(t)
         if bad >= 0:
-            self._raise_diverged(bad, "eta0")
+            self._raise_diverged(bad, "eta0 or init_stdev")
 
     def _decision_function(self, X):
         check_is_fitted(self)

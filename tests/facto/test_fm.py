@@ -144,7 +144,7 @@ def test_fm_parameter_errors_and_fixed_n_factors():
 def test_fm_raises_on_divergence_with_sgd():
     X = np.full((50, 3), 1e3)
     y = np.arange(50.0)
-    with pytest.raises(FloatingPointError, match="FMRegressor diverged.*Lower eta0"):
+    with pytest.raises(FloatingPointError, match="FMRegressor diverged.*Lower eta0 or init_stdev or scale"):
         FMRegressor(optimizer="sgd", eta0=1.0).partial_fit(X, y)
 
 
