@@ -121,6 +121,11 @@ class Output:
                 raise OutputError(
                     f"cannot write {what} {self.name!r}: the folder {folder!r} is not writable (permission denied)."
                 )
+            try:  # the permission bits pass for root and say nothing of a read-only or special file system
+                with interrupts_held():
+                    os.unlink(_temporary(prefix=".tmp-", dir=folder))
+            except OSError as exc:
+                raise OutputError(f"{self.name}: {exc.strerror}.") from None
         self.folder = folder
         self.committed = False
         _PENDING.append(self)

@@ -255,6 +255,27 @@ def test_a_folder_that_refuses_new_files_names_the_output_not_its_temporary_file
     assert sorted(p.name for p in tmp_path.iterdir()) == ["f.png", "m.slm", "p.txt"]
 
 
+def test_a_folder_that_refuses_new_files_is_found_before_training(small, tmp_path, capsys, monkeypatch):
+    """Root passes every permission check and a read-only file system keeps its bits: the output's folder is
+    probed with a file when the output is announced, so the error comes before the work, not after it."""
+    from streamlearn import _atomic
+
+    mkstemp = _atomic.tempfile.mkstemp
+
+    def read_only(**kwargs):
+        if kwargs.get("dir") == str(tmp_path):
+            raise OSError(30, "Read-only file system", os.path.join(kwargs["dir"], ".tmp-x1y2z3"))
+        return mkstemp(**kwargs)
+
+    monkeypatch.setattr(_atomic.tempfile, "mkstemp", read_only)
+    with pytest.raises(_atomic.OutputError, match=r"m\.slm: Read-only file system\.$"):
+        _atomic.Output(tmp_path / "m.slm")
+    assert main(["train", str(small["data"]), "-l", "pa1", "-o", str(tmp_path / "m.slm")]) == 2
+    out, err = capsys.readouterr()
+    assert out == "" and err == f"streamlearn: error: {tmp_path / 'm.slm'}: Read-only file system.\n"
+    assert list(tmp_path.iterdir()) == []
+
+
 def test_symlink_is_followed_and_permissions_kept(small, tmp_path, capsys):
     target = tmp_path / "real.txt"
     target.write_text("old\n")
