@@ -142,6 +142,18 @@ class _Prefixed(io.RawIOBase):
         return _readinto(self._raw, b)
 
 
+#: compressed streams are read this much at a time: the read a decompression error (a truncated or corrupt file)
+#: interrupts loses what it had decompressed, so the line an error names is at most this far before the damage
+_COMPRESSED_READ = 1 << 20
+
+
+def read_block(stream, mv):
+    """``_readinto(stream, mv)``, at most ``_COMPRESSED_READ`` bytes at a time from a compressed stream."""
+    if isinstance(stream, (gzip.GzipFile, bz2.BZ2File, lzma.LZMAFile)):
+        mv = mv[:_COMPRESSED_READ]
+    return _readinto(stream, mv)
+
+
 def _readinto(f, mv):
     if hasattr(f, "readinto"):
         n = f.readinto(mv)
@@ -418,12 +430,12 @@ class _Parser:
                 if end == len(buf):  # a single line longer than the buffer: grow it
                     buf = np.concatenate([buf, np.empty(len(buf), dtype=np.uint8)])
                 try:
-                    n = _readinto(stream, memoryview(buf)[end:])
+                    n = read_block(stream, memoryview(buf)[end:])
                 except _DECOMPRESSION_ERRORS as e:
                     if not isinstance(stream, (gzip.GzipFile, bz2.BZ2File, lzma.LZMAFile)):
                         raise
                     kind = {gzip.GzipFile: "gzip", bz2.BZ2File: "bz2"}.get(type(stream), "xz")
-                    raise SvmlightFormatError(  # the line number is the first line not yet read
+                    raise SvmlightFormatError(  # the first line not yet read (read_block: near the damage)
                         self.name,
                         int(st[_k.S_LINE]),
                         f"cannot decompress the {kind} data ({type(e).__name__}: {e}); the file is "

@@ -15,7 +15,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from .._kernels import vw_text as _k
-from ._svmlight import _DECOMPRESSION_ERRORS, _LineError, _readinto, _Source, bare_cr_lines, wide_text
+from ._svmlight import _DECOMPRESSION_ERRORS, _LineError, _Source, bare_cr_lines, read_block, wide_text
 
 if TYPE_CHECKING:
     from collections.abc import Iterator, Sequence
@@ -224,7 +224,7 @@ class _VwParser:
                     nb[:filled] = buf[:filled]
                     buf = nb
                 try:
-                    n = _readinto(stream, memoryview(buf)[filled:])
+                    n = read_block(stream, memoryview(buf)[filled:])
                 except _DECOMPRESSION_ERRORS as exc:
                     raise VwFormatError(
                         self.name, line + 1, f"cannot decompress ({type(exc).__name__}: {exc})"

@@ -273,3 +273,22 @@ def test_lines_ended_by_a_carriage_return_alone_are_an_error(tmp_path, block_siz
     one = tmp_path / "one.vw"  # one line ended by '\r': no line feed needed
     one.write_bytes(b"1 |a x\r")
     assert load_vw(one)[1].tolist() == [1.0]
+
+
+def test_truncated_compressed_file_names_a_line_near_the_damage(tmp_path):
+    """A .gz cut short is read up to near the cut: the line the error names is at most 1 MiB of text before the
+    last line that decompresses (each read of a compressed stream is capped: a failing read loses its data)."""
+    line = b"1 |a x:0.5 y:2 |b z\n"
+    p = tmp_path / "cut.vw.gz"
+    comp = gzip.compress(line * 400_000)
+    p.write_bytes(comp[: int(len(comp) * 0.8)])
+    good = 0
+    with gzip.open(p, "rb") as f:
+        try:
+            while chunk := f.read(1 << 16):
+                good += chunk.count(b"\n")
+        except EOFError:
+            pass
+    with pytest.raises(VwFormatError, match="cannot decompress") as err:
+        load_vw(p)
+    assert good - (1 << 20) // len(line) - 1 <= err.value.line <= good + 1, (err.value.line, good)
