@@ -154,6 +154,12 @@ def read_block(stream, mv):
     return _readinto(stream, mv)
 
 
+def decompression_reason(stream, exc):
+    """The reason of a reader's error when the compressed ``stream`` cannot be decompressed any further."""
+    kind = {gzip.GzipFile: "gzip", bz2.BZ2File: "bz2", lzma.LZMAFile: "xz"}.get(type(stream), "compressed")
+    return f"cannot decompress the {kind} data ({type(exc).__name__}: {exc}); the file is corrupt or truncated"
+
+
 def _readinto(f, mv):
     if hasattr(f, "readinto"):
         n = f.readinto(mv)
@@ -434,13 +440,8 @@ class _Parser:
                 except _DECOMPRESSION_ERRORS as e:
                     if not isinstance(stream, (gzip.GzipFile, bz2.BZ2File, lzma.LZMAFile)):
                         raise
-                    kind = {gzip.GzipFile: "gzip", bz2.BZ2File: "bz2"}.get(type(stream), "xz")
-                    raise SvmlightFormatError(  # the first line not yet read (read_block: near the damage)
-                        self.name,
-                        int(st[_k.S_LINE]),
-                        f"cannot decompress the {kind} data ({type(e).__name__}: {e}); the file is "
-                        f"corrupt or truncated",
-                    ) from e
+                    # the first line not yet read (read_block: near the damage)
+                    raise SvmlightFormatError(self.name, int(st[_k.S_LINE]), decompression_reason(stream, e)) from e
                 if n == 0:
                     final = True
                 end += n

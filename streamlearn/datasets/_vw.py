@@ -15,7 +15,15 @@ import numpy as np
 import scipy.sparse as sp
 
 from .._kernels import vw_text as _k
-from ._svmlight import _DECOMPRESSION_ERRORS, _LineError, _Source, bare_cr_lines, read_block, wide_text
+from ._svmlight import (
+    _DECOMPRESSION_ERRORS,
+    _LineError,
+    _Source,
+    bare_cr_lines,
+    decompression_reason,
+    read_block,
+    wide_text,
+)
 
 if TYPE_CHECKING:
     from collections.abc import Iterator, Sequence
@@ -226,9 +234,7 @@ class _VwParser:
                 try:
                     n = read_block(stream, memoryview(buf)[filled:])
                 except _DECOMPRESSION_ERRORS as exc:
-                    raise VwFormatError(
-                        self.name, line + 1, f"cannot decompress ({type(exc).__name__}: {exc})"
-                    ) from None
+                    raise VwFormatError(self.name, line + 1, decompression_reason(stream, exc)) from None
                 if n == 0:
                     eof = True
                 filled += n
