@@ -51,6 +51,19 @@ def wide_text(head: bytes) -> str | None:
     )
 
 
+def first_bytes_reason(head: bytes, complete: bool) -> str | None:
+    """Why a text file is refused from its first bytes ``head`` (up to 64 KiB; ``complete``: the whole file, or
+    as much as the reader holds): UTF-16/32 text (once 4 bytes are known) or lines ended by a carriage return
+    alone (once 64 KiB are known); None otherwise."""
+    if len(head) >= 4 or complete:
+        wide = wide_text(head[:4])
+        if wide is not None:
+            return wide
+    if len(head) >= 1 << 16 or complete:
+        return bare_cr_lines(head[: 1 << 16])
+    return None
+
+
 def bare_cr_lines(head: bytes) -> str | None:
     """The reason a file is refused when its first bytes ``head`` (64 KiB, or the whole file) end lines with a
     carriage return alone (classic Mac OS) and hold no line feed: read as one line, silently, otherwise."""
@@ -145,18 +158,20 @@ class _Prefixed(io.RawIOBase):
 #: compressed streams are read this much at a time: the read a decompression error (a truncated or corrupt file)
 #: interrupts loses what it had decompressed, so the line an error names is at most this far before the damage
 _COMPRESSED_READ = 1 << 20
+#: the decompressing streams the readers open, with the name their errors give the compression
+_COMPRESSED = {gzip.GzipFile: "gzip", bz2.BZ2File: "bz2", lzma.LZMAFile: "xz"}
 
 
 def read_block(stream, mv):
     """``_readinto(stream, mv)``, at most ``_COMPRESSED_READ`` bytes at a time from a compressed stream."""
-    if isinstance(stream, (gzip.GzipFile, bz2.BZ2File, lzma.LZMAFile)):
+    if type(stream) in _COMPRESSED:
         mv = mv[:_COMPRESSED_READ]
     return _readinto(stream, mv)
 
 
 def decompression_reason(stream, exc):
     """The reason of a reader's error when the compressed ``stream`` cannot be decompressed any further."""
-    kind = {gzip.GzipFile: "gzip", bz2.BZ2File: "bz2", lzma.LZMAFile: "xz"}.get(type(stream), "compressed")
+    kind = _COMPRESSED.get(type(stream), "compressed")
     return f"cannot decompress the {kind} data ({type(exc).__name__}: {exc}); the file is corrupt or truncated"
 
 
@@ -438,7 +453,7 @@ class _Parser:
                 try:
                     n = read_block(stream, memoryview(buf)[end:])
                 except _DECOMPRESSION_ERRORS as e:
-                    if not isinstance(stream, (gzip.GzipFile, bz2.BZ2File, lzma.LZMAFile)):
+                    if type(stream) not in _COMPRESSED:
                         raise
                     # the first line not yet read (read_block: near the damage)
                     raise SvmlightFormatError(self.name, int(st[_k.S_LINE]), decompression_reason(stream, e)) from e
@@ -447,14 +462,10 @@ class _Parser:
                 end += n
                 if self.consumed == 0 and st[_k.S_POS] == 0 and end >= 3 and bytes(buf[:3]) == _BOM:
                     st[_k.S_POS] = 3  # a UTF-8 byte order mark (Windows editors write one) starts no line
-                if self.consumed == 0 and st[_k.S_POS] == 0 and (end >= 4 or final):
-                    wide = wide_text(bytes(buf[:4]))
-                    if wide is not None:
-                        raise SvmlightFormatError(self.name, 1, wide)
-                if self.consumed == 0 and st[_k.S_POS] == 0 and (end >= 1 << 16 or final or end == len(buf)):
-                    bare = bare_cr_lines(bytes(buf[: min(end, 1 << 16)]))
-                    if bare is not None:
-                        raise SvmlightFormatError(self.name, 1, bare)
+                if self.consumed == 0 and st[_k.S_POS] == 0:
+                    bad = first_bytes_reason(bytes(buf[: min(end, 1 << 16)]), final or end == len(buf))
+                    if bad is not None:
+                        raise SvmlightFormatError(self.name, 1, bad)
             while True:
                 rows_now = int(st[_k.S_ROWS])
                 if chunk_rows is not None:

@@ -19,10 +19,9 @@ from ._svmlight import (
     _DECOMPRESSION_ERRORS,
     _LineError,
     _Source,
-    bare_cr_lines,
     decompression_reason,
+    first_bytes_reason,
     read_block,
-    wide_text,
 )
 
 if TYPE_CHECKING:
@@ -238,14 +237,10 @@ class _VwParser:
                 if n == 0:
                     eof = True
                 filled += n
-            if line == 0 and not yielded_any and (filled >= 4 or eof):
-                wide = wide_text(bytes(buf[:4]))
-                if wide is not None:
-                    raise VwFormatError(self.name, 1, wide)
-            if line == 0 and not yielded_any and (filled >= 1 << 16 or eof or filled == buf.shape[0]):
-                bare = bare_cr_lines(bytes(buf[: min(filled, 1 << 16)]))
-                if bare is not None:
-                    raise VwFormatError(self.name, 1, bare)
+            if line == 0 and not yielded_any:
+                bad = first_bytes_reason(bytes(buf[: min(filled, 1 << 16)]), eof or filled == buf.shape[0])
+                if bad is not None:
+                    raise VwFormatError(self.name, 1, bad)
             state[_k.S_POS] = 0
             state[_k.S_LINE] = line
             while True:
