@@ -435,8 +435,12 @@ class TabularReader:
         self._delimiter = "\t" if base.endswith(".tsv") else ","
         self._pipe = None  # a stream read once: its first block (the header and type inference), then the rest
         self._streamed = False  # a pipe's batches have been asked for (it is read once)
+        self._reopen = False  # the pipe is a file's decompressed text, opened again for each pass
         if hasattr(self.path, "read") and not _seekable(self.path):
             self._pipe = _open_pipe(self.path, self.source, fmt)
+        elif fmt == "csv" and isinstance(self.path, str) and _misnamed_compression(self.path):
+            self._reopen = True
+            self._pipe = self._open_file_pipe()
             if b"\t" in self._pipe.head().split(b"\n", 1)[0] and b"," not in self._pipe.head().split(b"\n", 1)[0]:
                 self._delimiter = "\t"
         self.label_required = label_required
@@ -557,6 +561,12 @@ class TabularReader:
             )
         return names
 
+    def _open_file_pipe(self):
+        """The file's decompressed text as a pipe (pyarrow tells a CSV file's compression by its name only)."""
+        from ._pipes import Replay
+
+        return _open_pipe(Replay(open(self.path, "rb"), self.source, owned=True), self.source, self.format)
+
     def _head(self, n):
         """The first ``n`` bytes of the (decompressed) CSV text; fewer for a shorter file or one not read by path."""
         if self._pipe is not None:
@@ -661,6 +671,9 @@ class TabularReader:
                 lt = self._inferred.field(self._label).type
                 if arrow_kind(lt) == TEXT:
                     types[self._label] = pa.string()
+            if self._pipe is not None and self._reopen and (self._streamed or self._pipe.closed):
+                self._pipe.close()
+                self._pipe, self._streamed = self._open_file_pipe(), False
             if self._pipe is not None and (self._streamed or self._pipe.closed):
                 raise ValueError(f"{self.source} is a stream and is read once; open a new reader for another pass.")
             options = {
@@ -864,6 +877,9 @@ class TabularReader:
         re-reading the file single-threaded (pyarrow numbers rows only then)."""
         msg = str(exc)
         if isinstance(exc, _READ_ERRORS) and not msg.startswith("CSV"):  # I/O, a truncated stream
+            damage = _damaged_line(self.path) if self.format == "csv" and isinstance(self.path, str) else None
+            if damage is not None:
+                return TabularFormatError(self.source, damage[0], None, damage[1])
             return TabularFormatError(
                 self.source, None, None, f"cannot read the file ({_first_line(msg)}).", self._unit
             )
@@ -891,7 +907,7 @@ class TabularReader:
         import pyarrow as pa
         import pyarrow.csv as pacsv
 
-        if self._pipe is not None:  # a stream cannot be read again
+        if self._pipe is not None and not (self._reopen and typed):  # a stream cannot be read again
             return msg
         try:
             if typed:
@@ -920,6 +936,28 @@ def _odd_quotes(path):
         while n := _readinto(stream, memoryview(buf)):
             odd ^= int(np.count_nonzero(np.frombuffer(buf, np.uint8, n) == 34)) & 1
         return bool(odd)
+    finally:
+        for f in to_close:
+            f.close()
+
+
+def _damaged_line(path):
+    """``(line, reason)`` for a compressed file that cannot be decompressed to its end: the line (1-based)
+    where the decompressed text stops (to within the 64 KiB taken at a time) and the decompressor's reason;
+    None when the file decompresses to its end (the error was elsewhere)."""
+    from ._svmlight import _Source, decompression_reason
+
+    stream, to_close, _ = _Source(path).open()
+    try:
+        lines = 0
+        while True:
+            try:  # read1: what one read of the compressed file gives, not lost when the next one fails
+                block = stream.read1(1 << 16)
+            except _READ_ERRORS as exc:
+                return lines + 1, decompression_reason(stream, exc)
+            if not block:
+                return None
+            lines += block.count(b"\n")
     finally:
         for f in to_close:
             f.close()
@@ -982,6 +1020,21 @@ def _csv_error(source, msg, names):
         row = m.group(1) if m else None
         reason = _first_line(msg)
     return TabularFormatError(source, int(row) if row else None, column, reason)
+
+
+def _misnamed_compression(path):
+    """Whether the CSV file ``path`` is compressed otherwise than its name says to pyarrow, which decompresses
+    ``.gz`` and ``.bz2`` files by their name and reads every other one as it is: an xz file, a gzip or bz2 file
+    under another name, or a plain file named ``.gz`` or ``.bz2``."""
+    from ._pipes import compression
+
+    try:
+        with open(path, "rb") as f:
+            kind = compression(f.read(8))
+    except OSError:  # (reported when the file is read)
+        return False
+    named = {".gz": "gzip", ".bz2": "bz2"}.get(os.path.splitext(path)[1].lower())
+    return kind != named
 
 
 def _open_pipe(f, name, fmt):
@@ -1086,7 +1139,7 @@ def iter_csv(
     spec: InputSpec | Mapping[str, Any] | None = None,
     label_required: bool = True,
 ) -> TabularReader:
-    """Stream a CSV file (plain or ``.gz``/``.bz2``) as hashed sparse chunks.
+    """Stream a CSV file (plain, or gzip, bz2 or xz compressed: told by its first bytes) as hashed sparse chunks.
 
     Parameters
     ----------
