@@ -78,6 +78,7 @@ class Replay(io.RawIOBase):
         self._inner = inner  # the Replay this one decompresses, closed with it
         self._buf = b""
         self._eof = False
+        self.quotes: int | None = None  # set to 0: the parity of the '"' bytes read so far is kept here
 
     def readable(self):
         return True
@@ -108,12 +109,15 @@ class Replay(io.RawIOBase):
     def readinto(self, b):
         if self._buf:
             n, self._buf = replay_into(self._buf, b)
-            return n
-        if self._eof:
+        elif self._eof:
             return 0
-        data = self._raw.read(len(b))
-        b[: len(data)] = data
-        return len(data)
+        else:
+            data = self._raw.read(len(b))
+            n = len(data)
+            b[:n] = data
+        if self.quotes is not None:
+            self.quotes ^= bytes(memoryview(b)[:n]).count(b'"') & 1
+        return n
 
     def close(self):
         if self._owned and not self._raw.closed:

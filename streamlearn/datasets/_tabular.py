@@ -689,6 +689,7 @@ class TabularReader:
             from ._pipes import Pumped
 
             self._streamed = True
+            self._pipe.quotes = 0  # (for _check_closed_quotes)
             source = Pumped(self._pipe, _CSV_BLOCK)  # pyarrow's reading thread never waits in the pipe's read
             released = source.released
             # pyarrow's buffered stream copies what it reads into memory of its own: the blocks the reader
@@ -756,17 +757,17 @@ class TabularReader:
     def _check_closed_quotes(self, batch, rows):
         """pyarrow reads a quoted value that is never closed to the end of the file, silently: the rows after it
         become one value. When a text value of the last row (``rows``: the rows read) spans lines or holds the
-        delimiter, a file (not a pipe, read once) with an odd number of '"' ends inside quotes: an error naming
-        the line of that row."""
-        if not isinstance(self.path, str):
+        delimiter, a file or pipe with an odd number of '"' ends inside quotes: an error naming the line of
+        that row (a pipe's record: it is not read again)."""
+        if self._pipe is None and not isinstance(self.path, str):
             return
         marks = ("\n", "\r", self._delimiter)
         row = batch.slice(batch.num_rows - 1, 1).to_pylist()[0]  # text columns may be dictionary-encoded
         spread = [name for name, v in row.items() if isinstance(v, str) and any(m in v for m in marks)]
-        if spread and _odd_quotes(self.path):
+        if spread and (self._pipe.quotes if self._pipe is not None else _odd_quotes(self.path)):
             raise TabularFormatError(
                 self.source,
-                record_line(self.path, rows + 1),
+                rows + 1 if not isinstance(self.path, str) else record_line(self.path, rows + 1),
                 spread[-1],
                 "the quoted value that starts on this line is never closed: the rest of the file was read into it "
                 '(a quote inside a quoted value is written twice, "").',

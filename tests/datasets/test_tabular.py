@@ -229,6 +229,15 @@ def test_a_quote_never_closed_is_an_error_not_the_rest_of_the_file_in_one_value(
     closed = tmp_path / "closed.csv"  # a quoted value over several lines, closed: read as one value
     closed.write_text('y,a\n1,2\n0,"3\n1,4"\n')
     assert _concat(iter_csv(closed, label="y"))[0].shape[0] == 2
+    # the same from a pipe (plain and compressed) and from a compressed file read through one
+    packed = tmp_path / "open.csv.xz"
+    packed.write_bytes(_compressed("xz", text.encode()))
+    for source in (NonSeekable(text.encode()), NonSeekable(_compressed("gzip", text.encode())), packed):
+        with pytest.raises(TabularFormatError) as err:
+            _concat(iter_csv(source, label="y"))
+        assert (err.value.line, err.value.column) == (line, column)
+        assert err.value.reason.startswith("the quoted value that starts on this line is never closed")
+    assert _concat(iter_csv(NonSeekable(closed.read_bytes()), label="y"))[0].shape[0] == 2
 
 
 def test_quoted_fields_with_newlines_across_blocks(tmp_path, monkeypatch):
