@@ -68,6 +68,9 @@ def replay_into(head: bytes, b) -> tuple[int, bytes]:
     return n, head[n:]
 
 
+_DECOMPRESSION_ERRORS = (EOFError, OSError, lzma.LZMAError, zlib.error)
+
+
 class Replay(io.RawIOBase):
     """A pipe with its first bytes read ahead (:meth:`head`) and replayed before the rest; read once."""
 
@@ -78,7 +81,10 @@ class Replay(io.RawIOBase):
         self._inner = inner  # the Replay this one decompresses, closed with it
         self._buf = b""
         self._eof = False
-        self.quotes: int | None = None  # set to 0: the parity of the '"' bytes read so far is kept here
+        # set quotes to 0 to keep the parity of the '"' bytes read so far there, and their lines in lines
+        self.quotes: int | None = None
+        self.lines = 0
+        self._error: BaseException | None = None  # a decompression error held back for the next read
 
     def readable(self):
         return True
@@ -106,18 +112,55 @@ class Replay(io.RawIOBase):
         """True when the stream has ended and held nothing but white space (no line to tell a format by)."""
         return self._eof and not self._buf.strip()
 
+    @property
+    def decompressing(self) -> bool:
+        """Whether this stream decompresses another one."""
+        return self._inner is not None
+
+    def decompression_reason(self, exc: BaseException) -> str:
+        """The reason of an error when the decompression failed with ``exc``."""
+        from ._svmlight import decompression_reason
+
+        return decompression_reason(self._raw, exc)
+
     def readinto(self, b):
         if self._buf:
             n, self._buf = replay_into(self._buf, b)
         elif self._eof:
             return 0
         else:
-            data = self._raw.read(len(b))
+            data = self._read(len(b))
             n = len(data)
             b[:n] = data
         if self.quotes is not None:
-            self.quotes ^= bytes(memoryview(b)[:n]).count(b'"') & 1
+            part = bytes(memoryview(b)[:n])
+            self.quotes ^= part.count(b'"') & 1
+            self.lines += part.count(b"\n")
         return n
+
+    def _read(self, n):
+        """Up to ``n`` bytes. A decompressing stream is read piece by piece, so that what decompresses before
+        damage is handed out first and the error comes with the next read."""
+        if self._inner is None:
+            return self._raw.read(n)
+        if self._error is not None:
+            exc, self._error = self._error, None
+            raise exc
+        parts = []
+        got = 0
+        while got < n:
+            try:
+                part = self._raw.read1(n - got)
+            except _DECOMPRESSION_ERRORS as exc:
+                if not parts:
+                    raise
+                self._error = exc
+                break
+            if not part:
+                break
+            parts.append(part)
+            got += len(part)
+        return b"".join(parts)
 
     def close(self):
         if self._owned and not self._raw.closed:

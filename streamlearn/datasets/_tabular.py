@@ -689,7 +689,6 @@ class TabularReader:
             from ._pipes import Pumped
 
             self._streamed = True
-            self._pipe.quotes = 0  # (for _check_closed_quotes)
             source = Pumped(self._pipe, _CSV_BLOCK)  # pyarrow's reading thread never waits in the pipe's read
             released = source.released
             # pyarrow's buffered stream copies what it reads into memory of its own: the blocks the reader
@@ -878,7 +877,12 @@ class TabularReader:
         re-reading the file single-threaded (pyarrow numbers rows only then)."""
         msg = str(exc)
         if isinstance(exc, _READ_ERRORS) and not msg.startswith("CSV"):  # I/O, a truncated stream
-            damage = _damaged_line(self.path) if self.format == "csv" and isinstance(self.path, str) else None
+            damage = None
+            if self.format == "csv" and isinstance(self.path, str):
+                damage = _damaged_line(self.path)
+            elif self._pipe is not None and self._pipe.decompressing:  # the lines handed out or read ahead
+                line = self._pipe.lines + self._pipe.kept().count(b"\n") + 1
+                damage = line, self._pipe.decompression_reason(exc)
             if damage is not None:
                 return TabularFormatError(self.source, damage[0], None, damage[1])
             return TabularFormatError(
@@ -1047,9 +1051,12 @@ def _open_pipe(f, name, fmt):
     raw = f if isinstance(f, Replay) else Replay(f, name, owned=False)
     kind = compression(raw.head(16))
     pipe = raw if kind is None else Replay(_decompressor(kind, raw), name, owned=True, inner=raw)
+    pipe.quotes = 0  # (the parity of its '"' and its lines, for the errors)
     try:
         pipe.head()  # read ahead: the header and the delimiter
     except _READ_ERRORS as exc:
+        if pipe.decompressing:  # the line where the text read ahead stops
+            raise TabularFormatError(name, pipe.kept().count(b"\n") + 1, None, pipe.decompression_reason(exc)) from None
         raise TabularFormatError(name, None, None, f"cannot read the file ({_first_line(str(exc))}).") from None
     if fmt == "parquet" or pipe.head(4) == b"PAR1":
         raise TabularFormatError(
