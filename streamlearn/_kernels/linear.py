@@ -76,48 +76,29 @@ def csr_row_dot_sq(w, k, indices, data, start, end):
     p = np.uintp(start)
     e = np.uintp(end)
     while p + _U3 < e:
-        a0 = data[p]
-        a1 = data[p + _U1]
-        a2 = data[p + _U2]
-        a3 = data[p + _U3]
-        z0 += w[k, np.uintp(indices[p])] * a0
-        z1 += w[k, np.uintp(indices[p + _U1])] * a1
-        z2 += w[k, np.uintp(indices[p + _U2])] * a2
-        z3 += w[k, np.uintp(indices[p + _U3])] * a3
-        q0 += a0 * a0
-        q1 += a1 * a1
-        q2 += a2 * a2
-        q3 += a3 * a3
+        z0 += w[k, np.uintp(indices[p])] * data[p]
+        z1 += w[k, np.uintp(indices[p + _U1])] * data[p + _U1]
+        z2 += w[k, np.uintp(indices[p + _U2])] * data[p + _U2]
+        z3 += w[k, np.uintp(indices[p + _U3])] * data[p + _U3]
+        q0 += data[p] * data[p]
+        q1 += data[p + _U1] * data[p + _U1]
+        q2 += data[p + _U2] * data[p + _U2]
+        q3 += data[p + _U3] * data[p + _U3]
         p += _U4
     while p < e:
-        a0 = data[p]
-        z0 += w[k, np.uintp(indices[p])] * a0
-        q0 += a0 * a0
+        z0 += w[k, np.uintp(indices[p])] * data[p]
+        q0 += data[p] * data[p]
         p += _U1
     return (z0 + z1) + (z2 + z3), (q0 + q1) + (q2 + q3)
 
 
 @njit_inline
 def csr_row_dot(w, k, indices, data, start, end):
-    """w[k] . x for the CSR row data[start:end]: the score of :func:`csr_row_dot_sq`. Indices are read as
-    unsigned: callers guarantee 0 <= index < w.shape[1] (checked once at the boundary,
-    ``_validation.as_csr_float``), which spares numba's negative-index test on every access."""
-    z0 = 0.0  # csr_row_dot_sq's partial sums without the squared norm (the same sum, bit for bit; a smaller
-    z1 = 0.0  # function for numba to inline than that one with its norm dropped afterwards)
-    z2 = 0.0
-    z3 = 0.0
-    p = np.uintp(start)
-    e = np.uintp(end)
-    while p + _U3 < e:
-        z0 += w[k, np.uintp(indices[p])] * data[p]
-        z1 += w[k, np.uintp(indices[p + _U1])] * data[p + _U1]
-        z2 += w[k, np.uintp(indices[p + _U2])] * data[p + _U2]
-        z3 += w[k, np.uintp(indices[p + _U3])] * data[p + _U3]
-        p += _U4
-    while p < e:
-        z0 += w[k, np.uintp(indices[p])] * data[p]
-        p += _U1
-    return (z0 + z1) + (z2 + z3)
+    """w[k] . x for the CSR row data[start:end]: the score of :func:`csr_row_dot_sq` (the same four partial
+    sums; the squared norm is never used, and LLVM drops it). Indices are read as unsigned: callers guarantee
+    0 <= index < w.shape[1] (checked once at the boundary, ``_validation.as_csr_float``), which spares numba's
+    negative-index test on every access."""
+    return csr_row_dot_sq(w, k, indices, data, start, end)[0]
 
 
 @njit_inline

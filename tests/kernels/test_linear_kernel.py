@@ -106,3 +106,33 @@ def test_scores_kernel():
     out = np.empty((30, 2))
     k.linear_scores(X.indptr, X.indices, X.data, coef, b, out)
     np.testing.assert_allclose(out, X @ coef.T + b, rtol=1e-12)
+
+
+def _four_partial_sums(terms):
+    """``(s0 + s1) + (s2 + s3)``, ``s_j`` the left-to-right sum of the terms at positions j mod 4 of the whole
+    blocks of four, the terms after the last whole block added to ``s0``."""
+    s = [0.0, 0.0, 0.0, 0.0]
+    whole = len(terms) - len(terms) % 4
+    for p, v in enumerate(terms):
+        s[p % 4 if p < whole else 0] += v
+    return (s[0] + s[1]) + (s[2] + s[3])
+
+
+def test_row_sums_are_the_four_partial_sums_bit_for_bit():
+    """linear_scores (csr_row_dot) and csr_row_dot_sq sum a row's terms in four partial sums, the same sums to
+    the last bit; terms of magnitudes 1e-8 to 1e8, so that another order rounds differently."""
+    rng = np.random.default_rng(7)
+    d = 16
+    lengths = np.tile(np.arange(12), 5)
+    indptr = np.concatenate([[0], np.cumsum(lengths)])
+    indices = np.concatenate([np.sort(rng.choice(d, n, replace=False)) for n in lengths])
+    data = rng.normal(size=indptr[-1]) * 10.0 ** rng.integers(-8, 9, indptr[-1])
+    w = rng.normal(size=(1, d)) * 10.0 ** rng.integers(-8, 9, (1, d))
+    out = np.empty((lengths.size, 1))
+    k.linear_scores(indptr, indices, data, w, np.zeros(1), out)
+    for i in range(lengths.size):
+        st, en = indptr[i], indptr[i + 1]
+        want = _four_partial_sums(w[0, indices[st:en]] * data[st:en])
+        dot, sq = k.csr_row_dot_sq(w, 0, indices, data, st, en)
+        assert out[i, 0] == want and dot == want, i
+        assert sq == _four_partial_sums(data[st:en] ** 2), i
