@@ -73,3 +73,15 @@ class NonSeekable(io.RawIOBase):
 
     def readinto(self, b):
         return self._f.readinto(b)
+
+
+def decompressible(kind, data):
+    """What a streaming decompressor gives of the (possibly truncated) compressed ``data``; ``kind`` is
+    ``gzip``/``gz``, ``bz2`` or ``xz``."""
+    import bz2
+    import lzma
+    import zlib
+
+    d = {"gzip": lambda: zlib.decompressobj(31), "gz": lambda: zlib.decompressobj(31)}.get(kind)
+    d = d() if d else {"bz2": bz2.BZ2Decompressor, "xz": lzma.LZMADecompressor}[kind]()
+    return d.decompress(data)

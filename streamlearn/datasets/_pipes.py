@@ -68,6 +68,8 @@ def replay_into(head: bytes, b) -> tuple[int, bytes]:
     return n, head[n:]
 
 
+#: what reading a file or a decompressing stream raises: I/O errors, a corrupt or truncated stream
+#: (gzip.BadGzipFile is an OSError)
 _DECOMPRESSION_ERRORS = (EOFError, OSError, lzma.LZMAError, zlib.error)
 
 
@@ -84,7 +86,6 @@ class Replay(io.RawIOBase):
         # set quotes to 0 to keep the parity of the '"' bytes read so far there, and their lines in lines
         self.quotes: int | None = None
         self.lines = 0
-        self._error: BaseException | None = None  # a decompression error held back for the next read
 
     def readable(self):
         return True
@@ -128,8 +129,12 @@ class Replay(io.RawIOBase):
             n, self._buf = replay_into(self._buf, b)
         elif self._eof:
             return 0
+        elif self._inner is not None:  # what decompresses before damage first, the error at the next read
+            from ._svmlight import read_block
+
+            n = read_block(self._raw, memoryview(b))
         else:
-            data = self._read(len(b))
+            data = self._raw.read(len(b))
             n = len(data)
             b[:n] = data
         if self.quotes is not None:
@@ -137,30 +142,6 @@ class Replay(io.RawIOBase):
             self.quotes ^= part.count(b'"') & 1
             self.lines += part.count(b"\n")
         return n
-
-    def _read(self, n):
-        """Up to ``n`` bytes. A decompressing stream is read piece by piece, so that what decompresses before
-        damage is handed out first and the error comes with the next read."""
-        if self._inner is None:
-            return self._raw.read(n)
-        if self._error is not None:
-            exc, self._error = self._error, None
-            raise exc
-        parts = []
-        got = 0
-        while got < n:
-            try:
-                part = self._raw.read1(n - got)
-            except _DECOMPRESSION_ERRORS as exc:
-                if not parts:
-                    raise
-                self._error = exc
-                break
-            if not part:
-                break
-            parts.append(part)
-            got += len(part)
-        return b"".join(parts)
 
     def close(self):
         if self._owned and not self._raw.closed:

@@ -11,7 +11,7 @@ import io
 import lzma
 import numbers
 import os
-import zlib
+import weakref
 from collections.abc import Iterator
 from typing import Any
 
@@ -21,7 +21,7 @@ import scipy.sparse as sp
 
 from .._kernels import svmlight as _k
 from .._typing import FloatArray, SvmlightSource
-from ._pipes import replay_into
+from ._pipes import _DECOMPRESSION_ERRORS, replay_into
 
 __all__ = ["SvmlightFormatError", "iter_svmlight", "load_svmlight"]
 
@@ -32,7 +32,6 @@ _FIRST_ROWS = 1 << 16  # rows allocated up front for a chunk; more as they come
 _HARD_ROWS = 4096
 _BOM = b"\xef\xbb\xbf"
 _MAGIC = ((b"\x1f\x8b", "gzip"), (b"BZh", "bz2"), (b"\xfd7zXZ\x00", "xz"))
-_DECOMPRESSION_ERRORS = (EOFError, OSError, lzma.LZMAError, zlib.error)  # gzip.BadGzipFile is an OSError
 _SUFFIX = {".gz": "gzip", ".bz2": "bz2", ".xz": "xz", ".lzma": "xz"}
 
 
@@ -162,11 +161,34 @@ _COMPRESSED_READ = 1 << 20
 _COMPRESSED = {gzip.GzipFile: "gzip", bz2.BZ2File: "bz2", lzma.LZMAFile: "xz"}
 
 
+#: a decompression error met after some bytes of a read, raised by the stream's next read_block
+_HELD: weakref.WeakKeyDictionary[Any, BaseException] = weakref.WeakKeyDictionary()
+
+
 def read_block(stream, mv):
-    """``_readinto(stream, mv)``, at most ``_COMPRESSED_READ`` bytes at a time from a compressed stream."""
-    if type(stream) in _COMPRESSED:
-        mv = mv[:_COMPRESSED_READ]
-    return _readinto(stream, mv)
+    """``_readinto(stream, mv)``; from a compressed stream at most ``_COMPRESSED_READ`` bytes, and at damage
+    what decompresses before it first (the error comes with the next call), so that an error names the line
+    where the text stops."""
+    if type(stream) not in _COMPRESSED:
+        return _readinto(stream, mv)
+    held = _HELD.pop(stream, None)
+    if held is not None:
+        raise held
+    mv = mv[:_COMPRESSED_READ]
+    got = 0
+    while got < len(mv):
+        try:
+            part = stream.read1(len(mv) - got)
+        except _DECOMPRESSION_ERRORS as exc:
+            if not got:
+                raise
+            _HELD[stream] = exc
+            break
+        if not part:
+            break
+        mv[got : got + len(part)] = part
+        got += len(part)
+    return got
 
 
 def decompression_reason(stream, exc):
@@ -455,7 +477,7 @@ class _Parser:
                 except _DECOMPRESSION_ERRORS as e:
                     if type(stream) not in _COMPRESSED:
                         raise
-                    # the first line not yet read (read_block: near the damage)
+                    # the first line not yet read: the line where the text stops (read_block)
                     raise SvmlightFormatError(self.name, int(st[_k.S_LINE]), decompression_reason(stream, e)) from e
                 if n == 0:
                     final = True

@@ -23,15 +23,14 @@ text value in a numeric column is an error naming the file, the line and the col
 
 from __future__ import annotations
 
-import lzma
 import os
 import re
-import zlib
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import scipy.sparse as sp
 
+from ._pipes import _DECOMPRESSION_ERRORS
 from ._spec import InputSpec
 
 if TYPE_CHECKING:
@@ -45,7 +44,7 @@ NUMERIC, TEXT, BOOLEAN = "numeric", "text", "boolean"
 _KINDS = (NUMERIC, TEXT, BOOLEAN)
 _CSV_BLOCK = 1 << 20
 _RELEASE_WAIT = 5.0  # seconds a stopped read of a pipe waits at most for pyarrow to let go of it
-_READ_ERRORS = (EOFError, OSError, lzma.LZMAError, zlib.error)  # I/O errors, a corrupt or truncated stream
+_READ_ERRORS = _DECOMPRESSION_ERRORS
 
 
 class TabularFormatError(ValueError):
@@ -948,21 +947,22 @@ def _odd_quotes(path):
 
 def _damaged_line(path):
     """``(line, reason)`` for a compressed file that cannot be decompressed to its end: the line (1-based)
-    where the decompressed text stops (to within the 64 KiB taken at a time) and the decompressor's reason;
-    None when the file decompresses to its end (the error was elsewhere)."""
-    from ._svmlight import _Source, decompression_reason
+    where the decompressed text stops and the decompressor's reason; None when the file decompresses to its
+    end (the error was elsewhere)."""
+    from ._svmlight import _Source, decompression_reason, read_block
 
     stream, to_close, _ = _Source(path).open()
     try:
+        buf = bytearray(1 << 20)
         lines = 0
         while True:
-            try:  # read1: what one read of the compressed file gives, not lost when the next one fails
-                block = stream.read1(1 << 16)
+            try:
+                n = read_block(stream, memoryview(buf))
             except _READ_ERRORS as exc:
                 return lines + 1, decompression_reason(stream, exc)
-            if not block:
+            if not n:
                 return None
-            lines += block.count(b"\n")
+            lines += buf.count(b"\n", 0, n)
     finally:
         for f in to_close:
             f.close()

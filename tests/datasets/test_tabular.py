@@ -2,7 +2,6 @@
 
 import subprocess
 import sys
-import zlib
 
 import numpy as np
 import pytest
@@ -22,7 +21,7 @@ from streamlearn.datasets import (
     iter_parquet,
     write_click_log,
 )
-from tests.conftest import NonSeekable
+from tests.conftest import NonSeekable, decompressible
 from tests.naive_hashing import hash_string
 from tests.naive_tabular import naive_matrix
 
@@ -278,7 +277,7 @@ def test_a_truncated_compressed_pipe_is_a_one_line_error(tmp_path, monkeypatch, 
     data = gzip.compress(text.encode())
     data = data[: int(len(data) * keep)]
 
-    whole = zlib.decompressobj(31).decompress(data).count(b"\n")  # the lines before the damage
+    whole = decompressible("gzip", data).count(b"\n")  # the lines before the damage
     with pytest.raises(TabularFormatError) as err:
         list(iter_csv(NonSeekable(data, name="<stdin>"), label="y", chunk_size=1000))
     assert str(err.value).startswith(f"<stdin>, line {whole + 1}: cannot decompress the gzip data (EOFError: ")
@@ -312,18 +311,9 @@ def test_a_truncated_compressed_file_names_the_line_where_the_text_stops(tmp_pat
     msg = str(err.value)
     assert msg.startswith(f"{path}, line ") and f": cannot decompress the {kind} data (" in msg, msg
     # the line after the last whole one that decompresses (to within one read of 64 KiB)
-    after = _partial(kind, data).count(b"\n") + 1
+    after = decompressible(kind, data).count(b"\n") + 1
     assert after > 50000
     assert after - 64 * 1024 // len("0,0.123456,w1\n") <= err.value.line <= after, (err.value.line, after)
-
-
-def _partial(kind, data):
-    """What a streaming decompressor gives of the truncated ``data``."""
-    import bz2
-    import lzma
-
-    d = {"gzip": zlib.decompressobj(31), "bz2": bz2.BZ2Decompressor(), "xz": lzma.LZMADecompressor()}[kind]
-    return d.decompress(data)
 
 
 @pytest.mark.parametrize(
