@@ -437,11 +437,11 @@ class TabularReader:
         self._reopen = False  # the pipe is a file's decompressed text, opened again for each pass
         if hasattr(self.path, "read") and not _seekable(self.path):
             self._pipe = _open_pipe(self.path, self.source, fmt)
+            if b"\t" in self._pipe.head().split(b"\n", 1)[0] and b"," not in self._pipe.head().split(b"\n", 1)[0]:
+                self._delimiter = "\t"
         elif fmt == "csv" and isinstance(self.path, str) and _misnamed_compression(self.path):
             self._reopen = True
             self._pipe = self._open_file_pipe()
-            if b"\t" in self._pipe.head().split(b"\n", 1)[0] and b"," not in self._pipe.head().split(b"\n", 1)[0]:
-                self._delimiter = "\t"
         self.label_required = label_required
         if spec is not None:
             if isinstance(spec, dict):

@@ -562,3 +562,19 @@ def test_chunk_size_and_bits_refuse_a_bool(tmp_path):
         iter_csv(path, label="y", chunk_size=True)
     with pytest.raises(ValueError, match=r"^bits must be an integer between 1 and 32; got True"):
         iter_csv(path, label="y", bits=True)
+
+
+def test_tab_separated_files_and_pipes_read_as_their_csv(tmp_path, csv_file):
+    """A .tsv file (plain or compressed) is split at tabs by its name, a pipe by its header line (tabs and no
+    comma): the same matrix as the comma-separated file."""
+    X_ref, y_ref = _concat(iter_csv(csv_file, label="clicked"))
+    tsv = CSV_TEXT.replace(",", "\t").encode()
+    sources = [NonSeekable(tsv), NonSeekable(_compressed("gzip", tsv))]
+    for name, kind in (("t.tsv", "plain"), ("t.tsv.gz", "gzip"), ("t.tsv.xz", "xz")):
+        path = tmp_path / name
+        path.write_bytes(_compressed(kind, tsv))
+        sources.append(path)
+    for source in sources:
+        X, y = _concat(iter_csv(source, label="clicked"))
+        _dense_equal(X, X_ref)
+        np.testing.assert_array_equal(y, y_ref)
