@@ -181,6 +181,7 @@ def as_csr_float(X, *, ensure_finite=False, bounded=False):
     with ``bounded=True`` values of :data:`MAX_FEATURE_VALUE` or more in size, what the learners take.
     """
     if sp.issparse(X):
+        X = _native_index_arrays(X)
         X = sp.csr_matrix(X) if X.format != "csr" else X
         if X.dtype != np.float64:
             X = X.astype(np.float64)
@@ -194,6 +195,30 @@ def as_csr_float(X, *, ensure_finite=False, bounded=False):
         X = sp.csr_matrix(np.asarray(X, dtype=np.float64))
         if ensure_finite:
             _check_csr_structure(X, ensure_finite=True, bounded=bounded)
+    return X
+
+
+_INDEX_DTYPES = (np.dtype(np.int32), np.dtype(np.int64))
+
+
+def _native_index_arrays(X):
+    """``X`` (a sparse matrix) as it is when its index arrays are int32 or int64 in the machine's byte order, as
+    scipy builds them; else (arrays assigned by hand: big-endian, unsigned or narrow integers) a copy whose index
+    arrays are int64, the values unchanged (an unsigned index beyond int64 wraps negative and is refused by the
+    structure check), which the kernels are compiled for. Index arrays that are not integers are refused."""
+    arrays = {k: getattr(X, k) for k in ("indptr", "indices") if isinstance(getattr(X, k, None), np.ndarray)}
+    if X.format == "coo":
+        arrays = {"row": X.row, "col": X.col}
+    if all(a.dtype in _INDEX_DTYPES for a in arrays.values()):
+        return X
+    for key, a in arrays.items():
+        if a.dtype.kind not in "iu":
+            raise ValueError(
+                f"X is a malformed {X.format.upper()} matrix: its {key} must be integers; got dtype {a.dtype}."
+            )
+    X = X.copy()
+    for key, a in arrays.items():
+        setattr(X, key, a.astype(np.int64))
     return X
 
 

@@ -1,10 +1,14 @@
-"""Parameter ranges (streamlearn._validation.Interval): an open end refuses infinity, NaN is in no range."""
+"""Parameter ranges (streamlearn._validation.Interval): an open end refuses infinity, NaN is in no range; the
+boundary normalisation of the inputs (streamlearn._validation)."""
 
 import math
 
+import numpy as np
 import pytest
+import scipy.sparse as sp
 
 from streamlearn._validation import Interval
+from streamlearn.linear_model import OGDClassifier
 
 INF, NAN = float("inf"), float("nan")
 
@@ -64,3 +68,29 @@ def test_a_negative_random_state_is_refused_naming_the_parameter(make):
     est = cls(random_state=-1) if make == "FMClassifier" else cls(ell=2, random_state=-1)
     with pytest.raises(ValueError, match=rf"The 'random_state' parameter of {make} must be a non-negative int"):
         est.fit(X, y) if make == "FMClassifier" else est.partial_fit(X)
+
+
+@pytest.mark.parametrize("fmt", ["csr", "csc"])
+@pytest.mark.parametrize("dtype", [">i4", ">i8", "<u8", "<u4", "<i2"])
+def test_index_arrays_of_any_integer_dtype_are_learnt_as_int32_ones(fmt, dtype):
+    # index arrays assigned by hand (big-endian, unsigned, narrow): the same model as scipy's own int32 arrays,
+    # never a numba typing error or scipy's "unsupported data types in input"
+    rng = np.random.default_rng(0)
+    X = sp.random(30, 6, density=0.5, format=fmt, random_state=0)
+    y = rng.integers(0, 2, 30)
+    odd = X.copy()
+    odd.indices, odd.indptr = X.indices.astype(dtype), X.indptr.astype(dtype)
+    ref = OGDClassifier(shuffle=False).fit(X, y)
+    clf = OGDClassifier(shuffle=False).fit(odd, y)
+    np.testing.assert_array_equal(clf.coef_, ref.coef_)
+    np.testing.assert_array_equal(clf.decision_function(odd), ref.decision_function(X))
+
+
+@pytest.mark.parametrize("which", ["indices", "indptr"])
+def test_index_arrays_that_are_not_integers_are_refused_in_one_line(which):
+    X = sp.random(10, 4, density=0.5, format="csr", random_state=0)
+    setattr(X, which, getattr(X, which).astype(np.float64))
+    with pytest.raises(
+        ValueError, match=rf"^X is a malformed CSR matrix: its {which} must be integers; got dtype float64\.$"
+    ):
+        OGDClassifier().fit(X, np.arange(10) % 2)
