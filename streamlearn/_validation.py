@@ -384,6 +384,32 @@ def check_X(estimator, X, *, reset):
     return as_csr_float(X, ensure_finite=True, bounded=True)
 
 
+_OBJECT = np.dtype(object)
+
+
+def labels_of_one_kind(labels, what):
+    """``labels`` (an array) as it is unless it is an object array mixing labels that do not compare (numbers and
+    strings, None): then a one-line ``ValueError`` naming their kinds, where sorting them would raise NumPy's
+    ``TypeError``. Only object arrays are looked at (one pass over their labels' types)."""
+    if labels.dtype != _OBJECT or labels.size == 0:
+        return labels
+    kinds = {_label_kind(v) for v in labels.ravel()}
+    if len(kinds) > 1:
+        raise ValueError(
+            f"{what} mixes labels of kinds {', '.join(sorted(kinds))}; expected labels of one kind (all numbers, "
+            "all strings or all booleans)."
+        )
+    return labels
+
+
+def _label_kind(label):
+    if isinstance(label, (bool, np.bool_)):
+        return "boolean"
+    if isinstance(label, (str, np.str_)):
+        return "string"
+    return "number" if isinstance(label, numbers.Number) else type(label).__name__
+
+
 def check_X_y(estimator, X, y, *, reset, y_numeric=False):
     """Validate ``X`` and ``y`` together (same length, finite, 1-D ``y``)."""
     if _fast_path(X, y):
@@ -394,6 +420,8 @@ def check_X_y(estimator, X, y, *, reset, y_numeric=False):
         return as_csr_float(X, ensure_finite=True, bounded=True), y
     from sklearn.utils.validation import validate_data
 
+    if not y_numeric and (getattr(y, "dtype", None) == _OBJECT or isinstance(y, (list, tuple))):
+        y = labels_of_one_kind(np.asarray(y), "y")  # labels (classifiers): one kind, before they are sorted
     X, y = validate_data(estimator, X, y, reset=reset, y_numeric=y_numeric, **_ACCEPTED_X)
     return as_csr_float(X, ensure_finite=True, bounded=True), y
 

@@ -189,7 +189,7 @@ def _classes_array(classes):
     if classes.dtype.kind in "fc" and np.isnan(classes).any():
         # NaN equals no target: it would be a class no example can teach, and a label predict could return
         raise ValueError(f"classes must not contain NaN (no label equals it); got classes={classes.tolist()}.")
-    return classes
+    return _validation.labels_of_one_kind(classes, "classes")
 
 
 def _is_number(label):
