@@ -369,6 +369,32 @@ def _raise_non_finite(value, row, col):
     )
 
 
+def check_2d_real(X, what="X"):
+    """``X`` (a feature matrix, before scikit-learn's ``validate_data``) as it is, or a list as an array; a one-line
+    ``ValueError`` for what ``validate_data`` words over several lines, printing the whole array: a scalar or a
+    1-D array (or any other number of dimensions than 2) and complex values. Reads the shape and dtypes only
+    (a list is converted once, and handed on converted)."""
+    if isinstance(X, (list, tuple)):
+        try:
+            X = np.asarray(X)
+        except ValueError:  # ragged rows: scikit-learn's message
+            return X
+    dtypes = getattr(X, "dtypes", None)  # a DataFrame: one dtype per column
+    kinds = (
+        {getattr(dt, "kind", "") for dt in dtypes}
+        if dtypes is not None
+        else {getattr(getattr(X, "dtype", None), "kind", "")}
+    )
+    if "c" in kinds:
+        raise ValueError(f"Complex data not supported: {what} has complex values; expected real numbers.")
+    ndim = getattr(X, "ndim", None)
+    if ndim is not None and ndim != 2:
+        got = "a scalar" if ndim == 0 else f"a {ndim}-D array of shape {tuple(X.shape)}"
+        hint = " (reshape one feature with X.reshape(-1, 1), one example with X.reshape(1, -1))" if ndim == 1 else ""
+        raise ValueError(f"Expected a 2-D {what} (n_samples, n_features); got {got}{hint}.")
+    return X
+
+
 def check_X(estimator, X, *, reset):
     """Validate a feature matrix for ``estimator`` and return it as canonical CSR float64.
 
@@ -380,7 +406,7 @@ def check_X(estimator, X, *, reset):
         return as_csr_float(X, ensure_finite=True, bounded=True)
     from sklearn.utils.validation import validate_data  # off the fast path only: scikit-learn's import is long
 
-    X = validate_data(estimator, X, reset=reset, **_ACCEPTED_X)
+    X = validate_data(estimator, check_2d_real(X), reset=reset, **_ACCEPTED_X)
     return as_csr_float(X, ensure_finite=True, bounded=True)
 
 
@@ -422,7 +448,9 @@ def check_X_y(estimator, X, y, *, reset, y_numeric=False):
 
     if not y_numeric and (getattr(y, "dtype", None) == _OBJECT or isinstance(y, (list, tuple))):
         y = labels_of_one_kind(np.asarray(y), "y")  # labels (classifiers): one kind, before they are sorted
-    X, y = validate_data(estimator, X, y, reset=reset, y_numeric=y_numeric, **_ACCEPTED_X)
+    if getattr(getattr(y, "dtype", None), "kind", "") == "c":
+        raise ValueError(f"Complex data not supported: y has complex values (dtype {y.dtype}); expected real numbers.")
+    X, y = validate_data(estimator, check_2d_real(X), y, reset=reset, y_numeric=y_numeric, **_ACCEPTED_X)
     return as_csr_float(X, ensure_finite=True, bounded=True), y
 
 
@@ -449,12 +477,24 @@ def finite_scores(estimator, scores):
     return scores
 
 
+def as_weights(sample_weight, what="sample_weight"):
+    """``sample_weight`` as a float64 array (values unchecked); a one-line ``ValueError`` for complex weights (NumPy
+    would drop their imaginary parts with a warning) and for values that are not numbers."""
+    sw = np.asarray(sample_weight)
+    if sw.dtype.kind == "c":
+        raise ValueError(f"{what} has complex values (dtype {sw.dtype}); expected real, non-negative weights.")
+    try:
+        return np.asarray(sw, dtype=np.float64)
+    except (TypeError, ValueError) as exc:
+        raise ValueError(f"{what} must hold numbers (one weight per example); got dtype {sw.dtype} ({exc}).") from None
+
+
 def check_sample_weight(sample_weight, n_samples):
     """``None`` -> ones; otherwise a finite, non-negative float64 array of length ``n_samples``, each weight below
     :data:`MAX_FEATURE_VALUE` (a weight multiplies the example's gradient: beyond it its square overflows)."""
     if sample_weight is None:
         return np.ones(n_samples, dtype=np.float64)
-    sw = np.asarray(sample_weight, dtype=np.float64)
+    sw = as_weights(sample_weight)
     if sw.ndim == 0:
         return np.full(n_samples, float(sw))
     if sw.shape != (n_samples,):

@@ -8,7 +8,10 @@ import pytest
 import scipy.sparse as sp
 
 from streamlearn._validation import Interval
-from streamlearn.linear_model import OGDClassifier
+from streamlearn.evaluation import iter_array_chunks
+from streamlearn.learners import LEARNERS, make_learner
+from streamlearn.linear_model import OGDClassifier, OGDRegressor
+from streamlearn.preprocessing import MaxAbsScaler, StandardScaler
 
 INF, NAN = float("inf"), float("nan")
 
@@ -94,3 +97,64 @@ def test_index_arrays_that_are_not_integers_are_refused_in_one_line(which):
         ValueError, match=rf"^X is a malformed CSR matrix: its {which} must be integers; got dtype float64\.$"
     ):
         OGDClassifier().fit(X, np.arange(10) % 2)
+
+
+def _one_line(exc_info):
+    message = str(exc_info.value)
+    assert "\n" not in message.strip(), message
+    return message
+
+
+_ALL = sorted(LEARNERS)
+
+
+@pytest.mark.parametrize("name", _ALL)
+def test_x_of_other_than_two_dimensions_is_refused_in_one_line(name):
+    # before: scikit-learn's "Expected 2D array, got 1D array instead:\narray=[...]\nReshape ..." (the array printed)
+    rng = np.random.default_rng(0)
+    y = rng.integers(0, 2, 8)
+    with pytest.raises(ValueError) as exc_info:
+        make_learner(name).fit(rng.normal(size=8), y)
+    assert _one_line(exc_info).startswith("Expected a 2-D X (n_samples, n_features); got a 1-D array of shape (8,)")
+    with pytest.raises(ValueError, match=r"^Expected a 2-D X \(n_samples, n_features\); got a scalar\.$"):
+        make_learner(name).fit(np.float64(1.0), y[:1])
+    fitted = make_learner(name).fit(rng.normal(size=(8, 3)), y)
+    with pytest.raises(ValueError, match=r"got a 1-D array of shape \(3,\)"):
+        fitted.predict(np.ones(3))
+
+
+@pytest.mark.parametrize("name", _ALL)
+def test_complex_values_are_refused_in_one_line(name):
+    # before: scikit-learn's "Complex data not supported\n[[...]]" (the whole matrix printed); complex weights were
+    # cast to their real parts with a ComplexWarning and learnt
+    rng = np.random.default_rng(0)
+    X, y = rng.normal(size=(8, 3)), rng.integers(0, 2, 8).astype(np.float64)
+    for bad in (X.astype(complex), sp.csr_matrix(X.astype(complex))):
+        with pytest.raises(ValueError) as exc_info:
+            make_learner(name).fit(bad, y)
+        assert _one_line(exc_info) == "Complex data not supported: X has complex values; expected real numbers."
+    with pytest.raises(ValueError) as exc_info:
+        make_learner(name).fit(X, y, sample_weight=np.ones(8, dtype=complex))
+    assert _one_line(exc_info) == (
+        "sample_weight has complex values (dtype complex128); expected real, non-negative weights."
+    )
+
+
+def test_complex_targets_and_weights_that_are_not_numbers_are_refused_in_one_line():
+    X = np.random.default_rng(0).normal(size=(8, 3))
+    with pytest.raises(ValueError) as exc_info:
+        OGDRegressor().fit(X, np.ones(8, dtype=complex))
+    assert _one_line(exc_info).startswith("Complex data not supported: y has complex values (dtype complex128)")
+    with pytest.raises(ValueError, match=r"^sample_weight must hold numbers \(one weight per example\); got dtype <U3"):
+        OGDRegressor().fit(X, np.ones(8), sample_weight=["abc"] * 8)
+
+
+def test_scalers_and_the_chunker_refuse_the_same_inputs_in_one_line():
+    X = np.random.default_rng(0).normal(size=(8, 3))
+    for scaler in (MaxAbsScaler(), StandardScaler()):
+        with pytest.raises(ValueError, match=r"^Expected a 2-D X \(n_samples, n_features\); got a 1-D array"):
+            scaler.partial_fit_transform(X[:, 0])
+        with pytest.raises(ValueError, match="^Complex data not supported: X has complex values"):
+            scaler.fit(X.astype(complex))
+    with pytest.raises(ValueError, match=r"^sample_weight has complex values"):
+        next(iter_array_chunks(X, np.ones(8), np.ones(8, dtype=complex)))
