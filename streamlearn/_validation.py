@@ -395,6 +395,38 @@ def check_2d_real(X, what="X"):
     return X
 
 
+def check_feature_names(estimator, X, reset):
+    """A one-line ``ValueError`` when ``X`` (a DataFrame whose column names are all strings) is not reset and its
+    column names differ from the ``feature_names_in_`` the estimator was fitted with, or come in another order;
+    scikit-learn's message for it lists the names one per line. Anything else is left to ``validate_data`` (names
+    that are not all strings, or a fit without names, are warned about there)."""
+    fitted = getattr(estimator, "feature_names_in_", None)
+    columns = getattr(X, "columns", None)
+    if reset or fitted is None or columns is None or not all(isinstance(c, str) for c in columns):
+        return
+    names = np.asarray(list(columns), dtype=object)
+    if names.shape == fitted.shape and bool(np.all(names == fitted)):
+        return
+    unseen, missing = [n for n in names if n not in set(fitted)], [n for n in fitted if n not in set(names)]
+    if unseen or missing:
+        how = "; ".join(
+            f"{what} {_some_names(which)}"
+            for what, which in (("unseen at fit time:", unseen), ("seen at fit time, now missing:", missing))
+            if which
+        )
+    else:
+        how = "the same names in another order"
+    raise ValueError(
+        f"The feature names of X differ from those {type(estimator).__name__} was fitted with ({how}); expected "
+        f"the same names in the same order: {_some_names(list(fitted))}."
+    )
+
+
+def _some_names(names, most=10):
+    shown = ", ".join(repr(str(n)) for n in names[:most])
+    return f"[{shown}{', ...' if len(names) > most else ''}] ({len(names)})" if len(names) > most else f"[{shown}]"
+
+
 def check_X(estimator, X, *, reset):
     """Validate a feature matrix for ``estimator`` and return it as canonical CSR float64.
 
@@ -406,6 +438,7 @@ def check_X(estimator, X, *, reset):
         return as_csr_float(X, ensure_finite=True, bounded=True)
     from sklearn.utils.validation import validate_data  # off the fast path only: scikit-learn's import is long
 
+    check_feature_names(estimator, X, reset)
     X = validate_data(estimator, check_2d_real(X), reset=reset, **_ACCEPTED_X)
     return as_csr_float(X, ensure_finite=True, bounded=True)
 
@@ -450,6 +483,7 @@ def check_X_y(estimator, X, y, *, reset, y_numeric=False):
         y = labels_of_one_kind(np.asarray(y), "y")  # labels (classifiers): one kind, before they are sorted
     if getattr(getattr(y, "dtype", None), "kind", "") == "c":
         raise ValueError(f"Complex data not supported: y has complex values (dtype {y.dtype}); expected real numbers.")
+    check_feature_names(estimator, X, reset)
     X, y = validate_data(estimator, check_2d_real(X), y, reset=reset, y_numeric=y_numeric, **_ACCEPTED_X)
     return as_csr_float(X, ensure_finite=True, bounded=True), y
 

@@ -158,3 +158,31 @@ def test_scalers_and_the_chunker_refuse_the_same_inputs_in_one_line():
             scaler.fit(X.astype(complex))
     with pytest.raises(ValueError, match=r"^sample_weight has complex values"):
         next(iter_array_chunks(X, np.ones(8), np.ones(8, dtype=complex)))
+
+
+@pytest.mark.parametrize("name", _ALL)
+def test_feature_names_other_than_those_of_fit_are_refused_in_one_line(name):
+    # before: scikit-learn's message listing the names one per line ("Feature names unseen at fit time:\n- w\n...")
+    pd = pytest.importorskip("pandas")
+    rng = np.random.default_rng(0)
+    df = pd.DataFrame(rng.normal(size=(10, 3)), columns=["a", "b", "c"])
+    est = make_learner(name).fit(df, rng.integers(0, 2, 10))
+    expected = "; expected the same names in the same order: ['a', 'b', 'c']."
+    with pytest.raises(ValueError) as exc_info:
+        est.predict(df[["c", "b", "a"]])
+    assert _one_line(exc_info) == (
+        f"The feature names of X differ from those {type(est).__name__} was fitted with (the same names in another "
+        f"order){expected}"
+    )
+    with pytest.raises(ValueError) as exc_info:
+        est.predict(df.set_axis(["a", "b", "z"], axis=1))
+    assert _one_line(exc_info).endswith(f"(unseen at fit time: ['z']; seen at fit time, now missing: ['c']){expected}")
+    assert est.predict(df).shape == (10,)  # the names of fit, in their order
+
+
+def test_a_scaler_refuses_feature_names_other_than_those_of_fit_in_one_line():
+    pd = pytest.importorskip("pandas")
+    df = pd.DataFrame(np.eye(3), columns=["a", "b", "c"])
+    with pytest.raises(ValueError) as exc_info:
+        MaxAbsScaler().fit(df).transform(df[["b", "a", "c"]])
+    assert _one_line(exc_info).startswith("The feature names of X differ from those MaxAbsScaler was fitted with")
