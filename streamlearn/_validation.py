@@ -390,7 +390,12 @@ def check_2d_real(X, what="X"):
     ndim = getattr(X, "ndim", None)
     if ndim is not None and ndim != 2:
         got = "a scalar" if ndim == 0 else f"a {ndim}-D array of shape {tuple(X.shape)}"
-        hint = " (reshape one feature with X.reshape(-1, 1), one example with X.reshape(1, -1))" if ndim == 1 else ""
+        # "Reshape your data": the words scikit-learn's estimator checks look for
+        hint = (
+            ". Reshape your data: X.reshape(-1, 1) if it has one feature, X.reshape(1, -1) if it is one example"
+            if ndim == 1
+            else ""
+        )
         raise ValueError(f"Expected a 2-D {what} (n_samples, n_features); got {got}{hint}.")
     return X
 

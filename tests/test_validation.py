@@ -115,7 +115,10 @@ def test_x_of_other_than_two_dimensions_is_refused_in_one_line(name):
     y = rng.integers(0, 2, 8)
     with pytest.raises(ValueError) as exc_info:
         make_learner(name).fit(rng.normal(size=8), y)
-    assert _one_line(exc_info).startswith("Expected a 2-D X (n_samples, n_features); got a 1-D array of shape (8,)")
+    assert _one_line(exc_info) == (
+        "Expected a 2-D X (n_samples, n_features); got a 1-D array of shape (8,). Reshape your data: X.reshape(-1, 1) "
+        "if it has one feature, X.reshape(1, -1) if it is one example."
+    )
     with pytest.raises(ValueError, match=r"^Expected a 2-D X \(n_samples, n_features\); got a scalar\.$"):
         make_learner(name).fit(np.float64(1.0), y[:1])
     fitted = make_learner(name).fit(rng.normal(size=(8, 3)), y)
