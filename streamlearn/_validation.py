@@ -488,9 +488,26 @@ def check_X_y(estimator, X, y, *, reset, y_numeric=False):
         y = labels_of_one_kind(np.asarray(y), "y")  # labels (classifiers): one kind, before they are sorted
     if getattr(getattr(y, "dtype", None), "kind", "") == "c":
         raise ValueError(f"Complex data not supported: y has complex values (dtype {y.dtype}); expected real numbers.")
+    if y_numeric and y is not None:
+        y = _numeric_targets(y)
     check_feature_names(estimator, X, reset)
     X, y = validate_data(estimator, check_2d_real(X), y, reset=reset, y_numeric=y_numeric, **_ACCEPTED_X)
     return as_csr_float(X, ensure_finite=True, bounded=True), y
+
+
+def _numeric_targets(y):
+    """``y`` (regression targets) as it is, or strings and objects as float64; a one-line ``ValueError`` naming y
+    when they are not numbers (NumPy's "could not convert string to float" did not)."""
+    kind = getattr(getattr(y, "dtype", None), "kind", None)
+    if kind is None and isinstance(y, (list, tuple)):
+        y = np.asarray(y)
+        kind = y.dtype.kind
+    if kind is None or kind not in "USO":
+        return y
+    try:
+        return np.asarray(y, dtype=np.float64)
+    except (TypeError, ValueError):
+        raise ValueError(f"y must hold numbers (regression targets); got dtype {np.asarray(y).dtype}.") from None
 
 
 def finite_scores(estimator, scores):

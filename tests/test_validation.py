@@ -189,3 +189,17 @@ def test_a_scaler_refuses_feature_names_other_than_those_of_fit_in_one_line():
     with pytest.raises(ValueError) as exc_info:
         MaxAbsScaler().fit(df).transform(df[["b", "a", "c"]])
     assert _one_line(exc_info).startswith("The feature names of X differ from those MaxAbsScaler was fitted with")
+
+
+@pytest.mark.parametrize("name", sorted(n for n in LEARNERS if LEARNERS[n].task == "regression"))
+def test_regression_targets_that_are_not_numbers_are_refused_in_one_line_naming_y(name):
+    # before: "could not convert string to float: np.str_('a')" from the conversion of the targets
+    X = np.random.default_rng(0).normal(size=(6, 2))
+    for y in (np.array(["a", "b"] * 3), ["a", "b"] * 3, np.array(["a", "b"] * 3, dtype=object)):
+        with pytest.raises(ValueError) as exc_info:
+            make_learner(name).fit(X, y)
+        assert _one_line(exc_info).startswith("y must hold numbers (regression targets); got dtype ")
+    ref = make_learner(name, {"random_state": 0}).fit(X, np.arange(6.0))
+    np.testing.assert_array_equal(
+        make_learner(name, {"random_state": 0}).fit(X, [str(v) for v in range(6)]).predict(X), ref.predict(X)
+    )
