@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from .._estimator import is_classifier
+from .._validation import check_sample_weight
 from ..losses import loss_value
 
 __all__ = ["TrainReport", "train_test_run", "infer_classes"]
@@ -113,7 +114,8 @@ def score_stream(learner, stream):
         X, y, sw = _xyw(chunk)
         if X.shape[0] == 0:
             continue
-        w = np.ones(X.shape[0]) if sw is None else np.asarray(sw, dtype=np.float64)
+        # the learners' own check: finite, non-negative, one per row, below 2**500 (else the weighted sums overflow)
+        w = np.ones(X.shape[0]) if sw is None else check_sample_weight(sw, X.shape[0])
         try:
             scores = learner._decision_function(X)
         except ValueError as exc:  # a refused row: its place among the test examples (from 0)
