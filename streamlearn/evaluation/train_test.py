@@ -114,11 +114,11 @@ def score_stream(learner, stream):
         X, y, sw = _xyw(chunk)
         if X.shape[0] == 0:
             continue
-        # the learners' own check: finite, non-negative, one per row, below 2**500 (else the weighted sums overflow)
-        w = np.ones(X.shape[0]) if sw is None else check_sample_weight(sw, X.shape[0])
         try:
+            # the learners' own check: finite, non-negative, one per row, below 2**500 (else the sums overflow)
+            w = np.ones(X.shape[0]) if sw is None else check_sample_weight(sw, X.shape[0])
             scores = learner._decision_function(X)
-        except ValueError as exc:  # a refused row: its place among the test examples (from 0)
+        except ValueError as exc:  # a refused row (weight or features): its place among the test examples (from 0)
             if getattr(exc, "row", None) is not None:
                 exc.test_example = n + exc.row
             raise
