@@ -103,8 +103,8 @@ class BaseEstimator:
             key, delim, sub_key = key.partition("__")
             if key not in valid:
                 raise ValueError(
-                    f"Invalid parameter {key!r} for estimator {self}. "
-                    f"Valid parameters are: {self._get_param_names()!r}."
+                    f"Invalid parameter {key!r} for estimator {type(self).__name__}. "
+                    f"Valid parameters are: {self._get_param_names()!r}."  # the repr would run over several lines
                 )
             if delim:
                 nested[key][sub_key] = value

@@ -181,6 +181,7 @@ def as_csr_float(X, *, ensure_finite=False, bounded=False):
     with ``bounded=True`` values of :data:`MAX_FEATURE_VALUE` or more in size, what the learners take.
     """
     if sp.issparse(X):
+        X = _native_index_arrays(X)
         X = sp.csr_matrix(X) if X.format != "csr" else X
         if X.dtype != np.float64:
             X = X.astype(np.float64)
@@ -194,6 +195,30 @@ def as_csr_float(X, *, ensure_finite=False, bounded=False):
         X = sp.csr_matrix(np.asarray(X, dtype=np.float64))
         if ensure_finite:
             _check_csr_structure(X, ensure_finite=True, bounded=bounded)
+    return X
+
+
+_INDEX_DTYPES = (np.dtype(np.int32), np.dtype(np.int64))
+
+
+def _native_index_arrays(X):
+    """``X`` (a sparse matrix) as it is when its index arrays are int32 or int64 in the machine's byte order, as
+    scipy builds them; else (arrays assigned by hand: big-endian, unsigned or narrow integers) a copy whose index
+    arrays are int64, the values unchanged (an unsigned index beyond int64 wraps negative and is refused by the
+    structure check), which the kernels are compiled for. Index arrays that are not integers are refused."""
+    arrays = {k: getattr(X, k) for k in ("indptr", "indices") if isinstance(getattr(X, k, None), np.ndarray)}
+    if X.format == "coo":
+        arrays = {"row": X.row, "col": X.col}
+    if all(a.dtype in _INDEX_DTYPES for a in arrays.values()):
+        return X
+    for key, a in arrays.items():
+        if a.dtype.kind not in "iu":
+            raise ValueError(
+                f"X is a malformed {X.format.upper()} matrix: its {key} must be integers; got dtype {a.dtype}."
+            )
+    X = X.copy()
+    for key, a in arrays.items():
+        setattr(X, key, a.astype(np.int64))
     return X
 
 
@@ -344,6 +369,69 @@ def _raise_non_finite(value, row, col):
     )
 
 
+def check_2d_real(X, what="X"):
+    """``X`` (a feature matrix, before scikit-learn's ``validate_data``) as it is, or a list as an array; a one-line
+    ``ValueError`` for what ``validate_data`` words over several lines, printing the whole array: a scalar or a
+    1-D array (or any other number of dimensions than 2) and complex values. Reads the shape and dtypes only
+    (a list is converted once, and handed on converted)."""
+    if isinstance(X, (list, tuple)):
+        try:
+            X = np.asarray(X)
+        except ValueError:  # ragged rows: scikit-learn's message
+            return X
+    dtypes = getattr(X, "dtypes", None)  # a DataFrame: one dtype per column
+    kinds = (
+        {getattr(dt, "kind", "") for dt in dtypes}
+        if dtypes is not None
+        else {getattr(getattr(X, "dtype", None), "kind", "")}
+    )
+    if "c" in kinds:
+        raise ValueError(f"Complex data not supported: {what} has complex values; expected real numbers.")
+    ndim = getattr(X, "ndim", None)
+    if ndim is not None and ndim != 2:
+        got = "a scalar" if ndim == 0 else f"a {ndim}-D array of shape {tuple(X.shape)}"
+        # "Reshape your data": the words scikit-learn's estimator checks look for
+        hint = (
+            ". Reshape your data: X.reshape(-1, 1) if it has one feature, X.reshape(1, -1) if it is one example"
+            if ndim == 1
+            else ""
+        )
+        raise ValueError(f"Expected a 2-D {what} (n_samples, n_features); got {got}{hint}.")
+    return X
+
+
+def check_feature_names(estimator, X, reset):
+    """A one-line ``ValueError`` when ``X`` (a DataFrame whose column names are all strings) is not reset and its
+    column names differ from the ``feature_names_in_`` the estimator was fitted with, or come in another order;
+    scikit-learn's message for it lists the names one per line. Anything else is left to ``validate_data`` (names
+    that are not all strings, or a fit without names, are warned about there)."""
+    fitted = getattr(estimator, "feature_names_in_", None)
+    columns = getattr(X, "columns", None)
+    if reset or fitted is None or columns is None or not all(isinstance(c, str) for c in columns):
+        return
+    names = np.asarray(list(columns), dtype=object)
+    if names.shape == fitted.shape and bool(np.all(names == fitted)):
+        return
+    unseen, missing = [n for n in names if n not in set(fitted)], [n for n in fitted if n not in set(names)]
+    if unseen or missing:
+        how = "; ".join(
+            f"{what} {_some_names(which)}"
+            for what, which in (("unseen at fit time:", unseen), ("seen at fit time, now missing:", missing))
+            if which
+        )
+    else:
+        how = "the same names in another order"
+    raise ValueError(
+        f"The feature names of X differ from those {type(estimator).__name__} was fitted with ({how}); expected "
+        f"the same names in the same order: {_some_names(list(fitted))}."
+    )
+
+
+def _some_names(names, most=10):
+    shown = ", ".join(repr(str(n)) for n in names[:most])
+    return f"[{shown}{', ...' if len(names) > most else ''}] ({len(names)})" if len(names) > most else f"[{shown}]"
+
+
 def check_X(estimator, X, *, reset):
     """Validate a feature matrix for ``estimator`` and return it as canonical CSR float64.
 
@@ -355,8 +443,35 @@ def check_X(estimator, X, *, reset):
         return as_csr_float(X, ensure_finite=True, bounded=True)
     from sklearn.utils.validation import validate_data  # off the fast path only: scikit-learn's import is long
 
-    X = validate_data(estimator, X, reset=reset, **_ACCEPTED_X)
+    check_feature_names(estimator, X, reset)
+    X = validate_data(estimator, check_2d_real(X), reset=reset, **_ACCEPTED_X)
     return as_csr_float(X, ensure_finite=True, bounded=True)
+
+
+_OBJECT = np.dtype(object)
+
+
+def labels_of_one_kind(labels, what):
+    """``labels`` (an array) as it is unless it is an object array mixing labels that do not compare (numbers and
+    strings, None): then a one-line ``ValueError`` naming their kinds, where sorting them would raise NumPy's
+    ``TypeError``. Only object arrays are looked at (one pass over their labels' types)."""
+    if labels.dtype != _OBJECT or labels.size == 0:
+        return labels
+    kinds = {_label_kind(v) for v in labels.ravel()}
+    if len(kinds) > 1:
+        raise ValueError(
+            f"{what} mixes labels of kinds {', '.join(sorted(kinds))}; expected labels of one kind (all numbers, "
+            "all strings or all booleans)."
+        )
+    return labels
+
+
+def _label_kind(label):
+    if isinstance(label, (bool, np.bool_)):
+        return "boolean"
+    if isinstance(label, (str, np.str_)):
+        return "string"
+    return "number" if isinstance(label, numbers.Number) else type(label).__name__
 
 
 def check_X_y(estimator, X, y, *, reset, y_numeric=False):
@@ -369,8 +484,30 @@ def check_X_y(estimator, X, y, *, reset, y_numeric=False):
         return as_csr_float(X, ensure_finite=True, bounded=True), y
     from sklearn.utils.validation import validate_data
 
-    X, y = validate_data(estimator, X, y, reset=reset, y_numeric=y_numeric, **_ACCEPTED_X)
+    if not y_numeric and (getattr(y, "dtype", None) == _OBJECT or isinstance(y, (list, tuple))):
+        y = labels_of_one_kind(np.asarray(y), "y")  # labels (classifiers): one kind, before they are sorted
+    if getattr(getattr(y, "dtype", None), "kind", "") == "c":
+        raise ValueError(f"Complex data not supported: y has complex values (dtype {y.dtype}); expected real numbers.")
+    if y_numeric and y is not None:
+        y = _numeric_targets(y)
+    check_feature_names(estimator, X, reset)
+    X, y = validate_data(estimator, check_2d_real(X), y, reset=reset, y_numeric=y_numeric, **_ACCEPTED_X)
     return as_csr_float(X, ensure_finite=True, bounded=True), y
+
+
+def _numeric_targets(y):
+    """``y`` (regression targets) as it is, or strings and objects as float64; a one-line ``ValueError`` naming y
+    when they are not numbers (NumPy's "could not convert string to float" did not)."""
+    kind = getattr(getattr(y, "dtype", None), "kind", None)
+    if kind is None and isinstance(y, (list, tuple)):
+        y = np.asarray(y)
+        kind = y.dtype.kind
+    if kind is None or kind not in "USO":
+        return y
+    try:
+        return np.asarray(y, dtype=np.float64)
+    except (TypeError, ValueError):
+        raise ValueError(f"y must hold numbers (regression targets); got dtype {np.asarray(y).dtype}.") from None
 
 
 def finite_scores(estimator, scores):
@@ -396,12 +533,24 @@ def finite_scores(estimator, scores):
     return scores
 
 
+def as_weights(sample_weight, what="sample_weight"):
+    """``sample_weight`` as a float64 array (values unchecked); a one-line ``ValueError`` for complex weights (NumPy
+    would drop their imaginary parts with a warning) and for values that are not numbers."""
+    sw = np.asarray(sample_weight)
+    if sw.dtype.kind == "c":
+        raise ValueError(f"{what} has complex values (dtype {sw.dtype}); expected real, non-negative weights.")
+    try:
+        return np.asarray(sw, dtype=np.float64)
+    except (TypeError, ValueError) as exc:
+        raise ValueError(f"{what} must hold numbers (one weight per example); got dtype {sw.dtype} ({exc}).") from None
+
+
 def check_sample_weight(sample_weight, n_samples):
     """``None`` -> ones; otherwise a finite, non-negative float64 array of length ``n_samples``, each weight below
     :data:`MAX_FEATURE_VALUE` (a weight multiplies the example's gradient: beyond it its square overflows)."""
     if sample_weight is None:
         return np.ones(n_samples, dtype=np.float64)
-    sw = np.asarray(sample_weight, dtype=np.float64)
+    sw = as_weights(sample_weight)
     if sw.ndim == 0:
         return np.full(n_samples, float(sw))
     if sw.shape != (n_samples,):

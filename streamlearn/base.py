@@ -185,7 +185,11 @@ def _classes_array(classes):
         raise ValueError(f"classes must hold every label (e.g. classes=[-1, 1]); got {got}.")
     if isinstance(classes, (set, frozenset)) or not hasattr(classes, "__len__") or np.ndim(classes) == 0:
         classes = list(classes)  # sets, dict views, generators: np.asarray would make one object label
-    return np.asarray(classes)
+    classes = np.asarray(classes)
+    if classes.dtype.kind in "fc" and np.isnan(classes).any():
+        # NaN equals no target: it would be a class no example can teach, and a label predict could return
+        raise ValueError(f"classes must not contain NaN (no label equals it); got classes={classes.tolist()}.")
+    return _validation.labels_of_one_kind(classes, "classes")
 
 
 def _is_number(label):

@@ -1,10 +1,17 @@
-"""Parameter ranges (streamlearn._validation.Interval): an open end refuses infinity, NaN is in no range."""
+"""Parameter ranges (streamlearn._validation.Interval): an open end refuses infinity, NaN is in no range; the
+boundary normalisation of the inputs (streamlearn._validation)."""
 
 import math
 
+import numpy as np
 import pytest
+import scipy.sparse as sp
 
 from streamlearn._validation import Interval
+from streamlearn.evaluation import iter_array_chunks
+from streamlearn.learners import LEARNERS, make_learner
+from streamlearn.linear_model import OGDClassifier, OGDRegressor
+from streamlearn.preprocessing import MaxAbsScaler, StandardScaler
 
 INF, NAN = float("inf"), float("nan")
 
@@ -64,3 +71,135 @@ def test_a_negative_random_state_is_refused_naming_the_parameter(make):
     est = cls(random_state=-1) if make == "FMClassifier" else cls(ell=2, random_state=-1)
     with pytest.raises(ValueError, match=rf"The 'random_state' parameter of {make} must be a non-negative int"):
         est.fit(X, y) if make == "FMClassifier" else est.partial_fit(X)
+
+
+@pytest.mark.parametrize("fmt", ["csr", "csc"])
+@pytest.mark.parametrize("dtype", [">i4", ">i8", "<u8", "<u4", "<i2"])
+def test_index_arrays_of_any_integer_dtype_are_learnt_as_int32_ones(fmt, dtype):
+    # index arrays assigned by hand (big-endian, unsigned, narrow): the same model as scipy's own int32 arrays,
+    # never a numba typing error or scipy's "unsupported data types in input"
+    rng = np.random.default_rng(0)
+    X = sp.random(30, 6, density=0.5, format=fmt, random_state=0)
+    y = rng.integers(0, 2, 30)
+    odd = X.copy()
+    odd.indices, odd.indptr = X.indices.astype(dtype), X.indptr.astype(dtype)
+    ref = OGDClassifier(shuffle=False).fit(X, y)
+    clf = OGDClassifier(shuffle=False).fit(odd, y)
+    np.testing.assert_array_equal(clf.coef_, ref.coef_)
+    np.testing.assert_array_equal(clf.decision_function(odd), ref.decision_function(X))
+
+
+@pytest.mark.parametrize("which", ["indices", "indptr"])
+def test_index_arrays_that_are_not_integers_are_refused_in_one_line(which):
+    X = sp.random(10, 4, density=0.5, format="csr", random_state=0)
+    setattr(X, which, getattr(X, which).astype(np.float64))
+    with pytest.raises(
+        ValueError, match=rf"^X is a malformed CSR matrix: its {which} must be integers; got dtype float64\.$"
+    ):
+        OGDClassifier().fit(X, np.arange(10) % 2)
+
+
+def _one_line(exc_info):
+    message = str(exc_info.value)
+    assert "\n" not in message.strip(), message
+    return message
+
+
+_ALL = sorted(LEARNERS)
+
+
+@pytest.mark.parametrize("name", _ALL)
+def test_x_of_other_than_two_dimensions_is_refused_in_one_line(name):
+    # before: scikit-learn's "Expected 2D array, got 1D array instead:\narray=[...]\nReshape ..." (the array printed)
+    rng = np.random.default_rng(0)
+    y = rng.integers(0, 2, 8)
+    with pytest.raises(ValueError) as exc_info:
+        make_learner(name).fit(rng.normal(size=8), y)
+    assert _one_line(exc_info) == (
+        "Expected a 2-D X (n_samples, n_features); got a 1-D array of shape (8,). Reshape your data: X.reshape(-1, 1) "
+        "if it has one feature, X.reshape(1, -1) if it is one example."
+    )
+    with pytest.raises(ValueError, match=r"^Expected a 2-D X \(n_samples, n_features\); got a scalar\.$"):
+        make_learner(name).fit(np.float64(1.0), y[:1])
+    fitted = make_learner(name).fit(rng.normal(size=(8, 3)), y)
+    with pytest.raises(ValueError, match=r"got a 1-D array of shape \(3,\)"):
+        fitted.predict(np.ones(3))
+
+
+@pytest.mark.parametrize("name", _ALL)
+def test_complex_values_are_refused_in_one_line(name):
+    # before: scikit-learn's "Complex data not supported\n[[...]]" (the whole matrix printed); complex weights were
+    # cast to their real parts with a ComplexWarning and learnt
+    rng = np.random.default_rng(0)
+    X, y = rng.normal(size=(8, 3)), rng.integers(0, 2, 8).astype(np.float64)
+    for bad in (X.astype(complex), sp.csr_matrix(X.astype(complex))):
+        with pytest.raises(ValueError) as exc_info:
+            make_learner(name).fit(bad, y)
+        assert _one_line(exc_info) == "Complex data not supported: X has complex values; expected real numbers."
+    with pytest.raises(ValueError) as exc_info:
+        make_learner(name).fit(X, y, sample_weight=np.ones(8, dtype=complex))
+    assert _one_line(exc_info) == (
+        "sample_weight has complex values (dtype complex128); expected real, non-negative weights."
+    )
+
+
+def test_complex_targets_and_weights_that_are_not_numbers_are_refused_in_one_line():
+    X = np.random.default_rng(0).normal(size=(8, 3))
+    with pytest.raises(ValueError) as exc_info:
+        OGDRegressor().fit(X, np.ones(8, dtype=complex))
+    assert _one_line(exc_info).startswith("Complex data not supported: y has complex values (dtype complex128)")
+    with pytest.raises(ValueError, match=r"^sample_weight must hold numbers \(one weight per example\); got dtype <U3"):
+        OGDRegressor().fit(X, np.ones(8), sample_weight=["abc"] * 8)
+
+
+def test_scalers_and_the_chunker_refuse_the_same_inputs_in_one_line():
+    X = np.random.default_rng(0).normal(size=(8, 3))
+    for scaler in (MaxAbsScaler(), StandardScaler()):
+        with pytest.raises(ValueError, match=r"^Expected a 2-D X \(n_samples, n_features\); got a 1-D array"):
+            scaler.partial_fit_transform(X[:, 0])
+        with pytest.raises(ValueError, match="^Complex data not supported: X has complex values"):
+            scaler.fit(X.astype(complex))
+    with pytest.raises(ValueError, match=r"^sample_weight has complex values"):
+        next(iter_array_chunks(X, np.ones(8), np.ones(8, dtype=complex)))
+
+
+@pytest.mark.parametrize("name", _ALL)
+def test_feature_names_other_than_those_of_fit_are_refused_in_one_line(name):
+    # before: scikit-learn's message listing the names one per line ("Feature names unseen at fit time:\n- w\n...")
+    pd = pytest.importorskip("pandas")
+    rng = np.random.default_rng(0)
+    df = pd.DataFrame(rng.normal(size=(10, 3)), columns=["a", "b", "c"])
+    est = make_learner(name).fit(df, rng.integers(0, 2, 10))
+    expected = "; expected the same names in the same order: ['a', 'b', 'c']."
+    with pytest.raises(ValueError) as exc_info:
+        est.predict(df[["c", "b", "a"]])
+    assert _one_line(exc_info) == (
+        f"The feature names of X differ from those {type(est).__name__} was fitted with (the same names in another "
+        f"order){expected}"
+    )
+    with pytest.raises(ValueError) as exc_info:
+        est.predict(df.set_axis(["a", "b", "z"], axis=1))
+    assert _one_line(exc_info).endswith(f"(unseen at fit time: ['z']; seen at fit time, now missing: ['c']){expected}")
+    assert est.predict(df).shape == (10,)  # the names of fit, in their order
+
+
+def test_a_scaler_refuses_feature_names_other_than_those_of_fit_in_one_line():
+    pd = pytest.importorskip("pandas")
+    df = pd.DataFrame(np.eye(3), columns=["a", "b", "c"])
+    with pytest.raises(ValueError) as exc_info:
+        MaxAbsScaler().fit(df).transform(df[["b", "a", "c"]])
+    assert _one_line(exc_info).startswith("The feature names of X differ from those MaxAbsScaler was fitted with")
+
+
+@pytest.mark.parametrize("name", sorted(n for n in LEARNERS if LEARNERS[n].task == "regression"))
+def test_regression_targets_that_are_not_numbers_are_refused_in_one_line_naming_y(name):
+    # before: "could not convert string to float: np.str_('a')" from the conversion of the targets
+    X = np.random.default_rng(0).normal(size=(6, 2))
+    for y in (np.array(["a", "b"] * 3), ["a", "b"] * 3, np.array(["a", "b"] * 3, dtype=object)):
+        with pytest.raises(ValueError) as exc_info:
+            make_learner(name).fit(X, y)
+        assert _one_line(exc_info).startswith("y must hold numbers (regression targets); got dtype ")
+    ref = make_learner(name, {"random_state": 0}).fit(X, np.arange(6.0))
+    np.testing.assert_array_equal(
+        make_learner(name, {"random_state": 0}).fit(X, [str(v) for v in range(6)]).predict(X), ref.predict(X)
+    )

@@ -16,6 +16,7 @@ from typing import Any
 import numpy as np
 import scipy.sparse as sp
 
+from .._validation import as_weights
 from ._common import as_1d_labels, check_learner, example_losses, loss_spec, n_rows, signed_targets, task_of, to_builtin
 
 __all__ = ["iter_progressive_validation", "progressive_validation", "ProgressiveResult", "iter_array_chunks"]
@@ -64,7 +65,7 @@ def iter_array_chunks(
     elif not hasattr(X, "shape"):
         X = np.asarray(X)
     if sample_weight is not None:
-        sample_weight = np.asarray(sample_weight, dtype=np.float64)
+        sample_weight = as_weights(sample_weight)
         if sample_weight.ndim == 0:
             sample_weight = np.full(n, float(sample_weight))
         as_1d_labels(sample_weight, n, what="sample_weight")

@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from .._estimator import is_classifier
+from .._validation import check_sample_weight
 from ..losses import loss_value
 
 __all__ = ["TrainReport", "train_test_run", "infer_classes"]
@@ -113,10 +114,11 @@ def score_stream(learner, stream):
         X, y, sw = _xyw(chunk)
         if X.shape[0] == 0:
             continue
-        w = np.ones(X.shape[0]) if sw is None else np.asarray(sw, dtype=np.float64)
         try:
+            # the learners' own check: finite, non-negative, one per row, below 2**500 (else the sums overflow)
+            w = np.ones(X.shape[0]) if sw is None else check_sample_weight(sw, X.shape[0])
             scores = learner._decision_function(X)
-        except ValueError as exc:  # a refused row: its place among the test examples (from 0)
+        except ValueError as exc:  # a refused row (weight or features): its place among the test examples (from 0)
             if getattr(exc, "row", None) is not None:
                 exc.test_example = n + exc.row
             raise

@@ -400,6 +400,17 @@ class BlockMinimizationSVC(_BatchLinearSVC):
         """Split ``(X, y)`` into on-disk blocks and solve; returns ``self``."""
         return self.fit_stream([(X, y, sample_weight)])
 
+    def _block_store(self, n_features):
+        """The temporary block store, in ``cache_dir``; a directory that cannot hold it is refused naming
+        ``cache_dir`` (the error of ``tempfile.mkdtemp`` named a random subdirectory)."""
+        try:
+            return BlockStore(n_features, self.block_mb * 2**20, parent=self.cache_dir)
+        except OSError as exc:
+            raise ValueError(
+                f"The 'cache_dir' parameter of {type(self).__name__} must be an existing, writable directory or "
+                f"None. Got {self.cache_dir!r} instead ({exc.strerror or exc})."
+            ) from None
+
     def fit_stream(self, chunks: Iterable[tuple[Any, ...]], classes: Iterable[Any] | None = None) -> Self:
         """Split an iterable of ``(X, y)`` or ``(X, y, sample_weight)`` chunks into on-disk blocks while
         reading it (one chunk in memory at a time), then solve. ``classes`` (optional) must cover every
@@ -417,7 +428,7 @@ class BlockMinimizationSVC(_BatchLinearSVC):
             for i, chunk in enumerate(chunks):
                 X, y, sw = self._check_chunk(chunk[0], chunk[1], chunk[2] if len(chunk) > 2 else None, first=i == 0)
                 if store is None:
-                    store = BlockStore(X.shape[1], self.block_mb * 2**20, parent=self.cache_dir)
+                    store = self._block_store(X.shape[1])
                 uniq, inverse = np.unique(y, return_inverse=True)
                 y_codes = np.array([codes.setdefault(u, len(codes)) for u in uniq], dtype=np.float64)[inverse]
                 keep = sw > 0

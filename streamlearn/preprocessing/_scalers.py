@@ -9,7 +9,7 @@ from sklearn.utils.validation import check_is_fitted, validate_data
 
 from .._kernels import scaling as _k
 from .._params import keyword_init
-from .._validation import as_csr_float, check_finite
+from .._validation import as_csr_float, check_2d_real, check_feature_names, check_finite
 from .._typing import FloatArray, MatrixLike
 from ..persist import PersistMixin
 
@@ -66,9 +66,10 @@ class _OnlineScaler(PersistMixin, OneToOneFeatureMixin, TransformerMixin, BaseEs
     _bounded = False
 
     def _check(self, X, reset):
+        check_feature_names(self, X, reset)
         X = validate_data(
             self,
-            X,
+            check_2d_real(X),
             reset=reset,
             accept_sparse=("csr", "csc", "coo"),
             dtype=np.float64,

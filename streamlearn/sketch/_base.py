@@ -20,6 +20,14 @@ from ..persist import PersistMixin
 MAX_SQUARED_NORM = 1e300
 
 
+def _refuse_complex(name, what, A):
+    """``A`` (an array or a sparse matrix) as it is; a one-line ``ValueError`` for complex values, which NumPy's
+    conversion to float64 would drop the imaginary parts of, with only a warning."""
+    if A.dtype.kind == "c":
+        raise ValueError(f"{name}: {what} has complex values (dtype {A.dtype}); expected real numbers.")
+    return A
+
+
 def check_rows(name, X):
     """Validate a chunk of rows once: CSR (canonical, float64) or dense C-contiguous float64, 2-D, finite.
 
@@ -29,6 +37,7 @@ def check_rows(name, X):
     if sp.issparse(X):
         if X.ndim != 2:
             raise ValueError(f"{name}: X must be 2-D (rows x features); got a sparse array of shape {X.shape}.")
+        _refuse_complex(name, "X", X)
         X = as_csr_float(X)
         data = X.data
         with np.errstate(over="ignore", invalid="ignore"):  # overflow is reported below, in one line
@@ -44,12 +53,14 @@ def check_rows(name, X):
             )
     else:
         try:
-            X = np.asarray(X, dtype=np.float64)
+            X = np.asarray(X)
+            X = X if X.dtype.kind == "c" else np.asarray(X, dtype=np.float64)
         except (TypeError, ValueError) as exc:
             raise ValueError(
                 f"{name}: X must be a numeric 2-D array or a scipy sparse matrix; could not "
                 f"convert it to float64 ({exc})."
             ) from None
+        _refuse_complex(name, "X", X)
         if X.ndim != 2:
             hint = " Use update(row) for a single row, or X.reshape(1, -1)." if X.ndim == 1 else ""
             raise ValueError(f"{name}: X must be 2-D (rows x features); got an array of shape {X.shape}.{hint}")
@@ -279,7 +290,12 @@ class _BaseSketch(PersistMixin, BaseEstimator):
                 f"{name}.solve: B^T B + alpha I is singular (alpha = {alpha:g}, and B^T B has rank "
                 f"<= ell < d); pass extra_alpha > 0."
             )
-        v = np.asarray(v, dtype=np.float64)
+        v = np.asarray(v)
+        _refuse_complex(f"{name}.solve", "v", v)
+        try:
+            v = np.asarray(v, dtype=np.float64)
+        except (TypeError, ValueError) as exc:
+            raise ValueError(f"{name}.solve: v must hold numbers; got dtype {v.dtype} ({exc}).") from None
         d = B.shape[1]
         if v.ndim not in (1, 2) or v.shape[0] != d:
             raise ValueError(f"{name}.solve: v must have shape ({d},) or ({d}, k); got {v.shape}.")

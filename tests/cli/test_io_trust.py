@@ -784,3 +784,16 @@ def test_a_utf16_or_utf32_file_is_named_as_such(tmp_path, capsys, encoding, name
         f"mark); expected UTF-8 (or ASCII) text: convert it, e.g. with iconv -f {enc} -t UTF-8\n"
     ), err
     assert model.read_bytes() == b"older"
+
+
+def test_a_test_file_weight_too_large_is_named_by_its_line(tmp_path, capsys):
+    """A --test file's importance weight is checked as a training file's, and a refused one is named by its file
+    and line (a weight of 1e200 was scored with, and one of 1e308 made the test metrics NaN)."""
+    from streamlearn.cli.main import main
+
+    data, test = tmp_path / "d.vw", tmp_path / "t.vw"
+    data.write_text("1 |a x\n-1 |a y\n")
+    test.write_text("1 |a x\n\n-1 1e200 |a y\n")
+    assert main(["train", str(data), "-l", "ogd", "--test", str(test), "--quiet"]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith(f"streamlearn: error: {test}:3: the importance weight 1e+200 is too large"), err

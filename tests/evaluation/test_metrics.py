@@ -123,3 +123,24 @@ def test_error_rate_of_a_scored_stream_is_the_ratio_of_the_counts(wrong, n):
     assert (clf.predict(X) == 1).all()
     res = score_stream(clf, iter([(X, y)]))
     assert res["error_rate"] == wrong / n and res["accuracy"] == (n - wrong) / n
+
+
+@pytest.mark.parametrize(
+    ("weights", "message"),
+    [
+        (-np.ones(20), "Negative values in data passed to sample_weight"),
+        (np.r_[np.ones(19), -19.5], "Negative values in data passed to sample_weight"),
+        (np.full(20, np.nan), "sample_weight contains NaN or infinity"),
+        (np.ones(3), r"sample_weight.shape == \(3,\), expected \(20,\)"),
+        (np.ones(20, dtype=complex), "sample_weight has complex values"),
+        (np.full(20, 1e308), r"sample_weight\[0\] = 1e\+308; expected weights below 2\*\*500"),
+    ],
+)
+def test_test_weights_are_checked_as_the_learners_check_them(weights, message):
+    """Before: negative and NaN weights were 'all 20 test examples have sample weight 0', a wrong length numpy's
+    matmul error, complex weights their real parts (a ComplexWarning) and weights of 1e308 NaN metrics."""
+    X = np.random.default_rng(0).normal(size=(20, 4))
+    y = (X[:, 0] > 0).astype(int)
+    clf = OGDClassifier(random_state=0).fit(X, y)
+    with pytest.raises(ValueError, match=message):
+        score_stream(clf, iter([(X, y, weights)]))

@@ -277,3 +277,18 @@ def test_a_refused_fit_leaves_the_fitted_model_as_it_was(cls):
         with pytest.raises(ValueError, match=r"^[^\n]+$"):
             model.fit(Xb, yb, sample_weight=sw)
         np.testing.assert_array_equal(model.decision_function(X), predicted)
+
+
+def test_a_cache_dir_that_cannot_hold_the_blocks_is_refused_naming_it(tmp_path):
+    # before: FileNotFoundError naming a random subdirectory ('.../streamlearn-blocks-g0rnbvsc') of the parameter
+    X, y = np.random.default_rng(0).normal(size=(6, 2)), np.arange(6) % 2
+    (tmp_path / "a_file").write_text("")
+    for bad, why in ((tmp_path / "missing", "No such file or directory"), (tmp_path / "a_file", "Not a directory")):
+        est = BlockMinimizationSVC(cache_dir=str(bad))
+        with pytest.raises(ValueError) as exc_info:
+            est.fit(X, y)
+        assert str(exc_info.value) == (
+            "The 'cache_dir' parameter of BlockMinimizationSVC must be an existing, writable directory or None. "
+            f"Got {str(bad)!r} instead ({why})."
+        )
+        assert not hasattr(est, "coef_")

@@ -222,3 +222,19 @@ def test_infinite_alpha0_is_refused():
         ValueError, match=r"'alpha0' parameter of RobustFrequentDirections must be a float in the range \[0.0, inf\)"
     ):
         RobustFrequentDirections(ell=3, alpha0=np.inf).partial_fit(A)
+
+
+@pytest.mark.parametrize("name", sorted(SKETCHES))
+def test_complex_rows_and_right_hand_sides_are_refused_in_one_line(name):
+    # before: NumPy dropped the imaginary parts with a ComplexWarning and the real parts were sketched / solved
+    cls = SKETCHES[name]
+    A = np.random.default_rng(1).normal(size=(30, 8))
+    for bad in (A.astype(complex), sp.csr_matrix(A.astype(complex)), A.astype(complex).tolist()):
+        with pytest.raises(ValueError, match=rf"^{cls.__name__}: X has complex values \(dtype complex128\); expected"):
+            cls(ell=4).partial_fit(bad)
+    s = cls(ell=4).partial_fit(A)
+    with pytest.raises(ValueError, match=rf"^{cls.__name__}.solve: v has complex values \(dtype complex128\);"):
+        s.solve(np.ones(8, dtype=complex), extra_alpha=1.0)
+    with pytest.raises(ValueError, match=rf"^{cls.__name__}.solve: v must hold numbers; got dtype <U3"):
+        s.solve("abc", extra_alpha=1.0)
+    assert s.n_seen_ == 30
