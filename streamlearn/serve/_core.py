@@ -11,6 +11,8 @@ Start-up loads the newest snapshot whose two files exist (a crash between them l
 in force, and its log) and replays the log records from its ``n`` on, each
 record as one ``partial_fit`` call: the same calls, on the same batches, as before the restart, so the model
 is the same bit for bit whatever the learner. A torn last record (crash in the middle of a write) is dropped.
+
+A running server holds an exclusive ``flock`` of the folder: a second server on it is refused.
 """
 
 import contextlib
@@ -42,6 +44,11 @@ from ..learners import LEARNERS, learner_name_of, make_learner, scaled_learner
 from ..persist import load, save
 from ._wal import HEADER, WriteAheadLog, fsync_path, read_records
 
+try:
+    import fcntl
+except ImportError:  # pragma: no cover - not POSIX: the state folder is not locked
+    fcntl = None  # type: ignore[assignment]
+
 __all__ = ["ServedModel", "BadRequest", "DEFAULT_N_FEATURES"]
 
 #: Width of a server started from a learner name without ``--n-features``.
@@ -59,6 +66,54 @@ def _resolve(items):
                 fut.set_exception(exc)
             else:
                 fut.set_result(result)
+
+
+#: the state folders this process serves: their real path -> [descriptor holding the lock, number of ServedModels]
+_HELD: dict = {}
+_HELD_LOCK = threading.Lock()
+
+
+def _lock_state_dir(path, log):
+    """Take the state folder ``path`` for this process (an exclusive ``flock`` of the folder, held until
+    :func:`_unlock_state_dir`): a second server on the same folder, in another process, is refused instead of
+    appending its records to the same log, where the acknowledged examples of one of them were lost at the next
+    start. ServedModels of one process may share a folder (a test abandons one, as a crash would)."""
+    key = os.path.realpath(path)
+    with _HELD_LOCK:
+        held = _HELD.get(key)
+        if held is not None:
+            held[1] += 1
+            return key
+        fd = None
+        try:
+            if fcntl is not None:
+                fd = os.open(key, os.O_RDONLY)
+                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            os.close(fd)
+            raise ValueError(
+                f"state directory {path} is in use by another 'streamlearn serve' process: one server per "
+                "folder (stop that one first, or give another --state-dir)."
+            ) from None
+        except OSError as exc:  # a file system without locks: served, unlocked
+            if fd is not None:
+                os.close(fd)
+                fd = None
+            log(f"state directory {path}: cannot lock it ({exc.strerror or exc}); a second server is not detected")
+        _HELD[key] = [fd, 1]
+        return key
+
+
+def _unlock_state_dir(key):
+    with _HELD_LOCK:
+        held = _HELD.get(key)
+        if held is None:  # released already
+            return
+        held[1] -= 1
+        if held[1] == 0:
+            del _HELD[key]
+            if held[0] is not None:
+                os.close(held[0])
 
 
 class BadRequest(ValueError):
@@ -294,28 +349,33 @@ class ServedModel:
         self.stats = {"n_learned": 0, "loss_sum": 0.0, "err_sum": 0.0, "n_batches": 0}
         self._win_loss = deque(maxlen=self.window)
         self._win_err = deque(maxlen=self.window)
-        snap = self._latest_snapshot()
-        if snap is None:
-            if model is None and learner is None:
-                raise ValueError(f"state directory {self.dir} holds no snapshot: give a model file or a learner.")
-            _, wals = self._files()
-            left = [f"wal-{m}.log" for m in wals if os.path.getsize(os.path.join(self.dir, f"wal-{m}.log"))]
-            if left:  # the records of an earlier model: a new one must not append to them or replay them
-                raise ValueError(
-                    f"state directory {self.dir} holds the log {left[0]} but no complete snapshot: it is the log of "
-                    "an earlier model. Restore its snapshot (model-N.slm and state-N.json), or empty the folder to "
-                    "start over."
-                )
-            self._init_fresh(model, learner, params, n_features, zero_based, classes, scale, target_scale)
-            self._snapshot()
-        else:
-            if model is not None or learner is not None:
-                self._log(
-                    f"continuing the model in {self.dir} (snapshot {snap}); the model/learner given "
-                    "is used only for an empty state directory"
-                )
-            self._recover(snap)
-        self._warm_up()
+        self._state_key = _lock_state_dir(self.dir, self._log)
+        try:
+            snap = self._latest_snapshot()
+            if snap is None:
+                if model is None and learner is None:
+                    raise ValueError(f"state directory {self.dir} holds no snapshot: give a model file or a learner.")
+                _, wals = self._files()
+                left = [f"wal-{m}.log" for m in wals if os.path.getsize(os.path.join(self.dir, f"wal-{m}.log"))]
+                if left:  # the records of an earlier model: a new one must not append to them or replay them
+                    raise ValueError(
+                        f"state directory {self.dir} holds the log {left[0]} but no complete snapshot: it is the log of "
+                        "an earlier model. Restore its snapshot (model-N.slm and state-N.json), or empty the folder to "
+                        "start over."
+                    )
+                self._init_fresh(model, learner, params, n_features, zero_based, classes, scale, target_scale)
+                self._snapshot()
+            else:
+                if model is not None or learner is not None:
+                    self._log(
+                        f"continuing the model in {self.dir} (snapshot {snap}); the model/learner given "
+                        "is used only for an empty state directory"
+                    )
+                self._recover(snap)
+            self._warm_up()
+        except BaseException:
+            _unlock_state_dir(self._state_key)
+            raise
         self._last_snapshot = time.monotonic()
         self._worker = threading.Thread(target=self._run, name="streamlearn-learner", daemon=True)
         self._syncers = [
@@ -825,6 +885,9 @@ class ServedModel:
         for t in self._syncers:
             t.join()
         self.wal.close()
+        if self._state_key is not None:
+            _unlock_state_dir(self._state_key)
+            self._state_key = None
 
     def _run(self):
         while True:

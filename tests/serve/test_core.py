@@ -521,3 +521,39 @@ def test_serve_limits_that_are_not_finite_are_one_line_errors(tmp_path, capsys, 
     err = capsys.readouterr().err
     assert err.startswith("streamlearn: error: ") and option[0] in err and err.count("\n") == 1, err
     assert not state.exists()
+
+
+def test_a_second_server_on_the_same_state_directory_is_refused(tmp_path):
+    """Two servers on one state folder (two processes) appended their records to the same log, each counting
+    its own examples: at the next start one server's acknowledged examples were skipped as already learned.
+    The second is refused with a one-line error naming the folder; once the first stops, the folder serves."""
+    import os
+    import select
+    import subprocess
+    import sys
+
+    state = tmp_path / "state"
+    code = (
+        "import sys; from streamlearn.serve import ServedModel; "
+        "m = ServedModel(sys.argv[1], learner='ftrl', n_features=4, snapshot_every=0); "
+        "m.learn_text(b'1 1:1\\n').result(timeout=60); print('ready', flush=True); sys.stdin.read(); m.close()"
+    )
+    env = dict(os.environ, PYTHONPATH=str(Path(__file__).resolve().parents[2]))
+    first = subprocess.Popen(
+        [sys.executable, "-c", code, str(state)], stdin=subprocess.PIPE, stdout=subprocess.PIPE, env=env
+    )
+    try:
+        assert select.select([first.stdout], [], [], 120)[0] and first.stdout.readline() == b"ready\n"
+        with pytest.raises(ValueError, match=r"state directory .*state is in use by another 'streamlearn serve'"):
+            ServedModel(state, snapshot_every=0)
+        with pytest.raises(ValueError, match="in use by another"):  # with a model or learner too
+            ServedModel(state, learner="ftrl", n_features=4, snapshot_every=0)
+    finally:
+        first.stdin.close()
+        first.wait(timeout=60)
+    m = ServedModel(state, snapshot_every=0)
+    assert m.stats["n_learned"] == 1
+    m.close()
+    m.close()  # closing twice is harmless
+    again = ServedModel(state, snapshot_every=0)  # released by close
+    again.close()
