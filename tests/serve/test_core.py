@@ -557,3 +557,38 @@ def test_a_second_server_on_the_same_state_directory_is_refused(tmp_path):
     m.close()  # closing twice is harmless
     again = ServedModel(state, snapshot_every=0)  # released by close
     again.close()
+
+
+@pytest.mark.parametrize("record", [0, 1])
+def test_a_damaged_record_length_inside_the_log_refuses_to_start(tmp_path, record):
+    """A wrong byte in the length of a record followed by others (the length now runs past the end of the file)
+    was taken for a torn last record: the start dropped it and every record after it, all acknowledged, and cut
+    the log there. It is damage: a one-line error naming the log, which is left as it was."""
+    state = tmp_path / "state"
+    m = _ftrl_three_batches(state, np.random.default_rng(5), 4)
+    m.close(snapshot=False)
+    wal = Path(m.wal.path)
+    records, good, torn = read_records(wal)
+    assert len(records) == 3 and not torn
+    start = sum(16 + len(p) for _, p in records[:record])
+    data = bytearray(wal.read_bytes())
+    data[start + 11] ^= 0x40  # the length's high byte: 2**30 bytes more than the file holds
+    wal.write_bytes(bytes(data))
+    with pytest.raises(ValueError, match=rf"wal-0.log: the record at byte {start} is damaged .*corrupted") as info:
+        ServedModel(state, snapshot_every=0)
+    assert "\n" not in str(info.value) and wal.read_bytes() == bytes(data)
+
+
+def test_zeros_after_the_last_record_are_a_torn_tail(tmp_path):
+    """Zeros after the last whole record (a file that a crash extended before its data reached the disk) hold no
+    record: dropped as a torn tail, every record before them replayed (it was refused as a corrupted log)."""
+    state = tmp_path / "state"
+    m = _ftrl_three_batches(state, np.random.default_rng(5), 4)
+    m.close(snapshot=False)
+    wal = Path(m.wal.path)
+    size = wal.stat().st_size
+    with open(wal, "ab") as f:
+        f.write(bytes(4096))
+    back = ServedModel(state, snapshot_every=0)
+    assert back.stats["n_learned"] == 12 and wal.stat().st_size == size
+    back.close()
