@@ -250,6 +250,9 @@ def _check_width_and_classes(n_features, classes):
     if classes is None:
         return
     values = [float(c) for c in classes]
+    bad = next((c for i, c in enumerate(classes) if not math.isfinite(values[i])), None)
+    if bad is not None:  # no label can equal NaN, and an infinite class makes the learner's state not finite
+        raise ValueError(f"classes={list(classes)!r} (--classes) must be finite numbers; got {bad!r}.")
     if len(set(values)) < 2:
         raise ValueError(f"classes={list(classes)!r} (--classes) needs at least 2 distinct classes.")
     twice = next((c for i, c in enumerate(classes) if values[i] in values[:i]), None)

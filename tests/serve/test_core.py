@@ -432,14 +432,17 @@ def test_classes_for_a_regressor_are_refused(tmp_path):
         ({"classes": [1]}, r"classes=\[1\] \(--classes\) needs at least 2 distinct classes"),
         ({"classes": [1.0, 1.0]}, r"classes=\[1.0, 1.0\] \(--classes\) needs at least 2 distinct classes"),
         ({"classes": [-1, 1, -1]}, r"classes=\[-1, 1, -1\] \(--classes\) names -1 twice"),
+        ({"classes": [float("nan"), 1.0]}, r"classes=\[nan, 1.0\] \(--classes\) must be finite numbers; got nan"),
+        ({"classes": [1.0, float("inf")]}, r"\(--classes\) must be finite numbers; got inf"),
         ({"n_features": 0}, r"n_features \(--n-features\) must be between 1 and 268435456 \(2\*\*28\); got 0"),
         ({"n_features": 10**12}, r"between 1 and 268435456 \(2\*\*28\); got 1000000000000"),
     ],
 )
 def test_a_new_servers_classes_and_width_are_checked_before_it_serves(tmp_path, kw, words):
-    """``--classes 1`` or ``1,1`` started a server that refused every other label and predicted 1 for all;
+    """``--classes 1`` or ``1,1`` started a server that refused every other label and predicted 1 for all, and
+    ``--classes nan,1`` (or ``inf,1``, ``1e400,1``) one that refused every update as a divergence of classes_;
     ``--n-features 999999999999`` started one whose first /learn failed it for good (MemoryError: 7.28 TiB) and
-    whose /predict was an internal error. Both are errors before anything is written."""
+    whose /predict was an internal error. All are errors before anything is written."""
     state = tmp_path / "state"
     with pytest.raises(ValueError, match=words):
         ServedModel(state, learner="pa1", snapshot_every=0, **kw)
