@@ -1,6 +1,7 @@
 """``streamlearn serve [MODEL | --learner NAME -p k=v] --state-dir DIR``: serve a model that keeps learning."""
 
 import math
+import re
 import sys
 
 from ._common import CLIError, add_param_option, add_scale_options, check_input_file, parse_params
@@ -57,6 +58,8 @@ def add_parser(sub):
     p.add_argument(
         "--classes", default=None, metavar="A,B,...", help="classes of a new --learner classifier (default -1,1)"
     )
+    if hasattr(p, "_negative_number_matcher"):  # '--classes -1,1' is a value, not an unknown option '-1,1'
+        p._negative_number_matcher = re.compile(r"^-\.?\d[\d.eE+\-,]*$")
     p.add_argument("--max-body-mb", type=float, default=16.0, help="largest request body in MiB (default 16)")
     p.add_argument("--max-lines", type=int, default=100_000, help="most examples per request (default 100000)")
     p.set_defaults(func=run)

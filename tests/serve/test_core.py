@@ -595,3 +595,15 @@ def test_zeros_after_the_last_record_are_a_torn_tail(tmp_path):
     back = ServedModel(state, snapshot_every=0)
     assert back.stats["n_learned"] == 12 and wal.stat().st_size == size
     back.close()
+
+
+@pytest.mark.parametrize("classes", ["-1,1", "-1,0,1", "-2.5,3", "-1e3,1"])
+def test_negative_classes_are_a_value_of_the_classes_option(classes):
+    """``streamlearn serve --learner ftrl --classes -1,1`` (the default, as the help shows it) was refused: the
+    command line took '-1,1' for an unknown option ("argument --classes: expected one argument")."""
+    from streamlearn.cli.main import build_parser
+
+    args = build_parser().parse_args(["serve", "--learner", "ftrl", "--state-dir", "s", "--classes", classes])
+    assert args.classes == classes and args.learner == "ftrl"
+    with pytest.raises(SystemExit):  # an unknown option is still one
+        build_parser().parse_args(["serve", "--learner", "ftrl", "--state-dir", "s", "-x"])
