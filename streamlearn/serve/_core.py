@@ -55,6 +55,9 @@ __all__ = ["ServedModel", "BadRequest", "DEFAULT_N_FEATURES"]
 DEFAULT_N_FEATURES = 1 << 18
 _SNAP = re.compile(r"^(model|state)-(\d+)\.(slm|json)$")
 _WAL = re.compile(r"^wal-(\d+)\.log$")
+#: the temporary files the server writes in its state folder (snapshots, model uploads and downloads), left
+#: there by a crash in the middle of one
+_TEMPORARY = re.compile(r"^\.(tmp|upload|get)-")
 _SYNC_THREADS = 2
 _NO_LABEL = re.compile(rb"^(?=[ \t]*[^\s:#]+:)", re.MULTILINE)
 
@@ -354,6 +357,8 @@ class ServedModel:
         self._win_err = deque(maxlen=self.window)
         self._state_key = _lock_state_dir(self.dir, self._log)
         try:
+            if _HELD[self._state_key][1] == 1:  # not while another ServedModel of this process writes there
+                self._remove_temporary_files()
             snap = self._latest_snapshot()
             if snap is None:
                 if model is None and learner is None:
@@ -463,6 +468,14 @@ class ServedModel:
             )
         if LEARNERS[name].batch:
             raise ValueError(f"{what}: {name} is a batch learner; the server learns online.")
+
+    def _remove_temporary_files(self):
+        """Remove the temporary files that a crash left in the state folder (no other server uses it: it is
+        locked): each kill in the middle of a snapshot could leave one or two, as large as the model."""
+        for f in os.listdir(self.dir):
+            if _TEMPORARY.match(f):
+                with contextlib.suppress(OSError):
+                    os.unlink(os.path.join(self.dir, f))
 
     def _files(self):
         snaps, wals = {}, []

@@ -607,3 +607,20 @@ def test_negative_classes_are_a_value_of_the_classes_option(classes):
     assert args.classes == classes and args.learner == "ftrl"
     with pytest.raises(SystemExit):  # an unknown option is still one
         build_parser().parse_args(["serve", "--learner", "ftrl", "--state-dir", "s", "-x"])
+
+
+def test_temporary_files_left_by_a_crash_are_removed_at_start(tmp_path):
+    """A kill in the middle of a snapshot, a model upload or download left its temporary files in the state
+    folder (as large as the model), and no start removed them: a server restarted after each crash filled the
+    disk. The next start removes them, and only them."""
+    state = tmp_path / "state"
+    m = _ftrl_three_batches(state, np.random.default_rng(5), 4)
+    m.close(snapshot=False)
+    left = [".tmp-model-k2j4h1.slm", ".tmp-x8d7a2.slm", ".tmp-3kd9s", ".upload-a1b2.slm", ".get-c3d4.slm"]
+    for name in left:
+        (state / name).write_bytes(b"half a model")
+    (state / "notes.txt").write_text("mine")
+    before = {p.name for p in state.iterdir()} - set(left)
+    back = ServedModel(state, snapshot_every=0)
+    assert {p.name for p in state.iterdir()} == before and back.stats["n_learned"] == 12
+    back.close()
