@@ -171,7 +171,9 @@ def create_app(
         body = await read_body(headers, receive)
         if headers.get(b"content-type", b"").split(b";")[0].strip().lower() == b"application/json":
             try:
-                doc = json.loads(body)
+                doc = json.loads(body, object_pairs_hook=_unique_keys)
+            except BadRequest:
+                raise
             except (ValueError, RecursionError) as exc:  # RecursionError: nested deeper than the parser goes
                 raise BadRequest(f"the body is not valid JSON ({exc}).") from None
             if not isinstance(doc, dict) or "rows" not in doc:
@@ -356,6 +358,17 @@ def create_app(
         Route("/model", post_model, methods=["POST"]),
     ]
     return _App(Starlette(routes=routes, lifespan=lifespan), fast)
+
+
+def _unique_keys(pairs):
+    """A JSON object as a dict, refusing a key given twice (the parser keeps the last value: ``{"3": 1, "3": 2}``
+    would be learned as feature 3 = 2 without a word, where a LIBSVM line with index 3 twice is refused)."""
+    obj = dict(pairs)
+    if len(obj) < len(pairs):
+        seen: set = set()
+        twice = next(k for k, _ in pairs if k in seen or seen.add(k))
+        raise BadRequest(f"the JSON body gives the key {twice!r} twice in one object; give each key once.")
+    return obj
 
 
 class _Disconnected(Exception):

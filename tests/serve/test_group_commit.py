@@ -331,3 +331,31 @@ def test_json_rows_are_read_as_json_objects(tmp_path):
     assert deep.status_code == 400 and "not valid JSON" in deep.json()["error"], deep.text
     assert upper.status_code == 200 and upper.json() == out["sorted"].json()
     m.close()
+
+
+def test_a_json_key_given_twice_is_refused(tmp_path):
+    """``{"features": {"3": 1, "3": 5}}``: the JSON parser kept the last value, and /learn learned feature 3 = 5
+    without a word (a LIBSVM line naming index 3 twice is refused). A key twice in any object of the body is a
+    400 naming the key; nothing is learned."""
+    httpx = pytest.importorskip("httpx")
+    from streamlearn.serve import create_app
+
+    m = _served(tmp_path)
+    app = create_app(m)
+    bodies = [
+        b'{"rows": [{"label": 1, "features": {"3": 1, "3": 5}}]}',
+        b'{"rows": [{"label": 1, "label": -1, "features": {"3": 1}}]}',
+        b'{"rows": ["1 3:1"], "rows": ["-1 4:1"]}',
+    ]
+
+    async def run():
+        async with httpx.AsyncClient(transport=httpx.ASGITransport(app=app), base_url="http://t") as c:
+            head = {"content-type": "application/json"}
+            return [await c.post(path, content=b, headers=head) for b in bodies for path in ("/learn", "/predict")]
+
+    for r, key in zip(asyncio.run(run()), ["3", "3", "label", "label", "rows", "rows"]):
+        assert r.status_code == 400 and r.json()["error"] == (
+            f"the JSON body gives the key {key!r} twice in one object; give each key once."
+        ), r.text
+    assert m.stats["n_learned"] == 0
+    m.close()
