@@ -42,6 +42,7 @@ from ..datasets._svmlight import SvmlightFormatError
 from ..evaluation._common import example_losses, loss_spec, signed_targets
 from ..learners import LEARNERS, learner_name_of, make_learner, scaled_learner
 from ..persist import load, save
+from . import _wal
 from ._wal import HEADER, WriteAheadLog, fsync_path, read_records
 
 try:
@@ -920,15 +921,18 @@ class ServedModel:
                         self._periodic_snapshot(force=True)
                     return
                 batch = []
-                lines = 0
+                lines = size = 0
                 while (
                     self._queue
                     and self._queue[0][0] in ("learn", "text")
-                    and (not batch or lines < self.max_batch_lines)
-                ):
+                    and (
+                        not batch or (lines < self.max_batch_lines and size + len(self._queue[0][3]) < _wal.MAX_RECORD)
+                    )
+                ):  # a group is one log record: its bytes stay below what a record holds
                     item = self._queue.popleft()
                     batch.append(item)
                     lines += item[5]
+                    size += len(item[3])
                 other = self._queue.popleft() if not batch and self._queue else None
             if batch:
                 self._commit(batch)
@@ -953,6 +957,11 @@ class ServedModel:
         the fsync that covers the record (``_sync_loop``), while the next group is already learned."""
         if self.failed is not None:
             self._deliver([(item[4], None, self._stopped()) for item in batch])
+            return
+        if len(batch[0][3]) >= _wal.MAX_RECORD:  # alone in its group (see _run): more than a log record holds
+            big = len(batch[0][3])
+            refused = BadRequest(f"a request of {big} bytes to learn; one holds less than {_wal.MAX_RECORD}.", 413)
+            self._deliver([(batch[0][4], None, refused)])
             return
         batch, X, y, payload = self._prepare(batch)
         if not batch:

@@ -359,3 +359,27 @@ def test_a_json_key_given_twice_is_refused(tmp_path):
         ), r.text
     assert m.stats["n_learned"] == 0
     m.close()
+
+
+def test_a_group_stays_within_what_a_log_record_holds(tmp_path, monkeypatch):
+    """Requests queued together are one log record, which holds less than 2 GiB: a group of queued requests
+    above it (e.g. 130 bodies of 16 MiB) failed its log write, and learning stopped for good (every later
+    /learn a 503). Groups now close before the limit, and a request above it alone is a 413; learning goes on.
+    (The limit is lowered here to 200 bytes.)"""
+    from streamlearn.serve import _wal
+
+    monkeypatch.setattr(_wal, "MAX_RECORD", 200)
+    m = _served(tmp_path)
+    body = b"1 1:0.5 2:0.25 3:0.125\n-1 4:1 5:1 6:1\n"  # 38 bytes: five fit in a record
+    with m._cv:
+        futures = [m.learn_text(body) for _ in range(8)] + [m.learn_text(body * 6)]
+    assert [f.result(timeout=30)["first"] for f in futures[:8]] == list(range(0, 16, 2))
+    big = futures[8].exception(timeout=30)
+    assert big.status == 413 and str(big) == "a request of 228 bytes to learn; one holds less than 200."
+    assert m.failed is None and m.learn_text(body).result(timeout=30)["first"] == 16
+    assert m.stats["n_batches"] == 3
+    back = ServedModel(tmp_path / "state", snapshot_every=0)  # a crash: the log replays
+    assert back.stats["n_learned"] == 18
+    np.testing.assert_array_equal(back.model.coef_, m.model.coef_)
+    back.close()
+    m.close(snapshot=False)
