@@ -73,7 +73,10 @@ class _Metrics:
 
 
 def _num(x):
-    return "NaN" if isinstance(x, float) and math.isnan(x) else repr(float(x))
+    """A sample value as the Prometheus text format writes it (``NaN``, ``+Inf``, ``-Inf``; Python's ``inf`` is not
+    one: a scrape of it fails)."""
+    x = float(x)
+    return "NaN" if math.isnan(x) else ("+Inf" if x > 0 else "-Inf") if math.isinf(x) else repr(x)
 
 
 def create_app(

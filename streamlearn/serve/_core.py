@@ -237,12 +237,12 @@ def _read_state(path):
         if isinstance(value, bool) or not isinstance(value, (int, float)):
             raise damaged(f"stats.{key} is {value!r}, expected a number")
     window = state.setdefault("window", {"loss": [], "err": []})  # absent from snapshots of earlier versions
-    for key in ("loss", "err"):
+    for key in ("loss", "err"):  # an example's loss may be infinite (a squared error beyond the float range)
         values = window.get(key) if isinstance(window, dict) else None
         if not isinstance(values, list) or not all(
-            isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v) for v in values
+            isinstance(v, (int, float)) and not isinstance(v, bool) and not math.isnan(v) for v in values
         ):
-            raise damaged(f"window.{key} is not a list of finite numbers")
+            raise damaged(f"window.{key} is not a list of numbers")
     return state
 
 
@@ -1166,13 +1166,14 @@ class ServedModel:
         """Add a learned batch to the online statistics."""
         model = self.model
         name, param = loss_spec(model)
-        if self.config["classes"] is not None:
-            targets = signed_targets(model.classes_, y)
-            errs = (np.asarray(model.scores_to_labels(scores)) != y).astype(np.float64)
-        else:
-            targets = y.astype(np.float64)
-            errs = (scores - targets) ** 2
-        losses = np.asarray(example_losses(name, param, targets, scores), dtype=np.float64)
+        with np.errstate(over="ignore"):  # a squared error beyond the float range: an infinite loss, not a warning
+            if self.config["classes"] is not None:
+                targets = signed_targets(model.classes_, y)
+                errs = (np.asarray(model.scores_to_labels(scores)) != y).astype(np.float64)
+            else:
+                targets = y.astype(np.float64)
+                errs = (scores - targets) ** 2
+            losses = np.asarray(example_losses(name, param, targets, scores), dtype=np.float64)
         s = self.stats
         s["n_learned"] += X.shape[0]
         s["n_batches"] += 1

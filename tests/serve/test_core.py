@@ -103,10 +103,12 @@ def test_damaged_snapshot_state_refuses_to_start_naming_the_file(tmp_path, damag
     assert "\n" not in str(info.value)
 
 
-@pytest.mark.parametrize("window", [None, {"loss": ["x"], "err": []}, {"loss": [1.0]}, [1.0]])
+@pytest.mark.parametrize(
+    "window", [None, {"loss": ["x"], "err": []}, {"loss": [1.0]}, [1.0], {"loss": [float("nan")], "err": []}]
+)
 def test_snapshot_window_of_an_earlier_version_or_damaged(tmp_path, window):
     """The recent window /metrics reports is in the snapshot: a state file without it (an earlier version) starts
-    with an empty window; one whose window is not lists of finite numbers is damaged, named."""
+    with an empty window; one whose window is not lists of numbers is damaged, named."""
     state = tmp_path / "state"
     m = _ftrl_three_batches(state, np.random.default_rng(5), 4)
     m.close()
@@ -623,4 +625,34 @@ def test_temporary_files_left_by_a_crash_are_removed_at_start(tmp_path):
     before = {p.name for p in state.iterdir()} - set(left)
     back = ServedModel(state, snapshot_every=0)
     assert {p.name for p in state.iterdir()} == before and back.stats["n_learned"] == 12
+    back.close()
+
+
+def test_an_infinite_online_loss_is_reported_and_restarts(tmp_path):
+    """A regression target of 1e200 is learned (the model stays finite), and its squared error overflows: the
+    online loss is infinite. /metrics wrote it as ``inf``, which the Prometheus text format does not read (a
+    scrape failed), and the next snapshot held it in its window, which the start then called damaged: the
+    server did not restart. Now /metrics writes ``+Inf`` and the snapshot reads back."""
+    httpx = pytest.importorskip("httpx")
+    import asyncio
+
+    from streamlearn.serve import create_app
+
+    state = tmp_path / "state"
+    m = ServedModel(state, learner="ftrl-regressor", n_features=D, snapshot_every=0)
+    assert m.learn_text(b"1e200 1:1\n").result(timeout=30)["learned"] == 1
+
+    async def scrape():
+        async with httpx.AsyncClient(transport=httpx.ASGITransport(app=create_app(m)), base_url="http://t") as c:
+            return (await c.get("/metrics")).text
+
+    text = asyncio.run(scrape())
+    assert (
+        'streamlearn_online_loss{scope="all"} +Inf' in text and 'streamlearn_online_rmse{scope="window"} +Inf' in text
+    )
+    assert " inf" not in text
+    before = m.online_metrics()
+    m.close()
+    back = ServedModel(state, snapshot_every=0)
+    assert back.stats["n_learned"] == 1 and back.online_metrics() == before
     back.close()
