@@ -514,7 +514,15 @@ def test_snapshot_interval_beyond_the_timer_range_or_not_a_number(tmp_path):
 
 
 @pytest.mark.parametrize(
-    "option", [["--max-body-mb", "inf"], ["--max-body-mb", "nan"], ["--snapshot-every", "inf"], ["--max-lines", "0"]]
+    "option",
+    [
+        ["--max-body-mb", "inf"],
+        ["--max-body-mb", "nan"],
+        ["--snapshot-every", "inf"],
+        ["--max-lines", "0"],
+        ["--shutdown-timeout", "inf"],
+        ["--shutdown-timeout", "-1"],
+    ],
 )
 def test_serve_limits_that_are_not_finite_are_one_line_errors(tmp_path, capsys, option):
     """``streamlearn serve --max-body-mb inf`` (a traceback) or ``nan`` (an error naming no option): the one-line
