@@ -360,7 +360,29 @@ def create_app(
         Route("/model", get_model, methods=["GET"]),
         Route("/model", post_model, methods=["POST"]),
     ]
-    return _App(Starlette(routes=routes, lifespan=lifespan), fast)
+    allowed: dict[str, set] = {}
+    for route in routes:
+        allowed.setdefault(route.path, set()).update(route.methods or ())
+    endpoints = "POST /predict, POST /learn, GET /health, GET /metrics, GET /model and POST /model"
+
+    def shown(path):
+        return path if len(path) <= 80 else path[:80] + "..."
+
+    async def not_found(request, exc):  # Starlette's answer is a text/plain "Not Found"
+        path = shown(request.url.path)
+        return JSONResponse({"error": f"no endpoint {request.method} {path}; the endpoints are {endpoints}."}, 404)
+
+    async def not_allowed(request, exc):  # Starlette's Allow header names the first route of the path only
+        path = next((p for p in allowed if request.url.path.endswith(p)), None)
+        methods = ", ".join(sorted(allowed[path])) if path else (exc.headers or {}).get("Allow", "")
+        return JSONResponse(
+            {"error": f"{request.method} {shown(request.url.path)}: the method is not allowed; it takes {methods}."},
+            405,
+            headers={"Allow": methods},
+        )
+
+    starlette = Starlette(routes=routes, lifespan=lifespan, exception_handlers={404: not_found, 405: not_allowed})
+    return _App(starlette, fast)
 
 
 def _unique_keys(pairs):

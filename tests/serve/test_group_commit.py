@@ -383,3 +383,32 @@ def test_a_group_stays_within_what_a_log_record_holds(tmp_path, monkeypatch):
     np.testing.assert_array_equal(back.model.coef_, m.model.coef_)
     back.close()
     m.close(snapshot=False)
+
+
+def test_unknown_endpoints_and_methods_are_json_errors_naming_them(tmp_path):
+    """A path that is no endpoint, or a method an endpoint does not take, was answered in plain text ("Not
+    Found", "Method Not Allowed"), naming neither; and DELETE /model was told 'Allow: HEAD, GET' (POST /model
+    exists). Both are JSON errors naming the request and what the server takes, with the right Allow header."""
+    httpx = pytest.importorskip("httpx")
+    from streamlearn.serve import create_app
+
+    m = _served(tmp_path)
+    app = create_app(m)
+
+    async def run():
+        async with httpx.AsyncClient(transport=httpx.ASGITransport(app=app), base_url="http://t") as c:
+            return [
+                await c.request(method, path)
+                for method, path in (("POST", "/lear"), ("GET", "/learn"), ("DELETE", "/model"))
+            ]
+
+    lear, get_learn, delete_model = asyncio.run(run())
+    assert lear.status_code == 404 and lear.json()["error"] == (
+        "no endpoint POST /lear; the endpoints are POST /predict, POST /learn, GET /health, GET /metrics, GET /model "
+        "and POST /model."
+    )
+    assert get_learn.status_code == 405 and get_learn.headers["allow"] == "POST"
+    assert get_learn.json()["error"] == "GET /learn: the method is not allowed; it takes POST."
+    assert delete_model.status_code == 405 and delete_model.headers["allow"] == "GET, HEAD, POST"
+    assert delete_model.json()["error"] == "DELETE /model: the method is not allowed; it takes GET, HEAD, POST."
+    m.close()
