@@ -18,6 +18,7 @@ import hmac
 import json
 import math
 import os
+import re
 import sys
 import tempfile
 import time
@@ -47,6 +48,7 @@ except ImportError:  # pragma: no cover - exercised when orjson is absent
 __all__ = ["create_app"]
 
 _JSON_HEADERS = [(b"content-type", b"application/json")]
+_JSON_START = re.compile(rb"\s*[{\[]")  # a body that opens a JSON object or array (a LIBSVM line starts with its label)
 #: the thread switch interval (seconds) while the application runs (see ``create_app``)
 SWITCH_INTERVAL = 2e-4
 _BUCKETS = (0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 10.0)
@@ -172,7 +174,14 @@ def create_app(
 
     async def read_examples(headers, receive, labelled):
         body = await read_body(headers, receive)
-        if headers.get(b"content-type", b"").split(b";")[0].strip().lower() == b"application/json":
+        ctype = headers.get(b"content-type", b"").split(b";")[0].strip().lower()
+        if ctype != b"application/json" and _JSON_START.match(body):  # no LIBSVM line starts so
+            given = f"is {ctype.decode('latin-1')!r}" if ctype else "is missing"
+            raise BadRequest(
+                f"the body is JSON but its Content-Type {given}: send JSON with 'Content-Type: application/json' "
+                "(curl: -H 'Content-Type: application/json'), LIBSVM lines as text."
+            )
+        if ctype == b"application/json":
             try:
                 doc = json.loads(body, object_pairs_hook=_unique_keys)
             except BadRequest:

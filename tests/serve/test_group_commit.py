@@ -412,3 +412,31 @@ def test_unknown_endpoints_and_methods_are_json_errors_naming_them(tmp_path):
     assert delete_model.status_code == 405 and delete_model.headers["allow"] == "GET, HEAD, POST"
     assert delete_model.json()["error"] == "DELETE /model: the method is not allowed; it takes GET, HEAD, POST."
     m.close()
+
+
+def test_json_sent_without_its_content_type_is_told_so(tmp_path):
+    """``curl -d '{"rows": [...]}'`` sends form data's Content-Type: the body was read as LIBSVM lines and refused
+    as "line 1: the label '{"rows":' is not a number". A body that opens a JSON object or array (no LIBSVM line
+    does) without the JSON Content-Type is a 400 saying which Content-Type to send; nothing is learned."""
+    httpx = pytest.importorskip("httpx")
+    from streamlearn.serve import create_app
+
+    m = _served(tmp_path)
+    app = create_app(m)
+    body = b' \n{"rows": ["1 1:1"]}'
+
+    async def run():
+        async with httpx.AsyncClient(transport=httpx.ASGITransport(app=app), base_url="http://t") as c:
+            form = await c.post("/learn", content=body, headers={"content-type": "application/x-www-form-urlencoded"})
+            bare = await c.post("/predict", content=b"[1]")
+            typed = await c.post("/learn", content=body, headers={"content-type": "application/json"})
+            return form, bare, typed
+
+    form, bare, typed = asyncio.run(run())
+    assert form.status_code == 400 and form.json()["error"].startswith(
+        "the body is JSON but its Content-Type is 'application/x-www-form-urlencoded': send JSON with "
+        "'Content-Type: application/json'"
+    )
+    assert bare.status_code == 400 and "its Content-Type is missing" in bare.json()["error"]
+    assert typed.status_code == 200 and m.stats["n_learned"] == 1
+    m.close()
