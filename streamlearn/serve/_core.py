@@ -689,6 +689,10 @@ class ServedModel:
             if isinstance(row, str):
                 if "\n" in row.strip("\n"):
                     raise BadRequest(f"row {i + 1}: one example per row.")
+                if not row.strip() or row.lstrip().startswith("#"):  # the reader skips it: the answer would
+                    raise BadRequest(  # have fewer entries than rows, each one row late after it
+                        f"row {i + 1}: {row[:40]!r} holds no example (a blank or comment line); one example per row."
+                    )
                 out.append(row.strip("\n"))
                 continue
             if not isinstance(row, dict) or not isinstance(row.get("features", {}), dict):

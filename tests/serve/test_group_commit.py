@@ -440,3 +440,30 @@ def test_json_sent_without_its_content_type_is_told_so(tmp_path):
     assert bare.status_code == 400 and "its Content-Type is missing" in bare.json()["error"]
     assert typed.status_code == 200 and m.stats["n_learned"] == 1
     m.close()
+
+
+def test_a_json_row_without_an_example_is_refused(tmp_path):
+    """JSON rows are one example each, answered in order: an empty or comment-only row string was skipped by the
+    LIBSVM reader, so /predict of ["1:1", "", "2:1"] answered two scores for three rows (the third row's score
+    in the second place). Such a row is a 400 naming it."""
+    httpx = pytest.importorskip("httpx")
+    from streamlearn.serve import create_app
+
+    m = _served(tmp_path)
+    app = create_app(m)
+
+    async def run():
+        async with httpx.AsyncClient(transport=httpx.ASGITransport(app=app), base_url="http://t") as c:
+            return [
+                await c.post("/predict", json={"rows": ["1:1", "", "2:1"]}),
+                await c.post("/learn", json={"rows": ["1 1:1", "  # a note", "-1 2:1"]}),
+                await c.post("/predict", json={"rows": ["1:1 # a note", {}, "2:1"]}),
+            ]
+
+    blank, comment, fine = asyncio.run(run())
+    assert blank.status_code == 400
+    assert blank.json()["error"] == "row 2: '' holds no example (a blank or comment line); one example per row."
+    assert comment.status_code == 400 and comment.json()["error"].startswith("row 2: '  # a note' holds no example")
+    assert fine.status_code == 200 and len(fine.json()["scores"]) == 3
+    assert m.stats["n_learned"] == 0
+    m.close()
