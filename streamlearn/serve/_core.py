@@ -179,6 +179,17 @@ def _raise_state_diverged(model, attr):
     )
 
 
+def _quiet_on_error(log):
+    """``log`` that drops a line it cannot write: the server's log goes to standard error, which may be a closed
+    pipe, and a BrokenPipeError raised in the writer thread ended it (every later /learn waited for ever)."""
+
+    def quiet(msg):
+        with contextlib.suppress(Exception):
+            log(msg)
+
+    return quiet
+
+
 def _refusal(exc):
     """The answer to a request whose update the learner refused: 422 for a divergence (``FloatingPointError``),
     400 for a value it does not take (``ValueError``: NaN, infinity, a value beyond 2**500), its examples
@@ -352,7 +363,7 @@ class ServedModel:
         self._sync_stop = False
         self.failed = None
         self.window = int(window)
-        self._log = log or (lambda msg: None)
+        self._log = _quiet_on_error(log) if log is not None else (lambda msg: None)
         self.stats = {"n_learned": 0, "loss_sum": 0.0, "err_sum": 0.0, "n_batches": 0}
         self._win_loss = deque(maxlen=self.window)
         self._win_err = deque(maxlen=self.window)

@@ -664,3 +664,22 @@ def test_an_infinite_online_loss_is_reported_and_restarts(tmp_path):
     back = ServedModel(state, snapshot_every=0)
     assert back.stats["n_learned"] == 1 and back.online_metrics() == before
     back.close()
+
+
+def test_a_log_line_that_cannot_be_written_does_not_stop_the_writer(tmp_path, monkeypatch):
+    """The server's log lines go to standard error; when it is a closed pipe (``serve ... 2>&1 | tee log`` and
+    tee died), writing one raises BrokenPipeError. Raised in the writer thread (a timed snapshot that failed,
+    logged), it ended the thread: every later /learn waited for ever. A log line that cannot be written is
+    dropped, and the writer goes on."""
+    rng = np.random.default_rng(21)
+
+    def closed_pipe(msg):
+        raise BrokenPipeError(32, "Broken pipe")
+
+    m = ServedModel(tmp_path / "state", learner="ftrl", n_features=D, snapshot_every=0.01, log=closed_pipe)
+    _failing_save(monkeypatch)
+    for _ in range(3):
+        m.learn(*m.parse(_body(rng, 4), labelled=True)).result(timeout=30)
+        time.sleep(0.02)  # a timed snapshot is due (and fails, and is logged) before the next batch
+    assert m.stats["n_learned"] == 12 and m.failed is None
+    m.close(snapshot=False)
