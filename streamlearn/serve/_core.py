@@ -949,11 +949,15 @@ class ServedModel:
                     lines += item[5]
                     size += len(item[3])
                 other = self._queue.popleft() if not batch and self._queue else None
-            if batch:
-                self._commit(batch)
-            elif other is not None:
-                self._other(other)
-            self._periodic_snapshot()
+            try:
+                if batch:
+                    self._commit(batch)
+                elif other is not None:
+                    self._other(other)
+                self._periodic_snapshot()
+            except Exception as exc:  # an unforeseen error must not end the writer (every /learn would wait for
+                # ever): as a learner failure, learning stops, the requests of the group get 503, reads go on
+                self._fail([item for item in batch if not item[4].done()], exc)
 
     def _periodic_snapshot(self, force=False):
         """A timed (or the final) snapshot; one that fails (a full disk) is logged and tried again at the next

@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 from streamlearn.persist import load
-from streamlearn.serve import ServedModel
+from streamlearn.serve import BadRequest, ServedModel
 from streamlearn.serve._wal import read_records
 
 D = 30
@@ -683,3 +683,22 @@ def test_a_log_line_that_cannot_be_written_does_not_stop_the_writer(tmp_path, mo
         time.sleep(0.02)  # a timed snapshot is due (and fails, and is logged) before the next batch
     assert m.stats["n_learned"] == 12 and m.failed is None
     m.close(snapshot=False)
+
+
+def test_an_unforeseen_error_of_the_writer_stops_learning_instead_of_hanging(tmp_path, monkeypatch):
+    """An exception that the writer thread did not expect (here from the online statistics, after the update)
+    ended the thread: the request waited for ever, and so did every later /learn. It now stops learning as a
+    learner failure does: 503 to the request and to the next ones, and predictions go on."""
+    m = ServedModel(tmp_path / "state", learner="ftrl", n_features=D, snapshot_every=0)
+
+    def broken(*args):
+        raise RuntimeError("boom")
+
+    monkeypatch.setattr(m, "_account", broken)
+    err = m.learn_text(b"1 1:1\n").exception(timeout=30)
+    assert err.status == 503 and str(err) == "the learner stopped after an error: RuntimeError: boom"
+    assert m.health()["status"] == "failed" and "labels" in m.predict(m.parse(b"1:1\n", labelled=False)[0])
+    with pytest.raises(BadRequest, match="stopped after an error") as info:
+        m.learn_text(b"1 1:1\n")
+    assert info.value.status == 503
+    m.close()
