@@ -26,7 +26,7 @@ import tempfile
 import threading
 import time
 from collections import deque
-from concurrent.futures import Future
+from concurrent.futures import Future, InvalidStateError
 from typing import Any
 
 import numpy as np
@@ -1131,10 +1131,11 @@ class ServedModel:
         loops = {}
         for fut, result, exc in done:
             if isinstance(fut, Future):
-                if exc is not None:
-                    fut.set_exception(exc)
-                else:
-                    fut.set_result(result)
+                with contextlib.suppress(InvalidStateError):  # a future its caller cancelled: nobody waits
+                    if exc is not None:
+                        fut.set_exception(exc)
+                    else:
+                        fut.set_result(result)
             else:
                 loops.setdefault(fut.get_loop(), []).append((fut, result, exc))
         for loop, items in loops.items():
@@ -1203,14 +1204,16 @@ class ServedModel:
 
     def _other(self, item):
         kind, fut = item[0], item[-1]
+        result = exc = None
         try:
             if kind == "snapshot":
-                fut.set_result(self._maybe_snapshot(force=True))
+                result = self._maybe_snapshot(force=True)
             elif kind == "swap":
                 self._swap(item[1])
-                fut.set_result(self.health())
-        except BaseException as exc:
-            fut.set_exception(exc)
+                result = self.health()
+        except BaseException as error:
+            exc = error
+        self._deliver([(fut, result, exc)])
 
     def _swap(self, path):
         model = load(path)

@@ -702,3 +702,22 @@ def test_an_unforeseen_error_of_the_writer_stops_learning_instead_of_hanging(tmp
         m.learn_text(b"1 1:1\n")
     assert info.value.status == 503
     m.close()
+
+
+def test_a_cancelled_future_does_not_stop_the_log_sync_threads(tmp_path):
+    """``learn`` and ``learn_text`` return a concurrent Future, which its caller may cancel while it waits in the
+    queue. Answering a cancelled future raised InvalidStateError in the log-sync thread and ended it: after two
+    such requests no thread was left to fsync the log, and every later request waited for ever. A cancelled
+    snapshot or model upload (POST /model cancels its own when the server stops) stopped learning."""
+    m = ServedModel(tmp_path / "state", learner="ftrl", n_features=D, snapshot_every=0)
+    for _ in range(3):
+        with m._cv:  # the request waits in the queue, and its caller gives up
+            assert m.learn_text(b"1 1:1\n").cancel()
+        assert m.learn_text(b"-1 2:1\n").result(timeout=30)["learned"] == 1
+    assert all(t.is_alive() for t in m._syncers)
+    m.close()
+    m = ServedModel(tmp_path / "other", learner="ftrl", n_features=D, snapshot_every=0)
+    with m._cv:  # a snapshot or a model upload whose caller gave up: learning goes on
+        assert m.snapshot().cancel()
+    assert m.learn_text(b"-1 2:1\n").result(timeout=30)["learned"] == 1 and m.failed is None
+    m.close()
