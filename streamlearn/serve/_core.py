@@ -60,6 +60,7 @@ _WAL = re.compile(r"^wal-(\d+)\.log$")
 #: there by a crash in the middle of one
 _TEMPORARY = re.compile(r"^\.(tmp|upload|get)-")
 _SYNC_THREADS = 2
+_BARE_CR = re.compile(rb"\r(?!\n)")
 _NO_LABEL = re.compile(rb"^(?=[ \t]*[^\s:#]+:)", re.MULTILINE)
 
 
@@ -617,6 +618,8 @@ class ServedModel:
                     reason.split(", but ")[0] + ", but this server reads one-based indices (LIBSVM's convention): "
                     "send indices from 1, or serve a model of zero-based data (--zero-based true)"
                 )
+            if _BARE_CR.search(body):  # old Mac line ends: the reader sees one line, its examples run together
+                reason += " (the body ends its lines with a carriage return alone: end them with \\n or \\r\\n)"
             raise BadRequest(f"line {exc.line}: {reason}") from None
         except ValueError as exc:
             raise BadRequest(str(exc)) from None

@@ -721,3 +721,18 @@ def test_a_cancelled_future_does_not_stop_the_log_sync_threads(tmp_path):
         assert m.snapshot().cancel()
     assert m.learn_text(b"-1 2:1\n").result(timeout=30)["learned"] == 1 and m.failed is None
     m.close()
+
+
+def test_lines_ended_by_a_carriage_return_alone_are_named_as_such(tmp_path):
+    """A body whose lines end with '\\r' alone (old Mac line ends) is one line to the reader, its examples run
+    together: the error named a 'negative feature index' (the next line's label -1). It now says how the body
+    ends its lines and what to send; a CRLF body is read as before."""
+    m = ServedModel(tmp_path / "state", learner="ftrl", n_features=D, snapshot_every=0)
+    err = m.learn_text(b"1 3:1\r-1 4:1\r").exception(timeout=30)
+    assert str(err) == (
+        "line 1: negative feature index in '-1': indices must be >= 0 (the body ends its lines with a carriage "
+        "return alone: end them with \\n or \\r\\n)"
+    )
+    assert m.learn_text(b"1 3:1\r\n-1 4:1\r\n").result(timeout=30)["learned"] == 2
+    assert "carriage" not in str(m.learn_text(b"1 3:1\r\n-1 x:1\r\n").exception(timeout=30))
+    m.close()
