@@ -1,6 +1,7 @@
 """``streamlearn serve [MODEL | --learner NAME -p k=v] --state-dir DIR``: serve a model that keeps learning."""
 
 import math
+import re
 import sys
 
 from ._common import CLIError, add_param_option, add_scale_options, check_input_file, parse_params
@@ -57,6 +58,16 @@ def add_parser(sub):
     p.add_argument(
         "--classes", default=None, metavar="A,B,...", help="classes of a new --learner classifier (default -1,1)"
     )
+    if hasattr(p, "_negative_number_matcher"):  # '--classes -1,1' is a value, not an unknown option '-1,1'
+        p._negative_number_matcher = re.compile(r"^-\.?\d[\d.eE+\-,]*$")
+    p.add_argument(
+        "--shutdown-timeout",
+        type=float,
+        default=10.0,
+        metavar="SECONDS",
+        help="at SIGTERM/SIGINT, seconds to let requests in progress finish before they are dropped and the "
+        "last snapshot is taken (default 10)",
+    )
     p.add_argument("--max-body-mb", type=float, default=16.0, help="largest request body in MiB (default 16)")
     p.add_argument("--max-lines", type=int, default=100_000, help="most examples per request (default 100000)")
     p.set_defaults(func=run)
@@ -88,6 +99,8 @@ def run(args):
             "--snapshot-every must be >= 0, --max-body-mb > 0 (finite numbers) and --max-lines >= 1; got "
             f"--snapshot-every {args.snapshot_every:g}, --max-body-mb {args.max_body_mb:g}, --max-lines {args.max_lines}."
         )
+    if not (math.isfinite(args.shutdown_timeout) and args.shutdown_timeout >= 0):
+        raise CLIError(f"--shutdown-timeout must be a finite number of seconds >= 0; got {args.shutdown_timeout:g}.")
     token = None
     if args.token_file is not None:
         try:
@@ -145,6 +158,9 @@ def run(args):
         proxy_headers=False,
         server_header=False,
         date_header=False,
+        # a client that stalls in the middle of its request must not keep a stopping server (and its last
+        # snapshot) waiting for ever
+        timeout_graceful_shutdown=args.shutdown_timeout,
     )
     uvicorn.Server(config).run(sockets=[sock])
     return 0

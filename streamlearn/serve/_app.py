@@ -18,6 +18,7 @@ import hmac
 import json
 import math
 import os
+import re
 import sys
 import tempfile
 import time
@@ -47,6 +48,7 @@ except ImportError:  # pragma: no cover - exercised when orjson is absent
 __all__ = ["create_app"]
 
 _JSON_HEADERS = [(b"content-type", b"application/json")]
+_JSON_START = re.compile(rb"\s*[{\[]")  # a body that opens a JSON object or array (a LIBSVM line starts with its label)
 #: the thread switch interval (seconds) while the application runs (see ``create_app``)
 SWITCH_INTERVAL = 2e-4
 _BUCKETS = (0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 10.0)
@@ -73,7 +75,10 @@ class _Metrics:
 
 
 def _num(x):
-    return "NaN" if isinstance(x, float) and math.isnan(x) else repr(float(x))
+    """A sample value as the Prometheus text format writes it (``NaN``, ``+Inf``, ``-Inf``; Python's ``inf`` is not
+    one: a scrape of it fails)."""
+    x = float(x)
+    return "NaN" if math.isnan(x) else ("+Inf" if x > 0 else "-Inf") if math.isinf(x) else repr(x)
 
 
 def create_app(
@@ -169,9 +174,18 @@ def create_app(
 
     async def read_examples(headers, receive, labelled):
         body = await read_body(headers, receive)
-        if headers.get(b"content-type", b"").split(b";")[0].strip().lower() == b"application/json":
+        ctype = headers.get(b"content-type", b"").split(b";")[0].strip().lower()
+        if ctype != b"application/json" and _JSON_START.match(body):  # no LIBSVM line starts so
+            given = f"is {ctype.decode('latin-1')!r}" if ctype else "is missing"
+            raise BadRequest(
+                f"the body is JSON but its Content-Type {given}: send JSON with 'Content-Type: application/json' "
+                "(curl: -H 'Content-Type: application/json'), LIBSVM lines as text."
+            )
+        if ctype == b"application/json":
             try:
-                doc = json.loads(body)
+                doc = json.loads(body, object_pairs_hook=_unique_keys)
+            except BadRequest:
+                raise
             except (ValueError, RecursionError) as exc:  # RecursionError: nested deeper than the parser goes
                 raise BadRequest(f"the body is not valid JSON ({exc}).") from None
             if not isinstance(doc, dict) or "rows" not in doc:
@@ -355,7 +369,40 @@ def create_app(
         Route("/model", get_model, methods=["GET"]),
         Route("/model", post_model, methods=["POST"]),
     ]
-    return _App(Starlette(routes=routes, lifespan=lifespan), fast)
+    allowed: dict[str, set] = {}
+    for route in routes:
+        allowed.setdefault(route.path, set()).update(route.methods or ())
+    endpoints = "POST /predict, POST /learn, GET /health, GET /metrics, GET /model and POST /model"
+
+    def shown(path):
+        return path if len(path) <= 80 else path[:80] + "..."
+
+    async def not_found(request, exc):  # Starlette's answer is a text/plain "Not Found"
+        path = shown(request.url.path)
+        return JSONResponse({"error": f"no endpoint {request.method} {path}; the endpoints are {endpoints}."}, 404)
+
+    async def not_allowed(request, exc):  # Starlette's Allow header names the first route of the path only
+        path = next((p for p in allowed if request.url.path.endswith(p)), None)
+        methods = ", ".join(sorted(allowed[path])) if path else (exc.headers or {}).get("Allow", "")
+        return JSONResponse(
+            {"error": f"{request.method} {shown(request.url.path)}: the method is not allowed; it takes {methods}."},
+            405,
+            headers={"Allow": methods},
+        )
+
+    starlette = Starlette(routes=routes, lifespan=lifespan, exception_handlers={404: not_found, 405: not_allowed})
+    return _App(starlette, fast)
+
+
+def _unique_keys(pairs):
+    """A JSON object as a dict, refusing a key given twice (the parser keeps the last value: ``{"3": 1, "3": 2}``
+    would be learned as feature 3 = 2 without a word, where a LIBSVM line with index 3 twice is refused)."""
+    obj = dict(pairs)
+    if len(obj) < len(pairs):
+        seen: set = set()
+        twice = next(k for k, _ in pairs if k in seen or seen.add(k))
+        raise BadRequest(f"the JSON body gives the key {twice!r} twice in one object; give each key once.")
+    return obj
 
 
 class _Disconnected(Exception):

@@ -11,6 +11,8 @@ Start-up loads the newest snapshot whose two files exist (a crash between them l
 in force, and its log) and replays the log records from its ``n`` on, each
 record as one ``partial_fit`` call: the same calls, on the same batches, as before the restart, so the model
 is the same bit for bit whatever the learner. A torn last record (crash in the middle of a write) is dropped.
+
+A running server holds an exclusive ``flock`` of the folder: a second server on it is refused.
 """
 
 import contextlib
@@ -24,7 +26,7 @@ import tempfile
 import threading
 import time
 from collections import deque
-from concurrent.futures import Future
+from concurrent.futures import Future, InvalidStateError
 from typing import Any
 
 import numpy as np
@@ -40,7 +42,13 @@ from ..datasets._svmlight import SvmlightFormatError
 from ..evaluation._common import example_losses, loss_spec, signed_targets
 from ..learners import LEARNERS, learner_name_of, make_learner, scaled_learner
 from ..persist import load, save
+from . import _wal
 from ._wal import HEADER, WriteAheadLog, fsync_path, read_records
+
+try:
+    import fcntl
+except ImportError:  # pragma: no cover - not POSIX: the state folder is not locked
+    fcntl = None  # type: ignore[assignment]
 
 __all__ = ["ServedModel", "BadRequest", "DEFAULT_N_FEATURES"]
 
@@ -48,7 +56,11 @@ __all__ = ["ServedModel", "BadRequest", "DEFAULT_N_FEATURES"]
 DEFAULT_N_FEATURES = 1 << 18
 _SNAP = re.compile(r"^(model|state)-(\d+)\.(slm|json)$")
 _WAL = re.compile(r"^wal-(\d+)\.log$")
+#: the temporary files the server writes in its state folder (snapshots, model uploads and downloads), left
+#: there by a crash in the middle of one
+_TEMPORARY = re.compile(r"^\.(tmp|upload|get)-")
 _SYNC_THREADS = 2
+_BARE_CR = re.compile(rb"\r(?!\n)")
 _NO_LABEL = re.compile(rb"^(?=[ \t]*[^\s:#]+:)", re.MULTILINE)
 
 
@@ -59,6 +71,54 @@ def _resolve(items):
                 fut.set_exception(exc)
             else:
                 fut.set_result(result)
+
+
+#: the state folders this process serves: their real path -> [descriptor holding the lock, number of ServedModels]
+_HELD: dict = {}
+_HELD_LOCK = threading.Lock()
+
+
+def _lock_state_dir(path, log):
+    """Take the state folder ``path`` for this process (an exclusive ``flock`` of the folder, held until
+    :func:`_unlock_state_dir`): a second server on the same folder, in another process, is refused instead of
+    appending its records to the same log, where the acknowledged examples of one of them were lost at the next
+    start. ServedModels of one process may share a folder (a test abandons one, as a crash would)."""
+    key = os.path.realpath(path)
+    with _HELD_LOCK:
+        held = _HELD.get(key)
+        if held is not None:
+            held[1] += 1
+            return key
+        fd = None
+        try:
+            if fcntl is not None:
+                fd = os.open(key, os.O_RDONLY)
+                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            os.close(fd)
+            raise ValueError(
+                f"state directory {path} is in use by another 'streamlearn serve' process: one server per "
+                "folder (stop that one first, or give another --state-dir)."
+            ) from None
+        except OSError as exc:  # a file system without locks: served, unlocked
+            if fd is not None:
+                os.close(fd)
+                fd = None
+            log(f"state directory {path}: cannot lock it ({exc.strerror or exc}); a second server is not detected")
+        _HELD[key] = [fd, 1]
+        return key
+
+
+def _unlock_state_dir(key):
+    with _HELD_LOCK:
+        held = _HELD.get(key)
+        if held is None:  # released already
+            return
+        held[1] -= 1
+        if held[1] == 0:
+            del _HELD[key]
+            if held[0] is not None:
+                os.close(held[0])
 
 
 class BadRequest(ValueError):
@@ -120,6 +180,17 @@ def _raise_state_diverged(model, attr):
     )
 
 
+def _quiet_on_error(log):
+    """``log`` that drops a line it cannot write: the server's log goes to standard error, which may be a closed
+    pipe, and a BrokenPipeError raised in the writer thread ended it (every later /learn waited for ever)."""
+
+    def quiet(msg):
+        with contextlib.suppress(Exception):
+            log(msg)
+
+    return quiet
+
+
 def _refusal(exc):
     """The answer to a request whose update the learner refused: 422 for a divergence (``FloatingPointError``),
     400 for a value it does not take (``ValueError``: NaN, infinity, a value beyond 2**500), its examples
@@ -178,12 +249,12 @@ def _read_state(path):
         if isinstance(value, bool) or not isinstance(value, (int, float)):
             raise damaged(f"stats.{key} is {value!r}, expected a number")
     window = state.setdefault("window", {"loss": [], "err": []})  # absent from snapshots of earlier versions
-    for key in ("loss", "err"):
+    for key in ("loss", "err"):  # an example's loss may be infinite (a squared error beyond the float range)
         values = window.get(key) if isinstance(window, dict) else None
         if not isinstance(values, list) or not all(
-            isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v) for v in values
+            isinstance(v, (int, float)) and not isinstance(v, bool) and not math.isnan(v) for v in values
         ):
-            raise damaged(f"window.{key} is not a list of finite numbers")
+            raise damaged(f"window.{key} is not a list of numbers")
     return state
 
 
@@ -195,6 +266,9 @@ def _check_width_and_classes(n_features, classes):
     if classes is None:
         return
     values = [float(c) for c in classes]
+    bad = next((c for i, c in enumerate(classes) if not math.isfinite(values[i])), None)
+    if bad is not None:  # no label can equal NaN, and an infinite class makes the learner's state not finite
+        raise ValueError(f"classes={list(classes)!r} (--classes) must be finite numbers; got {bad!r}.")
     if len(set(values)) < 2:
         raise ValueError(f"classes={list(classes)!r} (--classes) needs at least 2 distinct classes.")
     twice = next((c for i, c in enumerate(classes) if values[i] in values[:i]), None)
@@ -290,32 +364,39 @@ class ServedModel:
         self._sync_stop = False
         self.failed = None
         self.window = int(window)
-        self._log = log or (lambda msg: None)
+        self._log = _quiet_on_error(log) if log is not None else (lambda msg: None)
         self.stats = {"n_learned": 0, "loss_sum": 0.0, "err_sum": 0.0, "n_batches": 0}
         self._win_loss = deque(maxlen=self.window)
         self._win_err = deque(maxlen=self.window)
-        snap = self._latest_snapshot()
-        if snap is None:
-            if model is None and learner is None:
-                raise ValueError(f"state directory {self.dir} holds no snapshot: give a model file or a learner.")
-            _, wals = self._files()
-            left = [f"wal-{m}.log" for m in wals if os.path.getsize(os.path.join(self.dir, f"wal-{m}.log"))]
-            if left:  # the records of an earlier model: a new one must not append to them or replay them
-                raise ValueError(
-                    f"state directory {self.dir} holds the log {left[0]} but no complete snapshot: it is the log of "
-                    "an earlier model. Restore its snapshot (model-N.slm and state-N.json), or empty the folder to "
-                    "start over."
-                )
-            self._init_fresh(model, learner, params, n_features, zero_based, classes, scale, target_scale)
-            self._snapshot()
-        else:
-            if model is not None or learner is not None:
-                self._log(
-                    f"continuing the model in {self.dir} (snapshot {snap}); the model/learner given "
-                    "is used only for an empty state directory"
-                )
-            self._recover(snap)
-        self._warm_up()
+        self._state_key = _lock_state_dir(self.dir, self._log)
+        try:
+            if _HELD[self._state_key][1] == 1:  # not while another ServedModel of this process writes there
+                self._remove_temporary_files()
+            snap = self._latest_snapshot()
+            if snap is None:
+                if model is None and learner is None:
+                    raise ValueError(f"state directory {self.dir} holds no snapshot: give a model file or a learner.")
+                _, wals = self._files()
+                left = [f"wal-{m}.log" for m in wals if os.path.getsize(os.path.join(self.dir, f"wal-{m}.log"))]
+                if left:  # the records of an earlier model: a new one must not append to them or replay them
+                    raise ValueError(
+                        f"state directory {self.dir} holds the log {left[0]} but no complete snapshot: it is the log of "
+                        "an earlier model. Restore its snapshot (model-N.slm and state-N.json), or empty the folder to "
+                        "start over."
+                    )
+                self._init_fresh(model, learner, params, n_features, zero_based, classes, scale, target_scale)
+                self._snapshot()
+            else:
+                if model is not None or learner is not None:
+                    self._log(
+                        f"continuing the model in {self.dir} (snapshot {snap}); the model/learner given "
+                        "is used only for an empty state directory"
+                    )
+                self._recover(snap)
+            self._warm_up()
+        except BaseException:
+            _unlock_state_dir(self._state_key)
+            raise
         self._last_snapshot = time.monotonic()
         self._worker = threading.Thread(target=self._run, name="streamlearn-learner", daemon=True)
         self._syncers = [
@@ -400,6 +481,14 @@ class ServedModel:
             )
         if LEARNERS[name].batch:
             raise ValueError(f"{what}: {name} is a batch learner; the server learns online.")
+
+    def _remove_temporary_files(self):
+        """Remove the temporary files that a crash left in the state folder (no other server uses it: it is
+        locked): each kill in the middle of a snapshot could leave one or two, as large as the model."""
+        for f in os.listdir(self.dir):
+            if _TEMPORARY.match(f):
+                with contextlib.suppress(OSError):
+                    os.unlink(os.path.join(self.dir, f))
 
     def _files(self):
         snaps, wals = {}, []
@@ -529,6 +618,8 @@ class ServedModel:
                     reason.split(", but ")[0] + ", but this server reads one-based indices (LIBSVM's convention): "
                     "send indices from 1, or serve a model of zero-based data (--zero-based true)"
                 )
+            if _BARE_CR.search(body):  # old Mac line ends: the reader sees one line, its examples run together
+                reason += " (the body ends its lines with a carriage return alone: end them with \\n or \\r\\n)"
             raise BadRequest(f"line {exc.line}: {reason}") from None
         except ValueError as exc:
             raise BadRequest(str(exc)) from None
@@ -612,6 +703,10 @@ class ServedModel:
             if isinstance(row, str):
                 if "\n" in row.strip("\n"):
                     raise BadRequest(f"row {i + 1}: one example per row.")
+                if not row.strip() or row.lstrip().startswith("#"):  # the reader skips it: the answer would
+                    raise BadRequest(  # have fewer entries than rows, each one row late after it
+                        f"row {i + 1}: {row[:40]!r} holds no example (a blank or comment line); one example per row."
+                    )
                 out.append(row.strip("\n"))
                 continue
             if not isinstance(row, dict) or not isinstance(row.get("features", {}), dict):
@@ -825,6 +920,9 @@ class ServedModel:
         for t in self._syncers:
             t.join()
         self.wal.close()
+        if self._state_key is not None:
+            _unlock_state_dir(self._state_key)
+            self._state_key = None
 
     def _run(self):
         while True:
@@ -841,21 +939,28 @@ class ServedModel:
                         self._periodic_snapshot(force=True)
                     return
                 batch = []
-                lines = 0
+                lines = size = 0
                 while (
                     self._queue
                     and self._queue[0][0] in ("learn", "text")
-                    and (not batch or lines < self.max_batch_lines)
-                ):
+                    and (
+                        not batch or (lines < self.max_batch_lines and size + len(self._queue[0][3]) < _wal.MAX_RECORD)
+                    )
+                ):  # a group is one log record: its bytes stay below what a record holds
                     item = self._queue.popleft()
                     batch.append(item)
                     lines += item[5]
+                    size += len(item[3])
                 other = self._queue.popleft() if not batch and self._queue else None
-            if batch:
-                self._commit(batch)
-            elif other is not None:
-                self._other(other)
-            self._periodic_snapshot()
+            try:
+                if batch:
+                    self._commit(batch)
+                elif other is not None:
+                    self._other(other)
+                self._periodic_snapshot()
+            except Exception as exc:  # an unforeseen error must not end the writer (every /learn would wait for
+                # ever): as a learner failure, learning stops, the requests of the group get 503, reads go on
+                self._fail([item for item in batch if not item[4].done()], exc)
 
     def _periodic_snapshot(self, force=False):
         """A timed (or the final) snapshot; one that fails (a full disk) is logged and tried again at the next
@@ -874,6 +979,11 @@ class ServedModel:
         the fsync that covers the record (``_sync_loop``), while the next group is already learned."""
         if self.failed is not None:
             self._deliver([(item[4], None, self._stopped()) for item in batch])
+            return
+        if len(batch[0][3]) >= _wal.MAX_RECORD:  # alone in its group (see _run): more than a log record holds
+            big = len(batch[0][3])
+            refused = BadRequest(f"a request of {big} bytes to learn; one holds less than {_wal.MAX_RECORD}.", 413)
+            self._deliver([(batch[0][4], None, refused)])
             return
         batch, X, y, payload = self._prepare(batch)
         if not batch:
@@ -1024,10 +1134,11 @@ class ServedModel:
         loops = {}
         for fut, result, exc in done:
             if isinstance(fut, Future):
-                if exc is not None:
-                    fut.set_exception(exc)
-                else:
-                    fut.set_result(result)
+                with contextlib.suppress(InvalidStateError):  # a future its caller cancelled: nobody waits
+                    if exc is not None:
+                        fut.set_exception(exc)
+                    else:
+                        fut.set_result(result)
             else:
                 loops.setdefault(fut.get_loop(), []).append((fut, result, exc))
         for loop, items in loops.items():
@@ -1078,13 +1189,14 @@ class ServedModel:
         """Add a learned batch to the online statistics."""
         model = self.model
         name, param = loss_spec(model)
-        if self.config["classes"] is not None:
-            targets = signed_targets(model.classes_, y)
-            errs = (np.asarray(model.scores_to_labels(scores)) != y).astype(np.float64)
-        else:
-            targets = y.astype(np.float64)
-            errs = (scores - targets) ** 2
-        losses = np.asarray(example_losses(name, param, targets, scores), dtype=np.float64)
+        with np.errstate(over="ignore"):  # a squared error beyond the float range: an infinite loss, not a warning
+            if self.config["classes"] is not None:
+                targets = signed_targets(model.classes_, y)
+                errs = (np.asarray(model.scores_to_labels(scores)) != y).astype(np.float64)
+            else:
+                targets = y.astype(np.float64)
+                errs = (scores - targets) ** 2
+            losses = np.asarray(example_losses(name, param, targets, scores), dtype=np.float64)
         s = self.stats
         s["n_learned"] += X.shape[0]
         s["n_batches"] += 1
@@ -1095,14 +1207,16 @@ class ServedModel:
 
     def _other(self, item):
         kind, fut = item[0], item[-1]
+        result = exc = None
         try:
             if kind == "snapshot":
-                fut.set_result(self._maybe_snapshot(force=True))
+                result = self._maybe_snapshot(force=True)
             elif kind == "swap":
                 self._swap(item[1])
-                fut.set_result(self.health())
-        except BaseException as exc:
-            fut.set_exception(exc)
+                result = self.health()
+        except BaseException as error:
+            exc = error
+        self._deliver([(fut, result, exc)])
 
     def _swap(self, path):
         model = load(path)

@@ -23,6 +23,7 @@ CRC mismatch) and reports the offset of the last whole record, where the log is 
 """
 
 import os
+import re
 import struct
 import zlib
 
@@ -50,7 +51,11 @@ def read_records(path):
     """``(records, good_bytes, torn)``: the whole records ``[(seq, payload), ...]`` of the log at ``path``, the
     byte offset after the last whole record, and whether bytes after it (a torn last record) remain.
 
-    A record that fails its checksum with more bytes after it is damage, not a torn write: ``ValueError``."""
+    The bytes after the last whole record are a torn last record (a write cut short by a crash, never
+    acknowledged): a record that ends past the end of the file, or one that fails its checksum with nothing but
+    zeros after it (a file that the crash extended). A record that fails its checksum with other bytes after it,
+    or any tail in which a whole record (its checksum right) starts, is damage inside the log (a wrong byte, or a
+    length that runs past the records after it): ``ValueError``."""
     with open(path, "rb") as f:
         data = f.read()
     records = []
@@ -62,7 +67,7 @@ def read_records(path):
             break
         payload = data[pos + HEADER.size : end]
         if _crc(seq, payload) != crc:
-            if end < len(data):  # whole records follow: not a write cut short but damage inside the log
+            if data[end:].strip(b"\0"):  # bytes follow, not only the zeros of a file extended by a crash
                 raise ValueError(
                     f"{path}: the record at byte {pos} fails its checksum and {len(data) - end} "
                     "bytes follow it: the log is corrupted (not a torn last record)."
@@ -70,7 +75,39 @@ def read_records(path):
             break
         records.append((seq, payload))
         pos = end
+    if pos < len(data):
+        named = re.match(r"wal-(\d+)\.log$", os.path.basename(path))
+        base = records[-1][0] if records else int(named.group(1)) if named else 0
+        later = _next_whole_record(data, pos + 1, base, base + len(data) if records or named else None)
+        if later is not None:  # not a write cut short but damage inside the log
+            raise ValueError(
+                f"{path}: the record at byte {pos} is damaged (its length or checksum is wrong) and a whole "
+                f"record follows at byte {later}: the log is corrupted (not a torn last record)."
+            )
     return records, pos, pos < len(data)
+
+
+def _next_whole_record(data, start, low, high, chunk=1 << 20):
+    """The offset of the first whole record (a header whose length fits and whose checksum is right) at or
+    after byte ``start`` of ``data``, with a sequence number in ``low..high`` (None: no upper bound); None if
+    there is none. The candidate headers are screened with numpy (a length within the data, a sequence number
+    in range), ``chunk`` offsets at a time; only those pass to the checksum."""
+    import numpy as np
+
+    size = len(data)
+    for first in range(start, size - HEADER.size + 1, chunk):
+        n = min(chunk, size - HEADER.size + 1 - first)
+        seqs = np.ndarray((n,), "<u8", buffer=data, offset=first, strides=(1,))
+        lengths = np.ndarray((n,), "<u4", buffer=data, offset=first + 8, strides=(1,))
+        room = size - HEADER.size - np.arange(first, first + n, dtype=np.int64)  # payload bytes after each offset
+        ok = (lengths > 0) & (lengths.astype(np.int64) <= room) & (seqs >= np.uint64(low))
+        if high is not None:
+            ok &= seqs <= np.uint64(high)
+        for q in (np.flatnonzero(ok) + first).tolist():
+            seq, length, crc = HEADER.unpack_from(data, q)
+            if _crc(seq, data[q + HEADER.size : q + HEADER.size + length]) == crc:
+                return q
+    return None
 
 
 class WriteAheadLog:

@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 from streamlearn.persist import load
-from streamlearn.serve import ServedModel
+from streamlearn.serve import BadRequest, ServedModel
 from streamlearn.serve._wal import read_records
 
 D = 30
@@ -103,10 +103,12 @@ def test_damaged_snapshot_state_refuses_to_start_naming_the_file(tmp_path, damag
     assert "\n" not in str(info.value)
 
 
-@pytest.mark.parametrize("window", [None, {"loss": ["x"], "err": []}, {"loss": [1.0]}, [1.0]])
+@pytest.mark.parametrize(
+    "window", [None, {"loss": ["x"], "err": []}, {"loss": [1.0]}, [1.0], {"loss": [float("nan")], "err": []}]
+)
 def test_snapshot_window_of_an_earlier_version_or_damaged(tmp_path, window):
     """The recent window /metrics reports is in the snapshot: a state file without it (an earlier version) starts
-    with an empty window; one whose window is not lists of finite numbers is damaged, named."""
+    with an empty window; one whose window is not lists of numbers is damaged, named."""
     state = tmp_path / "state"
     m = _ftrl_three_batches(state, np.random.default_rng(5), 4)
     m.close()
@@ -432,14 +434,17 @@ def test_classes_for_a_regressor_are_refused(tmp_path):
         ({"classes": [1]}, r"classes=\[1\] \(--classes\) needs at least 2 distinct classes"),
         ({"classes": [1.0, 1.0]}, r"classes=\[1.0, 1.0\] \(--classes\) needs at least 2 distinct classes"),
         ({"classes": [-1, 1, -1]}, r"classes=\[-1, 1, -1\] \(--classes\) names -1 twice"),
+        ({"classes": [float("nan"), 1.0]}, r"classes=\[nan, 1.0\] \(--classes\) must be finite numbers; got nan"),
+        ({"classes": [1.0, float("inf")]}, r"\(--classes\) must be finite numbers; got inf"),
         ({"n_features": 0}, r"n_features \(--n-features\) must be between 1 and 268435456 \(2\*\*28\); got 0"),
         ({"n_features": 10**12}, r"between 1 and 268435456 \(2\*\*28\); got 1000000000000"),
     ],
 )
 def test_a_new_servers_classes_and_width_are_checked_before_it_serves(tmp_path, kw, words):
-    """``--classes 1`` or ``1,1`` started a server that refused every other label and predicted 1 for all;
+    """``--classes 1`` or ``1,1`` started a server that refused every other label and predicted 1 for all, and
+    ``--classes nan,1`` (or ``inf,1``, ``1e400,1``) one that refused every update as a divergence of classes_;
     ``--n-features 999999999999`` started one whose first /learn failed it for good (MemoryError: 7.28 TiB) and
-    whose /predict was an internal error. Both are errors before anything is written."""
+    whose /predict was an internal error. All are errors before anything is written."""
     state = tmp_path / "state"
     with pytest.raises(ValueError, match=words):
         ServedModel(state, learner="pa1", snapshot_every=0, **kw)
@@ -509,7 +514,15 @@ def test_snapshot_interval_beyond_the_timer_range_or_not_a_number(tmp_path):
 
 
 @pytest.mark.parametrize(
-    "option", [["--max-body-mb", "inf"], ["--max-body-mb", "nan"], ["--snapshot-every", "inf"], ["--max-lines", "0"]]
+    "option",
+    [
+        ["--max-body-mb", "inf"],
+        ["--max-body-mb", "nan"],
+        ["--snapshot-every", "inf"],
+        ["--max-lines", "0"],
+        ["--shutdown-timeout", "inf"],
+        ["--shutdown-timeout", "-1"],
+    ],
 )
 def test_serve_limits_that_are_not_finite_are_one_line_errors(tmp_path, capsys, option):
     """``streamlearn serve --max-body-mb inf`` (a traceback) or ``nan`` (an error naming no option): the one-line
@@ -521,3 +534,205 @@ def test_serve_limits_that_are_not_finite_are_one_line_errors(tmp_path, capsys, 
     err = capsys.readouterr().err
     assert err.startswith("streamlearn: error: ") and option[0] in err and err.count("\n") == 1, err
     assert not state.exists()
+
+
+def test_a_second_server_on_the_same_state_directory_is_refused(tmp_path):
+    """Two servers on one state folder (two processes) appended their records to the same log, each counting
+    its own examples: at the next start one server's acknowledged examples were skipped as already learned.
+    The second is refused with a one-line error naming the folder; once the first stops, the folder serves."""
+    import os
+    import select
+    import subprocess
+    import sys
+
+    state = tmp_path / "state"
+    code = (
+        "import sys; from streamlearn.serve import ServedModel; "
+        "m = ServedModel(sys.argv[1], learner='ftrl', n_features=4, snapshot_every=0); "
+        "m.learn_text(b'1 1:1\\n').result(timeout=60); print('ready', flush=True); sys.stdin.read(); m.close()"
+    )
+    env = dict(os.environ, PYTHONPATH=str(Path(__file__).resolve().parents[2]))
+    first = subprocess.Popen(
+        [sys.executable, "-c", code, str(state)], stdin=subprocess.PIPE, stdout=subprocess.PIPE, env=env
+    )
+    try:
+        assert select.select([first.stdout], [], [], 120)[0] and first.stdout.readline() == b"ready\n"
+        with pytest.raises(ValueError, match=r"state directory .*state is in use by another 'streamlearn serve'"):
+            ServedModel(state, snapshot_every=0)
+        with pytest.raises(ValueError, match="in use by another"):  # with a model or learner too
+            ServedModel(state, learner="ftrl", n_features=4, snapshot_every=0)
+    finally:
+        first.stdin.close()
+        first.wait(timeout=60)
+    m = ServedModel(state, snapshot_every=0)
+    assert m.stats["n_learned"] == 1
+    m.close()
+    m.close()  # closing twice is harmless
+    again = ServedModel(state, snapshot_every=0)  # released by close
+    again.close()
+
+
+@pytest.mark.parametrize("record", [0, 1])
+def test_a_damaged_record_length_inside_the_log_refuses_to_start(tmp_path, record):
+    """A wrong byte in the length of a record followed by others (the length now runs past the end of the file)
+    was taken for a torn last record: the start dropped it and every record after it, all acknowledged, and cut
+    the log there. It is damage: a one-line error naming the log, which is left as it was."""
+    state = tmp_path / "state"
+    m = _ftrl_three_batches(state, np.random.default_rng(5), 4)
+    m.close(snapshot=False)
+    wal = Path(m.wal.path)
+    records, good, torn = read_records(wal)
+    assert len(records) == 3 and not torn
+    start = sum(16 + len(p) for _, p in records[:record])
+    data = bytearray(wal.read_bytes())
+    data[start + 11] ^= 0x40  # the length's high byte: 2**30 bytes more than the file holds
+    wal.write_bytes(bytes(data))
+    with pytest.raises(ValueError, match=rf"wal-0.log: the record at byte {start} is damaged .*corrupted") as info:
+        ServedModel(state, snapshot_every=0)
+    assert "\n" not in str(info.value) and wal.read_bytes() == bytes(data)
+
+
+def test_zeros_after_the_last_record_are_a_torn_tail(tmp_path):
+    """Zeros after the last whole record (a file that a crash extended before its data reached the disk) hold no
+    record: dropped as a torn tail, every record before them replayed (it was refused as a corrupted log)."""
+    state = tmp_path / "state"
+    m = _ftrl_three_batches(state, np.random.default_rng(5), 4)
+    m.close(snapshot=False)
+    wal = Path(m.wal.path)
+    size = wal.stat().st_size
+    with open(wal, "ab") as f:
+        f.write(bytes(4096))
+    back = ServedModel(state, snapshot_every=0)
+    assert back.stats["n_learned"] == 12 and wal.stat().st_size == size
+    back.close()
+
+
+@pytest.mark.parametrize("classes", ["-1,1", "-1,0,1", "-2.5,3", "-1e3,1"])
+def test_negative_classes_are_a_value_of_the_classes_option(classes):
+    """``streamlearn serve --learner ftrl --classes -1,1`` (the default, as the help shows it) was refused: the
+    command line took '-1,1' for an unknown option ("argument --classes: expected one argument")."""
+    from streamlearn.cli.main import build_parser
+
+    args = build_parser().parse_args(["serve", "--learner", "ftrl", "--state-dir", "s", "--classes", classes])
+    assert args.classes == classes and args.learner == "ftrl"
+    with pytest.raises(SystemExit):  # an unknown option is still one
+        build_parser().parse_args(["serve", "--learner", "ftrl", "--state-dir", "s", "-x"])
+
+
+def test_temporary_files_left_by_a_crash_are_removed_at_start(tmp_path):
+    """A kill in the middle of a snapshot, a model upload or download left its temporary files in the state
+    folder (as large as the model), and no start removed them: a server restarted after each crash filled the
+    disk. The next start removes them, and only them."""
+    state = tmp_path / "state"
+    m = _ftrl_three_batches(state, np.random.default_rng(5), 4)
+    m.close(snapshot=False)
+    left = [".tmp-model-k2j4h1.slm", ".tmp-x8d7a2.slm", ".tmp-3kd9s", ".upload-a1b2.slm", ".get-c3d4.slm"]
+    for name in left:
+        (state / name).write_bytes(b"half a model")
+    (state / "notes.txt").write_text("mine")
+    before = {p.name for p in state.iterdir()} - set(left)
+    back = ServedModel(state, snapshot_every=0)
+    assert {p.name for p in state.iterdir()} == before and back.stats["n_learned"] == 12
+    back.close()
+
+
+def test_an_infinite_online_loss_is_reported_and_restarts(tmp_path):
+    """A regression target of 1e200 is learned (the model stays finite), and its squared error overflows: the
+    online loss is infinite. /metrics wrote it as ``inf``, which the Prometheus text format does not read (a
+    scrape failed), and the next snapshot held it in its window, which the start then called damaged: the
+    server did not restart. Now /metrics writes ``+Inf`` and the snapshot reads back."""
+    httpx = pytest.importorskip("httpx")
+    import asyncio
+
+    from streamlearn.serve import create_app
+
+    state = tmp_path / "state"
+    m = ServedModel(state, learner="ftrl-regressor", n_features=D, snapshot_every=0)
+    assert m.learn_text(b"1e200 1:1\n").result(timeout=30)["learned"] == 1
+
+    async def scrape():
+        async with httpx.AsyncClient(transport=httpx.ASGITransport(app=create_app(m)), base_url="http://t") as c:
+            return (await c.get("/metrics")).text
+
+    text = asyncio.run(scrape())
+    assert (
+        'streamlearn_online_loss{scope="all"} +Inf' in text and 'streamlearn_online_rmse{scope="window"} +Inf' in text
+    )
+    assert " inf" not in text
+    before = m.online_metrics()
+    m.close()
+    back = ServedModel(state, snapshot_every=0)
+    assert back.stats["n_learned"] == 1 and back.online_metrics() == before
+    back.close()
+
+
+def test_a_log_line_that_cannot_be_written_does_not_stop_the_writer(tmp_path, monkeypatch):
+    """The server's log lines go to standard error; when it is a closed pipe (``serve ... 2>&1 | tee log`` and
+    tee died), writing one raises BrokenPipeError. Raised in the writer thread (a timed snapshot that failed,
+    logged), it ended the thread: every later /learn waited for ever. A log line that cannot be written is
+    dropped, and the writer goes on."""
+    rng = np.random.default_rng(21)
+
+    def closed_pipe(msg):
+        raise BrokenPipeError(32, "Broken pipe")
+
+    m = ServedModel(tmp_path / "state", learner="ftrl", n_features=D, snapshot_every=0.01, log=closed_pipe)
+    _failing_save(monkeypatch)
+    for _ in range(3):
+        m.learn(*m.parse(_body(rng, 4), labelled=True)).result(timeout=30)
+        time.sleep(0.02)  # a timed snapshot is due (and fails, and is logged) before the next batch
+    assert m.stats["n_learned"] == 12 and m.failed is None
+    m.close(snapshot=False)
+
+
+def test_an_unforeseen_error_of_the_writer_stops_learning_instead_of_hanging(tmp_path, monkeypatch):
+    """An exception that the writer thread did not expect (here from the online statistics, after the update)
+    ended the thread: the request waited for ever, and so did every later /learn. It now stops learning as a
+    learner failure does: 503 to the request and to the next ones, and predictions go on."""
+    m = ServedModel(tmp_path / "state", learner="ftrl", n_features=D, snapshot_every=0)
+
+    def broken(*args):
+        raise RuntimeError("boom")
+
+    monkeypatch.setattr(m, "_account", broken)
+    err = m.learn_text(b"1 1:1\n").exception(timeout=30)
+    assert err.status == 503 and str(err) == "the learner stopped after an error: RuntimeError: boom"
+    assert m.health()["status"] == "failed" and "labels" in m.predict(m.parse(b"1:1\n", labelled=False)[0])
+    with pytest.raises(BadRequest, match="stopped after an error") as info:
+        m.learn_text(b"1 1:1\n")
+    assert info.value.status == 503
+    m.close()
+
+
+def test_a_cancelled_future_does_not_stop_the_log_sync_threads(tmp_path):
+    """``learn`` and ``learn_text`` return a concurrent Future, which its caller may cancel while it waits in the
+    queue. Answering a cancelled future raised InvalidStateError in the log-sync thread and ended it: after two
+    such requests no thread was left to fsync the log, and every later request waited for ever. A cancelled
+    snapshot or model upload (POST /model cancels its own when the server stops) stopped learning."""
+    m = ServedModel(tmp_path / "state", learner="ftrl", n_features=D, snapshot_every=0)
+    for _ in range(3):
+        with m._cv:  # the request waits in the queue, and its caller gives up
+            assert m.learn_text(b"1 1:1\n").cancel()
+        assert m.learn_text(b"-1 2:1\n").result(timeout=30)["learned"] == 1
+    assert all(t.is_alive() for t in m._syncers)
+    m.close()
+    m = ServedModel(tmp_path / "other", learner="ftrl", n_features=D, snapshot_every=0)
+    with m._cv:  # a snapshot or a model upload whose caller gave up: learning goes on
+        assert m.snapshot().cancel()
+    assert m.learn_text(b"-1 2:1\n").result(timeout=30)["learned"] == 1 and m.failed is None
+    m.close()
+
+
+def test_lines_ended_by_a_carriage_return_alone_are_named_as_such(tmp_path):
+    """A body whose lines end with '\\r' alone (old Mac line ends) is one line to the reader, its examples run
+    together: the error named a 'negative feature index' (the next line's label -1). It now says how the body
+    ends its lines and what to send; a CRLF body is read as before."""
+    m = ServedModel(tmp_path / "state", learner="ftrl", n_features=D, snapshot_every=0)
+    err = m.learn_text(b"1 3:1\r-1 4:1\r").exception(timeout=30)
+    assert str(err) == (
+        "line 1: negative feature index in '-1': indices must be >= 0 (the body ends its lines with a carriage "
+        "return alone: end them with \\n or \\r\\n)"
+    )
+    assert m.learn_text(b"1 3:1\r\n-1 4:1\r\n").result(timeout=30)["learned"] == 2
+    assert "carriage" not in str(m.learn_text(b"1 3:1\r\n-1 x:1\r\n").exception(timeout=30))
+    m.close()

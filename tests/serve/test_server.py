@@ -424,3 +424,24 @@ def test_port_file_never_replaces_an_input_and_is_written_only_for_a_model_that_
     assert "not a streamlearn model file" in capsys.readouterr().err and not port_file.exists()
     assert main(["serve", str(tmp_path), "--state-dir", str(tmp_path / "s3"), "--port", "0"]) == 2
     assert capsys.readouterr().err.endswith("is a directory, expected a model file.\n")  # it 'did not exist'
+
+
+def test_a_stalled_client_does_not_keep_a_stopping_server_waiting(tmp_path):
+    """A client that sent half of its body kept a server told to stop (SIGTERM) waiting for ever: it neither
+    exited nor took its last snapshot, until a process manager killed it. After --shutdown-timeout seconds the
+    request in progress is dropped, and the server takes its last snapshot and exits."""
+    import socket
+
+    state = tmp_path / "state"
+    server = Server(state, "--shutdown-timeout", "1", "--snapshot-every", "0")
+    try:
+        with httpx.Client(base_url=server.url, timeout=30) as c:
+            assert c.post("/learn", content="1 1:1\n-1 2:1\n").status_code == 200
+        with socket.create_connection(("127.0.0.1", server.port)) as stalled:
+            stalled.sendall(b"POST /learn HTTP/1.1\r\nHost: t\r\nContent-Length: 100\r\n\r\n1 3:1\n")
+            time.sleep(0.3)
+            server.proc.send_signal(signal.SIGTERM)
+            server.proc.wait(timeout=30)
+    finally:
+        server.kill()
+    assert sorted(p.name for p in state.iterdir()) == ["model-2.slm", "state-2.json", "wal-2.log"]
