@@ -28,7 +28,7 @@ import os
 import struct
 import zipfile
 import zlib
-from typing import Any, Self
+from typing import Any, BinaryIO, Self
 
 import numpy as np
 
@@ -179,8 +179,10 @@ def _describe_object(obj, prefix, blobs, depth=0):
     return {"class": name, "params": params, "attributes": attributes, "arrays": array_meta}
 
 
-def save(obj: Any, path: str | os.PathLike) -> None:
+def save(obj: Any, path: str | os.PathLike | BinaryIO) -> None:
     """Save ``obj`` (a streamlearn estimator or sketch) to ``path``; the file appears whole or not at all.
+    ``path`` may also be a writable binary file object (such as ``io.BytesIO``): the model file is written
+    into it, nothing on disk.
 
     Examples
     --------
@@ -193,6 +195,11 @@ def save(obj: Any, path: str | os.PathLike) -> None:
     >>> save(fd, path)
     >>> np.array_equal(load(path).sketch_, fd.sketch_)
     True
+    >>> import io
+    >>> buf = io.BytesIO()
+    >>> save(fd, buf)  # the same file, in memory
+    >>> buf.getvalue()[:2]  # (a zip archive)
+    b'PK'
     """
     blobs: dict = {}
     meta = {
@@ -201,6 +208,10 @@ def save(obj: Any, path: str | os.PathLike) -> None:
         "streamlearn_version": __version__,
         **_describe_object(obj, "", blobs),
     }
+    if hasattr(path, "write"):
+        with zipfile.ZipFile(path, "w", compression=zipfile.ZIP_DEFLATED, compresslevel=1) as zf:
+            _write_entries(zf, meta, blobs)
+        return
     from ._atomic import Output
 
     out = path if isinstance(path, Output) else Output(path, what="model file")
@@ -210,13 +221,17 @@ def save(obj: Any, path: str | os.PathLike) -> None:
             out.path_for_writing(suffix=".slm") as tmp,
             zipfile.ZipFile(tmp, "w", compression=zipfile.ZIP_DEFLATED, compresslevel=1) as zf,
         ):
-            zf.writestr("meta.json", json.dumps(meta, indent=1, allow_nan=True))
-            for key, raw in blobs.items():
-                zf.writestr(f"arrays/{key}.npy", raw, compress_type=_compress_type(raw))
+            _write_entries(zf, meta, blobs)
     except BaseException:
         if out is not path:
             out.discard()
         raise
+
+
+def _write_entries(zf, meta, blobs):
+    zf.writestr("meta.json", json.dumps(meta, indent=1, allow_nan=True))
+    for key, raw in blobs.items():
+        zf.writestr(f"arrays/{key}.npy", raw, compress_type=_compress_type(raw))
 
 
 def _compress_type(raw):

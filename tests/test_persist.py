@@ -50,6 +50,21 @@ def test_round_trip_gives_identical_predictions_and_keeps_learning(est, tmp_path
     assert back.t_ == est.t_
 
 
+def test_save_into_a_file_object_writes_the_same_entries(saved, tmp_path):
+    """save into a binary file object (io.BytesIO) writes the model file's entries there, nothing on disk."""
+    from streamlearn.persist import save
+
+    est = load(saved)
+    buf = io.BytesIO()
+    save(est, buf)
+    with zipfile.ZipFile(buf) as got, zipfile.ZipFile(saved) as ref:
+        assert got.namelist() == ref.namelist()
+        assert all(got.read(n) == ref.read(n) for n in ref.namelist())
+    (tmp_path / "copy.slm").write_bytes(buf.getvalue())
+    np.testing.assert_array_equal(load(tmp_path / "copy.slm").predict(X), est.predict(X))
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["copy.slm", "pa.slm"]
+
+
 def _rewrite(path, edit):
     with zipfile.ZipFile(path) as zf:
         entries = {n: zf.read(n) for n in zf.namelist()}

@@ -56,8 +56,8 @@ __all__ = ["ServedModel", "BadRequest", "DEFAULT_N_FEATURES"]
 DEFAULT_N_FEATURES = 1 << 18
 _SNAP = re.compile(r"^(model|state)-(\d+)\.(slm|json)$")
 _WAL = re.compile(r"^wal-(\d+)\.log$")
-#: the temporary files the server writes in its state folder (snapshots, model uploads and downloads), left
-#: there by a crash in the middle of one
+#: the temporary files the server writes in its state folder (snapshots and model uploads; model downloads
+#: were written there too before they were made in memory), left there by a crash in the middle of one
 _TEMPORARY = re.compile(r"^\.(tmp|upload|get)-")
 _SYNC_THREADS = 2
 _BARE_CR = re.compile(rb"\r(?!\n)")
@@ -822,14 +822,9 @@ class ServedModel:
                 n_features=int(config["n_features"]),
                 label_convention=convention,
             ).to_dict()
-        fd, tmp = tempfile.mkstemp(prefix=".get-", suffix=".slm", dir=self.dir)
-        os.close(fd)
-        try:
-            save(model, tmp)
-            with open(tmp, "rb") as f:
-                return f.read(), n
-        finally:
-            os.unlink(tmp)
+        buf = io.BytesIO()  # in memory: a copy of the model can be taken when the disk is full or read-only
+        save(model, buf)
+        return buf.getvalue(), n
 
     def health(self) -> dict[str, Any]:
         s = self.stats

@@ -153,6 +153,29 @@ def test_snapshot_files_and_served_model_file(tmp_path):
     np.testing.assert_array_equal(load(tmp_path / "got.slm").coef_, saved.coef_)
 
 
+def test_the_served_model_file_is_made_in_memory_when_the_disk_is_full(tmp_path, monkeypatch):
+    """GET /model makes the model file in memory: a copy can be taken when the state folder cannot be written
+    (it was written to a temporary file there, and a full or read-only disk made the request fail)."""
+    import errno
+    import tempfile
+
+    rng = np.random.default_rng(8)
+    m = ServedModel(tmp_path / "state", learner="ftrl", n_features=D, snapshot_every=0)
+    m.learn(*m.parse(_body(rng, 9), labelled=True)).result(timeout=30)
+
+    def full(*args, **kwargs):
+        raise OSError(errno.ENOSPC, "No space left on device")
+
+    monkeypatch.setattr(tempfile, "mkstemp", full)
+    monkeypatch.setattr(tempfile, "NamedTemporaryFile", full)
+    data, n = m.model_bytes()
+    monkeypatch.undo()
+    assert n == 9
+    (tmp_path / "got.slm").write_bytes(data)
+    np.testing.assert_array_equal(load(tmp_path / "got.slm").coef_, m.model.coef_)
+    m.close()
+
+
 def test_crash_between_the_two_snapshot_files_keeps_the_previous_snapshot(tmp_path):
     state = tmp_path / "state"
     m = _ftrl_three_batches(state, np.random.default_rng(7), 5)
