@@ -82,11 +82,12 @@ def _is_number(tok: bytes) -> bool:
     return True
 
 
-def _shown(tok: bytes) -> str:
-    """A token as error messages quote it: at most 60 characters (a longer one cut to 57 and '...')."""
+def shown_token(tok: bytes) -> str:
+    """A token as error messages quote it: at most 60 bytes (a longer one cut to 57 and '...'), bytes that are
+    not UTF-8 as U+FFFD (a backslash escape would be doubled by the quoting)."""
     if len(tok) > 60:
         tok = tok[:57] + b"..."
-    return tok.decode("utf-8", "backslashreplace")
+    return tok.decode("utf-8", "replace")
 
 
 class _LineError:
@@ -412,13 +413,13 @@ class _Parser:
         return bytes(buf[pos:q])
 
     def _token(self, buf, end, pos):
-        return _shown(self._raw_token(buf, end, pos))
+        return shown_token(self._raw_token(buf, end, pos))
 
     def _raise(self, buf, end):
         st = self.state
         code = int(st[_k.S_ERR_CODE])
         raw = self._raw_token(buf, end, int(st[_k.S_ERR_POS]))
-        tok = _shown(raw)
+        tok = shown_token(raw)
         if code == _k.E_MULTILABEL and not all(_is_number(t) for t in raw.split(b",")):
             code = _k.E_LABEL  # words between commas (a CSV header read as LIBSVM), not a list of labels
         if code == _k.E_ORDER:
@@ -445,7 +446,7 @@ class _Parser:
         for kind, slot, a, b, line in self.hard[:nh].tolist():
             v = float(bytes(buf[a:b]))
             if not np.isfinite(v):
-                tok = _shown(bytes(buf[a:b]))
+                tok = shown_token(bytes(buf[a:b]))
                 raise SvmlightFormatError(
                     self.name, line, f"non-finite value {tok!r}: it overflows to infinity (values must be finite)"
                 )

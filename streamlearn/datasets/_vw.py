@@ -22,6 +22,7 @@ from ._svmlight import (
     decompression_reason,
     first_bytes_reason,
     read_block,
+    shown_token,
 )
 
 if TYPE_CHECKING:
@@ -189,7 +190,7 @@ class _VwParser:
     def _raise(self, buf, state):
         code = int(state[_k.S_ERR_CODE])
         s, e = int(state[_k.S_ERR_POS]), int(state[_k.S_ERR_END])
-        tok = bytes(buf[s : min(e, s + 60)]).decode("utf-8", "replace")
+        tok = shown_token(bytes(buf[s : min(e, s + 61)]))
         reason = _REASONS[code].format(tok=tok, expect=_EXPECT[self.label_convention])
         raise VwFormatError(self.name, int(state[_k.S_ERR_LINE]), reason)
 

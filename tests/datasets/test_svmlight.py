@@ -605,3 +605,21 @@ def test_lines_ended_by_a_carriage_return_alone_are_named_as_such(tmp_path):
         with pytest.raises(SvmlightFormatError) as err:
             load_svmlight(path, block_size=block_size)
         assert str(err.value).startswith(f"{path}, line 1: the lines end with a carriage return alone ('\\r'")
+
+
+def test_a_token_with_bytes_that_are_not_utf8_is_quoted_once(tmp_path):
+    """A malformed token holding a byte that is not UTF-8 is quoted with U+FFFD in its place, in the LIBSVM and
+    VW readers alike; the LIBSVM reader showed a doubled escape ('3:1\\\\xff')."""
+    from streamlearn.datasets import load_vw
+    from streamlearn.datasets._vw import VwFormatError
+
+    p = tmp_path / "bad.svm"
+    p.write_bytes(b"1 3:1\xff 4:2\n")
+    with pytest.raises(SvmlightFormatError) as err:
+        load_svmlight(p)
+    assert "malformed feature '3:1\ufffd'" in str(err.value) and "\\" not in str(err.value)
+    p = tmp_path / "bad.vw"
+    p.write_bytes(b"1 |a x:1\xff y\n")
+    with pytest.raises(VwFormatError) as err:
+        load_vw(p)
+    assert "'x:1\ufffd'" in str(err.value) and "\\" not in str(err.value)
