@@ -15,7 +15,7 @@ def add_parser(sub):
         "/health, GET /metrics, GET|POST /model. Every acknowledged /learn is in the fsynced "
         "write-ahead log of --state-dir; a restarted server continues the same model. When "
         "--state-dir already holds a model, that model is continued and MODEL/--learner are "
-        "not used.",
+        "not used (--n-features, --classes and --zero-based must then be the model's).",
     )
     p.add_argument("model", metavar="MODEL", nargs="?", help="model file to start from (streamlearn train -o)")
     p.add_argument("--learner", "-l", metavar="NAME", help="start a new model of this learner instead")

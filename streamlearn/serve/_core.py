@@ -283,7 +283,8 @@ class ServedModel:
     ----------
     state_dir : str
         Snapshots and the write-ahead log. When it holds a snapshot, the server continues from it and
-        ``model`` / ``learner`` are ignored.
+        ``model`` / ``learner`` are ignored; ``n_features``, ``classes`` and ``zero_based``, when given, must
+        be the continued model's (ValueError otherwise).
     model : str or None
         Model file to start from (an empty state directory only).
     learner, params : str and dict
@@ -393,6 +394,7 @@ class ServedModel:
                         "is used only for an empty state directory"
                     )
                 self._recover(snap)
+                self._check_continued(n_features=n_features, classes=classes, zero_based=zero_based)
             self._warm_up()
         except BaseException:
             _unlock_state_dir(self._state_key)
@@ -408,6 +410,25 @@ class ServedModel:
             t.start()
 
     # ---------------------------------------------------------------------------------------- set-up
+    def _check_continued(self, **given):
+        """A width, classes or index base given for a continued model must be the model's: one that differs
+        would be ignored, and the server would read lines otherwise than the caller asked."""
+        for key, value in given.items():
+            have = self.config[key]
+            if value is None:
+                continue
+            same = (
+                have is not None and [float(c) for c in value] == [float(c) for c in have]
+                if key == "classes"
+                else value == have
+            )
+            if not same:
+                option = "--" + key.replace("_", "-")
+                raise ValueError(
+                    f"state directory {self.dir} continues a model with {key}={have!r}; {key}={value!r} ({option}) "
+                    "contradicts it (omit it to continue that model, or empty the folder to start a new one)."
+                )
+
     def _init_fresh(self, model_path, learner, params, n_features, zero_based, classes, scale, target_scale):
         _check_width_and_classes(n_features, classes)
         if model_path is not None:

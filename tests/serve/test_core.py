@@ -501,6 +501,29 @@ def test_the_model_file_of_a_zero_based_server_predicts_as_the_server(tmp_path, 
     assert spec["format"] == "libsvm" and spec["zero_based"] is True and spec["n_features"] == D
 
 
+def test_a_continued_model_refuses_a_width_classes_or_base_that_contradicts_it(tmp_path):
+    """Restarted on its state folder with another --n-features, --classes or --zero-based, the server said only
+    that the model given was not used and read lines as before; now such an option is an error naming it, the
+    same value (or none) continues the model, and the folder is left as it was."""
+    state = tmp_path / "state"
+    a = ServedModel(state, learner="ogd", n_features=D, snapshot_every=0)
+    a.learn(*a.parse(b"1 1:1\n-1 2:1\n", labelled=True)).result(timeout=30)
+    a.close()
+    before = sorted((f.name, f.read_bytes()) for f in state.iterdir())
+    for given, option in (
+        ({"n_features": D + 1}, "--n-features"),
+        ({"classes": [0.0, 1.0]}, "--classes"),
+        ({"zero_based": True}, "--zero-based"),
+    ):
+        with pytest.raises(ValueError, match=f"continues a model with .*\\({option}\\) contradicts it") as err:
+            ServedModel(state, learner="ogd", snapshot_every=0, **given)
+        assert "\n" not in str(err.value)
+    assert sorted((f.name, f.read_bytes()) for f in state.iterdir()) == before
+    b = ServedModel(state, learner="ogd", n_features=D, classes=[-1, 1], zero_based=False, snapshot_every=0)
+    assert b.stats["n_learned"] == 2
+    b.close()
+
+
 def test_a_log_left_without_its_snapshot_is_refused_not_continued(tmp_path):
     """A state folder whose snapshots were removed but whose log was kept: starting "fresh" there is an error
     naming the log (the new model's records were appended to the old log, and after a crash the restart replayed
