@@ -393,3 +393,21 @@ def test_a_stream_of_weight_zero_is_an_error_not_nan(learner):
     y = np.where(X[:, 0] > 0, 1, -1)
     with pytest.raises(ValueError, match="all 30 examples of the stream have sample weight 0"):
         progressive_validation(clone(learner), [(X[:10], y[:10], np.zeros(10)), (X[10:], y[10:], np.zeros(20))])
+
+
+@pytest.mark.parametrize("bad", ["width", "label"])
+def test_a_refused_chunk_is_named_by_its_place_in_the_stream(bad):
+    """A chunk the learner refuses as a whole (another width, a label outside classes) is named with the
+    examples it holds: the message was the learner's alone, with no place in a stream of thousands of chunks."""
+    rng = np.random.default_rng(3)
+
+    def stream():
+        for k in range(5):
+            X, y = rng.random((10, 6 if bad == "width" and k == 3 else 5)), rng.integers(0, 2, 10)
+            if bad == "label" and k == 3:
+                y[4] = 7
+            yield X, y
+
+    with pytest.raises(ValueError, match=r"^chunk 3 of the stream \(examples 30 to 39, counted from 0\): ") as err:
+        progressive_validation(OGDClassifier(), stream(), classes=[0, 1])
+    assert ("features" if bad == "width" else "not in classes") in str(err.value)
