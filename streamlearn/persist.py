@@ -273,8 +273,16 @@ _ZIP_ERRORS = (
 )
 
 
-def _read_entry(zf, path, name, what):
-    """The bytes of archive entry ``name``; every way a damaged archive fails becomes a ModelFileError."""
+def _read_entry(zf, path, name, what, at_most=None):
+    """The bytes of archive entry ``name``; every way a damaged archive fails becomes a ModelFileError. An entry
+    that says it decompresses to more than ``at_most`` bytes is refused before it is read (the archive's size of
+    an entry bounds what reading it gives: a larger stream fails its CRC check)."""
+    size = zf.getinfo(name).file_size if at_most is not None and name in zf.NameToInfo else None
+    if size is not None and size > at_most:
+        raise ModelFileError(
+            f"{path}: {what} decompresses to {size} bytes, more than its dtype and shape in meta.json hold "
+            f"({at_most} bytes with the header): the file is corrupted or not a model file."
+        )
     try:
         return zf.read(name)
     except KeyError:
@@ -338,6 +346,20 @@ def load(path: str | os.PathLike) -> Any:
                 "matching streamlearn version."
             )
         return _build(meta, "", zf, path)
+
+
+def _npy_size(info):
+    """The most bytes the .npy file of an array of the dtype and shape ``info`` records can take (its header is
+    at most 64 KiB), or None when they are not a dtype and a shape (refused when the array is read)."""
+    try:
+        n = np.dtype(info["dtype"]).itemsize
+        for k in info["shape"]:
+            if not _is_int(k) or k < 0:
+                return None
+            n *= int(k)
+    except (KeyError, TypeError, ValueError):
+        return None
+    return n + (64 << 10)
 
 
 def _nested(value):
@@ -520,7 +542,7 @@ def _build(meta, prefix, zf, path, depth=0, where=""):
     arrays = {}
     for key, info in array_meta.items():
         name = prefix + key
-        raw = _read_entry(zf, path, f"arrays/{name}.npy", f"array {name!r}")
+        raw = _read_entry(zf, path, f"arrays/{name}.npy", f"array {name!r}", at_most=_npy_size(info))
         if hashlib.sha256(raw).hexdigest() != info.get("sha256"):
             raise ModelFileError(f"{path}: checksum mismatch for array {name!r}: the file is corrupted.")
         try:

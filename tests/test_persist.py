@@ -74,6 +74,28 @@ def _rewrite(path, edit):
             zf.writestr(n, raw)
 
 
+def test_an_array_entry_larger_than_its_shape_is_refused_before_it_is_read(saved, monkeypatch):
+    """An entry that decompresses to far more than its array's dtype and shape hold (a small file that expands
+    to gigabytes: an uploaded model on a server) is refused from the archive's directory, before it is read."""
+    with zipfile.ZipFile(saved) as zf:
+        entries = {n: zf.read(n) for n in zf.namelist()}
+    name = next(n for n in entries if n.startswith("arrays/"))
+    entries[name] = entries[name] + bytes(64 << 20)  # 64 MiB of zeros: deflated to about 64 KiB
+    with zipfile.ZipFile(saved, "w", compression=zipfile.ZIP_DEFLATED) as zf:
+        for n, raw in entries.items():
+            zf.writestr(n, raw)
+    assert saved.stat().st_size < 1 << 20
+    read = zipfile.ZipFile.read
+
+    def guarded(self, n, *args):
+        assert n != name, "the oversized entry was read"
+        return read(self, n, *args)
+
+    monkeypatch.setattr(zipfile.ZipFile, "read", guarded)
+    with pytest.raises(ModelFileError, match=r"decompresses to \d+ bytes, more than its dtype and shape"):
+        load(saved)
+
+
 @pytest.fixture
 def saved(tmp_path):
     path = tmp_path / "pa.slm"
