@@ -273,6 +273,10 @@ _ZIP_ERRORS = (
 )
 
 
+#: the most bytes meta.json may take (parameters, scalar state and input specification: kilobytes)
+_META_AT_MOST = 64 << 20
+
+
 def _read_entry(zf, path, name, what, at_most=None):
     """The bytes of archive entry ``name``; every way a damaged archive fails becomes a ModelFileError. An entry
     that says it decompresses to more than ``at_most`` bytes is refused before it is read (the archive's size of
@@ -280,8 +284,9 @@ def _read_entry(zf, path, name, what, at_most=None):
     size = zf.getinfo(name).file_size if at_most is not None and name in zf.NameToInfo else None
     if size is not None and size > at_most:
         raise ModelFileError(
-            f"{path}: {what} decompresses to {size} bytes, more than its dtype and shape in meta.json hold "
-            f"({at_most} bytes with the header): the file is corrupted or not a model file."
+            f"{path}: {what} decompresses to {size} bytes, more than "
+            + ("its dtype and shape in meta.json hold" if what != "meta.json" else "a model's metadata takes")
+            + f" ({at_most} bytes): the file is corrupted or not a model file."
         )
     try:
         return zf.read(name)
@@ -330,7 +335,7 @@ def load(path: str | os.PathLike) -> Any:
             f"{path}: not a streamlearn model file (not a zip archive; corrupted or another format)."
         ) from None
     with zf:
-        raw_meta = _read_entry(zf, path, "meta.json", "meta.json")
+        raw_meta = _read_entry(zf, path, "meta.json", "meta.json", at_most=_META_AT_MOST)
         try:
             meta = json.loads(raw_meta)
         except (ValueError, RecursionError) as exc:  # JSONDecodeError, UnicodeDecodeError; nested too deep

@@ -94,6 +94,15 @@ def test_an_array_entry_larger_than_its_shape_is_refused_before_it_is_read(saved
     monkeypatch.setattr(zipfile.ZipFile, "read", guarded)
     with pytest.raises(ModelFileError, match=r"decompresses to \d+ bytes, more than its dtype and shape"):
         load(saved)
+    monkeypatch.undo()
+    name = "meta.json"  # the same for the metadata, at 64 MiB
+    entries[name] = entries[name] + b" " * (65 << 20)
+    with zipfile.ZipFile(saved, "w", compression=zipfile.ZIP_DEFLATED) as zf:
+        for n, raw in entries.items():
+            zf.writestr(n, raw)
+    monkeypatch.setattr(zipfile.ZipFile, "read", guarded)
+    with pytest.raises(ModelFileError, match=r"meta.json decompresses to \d+ bytes, more than a model's metadata"):
+        load(saved)
 
 
 @pytest.fixture
