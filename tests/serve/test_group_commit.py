@@ -26,6 +26,21 @@ def _served(tmp_path, **kw):
     return ServedModel(tmp_path / "state", learner="ftrl", n_features=D, snapshot_every=0, **kw)
 
 
+def _responses(served, *calls):
+    """The responses of ``calls`` (each ``client -> awaitable``), made in turn to the app of ``served`` in
+    process."""
+    httpx = pytest.importorskip("httpx")
+    from streamlearn.serve import create_app
+
+    app = create_app(served)
+
+    async def run():
+        async with httpx.AsyncClient(transport=httpx.ASGITransport(app=app), base_url="http://t") as c:
+            return [await call(c) for call in calls]
+
+    return asyncio.run(run())
+
+
 @pytest.mark.parametrize("odd", [b"-1 oops\n", b"\n# a comment line\n"])
 def test_grouped_text_requests_learn_as_the_same_requests_one_by_one(tmp_path, odd):
     """Six requests queued together (one malformed, or one with blank and comment lines): each gets the answer
@@ -389,20 +404,13 @@ def test_unknown_endpoints_and_methods_are_json_errors_naming_them(tmp_path):
     """A path that is no endpoint, or a method an endpoint does not take, was answered in plain text ("Not
     Found", "Method Not Allowed"), naming neither; and DELETE /model was told 'Allow: HEAD, GET' (POST /model
     exists). Both are JSON errors naming the request and what the server takes, with the right Allow header."""
-    httpx = pytest.importorskip("httpx")
-    from streamlearn.serve import create_app
-
     m = _served(tmp_path)
-    app = create_app(m)
-
-    async def run():
-        async with httpx.AsyncClient(transport=httpx.ASGITransport(app=app), base_url="http://t") as c:
-            return [
-                await c.request(method, path)
-                for method, path in (("POST", "/lear"), ("GET", "/learn"), ("DELETE", "/model"))
-            ]
-
-    lear, get_learn, delete_model = asyncio.run(run())
+    lear, get_learn, delete_model = _responses(
+        m,
+        lambda c: c.request("POST", "/lear"),
+        lambda c: c.request("GET", "/learn"),
+        lambda c: c.request("DELETE", "/model"),
+    )
     assert lear.status_code == 404 and lear.json()["error"] == (
         "no endpoint POST /lear; the endpoints are POST /predict, POST /learn, GET /health, GET /metrics, GET /model "
         "and POST /model."
@@ -418,21 +426,14 @@ def test_json_sent_without_its_content_type_is_told_so(tmp_path):
     """``curl -d '{"rows": [...]}'`` sends form data's Content-Type: the body was read as LIBSVM lines and refused
     as "line 1: the label '{"rows":' is not a number". A body that opens a JSON object or array (no LIBSVM line
     does) without the JSON Content-Type is a 400 saying which Content-Type to send; nothing is learned."""
-    httpx = pytest.importorskip("httpx")
-    from streamlearn.serve import create_app
-
     m = _served(tmp_path)
-    app = create_app(m)
     body = b' \n{"rows": ["1 1:1"]}'
-
-    async def run():
-        async with httpx.AsyncClient(transport=httpx.ASGITransport(app=app), base_url="http://t") as c:
-            form = await c.post("/learn", content=body, headers={"content-type": "application/x-www-form-urlencoded"})
-            bare = await c.post("/predict", content=b"[1]")
-            typed = await c.post("/learn", content=body, headers={"content-type": "application/json"})
-            return form, bare, typed
-
-    form, bare, typed = asyncio.run(run())
+    form, bare, typed = _responses(
+        m,
+        lambda c: c.post("/learn", content=body, headers={"content-type": "application/x-www-form-urlencoded"}),
+        lambda c: c.post("/predict", content=b"[1]"),
+        lambda c: c.post("/learn", content=body, headers={"content-type": "application/json"}),
+    )
     assert form.status_code == 400 and form.json()["error"].startswith(
         "the body is JSON but its Content-Type is 'application/x-www-form-urlencoded': send JSON with "
         "'Content-Type: application/json'"
@@ -446,21 +447,13 @@ def test_a_json_row_without_an_example_is_refused(tmp_path):
     """JSON rows are one example each, answered in order: an empty or comment-only row string was skipped by the
     LIBSVM reader, so /predict of ["1:1", "", "2:1"] answered two scores for three rows (the third row's score
     in the second place). Such a row is a 400 naming it."""
-    httpx = pytest.importorskip("httpx")
-    from streamlearn.serve import create_app
-
     m = _served(tmp_path)
-    app = create_app(m)
-
-    async def run():
-        async with httpx.AsyncClient(transport=httpx.ASGITransport(app=app), base_url="http://t") as c:
-            return [
-                await c.post("/predict", json={"rows": ["1:1", "", "2:1"]}),
-                await c.post("/learn", json={"rows": ["1 1:1", "  # a note", "-1 2:1"]}),
-                await c.post("/predict", json={"rows": ["1:1 # a note", {}, "2:1"]}),
-            ]
-
-    blank, comment, fine = asyncio.run(run())
+    blank, comment, fine = _responses(
+        m,
+        lambda c: c.post("/predict", json={"rows": ["1:1", "", "2:1"]}),
+        lambda c: c.post("/learn", json={"rows": ["1 1:1", "  # a note", "-1 2:1"]}),
+        lambda c: c.post("/predict", json={"rows": ["1:1 # a note", {}, "2:1"]}),
+    )
     assert blank.status_code == 400
     assert blank.json()["error"] == "row 2: '' holds no example (a blank or comment line); one example per row."
     assert comment.status_code == 400 and comment.json()["error"].startswith("row 2: '  # a note' holds no example")
