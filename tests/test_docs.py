@@ -3,7 +3,9 @@ written in an empty folder, the API reference covers every public name, and the 
 where the code came from.
 
 Code blocks fenced as ```python are executed (one namespace per page, in order, in a temporary folder);
-illustrative snippets that cannot run on their own (a cluster, a user's file) are fenced as ```py.
+illustrative snippets that cannot run on their own (a cluster, a user's file) are fenced as ```py. Shell
+blocks fenced as ```sh are executed too (one bash per page, in an empty folder, ``streamlearn`` and ``python``
+being this interpreter); shell examples that cannot run on their own are fenced as ```bash.
 """
 
 import os
@@ -39,6 +41,24 @@ def test_documentation_python_examples_run(page, tmp_path, monkeypatch):
     namespace = {"__name__": "__docs__"}
     for i, block in enumerate(_blocks(page, {"python"})):
         exec(compile(block, f"{page.relative_to(ROOT)} [python block {i + 1}]", "exec"), namespace)
+
+
+def _pages_with_sh():
+    return sorted(p for p in DOCS.rglob("*.md") if _blocks(p, {"sh"}))
+
+
+@pytest.mark.parametrize("page", _pages_with_sh(), ids=lambda p: str(p.relative_to(DOCS)))
+def test_documentation_shell_examples_run_as_written_in_an_empty_folder(page, tmp_path):
+    prelude = (
+        "set -euo pipefail\n"
+        f'streamlearn() {{ {shlex.quote(sys.executable)} -m streamlearn "$@"; }}\n'
+        f'python() {{ {shlex.quote(sys.executable)} "$@"; }}\n'
+    )
+    for i, block in enumerate(_blocks(page, {"sh"})):
+        res = subprocess.run(
+            ["bash", "-c", prelude + block], cwd=tmp_path, env=_env(), capture_output=True, text=True, timeout=600
+        )
+        assert res.returncode == 0, f"{page.relative_to(ROOT)} [sh block {i + 1}]: {res.stderr}"
 
 
 def test_some_documentation_examples_are_executed():

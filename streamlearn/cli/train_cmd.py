@@ -322,13 +322,15 @@ def run_train(args):
         check_test(args.test, path)
     model_out = output(args.output, [path, args.test], "model file")  # checked before any work
     plot_out = plot_output(args.plot, [path, args.test], others=[model_out])
+    from ..datasets._stream import is_stream_path
+
+    if args.passes > 1 and is_stream_path(path):  # every format: a second pass would find the pipe empty
+        raise CLIError("DATA is a stream, read once: --passes > 1 needs a file.")
     if input_format(args, path) != "libsvm":
         return _run_hashed_train(args, learner, params, path, model_out, plot_out)
     is_table_run(args, [path])  # table options on LIBSVM data are an error
     check_libsvm_args(args)
     data = TrainData(args, path, learner)
-    if data.stream and args.passes > 1:
-        raise CLIError("DATA is a stream, read once: --passes > 1 needs a file.")
     if data.width is None and args.holdout is not None:
         raise CLIError("--holdout on a stream needs --n-features N (held-out rows are scored at the final width).")
     tests = []

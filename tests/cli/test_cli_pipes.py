@@ -144,6 +144,13 @@ def test_bad_line_mid_stream_names_the_line_and_leaves_outputs(logs, tmp_path, n
     assert pred.read_text() == "old predictions\n"
 
 
+@pytest.mark.parametrize(("name", "opts"), [("c.vw", VW_OPTS), ("c.csv", CSV_OPTS)])
+def test_more_than_one_pass_over_a_pipe_is_one_line_asking_for_a_file(logs, name, opts):
+    res = _cli("train", "-", *opts, "--passes", "2", input=(logs / name).read_bytes())
+    assert res.returncode == 2 and _one_line_error(res.stderr), res.stderr
+    assert b"--passes > 1 needs a file" in res.stderr
+
+
 def test_parquet_from_a_pipe_is_one_line_asking_for_a_path(logs, tmp_path):
     payload = (logs / "t.parquet").read_bytes()
     for extra in ([], ["--format", "parquet"]):
