@@ -241,6 +241,8 @@ def _no_rows_left(args, path, exc, spec=None):
     from ..datasets._pipes import pipe_name
 
     holdout = getattr(args, "holdout", None)
+    if getattr(exc, "chunk", None) is not None:  # a chunk the learner refused as a whole: the learner's reason
+        return CLIError(f"{pipe_name(path)}: {exc.reason}")
     example = getattr(exc, "example", None)
     if example is not None:
         return example_error(path, spec, example, exc, "" if holdout is None else " of the rows trained on")

@@ -358,7 +358,9 @@ def _run(learner, chunks, acc, *, classes, name, param, on_chunk=None):
                 exc.example = acc.n + exc.row
             elif type(exc) is ValueError:  # a refused chunk (its width, its labels): where it is in the stream
                 where = f"examples {acc.n} to {acc.n + n - 1}" if n > 1 else f"example {acc.n}"
-                raise ValueError(f"chunk {i} of the stream ({where}, counted from 0): {exc}") from None
+                err = ValueError(f"chunk {i} of the stream ({where}, counted from 0): {exc}")
+                err.reason, err.chunk = str(exc), i  # (for a caller that names the stream otherwise)
+                raise err from None
             raise
         preds = np.asarray(learner.scores_to_labels(scores))
         with np.errstate(over="ignore"):  # an overflowing loss is caught, with a message, by acc.update

@@ -178,6 +178,19 @@ def test_bad_data_file_names_file_and_line(tmp_path, capsys):
     assert "bad.svm" in err and "line 2" in err
 
 
+def test_a_file_the_learner_refuses_as_a_whole_is_named(tmp_path, capsys):
+    """A data file whose width a learner refuses (a full covariance above 4096 features) is an error naming the
+    file and the learner's reason, not a chunk of a stream."""
+    rng = np.random.default_rng(0)
+    path = tmp_path / "wide.svm"
+    rows = (" ".join(f"{j}:1" for j in sorted(rng.choice(6000, 5, replace=False) + 1)) for _ in range(20))
+    path.write_text("".join(f"{2 * (i % 2) - 1} {r}\n" for i, r in enumerate(rows)))
+    assert main(["train", str(path), "-l", "cw"]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith(f"streamlearn: error: {path}: ConfidenceWeightedClassifier(covariance='full') supports at ")
+    assert err.count("\n") == 1
+
+
 def test_entry_point_subprocess():
     res = subprocess.run(
         [sys.executable, "-m", "streamlearn", "--version"], capture_output=True, text=True, timeout=120
