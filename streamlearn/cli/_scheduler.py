@@ -10,7 +10,7 @@ import os
 
 from ._common import CLIError, check_input_file
 
-DASK_HINT = "pip install streamlearn[dask]"
+DASK_HINT = "pip install 'streamlearn[dask]'"
 
 
 def add_scheduler_option(parser, what):

@@ -12,7 +12,7 @@ tasks of lost workers: streamlearn adds no scheduler of its own.
   partition, models averaged (weighted by examples) on the client after every round;
 * :func:`supported_learners` - the learners :func:`fit_mixing` knows how to average.
 
-Needs the ``dask`` extra: ``pip install streamlearn[dask]``. ``import streamlearn`` never imports dask.
+Needs the ``dask`` extra: ``pip install 'streamlearn[dask]'``. ``import streamlearn`` never imports dask.
 """
 
 try:
@@ -21,7 +21,7 @@ try:
 except ImportError as exc:  # pragma: no cover - exercised only without the extra
     raise ImportError(
         "streamlearn.distributed needs dask.distributed, which is not installed "
-        f"({exc}). Install the extra: pip install streamlearn[dask]"
+        f"({exc}). Install the extra: pip install 'streamlearn[dask]'"
     ) from exc
 
 from ._client import connect

@@ -2,7 +2,7 @@
 
 :class:`ServedModel` holds the model, its write-ahead log and snapshots (no HTTP); :func:`create_app` puts
 the HTTP endpoints in front of it. Starlette and Uvicorn are the optional ``serve`` extra
-(``pip install streamlearn[serve]``).
+(``pip install 'streamlearn[serve]'``).
 """
 
 from ._core import DEFAULT_N_FEATURES, BadRequest, ServedModel

@@ -24,7 +24,7 @@ A9A_T = str(bundled_path("a9a.t.xz"))
 @pytest.fixture(scope="module")
 def address():
     distributed = pytest.importorskip(
-        "distributed", reason="dask.distributed is not installed (pip install streamlearn[dask])"
+        "distributed", reason="dask.distributed is not installed (pip install 'streamlearn[dask]')"
     )
     # worker threads in this process (no worker start-up: the CLI's --scheduler ADDRESS path is the same);
     # the local:2 test runs real worker processes
@@ -175,9 +175,9 @@ def test_without_dask_local_runs_work_and_scheduler_names_the_extra(monkeypatch,
     assert main(["train", A9A, "-l", "pa1", "--quiet"]) == 0
     assert main(["sketch", A9A, "--quiet", "--no-error"]) == 0
     assert main(["train", A9A, "-l", "pa1", "--scheduler", "local:2"]) == 2
-    assert "pip install streamlearn[dask]" in capsys.readouterr().err
+    assert "pip install 'streamlearn[dask]'" in capsys.readouterr().err
     assert main(["sketch", A9A, "--scheduler", "local:2"]) == 2
-    assert "pip install streamlearn[dask]" in capsys.readouterr().err
+    assert "pip install 'streamlearn[dask]'" in capsys.readouterr().err
 
 
 def test_importing_the_cli_does_not_import_dask():
