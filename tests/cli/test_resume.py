@@ -489,3 +489,22 @@ def test_hand_edited_model_file_is_one_line_naming_the_field(data, tmp_path, cap
         assert main(argv) == 2, argv
         err = capsys.readouterr().err
         assert err.startswith(f"streamlearn: error: {m}: meta.json field '{field}': ") and err.count("\n") == 1, err
+
+
+@pytest.mark.parametrize("command", ["train", "evaluate"])
+def test_data_wider_than_the_continued_model_is_counted(data, tmp_path, capsys, command):
+    """Feature values beyond the width of a model continued (train -i) or scored (evaluate -i) are ignored and
+    counted in ignored_features, as those of --n-features and of a test file are."""
+    m = str(tmp_path / "m.slm")
+    assert main(["train", data["classification"]["A"], "-l", "pa1", "-o", m, "--quiet"]) == 0
+    wide = tmp_path / "wide.svm"
+    wide.write_text(f"1 1:1 {D + 5}:2 {D + 9}:1\n-1 2:1\n")
+    args = (
+        ["train", str(wide), "-i", m, "-o", str(tmp_path / "m2.slm")]
+        if command == "train"
+        else ["evaluate", "-i", m, str(wide)]
+    )
+    capsys.readouterr()
+    assert main([*args, "--json"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert out["ignored_features"] == 2
