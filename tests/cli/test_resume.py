@@ -508,3 +508,20 @@ def test_data_wider_than_the_continued_model_is_counted(data, tmp_path, capsys, 
     assert main([*args, "--json"]) == 0
     out = json.loads(capsys.readouterr().out)
     assert out["ignored_features"] == 2
+
+
+def test_sketch_resume_errors_give_advice_that_holds(data, tmp_path, capsys):
+    """``sketch B -i s`` with a '0:' feature in B, s sketched one-based: the error names the sketch's base and
+    does not advise --zero-based true (which -i refuses as a conflict); a -p the sketch has not is named as
+    such, not as a conflict with a value None."""
+    s = str(tmp_path / "s.slm")
+    assert main(["sketch", data["classification"]["A"], "-s", "fd", "--ell", "3", "-o", s, "--quiet"]) == 0
+    zb = tmp_path / "zb.svm"
+    zb.write_text("1 0:1 3:1\n")
+    capsys.readouterr()
+    assert main(["sketch", str(zb), "-i", s, "--quiet"]) == 2
+    err = capsys.readouterr().err
+    assert "index base of the continued sketch" in err and "pass --zero-based" not in err
+    assert main(["sketch", data["classification"]["B"], "-i", s, "-p", "nope=1", "--quiet"]) == 2
+    err = capsys.readouterr().err
+    assert "has no parameter 'nope'" in err and "None" not in err and len(err.strip().splitlines()) == 1
