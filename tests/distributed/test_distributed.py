@@ -94,6 +94,68 @@ def test_refused_scheduler_address_fails_at_once():
     assert time.monotonic() - t0 < 10  # Dask alone retries for distributed.comm.timeouts.connect (30 s)
 
 
+def _listening(reply):
+    """A thread accepting connections on a free local port: each is sent ``reply`` (b"" says nothing) and held
+    open; ``(port, stop)``."""
+    import socket
+    import threading
+
+    server = socket.socket()
+    server.bind(("127.0.0.1", 0))
+    server.listen(8)
+    server.settimeout(0.2)
+    done, held = threading.Event(), []
+
+    def serve():
+        while not done.is_set():
+            try:
+                conn, _ = server.accept()
+            except OSError:
+                continue
+            held.append(conn)
+            if reply:
+                conn.sendall(reply)
+        for conn in held:
+            conn.close()
+        server.close()
+
+    thread = threading.Thread(target=serve, daemon=True)
+    thread.start()
+
+    def stop():
+        done.set()
+        thread.join()
+
+    return server.getsockname()[1], stop
+
+
+@pytest.mark.parametrize(
+    "reply, message",
+    [
+        (b"", r"accepts connections but did not answer Dask's handshake within 2 s"),
+        (b"HTTP/1.1 400 Bad Request\r\nContent-Length: 0\r\n\r\n", r"does not speak Dask's protocol"),
+    ],
+)
+def test_a_server_that_is_no_scheduler_fails_within_the_connect_timeout(reply, message):
+    """A port where something accepts connections but never answers (Dask waited for its handshake for ever)
+    or answers another protocol (an HTTP reply was read as a 3 EiB message length: MemoryError) is an OSError
+    naming the address, within distributed.comm.timeouts.connect."""
+    import time
+
+    port, stop = _listening(reply)
+    try:
+        t0 = time.monotonic()
+        with (
+            dask.config.set({"distributed.comm.timeouts.connect": "2s"}),
+            pytest.raises(OSError, match=rf"127.0.0.1:{port} .*{message}"),
+            connect(f"tcp://127.0.0.1:{port}"),
+        ):
+            pass
+        assert time.monotonic() - t0 < 10
+    finally:
+        stop()
+
+
 def test_sketches_that_cannot_merge_are_refused_before_any_task():
     from streamlearn.sketch import OjaSketch, RandomProjectionSketch
 
