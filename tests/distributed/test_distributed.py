@@ -419,6 +419,22 @@ def test_comparison_script_argument_errors(argv, message, capsys):
     assert exc.value.code == 2 and message in err and "Traceback" not in err
 
 
+def test_a_label_outside_the_classes_is_named_by_file_and_line(tmp_path):
+    """A partition holding a label that is not one of fit_mixing's classes (on the command line, those of the
+    first chunk of the first file): the error names the file and the line of the example, in stored order and
+    after a shuffle, instead of the learner's 'y contains labels [2.0] that are not in classes=[-1.0, 1.0]'."""
+    from streamlearn.distributed._mixing import _local_passes
+    from streamlearn.distributed._partitions import Partition
+    from streamlearn.linear_model import PassiveAggressiveClassifier
+
+    path = tmp_path / "p.svm"
+    path.write_text("1 1:1\n-1 2:1\n# note\n1 1:1 2:1\n2 2:1\n1 1:1\n")
+    part = Partition("file", str(path), index=0, n_features=2, chunk_size=2)
+    for seed in (None, 2):
+        with pytest.raises(ValueError, match=rf"^{path}, line 5: label 2 is not one of the classes {{-1, 1}}"):
+            _local_passes(PassiveAggressiveClassifier(), None, part, None, 1, np.array([-1.0, 1.0]), seed, 0)
+
+
 def test_a_refused_row_of_a_file_partition_is_named_by_file_and_line(tmp_path):
     """A worker's learner refuses a value (or diverges) on a row of a LIBSVM file partition: the error names the
     file and the line of that row (a comment line before it), in stored order and after a shuffle; an in-memory
