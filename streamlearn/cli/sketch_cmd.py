@@ -341,9 +341,18 @@ def _run_distributed(args, sketch):
             ]
             d = args.n_features or max(i["n_features"] for i in infos)
         bases = {i["zero_based"] for i in infos or []}
-        partitions = dist.as_partitions(
-            paths, n_features=d, chunk_size=args.chunk_size, zero_based=bases.pop() if len(bases) == 1 else "auto"
-        )
+        try:
+            partitions = dist.as_partitions(
+                paths, n_features=d, chunk_size=args.chunk_size, zero_based=bases.pop() if len(bases) == 1 else "auto"
+            )
+        except ValueError as exc:  # the widest file is wider than --n-features (as_partitions names its argument)
+            if not str(exc).startswith("as_partitions: n_features="):
+                raise
+            widest = str(exc).rsplit("up to ", 1)[-1].rstrip(".")
+            raise CLIError(
+                f"--n-features {d}: the DATA files use up to {widest}; with --scheduler the workers read every "
+                "feature of their files (none is dropped): give --n-features of at least that width, or omit it."
+            ) from exc
         t0 = time.perf_counter()
         try:
             result = dist.fit_sketch(sketch, partitions, client)
