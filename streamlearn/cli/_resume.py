@@ -273,6 +273,14 @@ def check_checkpoint_args(args):
         return
     if not args.output:
         raise CLIError("--save-every and --save-per-pass write checkpoints of the -o MODEL file; give -o.")
+    if getattr(args, "save_per_pass", False):  # MODEL.passK beside MODEL: checked before any work, as MODEL is
+        from ._data import output
+
+        inputs = [*getattr(args, "data", []), getattr(args, "test", None), getattr(args, "initial_model", None)]
+        for k in range(1, max(int(getattr(args, "passes", 1)), 1) + 1):
+            target = f"{args.output}.pass{k}"
+            if os.path.lexists(target):  # a new file goes in MODEL's folder, which -o checks
+                output(target, inputs, "checkpoint file").discard()
     try:
         mode = os.stat(args.output).st_mode
     except OSError:

@@ -525,3 +525,25 @@ def test_sketch_resume_errors_give_advice_that_holds(data, tmp_path, capsys):
     assert main(["sketch", data["classification"]["B"], "-i", s, "-p", "nope=1", "--quiet"]) == 2
     err = capsys.readouterr().err
     assert "has no parameter 'nope'" in err and "None" not in err and len(err.strip().splitlines()) == 1
+
+
+@pytest.mark.parametrize("kind", ["directory", "link to DATA"])
+def test_per_pass_checkpoint_paths_are_checked_before_any_work(data, tmp_path, capsys, kind):
+    """--save-per-pass writes MODEL.passK: one that is a directory, or a link to the DATA file (a link's target
+    is replaced), is an error before training, as -o MODEL is; the DATA file and MODEL stay as they were. Before,
+    the directory failed after pass 1, and the link had pass 1's model written over the training data."""
+    src = tmp_path / "d.svm"
+    src.write_bytes(Path(data["classification"]["A"]).read_bytes())
+    m = tmp_path / "m.slm"
+    m.write_text("old")
+    bad = tmp_path / "m.slm.pass2"
+    if kind == "directory":
+        bad.mkdir()
+    else:
+        bad.symlink_to(src)
+    before = src.read_bytes()
+    code = main(["train", str(src), "-l", "ftrl", "--passes", "3", "--save-per-pass", "-o", str(m), "--quiet"])
+    err = capsys.readouterr().err
+    assert code == 2 and "m.slm.pass2" in err and len(err.strip().splitlines()) == 1
+    assert src.read_bytes() == before and m.read_text() == "old"
+    assert not (tmp_path / "m.slm.pass1").exists()
