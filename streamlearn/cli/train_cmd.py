@@ -459,7 +459,8 @@ def _run_resumed_train(args, params):
             learner,
             data_stream,
             name=name,
-            params=learner.get_params(deep=False),
+            # a scaling pipeline's parameters hold the learner object: report the learner's own
+            params=getattr(learner, "learner_", learner).get_params(deep=False),
             passes=args.passes,
             classes=getattr(learner, "classes_", None),
             test_stream=test_stream if args.test else None,

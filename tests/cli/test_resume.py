@@ -547,3 +547,16 @@ def test_per_pass_checkpoint_paths_are_checked_before_any_work(data, tmp_path, c
     assert code == 2 and "m.slm.pass2" in err and len(err.strip().splitlines()) == 1
     assert src.read_bytes() == before and m.read_text() == "old"
     assert not (tmp_path / "m.slm.pass1").exists()
+
+
+def test_json_of_a_continued_scaling_pipeline(data, tmp_path, capsys):
+    """``train B -i m --json`` where m holds a scaling pipeline (ftrl-regressor: MaxAbs and target scaling):
+    valid JSON with the learner's parameters. Before: a traceback (TypeError: Object of type
+    FTRLProximalRegressor is not JSON serializable), the pipeline's parameters holding the learner."""
+    paths = data["regression"]
+    m, m2 = str(tmp_path / "m.slm"), str(tmp_path / "m2.slm")
+    assert main(["train", paths["A"], "-l", "ftrl-regressor", "-o", m, "--quiet"]) == 0
+    capsys.readouterr()
+    assert main(["train", paths["B"], "-i", m, "-o", m2, "--json"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert out["params"]["alpha"] == 0.3 and "learner" not in out["params"]
