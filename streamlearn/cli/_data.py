@@ -20,6 +20,7 @@ from ._common import CLIError, check_input_file
 
 ZERO_HINT = "; pass --zero-based true if the indices of this data start at 0"
 CONTRACT_HINT = " (the model's input contract, as its training data); the file must use the same index base"
+SKETCH_HINT = " (the index base of the continued sketch, as its data); the file must use the same index base"
 
 
 def check_data(path, what="data file"):
@@ -126,7 +127,7 @@ class TrainData:
     before it sees a wider chunk, and narrower chunks are padded to its width.
     """
 
-    def __init__(self, args, path, learner=None):
+    def __init__(self, args, path, learner=None, zero_hint=ZERO_HINT):
         from .._widen import can_widen
         from ..datasets._stream import is_stream_path, scan_svmlight
 
@@ -149,6 +150,7 @@ class TrainData:
             )
         self.readers = []
         self.labels = set()
+        self.zero_hint = zero_hint  # what a '0:' feature in one-based data is told to do
 
     def open(self):
         from ..datasets._stream import SvmlightStream
@@ -160,7 +162,7 @@ class TrainData:
             zero_based=self.zero_based,
             n_features=self.width,
             chunk_size=self.chunk_size,
-            zero_hint=ZERO_HINT,
+            zero_hint=self.zero_hint,
         )
         self.readers.append(reader)
         return self._chunks(reader, first=len(self.readers) == 1)

@@ -208,11 +208,11 @@ def libsvm_reader_args(model, zero_based="auto", what="model"):
     return int(model.n_features_in_), zero_based if zb is None else bool(zb)
 
 
-def model_streams(model, model_path, path, test, args, test_readers=None):
+def model_streams(model, model_path, path, test, args, test_readers=None, data_readers=None):
     """``(data_stream, test_stream)``: openers of labelled chunks of ``path`` and ``test`` read under the
     saved model's input contract (hashed formats with its spec, LIBSVM with its width and base). DATA in
-    another format than the model's is an error naming both. LIBSVM test readers are appended to
-    ``test_readers`` (their counts of ignored features)."""
+    another format than the model's is an error naming both. LIBSVM test and data readers are appended to
+    ``test_readers`` and ``data_readers`` (their counts of feature values beyond the model's width)."""
     from ..datasets._pipes import pipe_name
     from ..datasets._stream import is_stream_path
     from ._data import TEST_LABELS, checked_labels, model_reader, nonempty
@@ -248,15 +248,20 @@ def model_streams(model, model_path, path, test, args, test_readers=None):
     libsvm_reader_args(model)
     zero_based = getattr(args, "zero_based", "auto")  # for a model without a contract (one conflicting is refused)
     readers = [] if test_readers is None else test_readers
+    data = [] if data_readers is None else data_readers
+    why = TEST_LABELS  # evaluate -i scores DATA as a test file
+    if getattr(args, "command", None) == "train":
+        why = "a model continued with -i learns only the classes it was trained on."
 
     def test_stream():
         readers.append(model_reader(model, test, args.chunk_size, zero_based))
         return checked_labels(readers[-1], model)
 
-    why = TEST_LABELS  # evaluate -i scores DATA as a test file
-    if getattr(args, "command", None) == "train":
-        why = "a model continued with -i learns only the classes it was trained on."
-    return lambda: checked_labels(model_reader(model, path, args.chunk_size, zero_based), model, why=why), test_stream
+    def data_stream():
+        data.append(model_reader(model, path, args.chunk_size, zero_based))
+        return checked_labels(data[-1], model, why=why)
+
+    return data_stream, test_stream
 
 
 def check_checkpoint_args(args):
@@ -268,6 +273,14 @@ def check_checkpoint_args(args):
         return
     if not args.output:
         raise CLIError("--save-every and --save-per-pass write checkpoints of the -o MODEL file; give -o.")
+    if getattr(args, "save_per_pass", False):  # MODEL.passK beside MODEL: checked before any work, as MODEL is
+        from ._data import output
+
+        inputs = [*getattr(args, "data", []), getattr(args, "test", None), getattr(args, "initial_model", None)]
+        for k in range(1, max(int(getattr(args, "passes", 1)), 1) + 1):
+            target = f"{args.output}.pass{k}"
+            if os.path.lexists(target):  # a new file goes in MODEL's folder, which -o checks
+                output(target, inputs, "checkpoint file").discard()
     try:
         mode = os.stat(args.output).st_mode
     except OSError:

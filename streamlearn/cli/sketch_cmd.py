@@ -18,7 +18,7 @@ from ._common import (
     parse_params,
     print_json,
 )
-from ._data import TrainData, output
+from ._data import SKETCH_HINT, ZERO_HINT, TrainData, output
 from ._scheduler import add_scheduler_option, connected, distributed_module, expand_data, n_workers, single_file
 
 
@@ -188,7 +188,8 @@ def _run(args):
     path = single_file(args, "sketch")
     _libsvm_only(args, [path])
     out = output(args.output, [path], "sketch file")  # checked before any work
-    data = TrainData(args, path)
+    saved = getattr(sketch, "input_spec_", None) if args.initial_sketch is not None else None
+    data = TrainData(args, path, zero_hint=SKETCH_HINT if isinstance(saved, dict) else ZERO_HINT)
     if data.stream and args.no_error and data.width is not None:
         return _run_stream(args, sketch, data, out)
     X = _load(data)
@@ -228,7 +229,13 @@ def _resumed(args):
         raise CLIError(f"--ell {args.ell} conflicts with {args.initial_sketch} (ell={sketch.ell}); omit --ell with -i.")
     for key, text in parse_params(args.param).items():
         current = sketch.get_params(deep=False)
-        if key not in current or _value(text) != current[key]:
+        if key not in current:
+            own = ", ".join(k for k in sorted(current) if k != "ell") or "none"
+            raise CLIError(
+                f"-p {key}={text}: the {names[0]} sketch in {args.initial_sketch} has no parameter {key!r}; "
+                f"its parameters: {own} (ell is --ell)."
+            )
+        if _value(text) != current[key]:
             raise CLIError(
                 f"-p {key}={text} conflicts with {args.initial_sketch} ({key}={current.get(key)!r}); a "
                 "continued sketch keeps its parameters."
@@ -334,9 +341,18 @@ def _run_distributed(args, sketch):
             ]
             d = args.n_features or max(i["n_features"] for i in infos)
         bases = {i["zero_based"] for i in infos or []}
-        partitions = dist.as_partitions(
-            paths, n_features=d, chunk_size=args.chunk_size, zero_based=bases.pop() if len(bases) == 1 else "auto"
-        )
+        try:
+            partitions = dist.as_partitions(
+                paths, n_features=d, chunk_size=args.chunk_size, zero_based=bases.pop() if len(bases) == 1 else "auto"
+            )
+        except ValueError as exc:  # the widest file is wider than --n-features (as_partitions names its argument)
+            if not str(exc).startswith("as_partitions: n_features="):
+                raise
+            widest = str(exc).rsplit("up to ", 1)[-1].rstrip(".")
+            raise CLIError(
+                f"--n-features {d}: the DATA files use up to {widest}; with --scheduler the workers read every "
+                "feature of their files (none is dropped): give --n-features of at least that width, or omit it."
+            ) from exc
         t0 = time.perf_counter()
         try:
             result = dist.fit_sketch(sketch, partitions, client)

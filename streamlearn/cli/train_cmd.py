@@ -455,15 +455,16 @@ def _run_resumed_train(args, params):
 
     if args.passes > 1 and is_stream_path(path):
         raise CLIError("DATA is a stream, read once: --passes > 1 needs a file.")
-    tests = []
+    tests, readers = [], []
 
-    data_stream, test_stream = model_streams(learner, args.initial_model, path, args.test, args, tests)
+    data_stream, test_stream = model_streams(learner, args.initial_model, path, args.test, args, tests, readers)
     try:
         report = train_test_run(
             learner,
             data_stream,
             name=name,
-            params=learner.get_params(deep=False),
+            # a scaling pipeline's parameters hold the learner object: report the learner's own
+            params=getattr(learner, "learner_", learner).get_params(deep=False),
             passes=args.passes,
             classes=getattr(learner, "classes_", None),
             test_stream=test_stream if args.test else None,
@@ -478,7 +479,14 @@ def _run_resumed_train(args, params):
             raise
         raise error from exc
     return _finish_train(
-        args, learner, report, model_out, plot_out, tests=tests, resumed_from=os.path.abspath(args.initial_model)
+        args,
+        learner,
+        report,
+        model_out,
+        plot_out,
+        tests=tests,
+        resumed_from=os.path.abspath(args.initial_model),
+        ignored=readers[0].ignored if readers else None,
     )
 
 
@@ -488,7 +496,9 @@ def _learner_class(learner):
     return type(getattr(learner, "learner", learner) if inner is None else inner).__name__
 
 
-def _finish_train(args, learner, report, model_out, plot_out, data=None, tests=(), resumed_from=None):
+def _finish_train(args, learner, report, model_out, plot_out, data=None, tests=(), resumed_from=None, ignored=None):
+    """Check, save and report a training run; ``ignored``: the count of DATA's feature values beyond a
+    continued model's width (``data`` counts its own)."""
     from ..datasets._pipes import pipe_name
 
     check_diverged(learner, report.average_loss, _learner_class(learner))
@@ -509,6 +519,8 @@ def _finish_train(args, learner, report, model_out, plot_out, data=None, tests=(
         out["resumed_from"] = resumed_from
     if data is not None or tests:
         _ignored(out, data, tests)
+    if ignored is not None:
+        out["ignored_features"] = ignored
     if args.json:
         print_json(out)
     elif not args.quiet:
@@ -825,9 +837,12 @@ def _run_frozen_evaluate(args):
     if args.chunk_size < 1:
         raise CLIError(f"--chunk-size must be >= 1; got {args.chunk_size}.")
     check_data(args.data)
-    data_stream, _ = model_streams(model, args.initial_model, args.data, None, args)
+    readers = []
+    data_stream, _ = model_streams(model, args.initial_model, args.data, None, args, data_readers=readers)
     out = {"learner": name or type(model).__name__, "model": os.path.abspath(args.initial_model), "frozen": True}
     out.update(score_stream(model, data_stream()))
+    if readers:
+        out["ignored_features"] = readers[0].ignored
     if "n" not in out:
         raise CLIError(f"{args.data} holds no examples.")
     if args.json:

@@ -141,6 +141,7 @@ def _reachable(scheduler, address):
     """Fail at once, naming ``address``, when no scheduler can be listening there: a malformed or out-of-range
     port, an unknown host, a refused connection (Dask itself retries those for its whole connect timeout,
     30 s by default, before giving up). A host that does not answer fails after that timeout, as in Dask."""
+    import dask.config
     from dask.utils import parse_timedelta
     from distributed.comm.addressing import parse_address, parse_host_port
 
@@ -156,7 +157,9 @@ def _reachable(scheduler, address):
         raise ValueError(f"scheduler={scheduler!r} is not a scheduler address ({exc}): expected {_FORMS}.") from None
     if not 0 < port < 65536:
         raise ValueError(f"scheduler={scheduler!r}: port {port} is out of range; expected 1 to 65535.")
-    timeout = parse_timedelta(distributed.config.get("distributed.comm.timeouts.connect"), default="seconds")
+    # dask.config's lookup of the dotted key (distributed.config is the plain dict, whose .get gave None: no
+    # time limit at all)
+    timeout = parse_timedelta(dask.config.get("distributed.comm.timeouts.connect"), default="seconds")
     try:
         with socket.create_connection((host, port), timeout=timeout):
             pass
@@ -166,6 +169,42 @@ def _reachable(scheduler, address):
         raise ConnectionRefusedError(f"connection refused: no scheduler listens on {host}:{port}") from None
     except TimeoutError:
         raise TimeoutError(f"no answer from {host}:{port} within {timeout:g} s") from None
+    if protocol == "tcp":
+        _handshake(address, host, port, timeout)
+
+
+def _handshake(address, host, port, timeout):
+    """Open and close one Dask connection to ``address`` within ``timeout`` seconds. Dask waits for the
+    scheduler's handshake without a time limit (a server that accepts and never answers kept ``Client`` waiting
+    for ever) and takes the first bytes of any other server for a message length (an HTTP server's reply
+    became a 3 EiB allocation and a MemoryError): both are an OSError naming the address here."""
+    import asyncio
+
+    from distributed.comm import connect as comm_connect
+
+    async def probe():
+        comm = await comm_connect(address, timeout=timeout)
+        await comm.close()
+
+    async def bounded():
+        await asyncio.wait_for(probe(), timeout)
+
+    try:
+        asyncio.run(bounded())
+    except TimeoutError:
+        raise TimeoutError(
+            f"{host}:{port} accepts connections but did not answer Dask's handshake within {timeout:g} s; "
+            "is a Dask scheduler listening there?"
+        ) from None
+    except OSError as exc:
+        raise OSError(
+            f"{host}:{port} closed the connection during Dask's handshake ({exc}); is a Dask scheduler listening there?"
+        ) from None
+    except Exception as exc:  # noqa: BLE001 (MemoryError, a decoding error: bytes that are not Dask's protocol)
+        raise OSError(
+            f"{host}:{port} does not speak Dask's protocol ({type(exc).__name__} reading its handshake); is a "
+            "Dask scheduler listening there?"
+        ) from None
 
 
 def _default_client():

@@ -45,6 +45,27 @@ def _located(exc, part, before, order):
     return out
 
 
+def _refuse_unknown_labels(y, classes, part, before, order):
+    """A label of the chunk ``y`` outside ``classes`` is a ValueError naming the partition and the example, as
+    :func:`_located` names a row the learner refuses (the learner's own message named neither)."""
+    bad = ~np.isin(y, classes)
+    if not bad.any():
+        return
+    row = int(np.argmax(bad))
+    shown = ", ".join(f"{c:g}" if isinstance(c, (float, np.floating)) else str(c) for c in classes)
+    label = y[row]
+    label = f"{label:g}" if isinstance(label, (float, np.floating)) else str(label)
+    exc = ValueError()
+    exc.row, exc.reason = (
+        row,
+        (
+            f"label {label} is not one of the classes {{{shown}}} of the mixed model (fit_mixing's classes; on the "
+            "command line, those of the first chunk of the first DATA file)"
+        ),
+    )
+    raise _located(exc, part, before, order)
+
+
 def _local_passes(template, start, part, data, passes, classes, seed, blas_threads):
     """One partition's share of a round (runs on a worker): ``passes`` passes from ``start``. The progressive
     error counts the examples of the first pass that yields rows (a loader may yield none on a pass), each
@@ -69,6 +90,8 @@ def _local_passes(template, start, part, data, passes, classes, seed, blas_threa
                 if rng is not None:
                     order = rng.permutation(X.shape[0])
                     X, y = X[order], y[order]
+                if is_clf and classes is not None:
+                    _refuse_unknown_labels(y, classes, part, before, order)
                 try:
                     scores = est.partial_fit_scores(X, y, classes=classes) if is_clf else est.partial_fit_scores(X, y)
                 except (ValueError, FloatingPointError) as exc:

@@ -266,3 +266,13 @@ def test_a_partition_named_twice_is_an_error_before_any_cluster(parts, capsys):
         assert capsys.readouterr().err == (
             f"streamlearn: error: DATA names {twice!r} twice; each file is one partition, read once.\n"
         ), argv
+
+
+def test_sketch_n_features_narrower_than_the_files_names_the_option(address, parts, capsys):
+    """``sketch A B --n-features 50 --no-error --scheduler ...`` with indices up to 123: the one-line error names
+    --n-features and the files' width, not the Python argument ('as_partitions: n_features=50, ...')."""
+    code = main(["sketch", *parts, "--n-features", "50", "--no-error", "--scheduler", address, "--quiet"])
+    err = capsys.readouterr().err
+    assert code == 2
+    assert err.startswith("streamlearn: error: --n-features 50: the DATA files use up to 123 features")
+    assert "as_partitions" not in err and len(err.strip().splitlines()) == 1

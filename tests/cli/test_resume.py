@@ -489,3 +489,74 @@ def test_hand_edited_model_file_is_one_line_naming_the_field(data, tmp_path, cap
         assert main(argv) == 2, argv
         err = capsys.readouterr().err
         assert err.startswith(f"streamlearn: error: {m}: meta.json field '{field}': ") and err.count("\n") == 1, err
+
+
+@pytest.mark.parametrize("command", ["train", "evaluate"])
+def test_data_wider_than_the_continued_model_is_counted(data, tmp_path, capsys, command):
+    """Feature values beyond the width of a model continued (train -i) or scored (evaluate -i) are ignored and
+    counted in ignored_features, as those of --n-features and of a test file are."""
+    m = str(tmp_path / "m.slm")
+    assert main(["train", data["classification"]["A"], "-l", "pa1", "-o", m, "--quiet"]) == 0
+    wide = tmp_path / "wide.svm"
+    wide.write_text(f"1 1:1 {D + 5}:2 {D + 9}:1\n-1 2:1\n")
+    args = (
+        ["train", str(wide), "-i", m, "-o", str(tmp_path / "m2.slm")]
+        if command == "train"
+        else ["evaluate", "-i", m, str(wide)]
+    )
+    capsys.readouterr()
+    assert main([*args, "--json"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert out["ignored_features"] == 2
+
+
+def test_sketch_resume_errors_give_advice_that_holds(data, tmp_path, capsys):
+    """``sketch B -i s`` with a '0:' feature in B, s sketched one-based: the error names the sketch's base and
+    does not advise --zero-based true (which -i refuses as a conflict); a -p the sketch has not is named as
+    such, not as a conflict with a value None."""
+    s = str(tmp_path / "s.slm")
+    assert main(["sketch", data["classification"]["A"], "-s", "fd", "--ell", "3", "-o", s, "--quiet"]) == 0
+    zb = tmp_path / "zb.svm"
+    zb.write_text("1 0:1 3:1\n")
+    capsys.readouterr()
+    assert main(["sketch", str(zb), "-i", s, "--quiet"]) == 2
+    err = capsys.readouterr().err
+    assert "index base of the continued sketch" in err and "pass --zero-based" not in err
+    assert main(["sketch", data["classification"]["B"], "-i", s, "-p", "nope=1", "--quiet"]) == 2
+    err = capsys.readouterr().err
+    assert "has no parameter 'nope'" in err and "None" not in err and len(err.strip().splitlines()) == 1
+
+
+@pytest.mark.parametrize("kind", ["directory", "link to DATA"])
+def test_per_pass_checkpoint_paths_are_checked_before_any_work(data, tmp_path, capsys, kind):
+    """--save-per-pass writes MODEL.passK: one that is a directory, or a link to the DATA file (a link's target
+    is replaced), is an error before training, as -o MODEL is; the DATA file and MODEL stay as they were. Before,
+    the directory failed after pass 1, and the link had pass 1's model written over the training data."""
+    src = tmp_path / "d.svm"
+    src.write_bytes(Path(data["classification"]["A"]).read_bytes())
+    m = tmp_path / "m.slm"
+    m.write_text("old")
+    bad = tmp_path / "m.slm.pass2"
+    if kind == "directory":
+        bad.mkdir()
+    else:
+        bad.symlink_to(src)
+    before = src.read_bytes()
+    code = main(["train", str(src), "-l", "ftrl", "--passes", "3", "--save-per-pass", "-o", str(m), "--quiet"])
+    err = capsys.readouterr().err
+    assert code == 2 and "m.slm.pass2" in err and len(err.strip().splitlines()) == 1
+    assert src.read_bytes() == before and m.read_text() == "old"
+    assert not (tmp_path / "m.slm.pass1").exists()
+
+
+def test_json_of_a_continued_scaling_pipeline(data, tmp_path, capsys):
+    """``train B -i m --json`` where m holds a scaling pipeline (ftrl-regressor: MaxAbs and target scaling):
+    valid JSON with the learner's parameters. Before: a traceback (TypeError: Object of type
+    FTRLProximalRegressor is not JSON serializable), the pipeline's parameters holding the learner."""
+    paths = data["regression"]
+    m, m2 = str(tmp_path / "m.slm"), str(tmp_path / "m2.slm")
+    assert main(["train", paths["A"], "-l", "ftrl-regressor", "-o", m, "--quiet"]) == 0
+    capsys.readouterr()
+    assert main(["train", paths["B"], "-i", m, "-o", m2, "--json"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert out["params"]["alpha"] == 0.3 and "learner" not in out["params"]

@@ -94,6 +94,68 @@ def test_refused_scheduler_address_fails_at_once():
     assert time.monotonic() - t0 < 10  # Dask alone retries for distributed.comm.timeouts.connect (30 s)
 
 
+def _listening(reply):
+    """A thread accepting connections on a free local port: each is sent ``reply`` (b"" says nothing) and held
+    open; ``(port, stop)``."""
+    import socket
+    import threading
+
+    server = socket.socket()
+    server.bind(("127.0.0.1", 0))
+    server.listen(8)
+    server.settimeout(0.2)
+    done, held = threading.Event(), []
+
+    def serve():
+        while not done.is_set():
+            try:
+                conn, _ = server.accept()
+            except OSError:
+                continue
+            held.append(conn)
+            if reply:
+                conn.sendall(reply)
+        for conn in held:
+            conn.close()
+        server.close()
+
+    thread = threading.Thread(target=serve, daemon=True)
+    thread.start()
+
+    def stop():
+        done.set()
+        thread.join()
+
+    return server.getsockname()[1], stop
+
+
+@pytest.mark.parametrize(
+    "reply, message",
+    [
+        (b"", r"accepts connections but did not answer Dask's handshake within 2 s"),
+        (b"HTTP/1.1 400 Bad Request\r\nContent-Length: 0\r\n\r\n", r"does not speak Dask's protocol"),
+    ],
+)
+def test_a_server_that_is_no_scheduler_fails_within_the_connect_timeout(reply, message):
+    """A port where something accepts connections but never answers (Dask waited for its handshake for ever)
+    or answers another protocol (an HTTP reply was read as a 3 EiB message length: MemoryError) is an OSError
+    naming the address, within distributed.comm.timeouts.connect."""
+    import time
+
+    port, stop = _listening(reply)
+    try:
+        t0 = time.monotonic()
+        with (
+            dask.config.set({"distributed.comm.timeouts.connect": "2s"}),
+            pytest.raises(OSError, match=rf"127.0.0.1:{port} .*{message}"),
+            connect(f"tcp://127.0.0.1:{port}"),
+        ):
+            pass
+        assert time.monotonic() - t0 < 10
+    finally:
+        stop()
+
+
 def test_sketches_that_cannot_merge_are_refused_before_any_task():
     from streamlearn.sketch import OjaSketch, RandomProjectionSketch
 
@@ -355,6 +417,22 @@ def test_comparison_script_argument_errors(argv, message, capsys):
         compare(argv)
     err = capsys.readouterr().err
     assert exc.value.code == 2 and message in err and "Traceback" not in err
+
+
+def test_a_label_outside_the_classes_is_named_by_file_and_line(tmp_path):
+    """A partition holding a label that is not one of fit_mixing's classes (on the command line, those of the
+    first chunk of the first file): the error names the file and the line of the example, in stored order and
+    after a shuffle, instead of the learner's 'y contains labels [2.0] that are not in classes=[-1.0, 1.0]'."""
+    from streamlearn.distributed._mixing import _local_passes
+    from streamlearn.distributed._partitions import Partition
+    from streamlearn.linear_model import PassiveAggressiveClassifier
+
+    path = tmp_path / "p.svm"
+    path.write_text("1 1:1\n-1 2:1\n# note\n1 1:1 2:1\n2 2:1\n1 1:1\n")
+    part = Partition("file", str(path), index=0, n_features=2, chunk_size=2)
+    for seed in (None, 2):
+        with pytest.raises(ValueError, match=rf"^{path}, line 5: label 2 is not one of the classes {{-1, 1}}"):
+            _local_passes(PassiveAggressiveClassifier(), None, part, None, 1, np.array([-1.0, 1.0]), seed, 0)
 
 
 def test_a_refused_row_of_a_file_partition_is_named_by_file_and_line(tmp_path):
