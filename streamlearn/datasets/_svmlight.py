@@ -93,7 +93,7 @@ def shown_token(tok: bytes) -> str:
 class _LineError:
     """Errors about a malformed line of a text file (before ``ValueError`` in the bases): ``source``, ``line``
     (1-based) and ``reason`` are kept as attributes (and through pickling); the message is the location as
-    ``_where`` writes it, then the reason."""
+    ``_where`` writes it (the source alone for line 0: a file without lines), then the reason."""
 
     _where = "{source}, line {line}"
 
@@ -101,7 +101,8 @@ class _LineError:
         self.source = source
         self.line = line
         self.reason = reason
-        super().__init__(f"{self._where.format(source=source, line=line)}: {reason}")
+        where = self._where.format(source=source, line=line) if line else str(source)
+        super().__init__(f"{where}: {reason}")
 
     def __reduce__(self):
         return type(self), (self.source, self.line, self.reason)
@@ -155,8 +156,7 @@ class _Prefixed(io.RawIOBase):
         return _readinto(self._raw, b)
 
 
-#: compressed streams are read this much at a time: the read a decompression error (a truncated or corrupt file)
-#: interrupts loses what it had decompressed, so the line an error names is at most this far before the damage
+#: compressed streams are read this much at a time (read_block)
 _COMPRESSED_READ = 1 << 20
 #: the decompressing streams the readers open, with the name their errors give the compression
 _COMPRESSED = {gzip.GzipFile: "gzip", bz2.BZ2File: "bz2", lzma.LZMAFile: "xz"}

@@ -482,7 +482,8 @@ def test_empty_file(tmp_path, raw, line, words):
     ):
         with pytest.raises(SvmlightFormatError) as e:
             call()
-        assert e.value.line == line and str(e.value) == f"{p}, line {line}: {words}"
+        where = f"{p}, line {line}" if line else str(p)  # a file without lines: no line named (was "line 0")
+        assert e.value.line == line and str(e.value) == f"{where}: {words}"
 
 
 def test_error_pickles():
