@@ -6,6 +6,7 @@ block, so memory is one block plus one chunk whatever the file size.
 """
 
 import bz2
+import contextlib
 import gzip
 import io
 import lzma
@@ -278,6 +279,16 @@ class _Source:
         kind = _detect(head, suffix)
         stream = _decompressor(kind, raw)
         return stream, ([stream] if stream is not raw else []), None  # never close the user's object
+
+    @contextlib.contextmanager
+    def opened(self):
+        """The stream of decompressed bytes of :meth:`open`, closed (with what it wraps) when the block ends."""
+        stream, to_close, _ = self.open()
+        try:
+            yield stream
+        finally:
+            for f in to_close:
+                f.close()
 
 
 def _seekable(f):
@@ -836,11 +847,7 @@ def _iter(src, chunk_size, n_features, zero_based, dt, block_size):
 
 
 def _gen(src, p, chunk_size, n_features):
-    stream, to_close, _ = src.open()
-    try:
+    with src.opened() as stream:
         for data, indices, indptr, y in p.chunks(stream, chunk_rows=chunk_size):
             yield _csr(data, indices, indptr, n_features), y
         p.check_not_empty()
-    finally:
-        for f in to_close:
-            f.close()

@@ -574,14 +574,11 @@ class TabularReader:
             return b""
         from ._svmlight import _Source
 
-        stream, to_close, _ = _Source(self.path).open()
-        try:
-            return stream.read(n)
-        except _READ_ERRORS:  # a corrupt compressed file: pyarrow's reading reports it
-            return b""
-        finally:
-            for f in to_close:
-                f.close()
+        with _Source(self.path).opened() as stream:
+            try:
+                return stream.read(n)
+            except _READ_ERRORS:  # a corrupt compressed file: pyarrow's reading reports it
+                return b""
 
     def _only_blank_lines(self):
         """Whether the CSV holds no byte but white space (pyarrow says "Empty CSV file", or "Empty CSV file or
@@ -593,16 +590,12 @@ class TabularReader:
             return False
         from ._svmlight import _readinto, _Source
 
-        stream, to_close, _ = _Source(self.path).open()
-        try:
+        with _Source(self.path).opened() as stream:
             buf = bytearray(1 << 20)
             while n := _readinto(stream, memoryview(buf)):
                 if bytes(buf[:n]).strip():
                     return False
             return True
-        finally:
-            for f in to_close:
-                f.close()
 
     def _check_columns(self, from_spec):
         line = 1 if self.format == "csv" else None
@@ -933,16 +926,12 @@ def _odd_quotes(path):
     """Whether the (decompressed) file holds an odd number of '"': it ends inside a quoted value."""
     from ._svmlight import _readinto, _Source
 
-    stream, to_close, _ = _Source(path).open()
-    try:
+    with _Source(path).opened() as stream:
         buf = bytearray(1 << 20)
         odd = 0
         while n := _readinto(stream, memoryview(buf)):
             odd ^= int(np.count_nonzero(np.frombuffer(buf, np.uint8, n) == 34)) & 1
         return bool(odd)
-    finally:
-        for f in to_close:
-            f.close()
 
 
 def _damaged_line(path):
@@ -951,8 +940,7 @@ def _damaged_line(path):
     end (the error was elsewhere)."""
     from ._svmlight import _Source, decompression_reason, read_block
 
-    stream, to_close, _ = _Source(path).open()
-    try:
+    with _Source(path).opened() as stream:
         buf = bytearray(1 << 20)
         lines = 0
         while True:
@@ -963,9 +951,6 @@ def _damaged_line(path):
             if not n:
                 return None
             lines += buf.count(b"\n", 0, n)
-    finally:
-        for f in to_close:
-            f.close()
 
 
 def record_line(path, record):
@@ -974,8 +959,7 @@ def record_line(path, record):
     newlines and after empty lines (which pyarrow skips). The file is read again, in blocks of 1 MiB."""
     from ._svmlight import _readinto, _Source
 
-    stream, to_close, _ = _Source(path).open()
-    try:
+    with _Source(path).opened() as stream:
         buf = bytearray(1 << 20)
         records = 0  # records started before this block
         lines = 1  # the line at the start of this block
@@ -1003,9 +987,6 @@ def record_line(path, record):
             lines += int(np.count_nonzero(newlines))
             at_start = bool(newlines[-1] and not inside[-1])
             quoted = bool((int(np.count_nonzero(raw == 34)) + quoted) % 2)
-    finally:
-        for f in to_close:
-            f.close()
 
 
 def _csv_error(source, msg, names):

@@ -406,12 +406,8 @@ def iter_vw(
 
 
 def _gen(src, parser, chunk_size):
-    stream, to_close, _ = src.open()
-    try:
+    with src.opened() as stream:
         yield from parser.chunks(stream, chunk_size)
-    finally:
-        for f in to_close:
-            f.close()
 
 
 def load_vw(
