@@ -83,9 +83,9 @@ class Replay(io.RawIOBase):
         self._inner = inner  # the Replay this one decompresses, closed with it
         self._buf = b""
         self._eof = False
-        # set quotes to 0 to keep the parity of the '"' bytes read so far there, and their lines in lines
-        self.quotes: int | None = None
-        self.lines = 0
+        self.counting = False  # True: the bytes handed out are counted, for a reader's errors:
+        self.quotes = 0  # the parity of their '"'
+        self.lines = 0  # and their line feeds
 
     def readable(self):
         return True
@@ -137,7 +137,7 @@ class Replay(io.RawIOBase):
             data = self._raw.read(len(b))
             n = len(data)
             b[:n] = data
-        if self.quotes is not None:
+        if self.counting:
             part = bytes(memoryview(b)[:n])
             self.quotes ^= part.count(b'"') & 1
             self.lines += part.count(b"\n")

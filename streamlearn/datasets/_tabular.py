@@ -1032,7 +1032,7 @@ def _open_pipe(f, name, fmt):
     raw = f if isinstance(f, Replay) else Replay(f, name, owned=False)
     kind = compression(raw.head(16))
     pipe = raw if kind is None else Replay(_decompressor(kind, raw), name, owned=True, inner=raw)
-    pipe.quotes = 0  # (the parity of its '"' and its lines, for the errors)
+    pipe.counting = True  # (the parity of its '"' and its lines, for the errors)
     try:
         pipe.head()  # read ahead: the header and the delimiter
     except _READ_ERRORS as exc:
