@@ -180,6 +180,23 @@ def _raise_state_diverged(model, attr):
     )
 
 
+def _refuse_contradictions(own, given, says, advice):
+    """A ValueError for the first setting (``n_features``, ``classes``, ``zero_based``) of ``given`` that is not
+    None and differs from the model's in ``own`` ("{says} {key}={own}; {key}={given} (--option) contradicts
+    it ({advice})."); classes compare as numbers."""
+    for key, have in own.items():
+        value = given.get(key)
+        if value is None:
+            continue
+        if key == "classes":
+            same = have is not None and [float(c) for c in value] == [float(c) for c in have]
+        else:
+            same = value == have
+        if not same:
+            option = "--" + key.replace("_", "-")
+            raise ValueError(f"{says} {key}={have!r}; {key}={value!r} ({option}) contradicts it ({advice}).")
+
+
 def _quiet_on_error(log):
     """``log`` that drops a line it cannot write: the server's log goes to standard error, which may be a closed
     pipe, and a BrokenPipeError raised in the writer thread ended it (every later /learn waited for ever)."""
@@ -413,21 +430,12 @@ class ServedModel:
     def _check_continued(self, **given):
         """A width, classes or index base given for a continued model must be the model's: one that differs
         would be ignored, and the server would read lines otherwise than the caller asked."""
-        for key, value in given.items():
-            have = self.config[key]
-            if value is None:
-                continue
-            same = (
-                have is not None and [float(c) for c in value] == [float(c) for c in have]
-                if key == "classes"
-                else value == have
-            )
-            if not same:
-                option = "--" + key.replace("_", "-")
-                raise ValueError(
-                    f"state directory {self.dir} continues a model with {key}={have!r}; {key}={value!r} ({option}) "
-                    "contradicts it (omit it to continue that model, or empty the folder to start a new one)."
-                )
+        _refuse_contradictions(
+            {key: self.config[key] for key in given},
+            given,
+            f"state directory {self.dir} continues a model with",
+            "omit it to continue that model, or empty the folder to start a new one",
+        )
 
     def _init_fresh(self, model_path, learner, params, n_features, zero_based, classes, scale, target_scale):
         _check_width_and_classes(n_features, classes)
@@ -449,17 +457,7 @@ class ServedModel:
             if hasattr(model, "classes_"):
                 own["classes"] = model.classes_.tolist()
             given = {"zero_based": zero_based, "n_features": n_features, "classes": classes}
-            for key, value in own.items():
-                if given[key] is not None and (
-                    [float(c) for c in given[key]] != [float(c) for c in value]
-                    if key == "classes"
-                    else given[key] != value
-                ):
-                    option = "--" + key.replace("_", "-")
-                    raise ValueError(
-                        f"{model_path}: the model has {key}={value!r}; {key}={given[key]!r} ({option}) "
-                        "contradicts it (omit it with a trained model file)."
-                    )
+            _refuse_contradictions(own, given, f"{model_path}: the model has", "omit it with a trained model file")
             zero_based = own.get("zero_based", zero_based)
             n_features = own.get("n_features", n_features)
             classes = own.get("classes", classes)
