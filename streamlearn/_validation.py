@@ -412,7 +412,8 @@ def check_feature_names(estimator, X, reset):
     names = np.asarray(list(columns), dtype=object)
     if names.shape == fitted.shape and bool(np.all(names == fitted)):
         return
-    unseen, missing = [n for n in names if n not in set(fitted)], [n for n in fitted if n not in set(names)]
+    fitted_set, names_set = set(fitted), set(names)
+    unseen, missing = [n for n in names if n not in fitted_set], [n for n in fitted if n not in names_set]
     if unseen or missing:
         how = "; ".join(
             f"{what} {_some_names(which)}"
@@ -429,7 +430,7 @@ def check_feature_names(estimator, X, reset):
 
 def _some_names(names, most=10):
     shown = ", ".join(repr(str(n)) for n in names[:most])
-    return f"[{shown}{', ...' if len(names) > most else ''}] ({len(names)})" if len(names) > most else f"[{shown}]"
+    return f"[{shown}, ...] ({len(names)})" if len(names) > most else f"[{shown}]"
 
 
 def check_X(estimator, X, *, reset):
@@ -533,12 +534,18 @@ def finite_scores(estimator, scores):
     return scores
 
 
+def refuse_complex(A, what, expected="real numbers"):
+    """``A`` (an array or a sparse matrix) as it is; a one-line ``ValueError`` for complex values, whose imaginary
+    parts NumPy's conversion to float64 would drop with only a warning."""
+    if A.dtype.kind == "c":
+        raise ValueError(f"{what} has complex values (dtype {A.dtype}); expected {expected}.")
+    return A
+
+
 def as_weights(sample_weight, what="sample_weight"):
     """``sample_weight`` as a float64 array (values unchecked); a one-line ``ValueError`` for complex weights (NumPy
     would drop their imaginary parts with a warning) and for values that are not numbers."""
-    sw = np.asarray(sample_weight)
-    if sw.dtype.kind == "c":
-        raise ValueError(f"{what} has complex values (dtype {sw.dtype}); expected real, non-negative weights.")
+    sw = refuse_complex(np.asarray(sample_weight), what, "real, non-negative weights")
     try:
         return np.asarray(sw, dtype=np.float64)
     except (TypeError, ValueError) as exc:

@@ -11,21 +11,13 @@ from sklearn.base import BaseEstimator
 from sklearn.exceptions import NotFittedError
 
 from .._kernels.fd import fd_woodbury_solve
-from .._validation import as_csr_float, validate_params
+from .._validation import as_csr_float, refuse_complex, validate_params
 from .._typing import ArrayLike, FloatArray, MatrixLike
 from ..persist import PersistMixin
 
 #: Squared norms beyond this would overflow float64 once squared again (the FD kernels work on Gram
 #: matrices); such input is refused with a message instead of producing inf / NaN.
 MAX_SQUARED_NORM = 1e300
-
-
-def _refuse_complex(name, what, A):
-    """``A`` (an array or a sparse matrix) as it is; a one-line ``ValueError`` for complex values, which NumPy's
-    conversion to float64 would drop the imaginary parts of, with only a warning."""
-    if A.dtype.kind == "c":
-        raise ValueError(f"{name}: {what} has complex values (dtype {A.dtype}); expected real numbers.")
-    return A
 
 
 def check_rows(name, X):
@@ -37,7 +29,7 @@ def check_rows(name, X):
     if sp.issparse(X):
         if X.ndim != 2:
             raise ValueError(f"{name}: X must be 2-D (rows x features); got a sparse array of shape {X.shape}.")
-        _refuse_complex(name, "X", X)
+        refuse_complex(X, f"{name}: X")
         X = as_csr_float(X)
         data = X.data
         with np.errstate(over="ignore", invalid="ignore"):  # overflow is reported below, in one line
@@ -60,7 +52,7 @@ def check_rows(name, X):
                 f"{name}: X must be a numeric 2-D array or a scipy sparse matrix; could not "
                 f"convert it to float64 ({exc})."
             ) from None
-        _refuse_complex(name, "X", X)
+        refuse_complex(X, f"{name}: X")
         if X.ndim != 2:
             hint = " Use update(row) for a single row, or X.reshape(1, -1)." if X.ndim == 1 else ""
             raise ValueError(f"{name}: X must be 2-D (rows x features); got an array of shape {X.shape}.{hint}")
@@ -291,7 +283,7 @@ class _BaseSketch(PersistMixin, BaseEstimator):
                 f"<= ell < d); pass extra_alpha > 0."
             )
         v = np.asarray(v)
-        _refuse_complex(f"{name}.solve", "v", v)
+        refuse_complex(v, f"{name}.solve: v")
         try:
             v = np.asarray(v, dtype=np.float64)
         except (TypeError, ValueError) as exc:
