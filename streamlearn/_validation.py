@@ -206,9 +206,10 @@ def _native_index_arrays(X):
     scipy builds them; else (arrays assigned by hand: big-endian, unsigned or narrow integers) a copy whose index
     arrays are int64, the values unchanged (an unsigned index beyond int64 wraps negative and is refused by the
     structure check), which the kernels are compiled for. Index arrays that are not integers are refused."""
-    arrays = {k: getattr(X, k) for k in ("indptr", "indices") if isinstance(getattr(X, k, None), np.ndarray)}
     if X.format == "coo":
         arrays = {"row": X.row, "col": X.col}
+    else:  # (dok and lil matrices have none)
+        arrays = {k: getattr(X, k) for k in ("indptr", "indices") if isinstance(getattr(X, k, None), np.ndarray)}
     if all(a.dtype in _INDEX_DTYPES for a in arrays.values()):
         return X
     for key, a in arrays.items():
@@ -465,6 +466,16 @@ def labels_of_one_kind(labels, what):
             "all strings or all booleans)."
         )
     return labels
+
+
+def label_text(label):
+    """A label as messages show it: a number in its shortest form (``-1``, ``0.5``), anything else as text."""
+    return f"{label:g}" if isinstance(label, (float, np.floating)) else str(label)
+
+
+def labels_text(labels):
+    """Labels as messages show a set of them: ``{-1, 1}``."""
+    return "{" + ", ".join(label_text(c) for c in labels) + "}"
 
 
 def _label_kind(label):

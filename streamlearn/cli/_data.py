@@ -16,6 +16,7 @@ import os
 import numpy as np
 
 from .._atomic import Output
+from .._validation import label_text, labels_text
 from ._common import CLIError, check_input_file
 
 ZERO_HINT = "; pass --zero-based true if the indices of this data start at 0"
@@ -362,7 +363,7 @@ def _refuse_unknown(y, classes, seen, where, which, spec):
         i = int(np.argmax(bad))
         where, example = _example_at(where, spec, seen + i)
         raise CLIError(
-            f"{where}: label {_label_text(y[i])}{example} is not one " + which.format(classes=_labels(classes))
+            f"{where}: label {label_text(y[i])}{example} is not one " + which.format(classes=labels_text(classes))
         )
 
 
@@ -398,11 +399,3 @@ def example_error(path, spec, example, exc, rows=""):
     if rows:
         return CLIError(f"{pipe_name(path)}: example {example + 1}{rows}: {text}")
     return CLIError(example_message(path, spec or InputSpec(format="libsvm"), example, text, pipe_name(path)))
-
-
-def _label_text(c):
-    return f"{c:g}" if isinstance(c, (float, np.floating)) else str(c)
-
-
-def _labels(classes):
-    return "{" + ", ".join(_label_text(c) for c in classes) + "}"

@@ -10,7 +10,7 @@ import numpy as np
 from sklearn.base import clone
 
 from .._typing import ArrayLike, RandomStateLike
-from .._validation import check_rng
+from .._validation import check_rng, label_text, labels_text
 from ..base import OnlineClassifierMixin
 from ._adapters import mixer_for, supported_learners
 from ._client import collect, resolve_client
@@ -52,15 +52,12 @@ def _refuse_unknown_labels(y, classes, part, before, order):
     if not bad.any():
         return
     row = int(np.argmax(bad))
-    shown = ", ".join(f"{c:g}" if isinstance(c, (float, np.floating)) else str(c) for c in classes)
-    label = y[row]
-    label = f"{label:g}" if isinstance(label, (float, np.floating)) else str(label)
     exc = ValueError()
     exc.row, exc.reason = (
         row,
         (
-            f"label {label} is not one of the classes {{{shown}}} of the mixed model (fit_mixing's classes; on the "
-            "command line, those of the first chunk of the first DATA file)"
+            f"label {label_text(y[row])} is not one of the classes {labels_text(classes)} of the mixed model "
+            "(fit_mixing's classes; on the command line, those of the first chunk of the first DATA file)"
         ),
     )
     raise _located(exc, part, before, order)
