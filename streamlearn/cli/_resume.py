@@ -296,27 +296,59 @@ class Checkpointer:
     """The ``chunk_hook`` of :func:`streamlearn.evaluation.train_test.train_test_run`: saves ``learner``
     atomically (temporary file + rename in the same folder, see :func:`streamlearn.persist.save`) to
     ``path`` after the chunk that reaches each multiple of ``every`` examples, and to ``path.passN`` after
-    pass N when ``per_pass``."""
+    pass N when ``per_pass``.
 
-    def __init__(self, learner, path, every=None, per_pass=False, before_save=None):
+    A checkpoint is written only if the model passes the final model's divergence check (finite state, and
+    an average loss under the limit on the chunk just learnt); otherwise the run stops there with that error,
+    which says what the checkpoint files hold: a diverged model never replaces a checkpoint, nor the file
+    that was at ``path`` before the run."""
+
+    def __init__(self, learner, path, every=None, per_pass=False, before_save=None, name=None):
         self.learner, self.path, self.every, self.per_pass = learner, path, every, per_pass
         self.before_save = before_save  # e.g. attach the input contract, as the final save does
+        self.name = name or type(learner).__name__
         self.n = 0
-        self.saved = []
+        self.last = None  # the chunk learnt last (the divergence check scores the model on it)
+        self.written = {}  # checkpoint file -> examples learnt when it was written
 
     def _save(self, target):
+        self._check()
         if self.before_save is not None:
             self.before_save()
         self.learner.save(target)
+        self.written[target] = self.n
 
-    def __call__(self, pass_index, n_rows):
-        if n_rows is None:  # end of a pass
+    def _check(self):
+        from ..evaluation.train_test import score_stream
+        from ._data import check_diverged
+
+        loss = None
+        if self.last is not None:
+            try:
+                loss = score_stream(self.learner, [self.last]).get("average_loss")
+            except (ValueError, FloatingPointError):  # e.g. a chunk whose sample weights are all 0: no loss
+                loss = None
+        try:
+            check_diverged(self.learner, loss, self.name)
+        except FloatingPointError as exc:
+            raise FloatingPointError(f"{exc} {self.kept()}") from None
+
+    def kept(self):
+        """What the checkpoint files hold after a diverged run, for its error message."""
+        if not self.written:
+            return f"No checkpoint was written; {self.path!r} was left as it was."
+        return (
+            "; ".join(f"{target!r} holds the checkpoint after {n:,} examples" for target, n in self.written.items())
+            + ", learnt before the run diverged."
+        )
+
+    def __call__(self, pass_index, chunk):
+        if chunk is None:  # end of a pass
             if self.per_pass:
-                target = f"{self.path}.pass{pass_index + 1}"
-                self._save(target)
-                self.saved.append(os.path.abspath(target))
+                self._save(f"{self.path}.pass{pass_index + 1}")
             return
+        self.last = chunk
         before = self.n
-        self.n += n_rows
+        self.n += chunk[0].shape[0]
         if self.every is not None and self.n // self.every > before // self.every:
             self._save(self.path)

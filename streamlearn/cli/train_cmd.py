@@ -349,6 +349,7 @@ def run_train(args):
                 "(--save-every, --save-per-pass); -o saves the final model."
             )
         return _run_batch_train(args, learner, params, data, model_out, test_stream)
+    checkpoints = _checkpointer(args, learner, data)
     try:
         report = train_test_run(
             learner,
@@ -360,7 +361,7 @@ def run_train(args):
             holdout=args.holdout,
             seed=args.seed,
             progress=show_progress(args),
-            chunk_hook=_checkpointer(args, learner, data),
+            chunk_hook=checkpoints,
         )
     except (ValueError, FloatingPointError) as exc:
         error = _no_rows_left(args, path, exc)
@@ -368,7 +369,7 @@ def run_train(args):
             raise
         raise error from exc
     check_classes(data, learner, path)
-    return _finish_train(args, learner, report, model_out, plot_out, data=data, tests=tests)
+    return _finish_train(args, learner, report, model_out, plot_out, data=data, tests=tests, checkpoints=checkpoints)
 
 
 def _run_hashed_train(args, learner, params, path, model_out, plot_out):
@@ -385,6 +386,7 @@ def _run_hashed_train(args, learner, params, path, model_out, plot_out):
     def attach():
         learner.input_spec_ = spec.to_dict()
 
+    checkpoints = _checkpointer(args, learner, before_save=attach)
     try:
         report = train_test_run(
             learner,
@@ -398,7 +400,7 @@ def _run_hashed_train(args, learner, params, path, model_out, plot_out):
             holdout=args.holdout,
             seed=args.seed,
             progress=show_progress(args),
-            chunk_hook=_checkpointer(args, learner, before_save=attach),
+            chunk_hook=checkpoints,
         )
     except (ValueError, FloatingPointError) as exc:
         error = _no_rows_left(args, path, exc, spec)
@@ -406,7 +408,7 @@ def _run_hashed_train(args, learner, params, path, model_out, plot_out):
             raise
         raise error from exc
     attach()
-    return _finish_train(args, learner, report, model_out, plot_out)
+    return _finish_train(args, learner, report, model_out, plot_out, checkpoints=checkpoints)
 
 
 def _classes_checked(learner, open_stream, path, chunk_size, spec=None):
@@ -427,7 +429,12 @@ def _checkpointer(args, learner, data=None, before_save=None):
             attach_spec(learner, data.zero_based)
 
     return Checkpointer(
-        learner, args.output, every=args.save_every, per_pass=args.save_per_pass, before_save=before_save
+        learner,
+        args.output,
+        every=args.save_every,
+        per_pass=args.save_per_pass,
+        before_save=before_save,
+        name=_learner_class(learner),
     )
 
 
@@ -456,7 +463,7 @@ def _run_resumed_train(args, params):
     if args.passes > 1 and is_stream_path(path):
         raise CLIError("DATA is a stream, read once: --passes > 1 needs a file.")
     tests, readers = [], []
-
+    checkpoints = _checkpointer(args, learner)
     data_stream, test_stream = model_streams(learner, args.initial_model, path, args.test, args, tests, readers)
     try:
         report = train_test_run(
@@ -471,7 +478,7 @@ def _run_resumed_train(args, params):
             holdout=args.holdout,
             seed=args.seed,
             progress=show_progress(args),
-            chunk_hook=_checkpointer(args, learner),
+            chunk_hook=checkpoints,
         )
     except (ValueError, FloatingPointError) as exc:
         error = _no_rows_left(args, path, exc, model_spec(learner))
@@ -487,6 +494,7 @@ def _run_resumed_train(args, params):
         tests=tests,
         resumed_from=os.path.abspath(args.initial_model),
         ignored=readers[0].ignored if readers else None,
+        checkpoints=checkpoints,
     )
 
 
@@ -496,12 +504,29 @@ def _learner_class(learner):
     return type(getattr(learner, "learner", learner) if inner is None else inner).__name__
 
 
-def _finish_train(args, learner, report, model_out, plot_out, data=None, tests=(), resumed_from=None, ignored=None):
+def _finish_train(
+    args,
+    learner,
+    report,
+    model_out,
+    plot_out,
+    data=None,
+    tests=(),
+    resumed_from=None,
+    ignored=None,
+    checkpoints=None,
+):
     """Check, save and report a training run; ``ignored``: the count of DATA's feature values beyond a
-    continued model's width (``data`` counts its own)."""
+    continued model's width (``data`` counts its own); ``checkpoints``: the run's :class:`Checkpointer`, whose
+    files a divergence error accounts for."""
     from ..datasets._pipes import pipe_name
 
-    check_diverged(learner, report.average_loss, _learner_class(learner))
+    try:
+        check_diverged(learner, report.average_loss, _learner_class(learner))
+    except FloatingPointError as exc:
+        if checkpoints is None:
+            raise
+        raise FloatingPointError(f"{exc} {checkpoints.kept()}") from None
     if getattr(args, "holdout", None) is not None and not report.test:
         raise CLIError(
             f"--holdout {args.holdout:g}: no row of {pipe_name(args.data[0])} was held out ({report.n_train} rows "

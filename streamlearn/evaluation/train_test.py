@@ -188,8 +188,9 @@ def train_test_run(
         Hold out this fraction of the training rows (same rows on every pass, drawn with ``seed``) and
         score on them. Exclusive with ``test_stream``.
     chunk_hook : callable or None
-        ``chunk_hook(pass_index, n_rows)`` after each training chunk is learnt, and ``chunk_hook(pass_index,
-        None)`` at the end of each pass (checkpoints are written from there).
+        ``chunk_hook(pass_index, chunk)`` after each training chunk is learnt (``chunk`` is its ``(X, y)`` or
+        ``(X, y, sample_weight)``), and ``chunk_hook(pass_index, None)`` at the end of each pass (checkpoints
+        are written from there).
     """
     from . import progressive_validation  # the evaluation package's public API
 
@@ -248,13 +249,13 @@ def train_test_run(
 
 
 def _hooked(stream, p, hook):
-    """Yield the chunks of ``stream``; call ``hook(p, rows)`` once a chunk has been learnt (when the next one
+    """Yield the chunks of ``stream``; call ``hook(p, chunk)`` once a chunk has been learnt (when the next one
     is asked for) and ``hook(p, None)`` at the end."""
     previous = None
     for chunk in stream:
         if previous is not None:
             hook(p, previous)
-        previous = chunk[0].shape[0]
+        previous = chunk
         yield chunk
     if previous is not None:
         hook(p, previous)

@@ -166,6 +166,44 @@ def test_checkpoints_are_the_model_at_that_point(data, tmp_path, capsys):
     assert _model_state(ck) == _model_state(ref)
 
 
+def _diverging_file(path, n_good, n_bad):
+    """``n_good`` ordinary rows, then ``n_bad`` rows whose first feature is about 1e100: squared-loss OGD on raw
+    values diverges there."""
+    rng = np.random.default_rng(3)
+    with open(path, "w") as f:
+        for i in range(n_good + n_bad):
+            big = 1e100 if i >= n_good else 1.0
+            f.write(f"{2 * rng.integers(2) - 1} 1:{big * rng.normal():.6g} 2:{rng.normal():.6g}\n")
+
+
+@pytest.mark.parametrize("per_pass", [False, True])
+def test_a_diverged_run_never_checkpoints_the_diverged_model(tmp_path, capsys, per_pass):
+    path = str(tmp_path / "d.svm")
+    _diverging_file(path, 2000, 1000)
+    out = str(tmp_path / "m.slm")
+    diverge = ["train", path, "-l", "ogd-squared", "-p", "eta0=10", "--scale", "none", "--chunk-size", "100"]
+    every = ["--save-every", "500", "-o", out] + (["--save-per-pass", "--passes", "2"] if per_pass else [])
+    ref = str(tmp_path / "ref.slm")
+    good = str(tmp_path / "good.svm")
+    Path(good).write_text("".join(Path(path).read_text().splitlines(keepends=True)[:2000]))
+    assert main(["train", good, *diverge[2:], "-o", ref, "--quiet"]) == 0
+    capsys.readouterr()
+
+    assert main(diverge + every) == 2
+    err = capsys.readouterr().err.strip()
+    assert err.count("\n") == 0 and "diverged" in err, err
+    assert f"{out!r} holds the checkpoint after 2,000 examples, learnt before the run diverged." in err, err
+    assert _model_state(out) == _model_state(ref)  # the last checkpoint before the divergence, not after it
+    assert sorted(os.listdir(tmp_path)) == sorted(["d.svm", "good.svm", "m.slm", "ref.slm"])
+
+    # a run that diverges before its first checkpoint leaves the file at -o as it was
+    before = Path(ref).read_bytes()
+    assert main(diverge[:-1] + ["1000", "--save-every", "2500", "-o", ref]) == 2
+    err = capsys.readouterr().err
+    assert f"No checkpoint was written; {ref!r} was left as it was." in err, err
+    assert Path(ref).read_bytes() == before
+
+
 def test_evaluate_frozen_and_predict_proba(data, tmp_path, capsys):
     paths = data["classification"]
     m = str(tmp_path / "m.slm")
