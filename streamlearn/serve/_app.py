@@ -32,7 +32,10 @@ from starlette.responses import JSONResponse, PlainTextResponse, Response
 from starlette.routing import Route
 
 from ..persist import ModelFileError, load
-from ._core import BadRequest, ServedModel
+from ._core import BadRequest, ModelReplaced, ServedModel
+
+#: How many times a /predict batch is parsed again when POST /model replaces the model in between.
+_REPARSES = 3
 
 
 def _dumps_json(obj):
@@ -207,39 +210,61 @@ def create_app(
         waiting.append((body, future))
         return await future
 
-    async def scored(X):
-        result = served.try_predict(X)  # in the event loop when no update runs (no thread hop)
-        return result if result is not None else await to_thread.run_sync(served.predict, X)
+    async def scored(X, config):
+        result = served.try_predict(X, config)  # in the event loop when no update runs (no thread hop)
+        return result if result is not None else await to_thread.run_sync(served.predict, X, config)
 
     async def flush_predictions():
         batch = waiting[:]
         waiting.clear()
         try:
-            X, _, counts, errors = served.parse_many([body for body, _ in batch], labelled=False)
-            result = None
-            if X is not None:
+            for attempt in range(_REPARSES + 1):
                 try:
-                    result = await scored(X)
-                except BadRequest as refused:  # an example beyond the weights' range: each request alone, so
-                    if refused.status != 422 or errors.count(None) < 2:  # that only its own fails, naming it
-                        raise
-            pos = 0
-            for (_, future), k, exc in zip(batch, counts, errors):
-                if not future.done():  # a client that went away cancelled its future
-                    if exc is not None:
-                        future.set_exception(exc)
-                    elif result is not None:
-                        future.set_result({key: values[pos : pos + k] for key, values in result.items()})
-                    else:
-                        try:
-                            future.set_result(await scored(X[pos : pos + k]))
-                        except BadRequest as own:
-                            future.set_exception(own)
-                pos += k
-        except Exception as exc:  # answered as a 500 by each request
+                    await answer(batch)
+                    return
+                except ModelReplaced:  # POST /model came in between: parse again under the new model's settings
+                    if attempt == _REPARSES:
+                        raise BadRequest(
+                            "the model was replaced (POST /model) several times while this request was read; "
+                            "send it again.",
+                            503,
+                        ) from None
+        except Exception as exc:  # answered as a 500 (or the BadRequest's status) by each request
             for _, future in batch:
                 if not future.done():
                     future.set_exception(exc)
+
+    async def answer(batch):
+        config = served.config  # one model's settings for the parse and the scores
+        X, _, counts, errors = served.parse_many([body for body, _ in batch], labelled=False, config=config)
+        result = None
+        if X is not None:
+            try:
+                result = await scored(X, config)
+            except BadRequest as refused:  # an example beyond the weights' range: each request alone, so
+                if refused.status != 422 or errors.count(None) < 2:  # that only its own fails, naming it
+                    raise
+        own = []
+        pos = 0
+        for k, exc in zip(counts, errors):
+            if exc is None and result is None:
+                try:
+                    own.append(await scored(X[pos : pos + k], config))
+                except BadRequest as refused:
+                    own.append(refused)
+            else:
+                own.append(None)
+            pos += k
+        pos = 0  # every answer is known (or a ModelReplaced has left them all unset): now they are set
+        for (_, future), k, exc, alone in zip(batch, counts, errors, own):
+            if not future.done():  # a client that went away cancelled its future
+                if exc is not None or isinstance(alone, BadRequest):
+                    future.set_exception(exc if exc is not None else alone)
+                elif result is not None:
+                    future.set_result({key: values[pos : pos + k] for key, values in result.items()})
+                else:
+                    future.set_result(alone)
+            pos += k
 
     async def learn(headers, receive):
         body = await read_examples(headers, receive, labelled=True)

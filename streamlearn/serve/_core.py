@@ -139,6 +139,11 @@ class BadRequest(ValueError):
         self.status = status
 
 
+class ModelReplaced(Exception):
+    """Rows parsed under one model's input settings met another model (``POST /model`` came in between): they
+    are parsed again under the new settings (index base and width may differ), never scored as they are."""
+
+
 #: learners whose update of a batch changes their arrays along the feature axis at the batch's features only
 #: (the rest through scalars and small arrays): after a batch, only those slices of their large arrays can have
 #: become not finite (tests/serve/test_divergence.py checks it for each of them). An averaged learner recomputes
@@ -616,9 +621,13 @@ class ServedModel:
             self.predict(X)
 
     # ---------------------------------------------------------------------------------------- input
-    def parse(self, body: bytes, *, labelled: bool, _limit: bool = True) -> tuple[Any, FloatArray, bytes]:
+    def parse(
+        self, body: bytes, *, labelled: bool, _limit: bool = True, config: dict[str, Any] | None = None
+    ) -> tuple[Any, FloatArray, bytes]:
         """``(X, y, payload)`` from LIBSVM lines (bytes). Unlabelled lines (``labelled=False``) get label 0.
-        Errors raise :class:`BadRequest` naming the line."""
+        Errors raise :class:`BadRequest` naming the line. ``config``: the model settings to read them with (by
+        default the current ones, read once)."""
+        config = self.config if config is None else config
         if isinstance(body, str):
             body = body.encode()
         if not labelled:
@@ -626,12 +635,10 @@ class ServedModel:
         if _limit:
             body = self.checked_lines(body)
         try:
-            X, y = load_svmlight(
-                io.BytesIO(body), n_features=self.config["n_features"], zero_based=self.config["zero_based"]
-            )
+            X, y = load_svmlight(io.BytesIO(body), n_features=config["n_features"], zero_based=config["zero_based"])
         except SvmlightFormatError as exc:
             reason = exc.reason
-            if reason.startswith("feature index 0 in ") and not self.config["zero_based"]:
+            if reason.startswith("feature index 0 in ") and not config["zero_based"]:
                 # the reader's advice names its Python parameter, which a client cannot pass
                 reason = (
                     reason.split(", but ")[0] + ", but this server reads one-based indices (LIBSVM's convention): "
@@ -647,13 +654,13 @@ class ServedModel:
             p = int(np.flatnonzero(big)[0])
             i = int(np.searchsorted(X.indptr, p, side="right")) - 1
             raise BadRequest(f"example {i + 1}: a feature value of {X.data[p]:g} is too large: {EXPECTED_BELOW_BOUND}")
-        if labelled and self.config["classes"] is not None:
-            classes = np.asarray(self.config["classes"], dtype=np.float64)
+        if labelled and config["classes"] is not None:
+            classes = np.asarray(config["classes"], dtype=np.float64)
             bad = ~np.isin(y, classes)
             if bad.any():
                 i = int(np.flatnonzero(bad)[0])
                 raise BadRequest(
-                    f"example {i + 1}: label {y[i]:g} is not one of the model's classes {self.config['classes']}."
+                    f"example {i + 1}: label {y[i]:g} is not one of the model's classes {config['classes']}."
                 )
         return X, y, body
 
@@ -671,12 +678,18 @@ class ServedModel:
         return body, n_lines
 
     def parse_many(
-        self, bodies: list[bytes], *, labelled: bool, lines: list[int] | None = None
+        self,
+        bodies: list[bytes],
+        *,
+        labelled: bool,
+        lines: list[int] | None = None,
+        config: dict[str, Any] | None = None,
     ) -> tuple[Any, FloatArray | None, list[int], list[BadRequest | None]]:
         """Several request bodies (each ending with a newline) in one parse: ``(X, y, counts, errors)``, the
         rows of body i following those of the bodies before it (``counts[i]`` rows), or ``errors[i]`` (a
         :class:`BadRequest` naming the body's line) and no rows. One call when the bodies parse together and
-        every line is an example (``lines``: their line counts); else each body alone.
+        every line is an example (``lines``: their line counts); else each body alone. ``config``: as in
+        :meth:`parse` (every body is read with the same settings).
 
         >>> import tempfile
         >>> m = ServedModel(tempfile.mkdtemp(), learner="ftrl", n_features=10, snapshot_every=0)
@@ -686,8 +699,11 @@ class ServedModel:
         >>> m.close()
         """
         lines = [b.count(b"\n") for b in bodies] if lines is None else lines
+        config = self.config if config is None else config
         try:
-            X, y, _ = self.parse(bodies[0] if len(bodies) == 1 else b"".join(bodies), labelled=labelled, _limit=False)
+            X, y, _ = self.parse(
+                bodies[0] if len(bodies) == 1 else b"".join(bodies), labelled=labelled, _limit=False, config=config
+            )
         except BadRequest as exc:
             if len(bodies) == 1:
                 return None, None, [0], [exc]
@@ -699,7 +715,7 @@ class ServedModel:
         errors: list[BadRequest | None] = []
         for body in bodies:
             try:
-                parts.append(self.parse(body, labelled=labelled, _limit=False)[:2])
+                parts.append(self.parse(body, labelled=labelled, _limit=False, config=config)[:2])
             except BadRequest as exc:
                 counts.append(0)
                 errors.append(exc)
@@ -763,21 +779,25 @@ class ServedModel:
         return ("\n".join(out) + "\n").encode()
 
     # ---------------------------------------------------------------------------------------- reading
-    def predict(self, X: Any) -> dict[str, Any]:
-        """``{"scores", "labels"[, "proba"]}`` for X under the current model (consistent: no update runs)."""
+    def predict(self, X: Any, config: dict[str, Any] | None = None) -> dict[str, Any]:
+        """``{"scores", "labels"[, "proba"]}`` for X under the current model (consistent: no update runs).
+        ``config``: the settings X was parsed with (:meth:`parse`); :class:`ModelReplaced` when the model
+        has been replaced since, with other settings."""
         with self.lock:
-            return self._predict_locked(X)
+            return self._predict_locked(X, config)
 
-    def try_predict(self, X: Any) -> dict[str, Any] | None:
+    def try_predict(self, X: Any, config: dict[str, Any] | None = None) -> dict[str, Any] | None:
         """``predict`` if no update is running now, else None (the caller then waits in a worker thread)."""
         if not self.lock.acquire(blocking=False):
             return None
         try:
-            return self._predict_locked(X)
+            return self._predict_locked(X, config)
         finally:
             self.lock.release()
 
-    def _predict_locked(self, X):
+    def _predict_locked(self, X, config=None):
+        if config is not None and config is not self.config:
+            raise ModelReplaced
         model = self.model
         if not hasattr(model, "n_features_in_"):  # nothing learned yet: every score is 0, in the usual shapes
             n, classes = X.shape[0], self.config["classes"]

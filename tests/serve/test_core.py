@@ -782,3 +782,69 @@ def test_lines_ended_by_a_carriage_return_alone_are_named_as_such(tmp_path):
     assert m.learn_text(b"1 3:1\r\n-1 4:1\r\n").result(timeout=30)["learned"] == 2
     assert "carriage" not in str(m.learn_text(b"1 3:1\r\n-1 x:1\r\n").exception(timeout=30))
     m.close()
+
+
+def _zero_based_model(tmp_path, rng):
+    """A model of the same width as the served one, trained on zero-based rows (its file says so)."""
+    from streamlearn.cli._data import attach_spec
+    from streamlearn.learners import make_learner
+
+    model = make_learner("ftrl")
+    X = rng.normal(size=(50, D))
+    model.partial_fit(X, np.where(X[:, 1] - X[:, 2] > 0, 1, -1), classes=[-1, 1])
+    attach_spec(model, True)
+    path = tmp_path / "zero-based.slm"
+    model.save(path)
+    return path
+
+
+def test_rows_parsed_before_the_model_was_replaced_are_never_scored_by_the_new_one(tmp_path):
+    """/predict parses a request under the model's settings (index base, width), then scores it under the lock.
+    A POST /model in between that changes the index base made the new model score columns shifted by one: a
+    wrong answer, silently. The scores now come from rows parsed under the settings of the model that scores
+    them."""
+    from streamlearn.serve._core import ModelReplaced
+
+    rng = np.random.default_rng(5)
+    m = ServedModel(tmp_path / "state", learner="ftrl", n_features=D, snapshot_every=0)
+    m.learn(*m.parse(_body(rng, 40), labelled=True)).result(timeout=30)
+    new = _zero_based_model(tmp_path, rng)
+    body = b"1:2 3:-1 7:0.5\n"
+    old = m.config
+    X = m.parse_many([body], labelled=False, config=old)[0]
+    m.swap(str(new)).result(timeout=30)
+    assert m.config["zero_based"] is True
+    with pytest.raises(ModelReplaced):
+        m.predict(X, old)
+    with pytest.raises(ModelReplaced):
+        m.try_predict(X, old)
+    want = m.predict(m.parse(body, labelled=False)[0])
+    m.close()
+
+    # the app: a POST /model lands between the parse and the scores of a /predict batch
+    httpx = pytest.importorskip("httpx")
+    import asyncio
+
+    from streamlearn.serve import create_app
+
+    m = ServedModel(tmp_path / "state2", learner="ftrl", n_features=D, snapshot_every=0)
+    m.learn(*m.parse(_body(np.random.default_rng(5), 40), labelled=True)).result(timeout=30)
+    parse_many = m.parse_many
+    swapped = []
+
+    def parse_then_swap(*args, **kwargs):
+        out = parse_many(*args, **kwargs)
+        if not swapped:
+            swapped.append(m.swap(str(new)).result(timeout=30))
+        return out
+
+    m.parse_many = parse_then_swap
+
+    async def ask():
+        async with httpx.AsyncClient(transport=httpx.ASGITransport(app=create_app(m)), base_url="http://t") as c:
+            return await c.post("/predict", content=body)
+
+    r = asyncio.run(ask())
+    m.close()
+    assert swapped and r.status_code == 200, r.text
+    assert r.json() == want
