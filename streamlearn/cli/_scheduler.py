@@ -75,6 +75,12 @@ def connected(dist, scheduler):
     inside the ``with`` body pass through unchanged."""
     import logging
 
+    from ..distributed._client import check_scheduler
+
+    try:
+        check_scheduler(scheduler, "--scheduler")  # named as the user gave it, before any work
+    except ValueError as exc:
+        raise CLIError(str(exc)) from None
     stack = contextlib.ExitStack()
     try:
         # local:N: the workers' own log records (a task's error with its traceback, printed by the worker

@@ -150,7 +150,7 @@ def _add_common(p, several=False):
     )
     add_param_option(p)
     p.add_argument("--chunk-size", type=int, default=10_000, help="rows per chunk (default 10000)")
-    add_scale_options(p, not_for="batch learners and --scheduler runs")
+    add_scale_options(p, not_for="batch learners and --scheduler runs" if several else "")
     add_libsvm_options(
         p,
         n_features_help="feature-space width (at most 2**28); default: the largest index found in the data "

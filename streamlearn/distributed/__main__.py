@@ -28,10 +28,10 @@ def main(argv=None):
     from ..linear_model import FTRLProximalClassifier, PassiveAggressiveClassifier
     from ..second_order import SketchedOnlineNewton
     from . import connect, fit_mixing
-    from ._client import _parse
+    from ._client import check_scheduler
 
     try:
-        _parse(args.scheduler)  # a malformed --scheduler before the data are loaded
+        check_scheduler(args.scheduler, "--scheduler")  # a malformed --scheduler before the data are loaded
     except ValueError as exc:
         ap.error(str(exc))
 

@@ -14,10 +14,8 @@ from distributed.scheduler import KilledWorker
 __all__ = ["connect"]
 
 _LOCAL = re.compile(r"local:(\d+)")
-_FORMS = (
-    "'local:N' (a LocalCluster of N >= 1 worker processes on this machine), a scheduler address such "
-    "as 'tcp://scheduler:8786', or None (the current default client)"
-)
+_LOCAL_FORM = "'local:N' (a LocalCluster of N >= 1 worker processes on this machine)"
+_ADDRESS_FORM = "a scheduler address such as 'tcp://scheduler:8786'"
 
 
 def max_local_workers() -> int:
@@ -25,33 +23,53 @@ def max_local_workers() -> int:
     return 4 * max(os.cpu_count() or 1, 1)
 
 
-def _parse(scheduler):
-    """``("local", n)`` or ``("address", text)``; ValueError naming the input for anything else."""
+def _shown(scheduler, option):
+    """How the messages name the given scheduler (the Python parameter, or the command-line ``option``), and
+    the forms it accepts (None only from Python)."""
+    if option is None:
+        return f"scheduler={scheduler!r}", f"{_LOCAL_FORM}, {_ADDRESS_FORM}, or None (the current default client)"
+    return f"{option} {scheduler!r}", f"{_LOCAL_FORM} or {_ADDRESS_FORM}"
+
+
+def check_scheduler(scheduler, option=None):
+    """``_parse``, and for an address the checks of its form and port that need no connection: a ValueError
+    naming ``option`` (e.g. ``"--scheduler"``) for a malformed one, before any work starts."""
+    kind, value = _parse(scheduler, option)
+    if kind == "address":
+        _address_parts(scheduler, value, option)
+    return kind, value
+
+
+def _parse(scheduler, option=None):
+    """``("local", n)`` or ``("address", text)``; ValueError naming the input for anything else. ``option``:
+    the command-line option that gave it (``"--scheduler"``), named in the messages instead of the Python
+    parameter (which also takes None)."""
+    shown, forms = _shown(scheduler, option)
     if not isinstance(scheduler, str):
         raise ValueError(
-            f"scheduler must be a string or None: {_FORMS}; got {scheduler!r} ({type(scheduler).__name__})."
+            f"scheduler must be a string or None: {forms}; got {scheduler!r} ({type(scheduler).__name__})."
         )
     text = scheduler.strip()
     if not text:
-        raise ValueError(f"scheduler must not be empty: expected {_FORMS}; got {scheduler!r}.")
+        raise ValueError(f"{option or 'scheduler'} must not be empty: expected {forms}; got {scheduler!r}.")
     if text.lower().startswith("local"):
         m = _LOCAL.fullmatch(text.lower())
         if not m or int(m.group(1)) < 1:
             raise ValueError(
-                f"scheduler={scheduler!r} is not a valid local cluster: expected 'local:N' with an "
-                f"integer N >= 1 worker processes (e.g. 'local:2'); the accepted forms are {_FORMS}."
+                f"{shown} is not a valid local cluster: expected 'local:N' with an "
+                f"integer N >= 1 worker processes (e.g. 'local:2'); the accepted forms are {forms}."
             )
         n = int(m.group(1))
         most = max_local_workers()
         if n > most:
             raise ValueError(
-                f"scheduler={scheduler!r} asks for {n} worker processes on this machine: expected at most "
+                f"{shown} asks for {n} worker processes on this machine: expected at most "
                 f"{most} (4 per CPU, {os.cpu_count() or 1} CPUs here; more processes only share the same cores). "
                 "For a larger cluster, pass its scheduler's address."
             )
         return "local", n
     if any(c.isspace() for c in text) or ":" not in text:
-        raise ValueError(f"scheduler={scheduler!r} is not a scheduler address: expected {_FORMS}.")
+        raise ValueError(f"{shown} is not a scheduler address: expected {forms}.")
     return "address", text
 
 
@@ -137,26 +155,38 @@ def connect(
             client.close()
 
 
+def _address_parts(scheduler, address, option=None):
+    """``(protocol, host, port)`` of a TCP/TLS scheduler address (None for another protocol); a ValueError naming the
+    input for a malformed address or a port out of range."""
+    from distributed.comm.addressing import parse_address, parse_host_port
+
+    shown, forms = _shown(scheduler, option)
+    try:
+        protocol, location = parse_address(address, strict=False)
+    except ValueError as exc:
+        raise ValueError(f"{shown} is not a scheduler address ({exc}): expected {forms}.") from None
+    if protocol not in ("tcp", "tls"):
+        return None
+    try:
+        host, port = parse_host_port(location)
+    except ValueError as exc:
+        raise ValueError(f"{shown} is not a scheduler address ({exc}): expected {forms}.") from None
+    if not 0 < port < 65536:
+        raise ValueError(f"{shown}: port {port} is out of range; expected 1 to 65535.")
+    return protocol, host, port
+
+
 def _reachable(scheduler, address):
     """Fail at once, naming ``address``, when no scheduler can be listening there: a malformed or out-of-range
     port, an unknown host, a refused connection (Dask itself retries those for its whole connect timeout,
     30 s by default, before giving up). A host that does not answer fails after that timeout, as in Dask."""
     import dask.config
     from dask.utils import parse_timedelta
-    from distributed.comm.addressing import parse_address, parse_host_port
 
-    try:
-        protocol, location = parse_address(address, strict=False)
-    except ValueError as exc:
-        raise ValueError(f"scheduler={scheduler!r} is not a scheduler address ({exc}): expected {_FORMS}.") from None
-    if protocol not in ("tcp", "tls"):
+    parts = _address_parts(scheduler, address)
+    if parts is None:
         return
-    try:
-        host, port = parse_host_port(location)
-    except ValueError as exc:
-        raise ValueError(f"scheduler={scheduler!r} is not a scheduler address ({exc}): expected {_FORMS}.") from None
-    if not 0 < port < 65536:
-        raise ValueError(f"scheduler={scheduler!r}: port {port} is out of range; expected 1 to 65535.")
+    protocol, host, port = parts
     # dask.config's lookup of the dotted key (distributed.config is the plain dict, whose .get gave None: no
     # time limit at all)
     timeout = parse_timedelta(dask.config.get("distributed.comm.timeouts.connect"), default="seconds")

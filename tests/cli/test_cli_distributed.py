@@ -125,15 +125,17 @@ def test_sketch_several_files_meets_the_fd_bound(address, parts, tmp_path, cli_j
     assert quick["n_rows"] == 10854 and "relative_spectral_error" not in quick
 
 
-@pytest.mark.parametrize("value", ["local:0", "local:x", "", "nonsense"])
+@pytest.mark.parametrize("value", ["local:0", "local:x", "", "nonsense", "tcp://", "tcp://host:99999"])
 def test_bad_scheduler_values_are_named(value, capsys):
+    """Named as the option the user gave (``--scheduler 'x'``), with the forms the option takes: not the Python
+    parameter (``scheduler='x'``) nor its None."""
     pytest.importorskip("distributed")
-    assert main(["train", A9A, "-l", "pa1", "--scheduler", value]) == 2
-    err = capsys.readouterr().err
-    assert f"scheduler={value!r}" in err or repr(value) in err
-    assert "local:N" in err
-    assert main(["sketch", A9A, "--scheduler", value]) == 2
-    assert "local:N" in capsys.readouterr().err
+    for argv in (["train", A9A, "-l", "pa1"], ["sketch", A9A]):
+        assert main([*argv, "--scheduler", value]) == 2
+        err = capsys.readouterr().err
+        assert err.count("\n") == 1 and (f"--scheduler {value!r}" in err or "--scheduler must not be empty" in err), err
+        assert "scheduler=" not in err and "None" not in err, err
+        assert "local:N" in err or "port 99999 is out of range" in err, err
 
 
 def test_local_cluster_larger_than_the_machine_is_one_line(capsys):
@@ -276,3 +278,11 @@ def test_sketch_n_features_narrower_than_the_files_names_the_option(address, par
     assert code == 2
     assert err.startswith("streamlearn: error: --n-features 50: the DATA files use up to 123 features")
     assert "as_partitions" not in err and len(err.strip().splitlines()) == 1
+
+
+def test_only_the_commands_that_take_scheduler_mention_it_in_their_help(capsys):
+    """``evaluate`` has no --scheduler (nor batch learners): its --scale help does not send the reader there."""
+    for command, mentions in (("train", True), ("evaluate", False)):
+        with pytest.raises(SystemExit):
+            main([command, "--help"])
+        assert ("--scheduler" in capsys.readouterr().out) is mentions, command

@@ -407,7 +407,7 @@ def test_error_in_a_partition_names_it(client):
     [
         (["--partitions", "0"], "--partitions must be >= 1; got 0"),
         (["--rounds", "0"], "--rounds must be >= 1; got 0"),
-        (["--scheduler", "nonsense"], "scheduler='nonsense' is not a scheduler address"),
+        (["--scheduler", "nonsense"], "--scheduler 'nonsense' is not a scheduler address"),
     ],
 )
 def test_comparison_script_argument_errors(argv, message, capsys):
