@@ -144,24 +144,17 @@ def create_app(
 
         return wrap
 
+    limit = f"the limit is {max_body_bytes} bytes (streamlearn serve --max-body-mb)"
+
     async def body_of(request):
-        length = request.headers.get("content-length")
-        if length is not None and length.isdigit() and int(length) > max_body_bytes:
-            raise BadRequest(f"request body of {length} bytes; the limit is {max_body_bytes}.", 413)
-        chunks, size = [], 0
-        async for chunk in request.stream():
-            size += len(chunk)
-            if size > max_body_bytes:
-                raise BadRequest(f"request body above the limit of {max_body_bytes} bytes.", 413)
-            chunks.append(chunk)
-        return b"".join(chunks)
+        return await read_body(dict(request.scope["headers"]), request.receive)
 
     # /predict and /learn are plain ASGI handlers (no Request object, no routing table, no JSONResponse):
     # their per-request cost is what the load test sees. Everything else goes through Starlette.
     async def read_body(headers, receive):
         length = headers.get(b"content-length")
         if length is not None and length.isdigit() and int(length) > max_body_bytes:
-            raise BadRequest(f"request body of {length.decode()} bytes; the limit is {max_body_bytes}.", 413)
+            raise BadRequest(f"request body of {length.decode()} bytes; {limit}.", 413)
         chunks, size = [], 0
         while True:
             message = await receive()
@@ -170,7 +163,7 @@ def create_app(
             chunk = message.get("body", b"")
             size += len(chunk)
             if size > max_body_bytes:
-                raise BadRequest(f"request body above the limit of {max_body_bytes} bytes.", 413)
+                raise BadRequest(f"request body above the limit: {limit}.", 413)
             chunks.append(chunk)
             if not message.get("more_body", False):
                 return chunks[0] if len(chunks) == 1 else b"".join(chunks)

@@ -127,18 +127,27 @@ def test_lean_handlers_answer_and_refuse(tmp_path, monkeypatch, encoder):
             rows = await c.post("/learn", json={"rows": body.decode().splitlines()}, headers=auth)
             bad = await c.post("/learn", content=body + b"1 2:x\n", headers=auth)
             big = await c.post("/learn", content=b"1 1:1\n" * 400, headers=auth)
+            big_model = await c.post("/model", content=b"x" * 2001, headers=auth)
             noauth = await c.post("/learn", content=body)
             pred = await c.post("/predict", content=b"1:1 2:0.5\n3:1\n")
             get = await c.get("/learn")
-            return learned, rows, bad, big, noauth, pred, get
+            return learned, rows, bad, big, noauth, pred, get, big_model
 
-    learned, rows, bad, big, noauth, pred, get = asyncio.run(run())
+    learned, rows, bad, big, noauth, pred, get, big_model = asyncio.run(run())
     assert learned.status_code == 200 and learned.headers["content-type"] == "application/json"
     doc = learned.json()
     assert doc["learned"] == 3 and doc["first"] == 0 and len(doc["scores"]) == 3
     assert rows.status_code == 200 and rows.json()["first"] == 3
     assert bad.status_code == 400 and bad.json()["error"].startswith("line 4: ")
     assert big.status_code == 413 and noauth.status_code == 401
+    # every endpoint's limit says what it is and which option of the server sets it
+    for refused in (big, big_model):
+        assert refused.status_code == 413, refused.text
+        assert refused.json()["error"] == (
+            "request body of 2400 bytes; the limit is 2000 bytes (streamlearn serve --max-body-mb)."
+            if refused is big
+            else "request body of 2001 bytes; the limit is 2000 bytes (streamlearn serve --max-body-mb)."
+        )
     assert noauth.headers["www-authenticate"] == "Bearer"
     assert pred.status_code == 200 and len(pred.json()["scores"]) == 2
     assert get.status_code == 405
