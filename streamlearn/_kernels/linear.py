@@ -64,7 +64,8 @@ _U4 = np.uintp(4)
 def csr_row_dot_sq(w, k, indices, data, start, end):
     """``(w[k] . x, ||x||^2)`` for the CSR row data[start:end] in one sweep (index contract: ``csr_row_dot``).
     Four partial sums break the serial dependency of the gathers (the sum differs from a left-to-right one by
-    rounding only); the squared norm the PA step needs rides along with the gathers for free."""
+    rounding only); the squared norm the PA step needs rides along with the gathers for free. ``w`` None: the
+    squared norm alone, without the gathers (the branch is compiled away), and a score of 0."""
     z0 = 0.0
     z1 = 0.0
     z2 = 0.0
@@ -76,17 +77,19 @@ def csr_row_dot_sq(w, k, indices, data, start, end):
     p = np.uintp(start)
     e = np.uintp(end)
     while p + _U3 < e:
-        z0 += w[k, np.uintp(indices[p])] * data[p]
-        z1 += w[k, np.uintp(indices[p + _U1])] * data[p + _U1]
-        z2 += w[k, np.uintp(indices[p + _U2])] * data[p + _U2]
-        z3 += w[k, np.uintp(indices[p + _U3])] * data[p + _U3]
+        if w is not None:
+            z0 += w[k, np.uintp(indices[p])] * data[p]
+            z1 += w[k, np.uintp(indices[p + _U1])] * data[p + _U1]
+            z2 += w[k, np.uintp(indices[p + _U2])] * data[p + _U2]
+            z3 += w[k, np.uintp(indices[p + _U3])] * data[p + _U3]
         q0 += data[p] * data[p]
         q1 += data[p + _U1] * data[p + _U1]
         q2 += data[p + _U2] * data[p + _U2]
         q3 += data[p + _U3] * data[p + _U3]
         p += _U4
     while p < e:
-        z0 += w[k, np.uintp(indices[p])] * data[p]
+        if w is not None:
+            z0 += w[k, np.uintp(indices[p])] * data[p]
         q0 += data[p] * data[p]
         p += _U1
     return (z0 + z1) + (z2 + z3), (q0 + q1) + (q2 + q3)
@@ -103,23 +106,9 @@ def csr_row_dot(w, k, indices, data, start, end):
 
 @njit_inline
 def csr_row_sqnorm(data, start, end):
-    """||x||^2 for the CSR row data[start:end], four partial sums (no gathers: bound by the add latency)."""
-    q0 = 0.0
-    q1 = 0.0
-    q2 = 0.0
-    q3 = 0.0
-    p = np.uintp(start)
-    e = np.uintp(end)
-    while p + _U3 < e:
-        q0 += data[p] * data[p]
-        q1 += data[p + _U1] * data[p + _U1]
-        q2 += data[p + _U2] * data[p + _U2]
-        q3 += data[p + _U3] * data[p + _U3]
-        p += _U4
-    while p < e:
-        q0 += data[p] * data[p]
-        p += _U1
-    return (q0 + q1) + (q2 + q3)
+    """||x||^2 for the CSR row data[start:end]: the four partial sums of :func:`csr_row_dot_sq` without its
+    gathers (bound by the add latency)."""
+    return csr_row_dot_sq(None, 0, None, data, start, end)[1]
 
 
 @njit_inline

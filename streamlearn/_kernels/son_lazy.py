@@ -181,6 +181,20 @@ def _tau_next(z, step, weight, xx):
     return tau, tau != 0.0 and weight != 0.0
 
 
+@njit_inline
+def _outcome(out, i, k, z, sw, targets, step, xx, ti):
+    """:func:`son.row_outcome` of example i's score ``z`` (the projected point's), with the count ``ti`` of the
+    examples learned from (weight > 0) so far and the scale ``ca = sqrt(mu + eta / ti) dl`` of the row ``ca x``
+    fed to the sketch (0 when nothing is learned): returns ``(go, dl, learned, ti, ca)``. An example of weight 0
+    (``go = 0``) is scored only: nothing is learned from it nor projected onto its slab."""
+    loss, _, mu, eta, _ = step
+    go, dl, learned = row_outcome(out=out, i=i, k=k, z=z, sw=sw, targets=targets, loss=loss, xx=xx)
+    if go > 0:
+        ti += 1
+    ca = math.sqrt(mu + eta / ti) * dl if learned else 0.0
+    return go, dl, learned, ti, ca
+
+
 @njit_kernel
 def _row_dot(v, indices, data, st, en):
     """``v.x`` for the sparse row ``st:en``."""
@@ -381,7 +395,7 @@ def son_fd_lazy(indptr, indices, data, targets, sample_weight, state, t, step, s
     (mid-chunk ones, summed over the outputs).
     """
     w, buf, gram, _, _, n_rows, alpha = state
-    loss, C, mu, eta, slab_current = step
+    C, slab_current = step.C, step.slab_current
     kind, keep, n_shrink = sketch.kind, sketch.keep, sketch.n_shrink
     n = indptr.shape[0] - 1
     K = w.shape[0]
@@ -449,17 +463,14 @@ def son_fd_lazy(indptr, indices, data, targets, sample_weight, state, t, step, s
                     newton=nonewton, tau=tau, sol=sol, r=r, al=al, rhs=bx, in_span=nospan, nchol=nchol, x=x, dl=0.0
                 )
                 _add_rmatvec(T, r, q, coef, f, e)
-            z -= tau  # the score of the projected point
-            go, dl, learned = row_outcome(out=out, i=i, k=k, z=z, sw=sample_weight, targets=targets, loss=loss, xx=xx)
+            go, dl, learned, ti, ca = _outcome(
+                out=out, i=i, k=k, z=z - tau, sw=sample_weight, targets=targets, step=step, xx=xx, ti=ti
+            )
             if go < 0:
                 bad = i
                 break
-            if go == 0:
-                continue
-            ti += 1  # the examples learned from (weight > 0) so far
             shrunk = False
             if learned:  # ---- append the sparse row a = ca x to the basis and the buffer
-                ca = math.sqrt(mu + eta / ti) * dl
                 sp, sq = _fd_append(sp=sp, sp_ptr=sp_ptr, n_sp=n_sp, indices=indices, data=data, st=st, en=en, ca=ca)
                 n_sp += 1
                 _fd_border(T=T, gram=gk, r=r, q=q, bx=bx, ca=ca, sq=sq)
@@ -488,7 +499,7 @@ def son_fd_lazy(indptr, indices, data, targets, sample_weight, state, t, step, s
                     newton=newton, tau=0.0, sol=sol, r=r, al=al, rhs=bx, in_span=nospan, nchol=nchol, x=x, dl=dl
                 )
                 _add_rmatvec(T, r, q, coef, f, e)
-            if slab_current and xx > 0.0:
+            if slab_current and go > 0 and xx > 0.0:
                 # Alg. 6 as printed (K_t): project u onto |w.x_t| <= C with the post-update H (u = w when
                 # nothing was learned); x_t is in B's row space when its row was just appended and no shrink
                 # followed
@@ -618,7 +629,7 @@ def son_oja_lazy(indptr, indices, data, targets, sample_weight, state, t, step, 
     ``son_fd_lazy``. Returns ``(t, bad, n_materialisations)``.
     """
     w, buf, gram, sc, aux, n_rows, alpha = state
-    loss, C, mu, eta, slab_current = step
+    C, slab_current = step.C, step.slab_current
     oja_c = sketch.oja_c
     n = indptr.shape[0] - 1
     K = w.shape[0]
@@ -668,16 +679,13 @@ def son_oja_lazy(indptr, indices, data, targets, sample_weight, state, t, step, 
                     newton=nonewton, tau=tau, sol=sol, r=r, al=al, rhs=bx, in_span=nospan, nchol=nchol, x=x, dl=0.0
                 )
                 _oja_add_bt(F, sk, r, coef, f, b)
-            z -= tau  # the score of the projected point
-            go, dl, learned = row_outcome(out=out, i=i, k=k, z=z, sw=sample_weight, targets=targets, loss=loss, xx=xx)
+            go, dl, learned, ti, ca = _outcome(
+                out=out, i=i, k=k, z=z - tau, sw=sample_weight, targets=targets, step=step, xx=xx, ti=ti
+            )
             if go < 0:
                 bad = i
                 break
-            if go == 0:
-                continue
-            ti += 1  # the examples learned from (weight > 0) so far
             if learned:  # ---- Oja's update with the row a = ca x, through the factor F
-                ca = math.sqrt(mu + eta / ti) * dl
                 aa = _scaled_sqnorm(ca, data, st, en)
                 for a in range(r):
                     pv[a] = ca * vx[a]
@@ -725,7 +733,7 @@ def son_oja_lazy(indptr, indices, data, targets, sample_weight, state, t, step, 
                     newton=newton, tau=0.0, sol=sol, r=r, al=al, rhs=bx, in_span=nospan, nchol=nchol, x=x, dl=dl
                 )
                 _oja_add_bt(F, sk, r, coef, f, b)
-            if slab_current and xx > 0.0:
+            if slab_current and go > 0 and xx > 0.0:
                 # Alg. 6 as printed (K_t): project u onto |w.x_t| <= C with the post-update H (u = w when
                 # nothing was learned)
                 zu = _row_dot(v, indices, data, st, en)
@@ -762,7 +770,7 @@ def son_rp_lazy(indptr, indices, data, targets, sample_weight, state, t, step, s
     matrix changes by rank two, so it is refactored each time). Same arrays and result as ``son.son_epoch``
     with ``sketch.kind = SKETCH_RP``. ``slab_current`` as in ``son_fd_lazy``. Returns ``(t, bad, 0)``."""
     w, buf, gram, _, _, n_rows, alpha = state
-    loss, C, mu, eta, slab_current = step
+    C, slab_current = step.C, step.slab_current
     seed, rp_dist = sketch.seed, sketch.rp_dist
     n = indptr.shape[0] - 1
     K = w.shape[0]
@@ -798,16 +806,13 @@ def son_rp_lazy(indptr, indices, data, targets, sample_weight, state, t, step, s
                 )
                 for a in range(r):  # w += f S^T coef
                     c[a] += f * coef[a]
-            z -= tau  # the score of the projected point
-            go, dl, learned = row_outcome(out=out, i=i, k=k, z=z, sw=sample_weight, targets=targets, loss=loss, xx=xx)
+            go, dl, learned, ti, ca = _outcome(
+                out=out, i=i, k=k, z=z - tau, sw=sample_weight, targets=targets, step=step, xx=xx, ti=ti
+            )
             if go < 0:
                 bad = i
                 break
-            if go == 0:
-                continue
-            ti += 1  # the examples learned from (weight > 0) so far
             if learned:  # ---- S += r a^T with a = ca x (sparse), its Gram matrix by rank two
-                ca = math.sqrt(mu + eta / ti) * dl
                 rp_row_vector(seed, ti - 1, rp_dist, rvec)
                 aa = _scaled_sqnorm(ca, data, st, en)
                 _rp_gram_update(gk, rvec, bx, r, ca, aa)
@@ -824,7 +829,7 @@ def son_rp_lazy(indptr, indices, data, targets, sample_weight, state, t, step, s
                 )
                 for a in range(r):
                     c[a] += f * coef[a]
-            if slab_current and xx > 0.0:
+            if slab_current and go > 0 and xx > 0.0:
                 # Alg. 6 as printed (K_t): project u onto |w.x_t| <= C with the post-update H (u = w when
                 # nothing was learned)
                 zu = _row_dot(v, indices, data, st, en)
