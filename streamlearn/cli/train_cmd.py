@@ -288,8 +288,6 @@ def _with_scaler(args, learner):
 
 
 def run_train(args):
-    from ..evaluation.train_test import train_test_run
-
     _need_learner(args)
     check_checkpoint_args(args)
     params = parse_params(args.param)
@@ -349,25 +347,16 @@ def run_train(args):
                 "(--save-every, --save-per-pass); -o saves the final model."
             )
         return _run_batch_train(args, learner, params, data, model_out, test_stream)
-    checkpoints = _checkpointer(args, learner, data)
-    try:
-        report = train_test_run(
-            learner,
-            _classes_checked(learner, data.open, path, args.chunk_size),
-            name=args.learner,
-            params=params,
-            passes=args.passes,
-            test_stream=test_stream if args.test else None,
-            holdout=args.holdout,
-            seed=args.seed,
-            progress=show_progress(args),
-            chunk_hook=checkpoints,
-        )
-    except (ValueError, FloatingPointError) as exc:
-        error = _no_rows_left(args, path, exc)
-        if error is None:
-            raise
-        raise error from exc
+    report, checkpoints = _online_train_run(
+        args,
+        learner,
+        path,
+        _classes_checked(learner, data.open, path, args.chunk_size),
+        test_stream if args.test else None,
+        checkpoints=_checkpointer(args, learner, data),
+        name=args.learner,
+        params=params,
+    )
     check_classes(data, learner, path)
     return _finish_train(args, learner, report, model_out, plot_out, data=data, tests=tests, checkpoints=checkpoints)
 
@@ -375,7 +364,6 @@ def run_train(args):
 def _run_hashed_train(args, learner, params, path, model_out, plot_out):
     """Training on a hashed format (VW text): every id has a column, nothing to widen or pre-scan."""
     from ..datasets._pipes import pipe_name
-    from ..evaluation.train_test import train_test_run
 
     if LEARNERS[args.learner].batch:
         raise CLIError(
@@ -386,29 +374,45 @@ def _run_hashed_train(args, learner, params, path, model_out, plot_out):
     def attach():
         learner.input_spec_ = spec.to_dict()
 
-    checkpoints = _checkpointer(args, learner, before_save=attach)
+    report, checkpoints = _online_train_run(
+        args,
+        learner,
+        path,
+        _classes_checked(learner, opens[0], path, args.chunk_size, spec),
+        (lambda: checked_labels(opens[1](), learner, pipe_name(args.test), spec)) if args.test else None,
+        checkpoints=_checkpointer(args, learner, before_save=attach),
+        spec=spec,
+        name=args.learner,
+        params=params,
+    )
+    attach()
+    return _finish_train(args, learner, report, model_out, plot_out, checkpoints=checkpoints)
+
+
+def _online_train_run(args, learner, path, open_stream, test_stream, *, checkpoints, spec=None, **run):
+    """``train_test_run`` with the command line's passes, hold-out, seed, progress bar and checkpoints
+    (``run``: its other arguments); a run whose rows were all refused or held out names DATA. Returns the report
+    and the :class:`Checkpointer` (None without checkpoints), whose files a divergence error accounts for."""
+    from ..evaluation.train_test import train_test_run
+
     try:
         report = train_test_run(
             learner,
-            _classes_checked(learner, opens[0], path, args.chunk_size, spec),
-            name=args.learner,
-            params=params,
+            open_stream,
             passes=args.passes,
-            test_stream=(lambda: checked_labels(opens[1](), learner, pipe_name(args.test), spec))
-            if args.test
-            else None,
+            test_stream=test_stream,
             holdout=args.holdout,
             seed=args.seed,
             progress=show_progress(args),
             chunk_hook=checkpoints,
+            **run,
         )
     except (ValueError, FloatingPointError) as exc:
         error = _no_rows_left(args, path, exc, spec)
         if error is None:
             raise
         raise error from exc
-    attach()
-    return _finish_train(args, learner, report, model_out, plot_out, checkpoints=checkpoints)
+    return report, checkpoints
 
 
 def _classes_checked(learner, open_stream, path, chunk_size, spec=None):
@@ -440,8 +444,6 @@ def _checkpointer(args, learner, data=None, before_save=None):
 
 def _run_resumed_train(args, params):
     """``train -i MODEL``: continue the saved model on DATA (same kernel calls as one run over both)."""
-    from ..evaluation.train_test import train_test_run
-
     if args.scheduler is not None or args.rounds is not None:
         raise CLIError("-i continues a model locally; it does not combine with --scheduler/--rounds.")
     if args.block_mb is not None:
@@ -463,28 +465,20 @@ def _run_resumed_train(args, params):
     if args.passes > 1 and is_stream_path(path):
         raise CLIError("DATA is a stream, read once: --passes > 1 needs a file.")
     tests, readers = [], []
-    checkpoints = _checkpointer(args, learner)
     data_stream, test_stream = model_streams(learner, args.initial_model, path, args.test, args, tests, readers)
-    try:
-        report = train_test_run(
-            learner,
-            data_stream,
-            name=name,
-            # a scaling pipeline's parameters hold the learner object: report the learner's own
-            params=getattr(learner, "learner_", learner).get_params(deep=False),
-            passes=args.passes,
-            classes=getattr(learner, "classes_", None),
-            test_stream=test_stream if args.test else None,
-            holdout=args.holdout,
-            seed=args.seed,
-            progress=show_progress(args),
-            chunk_hook=checkpoints,
-        )
-    except (ValueError, FloatingPointError) as exc:
-        error = _no_rows_left(args, path, exc, model_spec(learner))
-        if error is None:
-            raise
-        raise error from exc
+    report, checkpoints = _online_train_run(
+        args,
+        learner,
+        path,
+        data_stream,
+        test_stream if args.test else None,
+        checkpoints=_checkpointer(args, learner),
+        spec=model_spec(learner),
+        name=name,
+        # a scaling pipeline's parameters hold the learner object: report the learner's own
+        params=getattr(learner, "learner_", learner).get_params(deep=False),
+        classes=getattr(learner, "classes_", None),
+    )
     return _finish_train(
         args,
         learner,
