@@ -70,11 +70,13 @@ class _FDBase(_BaseSketch):
         self._run(X)
 
     def _merge_state(self, other):
-        rows = other._buffer[: other._n_rows].copy()  # a copy: other may be self
+        # read before the run: other may be self, whose buffer, delta sum and shrink count the run changes
+        rows = other._buffer[: other._n_rows].copy()
+        delta_sum, n_shrinks = other._delta_sum, other._n_shrinks
         self._check_capacity(float(np.trace(other._gram[: other._n_rows, : other._n_rows])))
         self._run(rows)
-        self._delta_sum += other._delta_sum
-        self._n_shrinks += other._n_shrinks
+        self._delta_sum += delta_sum
+        self._n_shrinks += n_shrinks
 
     def _compute(self):
         ell, d, r = self.ell, self.n_features_in_, self._n_rows

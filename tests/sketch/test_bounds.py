@@ -124,6 +124,22 @@ def test_rfd_merge_alpha_combines_with_alpha0():
     assert max(abs(w[0]), abs(w[-1])) <= min(0.5 * tail[k] / (4 - k) for k in range(4)) + 1e-9 * tail[0]
 
 
+@pytest.mark.parametrize("cls", [FrequentDirections, RobustFrequentDirections, CompensativeFD])
+def test_merge_with_itself_is_the_merge_with_a_copy(cls):
+    """s.merge(s) sketches the stream twice: the merge's own deltas are counted once, as with a copy."""
+    A = low_rank_plus_noise(8, n=200)
+    itself = cls(ell=5).partial_fit(A)
+    twin = cls(ell=5).partial_fit(A)
+    itself.merge(itself)
+    twin.merge(cls(ell=5).partial_fit(A))
+    assert itself.n_seen_ == twin.n_seen_ == 2 * len(A)
+    assert itself._delta_sum == pytest.approx(twin._delta_sum, rel=1e-12)
+    assert itself._n_shrinks == twin._n_shrinks
+    np.testing.assert_allclose(itself.sketch_, twin.sketch_, atol=1e-9 * float((A * A).sum()))
+    if cls is RobustFrequentDirections:
+        assert itself.alpha_ == pytest.approx(twin.alpha_, rel=1e-12)
+
+
 @pytest.mark.parametrize(
     "make",
     [
