@@ -11,6 +11,8 @@ steps); it stops when the extreme Ritz value of largest magnitude has a residual
 (relative: it is that close to an eigenvalue) and the other end cannot overtake it.
 """
 
+import math
+import numbers
 import warnings
 from typing import Any
 
@@ -130,13 +132,13 @@ def covariance_errors(
     sketch : streamlearn sketch, ndarray (ell, d), tuple (B, alpha) or LinearOperator (d, d)
         The approximation of ``A^T A``: ``sketch.covariance_operator()`` (``B^T B + alpha I``), ``B^T B``,
         ``B^T B + alpha I`` or the operator itself.
-    dense_max_d : int >= 1, default=2000
-        Up to this d the d x d matrices are formed and the error is exact; above, Lanczos.
+    dense_max_d : int >= 0, default=2000
+        Up to this d the d x d matrices are formed and the error is exact; above, Lanczos (0: always Lanczos).
     tol : float in (0, 1), default=1e-6
         Lanczos stopping rule: relative residual bound of the extreme Ritz values.
     max_iter : int >= 2, default=400
         Most Lanczos steps (memory: max_iter * d floats). A warning says when they were not enough.
-    ata_norm : float > 0 or None, default=None
+    ata_norm : float >= 0 or None, default=None
         ``||A^T A||_2`` if already known (saves one eigen-solve when scoring many sketches of one A).
     random_state : int, default=0
         Seed of the Lanczos start vector.
@@ -166,6 +168,7 @@ def covariance_errors(
     >>> e["spectral_error"], e["relative_spectral_error"], e["relative_frobenius_error"]
     (1.0, 0.25, 0.2)
     """
+    _check_options(dense_max_d, tol, max_iter, ata_norm)
     A = _as_matrix(A)
     n, d = A.shape
     op = _approx_operator(sketch, d)
@@ -209,6 +212,25 @@ def covariance_errors(
         "max_eig": hi,
         "converged": bool(converged),
     }
+
+
+def _check_options(dense_max_d, tol, max_iter, ata_norm):
+    """A one-line ValueError naming the option, before any work (a bad ``max_iter`` used to fail inside Lanczos)."""
+
+    def is_int(v):
+        return isinstance(v, numbers.Integral) and not isinstance(v, bool)
+
+    def is_real(v):
+        return isinstance(v, numbers.Real) and not isinstance(v, bool) and math.isfinite(v)
+
+    if not is_int(dense_max_d) or dense_max_d < 0:
+        raise ValueError(f"dense_max_d must be an int in the range [0, inf). Got {dense_max_d!r} instead.")
+    if not is_real(tol) or not 0.0 < tol < 1.0:
+        raise ValueError(f"tol must be a float in the range (0.0, 1.0). Got {tol!r} instead.")
+    if not is_int(max_iter) or max_iter < 2:
+        raise ValueError(f"max_iter must be an int in the range [2, inf). Got {max_iter!r} instead.")
+    if ata_norm is not None and (not is_real(ata_norm) or ata_norm < 0.0):
+        raise ValueError(f"ata_norm must be a float in the range [0.0, inf) or None. Got {ata_norm!r} instead.")
 
 
 def _relative(err, norm, what):

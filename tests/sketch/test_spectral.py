@@ -103,3 +103,24 @@ def test_a_single_row_is_scored_like_any_matrix():
     e = covariance_errors(A, s)
     assert e["ata_norm"] == pytest.approx(25.0) and e["relative_spectral_error"] == pytest.approx(0.0, abs=1e-12)
     assert covariance_errors(A, np.zeros((1, 6)))["relative_spectral_error"] == pytest.approx(1.0)
+
+
+@pytest.mark.parametrize(
+    "option, bad",
+    [
+        ("max_iter", 0),
+        ("max_iter", 1),
+        ("max_iter", 2.5),
+        ("tol", -1.0),
+        ("tol", 0.0),
+        ("tol", float("nan")),
+        ("dense_max_d", -1),
+        ("dense_max_d", "2000"),
+        ("ata_norm", -1.0),
+        ("ata_norm", float("inf")),
+    ],
+)
+def test_bad_options_are_one_line_errors_naming_them(data, option, bad):
+    s = FrequentDirections(ell=4).partial_fit(data)
+    with pytest.raises(ValueError, match=rf"^{option} must be an? (int|float) in the range .*\. Got .* instead\.$"):
+        covariance_errors(data, s, **{"dense_max_d": 0, option: bad})
