@@ -1,5 +1,7 @@
 """``streamlearn learners``: names, one-line descriptions, parameters with defaults."""
 
+import math
+
 from ..learners import DEFAULTS_WHY, LEARNERS, learner_parameters
 from ._common import print_json
 
@@ -8,6 +10,11 @@ def add_parser(sub):
     p = sub.add_parser("learners", help="list the learners with their parameters and defaults")
     p.add_argument("--json", action="store_true", help="print the list as JSON")
     p.set_defaults(func=run)
+
+
+def _shown(params):
+    """Infinite values as text ("inf", as -p takes them): JSON has no inf, and null would read as None."""
+    return {k: str(v) if isinstance(v, float) and not math.isfinite(v) else v for k, v in params.items()}
 
 
 def run(args):
@@ -28,7 +35,7 @@ def run(args):
             }
         )
     if args.json:
-        print_json(rows)
+        print_json([dict(row, fixed=_shown(row["fixed"]), parameters=_shown(row["parameters"])) for row in rows])
         return 0
     for row in rows:
         params = " ".join(f"{k}={v!r}" for k, v in row["parameters"].items())

@@ -9,7 +9,7 @@ import pytest
 
 from streamlearn.cli.main import main
 from streamlearn.datasets import bundled_path, load_a9a
-from streamlearn.learners import LEARNERS
+from streamlearn.learners import LEARNERS, make_learner
 
 A9A = str(bundled_path("a9a.xz"))
 A9A_T = str(bundled_path("a9a.t.xz"))
@@ -101,6 +101,16 @@ def test_learners_lists_every_registered_learner(capsys):
     assert {r["name"] for r in rows} == set(LEARNERS)
     pa1 = next(r for r in rows if r["name"] == "pa1")
     assert pa1["parameters"]["C"] == 0.01 and "variant" not in pa1["parameters"]
+
+
+def test_learners_json_shows_an_infinite_default_as_text(capsys):
+    """tg's theta defaults to inf: JSON has no inf, and null would read as None; "inf" is what -p takes."""
+    assert main(["learners", "--json"]) == 0
+    rows = {r["name"]: r for r in _json(capsys)}
+    assert rows["tg"]["parameters"]["theta"] == "inf"
+    assert make_learner("tg", {"theta": rows["tg"]["parameters"]["theta"]}).theta == float("inf")
+    assert main(["learners"]) == 0
+    assert " theta=inf " in capsys.readouterr().out
 
 
 def test_demo_json_and_plot(tmp_path, capsys):
