@@ -137,5 +137,35 @@ def naive_oja_stream(A, V, lam, t, c):
     return V, lam, t
 
 
+def exact_oja_stream(A, V, lam, t, c, digits=100):
+    """``naive_oja_stream`` in ``digits``-digit decimal arithmetic (Gram-Schmidt, twice, in place of the QR):
+    the reference for rows so long that forming ``V + gamma p a^T`` in float64 loses V in the rounding."""
+    from decimal import Decimal, localcontext
+
+    with localcontext() as ctx:
+        ctx.prec = digits
+
+        def dot(x, y):
+            return sum((xi * yi for xi, yi in zip(x, y)), Decimal(0))
+
+        V = [[Decimal(float(x)) for x in row] for row in V]
+        for a in np.asarray(A, dtype=float):
+            a = [Decimal(float(x)) for x in a]
+            t += 1
+            gamma = min(Decimal(c) / t, Decimal(1))
+            p = [dot(row, a) for row in V]
+            Q = []
+            for row, pi in zip(V, p):
+                w = [vk + gamma * pi * ak for vk, ak in zip(row, a)]
+                for _ in range(2):
+                    for q in Q:
+                        wq = dot(w, q)
+                        w = [wk - wq * qk for wk, qk in zip(w, q)]
+                norm = dot(w, w).sqrt()
+                Q.append([wk / norm for wk in w])
+            V = Q
+        return np.array([[float(x) for x in row] for row in V]), t
+
+
 def naive_woodbury_solve(B, alpha, v):
     return np.linalg.solve(B.T @ B + alpha * np.eye(B.shape[1]), v)

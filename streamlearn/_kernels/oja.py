@@ -81,6 +81,40 @@ def _oja_orthonormalise(v, p, cc, run):
 
 
 @njit_kernel
+def _oja_rank_one(v, p, g, cc, run, indices, data, start, end):
+    """``V <- D^{-1/2} L^{-1} (V + g p a^T)`` (the Gram-Schmidt of ``_oja_orthonormalise``) without forming
+    ``V + g p a^T``, for the row ``a`` held in ``data[start:end]`` at columns ``indices[start:end]``.
+
+    ``L^{-1} V'`` is ``Z + g u a^T`` with ``Z = L^{-1} V`` (the same running sum, over the rows of V) and
+    ``u = L^{-1} p``, whose entries have the closed form ``u_i = p_i a_i / cc`` (``1 - sum_{j<i} beta_j u_j``
+    telescopes to ``a_i / cc``). Adding ``g p a^T`` to V first, as ``_oja_orthonormalise`` expects, loses V in
+    the rounding of the far larger ``g p a^T`` once ``g |a|^2`` is large (raw features in the thousands and
+    up) and then cancels those large terms against each other: the rows came out far from orthonormal.
+    """
+    m = v.shape[0]
+    d = v.shape[1]
+    for k in range(d):
+        run[k] = 0.0
+    a = cc
+    for i in range(m):
+        pi = p[i]
+        if pi == 0.0:  # dbar = 1, beta = 0, u_i = 0: the row is unchanged
+            continue
+        dbar = 1.0 + a * pi * pi
+        beta = pi * a / dbar
+        f = g * pi * a / cc  # g u_i
+        a = a / dbar
+        scale = 1.0 / math.sqrt(dbar)
+        for k in range(d):
+            z = v[i, k] - pi * run[k]
+            run[k] += beta * z
+            v[i, k] = z * scale
+        fs = f * scale
+        for q in range(start, end):
+            v[i, indices[q]] += fs * data[q]
+
+
+@njit_kernel
 def oja_fit_csr(indptr, indices, data, v, lam, t, c):
     """Stream a CSR chunk through the sketch; returns the new row counter ``t``. Cost O(ell * d) per row."""
     m = v.shape[0]
@@ -98,12 +132,9 @@ def oja_fit_csr(indptr, indices, data, v, lam, t, c):
             p[i] = sparse_row_dot(v, i, indices, data, start, end)
         g = _oja_gamma(lam, t, c, p)
         if a2 > 0.0:
-            for i in range(m):
-                f = g * p[i]
-                if f != 0.0:
-                    for q in range(start, end):
-                        v[i, indices[q]] += f * data[q]
-            _oja_orthonormalise(v, p, 2.0 * g + g * g * a2, run)
+            _oja_rank_one(
+                v=v, p=p, g=g, cc=2.0 * g + g * g * a2, run=run, indices=indices, data=data, start=start, end=end
+            )
         if t % REORTH_EVERY == 0:
             oja_reorthonormalise(v)
     return t
@@ -116,6 +147,7 @@ def oja_fit_dense(X, v, lam, t, c):
     d = v.shape[1]
     p = np.empty(m)
     run = np.empty(d)
+    columns = np.arange(d)
     for row in range(X.shape[0]):
         t += 1
         a2 = 0.0
@@ -128,12 +160,7 @@ def oja_fit_dense(X, v, lam, t, c):
             p[i] = acc
         g = _oja_gamma(lam, t, c, p)
         if a2 > 0.0:
-            for i in range(m):
-                f = g * p[i]
-                if f != 0.0:
-                    for j in range(d):
-                        v[i, j] += f * X[row, j]
-            _oja_orthonormalise(v, p, 2.0 * g + g * g * a2, run)
+            _oja_rank_one(v=v, p=p, g=g, cc=2.0 * g + g * g * a2, run=run, indices=columns, data=X[row], start=0, end=d)
         if t % REORTH_EVERY == 0:
             oja_reorthonormalise(v)
     return t

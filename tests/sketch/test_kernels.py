@@ -18,6 +18,7 @@ from streamlearn._kernels.rfd import rfd_update_csr_row, rfd_update_dense_row
 from streamlearn._kernels.rp import rp_fit_csr, rp_fit_dense
 from tests.kernel_inputs import csr, csr_args
 from tests.naive_sketch import (
+    exact_oja_stream,
     naive_fd_n_shrink,
     naive_fd_stream,
     naive_oja_stream,
@@ -199,3 +200,23 @@ def test_oja_kernels_match_twin():
     np.testing.assert_allclose(V, Vt, atol=1e-9)
     np.testing.assert_allclose(lam, lamt, rtol=1e-9, atol=1e-15)
     np.testing.assert_allclose(V @ V.T, np.eye(3), atol=1e-12)
+
+
+@pytest.mark.parametrize("scale", [1e4, 1e8, 1e30])
+def test_oja_kernels_stay_accurate_on_long_rows(scale):
+    """Rows of norm >> 1 (raw features): V stays orthonormal and matches a 100-digit twin (the float64
+    twin forms V + gamma p a^T, which loses V in the rounding, so it cannot be the reference here)."""
+    rng = np.random.default_rng(1)
+    A = rng.standard_normal((30, 6)) * scale
+    A[rng.random(A.shape) < 0.3] = 0.0
+    V0 = np.ascontiguousarray(np.linalg.qr(rng.standard_normal((6, 3)))[0].T)
+    Vt, tt = exact_oja_stream(A, V0, np.zeros(3), 0, 2.0)
+    for kind in ("dense", "csr"):
+        V, lam = V0.copy(), np.zeros(3)
+        if kind == "dense":
+            t = oja_fit_dense(A, V, lam, 0, 2.0)
+        else:
+            t = oja_fit_csr(**csr_args(sp.csr_matrix(A)), v=V, lam=lam, t=0, c=2.0)
+        assert t == tt == 30
+        np.testing.assert_allclose(V @ V.T, np.eye(3), atol=1e-12)
+        np.testing.assert_allclose(V, Vt, atol=1e-12)
