@@ -211,6 +211,13 @@ def _run(args):
 
     ells, alphas, methods = _check_options(args)  # before the data are read
     X, y, name = _load(args.data)
+    labels = np.unique(y)
+    if set(labels.tolist()) not in ({-1.0, 1.0}, {0.0, 1.0}):
+        shown = ", ".join(f"{v:g}" for v in labels[:10]) + (", ..." if labels.shape[0] > 10 else "")
+        raise ValueError(
+            f"--data {name}: rfd-table2 is a binary classification experiment (labels -1/+1 or 0/1, as a9a and "
+            f"farm-ads); the file has {labels.shape[0]} distinct label{'s' if labels.shape[0] != 1 else ''} ({shown})."
+        )
     y = np.where(y > 0, 1, -1)
     d = X.shape[1]
     ells = ells or ([5, 10, 20] if d < 1000 else [20, 30, 50])

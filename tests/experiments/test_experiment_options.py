@@ -84,3 +84,28 @@ def test_a_folder_as_data_is_named_as_a_directory(name, tmp_path, capsys):
     it is."""
     code, err = _run(["experiment", name, "--data", str(tmp_path), "--quiet"], capsys)
     assert code == 2 and err == f"streamlearn: error: {tmp_path}: Is a directory.\n"
+
+
+@pytest.mark.parametrize(
+    "labels, shown",
+    [
+        ([1, 2, 3, 1, 2, 3], "3 distinct labels (1, 2, 3)"),  # every label > 0 was +1: one class, silently
+        ([0.5, -1.25, 2.0, 0.5, 3.0, -1.25], "4 distinct labels (-1.25, 0.5, 2, 3)"),
+        ([-1, 0, -1, 0, -1, 0], "2 distinct labels (-1, 0)"),  # 0 and -1 both became -1
+        ([1, 1, 1, 1, 1, 1], "1 distinct label (1)"),
+    ],
+)
+def test_rfd_table2_refuses_labels_that_are_not_binary(labels, shown, tmp_path, capsys):
+    data = tmp_path / "data.svm"
+    data.write_text("".join(f"{y:g} 1:{i + 1} 2:1 3:{(i % 3) - 1}\n" for i, y in enumerate(labels)))
+    argv = ["experiment", "rfd-table2", "--data", str(data), "--splits", "1", "--ells", "2", "--methods", "fd"]
+    code, err = _run([*argv, "--alphas", "1", "--json"], capsys)
+    assert code == 2 and "Traceback" not in err
+    assert "rfd-table2 is a binary classification experiment (labels -1/+1 or 0/1" in err and shown in err
+
+
+def test_rfd_table2_takes_0_1_labels(tmp_path, capsys):
+    data = tmp_path / "data.svm"
+    data.write_text("".join(f"{i % 2} 1:{i + 1} 2:1 3:{(i % 3) - 1}\n" for i in range(20)))
+    argv = ["experiment", "rfd-table2", "--data", str(data), "--splits", "1", "--ells", "2", "--methods", "fd"]
+    assert _run([*argv, "--alphas", "1", "--quiet"], capsys)[0] == 0
