@@ -321,37 +321,54 @@ def first_chunk_classes(chunks, path, chunk_size, spec=None):
     """The chunks of a classifier's training data (``(X, y)`` or ``(X, y, sample_weight)``). Its classes are
     those of the first chunk with rows (``infer_classes``); a later label outside them is an error naming the
     file and the line of the example (``spec``: how the file is read, LIBSVM when None), instead of the
-    learner's error about its ``classes_``."""
+    learner's error about its ``classes_``. A first chunk with a single class (which the learner refuses) is
+    checked against the next chunk with rows before it is passed on, so a second class just after it is that
+    error too, not "needs at least 2 classes"."""
     from ..evaluation.train_test import infer_classes
+
+    def check(y, seen):
+        if y.dtype.kind == "f":
+            frac = y != np.floor(y)
+            if frac.any():
+                i = int(np.argmax(frac))
+                where, which = _example_at(path, spec, seen + i)
+                raise CLIError(
+                    f"{where}: label {y[i]:g}{which} is not a class: a classifier needs whole-number or text "
+                    "labels; for numeric targets use a regression learner."
+                )
+        _refuse_unknown(
+            y,
+            classes,
+            seen,
+            path,
+            f"of the classes {{classes}} of the first chunk ({chunk_size} rows), "
+            "from which a classifier takes its classes; pass a --chunk-size that puts every class in the first "
+            "chunk.",
+            spec,
+        )
 
     classes = None
     seen = 0
+    chunks = iter(chunks)
     for chunk in chunks:
         y = chunk[1]
+        ahead = []
         if len(y):
-            if y.dtype.kind == "f":
-                frac = y != np.floor(y)
-                if frac.any():
-                    i = int(np.argmax(frac))
-                    where, which = _example_at(path, spec, seen + i)
-                    raise CLIError(
-                        f"{where}: label {y[i]:g}{which} is not a class: a classifier needs whole-number or text "
-                        "labels; for numeric targets use a regression learner."
-                    )
             if classes is None:
                 classes = infer_classes(y)
-            _refuse_unknown(
-                y,
-                classes,
-                seen,
-                path,
-                f"of the classes {{classes}} of the first chunk ({chunk_size} rows), "
-                "from which a classifier takes its classes; pass a --chunk-size that puts every class in the first "
-                "chunk.",
-                spec,
-            )
+                if len(classes) < 2:  # read on to the next chunk with rows, which may hold the second class
+                    for later in chunks:
+                        ahead.append(later)
+                        if len(later[1]):
+                            break
+            check(y, seen)
         seen += len(y)
+        for later in ahead:
+            if len(later[1]):
+                check(later[1], seen)
+            seen += len(later[1])
         yield chunk
+        yield from ahead
 
 
 def _refuse_unknown(y, classes, seen, where, which, spec):

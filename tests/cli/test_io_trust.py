@@ -495,6 +495,32 @@ def test_a_class_first_seen_after_the_first_chunk_is_an_error_naming_the_file(
 
 @pytest.mark.parametrize(
     "name,text,options,place",
+    [
+        ("one.svm", "2 1:1\n2 2:1\n\n5 2:2\n7 1:1\n", ["-l", "pa1"], ", line 4"),
+        ("one.csv", "y,a\n2,1\n2,3\n5,4\n7,5\n", ["-l", "ftrl", "--label", "y"], ", line 4"),
+    ],
+)
+def test_a_first_chunk_with_one_class_names_the_next_class_and_the_chunk_size(
+    tmp_path, capsys, name, text, options, place
+):
+    """A first chunk holding one label: the learner said it "needs at least 2 classes; got 1 class" of a file
+    with three; the second class in the next chunk is now named, with the line and --chunk-size."""
+    path = tmp_path / name
+    path.write_text(text)
+    for command in ("train", "evaluate"):
+        assert main([command, str(path), *options, "--chunk-size", "2", "--quiet"]) == 2
+        err = _err(capsys)
+        assert err.startswith(
+            f"streamlearn: error: {path}{place}: label 5 is not one of the classes {{2}} of the first "
+        )
+        assert "--chunk-size" in err and "needs at least 2 classes" not in err
+    assert main(["evaluate", str(path), *options, "--chunk-size", "3", "--quiet"]) == 2
+    assert ": label 7 is not one of the classes {2, 5} of the first chunk (3 rows)" in _err(capsys)
+    assert main(["train", str(path), *options, "--chunk-size", "10", "--quiet"]) == 0
+
+
+@pytest.mark.parametrize(
+    "name,text,options,place",
     [("r.svm", "1 1:1\n\n0.5 2:1\n", [], ", line 3"), ("r.csv", "y,a\n1,2\n0.5,3\n", ["--label", "y"], ", line 3")],
 )
 def test_a_classifier_on_continuous_labels_is_an_error_naming_the_file(tmp_path, capsys, name, text, options, place):
