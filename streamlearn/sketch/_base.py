@@ -203,10 +203,17 @@ class _BaseSketch(PersistMixin, BaseEstimator):
         if not other._is_allocated():
             return self
         if not self._is_allocated():
+            before = dict(self.__dict__)
             self._start(other.n_features_in_)
+            try:
+                self._merge_state(other)
+            except BaseException:  # a refused merge (RP's shared seed) leaves an empty sketch as it was
+                self.__dict__.clear()
+                self.__dict__.update(before)
+                raise
         else:
             self._check_d(other.n_features_in_, what="The other sketch")
-        self._merge_state(other)
+            self._merge_state(other)
         self._n_seen += other.n_seen_
         self._touch()
         return self

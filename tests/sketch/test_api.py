@@ -174,6 +174,15 @@ def test_merge_into_empty_and_of_empty():
     assert empty.n_seen_ == len(A)
 
 
+def test_a_refused_merge_leaves_an_empty_sketch_empty():
+    """RP sketches with one seed cannot merge; the empty sketch merged into was fixed to the other's width."""
+    empty = RandomProjectionSketch(ell=2, random_state=0)
+    with pytest.raises(ValueError, match="same seed"):
+        empty.merge(RandomProjectionSketch(ell=2, random_state=0).partial_fit(A))
+    assert empty.is_empty() and not hasattr(empty, "n_features_in_")
+    assert empty.partial_fit(A[:, :5]).n_features_in_ == 5
+
+
 def test_rp_merge_adds_and_seeds_matter():
     a = RandomProjectionSketch(ell=4, random_state=1).partial_fit(A[:60])
     b = RandomProjectionSketch(ell=4, random_state=2).partial_fit(A[60:])
