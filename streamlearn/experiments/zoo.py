@@ -224,11 +224,16 @@ def run_dataset(
         "ceiling": ceil,
     }
     log(f"{name}: majority {majority:.4f}  vw {vw_score}  ceiling {ceil}")
+    from ..learners import LEARNERS
+
+    learner_task = "regression" if task == "regression" else "classification"
     rows = []
     for learner in learners or zoo_learners(task):
         row = dict(base, learner=learner, score=None, gap_to_vw=None, seconds=None, note="")
         limit = _WIDE_LIMIT.get(learner)
-        if limit is not None and X.shape[1] > limit:
+        if LEARNERS[learner].task != learner_task:  # a regressor's predictions would be scored as labels
+            row["note"] = f"skipped: a {LEARNERS[learner].task} learner on a {task} data set"
+        elif limit is not None and X.shape[1] > limit:
             row["note"] = f"skipped: more than {limit} features"
         else:
             t0 = time.perf_counter()

@@ -26,6 +26,18 @@ def test_cli_quick_run_rows_and_references(capsys):
     assert all(r["score"] > r["majority"] for r in rows if r["learner"] in ("rfd0-son", "adagrad"))
 
 
+def test_a_learner_of_the_other_task_is_skipped_not_scored(capsys):
+    """--learners ogd-regressor on the classification sets scored its real-valued predictions as labels
+    (accuracy 0.0, a row like any other); such a row is now skipped with a note, as a too-wide data set is."""
+    argv = ["experiment", "zoo", "--quick", "--learners", "ogd-regressor,pa1", "--no-vw", "--no-ceiling"]
+    assert main([*argv, "--rescale", "0", "--json"]) == 0
+    rows = {(r["dataset"], r["learner"]): r for r in json.loads(capsys.readouterr().out)}
+    for dataset, task in (("breast-cancer", "binary"), ("iris", "multiclass")):
+        skipped = rows[(dataset, "ogd-regressor")]
+        assert skipped["score"] is None and skipped["note"] == f"skipped: a regression learner on a {task} data set"
+        assert rows[(dataset, "pa1")]["score"] > rows[(dataset, "pa1")]["majority"]
+
+
 def test_benchmark_script_writes_report_json_and_png(tmp_path, monkeypatch):
     out = tmp_path / "zoo"
     monkeypatch.setattr(
