@@ -104,6 +104,14 @@ def run(args):
     names = (
         [n.strip() for n in args.learners.split(",")] if args.learners else [n for n, s in LEARNERS.items() if s.demo]
     )
+    for name in names:  # before any work: the demo runs progressive validation of classifiers on a9a
+        spec = LEARNERS.get(name)
+        if spec is not None and (spec.batch or spec.task != "classification"):
+            what = "a batch learner (no progressive validation)" if spec.batch else f"a {spec.task} learner"
+            raise ValueError(
+                f"--learners: {name} is {what}; the demo runs one online pass of classifiers over a9a (binary "
+                "labels): name online classifiers (see 'streamlearn learners')."
+            )
     # a cold numba cache: the learners' kernels are compiled by this process and workers together, which
     # start at once on the first rows (read without compiling) and go on while the data is read
     jobs = (getattr(args, "jobs", None) or available_cpus()) if _numba_cache_is_cold() else 1

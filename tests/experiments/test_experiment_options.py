@@ -109,3 +109,19 @@ def test_rfd_table2_takes_0_1_labels(tmp_path, capsys):
     data.write_text("".join(f"{i % 2} 1:{i + 1} 2:1 3:{(i % 3) - 1}\n" for i in range(20)))
     argv = ["experiment", "rfd-table2", "--data", str(data), "--splits", "1", "--ells", "2", "--methods", "fd"]
     assert _run([*argv, "--alphas", "1", "--quiet"], capsys)[0] == 0
+
+
+@pytest.mark.parametrize(
+    "learners, what",
+    [
+        ("dcd-svm", "dcd-svm is a batch learner (no progressive validation)"),  # was a TypeError traceback
+        ("pa1,ogd-regressor", "ogd-regressor is a regression learner"),  # its R^2 was shown as test_accuracy
+    ],
+)
+def test_demo_refuses_learners_it_cannot_run_before_any_work(learners, what, capsys):
+    code, err = _run(["demo", "--learners", learners, "--jobs", "1", "--json"], capsys)
+    assert code == 2 and "Traceback" not in err
+    assert err == (
+        f"streamlearn: error: --learners: {what}; the demo runs one online pass of classifiers over a9a (binary "
+        "labels): name online classifiers (see 'streamlearn learners').\n"
+    )
