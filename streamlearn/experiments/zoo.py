@@ -94,6 +94,11 @@ def run(args):
     for learner in _split(args.learners) or []:  # before any data set is read
         if learner not in LEARNERS:
             raise ValueError(f"--learners: unknown learner {learner!r}; run 'streamlearn learners' for the list.")
+        if LEARNERS[learner].batch:  # fit_score makes one partial_fit pass, which a batch learner has not
+            raise ValueError(
+                f"--learners: {learner} is a batch learner; the zoo runs one-pass (online) learners (its tuned batch "
+                "ceiling is the batch reference)."
+            )
     if args.rescale < 0:
         raise ValueError(f"--rescale must be >= 0 (0: skip); got {args.rescale}.")
     if args.random_state < 0:

@@ -53,6 +53,7 @@ def test_option_errors_come_before_the_data_are_read(experiment, options, messag
     "options,message",
     [
         (["--learners", "pa,nope"], "--learners: unknown learner 'nope'"),  # was a row of nulls per data set
+        (["--learners", "pa,dcd-svm"], "--learners: dcd-svm is a batch learner; the zoo runs one-pass"),  # traceback
         (["--rescale", "-1"], "--rescale must be >= 0 (0: skip); got -1"),  # was 'max() arg is an empty sequence'
         (["--random-state", "-1"], "--random-state must be >= 0; got -1"),
     ],
