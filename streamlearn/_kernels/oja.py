@@ -51,33 +51,22 @@ def _oja_gamma(lam, t, c, p):
     return gamma
 
 
+#: The empty row of ``_oja_orthonormalise``'s call of ``_oja_rank_one`` (a constant of the compiled code).
+_NO_INDICES = np.zeros(0, dtype=np.int64)
+_NO_DATA = np.zeros(0)
+
+
 @njit_kernel
 def _oja_orthonormalise(v, p, cc, run):
-    """Gram-Schmidt of the rows of ``V'`` given ``V' V'^T = I + cc p p^T``, in O(ell d).
+    """Gram-Schmidt of the rows of ``V'`` given ``V' V'^T = I + cc p p^T``, in O(ell d): ``_oja_rank_one``
+    with no rank-one term (``g = 0``, an empty row), for callers that have formed ``V'`` themselves.
 
     LDL^T of ``I + cc p p^T``: ``dbar_i = 1 + a_i p_i^2``, ``beta_i = p_i a_i / dbar_i``,
     ``a_{i+1} = a_i / dbar_i`` (``a_1 = cc``), ``L_ij = p_i beta_j``. Then ``Y = L^{-1} V'`` row by row with
     the running sum ``run = sum_{j<i} beta_j Y_j``, and ``V = D^{-1/2} Y``.
     """
-    m = v.shape[0]
-    d = v.shape[1]
-    for k in range(d):
-        run[k] = 0.0
-    a = cc
-    for i in range(m):
-        pi = p[i]
-        dbar = 1.0 + a * pi * pi
-        beta = pi * a / dbar
-        a = a / dbar
-        scale = 1.0 / math.sqrt(dbar)
-        if pi != 0.0:
-            for k in range(d):
-                y = v[i, k] - pi * run[k]
-                run[k] += beta * y
-                v[i, k] = y * scale
-        elif dbar != 1.0:
-            for k in range(d):
-                v[i, k] *= scale
+    zero = np.int64(0)  # (not literals: one compiled specialisation of _oja_rank_one)
+    _oja_rank_one(v=v, p=p, g=np.float64(0.0), cc=cc, run=run, indices=_NO_INDICES, data=_NO_DATA, start=zero, end=zero)
 
 
 @njit_kernel
@@ -102,7 +91,7 @@ def _oja_rank_one(v, p, g, cc, run, indices, data, start, end):
             continue
         dbar = 1.0 + a * pi * pi
         beta = pi * a / dbar
-        f = g * pi * a / cc  # g u_i
+        f = g * pi * a / cc if g != 0.0 else 0.0  # g u_i
         a = a / dbar
         scale = 1.0 / math.sqrt(dbar)
         for k in range(d):
@@ -160,7 +149,17 @@ def oja_fit_dense(X, v, lam, t, c):
             p[i] = acc
         g = _oja_gamma(lam, t, c, p)
         if a2 > 0.0:
-            _oja_rank_one(v=v, p=p, g=g, cc=2.0 * g + g * g * a2, run=run, indices=columns, data=X[row], start=0, end=d)
+            _oja_rank_one(
+                v=v,
+                p=p,
+                g=g,
+                cc=2.0 * g + g * g * a2,
+                run=run,
+                indices=columns,
+                data=X[row],
+                start=np.int64(0),
+                end=np.int64(d),
+            )
         if t % REORTH_EVERY == 0:
             oja_reorthonormalise(v)
     return t
