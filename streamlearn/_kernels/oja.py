@@ -65,14 +65,15 @@ def _oja_orthonormalise(v, p, cc, run):
     ``a_{i+1} = a_i / dbar_i`` (``a_1 = cc``), ``L_ij = p_i beta_j``. Then ``Y = L^{-1} V'`` row by row with
     the running sum ``run = sum_{j<i} beta_j Y_j``, and ``V = D^{-1/2} Y``.
     """
-    zero = np.int64(0)  # (not literals: one compiled specialisation of _oja_rank_one)
-    _oja_rank_one(v=v, p=p, g=np.float64(0.0), cc=cc, run=run, indices=_NO_INDICES, data=_NO_DATA, start=zero, end=zero)
+    _oja_rank_one(v=v, p=p, g=np.float64(0.0), cc=cc, run=run, indices=_NO_INDICES, data=_NO_DATA)
 
 
 @njit_kernel
-def _oja_rank_one(v, p, g, cc, run, indices, data, start, end):
+def _oja_rank_one(v, p, g, cc, run, indices, data):
     """``V <- D^{-1/2} L^{-1} (V + g p a^T)`` (the Gram-Schmidt of ``_oja_orthonormalise``) without forming
-    ``V + g p a^T``, for the row ``a`` held in ``data[start:end]`` at columns ``indices[start:end]``.
+    ``V + g p a^T``, for the row ``a`` held in ``data`` at columns ``indices`` (a sparse row), or, when
+    ``indices`` is empty, in the whole of ``data`` (a dense row of ``d`` values, added in the same sweep; no
+    row at all when ``data`` is empty too).
 
     ``L^{-1} V'`` is ``Z + g u a^T`` with ``Z = L^{-1} V`` (the same running sum, over the rows of V) and
     ``u = L^{-1} p``, whose entries have the closed form ``u_i = p_i a_i / cc`` (``1 - sum_{j<i} beta_j u_j``
@@ -82,6 +83,7 @@ def _oja_rank_one(v, p, g, cc, run, indices, data, start, end):
     """
     m = v.shape[0]
     d = v.shape[1]
+    dense = indices.shape[0] == 0 and data.shape[0] == d
     for k in range(d):
         run[k] = 0.0
     a = cc
@@ -94,13 +96,19 @@ def _oja_rank_one(v, p, g, cc, run, indices, data, start, end):
         f = g * pi * a / cc if g != 0.0 else 0.0  # g u_i
         a = a / dbar
         scale = 1.0 / math.sqrt(dbar)
-        for k in range(d):
-            z = v[i, k] - pi * run[k]
-            run[k] += beta * z
-            v[i, k] = z * scale
         fs = f * scale
-        for q in range(start, end):
-            v[i, indices[q]] += fs * data[q]
+        if dense:
+            for k in range(d):
+                z = v[i, k] - pi * run[k]
+                run[k] += beta * z
+                v[i, k] = z * scale + fs * data[k]
+        else:
+            for k in range(d):
+                z = v[i, k] - pi * run[k]
+                run[k] += beta * z
+                v[i, k] = z * scale
+            for q in range(indices.shape[0]):
+                v[i, indices[q]] += fs * data[q]
 
 
 @njit_kernel
@@ -121,9 +129,8 @@ def oja_fit_csr(indptr, indices, data, v, lam, t, c):
             p[i] = sparse_row_dot(v, i, indices, data, start, end)
         g = _oja_gamma(lam, t, c, p)
         if a2 > 0.0:
-            _oja_rank_one(
-                v=v, p=p, g=g, cc=2.0 * g + g * g * a2, run=run, indices=indices, data=data, start=start, end=end
-            )
+            cc = 2.0 * g + g * g * a2
+            _oja_rank_one(v=v, p=p, g=g, cc=cc, run=run, indices=indices[start:end], data=data[start:end])
         if t % REORTH_EVERY == 0:
             oja_reorthonormalise(v)
     return t
@@ -136,7 +143,6 @@ def oja_fit_dense(X, v, lam, t, c):
     d = v.shape[1]
     p = np.empty(m)
     run = np.empty(d)
-    columns = np.arange(d)
     for row in range(X.shape[0]):
         t += 1
         a2 = 0.0
@@ -149,17 +155,8 @@ def oja_fit_dense(X, v, lam, t, c):
             p[i] = acc
         g = _oja_gamma(lam, t, c, p)
         if a2 > 0.0:
-            _oja_rank_one(
-                v=v,
-                p=p,
-                g=g,
-                cc=2.0 * g + g * g * a2,
-                run=run,
-                indices=columns,
-                data=X[row],
-                start=np.int64(0),
-                end=np.int64(d),
-            )
+            cc = 2.0 * g + g * g * a2
+            _oja_rank_one(v=v, p=p, g=g, cc=cc, run=run, indices=_NO_INDICES, data=X[row])
         if t % REORTH_EVERY == 0:
             oja_reorthonormalise(v)
     return t
