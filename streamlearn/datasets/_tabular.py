@@ -828,21 +828,23 @@ class TabularReader:
             return None if self._label is None or not self.label_required else np.full(n, np.nan)
         if pa.types.is_dictionary(arr.type):
             arr = arr.dictionary_decode()
+        missing = np.zeros(n, dtype=np.bool_)
         if arr.null_count:
-            row = int(np.argmax(~pc.is_valid(arr).to_numpy(zero_copy_only=False)))
-            raise _BatchError(row, self._label, "the label is missing.")
+            missing = ~pc.is_valid(arr).to_numpy(zero_copy_only=False)
+            if self.label_required:
+                raise _BatchError(int(np.argmax(missing)), self._label, "the label is missing.")
+            if missing.all():  # prediction: a label column left empty
+                return np.full(n, np.nan)
         kind = arrow_kind(arr.type)
-        if kind == NUMERIC:
-            y = arr.cast(pa.float64()).to_numpy(zero_copy_only=False)
-            bad = ~np.isfinite(y)
-            if bad.any():
-                raise _BatchError(int(np.argmax(bad)), self._label, f"label {y[bad][0]} is not finite.")
-            return y
-        if kind == BOOLEAN:
-            return arr.to_numpy(zero_copy_only=False).astype(np.float64)
-        if kind == TEXT:
-            return np.asarray(arr.cast(pa.string()).to_numpy(zero_copy_only=False), dtype=str)
-        raise _BatchError(None, self._label, f"type {arr.type} cannot be a label.")
+        if kind == TEXT:  # (prediction: a row without a label has the label '')
+            return np.asarray(arr.cast(pa.string()).fill_null("").to_numpy(zero_copy_only=False), dtype=str)
+        if kind not in (NUMERIC, BOOLEAN):
+            raise _BatchError(None, self._label, f"type {arr.type} cannot be a label.")
+        y = arr.cast(pa.float64()).to_numpy(zero_copy_only=False)  # (prediction: a row without a label: NaN)
+        bad = ~np.isfinite(y) & ~missing
+        if bad.any():
+            raise _BatchError(int(np.argmax(bad)), self._label, f"label {y[bad][0]} is not finite.")
+        return y
 
     def _weights(self, arr, n):
         import pyarrow as pa
@@ -852,12 +854,18 @@ class TabularReader:
             return None
         if pa.types.is_dictionary(arr.type):
             arr = arr.dictionary_decode()
+        if pa.types.is_null(arr.type) and not self.label_required:  # prediction: a weight column left empty
+            return np.ones(n)
         if arrow_kind(arr.type) != NUMERIC:
             raise _BatchError(None, self._weight, f"weights must be numbers; this column has type {arr.type}.")
+        missing = np.zeros(n, dtype=np.bool_)
         if arr.null_count:
-            row = int(np.argmax(~pc.is_valid(arr).to_numpy(zero_copy_only=False)))
-            raise _BatchError(row, self._weight, "the weight is missing.")
+            missing = ~pc.is_valid(arr).to_numpy(zero_copy_only=False)
+            if self.label_required:
+                raise _BatchError(int(np.argmax(missing)), self._weight, "the weight is missing.")
         w = arr.cast(pa.float64()).to_numpy(zero_copy_only=False)
+        if missing.any():  # prediction: a row without a weight has the default weight
+            w[missing] = 1.0
         bad = ~np.isfinite(w) | (w < 0)
         if bad.any():
             raise _BatchError(int(np.argmax(bad)), self._weight, f"weight {w[bad][0]} is not a finite number >= 0.")
@@ -1160,8 +1168,9 @@ def iter_csv(
         that one (label, weight, ignored columns, bits, column kinds, namespaces); the other options are
         then not used.
     label_required : bool
-        Is a file without the label (or weight) column an error? ``False`` for prediction: ``y`` (and the
-        weights) are then None.
+        Is a file without the label (or weight) column, or with an empty label (or weight) cell, an error?
+        ``False`` for prediction: ``y`` (and the weights) are then None without the column; an empty label
+        is NaN ('' in a text column) and an empty weight 1.
 
     Returns
     -------

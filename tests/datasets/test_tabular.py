@@ -426,6 +426,32 @@ def test_missing_label_value_and_bad_weight(tmp_path):
         list(iter_csv(path, label="y", weight="w"))
 
 
+def test_rows_without_a_label_or_weight_are_read_for_prediction(tmp_path):
+    """Under ``label_required=False`` (prediction) a label or weight cell left empty is no error: the label is
+    NaN ('' for text labels), the weight 1; training still refuses it."""
+    train = tmp_path / "t.csv"
+    train.write_text("y,w,a,c\n1,2,3,x\n0,1,4,y\n")
+    spec = iter_csv(train, label="y", weight="w").spec
+    other = tmp_path / "o.csv"
+    other.write_text("y,w,a,c\n1,2,3,x\n,,4,y\n")
+    X, y, w = next(iter(iter_csv(other, spec=spec, label_required=False)))
+    assert X.shape[0] == 2 and np.array_equal(y, [1.0, np.nan], equal_nan=True) and w.tolist() == [2.0, 1.0]
+    assert (next(iter(iter_csv(train, spec=spec)))[0] != X).nnz == 0
+    other.write_text("y,w,a,c\n,,3,x\n,,4,y\n")  # columns left empty
+    X, y, w = next(iter(iter_csv(other, spec=spec, label_required=False)))
+    assert np.isnan(y).all() and w.tolist() == [1.0, 1.0]
+    with pytest.raises(TabularFormatError, match=r"o\.csv, line 2, column 'y': the label is missing"):
+        list(iter_csv(other, spec=spec))
+    text = tmp_path / "text.parquet"
+    pq.write_table(pa.table({"y": ["yes", None], "b": [True, None], "a": [1.0, 2.0]}), text)
+    spec = iter_parquet(text, label="b").spec  # a boolean label
+    y = next(iter(iter_parquet(text, spec=spec, label_required=False)))[1]
+    assert np.array_equal(y, [1.0, np.nan], equal_nan=True)
+    pq.write_table(pa.table({"y": ["yes", "no"], "a": [1.0, 2.0]}), tmp_path / "full.parquet")
+    spec = iter_parquet(tmp_path / "full.parquet", label="y").spec
+    assert next(iter(iter_parquet(text, spec=spec, label_required=False)))[1].tolist() == ["yes", ""]
+
+
 def test_parquet_type_mismatch_under_a_spec(tmp_path):
     a, b = tmp_path / "a.parquet", tmp_path / "b.parquet"
     pq.write_table(pa.table({"y": [1, 0], "x": [1.0, 2.0]}), a)
