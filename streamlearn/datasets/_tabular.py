@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import os
 import re
+from collections import Counter
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -487,7 +488,8 @@ class TabularReader:
         if kinds is None:
             kinds = self._infer_kinds()
         else:
-            missing = [c for c in kinds if c not in self._names]
+            have = set(self._names)
+            missing = [c for c in kinds if c not in have]
             if missing:
                 raise TabularFormatError(
                     self.source,
@@ -550,7 +552,8 @@ class TabularReader:
                 return []
             raise self._arrow_error(exc, None) from None
         names = list(self._inferred.names)
-        dup = sorted({n for n in names if names.count(n) > 1})
+        counts = Counter(names)  # (not names.count: a table may have 100,000 columns)
+        dup = sorted(n for n, k in counts.items() if k > 1)
         if dup:
             raise TabularFormatError(
                 self.source,
@@ -658,7 +661,8 @@ class TabularReader:
         if self.format == "csv":
             import pyarrow.csv as pacsv
 
-            types = {c: t for c, t in self._arrow_types().items() if c in self._names}
+            have = set(self._names)
+            types = {c: t for c, t in self._arrow_types().items() if c in have}
             if self._label in self._names and self._label not in types:
                 lt = self._inferred.field(self._label).type
                 if arrow_kind(lt) == TEXT:
@@ -697,11 +701,12 @@ class TabularReader:
         else:
             import pyarrow.parquet as pq
 
+            have = set(self._names)
             text = [
                 c
                 for c in self._plan.names
                 if self._plan.kinds[c] == TEXT
-                and c in self._names
+                and c in have
                 and arrow_kind(self._inferred.field(c).type) == TEXT
                 and not pa.types.is_temporal(self._inferred.field(c).type)
             ]
