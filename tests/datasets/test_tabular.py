@@ -266,6 +266,30 @@ def test_quoted_fields_with_newlines_across_blocks(tmp_path, monkeypatch):
     np.testing.assert_array_equal(y_pipe, y_ref)
 
 
+class _ShortReads(NonSeekable):
+    """A pipe that hands out at most 1000 bytes a read, as a decompressor or a slow writer may."""
+
+    def readinto(self, b):
+        return super().readinto(memoryview(b)[:1000])
+
+
+def test_rows_longer_than_a_pipes_reads(tmp_path, monkeypatch):
+    """Each block pyarrow reads from a pipe is whole, whatever the sizes of the pipe's reads: a short read made
+    a row straddle three blocks ("straddling object straddles two block boundaries"), as an xz-compressed CSV
+    file or pipe of 150 KB rows did at the 1 MiB block."""
+    from streamlearn.datasets import _tabular
+
+    monkeypatch.setattr(_tabular, "_CSV_BLOCK", 1 << 12)
+    rng = np.random.default_rng(0)
+    lines = ["y,a,t"] + [f"{i % 2},{i},{''.join(rng.choice(list('abcdefgh '), 1500))}" for i in range(300)]
+    path = tmp_path / "long.csv"
+    path.write_text("\n".join(lines) + "\n")
+    X_ref, y_ref = _concat(iter_csv(path, label="y"))
+    X, y = _concat(iter_csv(_ShortReads(path.read_bytes()), label="y"))
+    _dense_equal(X, X_ref)
+    np.testing.assert_array_equal(y, y_ref)
+
+
 @pytest.mark.parametrize("keep", [0.05, 0.6])  # cut in the first block (the header's) or in a later one
 def test_a_truncated_compressed_pipe_is_a_one_line_error(tmp_path, monkeypatch, keep):
     import gzip
