@@ -44,6 +44,7 @@ __all__ = ["TabularFormatError", "TabularReader", "iter_csv", "iter_parquet", "r
 NUMERIC, TEXT, BOOLEAN = "numeric", "text", "boolean"
 _KINDS = (NUMERIC, TEXT, BOOLEAN)
 _CSV_BLOCK = 1 << 20
+_MAX_HEADER = 64 << 20  # the longest header line the reader looks for (bytes)
 _RELEASE_WAIT = 5.0  # seconds a stopped read of a pipe waits at most for pyarrow to let go of it
 _READ_ERRORS = _DECOMPRESSION_ERRORS
 
@@ -434,6 +435,7 @@ class TabularReader:
             base = base.removesuffix(suffix)
         self._delimiter = "\t" if base.endswith(".tsv") else ","
         self._pipe = None  # a stream read once: its first block (the header and type inference), then the rest
+        self._block = _CSV_BLOCK  # pyarrow's CSV block: the header line and about 1 MB of rows
         self._streamed = False  # a pipe's batches have been asked for (it is read once)
         self._reopen = False  # the pipe is a file's decompressed text, opened again for each pass
         if hasattr(self.path, "read") and not _seekable(self.path):
@@ -530,13 +532,16 @@ class TabularReader:
             wide = wide_text(self._head(4))
             if wide is not None:
                 raise TabularFormatError(self.source, 1, None, wide)
+            # pyarrow reads the header from the first block only: a header longer than a block ("Empty CSV file
+            # or block") gets a block of its length and 1 MB more
+            self._block = _CSV_BLOCK + self._header_length()
         try:
             if self.format == "csv":
                 import pyarrow.csv as pacsv
 
                 reader = pacsv.open_csv(
-                    self.path if self._pipe is None else _first_block(self._pipe),
-                    read_options=pacsv.ReadOptions(block_size=_CSV_BLOCK),
+                    self.path if self._pipe is None else _first_block(self._pipe, self._block),
+                    read_options=pacsv.ReadOptions(block_size=self._block),
                     parse_options=_parse_options(self._delimiter),
                     convert_options=pacsv.ConvertOptions(strings_can_be_null=True),
                 )
@@ -562,6 +567,20 @@ class TabularReader:
                 "the column name appears more than once; columns are matched by name.",
             )
         return names
+
+    def _header_length(self):
+        """The bytes of the (decompressed) CSV text up to the end of its first line (a newline outside quotes);
+        0 when the first block holds it, or when it is not found in the first ``_MAX_HEADER`` bytes."""
+        n = _CSV_BLOCK
+        while n <= _MAX_HEADER:
+            head = self._head(n)
+            raw = np.frombuffer(head, np.uint8)
+            ends = np.flatnonzero((raw == 10) & (np.cumsum(raw == 34) % 2 == 0))
+            if len(ends) or len(head) < n:
+                end = int(ends[0]) + 1 if len(ends) else len(head)
+                return 0 if end < _CSV_BLOCK // 2 else end
+            n *= 4
+        return 0
 
     def _open_file_pipe(self):
         """The file's decompressed text as a pipe (pyarrow tells a CSV file's compression by its name only)."""
@@ -673,7 +692,7 @@ class TabularReader:
             if self._pipe is not None and (self._streamed or self._pipe.closed):
                 raise ValueError(f"{self.source} is a stream and is read once; open a new reader for another pass.")
             options = {
-                "read_options": pacsv.ReadOptions(block_size=_CSV_BLOCK, use_threads=use_threads),
+                "read_options": pacsv.ReadOptions(block_size=self._block, use_threads=use_threads),
                 "parse_options": _parse_options(self._delimiter),
                 "convert_options": pacsv.ConvertOptions(
                     column_types=types, include_columns=wanted, strings_can_be_null=True
@@ -685,11 +704,11 @@ class TabularReader:
             from ._pipes import Pumped
 
             self._streamed = True
-            source = Pumped(self._pipe, _CSV_BLOCK)  # pyarrow's reading thread never waits in the pipe's read
+            source = Pumped(self._pipe, self._block)  # pyarrow's reading thread never waits in the pipe's read
             released = source.released
             # pyarrow's buffered stream copies what it reads into memory of its own: the blocks the reader
             # keeps, possibly past the end of the command on a thread of its own, hold no Python object
-            stream = pa.BufferedInputStream(pa.PythonFile(source, mode="r"), buffer_size=2 * _CSV_BLOCK)
+            stream = pa.BufferedInputStream(pa.PythonFile(source, mode="r"), buffer_size=2 * self._block)
             reader = None
             try:
                 reader = pacsv.open_csv(stream, **options)
@@ -926,7 +945,7 @@ class TabularReader:
             else:
                 for _ in pacsv.open_csv(
                     self.path,
-                    read_options=pacsv.ReadOptions(block_size=_CSV_BLOCK, use_threads=False),
+                    read_options=pacsv.ReadOptions(block_size=self._block, use_threads=False),
                     parse_options=_parse_options(self._delimiter),
                 ):
                     pass
@@ -1071,20 +1090,24 @@ def _parse_options(delimiter):
     return pacsv.ParseOptions(delimiter=delimiter, newlines_in_values=True)
 
 
-def _first_block(pipe):
-    """The complete rows of a pipe's first CSV block, not consumed: pyarrow infers the column types from
-    them, exactly as from the first block of a file. The block ends at its last newline outside quotes."""
+def _first_block(pipe, block):
+    """The complete rows of a pipe's first CSV block (``block`` bytes), not consumed: pyarrow infers the
+    column types from them, exactly as from the first block of a file. The block ends at its last newline
+    outside quotes; when it holds no row after the header, pyarrow reads on, a block at a time."""
     import io
 
-    head = pipe.head(_CSV_BLOCK)
-    if len(head) == _CSV_BLOCK:
+    size = block
+    while True:
+        head = pipe.head(size)
+        if len(head) < size:
+            return io.BytesIO(head)
         raw = np.frombuffer(head, np.uint8)
         # a newline ends a row when an even number of '"' precede it ('""' inside quotes counts twice)
         outside = np.cumsum(raw == 34) % 2 == 0
         ends = np.flatnonzero((raw == 10) & outside)
-        if len(ends):
-            head = head[: int(ends[-1]) + 1]
-    return io.BytesIO(head)
+        if len(ends) > 1:  # the header and a row at least
+            return io.BytesIO(head[: int(ends[-1]) + 1])
+        size += block
 
 
 def _take(pending, n):

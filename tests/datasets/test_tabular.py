@@ -266,6 +266,31 @@ def test_quoted_fields_with_newlines_across_blocks(tmp_path, monkeypatch):
     np.testing.assert_array_equal(y_pipe, y_ref)
 
 
+def test_a_header_longer_than_a_block_is_read(tmp_path, monkeypatch):
+    """A header line longer than pyarrow's block (100,000 columns and more at 1 MiB) was "Empty CSV file or
+    block": the block is the header's length and 1 MiB more, for a file, a compressed file and a pipe."""
+    import gzip
+
+    from streamlearn.datasets import _tabular
+
+    monkeypatch.setattr(_tabular, "_CSV_BLOCK", 1 << 12)
+    names = [f"column_{i:05d}" for i in range(3000)]  # a 39 KB header
+    cols = {n: [(i + r) % 5 if i % 2 else f"v{(i * r) % 3}" for r in range(40)] for i, n in enumerate(names)}
+    table = pa.table({"y": [r % 2 for r in range(40)], **cols})
+    pq.write_table(table, tmp_path / "wide.parquet")
+    path = tmp_path / "wide.csv"
+    table.to_pandas().to_csv(path, index=False)
+    (tmp_path / "wide.csv.gz").write_bytes(gzip.compress(path.read_bytes()))
+    X_ref, y_ref = _concat(iter_parquet(tmp_path / "wide.parquet", label="y", chunk_size=15))
+    assert X_ref.shape[0] == 40 and X_ref.nnz > 40 * 2500
+    for source in (path, tmp_path / "wide.csv.gz", NonSeekable(path.read_bytes())):
+        reader = iter_csv(source, label="y", chunk_size=15)
+        assert set(reader.spec.options["columns"].values()) == {"numeric", "text"}
+        X, y = _concat(reader)
+        _dense_equal(X, X_ref)
+        np.testing.assert_array_equal(y, y_ref)
+
+
 class _ShortReads(NonSeekable):
     """A pipe that hands out at most 1000 bytes a read, as a decompressor or a slow writer may."""
 
