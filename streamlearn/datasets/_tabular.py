@@ -556,7 +556,10 @@ class TabularReader:
                 self._empty = True
                 return []
             raise self._arrow_error(exc, None) from None
-        names = list(self._inferred.names)
+        try:
+            names = list(self._inferred.names)
+        except UnicodeDecodeError as exc:  # (pyarrow reads the names as bytes, and decodes them here)
+            raise TabularFormatError(self.source, 1 if self.format == "csv" else None, None, _not_utf8(exc)) from None
         counts = Counter(names)  # (not names.count: a table may have 100,000 columns)
         dup = sorted(n for n, k in counts.items() if k > 1)
         if dup:
@@ -1021,6 +1024,16 @@ def record_line(path, record):
             quoted = bool((int(np.count_nonzero(raw == 34)) + quoted) % 2)
 
 
+_TO_UTF8 = "a file in another encoding can be converted, e.g. with iconv -f latin1 -t utf-8"
+
+
+def _not_utf8(exc):
+    """The reason a header whose column name ``exc.object`` (bytes) is not UTF-8 is refused."""
+    from ._svmlight import shown_token
+
+    return f"the column name {shown_token(exc.object)!r} is not UTF-8 text; expected UTF-8 ({_TO_UTF8})."
+
+
 def _csv_error(source, msg, names):
     column = None
     if m := re.search(
@@ -1030,6 +1043,10 @@ def _csv_error(source, msg, names):
         column = names[int(col)] if int(col) < len(names) else f"#{col}"
         expected = {"double": "a number", "bool": "a boolean (true/false)"}.get(typ, typ)
         reason = f"expected {expected} (as in the training data or the file's first rows); got {value!r}."
+    elif m := re.search(r"In CSV column #(\d+): (?:Row #(\d+): )?CSV conversion error to \w+: invalid UTF8 data", msg):
+        col, row = m.groups()
+        column = names[int(col)] if int(col) < len(names) else f"#{col}"
+        reason = f"expected UTF-8 text; the value holds other bytes ({_TO_UTF8})."
     elif m := re.search(r"CSV parse error: (?:Row #(\d+): )?Expected (\d+) columns, got (\d+)", msg):
         row, want, got = m.groups()
         reason = f"expected {want} columns (as in the header), got {got}."

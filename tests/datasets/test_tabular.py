@@ -516,6 +516,23 @@ def test_a_table_of_many_columns_is_read_in_time_linear_in_its_columns(tmp_path)
     assert not rest and y.tolist() == [1.0] and X.nnz > 0.9 * n and (later[0][0] != X).nnz == 0
 
 
+def test_text_that_is_not_utf8_names_the_file_line_and_column(tmp_path):
+    """A Latin-1 header was a bare UnicodeDecodeError (no file, no line); a Latin-1 value was pyarrow's message
+    with the column's number."""
+    path = tmp_path / "latin.csv"
+    path.write_bytes(b"y,v\xe9lo,a\n1,x,2\n")
+    with pytest.raises(TabularFormatError) as err:
+        iter_csv(path, label="y")
+    assert str(err.value) == (
+        f"{path}, line 1: the column name 'v\ufffdlo' is not UTF-8 text; expected UTF-8 (a file in another "
+        "encoding can be converted, e.g. with iconv -f latin1 -t utf-8)."
+    )
+    path.write_bytes(b'y,city,a\n1,Munich,2\n0,"Pa\nris",3\n1,K\xf6ln,4\n')
+    with pytest.raises(TabularFormatError) as err:
+        list(iter_csv(path, label="y"))
+    assert str(err.value).startswith(f"{path}, line 5, column 'city': expected UTF-8 text; the value holds other bytes")
+
+
 def test_parquet_type_mismatch_under_a_spec(tmp_path):
     a, b = tmp_path / "a.parquet", tmp_path / "b.parquet"
     pq.write_table(pa.table({"y": [1, 0], "x": [1.0, 2.0]}), a)
