@@ -211,6 +211,11 @@ def test_label_conventions_and_missing_labels():
     assert np.isnan(y).all() and tags == ["", "only"]
     with pytest.raises(VwFormatError, match=r":2: no label"):
         load_vw(io.BytesIO(b"1 |a x\n|a y\n"), require_label=True)
+    # the error quotes the line (it quoted '' for a line that starts with '|'), to its end or 60 bytes
+    with pytest.raises(VwFormatError, match=r":2: no label \(training needs one; the line starts '\|a y \|b z'\)$"):
+        load_vw(io.BytesIO(b"1 |a x\n|a y |b z\r\n-1 |a w\n"), require_label=True)
+    with pytest.raises(VwFormatError, match=r"the line starts '\|a " + "w" * 54 + r"\.\.\.'\)$"):
+        load_vw(io.BytesIO(b"1 |a x\n|a " + b"w" * 100), require_label=True)
 
 
 def test_bad_arguments():
