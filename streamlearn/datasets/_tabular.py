@@ -527,9 +527,11 @@ class TabularReader:
         import pyarrow as pa
 
         if self.format == "csv":
-            from ._svmlight import wide_text
+            from ._svmlight import archive_text, wide_text
 
             wide = wide_text(self._head(4))
+            if wide is None and not self.source.lower().endswith((".zst", ".zstd")):  # (pyarrow decompresses these)
+                wide = archive_text(self._head(4))
             if wide is not None:
                 raise TabularFormatError(self.source, 1, None, wide)
             # pyarrow reads the header from the first block only: a header longer than a block ("Empty CSV file

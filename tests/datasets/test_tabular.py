@@ -533,6 +533,24 @@ def test_text_that_is_not_utf8_names_the_file_line_and_column(tmp_path):
     assert str(err.value).startswith(f"{path}, line 5, column 'city': expected UTF-8 text; the value holds other bytes")
 
 
+def test_zstd_and_zip_files_are_named_as_such(tmp_path):
+    """A zstd file that pyarrow does not decompress by its name (.zst), or a zip archive, is an error saying so;
+    it was "Empty CSV file or block" or "expected 2 columns (as in the header), got 1"."""
+    import zipfile
+
+    table = b"y,a\n1,2\n0,3\n"
+    zstd = pa.compress(table, codec="zstd", asbytes=True)
+    (tmp_path / "z.csv").write_bytes(zstd)
+    with pytest.raises(TabularFormatError, match=r"z\.csv, line 1: the file is zstd-compressed; expected text"):
+        iter_csv(tmp_path / "z.csv", label="y")
+    with zipfile.ZipFile(tmp_path / "t.zip", "w") as z:
+        z.writestr("t.csv", table)
+    with pytest.raises(TabularFormatError, match=r"t\.zip, line 1: the file is a zip archive; .* with unzip$"):
+        iter_csv(tmp_path / "t.zip", label="y")
+    (tmp_path / "z.csv.zst").write_bytes(zstd)  # pyarrow decompresses it by its name
+    assert next(iter(iter_csv(tmp_path / "z.csv.zst", label="y")))[1].tolist() == [1.0, 0.0]
+
+
 def test_parquet_type_mismatch_under_a_spec(tmp_path):
     a, b = tmp_path / "a.parquet", tmp_path / "b.parquet"
     pq.write_table(pa.table({"y": [1, 0], "x": [1.0, 2.0]}), a)

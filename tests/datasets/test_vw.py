@@ -218,6 +218,22 @@ def test_label_conventions_and_missing_labels():
         load_vw(io.BytesIO(b"1 |a x\n|a " + b"w" * 100), require_label=True)
 
 
+def test_zstd_and_zip_files_are_named_as_such(tmp_path):
+    """The readers decompress gzip, bz2 and xz: zstd or zip bytes were read as text (a garbled bad label)."""
+    from streamlearn.datasets import iter_svmlight
+
+    for name, head, what in (
+        ("z.vw.zst", b"\x28\xb5\x2f\xfd", "zstd-compressed"),
+        ("z.zip", b"PK\x03\x04", "a zip archive"),
+    ):
+        path = tmp_path / name
+        path.write_bytes(head + b"\x00\x01 |a x\n")
+        with pytest.raises(VwFormatError, match=f"{name}:1: the file is {what}; expected text"):
+            load_vw(path)
+        with pytest.raises(ValueError, match=f"{name}, line 1: the file is {what}; expected text"):
+            list(iter_svmlight(path))
+
+
 def test_bad_arguments():
     with pytest.raises(ValueError, match="bits"):
         iter_vw(io.BytesIO(b""), bits=40)
