@@ -64,7 +64,7 @@ def input_format(args, path):
     """``--format``, else the format the file's name says; a pipe without a telling name (``-``,
     ``/dev/stdin``) is told by its first lines, which are kept for the reader."""
     from ..datasets._pipes import decompressed_head, is_stream_path, peek_pipe, pipe_name, stream_format
-    from ..datasets._svmlight import wide_text
+    from ..datasets._svmlight import archive_text, wide_text
 
     fmt = getattr(args, "format", "auto") or "auto"
     if not is_stream_path(path):
@@ -73,7 +73,8 @@ def input_format(args, path):
         fmt = stream_format(path)
         if fmt is None and peek_pipe(path).blank():
             raise CLIError(f"{pipe_name(path)}: no data lines: the stream is empty.")
-        wide = wide_text(decompressed_head(peek_pipe(path).kept())) if fmt is None else None
+        head = decompressed_head(peek_pipe(path).kept())
+        wide = (wide_text(head) if fmt is None else None) or archive_text(head)  # (zstd bytes may look like LIBSVM)
         if wide is not None:
             raise CLIError(f"{pipe_name(path)}, line 1: {wide}")
         if fmt is None:

@@ -171,6 +171,14 @@ class _Pump:
                     if self.stop:
                         return
                 data = self.pipe.read(self.size)
+                # parts of the whole size, but at the end: pyarrow's CSV reader takes each read as a block and
+                # refuses a row that straddles three (a short read, from a decompressor or at the end of the
+                # bytes read ahead, stopped files of 150 KB rows)
+                while data and len(data) < self.size:
+                    more = self.pipe.read(self.size - len(data))
+                    if not more:
+                        break
+                    data += more
                 with self.cond:
                     if data:
                         self.parts.append(data)

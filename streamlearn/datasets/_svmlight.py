@@ -51,12 +51,30 @@ def wide_text(head: bytes) -> str | None:
     )
 
 
+_ARCHIVES = (  # formats whose first bytes tell them and that no reader decompresses
+    (b"\x28\xb5\x2f\xfd", "zstd-compressed", "zstd -d"),
+    (b"PK\x03\x04", "a zip archive", "unzip"),
+)
+
+
+def archive_text(head: bytes) -> str | None:
+    """The reason a file is refused when its first bytes ``head`` are those of a zstd or zip file (the readers
+    decompress gzip, bz2 and xz only); None otherwise."""
+    for magic, what, tool in _ARCHIVES:
+        if head.startswith(magic):
+            return (
+                f"the file is {what}; expected text, plain or gzip, bz2 or xz compressed: "
+                f"decompress it first, e.g. with {tool}"
+            )
+    return None
+
+
 def first_bytes_reason(head: bytes, complete: bool) -> str | None:
     """Why a text file is refused from its first bytes ``head`` (up to 64 KiB; ``complete``: the whole file, or
-    as much as the reader holds): UTF-16/32 text (once 4 bytes are known) or lines ended by a carriage return
-    alone (once 64 KiB are known); None otherwise."""
+    as much as the reader holds): UTF-16/32 text or a zstd or zip file (once 4 bytes are known), or lines ended
+    by a carriage return alone (once 64 KiB are known); None otherwise."""
     if len(head) >= 4 or complete:
-        wide = wide_text(head[:4])
+        wide = wide_text(head[:4]) or archive_text(head[:4])
         if wide is not None:
             return wide
     if len(head) >= 1 << 16 or complete:

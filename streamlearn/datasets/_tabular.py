@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import os
 import re
+from collections import Counter
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -43,6 +44,7 @@ __all__ = ["TabularFormatError", "TabularReader", "iter_csv", "iter_parquet", "r
 NUMERIC, TEXT, BOOLEAN = "numeric", "text", "boolean"
 _KINDS = (NUMERIC, TEXT, BOOLEAN)
 _CSV_BLOCK = 1 << 20
+_MAX_HEADER = 64 << 20  # the longest header line the reader looks for (bytes)
 _RELEASE_WAIT = 5.0  # seconds a stopped read of a pipe waits at most for pyarrow to let go of it
 _READ_ERRORS = _DECOMPRESSION_ERRORS
 
@@ -433,6 +435,7 @@ class TabularReader:
             base = base.removesuffix(suffix)
         self._delimiter = "\t" if base.endswith(".tsv") else ","
         self._pipe = None  # a stream read once: its first block (the header and type inference), then the rest
+        self._block = _CSV_BLOCK  # pyarrow's CSV block: the header line and about 1 MB of rows
         self._streamed = False  # a pipe's batches have been asked for (it is read once)
         self._reopen = False  # the pipe is a file's decompressed text, opened again for each pass
         if hasattr(self.path, "read") and not _seekable(self.path):
@@ -487,7 +490,8 @@ class TabularReader:
         if kinds is None:
             kinds = self._infer_kinds()
         else:
-            missing = [c for c in kinds if c not in self._names]
+            have = set(self._names)
+            missing = [c for c in kinds if c not in have]
             if missing:
                 raise TabularFormatError(
                     self.source,
@@ -523,18 +527,23 @@ class TabularReader:
         import pyarrow as pa
 
         if self.format == "csv":
-            from ._svmlight import wide_text
+            from ._svmlight import archive_text, wide_text
 
             wide = wide_text(self._head(4))
+            if wide is None and not self.source.lower().endswith((".zst", ".zstd")):  # (pyarrow decompresses these)
+                wide = archive_text(self._head(4))
             if wide is not None:
                 raise TabularFormatError(self.source, 1, None, wide)
+            # pyarrow reads the header from the first block only: a header longer than a block ("Empty CSV file
+            # or block") gets a block of its length and 1 MB more
+            self._block = _CSV_BLOCK + self._header_length()
         try:
             if self.format == "csv":
                 import pyarrow.csv as pacsv
 
                 reader = pacsv.open_csv(
-                    self.path if self._pipe is None else _first_block(self._pipe),
-                    read_options=pacsv.ReadOptions(block_size=_CSV_BLOCK),
+                    self.path if self._pipe is None else _first_block(self._pipe, self._block),
+                    read_options=pacsv.ReadOptions(block_size=self._block),
                     parse_options=_parse_options(self._delimiter),
                     convert_options=pacsv.ConvertOptions(strings_can_be_null=True),
                 )
@@ -549,8 +558,12 @@ class TabularReader:
                 self._empty = True
                 return []
             raise self._arrow_error(exc, None) from None
-        names = list(self._inferred.names)
-        dup = sorted({n for n in names if names.count(n) > 1})
+        try:
+            names = list(self._inferred.names)
+        except UnicodeDecodeError as exc:  # (pyarrow reads the names as bytes, and decodes them here)
+            raise TabularFormatError(self.source, 1 if self.format == "csv" else None, None, _not_utf8(exc)) from None
+        counts = Counter(names)  # (not names.count: a table may have 100,000 columns)
+        dup = sorted(n for n, k in counts.items() if k > 1)
         if dup:
             raise TabularFormatError(
                 self.source,
@@ -559,6 +572,20 @@ class TabularReader:
                 "the column name appears more than once; columns are matched by name.",
             )
         return names
+
+    def _header_length(self):
+        """The bytes of the (decompressed) CSV text up to the end of its first line (a newline outside quotes);
+        0 when the first block holds it, or when it is not found in the first ``_MAX_HEADER`` bytes."""
+        n = _CSV_BLOCK
+        while n <= _MAX_HEADER:
+            head = self._head(n)
+            raw = np.frombuffer(head, np.uint8)
+            ends = np.flatnonzero((raw == 10) & (np.cumsum(raw == 34) % 2 == 0))
+            if len(ends) or len(head) < n:
+                end = int(ends[0]) + 1 if len(ends) else len(head)
+                return 0 if end < _CSV_BLOCK // 2 else end
+            n *= 4
+        return 0
 
     def _open_file_pipe(self):
         """The file's decompressed text as a pipe (pyarrow tells a CSV file's compression by its name only)."""
@@ -658,7 +685,8 @@ class TabularReader:
         if self.format == "csv":
             import pyarrow.csv as pacsv
 
-            types = {c: t for c, t in self._arrow_types().items() if c in self._names}
+            have = set(self._names)
+            types = {c: t for c, t in self._arrow_types().items() if c in have}
             if self._label in self._names and self._label not in types:
                 lt = self._inferred.field(self._label).type
                 if arrow_kind(lt) == TEXT:
@@ -669,7 +697,7 @@ class TabularReader:
             if self._pipe is not None and (self._streamed or self._pipe.closed):
                 raise ValueError(f"{self.source} is a stream and is read once; open a new reader for another pass.")
             options = {
-                "read_options": pacsv.ReadOptions(block_size=_CSV_BLOCK, use_threads=use_threads),
+                "read_options": pacsv.ReadOptions(block_size=self._block, use_threads=use_threads),
                 "parse_options": _parse_options(self._delimiter),
                 "convert_options": pacsv.ConvertOptions(
                     column_types=types, include_columns=wanted, strings_can_be_null=True
@@ -681,11 +709,11 @@ class TabularReader:
             from ._pipes import Pumped
 
             self._streamed = True
-            source = Pumped(self._pipe, _CSV_BLOCK)  # pyarrow's reading thread never waits in the pipe's read
+            source = Pumped(self._pipe, self._block)  # pyarrow's reading thread never waits in the pipe's read
             released = source.released
             # pyarrow's buffered stream copies what it reads into memory of its own: the blocks the reader
             # keeps, possibly past the end of the command on a thread of its own, hold no Python object
-            stream = pa.BufferedInputStream(pa.PythonFile(source, mode="r"), buffer_size=2 * _CSV_BLOCK)
+            stream = pa.BufferedInputStream(pa.PythonFile(source, mode="r"), buffer_size=2 * self._block)
             reader = None
             try:
                 reader = pacsv.open_csv(stream, **options)
@@ -697,11 +725,12 @@ class TabularReader:
         else:
             import pyarrow.parquet as pq
 
+            have = set(self._names)
             text = [
                 c
                 for c in self._plan.names
                 if self._plan.kinds[c] == TEXT
-                and c in self._names
+                and c in have
                 and arrow_kind(self._inferred.field(c).type) == TEXT
                 and not pa.types.is_temporal(self._inferred.field(c).type)
             ]
@@ -828,21 +857,23 @@ class TabularReader:
             return None if self._label is None or not self.label_required else np.full(n, np.nan)
         if pa.types.is_dictionary(arr.type):
             arr = arr.dictionary_decode()
+        missing = np.zeros(n, dtype=np.bool_)
         if arr.null_count:
-            row = int(np.argmax(~pc.is_valid(arr).to_numpy(zero_copy_only=False)))
-            raise _BatchError(row, self._label, "the label is missing.")
+            missing = ~pc.is_valid(arr).to_numpy(zero_copy_only=False)
+            if self.label_required:
+                raise _BatchError(int(np.argmax(missing)), self._label, "the label is missing.")
+            if missing.all():  # prediction: a label column left empty
+                return np.full(n, np.nan)
         kind = arrow_kind(arr.type)
-        if kind == NUMERIC:
-            y = arr.cast(pa.float64()).to_numpy(zero_copy_only=False)
-            bad = ~np.isfinite(y)
-            if bad.any():
-                raise _BatchError(int(np.argmax(bad)), self._label, f"label {y[bad][0]} is not finite.")
-            return y
-        if kind == BOOLEAN:
-            return arr.to_numpy(zero_copy_only=False).astype(np.float64)
-        if kind == TEXT:
-            return np.asarray(arr.cast(pa.string()).to_numpy(zero_copy_only=False), dtype=str)
-        raise _BatchError(None, self._label, f"type {arr.type} cannot be a label.")
+        if kind == TEXT:  # (prediction: a row without a label has the label '')
+            return np.asarray(arr.cast(pa.string()).fill_null("").to_numpy(zero_copy_only=False), dtype=str)
+        if kind not in (NUMERIC, BOOLEAN):
+            raise _BatchError(None, self._label, f"type {arr.type} cannot be a label.")
+        y = arr.cast(pa.float64()).to_numpy(zero_copy_only=False)  # (prediction: a row without a label: NaN)
+        bad = ~np.isfinite(y) & ~missing
+        if bad.any():
+            raise _BatchError(int(np.argmax(bad)), self._label, f"label {y[bad][0]} is not finite.")
+        return y
 
     def _weights(self, arr, n):
         import pyarrow as pa
@@ -852,12 +883,18 @@ class TabularReader:
             return None
         if pa.types.is_dictionary(arr.type):
             arr = arr.dictionary_decode()
+        if pa.types.is_null(arr.type) and not self.label_required:  # prediction: a weight column left empty
+            return np.ones(n)
         if arrow_kind(arr.type) != NUMERIC:
             raise _BatchError(None, self._weight, f"weights must be numbers; this column has type {arr.type}.")
+        missing = np.zeros(n, dtype=np.bool_)
         if arr.null_count:
-            row = int(np.argmax(~pc.is_valid(arr).to_numpy(zero_copy_only=False)))
-            raise _BatchError(row, self._weight, "the weight is missing.")
+            missing = ~pc.is_valid(arr).to_numpy(zero_copy_only=False)
+            if self.label_required:
+                raise _BatchError(int(np.argmax(missing)), self._weight, "the weight is missing.")
         w = arr.cast(pa.float64()).to_numpy(zero_copy_only=False)
+        if missing.any():  # prediction: a row without a weight has the default weight
+            w[missing] = 1.0
         bad = ~np.isfinite(w) | (w < 0)
         if bad.any():
             raise _BatchError(int(np.argmax(bad)), self._weight, f"weight {w[bad][0]} is not a finite number >= 0.")
@@ -913,7 +950,7 @@ class TabularReader:
             else:
                 for _ in pacsv.open_csv(
                     self.path,
-                    read_options=pacsv.ReadOptions(block_size=_CSV_BLOCK, use_threads=False),
+                    read_options=pacsv.ReadOptions(block_size=self._block, use_threads=False),
                     parse_options=_parse_options(self._delimiter),
                 ):
                     pass
@@ -989,6 +1026,16 @@ def record_line(path, record):
             quoted = bool((int(np.count_nonzero(raw == 34)) + quoted) % 2)
 
 
+_TO_UTF8 = "a file in another encoding can be converted, e.g. with iconv -f latin1 -t utf-8"
+
+
+def _not_utf8(exc):
+    """The reason a header whose column name ``exc.object`` (bytes) is not UTF-8 is refused."""
+    from ._svmlight import shown_token
+
+    return f"the column name {shown_token(exc.object)!r} is not UTF-8 text; expected UTF-8 ({_TO_UTF8})."
+
+
 def _csv_error(source, msg, names):
     column = None
     if m := re.search(
@@ -998,6 +1045,10 @@ def _csv_error(source, msg, names):
         column = names[int(col)] if int(col) < len(names) else f"#{col}"
         expected = {"double": "a number", "bool": "a boolean (true/false)"}.get(typ, typ)
         reason = f"expected {expected} (as in the training data or the file's first rows); got {value!r}."
+    elif m := re.search(r"In CSV column #(\d+): (?:Row #(\d+): )?CSV conversion error to \w+: invalid UTF8 data", msg):
+        col, row = m.groups()
+        column = names[int(col)] if int(col) < len(names) else f"#{col}"
+        reason = f"expected UTF-8 text; the value holds other bytes ({_TO_UTF8})."
     elif m := re.search(r"CSV parse error: (?:Row #(\d+): )?Expected (\d+) columns, got (\d+)", msg):
         row, want, got = m.groups()
         reason = f"expected {want} columns (as in the header), got {got}."
@@ -1058,20 +1109,24 @@ def _parse_options(delimiter):
     return pacsv.ParseOptions(delimiter=delimiter, newlines_in_values=True)
 
 
-def _first_block(pipe):
-    """The complete rows of a pipe's first CSV block, not consumed: pyarrow infers the column types from
-    them, exactly as from the first block of a file. The block ends at its last newline outside quotes."""
+def _first_block(pipe, block):
+    """The complete rows of a pipe's first CSV block (``block`` bytes), not consumed: pyarrow infers the
+    column types from them, exactly as from the first block of a file. The block ends at its last newline
+    outside quotes; when it holds no row after the header, pyarrow reads on, a block at a time."""
     import io
 
-    head = pipe.head(_CSV_BLOCK)
-    if len(head) == _CSV_BLOCK:
+    size = block
+    while True:
+        head = pipe.head(size)
+        if len(head) < size:
+            return io.BytesIO(head)
         raw = np.frombuffer(head, np.uint8)
         # a newline ends a row when an even number of '"' precede it ('""' inside quotes counts twice)
         outside = np.cumsum(raw == 34) % 2 == 0
         ends = np.flatnonzero((raw == 10) & outside)
-        if len(ends):
-            head = head[: int(ends[-1]) + 1]
-    return io.BytesIO(head)
+        if len(ends) > 1:  # the header and a row at least
+            return io.BytesIO(head[: int(ends[-1]) + 1])
+        size += block
 
 
 def _take(pending, n):
@@ -1160,8 +1215,9 @@ def iter_csv(
         that one (label, weight, ignored columns, bits, column kinds, namespaces); the other options are
         then not used.
     label_required : bool
-        Is a file without the label (or weight) column an error? ``False`` for prediction: ``y`` (and the
-        weights) are then None.
+        Is a file without the label (or weight) column, or with an empty label (or weight) cell, an error?
+        ``False`` for prediction: ``y`` (and the weights) are then None without the column; an empty label
+        is NaN ('' in a text column) and an empty weight 1.
 
     Returns
     -------

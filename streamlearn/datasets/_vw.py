@@ -187,10 +187,13 @@ class _VwParser:
             old = getattr(self, name)
             setattr(self, name, np.concatenate([old, np.empty(rows - n, old.dtype)]))
 
-    def _raise(self, buf, state):
+    def _raise(self, buf, state, end):
         code = int(state[_k.S_ERR_CODE])
         s, e = int(state[_k.S_ERR_POS]), int(state[_k.S_ERR_END])
-        tok = shown_token(bytes(buf[s : min(e, s + 61)]))
+        raw = bytes(buf[s : min(e, s + 61)])
+        if code == _k.E_NO_LABEL:  # the line itself (the kernel marks the text before its first '|', often empty)
+            raw = bytes(buf[s : min(end, s + 61)]).split(b"\n", 1)[0].rstrip(b"\r")
+        tok = shown_token(raw)
         reason = _REASONS[code].format(tok=tok, expect=_EXPECT[self.label_convention])
         raise VwFormatError(self.name, int(state[_k.S_ERR_LINE]), reason)
 
@@ -279,7 +282,7 @@ class _VwParser:
                 )
                 self._collect_tags(buf, rows_before, int(state[_k.S_ROWS]))
                 if st == _k.ST_ERROR:
-                    self._raise(buf, state)
+                    self._raise(buf, state, filled)
                 if st == _k.ST_NEED_SCRATCH:
                     self.scratch = max(2 * self.scratch, int(state[_k.S_AUX]) + 16)
                     self._alloc_scratch(self.scratch)

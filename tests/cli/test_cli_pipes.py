@@ -7,6 +7,7 @@ predictions). The format of a pipe comes from ``--format``, the model (``predict
 import gzip
 import json
 import os
+import re
 import subprocess
 import sys
 import threading
@@ -309,6 +310,18 @@ def test_a_closed_standard_input_is_one_line_naming_it(tmp_path):
         assert res.returncode == 2 and _one_line_error(res.stderr), (args, res.stderr)
         assert b"<stdin>: standard input is closed" in res.stderr, (args, res.stderr)
     assert model.read_bytes() == before
+
+
+def test_zstd_and_zip_data_are_named_as_such():
+    """zstd or zip bytes on a pipe (or in a file read without pyarrow) were "cannot tell the format of <stdin>",
+    "--label applies to CSV ..." or a garbled label ("the label '(\ufffd/...' is not a number")."""
+    pa = pytest.importorskip("pyarrow")
+    table = b"y,a\n1,2\n0,3\n"
+    zstd = pa.compress(table, codec="zstd", asbytes=True)
+    for opts in (["--label", "y"], ["--format", "csv", "--label", "y"], ["--format", "vw"], []):
+        res = _cli("train", "-", "-l", "pa1", *opts, input=zstd)
+        assert res.returncode == 2 and _one_line_error(res.stderr), (opts, res.stderr)
+        assert re.search(rb"<stdin>(, line |:)1: the file is zstd-compressed; expected text, plain or", res.stderr)
 
 
 def test_utf16_on_standard_input_is_named_as_such():

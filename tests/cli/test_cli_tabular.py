@@ -59,6 +59,22 @@ def test_train_csv_predict_new_csv_by_column_name(logs, tmp_path, capsys):
     assert np.allclose(np.loadtxt(scores), s_same)  # column order does not matter
 
 
+def test_predict_rows_whose_label_is_left_empty(logs, tmp_path, capsys):
+    """Rows to score often come in the training layout with the label cell empty: predict scores them."""
+    model, preds, ref = tmp_path / "m.slm", tmp_path / "p.txt", tmp_path / "r.txt"
+    assert (
+        main(["train", str(logs / "clicks.csv"), "--label", "clicked", "-l", "ftrl", "-o", str(model), "--quiet"]) == 0
+    )
+    assert main(["predict", str(model), str(logs / "same_order.csv"), "--scores", "-o", str(ref)]) == 0
+    df = pd.read_csv(logs / "more.csv").astype({"clicked": object})
+    df.loc[100:, "clicked"] = None
+    df.to_csv(tmp_path / "part.csv", index=False)
+    assert main(["predict", str(model), str(tmp_path / "part.csv"), "--scores", "-o", str(preds)]) == 0
+    assert preds.read_text() == ref.read_text()
+    assert main(["evaluate", str(tmp_path / "part.csv"), "--label", "clicked", "-l", "ftrl"]) == 2
+    assert "part.csv, line 102, column 'clicked': the label is missing." in capsys.readouterr().err
+
+
 def test_parquet_by_extension_with_test_file_and_options(logs, tmp_path, capsys):
     pq = pytest.importorskip("pyarrow.parquet")
     import pyarrow as pa

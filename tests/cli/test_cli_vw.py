@@ -102,7 +102,7 @@ def test_malformed_vw_exits_2_with_file_and_line(tmp_path, capsys):
     assert not model.exists()
     (tmp_path / "nolabel.vw").write_text("1 |a x\n|a y\n")
     assert main(["train", str(tmp_path / "nolabel.vw"), "--learner", "ftrl"]) == 2
-    assert "nolabel.vw:2: no label" in capsys.readouterr().err
+    assert "nolabel.vw:2: no label (training needs one; the line starts '|a y')" in capsys.readouterr().err
     (tmp_path / "z.vw").write_text("1 |a x\n0 |a y\n")
     assert main(["train", str(tmp_path / "z.vw"), "--learner", "ftrl"]) == 2
     err = capsys.readouterr().err

@@ -211,6 +211,27 @@ def test_label_conventions_and_missing_labels():
     assert np.isnan(y).all() and tags == ["", "only"]
     with pytest.raises(VwFormatError, match=r":2: no label"):
         load_vw(io.BytesIO(b"1 |a x\n|a y\n"), require_label=True)
+    # the error quotes the line (it quoted '' for a line that starts with '|'), to its end or 60 bytes
+    with pytest.raises(VwFormatError, match=r":2: no label \(training needs one; the line starts '\|a y \|b z'\)$"):
+        load_vw(io.BytesIO(b"1 |a x\n|a y |b z\r\n-1 |a w\n"), require_label=True)
+    with pytest.raises(VwFormatError, match=r"the line starts '\|a " + "w" * 54 + r"\.\.\.'\)$"):
+        load_vw(io.BytesIO(b"1 |a x\n|a " + b"w" * 100), require_label=True)
+
+
+def test_zstd_and_zip_files_are_named_as_such(tmp_path):
+    """The readers decompress gzip, bz2 and xz: zstd or zip bytes were read as text (a garbled bad label)."""
+    from streamlearn.datasets import iter_svmlight
+
+    for name, head, what in (
+        ("z.vw.zst", b"\x28\xb5\x2f\xfd", "zstd-compressed"),
+        ("z.zip", b"PK\x03\x04", "a zip archive"),
+    ):
+        path = tmp_path / name
+        path.write_bytes(head + b"\x00\x01 |a x\n")
+        with pytest.raises(VwFormatError, match=f"{name}:1: the file is {what}; expected text"):
+            load_vw(path)
+        with pytest.raises(ValueError, match=f"{name}, line 1: the file is {what}; expected text"):
+            list(iter_svmlight(path))
 
 
 def test_bad_arguments():
