@@ -2,7 +2,6 @@
 
 import subprocess
 import sys
-import time
 
 import numpy as np
 import pytest
@@ -502,17 +501,16 @@ def test_rows_without_a_label_or_weight_are_read_for_prediction(tmp_path):
     assert next(iter(iter_parquet(text, spec=spec, label_required=False)))[1].tolist() == ["yes", ""]
 
 
-def test_a_table_of_many_columns_is_read_in_time_linear_in_its_columns(tmp_path):
-    """Columns are looked up by name in sets: with lists, reading this file twice took ~55 s (a minute for one
-    read of 60,000 columns), and a few seconds now."""
-    n = 40_000
+def test_a_table_of_many_columns_is_read(tmp_path):
+    """A CSV of 10,000 columns, read, then read again under the spec it produced (the model's columns looked up
+    by name): the same rows. (Names are looked up in sets, linear in the columns; with lists, two reads of 40,000
+    columns took about a minute. Tests assert results, not times.)"""
+    n = 10_000
     path = tmp_path / "wide.csv"
     path.write_text("y," + ",".join(f"c{i}" for i in range(n)) + "\n1," + ",".join("1" for _ in range(n)) + "\n")
-    t0 = time.monotonic()
     reader = iter_csv(path, label="y", bits=20)
     (X, y), *rest = list(reader)
     later = list(iter_csv(path, spec=reader.spec))  # under a spec: the model's columns are looked up too
-    assert time.monotonic() - t0 < 15
     assert not rest and y.tolist() == [1.0] and X.nnz > 0.9 * n and (later[0][0] != X).nnz == 0
 
 
