@@ -62,12 +62,24 @@ def add_input_options(p):
 
 def input_format(args, path):
     """``--format``, else the format the file's name says; a pipe without a telling name (``-``,
-    ``/dev/stdin``) is told by its first lines, which are kept for the reader."""
-    from ..datasets._pipes import decompressed_head, is_stream_path, peek_pipe, pipe_name, stream_format
+    ``/dev/stdin``) is told by its first lines, which are kept for the reader, and so is ``/dev/stdin``
+    redirected from a file (a regular file, read from its start)."""
+    from ..datasets._pipes import (
+        decompressed_head,
+        device_path,
+        file_head_format,
+        is_stream_path,
+        named_format,
+        peek_pipe,
+        pipe_name,
+        stream_format,
+    )
     from ..datasets._svmlight import archive_text, wide_text
 
     fmt = getattr(args, "format", "auto") or "auto"
     if not is_stream_path(path):
+        if fmt == "auto" and device_path(path) and named_format(path) is None:
+            fmt = file_head_format(path) or "auto"
         return detect_format(path) if fmt == "auto" else fmt
     if fmt == "auto":
         fmt = stream_format(path)

@@ -301,6 +301,20 @@ def named_format(path) -> str | None:
     return "libsvm" if ext in (".svm", ".libsvm", ".svmlight") else _NAMED.get(ext)
 
 
+def device_path(path) -> bool:
+    """True for names of a process's open files (``/dev/stdin``, ``/dev/fd/N``, ``/proc/self/fd/N``), which say
+    nothing of the format even when they lead to a regular file (``streamlearn train /dev/stdin < data.vw``)."""
+    name = os.fspath(path) if isinstance(path, (str, os.PathLike)) else ""
+    return name in ("/dev/stdin",) or name.startswith(("/dev/fd/", "/proc/self/fd/"))
+
+
+def file_head_format(path) -> str | None:
+    """The format the first lines of the regular file at ``path`` say (decompressed when they are compressed),
+    as for a pipe; None when they do not tell."""
+    with open(path, "rb") as f:
+        return sniff_format(decompressed_head(f.read(_PEEK)))
+
+
 def stream_format(path) -> str | None:
     """The format of the pipe at ``path``: by its name, else by its first lines (read ahead and kept; no
     more is waited for than what the pipe has ready once 20 lines or 64 KiB are there)."""

@@ -329,3 +329,18 @@ def test_utf16_on_standard_input_is_named_as_such():
     res = _cli("train", "-", "-l", "pa1", input="1 1:1\n-1 2:1\n".encode("utf-16"))
     assert res.returncode == 2 and _one_line_error(res.stderr), res.stderr
     assert b"<stdin>, line 1: the file is UTF-16 text (it starts with a UTF-16 byte order mark)" in res.stderr
+
+
+@pytest.mark.parametrize(("name", "opts"), [("c.vw", VW_OPTS), ("c.csv", CSV_OPTS)])
+def test_dev_stdin_redirected_from_a_file_is_told_by_its_first_lines(logs, tmp_path, name, opts):
+    """``streamlearn train /dev/stdin < c.vw``: /dev/stdin is then the regular file itself, whose name says no
+    format; it was read as LIBSVM ("malformed feature '|u'"). Its first lines tell, as for a pipe, and as a
+    regular file it can be read twice (--passes 2)."""
+    data = logs / name
+    want = _cli("train", str(data), *opts, "--passes", "2", "-o", str(tmp_path / "f.slm"), "--json")
+    assert want.returncode == 0, want.stderr
+    with open(data, "rb") as f:
+        got = _cli("train", "/dev/stdin", *opts, "--passes", "2", "-o", str(tmp_path / "s.slm"), "--json", stdin=f)
+    assert got.returncode == 0, got.stderr
+    assert _no_seconds(got.stdout) == _no_seconds(want.stdout)
+    assert _members(tmp_path / "s.slm") == _members(tmp_path / "f.slm")
