@@ -232,6 +232,25 @@ def _nonempty_openers(opens, paths):
     ]
 
 
+def _labels_hint(args, path, exc, spec):
+    """A VW label of DATA outside the binary label convention of a new model: the reader's error and the
+    ``--labels`` that reads such labels (not for a continued model, whose convention is fixed, nor a test file,
+    read in the training data's convention); None otherwise."""
+    from ..datasets import VwFormatError
+    from ..datasets._pipes import pipe_name
+
+    other = {"pm1": "01", "01": "pm1"}.get(getattr(spec, "label_convention", None))
+    if (
+        not isinstance(exc, VwFormatError)
+        or not exc.reason.startswith("bad label ")
+        or getattr(args, "initial_model", None) is not None
+        or exc.source != pipe_name(path)
+        or other is None
+    ):
+        return None
+    return CLIError(f"{exc}; for {'0/1' if other == '01' else '-1/1'} labels use --labels {other}.")
+
+
 def _no_rows_left(args, path, exc, spec=None):
     """A row the learner refused (a value too large) or diverged on (see ``_progressive._run``), or a test row
     it could not score (``score_stream``): the error naming the file and the line of the example (its number in
@@ -240,6 +259,9 @@ def _no_rows_left(args, path, exc, spec=None):
     to train on (or nothing to score): the error naming the option and file; None for any other ``exc``."""
     from ..datasets._pipes import pipe_name
 
+    hint = _labels_hint(args, path, exc, spec)
+    if hint is not None:
+        return hint
     holdout = getattr(args, "holdout", None)
     if getattr(exc, "chunk", None) is not None:  # a chunk the learner refused as a whole: the learner's reason
         return CLIError(f"{pipe_name(path)}: {exc.reason}")
@@ -792,10 +814,10 @@ def run_evaluate(args):
         data = TrainData(args, args.data, learner)
         stream = data.open()
     classes = None
-    if is_classifier(learner):
-        stream = _peek_classes(first_chunk_classes(stream, args.data, args.chunk_size, spec))
-        classes = next(stream)
     try:
+        if is_classifier(learner):
+            stream = _peek_classes(first_chunk_classes(stream, args.data, args.chunk_size, spec))
+            classes = next(stream)
         result = progressive_validation(learner, stream, classes=classes, progress=show_progress(args))
     except (ValueError, FloatingPointError) as exc:
         error = _no_rows_left(args, args.data, exc, spec)

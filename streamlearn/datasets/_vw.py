@@ -57,8 +57,8 @@ _REASONS = {
 }
 _EXPECT = {
     "regression": "a number",
-    "pm1": "-1 or 1 (binary labels; for 0/1 use --labels 01, or label_convention='01' in Python)",
-    "01": "0 or 1 (binary labels; for -1/1 use --labels pm1, or label_convention='pm1' in Python)",
+    "pm1": "-1 or 1 (binary labels: the pm1 label convention)",
+    "01": "0 or 1 (binary labels: the 01 label convention)",
     "multiclass": "a class number 1..k",
 }
 

@@ -110,6 +110,31 @@ def test_malformed_vw_exits_2_with_file_and_line(tmp_path, capsys):
     assert main(["train", str(tmp_path / "z.vw"), "--learner", "ftrl", "--labels", "01", "--quiet"]) == 0
 
 
+def test_the_labels_hint_is_given_only_where_labels_can_be_set(tmp_path, capsys):
+    """A VW label outside the binary convention: the data of a new model gets the ``--labels`` that reads it
+    (train and evaluate); a test file (read in the training data's convention), a continued or frozen model (its
+    convention is fixed) and predict (no --labels option) get the reader's error alone, never advice that the
+    command refuses."""
+    good, zero = tmp_path / "good.vw", tmp_path / "z.vw"
+    good.write_text("1 |a x\n-1 |a y\n")
+    zero.write_text("1 |a x\n0 |a y\n")
+    model = str(tmp_path / "m.slm")
+    assert main(["train", str(good), "--learner", "ftrl", "-o", model, "--quiet"]) == 0
+    reason = "z.vw:2: bad label '0': expected -1 or 1 (binary labels: the pm1 label convention)"
+    for argv, hint in (
+        (["train", str(zero), "--learner", "ftrl"], True),
+        (["evaluate", str(zero), "--learner", "ftrl"], True),
+        (["train", str(good), "--learner", "ftrl", "--test", str(zero)], False),
+        (["train", str(zero), "-i", model], False),
+        (["evaluate", str(zero), "-i", model], False),
+        (["predict", model, str(zero)], False),
+    ):
+        assert main(argv) == 2, argv
+        err = capsys.readouterr().err
+        assert err.count("\n") == 1 and reason in err, (argv, err)
+        assert ("; for 0/1 labels use --labels 01." in err) is hint, (argv, err)
+
+
 def test_hashing_options_are_refused_for_libsvm(tmp_path, capsys):
     from streamlearn.datasets import bundled_path
 
