@@ -86,7 +86,9 @@ def input_format(args, path):
         if fmt is None and peek_pipe(path).blank():
             raise CLIError(f"{pipe_name(path)}: no data lines: the stream is empty.")
         head = decompressed_head(peek_pipe(path).kept())
-        wide = (wide_text(head) if fmt is None else None) or archive_text(head)  # (zstd bytes may look like LIBSVM)
+        wide = (wide_text(head) if fmt is None else None) or (
+            archive_text(head) if fmt != "parquet" else None  # (zstd bytes may look like LIBSVM)
+        )
         if wide is not None:
             raise CLIError(f"{pipe_name(path)}, line 1: {wide}")
         if fmt is None:

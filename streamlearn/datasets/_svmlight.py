@@ -59,7 +59,9 @@ _ARCHIVES = (  # formats whose first bytes tell them and that no reader decompre
 
 def archive_text(head: bytes) -> str | None:
     """The reason a file is refused when its first bytes ``head`` are those of a zstd or zip file (the readers
-    decompress gzip, bz2 and xz only); None otherwise."""
+    decompress gzip, bz2 and xz only) or of a Parquet file, which no text reader reads; None otherwise."""
+    if head.startswith(b"PAR1"):
+        return "the file is Parquet (its first bytes say so), not text: read it as Parquet"
     for magic, what, tool in _ARCHIVES:
         if head.startswith(magic):
             return (

@@ -1,5 +1,6 @@
 """CSV and Parquet readers: buckets (against a plain-Python twin and mmh3), streaming, spec, errors."""
 
+import re
 import subprocess
 import sys
 
@@ -547,6 +548,23 @@ def test_zstd_and_zip_files_are_named_as_such(tmp_path):
         iter_csv(tmp_path / "t.zip", label="y")
     (tmp_path / "z.csv.zst").write_bytes(zstd)  # pyarrow decompresses it by its name
     assert next(iter(iter_csv(tmp_path / "z.csv.zst", label="y")))[1].tolist() == [1.0, 0.0]
+
+
+def test_a_parquet_file_read_as_text_is_named_parquet(tmp_path):
+    """A Parquet file named .csv (or .vw, or read as LIBSVM) is an error saying it is Parquet; it was a column
+    count or a malformed line about its binary bytes."""
+    from streamlearn.datasets import iter_svmlight, load_vw
+
+    path = tmp_path / "p.csv"
+    pq.write_table(pa.table({"y": [1, 0], "x": [1.0, 2.0]}), path)
+    said = "the file is Parquet (its first bytes say so), not text: read it as Parquet"
+    with pytest.raises(TabularFormatError, match=rf"p\.csv, line 1: {re.escape(said)}$"):
+        iter_csv(path, label="y")
+    with pytest.raises(ValueError, match=rf"p\.csv:1: {re.escape(said)}$"):
+        load_vw(path)
+    with pytest.raises(ValueError, match=rf"p\.csv, line 1: {re.escape(said)}$"):
+        list(iter_svmlight(path))
+    assert next(iter(iter_parquet(path, label="y")))[1].tolist() == [1.0, 0.0]
 
 
 def test_parquet_type_mismatch_under_a_spec(tmp_path):
