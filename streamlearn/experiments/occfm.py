@@ -301,9 +301,10 @@ def _run_river(task, cfg, dX, y, dXt, yt):
             scores[i] = model.predict_one(x)
             model.learn_one(x, float(yi))
     else:
+        top = np.unique(y)[-1]  # the positive class, as the learners' classes_[1] (labels -1/1, 0/1 or -1/0)
         for i, (x, yi) in enumerate(zip(dX, y)):
             scores[i] = model.predict_proba_one(x).get(True, 0.5) - 0.5
-            model.learn_one(x, bool(yi > 0))
+            model.learn_one(x, bool(yi == top))
     seconds = time.perf_counter() - t0
     if task == "regression":
         pred = np.array([model.predict_one(x) for x in dXt], dtype=np.float64)
@@ -313,10 +314,10 @@ def _run_river(task, cfg, dX, y, dXt, yt):
         clipped = float(np.sqrt(np.mean((np.clip(pred, lo, hi) - yt) ** 2)))
     else:
         pred = np.array([model.predict_proba_one(x).get(True, 0.5) - 0.5 for x in dXt], dtype=np.float64)
-        signed = np.where(y > 0, 1.0, -1.0)
+        signed = np.where(y == top, 1.0, -1.0)
         online = float(np.mean(np.where(scores >= 0, 1.0, -1.0) != signed))
         curve = _curve(task, scores, signed)
-    test, nan_test = _metrics(task, pred, yt if task == "regression" else np.where(yt > 0, 1.0, -1.0))
+    test, nan_test = _metrics(task, pred, yt if task == "regression" else np.where(yt == top, 1.0, -1.0))
     row = {
         "n_train": len(y),
         "test": test,

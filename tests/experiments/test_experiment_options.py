@@ -1,7 +1,9 @@
 """Experiment options out of range are one-line errors naming the option, before any data is read: never a
 silently different run (``occfm --max-rows -1`` dropped the last row, ``--learners nope`` printed ``[]``)."""
 
+import numpy as np
 import pytest
+import scipy.sparse as sp
 
 from streamlearn.cli.main import main
 
@@ -126,3 +128,21 @@ def test_demo_refuses_learners_it_cannot_run_before_any_work(learners, what, cap
         f"streamlearn: error: --learners: {what}; the demo runs one online pass of classifiers over a9a (binary "
         "labels): name online classifiers (see 'streamlearn learners').\n"
     )
+
+
+def test_river_fm_reads_the_larger_label_as_positive():
+    """``experiment occfm`` takes two labels among -1, 0, 1 as classification: river's FM learnt "label > 0",
+    so labels -1/0 were all negative for it (its accuracy the share of one class). Its positive class is the
+    larger label, as the learners' ``classes_[1]``: -1/0 gives what 0/1 gives."""
+    pytest.importorskip("river")
+    from streamlearn.experiments.occfm import _rows_to_dicts, _run_river
+
+    rng = np.random.default_rng(0)
+    X = sp.csr_matrix(rng.random((120, 6)) * (rng.random((120, 6)) < 0.5))
+    y01 = (X @ rng.standard_normal(6) > 0).astype(np.float64)
+    dX, dXt = _rows_to_dicts(X[:80]), _rows_to_dicts(X[80:])
+    cfg = {"n_factors": 2, "lr": 0.05}
+    zero_one, _ = _run_river("classification", cfg, dX, y01[:80], dXt, y01[80:])
+    minus_zero, _ = _run_river("classification", cfg, dX, y01[:80] - 1.0, dXt, y01[80:] - 1.0)
+    for key in ("test", "online", "nan_predictions"):
+        assert minus_zero[key] == zero_one[key], key
