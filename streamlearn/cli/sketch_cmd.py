@@ -346,11 +346,11 @@ def _run_distributed(args, sketch):
                 paths, n_features=d, chunk_size=args.chunk_size, zero_based=bases.pop() if len(bases) == 1 else "auto"
             )
         except ValueError as exc:  # the widest file is wider than --n-features (as_partitions names its argument)
-            if not str(exc).startswith("as_partitions: n_features="):
+            widest = getattr(exc, "widest", None)
+            if widest is None:
                 raise
-            widest = str(exc).rsplit("up to ", 1)[-1].rstrip(".")
             raise CLIError(
-                f"--n-features {d}: the DATA files use up to {widest}; with --scheduler the workers read every "
+                f"--n-features {d}: the DATA files use up to {widest} features; with --scheduler the workers read every "
                 "feature of their files (none is dropped): give --n-features of at least that width, or omit it."
             ) from exc
         t0 = time.perf_counter()

@@ -320,7 +320,9 @@ def _file_partitions(paths, n_features, chunk_size, zero_based):
         if n_features is None:
             n_features = widest
         elif widest > n_features:
-            raise ValueError(f"as_partitions: n_features={n_features}, but the files use up to {widest} features.")
+            exc = ValueError(f"as_partitions: n_features={n_features}, but the files use up to {widest} features.")
+            exc.widest = widest  # (the command line names its own option)
+            raise exc
     return [
         Partition("file", p, index=k, n_features=n_features, chunk_size=chunk_size, zero_based=zero_based)
         for k, p in enumerate(paths)
