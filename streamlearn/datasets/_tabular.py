@@ -486,12 +486,12 @@ class TabularReader:
                 )
             # read under a model's contract: a file of no rows, whatever its columns would have been
             self._names = [c for c in (*kinds, label, weight) if c is not None]
+        self._name_set = frozenset(self._names)  # (looked up per column: a table may have 100,000 of them)
         self._check_columns(kinds is not None)
         if kinds is None:
             kinds = self._infer_kinds()
         else:
-            have = set(self._names)
-            missing = [c for c in kinds if c not in have]
+            missing = [c for c in kinds if c not in self._name_set]
             if missing:
                 raise TabularFormatError(
                     self.source,
@@ -627,7 +627,7 @@ class TabularReader:
     def _check_columns(self, from_spec):
         line = 1 if self.format == "csv" else None
         for what, col in (("label", self._label), ("weight", self._weight)):
-            if col is None or col in self._names:
+            if col is None or col in self._name_set:
                 continue
             if not self.label_required:  # prediction: neither is needed
                 continue
@@ -636,7 +636,7 @@ class TabularReader:
             )
         if not from_spec:
             for col in self._ignore + self._categorical + tuple(self._ns_map):
-                if col not in self._names:
+                if col not in self._name_set:
                     raise TabularFormatError(
                         self.source, line, None, f"no column {col!r}; the file has {_listing(self._names)}."
                     )
@@ -685,9 +685,8 @@ class TabularReader:
         if self.format == "csv":
             import pyarrow.csv as pacsv
 
-            have = set(self._names)
-            types = {c: t for c, t in self._arrow_types().items() if c in have}
-            if self._label in self._names and self._label not in types:
+            types = {c: t for c, t in self._arrow_types().items() if c in self._name_set}
+            if self._label in self._name_set and self._label not in types:
                 lt = self._inferred.field(self._label).type
                 if arrow_kind(lt) == TEXT:
                     types[self._label] = pa.string()
@@ -725,12 +724,11 @@ class TabularReader:
         else:
             import pyarrow.parquet as pq
 
-            have = set(self._names)
             text = [
                 c
                 for c in self._plan.names
                 if self._plan.kinds[c] == TEXT
-                and c in have
+                and c in self._name_set
                 and arrow_kind(self._inferred.field(c).type) == TEXT
                 and not pa.types.is_temporal(self._inferred.field(c).type)
             ]
