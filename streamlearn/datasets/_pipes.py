@@ -174,11 +174,12 @@ class _Pump:
                 # parts of the whole size, but at the end: pyarrow's CSV reader takes each read as a block and
                 # refuses a row that straddles three (a short read, from a decompressor or at the end of the
                 # bytes read ahead, stopped files of 150 KB rows)
-                while data and len(data) < self.size:
-                    more = self.pipe.read(self.size - len(data))
-                    if not more:
-                        break
-                    data += more
+                if data and len(data) < self.size:
+                    parts, n = [data], len(data)
+                    while n < self.size and (more := self.pipe.read(self.size - n)):
+                        parts.append(more)  # (joined once: adding each read to the part would copy it again)
+                        n += len(more)
+                    data = b"".join(parts)
                 with self.cond:
                     if data:
                         self.parts.append(data)
@@ -305,7 +306,7 @@ def device_path(path) -> bool:
     """True for names of a process's open files (``/dev/stdin``, ``/dev/fd/N``, ``/proc/self/fd/N``), which say
     nothing of the format even when they lead to a regular file (``streamlearn train /dev/stdin < data.vw``)."""
     name = os.fspath(path) if isinstance(path, (str, os.PathLike)) else ""
-    return name in ("/dev/stdin",) or name.startswith(("/dev/fd/", "/proc/self/fd/"))
+    return name == "/dev/stdin" or name.startswith(("/dev/fd/", "/proc/self/fd/"))
 
 
 def file_head_format(path) -> str | None:
