@@ -144,6 +144,10 @@ class ModelReplaced(Exception):
     are parsed again under the new settings (index base and width may differ), never scored as they are."""
 
 
+#: the settings that decide how a request's unlabelled lines are parsed
+_PARSED_WITH = ("zero_based", "n_features")
+
+
 #: learners whose update of a batch changes their arrays along the feature axis at the batch's features only
 #: (the rest through scalars and small arrays): after a batch, only those slices of their large arrays can have
 #: become not finite (tests/serve/test_divergence.py checks it for each of them). An averaged learner recomputes
@@ -782,7 +786,7 @@ class ServedModel:
     def predict(self, X: Any, config: dict[str, Any] | None = None) -> dict[str, Any]:
         """``{"scores", "labels"[, "proba"]}`` for X under the current model (consistent: no update runs).
         ``config``: the settings X was parsed with (:meth:`parse`); :class:`ModelReplaced` when the model
-        has been replaced since, with other settings."""
+        has been replaced since by one with another index base or width."""
         with self.lock:
             return self._predict_locked(X, config)
 
@@ -796,7 +800,7 @@ class ServedModel:
             self.lock.release()
 
     def _predict_locked(self, X, config=None):
-        if config is not None and config is not self.config:
+        if config is not None and config is not self.config and any(config[k] != self.config[k] for k in _PARSED_WITH):
             raise ModelReplaced
         model = self.model
         if not hasattr(model, "n_features_in_"):  # nothing learned yet: every score is 0, in the usual shapes
