@@ -11,8 +11,6 @@ steps); it stops when the extreme Ritz value of largest magnitude has a residual
 (relative: it is that close to an eigenvalue) and the other end cannot overtake it.
 """
 
-import math
-import numbers
 import warnings
 from typing import Any
 
@@ -22,6 +20,7 @@ from scipy.linalg import eigh_tridiagonal
 from scipy.sparse.linalg import LinearOperator
 
 from .._typing import MatrixLike
+from .._validation import Interval, expected_param
 
 __all__ = ["relative_spectral_error", "covariance_errors"]
 
@@ -168,7 +167,7 @@ def covariance_errors(
     >>> e["spectral_error"], e["relative_spectral_error"], e["relative_frobenius_error"]
     (1.0, 0.25, 0.2)
     """
-    _check_options(dense_max_d, tol, max_iter, ata_norm)
+    _check_options(dense_max_d=dense_max_d, tol=tol, max_iter=max_iter, ata_norm=ata_norm)
     A = _as_matrix(A)
     n, d = A.shape
     op = _approx_operator(sketch, d)
@@ -214,23 +213,20 @@ def covariance_errors(
     }
 
 
-def _check_options(dense_max_d, tol, max_iter, ata_norm):
+_OPTIONS = {
+    "dense_max_d": [Interval(int, 0, None, closed="left")],
+    "tol": [Interval(float, 0, 1, closed="neither")],
+    "max_iter": [Interval(int, 2, None, closed="left")],
+    "ata_norm": [Interval(float, 0, None, closed="left"), None],
+}
+
+
+def _check_options(**options):
     """A one-line ValueError naming the option, before any work (a bad ``max_iter`` used to fail inside Lanczos)."""
-
-    def is_int(v):
-        return isinstance(v, numbers.Integral) and not isinstance(v, bool)
-
-    def is_real(v):
-        return isinstance(v, numbers.Real) and not isinstance(v, bool) and math.isfinite(v)
-
-    if not is_int(dense_max_d) or dense_max_d < 0:
-        raise ValueError(f"dense_max_d must be an int in the range [0, inf). Got {dense_max_d!r} instead.")
-    if not is_real(tol) or not 0.0 < tol < 1.0:
-        raise ValueError(f"tol must be a float in the range (0.0, 1.0). Got {tol!r} instead.")
-    if not is_int(max_iter) or max_iter < 2:
-        raise ValueError(f"max_iter must be an int in the range [2, inf). Got {max_iter!r} instead.")
-    if ata_norm is not None and (not is_real(ata_norm) or ata_norm < 0.0):
-        raise ValueError(f"ata_norm must be a float in the range [0.0, inf) or None. Got {ata_norm!r} instead.")
+    for name, value in options.items():
+        expected = expected_param(_OPTIONS[name], value)
+        if expected is not None:
+            raise ValueError(f"{name} must be {expected}. Got {value!r} instead.")
 
 
 def _relative(err, norm, what):
