@@ -256,7 +256,8 @@ def _no_rows_left(args, path, exc, spec=None):
     it could not score (``score_stream``): the error naming the file and the line of the example (its number in
     a pipe or among the rows a --holdout left or held out; ``spec`` is how the files are read, LIBSVM when
     None); a --holdout that drew every row of DATA, or every row of positive importance weight, leaves nothing
-    to train on (or nothing to score): the error naming the option and file; None for any other ``exc``."""
+    to train on (or nothing to score): the error naming the option and file; a bad VW label of a new model's
+    DATA, with the ``--labels`` that reads it (``_labels_hint``); None for any other ``exc``."""
     from ..datasets._pipes import pipe_name
 
     hint = _labels_hint(args, path, exc, spec)
