@@ -75,7 +75,8 @@ class _LazyLinearMixin:
         self._state = np.zeros(self._state_shape(n_features, n_outputs), dtype=np.float64)
 
     def _n_outputs(self):
-        raise NotImplementedError
+        """The number of outputs K: the state's columns (its rows are the features and the intercept)."""
+        return self._state.shape[1]
 
     def _epoch(self, kernel, X, targets, sw, out, **params):
         """One pass of ``kernel`` (an ``*_epoch`` of streamlearn._kernels.sparse_l1) over the chunk: the rows, the
@@ -492,9 +493,6 @@ class _RDA(_LazyLinearMixin, MixableMixin, BaseOnlineLinear):
     def _state_shape(self, n_features, n_outputs):
         return (n_features + 1, n_outputs)  # the gradient sums G
 
-    def _n_outputs(self):
-        return self._state.shape[1]
-
     def _kernel_pass(self, X, targets, sw, out):
         self._epoch(_k.rda_epoch, X, targets, sw, out, G=self._state, lam=float(self.l1), gamma=float(self.gamma))
 
@@ -598,9 +596,6 @@ class _FTRL(_LazyLinearMixin, MixableMixin, BaseOnlineLinear):
 
     def _state_shape(self, n_features, n_outputs):
         return (n_features + 1, n_outputs, 2)  # z and n, interleaved
-
-    def _n_outputs(self):
-        return self._state.shape[1]
 
     def _kernel_pass(self, X, targets, sw, out):
         self._epoch(_k.ftrl_epoch, X, targets, sw, out, zn=self._state, **self._hyper())
