@@ -128,6 +128,9 @@ class Output:
                 raise OutputError(f"{self.name}: {exc.strerror}.") from None
         self.folder = folder
         self.committed = False
+        # what the destination holds once the command has rewritten it before finishing (a checkpoint of
+        # `train --save-every`), for the message of a Ctrl-C; None: the file as it was before the command
+        self.holds = None
         _PENDING.append(self)
 
     def _done(self):

@@ -303,8 +303,9 @@ class Checkpointer:
     which says what the checkpoint files hold: a diverged model never replaces a checkpoint, nor the file
     that was at ``path`` before the run."""
 
-    def __init__(self, learner, path, every=None, per_pass=False, before_save=None, name=None):
+    def __init__(self, learner, path, every=None, per_pass=False, before_save=None, name=None, output=None):
         self.learner, self.path, self.every, self.per_pass = learner, path, every, per_pass
+        self.output = output  # the run's Output at ``path``: told what the file holds after each checkpoint
         self.before_save = before_save  # e.g. attach the input contract, as the final save does
         self.name = name or type(learner).__name__
         self.n = 0
@@ -317,6 +318,8 @@ class Checkpointer:
             self.before_save()
         self.learner.save(target)
         self.written[target] = self.n
+        if target == self.path and self.output is not None:
+            self.output.holds = f"the checkpoint after {self.n:,} examples"
 
     def _check(self):
         from ..evaluation.train_test import score_stream

@@ -139,7 +139,8 @@ def main(argv=None):
     """Run the command line with ``argv`` (default ``sys.argv[1:]``); returns the exit code.
 
     Every failure is one line on standard error, ``streamlearn: error: ...``: exit 2 for a user error or an
-    output that cannot be written (full disk, closed pipe), 130 for Ctrl-C (naming the outputs left unchanged).
+    output that cannot be written (full disk, closed pipe), 130 for Ctrl-C (naming the outputs left unchanged, and
+    those that hold a checkpoint written before it).
     """
     default_hook = sys.unraisablehook
     hook = _interrupt_again_hook(default_hook)
@@ -152,8 +153,7 @@ def main(argv=None):
         return _run(argv)
     except KeyboardInterrupt:
         hook.interrupted = True
-        kept = [o.name for o in pending if not o.through]
-        _error("interrupted" + (f"; {', '.join(kept)} left unchanged" if kept else ""))
+        _error("; ".join(["interrupted", *_interrupted_outputs(pending)]))
         return 130
     except (CLIError, ValueError, FileNotFoundError, ModelFileError, FloatingPointError, KeyError) as exc:
         if isinstance(exc, FileNotFoundError) and exc.errno is not None:  # the system's, not one of our messages
@@ -174,6 +174,16 @@ def main(argv=None):
 
             gc.collect()  # what the interrupt left half-built goes now, under the hook that keeps it quiet
         sys.unraisablehook = default_hook
+
+
+def _interrupted_outputs(pending):
+    """What a Ctrl-C leaves at the file outputs not written yet: ``"A, B left unchanged"``, then ``"C holds ..."``
+    for each output rewritten before the end (a checkpoint)."""
+    files = [o for o in pending if not o.through]
+    kept = [o.name for o in files if o.holds is None]
+    return ([f"{', '.join(kept)} left unchanged"] if kept else []) + [
+        f"{o.name} holds {o.holds}" for o in files if o.holds is not None
+    ]
 
 
 def _run(argv):

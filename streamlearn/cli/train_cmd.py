@@ -376,7 +376,7 @@ def run_train(args):
         path,
         _classes_checked(learner, data.open, path, args.chunk_size),
         test_stream if args.test else None,
-        checkpoints=_checkpointer(args, learner, data),
+        checkpoints=_checkpointer(args, learner, model_out, data),
         name=args.learner,
         params=params,
     )
@@ -403,7 +403,7 @@ def _run_hashed_train(args, learner, params, path, model_out, plot_out):
         path,
         _classes_checked(learner, opens[0], path, args.chunk_size, spec),
         (lambda: checked_labels(opens[1](), learner, pipe_name(args.test), spec)) if args.test else None,
-        checkpoints=_checkpointer(args, learner, before_save=attach),
+        checkpoints=_checkpointer(args, learner, model_out, before_save=attach),
         spec=spec,
         name=args.learner,
         params=params,
@@ -446,7 +446,7 @@ def _classes_checked(learner, open_stream, path, chunk_size, spec=None):
     return lambda: first_chunk_classes(open_stream(), path, chunk_size, spec)
 
 
-def _checkpointer(args, learner, data=None, before_save=None):
+def _checkpointer(args, learner, model_out, data=None, before_save=None):
     if args.save_every is None and not args.save_per_pass:
         return None
     # checkpoints carry the input contract, as the final model does
@@ -462,6 +462,7 @@ def _checkpointer(args, learner, data=None, before_save=None):
         per_pass=args.save_per_pass,
         before_save=before_save,
         name=_learner_class(learner),
+        output=model_out,
     )
 
 
@@ -495,7 +496,7 @@ def _run_resumed_train(args, params):
         path,
         data_stream,
         test_stream if args.test else None,
-        checkpoints=_checkpointer(args, learner),
+        checkpoints=_checkpointer(args, learner, model_out),
         spec=model_spec(learner),
         name=name,
         # a scaling pipeline's parameters hold the learner object: report the learner's own

@@ -166,6 +166,33 @@ def test_checkpoints_are_the_model_at_that_point(data, tmp_path, capsys):
     assert _model_state(ck) == _model_state(ref)
 
 
+@pytest.mark.parametrize("stop_at", [25, 150])
+def test_ctrl_c_after_a_checkpoint_says_what_the_model_file_holds(data, tmp_path, capsys, monkeypatch, stop_at):
+    """Ctrl-C after --save-every rewrote -o MODEL: the message names the checkpoint the file holds (it said the
+    file was left unchanged); before the first checkpoint, the file is the old one and the message says so."""
+    from streamlearn.cli import _resume
+
+    out = tmp_path / "m.slm"
+    out.write_bytes(b"old model")
+    orig = _resume.Checkpointer.__call__
+
+    def call(self, p, n):
+        orig(self, p, n)
+        if self.n >= stop_at:
+            raise KeyboardInterrupt
+
+    monkeypatch.setattr(_resume.Checkpointer, "__call__", call)
+    every_50 = ["-l", "ftrl", "--chunk-size", "25", "--save-every", "50", "--quiet"]
+    assert main(["train", data["classification"]["AB"], *every_50, "-o", str(out)]) == 130
+    err = capsys.readouterr().err
+    if stop_at == 25:
+        assert err == f"streamlearn: error: interrupted; {out} left unchanged\n"
+        assert out.read_bytes() == b"old model"
+    else:
+        assert err == f"streamlearn: error: interrupted; {out} holds the checkpoint after 150 examples\n"
+        assert load(out).t_ == 150
+
+
 def _diverging_file(path, n_good, n_bad):
     """``n_good`` ordinary rows, then ``n_bad`` rows whose first feature is about 1e100: squared-loss OGD on raw
     values diverges there."""
