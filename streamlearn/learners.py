@@ -496,7 +496,9 @@ def learner_parameters(name: str) -> dict[str, Any]:
 
 
 def make_learner(name: str, params: Mapping[str, Any] | None = None) -> Any:
-    """Build learner ``name`` with ``params`` (values may be strings from the command line).
+    """Build learner ``name`` with ``params`` (values may be strings from the command line), checked against
+    the learner's parameter constraints now (a ValueError naming the parameter), not at its first update: a
+    command reading a stream would otherwise wait for its first chunk to report a bad ``-p`` value.
 
     Examples
     --------
@@ -519,7 +521,12 @@ def make_learner(name: str, params: Mapping[str, Any] | None = None) -> Any:
             )
         kwargs[key] = parse_param_value(value, allowed[key]) if isinstance(value, str) else value
     kwargs.update(spec.fixed)
-    return spec.cls()(**kwargs)
+    learner = spec.cls()(**kwargs)
+    if hasattr(learner, "_parameter_constraints"):
+        from ._validation import validate_params
+
+        validate_params(learner)
+    return learner
 
 
 def scaled_learner(name: str, learner: Any, scale: str | None = None, target_scale: str | None = None) -> Any:

@@ -157,6 +157,34 @@ def test_user_errors_exit_2_with_a_message(argv, message, capsys):
     assert err.startswith("streamlearn: error:") and message in err
 
 
+@pytest.mark.parametrize("command", ["train", "evaluate"])
+def test_a_bad_parameter_value_is_refused_before_the_stream_is_read(command):
+    """A -p value out of the learner's range was found at its first update: on a pipe, only once the first
+    chunk had arrived (an open stream that is slow to fill waited for ever), and named as an error of the data
+    ('<stdin>: ...'). It is refused at once, the pipe still open and unread."""
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "streamlearn", command, "-", "-l", "pa1", "--n-features", "10", "-p", "C=-1"],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+    )
+    try:
+        proc.wait(timeout=60)  # standard input stays open and empty: the run must not wait for rows
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+        proc.stdin.close()
+    err = proc.stderr.read()
+    proc.stdout.close()
+    proc.stderr.close()
+    assert proc.returncode == 2
+    assert err.decode() == (
+        "streamlearn: error: The 'C' parameter of PassiveAggressiveClassifier must be a float in the range "
+        "(0.0, inf). Got -1.0 instead.\n"
+    )
+
+
 @pytest.mark.parametrize(
     "argv, message",
     [
