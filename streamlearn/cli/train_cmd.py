@@ -5,6 +5,7 @@ iterative parameter mixing (:func:`streamlearn.distributed.fit_mixing`), each DA
 partition; the test file / holdout scoring, ``-o`` and ``--json`` are the same as for a local run.
 """
 
+import contextlib
 import os
 
 from .._estimator import is_classifier
@@ -552,11 +553,7 @@ def _finish_train(
         )
     if data is not None:
         attach_spec(learner, data.zero_based)
-    if model_out:
-        learner.save(model_out)
-    if plot_out:
-        with plot_out.path_for_writing(suffix=plot_out.suffix) as tmp:
-            report.progressive.plot(tmp)
+    _write_model_and_plot(learner, model_out, report, plot_out)
     out = report.as_dict()
     if resumed_from is not None:
         out["resumed_from"] = resumed_from
@@ -573,6 +570,20 @@ def _finish_train(
     if report.progressive is not None:  # once everything is written: an error stays the only line
         warn_if_below_constant(args, report.progressive, args.data)
     return 0
+
+
+def _write_model_and_plot(learner, model_out, report, plot_out):
+    """Save the model to ``model_out`` and draw the figure to ``plot_out`` (either may be None), both written
+    aside: the figure takes its place first, the model last, so that a figure that cannot be drawn or written
+    (a full disk, a device that refuses it) leaves the model file as it was, as the run's error says."""
+    from ..persist import save
+
+    with contextlib.ExitStack() as written:  # closed last in, first out
+        if model_out:
+            with open(written.enter_context(model_out.path_for_writing(suffix=".slm")), "wb") as f:
+                save(learner, f)
+        if plot_out:
+            report.progressive.plot(written.enter_context(plot_out.path_for_writing(suffix=plot_out.suffix)))
 
 
 def _ignored(out, data, tests):

@@ -306,6 +306,18 @@ def test_devices_are_written_through_never_replaced(small, capsys):
 
 
 @pytest.mark.skipif(not os.path.exists("/dev/full"), reason="no /dev/full on this system")
+def test_a_figure_that_cannot_be_written_leaves_the_model_file_as_it_was(small, tmp_path, capsys):
+    """train -o MODEL --plot PNG saved the model, then failed on the figure: exit 2 with the figure's error,
+    and the old model file already replaced. The figure now takes its place before the model does."""
+    out = tmp_path / "m.slm"
+    out.write_bytes(b"old model")
+    assert main(["train", str(small["data"]), "-l", "pa1", "-o", str(out), "--plot", "/dev/full", "--quiet"]) == 2
+    assert "/dev/full: No space left on device" in _err(capsys)
+    assert out.read_bytes() == b"old model"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["m.slm"]  # no temporary file left either
+
+
+@pytest.mark.skipif(not os.path.exists("/dev/full"), reason="no /dev/full on this system")
 def test_full_device_is_one_line_enospc(small):
     for argv in (
         ["predict", str(small["model"]), str(small["test"]), "-o", "/dev/full"],
