@@ -13,6 +13,7 @@ import signal
 import sys
 
 from .._errors import ModelFileError
+from .._signals import Terminated, terminate_as_interrupt
 from .._version import __version__
 from ._common import CLIError
 
@@ -135,12 +136,17 @@ def build_parser(lazy=True):
     return parser
 
 
+#: the exit code of a command stopped by SIGTERM (128 + 15, as a shell reports a process that SIGTERM ended)
+TERMINATED = 143
+
+
 def main(argv=None):
     """Run the command line with ``argv`` (default ``sys.argv[1:]``); returns the exit code.
 
     Every failure is one line on standard error, ``streamlearn: error: ...``: exit 2 for a user error or an
     output that cannot be written (full disk, closed pipe), 130 for Ctrl-C (naming the outputs left unchanged, and
-    those that hold a checkpoint written before it).
+    those that hold a checkpoint written before it), 143 for a SIGTERM that :func:`entry_point` turned into a
+    :class:`~streamlearn._signals.Terminated` (the same line, "terminated").
     """
     default_hook = sys.unraisablehook
     hook = _interrupt_again_hook(default_hook)
@@ -151,10 +157,11 @@ def main(argv=None):
         pending.clear()
         sys.unraisablehook = hook
         return _run(argv)
-    except KeyboardInterrupt:
+    except KeyboardInterrupt as exc:
         hook.interrupted = True
-        _error("; ".join(["interrupted", *_interrupted_outputs(pending)]))
-        return 130
+        terminated = isinstance(exc, Terminated)
+        _error("; ".join(["terminated" if terminated else "interrupted", *_interrupted_outputs(pending)]))
+        return TERMINATED if terminated else 130
     except (CLIError, ValueError, FileNotFoundError, ModelFileError, FloatingPointError, KeyError) as exc:
         if isinstance(exc, FileNotFoundError) and exc.errno is not None:  # the system's, not one of our messages
             return _os_error(exc)
@@ -201,8 +208,9 @@ def _run(argv):
         sys.stdout.flush()  # a full device or closed pipe on standard output is reported here
         return code
     except Exception as exc:
-        if _from_interrupt(exc):
-            raise KeyboardInterrupt from exc
+        interrupt = _from_interrupt(exc)
+        if interrupt is not None:
+            raise type(interrupt)() from exc
         raise
 
 
@@ -217,14 +225,14 @@ def _os_error(exc):
 
 
 def _from_interrupt(exc):
-    """True when a Ctrl-C is what raised ``exc`` (a KeyboardInterrupt in its chain of causes)."""
+    """The KeyboardInterrupt (Ctrl-C, or a :class:`Terminated`) in the chain of causes of ``exc``; None if none."""
     seen = set()
     while exc is not None and id(exc) not in seen:
         if isinstance(exc, KeyboardInterrupt):
-            return True
+            return exc
         seen.add(id(exc))
         exc = exc.__cause__ or exc.__context__
-    return False
+    return None
 
 
 def _interrupt_again_hook(default):
@@ -249,6 +257,8 @@ def _interrupt_again_hook(default):
                 if hook.redelivery:
                     return
                 hook.redelivery = True
+            # a SIGTERM (Terminated) is delivered again as SIGTERM, a Ctrl-C as SIGINT
+            hook.signum = signal.SIGTERM if issubclass(info.exc_type, Terminated) else signal.SIGINT
             threading.Timer(0.02, again).start()
             return
         if hook.interrupted:
@@ -259,11 +269,12 @@ def _interrupt_again_hook(default):
         import _thread
 
         if not (hook.interrupted or hook.ended):  # the command already stopped (or finished) by itself
-            _thread.interrupt_main()
+            _thread.interrupt_main(hook.signum)
 
     hook.interrupted = False
     hook.ended = False
     hook.redelivery = False
+    hook.signum = signal.SIGINT
     return hook
 
 
@@ -302,32 +313,46 @@ def entry_point():
     (``benchmarks/startup.py``, "exit" rows). Teardown itself still runs as usual: ``atexit`` handlers,
     flushing the standard streams, joining threads, clearing the modules; what the collector would have freed,
     the operating system reclaims with the process.
+
+    A SIGTERM is handled as a Ctrl-C is (:class:`~streamlearn._signals.Terminated`): the outputs are left as they
+    were and their temporary files removed, one line says "terminated", and the process then ends by SIGTERM, as
+    it would have without the handler (what a service manager expects of a stopped program).
     """
     started = False
     try:
+        terminate_as_interrupt()
         from ._deferred import activate
 
         activate()  # start-up imports of our dependencies that the commands rarely use, loaded on first use
         started = True
         code = main()
-    except KeyboardInterrupt:  # before the command started, or re-delivered just as it ended (_interrupt_again_hook)
+    except KeyboardInterrupt as exc:  # before the command started, or re-delivered just as it ended
+        terminated = isinstance(exc, Terminated)
         if not started:
-            _error("interrupted")
-        code = 130
-    if code == 130:
+            _error("terminated" if terminated else "interrupted")
+        code = TERMINATED if terminated else 130
+    if code in (130, TERMINATED):
         _forget_caught_interrupt()
     # the command is over and its outputs are written: a Ctrl-C now (or an interrupt the command scheduled just
     # before it ended) must not turn into a KeyboardInterrupt during teardown, which would end the process by
-    # SIGINT instead of with ``code``; one already pending is raised at the latest by this call
+    # SIGINT instead of with ``code``; one already pending is raised at the latest by these calls (a SIGTERM
+    # from now on ends the process at once, as by default)
     try:
         signal.signal(signal.SIGINT, signal.SIG_IGN)
-    except KeyboardInterrupt:
+        signal.signal(signal.SIGTERM, signal.SIG_DFL)
+    except KeyboardInterrupt as exc:
         signal.signal(signal.SIGINT, signal.SIG_IGN)
+        signal.signal(signal.SIGTERM, signal.SIG_DFL)
+        if isinstance(exc, Terminated):
+            code = TERMINATED
     try:
         sys.stdout.flush()
     except BrokenPipeError:  # `streamlearn predict ... | head`: the reader has gone; drop the rest quietly
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
     except (OSError, ValueError):  # stdout full or closed: not a success (exit's own flush reports it)
         code = code or 1
+    if code == TERMINATED:
+        sys.stderr.flush()
+        os.kill(os.getpid(), signal.SIGTERM)
     gc.freeze()
     sys.exit(code)

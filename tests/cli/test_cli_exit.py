@@ -2,6 +2,7 @@
 codes, written files and atexit handlers are those of a normal exit, and teardown is cheap."""
 
 import json
+import signal
 import subprocess
 import sys
 
@@ -174,21 +175,54 @@ def _entry_point_after(patch):
     return res.returncode, res.stderr
 
 
-def test_one_ctrl_c_reported_twice_is_re_delivered_once(monkeypatch):
+@pytest.mark.parametrize("kind", ["ctrl-c", "sigterm"])
+def test_one_ctrl_c_reported_twice_is_re_delivered_once(monkeypatch, kind):
+    """... as the signal it came from: a SIGTERM (Terminated) inside a callback is delivered again as SIGTERM."""
     import _thread
+    import signal
     import time
     from types import SimpleNamespace
 
+    from streamlearn._signals import Terminated
     from streamlearn.cli import main as cli_main
 
     calls = []
-    monkeypatch.setattr(_thread, "interrupt_main", lambda: calls.append(1))
+    monkeypatch.setattr(_thread, "interrupt_main", lambda signum=signal.SIGINT: calls.append(signum))
     hook = cli_main._interrupt_again_hook(lambda info: None)
-    info = SimpleNamespace(exc_type=KeyboardInterrupt)
+    info = SimpleNamespace(exc_type=KeyboardInterrupt if kind == "ctrl-c" else Terminated)
     hook(info)
     hook(info)  # the same Ctrl-C, reported again by another callback it crossed
     time.sleep(0.2)
-    assert calls == [1]
+    assert calls == [signal.SIGINT if kind == "ctrl-c" else signal.SIGTERM]
+
+
+def test_sigterm_while_the_model_is_written_removes_the_temporary_file(tmp_path):
+    """A SIGTERM (kill, timeout, a service manager) ended the process at once: arriving while the model was
+    written aside, it left the hidden temporary file (as large as the model) in the folder for ever. It is now
+    handled as a Ctrl-C: the temporary file is removed, the old model stays, one line says so, and the process
+    then ends by SIGTERM as before."""
+    data = tmp_path / "d.svm"
+    data.write_text("".join(f"{1 if i % 3 else -1} 1:{i % 5}.5 {2 + i % 7}:1\n" for i in range(50)))
+    out = tmp_path / "m.slm"
+    out.write_bytes(b"old model")
+    patch = (
+        "import contextlib, os, signal, sys\n"
+        "from streamlearn import _atomic\n"
+        "written = _atomic.Output.path_for_writing\n"
+        "@contextlib.contextmanager\n"
+        "def terminated_after_writing(self, suffix=''):\n"
+        "    with written(self, suffix) as tmp:\n"
+        "        yield tmp\n"
+        "        os.kill(os.getpid(), signal.SIGTERM)  # the model is in the temporary file, not renamed yet\n"
+        "        signal.pthread_sigmask(signal.SIG_BLOCK, [])  # the signal is handled by the next bytecode\n"
+        "_atomic.Output.path_for_writing = terminated_after_writing\n"
+        f"sys.argv = ['streamlearn', 'train', {str(data)!r}, '-l', 'pa', '--quiet', '-o', {str(out)!r}]\n"
+    )
+    code, err = _entry_point_after(patch)
+    assert code == -signal.SIGTERM
+    assert err == f"streamlearn: error: terminated; {out} left unchanged\n"
+    assert out.read_bytes() == b"old model"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["d.svm", "m.slm"]
 
 
 def test_an_interrupt_wrapped_by_python_is_still_an_interrupt(monkeypatch, capsys):
