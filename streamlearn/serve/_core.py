@@ -536,7 +536,14 @@ class ServedModel:
 
     def _recover(self, g):
         state = _read_state(os.path.join(self.dir, f"state-{g}.json"))
-        self.model = load(os.path.join(self.dir, f"model-{g}.slm"))
+        path = os.path.join(self.dir, f"model-{g}.slm")
+        self.model = load(path)
+        if learner_name_of(self.model) is None or not hasattr(self.model, "partial_fit_scores"):
+            # not a file the server wrote (copied over it by hand): it would fail at the first record replayed
+            raise ValueError(
+                f"{path}: the snapshot's model file holds a {type(self.model).__name__}, not a model of the online "
+                "learners the server serves; restore it or empty the folder."
+            )
         self.config = state["config"]
         self.stats.update(state["stats"])
         self._win_loss.extend(state["window"]["loss"])  # the recent window /metrics reports, as it was

@@ -103,6 +103,23 @@ def test_damaged_snapshot_state_refuses_to_start_naming_the_file(tmp_path, damag
     assert "\n" not in str(info.value)
 
 
+@pytest.mark.parametrize("replay", [True, False])
+def test_a_snapshot_model_file_that_is_not_a_served_learner_refuses_to_start_naming_it(tmp_path, replay):
+    """A snapshot's model file replaced by another streamlearn file (a sketch) ended the start-up with an
+    AttributeError traceback while the log was replayed (or, with nothing to replay, served a model that
+    cannot predict): a ValueError naming the file, the command line's one-line error."""
+    from streamlearn.sketch import FrequentDirections
+
+    state = tmp_path / "state"
+    m = _ftrl_three_batches(state, np.random.default_rng(5), 4)
+    m.close(snapshot=not replay)
+    (snap,) = state.glob("model-*.slm")
+    FrequentDirections(ell=4).partial_fit(np.eye(D)).save(str(snap))
+    with pytest.raises(ValueError, match=f"{snap.name}: the snapshot's model file holds a FrequentDirections") as info:
+        ServedModel(state, snapshot_every=0)
+    assert "\n" not in str(info.value)
+
+
 @pytest.mark.parametrize(
     "window", [None, {"loss": ["x"], "err": []}, {"loss": [1.0]}, [1.0], {"loss": [float("nan")], "err": []}]
 )
