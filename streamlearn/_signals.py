@@ -6,7 +6,8 @@ import signal
 import threading
 from collections.abc import Iterator
 
-#: the signals :func:`interrupts_held` holds back: Ctrl-C, and SIGTERM once :func:`terminate_as_interrupt` runs
+#: the signals :func:`interrupts_held` holds back: Ctrl-C and SIGTERM (raised as an interrupt once
+#: :func:`terminate_as_interrupt` has run; at its default action, a held SIGTERM ends the process as the block ends)
 _HELD = {signal.SIGINT} | ({signal.SIGTERM} if hasattr(signal, "SIGTERM") else set())
 
 
