@@ -4,7 +4,7 @@ Iterative parameter mixing (:func:`streamlearn.distributed.fit_mixing`) trains c
 several partitions and combines them after every round. Each estimator family that supports it defines
 the class method ``mix(start, models, weights)`` (the model broadcast at the start of the round, or
 None in the first round; the partitions' models; their example weights summing to 1) and the method
-``finish_local_passes()`` (run on the worker before its model is sent back). These helpers hold the
+``finish_local_passes()`` (run on each partition's model before they are mixed). These helpers hold the
 arithmetic the families share.
 
 >>> import numpy as np
@@ -28,7 +28,8 @@ class MixableMixin:
         """Raise TypeError if these settings cannot be combined by parameter mixing (by default they all can)."""
 
     def finish_local_passes(self) -> None:
-        """Run on the worker after its local passes (by default nothing to flush: the state is explicit)."""
+        """Run on each partition's model before the models are mixed (by default nothing to flush: the state is
+        explicit)."""
 
 
 def weighted_average(arrays, weights):

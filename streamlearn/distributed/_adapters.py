@@ -1,7 +1,7 @@
 """Which learners iterative parameter mixing can combine: those whose class defines the mixing hook.
 
 A mixable estimator class defines ``mix(start, models, weights)`` (a class method returning the mixed
-model of one round), ``finish_local_passes()`` (run on the worker after its local passes) and
+model of one round), ``finish_local_passes()`` (run on each partition's model before the models are mixed) and
 ``check_mixable()`` (raises TypeError for settings that cannot be mixed), plus a one-line
 ``mixing_description`` of what is averaged. This module only looks the hook up; the estimators own
 their state.

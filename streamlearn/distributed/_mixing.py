@@ -101,8 +101,6 @@ def _local_passes(template, start, part, data, passes, classes, seed, blas_threa
                         err += float(np.sum(est.scores_to_labels(scores) != y))
                     else:
                         err += float(np.sum((np.asarray(scores) - y) ** 2))
-        if n:
-            est.finish_local_passes()
     return (est if n else None), n, n_first, err
 
 
@@ -128,8 +126,8 @@ def fit_mixing(
 
     * first-order linear learners (Perceptron, PassiveAggressive*, OGD*): ``coef_`` and ``intercept_``
       averaged; Perceptron's ``radius_`` is the largest over the partitions;
-    * SimpleTruncation*, TruncatedGradient*, FOBOS*: the weights averaged after each worker applied its
-      pending (lazy) truncations;
+    * SimpleTruncation*, TruncatedGradient*, FOBOS*: the weights averaged after each partition's model applied
+      its pending (lazy) truncations;
     * RDA*: the partitions' mean gradients ``G / t`` averaged, times the total ``t_``;
     * FTRLProximal*: ``z`` and ``n`` averaged (a coordinate stays an exact zero when the averaged ``|z|``
       is within ``l1``);
@@ -138,7 +136,10 @@ def fit_mixing(
       ``B^T B`` plus every partition's increment (the shared starting sketch counts once), shrunk to
       ell - 1 rows; RFD's alpha follows the RFD merge rule.
 
-    In every family ``t_`` becomes the total number of examples seen, which drives the step schedules.
+    In every family ``t_`` becomes the total number of examples seen, which drives the step schedules. A round
+    in which only one partition holds examples keeps that partition's model as it is: with one partition (and
+    ``random_state=None``), the result is the model of ``rounds * passes`` sequential passes of ``partial_fit``
+    over its chunks, bit for bit.
 
     Deviation from McDonald et al.: they mix perceptrons uniformly or by mistakes; here every family is
     weighted by examples (the partitions may differ in size), and the second-order and sparse learners'
@@ -248,7 +249,15 @@ def fit_mixing(
         counts = np.array([res[1] for res in results if res[1] > 0], dtype=np.float64)
         if not models:
             raise ValueError("fit_mixing: no partition holds any example; nothing to learn from.")
-        model = mixer.mix(model, models, counts / counts.sum())
+        if len(models) == 1:
+            # one partition learnt in the round: its model is the round's model as it is (the mix of one model
+            # would only round it, and shrink a SketchedOnlineNewton sketch that no merge grew), so one partition
+            # trains the sequential model of ``rounds * passes`` passes
+            model = models[0]
+        else:
+            for m in models:
+                m.finish_local_passes()
+            model = mixer.mix(model, models, counts / counts.sum())
         n_first = sum(res[2] for res in results)
         entry = {"round": r + 1, "n_examples": int(counts.sum()), "seconds": time.perf_counter() - t0}
         key = "progressive_error" if is_clf else "progressive_mse"

@@ -215,7 +215,7 @@ class _Truncated(_LazyLinearMixin, MixableMixin, BaseOnlineLinear):
 
     # parameter mixing (streamlearn.distributed.fit_mixing)
     mixing_description = (
-        "the weights after every pending truncation is applied on the worker (the lazy marks are "
+        "the weights after every pending truncation is applied to each partition's model (the lazy marks are "
         "flushed, so the averaged numbers are the models' actual weights); the marks and the "
         "cumulative penalty restart equal, at the weighted mean penalty (only their differences "
         "matter)"

@@ -331,6 +331,44 @@ def test_mixing_finds_classes_and_is_deterministic(client):
     np.testing.assert_array_equal(a.coef_, b.coef_)
 
 
+def _supported_instances():
+    import streamlearn.linear_model as lm
+    import streamlearn.second_order as so
+
+    out = [getattr(lm, name, None) or getattr(so, name) for name in supported_learners()]
+    out = [cls() for cls in out] + [SketchedOnlineNewton(sketch="fd", ell=3), SketchedOnlineNewton(sketch="pfd", ell=3)]
+    return out
+
+
+def test_one_partition_trains_the_sequential_model_bit_for_bit(client):
+    """One partition (beside an empty one), 2 rounds of 2 passes: every supported learner's model is that of 4
+    sequential passes of partial_fit over the partition's chunks, bit for bit (a round mixes nothing: no SON sketch
+    shrunk to ell - 1 rows, no truncation flushed early, no G / t * t rounding), and it keeps learning as it does."""
+    from streamlearn.base import OnlineClassifierMixin
+
+    rng = np.random.default_rng(0)
+    X = rng.standard_normal((300, 10))
+    X[rng.random(X.shape) < 0.5] = 0.0
+    w = rng.standard_normal(10)
+    for learner in _supported_instances():
+        clf = isinstance(learner, OnlineClassifierMixin)
+        y = np.where(X @ w > 0, 1.0, -1.0) if clf else X @ w
+        kw = {"classes": [-1, 1]} if clf else {}
+        parts = as_partitions([(X, y), (X[:0], y[:0])], chunk_size=128)
+        mixed = fit_mixing(learner, parts, client, rounds=2, passes=2, **kw)
+        seq = clone(learner)
+        for _ in range(4):
+            for Xc, yc in parts[0].load():
+                seq.partial_fit(Xc, yc, **kw)
+        name = repr(learner)
+        assert mixed.t_ == seq.t_ == 1200, name
+        for model in (mixed, seq):
+            model.partial_fit(X[:50], y[:50])
+        out = "decision_function" if clf else "predict"
+        np.testing.assert_array_equal(getattr(mixed, out)(X), getattr(seq, out)(X), err_msg=name)
+        np.testing.assert_array_equal(mixed.coef_, seq.coef_, err_msg=name)
+
+
 class _EmptyFirst:
     """A loader whose first read in a task yields no row (a source still filling), the next ones ``(X, y)``."""
 
