@@ -158,6 +158,13 @@ def _check_chunk(X, y, name, n_features):
             ) from None
     if X.ndim != 2:
         raise ValueError(f"{name}: X must be 2-D (rows x features); got shape {X.shape}.")
+    if X.dtype.kind == "c":  # the conversion to float64 would drop the imaginary parts (with only a warning)
+        raise ValueError(f"{name}: X has complex values (dtype {X.dtype}); expected real numbers.")
+    if X.dtype.kind not in "biuf":  # strings, objects: numbers or an error naming the partition
+        try:
+            X = np.asarray(X, dtype=np.float64)
+        except (TypeError, ValueError) as exc:
+            raise ValueError(f"{name}: X must hold numbers; got dtype {X.dtype} ({exc}).") from None
     if n_features is not None and X.shape[1] != n_features:
         raise ValueError(
             f"{name}: X has {X.shape[1]} features; every partition must have {n_features} "

@@ -177,6 +177,21 @@ def test_partitions_of_different_widths_name_both():
         as_partitions([X, X[:, :6]], n_features=6)
 
 
+def test_complex_or_non_numeric_features_are_refused_naming_the_partition():
+    """Complex X would become its real part (scipy's cast only warns): a silent wrong model. Refused, as a local
+    partial_fit refuses it, for in-memory and loader partitions, dense or sparse; strings name the partition."""
+    X, y = np.ones((3, 2)) + 1j, np.array([1.0, -1.0, 1.0])
+    for Xc in (X, sp.csr_matrix(X)):
+        with pytest.raises(ValueError, match=r"^as_partitions item 0: X has complex values \(dtype complex128\)"):
+            as_partitions([(Xc, y)])
+        with pytest.raises(ValueError, match=r"^src: X has complex values"):
+            next(Partition.from_loader(functools.partial(list, [(Xc, y)]), name="src").load())
+    with pytest.raises(ValueError, match=r"^as_partitions item 1: X must hold numbers; got dtype <U1 \(could not"):
+        as_partitions([(np.ones((3, 2)), y), (np.array([["a", "b"]] * 3), y)])
+    X, _ = next(as_partitions([(np.array([[1, 2]] * 3, dtype=object), y)])[0].load())
+    np.testing.assert_array_equal(X.toarray(), [[1.0, 2.0]] * 3)
+
+
 def test_unsupported_learner_lists_the_supported_ones():
     X, y = np.eye(4), np.array([0, 1, 0, 1])
     with pytest.raises(TypeError, match=r"cannot average a ConfidenceWeightedClassifier.*PassiveAggressiveClassifier"):
