@@ -14,7 +14,7 @@ from .._validation import check_rng, label_text, labels_text
 from ..base import OnlineClassifierMixin
 from ._adapters import mixer_for, supported_learners
 from ._client import collect, resolve_client
-from ._tasks import blas_limits, check_partitions, data_futures
+from ._tasks import blas_limits, check_partitions, check_widths, data_futures
 
 __all__ = ["fit_mixing", "supported_learners"]
 
@@ -245,6 +245,7 @@ def fit_mixing(
         ]
         results = collect(futs, parts, f"fit_mixing (round {r + 1} of {rounds})")
         del futs, start
+        check_widths([res[0].n_features_in_ if res[1] > 0 else None for res in results], parts, "fit_mixing")
         models = [res[0] for res in results if res[1] > 0]
         counts = np.array([res[1] for res in results if res[1] > 0], dtype=np.float64)
         if not models:

@@ -8,7 +8,7 @@ from typing import Any
 from sklearn.base import clone
 
 from ._client import collect, resolve_client
-from ._tasks import blas_limits, data_futures, check_partitions
+from ._tasks import blas_limits, check_partitions, check_widths, data_futures
 
 __all__ = ["fit_sketch"]
 
@@ -19,6 +19,10 @@ def _sketch_partition(template, part, data, blas_threads):
         for X, _ in part.load(data):
             sk.partial_fit(X)
     return sk
+
+
+def _width(sketch):
+    return getattr(sketch, "n_features_in_", None)  # None: the partition held no row
 
 
 def _merge(*sketches):
@@ -139,6 +143,11 @@ def fit_sketch(sketch: Any, partitions: Any, client: Any = None, *, split_every:
     collect(
         collect_leaves, parts, "fit_sketch", gather=False
     )  # names a failed partition (its worker died, or it raised)
+    if len(parts) > 1 and any(p.n_features is None for p in parts):  # e.g. a dask.bag's: read only on the workers
+        widths = [
+            client.submit(_width, f, pure=False, key=f"streamlearn-width-{tag}-{k}") for k, f in enumerate(leaves)
+        ]
+        check_widths(client.gather(widths), parts, "fit_sketch")
     root = level[0]
     try:
         return root.result()

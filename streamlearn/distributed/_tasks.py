@@ -38,3 +38,17 @@ def data_futures(client, parts):
         else:
             out.append(None)
     return out
+
+
+def check_widths(widths, parts, what):
+    """``widths[k]``: the number of features partition k was learnt or sketched with (None: it held no row). A
+    ValueError naming two partitions that differ (partitions of unknown width, e.g. a dask.bag's, are not checked
+    before their tasks run), instead of the error of combining their models."""
+    known = [(k, w) for k, w in enumerate(widths) if w is not None]
+    for k, w in known[1:]:
+        k0, w0 = known[0]
+        if w != w0:
+            raise ValueError(
+                f"{what}: {parts[k].describe()} has {w} features, {parts[k0].describe()} has {w0}; every partition "
+                "must have the same number of features (pass n_features=... to as_partitions)."
+            )

@@ -384,6 +384,24 @@ def test_one_partition_trains_the_sequential_model_bit_for_bit(client):
         np.testing.assert_array_equal(mixed.coef_, seq.coef_, err_msg=name)
 
 
+def test_partitions_of_different_widths_known_only_on_the_workers_are_named(client):
+    """Loader (or dask.bag) partitions have no width before their tasks run: models or sketches of different widths
+    are a ValueError naming both partitions, not numpy's broadcast error (a width-1 model was even mixed silently into a wider one)."""
+    rng = np.random.default_rng(0)
+    X, y = rng.standard_normal((40, 6)), np.tile([1.0, -1.0], 20)
+    for narrow in (4, 1):
+        parts = [
+            Partition.from_loader(functools.partial(list, [(X, y)]), index=0, name="wide"),
+            Partition.from_loader(functools.partial(list, [(X[:, :narrow], y)]), index=1, name="narrow"),
+        ]
+        match = rf"^fit_mixing: narrow has {narrow} features, wide has 6; every partition must have the same number"
+        with pytest.raises(ValueError, match=match):
+            fit_mixing(PassiveAggressiveClassifier(), parts, client, rounds=1, classes=[-1, 1])
+    parts[1] = Partition.from_loader(functools.partial(list, [(X[:, :4], y)]), index=1, name="narrow")
+    with pytest.raises(ValueError, match=r"^fit_sketch: narrow has 4 features, wide has 6; every partition"):
+        fit_sketch(FrequentDirections(ell=2), parts, client)
+
+
 class _EmptyFirst:
     """A loader whose first read in a task yields no row (a source still filling), the next ones ``(X, y)``."""
 
