@@ -128,11 +128,21 @@ class Partition:
             chunks = _as_chunk_list(data, self.describe())
         else:
             chunks = self.payload()
-        for X, y in chunks:
-            X, y = _check_chunk(X, y, self.describe(), self.n_features)
+        for i, chunk in enumerate(chunks):
+            if not (isinstance(chunk, (tuple, list)) and len(chunk) == 2):
+                raise ValueError(f"{self.describe()}: chunk {i} must be an (X, y) pair; got {_received(chunk)}.")
+            X, y = _check_chunk(chunk[0], chunk[1], self.describe(), self.n_features)
             for start in range(0, X.shape[0], self.chunk_size):
                 stop = start + self.chunk_size
                 yield X[start:stop], (None if y is None else y[start:stop])
+
+
+def _received(item):
+    """What a chunk or list item that is no ``(X, y)`` pair is, for the messages."""
+    if isinstance(item, (tuple, list)):
+        weights = " (sample weights are not supported: fit_mixing weighs every example alike)" if len(item) == 3 else ""
+        return f"a {type(item).__name__} of {len(item)} items{weights}"
+    return f"an object of type {type(item).__name__}"
 
 
 def _as_chunk_list(data, name):
@@ -279,7 +289,7 @@ def as_partitions(
                 X, y = it, None
             else:
                 raise ValueError(
-                    f"as_partitions: item {k} of the list is a {type(it).__name__}; expected a path, "
+                    f"as_partitions: item {k} of the list is {_received(it)}; expected a path, "
                     "an (X, y) pair or an X matrix (all items of one kind)."
                 )
             X, y = _check_chunk(X, y, f"as_partitions item {k}", None)
@@ -345,6 +355,11 @@ def _dask_array_partitions(source, n_features, chunk_size):
     if y is not None:
         if not _is_dask_array(y) or y.ndim != 1:
             raise ValueError("as_partitions: with a dask array X, y must be a 1-D dask array (or omitted).")
+        if not (np.isnan(y.shape[0]) or np.isnan(X.shape[0])) and y.shape[0] != X.shape[0]:
+            raise ValueError(
+                f"as_partitions: the dask array y has {y.shape[0]} labels and X {X.shape[0]} rows; expected one "
+                "label per row of X."
+            )
         y = y.rechunk((X.chunks[0],))
         yb = y.to_delayed().ravel()
     import dask

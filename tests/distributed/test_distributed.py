@@ -192,6 +192,23 @@ def test_complex_or_non_numeric_features_are_refused_naming_the_partition():
     np.testing.assert_array_equal(X.toarray(), [[1.0, 2.0]] * 3)
 
 
+def test_chunks_that_are_no_pairs_and_unequal_dask_arrays_are_named():
+    """(X, y, sample_weight) triples (as a list item or a loader's chunk) and a loader's bare X are refused naming
+    what was received (a loader's gave 'too many values to unpack'); a dask y shorter than X names both lengths
+    (dask's message was about chunks)."""
+    import dask.array as da
+
+    X, y = np.eye(4), np.array([1.0, -1.0, 1.0, -1.0])
+    with pytest.raises(ValueError, match=r"^as_partitions: item 0 of the list is a tuple of 3 items \(sample weights"):
+        as_partitions([(X, y, np.ones(4))])
+    for chunk, got in (((X, y, np.ones(4)), "a tuple of 3 items"), (X, "an object of type ndarray")):
+        part = Partition.from_loader(functools.partial(list, [(X, y), chunk]), name="src")
+        with pytest.raises(ValueError, match=rf"^src: chunk 1 must be an \(X, y\) pair; got {got}"):
+            list(part.load())
+    with pytest.raises(ValueError, match=r"^as_partitions: the dask array y has 3 labels and X 4 rows; expected one"):
+        as_partitions((da.from_array(X, chunks=2), da.from_array(y[:3], chunks=2)))
+
+
 def test_unsupported_learner_lists_the_supported_ones():
     X, y = np.eye(4), np.array([0, 1, 0, 1])
     with pytest.raises(TypeError, match=r"cannot average a ConfidenceWeightedClassifier.*PassiveAggressiveClassifier"):
