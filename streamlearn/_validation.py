@@ -459,7 +459,7 @@ def labels_of_one_kind(labels, what):
     ``TypeError``. Only object arrays are looked at (one pass over their labels' types)."""
     if labels.dtype != _OBJECT or labels.size == 0:
         return labels
-    kinds = {_label_kind(v) for v in labels.ravel()}
+    kinds = {label_kind(v) for v in labels.ravel()}
     if len(kinds) > 1:
         raise ValueError(
             f"{what} mixes labels of kinds {', '.join(sorted(kinds))}; expected labels of one kind (all numbers, "
@@ -478,7 +478,8 @@ def labels_text(labels):
     return "{" + ", ".join(label_text(c) for c in labels) + "}"
 
 
-def _label_kind(label):
+def label_kind(label):
+    """How messages name a label's kind: "boolean", "string", "number", or its type's name."""
     if isinstance(label, (bool, np.bool_)):
         return "boolean"
     if isinstance(label, (str, np.str_)):

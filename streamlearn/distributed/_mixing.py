@@ -10,7 +10,7 @@ import numpy as np
 from sklearn.base import clone
 
 from .._typing import ArrayLike, RandomStateLike
-from .._validation import check_rng, label_text, labels_text
+from .._validation import check_rng, label_kind, label_text, labels_of_one_kind, labels_text
 from ..base import OnlineClassifierMixin
 from ._adapters import mixer_for, supported_learners
 from ._client import collect, resolve_client
@@ -23,8 +23,24 @@ def _labels(part, data):
     seen = set()
     for _, y in part.load(data):
         if y is not None:
-            seen.update(np.unique(y).tolist())
+            seen.update(np.unique(labels_of_one_kind(y, f"{part.describe()}: y")).tolist())
     return seen
+
+
+def _all_classes(found, parts):
+    """The sorted union of the partitions' label sets ``found``; a ValueError naming two partitions whose labels
+    are of different kinds (numbers and strings do not sort into one set of classes; booleans and numbers would
+    merge into three classes, False and True being 0 and 1)."""
+    kinds = [", ".join(sorted({label_kind(v) for v in labels})) for labels in found]
+    learnt = [k for k, labels in enumerate(found) if labels]
+    k = next((k for k in learnt if kinds[k] != kinds[learnt[0]]), None)
+    if k is None:
+        return np.array(sorted(set().union(*found)))
+    k0 = learnt[0]
+    raise ValueError(
+        f"fit_mixing: the labels of {parts[k].describe()} are of kind {kinds[k]}, those of {parts[k0].describe()} of "
+        f"kind {kinds[k0]}; expected labels of one kind (all numbers, all strings or all booleans) in every partition."
+    )
 
 
 def _located(exc, part, before, order):
@@ -217,8 +233,7 @@ def fit_mixing(
             client.submit(_labels, p._light(), data[k], pure=False, key=f"streamlearn-labels-{tag}-{k}")
             for k, p in enumerate(parts)
         ]
-        found = set().union(*collect(futs, parts, "fit_mixing (reading the labels)"))
-        classes = np.array(sorted(found))
+        classes = _all_classes(collect(futs, parts, "fit_mixing (reading the labels)"), parts)
     if classes is not None:
         classes = np.unique(np.asarray(classes))
     model: Any = None

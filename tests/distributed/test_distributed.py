@@ -419,6 +419,20 @@ def test_partitions_of_different_widths_known_only_on_the_workers_are_named(clie
         fit_sketch(FrequentDirections(ell=2), parts, client)
 
 
+def test_partitions_with_labels_of_different_kinds_are_named(client):
+    """classes=None: partitions labelled with strings and with numbers gave Python's "'<' not supported between
+    instances of 'str' and 'int'"; booleans and numbers silently became the three classes [-1, 0, 1]. Both are a
+    ValueError naming two partitions and their kinds, as is a partition whose own labels mix kinds."""
+    X, y = np.eye(4), np.array([1, -1, 1, -1])
+    for other, kind in ((np.where(y > 0, "a", "b"), "string"), (y > 0, "boolean")):
+        match = r"^fit_mixing: the labels of arrays partition 2, 4 rows are of kind number, those of arrays partition 1"
+        with pytest.raises(ValueError, match=match + rf", 4 rows of kind {kind}; expected labels of one kind"):
+            fit_mixing(PassiveAggressiveClassifier(), [(X[:0], y[:0]), (X, other), (X, y)], client, rounds=1)
+    mixed = np.array(["a", 1, "a", 1], dtype=object)
+    with pytest.raises(ValueError, match=r"^arrays partition 0, 4 rows: y mixes labels of kinds number, string"):
+        fit_mixing(PassiveAggressiveClassifier(), [(X, mixed)], client, rounds=1)
+
+
 class _EmptyFirst:
     """A loader whose first read in a task yields no row (a source still filling), the next ones ``(X, y)``."""
 
