@@ -10,7 +10,7 @@ import numpy as np
 from sklearn.base import clone
 
 from .._typing import ArrayLike, RandomStateLike
-from .._validation import check_rng, label_kind, label_text, labels_of_one_kind, labels_text
+from .._validation import check_rng, label_kind, label_text, labels_of_one_kind, labels_text, validate_params
 from ..base import OnlineClassifierMixin
 from ._adapters import mixer_for, supported_learners
 from ._client import collect, resolve_client
@@ -218,6 +218,7 @@ def fit_mixing(
     >>> client.close()
     """
     mixer = mixer_for(learner)
+    validate_params(learner)  # here, once, not on every partition's worker (where the error would name a partition)
     for name, value in (("rounds", rounds), ("passes", passes), ("blas_threads", blas_threads)):
         if not isinstance(value, numbers.Integral) or isinstance(value, bool) or value < 1:
             raise ValueError(f"{name} must be an int >= 1; got {value!r}.")

@@ -231,6 +231,9 @@ def test_bad_arguments():
     X, y = np.eye(4), np.array([0, 1, 0, 1])
     with pytest.raises(ValueError, match="rounds must be an int >= 1"):
         fit_mixing(PassiveAggressiveClassifier(), [(X, y)], rounds=0)
+    # a learner's parameter: before any task (no client is running here), not on a worker in a partition's name
+    with pytest.raises(ValueError, match=r"^The 'C' parameter of PassiveAggressiveClassifier must be a float"):
+        fit_mixing(PassiveAggressiveClassifier(C=-1.0), [(X, y)])
     with pytest.raises(ValueError, match="split_every must be an int >= 2"):
         fit_sketch(FrequentDirections(ell=2), [X], split_every=1)
     with pytest.raises(FileNotFoundError, match="matches no file"):
