@@ -7,6 +7,7 @@ from typing import Any
 
 from sklearn.base import clone
 
+from .._validation import validate_params
 from ._client import collect, resolve_client
 from ._tasks import blas_limits, check_partitions, check_widths, data_futures
 
@@ -111,6 +112,8 @@ def fit_sketch(sketch: Any, partitions: Any, client: Any = None, *, split_every:
         )
     if not isinstance(split_every, numbers.Integral) or isinstance(split_every, bool) or split_every < 2:
         raise ValueError(f"split_every must be an int >= 2; got {split_every!r}.")
+    if hasattr(sketch, "_parameter_constraints"):  # streamlearn's sketches: here, once, not on every worker
+        validate_params(sketch)
     parts = check_partitions(partitions)
     if len(parts) > 1:
         _check_mergeable(sketch, len(parts))

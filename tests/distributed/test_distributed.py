@@ -234,6 +234,8 @@ def test_bad_arguments():
     # a learner's parameter: before any task (no client is running here), not on a worker in a partition's name
     with pytest.raises(ValueError, match=r"^The 'C' parameter of PassiveAggressiveClassifier must be a float"):
         fit_mixing(PassiveAggressiveClassifier(C=-1.0), [(X, y)])
+    with pytest.raises(ValueError, match=r"^The 'ell' parameter of FrequentDirections must be an int"):
+        fit_sketch(FrequentDirections(ell=-1), [X])
     with pytest.raises(ValueError, match="split_every must be an int >= 2"):
         fit_sketch(FrequentDirections(ell=2), [X], split_every=1)
     with pytest.raises(FileNotFoundError, match="matches no file"):
