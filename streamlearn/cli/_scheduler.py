@@ -73,8 +73,6 @@ def expand_data(patterns):
 def connected(dist, scheduler):
     """``dist.connect(scheduler)``; a scheduler that cannot be reached becomes a CLIError. Errors raised
     inside the ``with`` body pass through unchanged."""
-    import logging
-
     from ..distributed._client import check_scheduler
 
     try:
@@ -83,9 +81,9 @@ def connected(dist, scheduler):
         raise CLIError(str(exc)) from None
     stack = contextlib.ExitStack()
     try:
-        # local:N: the workers' own log records (a task's error with its traceback, printed by the worker
-        # process) stay quiet; the error reaches this process and is reported once, in one line
-        client = stack.enter_context(dist.connect(scheduler, silence_logs=logging.CRITICAL))
+        # local:N: connect silences the workers' own log records (a task's error with its traceback, printed by
+        # the worker process); the error reaches this process and is reported once, in one line
+        client = stack.enter_context(dist.connect(scheduler))
     except OSError as exc:  # includes TimeoutError
         raise CLIError(f"could not connect to the Dask scheduler {scheduler!r}: {exc}") from exc
     with stack:

@@ -1,6 +1,7 @@
 """Clients and task bookkeeping: ``connect``, the default client, and failures mapped to clear errors."""
 
 import contextlib
+import logging
 import os
 import re
 import socket
@@ -91,7 +92,11 @@ def connect(
         Threads per local worker process (``"local:N"`` only). The kernels hold the GIL released, but
         one thread per process keeps the BLAS and numba work of a task on one core.
     **cluster_kwargs
-        Passed to ``LocalCluster`` (``"local:N"`` only), e.g. ``memory_limit``.
+        Passed to ``LocalCluster`` (``"local:N"`` only), e.g. ``memory_limit``. ``silence_logs`` defaults to
+        ``logging.CRITICAL``: the worker processes print no log record of their own (a task that raises is
+        reported once, by the exception :func:`fit_mixing` or :func:`fit_sketch` raises, not also as the
+        worker's "Compute Failed" record with its remote traceback); pass ``silence_logs=logging.WARNING``
+        to see them.
 
     Yields
     ------
@@ -128,6 +133,7 @@ def connect(
         return
     kind, value = _parse(scheduler)
     if kind == "local":
+        cluster_kwargs.setdefault("silence_logs", logging.CRITICAL)
         cluster_kwargs.setdefault("dashboard_address", None)
         if cluster_kwargs["dashboard_address"] is None:
             # no dashboard, but the scheduler still serves HTTP (health, metrics), by default on port 8787: on any

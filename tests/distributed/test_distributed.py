@@ -489,6 +489,36 @@ def test_killed_worker_partition_is_retried(client, tmp_path):
     assert mixed.t_ == 6000
 
 
+_WORKER_ERROR_SCRIPT = """
+import numpy as np
+from streamlearn.distributed import connect, fit_mixing
+from streamlearn.linear_model import PassiveAggressiveClassifier
+
+if __name__ == "__main__":
+    X, y = np.eye(4), np.array([1.0, -1.0, 1.0, -1.0])
+    X[2, 1] = np.nan
+    with connect("local:1") as client:
+        try:
+            fit_mixing(PassiveAggressiveClassifier(), [(X, y)], client, rounds=1)
+        except ValueError as exc:
+            print(exc)
+"""
+
+
+def test_a_task_error_on_a_local_cluster_is_reported_once(tmp_path):
+    """connect("local:N"): the worker process that runs a failing task prints no log record of its own (Dask's
+    'Compute Failed' with the remote traceback, on the caller's standard error): the exception is the report."""
+    script = tmp_path / "fail.py"
+    script.write_text(_WORKER_ERROR_SCRIPT)
+    env = {
+        **os.environ,
+        "PYTHONPATH": os.pathsep.join([str(Path(__file__).parents[2]), os.environ.get("PYTHONPATH", "")]),
+    }
+    res = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, timeout=120, env=env)
+    assert res.stdout.startswith("arrays partition 0, 4 rows: example 3: a feature value is NaN"), res.stdout
+    assert "Compute Failed" not in res.stderr and "Traceback" not in res.stderr, res.stderr
+
+
 def test_partition_whose_worker_always_dies_raises(client):
     X, y, _, _ = load_a9a()
     parts = as_partitions(_split(X[:3000], y[:3000], 2))
