@@ -87,7 +87,25 @@ def connected(dist, scheduler):
     except OSError as exc:  # includes TimeoutError
         raise CLIError(f"could not connect to the Dask scheduler {scheduler!r}: {exc}") from exc
     with stack:
+        if not client.nthreads():
+            _wait_for_a_worker(client, scheduler)
         yield client
+
+
+def _wait_for_a_worker(client, scheduler):
+    """A scheduler without workers would queue the tasks for ever, silently: wait for one to join within Dask's
+    connect timeout (``distributed.comm.timeouts.connect``, 30 s by default), else a CLIError naming it."""
+    import dask.config
+    from dask.utils import parse_timedelta
+
+    timeout = parse_timedelta(dask.config.get("distributed.comm.timeouts.connect"), default="seconds")
+    try:
+        client.wait_for_workers(1, timeout=timeout)
+    except TimeoutError:
+        raise CLIError(
+            f"the Dask scheduler {scheduler!r} has no worker: none joined within {timeout:g} s "
+            f"(distributed.comm.timeouts.connect); start workers with `dask worker {client.scheduler.address}`."
+        ) from None
 
 
 def n_workers(client):

@@ -220,6 +220,23 @@ def test_unreachable_scheduler_fails_fast(form, message, capsys):
     assert message in err and repr(value) in err
 
 
+def test_a_scheduler_without_workers_is_named_after_the_connect_timeout(parts):
+    """A scheduler no worker has joined would queue the tasks for ever: the run waits for one within
+    distributed.comm.timeouts.connect, then fails in one line naming the scheduler (in a subprocess with a time
+    limit: the run used to wait for ever)."""
+    from tests.cli._subprocess import ENV, one_line_error
+
+    distributed = pytest.importorskip("distributed")
+    env = {**ENV, "DASK_DISTRIBUTED__COMM__TIMEOUTS__CONNECT": "1s"}
+    with distributed.LocalCluster(n_workers=0, processes=False, protocol="tcp", dashboard_address=":0") as cluster:
+        address = cluster.scheduler_address
+        for command in (["train", *parts[:2], "-l", "pa1"], ["sketch", *parts[:2], "--ell", "4"]):
+            argv = [sys.executable, "-m", "streamlearn", *command, "--scheduler", address]
+            res = subprocess.run(argv, capture_output=True, text=True, timeout=60, env=env)
+            assert res.returncode == 2 and one_line_error(res.stderr), res.stderr
+            assert f"the Dask scheduler {address!r} has no worker: none joined within 1 s" in res.stderr
+
+
 def test_worker_errors_of_a_local_cluster_are_one_line(tmp_path):
     """A partition that fails on its worker (read there: --n-features and --zero-based skip the scan here) is
     one error line: no log record of the worker process, no warning about a busy HTTP port."""
