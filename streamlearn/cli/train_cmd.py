@@ -684,6 +684,10 @@ def _run_distributed_train(args, learner, params):
             f"--scheduler cannot train {args.learner} ({type(learner).__name__}): parameter mixing "
             f"supports {', '.join(dist.supported_learners())}."
         )
+    try:
+        learner.check_mixable()  # the settings it cannot mix (SON over rp/oja sketches, normalized OGD)
+    except TypeError as exc:
+        raise CLIError(f"--scheduler cannot train {args.learner}: {exc}") from None
     paths = expand_data(args.data)
     if args.test:
         check_input_file(args.test)
@@ -715,10 +719,6 @@ def _run_distributed_train(args, learner, params):
         start = time.perf_counter()
         try:
             model = dist.fit_mixing(learner, partitions, client, passes=args.passes, classes=classes, **kwargs)
-        except TypeError as exc:
-            if "support" not in str(exc):
-                raise
-            raise CLIError(f"--scheduler cannot train {args.learner}: {exc}") from exc
         except RuntimeError as exc:  # a worker died and its partition could not be retried
             raise CLIError(str(exc)) from exc
         seconds = time.perf_counter() - start

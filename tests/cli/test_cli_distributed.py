@@ -158,6 +158,9 @@ def test_option_errors_before_any_cluster(parts, capsys):
     ]
     if importlib.util.find_spec("distributed") is not None:
         cases.append((["train", A9A, "-l", "cw", "--scheduler", "local:2"], "parameter mixing supports"))
+        # settings the learner cannot mix: one line, before the cluster (ogd-squared's TypeError was a traceback)
+        cases.append((["train", A9A, "-l", "ogd-squared", "--scheduler", "local:2"], "cannot train ogd-squared: "))
+        cases.append((["train", A9A, "-l", "oja-son", "--scheduler", "local:2"], "cannot train oja-son: "))
         cases.append((["sketch", *parts, "-s", "oja", "--scheduler", "local:2"], "cannot merge OjaSketch"))
         rp = ["sketch", *parts, "-s", "rp", "-p", "random_state=0", "--scheduler", "local:2"]
         cases.append((rp, "would draw the same projections"))
