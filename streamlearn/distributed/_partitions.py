@@ -113,10 +113,22 @@ class Partition:
         when omitted the delayed object is computed here.
         """
         if self.kind == "file":
-            for X, y in iter_svmlight(
-                self.payload, chunk_size=self.chunk_size, n_features=self.n_features, zero_based=self.zero_based
-            ):
-                yield X, y
+            try:
+                for X, y in iter_svmlight(
+                    self.payload, chunk_size=self.chunk_size, n_features=self.n_features, zero_based=self.zero_based
+                ):
+                    yield X, y
+            except FileNotFoundError as exc:
+                worker = _worker_address()
+                if worker is None:
+                    raise
+                # the client found the file (as_partitions checks it): the worker does not see the same path
+                raise FileNotFoundError(
+                    exc.errno,
+                    f"{exc.strerror} on the Dask worker {worker}; every worker reads a partition's file at the path "
+                    "given on the client (e.g. on a shared file system)",
+                    exc.filename,
+                ) from None
             return
         if self.kind == "arrays":
             chunks = self.payload
@@ -135,6 +147,16 @@ class Partition:
             for start in range(0, X.shape[0], self.chunk_size):
                 stop = start + self.chunk_size
                 yield X[start:stop], (None if y is None else y[start:stop])
+
+
+def _worker_address():
+    """The address of the Dask worker running this code, or None outside a worker."""
+    try:
+        from distributed import get_worker
+
+        return get_worker().address
+    except (ImportError, ValueError):
+        return None
 
 
 def _received(item):

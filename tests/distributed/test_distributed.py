@@ -556,6 +556,25 @@ def test_comparison_script_argument_errors(argv, message, capsys):
     assert exc.value.code == 2 and message in err and "Traceback" not in err
 
 
+def test_a_file_missing_on_the_worker_says_so(client, tmp_path):
+    """A file the client found but a worker does not see (no shared file system): the error names the file and the
+    worker, and says that every worker reads the path given on the client (the bare 'No such file or directory'
+    read as if the file were missing here)."""
+    paths = [tmp_path / "p0.svm", tmp_path / "p1.svm"]
+    for path in paths:
+        path.write_text("1 1:1 3:1 5:1\n-1 2:1 4:1\n")
+    parts = as_partitions([str(p) for p in paths])
+    paths[1].unlink()
+    match = r"No such file or directory on the Dask worker tcp://\S+; every worker reads a partition's file at the path"
+    with pytest.raises(FileNotFoundError, match=match) as info:
+        fit_mixing(PassiveAggressiveClassifier(), parts, client, rounds=1, classes=[-1, 1])
+    assert info.value.filename == str(paths[1])
+    with pytest.raises(FileNotFoundError, match=match):
+        fit_sketch(FrequentDirections(ell=2), parts, client)
+    with pytest.raises(FileNotFoundError, match=r"^\[Errno 2\] No such file or directory: "):  # not on a worker
+        next(parts[1].load())
+
+
 def test_a_label_outside_the_classes_is_named_by_file_and_line(tmp_path):
     """A partition holding a label that is not one of fit_mixing's classes (on the command line, those of the
     first chunk of the first file): the error names the file and the line of the example, in stored order and
