@@ -109,15 +109,33 @@ def _local_passes(template, start, part, data, passes, classes, seed, blas_threa
                     scores = est.partial_fit_scores(X, y, classes=classes) if is_clf else est.partial_fit_scores(X, y)
                 except (ValueError, FloatingPointError) as exc:
                     raise _located(exc, part, before, order) from None
-                before += X.shape[0]
-                n += X.shape[0]
                 if first_visit:
                     n_first += X.shape[0]
                     if is_clf:
                         err += float(np.sum(est.scores_to_labels(scores) != y))
                     else:
-                        err += float(np.sum((np.asarray(scores) - y) ** 2))
+                        err = _squared_errors(err, scores, y, part, before, order)
+                before += X.shape[0]
+                n += X.shape[0]
     return (est if n else None), n, n_first, err
+
+
+def _squared_errors(total, scores, y, part, before, order):
+    """``total`` plus the chunk's squared errors of the pre-update ``scores`` against the targets ``y`` (numbers, or
+    the strings of numbers the learner took); a FloatingPointError naming the example whose error makes the sum
+    overflow (the progressive MSE would be infinite), as progressive validation does."""
+    with np.errstate(over="ignore", invalid="ignore"):
+        sq = (np.asarray(scores, dtype=np.float64) - np.asarray(y, dtype=np.float64)) ** 2
+        cum = np.cumsum(np.concatenate(([total], sq)))  # in stream order, as progressive validation sums
+    if np.isfinite(cum[-1]):
+        return float(cum[-1])
+    exc = FloatingPointError()
+    exc.row, exc.reason = (
+        int(np.argmin(np.isfinite(cum[1:]))),
+        "the squared error of this example's pre-update score overflows the progressive MSE; the learner is "
+        "diverging: lower its step size, or scale the features or the targets",
+    )
+    raise _located(exc, part, before, order)
 
 
 def fit_mixing(

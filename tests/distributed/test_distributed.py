@@ -609,3 +609,21 @@ def test_a_refused_row_of_a_file_partition_is_named_by_file_and_line(tmp_path):
     mem = Partition("arrays", [(X[:2], np.array([1.0, -1.0])), (X[2:], np.array([1.0]))], index=3, n_features=2)
     with pytest.raises(ValueError, match=r"^arrays partition 3: example 3: a feature value of 1e\+200"):
         _local_passes(OGDClassifier(), None, mem, None, 1, np.array([-1.0, 1.0]), None, 0)
+
+
+def test_progressive_mse_is_finite_or_names_the_example(tmp_path):
+    """A regressor's progressive squared error that overflows (a target of 1e300) was reported as an infinite
+    progressive_mse; it is a FloatingPointError naming the file and line, as progressive validation refuses it.
+    Targets given as strings of numbers (which the learner takes) gave numpy's UFuncTypeError."""
+    from streamlearn.distributed._mixing import _local_passes
+
+    path = tmp_path / "p.svm"
+    path.write_text("1 1:1\n# note\n1e300 1:1\n2 1:1\n")
+    part = Partition("file", str(path), index=0, n_features=1, chunk_size=2)
+    match = rf"^{path}, line 3: the squared error of this example's pre-update score overflows the progressive MSE"
+    with pytest.raises(FloatingPointError, match=match):
+        _local_passes(OGDRegressor(), None, part, None, 1, None, None, 1)
+    X, y = np.eye(3), np.array([1.0, -2.0, 0.5])
+    numbers = _local_passes(OGDRegressor(), None, as_partitions([(X, y)])[0], None, 1, None, None, 1)
+    strings = _local_passes(OGDRegressor(), None, as_partitions([(X, y.astype(str))])[0], None, 1, None, None, 1)
+    assert np.isfinite(numbers[3]) and strings[1:] == numbers[1:]
