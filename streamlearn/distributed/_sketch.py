@@ -82,6 +82,8 @@ def fit_sketch(sketch: Any, partitions: Any, client: Any = None, *, split_every:
 
     Raises
     ------
+    ValueError
+        No partition holds a row, or partitions differ in width.
     RuntimeError
         A partition's worker died more often than the scheduler allows (Dask's
         ``distributed.scheduler.allowed-failures``, 3 by default; each loss re-runs the task elsewhere).
@@ -153,7 +155,10 @@ def fit_sketch(sketch: Any, partitions: Any, client: Any = None, *, split_every:
         check_widths(client.gather(widths), parts, "fit_sketch")
     root = level[0]
     try:
-        return root.result()
+        out = root.result()
     finally:
         for f in leaves:
             f.release()
+    if _width(out) is None:  # no partition yielded a row: no sketch was fitted
+        raise ValueError("fit_sketch: no partition holds any row; nothing to sketch.")
+    return out

@@ -556,6 +556,16 @@ def test_comparison_script_argument_errors(argv, message, capsys):
     assert exc.value.code == 2 and message in err and "Traceback" not in err
 
 
+def test_partitions_without_rows_are_an_error_in_both_entry_points(client):
+    """No partition yields a row: fit_mixing raises, and fit_sketch did return an unfitted sketch."""
+    X, y = np.zeros((0, 5)), np.zeros(0)
+    with pytest.raises(ValueError, match=r"^fit_sketch: no partition holds any row; nothing to sketch"):
+        fit_sketch(FrequentDirections(ell=2), [X, X], client)
+    with pytest.raises(ValueError, match=r"^fit_mixing: no partition holds any example"):
+        fit_mixing(OGDRegressor(), [(X, y), (X, y)], client)
+    assert fit_sketch(FrequentDirections(ell=2), [X, np.eye(5)], client).n_seen_ == 5
+
+
 def test_a_file_missing_on_the_worker_says_so(client, tmp_path):
     """A file the client found but a worker does not see (no shared file system): the error names the file and the
     worker, and says that every worker reads the path given on the client (the bare 'No such file or directory'
