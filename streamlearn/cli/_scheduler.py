@@ -86,10 +86,19 @@ def connected(dist, scheduler):
         client = stack.enter_context(dist.connect(scheduler))
     except OSError as exc:  # includes TimeoutError
         raise CLIError(f"could not connect to the Dask scheduler {scheduler!r}: {exc}") from exc
-    with stack:
-        if not client.nthreads():
-            _wait_for_a_worker(client, scheduler)
-        yield client
+    import logging
+
+    # the client's own log records (a lost scheduler, with tracebacks) stay quiet too: the error is reported once,
+    # in one line, by the command
+    previous = logging.root.manager.disable
+    logging.disable(logging.CRITICAL)
+    try:
+        with stack:
+            if not client.nthreads():
+                _wait_for_a_worker(client, scheduler)
+            yield client
+    finally:
+        logging.disable(previous)
 
 
 def _wait_for_a_worker(client, scheduler):

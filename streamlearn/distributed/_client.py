@@ -266,14 +266,36 @@ def resolve_client(client):
     return client
 
 
+@contextlib.contextmanager
+def scheduler_kept(what):
+    """Run the body (calls that wait on the scheduler); the scheduler lost meanwhile (the client cancels its
+    futures, or its connection closes) is a RuntimeError naming ``what``, as a worker lost for good is, instead of
+    Dask's FuturesCancelledError or CommClosedError (which the command line would show as a traceback, or as an
+    error of its standard output)."""
+    from concurrent.futures import CancelledError
+
+    from distributed.comm.core import CommClosedError
+
+    try:
+        yield
+    except (CancelledError, CommClosedError) as exc:
+        said = [line.removeprefix("Message: ") for line in str(exc).splitlines() if line.startswith("Message: ")]
+        said = [line.rstrip(".") for line in said if line not in ("", "None")]
+        reason = f" ({said[0]})" if said else ""
+        raise RuntimeError(
+            f"{what} stopped: the connection to the Dask scheduler was lost{reason}; nothing was returned."
+        ) from exc
+
+
 def collect(futures, parts, what, *, gather=True):
     """Wait for one future per partition; the results in order, or a clear error naming the partition.
 
     A task whose worker died more often than the scheduler's ``allowed-failures`` raises
-    ``KilledWorker``: reported as RuntimeError (no partial model is ever returned). Any other exception
-    from the task is re-raised as is, with a note naming the partition.
+    ``KilledWorker``: reported as RuntimeError (no partial model is ever returned), as is a scheduler lost
+    meanwhile. Any other exception from the task is re-raised as is, with a note naming the partition.
     """
-    distributed.wait(futures)
+    with scheduler_kept(what):
+        distributed.wait(futures)
     for k, fut in enumerate(futures):
         if fut.status == "error":
             exc = fut.exception()
@@ -282,7 +304,8 @@ def collect(futures, parts, what, *, gather=True):
             raise_for_partition(exc, k, parts[k], what)
     if not gather or not futures:
         return None
-    return futures[0].client.gather(futures)
+    with scheduler_kept(what):
+        return futures[0].client.gather(futures)
 
 
 def raise_for_partition(exc, k, part, what):

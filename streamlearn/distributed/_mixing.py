@@ -13,7 +13,7 @@ from .._typing import ArrayLike, RandomStateLike
 from .._validation import check_rng, label_kind, label_text, labels_of_one_kind, labels_text, validate_params
 from ..base import OnlineClassifierMixin
 from ._adapters import mixer_for, supported_learners
-from ._client import collect, resolve_client
+from ._client import collect, resolve_client, scheduler_kept
 from ._tasks import blas_limits, check_partitions, check_widths, data_futures
 
 __all__ = ["fit_mixing", "supported_learners"]
@@ -217,7 +217,8 @@ def fit_mixing(
         The learner cannot be mixed; the message lists the supported ones.
     RuntimeError
         A partition's worker died more often than the scheduler allows (Dask retries the task of a lost
-        worker up to ``distributed.scheduler.allowed-failures`` times, 3 by default). No model is returned.
+        worker up to ``distributed.scheduler.allowed-failures`` times, 3 by default), or the client lost its
+        connection to the scheduler. No model is returned.
 
     Examples
     --------
@@ -259,7 +260,8 @@ def fit_mixing(
     history: list[dict[str, Any]] = []
     for r in range(rounds):
         t0 = time.perf_counter()
-        start = client.scatter(model, broadcast=True) if model is not None else None
+        with scheduler_kept(f"fit_mixing (round {r + 1} of {rounds})"):
+            start = client.scatter(model, broadcast=True) if model is not None else None
         seeds = [None] * len(parts) if rng is None else [int(s) for s in rng.integers(0, 2**63 - 1, len(parts))]
         futs = [
             client.submit(

@@ -8,7 +8,7 @@ from typing import Any
 from sklearn.base import clone
 
 from .._validation import validate_params
-from ._client import collect, resolve_client
+from ._client import collect, resolve_client, scheduler_kept
 from ._tasks import blas_limits, check_partitions, check_widths, data_futures
 
 __all__ = ["fit_sketch"]
@@ -86,8 +86,8 @@ def fit_sketch(sketch: Any, partitions: Any, client: Any = None, *, split_every:
         No partition holds a row, or partitions differ in width.
     RuntimeError
         A partition's worker died more often than the scheduler allows (Dask's
-        ``distributed.scheduler.allowed-failures``, 3 by default; each loss re-runs the task elsewhere).
-        No partial sketch is returned.
+        ``distributed.scheduler.allowed-failures``, 3 by default; each loss re-runs the task elsewhere), or the
+        client lost its connection to the scheduler. No partial sketch is returned.
 
     Examples
     --------
@@ -152,10 +152,13 @@ def fit_sketch(sketch: Any, partitions: Any, client: Any = None, *, split_every:
         widths = [
             client.submit(_width, f, pure=False, key=f"streamlearn-width-{tag}-{k}") for k, f in enumerate(leaves)
         ]
-        check_widths(client.gather(widths), parts, "fit_sketch")
+        with scheduler_kept("fit_sketch"):
+            widths = client.gather(widths)
+        check_widths(widths, parts, "fit_sketch")
     root = level[0]
     try:
-        out = root.result()
+        with scheduler_kept("fit_sketch"):
+            out = root.result()
     finally:
         for f in leaves:
             f.release()

@@ -240,6 +240,42 @@ def test_a_scheduler_without_workers_is_named_after_the_connect_timeout(parts):
             assert f"the Dask scheduler {address!r} has no worker: none joined within 1 s" in res.stderr
 
 
+_DYING_CLUSTER = """
+import os, sys, time
+from distributed import LocalCluster
+
+cluster = LocalCluster(n_workers=1, threads_per_worker=1, processes=False, protocol="tcp", dashboard_address=":0")
+print(cluster.scheduler_address, flush=True)
+while len(cluster.scheduler.clients) < 2:  # its own client, then the command's
+    time.sleep(0.05)
+time.sleep(float(sys.argv[1]))  # the command is mixing
+os._exit(0)  # the scheduler and its worker are gone at once
+"""
+
+
+def test_a_scheduler_lost_mid_run_is_one_line(parts, tmp_path):
+    """The scheduler's process dies while the command mixes: one line naming the lost connection, exit 2 (Dask's
+    FuturesCancelledError was a traceback, after the client's own log records of the lost scheduler)."""
+    from tests.cli._subprocess import ENV, one_line_error
+
+    pytest.importorskip("distributed")
+    script = tmp_path / "cluster.py"
+    script.write_text(_DYING_CLUSTER)
+    env = {**ENV, "DASK_DISTRIBUTED__COMM__TIMEOUTS__CONNECT": "2s"}
+    cluster = subprocess.Popen([sys.executable, str(script), "2"], stdout=subprocess.PIPE, text=True, env=env)
+    try:
+        address = cluster.stdout.readline().strip()
+        argv = [sys.executable, "-m", "streamlearn", "train", *parts[:2], "-l", "pa1", "--rounds", "100000"]
+        res = subprocess.run([*argv, "--scheduler", address], capture_output=True, text=True, timeout=120, env=env)
+    finally:
+        cluster.kill()
+        cluster.wait()
+    assert res.returncode == 2 and one_line_error(res.stderr), res.stderr
+    assert (
+        "stopped: the connection to the Dask scheduler was lost" in res.stderr and "nothing was returned" in res.stderr
+    )
+
+
 def test_worker_errors_of_a_local_cluster_are_one_line(tmp_path):
     """A partition that fails on its worker (read there: --n-features and --zero-based skip the scan here) is
     one error line: no log record of the worker process, no warning about a busy HTTP port."""

@@ -566,6 +566,30 @@ def test_partitions_without_rows_are_an_error_in_both_entry_points(client):
     assert fit_sketch(FrequentDirections(ell=2), [X, np.eye(5)], client).n_seen_ == 5
 
 
+def test_a_lost_scheduler_is_a_runtime_error_naming_the_step():
+    """The scheduler goes away under a client: fit_mixing and fit_sketch raise RuntimeError naming the step (as for
+    a worker lost for good), not Dask's FuturesCancelledError."""
+    from distributed import Client, LocalCluster
+
+    X, y = np.eye(4), np.array([1.0, -1.0, 1.0, -1.0])
+    with dask.config.set({"distributed.comm.timeouts.connect": "1s"}):
+        for run, step in (
+            (lambda c: fit_mixing(PassiveAggressiveClassifier(), [(X, y)], c), r"fit_mixing \(reading the labels\)"),
+            (lambda c: fit_sketch(FrequentDirections(ell=2), [X, X], c), "fit_sketch"),
+        ):
+            cluster = LocalCluster(n_workers=1, processes=False, protocol="tcp", dashboard_address=":0")
+            client = Client(cluster.scheduler_address)
+            try:
+                cluster.close()
+                with pytest.raises(
+                    RuntimeError, match=rf"^{step} stopped: the connection to the Dask scheduler was lost"
+                ):
+                    run(client)
+            finally:
+                client.close()
+                cluster.close()
+
+
 def test_a_file_missing_on_the_worker_says_so(client, tmp_path):
     """A file the client found but a worker does not see (no shared file system): the error names the file and the
     worker, and says that every worker reads the path given on the client (the bare 'No such file or directory'
