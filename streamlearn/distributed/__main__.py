@@ -64,7 +64,10 @@ def main(argv=None):
         for name, learner in learners.items():
             seq = clone(learner).partial_fit(X, y, classes=[-1, 1]).score(X_test, y_test)
             t0 = time.perf_counter()
-            mixed = fit_mixing(learner, parts, client, rounds=args.rounds, classes=[-1, 1])
+            try:
+                mixed = fit_mixing(learner, parts, client, rounds=args.rounds, classes=[-1, 1])
+            except RuntimeError as exc:  # a worker lost for good, or the scheduler
+                ap.error(str(exc))
             secs = time.perf_counter() - t0
             acc = mixed.score(X_test, y_test)
             rounds = ", ".join(f"{h['seconds']:.2f}" for h in mixed.mixing_history_)

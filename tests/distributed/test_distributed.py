@@ -609,6 +609,24 @@ def test_a_file_missing_on_the_worker_says_so(client, tmp_path):
         next(parts[1].load())
 
 
+def test_comparison_script_reports_a_lost_cluster_in_one_line(monkeypatch, capsys):
+    """fit_mixing's RuntimeError (a worker lost for good, or the scheduler) is the script's one-line usage error."""
+    import contextlib
+
+    import streamlearn.distributed as dist
+    from streamlearn.distributed.__main__ import main as compare
+
+    def lost(*args, **kwargs):
+        raise RuntimeError("fit_mixing (round 1 of 1) stopped: the connection to the Dask scheduler was lost")
+
+    monkeypatch.setattr(dist, "connect", lambda scheduler: contextlib.nullcontext(None))
+    monkeypatch.setattr(dist, "fit_mixing", lost)
+    with pytest.raises(SystemExit) as exc:
+        compare(["--rounds", "1", "--scheduler", "tcp://127.0.0.1:8786"])
+    err = capsys.readouterr().err
+    assert exc.value.code == 2 and "error: fit_mixing (round 1 of 1) stopped" in err and "Traceback" not in err
+
+
 def test_a_label_outside_the_classes_is_named_by_file_and_line(tmp_path):
     """A partition holding a label that is not one of fit_mixing's classes (on the command line, those of the
     first chunk of the first file): the error names the file and the line of the example, in stored order and
