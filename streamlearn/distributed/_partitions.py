@@ -382,13 +382,23 @@ def _dask_array_partitions(source, n_features, chunk_size):
                 f"as_partitions: the dask array y has {y.shape[0]} labels and X {X.shape[0]} rows; expected one "
                 "label per row of X."
             )
-        y = y.rechunk((X.chunks[0],))
+        if _same_blocks(y.chunks[0], X.chunks[0]):
+            pass  # (blocks of unknown size, e.g. both cut by the same mask, are paired as they are)
+        elif np.isnan(X.chunks[0]).any() or np.isnan(y.chunks[0]).any():
+            raise ValueError(
+                "as_partitions: the dask arrays X and y have blocks of unknown size (e.g. after boolean indexing) that "
+                "do not pair up; call compute_chunk_sizes() on them first."
+            )
+        else:
+            y = y.rechunk((X.chunks[0],))
         yb = y.to_delayed().ravel()
     import dask
 
     parts = []
     for k, xd in enumerate(xb):
         pair = dask.delayed(tuple)([xd, yb[k]]) if y is not None else xd
+        rows = X.chunks[0][k]
+        known = not np.isnan(rows)
         parts.append(
             Partition(
                 "delayed",
@@ -396,8 +406,13 @@ def _dask_array_partitions(source, n_features, chunk_size):
                 index=k,
                 n_features=n_features or X.shape[1],
                 chunk_size=chunk_size,
-                n_rows=int(X.chunks[0][k]),
-                name=f"dask.array block {k} ({X.chunks[0][k]} rows)",
+                n_rows=int(rows) if known else None,
+                name=f"dask.array block {k}" + (f" ({rows} rows)" if known else ""),
             )
         )
     return parts
+
+
+def _same_blocks(a, b):
+    """Whether two tuples of block lengths are the same (an unknown length, NaN, matching an unknown one)."""
+    return len(a) == len(b) and all(p == q or (np.isnan(p) and np.isnan(q)) for p, q in zip(a, b))

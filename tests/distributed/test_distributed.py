@@ -590,6 +590,27 @@ def test_a_lost_scheduler_is_a_runtime_error_naming_the_step():
                 cluster.close()
 
 
+def test_dask_arrays_with_blocks_of_unknown_size(client):
+    """X and y cut by the same mask (blocks of unknown size) are one partition per block, as the blocks' arrays are
+    (as_partitions said 'cannot convert float NaN to integer'); X and y whose blocks cannot be paired are named."""
+    import dask.array as da
+
+    rng = np.random.default_rng(0)
+    X = rng.standard_normal((30, 4))
+    y = np.where(X[:, 0] > 0, 1.0, -1.0)
+    Xd, yd = da.from_array(X, chunks=(10, 4)), da.from_array(y, chunks=10)
+    keep = X[:, 1] > 0
+    parts = as_partitions((Xd[Xd[:, 1] > 0], yd[Xd[:, 1] > 0]))
+    assert [p.n_rows for p in parts] == [None] * 3 and parts[0].describe() == "dask.array block 0"
+    blocks = [(X[a : a + 10][keep[a : a + 10]], y[a : a + 10][keep[a : a + 10]]) for a in (0, 10, 20)]
+    got = fit_mixing(PassiveAggressiveClassifier(), parts, client, rounds=2, classes=[-1, 1])
+    want = fit_mixing(PassiveAggressiveClassifier(), blocks, client, rounds=2, classes=[-1, 1])
+    assert got.t_ == want.t_ == 2 * int(keep.sum())
+    np.testing.assert_array_equal(got.coef_, want.coef_)
+    with pytest.raises(ValueError, match=r"^as_partitions: the dask arrays X and y have blocks of unknown size"):
+        as_partitions((Xd, yd[yd > 0]))
+
+
 def test_a_file_missing_on_the_worker_says_so(client, tmp_path):
     """A file the client found but a worker does not see (no shared file system): the error names the file and the
     worker, and says that every worker reads the path given on the client (the bare 'No such file or directory'
