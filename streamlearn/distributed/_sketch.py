@@ -114,7 +114,7 @@ def fit_sketch(sketch: Any, partitions: Any, client: Any = None, *, split_every:
         )
     if not isinstance(split_every, numbers.Integral) or isinstance(split_every, bool) or split_every < 2:
         raise ValueError(f"split_every must be an int >= 2; got {split_every!r}.")
-    if hasattr(sketch, "_parameter_constraints"):  # streamlearn's sketches: here, once, not on every worker
+    if type(sketch).__module__.startswith("streamlearn."):  # its parameters: here, once, not on every worker
         validate_params(sketch)
     parts = check_partitions(partitions)
     if len(parts) > 1:
