@@ -311,6 +311,7 @@ def _warm_up_worker(groups, few, state, lock):
     import signal
 
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # the parent handles Ctrl-C and stops its workers
+    signal.signal(signal.SIGTERM, signal.SIG_DFL)  # how the parent stops it: no Ctrl-C-like unwinding here
     for i in reversed(range(len(groups))):
         if _claim(state, lock, i, _WORKER):
             # on an error the parent runs this learner itself and reports it
