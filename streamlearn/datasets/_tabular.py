@@ -295,7 +295,9 @@ def _numeric_values(arr, column):
         arr = arr.dictionary_decode()
     if not pa.types.is_float64(arr.type):
         try:
-            arr = arr.cast(pa.float64())
+            # an integer beyond 2**53 rounds to the nearest float, as the same number read from a CSV file or a
+            # dict row does (a checked cast refuses it)
+            arr = arr.cast(pa.float64(), safe=not pa.types.is_integer(arr.type))
         except (pa.ArrowInvalid, pa.ArrowNotImplementedError) as exc:
             raise _BatchError(None, column, f"cannot read as a number ({exc}).") from None
     values = arr.to_numpy(zero_copy_only=False)  # nulls become NaN

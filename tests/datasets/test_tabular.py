@@ -694,6 +694,19 @@ def test_parquet_errors_count_rows(tmp_path):
         list(iter_parquet(path, label="y"))
 
 
+def test_parquet_integers_beyond_2_53_read_as_in_a_csv_file(tmp_path):
+    # an int64 column of large values (ids, nanosecond times) is read rounded to the nearest float, as the same
+    # text of a CSV file is (the checked cast refused it: "Integer value ... not in range")
+    big = 2**60 + 1
+    path, csv = tmp_path / "p.parquet", tmp_path / "p.csv"
+    pq.write_table(pa.table({"y": [1.0, 0.0], "x": pa.array([big, 3], pa.int64())}), path)
+    csv.write_text(f"y,x\n1,{big}\n0,3\n")
+    Xp, _ = _concat(iter_parquet(path, label="y", bits=10))
+    Xc, _ = _concat(iter_csv(csv, label="y", bits=10))
+    _dense_equal(Xp, Xc)
+    assert sorted(Xp.data) == [3.0, float(big)]
+
+
 def test_chunk_size_and_bits_refuse_a_bool(tmp_path):
     """True is an int to Python but neither a chunk size nor a number of bits."""
     pytest.importorskip("pyarrow")
