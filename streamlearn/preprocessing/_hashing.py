@@ -184,7 +184,7 @@ class DictHasher(TransformerMixin, BaseEstimator):
         """
         self._setup()
         if _is_dataframe(X) or _is_arrow(X):
-            return self._transform_table(X)
+            return _finite(self._transform_table(X))
         if isinstance(X, dict):
             raise TypeError("DictHasher.transform takes a sequence of dict rows; for one row use transform_one.")
         if not hasattr(X, "__iter__"):
@@ -192,7 +192,7 @@ class DictHasher(TransformerMixin, BaseEstimator):
                 f"DictHasher.transform takes a sequence of dict rows, a pandas DataFrame or a pyarrow Table; "
                 f"got {type(X).__name__}."
             )
-        return self._transform_dicts(X)
+        return _finite(self._transform_dicts(X))
 
     def _transform_dicts(self, rows):
         from .._kernels.hashing import hash_strings
@@ -308,6 +308,7 @@ class DictHasher(TransformerMixin, BaseEstimator):
     def _transform_table(self, X):
         from ..datasets._tabular import (
             TEXT,
+            _BatchError,
             _Plan,
             arrow_kind,
             hash_batch,
@@ -321,7 +322,9 @@ class DictHasher(TransformerMixin, BaseEstimator):
                 return self._transform_dicts(X.to_dict("records"))
             try:
                 X = pa.Table.from_pandas(X, preserve_index=False)
-            except (pa.ArrowInvalid, pa.ArrowTypeError):  # mixed Python types in an object column
+            except (pa.ArrowInvalid, pa.ArrowTypeError, pa.ArrowNotImplementedError, OverflowError):
+                # mixed Python types or ints beyond 64 bits in an object column, complex numbers: the dict rows
+                # say which row and key
                 return self._transform_dicts(X.to_dict("records"))
         names = [str(c) for c in X.schema.names]
         kinds = {}
@@ -348,8 +351,27 @@ class DictHasher(TransformerMixin, BaseEstimator):
             _strings(self.keep_namespaces, "keep_namespaces"),
         )
         cols = {name: X.column(i) for i, name in enumerate(names) if name in kinds}
-        hashes, values = hash_batch(cols, X.num_rows, plan)
+        try:
+            hashes, values = hash_batch(cols, X.num_rows, plan)
+        except _BatchError as exc:  # the readers' error of a batch, here one line naming the row and column
+            where = f"row {exc.row}, column {exc.column!r}" if exc.row is not None else f"column {exc.column!r}"
+            raise ValueError(f"{where}: {exc.reason}") from None
         return hashes_to_csr(hashes, values, plan)
+
+
+def _finite(X):
+    """``X`` (hashed rows) when every value is finite; else a one-line ``ValueError`` naming the first row whose
+    value overflowed: from finite features, only a product of crossed features or a sum of values hashed to one
+    bucket can."""
+    if np.isfinite(X.data).all():
+        return X
+    p = int(np.flatnonzero(~np.isfinite(X.data))[0])
+    row = int(np.searchsorted(X.indptr, p, side="right")) - 1
+    raise ValueError(
+        f"row {row}: hashed column {int(X.indices[p])} is {X.data[p]}: the product of crossed features "
+        "(quadratic/cubic) or the sum of the values hashed to one bucket overflows; expected feature values small "
+        "enough to multiply and add (scale them down)."
+    )
 
 
 def _number_text(value):

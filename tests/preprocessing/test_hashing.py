@@ -149,6 +149,43 @@ def test_bad_rows_are_one_line_errors():
         DictHasher(keep_namespaces=3).fit()
 
 
+def test_overflowing_crossed_or_summed_features_are_one_line_errors_not_infinities():
+    # finite features whose product (quadratic / cubic) or bucket sum is beyond the float range gave inf silently
+    message = r"row 1: hashed column \d+ is inf: the product of crossed features \(quadratic/cubic\) or the sum"
+    rows = [{"a": 1.0, "b": 2.0}, {"a": 1e200, "b": 1e200}]
+    with pytest.raises(ValueError, match=message):
+        DictHasher(bits=10, quadratic=["::"]).transform(rows)
+    with pytest.raises(ValueError, match=message):
+        DictHasher(bits=10, cubic=["aaa"]).transform([{"a": 2.0}, {"a": 1e110}])
+    with pytest.raises(ValueError, match=message):
+        DictHasher(bits=1).transform([{"a": 1.0}, {f"k{i}": 1.7e308 for i in range(8)}])
+    pd = pytest.importorskip("pandas")
+    pytest.importorskip("pyarrow")
+    with pytest.raises(ValueError, match=message):
+        DictHasher(bits=10, quadratic=["::"]).transform(pd.DataFrame(rows))
+    assert np.isfinite(DictHasher(bits=10, quadratic=["::"]).transform(rows[:1]).data).all()
+
+
+def test_dataframe_values_the_table_path_refuses_are_one_line_errors_or_read_as_dict_rows():
+    pd = pytest.importorskip("pandas")
+    pytest.importorskip("pyarrow")
+    hasher = DictHasher(bits=12)
+    # was the readers' internal _BatchError: (1, 'x', 'value inf is not finite.')
+    with pytest.raises(ValueError) as err:
+        hasher.transform(pd.DataFrame({"x": [1.0, float("inf")]}))
+    assert str(err.value) == "row 1, column 'x': value inf is not finite."
+    # was pyarrow's ArrowNotImplementedError (complex128) and OverflowError (an int beyond 64 bits)
+    with pytest.raises(TypeError, match="row 0, key 'x': complex values are not features"):
+        hasher.transform(pd.DataFrame({"x": [1 + 2j, 2.0]}))
+    for column in (
+        np.array([10**20, 1], dtype=object),
+        np.array([2**60 + 1, 1], dtype=np.int64),  # was _BatchError: Integer value ... not in range
+        np.array([2**63 + 5, 1], dtype=np.uint64),
+    ):
+        df = pd.DataFrame({"x": column})
+        _same(hasher.transform(df), hasher.transform(df.to_dict("records")))
+
+
 def test_learn_one_predict_one_match_partial_fit_on_hashed_rows(tmp_path):
     from streamlearn.linear_model import FTRLProximalClassifier
 
