@@ -512,17 +512,28 @@ class LogisticProbaMixin:
         one-vs-rest sigmoids (K > 2 classes)."""
         check_is_fitted(self)
         scores = self.decision_function(X)
-        p = 0.5 * (1.0 + np.tanh(0.5 * scores))  # stable sigmoid
         if scores.ndim == 1:
+            p = 0.5 * (1.0 + np.tanh(0.5 * scores))  # stable sigmoid
             return np.column_stack([1.0 - p, p])
-        p = np.clip(p, 1e-300, None)
-        return p / p.sum(axis=1, keepdims=True)
+        return np.exp(_log_proba(scores))
 
     @available_if(_has_proba)
     def predict_log_proba(self, X: MatrixLike) -> FloatArray:
-        """Logarithm of ``predict_proba``."""
-        with np.errstate(divide="ignore"):
-            return np.log(self.predict_proba(X))
+        """Logarithm of ``predict_proba``, computed from the scores (log-sigmoids): finite where a probability
+        rounds to 0 (a score beyond about 37 in size), as the logarithm of the rounded probability is not."""
+        check_is_fitted(self)
+        return _log_proba(self.decision_function(X))
+
+
+def _log_proba(scores):
+    """The logarithms of the probabilities of :class:`LogisticProbaMixin` from the scores: log-sigmoids (stable at
+    both ends), normalised in logs for K > 2 classes, so that a row whose sigmoids all round to 0 still ranks
+    its classes as its scores do (not a uniform row, which disagreed with ``predict``)."""
+    log_p = -np.logaddexp(0.0, -scores)  # log sigmoid(s)
+    if scores.ndim == 1:
+        return np.column_stack([-np.logaddexp(0.0, scores), log_p])  # log(1 - sigmoid(s)) = log sigmoid(-s)
+    top = log_p.max(axis=1, keepdims=True)  # log_p - log(sum(exp(log_p))), without overflow or underflow
+    return log_p - (top + np.log(np.exp(log_p - top).sum(axis=1, keepdims=True)))
 
 
 class OnlineRegressorMixin(RegressorMixin):

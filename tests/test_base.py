@@ -5,6 +5,7 @@ import re
 import numpy as np
 import pytest
 
+from streamlearn.base import LogisticProbaMixin
 from streamlearn.learners import LEARNERS, make_learner
 
 CLASSIFIERS = sorted(name for name, spec in LEARNERS.items() if spec.task == "classification")
@@ -43,3 +44,48 @@ def test_object_labels_of_one_kind_are_learnt_as_before():
     assert clf.classes_.tolist() == ["a", "b"]
     ref = make_learner("ogd", {"random_state": 0}).fit(X, strings.astype(str))
     np.testing.assert_array_equal(clf.decision_function(X), ref.decision_function(X))
+
+
+PROBA = [name for name in CLASSIFIERS if hasattr(make_learner(name), "predict_proba")]
+
+
+@pytest.mark.parametrize("name", PROBA)
+@pytest.mark.parametrize("n_classes", [2, 3])
+def test_predict_log_proba_is_finite_where_a_probability_rounds_to_0(name, n_classes):
+    # before: log(predict_proba), -inf once a score was beyond about 37 in size
+    y = np.arange(12) % n_classes
+    clf = make_learner(name).fit(X, y)
+    np.testing.assert_allclose(clf.predict_log_proba(X), np.log(clf.predict_proba(X)), rtol=1e-12, atol=1e-12)
+    far = X * 1e6
+    assert np.all(np.abs(clf.decision_function(far)) > 40), "the scores must be far enough for 0 probabilities"
+    log_p = clf.predict_log_proba(far)
+    assert np.isfinite(log_p).all()
+    np.testing.assert_allclose(np.exp(log_p), clf.predict_proba(far), atol=1e-300)
+
+
+class _GivenScores(LogisticProbaMixin):
+    """The mixin on scores given as X."""
+
+    loss = "logistic"
+
+    def fit(self):
+        return self
+
+    def __sklearn_is_fitted__(self):
+        return True
+
+    def decision_function(self, X):
+        return np.asarray(X, dtype=float)
+
+
+def test_probabilities_of_a_row_whose_sigmoids_all_round_to_0_rank_its_classes_as_its_scores_do():
+    # before: every one-vs-rest sigmoid clipped to 1e-300, so the probabilities 1/3, 1/3, 1/3 (and their logs)
+    # whatever the scores; predict (the largest score) says class 0
+    scores = np.array([[-1000.0, -1010.0, -2000.0], [1.0, -1.0, 0.0]])
+    proba, log_p = _GivenScores().predict_proba(scores), _GivenScores().predict_log_proba(scores)
+    norm = np.log1p(np.exp(-10.0))
+    np.testing.assert_allclose(log_p[0], [-norm, -10 - norm, -1000 - norm], rtol=1e-12, atol=1e-12)
+    np.testing.assert_allclose(proba, np.exp(log_p), rtol=1e-12)
+    sigmoids = 1 / (1 + np.exp(-scores[1]))
+    np.testing.assert_allclose(proba[1], sigmoids / sigmoids.sum(), rtol=1e-12)
+    np.testing.assert_allclose(_GivenScores().predict_log_proba(np.array([800.0, -800.0])), [[-800, 0], [0, -800]])
