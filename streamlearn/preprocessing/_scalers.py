@@ -88,6 +88,7 @@ class _OnlineScaler(PersistMixin, OneToOneFeatureMixin, TransformerMixin, BaseEs
         if first:
             self.n_samples_seen_ = 0
             self._allocate(X.shape[1])
+            self._first_input(X)
         if sp.issparse(X):
             out = X.copy() if write else X
             self._run(
@@ -107,6 +108,9 @@ class _OnlineScaler(PersistMixin, OneToOneFeatureMixin, TransformerMixin, BaseEs
         indptr = np.arange(0, n * d + 1, d, dtype=np.int64) if d else np.zeros(n + 1, np.int64)
         self._run(dict(indptr=indptr, cols=_NO_COLS, data=flat, write=write, out=out, learn=_learn_mask(learn, n)))
         return out.reshape(n, d) if write else X
+
+    def _first_input(self, X):
+        """Record what the transform depends on in the first ``X`` (checked): nothing here."""
 
     def fit(self, X: MatrixLike, y: Any = None) -> Self:
         """Reset, then learn the statistics of ``X``. Returns ``self``."""
@@ -134,7 +138,7 @@ class _OnlineScaler(PersistMixin, OneToOneFeatureMixin, TransformerMixin, BaseEs
         """Scale ``X`` with the current statistics (they do not change)."""
         check_is_fitted(self)
         X = self._check(X, reset=False)
-        scale, offset = self._scale_offset()
+        scale, offset = self._scale_offset(sp.issparse(X))
         scale = np.where(scale > 0, scale, np.inf)  # a feature without a scale gives 0, as in the stream
         with np.errstate(over="ignore"):  # a value too large for its column's scale is refused just below
             if sp.issparse(X):
@@ -206,7 +210,7 @@ class MaxAbsScaler(_OnlineScaler):
         check_is_fitted(self, "max_abs_")
         return np.where(self.max_abs_ > 0, self.max_abs_, 1.0)
 
-    def _scale_offset(self):
+    def _scale_offset(self, sparse):
         return self.max_abs_, None
 
 
@@ -214,8 +218,10 @@ class StandardScaler(_OnlineScaler):
     """Standardise features online: ``(x - mean) / std`` with running means and variances.
 
     Sparse input is never centred (that would fill it in): it is only divided by the standard deviation
-    (computed with its zeros). Statistics are exact running moments, per column: sums of the deviations from
-    the column's first non-zero value and of their squares (the shifted-data sums of Chan, Golub & LeVeque,
+    (computed with its zeros). So that a row is scaled the same whatever its container, a scaler whose first
+    rows were sparse centres no rows, and one that centred its first (dense) rows refuses sparse ones.
+    Statistics are exact running moments, per column: sums of the deviations from the column's first non-zero
+    value and of their squares (the shifted-data sums of Chan, Golub & LeVeque,
     "Algorithms for Computing the Sample Variance: Analysis and Recommendations", The American Statistician,
     1983), so that columns far from 0 lose no precision; O(nnz) per row. Used in a stream
     (``partial_fit_transform``, or inside :class:`~streamlearn.preprocessing.StreamPipeline`), each row is
@@ -225,7 +231,7 @@ class StandardScaler(_OnlineScaler):
     Parameters
     ----------
     with_mean : bool, default=True
-        Centre dense input.
+        Centre the rows, when the first rows fitted are dense (see above).
     with_std : bool, default=True
         Divide by the standard deviation (1 for a constant column).
 
@@ -264,8 +270,27 @@ class StandardScaler(_OnlineScaler):
         the deviations from the first values."""
         return dict(shift=self._state_shift, count=self._state_count, s1=self._state_s1, s2=self._state_s2)
 
+    def _first_input(self, X):
+        self._state_sparse = bool(sp.issparse(X))
+
+    def _centres(self, sparse):
+        """Whether rows are centred: with ``with_mean``, when the first rows were dense (a scaler saved before
+        this was recorded: when these rows are dense)."""
+        first = getattr(self, "_state_sparse", None)
+        return bool(self.with_mean) and not (sparse if first is None else first)
+
+    def _check(self, X, reset):
+        X = super()._check(X, reset)
+        if sp.issparse(X) and self.with_mean and getattr(self, "_state_sparse", None) is False:
+            raise ValueError(
+                "X is sparse, but this StandardScaler centres its rows (with_mean=True, first fitted on dense rows) "
+                "and sparse rows are never centred (that would fill them in): pass X dense, as the rows it was "
+                "fitted on, or use StandardScaler(with_mean=False)."
+            )
+        return X
+
     def _run(self, rows):
-        center = bool(self.with_mean) and rows["cols"].shape[0] == 0  # dense rows only
+        center = self._centres(sparse=rows["cols"] is not _NO_COLS)
         self.n_samples_seen_ = int(
             _k.standard_transform_update(
                 **rows,
@@ -297,6 +322,6 @@ class StandardScaler(_OnlineScaler):
         var = self._moments()[1]
         return np.where(var > 0, np.sqrt(var), 1.0) if self.with_std else np.ones_like(var)
 
-    def _scale_offset(self):
+    def _scale_offset(self, sparse):
         mean, var = self._moments()
-        return (np.sqrt(var) if self.with_std else np.ones_like(var)), (mean if self.with_mean else None)
+        return (np.sqrt(var) if self.with_std else np.ones_like(var)), (mean if self._centres(sparse) else None)

@@ -1,6 +1,7 @@
 """Online scalers and the stream pipeline: kernel twins, no look-ahead, chunking, persistence, checks."""
 
 import os
+import re
 import zlib
 
 import numpy as np
@@ -243,3 +244,37 @@ def test_a_value_that_overflows_once_scaled_is_one_line_and_changes_nothing():
             ):
                 call()
     assert all(np.array_equal(before[k], getattr(m.scaler_, k)) for k in before)
+
+
+def test_a_row_is_scaled_the_same_dense_or_sparse(tmp_path):
+    # before: dense rows were centred and the same rows as CSR were not, so a pipeline trained on dense rows
+    # scored CSR ones (or the reverse) on shifted features: accuracy 0.975 on dense rows, 0.465 on the same as CSR
+    X = _data("dense")
+    y = (X[:, 3] > np.median(X[:, 3])).astype(int)
+    message = "X is sparse, but this StandardScaler centres its rows (with_mean=True, first fitted on dense rows)"
+    dense_first = StandardScaler().partial_fit(X[:30])
+    for call in (dense_first.transform, dense_first.partial_fit, dense_first.partial_fit_transform):
+        with pytest.raises(ValueError, match=re.escape(message)):
+            call(sp.csr_matrix(X))
+    assert dense_first.n_samples_seen_ == 30
+    pipe = make_stream_pipeline(StandardScaler(), OGDClassifier()).partial_fit(X, y, classes=[0, 1])
+    with pytest.raises(ValueError, match=re.escape(message)):
+        pipe.predict(sp.csr_matrix(X))
+    # first fitted on sparse rows: no row is centred, dense ones included, in the stream and in transform
+    sparse_first = StandardScaler().partial_fit(sp.csr_matrix(X[:30]))
+    np.testing.assert_array_equal(sparse_first.transform(X), sparse_first.transform(sp.csr_matrix(X)).toarray())
+    stream = StandardScaler()
+    mixed = [stream.partial_fit_transform(sp.csr_matrix(X[:30])).toarray(), stream.partial_fit_transform(X[30:])]
+    np.testing.assert_allclose(np.vstack(mixed), naive_standard_stream(X, center=False), rtol=1e-9, atol=1e-9)
+    path = os.path.join(tmp_path, "scaler.slm")
+    sparse_first.save(path)
+    np.testing.assert_array_equal(load(path).transform(X), sparse_first.transform(X))
+    pipe = make_stream_pipeline(StandardScaler(), OGDClassifier()).partial_fit(sp.csr_matrix(X), y, classes=[0, 1])
+    np.testing.assert_array_equal(pipe.decision_function(X), pipe.decision_function(sp.csr_matrix(X)))
+    # with_mean=False centres nothing: either container, whichever came first
+    plain = StandardScaler(with_mean=False).partial_fit(X[:30])
+    np.testing.assert_array_equal(plain.transform(X), plain.transform(sp.csr_matrix(X)).toarray())
+    # a scaler saved before the first container was recorded centres dense rows and takes sparse ones, as it did
+    del dense_first._state_sparse
+    assert sp.issparse(dense_first.transform(sp.csr_matrix(X)))
+    np.testing.assert_allclose(dense_first.transform(X), (X - dense_first.mean_) / dense_first.scale_, rtol=1e-12)
