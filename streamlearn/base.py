@@ -49,7 +49,8 @@ class DictRowMixin:
     The hashing options come from the model's ``input_spec_`` (a model trained by ``streamlearn train`` on a
     CSV file predicts dicts with that file's bits, namespaces and categorical columns), else from
     ``hasher`` on the first ``learn_one`` call (default ``DictHasher(bits=18)``), and are then recorded in
-    ``input_spec_``. Each call hashes one row and runs one ``partial_fit``: about 0.1 ms of Python per
+    ``input_spec_`` (a copy or a loaded model hashes as the model does); a ``hasher`` given on a later call
+    must hash the same way, else it is an error. Each call hashes one row and runs one ``partial_fit``: about 0.1 ms of Python per
     row on a 10-column row, some ten times the per-row cost of ``DictHasher().transform`` plus ``partial_fit``
     on chunks of 1,000 rows; prefer chunks when throughput matters.
 
@@ -111,7 +112,7 @@ class DictRowMixin:
         spec = getattr(self, "input_spec_", None)
         cached = _ROW_HASHERS.get(self)
         if cached is not None and cached[0] is spec:
-            return cached[1]
+            return _same_hashing(self, hasher, cached[1])
         from .preprocessing import DictHasher
 
         if spec is None:
@@ -122,7 +123,8 @@ class DictRowMixin:
                         f"{type(self).__name__} was trained on {n} features without a hashing "
                         "specification; learn_one/predict_one hash dict rows into 2**bits columns."
                     )
-                hasher = DictHasher(bits=n.bit_length() - 1)
+                if hasher is None:
+                    hasher = DictHasher(bits=n.bit_length() - 1)
             hasher = DictHasher() if hasher is None else hasher
             hasher.fit()
             self.input_spec_ = spec = {
@@ -131,37 +133,81 @@ class DictRowMixin:
                 "interactions": list(hasher.quadratic) + list(hasher.cubic),
                 "ignore": list(hasher.ignore_namespaces),
                 "keep": list(hasher.keep_namespaces),
+                # every option that changes the buckets, so that a copy or a loaded model hashes as this one
+                "ignore_columns": sorted(hasher._ignore),
                 "options": {
-                    "namespaces": _namespace_groups(hasher.namespaces),
+                    "namespaces": _groups_from_map(hasher._ns),  # (a group given as one column name: its text)
                     "categorical": sorted(hasher._categorical),
                 },
             }
-        else:
-            if spec.get("format") not in ("csv", "parquet") or spec.get("bits") is None:
-                raise ValueError(
-                    f"{type(self).__name__} was trained on {spec.get('format')} data; learn_one and "
-                    "predict_one hash dict rows as the CSV/Parquet readers do."
-                )
-            opts = spec.get("options") or {}
-            terms = list(spec.get("interactions") or [])
-            hasher = DictHasher(
-                bits=int(spec["bits"]),
-                categorical=tuple(opts.get("categorical", ())),
-                namespaces=_namespace_groups(opts.get("namespaces")),
-                ignore=tuple(spec.get("ignore_columns") or ()),
-                quadratic=[t for t in terms if len(t) == 2],
-                cubic=[t for t in terms if len(t) == 3],
-                ignore_namespaces=list(spec.get("ignore") or []),
-                keep_namespaces=list(spec.get("keep") or []),
+            _ROW_HASHERS[self] = (spec, hasher)
+            return hasher
+        if spec.get("format") not in ("csv", "parquet") or spec.get("bits") is None:
+            raise ValueError(
+                f"{type(self).__name__} was trained on {spec.get('format')} data; learn_one and "
+                "predict_one hash dict rows as the CSV/Parquet readers do."
             )
-            hasher.fit()
-        _ROW_HASHERS[self] = (spec, hasher)
-        return hasher
+        opts = spec.get("options") or {}
+        terms = list(spec.get("interactions") or [])
+        recorded = DictHasher(
+            bits=int(spec["bits"]),
+            categorical=tuple(opts.get("categorical", ())),
+            namespaces=_namespace_groups(opts.get("namespaces")),
+            ignore=tuple(spec.get("ignore_columns") or ()),
+            quadratic=[t for t in terms if len(t) == 2],
+            cubic=[t for t in terms if len(t) == 3],
+            ignore_namespaces=list(spec.get("ignore") or []),
+            keep_namespaces=list(spec.get("keep") or []),
+        )
+        recorded.fit()
+        _ROW_HASHERS[self] = (spec, recorded)
+        return _same_hashing(self, hasher, recorded)
+
+
+def _hashing(hasher):
+    """What decides the buckets of a (fitted) DictHasher, each option in one canonical order."""
+    return {
+        "bits": int(hasher.bits),
+        "namespaces": _groups_from_map(dict(sorted(hasher._ns.items()))),
+        "categorical": sorted(hasher._categorical),
+        "ignore": sorted(hasher._ignore),
+        "quadratic": sorted(hasher.quadratic),
+        "cubic": sorted(hasher.cubic),
+        "ignore_namespaces": sorted(hasher.ignore_namespaces),
+        "keep_namespaces": sorted(hasher.keep_namespaces),
+    }
+
+
+def _hashing_text(hashing):
+    """``_hashing``'s options in one line, those left empty out."""
+    return ", ".join(f"{k}={v!r}" for k, v in hashing.items() if v or k == "bits")
+
+
+def _same_hashing(model, hasher, recorded):
+    """``recorded`` (the model's row hasher), after checking that ``hasher`` (given to ``learn_one``, or None)
+    hashes as it does: a different one would silently give other buckets than those the model learnt."""
+    if hasher is not None and hasher is not recorded:
+        hasher.fit()
+        given, learnt = _hashing(hasher), _hashing(recorded)
+        if given != learnt:
+            raise ValueError(
+                f"hasher= hashes dict rows with {_hashing_text(given)}; this {type(model).__name__} learnt them "
+                f"with {_hashing_text(learnt)} (its input_spec_): pass that hasher, or none."
+            )
+    return recorded
 
 
 _ROW_HASHERS: weakref.WeakKeyDictionary = (
     weakref.WeakKeyDictionary()
 )  # estimator -> (its input_spec_, the DictHasher built from it)
+
+
+def _groups_from_map(mapping):
+    """``{column: namespace}`` -> ``{namespace: [columns]}``."""
+    groups: dict = {}
+    for col, ns in mapping.items():
+        groups.setdefault(ns, []).append(col)
+    return groups
 
 
 def _namespace_groups(namespaces):

@@ -210,6 +210,49 @@ def test_learn_one_predict_one_match_partial_fit_on_hashed_rows(tmp_path):
     assert narrow.n_features_in_ == 1024 and narrow.predict_one({"c": "never seen"}) in (0, 1)
 
 
+def test_learn_one_records_every_hashing_option_and_refuses_another_hasher(tmp_path):
+    import pickle
+
+    from streamlearn import load
+    from streamlearn.linear_model import FTRLProximalClassifier
+
+    hasher = DictHasher(bits=12, namespaces={"geo": "country"}, ignore=["id"], quadratic=["ga"])
+    rng = np.random.default_rng(1)
+    rows = [{"id": float(i + 1), "country": str(rng.choice(["FR", "DE"])), "a": float(rng.normal())} for i in range(60)]
+    y = np.array([int((r["country"] == "FR") + r["a"] > 0.5) for r in rows])
+    one = FTRLProximalClassifier()
+    for r, t in zip(rows[:30], y[:30]):
+        one.learn_one(r, t, hasher=hasher)
+    # a copy and a loaded model go on as the model does: the spec lost the ignored column (id became a
+    # feature after loading) and took the group given as one column name for {column: namespace}
+    copied = pickle.loads(pickle.dumps(one))
+    one.save(tmp_path / "m.slm")
+    loaded = load(tmp_path / "m.slm")
+    for r, t in zip(rows[30:], y[30:]):
+        for model in (one, copied, loaded):
+            model.learn_one(r, t)
+    ref = FTRLProximalClassifier().partial_fit(hasher.transform(rows), y, classes=[0, 1])
+    np.testing.assert_allclose(one.coef_, ref.coef_)
+    np.testing.assert_array_equal(copied.coef_, one.coef_)
+    np.testing.assert_array_equal(loaded.coef_, one.coef_)
+    # another hasher on a later call is refused (it was ignored: the rows were hashed with the first one's options)
+    with pytest.raises(ValueError) as err:
+        loaded.learn_one(rows[0], y[0], hasher=DictHasher(bits=12, quadratic=["ga"]))
+    assert str(err.value) == (
+        "hasher= hashes dict rows with bits=12, quadratic=['ga']; this FTRLProximalClassifier learnt them with "
+        "bits=12, namespaces={'geo': ['country']}, ignore=['id'], quadratic=['ga'] (its input_spec_): pass that "
+        "hasher, or none."
+    )
+    same = DictHasher(bits=12, namespaces={"geo": ["country"]}, ignore=("id",), quadratic=("ga",))
+    loaded.learn_one(rows[0], y[0], hasher=same)
+    # a model trained on hashed rows takes the hasher of its first learn_one whole (its options but the
+    # width were dropped: here the quadratic terms)
+    chunk = FTRLProximalClassifier().partial_fit(hasher.transform(rows[:30]), y[:30], classes=[0, 1])
+    for r, t in zip(rows[30:], y[30:]):
+        chunk.learn_one(r, t, hasher=hasher)
+    np.testing.assert_allclose(chunk.coef_, ref.coef_)
+
+
 def test_learn_one_regressor_and_classes():
     from streamlearn.linear_model import FTRLProximalClassifier, OGDRegressor
 
