@@ -398,7 +398,38 @@ def check_2d_real(X, what="X"):
             else ""
         )
         raise ValueError(f"Expected a 2-D {what} (n_samples, n_features); got {got}{hint}.")
+    if kinds & {"U", "S", "O"} and not sp.issparse(X):
+        _refuse_non_numbers(X, what)
     return X
+
+
+def _refuse_non_numbers(X, what):
+    """A one-line error naming the first cell of ``X`` (text or Python objects: an array, a list or a DataFrame)
+    that is not a number, where NumPy's conversion says "could not convert string to float: 'x'" or "float()
+    argument must be a string or a real number, not 'dict'", naming neither ``X`` nor the place: a ``ValueError``
+    for text, a ``TypeError`` (with Python's words) for other objects. Numbers written as text pass."""
+    values = X.to_numpy(dtype=object) if hasattr(X, "to_numpy") else np.asarray(X, dtype=object)
+    try:
+        np.asarray(values, dtype=np.float64)
+        return
+    except (TypeError, ValueError):
+        pass
+    columns = getattr(X, "columns", None)
+    for (row, col), value in np.ndenumerate(values):
+        if value is None:  # NaN to NumPy, refused as such
+            continue
+        try:
+            float(value)
+        except (TypeError, ValueError) as exc:
+            shown = repr(value.item() if isinstance(value, np.generic) else value)
+            shown = shown if len(shown) <= 40 else shown[:37] + "..."
+            where = f"row {row}, column {columns[col]!r}" if columns is not None else f"row {row}, column {col}"
+            expected = (
+                "expected numbers (text and categories become features through streamlearn.preprocessing.DictHasher)."
+            )
+            if isinstance(exc, TypeError):  # neither text nor a number: Python's TypeError, with its words
+                raise TypeError(f"{what} holds {shown} ({where}): {exc}; {expected}") from None
+            raise ValueError(f"{what} holds {shown} ({where}); {expected}") from None
 
 
 def check_feature_names(estimator, X, reset):

@@ -94,7 +94,7 @@ class DictRowMixin:
                 if _is_number(y[0]) and y[0] == -1:
                     self.classes_ = np.array([-1, 1])
                 only_ones = _is_number(y[0]) and y[0] == 1
-        sw = None if sample_weight is None else np.asarray([sample_weight], dtype=np.float64)
+        sw = None if sample_weight is None else np.asarray([sample_weight])  # checked by partial_fit
         self.partial_fit(X, y, classes=classes, sample_weight=sw)
         if only_ones:
             self._classes_guessed_from_one = True

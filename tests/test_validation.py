@@ -143,6 +143,45 @@ def test_complex_values_are_refused_in_one_line(name):
     )
 
 
+@pytest.mark.parametrize("name", _ALL)
+def test_text_and_objects_in_x_are_refused_in_one_line_naming_the_cell(name):
+    # before: NumPy's "could not convert string to float: 'x'", or a TypeError "float() argument must be a string
+    # or a real number, not 'NAType'", naming neither X nor the place
+    pd = pytest.importorskip("pandas")
+    y = np.array([0, 1, 0, 1])
+    hint = "; expected numbers (text and categories become features through streamlearn.preprocessing.DictHasher)."
+    not_a_number = "float() argument must be a string or a real number, not"
+    for X, error, where in (
+        (np.array([["1", "2"], ["3", "4"], ["5", "x"], ["7", "8"]]), ValueError, "'x' (row 2, column 1)"),
+        (
+            pd.DataFrame({"a": [1.0, 2.0, 3.0, 4.0], "b": pd.Categorical(["u", "v", "u", "v"])}),
+            ValueError,
+            "'u' (row 0, column 'b')",
+        ),
+        # neither text nor a number: Python's TypeError, with its words
+        (
+            [[1.0, 2.0], [3.0, None], [5.0, 6.0], [7.0, 1j]],
+            TypeError,
+            f"1j (row 3, column 1): {not_a_number} 'complex'",
+        ),
+        (
+            np.array([[1.0, 2.0], [3.0, None], [5.0, 6.0], [7.0, {}]], dtype=object),
+            TypeError,
+            f"{{}} (row 3, column 1): {not_a_number} 'dict'",
+        ),
+        (
+            pd.DataFrame({"a": np.array([1.0, pd.NA, 2.0, 3.0], dtype=object)}),
+            TypeError,
+            f"<NA> (row 1, column 'a'): {not_a_number} 'NAType'",
+        ),
+    ):
+        with pytest.raises(error) as exc_info:
+            make_learner(name).fit(X, y)
+        assert _one_line(exc_info) == f"X holds {where}{hint}"
+    # numbers written as text are numbers, as before
+    make_learner(name).fit(np.array([["1", "2"], ["3", "4.5"], ["5", "6"], ["7", "-8"]]), y)
+
+
 def test_complex_targets_and_weights_that_are_not_numbers_are_refused_in_one_line():
     X = np.random.default_rng(0).normal(size=(8, 3))
     with pytest.raises(ValueError) as exc_info:
@@ -154,6 +193,10 @@ def test_complex_targets_and_weights_that_are_not_numbers_are_refused_in_one_lin
 
 def test_scalers_and_the_chunker_refuse_the_same_inputs_in_one_line():
     X = np.random.default_rng(0).normal(size=(8, 3))
+    text = np.array([[1.0, "x"]] * 8, dtype=object)
+    for scaler in (MaxAbsScaler(), StandardScaler()):
+        with pytest.raises(ValueError, match=r"^X holds 'x' \(row 0, column 1\); expected numbers"):
+            scaler.fit(text)
     for scaler in (MaxAbsScaler(), StandardScaler()):
         with pytest.raises(ValueError, match=r"^Expected a 2-D X \(n_samples, n_features\); got a 1-D array"):
             scaler.partial_fit_transform(X[:, 0])

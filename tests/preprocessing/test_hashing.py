@@ -266,6 +266,15 @@ def test_learn_one_regressor_and_classes():
     assert clf.predict_one({"a": 1}) in ("ham", "spam")
 
 
+def test_learn_one_weights_that_are_not_numbers_are_refused_naming_sample_weight():
+    # before: NumPy's "could not convert string to float: 'x'"
+    from streamlearn.linear_model import FTRLProximalClassifier
+
+    with pytest.raises(ValueError, match=r"^sample_weight must hold numbers \(one weight per example\); got dtype <U1"):
+        FTRLProximalClassifier().learn_one({"a": 1.0}, 1, sample_weight="x")
+    assert FTRLProximalClassifier().learn_one({"a": 1.0}, 1, sample_weight=2).t_ == 1
+
+
 def test_learn_one_on_a_plus_minus_one_stream_whose_first_label_is_plus_one():
     # labels -1/+1 need no classes= ; a first label 1 does not tell 0/1 from -1/+1, and both put 1 at +1,
     # so a -1 before any 0 means -1/+1 (it was "y contains labels [-1] that are not in classes_=[0, 1]")
