@@ -172,7 +172,10 @@ class ClassifierMixin:
         """Mean accuracy of ``self.predict(X)`` against ``y`` (weighted by ``sample_weight``)."""
         from sklearn.metrics import accuracy_score
 
-        return accuracy_score(y, self.predict(X), sample_weight=sample_weight)
+        from ._validation import score_weights
+
+        pred = self.predict(X)
+        return accuracy_score(y, pred, sample_weight=score_weights(sample_weight, len(pred)))
 
 
 class RegressorMixin:
@@ -185,7 +188,10 @@ class RegressorMixin:
         """R^2 of ``self.predict(X)`` against ``y`` (weighted by ``sample_weight``)."""
         from sklearn.metrics import r2_score
 
-        return r2_score(y, self.predict(X), sample_weight=sample_weight)
+        from ._validation import score_weights
+
+        pred = self.predict(X)
+        return r2_score(y, pred, sample_weight=score_weights(sample_weight, len(pred)))
 
 
 class TransformerMixin:

@@ -595,20 +595,38 @@ def as_weights(sample_weight, what="sample_weight"):
         raise ValueError(f"{what} must hold numbers (one weight per example); got dtype {sw.dtype} ({exc}).") from None
 
 
-def check_sample_weight(sample_weight, n_samples):
-    """``None`` -> ones; otherwise a finite, non-negative float64 array of length ``n_samples``, each weight below
-    :data:`MAX_FEATURE_VALUE` (a weight multiplies the example's gradient: beyond it its square overflows)."""
-    if sample_weight is None:
-        return np.ones(n_samples, dtype=np.float64)
+def _finite_weights(sample_weight, n_samples):
+    """``sample_weight`` (not None) as a finite, non-negative float64 array of length ``n_samples`` (a scalar:
+    that weight for each), else a one-line ``ValueError``."""
     sw = as_weights(sample_weight)
     if sw.ndim == 0:
-        return np.full(n_samples, float(sw))
+        sw = np.full(n_samples, float(sw))
     if sw.shape != (n_samples,):
         raise ValueError(f"sample_weight.shape == {sw.shape}, expected ({n_samples},)!")
     if not np.all(np.isfinite(sw)):
         raise ValueError("sample_weight contains NaN or infinity; expected finite non-negative weights.")
     if np.any(sw < 0):
         raise ValueError("Negative values in data passed to sample_weight; expected non-negative weights.")
+    return sw
+
+
+def score_weights(sample_weight, n_samples):
+    """The weights of a score (accuracy, R^2) checked as those of learning: None, or finite, non-negative and not
+    all 0 (scikit-learn's metrics take negative weights, and raise ``ZeroDivisionError`` when they sum to 0)."""
+    if sample_weight is None:
+        return None
+    sw = _finite_weights(sample_weight, n_samples)
+    if n_samples and not sw.any():
+        raise ValueError("sample_weight is 0 for every example; expected a positive weight for at least one.")
+    return sw
+
+
+def check_sample_weight(sample_weight, n_samples):
+    """``None`` -> ones; otherwise a finite, non-negative float64 array of length ``n_samples``, each weight below
+    :data:`MAX_FEATURE_VALUE` (a weight multiplies the example's gradient: beyond it its square overflows)."""
+    if sample_weight is None:
+        return np.ones(n_samples, dtype=np.float64)
+    sw = _finite_weights(sample_weight, n_samples)
     if np.any(sw >= MAX_FEATURE_VALUE):
         i = int(np.flatnonzero(sw >= MAX_FEATURE_VALUE)[0])
         expected = "expected weights below 2**500 (about 3.3e150), beyond which the squares of the weighted gradients overflow."

@@ -425,8 +425,8 @@ def _integral_labels(y):
 
 
 class ClassifierPredictionMixin:
-    """``decision_function``, ``predict`` and ``scores_to_labels`` of every linear classifier, online or batch,
-    on top of its ``_decision_function(X)`` and ``classes_``.
+    """``decision_function``, ``predict``, ``scores_to_labels`` and ``score`` of every linear classifier, online or
+    batch, on top of its ``_decision_function(X)`` and ``classes_``.
 
     >>> import numpy as np
     >>> from streamlearn.linear_model import PassiveAggressiveClassifier
@@ -438,6 +438,9 @@ class ClassifierPredictionMixin:
 
     classes_: np.ndarray
     _decision_function: Callable[[Any], Any]
+
+    # accuracy with the weights checked, for the batch classifiers too (built on scikit-learn's mixin)
+    score = ClassifierMixin.score
 
     def decision_function(self, X: MatrixLike) -> FloatArray:
         """Scores ``w . x + b``: shape ``(n_samples,)`` (binary; > 0 means ``classes_[1]``) or

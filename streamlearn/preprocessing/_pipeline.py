@@ -11,7 +11,7 @@ from sklearn.utils.metaestimators import available_if
 from sklearn.utils.validation import check_is_fitted
 
 from .._typing import ArrayLike, FloatArray, MatrixLike
-from .._validation import finite_scores
+from .._validation import finite_scores, score_weights
 from ..persist import PersistMixin
 from ._scalers import MaxAbsScaler, StandardScaler, _restore, _snapshot
 
@@ -227,7 +227,8 @@ class StreamPipeline(PersistMixin, BaseEstimator):
         if self.target_scaler_ is not None:
             from sklearn.metrics import r2_score
 
-            return r2_score(y, self.predict(X), sample_weight=sample_weight)
+            pred = self.predict(X)
+            return r2_score(y, pred, sample_weight=score_weights(sample_weight, len(pred)))
         return self._on_scaled("score", X, y, sample_weight=sample_weight)
 
     def scores_to_labels(self, scores: ArrayLike) -> np.ndarray:
