@@ -49,6 +49,18 @@ def make_stream_pipeline(scaler: Any, learner: Any, target_scaler: Any = None) -
     return StreamPipeline(scaler=scaler, learner=learner, target_scaler=target_scaler)
 
 
+def _kind(step):
+    return "None" if step is None else f"a {type(step).__name__}"
+
+
+def _changed(value, learnt):
+    """Whether a parameter differs from the fitted copy's: plain values by value, other objects (a random state,
+    which ``clone`` copies) by type only."""
+    if type(value) is not type(learnt):
+        return True
+    return isinstance(value, (bool, int, float, str, tuple, list)) and value != learnt
+
+
 def _learner_has(name):
     return lambda self: hasattr(self.learner_ if hasattr(self, "learner_") else self.learner, name)
 
@@ -61,8 +73,9 @@ class StreamPipeline(PersistMixin, BaseEstimator):
     progressive validation never looks ahead, and the result does not depend on the chunk size.
     ``predict``, ``decision_function`` and ``predict_proba`` (when the learner has it) scale with the current
     statistics. ``fit`` resets both, learns the statistics of all of ``X`` and then fits the learner on the
-    scaled ``X``. The fitted copies are ``scaler_`` and ``learner_`` (the parameters are left untouched).
-    ``save``/``load`` store both.
+    scaled ``X``. The fitted copies are ``scaler_`` and ``learner_`` (the parameters are left untouched);
+    parameters changed with ``set_params`` reach them at the next ``partial_fit``, as a learner's own do, and a
+    step of another kind (or one added or removed) is refused until ``fit``. ``save``/``load`` store both.
 
     With a ``target_scaler`` (a :class:`~streamlearn.preprocessing.TargetStandardScaler`; regressors only) the
     learner learns each target standardised by the targets before it, and every score and prediction is
@@ -137,6 +150,26 @@ class StreamPipeline(PersistMixin, BaseEstimator):
             self.scaler_ = None if self.scaler is None else clone(self.scaler)
             self.learner_ = clone(self.learner)
             self.target_scaler_ = None if self.target_scaler is None else clone(self.target_scaler)
+            return
+        self._follow_params()
+
+    def _follow_params(self):
+        """Hand the parameters changed with ``set_params`` since learning began to the fitted copies, where they
+        take effect as a learner's own do (or are refused by it); a step of another kind, or one added or
+        removed, is refused: it would be silently ignored until ``fit``."""
+        for name in ("scaler", "learner", "target_scaler"):
+            given, fitted = getattr(self, name), getattr(self, name + "_")
+            if (given is None) != (fitted is None) or type(given) is not type(fitted):
+                raise ValueError(
+                    f"{name}={_kind(given)} is not the {name} this StreamPipeline learnt with ({_kind(fitted)}); "
+                    "call fit to start again with it."
+                )
+            if given is None:
+                continue
+            learnt = fitted.get_params(deep=False)
+            changed = {k: v for k, v in given.get_params(deep=False).items() if _changed(v, learnt.get(k))}
+            if changed:
+                fitted.set_params(**changed)
 
     def partial_fit_scores(
         self, X: MatrixLike, y: ArrayLike, classes: ArrayLike | None = None, sample_weight: ArrayLike | None = None

@@ -278,3 +278,34 @@ def test_a_row_is_scaled_the_same_dense_or_sparse(tmp_path):
     del dense_first._state_sparse
     assert sp.issparse(dense_first.transform(sp.csr_matrix(X)))
     np.testing.assert_allclose(dense_first.transform(X), (X - dense_first.mean_) / dense_first.scale_, rtol=1e-12)
+
+
+def test_pipeline_parameters_set_between_partial_fits_take_effect_as_a_learners_do():
+    # before: the fitted copies kept the parameters of the first partial_fit, so set_params changed nothing
+    # until fit: a new learner__eta0 was silently ignored, and so was scaler=None
+    X = _data("dense")
+    y = (X[:, 3] > np.median(X[:, 3])).astype(int)
+    pipe = make_stream_pipeline(MaxAbsScaler(), OGDClassifier()).partial_fit(X[:40], y[:40], classes=[0, 1])
+    bare = OGDClassifier().partial_fit(MaxAbsScaler().partial_fit_transform(X[:40]), y[:40], classes=[0, 1])
+    pipe.set_params(learner__eta0=5.0)
+    bare.set_params(eta0=5.0)
+    scaler = MaxAbsScaler().partial_fit(X[:40])
+    pipe.partial_fit(X[40:], y[40:])
+    bare.partial_fit(scaler.partial_fit_transform(X[40:]), y[40:])
+    assert pipe.learner_.eta0 == 5.0
+    np.testing.assert_array_equal(pipe.decision_function(X), bare.decision_function(scaler.transform(X)))
+    # a setting the learner cannot change while learning is refused by it, as for the learner alone
+    pipe.set_params(learner__normalized=True)
+    with pytest.raises(ValueError, match="normalized=True differs from the setting this OGDClassifier was trained"):
+        pipe.partial_fit(X[:5], y[:5])
+    # a step of another kind, added or removed, is refused until fit starts again
+    for change, message in (
+        ({"scaler": None}, "scaler=None is not the scaler this StreamPipeline learnt with (a MaxAbsScaler)"),
+        ({"scaler": StandardScaler()}, "scaler=a StandardScaler is not the scaler this StreamPipeline learnt with"),
+        ({"learner": NAGClassifier()}, "learner=a NAGClassifier is not the learner this StreamPipeline learnt with"),
+    ):
+        pipe = make_stream_pipeline(MaxAbsScaler(), OGDClassifier()).partial_fit(X[:40], y[:40], classes=[0, 1])
+        pipe.set_params(**change)
+        with pytest.raises(ValueError, match=re.escape(message)):
+            pipe.partial_fit(X[40:], y[40:])
+        pipe.fit(X, y)  # starts again with it
