@@ -4,7 +4,8 @@ A row ``{"age": 31, "country": "FR", "premium": True}`` becomes the hashed featu
 ``country=FR`` and ``premium=true`` (value 1), each in the namespace of its key (or of its key's group),
 hashed with 32-bit MurmurHash3 as Vowpal Wabbit hashes them, and masked to ``bits`` bits: exactly the
 buckets :func:`streamlearn.datasets.iter_csv` gives the same row read from a CSV file with the same options.
-``None``, NaN, pandas' missing values (``pd.NA``, ``pd.NaT``) and a numeric 0 are no feature.
+``None``, NaN, pandas' missing values (``pd.NA``, ``pd.NaT``) and a numeric 0 (unless its key is categorical)
+are no feature.
 """
 
 from __future__ import annotations
@@ -41,7 +42,8 @@ def name_hash(name, seed):
 class DictHasher(TransformerMixin, BaseEstimator):
     """Hash dict rows, pandas DataFrames or Arrow tables into sparse rows of ``2 ** bits`` columns.
 
-    Numbers are values, strings and booleans are ``key=value`` indicators, ``None``/NaN and 0 are skipped:
+    Numbers are values, strings and booleans are ``key=value`` indicators, ``None``/NaN and 0 are skipped (a
+    0 of a ``categorical`` key is the category ``key=0``):
     the same features, namespaces and buckets as the CSV and Parquet readers
     (:func:`streamlearn.datasets.iter_csv`) with the same ``bits``, ``categorical`` and ``namespaces``.
     Stateless: ``fit`` does nothing and a key never seen before is just another bucket.
@@ -220,12 +222,14 @@ class DictHasher(TransformerMixin, BaseEstimator):
                         raise ValueError(
                             f"row {r}, key {key!r}: value is an int of about {digits} digits, beyond the float range."
                         ) from None
-                    if math.isnan(number) or number == 0.0:
+                    if math.isnan(number):
                         continue
                     if math.isinf(number):
                         raise ValueError(f"row {r}, key {key!r}: value {number} is not finite.")
-                    if key in self._categorical:
+                    if key in self._categorical:  # 0 is a category as any other (the readers hash "key=0")
                         text = _number_text(value)
+                    elif number == 0.0:
+                        continue
                     else:
                         seed = self._seed(key)
                         if not self._keep[self._ns_byte[key]]:

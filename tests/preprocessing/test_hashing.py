@@ -37,6 +37,26 @@ def test_dict_rows_equal_the_twin(bits):
     )
 
 
+def test_a_categorical_zero_is_a_category_as_the_readers_hash_it(tmp_path):
+    # before: the dict rows skipped a numeric 0 before looking whether its key is categorical, so zip 0 or class
+    # id 0 was no feature, where the twin, the DataFrame path and iter_csv hash "zip=0"
+    rows = [{"zip": 0, "n": 0}, {"zip": 75001, "n": 2}, {"zip": 0, "n": 0.0}]
+    hasher = DictHasher(bits=12, categorical=["zip"])
+    X = hasher.transform(rows)
+    assert X.getnnz(axis=1).tolist() == [1, 2, 1]  # "zip=0"; n = 0 stays no feature
+    _same(hasher.transform([{"zip": 0.0}, {"zip": -0.0}]), hasher.transform([{"zip": 0}, {"zip": 0}]))
+    _same(X, naive_matrix(rows, 12, categorical=("zip",)))
+    pd = pytest.importorskip("pandas")
+    pytest.importorskip("pyarrow")
+    from streamlearn.datasets import iter_csv
+
+    _same(X, hasher.transform(pd.DataFrame({"zip": [0, 75001, 0], "n": [0, 2, 0]})))
+    path = tmp_path / "z.csv"
+    path.write_text("y,zip,n\n1,0,0\n0,75001,2\n1,0,0\n")
+    ((Xc, _),) = list(iter_csv(path, label="y", bits=12, categorical=["zip"]))
+    _same(X, Xc)
+
+
 def test_same_rows_through_iter_csv_dataframe_and_dicts(tmp_path):
     """The readers and the transformer agree bucket for bucket on the click log."""
     pd = pytest.importorskip("pandas")
