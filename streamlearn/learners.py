@@ -509,6 +509,8 @@ def make_learner(name: str, params: Mapping[str, Any] | None = None) -> Any:
     spec = _spec(name)
     allowed = learner_parameters(name)
     kwargs = dict(spec.defaults)
+    if params is not None and not isinstance(params, Mapping):
+        raise TypeError(f"params must be a mapping of parameter names to values, or None; got {type(params).__name__}.")
     for key, value in (params or {}).items():
         if key in spec.fixed:
             raise ValueError(
@@ -573,6 +575,8 @@ def learner_name_of(model: Any) -> str | None:
 
     if isinstance(model, StreamPipeline):
         model = getattr(model, "learner_", model.learner)
+    if not callable(getattr(model, "get_params", None)):  # not an estimator: no entry
+        return None
     params = model.get_params(deep=False)
     best = None
     for name, spec in LEARNERS.items():
