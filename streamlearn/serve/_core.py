@@ -22,6 +22,7 @@ import json
 import math
 import os
 import re
+import shutil
 import tempfile
 import threading
 import time
@@ -107,6 +108,38 @@ def _lock_state_dir(path, log):
             log(f"state directory {path}: cannot lock it ({exc.strerror or exc}); a second server is not detected")
         _HELD[key] = [fd, 1]
         return key
+
+
+def _make_state_dir(path):
+    """Create the state folder ``path`` and the folders above it that are missing; the folders created,
+    outermost first (none when ``path`` existed)."""
+    missing = []
+    folder = path
+    while not os.path.lexists(folder):
+        missing.append(folder)
+        parent = os.path.dirname(folder)
+        if parent == folder:
+            break
+        folder = parent
+    missing.reverse()
+    try:
+        os.makedirs(path, exist_ok=True)
+    except OSError as exc:
+        _remove_state_dir(missing, alone=False)  # those made before the one that failed
+        raise ValueError(f"state directory {path}: cannot create it ({exc.strerror or exc}).") from None
+    return missing
+
+
+def _remove_state_dir(created, *, alone):
+    """Undo :func:`_make_state_dir` after a start that failed: the state folder with what this start wrote in it
+    (``alone``: no other server of this process shares it), then the folders above it that are still empty."""
+    if not created:
+        return
+    if alone:
+        shutil.rmtree(created[-1], ignore_errors=True)
+    for folder in reversed(created):
+        with contextlib.suppress(OSError):
+            os.rmdir(folder)
 
 
 def _unlock_state_dir(key):
@@ -370,10 +403,6 @@ class ServedModel:
         self.dir = os.path.abspath(state_dir)
         if os.path.exists(self.dir) and not os.path.isdir(self.dir):
             raise ValueError(f"state directory {self.dir} is not a folder (a file of that name exists).")
-        try:
-            os.makedirs(self.dir, exist_ok=True)
-        except OSError as exc:
-            raise ValueError(f"state directory {self.dir}: cannot create it ({exc.strerror or exc}).") from None
         self.snapshot_every = float(snapshot_every)
         self.fsync = fsync
         self.max_batch_lines = int(max_batch_lines)
@@ -395,7 +424,12 @@ class ServedModel:
         self.stats = {"n_learned": 0, "loss_sum": 0.0, "err_sum": 0.0, "n_batches": 0}
         self._win_loss = deque(maxlen=self.window)
         self._win_err = deque(maxlen=self.window)
-        self._state_key = _lock_state_dir(self.dir, self._log)
+        created = _make_state_dir(self.dir)  # the folders made here: a start that fails removes them
+        try:
+            self._state_key = _lock_state_dir(self.dir, self._log)
+        except BaseException:  # another process serves the folder: only what is still empty goes
+            _remove_state_dir(created, alone=False)
+            raise
         try:
             if _HELD[self._state_key][1] == 1:  # not while another ServedModel of this process writes there
                 self._remove_temporary_files()
@@ -423,6 +457,7 @@ class ServedModel:
                 self._check_continued(n_features=n_features, classes=classes, zero_based=zero_based)
             self._warm_up()
         except BaseException:
+            _remove_state_dir(created, alone=_HELD[self._state_key][1] == 1)
             _unlock_state_dir(self._state_key)
             raise
         self._last_snapshot = time.monotonic()

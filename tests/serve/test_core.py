@@ -210,7 +210,28 @@ def test_bad_parameter_or_learner_is_refused_before_anything_is_written(tmp_path
         ServedModel(state, learner="ftrl", params={"alpha": "x"}, n_features=D)
     with pytest.raises(ValueError, match="cannot be served"):
         ServedModel(state, learner="dcd-svm", n_features=D)
-    assert not list(state.iterdir())
+    assert not state.exists()
+
+
+def test_a_start_that_fails_removes_the_state_folders_it_created(tmp_path, capsys):
+    from streamlearn.cli.main import main
+
+    pytest.importorskip("uvicorn")
+    bad = tmp_path / "bad.slm"
+    bad.write_text("not a model\n")
+    argv = ["serve", str(bad), "--state-dir", str(tmp_path / "new" / "state"), "--port", "0"]
+    assert main(argv) == 2
+    assert "bad.slm: not a streamlearn model file" in capsys.readouterr().err
+    assert not (tmp_path / "new").exists()
+    kept = tmp_path / "kept"  # a folder that existed stays, with what it held
+    kept.mkdir()
+    (kept / "notes.txt").write_text("mine\n")
+    with pytest.raises(ValueError, match="not a streamlearn model file"):
+        ServedModel(kept / "state", model=bad, snapshot_every=0)
+    assert [p.name for p in kept.iterdir()] == ["notes.txt"]
+    with pytest.raises(ValueError, match="not a streamlearn model file"):
+        ServedModel(kept, model=bad, snapshot_every=0)
+    assert [p.name for p in kept.iterdir()] == ["notes.txt"]
 
 
 def test_index_0_on_a_one_based_server_advises_what_a_client_can_do(tmp_path):
