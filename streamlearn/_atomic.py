@@ -109,7 +109,7 @@ class Output:
                         "would destroy the input. Choose another output path."
                     )
             if not self.through and not os.access(real, os.W_OK):
-                raise OutputError(f"{what} {self.name!r} is not writable (permission denied).")
+                raise OutputError(f"{what} {self.name!r} is not writable ({_refused(real)}).")
         folder = os.path.dirname(real)
         if not self.through:
             if not os.path.isdir(folder):
@@ -119,7 +119,7 @@ class Output:
                 )
             if not os.access(folder, os.W_OK | os.X_OK):
                 raise OutputError(
-                    f"cannot write {what} {self.name!r}: the folder {folder!r} is not writable (permission denied)."
+                    f"cannot write {what} {self.name!r}: the folder {folder!r} is not writable ({_refused(folder)})."
                 )
             try:  # the permission bits pass for root and say nothing of a read-only or special file system
                 with interrupts_held():
@@ -215,6 +215,16 @@ class Output:
         """Forget this output (nothing was written)."""
         if self in _PENDING:
             _PENDING.remove(self)
+
+
+def _refused(path):
+    """Why :func:`os.access` refuses to let ``path`` be written: ``"read-only file system"`` when it is on one
+    (whose permission bits say the file is writable), ``"permission denied"`` otherwise."""
+    try:
+        read_only = os.statvfs(path).f_flag & os.ST_RDONLY
+    except (OSError, AttributeError):  # AttributeError: no statvfs (Windows)
+        read_only = 0
+    return "read-only file system" if read_only else "permission denied"
 
 
 def _temporary(**kwargs):

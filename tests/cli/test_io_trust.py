@@ -276,6 +276,39 @@ def test_a_folder_that_refuses_new_files_is_found_before_training(small, tmp_pat
     assert list(tmp_path.iterdir()) == []
 
 
+def test_an_output_on_a_read_only_file_system_is_named_as_such(small, tmp_path, capsys, monkeypatch):
+    """A read-only file system keeps the permission bits that allow writing: its refusal is not reported as a
+    permission denied, which would send the user to chmod."""
+    import types
+
+    access, statvfs = os.access, os.statvfs
+
+    def refused(path, mode, **kwargs):
+        return False if str(path).startswith(str(tmp_path)) else access(path, mode, **kwargs)
+
+    def read_only(path):
+        if str(path).startswith(str(tmp_path)):
+            return types.SimpleNamespace(f_flag=statvfs(path).f_flag | os.ST_RDONLY)
+        return statvfs(path)
+
+    model = tmp_path / "m.slm"
+    model.write_bytes(b"older")
+    monkeypatch.setattr(os, "access", refused)
+    train = ["train", str(small["data"]), "-l", "pa1", "--quiet", "-o"]
+    assert main([*train, str(model)]) == 2
+    assert _err(capsys) == f"streamlearn: error: model file {str(model)!r} is not writable (permission denied).\n"
+    monkeypatch.setattr(os, "statvfs", read_only)
+    assert main([*train, str(model)]) == 2
+    assert _err(capsys) == f"streamlearn: error: model file {str(model)!r} is not writable (read-only file system).\n"
+    assert main([*train, str(tmp_path / "new.slm")]) == 2
+    assert _err(capsys) == (
+        f"streamlearn: error: cannot write model file {str(tmp_path / 'new.slm')!r}: the folder {str(tmp_path)!r} "
+        "is not writable (read-only file system).\n"
+    )
+    monkeypatch.undo()
+    assert model.read_bytes() == b"older" and [p.name for p in tmp_path.iterdir()] == ["m.slm"]
+
+
 def test_symlink_is_followed_and_permissions_kept(small, tmp_path, capsys):
     target = tmp_path / "real.txt"
     target.write_text("old\n")
