@@ -200,6 +200,8 @@ def _hashed_openers(args, paths):
     from ..datasets._prefetch import prefetch
     from ..datasets._readers import open_stream
 
+    if paths[1:]:
+        _refuse_other_test_formats(paths[1:], input_format(args, paths[0]))
     if is_table_run(args, paths):
         opens, spec = table_streams(args, paths)
         return _nonempty_openers(opens, paths), spec
@@ -209,10 +211,6 @@ def _hashed_openers(args, paths):
     if args.chunk_size < 1:
         raise CLIError(f"--chunk-size must be >= 1; got {args.chunk_size}.")
     spec = hashed_spec(args, paths[0], LEARNERS[args.learner].task)
-    for path in paths[1:]:
-        refuse_other_format(
-            path, spec.format, f"DATA is read as {spec.format}", "TEST in DATA's format", "the test file "
-        )
 
     def read_ahead(path):
         # a large VW file is parsed by worker threads and by the learner's own thread while it waits (the same
@@ -222,6 +220,13 @@ def _hashed_openers(args, paths):
         return prefetch(open_stream(path, spec, args.chunk_size, require_label=True))
 
     return _nonempty_openers([lambda p=p: read_ahead(p) for p in paths], paths), spec
+
+
+def _refuse_other_test_formats(tests, fmt):
+    """A test file that says it is in another format than DATA, read as ``fmt``, is an error naming both (not a
+    parse error on its first line)."""
+    for path in tests:
+        refuse_other_format(path, fmt, f"DATA is read as {fmt}", "TEST in DATA's format", "the test file ")
 
 
 def _nonempty_openers(opens, paths):
@@ -353,6 +358,8 @@ def run_train(args):
     if input_format(args, path) != "libsvm":
         return _run_hashed_train(args, learner, params, path, model_out, plot_out)
     is_table_run(args, [path])  # table options on LIBSVM data are an error
+    if args.test:
+        _refuse_other_test_formats([args.test], "libsvm")
     check_libsvm_args(args)
     data = TrainData(args, path, learner)
     if data.width is None and args.holdout is not None:

@@ -225,6 +225,39 @@ def test_data_in_another_format_than_the_models_is_an_error(tmp_path, capsys):
     assert main(["train", str(data), "-l", "ftrl", "--test", str(vw_txt), "--quiet"]) == 0
 
 
+def test_a_test_file_in_another_format_than_libsvm_data_is_named_as_such(tmp_path, capsys):
+    """LIBSVM DATA with a VW or CSV --test (by its name or its first lines): the same error as VW DATA with a
+    LIBSVM --test, not a malformed feature on the test file's first line."""
+    data = tmp_path / "d.svm"
+    data.write_text("1 1:1\n-1 2:1\n")
+    vw, vw_txt, csv, csv_txt = (tmp_path / n for n in ("t.vw", "v.txt", "t.csv", "c.txt"))
+    vw.write_text("1 |a x\n-1 |a y\n")
+    vw_txt.write_text("1 |a x\n-1 |a y\n")
+    csv.write_text("y,a\n1,2\n")
+    csv_txt.write_text("y,a\n1,2\n")
+    for path, what in (
+        (vw, "vw by its name"),
+        (vw_txt, "vw by its first lines"),
+        (csv, "csv by its name"),
+        (csv_txt, "csv by its first lines"),
+    ):
+        for learner in ("ftrl", "dcd-svm"):  # online and batch learners
+            model = tmp_path / "m.slm"
+            assert main(["train", str(data), "-l", learner, "--test", str(path), "-o", str(model)]) == 2
+            assert capsys.readouterr().err == (
+                f"streamlearn: error: DATA is read as libsvm, and the test file {path} is {what}; give TEST in "
+                "DATA's format.\n"
+            )
+            assert not model.exists()
+    assert main(["train", str(data), "-l", "ftrl", "--test", str(data), "--quiet"]) == 0
+    for data, path, fmt, what in ((vw, csv, "vw", "csv by its name"), (csv, vw, "csv", "vw by its name")):
+        assert main(["train", str(data), "-l", "ftrl", "--label", "y", "--test", str(path)]) == 2
+        assert capsys.readouterr().err == (
+            f"streamlearn: error: DATA is read as {fmt}, and the test file {path} is {what}; give TEST in DATA's "
+            "format.\n"
+        )
+
+
 def test_data_or_test_file_whose_weights_are_all_zero_is_an_error_naming_it(tmp_path, capsys):
     """Importance weights all 0: nothing to learn and no weighted average; it was 'diverged: average loss nan'
     for the data and a run without test score (exit 0) for --test."""
