@@ -220,15 +220,16 @@ def model_streams(model, model_path, path, test, args, test_readers=None, data_r
 
     spec = input_spec(model)
     model_format = spec.get("format", "libsvm")
-    named = model_format if is_stream_path(path) else input_format(args, path)  # a pipe: the model's format
-    if named != model_format and {named, model_format} != {"csv", "parquet"}:
-        raise CLIError(
-            f"the model in {model_path} reads {model_format} input (input_spec_), and "
-            f"{path} is {named} by its name; give DATA in the model's format (or --format)."
-        )
     reads = f"the model in {model_path} reads {model_format} input (input_spec_)"
+    given = getattr(args, "format", "auto") or "auto"
     if is_stream_path(path):
         refuse_other_format(path, model_format, reads, "DATA in the model's format")
+    elif given == "auto":  # DATA's name or first lines may say another format
+        refuse_other_format(path, model_format, reads, "DATA in the model's format (or --format)")
+    else:
+        named = input_format(args, path)  # --format: DATA is read as it says, whatever its name
+        if named != model_format and {named, model_format} != {"csv", "parquet"}:
+            raise CLIError(f"{reads}, and DATA is read as {named} (--format); give DATA in the model's format.")
     if test is not None:
         refuse_other_format(test, model_format, reads, "TEST in the model's format", role="the test file ")
     if model_format != "libsvm":  # hashed: read with the model's spec

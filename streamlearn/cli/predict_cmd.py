@@ -46,20 +46,17 @@ def add_parser(sub):
 
 def _reader(args, model):
     """``(chunks of (X, tags or None), LIBSVM reader or None)``: DATA read as the model's input spec says."""
-    from ..datasets._readers import detect_format, open_stream
+    from ..datasets._readers import open_stream
     from ._input import refuse_other_format, table_spec
+    from ._resume import input_spec
 
-    spec = getattr(model, "input_spec_", None)
-    if isinstance(spec, dict) and spec.get("format", "libsvm") != "libsvm":
-        reads = f"the model in {args.model} reads {spec['format']} input (input_spec_)"
-        refuse_other_format(args.data, spec["format"], reads, "DATA in the model's format")
+    spec = input_spec(model)
+    fmt = spec.get("format", "libsvm")
+    reads = f"the model in {args.model} reads {fmt} input (input_spec_)"
+    refuse_other_format(args.data, fmt, reads, "DATA in the model's format")
+    if fmt != "libsvm":
         chunks = open_stream(args.data, table_spec(spec, args.model, False), args.chunk_size, with_tags=True)
         return ((X, tags) for X, _, _, tags in chunks), None
-    if detect_format(args.data) != "libsvm":
-        raise CLIError(
-            f"{args.model} was trained on LIBSVM data; {args.data!r} is "
-            f"{detect_format(args.data)} (train the model on that format to predict it)."
-        )
     reader = model_reader(model, args.data, args.chunk_size, allow_empty=True)  # no rows: no predictions
     return ((X, None) for X, _ in reader), reader
 

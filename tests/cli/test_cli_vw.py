@@ -225,6 +225,61 @@ def test_data_in_another_format_than_the_models_is_an_error(tmp_path, capsys):
     assert main(["train", str(data), "-l", "ftrl", "--test", str(vw_txt), "--quiet"]) == 0
 
 
+def test_data_in_another_format_than_a_libsvm_models_is_an_error(tmp_path, capsys):
+    """A LIBSVM model given VW text or CSV to predict, score or learn from, by its name or its first lines: the
+    error names the format (it was a malformed feature, or a label that is not a number, on line 1)."""
+    data = tmp_path / "d.svm"
+    data.write_text("1 1:1\n-1 2:1\n")
+    model = tmp_path / "m.slm"
+    assert main(["train", str(data), "-l", "ftrl", "-o", str(model), "--quiet"]) == 0
+    vw, vw_txt, csv, csv_txt = (tmp_path / n for n in ("t.vw", "v.txt", "t.csv", "c.txt"))
+    for path in (vw, vw_txt):
+        path.write_text("1 |a x\n-1 |a y\n")
+    for path in (csv, csv_txt):
+        path.write_text("y,a\n1,2\n")
+    reads = f"the model in {model} reads libsvm input (input_spec_)"
+    for path, what in (
+        (vw, "vw by its name"),
+        (vw_txt, "vw by its first lines"),
+        (csv, "csv by its name"),
+        (csv_txt, "csv by its first lines"),
+    ):
+        out = tmp_path / "p.txt"
+        assert main(["predict", str(model), str(path), "-o", str(out)]) == 2
+        assert (
+            capsys.readouterr().err
+            == f"streamlearn: error: {reads}, and {path} is {what}; give DATA in the model's format.\n"
+        )
+        assert not out.exists()
+        for argv in (["evaluate", "-i", str(model), str(path)], ["train", "-i", str(model), str(path)]):
+            assert main(argv) == 2
+            assert capsys.readouterr().err == (
+                f"streamlearn: error: {reads}, and {path} is {what}; give DATA in the model's format (or --format).\n"
+            )
+    assert main(["evaluate", "-i", str(model), str(vw), "--format", "vw"]) == 2
+    assert capsys.readouterr().err == (
+        f"streamlearn: error: {reads}, and DATA is read as vw (--format); give DATA in the model's format.\n"
+    )
+
+
+def test_a_vw_or_csv_model_scores_and_learns_from_files_whose_name_says_no_format(tmp_path, capsys):
+    """``data.txt`` holding the model's VW text or CSV: read as the model reads (its first lines say so), as
+    predict does; it was refused as 'libsvm by its name'."""
+    vw, vw_txt, csv, csv_txt = (tmp_path / n for n in ("d.vw", "v.txt", "d.csv", "c.txt"))
+    for path in (vw, vw_txt):
+        path.write_text("1 |a x\n-1 |a y\n")
+    for path in (csv, csv_txt):
+        path.write_text("y,a\n1,2\n-1,0\n")
+    for data, txt, label in ((vw, vw_txt, []), (csv, csv_txt, ["--label", "y"])):
+        model = tmp_path / "m.slm"
+        assert main(["train", str(data), "-l", "ftrl", *label, "-o", str(model), "--quiet"]) == 0
+        assert main(["evaluate", "-i", str(model), str(txt), "--json"]) == 0
+        assert json.loads(capsys.readouterr().out)["n"] == 2
+        assert main(["train", "-i", str(model), str(txt), "--quiet", "-o", str(model)]) == 0, capsys.readouterr().err
+        assert main(["predict", str(model), str(txt)]) == 0
+        assert capsys.readouterr().out.count("\n") == 2
+
+
 def test_a_test_file_in_another_format_than_libsvm_data_is_named_as_such(tmp_path, capsys):
     """LIBSVM DATA with a VW or CSV --test (by its name or its first lines): the same error as VW DATA with a
     LIBSVM --test, not a malformed feature on the test file's first line."""
