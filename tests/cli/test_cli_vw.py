@@ -225,6 +225,25 @@ def test_data_in_another_format_than_the_models_is_an_error(tmp_path, capsys):
     assert main(["train", str(data), "-l", "ftrl", "--test", str(vw_txt), "--quiet"]) == 0
 
 
+_TWO_EXAMPLES = {"vw": "1 |a x\n-1 |a y\n", "libsvm": "1 1:1\n-1 2:1\n", "csv": "y,a\n1,2\n-1,0\n"}
+
+
+def _files_in_other_formats(folder, fmt):
+    """``(path, what)`` of two files in each format but ``fmt`` written in ``folder``: ``t.vw`` (``t.svm``,
+    ``t.csv``), whose name says its format, and ``vw.txt`` (...), whose first lines do; ``what`` is how the
+    error names it ("vw by its name")."""
+    files = []
+    for other, text in _TWO_EXAMPLES.items():
+        if other != fmt:
+            for path, how in (
+                (folder / f"t.{other.replace('libsvm', 'svm')}", "name"),
+                (folder / f"{other}.txt", "first lines"),
+            ):
+                path.write_text(text)
+                files.append((path, f"{other} by its {how}"))
+    return files
+
+
 def test_data_in_another_format_than_a_libsvm_models_is_an_error(tmp_path, capsys):
     """A LIBSVM model given VW text or CSV to predict, score or learn from, by its name or its first lines: the
     error names the format (it was a malformed feature, or a label that is not a number, on line 1)."""
@@ -232,18 +251,8 @@ def test_data_in_another_format_than_a_libsvm_models_is_an_error(tmp_path, capsy
     data.write_text("1 1:1\n-1 2:1\n")
     model = tmp_path / "m.slm"
     assert main(["train", str(data), "-l", "ftrl", "-o", str(model), "--quiet"]) == 0
-    vw, vw_txt, csv, csv_txt = (tmp_path / n for n in ("t.vw", "v.txt", "t.csv", "c.txt"))
-    for path in (vw, vw_txt):
-        path.write_text("1 |a x\n-1 |a y\n")
-    for path in (csv, csv_txt):
-        path.write_text("y,a\n1,2\n")
     reads = f"the model in {model} reads libsvm input (input_spec_)"
-    for path, what in (
-        (vw, "vw by its name"),
-        (vw_txt, "vw by its first lines"),
-        (csv, "csv by its name"),
-        (csv_txt, "csv by its first lines"),
-    ):
+    for path, what in _files_in_other_formats(tmp_path, "libsvm"):
         out = tmp_path / "p.txt"
         assert main(["predict", str(model), str(path), "-o", str(out)]) == 2
         assert (
@@ -256,7 +265,7 @@ def test_data_in_another_format_than_a_libsvm_models_is_an_error(tmp_path, capsy
             assert capsys.readouterr().err == (
                 f"streamlearn: error: {reads}, and {path} is {what}; give DATA in the model's format (or --format).\n"
             )
-    assert main(["evaluate", "-i", str(model), str(vw), "--format", "vw"]) == 2
+    assert main(["evaluate", "-i", str(model), str(tmp_path / "t.vw"), "--format", "vw"]) == 2
     assert capsys.readouterr().err == (
         f"streamlearn: error: {reads}, and DATA is read as vw (--format); give DATA in the model's format.\n"
     )
@@ -265,11 +274,8 @@ def test_data_in_another_format_than_a_libsvm_models_is_an_error(tmp_path, capsy
 def test_a_vw_or_csv_model_scores_and_learns_from_files_whose_name_says_no_format(tmp_path, capsys):
     """``data.txt`` holding the model's VW text or CSV: read as the model reads (its first lines say so), as
     predict does; it was refused as 'libsvm by its name'."""
-    vw, vw_txt, csv, csv_txt = (tmp_path / n for n in ("d.vw", "v.txt", "d.csv", "c.txt"))
-    for path in (vw, vw_txt):
-        path.write_text("1 |a x\n-1 |a y\n")
-    for path in (csv, csv_txt):
-        path.write_text("y,a\n1,2\n-1,0\n")
+    _files_in_other_formats(tmp_path, "libsvm")
+    vw, vw_txt, csv, csv_txt = (tmp_path / n for n in ("t.vw", "vw.txt", "t.csv", "csv.txt"))
     for data, txt, label in ((vw, vw_txt, []), (csv, csv_txt, ["--label", "y"])):
         model = tmp_path / "m.slm"
         assert main(["train", str(data), "-l", "ftrl", *label, "-o", str(model), "--quiet"]) == 0
@@ -285,17 +291,7 @@ def test_a_test_file_in_another_format_than_libsvm_data_is_named_as_such(tmp_pat
     LIBSVM --test, not a malformed feature on the test file's first line."""
     data = tmp_path / "d.svm"
     data.write_text("1 1:1\n-1 2:1\n")
-    vw, vw_txt, csv, csv_txt = (tmp_path / n for n in ("t.vw", "v.txt", "t.csv", "c.txt"))
-    vw.write_text("1 |a x\n-1 |a y\n")
-    vw_txt.write_text("1 |a x\n-1 |a y\n")
-    csv.write_text("y,a\n1,2\n")
-    csv_txt.write_text("y,a\n1,2\n")
-    for path, what in (
-        (vw, "vw by its name"),
-        (vw_txt, "vw by its first lines"),
-        (csv, "csv by its name"),
-        (csv_txt, "csv by its first lines"),
-    ):
+    for path, what in _files_in_other_formats(tmp_path, "libsvm"):
         for learner in ("ftrl", "dcd-svm"):  # online and batch learners
             model = tmp_path / "m.slm"
             assert main(["train", str(data), "-l", learner, "--test", str(path), "-o", str(model)]) == 2
@@ -305,6 +301,7 @@ def test_a_test_file_in_another_format_than_libsvm_data_is_named_as_such(tmp_pat
             )
             assert not model.exists()
     assert main(["train", str(data), "-l", "ftrl", "--test", str(data), "--quiet"]) == 0
+    vw, csv = tmp_path / "t.vw", tmp_path / "t.csv"
     for data, path, fmt, what in ((vw, csv, "vw", "csv by its name"), (csv, vw, "csv", "vw by its name")):
         assert main(["train", str(data), "-l", "ftrl", "--label", "y", "--test", str(path)]) == 2
         assert capsys.readouterr().err == (
