@@ -367,13 +367,13 @@ def sniff_format(head: bytes) -> str | None:
         line = line.rstrip(b"\r")
         if not line.strip() or line.lstrip().startswith(b"#"):
             continue
-        if b"|" in line:
-            return "vw"
-        if _LIBSVM_LINE.match(line):
+        if _LIBSVM_LINE.match(line):  # before the "|" of VW: a LIBSVM comment may hold one
             if len(line.split()) > 1:
                 return "libsvm"
             if b"," not in line:
                 continue  # a label alone: VW or LIBSVM, look further
+        if b"|" in line:
+            return "vw"
         if b"," in line or b"\t" in line:
             return "csv"
         return None

@@ -269,6 +269,11 @@ def test_data_in_another_format_than_a_libsvm_models_is_an_error(tmp_path, capsy
     assert capsys.readouterr().err == (
         f"streamlearn: error: {reads}, and DATA is read as vw (--format); give DATA in the model's format.\n"
     )
+    commented = tmp_path / "d.t"  # LIBSVM by its first lines, a "|" in a comment notwithstanding
+    commented.write_text("1 1:1 # from a|b\n-1 2:1\n")
+    assert main(["predict", str(model), str(commented)]) == 0
+    assert main(["evaluate", "-i", str(model), str(commented), "--quiet"]) == 0
+    assert capsys.readouterr().out.count("\n") == 2
 
 
 def test_a_vw_or_csv_model_scores_and_learns_from_files_whose_name_says_no_format(tmp_path, capsys):
