@@ -162,6 +162,14 @@ def _repr_twin(value):
     return value
 
 
+def _scored(metric, pred, y, sample_weight):
+    """``metric(y, pred)`` weighted by ``sample_weight``, checked as learning checks it (one-line errors for
+    negative, NaN or all-zero weights)."""
+    from ._validation import score_weights
+
+    return float(metric(y, pred, sample_weight=score_weights(sample_weight, len(pred))))
+
+
 class ClassifierMixin:
     """Classifiers: ``_estimator_type = "classifier"`` and ``score`` = accuracy."""
 
@@ -172,10 +180,7 @@ class ClassifierMixin:
         """Mean accuracy of ``self.predict(X)`` against ``y`` (weighted by ``sample_weight``)."""
         from sklearn.metrics import accuracy_score
 
-        from ._validation import score_weights
-
-        pred = self.predict(X)
-        return accuracy_score(y, pred, sample_weight=score_weights(sample_weight, len(pred)))
+        return _scored(accuracy_score, self.predict(X), y, sample_weight)
 
 
 class RegressorMixin:
@@ -188,10 +193,7 @@ class RegressorMixin:
         """R^2 of ``self.predict(X)`` against ``y`` (weighted by ``sample_weight``)."""
         from sklearn.metrics import r2_score
 
-        from ._validation import score_weights
-
-        pred = self.predict(X)
-        return r2_score(y, pred, sample_weight=score_weights(sample_weight, len(pred)))
+        return _scored(r2_score, self.predict(X), y, sample_weight)
 
 
 class TransformerMixin:
