@@ -21,6 +21,7 @@ __all__ = [
     "check_X",
     "check_X_y",
     "check_finite",
+    "hashed_overflow",
     "finite_scores",
     "as_csr_float",
     "csr_args",
@@ -338,6 +339,24 @@ def check_finite(X, *, bounded=False):
             row, col = (int(i[0]) for i in np.nonzero(~ok.reshape(X.shape[0], -1)))
             _raise_non_finite(X[row, col], row, col)
     return X
+
+
+def hashed_overflow(X):
+    """``None`` when every value of ``X``, CSR rows of hashed features made from finite values, is finite; else
+    ``(row, reason)``: the first row (from 0) holding a value that overflowed, and the one-line reason naming its
+    hashed column. From finite values, only a product of crossed features (quadratic/cubic interactions) or a
+    sum of the values hashed to one bucket can overflow. One vectorised sweep of ``X.data`` (O(nnz))."""
+    data = X.data
+    finite = np.isfinite(data)
+    if finite.all():
+        return None
+    p = int(np.argmin(finite))
+    row = int(np.searchsorted(X.indptr, p, side="right")) - 1
+    return row, (
+        f"the crossed features (quadratic/cubic) or the values hashed to one bucket overflow: hashed column "
+        f"{int(X.indices[p])} is {data[p]}; expected feature values small enough to multiply and add (scale "
+        "them down)."
+    )
 
 
 def row_error(exc, row, reason):

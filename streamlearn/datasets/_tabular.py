@@ -377,6 +377,18 @@ def hashes_to_csr(hashes, values, plan):
     return sp.csr_matrix((data[:nnz], indices[:nnz], indptr), shape=(n_rows, 1 << plan.bits))
 
 
+def hashed_rows(tables, plan):
+    """:func:`hashes_to_csr` of a batch's ``(hashes, values)`` tables; ``_BatchError`` naming the first row whose
+    crossed features (or values hashed to one bucket) overflow."""
+    from .._validation import hashed_overflow
+
+    X = hashes_to_csr(*tables, plan)
+    overflow = hashed_overflow(X)
+    if overflow is not None:
+        raise _BatchError(overflow[0], None, overflow[1])
+    return X
+
+
 # ---------------------------------------------------------------------------------------------------
 # the reader
 
@@ -807,7 +819,7 @@ class TabularReader:
                 self._check_parquet_types(cols)
             errors, out = [], []
             for part in (
-                lambda: hash_batch({c: cols.get(c) for c in self._plan.names}, n, self._plan),
+                lambda: hashed_rows(hash_batch({c: cols.get(c) for c in self._plan.names}, n, self._plan), self._plan),
                 lambda: self._labels(cols.get(self._label), n),
                 lambda: self._weights(cols.get(self._weight), n) if self._weight is not None else None,
             ):
@@ -817,14 +829,14 @@ class TabularReader:
                     errors.append(exc)
             if errors:
                 raise _first_error(errors)
-            (hashes, values), y, w = out
+            X, y, w = out
         except _BatchError as exc:
             raise self._relined(
                 TabularFormatError(self.source, self._where(row0, exc.row), exc.column, exc.reason, self._unit)
             ) from None
         except (pa.ArrowInvalid, pa.ArrowNotImplementedError) as exc:
             raise TabularFormatError(self.source, None, None, _first_line(str(exc)), self._unit) from None
-        return hashes_to_csr(hashes, values, self._plan), y, w
+        return X, y, w
 
     @property
     def _unit(self):

@@ -188,6 +188,7 @@ class _VwParser:
             setattr(self, name, np.concatenate([old, np.empty(rows - n, old.dtype)]))
 
     def _raise(self, buf, state, end):
+        self._rows(state)  # an overflow on an earlier line of the chunk is the first error
         code = int(state[_k.S_ERR_CODE])
         s, e = int(state[_k.S_ERR_POS]), int(state[_k.S_ERR_END])
         raw = bytes(buf[s : min(e, s + 61)])
@@ -206,12 +207,22 @@ class _VwParser:
         else:
             self.tags.extend([""] * (rows_after - rows_before))
 
-    def _finish(self, state):
+    def _rows(self, state):
+        """The chunk's rows parsed so far (float64 values); ``VwFormatError`` naming the first line whose crossed
+        features (or values hashed to one bucket) overflow."""
+        from .._validation import hashed_overflow
+
         rows, nnz = int(state[_k.S_ROWS]), int(state[_k.S_NNZ])
-        X = sp.csr_matrix(
-            (self.data[:nnz].astype(self.dtype, copy=False), self.indices[:nnz], self.indptr[: rows + 1]),
-            shape=(rows, 1 << self.bits),
-        )
+        X = sp.csr_matrix((self.data[:nnz], self.indices[:nnz], self.indptr[: rows + 1]), shape=(rows, 1 << self.bits))
+        overflow = hashed_overflow(X)
+        if overflow is not None:
+            raise VwFormatError(self.name, int(self.row_line[overflow[0]]), overflow[1])
+        return X
+
+    def _finish(self, state):
+        X = self._rows(state)
+        rows = X.shape[0]
+        X.data = X.data.astype(self.dtype, copy=False)
         X.has_canonical_format = True  # sorted, duplicates summed by the kernel
         tags = self.tags if any(self.tags) else None
         self.chunk_lines = self.row_line[:rows]

@@ -286,3 +286,28 @@ def test_a_column_of_no_feature_type_names_the_option_that_leaves_it_out(tmp_pat
     err = capsys.readouterr().err
     assert "'tags'" in err and "is not a feature type" in err and "--ignore-column" in err, err
     assert main(["train", str(path), "--label", "y", "-l", "ftrl", "--ignore-column", "tags", "--quiet"]) == 0
+
+
+@pytest.mark.parametrize("name", ["big.csv", "big.parquet"])
+def test_crossed_features_that_overflow_exit_2_naming_the_line(tmp_path, capsys, name):
+    import pyarrow as pa
+
+    path = tmp_path / name
+    table = pa.table({"y": [1.0, 0.0, 1.0], "a": [2.0, 1e200, 3.0], "b": [4.0, 1e200, 5.0]})
+    if name.endswith(".csv"):
+        import pyarrow.csv as pacsv
+
+        pacsv.write_csv(table, path)
+    else:
+        import pyarrow.parquet as pq
+
+        pq.write_table(table, path)
+    argv = ["train", str(path), "--label", "y", "--namespace", "a=a", "--namespace", "b=b", "-q", "ab", "-l", "pa"]
+    assert main(argv) == 2
+    err = capsys.readouterr().err
+    where = "line 3" if name.endswith(".csv") else "row 2"
+    assert err.startswith(
+        f"streamlearn: error: {path}, {where}: the crossed features (quadratic/cubic) or the values hashed to one "
+        "bucket overflow: hashed column "
+    )
+    assert err.count("\n") == 1

@@ -110,6 +110,21 @@ def test_malformed_vw_exits_2_with_file_and_line(tmp_path, capsys):
     assert main(["train", str(tmp_path / "z.vw"), "--learner", "ftrl", "--labels", "01", "--quiet"]) == 0
 
 
+def test_crossed_features_that_overflow_exit_2_with_file_and_line(tmp_path, capsys):
+    big = tmp_path / "big.vw"
+    big.write_text("1 |a x:2 |b z:3\n-1 |a x:1e200 |b z:1e200\n")
+    assert main(["train", str(big), "--learner", "pa", "-q", "ab"]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith(
+        f"streamlearn: error: {big}:2: the crossed features (quadratic/cubic) or the values hashed to one bucket "
+        "overflow: hashed column "
+    )
+    assert err.count("\n") == 1
+    big.write_text("1 |a x:2 |b z:3 |c w:4\n-1 |a x:1e110 |b z:1e110 |c w:1e110\n")
+    assert main(["train", str(big), "--learner", "pa", "--cubic", "abc"]) == 2
+    assert f"{big}:2: the crossed features (quadratic/cubic)" in capsys.readouterr().err
+
+
 def test_the_labels_hint_is_given_only_where_labels_can_be_set(tmp_path, capsys):
     """A VW label outside the binary convention: the data of a new model gets the ``--labels`` that reads it
     (train and evaluate); a test file (read in the training data's convention), a continued or frozen model (its

@@ -707,6 +707,38 @@ def test_parquet_integers_beyond_2_53_read_as_in_a_csv_file(tmp_path):
     assert sorted(Xp.data) == [3.0, float(big)]
 
 
+OVERFLOW = "the crossed features (quadratic/cubic) or the values hashed to one bucket overflow: hashed column "
+
+
+@pytest.mark.parametrize("fmt", ["csv", "parquet"])
+@pytest.mark.parametrize("chunk_size", [2, 100])
+def test_crossed_features_that_overflow_name_the_line_or_row(tmp_path, fmt, chunk_size):
+    """1e200 * 1e200 (or 1e110 cubed, or a sum in one bucket) is beyond the float range: the reader names the
+    line (CSV, the header is line 1) or row (Parquet) it comes from, instead of handing an inf over in X."""
+    import pyarrow.csv as pacsv
+
+    path = tmp_path / f"x.{fmt}"
+    reader, where = (iter_csv, f"{path}, line 4: ") if fmt == "csv" else (iter_parquet, f"{path}, row 3: ")
+    ns = {"a": ["a"], "b": ["b"], "c": ["c"]}
+
+    def error(a, b, c, **kw):
+        table = pa.table(
+            {"y": [1.0, 0.0, 1.0, None], "a": [2.0, 3.0, a, 4.0], "b": [5.0, 6.0, b, 7.0], "c": [1, 1, c, 1]}
+        )
+        (pacsv.write_csv if fmt == "csv" else pq.write_table)(table, path)
+        with pytest.raises(TabularFormatError) as err:
+            list(reader(path, label="y", namespaces=ns, chunk_size=chunk_size, **kw))
+        assert "\n" not in str(err.value) and err.value.column is None
+        return str(err.value)
+
+    # the overflow of the third row comes before the missing label of the fourth
+    text = error(1e200, 1e200, 1.0, quadratic=["ab"])
+    assert text.startswith(where + OVERFLOW)
+    assert text.endswith(" is inf; expected feature values small enough to multiply and add (scale them down).")
+    assert error(1e110, 1e110, 1e110, cubic=["abc"]).startswith(where + OVERFLOW)
+    assert error(1e308, 1e308, 1e308, bits=1).startswith(where + OVERFLOW)  # three values, two buckets
+
+
 def test_chunk_size_and_bits_refuse_a_bool(tmp_path):
     """True is an int to Python but neither a chunk size nor a number of bits."""
     pytest.importorskip("pyarrow")

@@ -200,6 +200,31 @@ def test_malformed_lines_name_file_and_line(tmp_path, line, convention, message)
     assert isinstance(info.value, ValueError)
 
 
+@pytest.mark.parametrize("chunk_size", [1, 100])
+@pytest.mark.parametrize(
+    "line, kw",
+    [
+        ("-1 |a x:1e200 |b z:1e200", {"quadratic": ["ab"]}),
+        ("-1 |a x:1e110 |b z:1e110 |c w:1e110", {"cubic": ["abc"]}),
+        ("-1 |a x:1e200 y:1e-10 |b z:1e200", {"quadratic": [":a"]}),
+        ("-1 |a x:1e308 x:1e308", {}),  # one bucket
+    ],
+)
+def test_crossed_features_that_overflow_name_file_and_line(tmp_path, line, kw, chunk_size):
+    """1e200 * 1e200 is beyond the float range: the line is named, not an inf handed over in X; before a bad
+    line later in the same chunk."""
+    path = tmp_path / "big.vw"
+    path.write_text(f"1 |a x:2 |b z:3 |c w:4\n\n{line}\nabc |a x\n")
+    with pytest.raises(VwFormatError) as info:
+        list(iter_vw(path, chunk_size=chunk_size, **kw))
+    assert str(info.value).startswith(
+        f"{path}:3: the crossed features (quadratic/cubic) or the values hashed to one bucket overflow: hashed column "
+    )
+    assert str(info.value).endswith(
+        " is inf; expected feature values small enough to multiply and add (scale them down)."
+    )
+
+
 def test_label_conventions_and_missing_labels():
     _, y, _, _ = load_vw(io.BytesIO(b"1 |a x\n0 |a y\n"), label_convention="01")
     assert y.tolist() == [1.0, 0.0]
