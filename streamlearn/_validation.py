@@ -353,9 +353,9 @@ def hashed_overflow(X):
     p = int(np.argmin(finite))
     row = int(np.searchsorted(X.indptr, p, side="right")) - 1
     return row, (
-        f"the crossed features (quadratic/cubic) or the values hashed to one bucket overflow: hashed column "
-        f"{int(X.indices[p])} is {data[p]}; expected feature values small enough to multiply and add (scale "
-        "them down)."
+        f"hashed column {int(X.indices[p])} is {data[p]}: the product of crossed features (quadratic/cubic) or the sum "
+        "of the values hashed to one bucket overflows; expected feature values small enough to multiply and add "
+        "(scale them down)."
     )
 
 

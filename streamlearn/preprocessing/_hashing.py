@@ -365,17 +365,13 @@ class DictHasher(TransformerMixin, BaseEstimator):
 
 def _finite(X):
     """``X`` (hashed rows) when every value is finite; else a one-line ``ValueError`` naming the first row whose
-    value overflowed: from finite features, only a product of crossed features or a sum of values hashed to one
-    bucket can."""
-    if np.isfinite(X.data).all():
-        return X
-    p = int(np.flatnonzero(~np.isfinite(X.data))[0])
-    row = int(np.searchsorted(X.indptr, p, side="right")) - 1
-    raise ValueError(
-        f"row {row}: hashed column {int(X.indices[p])} is {X.data[p]}: the product of crossed features "
-        "(quadratic/cubic) or the sum of the values hashed to one bucket overflows; expected feature values small "
-        "enough to multiply and add (scale them down)."
-    )
+    value overflowed (:func:`~streamlearn._validation.hashed_overflow`)."""
+    from .._validation import hashed_overflow
+
+    overflow = hashed_overflow(X)
+    if overflow is not None:
+        raise ValueError(f"row {overflow[0]}: {overflow[1]}")
+    return X
 
 
 def _number_text(value):

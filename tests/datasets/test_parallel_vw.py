@@ -1,6 +1,7 @@
 """streamlearn.datasets._parallel_vw: worker threads and the consumer parse a VW file into exactly the chunks of one
 reader."""
 
+import re
 import threading
 import time
 
@@ -62,7 +63,10 @@ def test_empty_and_blank_files_give_one_empty_chunk(tmp_path):
 @pytest.mark.parametrize("workers", [0, 1, 2])
 @pytest.mark.parametrize(
     "bad_line, reason",
-    [(b"abc |u a", "bad label"), (b"1 |u a:1e200 |a b:1e200", "the crossed features (quadratic/cubic) or")],
+    [
+        (b"abc |u a", "bad label"),
+        (b"1 |u a:1e200 |a b:1e200", r"hashed column \d+ is inf: the product of crossed features"),
+    ],
 )
 def test_a_bad_line_is_reported_with_its_line_number_after_the_chunks_before_it(
     odd_file, tmp_path, monkeypatch, workers, bad_line, reason
@@ -80,7 +84,7 @@ def test_a_bad_line_is_reported_with_its_line_number_after_the_chunks_before_it(
         for X, _, _ in open_stream(bad, SPEC, 100, require_label=True):
             expected.append(X.shape[0])
     assert str(ours.value) == str(one.value) and ours.value.line == 902
-    assert ours.value.reason.startswith(reason)
+    assert re.match(reason, ours.value.reason)
     assert got == expected == [100] * 8  # every full chunk before the bad line, as one reader hands them over
 
 

@@ -707,7 +707,7 @@ def test_parquet_integers_beyond_2_53_read_as_in_a_csv_file(tmp_path):
     assert sorted(Xp.data) == [3.0, float(big)]
 
 
-OVERFLOW = "the crossed features (quadratic/cubic) or the values hashed to one bucket overflow: hashed column "
+OVERFLOW = r"hashed column \d+ is inf: the product of crossed features \(quadratic/cubic\) or the sum of the values "
 
 
 @pytest.mark.parametrize("fmt", ["csv", "parquet"])
@@ -733,10 +733,10 @@ def test_crossed_features_that_overflow_name_the_line_or_row(tmp_path, fmt, chun
 
     # the overflow of the third row comes before the missing label of the fourth
     text = error(1e200, 1e200, 1.0, quadratic=["ab"])
-    assert text.startswith(where + OVERFLOW)
-    assert text.endswith(" is inf; expected feature values small enough to multiply and add (scale them down).")
-    assert error(1e110, 1e110, 1e110, cubic=["abc"]).startswith(where + OVERFLOW)
-    assert error(1e308, 1e308, 1e308, bits=1).startswith(where + OVERFLOW)  # three values, two buckets
+    assert re.match(re.escape(where) + OVERFLOW, text)
+    assert text.endswith("overflows; expected feature values small enough to multiply and add (scale them down).")
+    assert re.match(re.escape(where) + OVERFLOW, error(1e110, 1e110, 1e110, cubic=["abc"]))
+    assert re.match(re.escape(where) + OVERFLOW, error(1e308, 1e308, 1e308, bits=1))  # three values, two buckets
 
 
 def test_chunk_size_and_bits_refuse_a_bool(tmp_path):
