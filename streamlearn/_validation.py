@@ -22,6 +22,8 @@ __all__ = [
     "check_X_y",
     "check_finite",
     "hashed_overflow",
+    "float32_overflow",
+    "narrow_to_float32",
     "finite_scores",
     "as_csr_float",
     "csr_args",
@@ -341,21 +343,62 @@ def check_finite(X, *, bounded=False):
     return X
 
 
-def hashed_overflow(X):
-    """``None`` when every value of ``X``, CSR rows of hashed features made from finite values, is finite; else
-    ``(row, reason)``: the first row (from 0) holding a value that overflowed, and the one-line reason naming its
-    hashed column. From finite values, only a product of crossed features (quadratic/cubic interactions) or a
-    sum of the values hashed to one bucket can overflow. One vectorised sweep of ``X.data`` (O(nnz))."""
-    data = X.data
+def _first_non_finite(indptr, data):
+    """``None`` when every value of ``data`` (the values of CSR rows delimited by ``indptr``) is finite; else
+    ``(row, p)``: the row (from 0) and the position in ``data`` of the first value that is not. One vectorised
+    sweep of ``data`` (O(nnz))."""
     finite = np.isfinite(data)
     if finite.all():
         return None
     p = int(np.argmin(finite))
-    row = int(np.searchsorted(X.indptr, p, side="right")) - 1
+    return int(np.searchsorted(indptr, p, side="right")) - 1, p
+
+
+def hashed_overflow(X, narrowed=None):
+    """``None`` when every value of ``X``, CSR rows of hashed features made from finite values, is finite; else
+    ``(row, reason)``: the first row (from 0) holding a value that overflowed, and the one-line reason naming its
+    hashed column. From finite values, only a product of crossed features (quadratic/cubic interactions) or a
+    sum of the values hashed to one bucket can overflow. With ``narrowed``, ``X.data`` cast to float32, a value
+    that does not fit in float32 counts too (:func:`float32_overflow`). One vectorised sweep of ``X.data`` (or of
+    ``narrowed``), O(nnz)."""
+    hit = _first_non_finite(X.indptr, X.data if narrowed is None else narrowed)
+    if hit is None:
+        return None
+    row, p = hit
+    value = X.data[p]
+    if np.isfinite(value):  # only its float32 copy overflowed
+        return row, _float32_reason(f"hashed column {int(X.indices[p])}", value)
     return row, (
-        f"hashed column {int(X.indices[p])} is {data[p]}: the product of crossed features (quadratic/cubic) or the sum "
+        f"hashed column {int(X.indices[p])} is {value}: the product of crossed features (quadratic/cubic) or the sum "
         "of the values hashed to one bucket overflows; expected feature values small enough to multiply and add "
         "(scale them down)."
+    )
+
+
+def float32_overflow(X, shift=0):
+    """``None`` when every value of ``X``, CSR rows whose float32 values were narrowed from finite float64 ones,
+    is finite; else ``(row, reason)``: the first row (from 0) holding a value too large for float32 (about
+    3.4e38 in size), which narrowing made infinite, and the one-line reason naming its feature index (the
+    column plus ``shift``, as a file writes it). One vectorised sweep of ``X.data`` (O(nnz))."""
+    hit = _first_non_finite(X.indptr, X.data)
+    if hit is None:
+        return None
+    row, p = hit
+    return row, _float32_reason(f"feature {int(X.indices[p]) + shift}", None)
+
+
+def narrow_to_float32(data):
+    """``data`` (float64) cast to float32, a value too large for float32 becoming infinite without NumPy's
+    warning: the readers check the result (:func:`float32_overflow`, :func:`hashed_overflow`)."""
+    with np.errstate(over="ignore"):
+        return data.astype(np.float32)
+
+
+def _float32_reason(where, value):
+    what = "a value" if value is None else f"the value {value:.4g}"
+    return (
+        f"{where} has {what} too large for float32 (above 3.4e38 in size); expected values that fit, or read "
+        "with dtype=float64 (the default)."
     )
 
 

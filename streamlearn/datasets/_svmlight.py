@@ -422,7 +422,21 @@ class _Parser:
         self.index_dtype = np.dtype(np.int64)
         self.indices = self.indices.astype(np.int64)
 
+    def _check_float32(self):
+        """With float32 values: ``SvmlightFormatError`` naming the first line of the chunk parsed so far that holds
+        a value too large for float32 (the kernel narrowed it to infinity; it refuses non-finite text)."""
+        if not self.store or self.dtype != np.float32:
+            return
+        from .._validation import float32_overflow
+
+        rows, nnz = int(self.state[_k.S_ROWS]), int(self.state[_k.S_NNZ])
+        X = sp.csr_matrix((self.data[:nnz], self.indices[:nnz], self.indptr[: rows + 1]), shape=(rows, 1))
+        overflow = float32_overflow(X, shift=self.shift)
+        if overflow is not None:
+            raise SvmlightFormatError(self.name, int(self.row_line[overflow[0]]), overflow[1])
+
     def _finish_chunk(self):
+        self._check_float32()
         rows = int(self.state[_k.S_ROWS])
         nnz = int(self.state[_k.S_NNZ])
         self.total_rows += rows
@@ -447,6 +461,7 @@ class _Parser:
         return shown_token(self._raw_token(buf, end, pos))
 
     def _raise(self, buf, end):
+        self._check_float32()  # a value too large for float32 on an earlier line of the chunk is the first error
         st = self.state
         code = int(st[_k.S_ERR_CODE])
         raw = self._raw_token(buf, end, int(st[_k.S_ERR_POS]))
@@ -485,7 +500,8 @@ class _Parser:
                 if kind == 0:
                     self.y[slot] = v
                 else:
-                    self.data[slot] = v
+                    with np.errstate(over="ignore"):  # too large for float32: infinity, refused by _check_float32
+                        self.data[slot] = v
         st[_k.S_HARD] = 0
 
     # -- main loop
@@ -610,15 +626,21 @@ def _check_args(n_features, zero_based, dtype, block_size, chunk_size=None):
         raise ValueError(f"n_features must be None or an int >= 1, got {n_features!r}.")
     if not (zero_based is True or zero_based is False or (isinstance(zero_based, str) and zero_based == "auto")):
         raise ValueError(f"zero_based must be True, False or 'auto', got {zero_based!r}.")
-    dt = np.dtype(dtype)
-    if dt not in (np.float32, np.float64):
-        raise ValueError(f"dtype must be float32 or float64, got {dt}.")
+    dt = _float_dtype(dtype)
     if isinstance(block_size, bool) or not isinstance(block_size, numbers.Integral) or block_size < 16:
         raise ValueError(f"block_size must be an int >= 16 (bytes), got {block_size!r}.")
     if chunk_size is not None and (
         isinstance(chunk_size, bool) or not isinstance(chunk_size, numbers.Integral) or chunk_size < 1
     ):
         raise ValueError(f"chunk_size must be an int >= 1 (rows per chunk), got {chunk_size!r}.")
+    return dt
+
+
+def _float_dtype(dtype):
+    """``dtype`` as a NumPy dtype, float32 or float64 (the readers' ``dtype`` option)."""
+    dt = np.dtype(dtype)
+    if dt not in (np.float32, np.float64):
+        raise ValueError(f"dtype must be float32 or float64, got {dt}.")
     return dt
 
 
@@ -731,7 +753,8 @@ def load_svmlight(
         minus 1. ``"auto"``: one-based unless index 0 occurs somewhere in the file (scikit-learn's
         rule).
     dtype : {numpy.float64, numpy.float32}, default=numpy.float64
-        Type of ``X.data`` (values are parsed as doubles, then cast). ``y`` is always float64.
+        Type of ``X.data`` (values are parsed as doubles, then cast). ``y`` is always float64. With
+        float32, a value too large for it (above 3.4e38 in size) raises :class:`SvmlightFormatError`.
     block_size : int >= 16, default=4 MiB
         Bytes read per read call; a line longer than that grows the buffer.
 
@@ -792,7 +815,8 @@ def iter_svmlight(
       complete and valid).
     * ``n_features=None`` or ``zero_based="auto"`` (the defaults): the width and the index base are
       whole-file properties, so a first pass reads (and fully validates) the file, then a second pass
-      yields the chunks; any format error is raised before the first chunk. Pass both to read once.
+      yields the chunks; any format error is raised before the first chunk (except, with
+      ``dtype=float32``, a value too large for float32, raised with its chunk). Pass both to read once.
       A non-seekable file object cannot be read twice and needs both.
 
     Parameters
@@ -810,7 +834,8 @@ def iter_svmlight(
         ``True``: indices start at 0; ``False``: at 1 (index 0 is an error); ``"auto"``: one-based
         unless index 0 occurs anywhere in the file, decided by the first pass.
     dtype : {numpy.float64, numpy.float32}, default=numpy.float64
-        Type of ``X.data``; ``y`` is always float64.
+        Type of ``X.data``; ``y`` is always float64. With float32, a value too large for it (above 3.4e38
+        in size) raises :class:`SvmlightFormatError`.
     block_size : int >= 16, default=4 MiB
         Bytes read per read call; a line longer than that grows the buffer.
 

@@ -18,6 +18,7 @@ from .._kernels import vw_text as _k
 from ._svmlight import (
     _DECOMPRESSION_ERRORS,
     _LineError,
+    _float_dtype,
     _Source,
     decompression_reason,
     first_bytes_reason,
@@ -153,7 +154,7 @@ class _VwParser:
         self.constant = bool(constant)
         self.terms, self.lens, self.wild = parse_interactions(quadratic, cubic)
         self.block_size = int(block_size)
-        self.dtype = dtype
+        self.dtype = _float_dtype(dtype)
         self.index_dtype = np.int32 if self.bits <= 31 else np.int64
         self.scratch = 1024
         self._alloc_scratch(self.scratch)
@@ -208,21 +209,24 @@ class _VwParser:
             self.tags.extend([""] * (rows_after - rows_before))
 
     def _rows(self, state):
-        """The chunk's rows parsed so far (float64 values); ``VwFormatError`` naming the first line whose crossed
-        features (or values hashed to one bucket) overflow."""
-        from .._validation import hashed_overflow
+        """The chunk's rows parsed so far, with values of ``self.dtype``; ``VwFormatError`` naming the first line
+        whose crossed features (or values hashed to one bucket) overflow, or with float32 a value too large for
+        it."""
+        from .._validation import hashed_overflow, narrow_to_float32
 
         rows, nnz = int(state[_k.S_ROWS]), int(state[_k.S_NNZ])
         X = sp.csr_matrix((self.data[:nnz], self.indices[:nnz], self.indptr[: rows + 1]), shape=(rows, 1 << self.bits))
-        overflow = hashed_overflow(X)
+        narrowed = narrow_to_float32(X.data) if self.dtype == np.float32 else None
+        overflow = hashed_overflow(X, narrowed)
         if overflow is not None:
             raise VwFormatError(self.name, int(self.row_line[overflow[0]]), overflow[1])
+        if narrowed is not None:
+            X.data = narrowed
         return X
 
     def _finish(self, state):
         X = self._rows(state)
         rows = X.shape[0]
-        X.data = X.data.astype(self.dtype, copy=False)
         X.has_canonical_format = True  # sorted, duplicates summed by the kernel
         tags = self.tags if any(self.tags) else None
         self.chunk_lines = self.row_line[:rows]
@@ -371,8 +375,9 @@ def iter_vw(
         Multiclass: the largest class allowed (``None``: any class >= 1).
     require_label : bool, default=False
         A line without a label is an error (training); otherwise its ``y`` is NaN (prediction).
-    dtype : numpy.float64 or numpy.float32
-        Type of ``X.data``.
+    dtype : {numpy.float64, numpy.float32}, default=numpy.float64
+        Type of ``X.data``; ``y`` and ``sample_weight`` are always float64. With float32, a value too
+        large for it (above 3.4e38 in size, crosses included) raises :class:`VwFormatError`.
     block_size : int
         Bytes read per read call (a longer line grows the buffer).
 

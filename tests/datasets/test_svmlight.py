@@ -6,6 +6,7 @@ import io
 import lzma
 import pickle
 import re
+import warnings
 from pathlib import Path
 
 import numpy as np
@@ -462,6 +463,57 @@ def test_error_line_and_message(tmp_path, bad, zero_based, n_features, kind, wor
         assert it is None and str(e.value).startswith(prefix) and words in str(e.value)
     else:
         assert (kind, bad) == ("beyond", b"1 3:1 30:1")  # index 30 is fine one-based
+
+
+_TOO_BIG_FOR_FLOAT32 = (
+    "feature 7 has a value too large for float32 (above 3.4e38 in size); expected values that fit, or read with "
+    "dtype=float64 (the default)."
+)
+
+
+# 3.5e38 rounds to infinity in float32; the long token is converted by Python's float(), not the kernel
+@pytest.mark.parametrize("value", [b"1e39", b"-3.5e38", b"1.000000000000000000000000000001e39"])
+def test_float32_value_too_large_names_file_and_line(tmp_path, value):
+    """A finite value beyond float32's range is an error naming the file and line, not an inf in X.data."""
+    lines = _good_lines(3000)
+    bad_line = 2500
+    lines[bad_line - 1] = b"1 3:1 7:" + value
+    p = tmp_path / "big.svm"
+    p.write_bytes(b"\n".join(lines) + b"\n")
+    want = f"{p}, line {bad_line}: {_TOO_BIG_FOR_FLOAT32}"
+    for call in (
+        lambda: load_svmlight(p, dtype=np.float32),
+        lambda: load_svmlight(p, zero_based=False, dtype=np.float32),
+        lambda: load_svmlight(p, zero_based=True, n_features=30, dtype=np.float32, block_size=512),
+        lambda: list(iter_svmlight(p, chunk_size=100, dtype=np.float32)),  # two passes
+    ):
+        with pytest.raises(SvmlightFormatError) as e:
+            call()
+        assert str(e.value) == want and e.value.line == bad_line
+    got = []  # in one pass, the chunks before the bad line come out
+    with pytest.raises(SvmlightFormatError) as e:
+        for _X, y in iter_svmlight(p, chunk_size=100, n_features=30, zero_based=False, dtype=np.float32):
+            got.append(len(y))
+    assert str(e.value) == want and got == [100] * 24
+    # before an error on a later line of the same chunk
+    lines[bad_line] = b"1 3:x"
+    p.write_bytes(b"\n".join(lines) + b"\n")
+    with pytest.raises(SvmlightFormatError, match="^" + re.escape(want) + "$"):
+        load_svmlight(p, dtype=np.float32)
+    # float64 reads it
+    lines[bad_line] = b"1 3:1"
+    p.write_bytes(b"\n".join(lines) + b"\n")
+    X, _ = load_svmlight(p)
+    assert X[bad_line - 1, 6] == float(value)
+
+
+def test_float32_largest_values_fit(tmp_path):
+    p = tmp_path / "edge.svm"
+    p.write_bytes(b"1 1:3.4028234e38 2:-3.4028235e38 3:1e-50\n")
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        X, _ = load_svmlight(p, dtype=np.float32)
+    assert X.dtype == np.float32 and np.isfinite(X.data).all() and X.data[-1] == 0.0
 
 
 @pytest.mark.parametrize(

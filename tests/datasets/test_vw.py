@@ -3,6 +3,7 @@ import gzip
 import io
 import lzma
 import re
+import warnings
 
 import numpy as np
 import pytest
@@ -211,19 +212,60 @@ def test_malformed_lines_name_file_and_line(tmp_path, line, convention, message)
         ("-1 |a x:1e308 x:1e308", {}),  # one bucket
     ],
 )
-def test_crossed_features_that_overflow_name_file_and_line(tmp_path, line, kw, chunk_size):
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+def test_crossed_features_that_overflow_name_file_and_line(tmp_path, line, kw, chunk_size, dtype):
     """1e200 * 1e200 is beyond the float range: the line is named, not an inf handed over in X; before a bad
     line later in the same chunk."""
     path = tmp_path / "big.vw"
     path.write_text(f"1 |a x:2 |b z:3 |c w:4\n\n{line}\nabc |a x\n")
     with pytest.raises(VwFormatError) as info:
-        list(iter_vw(path, chunk_size=chunk_size, **kw))
+        list(iter_vw(path, chunk_size=chunk_size, dtype=dtype, **kw))
+    # with float32, the first value of the line too large for it may be a feature before its crosses
+    float32 = r"|has the value \S+ too large for float32 \(above 3\.4e38 in size\); .*" if dtype == np.float32 else ""
     assert re.match(
-        re.escape(f"{path}:3: ") + r"hashed column \d+ is inf: the product of crossed features \(quadratic/cubic\) "
+        re.escape(f"{path}:3: ") + r"hashed column \d+ (is inf: the product of crossed features \(quadratic/cubic\) "
         r"or the sum of the values hashed to one bucket overflows; expected feature values small enough to "
-        r"multiply and add \(scale them down\)\.$",
+        r"multiply and add \(scale them down\)\.$" + float32 + ")",
         str(info.value),
     )
+
+
+@pytest.mark.parametrize("chunk_size", [1, 100])
+@pytest.mark.parametrize(
+    "line, kw, value",
+    [
+        ("-1 |a x:1e39", {}, "1e+39"),
+        ("-1 |a x:-3.5e38", {}, "-3.5e+38"),  # rounds to -inf in float32
+        ("-1 |a x:1e20 |b z:1e20", {"quadratic": ["ab"]}, "1e+40"),
+        ("-1 |a x:2e38 x:2e38", {}, "4e+38"),  # one bucket
+    ],
+)
+def test_float32_value_too_large_names_file_and_line(tmp_path, line, kw, value, chunk_size):
+    """A finite value (or cross) beyond float32's range is named with its line, not an inf handed over in X;
+    before a bad line later in the same chunk; float64 reads it."""
+    path = tmp_path / "big.vw"
+    path.write_text(f"1 |a x:2 |b z:3\n\n{line}\nabc |a x\n")
+    with pytest.raises(VwFormatError) as info:
+        list(iter_vw(path, chunk_size=chunk_size, dtype=np.float32, **kw))
+    assert re.match(
+        re.escape(f"{path}:3: ") + r"hashed column \d+ has the value " + re.escape(value) + r" too large for "
+        r"float32 \(above 3\.4e38 in size\); expected values that fit, or read with dtype=float64 \(the default\)\.$",
+        str(info.value),
+    )
+    path.write_text(f"1 |a x:2 |b z:3\n\n{line}\n")
+    X, *_ = load_vw(path, **kw)
+    assert X.max() == float(value) or X.min() == float(value)
+
+
+def test_float32_largest_values_fit_and_other_dtypes_are_refused():
+    data = b"1 |a x:3.4028234e38 y:-3.4028235e38 |b z:1e-50\n"
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        X, *_ = load_vw(io.BytesIO(data), dtype=np.float32)
+    assert X.dtype == np.float32 and np.isfinite(X.data).all()
+    for dtype in (np.float16, np.int64):  # float16 overflowed silently at 65504; int64 truncated the values
+        with pytest.raises(ValueError, match=r"^dtype must be float32 or float64, got (float16|int64)\.$"):
+            iter_vw(io.BytesIO(data), dtype=dtype)
 
 
 def test_label_conventions_and_missing_labels():
