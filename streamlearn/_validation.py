@@ -375,16 +375,16 @@ def hashed_overflow(X, narrowed=None):
     )
 
 
-def float32_overflow(X, shift=0):
-    """``None`` when every value of ``X``, CSR rows whose float32 values were narrowed from finite float64 ones,
-    is finite; else ``(row, reason)``: the first row (from 0) holding a value too large for float32 (about
-    3.4e38 in size), which narrowing made infinite, and the one-line reason naming its feature index (the
-    column plus ``shift``, as a file writes it). One vectorised sweep of ``X.data`` (O(nnz))."""
-    hit = _first_non_finite(X.indptr, X.data)
+def float32_overflow(data, indices, indptr, shift=0):
+    """``None`` when every value of ``data``, the float32 values of CSR rows (``indices``, ``indptr``) narrowed
+    from finite float64 ones, is finite; else ``(row, reason)``: the first row (from 0) holding a value too large
+    for float32 (about 3.4e38 in size), which narrowing made infinite, and the one-line reason naming its feature
+    index (the column plus ``shift``, as a file writes it). One vectorised sweep of ``data`` (O(nnz))."""
+    hit = _first_non_finite(indptr, data)
     if hit is None:
         return None
     row, p = hit
-    return row, _float32_reason(f"feature {int(X.indices[p]) + shift}", None)
+    return row, _float32_reason(f"feature {int(indices[p]) + shift}", None)
 
 
 def narrow_to_float32(data):

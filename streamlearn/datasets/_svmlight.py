@@ -430,8 +430,7 @@ class _Parser:
         from .._validation import float32_overflow
 
         rows, nnz = int(self.state[_k.S_ROWS]), int(self.state[_k.S_NNZ])
-        X = sp.csr_matrix((self.data[:nnz], self.indices[:nnz], self.indptr[: rows + 1]), shape=(rows, 1))
-        overflow = float32_overflow(X, shift=self.shift)
+        overflow = float32_overflow(self.data[:nnz], self.indices[:nnz], self.indptr[: rows + 1], shift=self.shift)
         if overflow is not None:
             raise SvmlightFormatError(self.name, int(self.row_line[overflow[0]]), overflow[1])
 
