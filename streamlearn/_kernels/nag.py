@@ -515,8 +515,8 @@ def nag_epoch(
                         gsq[q] = g2
                         n_over += g2 > _MAX_FLOAT
                         rate[q] = x / (s * math.sqrt(g2)) if g2 > 0.0 else 0.0
-                    else:
-                        rate[q] = x / (s * s) if s > 0.0 else 0.0
+                    else:  # x_j / s_j / s_j: s_j^2 underflows for s_j under 1.5e-154 (x_j / 0, an infinite weight)
+                        rate[q] = x / s / s if s > 0.0 else 0.0
             if n_over > 0 or not math.isfinite(
                 gg
             ):  # the row is not learnt: its scales are put back, nothing else was written
@@ -687,7 +687,7 @@ def nag_epoch(
                 rb = c0
                 for q in range(m):  # vectorised; s_j = 0 only where x_j = 0
                     s = sca[q]
-                    rate[q] = data[start + q] / (s * s) if s > 0.0 else 0.0
+                    rate[q] = data[start + q] / s / s if s > 0.0 else 0.0  # (s_j^2 may underflow)
             # 4. the step: plain, or importance-invariant along m r x (P = m sum_j r_j x_j^2)
             if invariant:
                 if adaptive:

@@ -242,3 +242,21 @@ def test_fused_derivative_is_the_loss_derivative_bit_for_bit(loss):
 @numba.njit
 def exp_jit(a):
     return math.exp(a)
+
+
+@pytest.mark.parametrize("n_classes", [2, 3])
+def test_plain_rates_of_tiny_scales_are_finite_and_scale_invariant(n_classes):
+    """Plain (non-adaptive) normalized OGD on a column of size 1e-200: its rate ``x / s^2`` was ``x / 0`` (``s * s``
+    underflows), an infinite weight after the first example, silently. The model learns it as it learns the same
+    column times 1e200 (the rule is scale-free), every weight finite."""
+    from streamlearn.linear_model import OGDClassifier
+
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(60, 3))
+    y = np.argmax(X @ rng.normal(size=(3, n_classes)), axis=1)
+    tiny = X * [1e-200, 1.0, 1.0]
+    a = OGDClassifier(loss="squared", normalized=True, eta0=0.05).partial_fit(tiny, y, classes=np.arange(n_classes))
+    b = OGDClassifier(loss="squared", normalized=True, eta0=0.05).partial_fit(X, y, classes=np.arange(n_classes))
+    assert np.isfinite(a.coef_).all() and np.isfinite(a.intercept_).all()
+    np.testing.assert_allclose(a.coef_ * [1e-200, 1.0, 1.0], b.coef_, rtol=1e-9)
+    np.testing.assert_allclose(a.decision_function(tiny), b.decision_function(X), rtol=1e-9, atol=1e-12)
