@@ -324,11 +324,15 @@ class BaseOnline(DictRowMixin, PersistMixin, BaseEstimator):
         """
         _validation.validate_params(self)
         self._reset()
-        X, y = self._check_X_y(X, y, reset=True)
-        sw = _validation.check_sample_weight(sample_weight, X.shape[0])
-        if sample_weight is not None and not np.any(sw > 0):
-            raise ValueError(f"All sample weights are zero: {type(self).__name__}.fit has nothing to learn from.")
-        self._first_call(X, y, classes=None)
+        try:
+            X, y = self._check_X_y(X, y, reset=True)
+            sw = _validation.check_sample_weight(sample_weight, X.shape[0])
+            if sample_weight is not None and not np.any(sw > 0):
+                raise ValueError(f"All sample weights are zero: {type(self).__name__}.fit has nothing to learn from.")
+            self._first_call(X, y, classes=None)
+        except BaseException:
+            self._reset()  # as a refused first partial_fit: no n_features_in_ of data it did not learn
+            raise
         targets = self._targets(y)
         rng = _validation.check_rng(self.random_state)
         for _ in range(self.max_iter):
@@ -357,12 +361,17 @@ class BaseOnline(DictRowMixin, PersistMixin, BaseEstimator):
         """
         _validation.validate_params(self)
         first = not self._is_started()
-        X, y = self._check_X_y(X, y, reset=first)
-        sw = _validation.check_sample_weight(sample_weight, X.shape[0])  # refused before the model is allocated
-        if first:
-            self._first_call(X, y, classes=classes)
-        else:
-            self._check_classes_again(classes)
+        try:
+            X, y = self._check_X_y(X, y, reset=first)
+            sw = _validation.check_sample_weight(sample_weight, X.shape[0])  # refused before the model is allocated
+            if first:
+                self._first_call(X, y, classes=classes)
+            else:
+                self._check_classes_again(classes)
+        except BaseException:
+            if first:  # nothing of a refused first batch is kept (its n_features_in_ made a file that would not load)
+                self._reset()
+            raise
         scores = self._pass(X, self._targets(y), sw)
         return scores[:, 0] if scores.shape[1] == 1 else scores
 

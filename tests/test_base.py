@@ -89,3 +89,35 @@ def test_probabilities_of_a_row_whose_sigmoids_all_round_to_0_rank_its_classes_a
     sigmoids = 1 / (1 + np.exp(-scores[1]))
     np.testing.assert_allclose(proba[1], sigmoids / sigmoids.sum(), rtol=1e-12)
     np.testing.assert_allclose(_GivenScores().predict_log_proba(np.array([800.0, -800.0])), [[-800, 0], [0, -800]])
+
+
+ALL_ONLINE = sorted(name for name, spec in LEARNERS.items() if not spec.batch)
+
+
+@pytest.mark.parametrize("name", ALL_ONLINE)
+@pytest.mark.parametrize("bad", ["value", "sample_weight"])
+def test_a_refused_first_batch_leaves_an_unfitted_model_that_saves_loads_and_learns(name, bad, tmp_path):
+    """A first ``partial_fit`` refused (a feature value or a sample weight beyond 2**500) kept the
+    ``n_features_in_`` of the data it refused: the model passed for fitted, and its saved file did not load
+    ("field 'attributes.t_' is missing"). It is left as it was built: no fitted attribute, and the next batch,
+    of another width, is its first. A refused ``fit`` likewise."""
+    from streamlearn.persist import load
+
+    classification = LEARNERS[name].task == "classification"
+    kw = {"classes": [-1, 1]} if classification else {}
+    y = np.array([1, -1])
+    Xb, sw = np.array([[1.0, 2.0], [3.0, 4.0]]), None
+    if bad == "value":
+        Xb[1, 0] = 1e300
+    else:
+        sw = np.array([1.0, 1e300])
+    model = make_learner(name)
+    with pytest.raises(ValueError, match="2\\*\\*500"):
+        model.partial_fit(Xb, y, sample_weight=sw, **kw)
+    assert [k for k in vars(model) if k.endswith("_")] == []
+    model.partial_fit(X, np.arange(12) % 2 * 2 - 1, **kw)  # 3 features, not the refused batch's 2
+    model.save(tmp_path / "model.slm")
+    np.testing.assert_array_equal(load(tmp_path / "model.slm").predict(X), model.predict(X))
+    with pytest.raises(ValueError, match="2\\*\\*500"):  # fit starts over: refused, it leaves no model either
+        model.fit(Xb, y, sample_weight=sw)
+    assert [k for k in vars(model) if k.endswith("_")] == []
