@@ -10,8 +10,9 @@ penalised (no truncation, no L1, no L2). ``targets`` is (n, K) in {-1, +1} (clas
 target (K = 1). Every example's score *before* its update is written to ``out_scores`` (n, K). Examples
 with sample weight 0 are scored but neither update nor count as a round; a weight s multiplies the loss
 gradient. Each ``*_epoch`` returns the new counters and -1, or the index of the first example whose score
-was not finite (the pass stops there). ``*_materialize`` writes the weights as (K, d + 1) (last column:
-intercepts) without changing the state; ``*_scores`` computes scores of the current model in O(K nnz).
+was not finite or whose update could overflow (the pass stops there). ``*_materialize`` writes the weights
+as (K, d + 1) (last column: intercepts) without changing the state; ``*_scores`` computes scores of the
+current model in O(K nnz).
 
 Truncation family (``truncated_epoch``): state ``wm`` (d + 1, K + 1): ``wm[j, c]`` the weight of feature j
 for output c, ``wm[j, K]`` its mark (below); scalar ``penalty``. With ``v = w - eta_t g_t`` and rounds
@@ -53,6 +54,16 @@ RULE_SOFT = 1
 
 SCHEDULE_CONSTANT = 0
 SCHEDULE_INVSQRT = 1
+
+# The largest gradient times value (in size, the intercept's value being 1) that an example may bring to L1-RDA
+# and FTRL-Proximal; an example beyond it is treated as diverging and its pass stops before its update. RDA adds
+# these products to the gradient sums, FTRL adds their squares to n: with at most 2**63 rounds (the round
+# counter is an int64), 2**63 * 2**960 and 2**63 * (2**480)**2 stay below 2**1024, so no sum, and no sqrt(n) or
+# its square, overflows. FTRL's z stays finite too: with u = z / (beta + sqrt(n)), an update adds at most
+# |g_i| / (beta + sqrt(n_i + g_i^2)) <= 1 to |u|, so |z| <= 2**63 (beta + sqrt(n)). Ordinary data is far below
+# both bounds (they matter for values near the 2**500 the input check allows, or huge targets).
+RDA_SAFE_GRADIENT = 2.0**960
+FTRL_SAFE_GRADIENT = 2.0**480
 
 
 @njit_inline
@@ -216,26 +227,39 @@ def _rda_weight(G, t, lam, gamma):
 
 @njit_kernel
 def rda_epoch(indptr, indices, data, targets, sample_weight, G, fit_intercept, loss, lam, gamma, t, out_scores):
-    """One pass of L1-RDA over a CSR chunk. ``t`` counts the rounds so far. Returns ``(t, bad_row)``."""
+    """One pass of L1-RDA over a CSR chunk. ``t`` counts the rounds so far. Returns ``(t, bad_row)``: -1, or the
+    first example whose score is not finite or whose gradient times one of its values (or the intercept's 1)
+    exceeds :data:`RDA_SAFE_GRADIENT` in size. The pass stops there, before any output's update of that example,
+    and ``t`` does not count it; the examples before it keep their updates."""
     n_rows = indptr.shape[0] - 1
     n_out = G.shape[1]
     d = G.shape[0] - 1
+    gbuf = np.empty(n_out)  # the example's gradient for each output, all checked before any update
     for i in range(n_rows):
         start = indptr[i]
         end = indptr[i + 1]
         _prefetch_row(indptr, indices, i + 1, G)
+        s = sample_weight[i]
+        xmax = 1.0 if fit_intercept else 0.0  # the example's largest value in size
+        gmax = 0.0
         for c in range(n_out):
             z = _rda_weight(G[d, c], t, 0.0, gamma) if fit_intercept else 0.0
             for p in range(start, end):
-                z += _rda_weight(G[indices[p], c], t, lam, gamma) * data[p]
+                x = data[p]
+                xmax = max(xmax, abs(x))
+                z += _rda_weight(G[indices[p], c], t, lam, gamma) * x
             if not record_score(out_scores, i, c, z):
                 return t, i
-        s = sample_weight[i]
+            g = weighted_dloss(loss, targets[i, c], z, s)
+            gbuf[c] = g
+            gmax = max(gmax, abs(g))
         if s == 0.0:
             continue
+        if gmax * xmax > RDA_SAFE_GRADIENT:  # (never NaN: the scores are finite) a gradient sum could overflow
+            return t, i
         t += 1
         for c in range(n_out):
-            g = loss_dloss(loss, targets[i, c], out_scores[i, c], 0.0) * s
+            g = gbuf[c]
             if g == 0.0:
                 continue
             for p in range(start, end):
@@ -283,7 +307,11 @@ def _ftrl_weight(z, sqrt_n, inv_alpha, beta, l1, l2):
 def ftrl_epoch(
     indptr, indices, data, targets, sample_weight, zn, fit_intercept, loss, alpha, beta, l1, l2, t, out_scores
 ):
-    """One pass of per-coordinate FTRL-Proximal over a CSR chunk. Returns ``(t, bad_row)``."""
+    """One pass of per-coordinate FTRL-Proximal over a CSR chunk. Returns ``(t, bad_row)``: -1, or the first
+    example whose score is not finite or whose gradient times one of its values (or the intercept's 1) exceeds
+    :data:`FTRL_SAFE_GRADIENT` in size. The pass stops there, before that output's update, and ``t`` does not
+    count the example; the examples before it keep their updates. With several outputs, the outputs before the
+    one that stopped it have taken the example's update (each output is scored, checked and updated in turn)."""
     n_rows = indptr.shape[0] - 1
     n_out = zn.shape[1]
     d = zn.shape[0] - 1
@@ -301,19 +329,24 @@ def ftrl_epoch(
         for c in range(n_out):
             acc = 0.0
             wb = 0.0
+            xmax = 1.0 if fit_intercept else 0.0  # the example's largest value in size
             if fit_intercept:
                 wb = _ftrl_weight(zn[d, c, 0], zn[d, c, 1], inv_alpha, beta, 0.0, 0.0)
                 acc = wb
             for p in range(start, end):
                 j = indices[p]
+                x = data[p]
+                xmax = max(xmax, abs(x))
                 wj = _ftrl_weight(zn[j, c, 0], zn[j, c, 1], inv_alpha, beta, l1, l2)
                 wbuf[p - start] = wj
-                acc += wj * data[p]
+                acc += wj * x
             if not record_score(out_scores, i, c, acc):
                 return t, i
             g = weighted_dloss(loss, targets[i, c], acc, s)
             if g == 0.0:
                 continue
+            if abs(g) * xmax > FTRL_SAFE_GRADIENT:  # (never NaN: the score is finite) n could overflow
+                return t, i
             for p in range(start, end):
                 j = indices[p]
                 gj = g * data[p]

@@ -335,3 +335,40 @@ def test_a_step_that_could_overflow_stops_the_pass_before_its_example(name, bad)
     np.testing.assert_array_equal(model.coef_, expected.coef_)
     np.testing.assert_array_equal(model.intercept_, expected.intercept_)
     assert np.isfinite(model._state).all()
+
+
+@pytest.mark.parametrize(
+    ("name", "n_classes"),
+    [("ftrl", 2), ("ftrl", 3), ("rda", 2), ("rda", 3), ("ftrl-regressor", 0), ("rda-regressor", 0)],
+)
+@pytest.mark.parametrize(("bad", "rowwise"), [(3, False), (5, False), (3, True)])
+def test_an_ftrl_or_rda_update_that_could_overflow_stops_before_its_example(name, n_classes, bad, rowwise):
+    """A gradient times a value near 1e150 overflowed FTRL's n (then z was NaN) and RDA's gradient sums: silently on
+    the chunk's last example or row by row, else with the divergence error on a state of infinities. The pass now
+    stops before that example, names it, and keeps the model that learnt the examples before it bit for bit."""
+    from streamlearn.learners import make_learner
+
+    rng = np.random.default_rng(5)
+    X = rng.normal(size=(40, 4))
+    y = X @ [1.0, -2.0, 0.5, 1.0]
+    if n_classes:
+        y = np.digitize(y, np.quantile(y, np.linspace(0, 1, n_classes + 1)[1:-1])) * 2 - 1
+    kw = {"classes": np.unique(y)} if n_classes else {}
+    Xb, yb, sw = X[:6].copy(), y[:6].copy(), np.ones(6)
+    expected = make_learner(name).partial_fit(X, y, **kw).partial_fit(Xb[:bad], yb[:bad])
+    Xb[bad] = 1e150 * np.sign(Xb[bad])
+    sw[bad] = 1e150
+    if n_classes:  # a label its model scores lowest: a gradient of the loss near its largest
+        scores = expected.decision_function(Xb[bad : bad + 1])
+        yb[bad] = -np.sign(scores[0]) if n_classes == 2 else expected.classes_[np.argmin(scores[0])]
+    model = make_learner(name).partial_fit(X, y, **kw)
+    if rowwise:
+        for r in range(bad):
+            model.partial_fit(Xb[r : r + 1], yb[r : r + 1], sample_weight=sw[r : r + 1])
+        Xb, yb, sw, bad = Xb[bad:], yb[bad:], sw[bad:], 0
+    with pytest.raises(FloatingPointError, match=f"diverged: the score of example {bad} of this batch, or its update"):
+        model.partial_fit(Xb, yb, sample_weight=sw)
+    assert np.isfinite(model._state).all()
+    assert model.t_ == expected.t_
+    np.testing.assert_array_equal(model.coef_, expected.coef_)
+    np.testing.assert_array_equal(model.intercept_, expected.intercept_)
