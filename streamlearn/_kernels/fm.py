@@ -80,20 +80,31 @@ def fm_epoch(
     """One pass over the rows of a CSR matrix in storage order.
 
     ``w0`` (K,), ``w`` (K, d), ``V`` (K, d, k) are updated in place; ``G_*`` (same shapes) are the AdaGrad
-    accumulators (unused by SGD). Returns ``(t, bad_row)`` (-1, or the first example whose score was not
-    finite, or whose update made an accumulator infinite: the pass stops there, earlier updates are kept).
+    accumulators (unused by SGD). Returns ``(t, bad_row)``: -1, or the first example whose score was not finite,
+    or (AdaGrad) whose update would make a parameter or an accumulator not finite. The pass stops there with that
+    example's update not applied (for K > 1 outputs, the outputs before the one that stopped it keep theirs)
+    and ``t`` not counting it; the updates before it are kept.
     """
     n_rows = indptr.shape[0] - 1
     n_out = w.shape[0]
     nf = V.shape[2]
     s = np.zeros(nf)
     sq = np.zeros(nf)
+    width = 0
     for i in range(n_rows):
+        width = max(width, indptr[i + 1] - indptr[i])
+    # AdaGrad: the values an example's update overwrites (w then V of each active feature, and their
+    # accumulators), written back when that update turns out not finite
+    size = width * (nf + 1) if opt == OPT_ADAGRAD else 0
+    old = np.empty(size)
+    old_G = np.empty(size)
+    for i in range(n_rows):
+        t_before = t
         start, end, sw, t = weighted_row(indptr, sample_weight, i, t)
         for k in range(n_out):
             z = _fm_row_score(w0=w0, w=w, V=V, k=k, indices=indices, data=data, start=start, end=end, s=s, sq=sq)
             if not record_score(out_scores, i, k, z):
-                return t, i
+                return t_before, i
             if sw == 0.0:
                 continue
             g = loss_dloss(loss, targets[i, k], z, 0.0) * sw
@@ -108,33 +119,57 @@ def fm_epoch(
                     for f in range(nf):
                         vjf = V[k, j, f]
                         V[k, j, f] = vjf - eta * (g * (x * s[f] - vjf * x * x) + l2_latent * vjf)
-            else:
-                # (G > 0 tests, not g != 0: g * g underflows to 0 for |g| < 1e-162)
-                top = 0.0  # the largest accumulator this example leaves: infinite once a gradient overflows
-                if fit_intercept and g != 0.0:
-                    G_w0[k] += g * g
-                    if G_w0[k] > 0.0:
-                        w0[k] -= eta0 * g / math.sqrt(G_w0[k])
-                        top = G_w0[k]
+                continue
+            # (G > 0 tests, not g != 0: g * g underflows to 0 for |g| < 1e-162)
+            w0_old, G_w0_old = w0[k], G_w0[k]
+            # G - G over the new accumulators: 0 while they are finite, NaN once one is not (a finite G >= gr^2
+            # bounds the parameter's step by eta0, so the parameters stay finite too)
+            nan = 0.0
+            q = 0
+            if fit_intercept and g != 0.0:
+                G_w0[k] += g * g
+                if G_w0[k] > 0.0:
+                    w0[k] -= eta0 * g / math.sqrt(G_w0[k])
+                nan += G_w0[k] - G_w0[k]
+            for p in range(start, end):
+                j = np.uintp(indices[p])
+                x = data[p]
+                wj, Gj = w[k, j], G_w[k, j]
+                old[q], old_G[q] = wj, Gj
+                q += 1
+                gr = g * x + l2_weight * wj
+                if gr != 0.0:
+                    Gj += gr * gr
+                    G_w[k, j] = Gj
+                    if Gj > 0.0:
+                        wj -= eta0 * gr / math.sqrt(Gj)
+                        w[k, j] = wj
+                    nan += Gj - Gj
+                for f in range(nf):
+                    vjf, Gjf = V[k, j, f], G_V[k, j, f]
+                    old[q], old_G[q] = vjf, Gjf
+                    q += 1
+                    gr = g * (x * s[f] - vjf * x * x) + l2_latent * vjf
+                    if gr != 0.0:
+                        Gjf += gr * gr
+                        G_V[k, j, f] = Gjf
+                        if Gjf > 0.0:
+                            vjf = vjf - eta0 * gr / math.sqrt(Gjf)
+                            V[k, j, f] = vjf
+                        nan += Gjf - Gjf
+            if nan != 0.0:  # NaN: a value of this update is not finite; none of it is kept
+                w0[k], G_w0[k] = w0_old, G_w0_old
+                q = 0
                 for p in range(start, end):
                     j = np.uintp(indices[p])
-                    x = data[p]
-                    gr = g * x + l2_weight * w[k, j]
-                    if gr != 0.0:
-                        G_w[k, j] += gr * gr
-                        if G_w[k, j] > 0.0:
-                            w[k, j] -= eta0 * gr / math.sqrt(G_w[k, j])
-                            top = max(top, G_w[k, j])
+                    w[k, j] = old[q]
+                    G_w[k, j] = old_G[q]
+                    q += 1
                     for f in range(nf):
-                        vjf = V[k, j, f]
-                        gr = g * (x * s[f] - vjf * x * x) + l2_latent * vjf
-                        if gr != 0.0:
-                            G_V[k, j, f] += gr * gr
-                            if G_V[k, j, f] > 0.0:
-                                V[k, j, f] = vjf - eta0 * gr / math.sqrt(G_V[k, j, f])
-                                top = max(top, G_V[k, j, f])
-                if not top < math.inf:  # a step of 0 from then on: learning would stop there unseen
-                    return t, i
+                        V[k, j, f] = old[q]
+                        G_V[k, j, f] = old_G[q]
+                        q += 1
+                return t_before, i
     return t, -1
 
 

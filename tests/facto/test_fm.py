@@ -160,6 +160,28 @@ def test_adagrad_accumulator_overflow_is_a_divergence():
         FMClassifier(random_state=0).partial_fit(X, y, classes=[-1, 1])
 
 
+@pytest.mark.parametrize("cls", [FMClassifier, FMRegressor])
+def test_adagrad_refused_example_leaves_the_model_of_the_examples_before_it(cls):
+    """The example whose AdaGrad update would leave an accumulator or a parameter not finite is named by the
+    error and changes nothing: the model is the one the examples before it made, finite and usable."""
+    rng = np.random.default_rng(0)
+    e = rng.uniform(-300, 150, size=(60, 5))
+    X = np.sign(rng.standard_normal((60, 5))) * 10.0**e
+    y = np.where(rng.random(60) < 0.5, 1, -1)
+    kw = {"classes": [-1, 1]} if cls is FMClassifier else {}
+    est = cls(random_state=0)
+    with pytest.raises(FloatingPointError, match=r"^\w+ diverged: the score of example \d+ of this batch") as info:
+        est.partial_fit(X, y, **kw)
+    row = info.value.row
+    assert row > 0
+    ref = cls(random_state=0).partial_fit(X[:row], y[:row], **kw)
+    assert est.t_ == ref.t_ == row
+    for name in ("intercept_", "coef_", "latent_", "_state_G0", "_state_Gw", "_state_GV"):
+        assert np.all(np.isfinite(getattr(est, name))), name
+        np.testing.assert_array_equal(getattr(est, name), getattr(ref, name), err_msg=name)
+    np.testing.assert_array_equal(est.predict(X[:row]), ref.predict(X[:row]))
+
+
 def test_regressor_constructor_is_the_classifiers_with_other_defaults():
     from streamlearn._params import with_defaults
 
