@@ -192,10 +192,23 @@ def _full_on_project(wk, Pk, indices, data, st, en, tau, px, move):
     return True
 
 
+@njit_inline
+def _all_finite(a):
+    """Whether every value of the float64 array ``a`` is finite, by an integer minimum over the exponent bits (a
+    floating-point reduction would not vectorise): ``(bits & EXP) ^ EXP`` is 0 exactly for inf and NaN."""
+    bits = a.view(np.uint64)
+    exp = np.uint64(0x7FF0000000000000)
+    low = exp
+    for j in range(bits.shape[0]):
+        low = min(low, (bits[j] & exp) ^ exp)
+    return low != np.uint64(0)
+
+
 @njit_kernel
 def _full_on_update(wk, Pk, indices, data, st, en, dl, c, pg, px, have_px):
     """Sherman-Morrison update of ``P = H^{-1}`` with ``H += c g g^T`` (g = dl x) and ``u = w - P_new g``;
-    ``have_px``: ``px`` already holds ``P x`` (the projection before predicting computed it)."""
+    ``have_px``: ``px`` already holds ``P x`` (the projection before predicting computed it). Returns False,
+    with nothing written, when the update would leave a value not finite."""
     d = wk.shape[0]
     for j in range(d):
         if have_px:
@@ -206,15 +219,22 @@ def _full_on_update(wk, Pk, indices, data, st, en, dl, c, pg, px, have_px):
     for p in range(st, en):
         gp += dl * data[p] * pg[indices[p]]
     f = c / (1.0 + c * gp)
+    s = 1.0 - f * gp
+    # the new w goes to px (free once pg is computed); with P positive semi-definite, |f pg_a pg_b| <=
+    # sqrt(P_aa P_bb), so P stays finite when gp, f, s and the new w (so pg) are: O(d) before the O(d^2) writes
+    for j in range(d):
+        px[j] = wk[j] - s * pg[j]
+    if not (math.isfinite(gp) and math.isfinite(f) and math.isfinite(s) and _all_finite(px)):
+        return False
     for a in range(d):
         fa = f * pg[a]
         if fa != 0.0:
             for b in range(d):
                 Pk[a, b] -= fa * pg[b]
     # u = w - P_new g,  P_new g = pg - f pg (g.pg) = pg (1 - f gp)
-    s = 1.0 - f * gp
     for j in range(d):
-        wk[j] -= s * pg[j]
+        wk[j] = px[j]
+    return True
 
 
 @njit_kernel
@@ -222,7 +242,9 @@ def full_on_epoch(indptr, indices, data, targets, sw, w, P, t, mu, eta, C, loss,
     """Full-matrix online Newton step, ``P = H^{-1}`` by Sherman-Morrison (Algorithms §6.3).
 
     ``w`` (K, d) pending points, ``P`` (K, d, d) (``I / alpha0`` at the start). ``slab_current`` as in
-    ``adagrad_epoch`` (post-update P). Returns ``(t, bad)``.
+    ``adagrad_epoch`` (post-update P). Returns ``(t, bad)``: -1, or the first example whose score is not finite
+    or whose update would leave ``w`` or ``P`` not finite (the pass stops there, that update not applied and
+    ``t`` not counting the example; for K > 1 outputs, the outputs before it keep theirs).
     """
     n = indptr.shape[0] - 1
     K = w.shape[0]
@@ -232,6 +254,7 @@ def full_on_epoch(indptr, indices, data, targets, sw, w, P, t, mu, eta, C, loss,
     for i in range(n):
         st = indptr[i]
         en = indptr[i + 1]
+        t_before = t
         learn, t, eta_t = _row_step(sw[i], t, eta)
         for k in range(K):
             Pk = P[k]
@@ -244,24 +267,24 @@ def full_on_epoch(indptr, indices, data, targets, sw, w, P, t, mu, eta, C, loss,
                 ):
                     z -= tau  # the exact score of the projected point
             if not record_score(out, i, k, z):
-                return t, i
+                return t_before, i
             if sw[i] == 0.0:
                 continue
             dl = sw[i] * loss_dloss(loss, targets[i, k], z, 0.0)
-            if dl != 0.0:
-                _full_on_update(
-                    wk=w[k],
-                    Pk=Pk,
-                    indices=indices,
-                    data=data,
-                    st=st,
-                    en=en,
-                    dl=dl,
-                    c=mu + eta_t,
-                    pg=pg,
-                    px=px,
-                    have_px=have_px,
-                )
+            if dl != 0.0 and not _full_on_update(
+                wk=w[k],
+                Pk=Pk,
+                indices=indices,
+                data=data,
+                st=st,
+                en=en,
+                dl=dl,
+                c=mu + eta_t,
+                pg=pg,
+                px=px,
+                have_px=have_px,
+            ):
+                return t_before, i
             if slab_current:  # Alg. 6 (K_t), after the update (u = w when nothing was learned)
                 tau = _slab_tau(w[k], indices, data, st, en, C)
                 if tau != 0.0:

@@ -3,6 +3,7 @@
 import numpy as np
 import pytest
 
+from streamlearn._kernels.son import _all_finite
 from streamlearn.second_order import AdaGrad, OnlineNewtonStep, SketchedOnlineNewton
 from tests.naive_son import naive_adagrad, naive_full_on, naive_son
 
@@ -94,3 +95,17 @@ def test_adagrad_and_full_on_match_twins(loss, slab):
     np.testing.assert_allclose(est.coef_[0], nw, atol=TOL, rtol=0)
     if slab == "current":
         assert np.any(np.abs(ns) > 1.0)  # scores are unclipped: the projection comes after the update
+
+
+@pytest.mark.parametrize(
+    "values, finite",
+    [
+        ([], True),
+        ([0.0, -0.0, 1.7e308, -1.7e308, 5e-324], True),
+        ([1.0] * 40 + [np.inf], False),
+        ([-np.inf, 1.0], False),
+        ([np.nan] * 300, False),
+    ],
+)
+def test_all_finite(values, finite):
+    assert bool(_all_finite(np.array(values, dtype=np.float64))) is finite

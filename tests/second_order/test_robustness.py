@@ -105,3 +105,25 @@ def test_a_slab_bound_beyond_1e154_is_a_regularisation_of_zero():
     X, y = _base()
     est = SketchedOnlineNewton(C=1e200).partial_fit(X, y, classes=[-1, 1])
     assert est._mu() == 0.0 and np.all(np.isfinite(est.decision_function(X)))
+
+
+@pytest.mark.parametrize("name", ["full-on"])
+def test_refused_example_leaves_the_model_of_the_examples_before_it(name):
+    """Weights near the input bound (1e140) make an update overflow: the error names that example, whose update
+    changes nothing, so the model is the one the examples before it made, finite and usable."""
+    rng = np.random.default_rng(0)
+    X = rng.standard_normal((200, 5))
+    y = np.where(rng.random(200) < 0.5, 1, -1)
+    sw = np.full(200, 1e140)
+    est = make_learner(name)
+    with pytest.raises(FloatingPointError, match=r"^\w+ diverged: the score of example \d+ of this batch") as info:
+        est.partial_fit(X, y, sample_weight=sw, classes=[-1, 1])
+    row = info.value.row
+    assert row > 0
+    ref = make_learner(name).partial_fit(X[:row], y[:row], sample_weight=sw[:row], classes=[-1, 1])
+    assert est.t_ == ref.t_ == row
+    for attr in ("coef_", "_state_P", "_state_buf"):
+        if hasattr(ref, attr):
+            assert np.all(np.isfinite(getattr(est, attr))), attr
+            np.testing.assert_array_equal(getattr(est, attr), getattr(ref, attr), err_msg=attr)
+    np.testing.assert_array_equal(est.decision_function(X[:row]), ref.decision_function(X[:row]))
