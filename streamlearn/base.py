@@ -571,8 +571,11 @@ class LogisticProbaMixin:
         check_is_fitted(self)
         scores = self.decision_function(X)
         if scores.ndim == 1:
-            p = 0.5 * (1.0 + np.tanh(0.5 * scores))  # stable sigmoid
-            return np.column_stack([1.0 - p, p])
+            from scipy.special import expit
+
+            # each class's sigmoid on its own (not 1 - p, which rounds to 0 where the probability is 1e-90),
+            # equal to exp(predict_log_proba) to rounding
+            return np.column_stack([expit(-scores), expit(scores)])
         return np.exp(_log_proba(scores))
 
     @available_if(_has_proba)

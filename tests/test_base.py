@@ -91,6 +91,16 @@ def test_probabilities_of_a_row_whose_sigmoids_all_round_to_0_rank_its_classes_a
     np.testing.assert_allclose(_GivenScores().predict_log_proba(np.array([800.0, -800.0])), [[-800, 0], [0, -800]])
 
 
+def test_binary_probabilities_are_each_class_sigmoid_to_rounding():
+    # before: the first class's probability was 1 - sigmoid(s), 0 where it is about 1e-87, so predict_proba
+    # disagreed with exp(predict_log_proba)
+    scores = np.array([200.0, -200.0, 0.5, 0.0, -37.5])
+    proba = _GivenScores().predict_proba(scores)
+    np.testing.assert_allclose(proba, np.exp(_GivenScores().predict_log_proba(scores)), rtol=1e-12, atol=0)
+    assert proba[0, 0] > 0 and proba[1, 1] > 0
+    np.testing.assert_allclose(proba.sum(axis=1), 1.0, rtol=1e-15)
+
+
 ALL_ONLINE = sorted(name for name, spec in LEARNERS.items() if not spec.batch)
 
 
