@@ -9,6 +9,8 @@ Record layout (little-endian)::
 
 ``append`` writes a record with one ``write`` and returns after ``fsync``: an acknowledged batch is on disk.
 ``write`` then ``sync`` split the two, so that one ``fsync`` (group commit) covers every record written before it.
+A ``write`` that fails (a full disk) cuts the file back to its length before the record, so that the next record
+follows the last whole one; when that cut fails too, it raises :class:`TornRecordError`.
 A crash in the middle of ``append`` leaves a torn last record; :func:`read_records` detects it (short read or
 CRC mismatch) and reports the offset of the last whole record, where the log is then cut.
 
@@ -27,7 +29,7 @@ import re
 import struct
 import zlib
 
-__all__ = ["WriteAheadLog", "read_records", "fsync_path", "HEADER"]
+__all__ = ["WriteAheadLog", "TornRecordError", "read_records", "fsync_path", "HEADER"]
 
 HEADER = struct.Struct("<QII")
 _writev = getattr(os, "writev", None)  # POSIX
@@ -110,8 +112,18 @@ def _next_whole_record(data, start, low, high, chunk=1 << 20):
     return None
 
 
+class TornRecordError(OSError):
+    """A record's write failed and the bytes of it that reached the file could not be cut off: the log ends
+    with a torn record, and a record appended after it would make the log look damaged at the next start."""
+
+
+def _reason(exc):
+    return (exc.strerror if isinstance(exc, OSError) else None) or str(exc) or type(exc).__name__
+
+
 class WriteAheadLog:
-    """Append-only log file; ``append`` returns once the record is durable (``fsync``)."""
+    """Append-only log file; ``append`` returns once the record is durable (``fsync``). ``size`` is the file's
+    length: the end of the last whole record written."""
 
     def __init__(self, path, *, truncate_at=None, fsync=True):
         self.path = path
@@ -124,6 +136,7 @@ class WriteAheadLog:
         if created:
             os.fsync(self.fd)
             fsync_path(os.path.dirname(os.path.abspath(path)))
+        self.size = os.fstat(self.fd).st_size
 
     def append(self, seq, payload):
         """Write one record and fsync it."""
@@ -131,18 +144,33 @@ class WriteAheadLog:
         self.sync()
 
     def write(self, seq, payload):
-        """Write one record (in the page cache: it survives the process, not yet the machine; see ``sync``)."""
+        """Write one record (in the page cache: it survives the process, not yet the machine; see ``sync``).
+
+        A write that fails (``OSError``: a full disk, a quota) leaves the file as it was before it: the part of
+        the record that was written is cut off (not fsynced: the next ``sync`` covers the cut), and the error is
+        raised. When the cut fails as well, :class:`TornRecordError`."""
         if len(payload) >= MAX_RECORD:
             raise ValueError(f"a log record holds at most {MAX_RECORD} bytes; got {len(payload)}.")
         head = HEADER.pack(seq, len(payload), _crc(seq, payload))
-        if _writev is not None:  # header and payload without joining them (no copy)
-            written = _writev(self.fd, [head, payload])
-        else:  # pragma: no cover - platforms without writev
-            written = 0
-        if written < len(head) + len(payload):  # a short write (rare): the rest, in order
-            rest = memoryview(head + payload)[written:]
-            while rest:
-                rest = rest[os.write(self.fd, rest) :]
+        try:
+            if _writev is not None:  # header and payload without joining them (no copy)
+                written = _writev(self.fd, [head, payload])
+            else:  # pragma: no cover - platforms without writev
+                written = 0
+            if written < len(head) + len(payload):  # a short write (rare): the rest, in order
+                rest = memoryview(head + payload)[written:]
+                while rest:
+                    rest = rest[os.write(self.fd, rest) :]
+        except BaseException as exc:
+            try:  # the record may be torn (written in part): cut it off, the log ends with a whole record
+                os.ftruncate(self.fd, self.size)
+            except BaseException as again:
+                raise TornRecordError(
+                    f"{self.path}: writing a record failed ({_reason(exc)}) and cutting the log back to byte "
+                    f"{self.size} failed too ({_reason(again)})"
+                ) from exc
+            raise
+        self.size += len(head) + len(payload)
 
     def sync(self):
         """fsync: every record written so far is on disk when this returns."""
