@@ -325,6 +325,10 @@ def create_app(
             "# HELP streamlearn_online_window_examples Examples in the recent window.",
             "# TYPE streamlearn_online_window_examples gauge",
             f"streamlearn_online_window_examples {m['window']}",
+            "# HELP streamlearn_log_write_errors_total Write-ahead log writes that failed (a full disk); their "
+            "requests were answered with an error and not learned.",
+            "# TYPE streamlearn_log_write_errors_total counter",
+            f"streamlearn_log_write_errors_total {served.log_write_errors}",
             "# HELP streamlearn_requests_total HTTP requests by endpoint and status code.",
             "# TYPE streamlearn_requests_total counter",
         ]

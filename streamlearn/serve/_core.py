@@ -17,6 +17,7 @@ A running server holds an exclusive ``flock`` of the folder: a second server on 
 
 import contextlib
 import copy
+import errno
 import io
 import json
 import math
@@ -61,6 +62,8 @@ _WAL = re.compile(r"^wal-(\d+)\.log$")
 #: were written there too before they were made in memory), left there by a crash in the middle of one
 _TEMPORARY = re.compile(r"^\.(tmp|upload|get)-")
 _SYNC_THREADS = 2
+#: the errors of a log write that more room on the disk resolves: their requests are answered 507
+_NO_ROOM = {errno.ENOSPC, getattr(errno, "EDQUOT", errno.ENOSPC)}
 _BARE_CR = re.compile(rb"\r(?!\n)")
 _NO_LABEL = re.compile(rb"^(?=[ \t]*[^\s:#]+:)", re.MULTILINE)
 
@@ -168,6 +171,15 @@ class BadRequest(ValueError):
     """
 
     def __init__(self, message, status=400):
+        super().__init__(message)
+        self.status = status
+
+
+class _NotLogged(Exception):
+    """A batch whose log record could not be written, with the log and the model as before it: its requests
+    are answered with this message and ``status``, and learning goes on."""
+
+    def __init__(self, message, status):
         super().__init__(message)
         self.status = status
 
@@ -419,6 +431,8 @@ class ServedModel:
         self._sync_cv = threading.Condition()
         self._sync_stop = False
         self.failed = None
+        self.log_write_errors = 0  # log writes that failed (a full disk); see _unlogged
+        self._log_blocked = False  # the last log write failed
         self.window = int(window)
         self._log = _quiet_on_error(log) if log is not None else (lambda msg: None)
         self.stats = {"n_learned": 0, "loss_sum": 0.0, "err_sum": 0.0, "n_batches": 0}
@@ -919,6 +933,7 @@ class ServedModel:
             "learner": self.config["learner"],
             "n_features": self.config["n_features"],
             "queued": len(self._queue),
+            "log_write_errors": self.log_write_errors,
             **({"error": self.failed} if self.failed else {}),
         }
 
@@ -1069,9 +1084,16 @@ class ServedModel:
         if not batch:
             return
         first = self.stats["n_learned"]
+        backup = None
+        if self._log_blocked:  # the last log write failed: a failure now puts this copy back (no log replay)
+            with contextlib.suppress(Exception):
+                backup = copy.deepcopy(self.model)
         try:
             # learned first, logged once it is known to keep the model finite: the log holds the updates made
-            scores = self._learn(X, y, roll_back=True)
+            scores = self._learn(X, y, roll_back=True, logged=(first, payload), backup=backup)
+        except _NotLogged as exc:  # the log and the model are as before the batch: learning goes on
+            self._deliver([(item[4], None, BadRequest(str(exc), exc.status)) for item in batch])
+            return
         except (FloatingPointError, ValueError) as exc:  # refused, the model as before it (see _learn)
             if len(batch) > 1:  # one request of the group, or their sum: each is learned (or refused) alone
                 for item in batch:
@@ -1081,17 +1103,7 @@ class ServedModel:
             if self.stats["n_batches"] > self._snap_batches:  # the next refusal replays the log from here
                 self._periodic_snapshot(force=True)
             return
-        except BaseException as exc:  # the learner failed: stop learning, keep serving reads
-            self._fail(batch, exc)
-            return
-        try:
-            self.wal.write(first, payload)
-        except BaseException as exc:  # the log failed: the update is not in it, the model goes back without it
-            try:
-                with self.lock:
-                    self.model = self._rebuilt_model()
-            except BaseException as again:  # reads then answer with the update: it is lost on a restart
-                self._log(f"the update that was not logged stays in the model: {type(again).__name__}: {again}")
+        except BaseException as exc:  # the learner or the log failed: stop learning, keep serving reads
             self._fail(batch, exc)
             return
         self._account(X, y, scores)
@@ -1246,11 +1258,15 @@ class ServedModel:
         )
         return False
 
-    def _learn(self, X, y, roll_back=False):
+    def _learn(self, X, y, roll_back=False, logged=None, backup=None):
         """The model's scores of the batch before learning it. An update that leaves the model not finite raises
         the learner's FloatingPointError (its own when a score is not finite, see ``_raise_diverged``); with
-        ``roll_back`` the model is first put back as before the batch (the snapshot and the log replayed), so no
-        reader ever sees it."""
+        ``roll_back`` the model is first put back as before the batch (``backup``, a copy of it, or the snapshot
+        and the log replayed), so no reader ever sees it.
+
+        ``logged`` (``(seq, payload)``): the batch's log record, written before the model lock is released, so
+        that a reader never sees an update that is not in the log (see :meth:`_unlogged` when the write
+        fails)."""
         with self.lock:
             model = self.model
             started = hasattr(model, "n_features_in_")
@@ -1261,9 +1277,48 @@ class ServedModel:
                     _raise_state_diverged(model, bad)
             except (FloatingPointError, ValueError):  # a divergence, or a value the learner refuses
                 if roll_back:
-                    self.model = self._rebuilt_model()
+                    self.model = backup if backup is not None else self._rebuilt_model()
                 raise
+            if logged is not None:
+                try:
+                    self.wal.write(*logged)
+                except BaseException as exc:
+                    self._unlogged(exc, backup)
+                if self._log_blocked:
+                    self._log_blocked = False
+                    self._log(f"the write-ahead log is written again ({self.log_write_errors} failed writes so far)")
         return scores
+
+    def _unlogged(self, exc, backup):
+        """The log record of the batch just learned could not be written (``exc``; the model lock is held):
+        the model is put back as before the batch (``backup``, or the snapshot and the log replayed). When the
+        log was left as before the write (``WriteAheadLog.write`` cut off what it wrote) and that cut is on
+        disk, :class:`_NotLogged` answers the batch and learning goes on; otherwise ``exc`` (or the error of the
+        fsync) is raised and learning stops, since the log and the model could then disagree."""
+        self.log_write_errors += 1
+        try:
+            self.model = backup if backup is not None else self._rebuilt_model()
+        except BaseException as again:  # reads then answer with the update: it is lost on a restart
+            self._log(f"the update that was not logged stays in the model: {type(again).__name__}: {again}")
+            raise exc from None
+        if not isinstance(exc, OSError) or isinstance(exc, _wal.TornRecordError):
+            raise exc
+        with self._sync_cv:  # no log-sync thread answers a group while the cut is being fsynced
+            try:
+                self.wal.sync()  # the cut is on disk before a record is written after it
+            except BaseException as again:  # pages may be lost: nothing more is acknowledged (see _sync_loop)
+                self.failed = f"{type(again).__name__}: {again}"
+                raise
+        room = exc.errno in _NO_ROOM
+        refused = _NotLogged(
+            f"the write-ahead log could not be written ({exc.strerror or exc}): the update was not learned; "
+            + ("retry when there is room." if room else "retry later."),
+            507 if room else 503,
+        )
+        if not self._log_blocked:  # once until a write succeeds again (a full disk fails every request)
+            self._log(f"{refused} Requests are refused with {refused.status} until the log can be written again.")
+        self._log_blocked = True  # until a write succeeds, a batch is learned on a copy of the model
+        raise refused from None
 
     def _account(self, X, y, scores):
         """Add a learned batch to the online statistics."""
