@@ -246,3 +246,77 @@ def test_regression_targets_that_are_not_numbers_are_refused_in_one_line_naming_
     np.testing.assert_array_equal(
         make_learner(name, {"random_state": 0}).fit(X, [str(v) for v in range(6)]).predict(X), ref.predict(X)
     )
+
+
+def test_dense_to_csr_is_scipys_conversion():
+    """The boundary's dense-to-CSR conversion gives scipy's matrix: same rows, columns, values (NaN kept, zeros
+    and negative zeros dropped) and index dtype, for C and Fortran order and empty shapes."""
+    from streamlearn._validation import dense_to_csr
+
+    rng = np.random.default_rng(1)
+    for shape in [(1, 1), (1, 20), (50, 7), (0, 3), (3, 0), (200, 300)]:
+        A = rng.normal(size=shape)
+        A[A < 0.3] = 0.0
+        if A.size:
+            A.flat[0], A.flat[-1] = NAN, -0.0
+        for B in (A, np.asfortranarray(A)):
+            got, want = dense_to_csr(B), sp.csr_matrix(B)
+            assert got.shape == want.shape and got.indices.dtype == want.indices.dtype
+            np.testing.assert_array_equal(got.indptr, want.indptr)
+            np.testing.assert_array_equal(got.indices, want.indices)
+            np.testing.assert_array_equal(got.data, want.data)
+
+
+@pytest.mark.parametrize("make", [lambda: OGDClassifier(), lambda: MaxAbsScaler(), lambda: StandardScaler()])
+def test_float_arrays_skip_sklearns_checks_with_the_same_outcome(make, monkeypatch):
+    """A 2-D float64/float32 NumPy array takes the boundary's own checks, not scikit-learn's validate_data (most
+    of a one-row partial_fit's time): the model, the refusals and their messages are those of the full path (a
+    list of rows)."""
+    import sklearn.utils.validation as skv
+
+    from streamlearn.preprocessing import _scalers
+
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(40, 5))
+    X[X < 0] = 0.0
+    y = (X[:, 0] > 0.5).astype(int)
+
+    def fit(est, X, y):
+        if isinstance(est, OGDClassifier):
+            return est.partial_fit(X, y, classes=[0, 1])
+        return est.partial_fit(X)
+
+    full = fit(make(), X.tolist(), y)
+    bad = X.copy()
+    bad[3, 2] = NAN
+    with pytest.raises(ValueError) as slow_nan:
+        fit(make(), bad.tolist(), y)
+    with pytest.raises(ValueError) as slow_width:
+        fit(fit(make(), X.tolist(), y), X[:, :4].tolist(), y)
+
+    def refuse(*args, **kwargs):
+        raise AssertionError("scikit-learn's validate_data was called for a float NumPy array")
+
+    monkeypatch.setattr(skv, "validate_data", refuse)
+    monkeypatch.setattr(_scalers, "validate_data", refuse)
+    for dense in (X, np.asfortranarray(X), X.astype(np.float32)):
+        fast = fit(make(), dense, y)
+        for key, value in vars(full).items():
+            if isinstance(value, np.ndarray) and dense.dtype == np.float64:
+                np.testing.assert_array_equal(vars(fast)[key], value, err_msg=key)
+        assert fast.n_features_in_ == 5
+    with pytest.raises(ValueError) as fast_nan:
+        fit(make(), bad, y)
+    assert str(fast_nan.value) == str(slow_nan.value)
+    with pytest.raises(ValueError) as fast_width:
+        fit(fit(make(), X, y), X[:, :4], y)
+    assert str(fast_width.value) == str(slow_width.value)
+
+
+@pytest.mark.parametrize("to", [np.asarray, sp.csr_matrix])
+def test_missing_y_is_named_for_every_input(to):
+    """y=None with a float array or CSR matrix (the boundary's fast path) is scikit-learn's one-line refusal, not an
+    AttributeError from reading y's dtype."""
+    X = to(np.eye(3))
+    with pytest.raises(ValueError, match="requires y to be passed, but the target y is None"):
+        OGDClassifier().partial_fit(X, None, classes=[0, 1])

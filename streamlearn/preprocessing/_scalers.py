@@ -9,7 +9,14 @@ from sklearn.utils.validation import check_is_fitted, validate_data
 
 from .._kernels import scaling as _k
 from .._params import keyword_init
-from .._validation import as_csr_float, check_2d_real, check_feature_names, check_finite
+from .._validation import (
+    as_csr_float,
+    check_2d_real,
+    check_feature_names,
+    check_finite,
+    check_n_features,
+    fast_input,
+)
 from .._typing import FloatArray, MatrixLike
 from ..persist import PersistMixin
 
@@ -66,16 +73,20 @@ class _OnlineScaler(PersistMixin, OneToOneFeatureMixin, TransformerMixin, BaseEs
     _bounded = False
 
     def _check(self, X, reset):
-        check_feature_names(self, X, reset)
-        X = validate_data(
-            self,
-            check_2d_real(X),
-            reset=reset,
-            accept_sparse=("csr", "csc", "coo"),
-            dtype=np.float64,
-            ensure_all_finite=False,  # refused below in one line naming the row and column
-            accept_large_sparse=True,
-        )
+        if fast_input(X, None):  # a float CSR matrix or NumPy array: scikit-learn's checks only for the names
+            check_n_features(self, X, reset)
+            X = X if sp.issparse(X) else np.asarray(X, dtype=np.float64)
+        else:
+            check_feature_names(self, X, reset)
+            X = validate_data(
+                self,
+                check_2d_real(X),
+                reset=reset,
+                accept_sparse=("csr", "csc", "coo"),
+                dtype=np.float64,
+                ensure_all_finite=False,  # refused below in one line naming the row and column
+                accept_large_sparse=True,
+            )
         if sp.issparse(X):
             return as_csr_float(X, ensure_finite=True, bounded=self._bounded)
         return np.ascontiguousarray(check_finite(X, bounded=self._bounded))
