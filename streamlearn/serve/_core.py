@@ -477,7 +477,7 @@ class ServedModel:
         self._last_snapshot = time.monotonic()
         self._worker = threading.Thread(target=self._run, name="streamlearn-learner", daemon=True)
         self._syncers = [
-            threading.Thread(target=self._sync_loop, name=f"streamlearn-log-sync-{k}", daemon=True)
+            threading.Thread(target=self._sync_loop, args=(k,), name=f"streamlearn-log-sync-{k}", daemon=True)
             for k in range(_SYNC_THREADS)
         ]
         self._worker.start()
@@ -672,7 +672,9 @@ class ServedModel:
         return model
 
     def _setup_wal(self, m, truncate_at):
-        self.wal = WriteAheadLog(os.path.join(self.dir, f"wal-{m}.log"), truncate_at=truncate_at, fsync=self.fsync)
+        self.wal = WriteAheadLog(
+            os.path.join(self.dir, f"wal-{m}.log"), truncate_at=truncate_at, fsync=self.fsync, sync_slots=_SYNC_THREADS
+        )
 
     def _warm_up(self):
         """Load the reader's and the model's compiled code now, not on the first request."""
@@ -1172,10 +1174,15 @@ class ServedModel:
         y = np.concatenate([item[2] for item in good])
         return good, X, y, b"".join(item[3] for item in good)
 
-    def _sync_loop(self):
+    def _sync_loop(self, slot):
         """The log's group commit (``_SYNC_THREADS`` threads): an fsync covers every group written before it
         started; when it returns, those groups are answered, in log order. A second fsync can start while one
-        runs, for the groups written meanwhile (overlapping fsyncs finish sooner than back-to-back ones)."""
+        runs, for the groups written meanwhile (overlapping fsyncs finish sooner than back-to-back ones).
+
+        Each thread fsyncs through a descriptor of its own (``slot``, see ``WriteAheadLog``): a write-back
+        error is then reported to both, not to the first of two overlapping fsyncs only. An fsync that fails
+        stops learning (``failed``, set under the lock before its groups are answered 503); an fsync that
+        returns success after that answers its groups 503 as well."""
         while True:
             with self._sync_cv:
                 while self._written == self._covered and not self._sync_stop:
@@ -1189,7 +1196,7 @@ class ServedModel:
             try:
                 if self.failed is not None:  # after a failed fsync nothing is acknowledged (pages may be lost)
                     raise OSError(self.failed)
-                wal.sync()
+                wal.sync(slot)
             except BaseException as exc:
                 error = exc
             with self._sync_cv:
@@ -1421,7 +1428,9 @@ class ServedModel:
             fsync_path(self.dir)
             old = getattr(self, "wal", None)
             if old is None or os.path.basename(old.path) != f"wal-{n}.log":
-                self.wal = WriteAheadLog(os.path.join(self.dir, f"wal-{n}.log"), fsync=self.fsync)
+                self.wal = WriteAheadLog(
+                    os.path.join(self.dir, f"wal-{n}.log"), fsync=self.fsync, sync_slots=_SYNC_THREADS
+                )
                 if old is not None:
                     old.close()
         except BaseException:

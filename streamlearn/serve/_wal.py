@@ -9,6 +9,8 @@ Record layout (little-endian)::
 
 ``append`` writes a record with one ``write`` and returns after ``fsync``: an acknowledged batch is on disk.
 ``write`` then ``sync`` split the two, so that one ``fsync`` (group commit) covers every record written before it.
+Threads that fsync the log concurrently each use a descriptor of their own, ``sync(slot)`` (see
+:class:`WriteAheadLog`), so that each of them sees a write-back error.
 A ``write`` that fails (a full disk) cuts the file back to its length before the record, so that the next record
 follows the last whole one; when that cut fails too, it raises :class:`TornRecordError`.
 A crash in the middle of ``append`` leaves a torn last record; :func:`read_records` detects it (short read or
@@ -123,20 +125,34 @@ def _reason(exc):
 
 class WriteAheadLog:
     """Append-only log file; ``append`` returns once the record is durable (``fsync``). ``size`` is the file's
-    length: the end of the last whole record written."""
+    length: the end of the last whole record written.
 
-    def __init__(self, path, *, truncate_at=None, fsync=True):
+    ``sync_slots``: the number of threads that may fsync the log at the same time (``sync(slot)``, slot
+    ``0 .. sync_slots - 1``); each slot fsyncs through an open file description of its own. The kernel reports a
+    write-back error (EIO: pages that did not reach the disk) once per open file description: of two fsyncs
+    through one description that run together, only the first to check reports it and the other returns
+    success, and its caller would acknowledge records that are lost. The descriptions are opened with the log, before any
+    record is written, so that each of them reports every write-back error of the file's records."""
+
+    def __init__(self, path, *, truncate_at=None, fsync=True, sync_slots=0):
         self.path = path
         self.fsync = fsync
+        self._sync_fds = []
         created = not os.path.exists(path)
         self.fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
-        if truncate_at is not None:  # drop a torn tail before appending after it
-            os.ftruncate(self.fd, truncate_at)
-            os.fsync(self.fd)
-        if created:
-            os.fsync(self.fd)
-            fsync_path(os.path.dirname(os.path.abspath(path)))
-        self.size = os.fstat(self.fd).st_size
+        try:
+            for _ in range(sync_slots if fsync else 0):  # a new open, not a dup: a description of its own
+                self._sync_fds.append(os.open(path, os.O_WRONLY | os.O_APPEND))
+            if truncate_at is not None:  # drop a torn tail before appending after it
+                os.ftruncate(self.fd, truncate_at)
+                os.fsync(self.fd)
+            if created:
+                os.fsync(self.fd)
+                fsync_path(os.path.dirname(os.path.abspath(path)))
+            self.size = os.fstat(self.fd).st_size
+        except BaseException:
+            self.close()
+            raise
 
     def append(self, seq, payload):
         """Write one record and fsync it."""
@@ -172,12 +188,16 @@ class WriteAheadLog:
             raise
         self.size += len(head) + len(payload)
 
-    def sync(self):
-        """fsync: every record written so far is on disk when this returns."""
+    def sync(self, slot=None):
+        """fsync: every record written so far is on disk when this returns. ``slot`` (see ``sync_slots``): the
+        description of one of the threads that fsync concurrently; None: the one records are written with."""
         if self.fsync:
-            os.fsync(self.fd)
+            os.fsync(self.fd if slot is None else self._sync_fds[slot])
 
     def close(self):
+        fds, self._sync_fds = self._sync_fds, []
         if self.fd is not None:
-            os.close(self.fd)
+            fds.append(self.fd)
             self.fd = None
+        for fd in fds:
+            os.close(fd)

@@ -225,10 +225,10 @@ def test_a_cut_that_cannot_be_fsynced_stops_learning(tmp_path, monkeypatch):
     m.learn_text(_body(rng, 4)).result(timeout=30)
     sync = m.wal.sync
 
-    def broken_sync():
+    def broken_sync(slot=None):
         if disk.locked:  # from the failed write on
             raise OSError(errno.EIO, "Input/output error")
-        sync()
+        sync(slot)
 
     m.wal.sync = broken_sync
     disk.fail(errno.ENOSPC, keep=7)

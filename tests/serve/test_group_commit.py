@@ -76,10 +76,10 @@ def test_answer_waits_for_the_fsync_that_covers_it(tmp_path):
     release, entered = threading.Event(), threading.Event()
     sync = m.wal.sync
 
-    def slow_sync():
+    def slow_sync(slot=None):
         entered.set()
         assert release.wait(30)
-        sync()
+        sync(slot)
 
     m.wal.sync = slow_sync
     fut = m.learn_text(_body(np.random.default_rng(2), 4))
@@ -94,7 +94,7 @@ def test_answer_waits_for_the_fsync_that_covers_it(tmp_path):
 def test_failed_fsync_answers_503_and_stops_learning(tmp_path):
     m = _served(tmp_path)
 
-    def broken_sync():
+    def broken_sync(slot=None):
         raise OSError(5, "Input/output error")
 
     m.wal.sync = broken_sync
