@@ -4,6 +4,7 @@ chunk-dependent sketched Newton learners), group commit, snapshots, a damaged lo
 import json
 import time
 import zipfile
+from functools import partial
 from pathlib import Path
 
 import numpy as np
@@ -12,17 +13,12 @@ import pytest
 from streamlearn.persist import load
 from streamlearn.serve import BadRequest, ServedModel
 from streamlearn.serve._wal import read_records
+from tests.serve._rows import labelled_body
 
 D = 30
 
 
-def _body(rng, n):
-    rows = []
-    for _ in range(n):
-        ids = np.sort(rng.choice(np.arange(1, D + 1), size=4, replace=False))
-        vals = np.round(rng.normal(size=4), 3)
-        rows.append(f"{1 if vals.sum() > 0 else -1} " + " ".join(f"{i}:{v:g}" for i, v in zip(ids, vals)))
-    return ("\n".join(rows) + "\n").encode()
+_body = partial(labelled_body, n_features=D, per_row=4)
 
 
 def _meta(model, tmp_path):

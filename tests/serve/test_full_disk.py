@@ -5,29 +5,21 @@ learning. A restart replays exactly the acknowledged updates."""
 import asyncio
 import errno
 import os
+from functools import partial
 
 import numpy as np
 import pytest
 
-from streamlearn.serve import BadRequest, ServedModel
-from streamlearn.serve import _wal
+from streamlearn.serve import BadRequest, ServedModel, _wal
 from streamlearn.serve._wal import read_records
+from tests.serve._rows import labelled_body, served_ftrl
 
 D = 20
 PROBE = b"1:1 2:-0.5 3:0.25\n4:1 5:1\n6:-1 7:0.5 8:2\n"
 
 
-def _body(rng, n):
-    rows = []
-    for _ in range(n):
-        ids = np.sort(rng.choice(np.arange(1, D + 1), size=3, replace=False))
-        vals = np.round(rng.normal(size=3), 3)
-        rows.append(f"{1 if vals.sum() > 0 else -1} " + " ".join(f"{i}:{v:g}" for i, v in zip(ids, vals)))
-    return ("\n".join(rows) + "\n").encode()
-
-
-def _served(state, **kw):
-    return ServedModel(state, learner="ftrl", n_features=D, snapshot_every=0, **kw)
+_body = partial(labelled_body, n_features=D)
+_served = partial(served_ftrl, n_features=D)
 
 
 def _scores(m):

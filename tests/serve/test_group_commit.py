@@ -4,26 +4,22 @@ answers only after the fsync that covers them, a failed fsync answers 503; the l
 import asyncio
 import json
 import threading
+from functools import partial
 
 import numpy as np
 import pytest
 
 from streamlearn.serve import BadRequest, ServedModel
+from tests.serve._rows import labelled_body, served_ftrl
 
 D = 20
 
 
-def _body(rng, n, extra=b""):
-    rows = []
-    for _ in range(n):
-        ids = np.sort(rng.choice(np.arange(1, D + 1), size=3, replace=False))
-        vals = np.round(rng.normal(size=3), 3)
-        rows.append(f"{1 if vals.sum() > 0 else -1} " + " ".join(f"{i}:{v:g}" for i, v in zip(ids, vals)))
-    return ("\n".join(rows) + "\n").encode() + extra
+_body = partial(labelled_body, n_features=D)
 
 
 def _served(tmp_path, **kw):
-    return ServedModel(tmp_path / "state", learner="ftrl", n_features=D, snapshot_every=0, **kw)
+    return served_ftrl(tmp_path / "state", D, **kw)
 
 
 def _responses(served, *calls):
@@ -159,8 +155,8 @@ def test_concurrent_predictions_are_answered_together_as_alone(tmp_path):
     """Six concurrent /predict requests (one malformed, one with a comment line) are parsed and scored
     together, and each gets the answer it gets alone."""
     pytest.importorskip("httpx")
-    from tests.serve._http import predictions_together_and_alone
     from streamlearn.serve import create_app
+    from tests.serve._http import predictions_together_and_alone
 
     rng = np.random.default_rng(6)
     m = _served(tmp_path)

@@ -6,30 +6,22 @@ import errno
 import os
 import threading
 import time
+from functools import partial
 
 import numpy as np
 import pytest
 
-from streamlearn.serve import BadRequest, ServedModel
-from streamlearn.serve import _wal
+from streamlearn.serve import BadRequest, _wal
 from streamlearn.serve._core import _SYNC_THREADS
 from streamlearn.serve._wal import WriteAheadLog
+from tests.serve._rows import labelled_body, served_ftrl
 
 D = 20
 WAIT = 30
 
 
-def _body(rng, n):
-    rows = []
-    for _ in range(n):
-        ids = np.sort(rng.choice(np.arange(1, D + 1), size=3, replace=False))
-        vals = np.round(rng.normal(size=3), 3)
-        rows.append(f"{1 if vals.sum() > 0 else -1} " + " ".join(f"{i}:{v:g}" for i, v in zip(ids, vals)))
-    return ("\n".join(rows) + "\n").encode()
-
-
-def _served(state, **kw):
-    return ServedModel(state, learner="ftrl", n_features=D, snapshot_every=0, **kw)
+_body = partial(labelled_body, n_features=D)
+_served = partial(served_ftrl, n_features=D)
 
 
 def _until(condition, timeout=WAIT):
