@@ -206,15 +206,30 @@ class DictHasher(TransformerMixin, BaseEstimator):
             if not isinstance(row, dict):
                 raise TypeError(f"row {r}: expected a dict of feature name -> value; got {type(row).__name__}.")
             for key, value in row.items():
-                if value is None or key in self._ignore or _is_pandas_missing(value):
+                kind = type(value)
+                plain = kind is float or kind is int  # most values: no abstract-class or pandas checks for them
+                if key in self._ignore or (not plain and (value is None or _is_pandas_missing(value))):
                     continue
                 if not isinstance(key, str):
                     raise TypeError(f"row {r}: feature names must be strings; got {key!r}.")
-                if isinstance(value, (bool, np.bool_)):
-                    text = "true" if value else "false"
+                if plain:
+                    numeric = True
+                elif isinstance(value, (bool, np.bool_)):
+                    numeric, text = False, ("true" if value else "false")
                 elif isinstance(value, numbers.Number):
                     if isinstance(value, numbers.Complex) and not isinstance(value, numbers.Real):
                         raise TypeError(f"row {r}, key {key!r}: complex values are not features.")
+                    numeric = True
+                elif isinstance(value, str):
+                    numeric, text = False, value
+                elif isinstance(value, bytes):
+                    numeric, text = False, value.decode("utf-8", "surrogateescape")
+                else:
+                    raise TypeError(
+                        f"row {r}, key {key!r}: a feature value must be a number, a string, a "
+                        f"boolean or None; got {type(value).__name__}."
+                    )
+                if numeric:
                     try:
                         number = float(value)
                     except OverflowError:  # an int beyond the float range
@@ -231,26 +246,17 @@ class DictHasher(TransformerMixin, BaseEstimator):
                     elif number == 0.0:
                         continue
                     else:
-                        seed = self._seed(key)
-                        if not self._keep[self._ns_byte[key]]:
-                            continue
-                        h = self._numeric.get(key)
-                        if h is None:
-                            h = self._numeric[key] = name_hash(key, seed)
-                        row_of.append(r)
-                        hashes.append(h)
-                        values.append(number)
-                        ns.append(self._ns_byte[key])
+                        known = self._numeric.get(key)  # (hash, namespace byte, kept) of a numeric column
+                        if known is None:
+                            seed = self._seed(key)
+                            byte = self._ns_byte[key]
+                            known = self._numeric[key] = (name_hash(key, seed), byte, bool(self._keep[byte]))
+                        if known[2]:
+                            row_of.append(r)
+                            hashes.append(known[0])
+                            values.append(number)
+                            ns.append(known[1])
                         continue
-                elif isinstance(value, str):
-                    text = value
-                elif isinstance(value, bytes):
-                    text = value.decode("utf-8", "surrogateescape")
-                else:
-                    raise TypeError(
-                        f"row {r}, key {key!r}: a feature value must be a number, a string, a "
-                        f"boolean or None; got {type(value).__name__}."
-                    )
                 seed = self._seed(key)
                 if not self._keep[self._ns_byte[key]]:
                     continue

@@ -340,3 +340,37 @@ def test_learn_one_keeps_0_1_once_other_training_saw_a_zero():
     booleans = FTRLProximalClassifier().learn_one({"a": 1.0}, True)
     with pytest.raises(ValueError, match="not in classes_"):
         booleans.learn_one({"a": 2.0}, -1)
+
+
+def test_python_and_numpy_numbers_hash_alike_on_every_call():
+    """Python floats and ints take a shorter path than NumPy scalars (and other numbers): both give the twin's
+    buckets, on the first call and on later ones (which reuse each column's hash), with a namespace kept or
+    dropped, a column ignored or categorical."""
+    rng = np.random.default_rng(5)
+    rows = []
+    for _ in range(60):
+        row = {f"n{k}": float(rng.normal()) if k % 2 else int(rng.integers(-3, 4)) for k in range(8)}
+        row.update({"flag": bool(rng.integers(2)), "city": str(rng.choice(["a", "b"])), "gone": None, "nan": np.nan})
+        rows.append(row)
+
+    def numpy_scalar(v):
+        return np.float64(v) if type(v) is float else np.int64(v) if type(v) is int else v
+
+    as_numpy = [{k: numpy_scalar(v) for k, v in r.items()} for r in rows]
+    _same(DictHasher(bits=18).transform(rows), naive_matrix(rows, 18))
+    ns = {"even": ["n0", "n2", "n4", "n6"]}
+    for options in (
+        {},
+        {"namespaces": ns, "keep_namespaces": ["e"]},
+        {"namespaces": ns, "ignore_namespaces": ["e"]},
+        {"ignore": ["n1"], "categorical": ["n3"]},
+    ):
+        plain, numpy_ = DictHasher(bits=18, **options), DictHasher(bits=18, **options)
+        for part in (slice(0, 30), slice(30, 60), slice(0, 1)):  # the later calls reuse the columns' hashes
+            _same(plain.transform(rows[part]), numpy_.transform(as_numpy[part]))
+    even = [{k: v for k, v in r.items() if k in ns["even"]} for r in rows]
+    odd = [{k: v for k, v in r.items() if k not in ns["even"]} for r in rows]
+    for keep, expected in ((dict(keep_namespaces=["e"]), even), (dict(ignore_namespaces=["e"]), odd)):
+        hasher = DictHasher(bits=18, namespaces=ns, **keep)
+        for part in (slice(0, 30), slice(30, 60)):
+            _same(hasher.transform(rows[part]), naive_matrix(expected[part], 18, namespaces=ns))
