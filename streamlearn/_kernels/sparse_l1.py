@@ -309,9 +309,9 @@ def ftrl_epoch(
 ):
     """One pass of per-coordinate FTRL-Proximal over a CSR chunk. Returns ``(t, bad_row)``: -1, or the first
     example whose score is not finite or whose gradient times one of its values (or the intercept's 1) exceeds
-    :data:`FTRL_SAFE_GRADIENT` in size. The pass stops there, before that output's update, and ``t`` does not
-    count the example; the examples before it keep their updates. With several outputs, the outputs before the
-    one that stopped it have taken the example's update (each output is scored, checked and updated in turn)."""
+    :data:`FTRL_SAFE_GRADIENT` in size. The pass stops there, before any output's update of that example (every
+    output is scored and checked before the first is updated), and ``t`` does not count the example; the
+    examples before it keep their updates."""
     n_rows = indptr.shape[0] - 1
     n_out = zn.shape[1]
     d = zn.shape[0] - 1
@@ -320,44 +320,53 @@ def ftrl_epoch(
     max_nnz = 0
     for i in range(n_rows):
         max_nnz = max(max_nnz, indptr[i + 1] - indptr[i])
-    wbuf = np.empty(max_nnz + 1)  # the example's weights, computed once for the score and the update
+    # the example's weights for each output (computed once for the score and the update) and its gradients, all
+    # checked before any output is updated
+    wbuf = np.empty((n_out, max_nnz + 1))
+    gbuf = np.empty(n_out)
     for i in range(n_rows):
         start = indptr[i]
         end = indptr[i + 1]
         s = sample_weight[i]
         _prefetch_row(indptr, indices, i + 1, flat)
+        xmax = 1.0 if fit_intercept else 0.0  # the example's largest value in size
+        gmax = 0.0
         for c in range(n_out):
             acc = 0.0
             wb = 0.0
-            xmax = 1.0 if fit_intercept else 0.0  # the example's largest value in size
             if fit_intercept:
                 wb = _ftrl_weight(zn[d, c, 0], zn[d, c, 1], inv_alpha, beta, 0.0, 0.0)
                 acc = wb
             for p in range(start, end):
                 j = indices[p]
                 x = data[p]
-                xmax = max(xmax, abs(x))
+                xmax = max(xmax, abs(x))  # (taken with each output's sum: a loop of its own costs more)
                 wj = _ftrl_weight(zn[j, c, 0], zn[j, c, 1], inv_alpha, beta, l1, l2)
-                wbuf[p - start] = wj
+                wbuf[c, p - start] = wj
                 acc += wj * x
+            wbuf[c, max_nnz] = wb
             if not record_score(out_scores, i, c, acc):
                 return t, i
             g = weighted_dloss(loss, targets[i, c], acc, s)
+            gbuf[c] = g
+            gmax = max(gmax, abs(g))
+        if gmax * xmax > FTRL_SAFE_GRADIENT:  # (never NaN: the scores are finite) n could overflow
+            return t, i
+        for c in range(n_out):
+            g = gbuf[c]
             if g == 0.0:
                 continue
-            if abs(g) * xmax > FTRL_SAFE_GRADIENT:  # (never NaN: the score is finite) n could overflow
-                return t, i
             for p in range(start, end):
                 j = indices[p]
                 gj = g * data[p]
                 sq = zn[j, c, 1]
                 sq_new = math.sqrt(sq * sq + gj * gj)
-                zn[j, c, 0] += gj - (sq_new - sq) * inv_alpha * wbuf[p - start]
+                zn[j, c, 0] += gj - (sq_new - sq) * inv_alpha * wbuf[c, p - start]
                 zn[j, c, 1] = sq_new
             if fit_intercept:
                 sq = zn[d, c, 1]
                 sq_new = math.sqrt(sq * sq + g * g)
-                zn[d, c, 0] += g - (sq_new - sq) * inv_alpha * wb
+                zn[d, c, 0] += g - (sq_new - sq) * inv_alpha * wbuf[c, max_nnz]
                 zn[d, c, 1] = sq_new
         if s != 0.0:
             t += 1

@@ -372,3 +372,37 @@ def test_an_ftrl_or_rda_update_that_could_overflow_stops_before_its_example(name
     assert model.t_ == expected.t_
     np.testing.assert_array_equal(model.coef_, expected.coef_)
     np.testing.assert_array_equal(model.intercept_, expected.intercept_)
+
+
+def test_a_multiclass_ftrl_example_refused_by_a_later_class_changes_no_class():
+    """One-vs-rest FTRL scored, checked and updated each class's output in turn: an example whose gradient for the
+    first class was within the overflow bound and beyond it for a later class was refused after the first class
+    had learnt it. Every class is now checked first: the refused example changes no class."""
+    from streamlearn.linear_model._sparse import FTRLProximalClassifier
+
+    rng = np.random.default_rng(5)
+    X = rng.normal(size=(40, 4))
+    y = np.digitize(X @ [1.0, -2.0, 0.5, 1.0], [-1.0, 1.0])
+    xb = 10.0 * X[:1]  # large scores: the classes' gradients differ widely
+    model = FTRLProximalClassifier().partial_fit(X, y, classes=[0, 1, 2])
+    z = model.decision_function(xb)[0]
+    # the label whose first class's gradient is the smallest against the largest of the others: the logistic
+    # gradient of class c is sw * sigmoid(-y_c z_c), y_c = +1 for the label's class and -1 for the others
+    best = None
+    for label in range(3):
+        yc = np.where(np.arange(3) == label, 1.0, -1.0)
+        a = 1.0 / (1.0 + np.exp(yc * z))
+        if a[0] > 0 and (best is None or a[0] / a[1:].max() < best[1][0] / best[1][1:].max()):
+            best = (label, a)
+    label, a = best
+    assert a[0] < a[1:].max() / 4
+    xmax = max(1.0, np.abs(xb).max())
+    sw = 2.0**480 / (xmax * np.sqrt(a[0] * a[1:].max()))  # the first class within the bound, a later one beyond
+    assert sw * xmax * a[0] < 2.0**480 < sw * xmax * a[1:].max()
+    expected = FTRLProximalClassifier().partial_fit(X, y, classes=[0, 1, 2])
+    with pytest.raises(FloatingPointError, match="diverged: the score of example 0 of this batch, or its update"):
+        model.partial_fit(xb, [label], sample_weight=[sw])
+    assert model.t_ == expected.t_
+    np.testing.assert_array_equal(model._state, expected._state)
+    np.testing.assert_array_equal(model.coef_, expected.coef_)
+    np.testing.assert_array_equal(model.intercept_, expected.intercept_)
