@@ -361,3 +361,15 @@ def csr_check(indptr, indices, data_bits, n_cols, limit_bits):
         bad_idx |= np.uint64(np.uint64(np.int64(indices[p])) >= n)  # a negative index wraps to a huge one
         bad_val |= np.uint64((data_bits[p] & EXPONENT_MASK) >= limit_bits)
     return int(bad_ptr), int(bad_idx), int(bad_val)
+
+
+@njit_inline
+def _all_finite(a):
+    """Whether every value of the float64 array ``a`` is finite, by an integer minimum over the exponent bits (a
+    floating-point reduction would not vectorise): ``(bits & EXP) ^ EXP`` is 0 exactly for inf and NaN."""
+    bits = a.view(np.uint64)
+    exp = np.uint64(0x7FF0000000000000)
+    low = exp
+    for j in range(bits.shape[0]):
+        low = min(low, (bits[j] & exp) ^ exp)
+    return low != np.uint64(0)

@@ -39,7 +39,7 @@ import numpy as np
 
 from ._intrinsics import prefetch
 from ._numba import njit_inline, njit_kernel_vector
-from .linear import _U1, _U2, _U3, _U4, PREFETCH_MIN_WEIGHTS
+from .linear import _U1, _U2, _U3, _U4, PREFETCH_MIN_WEIGHTS, _all_finite
 from .losses import LOSS_HINGE, LOSS_LOGISTIC, LOSS_MODIFIED_HUBER, LOSS_SQUARED, loss_dloss
 
 SCHEDULE_CONSTANT = 0
@@ -396,7 +396,9 @@ def nag_epoch(
 
     ``t`` counts the examples with weight > 0 (``eta = eta0 / sqrt(t)`` with ``SCHEDULE_INVSQRT``). Returns
     ``(t, bad_row)``: -1, or the first row whose score is not finite, or (one output) whose squared gradients
-    overflow an accumulator (the pass stops there, before that row's update; earlier updates are kept).
+    overflow an accumulator, or (plain rates) whose rate ``x_j / s_j^2`` overflows (a scale ``s_j`` under
+    5.6e-309, where the scale-free weight ``~ 1 / s_j`` is beyond the float range); the pass stops there, before
+    that row's update, and earlier updates are kept.
     Scratch space (three arrays of the longest row's length) is allocated once per call.
 
     Row ``i`` holds ``data[p]`` for ``indptr[i] <= p < indptr[i + 1]``, in column ``indices[p]``, or
@@ -517,6 +519,8 @@ def nag_epoch(
                         rate[q] = x / (s * math.sqrt(g2)) if g2 > 0.0 else 0.0
                     else:  # x_j / s_j / s_j: s_j^2 underflows for s_j under 1.5e-154 (x_j / 0, an infinite weight)
                         rate[q] = x / s / s if s > 0.0 else 0.0
+            if not adaptive and dz != 0.0 and not _all_finite(rate[:m]):
+                n_over = 1  # x_j / s_j^2 overflows for a scale s_j under 5.6e-309
             if n_over > 0 or not math.isfinite(
                 gg
             ):  # the row is not learnt: its scales are put back, nothing else was written
@@ -621,6 +625,17 @@ def nag_epoch(
         if h == 0.0:  # an example of weight 0 is only scored
             continue
         t += 1
+        if not adaptive:
+            # a plain rate x_j / s_j^2 (below) overflows for a new scale s_j under 5.6e-309: the example is
+            # refused before its scales are written
+            n_over = 0
+            for q in range(m):
+                x = data[start + q]
+                ax = abs(x)
+                s = max(feat[np.uintp(indices[start + q - base]), 0], ax)
+                n_over += (s > 0.0) & (ax / s / s > _MAX_FLOAT)
+            if n_over > 0:
+                return t - 1, i
         eta = eta0 / math.sqrt(t) if schedule == SCHEDULE_INVSQRT else eta0
         # 2. scales (rescaling the weights of the features that exceed theirs), the normalised norm, and
         # with one output the gather of s_j and of G_j += h (l' x_j)^2 for the rates (x = 0 changes nothing)

@@ -26,7 +26,7 @@ import numpy as np
 
 from ._numba import njit_inline, njit_kernel
 from .fd import block_matvec, fd_append_csr_row, fd_shrink
-from .linear import record_score, sparse_row_dot
+from .linear import _all_finite, record_score, sparse_row_dot
 from .losses import loss_dloss, weighted_dloss
 from .oja import REORTH_EVERY, _oja_gamma, _oja_orthonormalise, oja_reorthonormalise
 from .rp import rp_row_vector
@@ -190,18 +190,6 @@ def _full_on_project(wk, Pk, indices, data, st, en, tau, px, move):
     for j in range(d):
         wk[j] -= f * px[j]
     return True
-
-
-@njit_inline
-def _all_finite(a):
-    """Whether every value of the float64 array ``a`` is finite, by an integer minimum over the exponent bits (a
-    floating-point reduction would not vectorise): ``(bits & EXP) ^ EXP`` is 0 exactly for inf and NaN."""
-    bits = a.view(np.uint64)
-    exp = np.uint64(0x7FF0000000000000)
-    low = exp
-    for j in range(bits.shape[0]):
-        low = min(low, (bits[j] & exp) ^ exp)
-    return low != np.uint64(0)
 
 
 @njit_kernel

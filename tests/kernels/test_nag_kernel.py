@@ -260,3 +260,42 @@ def test_plain_rates_of_tiny_scales_are_finite_and_scale_invariant(n_classes):
     assert np.isfinite(a.coef_).all() and np.isfinite(a.intercept_).all()
     np.testing.assert_allclose(a.coef_ * [1e-200, 1.0, 1.0], b.coef_, rtol=1e-9)
     np.testing.assert_allclose(a.decision_function(tiny), b.decision_function(X), rtol=1e-9, atol=1e-12)
+
+
+@pytest.mark.parametrize("n_classes", [0, 2, 3])
+@pytest.mark.parametrize("bad", [0, 5, 9])
+def test_a_plain_rate_beyond_the_float_range_refuses_its_example(n_classes, bad):
+    """Plain normalized OGD's weight of a feature first seen at a subnormal value (1e-310) is about ``1 / s_j``,
+    beyond the float range: its rate ``x_j / s_j^2`` was infinite and so was the weight, silently on the last
+    example. The example is now refused as diverging before any write, the model is the one the examples before
+    it made, and a tiny value in a column of ordinary scale is learnt as usual."""
+    from streamlearn.linear_model import OGDClassifier, OGDRegressor
+
+    rng = np.random.default_rng(1)
+    X = rng.normal(size=(10, 3))
+    X[:, 0] = 0.0
+    if n_classes:
+        y = np.argmax(X @ rng.normal(size=(3, n_classes)), axis=1)
+        kw = {"classes": np.arange(n_classes)}
+    else:
+        y, kw = X @ [1.0, 2.0, -1.0], {}
+
+    def make():
+        cls = OGDClassifier if n_classes else OGDRegressor
+        return cls(loss="squared", normalized=True, eta0=0.05)
+
+    X[bad, 0] = 1e-310
+    est = make()
+    with pytest.raises(FloatingPointError, match=f"diverged: the score of example {bad} of this batch, or its update"):
+        est.partial_fit(X, y, **kw)
+    assert np.isfinite(est.coef_).all() and np.isfinite(est._state_feat).all()
+    if bad:
+        ref = make().partial_fit(X[:bad], y[:bad], **kw)
+        assert est.t_ == ref.t_ == bad
+        np.testing.assert_array_equal(est.coef_, ref.coef_)
+        np.testing.assert_array_equal(est.intercept_, ref.intercept_)
+        np.testing.assert_array_equal(est._state_feat, ref._state_feat)
+    X[:, 0] = 1.0  # once the column's scale is 1, 1e-310 is a value like any other, far below it
+    X[max(bad, 1), 0] = 1e-310
+    est = make().partial_fit(X, y, **kw)
+    assert est.t_ == 10 and np.isfinite(est.coef_).all()
