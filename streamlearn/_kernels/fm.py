@@ -22,11 +22,17 @@ import math
 import numpy as np
 
 from ._numba import njit_inline, njit_kernel
-from .linear import record_score, weighted_row
+from .linear import _all_finite, record_score, weighted_row
 from .losses import loss_dloss
 
 OPT_SGD = 0
 OPT_ADAGRAD = 1
+
+#: SGD: an example whose gradient steps are bounded by this size, before and after the factor ``eta_t`` (with
+#: ``l2`` and ``eta_t l2`` at most 1), cannot make a parameter below 2**1022 overflow and is learnt as it is; a
+#: larger bound (huge values, weights or scores, never on sane data) has its new parameters checked before any
+#: is written.
+SGD_SAFE_STEP = 2.0**1000
 
 SCHEDULE_CONSTANT = 0
 SCHEDULE_INVSQRT = 1
@@ -34,15 +40,18 @@ SCHEDULE_INVSQRT = 1
 
 @njit_inline
 def _fm_row_score(w0, w, V, k, indices, data, start, end, s, sq):
-    """Score of output k on the CSR row data[start:end]; leaves s_f in ``s`` (length n_factors)."""
+    """Score of output k on the CSR row data[start:end] and the row's largest value in size (1 at least); leaves
+    s_f in ``s`` and sum_i (V[i, f] x_i)^2 in ``sq`` (length n_factors)."""
     nf = V.shape[2]
     for f in range(nf):
         s[f] = 0.0
         sq[f] = 0.0
     z = w0[k]
+    xmax = 1.0
     for p in range(start, end):
         j = np.uintp(indices[p])
         x = data[p]
+        xmax = max(xmax, abs(x))
         z += w[k, j] * x
         for f in range(nf):
             v = V[k, j, f] * x
@@ -51,7 +60,7 @@ def _fm_row_score(w0, w, V, k, indices, data, start, end, s, sq):
     quad = 0.0
     for f in range(nf):
         quad += s[f] * s[f] - sq[f]
-    return z + 0.5 * quad
+    return z + 0.5 * quad, xmax
 
 
 @njit_kernel
@@ -81,7 +90,7 @@ def fm_epoch(
 
     ``w0`` (K,), ``w`` (K, d), ``V`` (K, d, k) are updated in place; ``G_*`` (same shapes) are the AdaGrad
     accumulators (unused by SGD). Returns ``(t, bad_row)``: -1, or the first example whose score was not finite,
-    or (AdaGrad) whose update would make a parameter or an accumulator not finite. The pass stops there with that
+    or whose update would make a parameter (or, AdaGrad, an accumulator) not finite. The pass stops there with that
     example's update not applied (for K > 1 outputs, the outputs before the one that stopped it keep theirs)
     and ``t`` not counting it; the updates before it are kept.
     """
@@ -94,15 +103,18 @@ def fm_epoch(
     for i in range(n_rows):
         width = max(width, indptr[i + 1] - indptr[i])
     # AdaGrad: the values an example's update overwrites (w then V of each active feature, and their
-    # accumulators), written back when that update turns out not finite
-    size = width * (nf + 1) if opt == OPT_ADAGRAD else 0
-    old = np.empty(size)
-    old_G = np.empty(size)
+    # accumulators), written back when that update turns out not finite; SGD: the new values of an example beyond
+    # SGD_SAFE_STEP, written once all are finite
+    size = width * (nf + 1)
+    old = np.empty(size if opt == OPT_ADAGRAD else 0)
+    old_G = np.empty(size if opt == OPT_ADAGRAD else 0)
+    new = np.empty(size if opt == OPT_SGD else 0)
+    l2_max = max(l2_weight, l2_latent)
     for i in range(n_rows):
         t_before = t
         start, end, sw, t = weighted_row(indptr, sample_weight, i, t)
         for k in range(n_out):
-            z = _fm_row_score(w0=w0, w=w, V=V, k=k, indices=indices, data=data, start=start, end=end, s=s, sq=sq)
+            z, xmax = _fm_row_score(w0=w0, w=w, V=V, k=k, indices=indices, data=data, start=start, end=end, s=s, sq=sq)
             if not record_score(out_scores, i, k, z):
                 return t_before, i
             if sw == 0.0:
@@ -110,15 +122,51 @@ def fm_epoch(
             g = loss_dloss(loss, targets[i, k], z, 0.0) * sw
             if opt == OPT_SGD:
                 eta = eta0 / math.sqrt(t) if schedule == SCHEDULE_INVSQRT else eta0
-                if fit_intercept:
-                    w0[k] -= eta * g
+                b = w0[k] - eta * g if fit_intercept else w0[k]
+                # a bound on the size of the gradient parts of the steps, before and after the factor eta:
+                # |g x_j| (w, and the intercept's 1) and |g x_j (s_f - V[j, f] x_j)| <= |g| max|x| (max|s| + sqrt(max sq))
+                # (V, each product on the way as well)
+                smax = 0.0
+                sqmax = 0.0
+                for f in range(nf):
+                    smax = max(smax, abs(s[f]))
+                    sqmax = max(sqmax, sq[f])
+                big = max(1.0, eta)
+                reach = abs(g) * (xmax * (1.0 + smax + math.sqrt(sqmax))) * big
+                if reach <= SGD_SAFE_STEP and l2_max * big <= 1.0:  # (False for NaN) no parameter can overflow
+                    w0[k] = b
+                    for p in range(start, end):
+                        j = np.uintp(indices[p])
+                        x = data[p]
+                        w[k, j] -= eta * (g * x + l2_weight * w[k, j])
+                        for f in range(nf):
+                            vjf = V[k, j, f]
+                            V[k, j, f] = vjf - eta * (g * (x * s[f] - vjf * x * x) + l2_latent * vjf)
+                    continue
+                # (rare: huge values or weights) the new parameters (w then V of each active feature) go to
+                # ``new`` and are written only when all are finite
+                q = 0
                 for p in range(start, end):
                     j = np.uintp(indices[p])
                     x = data[p]
-                    w[k, j] -= eta * (g * x + l2_weight * w[k, j])
+                    wj = w[k, j]
+                    new[q] = wj - eta * (g * x + l2_weight * wj)
+                    q += 1
                     for f in range(nf):
                         vjf = V[k, j, f]
-                        V[k, j, f] = vjf - eta * (g * (x * s[f] - vjf * x * x) + l2_latent * vjf)
+                        new[q] = vjf - eta * (g * (x * s[f] - vjf * x * x) + l2_latent * vjf)
+                        q += 1
+                if not (math.isfinite(b) and _all_finite(new[:q])):
+                    return t_before, i
+                w0[k] = b
+                q = 0
+                for p in range(start, end):
+                    j = np.uintp(indices[p])
+                    w[k, j] = new[q]
+                    q += 1
+                    for f in range(nf):
+                        V[k, j, f] = new[q]
+                        q += 1
                 continue
             # (G > 0 tests, not g != 0: g * g underflows to 0 for |g| < 1e-162)
             w0_old, G_w0_old = w0[k], G_w0[k]
@@ -183,5 +231,5 @@ def fm_scores(indptr, indices, data, w0, w, V, out):
         for k in range(w.shape[0]):
             out[i, k] = _fm_row_score(
                 w0=w0, w=w, V=V, k=k, indices=indices, data=data, start=indptr[i], end=indptr[i + 1], s=s, sq=sq
-            )
+            )[0]
     return out

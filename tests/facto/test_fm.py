@@ -160,21 +160,23 @@ def test_adagrad_accumulator_overflow_is_a_divergence():
         FMClassifier(random_state=0).partial_fit(X, y, classes=[-1, 1])
 
 
+@pytest.mark.parametrize("optimizer", ["adagrad", "sgd"])
 @pytest.mark.parametrize("cls", [FMClassifier, FMRegressor])
-def test_adagrad_refused_example_leaves_the_model_of_the_examples_before_it(cls):
-    """The example whose AdaGrad update would leave an accumulator or a parameter not finite is named by the
-    error and changes nothing: the model is the one the examples before it made, finite and usable."""
+def test_refused_example_leaves_the_model_of_the_examples_before_it(cls, optimizer):
+    """The example whose update would leave a parameter (or, AdaGrad, an accumulator) not finite is named by the
+    error and changes nothing: the model is the one the examples before it made, finite and usable. SGD wrote
+    infinite or NaN weights, silently on the batch's last example."""
     rng = np.random.default_rng(0)
     e = rng.uniform(-300, 150, size=(60, 5))
     X = np.sign(rng.standard_normal((60, 5))) * 10.0**e
     y = np.where(rng.random(60) < 0.5, 1, -1)
     kw = {"classes": [-1, 1]} if cls is FMClassifier else {}
-    est = cls(random_state=0)
+    est = cls(random_state=0, optimizer=optimizer)
     with pytest.raises(FloatingPointError, match=r"^\w+ diverged: the score of example \d+ of this batch") as info:
         est.partial_fit(X, y, **kw)
     row = info.value.row
     assert row > 0
-    ref = cls(random_state=0).partial_fit(X[:row], y[:row], **kw)
+    ref = cls(random_state=0, optimizer=optimizer).partial_fit(X[:row], y[:row], **kw)
     assert est.t_ == ref.t_ == row
     for name in ("intercept_", "coef_", "latent_", "_state_G0", "_state_Gw", "_state_GV"):
         assert np.all(np.isfinite(getattr(est, name))), name
@@ -196,3 +198,25 @@ def test_regressor_constructor_is_the_classifiers_with_other_defaults():
     assert FMClassifier().eta0 == 0.1  # the classifier's own defaults are untouched
     with pytest.raises(TypeError, match="no keyword-only parameter eta"):
         with_defaults(FMClassifier.__init__, eta=0.1)
+
+
+@pytest.mark.parametrize("cls", [FMClassifier, FMRegressor])
+def test_sgd_last_example_whose_update_overflows_is_refused(cls):
+    """A value and a weight near the input bound (1e140) made the SGD step infinite: on the batch's last example
+    the model was left infinite without an error. That example is now refused and changes nothing."""
+    rng = np.random.default_rng(0)
+    X = rng.standard_normal((20, 3))
+    y = np.where(rng.random(20) < 0.5, 1, -1)
+    kw = {"classes": [-1, 1]} if cls is FMClassifier else {}
+    ref = cls(optimizer="sgd", random_state=0).partial_fit(X[:-1], y[:-1], **kw)
+    X[-1] = [1e140, 1e140, 1.0]  # (two large values: the step of V on one is g x_i times the other's v x)
+    if cls is FMClassifier:  # the label the model scores least likely: a loss derivative near its largest
+        y[-1] = -np.sign(ref.decision_function(X[-1:])[0])
+    sw = np.ones(20)
+    sw[-1] = 1e140
+    est = cls(optimizer="sgd", random_state=0)
+    with pytest.raises(FloatingPointError, match="diverged: the score of example 19 of this batch, or its update"):
+        est.partial_fit(X, y, sample_weight=sw, **kw)
+    assert est.t_ == ref.t_ == 19
+    for name in ("intercept_", "coef_", "latent_"):
+        np.testing.assert_array_equal(getattr(est, name), getattr(ref, name), err_msg=name)
