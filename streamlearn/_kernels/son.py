@@ -41,6 +41,10 @@ SKETCH_OJA = 4
 PINV_TOL = 1.0e-12
 #: ||x_perp||^2 / x.x below which x counts as lying in B's row space (rounding level of x.x - y.Bx)
 PERP_TOL = 1.0e-9
+#: full-on: the largest term ``|f pg_a pg_b|`` of a Sherman-Morrison update of P (a larger one, only from
+#: rounding that lost P's positive semi-definiteness on extreme values, refuses the example): entries of P below
+#: 2**1023 stay finite
+P_SAFE_TERM = 2.0**1000
 #: the slab projection's denominator x.(alpha H^{-1} x) / x.x below which it is recomputed by ``_split_step``
 #: (the direct difference has lost too many digits)
 CANCEL_TOL = 1.0e-6
@@ -173,9 +177,10 @@ def adagrad_epoch(indptr, indices, data, targets, sw, w, s, alpha0, eta, C, loss
 
 # ------------------------------------------------------------------------------------------------ FULL-ON
 @njit_kernel
-def _full_on_project(wk, Pk, indices, data, st, en, tau, px, move):
-    """Project ``wk`` onto ``|w.x| <= C`` in the H-norm (``P = H^{-1}``); returns whether it moved (``move=False``:
-    whether it would, ``wk`` left as it is)."""
+def _full_on_project(wk, Pk, indices, data, st, en, tau, px, wp, move):
+    """The projection of ``wk`` onto ``|w.x| <= C`` in the H-norm (``P = H^{-1}``): ``wp = wk - tau / x.Px Px``,
+    ``px = P x``; ``wk`` is not written. Returns 1 when w moves (``move=False``: when it would, ``wp`` not
+    computed), 0 when it does not (``x.Px`` not positive and finite), -1 when the projected point is not finite."""
     d = wk.shape[0]
     for j in range(d):
         px[j] = sparse_row_dot(Pk, j, indices, data, st, en)
@@ -183,20 +188,22 @@ def _full_on_project(wk, Pk, indices, data, st, en, tau, px, move):
     for p in range(st, en):
         den += px[indices[p]] * data[p]
     if not (den > 0.0 and math.isfinite(den)):
-        return False
+        return 0
     if not move:
-        return True
+        return 1
     f = tau / den
     for j in range(d):
-        wk[j] -= f * px[j]
-    return True
+        wp[j] = wk[j] - f * px[j]
+    return 1 if math.isfinite(f) and _all_finite(wp) else -1
 
 
 @njit_kernel
-def _full_on_update(wk, Pk, indices, data, st, en, dl, c, pg, px, have_px):
-    """Sherman-Morrison update of ``P = H^{-1}`` with ``H += c g g^T`` (g = dl x) and ``u = w - P_new g``;
-    ``have_px``: ``px`` already holds ``P x`` (the projection before predicting computed it). Returns False,
-    with nothing written, when the update would leave a value not finite."""
+def _full_on_update(wk, base, Pk, indices, data, st, en, dl, c, pg, px, have_px, slab_current, C):
+    """Sherman-Morrison update of ``P = H^{-1}`` with ``H += c g g^T`` (g = dl x) and ``u = base - P_new g``
+    written to ``wk`` (``base``: ``wk``, or its projection before predicting); with ``slab_current``, u projected
+    onto ``|w.x| <= C`` with ``P_new``. ``have_px``: ``px`` already holds ``P x`` (the projection before
+    predicting computed it). Returns False, with nothing written, when the update would leave a value not
+    finite."""
     d = wk.shape[0]
     for j in range(d):
         if have_px:
@@ -210,16 +217,33 @@ def _full_on_update(wk, Pk, indices, data, st, en, dl, c, pg, px, have_px):
     s = 1.0 - f * gp
     # the new w goes to px (free once pg is computed); with P positive semi-definite, |f pg_a pg_b| <=
     # sqrt(P_aa P_bb), so P stays finite when gp, f, s and the new w (so pg) are: O(d) before the O(d^2) writes
+    # u = w - P_new g,  P_new g = pg - f pg (g.pg) = pg (1 - f gp)
     for j in range(d):
-        px[j] = wk[j] - s * pg[j]
-    if not (math.isfinite(gp) and math.isfinite(f) and math.isfinite(s) and _all_finite(px)):
+        px[j] = base[j] - s * pg[j]
+    if slab_current:
+        # Alg. 6 (K_t): u projected with P_new, whose P_new x = s pg / dl gives x.P_new x = s gp / dl^2:
+        # u -= tau / (x.P_new x) P_new x = tau dl / gp pg (O(d), checked with the rest before any write)
+        z = 0.0
+        for p in range(st, en):
+            z += px[indices[p]] * data[p]
+        tau = _tau(z, C)
+        den = s * gp / (dl * dl)
+        if tau != 0.0 and den > 0.0 and math.isfinite(den):
+            h = tau * dl / gp
+            for j in range(d):
+                px[j] -= h * pg[j]
+    # rounding can leave P short of positive semi-definite (values of very different sizes in one example): the
+    # terms f pg_a pg_b are then bounded by |f| max|pg|^2 alone, which keeps P finite when below 2**1000
+    top = 0.0
+    for j in range(d):
+        top = max(top, abs(pg[j]))
+    if not (math.isfinite(gp) and math.isfinite(s) and abs(f) * top * top <= P_SAFE_TERM and _all_finite(px)):
         return False
     for a in range(d):
         fa = f * pg[a]
         if fa != 0.0:
             for b in range(d):
                 Pk[a, b] -= fa * pg[b]
-    # u = w - P_new g,  P_new g = pg - f pg (g.pg) = pg (1 - f gp)
     for j in range(d):
         wk[j] = px[j]
     return True
@@ -231,14 +255,16 @@ def full_on_epoch(indptr, indices, data, targets, sw, w, P, t, mu, eta, C, loss,
 
     ``w`` (K, d) pending points, ``P`` (K, d, d) (``I / alpha0`` at the start). ``slab_current`` as in
     ``adagrad_epoch`` (post-update P). Returns ``(t, bad)``: -1, or the first example whose score is not finite
-    or whose update would leave ``w`` or ``P`` not finite (the pass stops there, that update not applied and
-    ``t`` not counting the example; for K > 1 outputs, the outputs before it keep theirs).
+    or whose projection or update would leave ``w`` or ``P`` not finite (the pass stops there, that example's
+    projection and update not applied and ``t`` not counting it; for K > 1 outputs, the outputs before it keep
+    theirs).
     """
     n = indptr.shape[0] - 1
     K = w.shape[0]
     d = w.shape[1]
     px = np.empty(d)
     pg = np.empty(d)
+    wp = np.empty(d)  # the projected point, written to w with (or without) the update
     for i in range(n):
         st = indptr[i]
         en = indptr[i + 1]
@@ -249,36 +275,52 @@ def full_on_epoch(indptr, indices, data, targets, sw, w, P, t, mu, eta, C, loss,
             z = sparse_row_dot(w, k, indices, data, st, en)
             tau = 0.0 if slab_current else _tau(z, C)
             have_px = tau != 0.0  # _full_on_project fills px = P x
+            moved = False
             if have_px:
-                if _full_on_project(
-                    wk=w[k], Pk=Pk, indices=indices, data=data, st=st, en=en, tau=tau, px=px, move=learn
-                ):
+                r = _full_on_project(
+                    wk=w[k], Pk=Pk, indices=indices, data=data, st=st, en=en, tau=tau, px=px, wp=wp, move=learn
+                )
+                if r < 0:
+                    return t_before, i
+                if r > 0:
                     z -= tau  # the exact score of the projected point
+                    moved = learn
             if not record_score(out, i, k, z):
                 return t_before, i
             if sw[i] == 0.0:
                 continue
             dl = sw[i] * loss_dloss(loss, targets[i, k], z, 0.0)
-            if dl != 0.0 and not _full_on_update(
-                wk=w[k],
-                Pk=Pk,
-                indices=indices,
-                data=data,
-                st=st,
-                en=en,
-                dl=dl,
-                c=mu + eta_t,
-                pg=pg,
-                px=px,
-                have_px=have_px,
-            ):
-                return t_before, i
-            if slab_current:  # Alg. 6 (K_t), after the update (u = w when nothing was learned)
+            if dl != 0.0:
+                if not _full_on_update(
+                    wk=w[k],
+                    base=wp if moved else w[k],
+                    Pk=Pk,
+                    indices=indices,
+                    data=data,
+                    st=st,
+                    en=en,
+                    dl=dl,
+                    c=mu + eta_t,
+                    pg=pg,
+                    px=px,
+                    have_px=have_px,
+                    slab_current=slab_current,
+                    C=C,
+                ):
+                    return t_before, i
+                continue
+            if slab_current:  # Alg. 6 (K_t): nothing learned, u = w projected with the current P
                 tau = _slab_tau(w[k], indices, data, st, en, C)
                 if tau != 0.0:
-                    _full_on_project(
-                        wk=w[k], Pk=Pk, indices=indices, data=data, st=st, en=en, tau=tau, px=px, move=learn
+                    r = _full_on_project(
+                        wk=w[k], Pk=Pk, indices=indices, data=data, st=st, en=en, tau=tau, px=px, wp=wp, move=learn
                     )
+                    if r < 0:
+                        return t_before, i
+                    moved = r > 0 and learn
+            if moved:
+                for j in range(d):
+                    w[k, j] = wp[j]
     return t, -1
 
 

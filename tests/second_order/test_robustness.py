@@ -127,3 +127,40 @@ def test_refused_example_leaves_the_model_of_the_examples_before_it(name):
             assert np.all(np.isfinite(getattr(est, attr))), attr
             np.testing.assert_array_equal(getattr(est, attr), getattr(ref, attr), err_msg=attr)
     np.testing.assert_array_equal(est.decision_function(X[:row]), ref.decision_function(X[:row]))
+
+
+def _extreme(seed, n=30, d=4):
+    """Values from 1e-300 to 1e150 in one example, a third of them 0, and (odd seeds) weights up to 1e140."""
+    rng = np.random.default_rng(seed)
+    X = np.sign(rng.standard_normal((n, d))) * 10.0 ** rng.uniform(-300, 150, (n, d))
+    X[rng.random((n, d)) < 0.3] = 0
+    y = np.where(rng.random(n) < 0.5, 1, -1)
+    sw = 10.0 ** rng.uniform(0, 140, n) if seed % 2 else np.ones(n)
+    return X, y, sw
+
+
+@pytest.mark.parametrize(
+    ("seed", "slab"),
+    [
+        (34, "next"),  # the projection before predicting made w infinite
+        (43, "next"),  # the projection moved w, then the update was refused: the refused example had changed w
+        (101, "next"),  # rounding left P short of positive semi-definite: an update made it infinite
+        (85, "current"),  # the same with the projection after the update
+    ],
+)
+def test_full_on_extreme_values_leave_the_model_of_the_examples_before_the_refused_one(seed, slab):
+    """On values of wildly different sizes the full-on learner's slab projection, and a Newton update on a P that
+    rounding had left indefinite, made w or P infinite, or the refused example had already moved w. The example is
+    now refused as a whole: the error names it and the model is the one the examples before it made, finite."""
+    X, y, sw = _extreme(seed)
+    est = make_learner("full-on", {"slab": slab, "safeguard": "paper"})
+    with pytest.raises(FloatingPointError, match=r"^\w+ diverged: the score of example \d+ of this batch") as info:
+        est.partial_fit(X, y, sample_weight=sw, classes=[-1, 1])
+    row = info.value.row
+    assert np.isfinite(est.coef_).all() and np.isfinite(est._state_P).all()
+    ref = make_learner("full-on", {"slab": slab, "safeguard": "paper"})
+    if row > 0:
+        ref.partial_fit(X[:row], y[:row], sample_weight=sw[:row], classes=[-1, 1])
+        assert est.t_ == ref.t_ == row
+        np.testing.assert_array_equal(est.coef_, ref.coef_)
+        np.testing.assert_array_equal(est._state_P, ref._state_P)
