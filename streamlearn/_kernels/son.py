@@ -49,6 +49,12 @@ P_SAFE_TERM = 2.0**1000
 #: (the direct difference has lost too many digits)
 CANCEL_TOL = 1.0e-6
 
+#: Oja's sketch in SON: the bound on ``cc |p|^2`` (``cc = 2 gamma + gamma^2 |a|^2``, ``p = V a``: each factor
+#: ``1 + a_i p_i^2`` of the orthonormalisation is at most ``1 + cc |p|^2``) and on ``t |p|^2`` (``t lam``, the
+#: squared scales) of an update; an example beyond it (a gradient row of size 1e140 or more) is refused as
+#: diverging, before any write
+OJA_SAFE = 2.0**900
+
 #: The arrays of the model that the SON kernels update in place, one entry per output (K outputs, d features,
 #: ``cap`` buffer rows): ``w`` (K, d) pending points, ``buf`` (K, cap, d) sketch rows, ``gram`` (K, cap, cap)
 #: their Gram matrix, ``sc`` (K, cap) row scales, ``aux`` (K, cap) Oja's eigenvalues, ``n_rows`` (K,) int64 rows
@@ -325,6 +331,18 @@ def full_on_epoch(indptr, indices, data, targets, sw, w, P, t, mu, eta, C, loss,
 
 
 # ------------------------------------------------------------------------------------------------ SON
+@njit_inline
+def oja_step_safe(pv, r, aa, t, c):
+    """Whether Oja's update of row ``t`` with the row a (``aa = |a|^2``, ``pv[:r] = V a``, step constant ``c``) is
+    within :data:`OJA_SAFE` (False for NaN and infinities)."""
+    gam = min(c / t, 1.0)
+    cc = 2.0 * gam + gam * gam * aa
+    pp = 0.0
+    for a in range(r):
+        pp += pv[a] * pv[a]
+    return cc * pp <= OJA_SAFE and t * pp <= OJA_SAFE
+
+
 @njit_kernel
 def _small_matrix(gram, sc, r, alpha):
     m = np.empty((r, r))
@@ -565,7 +583,9 @@ def son_epoch(indptr, indices, data, targets, sample_weight, state, t, step, ske
     ``state`` (a ``SonState``) is updated in place, ``step`` a ``SonStep``, ``sketch`` a ``SonSketch``.
     ``step.slab_current``: Alg. 6 as printed (K_t): no projection before predicting; the updated u is projected
     onto the current example's slab with the post-update H. Returns ``(t, bad)`` with ``bad`` the first example
-    with a non-finite score (or -1).
+    with a non-finite score or (Oja) whose sketch update is beyond :data:`OJA_SAFE`, or -1; the pass stops there,
+    ``t`` not counting it (Oja: that example's projection and update not applied; for K > 1 outputs, the
+    outputs before it keep theirs).
     """
     w, buf, gram, sc, aux, n_rows, alpha = state
     loss, C, mu, eta, slab_current = step
@@ -580,6 +600,7 @@ def son_epoch(indptr, indices, data, targets, sample_weight, state, t, step, ske
     rvec = np.empty(cap)
     qvec = np.empty(cap)
     run = np.empty(d)
+    wsave = np.empty(d)  # w before the projection of the example about to be predicted (Oja: put back if refused)
     nospan = np.bool_(False)
     for i in range(n):
         st = indptr[i]
@@ -588,6 +609,7 @@ def son_epoch(indptr, indices, data, targets, sample_weight, state, t, step, ske
         nnz = en - st
         if gdata.shape[0] < nnz:
             gdata = np.empty(2 * nnz)
+        t_before = t
         learn, t, eta_t = _row_step(sample_weight[i], t, eta)
         for k in range(K):
             bk = buf[k]
@@ -602,15 +624,20 @@ def son_epoch(indptr, indices, data, targets, sample_weight, state, t, step, ske
                 z += w[k, indices[p]] * data[p]
                 xx += data[p] * data[p]
             tau = 0.0 if slab_current else _tau(z, C)
+            moved = False
             if tau != 0.0 and xx > 0.0:
                 if learn:
+                    moved = kind == SKETCH_OJA
+                    if moved:
+                        for j in range(d):
+                            wsave[j] = w[k, j]
                     _son_project(
                         wk=w[k], bk=bk, gk=gk, sk=sk, r=r, al=al, x=x, tau=tau, xx=xx, in_span=nospan, dirv=dirv
                     )
                 z -= tau  # = +-C: the exact score of the projected point (w.x is within rounding of it)
             go, dl, learned = row_outcome(out=out, i=i, k=k, z=z, sw=sample_weight, targets=targets, loss=loss, xx=xx)
             if go < 0:
-                return t, i
+                return t_before, i
             if go == 0:
                 continue
             in_span = False  # x_t in B's row space: FD family, its row appended, no shrink
@@ -656,6 +683,11 @@ def son_epoch(indptr, indices, data, targets, sample_weight, state, t, step, ske
                         for p in range(st, en):
                             acc += bk[a, indices[p]] * gdata[p - st]
                         pv[a] = acc
+                    if not oja_step_safe(pv, r, aa, t, oja_c):  # refused: w as it was before the projection
+                        if moved:
+                            for j in range(d):
+                                w[k, j] = wsave[j]
+                        return t_before, i
                     gam = _oja_gamma(lam, t, oja_c, pv)
                     for a in range(r):
                         f = gam * pv[a]

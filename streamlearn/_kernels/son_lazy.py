@@ -47,6 +47,7 @@ from .son import (
     _split_step,
     _tau,
     _use_pinv,
+    oja_step_safe,
     row_outcome,
 )
 
@@ -536,7 +537,7 @@ def son_fd_lazy(indptr, indices, data, targets, sample_weight, state, t, step, s
         n_rows[k] = r
         alpha[k] = al
         first_bad = _earlier_bad(first_bad, bad)
-    return t + _n_learned(sample_weight, n), first_bad, n_mat
+    return t + _n_learned(sample_weight, n if first_bad < 0 else first_bad), first_bad, n_mat
 
 
 # ------------------------------------------------------------------------------------------ Oja
@@ -674,21 +675,24 @@ def son_oja_lazy(indptr, indices, data, targets, sample_weight, state, t, step, 
                 bx[a] = sk[a] * acc
             # ---- projection onto the slab of the example about to be predicted (see slab_current)
             tau, move = _tau_next(z=z, step=step, weight=sample_weight[i], xx=xx)
+            # the outcome (the projected point's score is z - tau) and the check of Oja's update come before the
+            # projection: a refused example changes nothing
+            go, dl, learned, ti, ca = _outcome(
+                out=out, i=i, k=k, z=z - tau, sw=sample_weight, targets=targets, step=step, xx=xx, ti=ti
+            )
+            aa = _scaled_sqnorm(ca, data, st, en) if learned else 0.0
+            if learned:
+                for a in range(r):
+                    pv[a] = ca * vx[a]
+            if go < 0 or (learned and not oja_step_safe(pv, r, aa, ti, oja_c)):
+                bad = i
+                break
             if move:
                 f, coef, _ = _h_step(
                     newton=nonewton, tau=tau, sol=sol, r=r, al=al, rhs=bx, in_span=nospan, nchol=nchol, x=x, dl=0.0
                 )
                 _oja_add_bt(F, sk, r, coef, f, b)
-            go, dl, learned, ti, ca = _outcome(
-                out=out, i=i, k=k, z=z - tau, sw=sample_weight, targets=targets, step=step, xx=xx, ti=ti
-            )
-            if go < 0:
-                bad = i
-                break
             if learned:  # ---- Oja's update with the row a = ca x, through the factor F
-                aa = _scaled_sqnorm(ca, data, st, en)
-                for a in range(r):
-                    pv[a] = ca * vx[a]
                 gam = _oja_gamma(lam, ti, oja_c, pv)
                 qb = 0.0
                 for a in range(r):  # qv = gam F^{-1} p
@@ -750,7 +754,7 @@ def son_oja_lazy(indptr, indices, data, targets, sample_weight, state, t, step, 
         Zt = _oja_materialise(Zt, F, b, v)
         _store_transposed(buf[k], Zt, r)
         first_bad = _earlier_bad(first_bad, bad)
-    return t + _n_learned(sample_weight, n), first_bad, n_mat
+    return t + _n_learned(sample_weight, n if first_bad < 0 else first_bad), first_bad, n_mat
 
 
 # ------------------------------------------------------------------------------------------ RP
@@ -849,4 +853,4 @@ def son_rp_lazy(indptr, indices, data, targets, sample_weight, state, t, step, s
             v[j] += fold[j]
         _store_transposed(buf[k], St, r)
         first_bad = _earlier_bad(first_bad, bad)
-    return t + _n_learned(sample_weight, n), first_bad, 0
+    return t + _n_learned(sample_weight, n if first_bad < 0 else first_bad), first_bad, 0

@@ -149,9 +149,18 @@ class _SecondOrder(OnlineClassifierMixin, BaseOnlineLinear):
         return sp.csr_matrix((data, indices, indptr), shape=(X.shape[0], X.shape[1] + 1))
 
     def _kernel_pass(self, X, targets, sw, out):
-        if self._safe():
-            X = self._augment(X, update=True, sw=sw)
-        self._raw_pass(X, targets, sw, out)
+        if not self._safe():
+            self._raw_pass(X, targets, sw, out)
+            return
+        before = self.scale_.copy()
+        try:
+            self._raw_pass(self._augment(X, update=True, sw=sw), targets, sw, out)
+        except FloatingPointError as exc:
+            row = getattr(exc, "row", None)
+            if row is not None:  # an example refused: the scales are those of the examples before it
+                self.scale_ = before
+                self._augment(X[:row], update=True, sw=None if sw is None else sw[:row])
+            raise
 
     def _decision_function(self, X):
         # the online prediction: the pending u projected onto |w.x| <= C with x itself scores clip(u.x, -C, C)

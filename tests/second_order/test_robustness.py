@@ -164,3 +164,31 @@ def test_full_on_extreme_values_leave_the_model_of_the_examples_before_the_refus
         assert est.t_ == ref.t_ == row
         np.testing.assert_array_equal(est.coef_, ref.coef_)
         np.testing.assert_array_equal(est._state_P, ref._state_P)
+
+
+@pytest.mark.parametrize("lazy", [True, False])
+@pytest.mark.parametrize("safeguard", ["maxabs", "paper"])
+@pytest.mark.parametrize("bad", [49, 20])
+def test_oja_son_refuses_an_update_that_would_overflow_its_sketch(lazy, safeguard, bad):
+    """A sample weight of 1e140 made Oja's orthonormalisation overflow (1 + cc p_i^2 with cc and p_i^2 near 1e280):
+    the sketch and coef_ became NaN, silently on the batch's last example. The example is now refused as
+    diverging: the error names it and the model, its projection before predicting included, is the one the
+    examples before it made."""
+    X, y = _base(n=50, d=5)
+    sw = np.ones(50)
+    sw[bad] = 1e140
+
+    def make():  # (a small slab: the refused example is projected onto it first)
+        est = make_learner("oja-son", {"safeguard": safeguard, "C": 0.05})
+        est._lazy_kernel = lazy
+        return est
+
+    est = make()
+    with pytest.raises(FloatingPointError, match=f"diverged: the score of example {bad} of this batch, or its update"):
+        est.partial_fit(X, y, sample_weight=sw, classes=[-1, 1])
+    ref = make().partial_fit(X[:bad], y[:bad], classes=[-1, 1])
+    assert est.t_ == ref.t_ == bad
+    for attr in ("coef_", "_state_buf", "_state_sc", "_state_aux", "_state_gram", "_state_alpha"):
+        assert np.all(np.isfinite(getattr(est, attr))), attr
+        np.testing.assert_allclose(getattr(est, attr), getattr(ref, attr), rtol=1e-12, atol=1e-14, err_msg=attr)
+    np.testing.assert_allclose(est.decision_function(X), ref.decision_function(X), rtol=1e-12, atol=1e-14)
