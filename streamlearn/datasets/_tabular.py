@@ -949,19 +949,26 @@ class TabularReader:
         return TabularFormatError(err.source, line, err.column, err.reason, err.unit)
 
     def _locate(self, msg, typed):
-        """pyarrow's message again, from a single-threaded read (which numbers the rows)."""
+        """pyarrow's message again, from a single-threaded read (which numbers the rows). An error in the first
+        block of a pipe (the header's, ``typed`` False) is found again in that block, which is kept."""
         import pyarrow as pa
         import pyarrow.csv as pacsv
 
+        source = self.path
         if self._pipe is not None and not (self._reopen and typed):  # a stream cannot be read again
-            return msg
+            if typed or self._streamed or self._pipe.closed:
+                return msg
+            try:
+                source = _first_block(self._pipe, self._block)
+            except _READ_ERRORS:
+                return msg
         try:
             if typed:
                 for _ in self._batches(use_threads=False):
                     pass
             else:
                 for _ in pacsv.open_csv(
-                    self.path,
+                    source,
                     read_options=pacsv.ReadOptions(block_size=self._block, use_threads=False),
                     parse_options=_parse_options(self._delimiter),
                 ):

@@ -198,6 +198,22 @@ def test_ragged_row_names_its_line(tmp_path):
     assert str(err.value) == f"{big}, line 300002: expected 3 columns (as in the header), got 2."
 
 
+def test_a_ragged_row_in_the_first_block_of_a_pipe_or_compressed_file_names_its_line(tmp_path):
+    """An error in the block the header is read from is found again in that block (kept from the pipe): the
+    line of a pipe (its record) and of a compressed file, as for a plain file."""
+    import gzip
+
+    text = b'y,a,b\n1,"2\n3",x\n0,3\n1,4,z\n'
+    with pytest.raises(TabularFormatError) as err:
+        iter_csv(NonSeekable(text, name="<stdin>"), label="y")
+    assert str(err.value) == "<stdin>, line 3: expected 3 columns (as in the header), got 2."
+    path = tmp_path / "r.csv.gz"
+    path.write_bytes(gzip.compress(text))
+    with pytest.raises(TabularFormatError) as err:
+        iter_csv(path, label="y")
+    assert str(err.value) == f"{path}, line 4: expected 3 columns (as in the header), got 2."
+
+
 @pytest.mark.parametrize("reader", [iter_csv, iter_parquet])
 @pytest.mark.parametrize("path", [3, None, b"d.csv"])
 def test_a_path_of_the_wrong_type_is_named(reader, path):
