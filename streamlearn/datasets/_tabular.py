@@ -23,6 +23,7 @@ text value in a numeric column is an error naming the file, the line and the col
 
 from __future__ import annotations
 
+import io
 import os
 import re
 from collections import Counter
@@ -456,7 +457,9 @@ class TabularReader:
             self._pipe = _open_pipe(self.path, self.source, fmt)
             if b"\t" in self._pipe.head().split(b"\n", 1)[0] and b"," not in self._pipe.head().split(b"\n", 1)[0]:
                 self._delimiter = "\t"
-        elif fmt == "csv" and isinstance(self.path, str) and _misnamed_compression(self.path):
+        elif fmt == "csv" and isinstance(self.path, str) and _compressed(self.path):
+            # decompressed here, in whole blocks that do not end in '\r' (_Blocks): pyarrow tells a file's
+            # compression by its name only, and decompressing itself it may split a quoted '\r\n' across blocks
             self._reopen = True
             self._pipe = self._open_file_pipe()
         self.label_required = label_required
@@ -551,6 +554,9 @@ class TabularReader:
             # pyarrow reads the header from the first block only: a header longer than a block ("Empty CSV file
             # or block") gets a block of its length and 1 MB more
             self._block = _CSV_BLOCK + self._header_length()
+            if self._pipe is None and isinstance(self.path, str) and _crlf_across_blocks(self.path, self._block):
+                self._reopen = True  # read in blocks that keep each '\r\n' whole (_Blocks)
+                self._pipe = self._open_file_pipe()
         try:
             if self.format == "csv":
                 import pyarrow.csv as pacsv
@@ -610,7 +616,10 @@ class TabularReader:
     def _head(self, n):
         """The first ``n`` bytes of the (decompressed) CSV text; fewer for a shorter file or one not read by path."""
         if self._pipe is not None:
-            return self._pipe.head(n)[:n]
+            try:
+                return self._pipe.head(n)[:n]
+            except _READ_ERRORS:  # a corrupt compressed file: the bytes that decompress; pyarrow's reading reports it
+                return self._pipe.kept()[:n]
         if not isinstance(self.path, str):
             return b""
         from ._svmlight import _Source
@@ -726,7 +735,8 @@ class TabularReader:
             released = source.released
             # pyarrow's buffered stream copies what it reads into memory of its own: the blocks the reader
             # keeps, possibly past the end of the command on a thread of its own, hold no Python object
-            stream = pa.BufferedInputStream(pa.PythonFile(source, mode="r"), buffer_size=2 * self._block)
+            # (a buffer of one block: pyarrow's reads of a block go to _Blocks as they are, copied, not gathered)
+            stream = pa.BufferedInputStream(pa.PythonFile(_Blocks(source), mode="r"), buffer_size=self._block)
             reader = None
             try:
                 reader = pacsv.open_csv(stream, **options)
@@ -1078,10 +1088,10 @@ def _csv_error(source, msg, names):
     return TabularFormatError(source, int(row) if row else None, column, reason)
 
 
-def _misnamed_compression(path):
-    """Whether the CSV file ``path`` is compressed otherwise than its name says to pyarrow, which decompresses
-    ``.gz`` and ``.bz2`` files by their name and reads every other one as it is: an xz file, a gzip or bz2 file
-    under another name, or a plain file named ``.gz`` or ``.bz2``."""
+def _compressed(path):
+    """Whether the CSV file ``path`` is gzip, bz2 or xz compressed (told by its first bytes) or named as such
+    (``.gz``, ``.bz2``: pyarrow would decompress it by its name): it is then read as a pipe of its
+    decompressed text."""
     from ._pipes import compression
 
     try:
@@ -1089,8 +1099,59 @@ def _misnamed_compression(path):
             kind = compression(f.read(8))
     except OSError:  # (reported when the file is read)
         return False
-    named = {".gz": "gzip", ".bz2": "bz2"}.get(os.path.splitext(path)[1].lower())
-    return kind != named
+    return kind is not None or os.path.splitext(path)[1].lower() in (".gz", ".bz2")
+
+
+def _crlf_across_blocks(path, block):
+    """Whether the plain CSV file ``path`` has a '\\r' at the end of one of the blocks of ``block`` bytes that
+    pyarrow reads it in and a '\\n' at the start of the next: pyarrow then drops the '\\n', silently, when the
+    pair is inside a quoted value (a multi-line cell of a Windows export), and such a file is read through
+    :class:`_Blocks` instead. Two bytes are read per block."""
+    try:
+        with open(path, "rb") as f:
+            size = os.fstat(f.fileno()).st_size
+            for end in range(block, size, block):
+                f.seek(end - 1)
+                if f.read(2) == b"\r\n":
+                    return True
+    except OSError:  # (reported when the file is read)
+        return False
+    return False
+
+
+class _Blocks(io.RawIOBase):
+    """The text of ``source`` in whole reads (each fills the buffer it is given, up to the end of the text) that
+    never end in '\\r': that byte is held back for the next read. pyarrow's CSV reader takes each read as a
+    block and drops a '\\n' that starts a block after one ending in '\\r', even inside a quoted value (the
+    '\\r\\n' of a multi-line cell); and a block shorter than the rows it holds made it stop ("straddling object
+    straddles two block boundaries").
+
+    >>> b = _Blocks(io.BytesIO(b'1,"a\\r\\nb"\\n'))
+    >>> [b.read(5), b.read(5), b.read(5)]
+    [b'1,"a', b'\\r\\nb"\\n', b'']
+    """
+
+    def __init__(self, source):
+        self._source = source
+        self._carry = b""
+
+    def readable(self):
+        return True
+
+    def readinto(self, b):
+        view = memoryview(b).cast("B")
+        n = len(self._carry)
+        view[:n] = self._carry
+        self._carry = b""
+        while n < len(view):
+            k = self._source.readinto(view[n:])
+            if not k:
+                break
+            n += k
+        if n == len(view) and n > 1 and view[n - 1] == 13:
+            self._carry = b"\r"
+            n -= 1
+        return n
 
 
 def _open_pipe(f, name, fmt):
