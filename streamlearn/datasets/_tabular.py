@@ -491,6 +491,7 @@ class TabularReader:
         self._label, self._weight, self._ignore = label, weight, tuple(ignore)
         self._categorical, self._ns_map, self._bits = categorical, ns_map, int(bits)
         self._empty = False  # a CSV of nothing but white space: no header, no rows
+        self._no_rows = False  # a CSV of its header line alone, without a line end
         self._names = self._read_header()
         if self._empty:
             if kinds is None:  # nothing to take the columns from
@@ -577,7 +578,12 @@ class TabularReader:
             if self.format == "csv" and "Empty CSV file" in str(exc) and self._only_blank_lines():
                 self._empty = True
                 return []
-            raise self._arrow_error(exc, None) from None
+            header = self._header_alone() if self.format == "csv" and "Empty CSV file" in str(exc) else None
+            if header is None and self.format == "csv" and "Empty CSV file or block" in str(exc):
+                raise TabularFormatError(self.source, 1, None, self._no_header_reason()) from None
+            if header is None:
+                raise self._arrow_error(exc, None) from None
+            self._inferred, self._no_rows = header, True
         try:
             names = list(self._inferred.names)
         except UnicodeDecodeError as exc:  # (pyarrow reads the names as bytes, and decodes them here)
@@ -592,6 +598,39 @@ class TabularReader:
                 "the column name appears more than once; columns are matched by name.",
             )
         return names
+
+    def _header_alone(self):
+        """The schema of a CSV text that is its header line without a line end (pyarrow finds no column in it,
+        "Empty CSV file or block"), read as the same line ended, as a file of its header and no rows; None for
+        another text."""
+        import pyarrow as pa
+        import pyarrow.csv as pacsv
+
+        head = self._head(self._block + 1)
+        if len(head) > self._block or not head.strip() or head.endswith((b"\n", b"\r")):
+            return None
+        try:
+            return pacsv.open_csv(
+                io.BytesIO(head + b"\n"),
+                read_options=pacsv.ReadOptions(block_size=self._block),
+                parse_options=_parse_options(self._delimiter),
+                convert_options=pacsv.ConvertOptions(strings_can_be_null=True),
+            ).schema
+        except pa.ArrowInvalid:
+            return None
+
+    def _no_header_reason(self):
+        """Why pyarrow found no header line ("Empty CSV file or block") in a text that is not blank."""
+        head = self._head(_MAX_HEADER)
+        if head.count(b'"') % 2:
+            return (
+                "the header line does not end: a quote in it is never closed, and the rest of the file would be "
+                "one column name (expected a header line naming the columns; a quote inside a quoted name is "
+                'written twice, "").'
+            )
+        return (
+            f"no end of the header line in the first {len(head):,} bytes (expected a header line naming the columns)."
+        )
 
     def _header_length(self):
         """The bytes of the (decompressed) CSV text up to the end of its first line (a newline outside quotes);
@@ -764,7 +803,7 @@ class TabularReader:
     def __iter__(self):
         import pyarrow as pa
 
-        if self._empty:
+        if self._empty or self._no_rows:
             if self._pipe is not None:
                 self._pipe.close()
             return

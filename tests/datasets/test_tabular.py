@@ -159,6 +159,22 @@ def test_an_empty_csv_under_a_spec_has_no_rows(tmp_path, csv_file, text):
         iter_csv(empty, label="clicked")  # nothing to take the columns from
 
 
+@pytest.mark.parametrize("end", ["\n", "\r\n", ""])
+def test_a_header_alone_is_a_file_of_no_rows_with_or_without_a_line_end(tmp_path, end):
+    """pyarrow finds no column in a header line without a line end ("Empty CSV file or block"): it is read as
+    the same line ended, from a file and from a pipe; a header whose quote never closes is named as such."""
+    path = tmp_path / "h.csv"
+    path.write_bytes(b'y,age,"coun\ntry"' + end.encode())
+    for source in (path, NonSeekable(path.read_bytes())):
+        reader = iter_csv(source, label="y")
+        assert reader.columns == ["age", "coun\ntry"] and list(reader) == []
+    path.write_bytes(b'y,age,"country' + end.encode())
+    with pytest.raises(
+        TabularFormatError, match=r"h\.csv, line 1: the header line does not end: a quote in it is never"
+    ):
+        iter_csv(path, label="y")
+
+
 def test_blank_lines_before_a_header_beyond_the_first_block_are_not_an_empty_file(tmp_path, csv_file):
     """pyarrow finds no column in a first block of blank lines; the rows after it must not be dropped silently."""
     spec = iter_csv(csv_file, label="clicked").spec
