@@ -978,6 +978,8 @@ class TabularReader:
             return TabularFormatError(
                 self.source, None, None, f"cannot read the file ({_first_line(msg)}).", self._unit
             )
+        if self.format == "csv" and "straddling object straddles" in msg:
+            return self._long_row_error(row0)
         if self.format == "csv" and "Row #" not in msg:
             msg = self._locate(msg, row0 is not None)
         names = (
@@ -986,6 +988,22 @@ class TabularReader:
             else list(getattr(self, "_inferred", None) and self._inferred.names or [])
         )
         return self._relined(_csv_error(self.source, msg, names))
+
+    def _long_row_error(self, row0):
+        """A row too long for pyarrow's blocks ("straddling object straddles two block boundaries": a row may span
+        two blocks, not three), with the line and length of the first row longer than a block after the ``row0``
+        rows read (a file; a pipe is not read again)."""
+        limit = (
+            f"longer than the blocks of {self._block:,} bytes the CSV reader reads (a row may span two blocks, "
+            "not three)"
+        )
+        found = _long_record(self.path, (row0 or 0) + 2, self._block) if isinstance(self.path, str) else None
+        if found is None:
+            return TabularFormatError(self.source, None, None, f"a row is {limit}; shorten its values or leave it out.")
+        line, size = found
+        return TabularFormatError(
+            self.source, line, None, f"the row is {size:,} bytes long, {limit}; shorten its values or leave it out."
+        )
 
     def _relined(self, err):
         """``err`` with its CSV record number (the header is record 1) turned into the line of the file where
@@ -1092,6 +1110,47 @@ def record_line(path, record):
             lines += int(np.count_nonzero(newlines))
             at_start = bool(newlines[-1] and not inside[-1])
             quoted = bool((int(np.count_nonzero(raw == 34)) + quoted) % 2)
+
+
+def _long_record(path, first, limit):
+    """``(line, bytes)``: the line where the first record from record ``first`` on (1-based, the header is record 1;
+    empty lines are no record, as for pyarrow) of the CSV file ``path`` starts, and its length, when it is longer
+    than ``limit`` bytes; None when no record is. The file is read again, in blocks of 1 MiB."""
+    from ._svmlight import _readinto, _Source
+
+    with _Source(path).opened() as stream:
+        buf = bytearray(1 << 20)
+        pos = 0  # bytes before this block
+        lines = 1  # the line at the start of this block
+        quoted = False  # inside quotes at the start of this block
+        record, start, start_line = 0, 0, 1  # records ended before this block; the open record's byte and line
+        while True:
+            n = _readinto(stream, memoryview(buf))
+            raw = np.frombuffer(buf, np.uint8, n)
+            newlines = raw == 10
+            inside = (np.cumsum(raw == 34) + quoted) % 2 == 1
+            ends = np.flatnonzero(newlines & ~inside)  # the newline ending each record of this block
+            if n == 0:  # the last record, without a line end
+                ends = np.array([-1], dtype=np.int64) if pos > start else np.zeros(0, np.int64)
+            before = np.cumsum(newlines)  # line feeds up to and including each byte
+            starts = np.concatenate([[start], pos + ends[:-1] + 1])
+            lengths = pos + ends + 1 - starts
+            start_lines = np.concatenate([[start_line], lines + before[ends[:-1]]]) if len(ends) else []
+            first_bytes = np.concatenate([[13 if start < pos else raw[0] if n else 0], raw[ends[:-1] + 1]])
+            blank = (lengths == 1) | ((lengths == 2) & (first_bytes == 13))
+            numbers = record + np.cumsum(~blank)  # (a blank line keeps the count)
+            long = np.flatnonzero((lengths > limit) & ~blank & (numbers >= first))
+            if len(long):
+                k = int(long[0])
+                return int(start_lines[k]), int(lengths[k])
+            if n == 0:
+                return None
+            if len(ends):
+                record = int(numbers[-1])
+                start, start_line = pos + int(ends[-1]) + 1, lines + int(before[ends[-1]])
+            quoted = bool(inside[-1])
+            lines += int(before[-1])
+            pos += n
 
 
 _TO_UTF8 = "a file in another encoding can be converted, e.g. with iconv -f latin1 -t utf-8"

@@ -230,6 +230,28 @@ def test_a_ragged_row_in_the_first_block_of_a_pipe_or_compressed_file_names_its_
     assert str(err.value) == f"{path}, line 4: expected 3 columns (as in the header), got 2."
 
 
+def test_a_row_longer_than_two_blocks_names_its_line_and_length(tmp_path, monkeypatch):
+    """pyarrow refuses a row spanning three blocks with "straddling object straddles two block boundaries (try to
+    increase block size?)", naming no line and an option the reader does not have: the error names the line
+    where the row starts (after a blank line and a quoted newline, which pyarrow does not count) and its length."""
+    import gzip
+
+    from streamlearn.datasets import _tabular
+
+    monkeypatch.setattr(_tabular, "_CSV_BLOCK", 1 << 12)
+    text = "y,t\n" + "1,ab\n" * 3000 + '\n0,"q\nr"\n1,' + "x" * 20_000 + "\n0,s\n"
+    path = tmp_path / "long.csv"
+    path.write_text(text)
+    (tmp_path / "long.csv.gz").write_bytes(gzip.compress(text.encode()))
+    reason = "the row is 20,003 bytes long, longer than the blocks of 4,096 bytes the CSV reader reads"
+    for source in (path, tmp_path / "long.csv.gz"):
+        with pytest.raises(TabularFormatError) as err:
+            list(iter_csv(source, label="y"))
+        assert str(err.value).startswith(f"{source}, line 3005: {reason}"), str(err.value)
+    with pytest.raises(TabularFormatError, match=r"^<stdin>: a row is longer than the blocks of 4,096 bytes"):
+        list(iter_csv(NonSeekable(text.encode(), name="<stdin>"), label="y"))
+
+
 @pytest.mark.parametrize("reader", [iter_csv, iter_parquet])
 @pytest.mark.parametrize("path", [3, None, b"d.csv"])
 def test_a_path_of_the_wrong_type_is_named(reader, path):
