@@ -86,6 +86,18 @@ def test_categorical_and_namespace_options(csv_file):
     assert (naive_matrix(ROWS, 20) != X).nnz > 0
 
 
+def test_a_categorical_number_is_hashed_as_the_file_writes_it(tmp_path):
+    """``categorical`` hashes the text of a CSV cell as it stands (``007`` and ``7``, ``10`` and ``10.0`` are four
+    categories) and a Parquet number as pyarrow writes it (``10`` for the float 10.0), as the guide says."""
+    path = tmp_path / "c.csv"
+    path.write_text("y,c\n1,007\n0,7\n1,10\n0,10.0\n")
+    X, _ = _concat(iter_csv(path, label="y", bits=20, categorical=["c"]))
+    _dense_equal(X, naive_matrix([{"c": v} for v in ("007", "7", "10", "10.0")], 20))
+    pq.write_table(pa.table({"y": [1, 0], "c": [10.0, 1.5]}), tmp_path / "c.parquet")
+    X, _ = _concat(iter_parquet(tmp_path / "c.parquet", label="y", bits=20, categorical=["c"]))
+    _dense_equal(X, naive_matrix([{"c": "10"}, {"c": "1.5"}], 20))
+
+
 def test_ignore_and_weight(tmp_path):
     path = tmp_path / "w.csv"
     path.write_text("id,y,w,x\n7,1,0.5,2\n8,0,2,3\n")
