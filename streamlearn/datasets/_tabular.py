@@ -704,7 +704,10 @@ class TabularReader:
                     )
 
     def _infer_kinds(self):
+        import pyarrow as pa
+
         skip = {self._label, self._weight, *self._ignore}
+        self._blank_start = set()  # CSV columns without a value in the first block, read as numbers
         kinds = {}
         for name in self._names:
             if name in skip:
@@ -719,6 +722,12 @@ class TabularReader:
                     f"type {typ} is not a feature type (number, text, boolean); leave the column out with "
                     "--ignore-column (ignore= in Python).",
                 )
+            if self.format == "csv" and pa.types.is_null(typ):
+                # no value in the first block: numbers, as pandas reads a column of empty cells (as text, a later
+                # 2.5 would be the category 'a=2.5', silently; as numbers, a later 'abc' is an error naming
+                # --categorical)
+                kind = NUMERIC
+                self._blank_start.add(name)
             if name in self._categorical:
                 kind = TEXT
             kinds[name] = kind
@@ -987,7 +996,15 @@ class TabularReader:
             if hasattr(self, "_names")
             else list(getattr(self, "_inferred", None) and self._inferred.names or [])
         )
-        return self._relined(_csv_error(self.source, msg, names))
+        err = _csv_error(self.source, msg, names)
+        if err.column in getattr(self, "_blank_start", ()) and err.reason.startswith("expected a number"):
+            reason = err.reason.replace(
+                "(as in the training data or the file's first rows)",
+                "(the column has no value in the file's first block, about 1 MB, and is read as numbers; "
+                f"--categorical {err.column} (categorical= in Python) reads it as text)",
+            )
+            err = TabularFormatError(err.source, err.line, err.column, reason, err.unit)
+        return self._relined(err)
 
     def _long_row_error(self, row0):
         """A row too long for pyarrow's blocks ("straddling object straddles two block boundaries": a row may span

@@ -496,6 +496,30 @@ def test_a_text_column_empty_for_a_whole_block(tmp_path, monkeypatch):
     _dense_equal(X, DictHasher(bits=16).transform([{"a": i + 1} for i in range(3000)]))
 
 
+def test_a_column_empty_in_the_first_block_is_numeric(tmp_path, monkeypatch):
+    """A column without a value in the first block (pyarrow's null type) was text: its later numbers became
+    categories ('a=2.5', value 1), silently. It is numeric, as pandas reads a column of empty cells; a later text
+    is then an error naming the option that reads the column as text."""
+    from streamlearn.datasets import _tabular
+
+    monkeypatch.setattr(_tabular, "_CSV_BLOCK", 1 << 12)
+    path = tmp_path / "late.csv"
+    path.write_text("y,a,b\n" + "1,,x\n" * 2000 + "0,2.5,y\n1,3,\n")
+    for source in (path, NonSeekable(path.read_bytes())):
+        reader = iter_csv(source, label="y", bits=16)
+        assert reader.spec.options["columns"] == {"a": "numeric", "b": "text"}
+        X, _ = _concat(reader)
+        _dense_equal(X[-2:], naive_matrix([{"a": 2.5, "b": "y"}, {"a": 3}], 16))
+    path.write_text("y,a,b\n" + "1,,x\n" * 2000 + "0,abc,y\n")
+    with pytest.raises(TabularFormatError) as err:
+        list(iter_csv(path, label="y"))
+    assert str(err.value) == (
+        f"{path}, line 2002, column 'a': expected a number (the column has no value in the file's first block, about "
+        "1 MB, and is read as numbers; --categorical a (categorical= in Python) reads it as text); got 'abc'."
+    )
+    assert iter_csv(path, label="y", categorical=["a"]).spec.options["columns"]["a"] == "text"
+
+
 def test_a_column_without_a_name_is_hashed_as_dict_rows_hash_it(tmp_path):
     """A header with an empty name (a spreadsheet's trailing comma): the column is in VW's default namespace
     (' '), as DictHasher puts the key '' of dict rows; it was an IndexError."""
