@@ -761,6 +761,8 @@ class TabularReader:
                 lt = self._inferred.field(self._label).type
                 if arrow_kind(lt) == TEXT:
                     types[self._label] = pa.string()
+                elif pa.types.is_integer(lt):  # (a later 4.5 or 2**63 is a label as well: labels are float64)
+                    types[self._label] = pa.float64()
             if self._pipe is not None and self._reopen and (self._streamed or self._pipe.closed):
                 self._pipe.close()
                 self._pipe, self._streamed = self._open_file_pipe(), False

@@ -577,6 +577,19 @@ def test_mixed_types_name_line_and_column(tmp_path, monkeypatch):
         list(iter_csv(other, spec=spec, label_required=False))
 
 
+def test_a_label_read_as_integers_in_the_first_block_takes_later_decimals(tmp_path, monkeypatch):
+    """A label column of integers in the first block (ratings, counts) was read as int64 throughout: a later 4.5
+    (or an integer beyond int64) was 'expected int64 ...; got '4.5''. Labels are float64, as pandas reads them."""
+    from streamlearn.datasets import _tabular
+
+    monkeypatch.setattr(_tabular, "_CSV_BLOCK", 1 << 12)
+    path = tmp_path / "r.csv"
+    path.write_text("y,a\n" + "3,2\n" * 2000 + "4.5,3\n99999999999999999999,1\n")
+    for source in (path, NonSeekable(path.read_bytes())):
+        _, y = _concat(iter_csv(source, label="y"))
+        assert y.dtype == np.float64 and y[-3:].tolist() == [3.0, 4.5, 1e20]
+
+
 def test_missing_label_value_and_bad_weight(tmp_path):
     path = tmp_path / "l.csv"
     path.write_text("y,w,a\n1,1,2\n,1,3\n")
