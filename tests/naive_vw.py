@@ -114,7 +114,7 @@ def row_buckets(line: bytes, bits, quadratic=(), cubic=(), ignore=(), keep=(), c
     by_ns = {}
     for ns, idx, v in feats:
         by_ns.setdefault(ns, []).append((idx, v))
-    present = sorted(ns for ns in by_ns if ns != 128)
+    present = sorted(ns for ns in by_ns if 32 <= ns <= 126)  # VW's wildcard: printable ASCII namespaces
     terms = []
     for spec in list(quadratic) + list(cubic):
         b = spec.encode()

@@ -233,7 +233,17 @@ def canonical_terms(terms, lens):
 
 @njit_kernel
 def _expand_wildcards(terms, lens, present, n_present):
-    """Concrete terms of a row: every ':' replaced by each namespace present in the row."""
+    """Concrete terms of a row: every ':' replaced by each namespace present in the row whose byte is printable
+    ASCII (' ' to '~'), as VW expands it: a namespace named by another byte (a UTF-8 lead byte such as the
+    first of ``|été``, a control byte) is left out."""
+    printable = np.empty(n_present, np.int64)
+    n = 0
+    for i in range(n_present):
+        if 32 <= present[i] <= 126:
+            printable[n] = present[i]
+            n += 1
+    present = printable
+    n_present = n
     total = 0
     for r in range(terms.shape[0]):
         c = 1

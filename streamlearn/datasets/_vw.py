@@ -365,7 +365,7 @@ def iter_vw(
         Binary labels -1/+1, binary 0/1, any real number, or classes ``1..k`` (VW's ``--oaa k``).
     quadratic, cubic : sequences of str
         Namespace pairs / triples to cross, by first character (VW's ``-q ua``, ``--cubic uaa``);
-        ``":"`` stands for every namespace of the row.
+        ``":"`` stands for every namespace of the row named by a printable ASCII character (as in VW).
     ignore, keep : sequences of str
         Drop these namespaces / keep only these (VW's ``--ignore``, ``--keep``), by first character.
     constant : bool, default=False
