@@ -32,7 +32,7 @@ def murmur3_32(data: bytes, seed: int) -> int:
 
 
 def hash_string(s: bytes, seed: int) -> int:
-    s = s.lstrip(bytes(range(33)))
+    s = s.strip(bytes(range(33)))
     if all(48 <= c <= 57 for c in s):
         return (int(s or b"0") + seed) & M64
     return murmur3_32(s, seed)

@@ -2,7 +2,8 @@
 
 * ``murmur3_32(buf, start, end, seed)``: 32-bit MurmurHash3 (x86_32 variant, Austin Appleby) of the bytes
   ``buf[start:end]``.
-* ``hash_string(buf, start, end, seed)``: VW's string hash. Leading whitespace is dropped; a string made
+* ``hash_string(buf, start, end, seed)``: VW's string hash. Leading and trailing bytes up to 0x20 (spaces,
+  control bytes such as a vertical tab ending a feature name) are dropped; a string made
   only of ASCII digits hashes to its integer value plus ``seed`` (so ``|a 17`` is bucket ``17 + hash(a)``);
   any other string is ``murmur3_32`` of its bytes with ``seed``. All arithmetic is on uint64 and wraps.
 * A namespace ``|user`` is hashed with ``hash_string(b"user", 0)``; that value is the seed of the features
@@ -89,8 +90,10 @@ def hash_string(buf, start, end, seed):
     >>> int(hash_string(np.frombuffer(b"1234", np.uint8), 0, 4, 7))
     1241
     """
-    while start < end and buf[start] <= 32:  # VW drops leading whitespace / control bytes
+    while start < end and buf[start] <= 32:  # VW drops leading and trailing whitespace / control bytes
         start += 1
+    while end > start and buf[end - 1] <= 32:
+        end -= 1
     s = np.uint64(seed)
     v = np.uint64(0)
     for p in range(start, end):
