@@ -28,8 +28,8 @@ CORPUS = [
     "1 |u x:1e-3 y:-7 |a x:3.25e1",
     "-1 |b only_b |c only_c",
     "1 |u tab\tsep\tfeat |a\tq",
-    "-1 |\u00e9t\u00e9 x |a y |\u00fc z",
-    "1 |u\x0b a\x0b b\x01 |a x:c\x0c",  # control bytes trimmed from both ends of a name before hashing  # namespaces named by a non-ASCII byte: not in VW's ':' wildcard
+    "-1 |\u00e9t\u00e9 x |a y |\u00fc z",  # namespaces named by a non-ASCII byte: not in VW's ':' wildcard
+    "1 |u\x0b a\x0b b\x01 |a x:c\x0c",  # control bytes trimmed from both ends of a name before hashing
 ]
 
 # option sets for the parity test: (streamlearn keyword arguments, VW command-line options)
