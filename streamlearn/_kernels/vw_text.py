@@ -16,6 +16,9 @@ Line grammar (as VW reads it)::
                | name ':' float        value float (times the namespace weight)
                | name ':' string       "chained" feature: hash(string, hash(name, ns)), value 1
                | ':' float             anonymous feature: index ns_hash + k (k-th anonymous in its namespace)
+    A value VW's float parser reads as a number though it is no valid one is an error: one starting with
+    inf or nan (``x:info`` is infinity to VW), or one with no digit before a space, tab or line end
+    (``x:-``, ``x:e5``: 0 to VW, which drops the feature).
 
 A namespace is identified by its first byte (``|user`` and ``|u`` are the same namespace for
 interactions, ``--ignore`` and ``--keep``); its name seeds the hash of its features. Zero-valued
@@ -45,6 +48,7 @@ E_NS_WEIGHT = 7  # bad namespace weight
 E_NS_NAME = 8  # '|' followed by ':' (no namespace name)
 E_NO_LABEL = 9  # a label is required but the line has none
 E_INITIAL = 10  # initial prediction is not a number
+E_DIGITLESS = 11  # a value VW reads as the number 0 though it has no digit ('-', '.', 'e5')
 
 S_POS = 0
 S_LINE = 1
@@ -170,6 +174,40 @@ def _starts_number(buf, p, end):
         if 48 <= c <= 57:
             return True
     return c == 46 and p + 1 < end and 48 <= buf[p + 1] <= 57
+
+
+@njit_inline
+def _inf_nan_prefix(buf, r, e):
+    """``buf[r:e]`` starts, after an optional sign, with ``inf`` or ``nan`` (any case): VW's strtof reads that
+    much as a number whatever follows (``x:info`` is infinity to VW, the rest of its line dropped)."""
+    if r < e and (buf[r] == 43 or buf[r] == 45):
+        r += 1
+    if r + 3 > e:
+        return False
+    a = buf[r] | 32
+    b = buf[r + 1] | 32
+    c = buf[r + 2] | 32
+    return (a == 105 and b == 110 and c == 102) or (a == 110 and b == 97 and c == 110)
+
+
+@njit_inline
+def _digitless_number(buf, r, e, le):
+    """``buf[r:e]``, up to a space, a tab or the line end, is ``-?\\.?([eE]-?[0-9]*)?``: the shape VW's float
+    parser takes for a number with no digit before the exponent, read as 0 (the feature is dropped)."""
+    if e < le and buf[e] != 32 and buf[e] != 9:
+        return False
+    q = r
+    if q < e and buf[q] == 45:
+        q += 1
+    if q < e and buf[q] == 46:
+        q += 1
+    if q < e and (buf[q] | 32) == 101:
+        q += 1
+        if q < e and buf[q] == 45:
+            q += 1
+        while q < e and 48 <= buf[q] <= 57:
+            q += 1
+    return q == e
 
 
 @njit_kernel
@@ -540,6 +578,11 @@ def vw_parse(
                     # a letter after an optional sign may start inf / nan: parsed, so that '-inf' is an error
                     # as 'inf' is, not a categorical value
                     c0 = buf[r + 1] if (buf[r] == 43 or buf[r] == 45) and r + 1 < e else buf[r]
+                    if _inf_nan_prefix(buf, r, e) or _digitless_number(buf, r, e, le):
+                        err = E_NONFINITE if _inf_nan_prefix(buf, r, e) else E_DIGITLESS
+                        state[S_ERR_POS] = p
+                        state[S_ERR_END] = e
+                        break
                     if _starts_number(buf, r, e) or (c0 | 32) == 105 or (c0 | 32) == 110:
                         v, r2, st = _num_token(buf, r, e)
                         if st == _NUM_NONFINITE and r2 == e:

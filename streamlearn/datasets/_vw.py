@@ -50,7 +50,14 @@ _REASONS = {
     _k.E_TOO_MANY: ("too many fields before the first '|' ({tok!r}): expected label [importance [initial]] ['tag]"),
     _k.E_NOVALUE: "feature {tok!r} has ':' without a value",
     _k.E_VALUE: "bad feature value in {tok!r}: expected name:number",
-    _k.E_NONFINITE: "non-finite value in {tok!r}: NaN and infinity are not allowed",
+    _k.E_NONFINITE: (
+        "non-finite value in {tok!r}: NaN and infinity are not allowed (Vowpal Wabbit reads a value starting "
+        "with inf or nan as one)"
+    ),
+    _k.E_DIGITLESS: (
+        "value in {tok!r} has no digit but Vowpal Wabbit reads it as the number 0 and drops the feature; "
+        "expected a number (a text value can be written name=value)"
+    ),
     _k.E_NS_WEIGHT: "bad namespace weight in {tok!r}: expected |namespace:number",
     _k.E_NS_NAME: "stray '|' in {tok!r}: a namespace name or a space must follow '|'",
     _k.E_NO_LABEL: "no label (training needs one; the line starts {tok!r})",

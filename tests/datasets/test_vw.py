@@ -55,6 +55,31 @@ def test_buckets_match_vowpalwabbit(bits):
                 assert got[k] == pytest.approx(ref[k], rel=1e-4), (options, line)
 
 
+# values at the edge of VW's float parser: read as text (hashed with the name), or refused where VW reads them
+# as a number (inf, nan, or 0 for a value with no digit, which drops the feature)
+EDGE_VALUES = ["in", "-abc", "+e", "ex", "n/a", "e|b", "-|b", "+.", "na", "e5x", "info", "-nan", "-", ".", "e", "-.e-3"]
+
+
+def test_values_vowpalwabbit_reads_as_numbers_are_refused(tmp_path):
+    pytest.importorskip("vowpalwabbit.pyvw", reason="vowpalwabbit is not installed")
+    lines = [f"1 |a w x:{v} y" for v in EDGE_VALUES]
+    want = vw_audit_buckets(lines, 18, "")
+    refused = []
+    for line, ref in zip(lines, want):
+        path = tmp_path / "edge.vw"
+        path.write_text(line + "\n")
+        try:
+            X, *_ = load_vw(path, label_convention="regression", constant=True)
+        except VwFormatError as err:
+            assert str(err).startswith(f"{path}:1: ")
+            refused.append(line)
+            # VW did not hash the value as text: no feature in a bucket of its own besides w, y, the constant
+            assert len(ref) < 4, line
+            continue
+        assert _rows(X)[0] == pytest.approx(ref), line
+    assert len(refused) == 6
+
+
 def test_labels_weights_tags_match_naive_twin():
     _, y, w, tags = load_vw(io.BytesIO(DATA), label_convention="regression")
     for i, line in enumerate(CORPUS):
@@ -186,6 +211,11 @@ def test_wide_row_grows_scratch():
         ("1 |a x:-inf", "pm1", "non-finite"),
         ("1 |a x:+NaN", "pm1", "non-finite"),
         ("1 |a x:-Infinity", "pm1", "non-finite"),
+        ("1 |a x:info y", "pm1", r"non-finite value in 'x:info'.*reads a value starting with inf or nan as one"),
+        ("1 |a x:NaNo", "pm1", "non-finite"),
+        ("1 |a x:e", "pm1", r"value in 'x:e' has no digit but Vowpal Wabbit reads it as the number 0"),
+        ("1 |a x:-\ty", "pm1", "has no digit"),
+        ("1 |a x:.E-3 y", "pm1", "has no digit"),
         ("1 |a:abc x", "pm1", "bad namespace weight"),
         ("1 |a: x", "pm1", "bad namespace weight"),
         ("1 |:2 x", "pm1", "stray '|'"),
