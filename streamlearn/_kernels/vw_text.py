@@ -476,9 +476,10 @@ def vw_parse(
                 if buf[ts] == 39:
                     ts += 1
                 nw -= 1
-            if nw > 3:
+            most = 2 if label_mode == LABEL_MULTICLASS else 3  # VW's multiclass label has no initial prediction
+            if nw > most:
                 err = E_TOO_MANY
-                state[S_ERR_POS] = word_s[3]
+                state[S_ERR_POS] = word_s[most]
                 state[S_ERR_END] = word_e[nw - 1]
             elif nw == 0:
                 if require_label:
@@ -495,6 +496,10 @@ def vw_parse(
                         ok = v == 0.0 or v == 1.0
                     elif label_mode == LABEL_MULTICLASS:
                         ok = v == np.floor(v) and v >= 1.0 and (n_classes <= 0 or v <= n_classes)
+                        # written as an integer, as VW requires of a class ('2.0' and '2e0' are errors there)
+                        for c in range(word_s[0] + (buf[word_s[0]] == 43), word_e[0]):
+                            if not 48 <= buf[c] <= 57:
+                                ok = False
                 if not ok:
                     err = E_LABEL
                     state[S_ERR_POS] = word_s[0]

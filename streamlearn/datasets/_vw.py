@@ -67,7 +67,7 @@ _EXPECT = {
     "regression": "a number",
     "pm1": "-1 or 1 (binary labels: the pm1 label convention)",
     "01": "0 or 1 (binary labels: the 01 label convention)",
-    "multiclass": "a class number 1..k",
+    "multiclass": "a class number 1..k, written as an integer",
 }
 
 
@@ -204,6 +204,8 @@ class _VwParser:
             raw = bytes(buf[s : min(end, s + 61)]).split(b"\n", 1)[0].rstrip(b"\r")
         tok = shown_token(raw)
         reason = _REASONS[code].format(tok=tok, expect=_EXPECT[self.label_convention])
+        if code == _k.E_TOO_MANY and self.label_mode == _k.LABEL_MULTICLASS:
+            reason = reason.replace("[importance [initial]]", "[importance] (a class has no initial prediction)")
         raise VwFormatError(self.name, int(state[_k.S_ERR_LINE]), reason)
 
     def _collect_tags(self, buf, rows_before, rows_after):

@@ -198,6 +198,9 @@ def test_wide_row_grows_scratch():
         ("-1 |a x", "01", "expected 0 or 1"),
         ("1.5 |a x", "multiclass", "class number"),
         ("0 |a x", "multiclass", "class number"),
+        ("2.0 |a x", "multiclass", r"bad label '2\.0': expected a class number 1\.\.k, written as an integer"),
+        ("2e0 |a x", "multiclass", "written as an integer"),
+        ("2 1 0.5 |a x", "multiclass", r"\('0\.5'\): expected label \[importance\] \(a class has no initial"),
         ("1 abc |a x", "pm1", "bad importance weight 'abc'"),
         ("1 -2 |a x", "pm1", "bad importance weight '-2'"),
         ("1 inf |a x", "pm1", "bad importance weight"),
@@ -314,6 +317,31 @@ def test_label_conventions_and_missing_labels():
         load_vw(io.BytesIO(b"1 |a x\n|a y |b z\r\n-1 |a w\n"), require_label=True)
     with pytest.raises(VwFormatError, match=r"the line starts '\|a " + "w" * 54 + r"\.\.\.'\)$"):
         load_vw(io.BytesIO(b"1 |a x\n|a " + b"w" * 100), require_label=True)
+
+
+def test_multiclass_labels_match_vowpalwabbit_or_are_refused():
+    """A class is read as VW's --oaa reads it (label, weight, tag) or the line is refused; '2.0', '2e0' and a
+    third field (an initial prediction) were read as class 2 where VW stops at the line."""
+    pyvw = pytest.importorskip("vowpalwabbit.pyvw", reason="vowpalwabbit is not installed")
+    ws = pyvw.Workspace("--quiet --oaa 5")
+    heads = ["3", "1 2", "5 0.5 'tg", "2.0", "3.5", "0", "6", "-1", "3 tag", "03", "+3", "2e0", "1 2 3", "2 1e-3"]
+    refused = []
+    for head in heads:
+        line = f"{head} |a x"
+        try:
+            ex = ws.example(line)
+            vw = (ex.get_multiclass_label(), ex.get_multiclass_weight(), ex.get_tag())
+            ws.finish_example(ex)
+        except RuntimeError:  # VW: malformed example
+            vw = None
+        try:
+            _, y, w, tags = load_vw(io.BytesIO(line.encode()), label_convention="multiclass", n_classes=5)
+        except VwFormatError:
+            refused.append(head)
+            continue
+        assert vw is not None, line
+        assert (y[0], (tags or [""])[0]) == (vw[0], vw[2]) and w[0] == pytest.approx(vw[1]), line
+    assert refused == ["2.0", "3.5", "0", "6", "-1", "3 tag", "2e0", "1 2 3"]
 
 
 def test_zstd_and_zip_files_are_named_as_such(tmp_path):
