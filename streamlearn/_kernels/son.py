@@ -204,13 +204,14 @@ def _full_on_project(wk, Pk, indices, data, st, en, tau, px, wp, move):
 
 
 @njit_kernel
-def _full_on_update(wk, base, Pk, indices, data, st, en, dl, c, pg, px, have_px, slab_current, C):
-    """Sherman-Morrison update of ``P = H^{-1}`` with ``H += c g g^T`` (g = dl x) and ``u = base - P_new g``
-    written to ``wk`` (``base``: ``wk``, or its projection before predicting); with ``slab_current``, u projected
-    onto ``|w.x| <= C`` with ``P_new``. ``have_px``: ``px`` already holds ``P x`` (the projection before
-    predicting computed it). Returns False, with nothing written, when the update would leave a value not
-    finite."""
-    d = wk.shape[0]
+def _full_on_step(base, Pk, indices, data, st, en, dl, c, pg, px, have_px, slab_current, C, wn):
+    """Sherman-Morrison update of ``P = H^{-1}`` with ``H += c g g^T`` (g = dl x), prepared without any write to
+    the model: ``pg = P g`` and ``u = base - P_new g`` into ``wn`` (``base``: the pending point, or its projection
+    before predicting, which may be ``wn`` itself); with ``slab_current``, u projected onto ``|w.x| <= C`` with
+    ``P_new``. ``have_px``: ``px`` already holds ``P x`` (the projection before predicting computed it). Returns
+    the factor ``f`` of ``P_new = P - f pg pg^T`` (``_full_on_apply`` writes P and w), or NaN when the update
+    would leave a value not finite."""
+    d = base.shape[0]
     for j in range(d):
         if have_px:
             pg[j] = dl * px[j]
@@ -221,38 +222,48 @@ def _full_on_update(wk, base, Pk, indices, data, st, en, dl, c, pg, px, have_px,
         gp += dl * data[p] * pg[indices[p]]
     f = c / (1.0 + c * gp)
     s = 1.0 - f * gp
-    # the new w goes to px (free once pg is computed); with P positive semi-definite, |f pg_a pg_b| <=
-    # sqrt(P_aa P_bb), so P stays finite when gp, f, s and the new w (so pg) are: O(d) before the O(d^2) writes
+    # with P positive semi-definite, |f pg_a pg_b| <= sqrt(P_aa P_bb), so P stays finite when gp, f, s and the
+    # new w (so pg) are: O(d) before the O(d^2) writes
     # u = w - P_new g,  P_new g = pg - f pg (g.pg) = pg (1 - f gp)
     for j in range(d):
-        px[j] = base[j] - s * pg[j]
+        wn[j] = base[j] - s * pg[j]
     if slab_current:
         # Alg. 6 (K_t): u projected with P_new, whose P_new x = s pg / dl gives x.P_new x = s gp / dl^2:
         # u -= tau / (x.P_new x) P_new x = tau dl / gp pg (O(d), checked with the rest before any write)
         z = 0.0
         for p in range(st, en):
-            z += px[indices[p]] * data[p]
+            z += wn[indices[p]] * data[p]
         tau = _tau(z, C)
         den = s * gp / (dl * dl)
         if tau != 0.0 and den > 0.0 and math.isfinite(den):
             h = tau * dl / gp
             for j in range(d):
-                px[j] -= h * pg[j]
+                wn[j] -= h * pg[j]
     # rounding can leave P short of positive semi-definite (values of very different sizes in one example): the
     # terms f pg_a pg_b are then bounded by |f| max|pg|^2 alone, which keeps P finite when below 2**1000
     top = 0.0
     for j in range(d):
         top = max(top, abs(pg[j]))
-    if not (math.isfinite(gp) and math.isfinite(s) and abs(f) * top * top <= P_SAFE_TERM and _all_finite(px)):
-        return False
+    if not (math.isfinite(gp) and math.isfinite(s) and abs(f) * top * top <= P_SAFE_TERM and _all_finite(wn)):
+        return math.nan
+    return f
+
+
+@njit_kernel
+def _full_on_apply(Pk, f, pg):
+    """``P -= f pg pg^T``: the O(d^2) writes of an update ``_full_on_step`` prepared and checked."""
+    d = pg.shape[0]
     for a in range(d):
         fa = f * pg[a]
         if fa != 0.0:
             for b in range(d):
                 Pk[a, b] -= fa * pg[b]
-    for j in range(d):
-        wk[j] = px[j]
-    return True
+
+
+#: what an example does to one output of full-on: nothing, move w (a projection), update P and w
+_KEEP = 0
+_MOVE = 1
+_UPDATE = 2
 
 
 @njit_kernel
@@ -262,21 +273,25 @@ def full_on_epoch(indptr, indices, data, targets, sw, w, P, t, mu, eta, C, loss,
     ``w`` (K, d) pending points, ``P`` (K, d, d) (``I / alpha0`` at the start). ``slab_current`` as in
     ``adagrad_epoch`` (post-update P). Returns ``(t, bad)``: -1, or the first example whose score is not finite
     or whose projection or update would leave ``w`` or ``P`` not finite (the pass stops there, that example's
-    projection and update not applied and ``t`` not counting it; for K > 1 outputs, the outputs before it keep
-    theirs).
+    projection and update not applied to any output, and ``t`` not counting it): every output's projection and
+    update is computed and checked before the first is written.
     """
     n = indptr.shape[0] - 1
     K = w.shape[0]
     d = w.shape[1]
     px = np.empty(d)
-    pg = np.empty(d)
-    wp = np.empty(d)  # the projected point, written to w with (or without) the update
+    # each output's new w (its projection, then its update), P g and factor f, written once all are checked
+    wn = np.empty((K, d))
+    pg = np.empty((K, d))
+    fk = np.empty(K)
+    act = np.empty(K, np.int64)
     for i in range(n):
         st = indptr[i]
         en = indptr[i + 1]
         t_before = t
         learn, t, eta_t = _row_step(sw[i], t, eta)
         for k in range(K):
+            act[k] = _KEEP
             Pk = P[k]
             z = sparse_row_dot(w, k, indices, data, st, en)
             tau = 0.0 if slab_current else _tau(z, C)
@@ -284,7 +299,7 @@ def full_on_epoch(indptr, indices, data, targets, sw, w, P, t, mu, eta, C, loss,
             moved = False
             if have_px:
                 r = _full_on_project(
-                    wk=w[k], Pk=Pk, indices=indices, data=data, st=st, en=en, tau=tau, px=px, wp=wp, move=learn
+                    wk=w[k], Pk=Pk, indices=indices, data=data, st=st, en=en, tau=tau, px=px, wp=wn[k], move=learn
                 )
                 if r < 0:
                     return t_before, i
@@ -297,9 +312,8 @@ def full_on_epoch(indptr, indices, data, targets, sw, w, P, t, mu, eta, C, loss,
                 continue
             dl = sw[i] * loss_dloss(loss, targets[i, k], z, 0.0)
             if dl != 0.0:
-                if not _full_on_update(
-                    wk=w[k],
-                    base=wp if moved else w[k],
+                f = _full_on_step(
+                    base=wn[k] if moved else w[k],
                     Pk=Pk,
                     indices=indices,
                     data=data,
@@ -307,26 +321,35 @@ def full_on_epoch(indptr, indices, data, targets, sw, w, P, t, mu, eta, C, loss,
                     en=en,
                     dl=dl,
                     c=mu + eta_t,
-                    pg=pg,
+                    pg=pg[k],
                     px=px,
                     have_px=have_px,
                     slab_current=slab_current,
                     C=C,
-                ):
+                    wn=wn[k],
+                )
+                if math.isnan(f):
                     return t_before, i
+                fk[k] = f
+                act[k] = _UPDATE
                 continue
             if slab_current:  # Alg. 6 (K_t): nothing learned, u = w projected with the current P
                 tau = _slab_tau(w[k], indices, data, st, en, C)
                 if tau != 0.0:
                     r = _full_on_project(
-                        wk=w[k], Pk=Pk, indices=indices, data=data, st=st, en=en, tau=tau, px=px, wp=wp, move=learn
+                        wk=w[k], Pk=Pk, indices=indices, data=data, st=st, en=en, tau=tau, px=px, wp=wn[k], move=learn
                     )
                     if r < 0:
                         return t_before, i
                     moved = r > 0 and learn
             if moved:
+                act[k] = _MOVE
+        for k in range(K):
+            if act[k] == _UPDATE:
+                _full_on_apply(P[k], fk[k], pg[k])
+            if act[k] != _KEEP:
                 for j in range(d):
-                    w[k, j] = wp[j]
+                    w[k, j] = wn[k, j]
     return t, -1
 
 

@@ -192,3 +192,23 @@ def test_oja_son_refuses_an_update_that_would_overflow_its_sketch(lazy, safeguar
         assert np.all(np.isfinite(getattr(est, attr))), attr
         np.testing.assert_allclose(getattr(est, attr), getattr(ref, attr), rtol=1e-12, atol=1e-14, err_msg=attr)
     np.testing.assert_allclose(est.decision_function(X), ref.decision_function(X), rtol=1e-12, atol=1e-14)
+
+
+@pytest.mark.parametrize(("name", "seed", "slab"), [("full-on", 52, "next"), ("full-on", 30, "current")])
+def test_a_multiclass_example_refused_by_a_later_class_changes_no_class(name, seed, slab):
+    """One-vs-rest: each class's output was projected and updated in turn, so an example refused by a later
+    class's output had already moved the earlier ones. Every output is now checked before any is written: the
+    model after the refusal is the one the examples before it made, for every class."""
+    X, _, sw = _extreme(seed)
+    y = np.random.default_rng(seed).integers(0, 3, X.shape[0])
+    params = {"slab": slab, "safeguard": "paper"}
+    est = make_learner(name, params)
+    with pytest.raises(FloatingPointError, match=r"^\w+ diverged: the score of example \d+ of this batch") as info:
+        est.partial_fit(X, y, sample_weight=sw, classes=[0, 1, 2])
+    row = info.value.row
+    assert row > 0
+    ref = make_learner(name, params).partial_fit(X[:row], y[:row], sample_weight=sw[:row], classes=[0, 1, 2])
+    assert est.t_ == ref.t_ == row
+    for attr in ("coef_", "intercept_", "_state_P", "_state_buf"):
+        if hasattr(ref, attr):
+            np.testing.assert_array_equal(getattr(est, attr), getattr(ref, attr), err_msg=attr)
