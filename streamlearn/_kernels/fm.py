@@ -91,85 +91,110 @@ def fm_epoch(
     ``w0`` (K,), ``w`` (K, d), ``V`` (K, d, k) are updated in place; ``G_*`` (same shapes) are the AdaGrad
     accumulators (unused by SGD). Returns ``(t, bad_row)``: -1, or the first example whose score was not finite,
     or whose update would make a parameter (or, AdaGrad, an accumulator) not finite. The pass stops there with that
-    example's update not applied (for K > 1 outputs, the outputs before the one that stopped it keep theirs)
-    and ``t`` not counting it; the updates before it are kept.
+    example's update not applied to any output (every output is scored before the first is updated, and an
+    update that is not finite undoes those of the outputs before it) and ``t`` not counting it; the updates before
+    it are kept.
     """
     n_rows = indptr.shape[0] - 1
     n_out = w.shape[0]
     nf = V.shape[2]
-    s = np.zeros(nf)
-    sq = np.zeros(nf)
+    # every output is scored before any is updated (each output's score reads its own parameters only): s_f and
+    # sum_i (V[i, f] x_i)^2 of each output, kept for its update, and its weighted loss derivative
+    s = np.zeros((n_out, nf))
+    sq = np.zeros((n_out, nf))
+    gk = np.empty(n_out)
     width = 0
     for i in range(n_rows):
         width = max(width, indptr[i + 1] - indptr[i])
-    # AdaGrad: the values an example's update overwrites (w then V of each active feature, and their
-    # accumulators), written back when that update turns out not finite; SGD: the new values of an example beyond
-    # SGD_SAFE_STEP, written once all are finite
+    # AdaGrad: the values an example's update overwrites (per output: w then V of each active feature, and their
+    # accumulators; the intercept and its accumulator), written back to every output updated so far when an
+    # update turns out not finite; SGD: the new values of an output beyond SGD_SAFE_STEP (and its intercept),
+    # written once those of every output are checked
     size = width * (nf + 1)
-    old = np.empty(size if opt == OPT_ADAGRAD else 0)
-    old_G = np.empty(size if opt == OPT_ADAGRAD else 0)
-    new = np.empty(size if opt == OPT_SGD else 0)
+    old = np.empty((n_out, size) if opt == OPT_ADAGRAD else (0, 0))
+    old_G = np.empty((n_out, size) if opt == OPT_ADAGRAD else (0, 0))
+    old_0 = np.empty((n_out, 2))
+    new = np.empty((n_out, size) if opt == OPT_SGD else (0, 0))
+    new_0 = np.empty(n_out)
+    checked = np.zeros(n_out, np.bool_)  # SGD: the output's new values are in ``new``
     l2_max = max(l2_weight, l2_latent)
     for i in range(n_rows):
         t_before = t
         start, end, sw, t = weighted_row(indptr, sample_weight, i, t)
+        xmax = 1.0
         for k in range(n_out):
-            z, xmax = _fm_row_score(w0=w0, w=w, V=V, k=k, indices=indices, data=data, start=start, end=end, s=s, sq=sq)
+            z, xmax = _fm_row_score(
+                w0=w0, w=w, V=V, k=k, indices=indices, data=data, start=start, end=end, s=s[k], sq=sq[k]
+            )
             if not record_score(out_scores, i, k, z):
                 return t_before, i
-            if sw == 0.0:
-                continue
-            g = loss_dloss(loss, targets[i, k], z, 0.0) * sw
-            if opt == OPT_SGD:
-                eta = eta0 / math.sqrt(t) if schedule == SCHEDULE_INVSQRT else eta0
-                b = w0[k] - eta * g if fit_intercept else w0[k]
+            gk[k] = loss_dloss(loss, targets[i, k], z, 0.0) * sw
+        if sw == 0.0:
+            continue
+        if opt == OPT_SGD:
+            eta = eta0 / math.sqrt(t) if schedule == SCHEDULE_INVSQRT else eta0
+            big = max(1.0, eta)
+            # first every output beyond the bound has its new parameters computed and checked, then all are written
+            for k in range(n_out):
+                g = gk[k]
+                sk = s[k]
                 # a bound on the size of the gradient parts of the steps, before and after the factor eta:
                 # |g x_j| (w, and the intercept's 1) and |g x_j (s_f - V[j, f] x_j)| <= |g| max|x| (max|s| + sqrt(max sq))
                 # (V, each product on the way as well)
                 smax = 0.0
                 sqmax = 0.0
                 for f in range(nf):
-                    smax = max(smax, abs(s[f]))
-                    sqmax = max(sqmax, sq[f])
-                big = max(1.0, eta)
+                    smax = max(smax, abs(sk[f]))
+                    sqmax = max(sqmax, sq[k, f])
                 reach = abs(g) * (xmax * (1.0 + smax + math.sqrt(sqmax))) * big
-                if reach <= SGD_SAFE_STEP and l2_max * big <= 1.0:  # (False for NaN) no parameter can overflow
-                    w0[k] = b
+                checked[k] = not (reach <= SGD_SAFE_STEP and l2_max * big <= 1.0)  # (True for NaN)
+                if not checked[k]:  # no parameter can overflow: written directly below
+                    continue
+                # (rare: huge values or weights) the new parameters (w then V of each active feature) go to
+                # ``new`` and are written only when all are finite
+                b = w0[k] - eta * g if fit_intercept else w0[k]
+                new_0[k] = b
+                q = 0
+                for p in range(start, end):
+                    j = np.uintp(indices[p])
+                    x = data[p]
+                    wj = w[k, j]
+                    new[k, q] = wj - eta * (g * x + l2_weight * wj)
+                    q += 1
+                    for f in range(nf):
+                        vjf = V[k, j, f]
+                        new[k, q] = vjf - eta * (g * (x * sk[f] - vjf * x * x) + l2_latent * vjf)
+                        q += 1
+                if not (math.isfinite(b) and _all_finite(new[k, :q])):
+                    return t_before, i
+            for k in range(n_out):
+                g = gk[k]
+                sk = s[k]
+                if not checked[k]:
+                    w0[k] = w0[k] - eta * g if fit_intercept else w0[k]
                     for p in range(start, end):
                         j = np.uintp(indices[p])
                         x = data[p]
                         w[k, j] -= eta * (g * x + l2_weight * w[k, j])
                         for f in range(nf):
                             vjf = V[k, j, f]
-                            V[k, j, f] = vjf - eta * (g * (x * s[f] - vjf * x * x) + l2_latent * vjf)
+                            V[k, j, f] = vjf - eta * (g * (x * sk[f] - vjf * x * x) + l2_latent * vjf)
                     continue
-                # (rare: huge values or weights) the new parameters (w then V of each active feature) go to
-                # ``new`` and are written only when all are finite
+                w0[k] = new_0[k]
                 q = 0
                 for p in range(start, end):
                     j = np.uintp(indices[p])
-                    x = data[p]
-                    wj = w[k, j]
-                    new[q] = wj - eta * (g * x + l2_weight * wj)
+                    w[k, j] = new[k, q]
                     q += 1
                     for f in range(nf):
-                        vjf = V[k, j, f]
-                        new[q] = vjf - eta * (g * (x * s[f] - vjf * x * x) + l2_latent * vjf)
+                        V[k, j, f] = new[k, q]
                         q += 1
-                if not (math.isfinite(b) and _all_finite(new[:q])):
-                    return t_before, i
-                w0[k] = b
-                q = 0
-                for p in range(start, end):
-                    j = np.uintp(indices[p])
-                    w[k, j] = new[q]
-                    q += 1
-                    for f in range(nf):
-                        V[k, j, f] = new[q]
-                        q += 1
-                continue
+            continue
+        for k in range(n_out):
+            g = gk[k]
+            sk = s[k]
             # (G > 0 tests, not g != 0: g * g underflows to 0 for |g| < 1e-162)
-            w0_old, G_w0_old = w0[k], G_w0[k]
+            old_0[k, 0], old_0[k, 1] = w0[k], G_w0[k]
             # G - G over the new accumulators: 0 while they are finite, NaN once one is not (a finite G >= gr^2
             # bounds the parameter's step by eta0, so the parameters stay finite too)
             nan = 0.0
@@ -183,7 +208,7 @@ def fm_epoch(
                 j = np.uintp(indices[p])
                 x = data[p]
                 wj, Gj = w[k, j], G_w[k, j]
-                old[q], old_G[q] = wj, Gj
+                old[k, q], old_G[k, q] = wj, Gj
                 q += 1
                 gr = g * x + l2_weight * wj
                 if gr != 0.0:
@@ -195,9 +220,9 @@ def fm_epoch(
                     nan += Gj - Gj
                 for f in range(nf):
                     vjf, Gjf = V[k, j, f], G_V[k, j, f]
-                    old[q], old_G[q] = vjf, Gjf
+                    old[k, q], old_G[k, q] = vjf, Gjf
                     q += 1
-                    gr = g * (x * s[f] - vjf * x * x) + l2_latent * vjf
+                    gr = g * (x * sk[f] - vjf * x * x) + l2_latent * vjf
                     if gr != 0.0:
                         Gjf += gr * gr
                         G_V[k, j, f] = Gjf
@@ -205,18 +230,19 @@ def fm_epoch(
                             vjf = vjf - eta0 * gr / math.sqrt(Gjf)
                             V[k, j, f] = vjf
                         nan += Gjf - Gjf
-            if nan != 0.0:  # NaN: a value of this update is not finite; none of it is kept
-                w0[k], G_w0[k] = w0_old, G_w0_old
-                q = 0
-                for p in range(start, end):
-                    j = np.uintp(indices[p])
-                    w[k, j] = old[q]
-                    G_w[k, j] = old_G[q]
-                    q += 1
-                    for f in range(nf):
-                        V[k, j, f] = old[q]
-                        G_V[k, j, f] = old_G[q]
+            if nan != 0.0:  # NaN: a value of this update is not finite; none of it is kept, by any output
+                for c in range(k + 1):
+                    w0[c], G_w0[c] = old_0[c, 0], old_0[c, 1]
+                    q = 0
+                    for p in range(start, end):
+                        j = np.uintp(indices[p])
+                        w[c, j] = old[c, q]
+                        G_w[c, j] = old_G[c, q]
                         q += 1
+                        for f in range(nf):
+                            V[c, j, f] = old[c, q]
+                            G_V[c, j, f] = old_G[c, q]
+                            q += 1
                 return t_before, i
     return t, -1
 

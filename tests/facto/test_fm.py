@@ -220,3 +220,39 @@ def test_sgd_last_example_whose_update_overflows_is_refused(cls):
     assert est.t_ == ref.t_ == 19
     for name in ("intercept_", "coef_", "latent_"):
         np.testing.assert_array_equal(getattr(est, name), getattr(ref, name), err_msg=name)
+
+
+def _refused_by_a_later_class(optimizer):
+    """A batch of 3 classes whose last example is refused by a class after the first, the first class's update
+    of it being finite: (X, y, sample weights, settings)."""
+    rng = np.random.default_rng(16 if optimizer == "sgd" else 0)
+    if optimizer == "sgd":  # values from 1e-300 to 1e150: example 2 is the first refused
+        e = rng.uniform(-300, 150, size=(60, 5))
+        X = np.sign(rng.standard_normal((60, 5))) * 10.0**e
+        y = rng.integers(0, 3, 60)
+        return X[:3], y[:3], np.ones(3), {}
+    # AdaGrad: a large value with a large weight, scored confidently right by class 0 (a loss derivative about
+    # 1e-24: its steps stay finite, the L2 term moves its weight) and wrongly by class 1, whose squared step is
+    # beyond the float range
+    X = rng.normal(size=(40, 4))
+    y = np.digitize(X @ [1.0, -2.0, 0.5, 1.0], [-1.0, 1.0])
+    X = np.vstack([X, [1e10, 0.0, 0.0, 0.0]])
+    y = np.append(y, 1)
+    return X, y, np.append(np.ones(40), 1e145), {"l2_weight": 0.01}
+
+
+@pytest.mark.parametrize("optimizer", ["sgd", "adagrad"])
+def test_a_multiclass_example_refused_by_a_later_class_changes_no_class(optimizer):
+    """One-vs-rest: each class's output was scored and updated in turn, so an example refused by a later class
+    had already been learnt by the earlier ones. Every class is now scored (SGD: and checked) before any is
+    updated, and AdaGrad undoes the earlier classes' updates: the model after the refusal is the one the examples
+    before it made, for every class."""
+    X, y, sw, params = _refused_by_a_later_class(optimizer)
+    row = X.shape[0] - 1
+    est = FMClassifier(optimizer=optimizer, **params).partial_fit(X[:row], y[:row], classes=[0, 1, 2])
+    ref = FMClassifier(optimizer=optimizer, **params).partial_fit(X[:row], y[:row], classes=[0, 1, 2])
+    with pytest.raises(FloatingPointError, match="diverged: the score of example 0 of this batch, or its update"):
+        est.partial_fit(X[row:], y[row:], sample_weight=sw[row:])
+    assert est.t_ == ref.t_ == row
+    for name in ("intercept_", "coef_", "latent_", "_state_G0", "_state_Gw", "_state_GV"):
+        np.testing.assert_array_equal(getattr(est, name), getattr(ref, name), err_msg=name)
