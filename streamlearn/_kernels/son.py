@@ -607,8 +607,9 @@ def son_epoch(indptr, indices, data, targets, sample_weight, state, t, step, ske
     ``step.slab_current``: Alg. 6 as printed (K_t): no projection before predicting; the updated u is projected
     onto the current example's slab with the post-update H. Returns ``(t, bad)`` with ``bad`` the first example
     with a non-finite score or (Oja) whose sketch update is beyond :data:`OJA_SAFE`, or -1; the pass stops there,
-    ``t`` not counting it (Oja: that example's projection and update not applied; for K > 1 outputs, the
-    outputs before it keep theirs).
+    ``t`` not counting it, and that example's projection and update not applied to any output: every output is
+    scored (its score is the projected point's, known before projecting) and Oja's update of every output checked
+    before the first output is projected or updated.
     """
     w, buf, gram, sc, aux, n_rows, alpha = state
     loss, C, mu, eta, slab_current = step
@@ -623,7 +624,13 @@ def son_epoch(indptr, indices, data, targets, sample_weight, state, t, step, ske
     rvec = np.empty(cap)
     qvec = np.empty(cap)
     run = np.empty(d)
-    wsave = np.empty(d)  # w before the projection of the example about to be predicted (Oja: put back if refused)
+    # each output's score before projecting, its outcome (row_outcome), and Oja's V a and |a|^2
+    zs = np.empty(K)
+    gos = np.empty(K, np.int64)
+    dls = np.empty(K)
+    learneds = np.empty(K, np.bool_)
+    pvs = np.empty((K, cap) if kind == SKETCH_OJA else (0, 0))
+    aas = np.empty(K)
     nospan = np.bool_(False)
     for i in range(n):
         st = indptr[i]
@@ -634,6 +641,40 @@ def son_epoch(indptr, indices, data, targets, sample_weight, state, t, step, ske
             gdata = np.empty(2 * nnz)
         t_before = t
         learn, t, eta_t = _row_step(sample_weight[i], t, eta)
+        xx = 0.0
+        for p in range(st, en):
+            xx += data[p] * data[p]
+        # ---- every output's score and outcome (Oja: and its update's check) before any output is written
+        for k in range(K):
+            z = 0.0
+            for p in range(st, en):
+                z += w[k, indices[p]] * data[p]
+            zs[k] = z
+            tau = 0.0 if slab_current else _tau(z, C)
+            if tau != 0.0 and xx > 0.0:
+                z -= tau  # = +-C: the exact score of the projected point (w.x is within rounding of it)
+            go, dl, learned = row_outcome(out=out, i=i, k=k, z=z, sw=sample_weight, targets=targets, loss=loss, xx=xx)
+            if go < 0:
+                return t_before, i
+            gos[k] = go
+            dls[k] = dl
+            learneds[k] = learned
+            if kind == SKETCH_OJA and go > 0 and learned:
+                r = n_rows[k]
+                ca = math.sqrt(mu + eta_t) * dl
+                aa = 0.0
+                for p in range(nnz):
+                    gdata[p] = ca * data[st + p]
+                    aa += gdata[p] * gdata[p]
+                aas[k] = aa
+                pv = pvs[k]
+                for a in range(r):
+                    acc = 0.0
+                    for p in range(st, en):
+                        acc += buf[k, a, indices[p]] * gdata[p - st]
+                    pv[a] = acc
+                if not oja_step_safe(pv, r, aa, t, oja_c):
+                    return t_before, i
         for k in range(K):
             bk = buf[k]
             gk = gram[k]
@@ -641,26 +682,12 @@ def son_epoch(indptr, indices, data, targets, sample_weight, state, t, step, ske
             r = n_rows[k]
             al = alpha[k]
             # ---- projection of the pending u with x_t
-            z = 0.0
-            xx = 0.0
-            for p in range(st, en):
-                z += w[k, indices[p]] * data[p]
-                xx += data[p] * data[p]
-            tau = 0.0 if slab_current else _tau(z, C)
-            moved = False
-            if tau != 0.0 and xx > 0.0:
-                if learn:
-                    moved = kind == SKETCH_OJA
-                    if moved:
-                        for j in range(d):
-                            wsave[j] = w[k, j]
-                    _son_project(
-                        wk=w[k], bk=bk, gk=gk, sk=sk, r=r, al=al, x=x, tau=tau, xx=xx, in_span=nospan, dirv=dirv
-                    )
-                z -= tau  # = +-C: the exact score of the projected point (w.x is within rounding of it)
-            go, dl, learned = row_outcome(out=out, i=i, k=k, z=z, sw=sample_weight, targets=targets, loss=loss, xx=xx)
-            if go < 0:
-                return t_before, i
+            tau = 0.0 if slab_current else _tau(zs[k], C)
+            if tau != 0.0 and xx > 0.0 and learn:
+                _son_project(wk=w[k], bk=bk, gk=gk, sk=sk, r=r, al=al, x=x, tau=tau, xx=xx, in_span=nospan, dirv=dirv)
+            go = gos[k]
+            dl = dls[k]
+            learned = learneds[k]
             if go == 0:
                 continue
             in_span = False  # x_t in B's row space: FD family, its row appended, no shrink
@@ -697,20 +724,8 @@ def son_epoch(indptr, indices, data, targets, sample_weight, state, t, step, ske
                                 bk[a, indices[p]] += ra * gdata[p - st]
                 else:  # Oja: V = buf[:r] orthonormal, lam = aux, gram = I, sc = sqrt(t lam)
                     lam = aux[k, :r]
-                    aa = 0.0
-                    for p in range(nnz):
-                        aa += gdata[p] * gdata[p]
-                    pv = np.empty(r)
-                    for a in range(r):
-                        acc = 0.0
-                        for p in range(st, en):
-                            acc += bk[a, indices[p]] * gdata[p - st]
-                        pv[a] = acc
-                    if not oja_step_safe(pv, r, aa, t, oja_c):  # refused: w as it was before the projection
-                        if moved:
-                            for j in range(d):
-                                w[k, j] = wsave[j]
-                        return t_before, i
+                    aa = aas[k]
+                    pv = pvs[k, :r]  # V a, computed (and checked) with the outputs' scores
                     gam = _oja_gamma(lam, t, oja_c, pv)
                     for a in range(r):
                         f = gam * pv[a]

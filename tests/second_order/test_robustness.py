@@ -212,3 +212,28 @@ def test_a_multiclass_example_refused_by_a_later_class_changes_no_class(name, se
     for attr in ("coef_", "intercept_", "_state_P", "_state_buf"):
         if hasattr(ref, attr):
             np.testing.assert_array_equal(getattr(est, attr), getattr(ref, attr), err_msg=attr)
+
+
+def test_a_multiclass_oja_son_example_refused_by_a_later_class_changes_no_class():
+    """Dense Oja-SON, one-vs-rest: each class's output was projected and updated in turn, so an example whose
+    sketch update was within the bound for class 0 and beyond it for class 2 had already been learnt by class 0.
+    Every class's update is now checked before any output is projected or updated: the model after the refusal is
+    the one the examples before it made, for every class."""
+    rng = np.random.default_rng(0)
+    X = rng.standard_normal((50, 5))
+    y = np.digitize(X @ rng.standard_normal(5), [-0.5, 0.5])
+    sw = np.ones(50)
+    sw[49] = 10.0**67.115  # (the squared loss's derivatives differ by a few percent: a narrow window of weights)
+
+    def make():  # (a small slab: the refused example is projected onto it first)
+        est = make_learner("oja-son", {"C": 0.05})
+        est._lazy_kernel = False
+        return est
+
+    est = make()
+    with pytest.raises(FloatingPointError, match="diverged: the score of example 49 of this batch, or its update"):
+        est.partial_fit(X, y, sample_weight=sw, classes=[0, 1, 2])
+    ref = make().partial_fit(X[:49], y[:49], classes=[0, 1, 2])
+    assert est.t_ == ref.t_ == 49
+    for attr in ("coef_", "_state_buf", "_state_sc", "_state_aux", "_state_gram", "_state_alpha"):
+        np.testing.assert_array_equal(getattr(est, attr), getattr(ref, attr), err_msg=attr)
