@@ -636,6 +636,10 @@ def nag_epoch(
                 n_over += (s > 0.0) & (ax / s / s > _MAX_FLOAT)
             if n_over > 0:
                 return t - 1, i
+        for k in range(n_out):  # a squared loss derivative beyond the float range: refused, as with one output
+            dz, _ = _dloss(loss, targets[i, k], out_scores[i, k], loss_param)
+            if not math.isfinite(h * dz * dz):
+                return t - 1, i
         eta = eta0 / math.sqrt(t) if schedule == SCHEDULE_INVSQRT else eta0
         # 2. scales (rescaling the weights of the features that exceed theirs), the normalised norm, and
         # with one output the gather of s_j and of G_j += h (l' x_j)^2 for the rates (x = 0 changes nothing)

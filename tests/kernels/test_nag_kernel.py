@@ -299,3 +299,29 @@ def test_a_plain_rate_beyond_the_float_range_refuses_its_example(n_classes, bad)
     X[max(bad, 1), 0] = 1e-310
     est = make().partial_fit(X, y, **kw)
     assert est.t_ == 10 and np.isfinite(est.coef_).all()
+
+
+@pytest.mark.parametrize("n_classes", [2, 3])
+def test_a_tiny_first_scale_then_an_ordinary_value_is_refused_for_any_number_of_classes(n_classes):
+    """Plain normalized OGD scores an example before it rescales the weights of the features that exceed their
+    scale (as Vowpal Wabbit does): a column first seen at 1e-300 has a weight near 1e300, and its next ordinary
+    value scores near 1e300, whose squared loss derivative is beyond the float range. With one output that example
+    was refused, with several outputs it was learnt into weights near 1e294, silently. Both refuse it now, the
+    model the one the examples before it made."""
+    from streamlearn.linear_model import OGDClassifier
+
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(50, 3))
+    X[0, 0] = 1e-300
+    y = np.digitize(X[:, 1], [-0.5, 0.5]) % n_classes
+
+    def make():
+        return OGDClassifier(loss="squared", normalized=True)
+
+    est = make()
+    with pytest.raises(FloatingPointError, match="diverged: the score of example 1 of this batch, or its update"):
+        est.partial_fit(X, y, classes=np.arange(n_classes))
+    ref = make().partial_fit(X[:1], y[:1], classes=np.arange(n_classes))
+    assert est.t_ == ref.t_ == 1
+    for attr in ("coef_", "intercept_", "_state_feat"):
+        np.testing.assert_array_equal(getattr(est, attr), getattr(ref, attr), err_msg=attr)
