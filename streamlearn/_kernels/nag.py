@@ -432,6 +432,8 @@ def nag_epoch(
         longest = max(longest, indptr[i + 1] - indptr[i])
     rate = np.empty(longest)  # per non-zero of the row: r_j x_j,
     scratch = np.empty((2, longest))
+    dzs = np.empty(n_out)  # several outputs: each one's loss derivative and (logistic) exp(-|y z|)
+    es = np.empty(n_out)
     sca = scratch[0]  # s_j (after this example's rescaling)
     gsq = scratch[1]  # and G_j (after this example's update)
     c0 = 1.0 if fit_intercept else 0.0
@@ -637,15 +639,16 @@ def nag_epoch(
             if n_over > 0:
                 return t - 1, i
         for k in range(n_out):  # a squared loss derivative beyond the float range: refused, as with one output
-            dz, _ = _dloss(loss, targets[i, k], out_scores[i, k], loss_param)
+            dz, e = _dloss(loss, targets[i, k], out_scores[i, k], loss_param)
             if not math.isfinite(h * dz * dz):
                 return t - 1, i
+            dzs[k] = dz
+            es[k] = e
         eta = eta0 / math.sqrt(t) if schedule == SCHEDULE_INVSQRT else eta0
         # 2. scales (rescaling the weights of the features that exceed theirs), the normalised norm, and
         # with one output the gather of s_j and of G_j += h (l' x_j)^2 for the rates (x = 0 changes nothing)
         fused = adaptive and n_out == 1
-        dz0, e0 = _dloss(loss, targets[i, 0], out_scores[i, 0], loss_param)
-        gg0 = h * dz0 * dz0
+        gg0 = h * dzs[0] * dzs[0]
         n_unit = 0  # features at their scale, |x_j / s_j| = 1 (binary and one-hot ones: no division)
         rest = 0.0
         for q in range(m):
@@ -680,7 +683,8 @@ def nag_epoch(
         for k in range(n_out):
             y = targets[i, k]
             z = out_scores[i, k]
-            dz, e = (dz0, e0) if k == 0 else _dloss(loss, y, z, loss_param)
+            dz = dzs[k]
+            e = es[k]
             if dz == 0.0:
                 continue
             # 3. rates r_j x_j: x_j / s_j^2 (plain), x_j / (s_j sqrt(G_j)) after G_j += h (l' x_j)^2 (adaptive)
