@@ -63,6 +63,18 @@ def _fm_row_score(w0, w, V, k, indices, data, start, end, s, sq):
     return z + 0.5 * quad, xmax
 
 
+@njit_inline
+def _w_grad(g, x, wj, l2):
+    """The gradient of a linear weight ``w_j`` for the loss derivative ``g`` (weighted) and the value ``x``."""
+    return g * x + l2 * wj
+
+
+@njit_inline
+def _v_grad(g, x, sf, vjf, l2):
+    """The gradient of a factor ``V[j, f]``: ``g x (s_f - V[j, f] x)`` plus its L2 term (``sf``: ``s_f``)."""
+    return g * (x * sf - vjf * x * x) + l2 * vjf
+
+
 @njit_kernel
 def fm_epoch(
     indptr,
@@ -159,11 +171,11 @@ def fm_epoch(
                     j = np.uintp(indices[p])
                     x = data[p]
                     wj = w[k, j]
-                    new[k, q] = wj - eta * (g * x + l2_weight * wj)
+                    new[k, q] = wj - eta * _w_grad(g, x, wj, l2_weight)
                     q += 1
                     for f in range(nf):
                         vjf = V[k, j, f]
-                        new[k, q] = vjf - eta * (g * (x * sk[f] - vjf * x * x) + l2_latent * vjf)
+                        new[k, q] = vjf - eta * _v_grad(g, x, sk[f], vjf, l2_latent)
                         q += 1
                 if not (math.isfinite(b) and _all_finite(new[k, :q])):
                     return t_before, i
@@ -175,10 +187,10 @@ def fm_epoch(
                     for p in range(start, end):
                         j = np.uintp(indices[p])
                         x = data[p]
-                        w[k, j] -= eta * (g * x + l2_weight * w[k, j])
+                        w[k, j] -= eta * _w_grad(g, x, w[k, j], l2_weight)
                         for f in range(nf):
                             vjf = V[k, j, f]
-                            V[k, j, f] = vjf - eta * (g * (x * sk[f] - vjf * x * x) + l2_latent * vjf)
+                            V[k, j, f] = vjf - eta * _v_grad(g, x, sk[f], vjf, l2_latent)
                     continue
                 w0[k] = new_0[k]
                 q = 0
@@ -210,7 +222,7 @@ def fm_epoch(
                 wj, Gj = w[k, j], G_w[k, j]
                 old[k, q], old_G[k, q] = wj, Gj
                 q += 1
-                gr = g * x + l2_weight * wj
+                gr = _w_grad(g, x, wj, l2_weight)
                 if gr != 0.0:
                     Gj += gr * gr
                     G_w[k, j] = Gj
@@ -222,7 +234,7 @@ def fm_epoch(
                     vjf, Gjf = V[k, j, f], G_V[k, j, f]
                     old[k, q], old_G[k, q] = vjf, Gjf
                     q += 1
-                    gr = g * (x * sk[f] - vjf * x * x) + l2_latent * vjf
+                    gr = _v_grad(g, x, sk[f], vjf, l2_latent)
                     if gr != 0.0:
                         Gjf += gr * gr
                         G_V[k, j, f] = Gjf
