@@ -49,7 +49,23 @@ __all__ = [
     "check_is_fitted",
     "is_classifier",
     "is_regressor",
+    "own_params",
 ]
+
+
+def own_params(estimator: Any) -> dict[str, Any]:
+    """``estimator.get_params(deep=False)`` for any estimator in scikit-learn's convention, its class's parameter
+    names looked up once (scikit-learn's ``get_params`` reads the signature of ``__init__`` at every call).
+
+    >>> from streamlearn.preprocessing import StandardScaler
+    >>> own_params(StandardScaler(with_mean=False))
+    {'with_mean': False, 'with_std': True}
+    """
+    cls = type(estimator)
+    names = _PARAM_NAMES.get(cls)
+    if names is None:
+        names = _PARAM_NAMES[cls] = list(cls._get_param_names())
+    return {name: getattr(estimator, name) for name in names}
 
 
 class BaseEstimator:

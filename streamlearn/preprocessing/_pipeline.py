@@ -10,6 +10,7 @@ from sklearn.utils import get_tags
 from sklearn.utils.metaestimators import available_if
 from sklearn.utils.validation import check_is_fitted
 
+from .._estimator import own_params
 from .._typing import ArrayLike, FloatArray, MatrixLike
 from .._validation import finite_scores, score_weights
 from ..persist import PersistMixin
@@ -47,19 +48,6 @@ def make_stream_pipeline(scaler: Any, learner: Any, target_scaler: Any = None) -
     StreamPipeline(learner=OGDClassifier(), scaler=StandardScaler())
     """
     return StreamPipeline(scaler=scaler, learner=learner, target_scaler=target_scaler)
-
-
-_PARAM_NAMES: dict[type, tuple[str, ...]] = {}
-
-
-def _own_params(estimator):
-    """``estimator.get_params(deep=False)`` with the names looked up once per class (scikit-learn's reads the
-    signature of ``__init__`` at every call: half the time of a one-row ``partial_fit`` behind a scaler)."""
-    cls = type(estimator)
-    names = _PARAM_NAMES.get(cls)
-    if names is None:
-        names = _PARAM_NAMES[cls] = tuple(cls._get_param_names())
-    return {name: getattr(estimator, name) for name in names}
 
 
 def _kind(step):
@@ -179,8 +167,8 @@ class StreamPipeline(PersistMixin, BaseEstimator):
                 )
             if given is None:
                 continue
-            learnt = _own_params(fitted)
-            changed = {k: v for k, v in _own_params(given).items() if _changed(v, learnt.get(k))}
+            learnt = own_params(fitted)
+            changed = {k: v for k, v in own_params(given).items() if _changed(v, learnt.get(k))}
             if changed:
                 fitted.set_params(**changed)
 
