@@ -1099,42 +1099,34 @@ def record_line(path, record):
     """The 1-based line of the CSV file ``path`` where record ``record`` (1-based, the header is record 1)
     starts, or None when the file holds fewer records. Records and lines differ after quoted fields holding
     newlines and after empty lines (which pyarrow skips). The file is read again, in blocks of 1 MiB."""
-    from ._svmlight import _readinto, _Source
-
-    with _Source(path).opened() as stream:
-        buf = bytearray(1 << 20)
-        records = 0  # records started before this block
-        lines = 1  # the line at the start of this block
-        quoted = False  # inside quotes at the start of this block
-        at_start = True  # a record may start at the first byte of this block
-        while True:
-            n = _readinto(stream, memoryview(buf))
-            if n == 0:
-                return None
-            raw = np.frombuffer(buf, np.uint8, n)
-            newlines = raw == 10
-            # a newline ends a record when an even number of '"' precede it in the file
-            inside = (np.cumsum(raw == 34) + quoted) % 2 == 1
-            starts = np.flatnonzero(newlines & ~inside) + 1
-            starts = starts[starts < n]
-            if at_start:
-                starts = np.concatenate([[0], starts])
-            # an empty line ('\n' or '\r\n') starts no record
-            nxt = np.append(raw[1:], 0)[starts]
-            starts = starts[~((raw[starts] == 10) | ((raw[starts] == 13) & (nxt == 10)))]
-            if records + len(starts) >= record:
-                first = int(starts[record - records - 1])
-                return lines + int(np.count_nonzero(newlines[:first]))
-            records += len(starts)
-            lines += int(np.count_nonzero(newlines))
-            at_start = bool(newlines[-1] and not inside[-1])
-            quoted = bool((int(np.count_nonzero(raw == 34)) + quoted) % 2)
+    done = 0  # records before this block's
+    for lines, _ in _csv_records(path):
+        if done + len(lines) >= record:
+            return int(lines[record - done - 1])
+        done += len(lines)
+    return None
 
 
 def _long_record(path, first, limit):
     """``(line, bytes)``: the line where the first record from record ``first`` on (1-based, the header is record 1;
     empty lines are no record, as for pyarrow) of the CSV file ``path`` starts, and its length, when it is longer
     than ``limit`` bytes; None when no record is. The file is read again, in blocks of 1 MiB."""
+    done = 0
+    for lines, lengths in _csv_records(path):
+        long = np.flatnonzero((lengths > limit) & (done + np.arange(1, len(lines) + 1) >= first))
+        if len(long):
+            k = int(long[0])
+            return int(lines[k]), int(lengths[k])
+        done += len(lines)
+    return None
+
+
+def _csv_records(path):
+    """The records of the CSV file ``path`` (the header is the first; an empty line, ``\n`` or ``\r\n``, is no
+    record, as for pyarrow; a newline inside quotes does not end one), block by block: for the records that end
+    in each block of 1 MiB (the last one at the end of the file, with or without a line end), the arrays of the
+    lines where they start and of their lengths in bytes (their line end included). One vectorised sweep per
+    block."""
     from ._svmlight import _readinto, _Source
 
     with _Source(path).opened() as stream:
@@ -1142,7 +1134,7 @@ def _long_record(path, first, limit):
         pos = 0  # bytes before this block
         lines = 1  # the line at the start of this block
         quoted = False  # inside quotes at the start of this block
-        record, start, start_line = 0, 0, 1  # records ended before this block; the open record's byte and line
+        start, start_line = 0, 1  # the byte and line where the open record starts
         while True:
             n = _readinto(stream, memoryview(buf))
             raw = np.frombuffer(buf, np.uint8, n)
@@ -1154,18 +1146,13 @@ def _long_record(path, first, limit):
             before = np.cumsum(newlines)  # line feeds up to and including each byte
             starts = np.concatenate([[start], pos + ends[:-1] + 1])
             lengths = pos + ends + 1 - starts
-            start_lines = np.concatenate([[start_line], lines + before[ends[:-1]]]) if len(ends) else []
+            start_lines = np.concatenate([[start_line], lines + before[ends[:-1]]]) if len(ends) else np.zeros(0)
             first_bytes = np.concatenate([[13 if start < pos else raw[0] if n else 0], raw[ends[:-1] + 1]])
             blank = (lengths == 1) | ((lengths == 2) & (first_bytes == 13))
-            numbers = record + np.cumsum(~blank)  # (a blank line keeps the count)
-            long = np.flatnonzero((lengths > limit) & ~blank & (numbers >= first))
-            if len(long):
-                k = int(long[0])
-                return int(start_lines[k]), int(lengths[k])
+            yield start_lines[~blank], lengths[~blank]
             if n == 0:
-                return None
+                return
             if len(ends):
-                record = int(numbers[-1])
                 start, start_line = pos + int(ends[-1]) + 1, lines + int(before[ends[-1]])
             quoted = bool(inside[-1])
             lines += int(before[-1])
