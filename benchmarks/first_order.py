@@ -34,7 +34,6 @@ import json
 import lzma
 import os
 import platform
-import shlex
 import subprocess
 import sys
 import tempfile
@@ -45,6 +44,8 @@ from pathlib import Path
 
 import numpy as np
 import scipy.sparse as sp
+
+from _results import command
 
 REPO = Path(__file__).resolve().parents[1]
 FARM_ADS_N_FEATURES = 54_877
@@ -531,9 +532,7 @@ def main(argv=None):
         print(msg, flush=True)
 
     report = dict(
-        command="python " + " ".join(shlex.quote(a) for a in ["benchmarks/first_order.py", *sys.argv[1:]])
-        if argv is None
-        else "python benchmarks/first_order.py " + " ".join(map(shlex.quote, argv)),
+        command=command("first_order.py", argv),
         date=time.strftime("%Y-%m-%d %H:%M %Z"),
         machine=machine(),
         loadavg_start=" ".join(f"{x:.1f}" for x in os.getloadavg()),

@@ -32,12 +32,13 @@ import argparse
 import json
 import os
 import platform
-import shlex
 import subprocess
 import sys
 import tempfile
 import time
 from pathlib import Path
+
+from _results import command
 
 REPO = Path(__file__).resolve().parents[1]
 RESULTS = REPO / "benchmarks" / "results"
@@ -225,10 +226,8 @@ def main(argv=None):
     for mode in ("iter_csv", "iter_parquet"):
         peaks = [m["peak_rss_mb"] for m in memory if m["mode"] == mode]
         flat[mode] = {"peak_rss_mb": peaks, "growth": peaks[-1] / peaks[0] - 1.0, "flat": peaks[-1] <= 1.10 * peaks[0]}
-    given = sys.argv[1:] if argv is None else argv
-    command = "python benchmarks/raw_data_tabular.py " + " ".join(shlex.quote(a) for a in given)
     out = {
-        "command": command.strip(),
+        "command": command("raw_data_tabular.py", argv),
         "rows": args.rows,
         "sizes": sizes,
         "chunk_size": args.chunk_size,

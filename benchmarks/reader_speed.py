@@ -29,7 +29,6 @@ import lzma
 import os
 import platform
 import resource
-import shlex
 import shutil
 import subprocess
 import sys
@@ -38,6 +37,8 @@ import time
 from pathlib import Path
 
 import numpy as np
+
+from _results import command
 
 REPO = Path(__file__).resolve().parents[1]
 RESULTS = REPO / "benchmarks" / "results"
@@ -384,7 +385,7 @@ def main(argv=None):
     load_svmlight(__import__("io").BytesIO(b"1 1:1\n"))  # numba kernel: cache load / compile
     work = Path(tempfile.mkdtemp(prefix="reader_speed_", dir=args.tmp))
     res = {
-        "command": " ".join(["python benchmarks/reader_speed.py"] + [shlex.quote(a) for a in (argv or sys.argv[1:])]),
+        "command": command("reader_speed.py", argv),
         "args": vars(args),
         "date": time.strftime("%Y-%m-%d %H:%M"),
         "machine": f"{platform.machine()}, {os.cpu_count()} cores, {platform.python_implementation()} "
