@@ -77,10 +77,21 @@ class NonSeekable(io.RawIOBase):
 
 def decompressible(kind, data):
     """What a streaming decompressor gives of the (possibly truncated) compressed ``data``; ``kind`` is
-    ``gzip``/``gz``, ``bz2`` or ``xz``."""
+    ``gzip``/``gz``, ``bz2``, ``xz`` or ``zstd`` (pyarrow's codec, read 64 KiB at a time: the blocks that are whole)."""
     import bz2
     import lzma
     import zlib
+
+    if kind == "zstd":
+        import pyarrow as pa
+
+        stream, parts = pa.CompressedInputStream(pa.BufferReader(data), "zstd"), []
+        try:
+            while part := stream.read(1 << 16):
+                parts.append(part)
+        except OSError:  # cut short or damaged: what came before
+            pass
+        return b"".join(parts)
 
     d = {"gzip": lambda: zlib.decompressobj(31), "gz": lambda: zlib.decompressobj(31)}.get(kind)
     d = d() if d else {"bz2": bz2.BZ2Decompressor, "xz": lzma.LZMADecompressor}[kind]()

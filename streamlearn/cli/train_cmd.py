@@ -133,15 +133,15 @@ def _add_common(p, several=False):
             metavar="DATA",
             nargs="+",
             help="LIBSVM, VW text, CSV or Parquet file (format from --format or the name; .gz, .bz2, .xz "
-            "read transparently; '-' is standard input, read once); with --scheduler, one or more files or "
-            "quoted glob patterns, each file a partition",
+            "read transparently, .zst too for CSV; '-' is standard input, read once); with --scheduler, one or "
+            "more files or quoted glob patterns, each file a partition",
         )
     else:
         p.add_argument(
             "data",
             metavar="DATA",
             help="LIBSVM, VW text, CSV or Parquet file (format from --format or the name; .gz, .bz2, .xz "
-            "read transparently; '-' is standard input, read once)",
+            "read transparently, .zst too for CSV; '-' is standard input, read once)",
         )
     p.add_argument(
         "--learner",

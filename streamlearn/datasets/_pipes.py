@@ -2,8 +2,9 @@
 
 A pipe cannot be opened twice nor rewound, so its format is told from its first block, which
 :func:`peek_pipe` reads and keeps: the reader that :func:`take_pipe` hands over replays those bytes
-before the rest of the stream, so nothing is lost. Compressed streams (gzip, bz2, xz) are recognised by
-their magic bytes. :func:`sniff_format` tells VW text, LIBSVM, CSV and Parquet apart by content.
+before the rest of the stream, so nothing is lost. Compressed streams (gzip, bz2, xz, and zstd, which the CSV
+reader alone decompresses) are recognised by their magic bytes. :func:`sniff_format` tells VW text, LIBSVM, CSV
+and Parquet apart by content.
 
 >>> sniff_format(b"1 2 'tag |user age:31\\n")
 'vw'
@@ -287,7 +288,8 @@ def take_pipe(path) -> Replay:
     return kept
 
 
-_MAGIC = ((b"\x1f\x8b", "gzip"), (b"BZh", "bz2"), (b"\xfd7zXZ\x00", "xz"))
+_MAGIC = ((b"\x1f\x8b", "gzip"), (b"BZh", "bz2"), (b"\xfd7zXZ\x00", "xz"), (b"\x28\xb5\x2f\xfd", "zstd"))
+_ZSTD_HEAD = 1 << 20  # the most text a zstd head is decompressed to, to tell the format
 
 
 _NAMED = {".vw": "vw", ".csv": "csv", ".tsv": "csv", ".parquet": "parquet", ".pq": "parquet"}
@@ -296,7 +298,7 @@ _NAMED = {".vw": "vw", ".csv": "csv", ".tsv": "csv", ".parquet": "parquet", ".pq
 def named_format(path) -> str | None:
     """The format a pipe's name gives by its extension (``.vw``, ``.csv.gz``...), None when it says none."""
     name = os.path.basename(os.fspath(path)).lower()
-    for suffix in (".gz", ".bz2", ".xz", ".lzma"):
+    for suffix in (".gz", ".bz2", ".xz", ".lzma", ".zst", ".zstd"):
         name = name.removesuffix(suffix)
     ext = os.path.splitext(name)[1]
     return "libsvm" if ext in (".svm", ".libsvm", ".svmlight") else _NAMED.get(ext)
@@ -313,24 +315,29 @@ def file_head_format(path) -> str | None:
     """The format the first lines of the regular file at ``path`` say (decompressed when they are compressed),
     as for a pipe; None when they do not tell."""
     with open(path, "rb") as f:
-        return sniff_format(decompressed_head(f.read(_PEEK)))
+        head = f.read(_PEEK)
+        if compression(head) == "zstd":  # (as for a pipe: whole blocks of up to 128 KiB of text)
+            head += f.read(3 * _PEEK)
+        return sniff_format(decompressed_head(head))
 
 
 def stream_format(path) -> str | None:
     """The format of the pipe at ``path``: by its name, else by its first lines (read ahead and kept; no
-    more is waited for than what the pipe has ready once 20 lines or 64 KiB are there)."""
+    more is waited for than what the pipe has ready once 20 lines or 64 KiB are there; 256 KiB of zstd, whose
+    blocks of up to 128 KiB of text decompress only once they are whole)."""
     named = named_format(path)
     if named is not None:
         return named
     pipe = peek_pipe(path)
     while True:
         text = decompressed_head(pipe.kept())
-        if text.count(b"\n") >= 20 or len(pipe.kept()) >= _PEEK or not pipe.fill():
+        enough = 4 * _PEEK if compression(pipe.kept()) == "zstd" else _PEEK
+        if text.count(b"\n") >= 20 or len(pipe.kept()) >= enough or not pipe.fill():
             return sniff_format(decompressed_head(pipe.kept()))
 
 
 def compression(head: bytes) -> str | None:
-    """``gzip``, ``bz2`` or ``xz`` by the magic bytes of ``head``; None for plain bytes."""
+    """``gzip``, ``bz2``, ``xz`` or ``zstd`` by the magic bytes of ``head``; None for plain bytes."""
     for magic, kind in _MAGIC:
         if head.startswith(magic):
             return kind
@@ -342,6 +349,8 @@ def decompressed_head(head: bytes) -> bytes:
     kind = compression(head)
     if kind is None:
         return head
+    if kind == "zstd":
+        return _zstd_head(head)
     d: Any = (
         zlib.decompressobj(31)
         if kind == "gzip"
@@ -353,6 +362,26 @@ def decompressed_head(head: bytes) -> bytes:
         return d.decompress(head)
     except (OSError, EOFError, ValueError, zlib.error, lzma.LZMAError):
         return b""
+
+
+def _zstd_head(head: bytes) -> bytes:
+    """The text the zstd bytes ``head`` decompress to, up to ``_ZSTD_HEAD`` bytes: the blocks that are whole
+    (pyarrow's codec raises at the end of a stream cut short, as a head is); ``head`` itself without pyarrow,
+    whose readers then say it is zstd."""
+    try:
+        import pyarrow as pa
+    except ImportError:
+        return head
+    stream = pa.CompressedInputStream(pa.BufferReader(head), "zstd")
+    parts: list[bytes] = []
+    got = 0
+    try:
+        while got < _ZSTD_HEAD and (part := stream.read(1 << 16)):
+            parts.append(part)
+            got += len(part)
+    except OSError:  # cut short (the rest of the stream is not read yet), or damaged
+        pass
+    return b"".join(parts)
 
 
 def sniff_format(head: bytes) -> str | None:

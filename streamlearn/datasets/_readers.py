@@ -23,7 +23,7 @@ if TYPE_CHECKING:
 
 __all__ = ["READERS", "detect_format", "open_stream"]
 
-_COMPRESSED = (".gz", ".bz2", ".xz", ".lzma")
+_COMPRESSED = (".gz", ".bz2", ".xz", ".lzma", ".zst", ".zstd")  # (zstd: CSV only; the other readers refuse it)
 _EXTENSIONS = {".vw": "vw", ".csv": "csv", ".tsv": "csv", ".parquet": "parquet", ".pq": "parquet"}
 
 

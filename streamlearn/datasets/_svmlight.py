@@ -34,6 +34,9 @@ _HARD_ROWS = 4096
 _BOM = b"\xef\xbb\xbf"
 _MAGIC = ((b"\x1f\x8b", "gzip"), (b"BZh", "bz2"), (b"\xfd7zXZ\x00", "xz"))
 _SUFFIX = {".gz": "gzip", ".bz2": "bz2", ".xz": "xz", ".lzma": "xz"}
+#: zstd, which the CSV reader alone decompresses (with pyarrow's codec; the VW and LIBSVM readers refuse it)
+_ZSTD_MAGIC = b"\x28\xb5\x2f\xfd"
+_ZSTD_SUFFIX = {".zst": "zstd", ".zstd": "zstd"}
 
 
 def wide_text(head: bytes) -> str | None:
@@ -51,15 +54,16 @@ def wide_text(head: bytes) -> str | None:
     )
 
 
-_ARCHIVES = (  # formats whose first bytes tell them and that no reader decompresses
-    (b"\x28\xb5\x2f\xfd", "zstd-compressed", "zstd -d"),
+_ARCHIVES = (  # formats whose first bytes tell them and that the VW and LIBSVM readers do not decompress
+    (_ZSTD_MAGIC, "zstd-compressed", "zstd -d"),
     (b"PK\x03\x04", "a zip archive", "unzip"),
 )
 
 
 def archive_text(head: bytes) -> str | None:
-    """The reason a file is refused when its first bytes ``head`` are those of a zstd or zip file (the readers
-    decompress gzip, bz2 and xz only) or of a Parquet file, which no text reader reads; None otherwise."""
+    """The reason a file is refused when its first bytes ``head`` are those of a zstd or zip file (the VW and
+    LIBSVM readers decompress gzip, bz2 and xz only) or of a Parquet file, which no text reader reads; None
+    otherwise."""
     if head.startswith(b"PAR1"):
         return "the file is Parquet (its first bytes say so), not text: read it as Parquet"
     for magic, what, tool in _ARCHIVES:
@@ -179,8 +183,52 @@ class _Prefixed(io.RawIOBase):
 
 #: compressed streams are read this much at a time (read_block)
 _COMPRESSED_READ = 1 << 20
+#: a zstd stream is decompressed this much at a time at most (_Zstd.read1)
+_ZSTD_READ = 1 << 16
+
+
+class _Zstd(io.RawIOBase):
+    """The zstd-compressed binary stream ``raw`` decompressed by pyarrow's codec (the CSV reader's: pyarrow is
+    required for CSV). Closing it closes ``raw``.
+
+    pyarrow raises at damage having lost the text of the read that met it, so :meth:`read1` reads at most 64 KiB:
+    what decompresses before the damage is handed out first (:func:`read_block`), for an error naming its line.
+    A read after an error raises it again: pyarrow's codec would go on past the damage, handing out text from
+    elsewhere in the file as if it followed.
+    """
+
+    def __init__(self, raw):
+        import pyarrow as pa
+
+        self._stream = pa.CompressedInputStream(pa.PythonFile(raw, mode="r"), "zstd")
+        self._error: OSError | None = None
+
+    def readable(self):
+        return True
+
+    def _read(self, read, arg):
+        if self._error is not None:
+            raise self._error
+        try:
+            return read(arg)
+        except OSError as exc:
+            self._error = exc
+            raise
+
+    def read1(self, size=-1):
+        return self._read(self._stream.read, _ZSTD_READ if size is None or size < 0 else min(size, _ZSTD_READ))
+
+    def readinto(self, b):
+        return self._read(self._stream.readinto, b)
+
+    def close(self):
+        if not self.closed:
+            self._stream.close()
+        super().close()
+
+
 #: the decompressing streams the readers open, with the name their errors give the compression
-_COMPRESSED = {gzip.GzipFile: "gzip", bz2.BZ2File: "bz2", lzma.LZMAFile: "xz"}
+_COMPRESSED = {gzip.GzipFile: "gzip", bz2.BZ2File: "bz2", lzma.LZMAFile: "xz", _Zstd: "zstd"}
 
 
 #: a decompression error met after some bytes of a read, raised by the stream's next read_block
@@ -228,12 +276,16 @@ def _readinto(f, mv):
     return len(chunk)
 
 
-def _detect(head, suffix):
-    for magic, kind in _MAGIC:
+def _detect(head, suffix, zstd=False):
+    """The compression of a stream by its first bytes ``head``, else by its name's ``suffix`` when ``head`` is too
+    short to tell; zstd only when ``zstd`` is true (the CSV reader); None for plain bytes."""
+    magics = (*_MAGIC, (_ZSTD_MAGIC, "zstd")) if zstd else _MAGIC
+    suffixes = {**_SUFFIX, **_ZSTD_SUFFIX} if zstd else _SUFFIX
+    for magic, kind in magics:
         if head.startswith(magic):
             return kind
-    if suffix in _SUFFIX and len(head) < 6:  # too short to tell (empty or truncated): trust the name
-        return _SUFFIX[suffix]
+    if suffix in suffixes and len(head) < 6:  # too short to tell (empty or truncated): trust the name
+        return suffixes[suffix]
     return None
 
 
@@ -244,13 +296,17 @@ def _decompressor(kind, raw):
         return bz2.BZ2File(raw, mode="rb")
     if kind == "xz":
         return lzma.LZMAFile(raw, mode="rb")
+    if kind == "zstd":
+        return _Zstd(raw)
     return raw
 
 
 class _Source:
-    """What the user passed: a path (re-openable) or a binary file object (re-readable if seekable)."""
+    """What the user passed: a path (re-openable) or a binary file object (re-readable if seekable). ``zstd``:
+    zstd is decompressed as well (the CSV reader's files)."""
 
-    def __init__(self, source):
+    def __init__(self, source, zstd=False):
+        self.zstd = zstd
         if isinstance(source, (str, os.PathLike)):
             self.path = os.fspath(source)
             self.fileobj = None
@@ -282,7 +338,7 @@ class _Source:
             raw = open(self.path, "rb")  # noqa: SIM115 (closed by the caller)
             head = raw.read(6)
             raw.seek(0)
-            kind = _detect(head, os.path.splitext(self.path)[1].lower())
+            kind = _detect(head, os.path.splitext(self.path)[1].lower(), self.zstd)
             stream = _decompressor(kind, raw)
             size = os.fstat(raw.fileno()).st_size if stream is raw else None
             return stream, ([stream, raw] if stream is not raw else [raw]), size
@@ -296,7 +352,9 @@ class _Source:
             head = f.read(6) or b""
             raw = _Prefixed(head, f)
         suffix = os.path.splitext(self.name)[1].lower() if isinstance(self.name, str) else ""
-        kind = _detect(head, suffix)
+        kind = _detect(head, suffix, self.zstd)
+        if kind == "zstd" and raw is f:  # (closing the zstd stream closes what it reads: not the user's object)
+            raw = _Prefixed(b"", f)
         stream = _decompressor(kind, raw)
         return stream, ([stream] if stream is not raw else []), None  # never close the user's object
 

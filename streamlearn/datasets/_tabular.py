@@ -446,7 +446,7 @@ class TabularReader:
         self.format = fmt
         self.chunk_size = int(chunk_size)
         base = self.source.lower()
-        for suffix in (".gz", ".bz2", ".xz"):
+        for suffix in (".gz", ".bz2", ".xz", ".zst", ".zstd"):
             base = base.removesuffix(suffix)
         self._delimiter = "\t" if base.endswith(".tsv") else ","
         self._pipe = None  # a stream read once: its first block (the header and type inference), then the rest
@@ -459,7 +459,8 @@ class TabularReader:
                 self._delimiter = "\t"
         elif fmt == "csv" and isinstance(self.path, str) and _compressed(self.path):
             # decompressed here, in whole blocks that do not end in '\r' (_Blocks): pyarrow tells a file's
-            # compression by its name only, and decompressing itself it may split a quoted '\r\n' across blocks
+            # compression by its name only, and decompressing itself (.gz, .bz2, .zst) it may split a quoted
+            # '\r\n' across blocks
             self._reopen = True
             self._pipe = self._open_file_pipe()
         self.label_required = label_required
@@ -547,9 +548,7 @@ class TabularReader:
         if self.format == "csv":
             from ._svmlight import archive_text, wide_text
 
-            wide = wide_text(self._head(4))
-            if wide is None and not self.source.lower().endswith((".zst", ".zstd")):  # (pyarrow decompresses these)
-                wide = archive_text(self._head(4))
+            wide = wide_text(self._head(4)) or archive_text(self._head(4))
             if wide is not None:
                 raise TabularFormatError(self.source, 1, None, wide)
             # pyarrow reads the header from the first block only: a header longer than a block ("Empty CSV file
@@ -663,7 +662,7 @@ class TabularReader:
             return b""
         from ._svmlight import _Source
 
-        with _Source(self.path).opened() as stream:
+        with _Source(self.path, zstd=True).opened() as stream:
             try:
                 return stream.read(n)
             except _READ_ERRORS:  # a corrupt compressed file: pyarrow's reading reports it
@@ -679,7 +678,7 @@ class TabularReader:
             return False
         from ._svmlight import _readinto, _Source
 
-        with _Source(self.path).opened() as stream:
+        with _Source(self.path, zstd=True).opened() as stream:
             buf = bytearray(1 << 20)
             while n := _readinto(stream, memoryview(buf)):
                 if bytes(buf[:n]).strip():
@@ -1068,7 +1067,7 @@ def _odd_quotes(path):
     """Whether the (decompressed) file holds an odd number of '"': it ends inside a quoted value."""
     from ._svmlight import _readinto, _Source
 
-    with _Source(path).opened() as stream:
+    with _Source(path, zstd=True).opened() as stream:
         buf = bytearray(1 << 20)
         odd = 0
         while n := _readinto(stream, memoryview(buf)):
@@ -1082,7 +1081,7 @@ def _damaged_line(path):
     end (the error was elsewhere)."""
     from ._svmlight import _Source, decompression_reason, read_block
 
-    with _Source(path).opened() as stream:
+    with _Source(path, zstd=True).opened() as stream:
         buf = bytearray(1 << 20)
         lines = 0
         while True:
@@ -1129,7 +1128,7 @@ def _csv_records(path):
     block."""
     from ._svmlight import _readinto, _Source
 
-    with _Source(path).opened() as stream:
+    with _Source(path, zstd=True).opened() as stream:
         buf = bytearray(1 << 20)
         pos = 0  # bytes before this block
         lines = 1  # the line at the start of this block
@@ -1193,9 +1192,9 @@ def _csv_error(source, msg, names):
 
 
 def _compressed(path):
-    """Whether the CSV file ``path`` is gzip, bz2 or xz compressed (told by its first bytes) or named as such
-    (``.gz``, ``.bz2``: pyarrow would decompress it by its name): it is then read as a pipe of its
-    decompressed text."""
+    """Whether the CSV file ``path`` is gzip, bz2, xz or zstd compressed (told by its first bytes) or named as such
+    (``.gz``, ``.bz2``, ``.zst``, ``.zstd``: pyarrow would decompress some by their name): it is then read as a
+    pipe of its decompressed text."""
     from ._pipes import compression
 
     try:
@@ -1203,7 +1202,7 @@ def _compressed(path):
             kind = compression(f.read(8))
     except OSError:  # (reported when the file is read)
         return False
-    return kind is not None or os.path.splitext(path)[1].lower() in (".gz", ".bz2")
+    return kind is not None or os.path.splitext(path)[1].lower() in (".gz", ".bz2", ".zst", ".zstd")
 
 
 def _crlf_across_blocks(path, block):
@@ -1259,13 +1258,13 @@ class _Blocks(io.RawIOBase):
 
 
 def _open_pipe(f, name, fmt):
-    """A pipe as a :class:`~streamlearn.datasets._pipes.Replay` of its decompressed bytes (gzip, bz2, xz by
-    their magic bytes); Parquet is refused (it needs random access)."""
-    from ._pipes import Replay, compression
-    from ._svmlight import _decompressor
+    """A pipe as a :class:`~streamlearn.datasets._pipes.Replay` of its decompressed bytes (gzip, bz2, xz, zstd by
+    their magic bytes, or by the name when too few bytes tell); Parquet is refused (it needs random access)."""
+    from ._pipes import Replay
+    from ._svmlight import _decompressor, _detect
 
     raw = f if isinstance(f, Replay) else Replay(f, name, owned=False)
-    kind = compression(raw.head(16))
+    kind = _detect(raw.head(16), os.path.splitext(name)[1].lower(), zstd=True)
     pipe = raw if kind is None else Replay(_decompressor(kind, raw), name, owned=True, inner=raw)
     pipe.counting = True  # (the parity of its '"' and its lines, for the errors)
     try:
@@ -1367,7 +1366,8 @@ def iter_csv(
     spec: InputSpec | Mapping[str, Any] | None = None,
     label_required: bool = True,
 ) -> TabularReader:
-    """Stream a CSV file (plain, or gzip, bz2 or xz compressed: told by its first bytes) as hashed sparse chunks.
+    """Stream a CSV file (plain, or gzip, bz2, xz or zstd compressed: told by its first bytes) as hashed sparse
+    chunks.
 
     Parameters
     ----------

@@ -7,6 +7,7 @@ predictions). The format of a pipe comes from ``--format``, the model (``predict
 import gzip
 import json
 import os
+import random
 import re
 import subprocess
 import sys
@@ -16,6 +17,7 @@ import zipfile
 import pytest
 
 from streamlearn.datasets import write_click_log
+from streamlearn.datasets._pipes import decompressed_head
 from tests.cli._subprocess import ENV, assert_ctrl_c_on_open_pipe_leaves_output
 from tests.cli._subprocess import cli as _cli
 from tests.cli._subprocess import one_line_error as _one_line_error
@@ -313,15 +315,65 @@ def test_a_closed_standard_input_is_one_line_naming_it(tmp_path):
 
 
 def test_zstd_and_zip_data_are_named_as_such():
-    """zstd or zip bytes on a pipe (or in a file read without pyarrow) were "cannot tell the format of <stdin>",
-    "--label applies to CSV ..." or a garbled label ("the label '(\ufffd/...' is not a number")."""
+    """zstd VW or LIBSVM text on a pipe is an error saying so (it was "cannot tell the format of <stdin>" or a
+    garbled label, "the label '(\ufffd/...' is not a number"); zstd CSV is read (it was the same error)."""
     pa = pytest.importorskip("pyarrow")
-    table = b"y,a\n1,2\n0,3\n"
-    zstd = pa.compress(table, codec="zstd", asbytes=True)
-    for opts in (["--label", "y"], ["--format", "csv", "--label", "y"], ["--format", "vw"], []):
-        res = _cli("train", "-", "-l", "pa1", *opts, input=zstd)
+    for text, opts in (
+        (b"1 |a x\n-1 |a y\n", ["--format", "vw"]),
+        (b"1 |a x\n-1 |a y\n", []),
+        (b"1 1:1\n-1 2:1\n", []),
+        (b"y,a\n1,2\n0,3\n", ["--format", "vw"]),
+    ):
+        res = _cli("train", "-", "-l", "pa1", *opts, input=pa.compress(text, codec="zstd", asbytes=True))
         assert res.returncode == 2 and _one_line_error(res.stderr), (opts, res.stderr)
         assert re.search(rb"<stdin>(, line |:)1: the file is zstd-compressed; expected text, plain or", res.stderr)
+    zstd = pa.compress(b"y,a\n1,2\n0,3\n", codec="zstd", asbytes=True)
+    for opts in (["--label", "y"], ["--format", "csv", "--label", "y"]):
+        res = _cli("train", "-", "-l", "pa1", *opts, "--json", input=zstd)
+        assert res.returncode == 0 and json.loads(res.stdout)["n_train"] == 2, (opts, res.stderr)
+
+
+def test_zstd_csv_from_a_pipe_or_its_path_gives_the_plain_files_model(logs, tmp_path):
+    """A zstd CSV (more than one block of 1 MiB, Windows line ends, quoted cells of two lines) from standard input
+    (told by its first lines, or by --format) or from its path gives the plain file's model; one cut short is a
+    one-line error naming the line where its text stops."""
+    pa = pytest.importorskip("pyarrow")
+    lines = (logs / "c.csv").read_bytes().split(b"\n")
+    text = (
+        lines[0]
+        + b",note\r\n"
+        + b"\r\n".join(line + (b',"x\r\ny"' if i % 3 else b",z") for i, line in enumerate(lines[1:-1]))
+        + b"\r\n"
+    )
+    plain, packed = tmp_path / "n.csv", tmp_path / "n.csv.zst"
+    plain.write_bytes(text)
+    packed.write_bytes(pa.compress(text, codec="zstd", asbytes=True))
+    opts = [*CSV_OPTS, "--json"]
+    res = _cli("train", str(plain), *opts, "-o", str(tmp_path / "f.slm"))
+    assert res.returncode == 0, res.stderr
+    want = _no_seconds(res.stdout)
+    for i, (data, extra) in enumerate([(str(packed), []), ("-", []), ("-", ["--format", "csv"])]):
+        model = tmp_path / f"z{i}.slm"
+        res = _cli("train", data, *extra, *opts, "-o", str(model), input=packed.read_bytes() if data == "-" else None)
+        assert res.returncode == 0, (data, extra, res.stderr)
+        assert _no_seconds(res.stdout) == want and _members(model) == _members(tmp_path / "f.slm")
+    cut = packed.read_bytes()[: packed.stat().st_size // 2]
+    for extra in ([], ["--format", "csv"]):
+        res = _cli("train", "-", *extra, *opts, input=cut)
+        assert res.returncode == 2 and _one_line_error(res.stderr), res.stderr
+        assert re.search(rb"<stdin>, line \d+: cannot decompress the zstd data \(OSError: Truncated", res.stderr)
+
+
+def test_zstd_csv_that_compresses_poorly_is_told_by_its_first_lines():
+    """zstd decompresses a block (up to 128 KiB of text) once it is whole: 64 KiB read ahead of a CSV of random
+    ids (compressed to half) gave no text, and "cannot tell the format of <stdin>"."""
+    pa = pytest.importorskip("pyarrow")
+    rng = random.Random(0)
+    text = "y,id\n" + "".join(f"{i % 2},{rng.getrandbits(96):024x}\n" for i in range(20000))
+    zstd = pa.compress(text.encode(), codec="zstd", asbytes=True)
+    assert decompressed_head(zstd[: 64 << 10]) == b""
+    res = _cli("train", "-", "-l", "pa1", "--label", "y", "--json", input=zstd)
+    assert res.returncode == 0 and json.loads(res.stdout)["n_train"] == 20000, res.stderr
 
 
 def test_utf16_on_standard_input_is_named_as_such():

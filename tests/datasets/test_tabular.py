@@ -381,28 +381,30 @@ def test_rows_longer_than_a_pipes_reads(tmp_path, monkeypatch):
     np.testing.assert_array_equal(y, y_ref)
 
 
+@pytest.mark.parametrize(
+    ("kind", "name", "why"),
+    [("gzip", "t.csv.gz", "EOFError: "), ("zstd", "t.csv.zst", "OSError: Truncated compressed stream)")],
+)
 @pytest.mark.parametrize("keep", [0.05, 0.6])  # cut in the first block (the header's) or in a later one
-def test_a_truncated_compressed_pipe_is_a_one_line_error(tmp_path, monkeypatch, keep):
-    import gzip
-
+def test_a_truncated_compressed_pipe_is_a_one_line_error(tmp_path, monkeypatch, keep, kind, name, why):
     from streamlearn.datasets import _tabular
 
     monkeypatch.setattr(_tabular, "_CSV_BLOCK", 1 << 14)
     rng = np.random.default_rng(0)
     text = "y,a,b\n" + "".join(f"{i % 2},{rng.random():.6f},w{rng.integers(1000)}\n" for i in range(20000))
-    data = gzip.compress(text.encode())
+    data = _compressed(kind, text.encode())
     data = data[: int(len(data) * keep)]
 
-    whole = decompressible("gzip", data).count(b"\n")  # the lines before the damage
+    whole = decompressible(kind, data).count(b"\n")  # the lines before the damage
     with pytest.raises(TabularFormatError) as err:
         list(iter_csv(NonSeekable(data, name="<stdin>"), label="y", chunk_size=1000))
-    assert str(err.value).startswith(f"<stdin>, line {whole + 1}: cannot decompress the gzip data (EOFError: ")
+    assert str(err.value).startswith(f"<stdin>, line {whole + 1}: cannot decompress the {kind} data ({why}")
     assert "\n" not in str(err.value)
-    path = tmp_path / "t.csv.gz"
+    path = tmp_path / name
     path.write_bytes(data)
     with pytest.raises(TabularFormatError) as err:
         list(iter_csv(path, label="y", chunk_size=1000))
-    assert str(err.value).startswith(f"{path}, line {whole + 1}: cannot decompress the gzip data (EOFError: ")
+    assert str(err.value).startswith(f"{path}, line {whole + 1}: cannot decompress the {kind} data ({why}")
     assert str(err.value).endswith("the file is corrupt or truncated") and "\n" not in str(err.value)
 
 
@@ -411,16 +413,20 @@ def _compressed(kind, data):
     import gzip
     import lzma
 
-    return {"plain": lambda b: b, "gzip": gzip.compress, "bz2": bz2.compress, "xz": lzma.compress}[kind](data)
+    def zstd(b):
+        return pa.compress(b, codec="zstd", asbytes=True)  # (one frame, as the zstd tool writes)
+
+    codecs = {"plain": lambda b: b, "gzip": gzip.compress, "bz2": bz2.compress, "xz": lzma.compress, "zstd": zstd}
+    return codecs[kind](data)
 
 
-@pytest.mark.parametrize("kind", ["gzip", "bz2", "xz"])
+@pytest.mark.parametrize("kind", ["gzip", "bz2", "xz", "zstd"])
 def test_a_truncated_compressed_file_names_the_line_where_the_text_stops(tmp_path, kind):
     rng = np.random.default_rng(1)
     text = "y,a,b\n" + "".join(f"{i % 2},{rng.random():.6f},w{rng.integers(1000)}\n" for i in range(150000))
     data = _compressed(kind, text.encode())  # (bz2: three blocks of 900 kB)
     data = data[: len(data) // 2]
-    path = tmp_path / f"t.csv.{ {'gzip': 'gz'}.get(kind, kind) }"
+    path = tmp_path / f"t.csv.{ {'gzip': 'gz', 'zstd': 'zst'}.get(kind, kind) }"
     path.write_bytes(data)
     with pytest.raises(TabularFormatError) as err:
         list(iter_csv(path, label="y", chunk_size=1000))
@@ -441,6 +447,11 @@ def test_a_truncated_compressed_file_names_the_line_where_the_text_stops(tmp_pat
         ("xz", "t.csv"),
         ("bz2", "t.csv.gz"),
         ("plain", "t.csv.gz"),
+        ("zstd", "t.csv.zst"),
+        ("zstd", "t.csv.zstd"),
+        ("zstd", "t.csv"),
+        ("zstd", "t.csv.gz"),
+        ("plain", "t.csv.zst"),
     ],
 )
 def test_a_csv_file_is_decompressed_by_its_bytes_not_its_name(tmp_path, csv_file, kind, name):
@@ -457,11 +468,12 @@ def test_a_csv_file_is_decompressed_by_its_bytes_not_its_name(tmp_path, csv_file
         np.testing.assert_array_equal(y, y_ref)
 
 
-@pytest.mark.parametrize("kind", ["plain", "gz", "pipe"])
+@pytest.mark.parametrize("kind", ["plain", "gz", "pipe", "zst", "zst pipe"])
 def test_a_quoted_crlf_across_a_block_boundary_keeps_its_newline(tmp_path, monkeypatch, kind):
     """pyarrow drops the '\\n' of a '\\r\\n' inside a quoted value when its block ends between the two bytes (a
-    multi-line cell of a Windows export): the file, compressed file or pipe reads every value whole, as one
-    block does, wherever the boundaries fall."""
+    multi-line cell of a Windows export): the file, compressed file (a .zst one was decompressed by pyarrow, and
+    refused, "the quoted value ... is never closed") or pipe reads every value whole, as one block does, wherever
+    the boundaries fall."""
     import gzip
 
     from streamlearn.datasets import _tabular
@@ -469,9 +481,10 @@ def test_a_quoted_crlf_across_a_block_boundary_keeps_its_newline(tmp_path, monke
     monkeypatch.setattr(_tabular, "_CSV_BLOCK", 64)
     for pad in range(64):  # the '\r' at each place of a block
         text = b"y,t\r\n1," + b"x" * pad + b'\r\n0,"ab\r\ncd"\r\n' + b"1,z\r\n" * 40
-        path = tmp_path / f"c{pad}.csv"
-        path.write_bytes(gzip.compress(text) if kind == "gz" else text)
-        source = NonSeekable(text) if kind == "pipe" else path
+        data = gzip.compress(text) if kind == "gz" else _compressed("zstd", text) if "zst" in kind else text
+        path = tmp_path / f"c{pad}.csv{'.zst' if 'zst' in kind else ''}"
+        path.write_bytes(data)
+        source = NonSeekable(data) if "pipe" in kind else path
         X, y = _concat(iter_csv(source, label="y", bits=12))
         X_ref = naive_matrix([{"t": "x" * pad or None}, {"t": "ab\r\ncd"}] + [{"t": "z"}] * 40, 12)
         _dense_equal(X, X_ref)
@@ -656,22 +669,21 @@ def test_text_that_is_not_utf8_names_the_file_line_and_column(tmp_path):
     assert str(err.value).startswith(f"{path}, line 5, column 'city': expected UTF-8 text; the value holds other bytes")
 
 
-def test_zstd_and_zip_files_are_named_as_such(tmp_path):
-    """A zstd file that pyarrow does not decompress by its name (.zst), or a zip archive, is an error saying so;
-    it was "Empty CSV file or block" or "expected 2 columns (as in the header), got 1"."""
+def test_zstd_files_are_read_and_zip_archives_named_as_such(tmp_path):
+    """A zstd CSV file is read whatever its name (it was "the file is zstd-compressed" unless named .zst); a zip
+    archive is an error saying so (it was "Empty CSV file or block" or "expected 2 columns (as in the header),
+    got 1")."""
     import zipfile
 
     table = b"y,a\n1,2\n0,3\n"
     zstd = pa.compress(table, codec="zstd", asbytes=True)
-    (tmp_path / "z.csv").write_bytes(zstd)
-    with pytest.raises(TabularFormatError, match=r"z\.csv, line 1: the file is zstd-compressed; expected text"):
-        iter_csv(tmp_path / "z.csv", label="y")
+    for name in ("z.csv", "z.csv.zst"):
+        (tmp_path / name).write_bytes(zstd)
+        assert next(iter(iter_csv(tmp_path / name, label="y")))[1].tolist() == [1.0, 0.0]
     with zipfile.ZipFile(tmp_path / "t.zip", "w") as z:
         z.writestr("t.csv", table)
     with pytest.raises(TabularFormatError, match=r"t\.zip, line 1: the file is a zip archive; .* with unzip$"):
         iter_csv(tmp_path / "t.zip", label="y")
-    (tmp_path / "z.csv.zst").write_bytes(zstd)  # pyarrow decompresses it by its name
-    assert next(iter(iter_csv(tmp_path / "z.csv.zst", label="y")))[1].tolist() == [1.0, 0.0]
 
 
 def test_a_parquet_file_read_as_text_is_named_parquet(tmp_path):
@@ -888,3 +900,30 @@ def test_tab_separated_files_and_pipes_read_as_their_csv(tmp_path, csv_file):
         X, y = _concat(iter_csv(source, label="clicked"))
         _dense_equal(X, X_ref)
         np.testing.assert_array_equal(y, y_ref)
+
+
+def test_a_damaged_zstd_file_or_pipe_stops_at_the_damage(tmp_path):
+    """A damaged zstd CSV is an error naming the line where its text stops, from a path and from a pipe alike.
+    Read again after the error (the damage is in the first block of 1 MiB, read ahead for the header and the
+    column types), pyarrow's codec went on past the damage and text from elsewhere in the file followed: a bare
+    pyarrow error ("Expected 3 columns, got 5"), or "Unknown frame descriptor" further on. Several frames (as
+    written by pzstd or by concatenating files) read as their texts one after the other."""
+    rng = np.random.default_rng(2)
+    rows = [f"{i % 2},{rng.random():.6f},w{rng.integers(1000)}\n" for i in range(60000)]
+    head, tail = "y,a,b\n" + "".join(rows[:30000]), "".join(rows[30000:])
+    data = _compressed("zstd", head.encode()) + _compressed("zstd", tail.encode())
+    path = tmp_path / "t.csv.zst"
+    path.write_bytes(data)
+    X, y = _concat(iter_csv(path, label="y", chunk_size=1000))
+    assert X.shape[0] == 60000 and y.tolist() == [i % 2 for i in range(60000)]
+
+    damaged = bytearray(data)
+    damaged[len(data) // 4 : len(data) // 4 + 8] = bytes(8)  # in the first frame
+    whole = decompressible("zstd", bytes(damaged)).count(b"\n")
+    assert 0 < whole < 30000
+    path.write_bytes(bytes(damaged))
+    for source, name in ((path, str(path)), (NonSeekable(bytes(damaged), name="<stdin>"), "<stdin>")):
+        with pytest.raises(TabularFormatError) as err:
+            list(iter_csv(source, label="y", chunk_size=1000))
+        assert str(err.value).startswith(f"{name}, line {whole + 1}: cannot decompress the zstd data (OSError: ")
+        assert str(err.value).endswith("the file is corrupt or truncated") and "\n" not in str(err.value)
