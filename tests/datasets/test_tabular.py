@@ -927,3 +927,14 @@ def test_a_damaged_zstd_file_or_pipe_stops_at_the_damage(tmp_path):
             list(iter_csv(source, label="y", chunk_size=1000))
         assert str(err.value).startswith(f"{name}, line {whole + 1}: cannot decompress the zstd data (OSError: ")
         assert str(err.value).endswith("the file is corrupt or truncated") and "\n" not in str(err.value)
+
+
+@pytest.mark.parametrize(("name", "kind"), [("t.csv.zst", "zstd"), ("t.csv.gz", "gzip")])
+def test_a_compressed_file_cut_within_its_first_bytes_is_named_by_its_name(tmp_path, name, kind):
+    """A .zst or .gz file of one byte (fewer than its magic bytes) was read as text (a .zst one: "the column name
+    '(' ..."); its name says it is compressed, and it is an error naming the damage."""
+    path = tmp_path / name
+    path.write_bytes(_compressed(kind, b"y,a\n1,2\n")[:1])
+    with pytest.raises(TabularFormatError) as err:
+        iter_csv(path, label="y")
+    assert str(err.value).startswith(f"{path}, line 1: cannot decompress the {kind} data (")
