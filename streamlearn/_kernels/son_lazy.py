@@ -282,16 +282,21 @@ def _sparse_rank_one(Zt, v, s, vec, r, ca, indices, data, start, end):
 
 # ------------------------------------------------------------------------------------------ FD family
 @njit_kernel
-def _fd_basis_dot(Dt, r0, sp_ptr, sp_idx, sp_val, n_sp, xs, indices, data, st, en, out):
-    """``out[:r0 + n_sp] = basis x`` (x scattered into the zeroed scratch ``xs``, which is left zeroed)."""
+def _fd_basis_dot(D, transposed, r0, sp_ptr, sp_idx, sp_val, n_sp, xs, indices, data, st, en, out):
+    """``out[:r0 + n_sp] = basis x`` (x scattered into the zeroed scratch ``xs``, which is left zeroed); the
+    dense rows are ``D[:, :r0]^T`` (``transposed``) or ``D[:r0]``."""
     for a in range(r0):
         out[a] = 0.0
     for p in range(st, en):
         j = indices[p]
         xv = data[p]
         xs[j] = xv
-        for a in range(r0):
-            out[a] += Dt[j, a] * xv
+        if transposed:
+            for a in range(r0):
+                out[a] += D[j, a] * xv
+        else:
+            for a in range(r0):
+                out[a] += D[a, j] * xv
     for s in range(n_sp):
         acc = 0.0
         for p in range(sp_ptr[s], sp_ptr[s + 1]):
@@ -324,6 +329,27 @@ def _fd_materialise(Dt, r0, T, r, q, sp_ptr, sp_idx, sp_val, n_sp, e, v):
             v[j] += fold[j]
     else:
         Dn = np.zeros((d, r))
+    _add_sparse_rows(
+        D=Dn,
+        transposed=np.bool_(True),
+        ident=np.bool_(False),
+        T=T,
+        r=r,
+        r0=r0,
+        sp=(sp_ptr, sp_idx, sp_val),
+        n_sp=n_sp,
+        e=e,
+        v=v,
+    )
+    _reset_basis(T, r, q, e)
+    return Dn
+
+
+@njit_kernel
+def _add_sparse_rows(D, transposed, ident, T, r, r0, sp, n_sp, e, v):
+    """The sparse rows' part of a materialisation: ``D += T[:r, r0:q] @ sparse rows`` (``D`` transposed or as
+    rows; with ``ident`` sparse row ``s`` is row ``r0 + s``) and ``v += sparse rows^T e[r0:q]``."""
+    sp_ptr, sp_idx, sp_val = sp
     for s in range(n_sp):
         col = r0 + s
         es = e[col]
@@ -332,15 +358,80 @@ def _fd_materialise(Dt, r0, T, r, q, sp_ptr, sp_idx, sp_val, n_sp, e, v):
             val = sp_val[p]
             if es != 0.0:
                 v[j] += es * val
-            for a in range(r):
-                Dn[j, a] += val * T[a, col]
+            if transposed:
+                for a in range(r):
+                    D[j, a] += val * T[a, col]
+            elif ident:
+                D[col, j] += val
+            else:
+                for a in range(r):
+                    D[a, j] += val * T[a, col]
+
+
+@njit_kernel
+def _reset_basis(T, r, q, e):
+    """After a materialisation: the basis is the dense rows themselves (``T = I``, ``e = 0``)."""
     for b in range(q):
         e[b] = 0.0
     for a in range(r):
         for b in range(q):
             T[a, b] = 0.0
         T[a, a] = 1.0
-    return Dn
+
+
+@njit_kernel
+def _fd_materialise_rows(B, r0, T, r, q, sp_ptr, sp_idx, sp_val, n_sp, e, v, ident):
+    """``_fd_materialise`` with the dense rows kept as rows, ``B[:r0]`` of a (cap, d) array whose other rows are
+    zero: ``B`` becomes the new rows ``T @ basis`` (rows ``r:`` zero), in place, and ``basis^T e`` is folded
+    into v.
+
+    With ``ident`` (no shrink since the dense rows were formed: ``T[:r, :q]`` is the identity, ``r = q``) the
+    dense rows stay as they are and the sparse rows are written into the zero rows ``r0 .. r - 1``: O(r0 d)
+    for the fold and O(nnz) for the rows, no product (what a call of a few rows costs)."""
+    d = B.shape[1]
+    for a in range(r0):  # v += B[:r0]^T e[:r0]
+        ea = e[a]
+        if ea != 0.0:
+            for j in range(d):
+                v[j] += ea * B[a, j]
+    if not ident:
+        Tb = np.zeros((B.shape[0], B.shape[0]))  # rows r: and columns r0: zero
+        for a in range(r):
+            for b in range(r0):
+                Tb[a, b] = T[a, b]
+        Bn = np.dot(Tb, B)
+        for a in range(B.shape[0]):
+            for j in range(d):
+                B[a, j] = Bn[a, j]
+    _add_sparse_rows(
+        D=B, transposed=np.bool_(False), ident=ident, T=T, r=r, r0=r0, sp=(sp_ptr, sp_idx, sp_val), n_sp=n_sp, e=e, v=v
+    )
+    _reset_basis(T, r, q, e)
+
+
+@njit_kernel
+def _materialise(D, transposed, ident, r0, T, r, sp_ptr, sp, n_sp, e, v):
+    """The dense rows ``T @ basis`` in ``son_fd_lazy``'s layout: a new transposed array, or (rows) ``D`` itself,
+    updated in place. The basis has ``q = r0 + n_sp`` elements."""
+    q = r0 + n_sp
+    if transposed:
+        return _fd_materialise(
+            Dt=D, r0=r0, T=T, r=r, q=q, sp_ptr=sp_ptr, sp_idx=sp[0], sp_val=sp[1], n_sp=n_sp, e=e, v=v
+        )
+    _fd_materialise_rows(
+        B=D, r0=r0, T=T, r=r, q=q, sp_ptr=sp_ptr, sp_idx=sp[0], sp_val=sp[1], n_sp=n_sp, e=e, v=v, ident=ident
+    )
+    return D
+
+
+@njit_kernel
+def _clear_gram(gram, r):
+    """Zero the Gram entries of the rows ``[r, cap)`` (``_clear_unused`` for rows known to be zero)."""
+    cap = gram.shape[0]
+    for a in range(r, cap):
+        for b in range(cap):
+            gram[a, b] = 0.0
+            gram[b, a] = 0.0
 
 
 @njit_kernel
@@ -385,7 +476,9 @@ def _fd_border(T, gram, r, q, bx, ca, sq):
 
 
 @njit_kernel
-def son_fd_lazy(indptr, indices, data, targets, sample_weight, state, t, step, sketch, out, max_sp, mat_factor):
+def son_fd_lazy(
+    indptr, indices, data, targets, sample_weight, state, t, step, sketch, out, max_sp, mat_factor, transposed
+):
     """FD / PFD / RFD sketched online Newton step in the lazy sparse form (module docstring), K outputs.
 
     Same arguments (``state``, ``step``, ``sketch``) and result as ``son.son_epoch`` for these sketches. ``max_sp``
@@ -394,6 +487,11 @@ def son_fd_lazy(indptr, indices, data, targets, sample_weight, state, t, step, s
     it (Alg. 3, the default), project the updated u onto the current example's slab with the post-update H
     (Alg. 6 as printed, K_t; the score is then the unclipped w.x). Returns ``(t, bad, n_materialisations)``
     (mid-chunk ones, summed over the outputs).
+
+    ``transposed``: the dense rows are copied into a (d, r) array for the chunk (each non-zero then reads its r
+    coefficients from one cache line) and stored back at its end, O(r d) per call; otherwise they are read in
+    place from ``buf`` (r cache lines per non-zero), and a chunk with no shrink ends in O(r d + nnz) with
+    no product (``_fd_materialise_rows``): for chunks of a few rows over many features.
     """
     w, buf, gram, _, _, n_rows, alpha = state
     C, slab_current = step.C, step.slab_current
@@ -413,7 +511,11 @@ def son_fd_lazy(indptr, indices, data, targets, sample_weight, state, t, step, s
         al = alpha[k]
         gk = gram[k]
         r0 = r
-        Dt = block_copy(buf[k], r0, d, np.bool_(True))  # stored transposed, (d, r0)
+        if transposed:
+            D = block_copy(buf[k], r0, d, np.bool_(True))  # (d, r0)
+        else:
+            D = buf[k]  # (cap, d), rows r0: zero
+        ident = np.bool_(True)  # no shrink since the dense rows were formed: T[:r, :q] = I (r = q)
         T = np.zeros((cap, qmax))
         for a in range(r):
             T[a, a] = 1.0
@@ -435,7 +537,8 @@ def son_fd_lazy(indptr, indices, data, targets, sample_weight, state, t, step, s
             st = indptr[i]
             en = indptr[i + 1]
             _fd_basis_dot(
-                Dt=Dt,
+                D=D,
+                transposed=transposed,
                 r0=r0,
                 sp_ptr=sp_ptr,
                 sp_idx=sp[0],
@@ -490,6 +593,7 @@ def son_fd_lazy(indptr, indices, data, targets, sample_weight, state, t, step, s
                             gk[a, b] = new_gram[a, b]
                     r = kk
                     nchol = np.int64(0)
+                    ident = np.bool_(False)
                     if kind == SKETCH_RFD:
                         al += 0.5 * delta
                 # ---- u = w - H^{-1} g with the new H
@@ -520,20 +624,24 @@ def son_fd_lazy(indptr, indices, data, targets, sample_weight, state, t, step, s
             # ---- materialise the dense rows (right after a shrink, when they are fewest) once the lazy form
             # has cost more than doing so
             if n_sp == max_sp or (shrunk and lazy_work * mat_factor >= r * (r0 * d + sp_ptr[n_sp])):
-                Dt = _fd_materialise(
-                    Dt=Dt, r0=r0, T=T, r=r, q=q, sp_ptr=sp_ptr, sp_idx=sp[0], sp_val=sp[1], n_sp=n_sp, e=e, v=v
+                D = _materialise(
+                    D=D, transposed=transposed, ident=ident, r0=r0, T=T, r=r, sp_ptr=sp_ptr, sp=sp, n_sp=n_sp, e=e, v=v
                 )
+                ident = np.bool_(True)
                 n_mat += 1
                 r0 = r
                 q = r
                 n_sp = np.int64(0)
                 sp_ptr[0] = 0
                 lazy_work = 0.0
-        Dt = _fd_materialise(
-            Dt=Dt, r0=r0, T=T, r=r, q=q, sp_ptr=sp_ptr, sp_idx=sp[0], sp_val=sp[1], n_sp=n_sp, e=e, v=v
+        D = _materialise(
+            D=D, transposed=transposed, ident=ident, r0=r0, T=T, r=r, sp_ptr=sp_ptr, sp=sp, n_sp=n_sp, e=e, v=v
         )
-        _store_transposed(buf[k], Dt, r)
-        _clear_unused(buf[k], gk, r)
+        if transposed:
+            _store_transposed(buf[k], D, r)
+            _clear_unused(buf[k], gk, r)
+        else:  # D is buf[k], its rows r: zero
+            _clear_gram(gk, r)
         n_rows[k] = r
         alpha[k] = al
         first_bad = _earlier_bad(first_bad, bad)

@@ -350,6 +350,10 @@ class OnlineNewtonStep(_SecondOrder):
 #: form's extra work against one materialisation (ski-rental rule)
 _LAZY_MAX_SPARSE_ROWS = 4096
 _LAZY_MAT_FACTOR = 10.0
+#: the FD kernels copy the sketch's rows transposed for a chunk (and back) when it holds at least this many
+#: non-zeros per feature; a smaller chunk reads them in place (one-row calls over 2^18 features: O(ell d)
+#: instead of O(ell^2 d))
+_LAZY_TRANSPOSE_NNZ = 0.02
 
 _SKETCHES = {"fd": _k.SKETCH_FD, "pfd": _k.SKETCH_PFD, "rfd": _k.SKETCH_RFD, "rp": _k.SKETCH_RP, "oja": _k.SKETCH_OJA}
 
@@ -367,7 +371,9 @@ class SketchedOnlineNewton(MixableMixin, _SecondOrder):
     Cost: FD, PFD, RFD and Oja run a lazy sparse form (``_kernels/son_lazy.py``) whose per-example work is
     O(ell nnz + ell^2) plus amortised materialisations of the dense sketch rows (BLAS-3, when the lazy form
     has cost more than one materialisation; Oja's factor V = F Z also every 512 rows and when F loses
-    conditioning); RP keeps ``w = v + S^T c`` with S updated in place by its sparse rows, O(ell nnz + ell^3).
+    conditioning); a ``partial_fit`` call ends with the dense sketch written back, O(ell^2 d), or for the FD
+    family O(ell d) when the call holds few non-zeros per feature and no shrink (most one-row calls over many
+    features). RP keeps ``w = v + S^T c`` with S updated in place by its sparse rows, O(ell nnz + ell^3).
     The dense O(ell d) kernel (``_kernels/son.py``) stays as the reference; both compute the same iterates
     (to rounding).
     Every step moves u by at most ``|g| / alpha0`` (alpha >= alpha0 for every sketch), so an alpha0 far above
@@ -541,7 +547,12 @@ class SketchedOnlineNewton(MixableMixin, _SecondOrder):
             return _kl.son_oja_lazy(**args, max_cond=_kl.OJA_FACTOR_COND)
         if self.sketch == "rp":
             return _kl.son_rp_lazy(**args)
-        return _kl.son_fd_lazy(**args, max_sp=_LAZY_MAX_SPARSE_ROWS, mat_factor=_LAZY_MAT_FACTOR)
+        return _kl.son_fd_lazy(
+            **args,
+            max_sp=_LAZY_MAX_SPARSE_ROWS,
+            mat_factor=_LAZY_MAT_FACTOR,
+            transposed=bool(args["indptr"][-1] - args["indptr"][0] >= _LAZY_TRANSPOSE_NNZ * X.shape[1]),
+        )
 
     def _dense_pass(self, X, targets, sw, out, keep, n_shrink):
         return _k.son_epoch(**self._kernel_args(X, targets, sw, out, keep, n_shrink))

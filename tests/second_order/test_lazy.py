@@ -60,6 +60,39 @@ def test_lazy_matches_dense_kernel(sketch, alpha0, loss, mat_factor, monkeypatch
     _assert_same(a, b, sa, sb)
 
 
+@pytest.mark.parametrize("sketch,alpha0", [("fd", 0.5), ("pfd", 0.5), ("rfd", 1.0), ("rfd", 0.0)])
+@pytest.mark.parametrize("loss", ["squared", "logistic"])
+@pytest.mark.parametrize("mat_factor", [1e-9, 1e9])
+@pytest.mark.parametrize("cuts", [(17, 18), tuple(range(1, 60))], ids=["three-chunks", "one-row-calls"])
+def test_fd_lazy_rows_read_in_place_match_dense_kernel(sketch, alpha0, loss, mat_factor, cuts, monkeypatch):
+    # chunks with few non-zeros per feature read the sketch's rows in place (son_fd_lazy's transposed=False):
+    # a chunk without a shrink ends by writing its sparse rows into the buffer (no product), one with a shrink
+    # by the product T @ basis; one-row calls take the first, mostly
+    monkeypatch.setattr(son_module, "_LAZY_TRANSPOSE_NNZ", np.inf)
+    monkeypatch.setattr(son_module, "_LAZY_MAT_FACTOR", mat_factor)
+    calls = []
+    real = kl.son_fd_lazy
+    monkeypatch.setattr(kl, "son_fd_lazy", lambda **kw: calls.append(kw["transposed"]) or real(**kw))
+    X, y = _data(scale=3.0 if alpha0 == 0 else 0.7)
+    params = dict(sketch=sketch, ell=3, alpha0=alpha0, loss=loss)
+    a, sa = _fit(False, X, y, cuts=cuts, **params)
+    b, sb = _fit(True, X, y, cuts=cuts, **params)
+    assert calls and not any(calls)
+    _assert_same(a, b, sa, sb)
+    np.testing.assert_array_equal(b._state_buf[0, b._state_n_rows[0] :], 0.0)  # rows past the sketch stay zero
+
+
+def test_fd_lazy_layout_follows_the_chunk_density(monkeypatch):
+    calls = []
+    real = kl.son_fd_lazy
+    monkeypatch.setattr(kl, "son_fd_lazy", lambda **kw: calls.append(kw["transposed"]) or real(**kw))
+    X, y = _data(n=200, d=1000, density=0.01)
+    est = SketchedOnlineNewton(ell=3, random_state=0)
+    est.partial_fit(X[:1], y[:1], classes=[-1, 1])  # 10 non-zeros over 1000 features: read in place
+    est.partial_fit(X, y)  # 2000 non-zeros: transposed for the chunk
+    assert calls == [False, True]
+
+
 def test_lazy_fd_store_full_forces_materialisation(monkeypatch):
     monkeypatch.setattr(son_module, "_LAZY_MAX_SPARSE_ROWS", 5)
     monkeypatch.setattr(son_module, "_LAZY_MAT_FACTOR", 1e-9)
