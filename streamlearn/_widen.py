@@ -1,10 +1,13 @@
 """Widening a fitted linear model when a one-pass stream brings a feature index beyond its width.
 
 A model read from a pipe cannot know the feature-space width in advance. For the learners listed in
-``WIDENABLE`` the whole per-feature state is ``coef_`` and a feature never seen has weight exactly 0, so
-padding ``coef_`` with zero columns gives the model that allocating the final width up front would have
-given, bit for bit. Other learners keep per-feature state with other initial values (covariances,
-accumulators, latent factors, sketches): they need the width up front.
+``WIDENABLE`` every per-feature number is exactly 0 for a feature never seen: the weight in ``coef_``, and
+with ``average=True`` the running weight and the averaging sum, with ``normalized=True`` the feature's scale
+and accumulator. Padding each of those arrays with zeros for the new features gives the model that allocating
+the final width up front would have given, bit for bit. The same holds behind a streaming ``MaxAbsScaler``
+(its largest absolute value is 0 for a feature never seen), so a ``StreamPipeline`` of one with a widenable
+learner widens too. Other learners and scalers keep per-feature state with other initial values
+(covariances, latent factors, sketches, the standard scaler's counts): they need the width up front.
 
 >>> import numpy as np
 >>> from streamlearn.linear_model import PassiveAggressiveClassifier
@@ -15,7 +18,7 @@ accumulators, latent factors, sketches): they need the width up front.
 
 import numpy as np
 
-__all__ = ["WIDENABLE", "can_widen", "widen"]
+__all__ = ["PER_FEATURE", "WIDENABLE", "can_widen", "widen"]
 
 WIDENABLE = frozenset(
     {"PassiveAggressiveClassifier", "PassiveAggressiveRegressor", "OGDClassifier", "OGDRegressor", "Perceptron"}
@@ -24,18 +27,39 @@ WIDENABLE = frozenset(
 
 def can_widen(est):
     """True when ``est`` can grow its width while it learns (see the module docstring)."""
+    if type(est).__name__ == "StreamPipeline":
+        scaler = est.scaler
+        return (
+            (scaler is None or type(scaler).__name__ == "MaxAbsScaler")
+            and est.target_scaler is None
+            and can_widen(est.learner)
+        )
     return type(est).__name__ in WIDENABLE
 
 
+#: the per-feature arrays of the widenable learners (attribute -> the axis of the features)
+PER_FEATURE = {"coef_": -1, "running_coef_": -1, "average_sum_": -1, "_state_feat": 0}
+
+
 def widen(est, n_features):
-    """Pad a started estimator's ``coef_`` with zero columns up to ``n_features``; returns ``est``."""
+    """Pad a started estimator's per-feature arrays (``PER_FEATURE``) with zeros up to ``n_features``
+    features; returns ``est``."""
     if not can_widen(est):
         raise TypeError(f"{type(est).__name__} cannot widen its feature space after it started learning.")
     d = int(est.n_features_in_)
     if n_features <= d:
         return est
-    coef = est.coef_
-    pad = [(0, 0)] * (coef.ndim - 1) + [(0, n_features - d)]
-    est.coef_ = np.pad(coef, pad)
+    if type(est).__name__ == "StreamPipeline":
+        if est.scaler_ is not None:
+            est.scaler_.max_abs_ = np.pad(est.scaler_.max_abs_, (0, n_features - d))
+            est.scaler_.n_features_in_ = int(n_features)
+        widen(est.learner_, n_features)
+        return est
+    for name, axis in PER_FEATURE.items():
+        a = est.__dict__.get(name)
+        if a is not None:
+            pad = [(0, 0)] * a.ndim
+            pad[axis] = (0, n_features - d)
+            setattr(est, name, np.pad(a, pad))
     est.n_features_in_ = int(n_features)
     return est

@@ -868,3 +868,29 @@ def test_a_test_file_weight_too_large_is_named_by_its_line(tmp_path, capsys):
     assert main(["train", str(data), "-l", "ogd", "--test", str(test), "--quiet"]) == 2
     err = capsys.readouterr().err
     assert err.startswith(f"streamlearn: error: {test}:3: the importance weight 1e+200 is too large"), err
+
+
+@pytest.mark.parametrize("learner", ["ogd-squared", "ogd", "pa"])  # normalized scales, weights only, MaxAbs + averaged
+def test_a_stream_whose_width_grows_learns_the_model_of_its_final_width(learner, tmp_path):
+    # rows reaching further columns as the stream goes on, read once from standard input, in chunks of 50: the
+    # learner is widened between chunks, and ends as the one told the width up front
+    rng = np.random.default_rng(4)
+    lines, width = [], 0
+    for i in range(600):
+        cols = np.sort(rng.choice(np.arange(1, 11 + i // 2), size=4, replace=False))
+        width = max(width, int(cols[-1]))
+        lines.append(f"{rng.choice(['+1', '-1'])} " + " ".join(f"{c}:{rng.uniform(0.5, 30):.3f}" for c in cols))
+    data = ("\n".join(lines) + "\n").encode()
+    models = {}
+    for told in (False, True):
+        out = tmp_path / f"m{told}"
+        extra = ["--n-features", str(width)] if told else []
+        res = _cli("train", "-", "-l", learner, "--chunk-size", "50", "-o", str(out), *extra, input=data)
+        assert res.returncode == 0, res.stderr
+        models[told] = load(out)
+    a, b = models[False], models[True]
+    assert a.n_features_in_ == b.n_features_in_ == width
+    if hasattr(a, "learner_"):  # behind a scaler
+        assert np.array_equal(a.scaler_.max_abs_, b.scaler_.max_abs_)
+        a, b = a.learner_, b.learner_
+    assert np.array_equal(a.coef_, b.coef_) and np.array_equal(a.intercept_, b.intercept_)
