@@ -280,6 +280,9 @@ class BaseOnline(DictRowMixin, PersistMixin, BaseEstimator):
     """
 
     _parameter_constraints: dict = {}
+    #: parameters read only when the model is allocated (an initial value, a sketch's kind): changed after
+    #: learning began they would have no effect, so ``partial_fit`` refuses them until ``fit`` starts again
+    _start_params: tuple[str, ...] = ()
     #: set by OnlineRegressorMixin: one output, ``coef_`` of shape (n_features,), squared loss
     _is_regressor = False
     # provided by OnlineClassifierMixin / OnlineRegressorMixin and by the concrete learner's parameters
@@ -330,7 +333,7 @@ class BaseOnline(DictRowMixin, PersistMixin, BaseEstimator):
             sw = _validation.check_sample_weight(sample_weight, X.shape[0])
             if sample_weight is not None and not np.any(sw > 0):
                 raise ValueError(f"All sample weights are zero: {type(self).__name__}.fit has nothing to learn from.")
-            self._first_call(X, y, classes=None)
+            self._start(X, y, classes=None)
         except BaseException:
             self._reset()  # as a refused first partial_fit: no n_features_in_ of data it did not learn
             raise
@@ -366,9 +369,10 @@ class BaseOnline(DictRowMixin, PersistMixin, BaseEstimator):
             X, y = self._check_X_y(X, y, reset=first)
             sw = _validation.check_sample_weight(sample_weight, X.shape[0])  # refused before the model is allocated
             if first:
-                self._first_call(X, y, classes=classes)
+                self._start(X, y, classes=classes)
             else:
                 self._check_classes_again(classes)
+                self._check_start_params()
         except BaseException:
             if first:  # nothing of a refused first batch is kept (its n_features_in_ made a file that would not load)
                 self._reset()
@@ -391,6 +395,22 @@ class BaseOnline(DictRowMixin, PersistMixin, BaseEstimator):
         return int(np.count_nonzero(self._coef_2d()) + np.count_nonzero(self._intercept_1d()))
 
     # -- machinery --------------------------------------------------------------------------------
+    def _start(self, X, y, classes):
+        """The model's state for a first batch (``_first_call``), and the ``_start_params`` it was made with."""
+        self._first_call(X, y, classes=classes)
+        self._started_with_ = {p: getattr(self, p) for p in self._start_params}
+
+    def _check_start_params(self):
+        """ValueError naming the first of ``_start_params`` changed since learning began (a model saved before
+        they were recorded is not checked)."""
+        for p, started in getattr(self, "_started_with_", {}).items():
+            now = getattr(self, p)
+            if now != started and not (now is None and started is None):
+                raise ValueError(
+                    f"{p}={now!r} differs from the setting this {type(self).__name__} was trained with "
+                    f"({started!r}), which only sets how it starts; call fit to start again with it."
+                )
+
     def _is_started(self):
         return hasattr(self, "t_")
 

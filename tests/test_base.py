@@ -6,6 +6,9 @@ import numpy as np
 import pytest
 
 from streamlearn.base import LogisticProbaMixin
+from streamlearn.facto import FMClassifier
+from streamlearn.linear_model import AROWClassifier, ConfidenceWeightedClassifier
+from streamlearn.second_order import OnlineNewtonStep, SketchedOnlineNewton
 from streamlearn.learners import LEARNERS, make_learner
 
 CLASSIFIERS = sorted(name for name, spec in LEARNERS.items() if spec.task == "classification")
@@ -131,3 +134,32 @@ def test_a_refused_first_batch_leaves_an_unfitted_model_that_saves_loads_and_lea
     with pytest.raises(ValueError, match="2\\*\\*500"):  # fit starts over: refused, it leaves no model either
         model.fit(Xb, y, sample_weight=sw)
     assert [k for k in vars(model) if k.endswith("_")] == []
+
+
+@pytest.mark.parametrize(
+    "make,param,value",
+    [
+        (lambda: OnlineNewtonStep(alpha0=2.0), "alpha0", 5.0),
+        (lambda: SketchedOnlineNewton(alpha0=10.0), "alpha0", 1.0),
+        (lambda: SketchedOnlineNewton(sketch="rfd"), "sketch", "fd"),
+        (lambda: AROWClassifier(a=1.0), "a", 0.1),
+        (lambda: ConfidenceWeightedClassifier(), "a", 0.1),
+        (lambda: FMClassifier(), "init_stdev", 0.5),
+    ],
+)
+def test_start_values_changed_after_learning_began_are_refused(make, param, value):
+    """A parameter that only sets how a learner starts (an initial value, a sketch's kind) would be ignored once
+    it learns: partial_fit refuses it, naming the value it started with; fit starts again with it."""
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(30, 6))
+    y = np.where(X[:, 0] > 0, 1, -1)
+    clf = make().partial_fit(X[:15], y[:15], classes=[-1, 1])
+    started = clf.get_params()[param]
+    clf.set_params(**{param: value})
+    with pytest.raises(ValueError, match=rf"^{param}={value!r} differs from the setting this \w+ was trained with"):
+        clf.partial_fit(X[15:], y[15:])
+    clf.fit(X, y)  # starts again with the new value
+    clf.partial_fit(X[15:], y[15:])
+    clf.set_params(**{param: started})  # and now refuses the old one
+    with pytest.raises(ValueError, match="differs from the setting"):
+        clf.partial_fit(X[15:], y[15:])

@@ -33,6 +33,8 @@ class _FMBase(_BaseOnline):
     """State: ``intercept_`` (K,), ``coef_`` (K, d), ``latent_`` (K, d, k) (without the K axis for a
     regressor), AdaGrad accumulators ``_state_G*`` of the same shapes. One kernel call per chunk."""
 
+    _start_params = ("init_stdev",)  # the latent factors' initial spread
+
     def _allocate(self, n_features, n_outputs, X):
         rng = _validation.check_rng(self.random_state)
         latent = rng.normal(0.0, self.init_stdev, size=(n_outputs, n_features, self.n_factors))

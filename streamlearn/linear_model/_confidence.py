@@ -31,6 +31,7 @@ class _BaseConfidence(_AveragingMixin, OnlineClassifierMixin, BaseOnlineLinear):
     _progressive_loss = "hinge"
     _zero_row_no_op_unaveraged = True
     _diverge_hint = "a"
+    _start_params = ("a",)  # the initial variance
 
     #: the kernel's step parameters a rule does not use (subclasses: ``_rule()`` and ``_step()``, the ones it uses)
     _UNUSED_STEP = {"phi": 0.0, "C": 1.0, "r": 1.0}

@@ -309,6 +309,7 @@ class OnlineNewtonStep(_SecondOrder):
     0.835
     """
 
+    _start_params = ("alpha0",)  # H = alpha0 I at the start
     _parameter_constraints = {
         "alpha0": [Interval(float, 0, None, closed="neither")],
         **_NEWTON_PARAMS,
@@ -433,6 +434,7 @@ class SketchedOnlineNewton(MixableMixin, _SecondOrder):
 
     sketch: str  # the parameter, set by __init__ (typed here for the methods that read it)
 
+    _start_params = ("sketch", "alpha0")  # the sketch's kind and the initial regulariser
     _parameter_constraints = {
         "sketch": [Options(*_SKETCHES)],
         "ell": [Interval(int, 1, None, closed="left")],

@@ -93,7 +93,15 @@ def test_rfd0_son_learner_uses_the_current_slab_by_default():
 
 @pytest.mark.parametrize(
     "sketch, ell, new",
-    [("fd", 4, {"ell": 2}), ("rfd", 3, {"ell": 6}), ("fd", 4, {"sketch": "oja"}), ("rp", 4, {"sketch": "fd"})],
+    [
+        ("fd", 4, {"ell": 2}),
+        ("rfd", 3, {"ell": 6}),
+        ("fd", 4, {"sketch": "oja"}),
+        ("rp", 4, {"sketch": "fd"}),
+        ("rp", 4, {"sketch": "oja"}),  # buffers of the same size, different meanings: RP's S is not Oja's V
+        ("rfd", 4, {"sketch": "fd"}),
+        ("fd", 4, {"alpha0": 1.0}),  # the initial regulariser: alpha_ started at 10
+    ],
 )
 def test_sketch_settings_changed_after_training_are_refused(sketch, ell, new):
     """``set_params(ell=...)`` or a sketch of another size after training: partial_fit refuses (it continued
@@ -105,7 +113,7 @@ def test_sketch_settings_changed_after_training_are_refused(sketch, ell, new):
     clf.set_params(**new)
     with pytest.raises(ValueError, match="differs from the setting this SketchedOnlineNewton was trained with"):
         clf.partial_fit(X[15:], y[15:])
-    clf.set_params(sketch=sketch, ell=ell)  # back to the trained settings: it continues
+    clf.set_params(sketch=sketch, ell=ell, alpha0=10.0)  # back to the trained settings: it continues
     clf.partial_fit(X[15:], y[15:])
 
 
