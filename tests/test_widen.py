@@ -37,28 +37,31 @@ def _pad(X, d):
     return sp.csr_matrix((X.data, X.indices, X.indptr), shape=(X.shape[0], d))
 
 
+def _learn(wide, grown, chunks, regression, n_classes=2):
+    """``wide`` learns the chunks padded to the final width, ``grown`` each at its own width, widened before it;
+    returns all the rows at the final width."""
+    d = chunks[-1][0].shape[1]
+    fit_kw = {} if regression else {"classes": list(range(n_classes))}
+    for i, (X, y) in enumerate(chunks):
+        t = y.astype(float) if regression else y
+        wide.partial_fit(_pad(X, d), t, **fit_kw)
+        if i:
+            widen(grown, X.shape[1])
+        grown.partial_fit(X, t, **fit_kw)
+    assert grown.n_features_in_ == d
+    return sp.vstack([_pad(X, d) for X, _ in chunks])
+
+
 WIDEN_CASES = [(n, p, k) for n, p in CASES for k in ((2,) if n.endswith("Regressor") else (2, 3))]
 
 
 @pytest.mark.parametrize("name,params,n_classes", WIDEN_CASES)
 def test_widened_model_equals_the_one_allocated_wide(name, params, n_classes):
-    regression = name.endswith("Regressor")
-    chunks = _stream(n_classes=n_classes)
-    d = chunks[-1][0].shape[1]
-    fit_kw = {} if regression else {"classes": list(range(n_classes))}
-    wide = getattr(lm, name)(**params)
-    grown = getattr(lm, name)(**params)
-    for X, y in chunks:
-        t = y.astype(float) if regression else y
-        wide.partial_fit(_pad(X, d), t, **fit_kw)
-        if hasattr(grown, "n_features_in_"):
-            widen(grown, X.shape[1])
-        grown.partial_fit(X, t, **fit_kw)
-    assert grown.n_features_in_ == d
+    wide, grown = getattr(lm, name)(**params), getattr(lm, name)(**params)
+    X_all = _learn(wide, grown, _stream(n_classes=n_classes), name.endswith("Regressor"), n_classes)
     for attr in ("coef_", "intercept_", *PER_FEATURE):
         if attr in wide.__dict__:
             np.testing.assert_array_equal(grown.__dict__[attr], wide.__dict__[attr], err_msg=attr)
-    X_all = sp.vstack([_pad(X, d) for X, _ in chunks])
     np.testing.assert_array_equal(grown.predict(X_all), wide.predict(X_all))
 
 
@@ -83,22 +86,11 @@ def test_a_learner_behind_maxabs_scaling_widens_exactly(name):
     # the command line's learners with their default MaxAbs scaling (a StreamPipeline)
     from streamlearn.learners import LEARNERS, make_learner, scaled_learner
 
-    regression = LEARNERS[name].task == "regression"
-    chunks = _stream(seed=1)
-    d = chunks[-1][0].shape[1]
     wide, grown = (scaled_learner(name, make_learner(name), None) for _ in range(2))
     assert type(wide).__name__ == "StreamPipeline" and can_widen(grown)
-    fit_kw = {} if regression else {"classes": [0, 1]}
-    for X, y in chunks:
-        t = y.astype(float) if regression else y
-        wide.partial_fit(_pad(X, d), t, **fit_kw)
-        if hasattr(grown, "learner_"):
-            widen(grown, X.shape[1])
-        grown.partial_fit(X, t, **fit_kw)
-    assert grown.n_features_in_ == d
+    X_all = _learn(wide, grown, _stream(seed=1), LEARNERS[name].task == "regression")
     np.testing.assert_array_equal(grown.scaler_.max_abs_, wide.scaler_.max_abs_)
     np.testing.assert_array_equal(grown.learner_.coef_, wide.learner_.coef_)
-    X_all = sp.vstack([_pad(X, d) for X, _ in chunks])
     np.testing.assert_array_equal(grown.predict(X_all), wide.predict(X_all))
 
 
