@@ -248,8 +248,9 @@ def _earlier_bad(first_bad, bad):
 
 
 @njit_kernel
-def _lazy_score(v, coef, Zt, r, indices, data, start, end, zx):
-    """``zx[:r] = Z x`` (Z stored transposed, (d, r)); returns ``(v.x + coef.(Z x), ||x||^2)`` for row x."""
+def _lazy_score(v, coef, Zt, transposed, r, indices, data, start, end, zx):
+    """``zx[:r] = Z x`` (Z stored transposed, (d, r), or as rows, (r, d), in ``Zt``); returns
+    ``(v.x + coef.(Z x), ||x||^2)`` for row x."""
     for a in range(r):
         zx[a] = 0.0
     z = 0.0
@@ -259,16 +260,37 @@ def _lazy_score(v, coef, Zt, r, indices, data, start, end, zx):
         xv = data[p]
         z += v[j] * xv
         xx += xv * xv
-        for a in range(r):
-            zx[a] += Zt[j, a] * xv
+        if transposed:
+            for a in range(r):
+                zx[a] += Zt[j, a] * xv
+        else:
+            for a in range(r):
+                zx[a] += Zt[a, j] * xv
     for a in range(r):
         z += coef[a] * zx[a]
     return z, xx
 
 
 @njit_kernel
-def _sparse_rank_one(Zt, v, s, vec, r, ca, indices, data, start, end):
-    """``Z += vec (ca x)^T`` (Z stored transposed, x row ``start:end``) and ``v -= s ca x``.
+def _fold_rows(Zt, transposed, b, v):
+    """``v += Z^T b`` (Z stored transposed, (d, r), or as rows of a (cap, d) array whose rows ``r:`` are zero or
+    weighed by zeros of ``b``)."""
+    if transposed:
+        fold = np.dot(Zt, b)
+        for j in range(v.shape[0]):
+            v[j] += fold[j]
+    else:
+        for a in range(b.shape[0]):
+            ba = b[a]
+            if ba != 0.0:
+                for j in range(v.shape[0]):
+                    v[j] += ba * Zt[a, j]
+
+
+@njit_kernel
+def _sparse_rank_one(Zt, transposed, v, s, vec, r, ca, indices, data, start, end):
+    """``Z += vec (ca x)^T`` (Z stored transposed or as rows, as in ``_lazy_score``; x row ``start:end``) and
+    ``v -= s ca x``.
 
     With ``s = vec.coef`` this keeps ``w = v + Z^T coef`` unchanged.
     """
@@ -276,8 +298,12 @@ def _sparse_rank_one(Zt, v, s, vec, r, ca, indices, data, start, end):
         j = indices[p]
         gv = ca * data[p]
         v[j] -= s * gv
-        for a in range(r):
-            Zt[j, a] += gv * vec[a]
+        if transposed:
+            for a in range(r):
+                Zt[j, a] += gv * vec[a]
+        else:
+            for a in range(r):
+                Zt[a, j] += gv * vec[a]
 
 
 # ------------------------------------------------------------------------------------------ FD family
@@ -654,13 +680,19 @@ OJA_FACTOR_COND = 100.0
 
 
 @njit_kernel
-def _oja_materialise(Zt, F, b, v):
-    """``V = F Z`` made explicit (returned transposed, (d, r)); folds ``Z^T b`` into v (b zeroed)."""
+def _oja_materialise(Zt, transposed, F, b, v):
+    """``V = F Z`` made explicit, returned in ``Zt``'s layout (transposed, (d, r), a new array; or ``Zt``'s own
+    rows, overwritten); folds ``Z^T b`` into v (b zeroed)."""
     r = F.shape[0]
-    fold = np.dot(Zt, b)
-    for j in range(v.shape[0]):
-        v[j] += fold[j]
-    Zn = np.dot(Zt, block_copy(F, r, r, np.bool_(True)))
+    _fold_rows(Zt=Zt, transposed=transposed, b=b, v=v)
+    if transposed:
+        Zn = np.dot(Zt, block_copy(F, r, r, np.bool_(True)))
+    else:
+        Zn = Zt
+        V = np.dot(F, block_copy(Zt, r, Zt.shape[1], np.bool_(False)))
+        for a in range(r):
+            for j in range(Zt.shape[1]):
+                Zt[a, j] = V[a, j]
     for a in range(r):
         b[a] = 0.0
         for c in range(r):
@@ -713,10 +745,14 @@ def _oja_factor_update(F, Finv, pv, cc, colsum):
 
 
 @njit_kernel
-def _oja_reorthonormalise(Zt, L):
-    """Orthonormalise the columns of ``Zt`` (d, r): ``Zt <- Zt L^{-T}`` with ``Zt^T Zt = L L^T``."""
-    r = Zt.shape[1]
-    G = np.dot(block_copy(Zt, Zt.shape[0], r, np.bool_(True)), Zt)
+def _oja_reorthonormalise(Zt, transposed, r, L):
+    """Orthonormalise the r vectors of ``Zt`` (the columns of a (d, r) array, or its first r rows):
+    ``Z <- L^{-1} Z`` with ``Z Z^T = L L^T``; returned in ``Zt``'s layout (rows: overwritten)."""
+    if transposed:
+        G = np.dot(block_copy(Zt, Zt.shape[0], r, np.bool_(True)), Zt)
+    else:
+        Zr = block_copy(Zt, r, Zt.shape[1], np.bool_(False))
+        G = np.dot(Zr, block_copy(Zt, r, Zt.shape[1], np.bool_(True)))
     if _chol_extend(G, 0.0, L, np.int64(0), r) < r:
         raise np.linalg.LinAlgError("Matrix is not positive definite.")
     M = np.zeros((r, r))  # L^{-T}, column c = L^{-1} e_c read as a row
@@ -726,16 +762,24 @@ def _oja_reorthonormalise(Zt, L):
             for kk in range(c, i):
                 acc -= L[i, kk] * M[c, kk]
             M[c, i] = acc / L[i, i]
-    return np.dot(Zt, M)
+    if transposed:
+        return np.dot(Zt, M)
+    V = np.dot(block_copy(M, r, r, np.bool_(True)), Zr)  # M^T Z = L^{-1} Z
+    for a in range(r):
+        for j in range(Zt.shape[1]):
+            Zt[a, j] = V[a, j]
+    return Zt
 
 
 @njit_kernel
-def son_oja_lazy(indptr, indices, data, targets, sample_weight, state, t, step, sketch, out, max_cond):
+def son_oja_lazy(indptr, indices, data, targets, sample_weight, state, t, step, sketch, out, max_cond, transposed):
     """Oja sketched online Newton step in the lazy sparse form (module docstring), K outputs.
 
     Same arrays and result as ``son.son_epoch`` with ``sketch.kind = SKETCH_OJA``. ``max_cond``: V is materialised
     when ``max|F| max|F^{-1}|`` exceeds it (and every ``REORTH_EVERY`` rows). ``slab_current`` as in
-    ``son_fd_lazy``. Returns ``(t, bad, n_materialisations)``.
+    ``son_fd_lazy``, and ``transposed`` (Z copied transposed for the call, or read and written in place as the
+    rows of ``buf``; either way a call ends with V = F Z made explicit, O(r^2 d)). Returns
+    ``(t, bad, n_materialisations)``.
     """
     w, buf, gram, sc, aux, n_rows, alpha = state
     C, slab_current = step.C, step.slab_current
@@ -753,7 +797,7 @@ def son_oja_lazy(indptr, indices, data, targets, sample_weight, state, t, step, 
         gk = gram[k]
         sk = sc[k]
         lam = aux[k, :r]
-        Zt = block_copy(buf[k], r, buf.shape[2], np.bool_(True))
+        Zt = block_copy(buf[k], r, buf.shape[2], np.bool_(True)) if transposed else buf[k]
         F = np.zeros((r, r))
         Finv = np.zeros((r, r))
         for a in range(r):
@@ -773,7 +817,9 @@ def son_oja_lazy(indptr, indices, data, targets, sample_weight, state, t, step, 
         for i in range(n):
             st = indptr[i]
             en = indptr[i + 1]
-            z, xx = _lazy_score(v=v, coef=b, Zt=Zt, r=r, indices=indices, data=data, start=st, end=en, zx=zx)
+            z, xx = _lazy_score(
+                v=v, coef=b, Zt=Zt, transposed=transposed, r=r, indices=indices, data=data, start=st, end=en, zx=zx
+            )
             x = (indices, data, st, en, xx)
             for a in range(r):
                 acc = 0.0
@@ -809,16 +855,28 @@ def son_oja_lazy(indptr, indices, data, targets, sample_weight, state, t, step, 
                         acc += Finv[a, c] * pv[c]
                     qv[a] = gam * acc
                     qb += qv[a] * b[a]
-                _sparse_rank_one(Zt=Zt, v=v, s=qb, vec=qv, r=r, ca=ca, indices=indices, data=data, start=st, end=en)
+                _sparse_rank_one(
+                    Zt=Zt,
+                    transposed=transposed,
+                    v=v,
+                    s=qb,
+                    vec=qv,
+                    r=r,
+                    ca=ca,
+                    indices=indices,
+                    data=data,
+                    start=st,
+                    end=en,
+                )
                 cond = _oja_factor_update(F, Finv, pv, 2.0 * gam + gam * gam * aa, colsum)
                 # the factor drifts from orthogonal (V = F Z with F ill-conditioned loses digits): materialise
                 # when max|F| max|F^{-1}| exceeds max_cond, and every REORTH_EVERY rows
                 reorth = ti % REORTH_EVERY == 0
                 if reorth or not (cond <= max_cond):
                     n_mat += 1
-                    Zt = _oja_materialise(Zt, F, b, v)
-                    if reorth:
-                        Zt = _oja_reorthonormalise(Zt, sol[2])  # (work array: sol's Cholesky factor)
+                    Zt = _oja_materialise(Zt=Zt, transposed=transposed, F=F, b=b, v=v)
+                    if reorth:  # (work array: sol's Cholesky factor)
+                        Zt = _oja_reorthonormalise(Zt=Zt, transposed=transposed, r=r, L=sol[2])
                     for a in range(r):
                         for c in range(r):
                             Finv[a, c] = 0.0
@@ -827,7 +885,7 @@ def son_oja_lazy(indptr, indices, data, targets, sample_weight, state, t, step, 
                         zx[a] = 0.0
                     for p in range(st, en):
                         for a in range(r):
-                            zx[a] += Zt[indices[p], a] * data[p]
+                            zx[a] += (Zt[indices[p], a] if transposed else Zt[a, indices[p]]) * data[p]
                 else:
                     zxa = ca * xx
                     for a in range(r):
@@ -859,8 +917,9 @@ def son_oja_lazy(indptr, indices, data, targets, sample_weight, state, t, step, 
                         newton=nonewton, tau=tau, sol=sol, r=r, al=al, rhs=bx, in_span=nospan, nchol=nchol, x=x, dl=0.0
                     )
                     _oja_add_bt(F, sk, r, coef, f, b)
-        Zt = _oja_materialise(Zt, F, b, v)
-        _store_transposed(buf[k], Zt, r)
+        Zt = _oja_materialise(Zt=Zt, transposed=transposed, F=F, b=b, v=v)
+        if transposed:
+            _store_transposed(buf[k], Zt, r)
         first_bad = _earlier_bad(first_bad, bad)
     return t + _n_learned(sample_weight, n if first_bad < 0 else first_bad), first_bad, n_mat
 
@@ -876,11 +935,12 @@ def _rp_gram_update(gram, rvec, bx, r, ca, aa):
 
 
 @njit_kernel
-def son_rp_lazy(indptr, indices, data, targets, sample_weight, state, t, step, sketch, out):
+def son_rp_lazy(indptr, indices, data, targets, sample_weight, state, t, step, sketch, out, transposed):
     """RP sketched online Newton step in the lazy sparse form, K outputs: ``w = v + S^T c`` with S updated in
     place by its sparse rank-one rows (no materialisation needed), O(ell nnz + ell^3) per example (the Gram
     matrix changes by rank two, so it is refactored each time). Same arrays and result as ``son.son_epoch``
-    with ``sketch.kind = SKETCH_RP``. ``slab_current`` as in ``son_fd_lazy``. Returns ``(t, bad, 0)``."""
+    with ``sketch.kind = SKETCH_RP``. ``slab_current`` and ``transposed`` as in ``son_fd_lazy`` (S read in
+    place from ``buf`` without ``transposed``: nothing to store back). Returns ``(t, bad, 0)``."""
     w, buf, gram, _, _, n_rows, alpha = state
     C, slab_current = step.C, step.slab_current
     seed, rp_dist = sketch.seed, sketch.rp_dist
@@ -895,7 +955,7 @@ def son_rp_lazy(indptr, indices, data, targets, sample_weight, state, t, step, s
         r = n_rows[k]
         al = alpha[k]
         gk = gram[k]
-        St = block_copy(buf[k], r, d, np.bool_(True))  # S stored transposed
+        St = block_copy(buf[k], r, d, np.bool_(True)) if transposed else buf[k]  # S transposed, or its rows
         sc = np.ones(r)
         c = np.zeros(r)
         v = w[k]  # in place: w = v + S^T c
@@ -908,7 +968,9 @@ def son_rp_lazy(indptr, indices, data, targets, sample_weight, state, t, step, s
         for i in range(n):
             st = indptr[i]
             en = indptr[i + 1]
-            z, xx = _lazy_score(v=v, coef=c, Zt=St, r=r, indices=indices, data=data, start=st, end=en, zx=bx)
+            z, xx = _lazy_score(
+                v=v, coef=c, Zt=St, transposed=transposed, r=r, indices=indices, data=data, start=st, end=en, zx=bx
+            )
             x = (indices, data, st, en, xx)
             # ---- projection onto the slab of the example about to be predicted (see slab_current)
             tau, move = _tau_next(z=z, step=step, weight=sample_weight[i], xx=xx)
@@ -932,7 +994,19 @@ def son_rp_lazy(indptr, indices, data, targets, sample_weight, state, t, step, s
                 for a in range(r):
                     rc += rvec[a] * c[a]
                 # keeps w = v + S^T c fixed
-                _sparse_rank_one(Zt=St, v=v, s=rc, vec=rvec, r=r, ca=ca, indices=indices, data=data, start=st, end=en)
+                _sparse_rank_one(
+                    Zt=St,
+                    transposed=transposed,
+                    v=v,
+                    s=rc,
+                    vec=rvec,
+                    r=r,
+                    ca=ca,
+                    indices=indices,
+                    data=data,
+                    start=st,
+                    end=en,
+                )
                 # ---- u = w - H^{-1} g
                 for a in range(r):
                     bg[a] = dl * (bx[a] + rvec[a] * ca * xx)
@@ -956,9 +1030,8 @@ def son_rp_lazy(indptr, indices, data, targets, sample_weight, state, t, step, s
                     )
                     for a in range(r):
                         c[a] += f * coef[a]
-        fold = np.dot(St, c)
-        for j in range(d):
-            v[j] += fold[j]
-        _store_transposed(buf[k], St, r)
+        _fold_rows(Zt=St, transposed=transposed, b=c, v=v)
+        if transposed:
+            _store_transposed(buf[k], St, r)
         first_bad = _earlier_bad(first_bad, bad)
     return t + _n_learned(sample_weight, n if first_bad < 0 else first_bad), first_bad, 0

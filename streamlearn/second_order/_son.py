@@ -351,9 +351,9 @@ class OnlineNewtonStep(_SecondOrder):
 #: form's extra work against one materialisation (ski-rental rule)
 _LAZY_MAX_SPARSE_ROWS = 4096
 _LAZY_MAT_FACTOR = 10.0
-#: the FD kernels copy the sketch's rows transposed for a chunk (and back) when it holds at least this many
+#: the lazy kernels copy the sketch's rows transposed for a chunk (and back) when it holds at least this many
 #: non-zeros per feature; a smaller chunk reads them in place (one-row calls over 2^18 features: O(ell d)
-#: instead of O(ell^2 d))
+#: instead of O(ell^2 d) for the FD family, no copies for RP and Oja)
 _LAZY_TRANSPOSE_NNZ = 0.02
 
 _SKETCHES = {"fd": _k.SKETCH_FD, "pfd": _k.SKETCH_PFD, "rfd": _k.SKETCH_RFD, "rp": _k.SKETCH_RP, "oja": _k.SKETCH_OJA}
@@ -545,16 +545,12 @@ class SketchedOnlineNewton(MixableMixin, _SecondOrder):
             t, bad = self._dense_pass(X, targets, sw, out, keep, n_shrink)
             return t, bad, 0
         args = self._kernel_args(X, targets, sw, out, keep, n_shrink)
+        args["transposed"] = bool(args["indptr"][-1] - args["indptr"][0] >= _LAZY_TRANSPOSE_NNZ * X.shape[1])
         if self.sketch == "oja":
             return _kl.son_oja_lazy(**args, max_cond=_kl.OJA_FACTOR_COND)
         if self.sketch == "rp":
             return _kl.son_rp_lazy(**args)
-        return _kl.son_fd_lazy(
-            **args,
-            max_sp=_LAZY_MAX_SPARSE_ROWS,
-            mat_factor=_LAZY_MAT_FACTOR,
-            transposed=bool(args["indptr"][-1] - args["indptr"][0] >= _LAZY_TRANSPOSE_NNZ * X.shape[1]),
-        )
+        return _kl.son_fd_lazy(**args, max_sp=_LAZY_MAX_SPARSE_ROWS, mat_factor=_LAZY_MAT_FACTOR)
 
     def _dense_pass(self, X, targets, sw, out, keep, n_shrink):
         return _k.son_epoch(**self._kernel_args(X, targets, sw, out, keep, n_shrink))

@@ -82,6 +82,34 @@ def test_fd_lazy_rows_read_in_place_match_dense_kernel(sketch, alpha0, loss, mat
     np.testing.assert_array_equal(b._state_buf[0, b._state_n_rows[0] :], 0.0)  # rows past the sketch stay zero
 
 
+@pytest.mark.parametrize("sketch", ["oja", "rp"])
+@pytest.mark.parametrize("loss", ["squared", "logistic"])
+@pytest.mark.parametrize("cuts", [(17, 18), tuple(range(1, 60))], ids=["three-chunks", "one-row-calls"])
+def test_oja_and_rp_lazy_rows_read_in_place_match_dense_kernel(sketch, loss, cuts, monkeypatch):
+    # RP's S and Oja's Z read and updated in place as the rows of the buffer (transposed=False): nothing copied
+    # for a call; Oja's V = F Z formed in place at its end
+    monkeypatch.setattr(son_module, "_LAZY_TRANSPOSE_NNZ", np.inf)
+    calls = []
+    real = getattr(kl, f"son_{sketch}_lazy")
+    monkeypatch.setattr(kl, f"son_{sketch}_lazy", lambda **kw: calls.append(kw["transposed"]) or real(**kw))
+    X, y = _data()
+    params = dict(sketch=sketch, ell=3, alpha0=0.5, loss=loss)
+    a, sa = _fit(False, X, y, cuts=cuts, **params)
+    b, sb = _fit(True, X, y, cuts=cuts, **params)
+    assert calls and not any(calls)
+    _assert_same(a, b, sa, sb)
+
+
+def test_lazy_oja_rows_in_place_across_reorthonormalisation(monkeypatch):
+    monkeypatch.setattr(son_module, "_LAZY_TRANSPOSE_NNZ", np.inf)
+    X, y = _data(n=kl.REORTH_EVERY + 200, d=20, density=0.4, seed=3)
+    a, sa = _fit(False, X, y, cuts=(300,), sketch="oja", ell=4, alpha0=1.0, loss="logistic")
+    b, sb = _fit(True, X, y, cuts=(300,), sketch="oja", ell=4, alpha0=1.0, loss="logistic")
+    _assert_same(a, b, sa, sb)
+    V = b._state_buf[0, :4]
+    np.testing.assert_allclose(V @ V.T, np.eye(4), atol=1e-10)
+
+
 def test_fd_lazy_layout_follows_the_chunk_density(monkeypatch):
     calls = []
     real = kl.son_fd_lazy
