@@ -247,6 +247,17 @@ def _earlier_bad(first_bad, bad):
     return bad if bad >= 0 and (first_bad < 0 or bad < first_bad) else first_bad
 
 
+@njit_inline
+def _add_column(out, D, transposed, j, xv, r):
+    """``out[:r] += xv D[:r, j]``, the sketch's rows stored transposed (``D[j, a]``) or as rows (``D[a, j]``)."""
+    if transposed:
+        for a in range(r):
+            out[a] += D[j, a] * xv
+    else:
+        for a in range(r):
+            out[a] += D[a, j] * xv
+
+
 @njit_kernel
 def _lazy_score(v, coef, Zt, transposed, r, indices, data, start, end, zx):
     """``zx[:r] = Z x`` (Z stored transposed, (d, r), or as rows, (r, d), in ``Zt``); returns
@@ -260,12 +271,7 @@ def _lazy_score(v, coef, Zt, transposed, r, indices, data, start, end, zx):
         xv = data[p]
         z += v[j] * xv
         xx += xv * xv
-        if transposed:
-            for a in range(r):
-                zx[a] += Zt[j, a] * xv
-        else:
-            for a in range(r):
-                zx[a] += Zt[a, j] * xv
+        _add_column(out=zx, D=Zt, transposed=transposed, j=j, xv=xv, r=r)
     for a in range(r):
         z += coef[a] * zx[a]
     return z, xx
@@ -288,12 +294,13 @@ def _fold_rows(Zt, transposed, b, v):
 
 
 @njit_kernel
-def _sparse_rank_one(Zt, transposed, v, s, vec, r, ca, indices, data, start, end):
-    """``Z += vec (ca x)^T`` (Z stored transposed or as rows, as in ``_lazy_score``; x row ``start:end``) and
-    ``v -= s ca x``.
+def _sparse_rank_one(Zt, transposed, v, s, vec, r, ca, x):
+    """``Z += vec (ca x)^T`` (Z stored transposed or as rows, as in ``_lazy_score``; ``x = (indices, data, start,
+    end, |x|^2)``, the row) and ``v -= s ca x``.
 
     With ``s = vec.coef`` this keeps ``w = v + Z^T coef`` unchanged.
     """
+    indices, data, start, end, _ = x
     for p in range(start, end):
         j = indices[p]
         gv = ca * data[p]
@@ -317,12 +324,7 @@ def _fd_basis_dot(D, transposed, r0, sp_ptr, sp_idx, sp_val, n_sp, xs, indices, 
         j = indices[p]
         xv = data[p]
         xs[j] = xv
-        if transposed:
-            for a in range(r0):
-                out[a] += D[j, a] * xv
-        else:
-            for a in range(r0):
-                out[a] += D[a, j] * xv
+        _add_column(out=out, D=D, transposed=transposed, j=j, xv=xv, r=r0)
     for s in range(n_sp):
         acc = 0.0
         for p in range(sp_ptr[s], sp_ptr[s + 1]):
@@ -855,19 +857,7 @@ def son_oja_lazy(indptr, indices, data, targets, sample_weight, state, t, step, 
                         acc += Finv[a, c] * pv[c]
                     qv[a] = gam * acc
                     qb += qv[a] * b[a]
-                _sparse_rank_one(
-                    Zt=Zt,
-                    transposed=transposed,
-                    v=v,
-                    s=qb,
-                    vec=qv,
-                    r=r,
-                    ca=ca,
-                    indices=indices,
-                    data=data,
-                    start=st,
-                    end=en,
-                )
+                _sparse_rank_one(Zt=Zt, transposed=transposed, v=v, s=qb, vec=qv, r=r, ca=ca, x=x)
                 cond = _oja_factor_update(F, Finv, pv, 2.0 * gam + gam * gam * aa, colsum)
                 # the factor drifts from orthogonal (V = F Z with F ill-conditioned loses digits): materialise
                 # when max|F| max|F^{-1}| exceeds max_cond, and every REORTH_EVERY rows
@@ -884,8 +874,7 @@ def son_oja_lazy(indptr, indices, data, targets, sample_weight, state, t, step, 
                     for a in range(r):
                         zx[a] = 0.0
                     for p in range(st, en):
-                        for a in range(r):
-                            zx[a] += (Zt[indices[p], a] if transposed else Zt[a, indices[p]]) * data[p]
+                        _add_column(out=zx, D=Zt, transposed=transposed, j=indices[p], xv=data[p], r=r)
                 else:
                     zxa = ca * xx
                     for a in range(r):
@@ -994,19 +983,7 @@ def son_rp_lazy(indptr, indices, data, targets, sample_weight, state, t, step, s
                 for a in range(r):
                     rc += rvec[a] * c[a]
                 # keeps w = v + S^T c fixed
-                _sparse_rank_one(
-                    Zt=St,
-                    transposed=transposed,
-                    v=v,
-                    s=rc,
-                    vec=rvec,
-                    r=r,
-                    ca=ca,
-                    indices=indices,
-                    data=data,
-                    start=st,
-                    end=en,
-                )
+                _sparse_rank_one(Zt=St, transposed=transposed, v=v, s=rc, vec=rvec, r=r, ca=ca, x=x)
                 # ---- u = w - H^{-1} g
                 for a in range(r):
                     bg[a] = dl * (bx[a] + rvec[a] * ca * xx)
