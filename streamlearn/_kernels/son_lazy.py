@@ -278,19 +278,25 @@ def _lazy_score(v, coef, Zt, transposed, r, indices, data, start, end, zx):
 
 
 @njit_kernel
-def _fold_rows(Zt, transposed, b, v):
-    """``v += Z^T b`` (Z stored transposed, (d, r), or as rows of a (cap, d) array whose rows ``r:`` are zero or
-    weighed by zeros of ``b``)."""
+def _fold_rows(Zt, transposed, b, r, v):
+    """``v += Z^T b[:r]`` (Z stored transposed, (d, r), all of ``b`` then, or as the first r rows of an array)."""
     if transposed:
         fold = np.dot(Zt, b)
         for j in range(v.shape[0]):
             v[j] += fold[j]
     else:
-        for a in range(b.shape[0]):
+        for a in range(r):
             ba = b[a]
             if ba != 0.0:
                 for j in range(v.shape[0]):
                     v[j] += ba * Zt[a, j]
+
+
+@njit_kernel
+def _first_rows(Z, r):
+    """``Z[:r]`` as a C-contiguous array for ``np.dot``: ``Z`` itself when it has r rows (Oja's buffer, as a rule),
+    else a copy."""
+    return Z if r == Z.shape[0] else block_copy(Z, r, Z.shape[1], np.bool_(False))
 
 
 @njit_kernel
@@ -417,11 +423,7 @@ def _fd_materialise_rows(B, r0, T, r, q, sp_ptr, sp_idx, sp_val, n_sp, e, v, ide
     dense rows stay as they are and the sparse rows are written into the zero rows ``r0 .. r - 1``: O(r0 d)
     for the fold and O(nnz) for the rows, no product (what a call of a few rows costs)."""
     d = B.shape[1]
-    for a in range(r0):  # v += B[:r0]^T e[:r0]
-        ea = e[a]
-        if ea != 0.0:
-            for j in range(d):
-                v[j] += ea * B[a, j]
+    _fold_rows(Zt=B, transposed=np.bool_(False), b=e, r=r0, v=v)
     if not ident:
         Tb = np.zeros((B.shape[0], B.shape[0]))  # rows r: and columns r0: zero
         for a in range(r):
@@ -686,12 +688,12 @@ def _oja_materialise(Zt, transposed, F, b, v):
     """``V = F Z`` made explicit, returned in ``Zt``'s layout (transposed, (d, r), a new array; or ``Zt``'s own
     rows, overwritten); folds ``Z^T b`` into v (b zeroed)."""
     r = F.shape[0]
-    _fold_rows(Zt=Zt, transposed=transposed, b=b, v=v)
+    _fold_rows(Zt=Zt, transposed=transposed, b=b, r=r, v=v)
     if transposed:
         Zn = np.dot(Zt, block_copy(F, r, r, np.bool_(True)))
     else:
         Zn = Zt
-        V = np.dot(F, block_copy(Zt, r, Zt.shape[1], np.bool_(False)))
+        V = np.dot(F, _first_rows(Zt, r))
         for a in range(r):
             for j in range(Zt.shape[1]):
                 Zt[a, j] = V[a, j]
@@ -753,7 +755,7 @@ def _oja_reorthonormalise(Zt, transposed, r, L):
     if transposed:
         G = np.dot(block_copy(Zt, Zt.shape[0], r, np.bool_(True)), Zt)
     else:
-        Zr = block_copy(Zt, r, Zt.shape[1], np.bool_(False))
+        Zr = _first_rows(Zt, r)
         G = np.dot(Zr, block_copy(Zt, r, Zt.shape[1], np.bool_(True)))
     if _chol_extend(G, 0.0, L, np.int64(0), r) < r:
         raise np.linalg.LinAlgError("Matrix is not positive definite.")
@@ -1007,7 +1009,7 @@ def son_rp_lazy(indptr, indices, data, targets, sample_weight, state, t, step, s
                     )
                     for a in range(r):
                         c[a] += f * coef[a]
-        _fold_rows(Zt=St, transposed=transposed, b=c, v=v)
+        _fold_rows(Zt=St, transposed=transposed, b=c, r=r, v=v)
         if transposed:
             _store_transposed(buf[k], St, r)
         first_bad = _earlier_bad(first_bad, bad)
