@@ -37,8 +37,8 @@ def can_widen(est):
     return type(est).__name__ in WIDENABLE
 
 
-#: the per-feature arrays of the widenable learners (attribute -> the axis of the features)
-PER_FEATURE = {"coef_": -1, "running_coef_": -1, "average_sum_": -1, "_state_feat": 0}
+#: the per-feature arrays of the widenable learners and of MaxAbsScaler (attribute -> the axis of the features)
+PER_FEATURE = {"coef_": -1, "running_coef_": -1, "average_sum_": -1, "_state_feat": 0, "max_abs_": -1}
 
 
 def widen(est, n_features):
@@ -49,17 +49,15 @@ def widen(est, n_features):
     d = int(est.n_features_in_)
     if n_features <= d:
         return est
-    if type(est).__name__ == "StreamPipeline":
-        if est.scaler_ is not None:
-            est.scaler_.max_abs_ = np.pad(est.scaler_.max_abs_, (0, n_features - d))
-            est.scaler_.n_features_in_ = int(n_features)
-        widen(est.learner_, n_features)
-        return est
-    for name, axis in PER_FEATURE.items():
-        a = est.__dict__.get(name)
-        if a is not None:
-            pad = [(0, 0)] * a.ndim
-            pad[axis] = (0, n_features - d)
-            setattr(est, name, np.pad(a, pad))
-    est.n_features_in_ = int(n_features)
+    steps = (est.scaler_, est.learner_) if type(est).__name__ == "StreamPipeline" else (est,)
+    for step in steps:
+        if step is None:
+            continue
+        for name, axis in PER_FEATURE.items():
+            a = step.__dict__.get(name)
+            if a is not None:
+                pad = [(0, 0)] * a.ndim
+                pad[axis] = (0, n_features - d)
+                setattr(step, name, np.pad(a, pad))
+        step.n_features_in_ = int(n_features)
     return est
