@@ -405,7 +405,7 @@ class BaseOnline(DictRowMixin, PersistMixin, BaseEstimator):
         they were recorded is not checked)."""
         for p, started in getattr(self, "_started_with_", {}).items():
             now = getattr(self, p)
-            if now != started and not (now is None and started is None):
+            if now != started:
                 raise ValueError(
                     f"{p}={now!r} differs from the setting this {type(self).__name__} was trained with "
                     f"({started!r}), which only sets how it starts; call fit to start again with it."
