@@ -288,7 +288,12 @@ def take_pipe(path) -> Replay:
     return kept
 
 
-_MAGIC = ((b"\x1f\x8b", "gzip"), (b"BZh", "bz2"), (b"\xfd7zXZ\x00", "xz"), (b"\x28\xb5\x2f\xfd", "zstd"))
+#: the magic bytes of the compressions every reader decompresses, and of zstd, which the CSV reader alone does
+_TEXT_MAGIC = ((b"\x1f\x8b", "gzip"), (b"BZh", "bz2"), (b"\xfd7zXZ\x00", "xz"))
+_ZSTD_MAGIC = b"\x28\xb5\x2f\xfd"
+_MAGIC = (*_TEXT_MAGIC, (_ZSTD_MAGIC, "zstd"))
+#: the name endings of compressed files
+_COMPRESSED_SUFFIXES = (".gz", ".bz2", ".xz", ".lzma", ".zst", ".zstd")
 _ZSTD_HEAD = 1 << 20  # the most text a zstd head is decompressed to, to tell the format
 
 
@@ -298,7 +303,7 @@ _NAMED = {".vw": "vw", ".csv": "csv", ".tsv": "csv", ".parquet": "parquet", ".pq
 def named_format(path) -> str | None:
     """The format a pipe's name gives by its extension (``.vw``, ``.csv.gz``...), None when it says none."""
     name = os.path.basename(os.fspath(path)).lower()
-    for suffix in (".gz", ".bz2", ".xz", ".lzma", ".zst", ".zstd"):
+    for suffix in _COMPRESSED_SUFFIXES:
         name = name.removesuffix(suffix)
     ext = os.path.splitext(name)[1]
     return "libsvm" if ext in (".svm", ".libsvm", ".svmlight") else _NAMED.get(ext)

@@ -21,9 +21,11 @@ if TYPE_CHECKING:
 
     from .._typing import PathLike
 
+from ._pipes import _COMPRESSED_SUFFIXES
+
 __all__ = ["READERS", "detect_format", "open_stream"]
 
-_COMPRESSED = (".gz", ".bz2", ".xz", ".lzma", ".zst", ".zstd")  # (zstd: CSV only; the other readers refuse it)
+_COMPRESSED = _COMPRESSED_SUFFIXES  # (zstd: CSV only; the other readers refuse it)
 _EXTENSIONS = {".vw": "vw", ".csv": "csv", ".tsv": "csv", ".parquet": "parquet", ".pq": "parquet"}
 
 

@@ -22,7 +22,8 @@ import scipy.sparse as sp
 
 from .._kernels import svmlight as _k
 from .._typing import FloatArray, SvmlightSource
-from ._pipes import _DECOMPRESSION_ERRORS, replay_into
+from ._pipes import _DECOMPRESSION_ERRORS, _ZSTD_MAGIC, replay_into
+from ._pipes import _TEXT_MAGIC as _MAGIC
 
 __all__ = ["SvmlightFormatError", "iter_svmlight", "load_svmlight"]
 
@@ -32,10 +33,8 @@ _DEFAULT_BLOCK = 4 << 20
 _FIRST_ROWS = 1 << 16  # rows allocated up front for a chunk; more as they come
 _HARD_ROWS = 4096
 _BOM = b"\xef\xbb\xbf"
-_MAGIC = ((b"\x1f\x8b", "gzip"), (b"BZh", "bz2"), (b"\xfd7zXZ\x00", "xz"))
 _SUFFIX = {".gz": "gzip", ".bz2": "bz2", ".xz": "xz", ".lzma": "xz"}
 #: zstd, which the CSV reader alone decompresses (with pyarrow's codec; the VW and LIBSVM readers refuse it)
-_ZSTD_MAGIC = b"\x28\xb5\x2f\xfd"
 _ZSTD_SUFFIX = {".zst": "zstd", ".zstd": "zstd"}
 
 

@@ -32,7 +32,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import scipy.sparse as sp
 
-from ._pipes import _DECOMPRESSION_ERRORS
+from ._pipes import _COMPRESSED_SUFFIXES, _DECOMPRESSION_ERRORS
 from ._spec import InputSpec
 
 if TYPE_CHECKING:
@@ -446,7 +446,7 @@ class TabularReader:
         self.format = fmt
         self.chunk_size = int(chunk_size)
         base = self.source.lower()
-        for suffix in (".gz", ".bz2", ".xz", ".zst", ".zstd"):
+        for suffix in _COMPRESSED_SUFFIXES:
             base = base.removesuffix(suffix)
         self._delimiter = "\t" if base.endswith(".tsv") else ","
         self._pipe = None  # a stream read once: its first block (the header and type inference), then the rest
