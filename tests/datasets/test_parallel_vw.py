@@ -30,6 +30,10 @@ def odd_file(tmp_path_factory):
             out.append(" \t ")
     path = d / "odd.vw"
     path.write_bytes(b"\xef\xbb\xbf" + "\r\n".join(out).encode())
+    # the parsers' kernels compiled (or loaded) here, outside the tests' 30 s deadline that tells a hang: there
+    # the first test also paid for the compilation
+    list(parallel_vw_chunks(path, SPEC, 5000, require_label=True, workers=0))
+    list(open_stream(path, SPEC, 5000, require_label=True))
     return path
 
 
