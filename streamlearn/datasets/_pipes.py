@@ -33,10 +33,12 @@ from typing import Any
 __all__ = [
     "Pumped",
     "Replay",
+    "file_object_name",
     "is_stream_path",
     "peek_pipe",
     "pipe_name",
     "replay_into",
+    "require_binary",
     "sniff_format",
     "stream_format",
     "take_pipe",
@@ -412,3 +414,21 @@ def sniff_format(head: bytes) -> str | None:
             return "csv"
         return None
     return None
+
+
+def file_object_name(f):
+    """How errors name a file object: its ``name`` (a path), ``<file descriptor N>`` for one opened on a
+    descriptor (a subprocess's pipe), or ``<BytesIO object>`` and the like."""
+    name = getattr(f, "name", None)
+    if isinstance(name, int):
+        return f"<file descriptor {name}>"
+    return str(name or f"<{type(f).__name__} object>")
+
+
+def require_binary(f):
+    """Refuse a file object opened in text mode: the readers parse bytes."""
+    if isinstance(f, io.TextIOBase):
+        raise TypeError(
+            f"a data file object must be opened in binary mode ('rb'); got the text file object "
+            f"{file_object_name(f)} (mode {getattr(f, 'mode', '?')!r})."
+        )

@@ -22,7 +22,7 @@ import scipy.sparse as sp
 
 from .._kernels import svmlight as _k
 from .._typing import FloatArray, SvmlightSource
-from ._pipes import _DECOMPRESSION_ERRORS, _ZSTD_MAGIC, replay_into
+from ._pipes import _DECOMPRESSION_ERRORS, _ZSTD_MAGIC, file_object_name, replay_into, require_binary
 from ._pipes import _TEXT_MAGIC as _MAGIC
 
 __all__ = ["SvmlightFormatError", "iter_svmlight", "load_svmlight"]
@@ -312,14 +312,10 @@ class _Source:
             self.name = self.path
             self.start = 0
         elif hasattr(source, "read"):
-            if isinstance(source, io.TextIOBase):
-                raise TypeError(
-                    f"iter_svmlight/load_svmlight need a file opened in binary mode ('rb'), got the text "
-                    f"file object {source!r}."
-                )
+            require_binary(source)
             self.path = None
             self.fileobj = source
-            self.name = str(getattr(source, "name", None) or f"<{type(source).__name__} object>")
+            self.name = file_object_name(source)
             self.start = source.tell() if _seekable(source) else None
         else:
             raise TypeError(

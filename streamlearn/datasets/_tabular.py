@@ -32,7 +32,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import scipy.sparse as sp
 
-from ._pipes import _COMPRESSED_SUFFIXES, _DECOMPRESSION_ERRORS
+from ._pipes import _COMPRESSED_SUFFIXES, _DECOMPRESSION_ERRORS, file_object_name, require_binary
 from ._spec import InputSpec
 
 if TYPE_CHECKING:
@@ -442,7 +442,9 @@ class TabularReader:
         if not hasattr(path, "read") and is_stream_path(path):
             path = take_pipe(path)  # "-", /dev/stdin, a FIFO: read once
         self.path = os.fspath(path) if not hasattr(path, "read") else path
-        self.source = self.path if isinstance(self.path, str) else str(getattr(path, "name", None) or repr(path))
+        if hasattr(self.path, "read"):
+            require_binary(self.path)
+        self.source = self.path if isinstance(self.path, str) else file_object_name(self.path)
         self.format = fmt
         self.chunk_size = int(chunk_size)
         base = self.source.lower()
@@ -453,7 +455,15 @@ class TabularReader:
         self._block = _CSV_BLOCK  # pyarrow's CSV block: the header line and about 1 MB of rows
         self._streamed = False  # a pipe's batches have been asked for (it is read once)
         self._reopen = False  # the pipe is a file's decompressed text, opened again for each pass
-        if hasattr(self.path, "read") and not _seekable(self.path):
+        self._start = None  # where a seekable file object's text starts: each pass reads it again from there
+        if hasattr(self.path, "read") and fmt == "csv" and _seekable(self.path):
+            # read as a pipe (pyarrow would read the header from it, then the rows from where the header's read
+            # left it; and it does not decompress a file object), opened again from its start for each pass
+            self._start, self._reopen = self.path.tell(), True
+            self._pipe = self._open_file_pipe()
+            if b"\t" in self._pipe.head().split(b"\n", 1)[0] and b"," not in self._pipe.head().split(b"\n", 1)[0]:
+                self._delimiter = "\t"
+        elif hasattr(self.path, "read") and not _seekable(self.path):
             self._pipe = _open_pipe(self.path, self.source, fmt)
             if b"\t" in self._pipe.head().split(b"\n", 1)[0] and b"," not in self._pipe.head().split(b"\n", 1)[0]:
                 self._delimiter = "\t"
@@ -646,9 +656,13 @@ class TabularReader:
         return 0
 
     def _open_file_pipe(self):
-        """The file's decompressed text as a pipe (pyarrow tells a CSV file's compression by its name only)."""
+        """The file's decompressed text as a pipe (pyarrow tells a CSV file's compression by its name only); a
+        seekable file object's from where its text starts."""
         from ._pipes import Replay
 
+        if self._start is not None:
+            self.path.seek(self._start)
+            return _open_pipe(self.path, self.source, self.format)
         return _open_pipe(Replay(open(self.path, "rb"), self.source, owned=True), self.source, self.format)
 
     def _head(self, n):
@@ -1371,7 +1385,10 @@ def iter_csv(
 
     Parameters
     ----------
-    path : str or path-like
+    path : str, path-like or binary file object
+        ``"-"`` (or ``/dev/stdin``, a named pipe) is standard input, read once. A file object opened in binary
+        mode is read from where it stands: again from there for each pass if it can seek (an opened file, a
+        ``BytesIO``), once if not (a pipe); compressed text is decompressed either way.
     label : str or None
         Name of the label column (numbers, booleans or text). None: no labels (``y`` is None).
     weight : str or None

@@ -468,6 +468,64 @@ def test_a_csv_file_is_decompressed_by_its_bytes_not_its_name(tmp_path, csv_file
         np.testing.assert_array_equal(y, y_ref)
 
 
+@pytest.mark.parametrize("kind", ["plain", "gzip", "zstd"])
+@pytest.mark.parametrize("opened", ["file", "BytesIO", "BytesIO at an offset"])
+def test_a_seekable_file_object_reads_as_its_path(tmp_path, csv_file, kind, opened):
+    """A binary file object that can seek (an opened file, a BytesIO) reads as the file's path does, compressed
+    or not, from where it stands, in as many passes as asked. It read as "Empty CSV file" (the header's read had
+    left it at its end) and a compressed one as "no end of the header line"."""
+    import io
+
+    X_ref, y_ref = _concat(iter_csv(csv_file, label="clicked"))
+    data = csv_file.read_bytes() if kind == "plain" else _compressed(kind, csv_file.read_bytes())
+    path = tmp_path / "data.bin"  # (a name that says nothing of the format or the compression)
+    offset = 7 if opened.endswith("offset") else 0
+    path.write_bytes(b"x" * offset + data)
+    with open(path, "rb") if opened == "file" else io.BytesIO(path.read_bytes()) as f:
+        f.seek(offset)
+        reader = iter_csv(f, label="clicked", chunk_size=3)
+        for _ in range(2):
+            X, y = _concat(reader)
+            _dense_equal(X, X_ref)
+            np.testing.assert_array_equal(y, y_ref)
+
+
+def test_a_tab_separated_file_object_is_told_by_its_header(csv_file):
+    import io
+
+    X_ref, y_ref = _concat(iter_csv(csv_file, label="clicked"))
+    X, y = _concat(iter_csv(io.BytesIO(csv_file.read_bytes().replace(b",", b"\t")), label="clicked"))
+    _dense_equal(X, X_ref)
+    np.testing.assert_array_equal(y, y_ref)
+
+
+@pytest.mark.parametrize("reader", ["csv", "parquet", "vw", "svmlight"])
+def test_a_text_mode_file_object_is_refused_in_one_line(csv_file, reader):
+    """The readers parse bytes: a file opened in text mode is named, with what to do (the CSV reader failed with
+    "can't concat str to bytes"; VW's message named iter_svmlight)."""
+    from streamlearn.datasets import iter_svmlight, iter_vw
+
+    make = {
+        "csv": lambda f: iter_csv(f, label="clicked"),
+        "parquet": lambda f: iter_parquet(f, label="clicked"),
+        "vw": lambda f: list(iter_vw(f)),
+        "svmlight": lambda f: list(iter_svmlight(f)),
+    }[reader]
+    with open(csv_file) as f, pytest.raises(TypeError) as err:
+        make(f)
+    assert str(err.value) == (
+        f"a data file object must be opened in binary mode ('rb'); got the text file object {csv_file} (mode 'r')."
+    )
+
+
+def test_a_pipe_opened_on_a_descriptor_is_named_by_it():
+    from streamlearn.datasets._pipes import file_object_name
+
+    r, w = __import__("os").pipe()
+    with open(r, "rb") as f, open(w, "wb"):
+        assert file_object_name(f) == f"<file descriptor {r}>"
+
+
 @pytest.mark.parametrize("kind", ["plain", "gz", "pipe", "zst", "zst pipe"])
 def test_a_quoted_crlf_across_a_block_boundary_keeps_its_newline(tmp_path, monkeypatch, kind):
     """pyarrow drops the '\\n' of a '\\r\\n' inside a quoted value when its block ends between the two bytes (a
