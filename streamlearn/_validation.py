@@ -8,6 +8,8 @@ private API, so we carry a small equivalent)::
 
 import math
 import numbers
+import weakref
+from typing import Any
 
 import numpy as np
 import scipy.sparse as sp
@@ -104,18 +106,37 @@ PASS_PARAMS = {
 LINEAR_PASS_PARAMS = {"fit_intercept": ["boolean"], **PASS_PARAMS}
 
 
+#: the parameter values each estimator last passed :func:`validate_params` with (kept beside the estimator, not in
+#: it: its attributes are what a model file saves)
+_VALIDATED: "weakref.WeakKeyDictionary[Any, tuple]" = weakref.WeakKeyDictionary()
+#: the values that cannot change in place: only these are remembered as valid
+_IMMUTABLE = frozenset({int, float, str, bool, type(None), np.float64, np.int64, np.bool_})
+
+
 def validate_params(estimator):
     """Check ``estimator.get_params()`` against ``estimator._parameter_constraints``.
 
     Each constraint entry is a list of alternatives (``Interval``, ``Options``, ``"boolean"``,
-    ``"random_state"``, ``None``); the first that accepts the value wins.
+    ``"random_state"``, ``None``); the first that accepts the value wins. Values found valid are remembered (when
+    every one is a number, string, boolean or None): the next call with the same values, of the same types, returns
+    at once (a ``partial_fit`` of one row spent more time here than learning it).
     """
+    constraints = estimator._parameter_constraints
+    # == get_params() (sklearn convention), without inspect
+    values = tuple(getattr(estimator, pname) for pname in constraints)
+    key = tuple((type(v), v) for v in values) if all(type(v) in _IMMUTABLE for v in values) else None
+    try:
+        if key is not None and _VALIDATED.get(estimator) == key:
+            return
+    except TypeError:  # an estimator that cannot be weakly referenced: checked every time
+        key = None
     name = type(estimator).__name__
-    for pname, alternatives in estimator._parameter_constraints.items():
-        value = getattr(estimator, pname)  # == get_params()[pname] (sklearn convention), without inspect
+    for (pname, alternatives), value in zip(constraints.items(), values):
         expected = expected_param(alternatives, value)
         if expected is not None:
             raise ValueError(f"The {pname!r} parameter of {name} must be {expected}. Got {value!r} instead.")
+    if key is not None:
+        _VALIDATED[estimator] = key
 
 
 def expected_param(alternatives, value):

@@ -12,6 +12,7 @@ from streamlearn.evaluation import iter_array_chunks
 from streamlearn.learners import LEARNERS, make_learner
 from streamlearn.linear_model import OGDClassifier, OGDRegressor
 from streamlearn.preprocessing import MaxAbsScaler, StandardScaler
+from streamlearn.second_order import SketchedOnlineNewton
 
 INF, NAN = float("inf"), float("nan")
 
@@ -320,3 +321,35 @@ def test_missing_y_is_named_for_every_input(to):
     X = to(np.eye(3))
     with pytest.raises(ValueError, match="requires y to be passed, but the target y is None"):
         OGDClassifier().partial_fit(X, None, classes=[0, 1])
+
+
+@pytest.mark.parametrize(
+    "make, name, bad",
+    [
+        (lambda: OGDClassifier(), "eta0", -1.0),
+        (lambda: OGDClassifier(), "fit_intercept", 1),  # equal to True, but not a boolean
+        (lambda: OGDClassifier(), "max_iter", 2.0),  # equal to 2, but not an integer
+        (lambda: SketchedOnlineNewton(sketch="rp", ell=4), "sketch", "fd2"),
+    ],
+)
+def test_a_parameter_changed_after_valid_calls_is_checked_again(tmp_path, make, name, bad):
+    """validate_params remembers the values it found valid (a one-row partial_fit spent more time checking them
+    than learning): a value set afterwards, directly or by set_params, even one equal to the valid one in another
+    type, is checked again; and what is remembered is not saved in the model file."""
+    from streamlearn import persist
+
+    X, y = np.array([[1.0, 0.0], [0.0, 1.0]]), np.array([1, -1])
+    est = make()
+    est.partial_fit(X, y, classes=[-1, 1])
+    est.partial_fit(X, y)  # (remembered)
+    good = getattr(est, name)
+    if name == "max_iter":
+        est.set_params(max_iter=2)
+        est.partial_fit(X, y)
+    persist.save(est, tmp_path / "m.slm")  # nothing of the remembered values in the file
+    persist.load(tmp_path / "m.slm").partial_fit(X, y)
+    setattr(est, name, bad)
+    with pytest.raises(ValueError, match=f"The '{name}' parameter of {type(est).__name__} must be"):
+        est.partial_fit(X, y)
+    setattr(est, name, good)
+    est.partial_fit(X, y)
