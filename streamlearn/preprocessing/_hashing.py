@@ -24,6 +24,9 @@ from .._params import keyword_init
 
 __all__ = ["DictHasher", "name_hash", "namespace_hash"]
 
+#: below this size an int or float is a finite float (what the readers take)
+_FINITE = float(np.finfo(np.float64).max)
+
 
 def namespace_hash(namespace):
     """The seed of a namespace's features, as Vowpal Wabbit computes it (``hashstring(name, 0)``)."""
@@ -200,6 +203,7 @@ class DictHasher(TransformerMixin, BaseEstimator):
         from .._kernels.hashing import hash_strings
 
         row_of, hashes, values, ns, text_at, text_parts, text_seeds = [], [], [], [], [], [], []
+        numeric_of = self._numeric.get  # (hash, namespace byte, kept) of the numeric columns seen so far
         n = 0
         for r, row in enumerate(rows):
             n += 1
@@ -207,7 +211,18 @@ class DictHasher(TransformerMixin, BaseEstimator):
                 raise TypeError(f"row {r}: expected a dict of feature name -> value; got {type(row).__name__}.")
             for key, value in row.items():
                 kind = type(value)
-                plain = kind is float or kind is int  # most values: no abstract-class or pandas checks for them
+                # most values: a finite float or int of a numeric column seen before (neither ignored nor categorical,
+                # or it would not be known); NaN, infinity and huge ints take the checks below
+                if (kind is float or kind is int) and -_FINITE < value < _FINITE:
+                    known = numeric_of(key)
+                    if known is not None:
+                        if value != 0 and known[2]:
+                            row_of.append(r)
+                            hashes.append(known[0])
+                            values.append(float(value))
+                            ns.append(known[1])
+                        continue
+                plain = kind is float or kind is int  # no abstract-class or pandas checks for them
                 if key in self._ignore or (not plain and (value is None or _is_pandas_missing(value))):
                     continue
                 if not isinstance(key, str):

@@ -374,3 +374,28 @@ def test_python_and_numpy_numbers_hash_alike_on_every_call():
         hasher = DictHasher(bits=18, namespaces=ns, **keep)
         for part in (slice(0, 30), slice(30, 60)):
             _same(hasher.transform(rows[part]), naive_matrix(expected[part], 18, namespaces=ns))
+
+
+@pytest.mark.parametrize(
+    "value", [0, 0.0, -0.0, float("nan"), True, False, np.float64(2.5), 1.5e308, -(2**1023), "text", None]
+)
+def test_a_known_numeric_column_hashes_any_later_value_as_a_fresh_hasher(value):
+    """Later rows of a numeric column take a shorter path (its hash is known): a value that is not a finite
+    Python number goes the whole way, so the buckets are those of a hasher that never saw the column."""
+    warm = DictHasher(bits=12)
+    warm.transform([{"a": 1.0, "b": 3}])
+    row = [{"a": value, "b": value, "c": 2.0}]
+    X, Y = warm.transform(row), DictHasher(bits=12).transform(row)
+    _same(X, Y)
+    assert X.nnz == Y.nnz  # (no explicit zero either)
+
+
+@pytest.mark.parametrize(
+    "value, message",
+    [(float("inf"), "row 0, key 'a': value inf is not finite"), (10**400, "row 0, key 'a': value is an int of about")],
+)
+def test_a_known_numeric_column_refuses_a_later_value_beyond_the_float_range(value, message):
+    hasher = DictHasher(bits=12)
+    hasher.transform([{"a": 1.0}])
+    with pytest.raises(ValueError, match=message):
+        hasher.transform([{"a": value}])
