@@ -372,9 +372,9 @@ class SketchedOnlineNewton(MixableMixin, _SecondOrder):
     Cost: FD, PFD, RFD and Oja run a lazy sparse form (``_kernels/son_lazy.py``) whose per-example work is
     O(ell nnz + ell^2) plus amortised materialisations of the dense sketch rows (BLAS-3, when the lazy form
     has cost more than one materialisation; Oja's factor V = F Z also every 512 rows and when F loses
-    conditioning); a ``partial_fit`` call ends with the dense sketch written back, O(ell^2 d), or for the FD
-    family O(ell d) when the call holds few non-zeros per feature and no shrink (most one-row calls over many
-    features). RP keeps ``w = v + S^T c`` with S updated in place by its sparse rows, O(ell nnz + ell^3), and
+    conditioning); a ``partial_fit`` call ends with the dense sketch written back, O(ell^2 d), or O(ell d) when
+    the call holds few non-zeros per feature and, for the FD family, no shrink, for Oja a single learnt row (most
+    one-row calls over many features). RP keeps ``w = v + S^T c`` with S updated in place by its sparse rows, O(ell nnz + ell^3), and
     O(ell d) at the end of a call. A call with few non-zeros per feature reads the sketch's rows in place; a
     larger one copies them transposed for its duration.
     The dense O(ell d) kernel (``_kernels/son.py``) stays as the reference; both compute the same iterates
