@@ -684,23 +684,25 @@ OJA_FACTOR_COND = 100.0
 
 
 @njit_kernel
-def _oja_materialise(Zt, transposed, F, b, v, n_factors, p_last, cc_last, run):
+def _oja_materialise(Zt, transposed, F, b, v, last, run):
     """``V = F Z`` made explicit, returned in ``Zt``'s layout (transposed, (d, r), a new array; or ``Zt``'s own
-    rows, overwritten); folds ``Z^T b`` into v (b zeroed).
+    rows, overwritten); folds ``Z^T b`` into v (b zeroed); ``last[r + 1] = 0``.
 
-    ``n_factors``: the orthonormalisations F has taken since it was the identity. In the rows' layout, with none
-    ``V = Z`` as it is, and with one ``F = D^{-1/2} L^{-1}`` (``_oja_factor_update``, from ``p_last`` and
-    ``cc_last``), whose structured ``L`` (``L_ij = p_i beta_j``) ``_oja_orthonormalise`` applies to the rows of Z
-    in O(r d) (``run``: d floats of work space) instead of the O(r^2 d) product: what a call learning one row
-    ends with."""
+    ``last``: the number of orthonormalisations F has taken since it was the identity (``last[r + 1]``), and the
+    ``p`` (``last[:r]``) and ``cc`` (``last[r]``) of the latest (``_oja_factor_update``). In the rows' layout,
+    with none ``V = Z`` as it is, and with one ``F = D^{-1/2} L^{-1}``, whose structured ``L``
+    (``L_ij = p_i beta_j``) ``_oja_orthonormalise`` applies to the rows of Z in O(r d) (``run``: d floats of work
+    space) instead of the O(r^2 d) product: what a call learning one row ends with."""
     r = F.shape[0]
+    n_factors = last[r + 1]
+    last[r + 1] = 0.0
     _fold_rows(Zt=Zt, transposed=transposed, b=b, r=r, v=v)
     if transposed:
         Zn = np.dot(Zt, block_copy(F, r, r, np.bool_(True)))
-    elif n_factors == 1:
+    elif n_factors == 1.0:
         Zn = Zt
-        _oja_orthonormalise(Zt[:r], p_last, cc_last, run)
-    elif n_factors > 1:
+        _oja_orthonormalise(Zt[:r], last[:r], last[r], run)
+    elif n_factors > 1.0:
         Zn = Zt
         V = np.dot(F, _first_rows(Zt, r))
         for a in range(r):
@@ -828,10 +830,7 @@ def son_oja_lazy(indptr, indices, data, targets, sample_weight, state, t, step, 
         pv = np.zeros(r)
         qv = np.zeros(r)
         colsum = np.zeros(r)
-        # the orthonormalisations F took since it was the identity, and the last one's p and cc (_oja_materialise)
-        n_factors = 0
-        p_last = np.zeros(r)
-        cc_last = 0.0
+        last = np.zeros(r + 2)  # F's orthonormalisations since the identity, the latest's p and cc (_oja_materialise)
         run = np.empty(0 if transposed else buf.shape[2])
         sol = _solver(gk, sk, r, diag, v)
         bad = -1
@@ -877,28 +876,17 @@ def son_oja_lazy(indptr, indices, data, targets, sample_weight, state, t, step, 
                     qv[a] = gam * acc
                     qb += qv[a] * b[a]
                 _sparse_rank_one(Zt=Zt, transposed=transposed, v=v, s=qb, vec=qv, r=r, ca=ca, x=x)
-                cc_last = 2.0 * gam + gam * gam * aa
                 for a in range(r):
-                    p_last[a] = pv[a]
-                cond = _oja_factor_update(F, Finv, pv, cc_last, colsum)
-                n_factors += 1
+                    last[a] = pv[a]
+                last[r] = 2.0 * gam + gam * gam * aa
+                last[r + 1] += 1.0
+                cond = _oja_factor_update(F, Finv, pv, last[r], colsum)
                 # the factor drifts from orthogonal (V = F Z with F ill-conditioned loses digits): materialise
                 # when max|F| max|F^{-1}| exceeds max_cond, and every REORTH_EVERY rows
                 reorth = ti % REORTH_EVERY == 0
                 if reorth or not (cond <= max_cond):
                     n_mat += 1
-                    Zt = _oja_materialise(
-                        Zt=Zt,
-                        transposed=transposed,
-                        F=F,
-                        b=b,
-                        v=v,
-                        n_factors=n_factors,
-                        p_last=p_last,
-                        cc_last=cc_last,
-                        run=run,
-                    )
-                    n_factors = 0
+                    Zt = _oja_materialise(Zt=Zt, transposed=transposed, F=F, b=b, v=v, last=last, run=run)
                     if reorth:  # (work array: sol's Cholesky factor)
                         Zt = _oja_reorthonormalise(Zt=Zt, transposed=transposed, r=r, L=sol[2])
                     for a in range(r):
@@ -940,17 +928,7 @@ def son_oja_lazy(indptr, indices, data, targets, sample_weight, state, t, step, 
                         newton=nonewton, tau=tau, sol=sol, r=r, al=al, rhs=bx, in_span=nospan, nchol=nchol, x=x, dl=0.0
                     )
                     _oja_add_bt(F, sk, r, coef, f, b)
-        Zt = _oja_materialise(
-            Zt=Zt,
-            transposed=transposed,
-            F=F,
-            b=b,
-            v=v,
-            n_factors=n_factors,
-            p_last=p_last,
-            cc_last=cc_last,
-            run=run,
-        )
+        Zt = _oja_materialise(Zt=Zt, transposed=transposed, F=F, b=b, v=v, last=last, run=run)
         if transposed:
             _store_transposed(buf[k], Zt, r)
         first_bad = _earlier_bad(first_bad, bad)
