@@ -556,6 +556,15 @@ class OnlineClassifierMixin(ClassifierPredictionMixin, ClassifierMixin):
             )
 
     def _targets(self, y):
+        classes = self.classes_
+        if y.shape[0] == 1:  # one example (learn_one, a server's single request): scalar steps, no array passes
+            i = int(classes.searchsorted(y[0]))
+            if i < classes.shape[0] and classes[i] == y[0]:
+                if classes.shape[0] == 2:
+                    return np.full((1, 1), 1.0 if i == 1 else -1.0)
+                one = np.full((1, classes.shape[0]), -1.0)
+                one[0, i] = 1.0
+                return one
         idx = np.searchsorted(self.classes_, y)
         if np.any(idx >= self.classes_.shape[0]) or np.any(self.classes_[np.minimum(idx, len(self.classes_) - 1)] != y):
             bad = np.setdiff1d(np.unique(y), self.classes_)

@@ -163,3 +163,31 @@ def test_start_values_changed_after_learning_began_are_refused(make, param, valu
     clf.set_params(**{param: started})  # and now refuses the old one
     with pytest.raises(ValueError, match="differs from the setting"):
         clf.partial_fit(X[15:], y[15:])
+
+
+@pytest.mark.parametrize(
+    "classes, labels",
+    [
+        ([-1, 1], [1, -1, 1]),
+        ([0, 1], [1.0, 0.0, 1]),
+        ([3, 7, 9], [9, 3, 7]),
+        (["ham", "spam"], ["spam", "ham", "spam"]),
+        (["a", "b", "c"], ["c", "a", "b"]),
+        ([False, True], [True, False, True]),
+    ],
+)
+def test_one_row_targets_equal_those_of_the_same_row_in_a_chunk(classes, labels):
+    """A call of one row takes a shorter way to its targets (no array passes): the same +-1 columns as the row
+    in a longer chunk, and the same error for a label outside classes_."""
+    from streamlearn.linear_model import OGDClassifier
+
+    est = OGDClassifier().partial_fit(np.eye(2)[:1], np.asarray(labels[:1]), classes=classes)
+    chunk = est._targets(np.asarray(labels))
+    for k, label in enumerate(labels):
+        np.testing.assert_array_equal(est._targets(np.asarray([label])), chunk[k : k + 1])
+    other = "nope" if isinstance(classes[0], str) else 5
+    with pytest.raises(ValueError) as one:
+        est._targets(np.asarray([other]))
+    with pytest.raises(ValueError) as many:
+        est._targets(np.asarray([other, other]))
+    assert str(one.value) == str(many.value)
