@@ -250,8 +250,9 @@ def test_regression_targets_that_are_not_numbers_are_refused_in_one_line_naming_
 
 
 def test_dense_to_csr_is_scipys_conversion():
-    """The boundary's dense-to-CSR conversion gives scipy's matrix: same rows, columns, values (NaN kept, zeros
-    and negative zeros dropped) and index dtype, for C and Fortran order and empty shapes."""
+    """The boundary's dense-to-CSR conversion (two compiled passes: counts, then columns and values) gives scipy's
+    matrix: same rows, columns, values (NaN kept, zeros and negative zeros dropped) and index dtype, for C and
+    Fortran order, strided views and empty shapes."""
     from streamlearn._validation import dense_to_csr
 
     rng = np.random.default_rng(1)
@@ -260,7 +261,7 @@ def test_dense_to_csr_is_scipys_conversion():
         A[A < 0.3] = 0.0
         if A.size:
             A.flat[0], A.flat[-1] = NAN, -0.0
-        for B in (A, np.asfortranarray(A)):
+        for B in (A, np.asfortranarray(A), A[::2, ::3]):  # (a strided view: numba's layout 'A')
             got, want = dense_to_csr(B), sp.csr_matrix(B)
             assert got.shape == want.shape and got.indices.dtype == want.indices.dtype
             np.testing.assert_array_equal(got.indptr, want.indptr)

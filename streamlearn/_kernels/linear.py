@@ -363,6 +363,36 @@ def csr_check(indptr, indices, data_bits, n_cols, limit_bits):
     return int(bad_ptr), int(bad_idx), int(bad_val)
 
 
+@njit_kernel
+def dense_row_counts(A, indptr):
+    """``indptr`` of the CSR matrix of the non-zeros of the 2-D array ``A`` (NaN is one, ``-0.0`` is not): row i's
+    count added to ``indptr[i]``, ``indptr[0] = 0``; returns their total. One pass over ``A``, in its own order of
+    rows."""
+    n, d = A.shape
+    indptr[0] = 0
+    for i in range(n):
+        c = 0
+        for j in range(d):
+            c += A[i, j] != 0.0
+        indptr[i + 1] = indptr[i] + c
+    return indptr[n]
+
+
+@njit_kernel
+def dense_fill_csr(A, indptr, indices, data):
+    """The columns and values of the non-zeros of ``A``, row by row in column order, at the positions
+    ``indptr`` (from :func:`dense_row_counts`) gives."""
+    n, d = A.shape
+    for i in range(n):
+        p = indptr[i]
+        for j in range(d):
+            x = A[i, j]
+            if x != 0.0:
+                indices[p] = j
+                data[p] = x
+                p += 1
+
+
 @njit_inline
 def _all_finite(a):
     """Whether every value of the float64 array ``a`` is finite, by an integer minimum over the exponent bits (a
