@@ -9,6 +9,7 @@ private API, so we carry a small equivalent)::
 import math
 import numbers
 import weakref
+from itertools import repeat
 from typing import Any
 
 import numpy as np
@@ -122,21 +123,22 @@ def validate_params(estimator):
     at once (a ``partial_fit`` of one row spent more time here than learning it).
     """
     constraints = estimator._parameter_constraints
-    # == get_params() (sklearn convention), without inspect
-    values = tuple(getattr(estimator, pname) for pname in constraints)
-    key = tuple((type(v), v) for v in values) if all(type(v) in _IMMUTABLE for v in values) else None
+    values = tuple(map(getattr, repeat(estimator), constraints))  # == get_params() (sklearn convention)
+    types = tuple(map(type, values))
     try:
-        if key is not None and _VALIDATED.get(estimator) == key:
-            return
+        cached = _VALIDATED.get(estimator)
     except TypeError:  # an estimator that cannot be weakly referenced: checked every time
-        key = None
+        cached, types = None, ()
+    # (the types first: values are compared only when all are numbers, strings, booleans or None, as remembered)
+    if cached is not None and cached[1] == types and cached[0] == values:
+        return
     name = type(estimator).__name__
     for (pname, alternatives), value in zip(constraints.items(), values):
         expected = expected_param(alternatives, value)
         if expected is not None:
             raise ValueError(f"The {pname!r} parameter of {name} must be {expected}. Got {value!r} instead.")
-    if key is not None:
-        _VALIDATED[estimator] = key
+    if types and _IMMUTABLE.issuperset(types):
+        _VALIDATED[estimator] = (values, types)
 
 
 def expected_param(alternatives, value):

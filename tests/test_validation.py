@@ -331,6 +331,7 @@ def test_missing_y_is_named_for_every_input(to):
         (lambda: OGDClassifier(), "fit_intercept", 1),  # equal to True, but not a boolean
         (lambda: OGDClassifier(), "max_iter", 2.0),  # equal to 2, but not an integer
         (lambda: SketchedOnlineNewton(sketch="rp", ell=4), "sketch", "fd2"),
+        (lambda: OGDClassifier(), "eta0", np.array([0.1, 0.2])),  # (not compared with the remembered values)
     ],
 )
 def test_a_parameter_changed_after_valid_calls_is_checked_again(tmp_path, make, name, bad):
