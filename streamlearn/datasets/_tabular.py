@@ -456,6 +456,7 @@ class TabularReader:
         self._streamed = False  # a pipe's batches have been asked for (it is read once)
         self._reopen = False  # the pipe is a file's decompressed text, opened again for each pass
         self._start = None  # where a seekable file object's text starts: each pass reads it again from there
+        self._passes = 0  # passes over the stream begun and not ended (a file object takes one at a time)
         if hasattr(self.path, "read") and fmt == "csv" and _seekable(self.path):
             # read as a pipe (pyarrow would read the header from it, then the rows from where the header's read
             # left it; and it does not decompress a file object), opened again from its start for each pass
@@ -776,8 +777,14 @@ class TabularReader:
                     types[self._label] = pa.string()
                 elif pa.types.is_integer(lt):  # (a later 4.5 or 2**63 is a label as well: labels are float64)
                     types[self._label] = pa.float64()
+            if self._start is not None and self._passes:
+                raise ValueError(
+                    f"{self.source}: a file object is read by one pass at a time (both would move its position); "
+                    "finish or drop the pass over it first, or give the file's path."
+                )
             if self._pipe is not None and self._reopen and (self._streamed or self._pipe.closed):
-                self._pipe.close()
+                if not self._passes:  # (a pass still reading a file's text keeps its own pipe, and closes it)
+                    self._pipe.close()
                 self._pipe, self._streamed = self._open_file_pipe(), False
             if self._pipe is not None and (self._streamed or self._pipe.closed):
                 raise ValueError(f"{self.source} is a stream and is read once; open a new reader for another pass.")
@@ -793,8 +800,9 @@ class TabularReader:
                 return
             from ._pipes import Pumped
 
-            self._streamed = True
-            source = Pumped(self._pipe, self._block)  # pyarrow's reading thread never waits in the pipe's read
+            self._streamed, pipe = True, self._pipe
+            self._passes += 1
+            source = Pumped(pipe, self._block)  # pyarrow's reading thread never waits in the pipe's read
             released = source.released
             # pyarrow's buffered stream copies what it reads into memory of its own: the blocks the reader
             # keeps, possibly past the end of the command on a thread of its own, hold no Python object
@@ -805,6 +813,9 @@ class TabularReader:
                 reader = pacsv.open_csv(stream, **options)
                 yield from reader
             finally:  # a Ctrl-C, a bad row or the end: pyarrow's thread gets the end of the stream now, and
+                self._passes -= 1
+                if pipe is not self._pipe:  # another pass opened the file again meanwhile: this pipe is this pass's
+                    pipe.close()
                 source.close()  # the command waits until pyarrow has let go of it (milliseconds), so that no
                 del source, stream, reader  # thread outside Python's calls into Python when the interpreter exits
                 released.wait(_RELEASE_WAIT)

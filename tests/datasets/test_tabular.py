@@ -490,6 +490,54 @@ def test_a_seekable_file_object_reads_as_its_path(tmp_path, csv_file, kind, open
             np.testing.assert_array_equal(y, y_ref)
 
 
+def _many_rows(n=20_000):
+    return ("y,a,b\n" + "".join(f"{i % 2},{i},{2 * i + 1}\n" for i in range(n))).encode()
+
+
+@pytest.mark.parametrize("kind", ["plain", "gzip"])
+def test_two_passes_at_once_over_a_compressed_file_read_it_whole_each(tmp_path, monkeypatch, kind):
+    """Each pass over a file read as a pipe of its text (a compressed file) has its own pipe: a pass begun while
+    another reads gives every row to both (the second closed the first's pipe: "I/O operation on closed file")."""
+    from streamlearn.datasets import _tabular
+
+    monkeypatch.setattr(_tabular, "_CSV_BLOCK", 1 << 12)  # (many blocks: the first pass is far from its end)
+    path = tmp_path / "t.csv"
+    path.write_bytes(_compressed(kind, _many_rows()))
+    X_ref, y_ref = _concat(iter_csv(path, label="y", chunk_size=1000))
+    reader = iter_csv(path, label="y", chunk_size=1000)
+    first = iter(reader)
+    head = next(first)
+    X2, y2 = _concat(reader)
+    rest = [head, *first]
+    _dense_equal(X2, X_ref)
+    _dense_equal(sp.vstack([c[0] for c in rest]), X_ref)
+    np.testing.assert_array_equal(np.concatenate([c[1] for c in rest]), y_ref)
+    np.testing.assert_array_equal(y2, y_ref)
+
+
+def test_a_file_object_is_read_by_one_pass_at_a_time(tmp_path, monkeypatch):
+    """Two passes over one file object would both move its position: the second is refused in one line while
+    the first is open, and runs once the first is dropped."""
+    import io
+
+    from streamlearn.datasets import _tabular
+
+    monkeypatch.setattr(_tabular, "_CSV_BLOCK", 1 << 12)
+    data = _many_rows()
+    X_ref, _ = _concat(iter_csv(io.BytesIO(data), label="y", chunk_size=1000))
+    reader = iter_csv(io.BytesIO(data), label="y", chunk_size=1000)
+    first = iter(reader)
+    next(first)
+    with pytest.raises(ValueError) as err:
+        list(reader)
+    assert str(err.value) == (
+        "<BytesIO object>: a file object is read by one pass at a time (both would move its position); finish or "
+        "drop the pass over it first, or give the file's path."
+    )
+    del first
+    _dense_equal(_concat(reader)[0], X_ref)
+
+
 def test_a_tab_separated_file_object_is_told_by_its_header(csv_file):
     import io
 
