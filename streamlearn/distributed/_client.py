@@ -290,29 +290,39 @@ def scheduler_kept(what):
 def collect(futures, parts, what, *, gather=True):
     """Wait for one future per partition; the results in order, or a clear error naming the partition.
 
-    A task whose worker died more often than the scheduler's ``allowed-failures`` raises
-    ``KilledWorker``: reported as RuntimeError (no partial model is ever returned), as is a scheduler lost
-    meanwhile. Any other exception from the task is re-raised as is, with a note naming the partition.
+    Any exception a task raised is re-raised as is, with a note naming the partition (the first such partition,
+    in order). A task whose worker died more often than the scheduler's ``allowed-failures`` raises
+    ``KilledWorker``: when no task raised anything else, a RuntimeError naming every partition whose worker died
+    (a task that kills its worker takes the tasks running beside it along, and Dask counts those losses against
+    them too) and no partial model is returned; so is a scheduler lost meanwhile.
     """
     with scheduler_kept(what):
         distributed.wait(futures)
-    for k, fut in enumerate(futures):
-        if fut.status == "error":
-            exc = fut.exception()
-            for other in futures:
-                other.cancel()
-            raise_for_partition(exc, k, parts[k], what)
+    failed = [(k, fut.exception()) for k, fut in enumerate(futures) if fut.status == "error"]
+    if failed:
+        for other in futures:
+            other.cancel()
+        raised = [(k, exc) for k, exc in failed if not isinstance(exc, KilledWorker)]
+        if raised:
+            k, exc = raised[0]
+            exc.add_note(f"(raised by partition {k}: {parts[k].describe()})")
+            raise exc
+        raise_killed([k for k, _ in failed], parts, what, failed[0][1])
     if not gather or not futures:
         return None
     with scheduler_kept(what):
         return futures[0].client.gather(futures)
 
 
-def raise_for_partition(exc, k, part, what):
-    if isinstance(exc, KilledWorker):
-        raise RuntimeError(
-            f"worker running partition {k} ({part.describe()}) died (the task was retried by Dask and its "
-            f"worker was lost every time: {exc}); {what} stopped and no model returned."
-        ) from exc
-    exc.add_note(f"(raised by partition {k}: {part.describe()})")
-    raise exc
+def raise_killed(ks, parts, what, exc):
+    """RuntimeError for the partitions ``ks`` whose workers kept dying (``exc``: the first one's KilledWorker)."""
+    named = [f"{k} ({parts[k].describe()})" for k in ks]
+    if len(named) == 1:
+        which = f"worker running partition {named[0]} died (the task was retried by Dask and its worker was"
+    else:
+        listed = ", ".join(named[:-1]) + " and " + named[-1]
+        which = (
+            f"workers running partitions {listed} died (one task can take the others running beside it on its "
+            "worker along; each was retried by Dask and its worker was"
+        )
+    raise RuntimeError(f"{which} lost every time: {exc}); {what} stopped and no model returned.") from exc

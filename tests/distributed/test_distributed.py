@@ -523,8 +523,54 @@ def test_partition_whose_worker_always_dies_raises(client):
     X, y, _, _ = load_a9a()
     parts = as_partitions(_split(X[:3000], y[:3000], 2))
     parts.append(Partition.from_loader(functools.partial(_always_die, X[:10], y[:10]), index=2, name="poisoned.svm"))
-    with pytest.raises(RuntimeError, match=r"worker running partition 2 \(poisoned.svm\) died.*no model returned"):
+    # (the poisoned task's worker may take a partition running beside it along: both are then named)
+    with pytest.raises(
+        RuntimeError, match=r"running partitions? (.*, |.* and )?2 \(poisoned.svm\) died.*no model returned"
+    ):
         fit_mixing(PassiveAggressiveClassifier(), parts, client, rounds=1, classes=[-1, 1])
+
+
+class _Done:
+    """A finished future for ``collect``: its status and exception."""
+
+    def __init__(self, exc=None):
+        self.status = "error" if exc is not None else "finished"
+        self._exc = exc
+
+    def exception(self):
+        return self._exc
+
+    def cancel(self):
+        pass
+
+
+def test_collect_names_every_partition_whose_worker_died_and_prefers_a_raised_error(monkeypatch):
+    """A task that kills its worker takes the tasks beside it along, and Dask gives up on them too: every
+    partition whose worker kept dying is named, not the first alone (which blamed an innocent partition); an
+    error a task raised is re-raised before any of them, with the note naming its partition."""
+    from distributed.scheduler import KilledWorker
+
+    from streamlearn.distributed import _client
+
+    monkeypatch.setattr(_client.distributed, "wait", lambda futures: None)
+    parts = as_partitions([np.eye(2), np.eye(2), np.eye(2)])
+    from types import SimpleNamespace
+
+    killed = KilledWorker("task-x", SimpleNamespace(address="tcp://127.0.0.1:1"), allowed_failures=2)
+    with pytest.raises(RuntimeError) as err:
+        _client.collect([_Done(killed), _Done(), _Done(killed)], parts, "fit_mixing (round 1 of 1)")
+    assert str(err.value).startswith(
+        "workers running partitions 0 (arrays partition 0, 2 rows) and 2 (arrays partition 2, 2 rows) died (one task "
+        "can take the others running beside it on its worker along; each was retried by Dask and its worker was "
+        "lost every time: "
+    )
+    assert str(err.value).endswith("); fit_mixing (round 1 of 1) stopped and no model returned.")
+    with pytest.raises(RuntimeError, match=r"^worker running partition 1 \(arrays partition 1, 2 rows\) died \(the"):
+        _client.collect([_Done(), _Done(killed), _Done()], parts, "fit_mixing (round 1 of 1)")
+    bad = ValueError("bad row 7")
+    with pytest.raises(ValueError, match="bad row 7") as err:
+        _client.collect([_Done(killed), _Done(bad), _Done()], parts, "fit_mixing (round 1 of 1)")
+    assert err.value.__notes__ == ["(raised by partition 1: arrays partition 1, 2 rows)"]
 
 
 def _raise_bad_data():
