@@ -212,76 +212,70 @@ class DictHasher(TransformerMixin, BaseEstimator):
             for key, value in row.items():
                 kind = type(value)
                 # most values: a finite float or int of a numeric column seen before (neither ignored nor categorical,
-                # or it would not be known); NaN, infinity and huge ints take the checks below
-                if (kind is float or kind is int) and -_FINITE < value < _FINITE:
-                    known = numeric_of(key)
-                    if known is not None:
-                        if value != 0 and known[2]:
-                            row_of.append(r)
-                            hashes.append(known[0])
-                            values.append(float(value))
-                            ns.append(known[1])
+                # or it would not be known), learnt with no other check; the rest take the checks below
+                plain = kind is float or kind is int  # (no abstract-class or pandas checks for them)
+                known = numeric_of(key) if plain and -_FINITE < value < _FINITE else None
+                number = value
+                if known is None:
+                    if key in self._ignore or (not plain and (value is None or _is_pandas_missing(value))):
                         continue
-                plain = kind is float or kind is int  # no abstract-class or pandas checks for them
-                if key in self._ignore or (not plain and (value is None or _is_pandas_missing(value))):
-                    continue
-                if not isinstance(key, str):
-                    raise TypeError(f"row {r}: feature names must be strings; got {key!r}.")
-                if plain:
-                    numeric = True
-                elif isinstance(value, (bool, np.bool_)):
-                    numeric, text = False, ("true" if value else "false")
-                elif isinstance(value, numbers.Number):
-                    if isinstance(value, numbers.Complex) and not isinstance(value, numbers.Real):
-                        raise TypeError(f"row {r}, key {key!r}: complex values are not features.")
-                    numeric = True
-                elif isinstance(value, str):
-                    numeric, text = False, value
-                elif isinstance(value, bytes):
-                    numeric, text = False, value.decode("utf-8", "surrogateescape")
-                else:
-                    raise TypeError(
-                        f"row {r}, key {key!r}: a feature value must be a number, a string, a "
-                        f"boolean or None; got {type(value).__name__}."
-                    )
-                if numeric:
-                    try:
-                        number = float(value)
-                    except OverflowError:  # an int beyond the float range
-                        digits = int(int(value).bit_length() * math.log10(2)) + 1
-                        raise ValueError(
-                            f"row {r}, key {key!r}: value is an int of about {digits} digits, beyond the float range."
-                        ) from None
-                    if math.isnan(number):
-                        continue
-                    if math.isinf(number):
-                        raise ValueError(f"row {r}, key {key!r}: value {number} is not finite.")
-                    if key in self._categorical:  # 0 is a category as any other (the readers hash "key=0")
-                        text = _number_text(value)
-                    elif number == 0.0:
-                        continue
+                    if not isinstance(key, str):
+                        raise TypeError(f"row {r}: feature names must be strings; got {key!r}.")
+                    if plain:
+                        numeric = True
+                    elif isinstance(value, (bool, np.bool_)):
+                        numeric, text = False, ("true" if value else "false")
+                    elif isinstance(value, numbers.Number):
+                        if isinstance(value, numbers.Complex) and not isinstance(value, numbers.Real):
+                            raise TypeError(f"row {r}, key {key!r}: complex values are not features.")
+                        numeric = True
+                    elif isinstance(value, str):
+                        numeric, text = False, value
+                    elif isinstance(value, bytes):
+                        numeric, text = False, value.decode("utf-8", "surrogateescape")
                     else:
-                        known = self._numeric.get(key)  # (hash, namespace byte, kept) of a numeric column
-                        if known is None:
-                            seed = self._seed(key)
-                            byte = self._ns_byte[key]
-                            known = self._numeric[key] = (name_hash(key, seed), byte, bool(self._keep[byte]))
-                        if known[2]:
+                        raise TypeError(
+                            f"row {r}, key {key!r}: a feature value must be a number, a string, a "
+                            f"boolean or None; got {type(value).__name__}."
+                        )
+                    if numeric:
+                        try:
+                            number = float(value)
+                        except OverflowError:  # an int beyond the float range
+                            digits = int(int(value).bit_length() * math.log10(2)) + 1
+                            raise ValueError(
+                                f"row {r}, key {key!r}: value is an int of about {digits} digits, beyond the float "
+                                "range."
+                            ) from None
+                        if math.isnan(number):
+                            continue
+                        if math.isinf(number):
+                            raise ValueError(f"row {r}, key {key!r}: value {number} is not finite.")
+                        if key in self._categorical:  # 0 is a category as any other (the readers hash "key=0")
+                            text = _number_text(value)
+                            numeric = False
+                        else:  # a numeric column's (hash, namespace byte, kept), computed once
+                            known = self._numeric.get(key)
+                            if known is None:
+                                seed = self._seed(key)
+                                byte = self._ns_byte[key]
+                                known = self._numeric[key] = (name_hash(key, seed), byte, bool(self._keep[byte]))
+                    if not numeric:
+                        seed = self._seed(key)
+                        if self._keep[self._ns_byte[key]]:
+                            text_at.append(len(hashes))
+                            text_parts.append(f"{key}={text}")
+                            text_seeds.append(seed)
                             row_of.append(r)
-                            hashes.append(known[0])
-                            values.append(number)
-                            ns.append(known[1])
+                            hashes.append(0)
+                            values.append(1.0)
+                            ns.append(self._ns_byte[key])
                         continue
-                seed = self._seed(key)
-                if not self._keep[self._ns_byte[key]]:
-                    continue
-                text_at.append(len(hashes))
-                text_parts.append(f"{key}={text}")
-                text_seeds.append(seed)
-                row_of.append(r)
-                hashes.append(0)
-                values.append(1.0)
-                ns.append(self._ns_byte[key])
+                if number != 0 and known[2]:
+                    row_of.append(r)
+                    hashes.append(known[0])
+                    values.append(float(number))
+                    ns.append(known[1])
         hashes = np.asarray(hashes, dtype=np.uint64)
         if text_parts:  # the text features of the whole chunk: one buffer, one kernel call
             encoded = [t.encode("utf-8", "surrogateescape") for t in text_parts]
