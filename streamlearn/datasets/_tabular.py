@@ -457,16 +457,16 @@ class TabularReader:
         self._reopen = False  # the pipe is a file's decompressed text, opened again for each pass
         self._start = None  # where a seekable file object's text starts: each pass reads it again from there
         self._passes = 0  # passes over the stream begun and not ended (a file object takes one at a time)
-        if hasattr(self.path, "read") and fmt == "csv" and _seekable(self.path):
-            # read as a pipe (pyarrow would read the header from it, then the rows from where the header's read
-            # left it; and it does not decompress a file object), opened again from its start for each pass
-            self._start, self._reopen = self.path.tell(), True
-            self._pipe = self._open_file_pipe()
-            if b"\t" in self._pipe.head().split(b"\n", 1)[0] and b"," not in self._pipe.head().split(b"\n", 1)[0]:
-                self._delimiter = "\t"
-        elif hasattr(self.path, "read") and not _seekable(self.path):
-            self._pipe = _open_pipe(self.path, self.source, fmt)
-            if b"\t" in self._pipe.head().split(b"\n", 1)[0] and b"," not in self._pipe.head().split(b"\n", 1)[0]:
+        if hasattr(self.path, "read") and (fmt == "csv" or not _seekable(self.path)):
+            if _seekable(self.path):
+                # read as a pipe (pyarrow would read the header from it, then the rows from where the header's read
+                # left it; and it does not decompress a file object), opened again from its start for each pass
+                self._start, self._reopen = self.path.tell(), True
+                self._pipe = self._open_file_pipe()
+            else:
+                self._pipe = _open_pipe(self.path, self.source, fmt)
+            header = self._pipe.head().split(b"\n", 1)[0]
+            if b"\t" in header and b"," not in header:  # (a file object has no name to tell a TSV by)
                 self._delimiter = "\t"
         elif fmt == "csv" and isinstance(self.path, str) and _compressed(self.path):
             # decompressed here, in whole blocks that do not end in '\r' (_Blocks): pyarrow tells a file's
