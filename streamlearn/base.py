@@ -565,13 +565,13 @@ class OnlineClassifierMixin(ClassifierPredictionMixin, ClassifierMixin):
                 one = np.full((1, classes.shape[0]), -1.0)
                 one[0, i] = 1.0
                 return one
-        idx = np.searchsorted(self.classes_, y)
-        if np.any(idx >= self.classes_.shape[0]) or np.any(self.classes_[np.minimum(idx, len(self.classes_) - 1)] != y):
-            bad = np.setdiff1d(np.unique(y), self.classes_)
-            raise ValueError(f"y contains labels {bad.tolist()} that are not in classes_={self.classes_.tolist()}.")
-        if self.classes_.shape[0] == 2:
+        idx = np.searchsorted(classes, y)
+        if np.any(idx >= classes.shape[0]) or np.any(classes[np.minimum(idx, len(classes) - 1)] != y):
+            bad = np.setdiff1d(np.unique(y), classes)
+            raise ValueError(f"y contains labels {bad.tolist()} that are not in classes_={classes.tolist()}.")
+        if classes.shape[0] == 2:
             return np.where(idx == 1, 1.0, -1.0).reshape(-1, 1)
-        targets = -np.ones((y.shape[0], self.classes_.shape[0]), dtype=np.float64)
+        targets = -np.ones((y.shape[0], classes.shape[0]), dtype=np.float64)
         targets[np.arange(y.shape[0]), idx] = 1.0
         return targets
 

@@ -697,19 +697,13 @@ def _oja_materialise(Zt, transposed, F, b, v, last, run):
     n_factors = last[r + 1]
     last[r + 1] = 0.0
     _fold_rows(Zt=Zt, transposed=transposed, b=b, r=r, v=v)
+    Zn = Zt
     if transposed:
         Zn = np.dot(Zt, block_copy(F, r, r, np.bool_(True)))
     elif n_factors == 1.0:
-        Zn = Zt
         _oja_orthonormalise(Zt[:r], last[:r], last[r], run)
     elif n_factors > 1.0:
-        Zn = Zt
-        V = np.dot(F, _first_rows(Zt, r))
-        for a in range(r):
-            for j in range(Zt.shape[1]):
-                Zt[a, j] = V[a, j]
-    else:
-        Zn = Zt
+        Zt[:r] = np.dot(F, _first_rows(Zt, r))
     for a in range(r):
         b[a] = 0.0
         for c in range(r):
@@ -781,10 +775,7 @@ def _oja_reorthonormalise(Zt, transposed, r, L):
             M[c, i] = acc / L[i, i]
     if transposed:
         return np.dot(Zt, M)
-    V = np.dot(block_copy(M, r, r, np.bool_(True)), Zr)  # M^T Z = L^{-1} Z
-    for a in range(r):
-        for j in range(Zt.shape[1]):
-            Zt[a, j] = V[a, j]
+    Zt[:r] = np.dot(block_copy(M, r, r, np.bool_(True)), Zr)  # M^T Z = L^{-1} Z
     return Zt
 
 

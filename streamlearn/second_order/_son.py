@@ -374,8 +374,8 @@ class SketchedOnlineNewton(MixableMixin, _SecondOrder):
     has cost more than one materialisation; Oja's factor V = F Z also every 512 rows and when F loses
     conditioning); a ``partial_fit`` call ends with the dense sketch written back, O(ell^2 d), or O(ell d) when
     the call holds few non-zeros per feature and, for the FD family, no shrink, for Oja a single learnt row (most
-    one-row calls over many features). RP keeps ``w = v + S^T c`` with S updated in place by its sparse rows, O(ell nnz + ell^3), and
-    O(ell d) at the end of a call. A call with few non-zeros per feature reads the sketch's rows in place; a
+    one-row calls over many features). RP keeps ``w = v + S^T c`` with S updated in place by its sparse rows,
+    O(ell nnz + ell^3), and O(ell d) at the end of a call. A call with few non-zeros per feature reads the sketch's rows in place; a
     larger one copies them transposed for its duration.
     The dense O(ell d) kernel (``_kernels/son.py``) stays as the reference; both compute the same iterates
     (to rounding).
