@@ -126,6 +126,9 @@ SIGNATURES = {
         "loss": "squared", "gravity": 0.0001, "theta": float("inf"), "k": 1, "eta0": 0.01,
         "learning_rate": "invsqrt", "fit_intercept": True, "max_iter": 5, "shuffle": True, "random_state": None,
     },
+    "streamlearn.model_selection:ProgressiveSelectionClassifier": {
+        "learners": "arow,scw1,scw2", "weighting": "linear",
+    },
     "streamlearn.second_order:AdaGrad": {
         "alpha0": 1.0, "eta": 1.0, "C": 1.0, "loss": "squared", "project": True, "slab": "next",
         "safeguard": "paper", "max_iter": 1, "shuffle": True, "random_state": None,

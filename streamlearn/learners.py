@@ -83,6 +83,13 @@ _MAXABS = "maxabs"
 LEARNERS = {
     s.name: s
     for s in [
+        # the selection among learners below (first: the learner to try first on data you do not know)
+        LearnerSpec(
+            "auto",
+            "streamlearn.model_selection:ProgressiveSelectionClassifier",
+            "AROW, SCW-I and SCW-II side by side; predicts with the one of best progressive accuracy (recent "
+            "examples weigh more)",
+        ),
         LearnerSpec(
             "perceptron",
             f"{_LM}:Perceptron",

@@ -129,6 +129,7 @@ SUBPACKAGES = [
     "second_order",
     "facto",
     "sketch",
+    "model_selection",
     "preprocessing",
     "datasets",
     "evaluation",
