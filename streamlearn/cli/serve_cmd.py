@@ -162,8 +162,38 @@ def run(args):
         # snapshot) waiting for ever
         timeout_graceful_shutdown=args.shutdown_timeout,
     )
-    uvicorn.Server(config).run(sockets=[sock])
+    import logging
+
+    logging.getLogger("uvicorn.error").addFilter(_without_cancelled_tasks)  # (after the Config set logging up)
+    try:
+        uvicorn.Server(config).run(sockets=[sock])
+    except KeyboardInterrupt:
+        if served.closing:
+            raise
+        stopped_at_once = True
+    else:
+        stopped_at_once = not served.closing
+    if stopped_at_once:  # a second Ctrl-C (or SIGTERM) while stopping: uvicorn exited without the shutdown
+        print(
+            "streamlearn serve: stopped at once by a second interrupt, without its last snapshot; the write-ahead "
+            "log holds every update it acknowledged, and the next start replays them.",
+            file=sys.stderr,
+            flush=True,
+        )
+        return 130
     return 0
+
+
+def _without_cancelled_tasks(record):
+    """False for uvicorn's error reports of tasks cancelled by its exit at a second interrupt (a request in
+    progress, the wait for the end of the lifespan): tracebacks of a ``CancelledError``, where nothing failed."""
+    import asyncio
+
+    exc = record.exc_info[1] if record.exc_info else None
+    if isinstance(exc, asyncio.CancelledError):
+        return False
+    lines = str(record.msg).rstrip().splitlines()  # the lifespan's report is the traceback's text
+    return not (len(lines) > 1 and lines[0].startswith("Traceback") and lines[-1].endswith("CancelledError"))
 
 
 def _listen(host, port):

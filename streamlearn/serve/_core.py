@@ -1003,6 +1003,11 @@ class ServedModel:
             self._queue.append(item)
             self._cv.notify()
 
+    @property
+    def closing(self) -> bool:
+        """Whether :meth:`close` has been called."""
+        return self._closing
+
     def close(self, snapshot: bool = True) -> None:
         """Stop the writer after the queued work, take a last snapshot, close the log."""
         with self._cv:

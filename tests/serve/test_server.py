@@ -445,3 +445,37 @@ def test_a_stalled_client_does_not_keep_a_stopping_server_waiting(tmp_path):
     finally:
         server.kill()
     assert sorted(p.name for p in state.iterdir()) == ["model-2.slm", "state-2.json", "wal-2.log"]
+
+
+def test_a_second_interrupt_while_stopping_exits_at_once_in_one_line_and_loses_no_acknowledged_update(tmp_path):
+    """A second SIGINT while the server waits for a stalled request made uvicorn exit at once: the cancelled
+    shutdown was logged as a CancelledError traceback and the exit status was 0, although the last snapshot was
+    skipped. Now: one line saying so, status 130, and the next start replays the log."""
+    import socket
+
+    state = tmp_path / "state"
+    server = Server(state, "--shutdown-timeout", "20", "--snapshot-every", "0")
+    try:
+        with httpx.Client(base_url=server.url, timeout=30) as c:
+            assert c.post("/learn", content="1 1:1\n-1 2:1\n").status_code == 200
+        with socket.create_connection(("127.0.0.1", server.port)) as stalled:
+            stalled.sendall(b"POST /learn HTTP/1.1\r\nHost: t\r\nContent-Length: 100\r\n\r\n1 3:1\n")
+            time.sleep(0.3)
+            server.proc.send_signal(signal.SIGINT)  # waits up to 20 s for the stalled request
+            time.sleep(0.5)
+            server.proc.send_signal(signal.SIGINT)
+            assert server.proc.wait(timeout=15) == 130
+    finally:
+        server.kill()
+    log = Path(server.log.name).read_text()
+    assert "Traceback" not in log and "CancelledError" not in log, log
+    assert log.rstrip().endswith(
+        "streamlearn serve: stopped at once by a second interrupt, without its last snapshot; the write-ahead log "
+        "holds every update it acknowledged, and the next start replays them."
+    ), log
+    again = Server(state)
+    try:
+        with httpx.Client(base_url=again.url, timeout=30) as c:
+            assert c.get("/health").json()["n_learned"] == 2
+    finally:
+        again.kill()
