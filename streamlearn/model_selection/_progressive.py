@@ -26,24 +26,41 @@ def _names(learners):
     names = [n.strip() for n in learners.split(",")] if isinstance(learners, str) else list(learners)
     if not names or not all(isinstance(n, str) and n for n in names):
         raise ValueError(f"learners must name at least one learner, as 'arow,scw1,scw2'; got {learners!r}.")
+    usable = [k for k, s in LEARNERS.items() if s.task == "classification" and not s.batch and not _selects(s)]
     for n in names:
-        spec = LEARNERS.get(n)
-        if spec is None or spec.task != "classification" or spec.batch:
-            known = ", ".join(k for k, s in LEARNERS.items() if s.task == "classification" and not s.batch)
-            raise ValueError(f"learners: {n!r} is not an online classifier of the registry; expected some of {known}.")
+        if n not in usable:
+            raise ValueError(
+                f"learners: {n!r} is not an online classifier of the registry; expected some of {', '.join(usable)}."
+            )
     if len(set(names)) != len(names):
         raise ValueError(f"learners: each learner may be named once; got {learners!r}.")
     return names
 
 
+def _selects(spec):
+    """Whether the registry entry ``spec`` is a selection itself (not a learner to select)."""
+    return spec.target.endswith(":" + ProgressiveSelectionClassifier.__name__)
+
+
 class _LearnerNames:
-    """The ``learners`` constraint: a string, or a list or tuple of strings (the names are checked at the start)."""
+    """The ``learners`` constraint: registry names of online classifiers, each once, comma-separated in a string
+    or in a list or tuple (checked when the parameters are, so that the command line refuses a wrong name before
+    it reads any data)."""
 
     def is_satisfied_by(self, value):
-        return isinstance(value, str) or isinstance(value, (list, tuple)) and all(isinstance(v, str) for v in value)
+        if not (isinstance(value, str) or isinstance(value, (list, tuple)) and all(isinstance(v, str) for v in value)):
+            return False
+        try:
+            _names(value)
+        except ValueError:
+            return False
+        return True
 
     def __str__(self):
-        return "a comma-separated string or a list of learner names"
+        return (
+            "the names of distinct online classifiers of the registry ('streamlearn learners'; not a selection), "
+            "comma-separated in a string or in a list"
+        )
 
 
 def _selected_has(name):

@@ -1,5 +1,7 @@
 """ProgressiveSelectionClassifier against a naive recomputation of its selection, and its refusals."""
 
+import re
+
 import numpy as np
 import pytest
 import scipy.sparse as sp
@@ -74,18 +76,17 @@ def test_the_selection_changes_with_the_stream():
 
 def test_learners_are_checked():
     X, y = _data(n=20)
-    for learners, match in [
-        ("arow,nope", "'nope' is not an online classifier of the registry"),
-        ("arow,ogd-regressor", "'ogd-regressor' is not an online classifier"),
-        ("arow,dcd-svm", "'dcd-svm' is not an online classifier"),
-        ("arow,arow", "each learner may be named once"),
-        ("", "must name at least one learner"),
-        (["arow", 3], "a comma-separated string or a list of learner names"),
-    ]:
+    expected = (
+        "The 'learners' parameter of ProgressiveSelectionClassifier must be the names of distinct online classifiers"
+    )
+    for learners in ["arow,nope", "arow,ogd-regressor", "arow,dcd-svm", "arow,auto", "arow,arow", "", ["arow", 3], 3]:
         clf = ProgressiveSelectionClassifier(learners=learners)
-        with pytest.raises(ValueError, match=match):
+        with pytest.raises(ValueError, match=re.escape(expected) + ".* Got " + re.escape(repr(learners))):
             clf.partial_fit(X, y, classes=[0, 1])
         assert not hasattr(clf, "t_")
+    with pytest.raises(ValueError, match=re.escape(expected)):  # the command line: before any data is read
+        make_learner("auto", {"learners": "arow,nope"})
+    assert ProgressiveSelectionClassifier(learners=("nag", "arow")).fit(X, y).members_.keys() == {"nag", "arow"}
     with pytest.raises(ValueError, match="weighting"):
         ProgressiveSelectionClassifier(weighting="exp").partial_fit(X, y, classes=[0, 1])
 
