@@ -43,6 +43,7 @@ if TYPE_CHECKING:
 __all__ = [
     "BaseEstimator",
     "ClassifierMixin",
+    "PartialFitMixin",
     "RegressorMixin",
     "TransformerMixin",
     "available_if",
@@ -225,6 +226,20 @@ class TransformerMixin:
         tags = super().__sklearn_tags__()
         tags.transformer_tags = TransformerTags()
         return tags
+
+
+class PartialFitMixin:
+    """``partial_fit``: the learning of ``partial_fit_scores``, without the scores."""
+
+    partial_fit_scores: Callable[..., Any]
+
+    def partial_fit(
+        self, X: MatrixLike, y: ArrayLike, classes: ArrayLike | None = None, sample_weight: ArrayLike | None = None
+    ) -> Self:
+        """One pass over ``(X, y)`` in the given order, continuing from the current model (as
+        ``partial_fit_scores``). Returns ``self``."""
+        self.partial_fit_scores(X, y, classes=classes, sample_weight=sample_weight)
+        return self
 
 
 def is_classifier(estimator):

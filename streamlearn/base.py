@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING, Any, Self
 import numpy as np
 
 from . import _validation
-from ._estimator import BaseEstimator, ClassifierMixin, RegressorMixin, available_if, check_is_fitted
+from ._estimator import BaseEstimator, ClassifierMixin, PartialFitMixin, RegressorMixin, available_if, check_is_fitted
 from ._kernels.linear import linear_scores
 from ._typing import ArrayLike, FloatArray, MatrixLike
 from .persist import PersistMixin
@@ -257,7 +257,7 @@ def _default_classes(y, name):
     )
 
 
-class BaseOnline(DictRowMixin, PersistMixin, BaseEstimator):
+class BaseOnline(PartialFitMixin, DictRowMixin, PersistMixin, BaseEstimator):
     """The base of every online estimator: ``fit``, ``partial_fit``, ``partial_fit_scores``, saving.
 
     A concrete learner combines it with :class:`OnlineClassifierMixin` or :class:`OnlineRegressorMixin` and
@@ -346,13 +346,6 @@ class BaseOnline(DictRowMixin, PersistMixin, BaseEstimator):
             else:
                 self._pass(X, targets, sw)
         self.n_iter_ = int(self.max_iter)
-        return self
-
-    def partial_fit(
-        self, X: MatrixLike, y: ArrayLike, classes: ArrayLike | None = None, sample_weight: ArrayLike | None = None
-    ) -> Self:
-        """One pass over ``(X, y)`` in the given order, continuing from the current model. Returns ``self``."""
-        self.partial_fit_scores(X, y, classes=classes, sample_weight=sample_weight)
         return self
 
     def partial_fit_scores(

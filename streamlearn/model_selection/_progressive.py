@@ -6,7 +6,7 @@ from __future__ import annotations
 from typing import Any, Self
 
 import numpy as np
-from .._estimator import BaseEstimator, ClassifierMixin, available_if, check_is_fitted
+from .._estimator import BaseEstimator, ClassifierMixin, PartialFitMixin, available_if, check_is_fitted
 from .._typing import ArrayLike, FloatArray, MatrixLike
 from .._validation import Options, check_feature_names, check_sample_weight, labels_of_one_kind, validate_params
 from ..base import DictRowMixin
@@ -67,7 +67,7 @@ def _selected_has(name):
     return lambda self: hasattr(self._selected_member() if self._is_started() else None, name)
 
 
-class ProgressiveSelectionClassifier(DictRowMixin, PersistMixin, ClassifierMixin, BaseEstimator):
+class ProgressiveSelectionClassifier(PartialFitMixin, DictRowMixin, PersistMixin, ClassifierMixin, BaseEstimator):
     """Online learners trained side by side on the same rows; predictions come from the one whose progressive
     accuracy, with recent examples weighted more, is the highest so far.
 
@@ -293,13 +293,6 @@ class ProgressiveSelectionClassifier(DictRowMixin, PersistMixin, ClassifierMixin
         hits[-1] += weight.sum()
         self.t_ += n
         return out
-
-    def partial_fit(
-        self, X: MatrixLike, y: ArrayLike, classes: ArrayLike | None = None, sample_weight: ArrayLike | None = None
-    ) -> Self:
-        """One pass over ``(X, y)`` as in ``partial_fit_scores``. Returns ``self``."""
-        self.partial_fit_scores(X, y, classes=classes, sample_weight=sample_weight)
-        return self
 
     def fit(self, X: MatrixLike, y: ArrayLike, sample_weight: ArrayLike | None = None) -> Self:
         """Start again and make one pass over ``(X, y)`` in order (the selection needs the examples one after

@@ -10,7 +10,7 @@ from sklearn.utils import get_tags
 from sklearn.utils.metaestimators import available_if
 from sklearn.utils.validation import check_is_fitted
 
-from .._estimator import own_params
+from .._estimator import PartialFitMixin, own_params
 from .._typing import ArrayLike, FloatArray, MatrixLike
 from .._validation import finite_scores, score_weights
 from ..persist import PersistMixin
@@ -66,7 +66,7 @@ def _learner_has(name):
     return lambda self: hasattr(self.learner_ if hasattr(self, "learner_") else self.learner, name)
 
 
-class StreamPipeline(PersistMixin, BaseEstimator):
+class StreamPipeline(PartialFitMixin, PersistMixin, BaseEstimator):
     """An online scaler followed by an online learner, used like the learner.
 
     ``partial_fit`` / ``partial_fit_scores`` transform each row with the scaler's statistics of the rows
@@ -194,13 +194,6 @@ class StreamPipeline(PersistMixin, BaseEstimator):
             for s, state in zip(scalers, saved):
                 _restore(s, state)
             raise
-
-    def partial_fit(
-        self, X: MatrixLike, y: ArrayLike, classes: ArrayLike | None = None, sample_weight: ArrayLike | None = None
-    ) -> Self:
-        """One pass over ``(X, y)`` as in ``partial_fit_scores``. Returns ``self``."""
-        self.partial_fit_scores(X, y, classes=classes, sample_weight=sample_weight)
-        return self
 
     def fit(self, X: MatrixLike, y: ArrayLike, sample_weight: ArrayLike | None = None) -> Self:
         """Reset; learn the scaler's statistics on all of ``X`` (the rows of weight > 0), then ``fit`` the

@@ -3,6 +3,7 @@
 Every request count and wait is bounded; every server is killed in a ``finally``.
 """
 
+import contextlib
 import io
 import itertools
 import json
@@ -426,20 +427,28 @@ def test_port_file_never_replaces_an_input_and_is_written_only_for_a_model_that_
     assert capsys.readouterr().err.endswith("is a directory, expected a model file.\n")  # it 'did not exist'
 
 
+@contextlib.contextmanager
+def _two_learnt_then_a_stalled_request(server):
+    """``server`` learns two examples; then, for the ``with`` block, a client that sent 6 of the 100 bytes of a
+    ``/learn`` request it announced waits."""
+    import socket
+
+    with httpx.Client(base_url=server.url, timeout=30) as c:
+        assert c.post("/learn", content="1 1:1\n-1 2:1\n").status_code == 200
+    with socket.create_connection(("127.0.0.1", server.port)) as stalled:
+        stalled.sendall(b"POST /learn HTTP/1.1\r\nHost: t\r\nContent-Length: 100\r\n\r\n1 3:1\n")
+        time.sleep(0.3)
+        yield
+
+
 def test_a_stalled_client_does_not_keep_a_stopping_server_waiting(tmp_path):
     """A client that sent half of its body kept a server told to stop (SIGTERM) waiting for ever: it neither
     exited nor took its last snapshot, until a process manager killed it. After --shutdown-timeout seconds the
     request in progress is dropped, and the server takes its last snapshot and exits."""
-    import socket
-
     state = tmp_path / "state"
     server = Server(state, "--shutdown-timeout", "1", "--snapshot-every", "0")
     try:
-        with httpx.Client(base_url=server.url, timeout=30) as c:
-            assert c.post("/learn", content="1 1:1\n-1 2:1\n").status_code == 200
-        with socket.create_connection(("127.0.0.1", server.port)) as stalled:
-            stalled.sendall(b"POST /learn HTTP/1.1\r\nHost: t\r\nContent-Length: 100\r\n\r\n1 3:1\n")
-            time.sleep(0.3)
+        with _two_learnt_then_a_stalled_request(server):
             server.proc.send_signal(signal.SIGTERM)
             server.proc.wait(timeout=30)
     finally:
@@ -451,16 +460,10 @@ def test_a_second_interrupt_while_stopping_exits_at_once_in_one_line_and_loses_n
     """A second SIGINT while the server waits for a stalled request made uvicorn exit at once: the cancelled
     shutdown was logged as a CancelledError traceback and the exit status was 0, although the last snapshot was
     skipped. Now: one line saying so, status 130, and the next start replays the log."""
-    import socket
-
     state = tmp_path / "state"
     server = Server(state, "--shutdown-timeout", "20", "--snapshot-every", "0")
     try:
-        with httpx.Client(base_url=server.url, timeout=30) as c:
-            assert c.post("/learn", content="1 1:1\n-1 2:1\n").status_code == 200
-        with socket.create_connection(("127.0.0.1", server.port)) as stalled:
-            stalled.sendall(b"POST /learn HTTP/1.1\r\nHost: t\r\nContent-Length: 100\r\n\r\n1 3:1\n")
-            time.sleep(0.3)
+        with _two_learnt_then_a_stalled_request(server):
             server.proc.send_signal(signal.SIGINT)  # waits up to 20 s for the stalled request
             time.sleep(0.5)
             server.proc.send_signal(signal.SIGINT)
