@@ -190,6 +190,12 @@ class ProgressiveSelectionClassifier(PartialFitMixin, DictRowMixin, PersistMixin
                 f"trained with ({','.join(self._member_names())!r}); call fit to start again with them."
             )
 
+    def save(self, path: Any) -> None:
+        """Write the model file (every learner and the record of each); refused when the learners no longer
+        learnt the same rows."""
+        self._check_usable()
+        super().save(path)
+
     # -- fitted attributes --------------------------------------------------------------------------------
     @property
     def members_(self) -> dict:
@@ -275,8 +281,8 @@ class ProgressiveSelectionClassifier(PartialFitMixin, DictRowMixin, PersistMixin
                         self._reset()
                     raise
                 self._broken = f"{names[k]!r} refused a chunk that {', '.join(map(repr, names[:k]))} had learnt"
-                if isinstance(exc, Exception):
-                    raise type(exc)(f"{exc} ({names[k]} in a ProgressiveSelectionClassifier: {self._broken}).") from exc
+                if isinstance(exc, Exception) and exc.args:  # the same exception (its type, the row it names)
+                    exc.args = (f"{exc.args[0]} ({names[k]} in a ProgressiveSelectionClassifier: {self._broken}).",)
                 raise
         n = scores[0].shape[0]
         labels = np.asarray(y).reshape(-1)

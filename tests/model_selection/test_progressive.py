@@ -101,7 +101,7 @@ def test_changed_learners_are_refused_until_fit():
     assert list(clf.members_) == ["arow", "scw1"] and clf.t_ == 40
 
 
-def test_a_learner_refusing_after_others_learnt_is_reported_and_blocks_the_model():
+def test_a_learner_refusing_after_others_learnt_is_reported_and_blocks_the_model(tmp_path):
     """A chunk learnt by the first learners and refused by a later one leaves the learners with different pasts:
     the error says so and every later call is refused, rather than selecting among learners that saw other
     rows."""
@@ -112,16 +112,20 @@ def test_a_learner_refusing_after_others_learnt_is_reported_and_blocks_the_model
     original = nag.partial_fit_scores
 
     def refuse(*args, **kwargs):
-        raise FloatingPointError("NAGClassifier diverged")
+        exc = FloatingPointError("NAGClassifier diverged")
+        exc.row = 1  # what the command line reads to name the file's line
+        raise exc
 
     nag.partial_fit_scores = refuse
-    with pytest.raises(FloatingPointError, match="'nag' refused a chunk that 'arow' had learnt"):
+    with pytest.raises(FloatingPointError, match="'nag' refused a chunk that 'arow' had learnt") as info:
         clf.partial_fit(X[:2], y[:2])
+    assert info.value.row == 1 and str(info.value).startswith("NAGClassifier diverged (nag in a")
     nag.partial_fit_scores = original
     assert clf.members_["arow"].t_ == arow_seen + 2
-    for call in (lambda: clf.partial_fit(X, y), lambda: clf.predict(X)):
+    for call in (lambda: clf.partial_fit(X, y), lambda: clf.predict(X), lambda: clf.save(tmp_path / "m.slm")):
         with pytest.raises(ValueError, match="no longer learnt the same rows"):
             call()
+    assert not (tmp_path / "m.slm").exists()
     clf.fit(X, y)  # starts again
     assert clf.t_ == 40
 
