@@ -562,6 +562,9 @@ def _finish_train(
         attach_spec(learner, data.zero_based)
     _write_model_and_plot(learner, model_out, report, plot_out)
     out = report.as_dict()
+    selected = getattr(getattr(learner, "learner_", learner), "selected_", None)
+    if selected is not None:  # auto: the learner that predicts now
+        out["selected"] = selected
     if resumed_from is not None:
         out["resumed_from"] = resumed_from
     if data is not None or tests:

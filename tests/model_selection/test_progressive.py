@@ -171,3 +171,33 @@ def test_other_feature_names_in_a_later_chunk_are_refused_naming_the_selection()
     with pytest.raises(ValueError, match="differ from those ProgressiveSelectionClassifier was fitted with"):
         clf.partial_fit(df[["c", "b", "a"]], y)
     assert clf.t_ == 30 and all(m.t_ == 30 for m in clf.members_.values())
+
+
+def test_the_command_line_trains_auto_and_says_which_learner_predicts(tmp_path, capsys):
+    import json
+
+    from sklearn.datasets import dump_svmlight_file
+
+    from streamlearn import load
+    from streamlearn.cli.main import main
+
+    X, y = _data(n=200)
+    dump_svmlight_file(X, y, str(tmp_path / "d.svm"), zero_based=False)
+    code = main(
+        [
+            "train",
+            str(tmp_path / "d.svm"),
+            "--learner",
+            "auto",
+            "-p",
+            "learners=nag,arow",
+            "-o",
+            str(tmp_path / "m.slm"),
+            "--json",
+        ]
+    )
+    assert code == 0
+    out = json.loads(capsys.readouterr().out)
+    model = load(tmp_path / "m.slm")
+    assert out["learner"] == "auto" and out["selected"] == model.selected_ and list(model.members_) == ["nag", "arow"]
+    assert model.t_ == 200
