@@ -61,19 +61,6 @@ def test_selection_equals_a_naive_recomputation(weighting, n_classes):
     np.testing.assert_array_equal(clf.decision_function(X), clf.members_[clf.selected_].decision_function(X))
 
 
-def test_the_selection_changes_with_the_stream():
-    """The weighted record follows the learner that does best lately: a learner that is right early and wrong
-    later loses the selection under linear weights sooner than under uniform ones."""
-    X, y = _data(n=600, seed=3)
-    clf = {w: ProgressiveSelectionClassifier(learners="nag,arow", weighting=w) for w in ("linear", "uniform")}
-    chosen = {w: [] for w in clf}
-    for i in range(0, 600, 20):
-        for w, c in clf.items():
-            c.partial_fit(X[i : i + 20], y[i : i + 20], classes=[0, 1])
-            chosen[w].append(c.selected_)
-    assert chosen["linear"] != chosen["uniform"] or len(set(chosen["linear"])) > 1
-
-
 def test_learners_are_checked():
     X, y = _data(n=20)
     expected = (
