@@ -162,18 +162,13 @@ def run(args):
         # snapshot) waiting for ever
         timeout_graceful_shutdown=args.shutdown_timeout,
     )
+    import contextlib
     import logging
 
     logging.getLogger("uvicorn.error").addFilter(_without_cancelled_tasks)  # (after the Config set logging up)
-    try:
+    with contextlib.suppress(KeyboardInterrupt):  # uvicorn raises the signal that stopped it again once stopped
         uvicorn.Server(config).run(sockets=[sock])
-    except KeyboardInterrupt:
-        if served.closing:
-            raise
-        stopped_at_once = True
-    else:
-        stopped_at_once = not served.closing
-    if stopped_at_once:  # a second Ctrl-C (or SIGTERM) while stopping: uvicorn exited without the shutdown
+    if not served.closing:  # a second Ctrl-C (or SIGTERM) while stopping: uvicorn exited without the shutdown
         print(
             "streamlearn serve: stopped at once by a second interrupt, without its last snapshot; the write-ahead "
             "log holds every update it acknowledged, and the next start replays them.",
