@@ -343,15 +343,7 @@ FAMILIES = {
     "first order": ["perceptron", "perceptron-nobias", "pa", "pa1", "pa2", "ogd", "ogd-hinge", "ogd-squared"],
     "scale-free (normalized adaptive)": ["nag", "nag-hinge"],
     "sparse (L1)": ["truncation", "tg", "fobos", "rda", "ftrl"],
-    "confidence-weighted, Pegasos, auto": [
-        "auto",
-        "cw",
-        "cw-diag",
-        "arow",
-        "scw1",
-        "scw2",
-        "pegasos",
-    ],
+    "confidence-weighted, Pegasos, auto": ["auto", "cw", "cw-diag", "arow", "scw1", "scw2", "pegasos"],
     "second order": ["adagrad", "full-on", "fd-son", "pfd-son", "rp-son", "oja-son", "rfd-son", "rfd0-son"],
     "factorization machines": ["fm", "ccfm-ogd", "occfm"],
 }
