@@ -367,6 +367,23 @@ def fast_input(X, y):
     )
 
 
+def plain_dense(estimator, X):
+    """True for a C-contiguous 2-D float64 NumPy array of at least one row, with the ``estimator``'s number of
+    columns (checked here: a ``ValueError`` naming both counts), when the estimator was not fitted on named
+    columns: what a linear score reads where it is, without the CSR copy of :func:`check_X`."""
+    if not (
+        type(X) is np.ndarray
+        and X.dtype == np.float64
+        and X.ndim == 2
+        and X.shape[0] >= 1
+        and X.flags.c_contiguous
+        and not hasattr(estimator, "feature_names_in_")
+    ):
+        return False
+    check_n_features(estimator, X, reset=False)
+    return True
+
+
 #: the feature matrices the estimators accept (scikit-learn's ``validate_data`` options), off the fast path. NaN and
 #: infinity are refused by our own sweep after the conversion (:func:`check_finite`): one line naming the row and
 #: column, where scikit-learn's NaN message runs over several lines

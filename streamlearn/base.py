@@ -24,7 +24,7 @@ import numpy as np
 
 from . import _validation
 from ._estimator import BaseEstimator, ClassifierMixin, PartialFitMixin, RegressorMixin, available_if, check_is_fitted
-from ._kernels.linear import linear_scores
+from ._kernels.linear import dense_linear_scores, linear_scores
 from ._typing import ArrayLike, FloatArray, MatrixLike
 from .persist import PersistMixin
 
@@ -375,10 +375,15 @@ class BaseOnline(PartialFitMixin, DictRowMixin, PersistMixin, BaseEstimator):
 
     def _decision_function(self, X):
         check_is_fitted(self)
-        X = _validation.check_X(self, X, reset=False)
-        coef = self._coef_2d()
-        out = np.empty((X.shape[0], coef.shape[0]), dtype=np.float64)
-        linear_scores(X.indptr, X.indices, X.data, coef, self._intercept_1d(), out)
+        coef, intercept = self._coef_2d(), self._intercept_1d()
+        # a dense array is scored where it is, without the CSR copy (two thirds of a one-row predict); a value
+        # the sweep stops at (NaN, infinity, too large) takes the CSR path, whose check refuses it in one line
+        dense = _validation.plain_dense(self, X)
+        out = np.empty((X.shape[0] if dense else 0, coef.shape[0]), dtype=np.float64)
+        if not (dense and dense_linear_scores(X, coef, intercept, out, _validation.MAX_FEATURE_VALUE)):
+            X = _validation.check_X(self, X, reset=False)
+            out = np.empty((X.shape[0], coef.shape[0]), dtype=np.float64)
+            linear_scores(X.indptr, X.indices, X.data, coef, intercept, out)
         return _validation.finite_scores(self, out[:, 0] if out.shape[1] == 1 else out)
 
     @property

@@ -191,3 +191,44 @@ def test_one_row_targets_equal_those_of_the_same_row_in_a_chunk(classes, labels)
     with pytest.raises(ValueError) as many:
         est._targets(np.asarray([other, other]))
     assert str(one.value) == str(many.value)
+
+
+def test_a_dense_array_is_scored_without_its_csr_copy_and_bad_values_are_refused_as_before(monkeypatch):
+    """decision_function on a C-contiguous float64 array scores it where it is (the CSR kernel is never called),
+    bit for bit as its CSR matrix; a NaN, an infinity or a value of 2**500 or more still gets the one-line
+    refusal of the CSR path, and other layouts and dtypes still take that path."""
+    import scipy.sparse as sp
+
+    import streamlearn.base as base
+    from streamlearn.learners import make_learner
+
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(50, 6)) * (rng.random((50, 6)) < 0.7)
+    for name, y in [("pa1", np.where(X[:, 0] > 0, 1, -1)), ("ogd", np.arange(50) % 3)]:
+        clf = make_learner(name).partial_fit(X, y, classes=np.unique(y))
+        want = clf.decision_function(sp.csr_matrix(X))
+        fortran = clf.decision_function(np.asfortranarray(X))
+        messages = []
+        for bad in (np.nan, np.inf, 2.0**500):
+            B = np.asfortranarray(X).copy()
+            B[3, 2] = bad
+            with pytest.raises(ValueError) as slow:
+                clf.predict(B)
+            messages.append(str(slow.value))
+
+        def no_csr(*args):
+            raise AssertionError("the CSR kernel was called")
+
+        monkeypatch.setattr(base, "linear_scores", no_csr)
+        np.testing.assert_array_equal(clf.decision_function(X), want)
+        np.testing.assert_array_equal(clf.decision_function(X[:1]), want[:1])
+        np.testing.assert_array_equal(fortran, want)
+        for bad, message in zip((np.nan, np.inf, 2.0**500), messages):
+            B = X.copy()
+            B[3, 2] = bad
+            with pytest.raises(ValueError) as fast:
+                clf.predict(B)
+            assert str(fast.value) == message and "\n" not in message
+        with pytest.raises(ValueError, match="X has 5 features, but"):
+            clf.predict(X[:, :5].copy())
+        monkeypatch.undo()

@@ -393,6 +393,32 @@ def dense_fill_csr(A, indptr, indices, data):
                 p += 1
 
 
+@njit_kernel
+def dense_linear_scores(A, coef, intercept, out, limit):
+    """``out[i, k] = coef[k] . a_i + intercept[k]`` for the rows of the 2-D float64 array ``A``, each row's
+    non-zeros gathered in column order and summed as :func:`linear_scores` sums the CSR matrix of ``A``'s
+    non-zeros (the same four partial sums, so the same scores bit for bit), without building that matrix.
+    Returns False, leaving ``out`` unfinished, at the first value that is NaN, infinite or of size ``limit`` or
+    more: the caller then takes the CSR path, whose check words the error. O(K nnz + n d)."""
+    n, d = A.shape
+    n_out = coef.shape[0]
+    indices = np.empty(d, dtype=np.intp)
+    data = np.empty(d)
+    for i in range(n):
+        m = 0
+        for j in range(d):
+            x = A[i, j]
+            if not abs(x) < limit:  # (NaN too)
+                return False
+            if x != 0.0:
+                indices[m] = j
+                data[m] = x
+                m += 1
+        for k in range(n_out):
+            out[i, k] = intercept[k] + csr_row_dot(coef, k, indices, data, 0, m)
+    return True
+
+
 @njit_inline
 def _all_finite(a):
     """Whether every value of the float64 array ``a`` is finite, by an integer minimum over the exponent bits (a

@@ -136,3 +136,31 @@ def test_row_sums_are_the_four_partial_sums_bit_for_bit():
         dot, sq = k.csr_row_dot_sq(w, 0, indices, data, st, en)
         assert out[i, 0] == want and dot == want, i
         assert sq == _four_partial_sums(data[st:en] ** 2), i
+
+
+def test_dense_scores_are_the_csr_scores_bit_for_bit():
+    """dense_linear_scores gathers each row's non-zeros in column order and sums them as linear_scores sums the CSR
+    matrix of those non-zeros (terms of magnitudes 1e-8 to 1e8, so that another order rounds differently); a NaN,
+    an infinity or a value of the limit's size or more stops it (False) wherever it is."""
+    from streamlearn._validation import MAX_FEATURE_VALUE, dense_to_csr
+
+    rng = np.random.default_rng(3)
+    for n, d, k_out in [(40, 13, 1), (7, 1, 3), (5, 30, 2)]:
+        A = rng.normal(size=(n, d)) * 10.0 ** rng.integers(-8, 9, (n, d)) * (rng.random((n, d)) < 0.6)
+        A[0] = 0.0  # an empty row
+        if d > 1:
+            A[1, 0] = -0.0
+        coef = rng.normal(size=(k_out, d)) * 10.0 ** rng.integers(-8, 9, (k_out, d))
+        b = rng.normal(size=k_out)
+        got, want = np.empty((n, k_out)), np.empty((n, k_out))
+        assert k.dense_linear_scores(A, coef, b, got, MAX_FEATURE_VALUE)
+        X = dense_to_csr(A)
+        k.linear_scores(X.indptr, X.indices, X.data, coef, b, want)
+        np.testing.assert_array_equal(got, want)
+        for bad in (np.nan, np.inf, -np.inf, MAX_FEATURE_VALUE, -MAX_FEATURE_VALUE):
+            B = A.copy()
+            B[n - 1, d - 1] = bad
+            assert not k.dense_linear_scores(B, coef, b, np.empty((n, k_out)), MAX_FEATURE_VALUE)
+        B = A.copy()
+        B[n - 1, d - 1] = np.nextafter(MAX_FEATURE_VALUE, 0.0)  # under the limit: scored
+        assert k.dense_linear_scores(B, coef, b, np.empty((n, k_out)), MAX_FEATURE_VALUE)
