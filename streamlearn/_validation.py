@@ -748,6 +748,11 @@ def score_weights(sample_weight, n_samples):
     return sw
 
 
+def all_weights_zero(estimator):
+    """The error of a ``fit`` whose sample weights are all zero."""
+    return ValueError(f"All sample weights are zero: {type(estimator).__name__}.fit has nothing to learn from.")
+
+
 def check_sample_weight(sample_weight, n_samples):
     """``None`` -> ones; otherwise a finite, non-negative float64 array of length ``n_samples``, each weight below
     :data:`MAX_FEATURE_VALUE` (a weight multiplies the example's gradient: beyond it its square overflows)."""

@@ -332,7 +332,7 @@ class BaseOnline(PartialFitMixin, DictRowMixin, PersistMixin, BaseEstimator):
             X, y = self._check_X_y(X, y, reset=True)
             sw = _validation.check_sample_weight(sample_weight, X.shape[0])
             if sample_weight is not None and not np.any(sw > 0):
-                raise ValueError(f"All sample weights are zero: {type(self).__name__}.fit has nothing to learn from.")
+                raise _validation.all_weights_zero(self)
             self._start(X, y, classes=None)
         except BaseException:
             self._reset()  # as a refused first partial_fit: no n_features_in_ of data it did not learn

@@ -275,7 +275,7 @@ class DualCoordinateDescentSVC(_BatchLinearSVC):
 
     def _solve(self, X, y, sw):
         if not np.any(sw > 0):
-            raise ValueError(f"All sample weights are zero: {type(self).__name__}.fit has nothing to learn from.")
+            raise _validation.all_weights_zero(self)
         n_out = self._set_classes(y)
         targets = self._targets(y)
         n, d = X.shape
@@ -439,7 +439,7 @@ class BlockMinimizationSVC(_BatchLinearSVC):
                 raise ValueError(f"{type(self).__name__}.fit_stream: the stream holds no examples.")
             store.close()
             if store.n_rows == 0:
-                raise ValueError(f"All sample weights are zero: {type(self).__name__}.fit has nothing to learn from.")
+                raise _validation.all_weights_zero(self)
             by_code = np.array(list(codes))
             labels = np.unique(by_code)
             if classes is not None:

@@ -8,7 +8,14 @@ from typing import Any, Self
 import numpy as np
 from .._estimator import BaseEstimator, ClassifierMixin, PartialFitMixin, available_if, check_is_fitted
 from .._typing import ArrayLike, FloatArray, MatrixLike
-from .._validation import Options, check_feature_names, check_sample_weight, labels_of_one_kind, validate_params
+from .._validation import (
+    Options,
+    all_weights_zero,
+    check_feature_names,
+    check_sample_weight,
+    labels_of_one_kind,
+    validate_params,
+)
 from ..base import DictRowMixin
 from ..persist import PersistMixin
 
@@ -184,11 +191,19 @@ class ProgressiveSelectionClassifier(PartialFitMixin, DictRowMixin, PersistMixin
                 f"This ProgressiveSelectionClassifier's learners no longer learnt the same rows ({broken}); call fit "
                 "to start again, or load a copy saved before."
             )
-        if self._is_started() and _names(self.learners) != self._member_names():
+        if self._is_started() and self._learners_changed():
             raise ValueError(
                 f"learners={self.learners!r} differs from the learners this ProgressiveSelectionClassifier was "
                 f"trained with ({','.join(self._member_names())!r}); call fit to start again with them."
             )
+
+    def _learners_changed(self):
+        """Whether ``learners`` names other learners than those learning (read as they were recorded first: the
+        check runs before every prediction)."""
+        given, names = self.learners, self._member_names()
+        if given == ",".join(names) or isinstance(given, (list, tuple)) and list(given) == names:
+            return False
+        return _names(given) != names
 
     def save(self, path: Any) -> None:
         """Write the model file (every learner and the record of each); refused when the learners no longer
@@ -287,7 +302,8 @@ class ProgressiveSelectionClassifier(PartialFitMixin, DictRowMixin, PersistMixin
         n = scores[0].shape[0]
         labels = np.asarray(y).reshape(-1)
         right = np.stack([m.scores_to_labels(s) == labels for m, s in zip(members, scores)]).astype(np.float64)
-        weight = check_sample_weight(sample_weight, n)
+        # (the weights were checked by the first learner)
+        weight = np.ones(n) if sample_weight is None else np.asarray(sample_weight, dtype=np.float64).reshape(-1)
         if self.weighting == "linear":
             weight = weight * np.arange(self.t_ + 1, self.t_ + n + 1, dtype=np.float64)
         hits = self._state_hits
@@ -308,9 +324,7 @@ class ProgressiveSelectionClassifier(PartialFitMixin, DictRowMixin, PersistMixin
         if sample_weight is not None and not np.any(
             check_sample_weight(sample_weight, np.asarray(y).reshape(-1).shape[0]) > 0
         ):
-            raise ValueError(
-                "All sample weights are zero: ProgressiveSelectionClassifier.fit has nothing to learn from."
-            )
+            raise all_weights_zero(self)
         classes = np.unique(labels_of_one_kind(np.asarray(y), "y"))
         return self.partial_fit(X, y, classes=classes, sample_weight=sample_weight)
 
