@@ -374,8 +374,7 @@ def plain_dense(estimator, X):
     if not (
         type(X) is np.ndarray
         and X.dtype == np.float64
-        and X.ndim == 2
-        and X.shape[0] >= 1
+        and fast_input(X, None)
         and X.flags.c_contiguous
         and not hasattr(estimator, "feature_names_in_")
     ):

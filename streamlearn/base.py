@@ -378,9 +378,8 @@ class BaseOnline(PartialFitMixin, DictRowMixin, PersistMixin, BaseEstimator):
         coef, intercept = self._coef_2d(), self._intercept_1d()
         # a dense array is scored where it is, without the CSR copy (two thirds of a one-row predict); a value
         # the sweep stops at (NaN, infinity, too large) takes the CSR path, whose check refuses it in one line
-        dense = _validation.plain_dense(self, X)
-        out = np.empty((X.shape[0] if dense else 0, coef.shape[0]), dtype=np.float64)
-        if not (dense and dense_linear_scores(X, coef, intercept, out, _validation.MAX_FEATURE_VALUE)):
+        out = np.empty((X.shape[0], coef.shape[0]), dtype=np.float64) if _validation.plain_dense(self, X) else None
+        if out is None or not dense_linear_scores(X, coef, intercept, out, _validation.MAX_FEATURE_VALUE):
             X = _validation.check_X(self, X, reset=False)
             out = np.empty((X.shape[0], coef.shape[0]), dtype=np.float64)
             linear_scores(X.indptr, X.indices, X.data, coef, intercept, out)

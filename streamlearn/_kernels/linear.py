@@ -378,19 +378,28 @@ def dense_row_counts(A, indptr):
     return indptr[n]
 
 
+@njit_inline
+def _row_nonzeros(A, i, indices, data, p, limit):
+    """The columns and values of the non-zeros of row ``i`` of ``A`` (NaN is one, ``-0.0`` is not), in column
+    order, written from position ``p``; returns the position after them, or -1 at the first value that is not
+    under ``limit`` in size (NaN included; ``limit`` infinite: none)."""
+    for j in range(A.shape[1]):
+        x = A[i, j]
+        if not abs(x) < limit and limit < np.inf:
+            return -1
+        if x != 0.0:
+            indices[p] = j
+            data[p] = x
+            p += 1
+    return p
+
+
 @njit_kernel
 def dense_fill_csr(A, indptr, indices, data):
     """The columns and values of the non-zeros of ``A``, row by row in column order, at the positions
     ``indptr`` (from :func:`dense_row_counts`) gives."""
-    n, d = A.shape
-    for i in range(n):
-        p = indptr[i]
-        for j in range(d):
-            x = A[i, j]
-            if x != 0.0:
-                indices[p] = j
-                data[p] = x
-                p += 1
+    for i in range(A.shape[0]):
+        _row_nonzeros(A, i, indices, data, indptr[i], np.inf)
 
 
 @njit_kernel
@@ -400,21 +409,13 @@ def dense_linear_scores(A, coef, intercept, out, limit):
     non-zeros (the same four partial sums, so the same scores bit for bit), without building that matrix.
     Returns False, leaving ``out`` unfinished, at the first value that is NaN, infinite or of size ``limit`` or
     more: the caller then takes the CSR path, whose check words the error. O(K nnz + n d)."""
-    n, d = A.shape
-    n_out = coef.shape[0]
-    indices = np.empty(d, dtype=np.intp)
-    data = np.empty(d)
-    for i in range(n):
-        m = 0
-        for j in range(d):
-            x = A[i, j]
-            if not abs(x) < limit:  # (NaN too)
-                return False
-            if x != 0.0:
-                indices[m] = j
-                data[m] = x
-                m += 1
-        for k in range(n_out):
+    indices = np.empty(A.shape[1], dtype=np.intp)
+    data = np.empty(A.shape[1])
+    for i in range(A.shape[0]):
+        m = _row_nonzeros(A, i, indices, data, 0, limit)
+        if m < 0:
+            return False
+        for k in range(coef.shape[0]):
             out[i, k] = intercept[k] + csr_row_dot(coef, k, indices, data, 0, m)
     return True
 
