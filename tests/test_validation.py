@@ -269,6 +269,43 @@ def test_dense_to_csr_is_scipys_conversion():
             np.testing.assert_array_equal(got.data, want.data)
 
 
+@pytest.mark.parametrize("layout", ["scipy", "unknown"])
+def test_csr_from_arrays_is_scipys_constructor(layout, monkeypatch):
+    """The constructor without checks gives scipy's matrix over the same arrays (not copied): shape, values, the sorted
+    and canonical flags worked out when asked (unsorted and duplicate indices included), arithmetic, row slicing,
+    copies and pickling; with an instance layout it does not know, scipy's constructor itself."""
+    import pickle
+
+    from streamlearn import _validation
+
+    if layout == "unknown":
+        monkeypatch.setattr(_validation, "_CSR_STATE", None)
+    cases = [
+        ([2.0, -1.0, 3.0], [4, 1, 7], [0, 2, 2, 3], (3, 9)),  # row 0 unsorted, row 1 empty
+        ([1.0, 1.0], [2, 2], [0, 2], (1, 5)),  # a duplicate
+        ([0.5], [0], [0, 1], (1, 1)),
+        ([], [], [0, 0], (1, 4)),
+        ([], [], [0], (0, 6)),
+    ]
+    for index in (np.int32, np.int64):
+        for data, indices, indptr, shape in cases:
+            arrays = (np.array(data, dtype=np.float64), np.array(indices, dtype=index), np.array(indptr, dtype=index))
+            got, want = _validation.csr_from_arrays(*arrays, shape), sp.csr_matrix(arrays, shape=shape)
+            assert type(got) is type(want) and got.shape == want.shape == shape and got.format == "csr"
+            if layout == "scipy":  # the index arrays themselves (scipy narrows int64 ones when the shape allows)
+                assert all(a is b for a, b in zip((got.data, got.indices, got.indptr), arrays, strict=True))
+            assert got.has_sorted_indices == want.has_sorted_indices
+            assert got.has_canonical_format == want.has_canonical_format
+            np.testing.assert_array_equal(got.toarray(), want.toarray())
+            v = np.arange(shape[1], dtype=np.float64)
+            np.testing.assert_array_equal(got @ v, want @ v)
+            np.testing.assert_array_equal((got * 2.0 + want).toarray(), 3.0 * want.toarray())
+            np.testing.assert_array_equal(got[-1:].toarray() if shape[0] else got.toarray(), want[-1:].toarray())
+            for other in (got.copy(), pickle.loads(pickle.dumps(got))):
+                assert other.shape == shape
+                np.testing.assert_array_equal(other.toarray(), want.toarray())
+
+
 @pytest.mark.parametrize("make", [lambda: OGDClassifier(), lambda: MaxAbsScaler(), lambda: StandardScaler()])
 def test_float_arrays_skip_sklearns_checks_with_the_same_outcome(make, monkeypatch):
     """A 2-D float64/float32 NumPy array takes the boundary's own checks, not scikit-learn's validate_data (most

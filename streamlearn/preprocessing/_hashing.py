@@ -16,9 +16,9 @@ from collections.abc import Mapping
 from typing import Any, Self
 
 import numpy as np
-import scipy.sparse as sp
 
 from .._estimator import BaseEstimator, TransformerMixin
+from .._validation import csr_from_arrays
 
 from .._params import keyword_init
 
@@ -26,6 +26,12 @@ __all__ = ["DictHasher", "name_hash", "namespace_hash"]
 
 #: below this size an int or float is a finite float (what the readers take)
 _FINITE = float(np.finfo(np.float64).max)
+#: Value types whose finite values are features as ``float(value)`` with no other check: Python's numbers and
+#: NumPy's scalars (``dict(zip(names, array_row))`` gives ``np.float64`` values)
+_PLAIN_NUMBERS = frozenset(
+    [float, int, np.float64, np.float32, np.float16]
+    + [np.int64, np.int32, np.int16, np.int8, np.uint64, np.uint32, np.uint16, np.uint8]
+)
 
 
 def namespace_hash(namespace):
@@ -204,6 +210,7 @@ class DictHasher(TransformerMixin, BaseEstimator):
 
         row_of, hashes, values, ns, text_at, text_parts, text_seeds = [], [], [], [], [], [], []
         numeric_of = self._numeric.get  # (hash, namespace byte, kept) of the numeric columns seen so far
+        add_row, add_hash, add_value, add_ns = row_of.append, hashes.append, values.append, ns.append
         n = 0
         for r, row in enumerate(rows):
             n += 1
@@ -213,7 +220,7 @@ class DictHasher(TransformerMixin, BaseEstimator):
                 kind = type(value)
                 # most values: a finite float or int of a numeric column seen before (neither ignored nor categorical,
                 # or it would not be known), learnt with no other check; the rest take the checks below
-                plain = kind is float or kind is int  # (no abstract-class or pandas checks for them)
+                plain = kind in _PLAIN_NUMBERS  # (no abstract-class or pandas checks for them)
                 known = numeric_of(key) if plain and -_FINITE < value < _FINITE else None
                 number = value
                 if known is None:
@@ -271,11 +278,11 @@ class DictHasher(TransformerMixin, BaseEstimator):
                             values.append(1.0)
                             ns.append(self._ns_byte[key])
                         continue
-                if number != 0 and known[2]:
-                    row_of.append(r)
-                    hashes.append(known[0])
-                    values.append(float(number))
-                    ns.append(known[1])
+                if number != 0 and known[2]:  # (the values become float64 below, as float() makes them)
+                    add_row(r)
+                    add_hash(known[0])
+                    add_value(number)
+                    add_ns(known[1])
         hashes = np.asarray(hashes, dtype=np.uint64)
         if text_parts:  # the text features of the whole chunk: one buffer, one kernel call
             encoded = [t.encode("utf-8", "surrogateescape") for t in text_parts]
@@ -321,7 +328,7 @@ class DictHasher(TransformerMixin, BaseEstimator):
             cap *= 4
         if indices.dtype == np.int32:
             indptr = indptr.astype(np.int32)
-        return sp.csr_matrix((out[:nnz], indices[:nnz], indptr), shape=(n, self.n_features))
+        return csr_from_arrays(out[:nnz], indices[:nnz], indptr, (n, self.n_features))
 
     # -- tables ---------------------------------------------------------------------------------------
     def _transform_table(self, X):

@@ -377,7 +377,29 @@ def test_python_and_numpy_numbers_hash_alike_on_every_call():
 
 
 @pytest.mark.parametrize(
-    "value", [0, 0.0, -0.0, float("nan"), True, False, np.float64(2.5), 1.5e308, -(2**1023), "text", None]
+    "value",
+    [
+        0,
+        0.0,
+        -0.0,
+        float("nan"),
+        True,
+        False,
+        np.float64(2.5),
+        1.5e308,
+        -(2**1023),
+        "text",
+        None,
+        np.float64("nan"),
+        np.float32("nan"),
+        np.float32(0.1),
+        np.float16(-2.5),
+        np.int8(-3),
+        np.uint64(2**64 - 1),
+        np.True_,
+        np.float64(0.0),
+        2**70,
+    ],
 )
 def test_a_known_numeric_column_hashes_any_later_value_as_a_fresh_hasher(value):
     """Later rows of a numeric column take a shorter path (its hash is known): a value that is not a finite
@@ -392,7 +414,12 @@ def test_a_known_numeric_column_hashes_any_later_value_as_a_fresh_hasher(value):
 
 @pytest.mark.parametrize(
     "value, message",
-    [(float("inf"), "row 0, key 'a': value inf is not finite"), (10**400, "row 0, key 'a': value is an int of about")],
+    [
+        (float("inf"), "row 0, key 'a': value inf is not finite"),
+        (np.float64("inf"), "row 0, key 'a': value inf is not finite"),
+        (np.float32("-inf"), "row 0, key 'a': value -inf is not finite"),
+        (10**400, "row 0, key 'a': value is an int of about"),
+    ],
 )
 def test_a_known_numeric_column_refuses_a_later_value_beyond_the_float_range(value, message):
     hasher = DictHasher(bits=12)
