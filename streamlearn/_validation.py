@@ -668,6 +668,15 @@ def labels_text(labels):
     return "{" + ", ".join(label_text(c) for c in labels) + "}"
 
 
+def too_few_classes(estimator, classes):
+    """The error of a classifier given fewer than 2 classes: ``... needs at least 2 classes; got 1 class: {yes}.``"""
+    n = classes.shape[0]
+    return ValueError(
+        f"{type(estimator).__name__} needs at least 2 classes; got {n} class{'' if n == 1 else 'es'}: "
+        f"{labels_text(classes)}."
+    )
+
+
 def label_kind(label):
     """How messages name a label's kind: "boolean", "string", "number", or its type's name."""
     if isinstance(label, (bool, np.bool_)):

@@ -519,9 +519,7 @@ class OnlineClassifierMixin(ClassifierPredictionMixin, ClassifierMixin):
             classes = np.unique(y)
         classes = np.unique(_classes_array(classes))
         if classes.shape[0] < 2:
-            raise ValueError(
-                f"{type(self).__name__} needs at least 2 classes; got {classes.shape[0]} class: {classes!r}."
-            )
+            raise _validation.too_few_classes(self, classes)
         if classes.dtype.kind in "iuf" and y.dtype.kind in "iuf":  # numbers: a search, not two sorts
             idx = np.searchsorted(classes, y)
             unknown = np.any(idx >= classes.shape[0]) or np.any(classes[np.minimum(idx, classes.shape[0] - 1)] != y)

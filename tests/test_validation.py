@@ -392,3 +392,22 @@ def test_a_parameter_changed_after_valid_calls_is_checked_again(tmp_path, make, 
         est.partial_fit(X, y)
     setattr(est, name, good)
     est.partial_fit(X, y)
+
+
+@pytest.mark.parametrize(
+    "labels, shown",
+    [(["yes"] * 3, "got 1 class: {yes}."), ([2.0, 2.0], "got 1 class: {2}."), ([], "got 0 classes: {}.")],
+)
+def test_fewer_than_two_classes_are_named_as_labels(labels, shown):
+    """The refusal names the classes as messages show labels, not as a NumPy array's repr."""
+    from streamlearn.linear_model import DualCoordinateDescentSVC
+
+    for est in (OGDClassifier(), DualCoordinateDescentSVC()):
+        with pytest.raises(ValueError) as info:
+            if labels:
+                est.fit(np.ones((len(labels), 2)), np.array(labels))
+            else:
+                est._set_classes([]) if isinstance(est, DualCoordinateDescentSVC) else est.partial_fit(
+                    np.ones((1, 2)), [1], classes=np.array([], dtype=float)
+                )
+        assert str(info.value) == f"{type(est).__name__} needs at least 2 classes; {shown}"

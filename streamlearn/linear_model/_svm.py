@@ -67,9 +67,7 @@ class _BatchLinearSVC(ClassifierPredictionMixin, PersistMixin, ClassifierMixin, 
     def _set_classes(self, labels):
         classes = np.unique(np.asarray(labels))
         if classes.shape[0] < 2:
-            raise ValueError(
-                f"{type(self).__name__} needs at least 2 classes; got {classes.shape[0]} class: {classes!r}."
-            )
+            raise _validation.too_few_classes(self, classes)
         self.classes_ = classes
         return 1 if classes.shape[0] == 2 else classes.shape[0]
 
