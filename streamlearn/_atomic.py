@@ -34,13 +34,30 @@ import tempfile
 
 from ._signals import interrupts_held
 
-__all__ = ["Output", "OutputError", "pending_outputs"]
+__all__ = ["Output", "OutputError", "pending_outputs", "remove_temporaries"]
 
 _PENDING: list["Output"] = []  # Output objects whose file is not written yet (what Ctrl-C leaves unchanged)
+_TEMPORARIES: set[str] = set()  # temporary files made and not yet renamed or removed
 
 
 class OutputError(ValueError):
     """An output path that cannot be written (checked before any work is done)."""
+
+
+def remove_temporaries():
+    """Remove the temporary files still on disk, the commands' last step after a Ctrl-C: the handlers that remove
+    them cover a Ctrl-C wherever it comes, except in the few bytecodes between a context manager's ``__enter__``
+    returning and the ``with`` block starting, which leave the writer suspended with its file on disk."""
+    for tmp in sorted(_TEMPORARIES):
+        with contextlib.suppress(OSError):
+            os.unlink(tmp)
+    _TEMPORARIES.clear()
+
+
+def _remove(tmp):
+    """Remove the temporary file ``tmp`` (an OSError is the caller's)."""
+    _TEMPORARIES.discard(tmp)
+    os.unlink(tmp)
 
 
 def pending_outputs():
@@ -123,7 +140,7 @@ class Output:
                 )
             try:  # the permission bits pass for root and say nothing of a read-only or special file system
                 with interrupts_held():
-                    os.unlink(_temporary(prefix=".tmp-", dir=folder))
+                    _remove(_temporary(prefix=".tmp-", dir=folder))
             except OSError as exc:
                 raise OutputError(f"{self.name}: {exc.strerror}.") from None
         self.folder = folder
@@ -157,7 +174,7 @@ class Output:
                 raise self._named(exc) from exc
             finally:
                 if tmp is not None:
-                    os.unlink(tmp)
+                    _remove(tmp)
             self._done()
             return
         try:
@@ -168,15 +185,16 @@ class Output:
                 os.fsync(f.fileno())
             self._finish_mode(tmp)
             os.replace(tmp, self.path)
+            _TEMPORARIES.discard(tmp)
         except OSError as exc:
             if tmp is not None:
                 with contextlib.suppress(OSError):
-                    os.unlink(tmp)
+                    _remove(tmp)
             raise self._named(exc) from exc
         except BaseException:
             if tmp is not None:
                 with contextlib.suppress(OSError):
-                    os.unlink(tmp)
+                    _remove(tmp)
             raise
         self._done()
 
@@ -228,8 +246,10 @@ def _refused(path):
 
 
 def _temporary(**kwargs):
-    """A new empty temporary file (``tempfile.mkstemp``'s arguments); its path."""
+    """A new empty temporary file (``tempfile.mkstemp``'s arguments), recorded for :func:`remove_temporaries`; its
+    path. (Called with interrupts held: a Ctrl-C comes before the file exists or once it is recorded.)"""
     fd, tmp = tempfile.mkstemp(**kwargs)
+    _TEMPORARIES.add(tmp)
     os.close(fd)
     return tmp
 

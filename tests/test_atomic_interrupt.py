@@ -54,3 +54,27 @@ def test_ctrl_c_while_the_folder_is_probed_leaves_nothing(tmp_path, monkeypatch)
     finally:
         signal.signal(signal.SIGINT, previous)
     assert len(created) == 1 and sorted(p.name for p in tmp_path.iterdir()) == []
+
+
+def test_a_writer_stopped_between_enter_and_its_block_leaves_no_file_after_the_command(tmp_path, monkeypatch, capsys):
+    """A Ctrl-C in the few bytecodes between ``__enter__`` returning the temporary path and the ``with`` block
+    starting leaves the writer suspended, its file on disk (here: kept suspended by a reference, as a traceback
+    can keep it). The command line removes what is left as it reports the interrupt; the destination is as it
+    was."""
+    from streamlearn.cli import main as cli
+
+    out_path = tmp_path / "OUT"
+    out_path.write_text("previous\n")
+    suspended = []
+
+    def command(argv):
+        writer = _atomic.Output(out_path).path_for_writing()
+        tmp = writer.__enter__()
+        suspended.append((writer, tmp))
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(cli, "_run", command)
+    assert cli.main([]) == 130
+    assert suspended and not __import__("os").path.exists(suspended[0][1])
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["OUT"] and out_path.read_text() == "previous\n"
+    assert capsys.readouterr().err.strip() == f"streamlearn: error: interrupted; {out_path} left unchanged"

@@ -151,8 +151,10 @@ def main(argv=None):
     default_hook = sys.unraisablehook
     hook = _interrupt_again_hook(default_hook)
     pending = ()
+    remove_temporaries = None
     try:  # from the first import on: a Ctrl-C at any point is the one line
         from .._atomic import _PENDING as pending
+        from .._atomic import remove_temporaries
 
         pending.clear()
         sys.unraisablehook = hook
@@ -180,6 +182,8 @@ def main(argv=None):
             import gc
 
             gc.collect()  # what the interrupt left half-built goes now, under the hook that keeps it quiet
+            if remove_temporaries is not None:  # and the temporary files of a writer it stopped between statements
+                remove_temporaries()
         sys.unraisablehook = default_hook
 
 
