@@ -8,8 +8,9 @@ one call that learns (or predicts) one example, for the same linear learner (pas
   divides by);
 * scikit-learn: ``PassiveAggressiveClassifier(C=1)``, ``partial_fit`` on a one-row NumPy array;
 * streamlearn: ``pa1`` (CLI defaults), ``partial_fit`` on a one-row NumPy array and on a one-row CSR matrix,
-  ``learn_one`` / ``predict_one`` on a dict (hashed into 2**18 columns), ``predict`` on a one-row array, and
-  the same learner behind a streaming ``MaxAbsScaler`` (a pipeline).
+  ``learn_one`` / ``predict_one`` on a dict (hashed into 2**18 columns; ``predict_one`` also on the dict
+  ``dict(zip(names, row))`` makes of a NumPy row, whose values are ``np.float64``), ``predict`` on a one-row
+  array, and the same learner behind a streaming ``MaxAbsScaler`` (a pipeline).
 
 Data: scikit-learn's bundled breast-cancer set (569 rows, 30 columns), standardized once, labels 0/1; the rows,
 their dicts and their one-row arrays are built before the timed loops. Each case runs ``--passes`` passes over
@@ -42,6 +43,7 @@ def _cases(X, y):
     dense = [X[i : i + 1].copy() for i in range(n)]
     csr = [sp.csr_matrix(r) for r in dense]
     dicts = [{f"x{j}": float(v) for j, v in enumerate(X[i])} for i in range(n)]
+    numpy_dicts = [dict(zip(dicts[i], X[i], strict=True)) for i in range(n)]  # np.float64 values, as zip gives them
     labels = [y[i : i + 1].copy() for i in range(n)]
     river = rl.PAClassifier(C=1.0, mode=1)
     sk = PassiveAggressiveClassifier(C=1.0)
@@ -74,6 +76,11 @@ def _cases(X, y):
         ("scikit-learn PassiveAggressiveClassifier.predict(1-row array)", "predict", lambda i: sk.predict(dense[i])),
         ("streamlearn pa1 predict(1-row array)", "predict", lambda i: ours["dense"].predict(dense[i])),
         ("streamlearn pa1 predict_one(dict)", "predict", lambda i: ours["dict"].predict_one(dicts[i])),
+        (
+            "streamlearn pa1 predict_one(dict of NumPy floats)",
+            "predict",
+            lambda i: ours["dict"].predict_one(numpy_dicts[i]),
+        ),
     ]
 
 

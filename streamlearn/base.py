@@ -50,10 +50,10 @@ class DictRowMixin:
     CSV file predicts dicts with that file's bits, namespaces and categorical columns), else from
     ``hasher`` on the first ``learn_one`` call (default ``DictHasher(bits=18)``), and are then recorded in
     ``input_spec_`` (a copy or a loaded model hashes as the model does); a ``hasher`` given on a later call
-    must hash the same way, else it is an error. Each call hashes one row and runs one ``partial_fit``: under 0.1 ms
-    on a 30-column row (about ten times river's ``learn_one``: see the one-example-per-call benchmark), several times
-    the per-row cost of ``DictHasher().transform`` plus ``partial_fit`` on chunks of 1,000 rows; prefer chunks
-    when throughput matters.
+    must hash the same way, else it is an error. Each call hashes one row and runs one ``partial_fit``: about 50 us
+    on a 30-column row (about five times river's ``learn_one``; ``predict_one`` about eleven times river's: see the
+    one-example-per-call benchmark), several times the per-row cost of ``DictHasher().transform`` plus
+    ``partial_fit`` on chunks of 1,000 rows; prefer chunks when throughput matters.
 
     >>> from streamlearn.linear_model import FTRLProximalClassifier
     >>> clf = FTRLProximalClassifier()
