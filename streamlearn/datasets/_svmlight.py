@@ -74,15 +74,17 @@ def archive_text(head: bytes) -> str | None:
     return None
 
 
-def first_bytes_reason(head: bytes, complete: bool) -> str | None:
+def first_bytes_reason(head: bytes, complete: bool, whole: bool) -> str | None:
     """Why a text file is refused from its first bytes ``head`` (up to 64 KiB; ``complete``: the whole file, or
-    as much as the reader holds): UTF-16/32 text or a zstd or zip file (once 4 bytes are known), or lines ended
-    by a carriage return alone (once 64 KiB are known); None otherwise."""
+    as much as the reader holds; ``whole``: the whole file): UTF-16/32 text or a zstd or zip file (once 4 bytes
+    are known, or all the reader holds), or lines ended by a carriage return alone (once 64 KiB are known, or the
+    whole file: a reader reading small blocks holds a first line longer than its block only once it has grown
+    its buffer for it, and a line feed may come later); None otherwise."""
     if len(head) >= 4 or complete:
         wide = wide_text(head[:4]) or archive_text(head[:4])
         if wide is not None:
             return wide
-    if len(head) >= 1 << 16 or complete:
+    if len(head) >= 1 << 16 or whole:
         return bare_cr_lines(head[: 1 << 16])
     return None
 
@@ -585,7 +587,7 @@ class _Parser:
                 if self.consumed == 0 and st[_k.S_POS] == 0 and end >= 3 and bytes(buf[:3]) == _BOM:
                     st[_k.S_POS] = 3  # a UTF-8 byte order mark (Windows editors write one) starts no line
                 if self.consumed == 0 and st[_k.S_POS] == 0:
-                    bad = first_bytes_reason(bytes(buf[: min(end, 1 << 16)]), final or end == len(buf))
+                    bad = first_bytes_reason(bytes(buf[: min(end, 1 << 16)]), final or end == len(buf), final)
                     if bad is not None:
                         raise SvmlightFormatError(self.name, 1, bad)
             while True:

@@ -266,7 +266,7 @@ class _VwParser:
                     eof = True
                 filled += n
             if line == 0 and not yielded_any:
-                bad = first_bytes_reason(bytes(buf[: min(filled, 1 << 16)]), eof or filled == buf.shape[0])
+                bad = first_bytes_reason(bytes(buf[: min(filled, 1 << 16)]), eof or filled == buf.shape[0], eof)
                 if bad is not None:
                     raise VwFormatError(self.name, 1, bad)
             state[_k.S_POS] = 0

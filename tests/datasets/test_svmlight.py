@@ -678,6 +678,20 @@ def test_lines_ended_by_a_carriage_return_alone_are_named_as_such(tmp_path):
         assert str(err.value).startswith(f"{path}, line 1: the lines end with a carriage return alone ('\\r'")
 
 
+@pytest.mark.parametrize("block_size", [16, 4096])
+def test_a_carriage_return_in_a_first_line_longer_than_the_block_is_no_mac_file(tmp_path, block_size):
+    """A first line holding a '\r' and longer than a small block: the check for classic Mac OS line ends saw a
+    full block without a line feed and refused the file, whose line feed came after the block."""
+    path = tmp_path / "cr.svm"
+    path.write_bytes(b"\r0 1:0 2:0 3:5 #" + b" " * 5000 + b"\n1 2:1\n")
+    X, y = load_svmlight(path, block_size=block_size)
+    assert y.tolist() == [0.0, 1.0] and X.toarray().tolist() == [[0.0, 0.0, 5.0], [0.0, 1.0, 0.0]]
+    bare = tmp_path / "mac.svm"  # and a file with no line feed is still refused, from a small block on
+    bare.write_bytes(b"1 1:1\r" * 20)
+    with pytest.raises(SvmlightFormatError, match="carriage return alone"):
+        load_svmlight(bare, block_size=block_size)
+
+
 def test_a_token_with_bytes_that_are_not_utf8_is_quoted_once(tmp_path):
     """A malformed token holding a byte that is not UTF-8 is quoted with U+FFFD in its place, in the LIBSVM and
     VW readers alike; the LIBSVM reader showed a doubled escape ('3:1\\\\xff')."""

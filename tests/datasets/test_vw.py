@@ -406,6 +406,19 @@ def test_chunk_size_must_be_a_positive_integer_not_a_bool(bad):
         iter_vw(io.BytesIO(b"1 |a x\n"), chunk_size=bad)
 
 
+@pytest.mark.parametrize("block_size", [16, 4096])
+def test_a_carriage_return_in_a_first_line_longer_than_the_block_is_no_mac_file(tmp_path, block_size):
+    """A first line holding a '\r' and longer than a small block: the check for classic Mac OS line ends saw a
+    full block without a line feed and refused the file, whose line feed came after the block."""
+    path = tmp_path / "cr.vw"
+    path.write_bytes(b"1 |a x:2\r y" + b" " * 5000 + b"\n-1 |a x\n")
+    assert load_vw(path, block_size=block_size)[1].tolist() == [1.0, -1.0]
+    bare = tmp_path / "mac.vw"  # and a file with no line feed is still refused, from a small block on
+    bare.write_bytes(b"1 |a x\r" * 20)
+    with pytest.raises(VwFormatError, match="carriage return alone"):
+        load_vw(bare, block_size=block_size)
+
+
 @pytest.mark.parametrize("block_size", [4096, 1 << 22])
 def test_lines_ended_by_a_carriage_return_alone_are_an_error(tmp_path, block_size):
     """Classic Mac OS line ends ('\\r' alone): the whole file was one example, the later labels read as feature
