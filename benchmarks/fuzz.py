@@ -1,4 +1,4 @@
-"""Fuzzing run: >= 10,000 generated cases over the LIBSVM reader, model files and the command line.
+"""Fuzzing run: >= 10,000 generated cases over the LIBSVM reader, model files, dict rows and the command line.
 
 Runs the property-based tests of ``tests/fuzz`` under the large hypothesis profile (``fuzz-large``, random
 seed, no example database) and reports, per target, the number of generated cases, their outcomes, the
@@ -29,7 +29,7 @@ def main():
     from tests.fuzz import _profiles
 
     settings.load_profile("fuzz-large")  # before the test modules are imported: they size their runs from it
-    from tests.fuzz import test_fuzz_cli, test_fuzz_persist, test_fuzz_svmlight
+    from tests.fuzz import test_fuzz_cli, test_fuzz_hashing, test_fuzz_persist, test_fuzz_svmlight
 
     tests = {
         "LIBSVM reader": [
@@ -42,6 +42,7 @@ def main():
             test_fuzz_persist.test_damaged_deflate_stream_is_a_clean_error,
             test_fuzz_persist.test_every_truncation_is_a_clean_error,
         ],
+        "dict rows": [test_fuzz_hashing.test_dict_rows_hash_as_the_twin_or_name_the_row_and_key],
         "CLI arguments": [
             test_fuzz_cli.test_cli_arguments_exit_cleanly,
             test_fuzz_cli.test_normal_runs_exit_0_and_user_errors_exit_2,
@@ -102,7 +103,7 @@ def main():
         "the test suite under the small deterministic profile (`tests/fuzz`)."
     )
     lines = [
-        "# Fuzzing: LIBSVM reader, model files, command line",
+        "# Fuzzing: LIBSVM reader, model files, dict rows, command line",
         "",
         intro,
         "",

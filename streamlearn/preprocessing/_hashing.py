@@ -254,6 +254,8 @@ class DictHasher(TransformerMixin, BaseEstimator):
                                 f"row {r}, key {key!r}: value is an int of about {digits} digits, beyond the float "
                                 "range."
                             ) from None
+                        except ValueError as exc:  # a number float() refuses: Decimal('sNaN')
+                            raise ValueError(f"row {r}, key {key!r}: value {value!r} is not a float ({exc}).") from None
                         if math.isnan(number):
                             continue
                         if math.isinf(number):
