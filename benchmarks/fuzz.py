@@ -26,6 +26,13 @@ def main():
     import hypothesis
     from hypothesis import settings
 
+    # standard input is empty, as under pytest: a generated command line reading '-' (standard input) would
+    # otherwise wait for the terminal or the pipe this run was started from
+    fd = os.open(os.devnull, os.O_RDONLY)
+    os.dup2(fd, 0)
+    os.close(fd)
+    sys.stdin = open(os.devnull)  # noqa: SIM115 (for the rest of the process)
+
     from tests.fuzz import _profiles
 
     settings.load_profile("fuzz-large")  # before the test modules are imported: they size their runs from it
@@ -127,8 +134,10 @@ def main():
             "ours names the file and the line), *documented difference* (a difference listed in "
             "`load_svmlight`'s docstring: NaN/inf, digit separators, `-0` indices, `qid` tokens that are not "
             "`qid:<int>`, indices above 2**31 - 1), "
-            "*identical* (a damaged model file still loads as the same model), *clean error* (one-line "
-            "`ModelFileError`), *exit N* (the command returned exit code N or argparse exited with it), "
+            "*identical* (a damaged model file still loads as the same model; dict rows hash to the plain-Python "
+            "hasher's matrix bit for bit), *clean error* (one-line `ModelFileError`; for dict rows a one-line "
+            "`ValueError` or `TypeError` naming the row and the key), *exit N* (the command returned exit code N "
+            "or argparse exited with it), "
             "*known traceback* (a traceback in a subcommand's error handling that a regression test in "
             "tests/fuzz/test_fuzz_cli.py tracks)."
         ),

@@ -27,10 +27,10 @@ __all__ = ["DictHasher", "name_hash", "namespace_hash"]
 #: below this size an int or float is a finite float (what the readers take)
 _FINITE = float(np.finfo(np.float64).max)
 #: Value types whose finite values are features as ``float(value)`` with no other check: Python's numbers and
-#: NumPy's scalars (``dict(zip(names, array_row))`` gives ``np.float64`` values)
+#: NumPy's float64 and integer scalars (``dict(zip(names, array_row))`` gives ``np.float64`` values). Not float32
+#: or float16: the range test against a Python float casts the bound to their type (an overflow warning)
 _PLAIN_NUMBERS = frozenset(
-    [float, int, np.float64, np.float32, np.float16]
-    + [np.int64, np.int32, np.int16, np.int8, np.uint64, np.uint32, np.uint16, np.uint8]
+    [float, int, np.float64, np.int64, np.int32, np.int16, np.int8, np.uint64, np.uint32, np.uint16, np.uint8]
 )
 
 

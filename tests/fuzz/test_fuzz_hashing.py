@@ -10,11 +10,14 @@ once, row by row (``transform_one``) by the same hasher, and by a hasher that ha
 * equals the twin (``tests/naive_tabular.naive_matrix``: a number is the feature ``column`` with its value, any
   other value the indicator ``column=text``; NaN, None and 0 are no feature) bit for bit, or
 * raises a one-line ``ValueError`` or ``TypeError`` naming the row and the column (a value that is not finite
-  as a float, or not a feature value) or the key (not a string).
+  as a float, or not a feature value) or the key (not a string);
+
+and never warns.
 """
 
 import math
 import numbers
+import warnings
 
 import numpy as np
 import pytest
@@ -147,7 +150,9 @@ def test_dict_rows_hash_as_the_twin_or_name_the_row_and_key(rows, bits, categori
         return DictHasher(bits=bits, categorical=sorted(categorical), ignore=sorted(ignore))
 
     try:
-        got = _hashed(make, rows)
+        with warnings.catch_warnings():
+            warnings.simplefilter("error")  # a warning on some value (an overflow in a cast) is a failure too
+            got = _hashed(make, rows)
     except (ValueError, TypeError) as exc:
         msg = str(exc)
         if isinstance(expected, Exception) and type(exc) is type(expected) and msg.startswith(str(expected)):

@@ -419,6 +419,7 @@ def test_a_known_numeric_column_hashes_any_later_value_as_a_fresh_hasher(value):
         (np.float64("inf"), "row 0, key 'a': value inf is not finite"),
         (np.float32("-inf"), "row 0, key 'a': value -inf is not finite"),
         (10**400, "row 0, key 'a': value is an int of about"),
+        (__import__("decimal").Decimal("sNaN"), r"row 0, key 'a': value Decimal\('sNaN'\) is not a float \("),
     ],
 )
 def test_a_known_numeric_column_refuses_a_later_value_beyond_the_float_range(value, message):
