@@ -997,6 +997,22 @@ class TabularReader:
         return w
 
     # -- errors -------------------------------------------------------------------------------------
+    def _header_line_fields(self):
+        """The fields of the file's first line split at the delimiter (what the messages name the columns by when
+        pyarrow failed before reading the header); [] when it cannot be read again."""
+        try:
+            if self._pipe is not None:
+                head = self._pipe.head()
+            elif isinstance(self.path, str):
+                with open(self.path, "rb") as f:
+                    head = f.read(1 << 16)
+            else:
+                return []
+        except OSError:
+            return []
+        line = head.split(b"\n", 1)[0].removeprefix(b"\xef\xbb\xbf").rstrip(b"\r")
+        return line.decode("utf-8", "replace").split(self._delimiter)
+
     def _arrow_error(self, exc, row0):
         """A one-line TabularFormatError from pyarrow's message; for CSV, the line number is found by
         re-reading the file single-threaded (pyarrow numbers rows only then)."""
@@ -1022,6 +1038,8 @@ class TabularReader:
             if hasattr(self, "_names")
             else list(getattr(self, "_inferred", None) and self._inferred.names or [])
         )
+        if not names and self.format == "csv":  # the first block failed before its header was known
+            names = self._header_line_fields()
         err = _csv_error(self.source, msg, names)
         if err.column in getattr(self, "_blank_start", ()) and err.reason.startswith("expected a number"):
             reason = err.reason.replace(
@@ -1209,6 +1227,8 @@ def _csv_error(source, msg, names):
     elif m := re.search(r"CSV parse error: (?:Row #(\d+): )?Expected (\d+) columns, got (\d+)", msg):
         row, want, got = m.groups()
         reason = f"expected {want} columns (as in the header), got {got}."
+        if (hint := _other_separator(names)) is not None:
+            reason = f"{reason[:-1]}; the header is one column, {names[0]!r}: {hint}."
     else:
         m = re.search(r"Row #(\d+)", msg)
         row = m.group(1) if m else None
@@ -1363,7 +1383,25 @@ def _first_line(text):
 
 def _listing(names, k=8):
     shown = ", ".join(repr(n) for n in names[:k])
+    hint = _other_separator(names)
+    if hint is not None:
+        return f"one column, {shown}: {hint}"
     return f"columns {shown}" + (f" and {len(names) - k} more" if len(names) > k else "")
+
+
+def _other_separator(names):
+    """Why a header read as one column whose name holds ';' or '|' is most likely a file separated by that
+    character, and how to convert it; None for other headers."""
+    if len(names) != 1:
+        return None
+    for sep in (";", "|"):
+        if sep in str(names[0]):
+            decimal = " (after turning decimal commas into points, if its numbers have them)" if sep == ";" else ""
+            return (
+                f"its fields look separated by {sep!r}, and CSV files are read separated by ',' (.tsv files by "
+                f"tabs): convert it first, e.g. with tr '{sep}' ','{decimal}"
+            )
+    return None
 
 
 def _article(kind):

@@ -204,6 +204,37 @@ def test_missing_label_column(csv_file):
         iter_csv(csv_file, label="click")
 
 
+@pytest.mark.parametrize("sep, decimal", [(";", True), ("|", False)])
+def test_a_file_separated_by_another_character_is_named_as_such(tmp_path, sep, decimal):
+    """A ';'-separated file read as one column: the message listed that column; it now says why, and how to
+    convert the file (and, for ';', that decimal commas come first)."""
+    path = tmp_path / "eu.csv"
+    path.write_text(f"age{sep}price{sep}label\n3{sep}1.5{sep}1\n")
+    with pytest.raises(TabularFormatError) as err:
+        iter_csv(path, label="label")
+    assert str(err.value) == (
+        f"{path}, line 1: no label column 'label'; the file has one column, 'age{sep}price{sep}label': its fields "
+        f"look separated by {sep!r}, and CSV files are read separated by ',' (.tsv files by tabs): convert it "
+        f"first, e.g. with tr '{sep}' ','"
+        + (" (after turning decimal commas into points, if its numbers have them)" if decimal else "")
+        + "."
+    )
+    if decimal:  # a decimal comma in the first rows: more fields than the header has
+        path.write_text("age;price;label\n3;1,5;1\n")
+        with pytest.raises(TabularFormatError) as err:
+            iter_csv(path, label="label")
+        assert str(err.value) == (
+            f"{path}, line 2: expected 1 columns (as in the header), got 2; the header is one column, "
+            "'age;price;label': its fields look separated by ';', and CSV files are read separated by ',' (.tsv "
+            "files by tabs): convert it first, e.g. with tr ';' ',' (after turning decimal commas into points, if "
+            "its numbers have them)."
+        )
+    one = tmp_path / "one.csv"  # one column without another separator in its name: listed as before
+    one.write_text("age\n3\n")
+    with pytest.raises(TabularFormatError, match=r"no label column 'label'; the file has columns 'age'\.$"):
+        iter_csv(one, label="label")
+
+
 def test_missing_feature_column_under_a_spec(tmp_path, csv_file):
     spec = iter_csv(csv_file, label="clicked").spec
     other = tmp_path / "o.csv"
