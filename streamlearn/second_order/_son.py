@@ -24,7 +24,7 @@ from .._typing import FloatArray
 from ..base import BaseOnlineLinear, OnlineClassifierMixin
 from ..losses import loss_code
 from .._mixing import MixableMixin, merge_sketch_increments, mixed_count, weighted_average
-from .._validation import chunk_args, csr_args
+from .._validation import chunk_args, csr_args, csr_from_arrays
 
 __all__ = ["AdaGrad", "OnlineNewtonStep", "SketchedOnlineNewton", "FULL_ON_MAX_FEATURES"]
 
@@ -140,13 +140,14 @@ class _SecondOrder(OnlineClassifierMixin, BaseOnlineLinear):
     def _augment(self, X, update, sw=None):
         """``[x / scale, 1]`` rows (CSR); ``update``: running maxima updated row by row (training) by the rows
         of weight ``sw != 0`` (a row of weight 0 is scaled as a prediction is)."""
-        import scipy.sparse as sp
-
         if not self.scale_.flags.writeable:  # e.g. loaded from a read-only memory map
             self.scale_ = self.scale_.copy()
         sw = np.ones(X.shape[0]) if sw is None else np.ascontiguousarray(sw, dtype=np.float64)
         indptr, indices, data = maxabs_augment(X.indptr, X.indices, X.data, self.scale_, bool(update), sw)
-        return sp.csr_matrix((data, indices, indptr), shape=(X.shape[0], X.shape[1] + 1))
+        shape = (X.shape[0], X.shape[1] + 1)
+        # int32 index arrays when they fit, as scipy's constructor makes them (0.5 us against its 40 us here)
+        index = np.int32 if max(shape[1], data.shape[0]) < np.iinfo(np.int32).max else np.int64
+        return csr_from_arrays(data, indices.astype(index, copy=False), indptr.astype(index, copy=False), shape)
 
     def _kernel_pass(self, X, targets, sw, out):
         if not self._safe():

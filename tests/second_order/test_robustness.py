@@ -237,3 +237,21 @@ def test_a_multiclass_oja_son_example_refused_by_a_later_class_changes_no_class(
     assert est.t_ == ref.t_ == 49
     for attr in ("coef_", "_state_buf", "_state_sc", "_state_aux", "_state_gram", "_state_alpha"):
         np.testing.assert_array_equal(getattr(est, attr), getattr(ref, attr), err_msg=attr)
+
+
+@pytest.mark.parametrize("index", [np.int32, np.int64])
+def test_the_scaled_rows_with_their_constant_are_scipys_matrix(index):
+    """The safeguard's rows ``[x / s, 1]`` (built over the kernel's arrays without scipy's constructor): the
+    values, and int32 index arrays as scipy's constructor makes them when they fit."""
+    rng = np.random.default_rng(3)
+    A = rng.standard_normal((7, 5)) * (rng.random((7, 5)) < 0.5)
+    X = sp.csr_matrix(A)
+    X.indices, X.indptr = X.indices.astype(index), X.indptr.astype(index)
+    est = make_learner("rfd0-son", {"safeguard": "maxabs"}).partial_fit(
+        X, np.where(A[:, 0] > 0, 1, -1), classes=[-1, 1]
+    )
+    got = est._augment(X, update=False)
+    scale = np.maximum(est.scale_, np.abs(A))  # (prediction: the row's own values count, scale_ unchanged)
+    want = np.hstack([np.divide(A, scale, out=np.zeros_like(A), where=scale > 0), np.ones((7, 1))])
+    assert got.shape == (7, 6) and got.indices.dtype == got.indptr.dtype == np.int32
+    np.testing.assert_array_equal(got.toarray(), want)
