@@ -1,4 +1,4 @@
-"""Fuzzing run: >= 10,000 generated cases over the LIBSVM reader, model files, dict rows and the command line.
+"""Fuzzing run: >= 10,000 generated cases over the LIBSVM and CSV readers, model files, dict rows and the command line.
 
 Runs the property-based tests of ``tests/fuzz`` under the large hypothesis profile (``fuzz-large``, random
 seed, no example database) and reports, per target, the number of generated cases, their outcomes, the
@@ -36,7 +36,7 @@ def main():
     from tests.fuzz import _profiles
 
     settings.load_profile("fuzz-large")  # before the test modules are imported: they size their runs from it
-    from tests.fuzz import test_fuzz_cli, test_fuzz_hashing, test_fuzz_persist, test_fuzz_svmlight
+    from tests.fuzz import test_fuzz_cli, test_fuzz_csv, test_fuzz_hashing, test_fuzz_persist, test_fuzz_svmlight
 
     tests = {
         "LIBSVM reader": [
@@ -49,6 +49,7 @@ def main():
             test_fuzz_persist.test_damaged_deflate_stream_is_a_clean_error,
             test_fuzz_persist.test_every_truncation_is_a_clean_error,
         ],
+        "CSV reader": [test_fuzz_csv.test_csv_files_read_or_raise_one_line_naming_the_file],
         "dict rows": [test_fuzz_hashing.test_dict_rows_hash_as_the_twin_or_name_the_row_and_key],
         "CLI arguments": [
             test_fuzz_cli.test_cli_arguments_exit_cleanly,
@@ -110,7 +111,7 @@ def main():
         "the test suite under the small deterministic profile (`tests/fuzz`)."
     )
     lines = [
-        "# Fuzzing: LIBSVM reader, model files, dict rows, command line",
+        "# Fuzzing: LIBSVM and CSV readers, model files, dict rows, command line",
         "",
         intro,
         "",
@@ -136,8 +137,9 @@ def main():
             "`qid:<int>`, indices above 2**31 - 1), "
             "*identical* (a damaged model file still loads as the same model; dict rows hash to the plain-Python "
             "hasher's matrix bit for bit), *clean error* (one-line `ModelFileError`; for dict rows a one-line "
-            "`ValueError` or `TypeError` naming the row and the key), *exit N* (the command returned exit code N "
-            "or argparse exited with it), "
+            "`ValueError` or `TypeError` naming the row and the key; for CSV files a one-line `ValueError` naming "
+            "the file), *read* (a generated or damaged CSV file read: finite values, one label per row), "
+            "*exit N* (the command returned exit code N or argparse exited with it), "
             "*known traceback* (a traceback in a subcommand's error handling that a regression test in "
             "tests/fuzz/test_fuzz_cli.py tracks)."
         ),

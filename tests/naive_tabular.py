@@ -45,3 +45,38 @@ def naive_matrix(rows, bits, **kw):
         (np.array(data, dtype=np.float64), np.array(indices, dtype=np.int64), np.array(indptr)),
         shape=(len(rows), 1 << bits),
     )
+
+
+def naive_inside_quotes(text, delimiter=","):
+    """For each byte of ``text`` (bytes), whether it is inside a quoted CSV value, read as pyarrow and Python's
+    ``csv`` module read quotes: a quote opens a value only at the start of a field (after the delimiter or a line
+    end, or at the start after a UTF-8 byte order mark); inside, ``""`` is a quote and a single quote closes the
+    value. Also returns whether the text ends inside a quoted value."""
+    bom = b"\xef\xbb\xbf"
+    skip = 0
+    while skip < 3 and skip < len(text) and text[skip] == bom[skip]:
+        skip += 1
+    out = [False] * skip
+    quoted, start, i = False, True, skip
+    while i < len(text):
+        c = text[i : i + 1]
+        if quoted:
+            out.append(True)
+            if c == b'"':
+                if text[i + 1 : i + 2] == b'"':  # an escaped quote: both bytes inside
+                    out.append(True)
+                    i += 2
+                    continue
+                quoted, start = False, False
+                if i + 1 == len(text):
+                    return out, False
+            i += 1
+            continue
+        if c == b'"' and start:
+            quoted, start = True, False
+            out.append(True)
+        else:
+            start = c in (delimiter.encode(), b"\n", b"\r")
+            out.append(False)
+        i += 1
+    return out, quoted

@@ -16,7 +16,72 @@ from ._numba import njit_inline, njit_kernel
 from .hashing import cross_namespaces, hash_string
 from .vw_text import _expand_wildcards, _namespace_starts
 
-__all__ = ["hash_text_column", "hashed_features_to_csr", "hashed_rows_to_csr"]
+__all__ = ["csv_quote_scan", "hash_text_column", "hashed_features_to_csr", "hashed_rows_to_csr", "new_quote_state"]
+
+#: ``csv_quote_scan``'s state: inside a quoted value; at the start of a field; a quote just read inside a quoted
+#: value (it closes the value unless the next byte is a quote too); bytes of a leading UTF-8 byte order mark
+#: matched (3 once any other byte is read); the delimiter
+Q_QUOTED, Q_FIELD_START, Q_PENDING, Q_BOM, Q_DELIMITER = range(5)
+_BOM = (0xEF, 0xBB, 0xBF)
+
+
+def new_quote_state(delimiter):
+    """The state of ``csv_quote_scan`` at the start of a CSV text whose fields are separated by ``delimiter``."""
+    state = np.zeros(5, dtype=np.int64)
+    state[Q_FIELD_START] = 1
+    state[Q_DELIMITER] = ord(delimiter)
+    return state
+
+
+@njit_kernel
+def csv_quote_scan(raw, state, inside):
+    """Mark the bytes of ``raw`` (uint8, the next bytes of a CSV text) that are inside a quoted value
+    (``inside[i] = 1``), carrying ``state`` (``new_quote_state``) from one block to the next, as pyarrow and
+    Python's ``csv`` module read quotes: a quote opens a quoted value only at the start of a field (after the
+    delimiter or a line end, or at the start of the text after its byte order mark); inside one, ``""`` is a
+    quote and a single quote closes it; a quote anywhere else is a character of the value (``12" pizza``). A
+    line feed that is not inside a quoted value ends a record. Returns whether the text read so far ends inside
+    a quoted value (a quote just read closes it)."""
+    q = state[Q_QUOTED]
+    start = state[Q_FIELD_START]
+    pending = state[Q_PENDING]
+    bom = state[Q_BOM]
+    delim = state[Q_DELIMITER]
+    for i in range(raw.shape[0]):
+        c = raw[i]
+        if bom < 3:
+            if c == _BOM[bom]:
+                bom += 1
+                inside[i] = 0
+                continue
+            bom = 3
+        if q:
+            if pending:
+                pending = 0
+                if c == 34:  # '""': a quote in the value
+                    inside[i] = 1
+                    continue
+                q = 0  # the quote before closed the value: this byte is outside
+                start = 0
+            elif c == 34:
+                pending = 1
+                inside[i] = 1
+                continue
+            else:
+                inside[i] = 1
+                continue
+        if c == 34 and start:
+            q = 1
+            start = 0
+            inside[i] = 1
+        else:
+            start = 1 if (c == delim or c == 10 or c == 13) else 0
+            inside[i] = 0
+    state[Q_QUOTED] = q
+    state[Q_FIELD_START] = start
+    state[Q_PENDING] = pending
+    state[Q_BOM] = bom
+    return q == 1 and pending == 0
 
 
 @njit_kernel

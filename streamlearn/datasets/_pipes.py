@@ -87,7 +87,8 @@ class Replay(io.RawIOBase):
         self._buf = b""
         self._eof = False
         self.counting = False  # True: the bytes handed out are counted, for a reader's errors:
-        self.quotes = 0  # the parity of their '"'
+        self.quote_state = None  # with a CSV reader's quote state (_kernels.tabular.new_quote_state): their quotes
+        self.quotes = False  # whether they end inside a quoted value
         self.lines = 0  # and their line feeds
 
     def readable(self):
@@ -142,7 +143,13 @@ class Replay(io.RawIOBase):
             b[:n] = data
         if self.counting:
             part = bytes(memoryview(b)[:n])
-            self.quotes ^= part.count(b'"') & 1
+            if self.quote_state is not None:
+                import numpy as np
+
+                from .._kernels.tabular import csv_quote_scan
+
+                raw = np.frombuffer(part, np.uint8)
+                self.quotes = bool(csv_quote_scan(raw, self.quote_state, np.empty(raw.shape[0], np.uint8)))
             self.lines += part.count(b"\n")
         return n
 

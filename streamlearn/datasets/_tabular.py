@@ -447,10 +447,7 @@ class TabularReader:
         self.source = self.path if isinstance(self.path, str) else file_object_name(self.path)
         self.format = fmt
         self.chunk_size = int(chunk_size)
-        base = self.source.lower()
-        for suffix in _COMPRESSED_SUFFIXES:
-            base = base.removesuffix(suffix)
-        self._delimiter = "\t" if base.endswith(".tsv") else ","
+        self._delimiter = _path_delimiter(self.source)
         self._pipe = None  # a stream read once: its first block (the header and type inference), then the rest
         self._block = _CSV_BLOCK  # pyarrow's CSV block: the header line and about 1 MB of rows
         self._streamed = False  # a pipe's batches have been asked for (it is read once)
@@ -464,10 +461,11 @@ class TabularReader:
                 self._start, self._reopen = self.path.tell(), True
                 self._pipe = self._open_file_pipe()
             else:
-                self._pipe = _open_pipe(self.path, self.source, fmt)
+                self._pipe = _open_pipe(self.path, self.source, fmt, self._delimiter)
             header = self._pipe.head().split(b"\n", 1)[0]
             if b"\t" in header and b"," not in header:  # (a file object has no name to tell a TSV by)
                 self._delimiter = "\t"
+                self._pipe.quote_state = _quote_state(self._delimiter)
         elif fmt == "csv" and isinstance(self.path, str) and _compressed(self.path):
             # decompressed here, in whole blocks that do not end in '\r' (_Blocks): pyarrow tells a file's
             # compression by its name only, and decompressing itself (.gz, .bz2, .zst) it may split a quoted
@@ -573,7 +571,7 @@ class TabularReader:
                 import pyarrow.csv as pacsv
 
                 reader = pacsv.open_csv(
-                    self.path if self._pipe is None else _first_block(self._pipe, self._block),
+                    self.path if self._pipe is None else _first_block(self._pipe, self._block, self._delimiter),
                     read_options=pacsv.ReadOptions(block_size=self._block),
                     parse_options=_parse_options(self._delimiter),
                     convert_options=pacsv.ConvertOptions(strings_can_be_null=True),
@@ -649,7 +647,7 @@ class TabularReader:
         while n <= _MAX_HEADER:
             head = self._head(n)
             raw = np.frombuffer(head, np.uint8)
-            ends = np.flatnonzero((raw == 10) & (np.cumsum(raw == 34) % 2 == 0))
+            ends = np.flatnonzero((raw == 10) & ~_inside_quotes(raw, _quote_state(self._delimiter)))
             if len(ends) or len(head) < n:
                 end = int(ends[0]) + 1 if len(ends) else len(head)
                 return 0 if end < _CSV_BLOCK // 2 else end
@@ -663,8 +661,10 @@ class TabularReader:
 
         if self._start is not None:
             self.path.seek(self._start)
-            return _open_pipe(self.path, self.source, self.format)
-        return _open_pipe(Replay(open(self.path, "rb"), self.source, owned=True), self.source, self.format)
+            return _open_pipe(self.path, self.source, self.format, self._delimiter)
+        return _open_pipe(
+            Replay(open(self.path, "rb"), self.source, owned=True), self.source, self.format, self._delimiter
+        )
 
     def _head(self, n):
         """The first ``n`` bytes of the (decompressed) CSV text; fewer for a shorter file or one not read by path."""
@@ -873,14 +873,14 @@ class TabularReader:
     def _check_closed_quotes(self, batch, rows):
         """pyarrow reads a quoted value that is never closed to the end of the file, silently: the rows after it
         become one value. When a text value of the last row (``rows``: the rows read) spans lines or holds the
-        delimiter, a file or pipe with an odd number of '"' ends inside quotes: an error naming the line of
+        delimiter, a file or pipe that ends inside a quoted value (``csv_quote_scan``): an error naming the line of
         that row (a pipe's record: it is not read again)."""
         if self._pipe is None and not isinstance(self.path, str):
             return
         marks = ("\n", "\r", self._delimiter)
         row = batch.slice(batch.num_rows - 1, 1).to_pylist()[0]  # text columns may be dictionary-encoded
         spread = [name for name, v in row.items() if isinstance(v, str) and any(m in v for m in marks)]
-        if spread and (self._pipe.quotes if self._pipe is not None else _odd_quotes(self.path)):
+        if spread and (self._pipe.quotes if self._pipe is not None else _ends_in_quotes(self.path)):
             raise TabularFormatError(
                 self.source,
                 rows + 1 if not isinstance(self.path, str) else record_line(self.path, rows + 1),
@@ -1087,7 +1087,7 @@ class TabularReader:
             if typed or self._streamed or self._pipe.closed:
                 return msg
             try:
-                source = _first_block(self._pipe, self._block)
+                source = _first_block(self._pipe, self._block, self._delimiter)
             except _READ_ERRORS:
                 return msg
         try:
@@ -1106,16 +1106,45 @@ class TabularReader:
         return msg
 
 
-def _odd_quotes(path):
-    """Whether the (decompressed) file holds an odd number of '"': it ends inside a quoted value."""
+def _path_delimiter(name):
+    """The delimiter of the CSV file named ``name``: a tab for a ``.tsv`` file (compressed or not), else a comma."""
+    base = name.lower()
+    for suffix in _COMPRESSED_SUFFIXES:
+        base = base.removesuffix(suffix)
+    return "\t" if base.endswith(".tsv") else ","
+
+
+def _quote_state(delimiter):
+    """Where a CSV text separated by ``delimiter`` stands with its quotes at its start
+    (:func:`~streamlearn._kernels.tabular.new_quote_state`)."""
+    from .._kernels.tabular import new_quote_state
+
+    return new_quote_state(delimiter)
+
+
+def _inside_quotes(raw, state):
+    """Which bytes of ``raw`` (uint8, the next bytes of a CSV text) are inside a quoted value, carrying ``state``
+    (:func:`~streamlearn._kernels.tabular.csv_quote_scan`)."""
+    from .._kernels.tabular import csv_quote_scan
+
+    inside = np.empty(raw.shape[0], dtype=np.uint8)
+    csv_quote_scan(raw, state, inside)
+    return inside.view(np.bool_)
+
+
+def _ends_in_quotes(path):
+    """Whether the (decompressed) CSV file ends inside a quoted value: one never closed."""
+    from .._kernels.tabular import csv_quote_scan
     from ._svmlight import _readinto, _Source
 
+    state = _quote_state(_path_delimiter(path))
     with _Source(path, zstd=True).opened() as stream:
         buf = bytearray(1 << 20)
-        odd = 0
+        inside = np.empty(len(buf), dtype=np.uint8)
+        ends_inside = False
         while n := _readinto(stream, memoryview(buf)):
-            odd ^= int(np.count_nonzero(np.frombuffer(buf, np.uint8, n) == 34)) & 1
-        return bool(odd)
+            ends_inside = csv_quote_scan(np.frombuffer(buf, np.uint8, n), state, inside)
+        return bool(ends_inside)
 
 
 def _damaged_line(path):
@@ -1175,13 +1204,13 @@ def _csv_records(path):
         buf = bytearray(1 << 20)
         pos = 0  # bytes before this block
         lines = 1  # the line at the start of this block
-        quoted = False  # inside quotes at the start of this block
+        quotes = _quote_state(_path_delimiter(path))  # where the text stands with its quotes
         start, start_line = 0, 1  # the byte and line where the open record starts
         while True:
             n = _readinto(stream, memoryview(buf))
             raw = np.frombuffer(buf, np.uint8, n)
             newlines = raw == 10
-            inside = (np.cumsum(raw == 34) + quoted) % 2 == 1
+            inside = _inside_quotes(raw, quotes)
             ends = np.flatnonzero(newlines & ~inside)  # the newline ending each record of this block
             if n == 0:  # the last record, without a line end
                 ends = np.array([-1], dtype=np.int64) if pos > start else np.zeros(0, np.int64)
@@ -1196,7 +1225,6 @@ def _csv_records(path):
                 return
             if len(ends):
                 start, start_line = pos + int(ends[-1]) + 1, lines + int(before[ends[-1]])
-            quoted = bool(inside[-1])
             lines += int(before[-1])
             pos += n
 
@@ -1302,7 +1330,7 @@ class _Blocks(io.RawIOBase):
         return n
 
 
-def _open_pipe(f, name, fmt):
+def _open_pipe(f, name, fmt, delimiter):
     """A pipe as a :class:`~streamlearn.datasets._pipes.Replay` of its decompressed bytes (gzip, bz2, xz, zstd by
     their magic bytes, or by the name when too few bytes tell); Parquet is refused (it needs random access)."""
     from ._pipes import Replay
@@ -1311,7 +1339,8 @@ def _open_pipe(f, name, fmt):
     raw = f if isinstance(f, Replay) else Replay(f, name, owned=False)
     kind = _detect(raw.head(16), os.path.splitext(name)[1].lower(), zstd=True)
     pipe = raw if kind is None else Replay(_decompressor(kind, raw), name, owned=True, inner=raw)
-    pipe.counting = True  # (the parity of its '"' and its lines, for the errors)
+    pipe.counting = True  # (whether it ends inside quotes, and its lines, for the errors)
+    pipe.quote_state = _quote_state(delimiter)
     try:
         pipe.head()  # read ahead: the header and the delimiter
     except _READ_ERRORS as exc:
@@ -1337,7 +1366,7 @@ def _parse_options(delimiter):
     return pacsv.ParseOptions(delimiter=delimiter, newlines_in_values=True)
 
 
-def _first_block(pipe, block):
+def _first_block(pipe, block, delimiter):
     """The complete rows of a pipe's first CSV block (``block`` bytes), not consumed: pyarrow infers the
     column types from them, exactly as from the first block of a file. The block ends at its last newline
     outside quotes; when it holds no row after the header, pyarrow reads on, a block at a time."""
@@ -1349,9 +1378,7 @@ def _first_block(pipe, block):
         if len(head) < size:
             return io.BytesIO(head)
         raw = np.frombuffer(head, np.uint8)
-        # a newline ends a row when an even number of '"' precede it ('""' inside quotes counts twice)
-        outside = np.cumsum(raw == 34) % 2 == 0
-        ends = np.flatnonzero((raw == 10) & outside)
+        ends = np.flatnonzero((raw == 10) & ~_inside_quotes(raw, _quote_state(delimiter)))  # the rows' ends
         if len(ends) > 1:  # the header and a row at least
             return io.BytesIO(head[: int(ends[-1]) + 1])
         size += block

@@ -337,6 +337,29 @@ def test_a_quote_never_closed_is_an_error_not_the_rest_of_the_file_in_one_value(
     assert _concat(iter_csv(NonSeekable(closed.read_bytes()), label="y"))[0].shape[0] == 2
 
 
+def test_a_quote_inside_an_unquoted_value_is_a_character_of_it(tmp_path):
+    """A quote in the middle of an unquoted value (12" pizza) is a character of the value, as pyarrow reads it:
+    counted as the start of a quoted value, it made a file whose last row holds a quoted value over two lines
+    "never closed", and the line of a later error wrong."""
+    import pyarrow.csv as pacsv
+
+    text = 'y,a,b\n1,"multi\nline",12" pizza\n0,x,5\n1,"two\nlines",z\n'
+    path = tmp_path / "inch.csv"
+    path.write_text(text)
+    want = pacsv.read_csv(path, parse_options=pacsv.ParseOptions(newlines_in_values=True)).to_pydict()
+    assert want["b"] == ['12" pizza', "5", "z"]
+    packed = tmp_path / "inch.csv.xz"
+    packed.write_bytes(_compressed("xz", text.encode()))
+    for source in (path, NonSeekable(text.encode()), NonSeekable(_compressed("gzip", text.encode())), packed):
+        X, y = _concat(iter_csv(source, label="y"))
+        assert X.shape[0] == 3 and y.tolist() == [1, 0, 1]
+    later = tmp_path / "later.csv"  # an error after a literal quote names its line
+    later.write_text('y,a\n1,12" pizza\n0,"two\nlines"\n1,x\n0,y,z\n')
+    with pytest.raises(TabularFormatError) as err:
+        _concat(iter_csv(later, label="y"))
+    assert (err.value.line, err.value.reason) == (6, "expected 2 columns (as in the header), got 3.")
+
+
 def test_quoted_fields_with_newlines_across_blocks(tmp_path, monkeypatch):
     """Quoted fields holding newlines, commas and quotes (RFC 4180, as Python's csv module writes them) are
     read whole wherever the block boundaries fall, from a file and from a pipe: the rows of the same table
