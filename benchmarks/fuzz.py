@@ -26,8 +26,8 @@ def main():
     import hypothesis
     from hypothesis import settings
 
-    # standard input is empty, as under pytest: a generated command line reading '-' (standard input) would
-    # otherwise wait for the terminal or the pipe this run was started from
+    # standard input is empty, as under pytest: a generated command line reading '-' (standard input) reads
+    # nothing, whatever this run was started from
     fd = os.open(os.devnull, os.O_RDONLY)
     os.dup2(fd, 0)
     os.close(fd)

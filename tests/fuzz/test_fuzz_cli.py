@@ -90,6 +90,7 @@ _IN = st.sampled_from(sorted(_FILES) + ["missing.svm", "adir", "model.slm"])
 _MODEL = st.sampled_from(["model.slm", "sketch.slm", "corrupt.slm", "truncated.slm", "missing.slm", "adir", "good.svm"])
 _OUT = st.sampled_from(["out.slm", "out.txt", "adir", "nodir/out.slm", "good.svm", "model.slm", "empty.svm"])
 _INT = st.sampled_from(["0", "1", "2", "3", "-1", "1000000", "abc", "1e3", "nan", ""])
+_PASSES = st.sampled_from(["0", "1", "2", "3", "-1", "abc", "1e3", "nan", ""])  # (a million passes run for hours)
 _FLOAT = st.sampled_from(["0", "0.25", "1", "-0.2", "nan", "inf", "2", "x"])
 _LEARNER = st.sampled_from(["pa1", "ogd", "perceptron", "pa1", "nosuch", "", "bm-svm"])
 _PARAM = st.sampled_from(
@@ -126,7 +127,7 @@ _OPTIONS = {
         "--test": _IN,
         "--holdout": _FLOAT,
         "--seed": _INT,
-        "--passes": _INT,
+        "--passes": _PASSES,
         "-o": _OUT,
         "--block-mb": _FLOAT,
         "--plot": _OUT,

@@ -16,6 +16,8 @@ never another exception, a message of several lines, or a warning.
 import csv
 import gzip
 import io
+import os
+import tempfile
 import warnings
 
 import numpy as np
@@ -29,6 +31,7 @@ from ._profiles import record
 
 TARGET = "CSV reader"
 BITS = 10
+_ROOT = tempfile.TemporaryDirectory(prefix="streamlearn-fuzz-csv-")
 
 _name = st.sampled_from(["a", "b", "price", "x y", 'q"uote', "c,omma", "é", "n1", ""])
 _cell = st.one_of(
@@ -67,9 +70,8 @@ def tables(draw):
 
 
 @given(raw=tables(), source=st.sampled_from(["file", "gzip", "pipe"]), chunk_size=st.sampled_from([1, 3, 1000]))
-def test_csv_files_read_or_raise_one_line_naming_the_file(tmp_path_factory, raw, source, chunk_size):
-    folder = tmp_path_factory.mktemp("csv")
-    name = str(folder / ("t.csv.gz" if source == "gzip" else "t.csv"))
+def test_csv_files_read_or_raise_one_line_naming_the_file(raw, source, chunk_size):
+    name = os.path.join(tempfile.mkdtemp(dir=_ROOT.name), "t.csv.gz" if source == "gzip" else "t.csv")
     if source == "pipe":
         path = NonSeekable(raw, name=name)
     else:
