@@ -202,6 +202,11 @@ def _run(argv):
     inside a class body's ``__set_name__`` becomes a RuntimeError) is raised as the KeyboardInterrupt it is."""
     try:
         args = build_parser().parse_args(argv)  # inside: a Ctrl-C while the subcommands import is one line too
+        for dest in ("model", "data"):
+            # argparse gives a single positional that is the operand '--' after a first '--' as [] (predict m --
+            # --); it is the file named '--', as several positionals (train -- --) and newer Pythons have it
+            if getattr(args, dest, None) == []:
+                setattr(args, dest, "--")
         from ._deferred import before_numeric_run
 
         if before_numeric_run():

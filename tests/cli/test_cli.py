@@ -149,6 +149,11 @@ def test_demo_write_data_materialises_the_bundled_files_and_never_overwrites(tmp
         (["train", "/nonexistent.svm", "-l", "pa1"], "data file '/nonexistent.svm' does not exist"),
         (["train", A9A, "-l", "pa1", "--passes", "0"], "--passes must be >= 1"),
         (["predict", "/nonexistent.slm", A9A], "model file '/nonexistent.slm' does not exist"),
+        # the operand '--' after '--' is a file name (argparse gave a single positional as [], a traceback)
+        (["predict", "/nonexistent.slm", "--", "--"], "model file '/nonexistent.slm' does not exist"),
+        (["predict", A9A, "--", "--"], "data file '--' does not exist"),
+        (["predict", "--", A9A, "--"], "data file '--' does not exist"),
+        (["predict", "--", "--", A9A], "model file '--' does not exist"),
     ],
 )
 def test_user_errors_exit_2_with_a_message(argv, message, capsys):
