@@ -242,10 +242,10 @@ def csr_from_arrays(data, indices, indptr, shape):
     """``scipy.sparse.csr_matrix((data, indices, indptr), shape=shape)`` without the constructor's checks and
     copies, for arrays made valid by the caller (float64 ``data``; ``indices`` and ``indptr`` of one dtype, int32
     or int64, in range; ``shape`` a pair of ints): scipy's checks were a third of a one-row ``partial_fit`` on a
-    NumPy row (``benchmarks/one_row.py``). The matrix is the one scipy's constructor makes over the same arrays (its sorted and
-    canonical flags are worked out when asked, as there), except that the arrays are kept as given (scipy narrows
-    int64 index arrays to int32 when the shape allows); with an instance layout other than scipy's (a future
-    version), scipy's constructor is called.
+    NumPy row (``benchmarks/one_row.py``). The matrix is the one scipy's constructor makes over the same arrays
+    (its sorted and canonical flags are worked out when asked, as there), except that the arrays are kept as given
+    (scipy narrows int64 index arrays to int32 when the shape allows); with an instance layout other than scipy's
+    (a future version), scipy's constructor is called.
 
     >>> import numpy as np
     >>> X = csr_from_arrays(np.array([2.0]), np.array([1], dtype=np.int32), np.array([0, 1], dtype=np.int32), (1, 3))

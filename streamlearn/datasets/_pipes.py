@@ -89,6 +89,7 @@ class Replay(io.RawIOBase):
         self.counting = False  # True: the bytes handed out are counted, for a reader's errors:
         self.quote_state = None  # with a CSV reader's quote state (_kernels.tabular.new_quote_state): their quotes
         self.quotes = False  # whether they end inside a quoted value
+        self._quote_marks = None  # the scan's per-byte output, unused here
         self.lines = 0  # and their line feeds
 
     def readable(self):
@@ -148,8 +149,9 @@ class Replay(io.RawIOBase):
 
                 from .._kernels.tabular import csv_quote_scan
 
-                raw = np.frombuffer(part, np.uint8)
-                self.quotes = bool(csv_quote_scan(raw, self.quote_state, np.empty(raw.shape[0], np.uint8)))
+                if self._quote_marks is None or self._quote_marks.shape[0] < n:  # (one scratch for every read)
+                    self._quote_marks = np.empty(max(n, len(b)), np.uint8)
+                self.quotes = bool(csv_quote_scan(np.frombuffer(part, np.uint8), self.quote_state, self._quote_marks))
             self.lines += part.count(b"\n")
         return n
 
