@@ -29,18 +29,57 @@ def terminate_as_interrupt() -> None:
 
 @contextlib.contextmanager
 def interrupts_held() -> Iterator[None]:
-    """Block SIGINT and SIGTERM in the main thread for the ``with`` block (POSIX; elsewhere, and in other threads,
-    nothing is blocked). A Ctrl-C (or SIGTERM) that arrives meanwhile stays pending and is raised as the block
-    ends, as a KeyboardInterrupt (:class:`Terminated`) at that point.
+    """Hold Ctrl-C and SIGTERM back for the ``with`` block (in the main thread; elsewhere nothing is held). One that
+    arrives meanwhile is raised as the block ends, as a KeyboardInterrupt (:class:`Terminated`) at that point.
+
+    A signal handled in Python (Ctrl-C's KeyboardInterrupt, :func:`terminate_as_interrupt`'s SIGTERM) is noted by a
+    stand-in handler during the block and sent again as it ends. Blocking it with a signal mask would not do: the
+    mask is the calling thread's, and the system hands a signal sent to the process to another thread (a reader
+    parsing ahead), where Python's C-level handler still schedules the KeyboardInterrupt in the main thread, inside
+    the block. A signal at its system default action (a SIGTERM that ends the process) is blocked with the mask
+    (POSIX) and so ends the process as the block ends, when the main thread is the only one.
 
     >>> with interrupts_held():
     ...     pass
     """
-    if not hasattr(signal, "pthread_sigmask") or threading.current_thread() is not threading.main_thread():
+    if threading.current_thread() is not threading.main_thread():
         yield
         return
-    previous = signal.pthread_sigmask(signal.SIG_BLOCK, _HELD)
+    noted: list[int] = []
+
+    def note(signum, frame):
+        noted.append(signum)
+
+    replaced = {}  # signal -> the Python handler it had
+    masked = []
+    previous = None
     try:
+        for signum in sorted(_HELD):
+            handler = signal.getsignal(signum)
+            if callable(handler):
+                replaced[signum] = handler  # first: restored even if the swap below raises a pending interrupt
+                signal.signal(signum, note)
+            elif handler != signal.SIG_IGN:
+                masked.append(signum)
+        if masked and hasattr(signal, "pthread_sigmask"):
+            previous = signal.pthread_sigmask(signal.SIG_BLOCK, [])  # the mask to restore, before changing it
+            signal.pthread_sigmask(signal.SIG_BLOCK, masked)
         yield
     finally:
-        signal.pthread_sigmask(signal.SIG_SETMASK, previous)
+        interrupt = None
+        for signum, handler in replaced.items():
+            while True:  # a handler restored just before can raise a signal arriving now, before this one is set
+                try:
+                    signal.signal(signum, handler)
+                    break
+                except KeyboardInterrupt as exc:
+                    interrupt = interrupt or exc
+        if previous is not None:
+            try:
+                signal.pthread_sigmask(signal.SIG_SETMASK, previous)  # a pending default-action signal acts here
+            except KeyboardInterrupt as exc:  # raised by a restored handler once the mask is back
+                interrupt = interrupt or exc
+        if interrupt is not None:
+            raise interrupt
+        if noted:
+            signal.raise_signal(noted[0])  # the handler restored above raises it, in this thread, now

@@ -135,8 +135,8 @@ def import_shielded(name):
     code run from a string makes CPython end the process by SIGINT at exit, even when the command catches it and
     stops cleanly with its one-line message and exit code 130; one that lands inside numpy's own import can
     leave it half-initialised, so that the next import fails with another error, and one inside numba's turns
-    into an ImportError of one of its extension modules. With SIGINT blocked, a Ctrl-C during the import stays
-    pending and is raised right after it, in the command's own code.
+    into an ImportError of one of its extension modules. Held back (:func:`~streamlearn._signals.interrupts_held`),
+    a Ctrl-C during the import is raised right after it, in the command's own code.
     """
     from .._signals import interrupts_held
 

@@ -270,27 +270,40 @@ def test_an_interrupt_caught_after_escaping_code_run_from_a_string_still_exits_1
     assert (res.returncode, res.stderr) == (130, "")
 
 
-@pytest.mark.skipif(not hasattr(__import__("signal"), "pthread_sigmask"), reason="POSIX signal masks")
+@pytest.mark.skipif(not hasattr(__import__("signal"), "pthread_kill"), reason="POSIX signals")
 def test_numpy_scipy_sparse_and_numba_are_imported_with_ctrl_c_held_back(monkeypatch):
+    """A Ctrl-C while each module imports (here: sent to the main thread as the import starts) is raised once the
+    import is over, never inside it."""
     import signal
+    import threading
 
     from streamlearn.cli import _deferred
 
-    masks = {}
+    imported = []
 
     def record(name):
-        masks[name] = signal.SIGINT in signal.pthread_sigmask(signal.SIG_BLOCK, [])
-        return __import__(name)
+        signal.pthread_kill(threading.main_thread().ident, signal.SIGINT)
+        module = __import__(name)
+        for _ in range(10_000):  # bytecode boundaries, where Python would raise it
+            pass
+        imported.append(name)
+        return module
 
     monkeypatch.setattr(_deferred, "_active", True)
     monkeypatch.setattr(_deferred, "_numeric", False)
     monkeypatch.setattr(_deferred.importlib, "import_module", record)
     monkeypatch.setattr(_deferred, "defer_imports", lambda names: [])
-    _deferred.before_numeric_command()  # the command is chosen: numpy
-    assert masks == {"numpy": True}
-    _deferred.before_numeric_run()  # its arguments are parsed (not --help): scipy.sparse and numba
-    assert masks == {"numpy": True, "scipy.sparse": True, "numba": True}
-    assert signal.SIGINT not in signal.pthread_sigmask(signal.SIG_BLOCK, [])  # unblocked again
+    previous = signal.signal(signal.SIGINT, signal.default_int_handler)
+    try:
+        with pytest.raises(KeyboardInterrupt):
+            _deferred.before_numeric_command()  # the command is chosen: numpy
+        assert imported == ["numpy"]
+        for name in ("scipy.sparse", "numba"):  # its arguments are parsed (not --help)
+            with pytest.raises(KeyboardInterrupt):
+                _deferred.import_shielded(name)
+        assert imported == ["numpy", "scipy.sparse", "numba"]
+    finally:
+        signal.signal(signal.SIGINT, previous)
 
 
 def test_a_ctrl_c_in_the_first_import_of_the_command_is_the_one_line(monkeypatch, capsys):
