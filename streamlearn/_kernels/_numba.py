@@ -34,6 +34,8 @@ from typing import Any
 
 import numba
 
+from .._signals import interrupts_held  # a leaf module: the standard library only
+
 try:
     from numba.core.caching import CompileResultCacheImpl as _CacheImpl
     from numba.core.caching import FunctionCache as _FunctionCache
@@ -161,19 +163,40 @@ if (
     _CACHE = _LoadOnlyWhatRunsCache
 
 
+def _compile_with_interrupts_held(dispatcher: Any) -> Any:
+    """Make ``dispatcher`` compile (or load from the cache) with Ctrl-C held back until it is done.
+
+    numba's compiler is not safe to interrupt: LLVM calls back into Python while it emits and loads machine
+    code, and a KeyboardInterrupt raised in such a callback is only reported ("ignored") while the compiler
+    goes on without the code. The function then fails later with a segmentation fault (a kernel's environment
+    written through a null address as it loads). A Ctrl-C during a compilation is raised as it ends (at once
+    for a load from the cache, within seconds for a compilation). A wrapper in the instance's namespace: numba
+    compiles through ``self.compile`` for a call from Python and for a call from another kernel alike."""
+    compile_unheld = dispatcher.compile
+
+    @functools.wraps(compile_unheld)
+    def compile(sig: Any) -> Any:
+        with interrupts_held():
+            return compile_unheld(sig)
+
+    dispatcher.compile = compile
+    return dispatcher
+
+
 def _jit(**flags: Any) -> Callable[[Callable[..., Any]], Any]:
     def decorate(func: Callable[..., Any]) -> Any:
         if _CACHE is None:  # another numba's layout: its own cache
-            return numba.njit(cache=True, nogil=True, fastmath=False, **flags)(func)
+            return _compile_with_interrupts_held(numba.njit(cache=True, nogil=True, fastmath=False, **flags)(func))
         dispatcher = numba.njit(cache=False, nogil=True, fastmath=False, **flags)(func)
         if not hasattr(dispatcher, "py_func"):  # NUMBA_DISABLE_JIT=1: the plain Python function
             return dispatcher
         try:
             cache = _CACHE(dispatcher.py_func)
         except RuntimeError:  # nowhere to cache (no writable folder at all): compiled in each process
-            return dispatcher
-        dispatcher._cache = cache
-        return dispatcher
+            cache = None
+        if cache is not None:
+            dispatcher._cache = cache
+        return _compile_with_interrupts_held(dispatcher)
 
     return decorate
 

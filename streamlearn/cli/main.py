@@ -247,8 +247,9 @@ def _from_interrupt(exc):
 def _interrupt_again_hook(default):
     """An ``sys.unraisablehook`` for a Ctrl-C that Python cannot raise where it arrived.
 
-    A KeyboardInterrupt raised inside a callback from C (numba's compiler calls back into Python while it
-    generates code) is "ignored": Python prints it with a traceback and goes on. This hook prints nothing and
+    A KeyboardInterrupt raised inside a callback from C (a library's callback; the kernels compile and load with
+    Ctrl-C held back, as numba's compiler calls back into Python) is "ignored": Python prints it with a
+    traceback and goes on. This hook prints nothing and
     interrupts the main thread again a moment later, so that the command stops with its one-line message.
     Once the command has been interrupted (``hook.interrupted``), it also keeps quiet about the errors of
     objects that the interrupt left half-built as they are freed (a library's ``__del__`` that expects an

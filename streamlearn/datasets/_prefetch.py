@@ -9,7 +9,7 @@ An error raised by the stream (a malformed line, an unreadable file) is raised b
 same place in the sequence, after the chunks before it. Closing the consumer early (an error while
 learning, Ctrl-C) stops the reader thread after its current chunk and closes the stream. The first chunk is
 read by the caller's thread, before the reader starts: the parsing kernels are compiled (numba) there, where a
-Ctrl-C interrupts them, and never in the reader, which the interpreter could not wait for as it exits.
+Ctrl-C stops the command once they are, and never in the reader, which the interpreter could not wait for as it exits.
 """
 
 from __future__ import annotations

@@ -46,6 +46,7 @@ def _package(root):
     (root / "pkg" / "__init__.py").write_text("")
     (kernels / "__init__.py").write_text("")
     shutil.copy(ROOT / "streamlearn" / "_kernels" / "_numba.py", kernels / "_numba.py")
+    shutil.copy(ROOT / "streamlearn" / "_signals.py", root / "pkg" / "_signals.py")  # the leaf module it imports
     (kernels / "probe.py").write_text(_KERNEL)
     (kernels / "helper.py").write_text(_HELPER.format(body="x"))
     return kernels
