@@ -172,12 +172,12 @@ def _compile_with_interrupts_held(dispatcher: Any) -> Any:
     written through a null address as it loads). A Ctrl-C during a compilation is raised as it ends (at once
     for a load from the cache, within seconds for a compilation). A wrapper in the instance's namespace: numba
     compiles through ``self.compile`` for a call from Python and for a call from another kernel alike."""
-    compile_unheld = dispatcher.compile
+    cls = type(dispatcher)
 
-    @functools.wraps(compile_unheld)
+    @functools.wraps(cls.compile)
     def compile(sig: Any) -> Any:
         with interrupts_held():
-            return compile_unheld(sig)
+            return cls.compile(dispatcher, sig)  # looked up at each call: the class's method as it is then
 
     dispatcher.compile = compile
     return dispatcher
