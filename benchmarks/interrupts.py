@@ -82,6 +82,10 @@ def main(argv=None):
     ap.add_argument("--load", type=int, default=1, help="busy processes beside the runs")
     ap.add_argument("--seed", type=int, default=0)
     args = ap.parse_args(argv)
+    if signal.getsignal(signal.SIGINT) == signal.SIG_IGN:
+        # started in the background by a shell, which ignores Ctrl-C there: the runs would inherit it and ignore
+        # the signal; with a handler here, they start with the default again
+        signal.signal(signal.SIGINT, signal.default_int_handler)
     from streamlearn.datasets import write_click_log
 
     rng = random.Random(args.seed)

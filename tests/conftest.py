@@ -9,17 +9,28 @@
 * the ``a9a`` fixture: the bundled a9a ``(X, y, X_test, y_test)``, loaded once per test session.
 * the ``cli_json`` fixture: ``cli_json(*args)`` runs ``streamlearn ARGS`` in the test's process, checks that it
   exits 0 and returns its standard output read as JSON.
+
+A suite started in the background by a shell (``make test &``) inherits Ctrl-C ignored, and so would every
+command the tests start: the tests that send one would see it ignored. Ctrl-C gets Python's handler back at the
+start of the session (in each worker process too), so that the commands start with its default action.
 """
 
 import io
 import json
 import os
+import signal
 from pathlib import Path
 
 import numpy as np
 import pytest
 
 from streamlearn.datasets import load_a9a
+
+
+def pytest_configure(config):
+    if signal.getsignal(signal.SIGINT) == signal.SIG_IGN:
+        signal.signal(signal.SIGINT, signal.default_int_handler)
+
 
 _ENV = "STREAMLEARN_SHARED_DATA"
 SHARED_DATA = (
