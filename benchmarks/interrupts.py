@@ -10,9 +10,9 @@ and classifies the outcome:
 * *stopped*: exit code 130, standard error exactly one line ``streamlearn: error: interrupted; OUT left
   unchanged`` (or ``interrupted``), ``OUT`` as it was and no other file beside it;
 * *completed*: the run ended before the signal (exit 0, a whole new output);
-* *before streamlearn*: the signal came while Python itself was starting (ended by the signal or by Python's
-  own KeyboardInterrupt, with nothing of streamlearn's on standard error): not the command's to handle, no
-  file touched;
+* *before streamlearn*: the signal came while Python itself was starting or importing the package, before any
+  code of the command ran (ended by the signal or by Python's own KeyboardInterrupt, whose traceback shows no
+  frame of streamlearn beyond the package's ``__init__``): not the command's to handle, no file touched;
 * *failed*: anything else (another exit code, a crash, a traceback from the package, a changed or extra file).
 
 ``--jobs`` runs go at a time, and ``--load N`` keeps N busy processes running beside them (a loaded machine
@@ -25,6 +25,7 @@ Run: ``.venv/bin/python benchmarks/interrupts.py`` (about 2 minutes; ``--runs``,
 import argparse
 import os
 import random
+import re
 import signal
 import subprocess
 import sys
@@ -52,11 +53,21 @@ def _classify(proc, err, out, folder):
     clean = [f"streamlearn: error: interrupted; {out} left unchanged", "streamlearn: error: interrupted"]
     if proc.returncode == 130 and len(lines) == 1 and lines[0] in clean:
         return "stopped" if untouched else "failed"
-    ours = "streamlearn: error" in text or (os.sep + "streamlearn" + os.sep) in text
     by_python = proc.returncode == -signal.SIGINT or (proc.returncode in (1, 130) and "KeyboardInterrupt" in text)
-    if by_python and not ours and untouched:
+    if by_python and untouched and "streamlearn: error" not in text and not _ran_streamlearn(text):
         return "before streamlearn"
     return "failed"
+
+
+#: the modules Python runs to import the package before any code of the command: its ``__init__`` and what that
+#: imports (``python -m streamlearn`` and the ``streamlearn`` script alike import the package first)
+_PACKAGE_START = tuple(os.sep + os.path.join("streamlearn", m) for m in ("__init__.py", "_lazy.py", "_version.py"))
+
+
+def _ran_streamlearn(text):
+    """Whether a traceback shows a frame of streamlearn's own code beyond the package's import."""
+    files = re.findall(r'File "([^"]+)"', text)
+    return any((os.sep + "streamlearn" + os.sep) in f and not f.endswith(_PACKAGE_START) for f in files)
 
 
 def _trial(cmd, folder, delay, env):
@@ -172,8 +183,8 @@ def main(argv=None):
         "",
         "*stopped*: exit 130, one line `streamlearn: error: interrupted; OUT left unchanged`, the older OUT intact "
         "and nothing else in its folder; *completed*: the run ended before the signal; *before streamlearn*: the "
-        "signal came while Python itself was starting (ended by the signal or Python's own KeyboardInterrupt, "
-        "nothing of streamlearn's on standard error, no file touched); *failed*: anything else (a crash, another "
+        "signal came while Python itself was starting or importing the package, before any code of the command (ended "
+        "by the signal or Python's own KeyboardInterrupt, no file touched); *failed*: anything else (a crash, another "
         "exit code, a changed or extra file).",
     ]
     for c in commands:

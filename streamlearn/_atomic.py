@@ -32,7 +32,7 @@ import shutil
 import stat
 import tempfile
 
-from ._signals import interrupts_held
+from ._signals import interrupts_held, raise_if_interrupted
 
 __all__ = ["Output", "OutputError", "pending_outputs", "remove_temporaries"]
 
@@ -168,6 +168,7 @@ class Output:
                 with interrupts_held():  # a Ctrl-C comes before the file exists or once `tmp` names it
                     tmp = _temporary(prefix="streamlearn-", suffix=suffix)
                 yield tmp
+                raise_if_interrupted()  # one a library discarded: the command is stopping, the output stays
                 with open(tmp, "rb") as src, open(self.path, "wb") as dst:
                     shutil.copyfileobj(src, dst)
             except OSError as exc:
@@ -181,6 +182,7 @@ class Output:
             with interrupts_held():  # a Ctrl-C comes before the file exists or once `tmp` names it
                 tmp = _temporary(prefix=".tmp-", suffix=suffix, dir=self.folder)
             yield tmp
+            raise_if_interrupted()  # one a library discarded: the command is stopping, the output stays as it was
             with open(tmp, "rb+") as f:
                 os.fsync(f.fileno())
             self._finish_mode(tmp)

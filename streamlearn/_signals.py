@@ -1,5 +1,5 @@
-"""Holding Ctrl-C (and SIGTERM) back for a few statements that must not be split by it, and SIGTERM raised as
-an interrupt."""
+"""Holding Ctrl-C (and SIGTERM) back for a few statements that must not be split by it; the command line's
+handlers, which raise SIGTERM as an interrupt and remember every interrupt they raised."""
 
 import contextlib
 import signal
@@ -7,24 +7,46 @@ import threading
 from collections.abc import Iterator
 
 #: the signals :func:`interrupts_held` holds back: Ctrl-C and SIGTERM (raised as an interrupt once
-#: :func:`terminate_as_interrupt` has run; at its default action, a held SIGTERM ends the process as the block ends)
+#: :func:`handle_interrupts` has run; at its default action, a held SIGTERM ends the process as the block ends)
 _HELD = {signal.SIGINT} | ({signal.SIGTERM} if hasattr(signal, "SIGTERM") else set())
+
+#: the signals the handlers of :func:`handle_interrupts` have raised as interrupts in this process
+_RECEIVED: list[int] = []
 
 
 class Terminated(KeyboardInterrupt):
-    """SIGTERM, raised where the program runs as a Ctrl-C is (see :func:`terminate_as_interrupt`): the
+    """SIGTERM, raised where the program runs as a Ctrl-C is (see :func:`handle_interrupts`): the
     ``finally`` blocks and ``except BaseException`` handlers that clean up after a Ctrl-C (temporary files
     removed, outputs left as they were) run after a SIGTERM too."""
 
 
-def _raise_terminated(signum, frame):
-    raise Terminated
+def _raise_interrupt(signum, frame):
+    _RECEIVED.append(signum)
+    raise Terminated if signum != signal.SIGINT else KeyboardInterrupt
 
 
-def terminate_as_interrupt() -> None:
-    """Make SIGTERM raise :class:`Terminated` in the main thread (call it from the main thread)."""
+def handle_interrupts() -> None:
+    """The command line's handlers (call it from the main thread): Ctrl-C raises KeyboardInterrupt and SIGTERM
+    :class:`Terminated` in the main thread, and both are remembered for :func:`raise_if_interrupted`."""
+    signal.signal(signal.SIGINT, _raise_interrupt)
     if hasattr(signal, "SIGTERM"):
-        signal.signal(signal.SIGTERM, _raise_terminated)
+        signal.signal(signal.SIGTERM, _raise_interrupt)
+
+
+def raise_if_interrupted() -> None:
+    """Raise the interrupt again if one was raised in this process by :func:`handle_interrupts`' handlers.
+
+    Python runs a signal's handler in whatever Python code the main thread runs next, which can be a callback
+    from a library's compiled code (an attribute look-up, a ``__del__``) that discards every exception raised in
+    it: the KeyboardInterrupt is then lost, and the command would go on and end as if no Ctrl-C had come. The
+    command line calls this where a lost one must not pass: before it replaces an output file, at every chunk of
+    data and as the command ends. Once an interrupt has been raised, the process is stopping: a command
+    that caught it has already stopped.
+
+    >>> raise_if_interrupted()  # no interrupt so far
+    """
+    if _RECEIVED:
+        raise Terminated if any(s != signal.SIGINT for s in _RECEIVED) else KeyboardInterrupt
 
 
 @contextlib.contextmanager

@@ -53,6 +53,20 @@ def small_problem(n, d, tilt=0.0):
     return X, np.where(X[:, 0] + tilt * X[:, 1] > 0, "yes", "no"), X @ np.arange(float(d))
 
 
+@pytest.fixture
+def command_line_handlers():
+    """The command line's Ctrl-C and SIGTERM handlers (``streamlearn._signals.handle_interrupts``) for the test;
+    the previous handlers, and no interrupt remembered, afterwards."""
+    from streamlearn import _signals
+
+    previous = {s: signal.getsignal(s) for s in (signal.SIGINT, signal.SIGTERM)}
+    _signals.handle_interrupts()
+    yield _signals
+    for s, h in previous.items():
+        signal.signal(s, h)
+    _signals._RECEIVED.clear()
+
+
 @pytest.fixture(scope="session")
 def a9a():
     """The bundled a9a: ``(X, y, X_test, y_test)``; tests must not modify the arrays."""

@@ -1,5 +1,6 @@
 """Ctrl-C and SIGTERM held back for a block of statements (streamlearn._signals.interrupts_held)."""
 
+import contextlib
 import signal
 import subprocess
 import sys
@@ -9,20 +10,16 @@ import time
 
 import pytest
 
-from streamlearn._signals import Terminated, interrupts_held, terminate_as_interrupt
+from streamlearn import _signals
+from streamlearn._signals import Terminated, interrupts_held, raise_if_interrupted
 
 pytestmark = pytest.mark.skipif(not hasattr(signal, "pthread_kill"), reason="POSIX signals")
 
 
 @pytest.fixture
-def handlers():
-    """Ctrl-C raises KeyboardInterrupt (as in a plain interpreter) and SIGTERM raises Terminated; both restored."""
-    previous = {s: signal.getsignal(s) for s in (signal.SIGINT, signal.SIGTERM)}
-    signal.signal(signal.SIGINT, signal.default_int_handler)
-    terminate_as_interrupt()
-    yield
-    for s, h in previous.items():
-        signal.signal(s, h)
+def handlers(command_line_handlers):
+    """Ctrl-C raises KeyboardInterrupt and SIGTERM raises Terminated (the command line's handlers); both restored."""
+    return command_line_handlers
 
 
 @pytest.fixture
@@ -58,7 +55,7 @@ def test_a_signal_in_the_block_is_raised_as_the_block_ends(handlers, other_threa
             done.append(True)
         done.append("after")
     assert done == [True]
-    assert signal.getsignal(signal.SIGINT) is signal.default_int_handler
+    assert signal.getsignal(signal.SIGINT) is _signals._raise_interrupt
 
 
 def test_handlers_are_restored_and_a_quiet_block_raises_nothing(handlers):
@@ -78,7 +75,7 @@ def test_nested_blocks_raise_once_at_the_outer_end(handlers, other_thread):
         _busy()
         steps.append("outer")
     assert steps == ["inner", "outer"]
-    assert signal.getsignal(signal.SIGINT) is signal.default_int_handler
+    assert signal.getsignal(signal.SIGINT) is _signals._raise_interrupt
 
 
 def test_an_interrupt_raised_at_the_start_leaves_the_handlers_as_they_were(handlers):
@@ -87,7 +84,7 @@ def test_an_interrupt_raised_at_the_start_leaves_the_handlers_as_they_were(handl
         signal.raise_signal(signal.SIGINT)  # raised right here, at the latest at the block's first statement
         with interrupts_held():
             raise AssertionError("the block ran")
-    assert signal.getsignal(signal.SIGINT) is signal.default_int_handler
+    assert signal.getsignal(signal.SIGINT) is _signals._raise_interrupt
     assert signal.getsignal(signal.SIGTERM) is not signal.SIG_DFL
 
 
@@ -101,7 +98,7 @@ def test_in_another_thread_nothing_is_held(handlers):
     t = threading.Thread(target=work)
     t.start()
     t.join()
-    assert seen == [signal.default_int_handler]
+    assert seen == [_signals._raise_interrupt]
 
 
 def test_a_sigterm_at_its_default_action_ends_the_process_as_the_block_ends():
@@ -120,3 +117,18 @@ def test_a_sigterm_at_its_default_action_ends_the_process_as_the_block_ends():
     run = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120, check=False)
     assert run.returncode == -signal.SIGTERM, run.stderr
     assert run.stdout == "block ended\n"
+
+
+@pytest.mark.parametrize(
+    "signum,raised", [(signal.SIGINT, KeyboardInterrupt), (signal.SIGTERM, Terminated)], ids=["SIGINT", "SIGTERM"]
+)
+def test_an_interrupt_a_library_discarded_is_raised_again(handlers, signum, raised):
+    """A handler's KeyboardInterrupt raised inside a callback that discards every exception (as compiled code
+    that looks up an attribute can) is lost to the program; raise_if_interrupted raises it again."""
+    raise_if_interrupted()  # none yet
+    with contextlib.suppress(KeyboardInterrupt):  # discarded
+        signal.raise_signal(signum)
+    with pytest.raises(raised):
+        raise_if_interrupted()
+    with pytest.raises(raised):
+        raise_if_interrupted()  # and at every later check: the process is stopping

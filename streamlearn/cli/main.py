@@ -13,7 +13,7 @@ import signal
 import sys
 
 from .._errors import ModelFileError
-from .._signals import Terminated, terminate_as_interrupt
+from .._signals import Terminated, handle_interrupts, interrupts_held, raise_if_interrupted
 from .._version import __version__
 from ._common import CLIError
 
@@ -103,6 +103,8 @@ class _LazySubParsers(argparse._SubParsersAction):
             from ._deferred import before_numeric_command
 
             before_numeric_command()
+        with interrupts_held():  # a Ctrl-C inside an extension module's import can turn into its ImportError
+            importlib.import_module(module)
         importlib.import_module(module).add_parser(self)
         parsers = dict(self._name_parser_map)  # the same dict object is the action's `choices`: refill it
         self._name_parser_map.clear()
@@ -214,6 +216,7 @@ def _run(argv):
 
             tune_allocator()  # chunks reuse the pages of the chunks before them
         code = int(args.func(args) or 0)
+        raise_if_interrupted()  # a Ctrl-C that a library discarded: the command does not end as if none had come
         sys.stdout.flush()  # a full device or closed pipe on standard output is reported here
         return code
     except Exception as exc:
@@ -330,7 +333,7 @@ def entry_point():
     """
     started = False
     try:
-        terminate_as_interrupt()
+        handle_interrupts()
         from ._deferred import activate
 
         activate()  # start-up imports of our dependencies that the commands rarely use, loaded on first use

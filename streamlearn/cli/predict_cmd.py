@@ -4,6 +4,7 @@ import sys
 
 import numpy as np
 
+from .._signals import raise_if_interrupted
 from ..persist import load
 from ._common import CLIError, check_input_file, refuse_non_finite
 from ._data import check_data, example_error, model_reader, model_spec, output
@@ -107,6 +108,7 @@ def _write(model, chunks, out, mode):
     ``ValueError`` with its place in the stream (``example``, from 0)."""
     seen = 0
     for X, tags in chunks:
+        raise_if_interrupted()  # a Ctrl-C that a library discarded stops the run at the next chunk
         if X.shape[0] == 0:
             continue
         try:

@@ -16,6 +16,7 @@ from typing import Any
 import numpy as np
 import scipy.sparse as sp
 
+from .._signals import raise_if_interrupted
 from .._validation import as_weights
 from ._common import as_1d_labels, check_learner, example_losses, loss_spec, n_rows, signed_targets, task_of, to_builtin
 
@@ -338,6 +339,7 @@ def _run(learner, chunks, acc, *, classes, name, param, on_chunk=None):
     """The loop shared by the generator and the wrapper: one ``partial_fit_scores`` call per chunk."""
     classification = acc.task == "classification"
     for i, chunk in enumerate(chunks):
+        raise_if_interrupted()  # a Ctrl-C of the command line that a library discarded stops at the next chunk
         X, y, sw = _unpack(chunk, i)
         n = n_rows(X, what=f"X of chunk {i}")
         if n == 0:

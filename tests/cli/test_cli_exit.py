@@ -353,3 +353,90 @@ def test_no_garbage_collection_while_the_command_imports_and_the_collector_is_ba
     # no collection from activate() to the end of the imports (numba's included), which are then frozen out of
     # the collections; the command itself runs with the collector on
     assert _entry_point_after(patch) == (0, "(0, True, True) True\n")
+
+
+def _discarded_ctrl_c():
+    """A Ctrl-C whose KeyboardInterrupt a library discards (raised inside a callback that swallows every error)."""
+    import contextlib
+
+    with contextlib.suppress(KeyboardInterrupt):
+        signal.raise_signal(signal.SIGINT)
+
+
+def test_a_ctrl_c_a_library_discarded_stops_predict_at_the_next_chunk(
+    command_line_handlers, tmp_path, monkeypatch, capsys
+):
+    from streamlearn.cli import main as cli
+    from streamlearn.cli import predict_cmd
+
+    data, model, out = tmp_path / "d.svm", tmp_path / "m.slm", tmp_path / "OUT"
+    data.write_text("".join(f"{1 if i % 3 else -1} 1:{i % 5}.5 {2 + i % 7}:1\n" for i in range(200)))
+    assert cli.main(["train", str(data), "-l", "pa1", "-o", str(model), "--quiet"]) == 0
+    out.write_text("previous\n")
+    lines = predict_cmd._lines
+    chunks = []
+
+    def interrupted(model, X, mode):
+        chunks.append(X.shape[0])
+        if len(chunks) == 1:
+            _discarded_ctrl_c()
+        return lines(model, X, mode)
+
+    monkeypatch.setattr(predict_cmd, "_lines", interrupted)
+    capsys.readouterr()
+    assert cli.main(["predict", str(model), str(data), "-o", str(out), "--chunk-size", "50"]) == 130
+    assert capsys.readouterr().err == f"streamlearn: error: interrupted; {out} left unchanged\n"
+    assert chunks == [50]  # stopped before the second chunk
+    assert out.read_text() == "previous\n" and sorted(p.name for p in tmp_path.iterdir()) == ["OUT", "d.svm", "m.slm"]
+
+
+@pytest.mark.parametrize("output", ["file", "standard output"])
+def test_a_ctrl_c_a_library_discarded_before_the_data_stops_train(
+    command_line_handlers, tmp_path, monkeypatch, capsys, output
+):
+    """Discarded before the first chunk is read: no example is learnt, no model written, exit 130 (also when
+    the command writes no file: it does not end as if no Ctrl-C had come)."""
+    from streamlearn.cli import main as cli
+    from streamlearn.cli import train_cmd
+
+    data, model = tmp_path / "d.svm", tmp_path / "m.slm"
+    data.write_text("".join(f"{1 if i % 3 else -1} 1:{i % 5}.5 {2 + i % 7}:1\n" for i in range(200)))
+    make = train_cmd.make_learner
+
+    def interrupted(*args, **kwargs):
+        _discarded_ctrl_c()
+        return make(*args, **kwargs)
+
+    monkeypatch.setattr(train_cmd, "make_learner", interrupted)
+    argv = ["train", str(data), "-l", "pa1", "--json"] + (["-o", str(model)] if output == "file" else [])
+    assert cli.main(argv) == 130
+    captured = capsys.readouterr()
+    assert captured.out == ""  # no report: nothing was learnt
+    left = f"; {model} left unchanged" if output == "file" else ""
+    assert captured.err == f"streamlearn: error: interrupted{left}\n"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["d.svm"]
+
+
+def test_a_ctrl_c_while_a_command_module_imports_is_raised_after_the_import(command_line_handlers, monkeypatch, capsys):
+    """A KeyboardInterrupt inside the import of an extension module can turn into that module's ImportError (a
+    traceback); the command's modules import with Ctrl-C held back, and it is the one line afterwards."""
+    import importlib
+    import threading
+
+    from streamlearn.cli import main as cli
+
+    real = importlib.import_module
+    imported = []
+
+    def import_module(name, *args):
+        if name.endswith("predict_cmd") and not imported:
+            signal.pthread_kill(threading.main_thread().ident, signal.SIGINT)
+            for _ in range(10_000):  # bytecode boundaries, where Python would raise it
+                pass
+            imported.append(name)
+        return real(name, *args)
+
+    monkeypatch.setattr(cli.importlib, "import_module", import_module)
+    assert cli.main(["predict", "model.slm", "data.svm"]) == 130
+    assert imported == ["streamlearn.cli.predict_cmd"]
+    assert capsys.readouterr().err == "streamlearn: error: interrupted\n"
