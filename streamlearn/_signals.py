@@ -49,6 +49,12 @@ def raise_if_interrupted() -> None:
         raise Terminated if any(s != signal.SIGINT for s in _RECEIVED) else KeyboardInterrupt
 
 
+def interrupts_handled() -> None:
+    """Forget the interrupts raised so far: the program caught them and stopped as they asked (the model server's
+    orderly stop at Ctrl-C or SIGTERM), so :func:`raise_if_interrupted` must not raise them again."""
+    _RECEIVED.clear()
+
+
 @contextlib.contextmanager
 def interrupts_held() -> Iterator[None]:
     """Hold Ctrl-C and SIGTERM back for the ``with`` block (in the main thread; elsewhere nothing is held). One that

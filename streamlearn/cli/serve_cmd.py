@@ -4,6 +4,7 @@ import math
 import re
 import sys
 
+from .._signals import interrupts_handled
 from ._common import CLIError, add_param_option, add_scale_options, check_input_file, parse_params
 
 
@@ -168,6 +169,7 @@ def run(args):
     logging.getLogger("uvicorn.error").addFilter(_without_cancelled_tasks)  # (after the Config set logging up)
     with contextlib.suppress(KeyboardInterrupt):  # uvicorn raises the signal that stopped it again once stopped
         uvicorn.Server(config).run(sockets=[sock])
+    interrupts_handled()  # the stop they asked for is done (or reported below): the command ends as it says
     if not served.closing:  # a second Ctrl-C (or SIGTERM) while stopping: uvicorn exited without the shutdown
         print(
             "streamlearn serve: stopped at once by a second interrupt, without its last snapshot; the write-ahead "
