@@ -40,8 +40,8 @@ def raise_if_interrupted() -> None:
     from a library's compiled code (an attribute look-up, a ``__del__``) that discards every exception raised in
     it: the KeyboardInterrupt is then lost, and the command would go on and end as if no Ctrl-C had come. The
     command line calls this where a lost one must not pass: before it replaces an output file, at every chunk of
-    data and as the command ends. Once an interrupt has been raised, the process is stopping: a command
-    that caught it has already stopped.
+    data and as the command ends. Once an interrupt has been raised, the process is stopping (a command that
+    catches one to stop in order says so with :func:`interrupts_handled`).
 
     >>> raise_if_interrupted()  # no interrupt so far
     """
@@ -60,7 +60,7 @@ def interrupts_held() -> Iterator[None]:
     """Hold Ctrl-C and SIGTERM back for the ``with`` block (in the main thread; elsewhere nothing is held). One that
     arrives meanwhile is raised as the block ends, as a KeyboardInterrupt (:class:`Terminated`) at that point.
 
-    A signal handled in Python (Ctrl-C's KeyboardInterrupt, :func:`terminate_as_interrupt`'s SIGTERM) is noted by a
+    A signal handled in Python (Ctrl-C's KeyboardInterrupt, :func:`handle_interrupts`' SIGTERM) is noted by a
     stand-in handler during the block and sent again as it ends. Blocking it with a signal mask would not do: the
     mask is the calling thread's, and the system hands a signal sent to the process to another thread (a reader
     parsing ahead), where Python's C-level handler still schedules the KeyboardInterrupt in the main thread, inside
