@@ -440,3 +440,23 @@ def test_a_ctrl_c_while_a_command_module_imports_is_raised_after_the_import(comm
     assert cli.main(["predict", "model.slm", "data.svm"]) == 130
     assert imported == ["streamlearn.cli.predict_cmd"]
     assert capsys.readouterr().err == "streamlearn: error: interrupted\n"
+
+
+def test_a_ctrl_c_discarded_while_the_command_line_loads_stops_the_command(tmp_path):
+    """Python reports and discards a KeyboardInterrupt raised in its import system's weak-reference callbacks; one
+    that lands there while the command line loads must still stop the command (exit 130, the output as it was)."""
+    data, out = tmp_path / "d.svm", tmp_path / "OUT"
+    data.write_text("".join(f"{1 if i % 3 else -1} 1:{i % 5}.5 {2 + i % 7}:1\n" for i in range(200)))
+    out.write_text("previous\n")
+    code = (
+        "import contextlib, signal, sys\n"
+        f"sys.argv = ['streamlearn', 'train', {str(data)!r}, '-l', 'pa1', '-o', {str(out)!r}]\n"
+        "from streamlearn.__main__ import entry_point\n"  # what the streamlearn script runs
+        "with contextlib.suppress(KeyboardInterrupt):\n"
+        "    signal.raise_signal(signal.SIGINT)\n"  # raised, then discarded as in such a callback
+        "entry_point()\n"
+    )
+    res = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300)
+    assert res.returncode == 130, res.stderr
+    assert res.stderr == f"streamlearn: error: interrupted; {out} left unchanged\n"
+    assert out.read_text() == "previous\n" and sorted(p.name for p in tmp_path.iterdir()) == ["OUT", "d.svm"]
