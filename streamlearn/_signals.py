@@ -12,6 +12,8 @@ _HELD = {signal.SIGINT} | ({signal.SIGTERM} if hasattr(signal, "SIGTERM") else s
 
 #: the signals the handlers of :func:`handle_interrupts` have raised as interrupts in this process
 _RECEIVED: list[int] = []
+#: how many times :func:`raise_if_interrupted` has raised one again
+_RAISED_AGAIN = [0]
 
 
 class Terminated(KeyboardInterrupt):
@@ -46,7 +48,14 @@ def raise_if_interrupted() -> None:
     >>> raise_if_interrupted()  # no interrupt so far
     """
     if _RECEIVED:
+        _RAISED_AGAIN[0] += 1
         raise Terminated if any(s != signal.SIGINT for s in _RECEIVED) else KeyboardInterrupt
+
+
+def raised_again() -> int:
+    """How many times :func:`raise_if_interrupted` has raised an interrupt again (a program that would send a lost
+    interrupt again later checks that it has not been raised meanwhile: a second one would cut its clean-up)."""
+    return _RAISED_AGAIN[0]
 
 
 def interrupts_handled() -> None:

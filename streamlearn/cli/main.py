@@ -13,7 +13,7 @@ import signal
 import sys
 
 from .._errors import ModelFileError
-from .._signals import Terminated, handle_interrupts, interrupts_held, raise_if_interrupted
+from .._signals import Terminated, handle_interrupts, interrupts_held, raise_if_interrupted, raised_again
 from .._version import __version__
 from ._common import CLIError
 
@@ -272,6 +272,7 @@ def _interrupt_again_hook(default):
                 hook.redelivery = True
             # a SIGTERM (Terminated) is delivered again as SIGTERM, a Ctrl-C as SIGINT
             hook.signum = signal.SIGTERM if issubclass(info.exc_type, Terminated) else signal.SIGINT
+            hook.raised_again = raised_again()
             threading.Timer(0.02, again).start()
             return
         if hook.interrupted:
@@ -281,13 +282,16 @@ def _interrupt_again_hook(default):
     def again():
         import _thread
 
-        if not (hook.interrupted or hook.ended):  # the command already stopped (or finished) by itself
+        # not when the command already stopped (or finished) by itself, nor when a check raised the interrupt
+        # again meanwhile: a second one would cut the clean-up that the first started (joining the threads)
+        if not (hook.interrupted or hook.ended or raised_again() != hook.raised_again):
             _thread.interrupt_main(hook.signum)
 
     hook.interrupted = False
     hook.ended = False
     hook.redelivery = False
     hook.signum = signal.SIGINT
+    hook.raised_again = 0
     return hook
 
 

@@ -460,3 +460,29 @@ def test_a_ctrl_c_discarded_while_the_command_line_loads_stops_the_command(tmp_p
     assert res.returncode == 130, res.stderr
     assert res.stderr == f"streamlearn: error: interrupted; {out} left unchanged\n"
     assert out.read_text() == "previous\n" and sorted(p.name for p in tmp_path.iterdir()) == ["OUT", "d.svm"]
+
+
+@pytest.mark.parametrize("raised_by_a_check", [False, True])
+def test_a_reported_interrupt_is_sent_again_unless_a_check_raised_it_meanwhile(
+    command_line_handlers, monkeypatch, raised_by_a_check
+):
+    """An interrupt Python only reported (raised in a callback from compiled code) is sent again a moment later;
+    not when a check raised it meanwhile: the second one would land in the clean-up the first one started."""
+    import _thread
+    import contextlib
+    import time
+    import types
+
+    from streamlearn.cli import main as cli
+
+    sent = []
+    monkeypatch.setattr(_thread, "interrupt_main", lambda *a: sent.append(a))
+    hook = cli._interrupt_again_hook(lambda info: None)
+    with contextlib.suppress(KeyboardInterrupt):  # raised, remembered, then discarded
+        signal.raise_signal(signal.SIGINT)
+    hook(types.SimpleNamespace(exc_type=KeyboardInterrupt))  # and reported
+    if raised_by_a_check:
+        with pytest.raises(KeyboardInterrupt):
+            command_line_handlers.raise_if_interrupted()
+    time.sleep(0.2)
+    assert sent == ([] if raised_by_a_check else [(signal.SIGINT,)])
