@@ -104,8 +104,8 @@ class _LazySubParsers(argparse._SubParsersAction):
 
             before_numeric_command()
         with interrupts_held():  # a Ctrl-C inside an extension module's import can turn into its ImportError
-            importlib.import_module(module)
-        importlib.import_module(module).add_parser(self)
+            commands = importlib.import_module(module)
+        commands.add_parser(self)
         parsers = dict(self._name_parser_map)  # the same dict object is the action's `choices`: refill it
         self._name_parser_map.clear()
         self._name_parser_map.update((n, parsers[n]) for n in order + [n for n in parsers if n not in order])
