@@ -226,7 +226,7 @@ def fd_fit_csr(indptr, indices, data, buf, gram, n_rows, keep, n_shrink, work, s
     d = buf.shape[1]
     n = indptr.shape[0] - 1
     n_dense = n_rows
-    first_pending = 0
+    first_pending = np.int64(0)  # (a literal 0 would compile _shrink_mixed a second time, for Literal[int](0))
     delta_sum = 0.0
     n_shrinks = 0
     for t in range(n):
