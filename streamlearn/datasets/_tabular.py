@@ -26,6 +26,7 @@ from __future__ import annotations
 import io
 import os
 import re
+import traceback
 from collections import Counter
 from typing import TYPE_CHECKING, Any
 
@@ -812,6 +813,9 @@ class TabularReader:
             try:
                 reader = pacsv.open_csv(stream, **options)
                 yield from reader
+            except BaseException as exc:  # a read error comes with the frames of the reads, which hold the
+                traceback.clear_frames(exc.__traceback__)  # source: pyarrow lets go of it once they drop it
+                raise
             finally:  # a Ctrl-C, a bad row or the end: pyarrow's thread gets the end of the stream now, and
                 self._passes -= 1
                 if pipe is not self._pipe:  # another pass opened the file again meanwhile: this pipe is this pass's

@@ -3,6 +3,7 @@
 import re
 import subprocess
 import sys
+import time
 
 import numpy as np
 import pytest
@@ -460,6 +461,28 @@ def test_a_truncated_compressed_pipe_is_a_one_line_error(tmp_path, monkeypatch, 
         list(iter_csv(path, label="y", chunk_size=1000))
     assert str(err.value).startswith(f"{path}, line {whole + 1}: cannot decompress the {kind} data ({why}")
     assert str(err.value).endswith("the file is corrupt or truncated") and "\n" not in str(err.value)
+
+
+@pytest.mark.parametrize("kind", ["gzip", "zstd"])
+def test_a_read_error_is_raised_without_waiting_for_the_reader_to_let_go(tmp_path, monkeypatch, kind):
+    """The frames of the failed read, kept in the error's traceback, hold the source that pyarrow's reader must
+    let go of: the reader waited for them up to its limit (5 s) before the error was raised, for a file and for
+    a pipe."""
+    from streamlearn.datasets import _tabular
+
+    monkeypatch.setattr(_tabular, "_RELEASE_WAIT", 20.0)
+    monkeypatch.setattr(_tabular, "_CSV_BLOCK", 1 << 14)  # the error in a block read ahead, not in the first
+    rng = np.random.default_rng(0)
+    text = "y,a\n" + "".join(f"{i % 2},{rng.random():.6f}\n" for i in range(20000))
+    data = _compressed(kind, text.encode())
+    data = data[: int(len(data) * 0.6)]
+    path = tmp_path / f"t.csv.{ {'gzip': 'gz', 'zstd': 'zst'}[kind] }"
+    path.write_bytes(data)
+    for source in (path, NonSeekable(data, name="<stdin>")):
+        start = time.monotonic()
+        with pytest.raises(TabularFormatError, match=f"cannot decompress the {kind} data"):
+            list(iter_csv(source, label="y", chunk_size=1000))
+        assert time.monotonic() - start < 10.0, f"{source}: the error waited for the reader's limit"
 
 
 def _compressed(kind, data):
