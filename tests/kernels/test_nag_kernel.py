@@ -30,7 +30,7 @@ def _run_kernel(X, targets, sw, state, loss, eta0, schedule, adaptive, invariant
         np.array(v, copy=True) if isinstance(v, np.ndarray) else v for v in state
     )
     out = np.empty((X.shape[0], coef.shape[0]))
-    feat = np.column_stack([scale, accum.T]) if adaptive else scale.reshape(-1, 1).copy()
+    feat = np.ascontiguousarray(np.column_stack([scale, accum.T])) if adaptive else scale.reshape(-1, 1).copy()
     sched = k.SCHEDULE_INVSQRT if schedule == "invsqrt" else k.SCHEDULE_CONSTANT
     args = {
         "targets": targets,
