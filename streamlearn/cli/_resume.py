@@ -139,6 +139,12 @@ def _input_conflicts(args, spec):
     ):
         given = getattr(args, name, None)
         checks.append((given is not None, f"{shown} {given}", table, given == own, f"{shown} {own}"))
+    for name in ("delimiter", "decimal"):  # (a tab given as \t)
+        given = getattr(args, name, None)
+        given = "\t" if given in ("\\t", "tab") else given
+        own = options.get(name)
+        shown = f"--{name} {given!r}"
+        checks.append((given is not None, shown, table, given == own, f"--{name} {own!r}" if own else f"no --{name}"))
     listed("ignore_column", "--ignore-column", spec.get("ignore_columns", []), table)
     listed("categorical", "--categorical", options.get("categorical", []), table)
     namespaces = list(getattr(args, "namespace", []))

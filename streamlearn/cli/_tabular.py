@@ -42,6 +42,18 @@ def add_tabular_options(p):
         help="hash these columns in namespace NS, which -q/--ignore/--keep name by its first "
         "character (CSV/Parquet; default: one namespace per column, named after it; repeatable)",
     )
+    g.add_argument(
+        "--delimiter",
+        metavar="CHAR",
+        help="the character between a CSV file's fields: ';', '|', '\\t' for a tab (default ',', a tab for .tsv "
+        "files); the model reads its test and prediction files with it",
+    )
+    g.add_argument(
+        "--decimal",
+        metavar="CHAR",
+        help="the decimal mark of a CSV file's numbers: ',' for 3,5 (with --delimiter ';'; default '.'); the "
+        "model reads its test and prediction files with it",
+    )
 
 
 def _table_options_used(args):
@@ -53,9 +65,26 @@ def _table_options_used(args):
             ("--ignore-column", args.ignore_column),
             ("--categorical", args.categorical),
             ("--namespace", args.namespace),
+            ("--delimiter", args.delimiter),
+            ("--decimal", args.decimal),
         )
         if on
     ]
+
+
+def _character(args, option):
+    """The one character of ``--delimiter`` / ``--decimal`` (``\\t`` or ``tab``: a tab), else None; a one-line
+    error for another value."""
+    from ..datasets._tabular import check_delimiter
+
+    value = getattr(args, option.lstrip("-"))
+    if value is None:
+        return None
+    value = "\t" if value in ("\\t", "tab") else value
+    try:
+        return check_delimiter(value, option)
+    except ValueError as exc:
+        raise CLIError(str(exc)) from None
 
 
 def is_table_run(args, paths):
@@ -106,6 +135,13 @@ def table_streams(args, paths):
     if args.label is None:
         raise CLIError("CSV/Parquet training data needs --label COL (the column to predict).")
     bits = 18 if args.bits is None else args.bits
+    delimiter, decimal = _character(args, "--delimiter"), _character(args, "--decimal")
+    formats = {input_format(args, p) for p in paths}
+    if (delimiter or decimal) and formats != {"csv"}:
+        raise CLIError(
+            f"{'--delimiter' if delimiter else '--decimal'} applies to CSV files; "
+            f"{', '.join(p for p in paths if input_format(args, p) != 'csv')} is Parquet."
+        )
     try:
         require_pyarrow()
         first = TabularReader(
@@ -122,6 +158,8 @@ def table_streams(args, paths):
             cubic=args.cubic,
             ignore_namespaces=args.ignore,
             keep_namespaces=args.keep,
+            delimiter=delimiter,
+            decimal=decimal,
         )
         readers = [first] + [
             TabularReader(p, input_format(args, p), spec=first.spec, chunk_size=args.chunk_size) for p in paths[1:]

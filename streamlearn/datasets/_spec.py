@@ -144,6 +144,14 @@ _OPTIONS = {
     ),
     "categorical": (_texts, _TEXTS),
     "constant": (lambda v: isinstance(v, bool), "true or false"),
+    # a CSV's field delimiter and decimal mark, when given (one character; not a quote or a line end)
+    **dict.fromkeys(
+        ("delimiter", "decimal"),
+        (
+            lambda v: isinstance(v, str) and len(v) == 1 and v not in '"\n\r\0',
+            "one character, not a quote or a line end",
+        ),
+    ),
 }
 
 

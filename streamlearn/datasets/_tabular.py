@@ -429,10 +429,28 @@ class TabularReader:
         keep_namespaces=(),
         spec=None,
         label_required=True,
+        delimiter=None,
+        decimal=None,
     ):
         require_pyarrow()
         if fmt not in ("csv", "parquet"):
             raise ValueError(f"format must be 'csv' or 'parquet'; got {fmt!r}.")
+        if isinstance(spec, dict):
+            spec = InputSpec.from_dict(spec)
+        if delimiter is not None:
+            check_delimiter(delimiter, "delimiter")
+            if fmt != "csv":
+                raise ValueError(f"delimiter applies to CSV text; a {fmt} file has none (got {delimiter!r}).")
+        elif spec is not None:
+            delimiter = (spec.options or {}).get("delimiter")  # the training files' own
+        if decimal is not None:
+            check_delimiter(decimal, "decimal")
+            if fmt != "csv":
+                raise ValueError(
+                    f"decimal applies to CSV text; a {fmt} file holds its numbers as numbers (got {decimal!r})."
+                )
+        elif spec is not None:
+            decimal = (spec.options or {}).get("decimal")
         if not isinstance(chunk_size, (int, np.integer)) or isinstance(chunk_size, bool) or chunk_size < 1:
             raise ValueError(f"chunk_size must be a positive integer; got {chunk_size!r}.")
         from ._pipes import is_stream_path, take_pipe
@@ -448,7 +466,10 @@ class TabularReader:
         self.source = self.path if isinstance(self.path, str) else file_object_name(self.path)
         self.format = fmt
         self.chunk_size = int(chunk_size)
-        self._delimiter = _path_delimiter(self.source)
+        self._delimiter = _path_delimiter(self.source) if delimiter is None else delimiter
+        self._given_delimiter = delimiter  # (recorded in the spec; None: by the name, or a pipe's header)
+        self._given_decimal, self._decimal = decimal, "." if decimal is None else decimal
+        self._comma_numbers = []  # text columns that are numbers written with a decimal comma (_read_header)
         self._pipe = None  # a stream read once: its first block (the header and type inference), then the rest
         self._block = _CSV_BLOCK  # pyarrow's CSV block: the header line and about 1 MB of rows
         self._streamed = False  # a pipe's batches have been asked for (it is read once)
@@ -464,7 +485,7 @@ class TabularReader:
             else:
                 self._pipe = _open_pipe(self.path, self.source, fmt, self._delimiter)
             header = self._pipe.head().split(b"\n", 1)[0]
-            if b"\t" in header and b"," not in header:  # (a file object has no name to tell a TSV by)
+            if delimiter is None and b"\t" in header and b"," not in header:  # (a file object has no name)
                 self._delimiter = "\t"
                 self._pipe.quote_state = _quote_state(self._delimiter)
         elif fmt == "csv" and isinstance(self.path, str) and _compressed(self.path):
@@ -473,10 +494,12 @@ class TabularReader:
             # '\r\n' across blocks
             self._reopen = True
             self._pipe = self._open_file_pipe()
+        if self._decimal == self._delimiter:
+            raise ValueError(
+                f"decimal and delimiter must differ; both are {self._decimal!r} (delimiter=';' for decimal=',')."
+            )
         self.label_required = label_required
         if spec is not None:
-            if isinstance(spec, dict):
-                spec = InputSpec.from_dict(spec)
             kinds = (spec.options or {}).get("columns")
             if spec.format not in ("csv", "parquet") or not kinds:
                 raise ValueError(
@@ -549,6 +572,9 @@ class TabularReader:
             keep=list(keep_namespaces),
             options={"columns": dict(kinds), "namespaces": dict(ns_map), "categorical": list(categorical)},
         )
+        for key, value in (("delimiter", self._given_delimiter), ("decimal", self._given_decimal)):
+            if value is not None:
+                self.spec.options[key] = value
         self.columns = list(self._plan.names)
 
     # -- header and kinds ---------------------------------------------------------------------------
@@ -571,14 +597,25 @@ class TabularReader:
             if self.format == "csv":
                 import pyarrow.csv as pacsv
 
-                reader = pacsv.open_csv(
-                    self.path if self._pipe is None else _first_block(self._pipe, self._block, self._delimiter),
-                    read_options=pacsv.ReadOptions(block_size=self._block),
-                    parse_options=_parse_options(self._delimiter),
-                    convert_options=pacsv.ConvertOptions(strings_can_be_null=True),
-                )
-                self._inferred = reader.schema
-                reader.close() if hasattr(reader, "close") else None
+                def first_block_schema(decimal):
+                    reader = pacsv.open_csv(
+                        self.path if self._pipe is None else _first_block(self._pipe, self._block, self._delimiter),
+                        read_options=pacsv.ReadOptions(block_size=self._block),
+                        parse_options=_parse_options(self._delimiter),
+                        convert_options=pacsv.ConvertOptions(strings_can_be_null=True, decimal_point=decimal),
+                    )
+                    reader.close() if hasattr(reader, "close") else None
+                    return reader.schema
+
+                self._inferred = first_block_schema(self._decimal)
+                if self._delimiter != "," and self._given_decimal is None:
+                    # a file separated otherwise than by commas may write its numbers 3,5: read so, they would be
+                    # text, hashed as categories, silently (a text column that is numbers under "," is named)
+                    self._comma_numbers = [
+                        f.name
+                        for f in first_block_schema(",")
+                        if arrow_kind(f.type) == NUMERIC and arrow_kind(self._inferred.field(f.name).type) == TEXT
+                    ]
             else:
                 import pyarrow.parquet as pq
 
@@ -623,7 +660,7 @@ class TabularReader:
                 io.BytesIO(head + b"\n"),
                 read_options=pacsv.ReadOptions(block_size=self._block),
                 parse_options=_parse_options(self._delimiter),
-                convert_options=pacsv.ConvertOptions(strings_can_be_null=True),
+                convert_options=pacsv.ConvertOptions(strings_can_be_null=True, decimal_point=self._decimal),
             ).schema
         except pa.ArrowInvalid:
             return None
@@ -745,6 +782,15 @@ class TabularReader:
                 self._blank_start.add(name)
             if name in self._categorical:
                 kind = TEXT
+            elif kind == TEXT and name in self._comma_numbers:
+                raise TabularFormatError(
+                    self.source,
+                    None,
+                    name,
+                    "its values are numbers written with a decimal comma (3,5), which would be read as text and "
+                    "hashed as categories: give decimal=',' (the command line's --decimal ','), or name the column "
+                    "in categorical (--categorical) to hash its values as text.",
+                )
             kinds[name] = kind
         if not kinds:
             raise TabularFormatError(
@@ -793,7 +839,7 @@ class TabularReader:
                 "read_options": pacsv.ReadOptions(block_size=self._block, use_threads=use_threads),
                 "parse_options": _parse_options(self._delimiter),
                 "convert_options": pacsv.ConvertOptions(
-                    column_types=types, include_columns=wanted, strings_can_be_null=True
+                    column_types=types, include_columns=wanted, strings_can_be_null=True, decimal_point=self._decimal
                 ),
             }
             if self._pipe is None:
@@ -1108,6 +1154,16 @@ class TabularReader:
         except (pa.ArrowInvalid, pa.ArrowTypeError) as exc:
             return str(exc)
         return msg
+
+
+def check_delimiter(value, name):
+    """``value`` as a CSV delimiter: one character other than a quote, a line end or NUL; a ValueError naming
+    ``name`` (the parameter, or the command line's option) else."""
+    if not isinstance(value, str) or len(value) != 1 or value in '"\n\r\0':
+        raise ValueError(
+            f"{name} must be one character other than a quote or a line end (';', '|', a tab); got {value!r}."
+        )
+    return value
 
 
 def _path_delimiter(name):
@@ -1427,10 +1483,10 @@ def _other_separator(names):
         return None
     for sep in (";", "|"):
         if sep in str(names[0]):
-            decimal = " (after turning decimal commas into points, if its numbers have them)" if sep == ";" else ""
+            decimal = " (and decimal=',' / --decimal ',' if its numbers are written 3,5)" if sep == ";" else ""
             return (
                 f"its fields look separated by {sep!r}, and CSV files are read separated by ',' (.tsv files by "
-                f"tabs): convert it first, e.g. with tr '{sep}' ','{decimal}"
+                f"tabs) unless told: give delimiter='{sep}' (the command line's --delimiter '{sep}'){decimal}"
             )
     return None
 
@@ -1459,6 +1515,8 @@ def iter_csv(
     keep_namespaces: Sequence[str] = (),
     spec: InputSpec | Mapping[str, Any] | None = None,
     label_required: bool = True,
+    delimiter: str | None = None,
+    decimal: str | None = None,
 ) -> TabularReader:
     """Stream a CSV file (plain, or gzip, bz2, xz or zstd compressed: told by its first bytes) as hashed sparse
     chunks.
@@ -1499,6 +1557,15 @@ def iter_csv(
         Is a file without the label (or weight) column, or with an empty label (or weight) cell, an error?
         ``False`` for prediction: ``y`` (and the weights) are then None without the column; an empty label
         is NaN ('' in a text column) and an empty weight 1.
+    delimiter : str or None
+        The one character between fields (``";"``, ``"|"``, ``"\\t"``; not a quote or a line end). None: the
+        ``spec``'s when it records one, else a tab for a ``.tsv`` file (or a pipe whose header holds tabs and
+        no comma) and a comma for any other. A delimiter given here is recorded in the reader's ``spec``, so
+        that the files read through it (a model's test and prediction files) are split the same way.
+    decimal : str or None
+        The decimal mark of the numbers (``","`` for ``3,5``, with ``delimiter=";"``); None: the ``spec``'s
+        when it records one, else ``"."``. Recorded in the ``spec``, as the delimiter. A number written with
+        another mark than this one is text, hashed as a category.
 
     Returns
     -------
@@ -1519,6 +1586,15 @@ def iter_csv(
     ((2, 1024), [1.0, 0.0], [2, 1])
     >>> reader.spec.options["columns"]
     {'age': 'numeric', 'country': 'text'}
+
+    A file whose fields are separated by semicolons:
+
+    >>> with open(path, "w") as f:
+    ...     _ = f.write("clicked;price;country\\n1;3,5;FR\\n0;12,25;DE\\n")
+    >>> reader = iter_csv(path, label="clicked", bits=10, delimiter=";", decimal=",")
+    >>> X, y = next(iter(reader))
+    >>> reader.spec.options["columns"], sorted(X.data.tolist())
+    ({'price': 'numeric', 'country': 'text'}, [1.0, 1.0, 3.5, 12.25])
     """
     return TabularReader(fmt="csv", **locals())  # every parameter, by name
 

@@ -310,3 +310,79 @@ def test_crossed_features_that_overflow_exit_2_naming_the_line(tmp_path, capsys,
     assert err.startswith(f"streamlearn: error: {path}, {where}: hashed column ")
     assert " is inf: the product of crossed features (quadratic/cubic) or the sum of the values hashed" in err
     assert err.count("\n") == 1
+
+
+def _european(df, path):
+    """``df`` written as a CSV separated by ';' with decimal commas."""
+    df.to_csv(path, index=False, sep=";", decimal=",")
+
+
+def test_delimiter_and_decimal_train_test_and_predict_as_the_comma_files(logs, tmp_path, capsys):
+    """A model trained on ';'-separated files with decimal commas is the model of the same rows written with
+    commas and points: same test figures, same predictions of a new file, which it reads with the recorded
+    delimiter and decimal mark."""
+    for name in ("clicks", "more", "new"):
+        _european(pd.read_csv(logs / f"{name}.csv"), tmp_path / f"{name}.csv")
+    figures = {}
+    for tag, d, extra in (("comma", logs, []), ("eu", tmp_path, ["--delimiter", ";", "--decimal", ","])):
+        model = tmp_path / f"{tag}.slm"
+        args = ["train", str(d / "clicks.csv"), "--label", "clicked", "-l", "ftrl", "--test", str(d / "more.csv")]
+        assert main([*args, *extra, "-o", str(model), "--json"]) == 0
+        out = json.loads(capsys.readouterr().out)
+        figures[tag] = (out["online_error_rate"], out["test_accuracy"], out["nnz_weights"])
+        preds = tmp_path / f"{tag}.txt"
+        assert main(["predict", str(model), str(d / "new.csv"), "--scores", "-o", str(preds)]) == 0
+        figures[tag + " scores"] = np.loadtxt(preds)
+    assert figures["eu"] == figures["comma"]
+    np.testing.assert_array_equal(figures["eu scores"], figures["comma scores"])
+
+
+@pytest.mark.parametrize(
+    "extra, message",
+    [
+        (["--delimiter", ";;"], "--delimiter must be one character other than a quote or a line end"),
+        (["--decimal", "ab"], "--decimal must be one character"),
+        (["--delimiter", ";", "--decimal", ";"], "decimal and delimiter must differ; both are ';'"),
+    ],
+)
+def test_a_bad_delimiter_or_decimal_option_is_one_line(logs, tmp_path, capsys, extra, message):
+    model = tmp_path / "m.slm"
+    assert main(["train", str(logs / "clicks.csv"), "--label", "clicked", "-l", "ftrl", *extra, "-o", str(model)]) == 2
+    err = capsys.readouterr().err.strip()
+    assert message in err and "\n" not in err and not model.exists()
+
+
+def test_delimiter_is_refused_for_data_that_are_not_csv(tmp_path, capsys):
+    data = tmp_path / "t.vw"
+    data.write_text("1 |a x:1\n-1 |a y:1\n")
+    assert main(["train", str(data), "-l", "ftrl", "--delimiter", ";"]) == 2
+    assert "--delimiter applies to CSV and Parquet files" in capsys.readouterr().err
+    parquet = tmp_path / "t.parquet"
+    pd.DataFrame({"y": [1, 0], "a": [1.5, 2.5]}).to_parquet(parquet)
+    assert main(["train", str(parquet), "--label", "y", "-l", "ftrl", "--delimiter", ";"]) == 2
+    assert f"--delimiter applies to CSV files; {parquet} is Parquet" in capsys.readouterr().err
+
+
+def test_a_tab_is_given_as_backslash_t(tmp_path, capsys):
+    data = tmp_path / "t.csv"
+    data.write_text("y\ta\n1\t2.5\n0\t1.5\n")
+    assert main(["train", str(data), "--label", "y", "-l", "ftrl", "--delimiter", "\\t", "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["n_train"] == 2
+
+
+def test_a_continued_model_keeps_its_delimiter(tmp_path, capsys):
+    data = tmp_path / "eu.csv"
+    data.write_text("y;a\n" + "".join(f"{i % 2};{i % 7},5\n" for i in range(200)))
+    model, more = tmp_path / "m.slm", tmp_path / "more.slm"
+    base = ["--label", "y", "-l", "ftrl"]
+    assert main(["train", str(data), *base, "--delimiter", ";", "--decimal", ",", "-o", str(model)]) == 0
+    assert main(["train", "-i", str(model), str(data), "-o", str(more)]) == 0  # read with the model's ';' and ','
+    assert main(["train", "-i", str(model), str(data), "--delimiter", ";", "-o", str(more)]) == 0
+    capsys.readouterr()
+    for option, value, own in (("--delimiter", "|", "';'"), ("--decimal", ".", "','")):
+        assert main(["train", "-i", str(model), str(data), option, value, "-o", str(tmp_path / "x.slm")]) == 2
+        assert (
+            f"{option} '{value}' conflicts with the model in {model}, which reads its csv input with {option} {own}"
+            in capsys.readouterr().err
+        )
+    assert not (tmp_path / "x.slm").exists()

@@ -207,17 +207,17 @@ def test_missing_label_column(csv_file):
 
 @pytest.mark.parametrize("sep, decimal", [(";", True), ("|", False)])
 def test_a_file_separated_by_another_character_is_named_as_such(tmp_path, sep, decimal):
-    """A ';'-separated file read as one column: the message listed that column; it now says why, and how to
-    convert the file (and, for ';', that decimal commas come first)."""
+    """A ';'-separated file read as one column: the message listed that column; it now says why, and which
+    option reads the file (and, for ';', the one for decimal commas)."""
     path = tmp_path / "eu.csv"
     path.write_text(f"age{sep}price{sep}label\n3{sep}1.5{sep}1\n")
     with pytest.raises(TabularFormatError) as err:
         iter_csv(path, label="label")
     assert str(err.value) == (
         f"{path}, line 1: no label column 'label'; the file has one column, 'age{sep}price{sep}label': its fields "
-        f"look separated by {sep!r}, and CSV files are read separated by ',' (.tsv files by tabs): convert it "
-        f"first, e.g. with tr '{sep}' ','"
-        + (" (after turning decimal commas into points, if its numbers have them)" if decimal else "")
+        f"look separated by {sep!r}, and CSV files are read separated by ',' (.tsv files by tabs) unless told: "
+        f"give delimiter='{sep}' (the command line's --delimiter '{sep}')"
+        + (" (and decimal=',' / --decimal ',' if its numbers are written 3,5)" if decimal else "")
         + "."
     )
     if decimal:  # a decimal comma in the first rows: more fields than the header has
@@ -227,13 +227,112 @@ def test_a_file_separated_by_another_character_is_named_as_such(tmp_path, sep, d
         assert str(err.value) == (
             f"{path}, line 2: expected 1 columns (as in the header), got 2; the header is one column, "
             "'age;price;label': its fields look separated by ';', and CSV files are read separated by ',' (.tsv "
-            "files by tabs): convert it first, e.g. with tr ';' ',' (after turning decimal commas into points, if "
-            "its numbers have them)."
+            "files by tabs) unless told: give delimiter=';' (the command line's --delimiter ';') (and decimal=',' / "
+            "--decimal ',' if its numbers are written 3,5)."
         )
+        X, _ = _concat(iter_csv(path, label="label", delimiter=";", decimal=","))  # what the message says
+        assert sorted(X.data.tolist()) == [1.5, 3.0]
     one = tmp_path / "one.csv"  # one column without another separator in its name: listed as before
     one.write_text("age\n3\n")
     with pytest.raises(TabularFormatError, match=r"no label column 'label'; the file has columns 'age'\.$"):
         iter_csv(one, label="label")
+
+
+EU_ROWS = [("1", "3.5", "FR", "a;b|c"), ("0", "12.25", "DE", "x"), ("1", "-0.5", "IT", 'say "hi"')]
+
+
+def _table_text(delimiter, decimal):
+    """EU_ROWS as CSV text with ``delimiter`` and ``decimal`` (text values quoted, quotes doubled)."""
+
+    def cell(v, k):
+        if k == 1:
+            return v.replace(".", decimal)
+        if k == 3:
+            return '"' + v.replace('"', '""') + '"'
+        return v
+
+    lines = ["label" + delimiter + delimiter.join(["price", "country", "note"])]
+    lines += [delimiter.join(cell(v, k) for k, v in enumerate(row)) for row in EU_ROWS]
+    return "\n".join(lines) + "\n"
+
+
+@pytest.mark.parametrize("delimiter, decimal", [(";", ","), ("|", None), ("\t", ","), (";", None)])
+@pytest.mark.parametrize("how", ["file", "gzip", "pipe"])
+def test_a_delimiter_and_decimal_mark_given_read_as_the_comma_file(tmp_path, delimiter, decimal, how):
+    """Fields split at the delimiter given (quoted values holding it kept whole), numbers read with the decimal
+    mark given: the chunks of the same rows written with commas and points, for a file, a compressed file and a
+    pipe; both are recorded in the spec, and a file read through the spec is read the same way."""
+    plain = tmp_path / "plain.csv"
+    plain.write_text(_table_text(",", "."))
+    X_ref, y_ref = _concat(iter_csv(plain, label="label"))
+    data = _table_text(delimiter, decimal or ".").encode()
+    path = tmp_path / ("t.csv.gz" if how == "gzip" else "t.csv")  # (a .csv name: the delimiter is not a tab's)
+    path.write_bytes(_compressed("gzip", data) if how == "gzip" else data)
+    source = NonSeekable(data, name="<stdin>") if how == "pipe" else path
+    reader = iter_csv(source, label="label", delimiter=delimiter, decimal=decimal)
+    X, y = _concat(reader)
+    _dense_equal(X, X_ref)
+    np.testing.assert_array_equal(y, y_ref)
+    assert reader.spec.options["delimiter"] == delimiter and reader.spec.options.get("decimal") == decimal
+    again = tmp_path / "again.csv"
+    again.write_bytes(data)
+    X2, y2 = _concat(iter_csv(again, spec=reader.spec.to_dict()))
+    _dense_equal(X2, X_ref)
+    assert "delimiter" not in iter_csv(plain, label="label").spec.options  # (by the file's name: not recorded)
+
+
+def test_numbers_with_decimal_commas_in_a_file_not_split_by_commas_are_an_error_naming_the_column(tmp_path):
+    """Read with the point, 3,5 is text: the column would be hashed as categories, silently."""
+    path = tmp_path / "eu.tsv"
+    path.write_text(_table_text("\t", ","))
+    with pytest.raises(TabularFormatError) as err:
+        iter_csv(path, label="label")
+    assert str(err.value) == (
+        f"{path}, column 'price': its values are numbers written with a decimal comma (3,5), which would be read "
+        "as text and hashed as categories: give decimal=',' (the command line's --decimal ','), or name the "
+        "column in categorical (--categorical) to hash its values as text."
+    )
+    assert iter_csv(path, label="label", categorical=["price"]).spec.options["columns"]["price"] == "text"
+    assert iter_csv(path, label="label", decimal=",").spec.options["columns"]["price"] == "numeric"
+    comma = tmp_path / "c.csv"  # a comma file: its quoted "3,5" is text as before
+    comma.write_text('y,price\n1,"3,5"\n0,"4,5"\n')
+    assert iter_csv(comma, label="y").spec.options["columns"]["price"] == "text"
+
+
+@pytest.mark.parametrize(
+    "kwargs, message",
+    [
+        ({"delimiter": ";;"}, "delimiter must be one character other than a quote or a line end"),
+        ({"delimiter": ""}, "delimiter must be one character"),
+        ({"delimiter": '"'}, "delimiter must be one character"),
+        ({"delimiter": "\n"}, "delimiter must be one character"),
+        ({"delimiter": 59}, "delimiter must be one character"),
+        ({"decimal": "\r"}, "decimal must be one character"),
+        ({"decimal": ","}, "decimal and delimiter must differ; both are ','"),
+        ({"delimiter": ";", "decimal": ";"}, "decimal and delimiter must differ; both are ';'"),
+    ],
+)
+def test_a_bad_delimiter_or_decimal_mark_is_a_one_line_error(csv_file, kwargs, message):
+    with pytest.raises(ValueError, match=re.escape(message)):
+        iter_csv(csv_file, label="clicked", **kwargs)
+
+
+def test_a_parquet_file_has_no_delimiter(tmp_path):
+    from streamlearn.datasets._tabular import TabularReader
+
+    path = tmp_path / "t.parquet"
+    pq.write_table(pa.table({"y": [1, 0], "a": [1.0, 2.0]}), path)
+    with pytest.raises(ValueError, match="delimiter applies to CSV text; a parquet file has none"):
+        TabularReader(path, "parquet", label="y", delimiter=";")
+
+
+def test_a_saved_spec_with_a_bad_delimiter_is_named(csv_file):
+    from streamlearn.datasets._spec import spec_problem
+
+    spec = iter_csv(csv_file, label="clicked", delimiter=",").spec.to_dict()
+    assert spec_problem(spec) is None
+    spec["options"]["delimiter"] = ";;"
+    assert spec_problem(spec) == ("options.delimiter", "one character, not a quote or a line end", ";;")
 
 
 def test_missing_feature_column_under_a_spec(tmp_path, csv_file):
