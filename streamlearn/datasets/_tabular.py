@@ -1564,8 +1564,10 @@ def iter_csv(
         that the files read through it (a model's test and prediction files) are split the same way.
     decimal : str or None
         The decimal mark of the numbers (``","`` for ``3,5``, with ``delimiter=";"``); None: the ``spec``'s
-        when it records one, else ``"."``. Recorded in the ``spec``, as the delimiter. A number written with
-        another mark than this one is text, hashed as a category.
+        when it records one, else ``"."``. Recorded in the ``spec``, as the delimiter. In a file not separated
+        by commas, a text column whose values are all numbers written with a decimal comma is an error naming
+        it (read with the point, they would be hashed as categories): give ``decimal=","``, or name the column
+        in ``categorical`` to keep it text.
 
     Returns
     -------
