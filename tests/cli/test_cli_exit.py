@@ -486,3 +486,29 @@ def test_a_reported_interrupt_is_sent_again_unless_a_check_raised_it_meanwhile(
             command_line_handlers.raise_if_interrupted()
     time.sleep(0.2)
     assert sent == ([] if raised_by_a_check else [(signal.SIGINT,)])
+
+
+def test_a_ctrl_c_in_a_callback_of_the_import_system_while_the_command_line_loads_is_the_one_line(tmp_path):
+    """Ctrl-C handled inside a weak-reference callback of the import system (where Python prints a raised exception
+    as ignored, with its traceback) while ``python -m streamlearn`` imports the command line: one line, exit 130."""
+    data, out = tmp_path / "d.svm", tmp_path / "OUT"
+    data.write_text("1 1:1\n-1 2:1\n")
+    out.write_text("previous\n")
+    code = (
+        "import runpy, signal, sys, weakref\n"
+        f"sys.argv = ['streamlearn', 'train', {str(data)!r}, '-l', 'pa1', '-o', {str(out)!r}]\n"
+        "class Trigger:\n"
+        "    pass\n"
+        "box = [Trigger()]\n"
+        "weakref.finalize(box[0], signal.raise_signal, signal.SIGINT)\n"  # Ctrl-C handled in the callback
+        "class Finder:\n"
+        "    def find_spec(self, name, path=None, target=None):\n"
+        "        if name == 'streamlearn.cli.main' and box:\n"
+        "            box.pop()\n"
+        "        return None\n"
+        "sys.meta_path.insert(0, Finder())\n"
+        "runpy.run_module('streamlearn', run_name='__main__')\n"
+    )
+    res = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300)
+    assert (res.returncode, res.stderr) == (130, "streamlearn: error: interrupted\n")
+    assert out.read_text() == "previous\n"
