@@ -155,11 +155,11 @@ def main(argv=None):
     pending = ()
     remove_temporaries = None
     try:  # from the first import on: a Ctrl-C at any point is the one line
+        sys.unraisablehook = hook  # (first: one raised in a callback of the import system is not printed)
         from .._atomic import _PENDING as pending
         from .._atomic import remove_temporaries
 
         pending.clear()
-        sys.unraisablehook = hook
         return _run(argv)
     except KeyboardInterrupt as exc:
         hook.interrupted = True
@@ -338,9 +338,10 @@ def entry_point():
     started = False
     try:
         handle_interrupts()
-        from ._deferred import activate
+        with interrupts_held():  # (raised after it: in a callback of the import system it would be printed)
+            from ._deferred import activate
 
-        activate()  # start-up imports of our dependencies that the commands rarely use, loaded on first use
+            activate()  # start-up imports of our dependencies that the commands rarely use, loaded on first use
         started = True
         code = main()
     except KeyboardInterrupt as exc:  # before the command started, or re-delivered just as it ended
