@@ -139,9 +139,10 @@ def _input_conflicts(args, spec):
     ):
         given = getattr(args, name, None)
         checks.append((given is not None, f"{shown} {given}", table, given == own, f"{shown} {own}"))
-    for name in ("delimiter", "decimal"):  # (a tab given as \t)
-        given = getattr(args, name, None)
-        given = "\t" if given in ("\\t", "tab") else given
+    from ._tabular import tab_escape
+
+    for name in ("delimiter", "decimal"):
+        given = tab_escape(getattr(args, name, None))
         own = options.get(name)
         shown = f"--{name} {given!r}"
         checks.append((given is not None, shown, table, given == own, f"--{name} {own!r}" if own else f"no --{name}"))

@@ -72,15 +72,19 @@ def _table_options_used(args):
     ]
 
 
+def tab_escape(value):
+    """``--delimiter`` / ``--decimal`` as given, a tab for ``\\t`` or ``tab`` (hard to type in a shell)."""
+    return "\t" if value in ("\\t", "tab") else value
+
+
 def _character(args, option):
     """The one character of ``--delimiter`` / ``--decimal`` (``\\t`` or ``tab``: a tab), else None; a one-line
     error for another value."""
     from ..datasets._tabular import check_delimiter
 
-    value = getattr(args, option.lstrip("-"))
+    value = tab_escape(getattr(args, option.lstrip("-")))
     if value is None:
         return None
-    value = "\t" if value in ("\\t", "tab") else value
     try:
         return check_delimiter(value, option)
     except ValueError as exc:

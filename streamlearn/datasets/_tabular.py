@@ -437,20 +437,8 @@ class TabularReader:
             raise ValueError(f"format must be 'csv' or 'parquet'; got {fmt!r}.")
         if isinstance(spec, dict):
             spec = InputSpec.from_dict(spec)
-        if delimiter is not None:
-            check_delimiter(delimiter, "delimiter")
-            if fmt != "csv":
-                raise ValueError(f"delimiter applies to CSV text; a {fmt} file has none (got {delimiter!r}).")
-        elif spec is not None:
-            delimiter = (spec.options or {}).get("delimiter")  # the training files' own
-        if decimal is not None:
-            check_delimiter(decimal, "decimal")
-            if fmt != "csv":
-                raise ValueError(
-                    f"decimal applies to CSV text; a {fmt} file holds its numbers as numbers (got {decimal!r})."
-                )
-        elif spec is not None:
-            decimal = (spec.options or {}).get("decimal")
+        delimiter = _csv_character(delimiter, "delimiter", fmt, spec, "has none")
+        decimal = _csv_character(decimal, "decimal", fmt, spec, "holds its numbers as numbers")
         if not isinstance(chunk_size, (int, np.integer)) or isinstance(chunk_size, bool) or chunk_size < 1:
             raise ValueError(f"chunk_size must be a positive integer; got {chunk_size!r}.")
         from ._pipes import is_stream_path, take_pipe
@@ -608,7 +596,11 @@ class TabularReader:
                     return reader.schema
 
                 self._inferred = first_block_schema(self._decimal)
-                if self._delimiter != "," and self._given_decimal is None:
+                if (
+                    self._delimiter != ","
+                    and self._given_decimal is None
+                    and any(arrow_kind(f.type) == TEXT for f in self._inferred)
+                ):
                     # a file separated otherwise than by commas may write its numbers 3,5: read so, they would be
                     # text, hashed as categories, silently (a text column that is numbers under "," is named)
                     self._comma_numbers = [
@@ -1154,6 +1146,17 @@ class TabularReader:
         except (pa.ArrowInvalid, pa.ArrowTypeError) as exc:
             return str(exc)
         return msg
+
+
+def _csv_character(value, name, fmt, spec, parquet):
+    """The reader's ``delimiter`` or ``decimal`` (``name``): ``value`` when given (checked, and only for CSV; a
+    Parquet file ``parquet``), else the one ``spec`` records for its training files, else None."""
+    if value is not None:
+        check_delimiter(value, name)
+        if fmt != "csv":
+            raise ValueError(f"{name} applies to CSV text; a {fmt} file {parquet} (got {value!r}).")
+        return value
+    return None if spec is None else (spec.options or {}).get(name)
 
 
 def check_delimiter(value, name):
