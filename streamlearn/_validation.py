@@ -207,8 +207,10 @@ def as_csr_float(X, *, ensure_finite=False, bounded=False):
     with ``bounded=True`` values of :data:`MAX_FEATURE_VALUE` or more in size, what the learners take.
     """
     if sp.issparse(X):
-        X = _native_index_arrays(X)
-        X = sp.csr_matrix(X) if X.format != "csr" else X
+        # (a csr_matrix with native index arrays, the common case, has no conversion to look for)
+        if not (type(X) is sp.csr_matrix and X.indices.dtype in _INDEX_DTYPES and X.indptr.dtype in _INDEX_DTYPES):
+            X = _native_index_arrays(X)
+            X = sp.csr_matrix(X) if X.format != "csr" else X
         if X.dtype != np.float64:
             X = X.astype(np.float64)
         _check_csr_structure(X, ensure_finite=ensure_finite, bounded=bounded)
@@ -727,7 +729,7 @@ def finite_scores(estimator, scores):
     ``ValueError`` naming the first example whose score is NaN or infinite (finite features whose score
     overflows the model's weights, or a model that is not finite): never a silent NaN, never a label read from
     one. One vectorised sweep over the scores, O(n_samples x n_outputs)."""
-    if not np.isfinite(scores).all():
+    if not (math.isfinite(scores[0]) if scores.shape == (1,) else np.isfinite(scores).all()):
         bad = ~np.isfinite(scores)
         row = int(np.flatnonzero(bad.any(axis=1) if bad.ndim == 2 else bad)[0])
         value = np.asarray(scores)[row]

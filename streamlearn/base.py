@@ -50,10 +50,10 @@ class DictRowMixin:
     CSV file predicts dicts with that file's bits, namespaces and categorical columns), else from
     ``hasher`` on the first ``learn_one`` call (default ``DictHasher(bits=18)``), and are then recorded in
     ``input_spec_`` (a copy or a loaded model hashes as the model does); a ``hasher`` given on a later call
-    must hash the same way, else it is an error. Each call hashes one row and runs one ``partial_fit``: about 50 us
-    on a 30-column row (about five times river's ``learn_one``; ``predict_one`` about eleven times river's: see the
-    one-example-per-call benchmark), several times the per-row cost of ``DictHasher().transform`` plus
-    ``partial_fit`` on chunks of 1,000 rows; prefer chunks when throughput matters.
+    must hash the same way, else it is an error. Each call hashes one row (a row whose keys come in an order seen
+    before takes :meth:`DictHasher.transform_one`'s shortcut) and runs one ``partial_fit`` or ``predict``: several
+    times the per-row cost of ``DictHasher().transform`` plus ``partial_fit`` on chunks of 1,000 rows (the
+    one-example-per-call benchmark compares both calls with river's); prefer chunks when throughput matters.
 
     >>> from streamlearn.linear_model import FTRLProximalClassifier
     >>> clf = FTRLProximalClassifier()
@@ -374,7 +374,8 @@ class BaseOnline(PartialFitMixin, DictRowMixin, PersistMixin, BaseEstimator):
         return scores[:, 0] if scores.shape[1] == 1 else scores
 
     def _decision_function(self, X):
-        check_is_fitted(self)
+        if "t_" not in self.__dict__:  # (t_ is set by learning: fitted without the look at every attribute)
+            check_is_fitted(self)
         coef, intercept = self._coef_2d(), self._intercept_1d()
         # a dense array is scored where it is, without the CSR copy (two thirds of a one-row predict); a value
         # the sweep stops at (NaN, infinity, too large) takes the CSR path, whose check refuses it in one line

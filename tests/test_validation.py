@@ -411,3 +411,27 @@ def test_fewer_than_two_classes_are_named_as_labels(labels, shown):
                     np.ones((1, 2)), [1], classes=np.array([], dtype=float)
                 )
         assert str(info.value) == f"{type(est).__name__} needs at least 2 classes; {shown}"
+
+
+@pytest.mark.parametrize("bad", [np.inf, -np.inf, np.nan])
+@pytest.mark.parametrize("shape", [(1,), (3,), (1, 1), (2, 3)])
+def test_a_score_that_is_not_finite_is_a_one_line_error_naming_its_example(bad, shape):
+    """finite_scores: one score (a one-row predict, checked without NumPy's sweep) or many, 1-D or one column per
+    class; the error names the first example whose score is not finite."""
+    from streamlearn._validation import finite_scores
+
+    clf = OGDClassifier()
+    scores = np.ones(shape)
+    assert finite_scores(clf, scores) is scores
+    scores.flat[-1] = bad
+    row = shape[0] - 1
+    with pytest.raises(ValueError, match=rf"^OGDClassifier cannot score example {row} of X: its score is {bad}"):
+        finite_scores(clf, scores)
+
+
+def test_a_one_row_predict_whose_score_overflows_is_a_one_line_error():
+    clf = OGDClassifier().fit(np.eye(2), [0, 1])
+    clf.coef_[:] = 1e300
+    for X in (sp.csr_matrix([[1e10, 1e10]]), np.array([[1e10, 1e10]])):
+        with pytest.raises(ValueError, match="^OGDClassifier cannot score example 0 of X: its score is inf"):
+            clf.predict(X)

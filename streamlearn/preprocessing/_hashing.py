@@ -154,6 +154,8 @@ class DictHasher(TransformerMixin, BaseEstimator):
         self._mask = (1 << int(bits)) - 1
         self._seeds = {}
         self._numeric = {}
+        self._rows = {}  # transform_one's plans by key tuple (_row_plan), and the key tuples seen once
+        self._seen = set()
         self._cache_key = self._key()
 
     def _key(self):
@@ -185,8 +187,47 @@ class DictHasher(TransformerMixin, BaseEstimator):
 
     # -- dict rows ------------------------------------------------------------------------------------
     def transform_one(self, x: Mapping[str, Any]) -> Any:
-        """One dict row as a ``(1, 2 ** bits)`` CSR matrix."""
-        return self.transform([x])
+        """One dict row as a ``(1, 2 ** bits)`` CSR matrix.
+
+        From the third row whose keys come in one order, all of them numeric columns, the buckets of that order
+        are reused: a row of plain finite numbers (Python's or NumPy's floats and integers) is then made without
+        reading it key by key, the same matrix as ``transform`` makes. Rows with other values, interactions
+        (``quadratic``/``cubic``) or two keys in one bucket are hashed as by ``transform``.
+
+        >>> hasher = DictHasher(bits=10)
+        >>> rows = [{"clicks": 3, "price": 9.5}, {"clicks": 0, "price": 2.0}, {"clicks": 7, "price": 1.25}]
+        >>> [hasher.transform_one(row).data.tolist() for row in rows]  # by bucket; 0 is no feature
+        [[9.5, 3.0], [2.0], [1.25, 7.0]]
+        >>> (hasher.transform_one(rows[2]) != hasher.transform([rows[2]])).nnz
+        0
+        """
+        self._setup()
+        if type(x) is dict and not self._terms[0].shape[0]:
+            keys = tuple(x)
+            plan = self._rows.get(keys)
+            if plan is not None:
+                X = _planned_row(plan, x, self.n_features)
+                if X is not None:
+                    return X
+            elif keys in self._seen and len(self._rows) < _ROWS_PLANNED:
+                self._rows[keys] = self._row_plan(keys)
+            elif len(self._seen) < _ROWS_SEEN:
+                self._seen.add(keys)
+        return _finite(self._transform_dicts([x]))
+
+    def _row_plan(self, keys):
+        """How ``transform_one`` makes a row with these keys, in this order: ``(order, indices)``, the keys' order
+        by bucket and the buckets sorted; ``False`` (no shortcut) unless every key is a numeric column seen before
+        and kept, and no two keys share a bucket (their values are summed)."""
+        known = [self._numeric.get(key) for key in keys]
+        if any(k is None or not k[2] for k in known):
+            return False
+        buckets = np.array([k[0] for k in known], dtype=np.uint64) & np.uint64(self._mask)
+        order = np.argsort(buckets, kind="stable")
+        indices = buckets[order].astype(np.int32 if self.bits < 31 else np.int64)
+        if indices.shape[0] > 1 and not (indices[1:] > indices[:-1]).all():
+            return False
+        return order, indices
 
     def transform(self, X: Any) -> Any:
         """Hash a chunk of rows: an iterable of dicts, a pandas DataFrame, or a pyarrow Table / RecordBatch.
@@ -385,6 +426,36 @@ class DictHasher(TransformerMixin, BaseEstimator):
             where = f"row {exc.row}, column {exc.column!r}" if exc.row is not None else f"column {exc.column!r}"
             raise ValueError(f"{where}: {exc.reason}") from None
         return hashes_to_csr(hashes, values, plan)
+
+
+#: At most this many key tuples remembered for a second sighting, and this many plans (or refusals), per hasher: a
+#: stream whose rows hold ever new sets of keys costs a bounded amount of memory
+_ROWS_SEEN = 1 << 12
+_ROWS_PLANNED = 1 << 10
+
+
+def _planned_row(plan, x, n_features):
+    """``x`` (a dict row with a plan, :meth:`DictHasher._row_plan`) as a one-row CSR matrix, or None when one of
+    its values is not a plain finite number (a text, a boolean, None, NaN, an int beyond the float range): then the
+    general path reads it (and skips or refuses what it must). Zeros are left out, as there."""
+    if not plan or not _PLAIN_NUMBERS.issuperset(map(type, x.values())):
+        return None
+    order, indices = plan
+    try:
+        values = np.fromiter(x.values(), dtype=np.float64, count=indices.shape[0])[order]
+    except OverflowError:
+        return None
+    if not math.isfinite(values.dot(values)):  # (a NaN or an infinity; or values so large that squares overflow)
+        return None
+    if np.count_nonzero(values) == values.shape[0]:
+        data, indices = values, indices.copy()
+    else:
+        nonzero = values != 0.0
+        data, indices = values[nonzero], indices[nonzero]
+    indptr = np.array([0, data.shape[0]], dtype=indices.dtype)
+    X = csr_from_arrays(data, indices, indptr, (1, n_features))
+    X.has_canonical_format = True  # (sorted, no duplicates: scipy would sweep the indices to find out)
+    return X
 
 
 def _finite(X):

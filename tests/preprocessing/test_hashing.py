@@ -427,3 +427,141 @@ def test_a_known_numeric_column_refuses_a_later_value_beyond_the_float_range(val
     hasher.transform([{"a": 1.0}])
     with pytest.raises(ValueError, match=message):
         hasher.transform([{"a": value}])
+
+
+def _same_arrays(X, Y):
+    """Equal CSR matrices, array for array (index dtype, no explicit zeros, same order)."""
+    assert X.shape == Y.shape and X.indices.dtype == Y.indices.dtype and X.indptr.dtype == Y.indptr.dtype
+    for a, b in ((X.indptr, Y.indptr), (X.indices, Y.indices), (X.data, Y.data)):
+        np.testing.assert_array_equal(a, b, strict=True)
+    assert X.has_canonical_format and Y.has_canonical_format
+
+
+def _outcome(hasher, row):
+    """What ``transform_one`` gives: the matrix, or the error's type and message."""
+    try:
+        return hasher.transform_one(row)
+    except (TypeError, ValueError) as exc:
+        return type(exc), str(exc)
+
+
+def _planned(hasher, keys):
+    """``hasher`` after two rows with these keys in this order: the third takes the planned shortcut."""
+    for _ in range(2):
+        hasher.transform_one({k: 1.0 for k in keys})
+    assert hasher._rows[tuple(keys)]  # (the shortcut is what the caller tests)
+    return hasher
+
+
+@pytest.mark.parametrize(
+    "value",
+    [
+        0,
+        0.0,
+        -0.0,
+        1,
+        -2.5,
+        5e-324,
+        1.5e308,
+        -(2**1023),
+        2**70,
+        10**400,
+        float("nan"),
+        float("inf"),
+        -float("inf"),
+        True,
+        "text",
+        b"bytes",
+        None,
+        np.float64(2.5),
+        np.float64(0.0),
+        np.float64("nan"),
+        np.float64("inf"),
+        np.float32(0.1),
+        np.float16(-2.5),
+        np.int8(-3),
+        np.int64(-(2**63)),
+        np.uint64(2**64 - 1),
+        np.True_,
+        1 + 2j,
+        [1.0],
+    ],
+)
+def test_transform_one_of_a_planned_key_order_equals_a_fresh_hasher(value):
+    """A row whose key order came before takes a planned shortcut: its matrix (arrays, dtypes, zeros left out)
+    or its error is that of a hasher that never saw a row, whatever the value."""
+    row = {"a": value, "b": 2.0, "c": value, "d": -1}
+    fresh, planned = _outcome(DictHasher(bits=12), row), _outcome(_planned(DictHasher(bits=12), "abcd"), row)
+    if isinstance(fresh, tuple):
+        assert planned == fresh
+    else:
+        _same_arrays(planned, fresh)
+
+
+def test_transform_one_of_random_rows_equals_a_fresh_hasher():
+    """Rows of 30 keys in one order (Python and NumPy numbers, zeros, a key left out now and then, another
+    order), every call against a hasher that never saw a row; with 31 bits the indices are int64."""
+    rng = np.random.default_rng(3)
+    keys = [f"k{i}" for i in range(30)]
+    for bits in (18, 31):
+        hasher = DictHasher(bits=bits)
+        for i in range(300):
+            values = rng.normal(size=30) * 10.0 ** rng.integers(-5, 6, size=30)
+            values[rng.random(30) < 0.2] = 0.0
+            row = {
+                k: (np.float64(v) if j % 3 == 0 else int(v) if j % 3 == 1 else float(v))
+                for j, (k, v) in enumerate(zip(keys, values))
+            }
+            if i % 50 == 7:
+                row.pop("k4")
+            if i % 70 == 9:
+                row = dict(reversed(list(row.items())))
+            _same_arrays(hasher.transform_one(row), DictHasher(bits=bits).transform_one(row))
+        assert hasher._rows[tuple(keys)]  # (the other two orders have plans too)
+
+
+@pytest.mark.parametrize(
+    "options",
+    [
+        {"bits": 1},  # keys sharing a bucket: summed, no shortcut
+        {"bits": 12, "quadratic": ["::"]},  # interactions: no shortcut
+        {"bits": 12, "categorical": ["b"]},
+        {"bits": 12, "ignore": ["b"]},
+        {"bits": 12, "namespaces": {"n": ["a", "b"]}, "ignore_namespaces": ["n"]},
+        {"bits": 12, "namespaces": {"n": ["a", "b"]}, "keep_namespaces": ["n"]},
+    ],
+)
+def test_transform_one_takes_no_shortcut_that_would_change_the_buckets(options):
+    rows = [{"a": 1.5, "b": 2.0, "c": -3.0, "d": 4.0, "e": 0.5}, {"a": 2.5, "b": 7.0, "c": 1.0, "d": 0.0, "e": 9.0}]
+    hasher = DictHasher(**options)
+    for row in rows * 3:
+        _same_arrays(hasher.transform_one(row), DictHasher(**options).transform_one(row))
+    assert not any(hasher._rows.values())
+
+
+def test_transform_one_plans_are_dropped_with_a_new_option_and_never_shared_with_the_caller():
+    hasher = _planned(DictHasher(bits=12), "abc")
+    row = {"a": 1.0, "b": 2.0, "c": 3.0}
+    X = hasher.transform_one(row)
+    X.indices[:] = 0  # a caller writing into its matrix does not change the next one
+    X.data[:] = 7.0
+    _same_arrays(hasher.transform_one(row), DictHasher(bits=12).transform_one(row))
+    hasher.categorical = ["a"]
+    _same_arrays(hasher.transform_one(row), DictHasher(bits=12, categorical=["a"]).transform_one(row))
+    hasher.set_params(categorical=[], bits=14)
+    _same_arrays(hasher.transform_one(row), DictHasher(bits=14).transform_one(row))
+
+
+def test_transform_one_keeps_a_bounded_number_of_plans(monkeypatch):
+    """A stream whose rows hold ever new key sets plans a bounded number of them and remembers a bounded
+    number of key tuples."""
+    import streamlearn.preprocessing._hashing as hashing
+
+    monkeypatch.setattr(hashing, "_ROWS_SEEN", 8)
+    monkeypatch.setattr(hashing, "_ROWS_PLANNED", 3)
+    hasher = DictHasher(bits=12)
+    for i in range(40):
+        row = {f"k{i}": 1.0, f"j{i}": 2.0}
+        for _ in range(3):
+            _same_arrays(hasher.transform_one(row), DictHasher(bits=12).transform_one(row))
+    assert len(hasher._rows) == 3 and len(hasher._seen) == 8
