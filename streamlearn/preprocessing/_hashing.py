@@ -194,6 +194,8 @@ class DictHasher(TransformerMixin, BaseEstimator):
         reading it key by key, the same matrix as ``transform`` makes. Rows with other values, interactions
         (``quadratic``/``cubic``) or two keys in one bucket are hashed as by ``transform``.
 
+        Examples
+        --------
         >>> hasher = DictHasher(bits=10)
         >>> rows = [{"clicks": 3, "price": 9.5}, {"clicks": 0, "price": 2.0}, {"clicks": 7, "price": 1.25}]
         >>> [hasher.transform_one(row).data.tolist() for row in rows]  # by bucket; 0 is no feature
