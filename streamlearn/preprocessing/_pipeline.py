@@ -11,6 +11,7 @@ from sklearn.utils.metaestimators import available_if
 from sklearn.utils.validation import check_is_fitted
 
 from .._estimator import PartialFitMixin, own_params
+from ..base import DictRowMixin
 from .._typing import ArrayLike, FloatArray, MatrixLike
 from .._validation import finite_scores, score_weights
 from ..persist import PersistMixin
@@ -66,7 +67,7 @@ def _learner_has(name):
     return lambda self: hasattr(self.learner_ if hasattr(self, "learner_") else self.learner, name)
 
 
-class StreamPipeline(PartialFitMixin, PersistMixin, BaseEstimator):
+class StreamPipeline(PartialFitMixin, DictRowMixin, PersistMixin, BaseEstimator):
     """An online scaler followed by an online learner, used like the learner.
 
     ``partial_fit`` / ``partial_fit_scores`` transform each row with the scaler's statistics of the rows
@@ -77,6 +78,8 @@ class StreamPipeline(PartialFitMixin, PersistMixin, BaseEstimator):
     scaled ``X``. The fitted copies are ``scaler_`` and ``learner_`` (the parameters are left untouched);
     parameters changed with ``set_params`` reach them at the next ``partial_fit``, as a learner's own do, and a
     step of another kind (or one added or removed) is refused until ``fit``. ``save``/``load`` store both.
+    ``learn_one`` / ``predict_one`` take dict rows as the learners' do (hashed with the pipeline's
+    ``input_spec_``: a model that ``streamlearn train`` saved with a scaler predicts dicts as it read its file).
 
     With a ``target_scaler`` (a :class:`~streamlearn.preprocessing.TargetStandardScaler`; regressors only) the
     learner learns each target standardised by the targets before it, and every score and prediction is
@@ -177,6 +180,7 @@ class StreamPipeline(PartialFitMixin, PersistMixin, BaseEstimator):
     ) -> FloatArray:
         """Scale each row by the statistics of the rows before it, learn, and return the learner's
         pre-update scores (see the learner's ``partial_fit_scores``)."""
+        self.__dict__.pop("_classes_guessed_from_one", None)  # learn_one's guess holds until other labels are learnt
         self._start()
         scalers = (self.scaler_, self.target_scaler_)
         saved = [_snapshot(s) for s in scalers]
@@ -198,7 +202,7 @@ class StreamPipeline(PartialFitMixin, PersistMixin, BaseEstimator):
     def fit(self, X: MatrixLike, y: ArrayLike, sample_weight: ArrayLike | None = None) -> Self:
         """Reset; learn the scaler's statistics on all of ``X`` (the rows of weight > 0), then ``fit`` the
         learner on the scaled rows."""
-        for attr in ("scaler_", "learner_", "target_scaler_"):
+        for attr in ("scaler_", "learner_", "target_scaler_", "_classes_guessed_from_one"):
             if hasattr(self, attr):
                 delattr(self, attr)
         self._start()
@@ -266,6 +270,17 @@ class StreamPipeline(PartialFitMixin, PersistMixin, BaseEstimator):
     @property
     def classes_(self) -> np.ndarray:
         return self.learner_.classes_
+
+    @classes_.setter
+    def classes_(self, value: np.ndarray) -> None:  # (learn_one's guess of 0/1 labels turned into -1/+1)
+        self.learner_.classes_ = value
+
+    @property
+    def _is_regressor(self) -> bool:  # type: ignore[override]
+        return get_tags(self.learner_ if hasattr(self, "learner_") else self.learner).estimator_type == "regressor"
+
+    def _is_started(self) -> bool:
+        return hasattr(self, "learner_") and self.learner_._is_started()
 
     @property
     def n_features_in_(self) -> int:

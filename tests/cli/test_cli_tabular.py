@@ -386,3 +386,35 @@ def test_a_continued_model_keeps_its_delimiter(tmp_path, capsys):
             in capsys.readouterr().err
         )
     assert not (tmp_path / "x.slm").exists()
+
+
+@pytest.mark.parametrize("learner", ["perceptron", "pa2"])
+def test_a_model_saved_with_its_default_scaler_predicts_and_learns_dict_rows_as_the_files(
+    logs, tmp_path, capsys, learner
+):
+    """A learner whose command-line default puts a scaler in front (a saved StreamPipeline) takes dict rows as a
+    learner does: predict_one gives `streamlearn predict`'s labels on the file's rows, and learn_one learns what
+    `train -i` learns from them."""
+    from streamlearn import load
+
+    model, more = tmp_path / "m.slm", tmp_path / "more.slm"
+    assert main(["train", str(logs / "clicks.csv"), "--label", "clicked", "-l", learner, "-o", str(model)]) == 0
+    capsys.readouterr()
+    loaded = load(model)
+    assert type(loaded).__name__ == "StreamPipeline" and loaded.scaler_ is not None
+    out = tmp_path / "p.txt"
+    assert main(["predict", str(model), str(logs / "new.csv"), "-o", str(out)]) == 0
+    rows = pd.read_csv(logs / "new.csv").drop(columns=["note"]).head(200).to_dict("records")
+    assert [loaded.predict_one(r) for r in rows] == list(np.loadtxt(out)[:200])
+    # learn_one on the rows of a file == train -i on that file
+    part = tmp_path / "part.csv"
+    pd.read_csv(logs / "more.csv").head(300).to_csv(part, index=False)
+    assert main(["train", str(part), "-i", str(model), "-o", str(more)]) == 0
+    capsys.readouterr()
+    for r in pd.read_csv(part).to_dict("records"):
+        label = r.pop("clicked")
+        loaded.learn_one(r, label)
+    again = load(more)
+    assert loaded.t_ == again.t_ == 6300
+    np.testing.assert_allclose(loaded.learner_.coef_, again.learner_.coef_, rtol=1e-12, atol=1e-15)
+    np.testing.assert_array_equal(loaded.scaler_.max_abs_, again.scaler_.max_abs_)

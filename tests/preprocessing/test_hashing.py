@@ -330,13 +330,22 @@ def test_predict_one_before_learning_is_not_fitted():
             est.predict(np.ones((1, 3)))
 
 
-def test_learn_one_keeps_0_1_once_other_training_saw_a_zero():
+@pytest.mark.parametrize("pipeline", [False, True])
+def test_learn_one_keeps_0_1_once_other_training_saw_a_zero(pipeline):
     from streamlearn.linear_model import FTRLProximalClassifier
+    from streamlearn.preprocessing import MaxAbsScaler, make_stream_pipeline
 
-    clf = FTRLProximalClassifier().learn_one({"a": 1.0}, 1)
+    def model():
+        return make_stream_pipeline(MaxAbsScaler(), FTRLProximalClassifier()) if pipeline else FTRLProximalClassifier()
+
+    clf = model().learn_one({"a": 1.0}, 1)
     clf.partial_fit(DictHasher().transform([{"a": -1.0}]), [0])  # a 0 learnt outside learn_one
     with pytest.raises(ValueError, match=r"labels \[-1\] that are not in classes_=\[0, 1\]"):
         clf.learn_one({"a": 2.0}, -1)
+    refit = model().learn_one({"a": 1.0}, 1)
+    refit.fit(DictHasher().transform([{"a": -1.0}, {"a": 1.0}]), [0, 1])
+    with pytest.raises(ValueError, match=r"labels \[-1\] that are not in classes_=\[0, 1\]"):
+        refit.learn_one({"a": 2.0}, -1)
     booleans = FTRLProximalClassifier().learn_one({"a": 1.0}, True)
     with pytest.raises(ValueError, match="not in classes_"):
         booleans.learn_one({"a": 2.0}, -1)
@@ -565,3 +574,46 @@ def test_transform_one_keeps_a_bounded_number_of_plans(monkeypatch):
         for _ in range(3):
             _same_arrays(hasher.transform_one(row), DictHasher(bits=12).transform_one(row))
     assert len(hasher._rows) == 3 and len(hasher._seen) == 8
+
+
+def test_a_pipeline_learns_and_predicts_dict_rows_as_hashed_chunks(tmp_path):
+    from sklearn.exceptions import NotFittedError
+
+    from streamlearn import load
+    from streamlearn.linear_model import OGDRegressor, Perceptron
+    from streamlearn.preprocessing import MaxAbsScaler, StandardScaler, TargetStandardScaler, make_stream_pipeline
+
+    rng = np.random.default_rng(2)
+    rows = [
+        {"x": float(rng.normal()) * 100, "n": int(rng.integers(0, 9)), "c": str(rng.integers(4))} for _ in range(200)
+    ]
+    y = np.array([int(r["x"] / 100 + (r["c"] == "1") > 0.2) for r in rows])
+    X = DictHasher().transform(rows)
+    one = make_stream_pipeline(MaxAbsScaler(), Perceptron(radius=1.0))
+    with pytest.raises(NotFittedError, match="is not fitted yet"):
+        one.predict_one(rows[0])
+    assert not hasattr(one, "input_spec_")
+    for r, t in zip(rows, y):
+        one.learn_one(r, t)
+    chunk = make_stream_pipeline(MaxAbsScaler(), Perceptron(radius=1.0)).partial_fit(X, y, classes=[0, 1])
+    np.testing.assert_allclose(one.learner_.coef_, chunk.learner_.coef_)
+    np.testing.assert_array_equal(one.scaler_.max_abs_, chunk.scaler_.max_abs_)
+    assert [one.predict_one(r) for r in rows] == list(chunk.predict(X))
+    one.save(tmp_path / "p.slm")
+    assert [load(tmp_path / "p.slm").predict_one(r) for r in rows[:30]] == list(chunk.predict(X[:30]))
+    # a first label 1 then -1: a -1/+1 stream, as for a learner
+    signs = 2 * y - 1
+    signs[0] = 1
+    pm = make_stream_pipeline(MaxAbsScaler(), Perceptron(radius=1.0))
+    for r, t in zip(rows, signs):
+        pm.learn_one(r, t)
+    ref = make_stream_pipeline(MaxAbsScaler(), Perceptron(radius=1.0)).partial_fit(X, signs, classes=[-1, 1])
+    assert list(pm.classes_) == [-1, 1]
+    np.testing.assert_allclose(pm.learner_.coef_, ref.learner_.coef_)
+    # a regressor behind a target scaler: predictions in the target's units
+    target = np.array([r["x"] + 10.0 * r["n"] for r in rows])
+    reg = make_stream_pipeline(StandardScaler(), OGDRegressor(), TargetStandardScaler())
+    for r, t in zip(rows, target):
+        reg.learn_one(r, t)
+    ref = make_stream_pipeline(StandardScaler(), OGDRegressor(), TargetStandardScaler()).partial_fit(X, target)
+    np.testing.assert_allclose([reg.predict_one(r) for r in rows], ref.predict(X))
