@@ -39,67 +39,17 @@ __all__ = [
     "LogisticProbaMixin",
     "ClassifierPredictionMixin",
     "DictRowMixin",
+    "DictPredictMixin",
 ]
 
 
-class DictRowMixin:
-    """``learn_one(x, y)`` / ``predict_one(x)`` on dict rows (river style), hashed by
-    :class:`streamlearn.preprocessing.DictHasher` into the buckets the CSV and Parquet readers use.
+class DictPredictMixin:
+    """``predict_one(x)`` on dict rows (river style), hashed as :class:`DictRowMixin` hashes them: what the batch
+    learners have (they learn from whole data sets, not row by row)."""
 
-    The hashing options come from the model's ``input_spec_`` (a model trained by ``streamlearn train`` on a
-    CSV file predicts dicts with that file's bits, namespaces and categorical columns), else from
-    ``hasher`` on the first ``learn_one`` call (default ``DictHasher(bits=18)``), and are then recorded in
-    ``input_spec_`` (a copy or a loaded model hashes as the model does); a ``hasher`` given on a later call
-    must hash the same way, else it is an error. Each call hashes one row (a row whose keys come in an order seen
-    before takes :meth:`DictHasher.transform_one`'s shortcut) and runs one ``partial_fit`` or ``predict``: several
-    times the per-row cost of ``DictHasher().transform`` plus ``partial_fit`` on chunks of 1,000 rows (the
-    one-example-per-call benchmark compares both calls with river's); prefer chunks when throughput matters.
-
-    >>> from streamlearn.linear_model import FTRLProximalClassifier
-    >>> clf = FTRLProximalClassifier()
-    >>> for x, y in [({"country": "FR", "device": "tv"}, 1), ({"country": "DE", "device": "tv"}, 0)] * 20:
-    ...     _ = clf.learn_one(x, y)
-    >>> int(clf.predict_one({"country": "FR", "device": "phone"})), clf.input_spec_["bits"]
-    (1, 18)
-    """
-
-    # provided by the estimator classes this mixin is combined with (BaseOnline and its subclasses)
-    _is_regressor: bool
+    # provided by the estimator classes this mixin is combined with
     _is_started: Callable[[], bool]
-    partial_fit: Callable[..., Any]
     predict: Callable[[Any], Any]
-
-    def learn_one(
-        self,
-        x: Mapping[str, Any],
-        y: Any,
-        *,
-        sample_weight: float | None = None,
-        classes: ArrayLike | None = None,
-        hasher: "DictHasher | None" = None,
-    ) -> Self:
-        """Learn from one dict row ``x`` with target ``y`` (classifiers: ``classes`` is needed on the first
-        call unless the labels are 0/1, -1/+1 or booleans; a stream starting with label 1 is taken as 0/1
-        until a -1 comes before any 0). Returns ``self``."""
-        X = self._row_hasher(hasher).transform_one(x)
-        y = np.asarray([y])
-        # a first label 1 (classes guessed [0, 1]) may start a -1/+1 stream: 1 is +1 in both conventions, so
-        # while every label learnt is 1, a -1 switches classes_ to [-1, 1] exactly (any other training clears
-        # the flag: _pass)
-        only_ones = False
-        if classes is None and not self._is_regressor:
-            if not self._is_started():
-                classes = _default_classes(y, type(self).__name__)
-                only_ones = _is_number(y[0]) and y[0] == 1
-            elif getattr(self, "_classes_guessed_from_one", False):
-                if _is_number(y[0]) and y[0] == -1:
-                    self.classes_ = np.array([-1, 1])
-                only_ones = _is_number(y[0]) and y[0] == 1
-        sw = None if sample_weight is None else np.asarray([sample_weight])  # checked by partial_fit
-        self.partial_fit(X, y, classes=classes, sample_weight=sw)
-        if only_ones:
-            self._classes_guessed_from_one = True
-        return self
 
     def predict_one(self, x: Mapping[str, Any]) -> Any:
         """The prediction (label or value) for one dict row ``x``."""
@@ -163,6 +113,64 @@ class DictRowMixin:
         recorded.fit()
         _ROW_HASHERS[self] = (spec, recorded)
         return _same_hashing(self, hasher, recorded)
+
+
+class DictRowMixin(DictPredictMixin):
+    """``learn_one(x, y)`` / ``predict_one(x)`` on dict rows (river style), hashed by
+    :class:`streamlearn.preprocessing.DictHasher` into the buckets the CSV and Parquet readers use.
+
+    The hashing options come from the model's ``input_spec_`` (a model trained by ``streamlearn train`` on a
+    CSV file predicts dicts with that file's bits, namespaces and categorical columns), else from
+    ``hasher`` on the first ``learn_one`` call (default ``DictHasher(bits=18)``), and are then recorded in
+    ``input_spec_`` (a copy or a loaded model hashes as the model does); a ``hasher`` given on a later call
+    must hash the same way, else it is an error. Each call hashes one row (a row whose keys come in an order seen
+    before takes :meth:`DictHasher.transform_one`'s shortcut) and runs one ``partial_fit`` or ``predict``: several
+    times the per-row cost of ``DictHasher().transform`` plus ``partial_fit`` on chunks of 1,000 rows (the
+    one-example-per-call benchmark compares both calls with river's); prefer chunks when throughput matters.
+
+    >>> from streamlearn.linear_model import FTRLProximalClassifier
+    >>> clf = FTRLProximalClassifier()
+    >>> for x, y in [({"country": "FR", "device": "tv"}, 1), ({"country": "DE", "device": "tv"}, 0)] * 20:
+    ...     _ = clf.learn_one(x, y)
+    >>> int(clf.predict_one({"country": "FR", "device": "phone"})), clf.input_spec_["bits"]
+    (1, 18)
+    """
+
+    # provided by the estimator classes this mixin is combined with (BaseOnline and its subclasses)
+    _is_regressor: bool
+    partial_fit: Callable[..., Any]
+
+    def learn_one(
+        self,
+        x: Mapping[str, Any],
+        y: Any,
+        *,
+        sample_weight: float | None = None,
+        classes: ArrayLike | None = None,
+        hasher: "DictHasher | None" = None,
+    ) -> Self:
+        """Learn from one dict row ``x`` with target ``y`` (classifiers: ``classes`` is needed on the first
+        call unless the labels are 0/1, -1/+1 or booleans; a stream starting with label 1 is taken as 0/1
+        until a -1 comes before any 0). Returns ``self``."""
+        X = self._row_hasher(hasher).transform_one(x)
+        y = np.asarray([y])
+        # a first label 1 (classes guessed [0, 1]) may start a -1/+1 stream: 1 is +1 in both conventions, so
+        # while every label learnt is 1, a -1 switches classes_ to [-1, 1] exactly (any other training clears
+        # the flag: _pass)
+        only_ones = False
+        if classes is None and not self._is_regressor:
+            if not self._is_started():
+                classes = _default_classes(y, type(self).__name__)
+                only_ones = _is_number(y[0]) and y[0] == 1
+            elif getattr(self, "_classes_guessed_from_one", False):
+                if _is_number(y[0]) and y[0] == -1:
+                    self.classes_ = np.array([-1, 1])
+                only_ones = _is_number(y[0]) and y[0] == 1
+        sw = None if sample_weight is None else np.asarray([sample_weight])  # checked by partial_fit
+        self.partial_fit(X, y, classes=classes, sample_weight=sw)
+        if only_ones:
+            self._classes_guessed_from_one = True
+        return self
 
 
 def _hashing(hasher):

@@ -25,7 +25,7 @@ from .._kernels.linear import linear_scores
 from .._typing import ArrayLike, FloatArray, MatrixLike
 from .._validation import Interval, Options
 from .._params import keyword_init
-from ..base import ClassifierPredictionMixin
+from ..base import ClassifierPredictionMixin, DictPredictMixin
 from ..persist import PersistMixin
 from ._blocks import BlockStore
 from .._validation import chunk_args
@@ -53,10 +53,13 @@ def _primal_terms(scores, targets, sw, loss):
     return (sw[:, None] * xi).sum(axis=0)
 
 
-class _BatchLinearSVC(ClassifierPredictionMixin, PersistMixin, ClassifierMixin, BaseEstimator):
-    """Shared pieces: validation, label mapping, prediction, objectives."""
+class _BatchLinearSVC(ClassifierPredictionMixin, DictPredictMixin, PersistMixin, ClassifierMixin, BaseEstimator):
+    """Shared pieces: validation, label mapping, prediction (``predict_one`` too), objectives."""
 
     _progressive_loss = "hinge"
+
+    def _is_started(self):
+        return hasattr(self, "coef_")
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()

@@ -617,3 +617,21 @@ def test_a_pipeline_learns_and_predicts_dict_rows_as_hashed_chunks(tmp_path):
         reg.learn_one(r, t)
     ref = make_stream_pipeline(StandardScaler(), OGDRegressor(), TargetStandardScaler()).partial_fit(X, target)
     np.testing.assert_allclose([reg.predict_one(r) for r in rows], ref.predict(X))
+
+
+def test_a_batch_svm_predicts_dict_rows_as_hashed_rows():
+    from sklearn.exceptions import NotFittedError
+
+    from streamlearn.linear_model import BlockMinimizationSVC, DualCoordinateDescentSVC
+
+    rng = np.random.default_rng(4)
+    rows = [{"x": float(rng.normal()), "c": str(rng.integers(3))} for _ in range(120)]
+    y = np.array([int(r["x"] + (r["c"] == "2") > 0.3) for r in rows])
+    X = DictHasher(bits=12).transform(rows)
+    for cls in (DualCoordinateDescentSVC, BlockMinimizationSVC):
+        with pytest.raises(NotFittedError, match="is not fitted yet"):
+            cls().predict_one(rows[0])
+        svm = cls().fit(X, y)
+        assert not hasattr(svm, "learn_one")
+        assert [svm.predict_one(r) for r in rows] == list(svm.predict(X))  # (12 bits: the width it was fitted on)
+        assert svm.input_spec_["bits"] == 12
