@@ -42,6 +42,18 @@ def add_parser(sub):
         "for two classes, one column per class otherwise",
     )
     p.add_argument("--chunk-size", type=int, default=10_000, help="rows per chunk (default 10000)")
+    g = p.add_argument_group("CSV input")
+    g.add_argument(
+        "--delimiter",
+        metavar="CHAR",
+        help="read DATA with this field delimiter (';', '|', '\\t' for a tab) instead of the one the model was "
+        "trained with (CSV models; columns are still matched by name)",
+    )
+    g.add_argument(
+        "--decimal",
+        metavar="CHAR",
+        help="read DATA's numbers with this decimal mark (',' for 3,5) instead of the model's (CSV models)",
+    )
     p.set_defaults(func=run)
 
 
@@ -55,11 +67,37 @@ def _reader(args, model):
     fmt = spec.get("format", "libsvm")
     reads = f"the model in {args.model} reads {fmt} input (input_spec_)"
     refuse_other_format(args.data, fmt, reads, "DATA in the model's format")
+    spec = _read_as(args, spec, fmt)
     if fmt != "libsvm":
         chunks = open_stream(args.data, table_spec(spec, args.model, False), args.chunk_size, with_tags=True)
         return ((X, tags) for X, _, _, tags in chunks), None
     reader = model_reader(model, args.data, args.chunk_size, allow_empty=True)  # no rows: no predictions
     return ((X, None) for X, _ in reader), reader
+
+
+def _read_as(args, spec, fmt):
+    """The model's input specification with ``--delimiter`` / ``--decimal`` in place of its own (a CSV model's);
+    a one-line error for another format or a value that is not one character."""
+    from ._tabular import _character
+
+    given = {name: _character(args, "--" + name) for name in ("delimiter", "decimal")}
+    given = {name: value for name, value in given.items() if value is not None}
+    if not given:
+        return spec
+    if fmt != "csv":
+        raise CLIError(
+            f"--{next(iter(given))} applies to a model that reads CSV files; the model in {args.model} reads {fmt} "
+            "input (input_spec_)."
+        )
+    options = {**(spec.get("options") or {}), **given}
+    if len(given) == 1 and options.get("delimiter") == options.get("decimal"):
+        name, value = next(iter(given.items()))
+        other = "decimal mark" if name == "delimiter" else "delimiter"
+        raise CLIError(
+            f"--{name} {value!r} is the {other} the model in {args.model} reads its CSV files with (input_spec_); "
+            f"give --{'decimal' if name == 'delimiter' else 'delimiter'} too."
+        )
+    return {**spec, "options": options}
 
 
 def run(args):

@@ -538,7 +538,7 @@ class TabularReader:
                     1 if fmt == "csv" else None,
                     None,
                     f"no column {missing[0]!r}, a feature of the model (columns are "
-                    f"matched by name; this file has {_listing(self._names)}).",
+                    f"matched by name; this file has {_listing(self._names, self._delimiter)}).",
                 )
         for s_ in (quadratic, cubic, ignore_namespaces, keep_namespaces):
             if isinstance(s_, str):
@@ -738,13 +738,19 @@ class TabularReader:
             if not self.label_required:  # prediction: neither is needed
                 continue
             raise TabularFormatError(
-                self.source, line, None, f"no {what} column {col!r}; the file has {_listing(self._names)}."
+                self.source,
+                line,
+                None,
+                f"no {what} column {col!r}; the file has {_listing(self._names, self._delimiter)}.",
             )
         if not from_spec:
             for col in self._ignore + self._categorical + tuple(self._ns_map):
                 if col not in self._name_set:
                     raise TabularFormatError(
-                        self.source, line, None, f"no column {col!r}; the file has {_listing(self._names)}."
+                        self.source,
+                        line,
+                        None,
+                        f"no column {col!r}; the file has {_listing(self._names, self._delimiter)}.",
                     )
 
     def _infer_kinds(self):
@@ -1082,7 +1088,7 @@ class TabularReader:
         )
         if not names and self.format == "csv":  # the first block failed before its header was known
             names = self._header_line_fields()
-        err = _csv_error(self.source, msg, names)
+        err = _csv_error(self.source, msg, names, self._delimiter)
         if err.column in getattr(self, "_blank_start", ()) and err.reason.startswith("expected a number"):
             reason = err.reason.replace(
                 "(as in the training data or the file's first rows)",
@@ -1302,7 +1308,7 @@ def _not_utf8(exc):
     return f"the column name {shown_token(exc.object)!r} is not UTF-8 text; expected UTF-8 ({_TO_UTF8})."
 
 
-def _csv_error(source, msg, names):
+def _csv_error(source, msg, names, delimiter=","):
     column = None
     if m := re.search(
         r"In CSV column #(\d+): (?:Row #(\d+): )?CSV conversion error to (\w+): invalid value '(.*)'", msg
@@ -1318,7 +1324,7 @@ def _csv_error(source, msg, names):
     elif m := re.search(r"CSV parse error: (?:Row #(\d+): )?Expected (\d+) columns, got (\d+)", msg):
         row, want, got = m.groups()
         reason = f"expected {want} columns (as in the header), got {got}."
-        if (hint := _other_separator(names)) is not None:
+        if (hint := _other_separator(names, delimiter)) is not None:
             reason = f"{reason[:-1]}; the header is one column, {names[0]!r}: {hint}."
     else:
         m = re.search(r"Row #(\d+)", msg)
@@ -1471,25 +1477,31 @@ def _first_line(text):
     return text.strip().splitlines()[0] if text.strip() else text
 
 
-def _listing(names, k=8):
+def _listing(names, delimiter=",", k=8):
     shown = ", ".join(repr(n) for n in names[:k])
-    hint = _other_separator(names)
+    hint = _other_separator(names, delimiter)
     if hint is not None:
         return f"one column, {shown}: {hint}"
     return f"columns {shown}" + (f" and {len(names) - k} more" if len(names) > k else "")
 
 
-def _other_separator(names):
-    """Why a header read as one column whose name holds ';' or '|' is most likely a file separated by that
-    character, and how to convert it; None for other headers."""
+def _other_separator(names, delimiter=","):
+    """Why a header read as one column (split at ``delimiter``) whose name holds ',', ';', '|' or a tab is most
+    likely a file separated by that character, and how to read it so; None for other headers."""
     if len(names) != 1:
         return None
-    for sep in (";", "|"):
-        if sep in str(names[0]):
+    for sep in (",", ";", "|", "\t"):
+        if sep != delimiter and sep in str(names[0]):
+            option = "\\t" if sep == "\t" else sep
+            if delimiter != ",":  # (given, or a model's)
+                return (
+                    f"its fields look separated by {sep!r}, and it was read separated by {delimiter!r}: give "
+                    f"delimiter={sep!r} (the command line's --delimiter '{option}')"
+                )
             decimal = " (and decimal=',' / --decimal ',' if its numbers are written 3,5)" if sep == ";" else ""
             return (
                 f"its fields look separated by {sep!r}, and CSV files are read separated by ',' (.tsv files by "
-                f"tabs) unless told: give delimiter='{sep}' (the command line's --delimiter '{sep}'){decimal}"
+                f"tabs) unless told: give delimiter={sep!r} (the command line's --delimiter '{option}'){decimal}"
             )
     return None
 

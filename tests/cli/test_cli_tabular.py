@@ -337,6 +337,64 @@ def test_delimiter_and_decimal_train_test_and_predict_as_the_comma_files(logs, t
     np.testing.assert_array_equal(figures["eu scores"], figures["comma scores"])
 
 
+def test_predict_reads_a_file_with_another_delimiter_and_decimal_than_the_model(logs, tmp_path, capsys):
+    """predict --delimiter / --decimal read DATA in place of the model's own: a comma model predicts a ';' file with
+    decimal commas, and a ';' model a comma file, as each predicts the same rows in its own format; without them
+    the error says which delimiter the file looks separated by."""
+    _european(pd.read_csv(logs / "new.csv"), tmp_path / "new_eu.csv")
+    _european(pd.read_csv(logs / "clicks.csv"), tmp_path / "clicks_eu.csv")
+    comma, eu = tmp_path / "comma.slm", tmp_path / "eu.slm"
+    base = ["--label", "clicked", "-l", "ftrl"]
+    assert main(["train", str(logs / "clicks.csv"), *base, "-o", str(comma)]) == 0
+    assert (
+        main(["train", str(tmp_path / "clicks_eu.csv"), *base, "--delimiter", ";", "--decimal", ",", "-o", str(eu)])
+        == 0
+    )
+    capsys.readouterr()
+
+    def scores(model, data, *extra):
+        out = tmp_path / "s.txt"
+        assert main(["predict", str(model), str(data), "--scores", *extra, "-o", str(out)]) == 0
+        return np.loadtxt(out)
+
+    expected = scores(comma, logs / "new.csv")
+    np.testing.assert_array_equal(
+        scores(comma, tmp_path / "new_eu.csv", "--delimiter", ";", "--decimal", ","), expected
+    )
+    np.testing.assert_array_equal(scores(eu, logs / "new.csv", "--delimiter", ",", "--decimal", "."), expected)
+    np.testing.assert_array_equal(scores(eu, tmp_path / "new_eu.csv"), expected)
+    out = tmp_path / "x.txt"
+    for model, data, extra, message in (
+        (
+            eu,
+            logs / "new.csv",
+            [],
+            "one column, " + "'" + ",".join(pd.read_csv(logs / "new.csv").columns) + "': its fields look separated by "
+            "',', and it was read separated by ';': give delimiter=',' (the command line's --delimiter ',')",
+        ),
+        (
+            eu,
+            logs / "new.csv",
+            ["--delimiter", ","],
+            f"--delimiter ',' is the decimal mark the model in {eu} reads its CSV files with (input_spec_); give "
+            "--decimal too.",
+        ),
+        (comma, logs / "new.csv", ["--delimiter", "ab"], "--delimiter must be one character"),
+    ):
+        assert main(["predict", str(model), str(data), *extra, "-o", str(out)]) == 2
+        err = capsys.readouterr().err.strip()
+        assert message in err and "\n" not in err and not out.exists()
+    svm = tmp_path / "t.svm"
+    svm.write_text("1 1:1\n-1 2:1\n")
+    assert main(["train", str(svm), "-l", "ftrl", "-o", str(tmp_path / "l.slm")]) == 0
+    capsys.readouterr()
+    assert main(["predict", str(tmp_path / "l.slm"), str(svm), "--decimal", ","]) == 2
+    assert (
+        f"--decimal applies to a model that reads CSV files; the model in {tmp_path / 'l.slm'} reads libsvm input"
+        in capsys.readouterr().err
+    )
+
+
 @pytest.mark.parametrize(
     "extra, message",
     [
