@@ -53,11 +53,29 @@ class DictPredictMixin:
 
     def predict_one(self, x: Mapping[str, Any]) -> Any:
         """The prediction (label or value) for one dict row ``x``."""
-        if not self._is_started():  # before _row_hasher records input_spec_, which reads as fitted
-            from ._estimator import check_is_fitted
+        return self.predict(self._one_row(x))[0]
 
+    @available_if(lambda self: hasattr(self, "predict_proba"))
+    def predict_proba_one(self, x: Mapping[str, Any]) -> dict[Any, float]:
+        """The class probabilities of one dict row ``x``, as ``{label: probability}`` in the order of
+        ``classes_`` (river's ``predict_proba_one``); only for models with ``predict_proba`` (the logistic loss).
+
+        >>> from streamlearn.linear_model import OGDClassifier
+        >>> clf = OGDClassifier()
+        >>> for x, y in [({"country": "FR", "device": "tv"}, "buy"), ({"country": "DE", "device": "tv"}, "skip")] * 20:
+        ...     _ = clf.learn_one(x, y, classes=["buy", "skip"])
+        >>> {label: round(p, 2) for label, p in clf.predict_proba_one({"country": "FR"}).items()}
+        {'buy': 0.74, 'skip': 0.26}
+        """
+        proba = self.predict_proba(self._one_row(x))[0]  # type: ignore[attr-defined]
+        classes = self.classes_  # type: ignore[attr-defined]
+        return {label.item() if isinstance(label, np.generic) else label: float(p) for label, p in zip(classes, proba)}
+
+    def _one_row(self, x):
+        """``x`` hashed as the model hashes dict rows, once the model is fitted (else ``NotFittedError``)."""
+        if not self._is_started():  # before _row_hasher records input_spec_, which reads as fitted
             check_is_fitted(self, "t_")
-        return self.predict(self._row_hasher(None).transform_one(x))[0]
+        return self._row_hasher(None).transform_one(x)
 
     def _row_hasher(self, hasher):
         spec = getattr(self, "input_spec_", None)

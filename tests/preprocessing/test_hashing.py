@@ -635,3 +635,36 @@ def test_a_batch_svm_predicts_dict_rows_as_hashed_rows():
         assert not hasattr(svm, "learn_one")
         assert [svm.predict_one(r) for r in rows] == list(svm.predict(X))  # (12 bits: the width it was fitted on)
         assert svm.input_spec_["bits"] == 12
+
+
+def test_predict_proba_one_is_predict_proba_of_the_hashed_row_by_label():
+    from sklearn.exceptions import NotFittedError
+
+    from streamlearn.linear_model import DualCoordinateDescentSVC, FTRLProximalClassifier, OGDClassifier, Perceptron
+    from streamlearn.preprocessing import MaxAbsScaler, make_stream_pipeline
+
+    rng = np.random.default_rng(6)
+    rows = [{"x": float(rng.normal()), "c": str(rng.integers(3))} for _ in range(150)]
+    binary = np.array([int(r["x"] + (r["c"] == "2") > 0.3) for r in rows])
+    three = np.array(["a", "b", "c"])[[int(r["c"]) for r in rows]]
+    X = DictHasher().transform(rows)
+    with pytest.raises(NotFittedError, match="is not fitted yet"):
+        FTRLProximalClassifier().predict_proba_one(rows[0])
+    for model, y in (
+        (FTRLProximalClassifier(), binary),
+        (OGDClassifier(), three),
+        (make_stream_pipeline(MaxAbsScaler(), OGDClassifier()), three),
+    ):
+        for r, t in zip(rows, y):
+            model.learn_one(r, t, classes=np.unique(y))
+        expected = model.predict_proba(X)
+        for i in (0, 7, 149):
+            got = model.predict_proba_one(rows[i])
+            assert list(got) == list(model.classes_) and all(type(k) is type(model.classes_[0].item()) for k in got)
+            np.testing.assert_array_equal(list(got.values()), expected[i])
+            assert all(type(v) is float for v in got.values())
+    # no probabilities, no predict_proba_one
+    for model in (Perceptron(), OGDClassifier(loss="hinge"), make_stream_pipeline(MaxAbsScaler(), Perceptron())):
+        model.partial_fit(X, binary, classes=[0, 1])
+        assert not hasattr(model, "predict_proba_one")
+    assert not hasattr(DualCoordinateDescentSVC().fit(X, binary), "predict_proba_one")
