@@ -44,8 +44,17 @@ __all__ = [
 
 
 class DictPredictMixin:
-    """``predict_one(x)`` on dict rows (river style), hashed as :class:`DictRowMixin` hashes them: what the batch
-    learners have (they learn from whole data sets, not row by row)."""
+    """``predict_one(x)`` (and ``predict_proba_one(x)`` where there are probabilities) on dict rows (river style),
+    hashed as :class:`DictRowMixin` hashes them: what the batch learners have (they learn from whole data sets, not
+    row by row). A model fitted on hashed rows without a hashing specification hashes with the bits of its width.
+
+    >>> from streamlearn.linear_model import DualCoordinateDescentSVC
+    >>> from streamlearn.preprocessing import DictHasher
+    >>> rows = [{"country": "FR", "visits": 3}, {"country": "DE", "visits": 1}] * 10
+    >>> svm = DualCoordinateDescentSVC().fit(DictHasher(bits=10).transform(rows), [1, 0] * 10)
+    >>> int(svm.predict_one({"country": "FR", "visits": 2})), svm.input_spec_["bits"]
+    (1, 10)
+    """
 
     # provided by the estimator classes this mixin is combined with
     _is_started: Callable[[], bool]
