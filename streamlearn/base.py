@@ -80,11 +80,34 @@ class DictPredictMixin:
         classes = self.classes_  # type: ignore[attr-defined]
         return {label.item() if isinstance(label, np.generic) else label: float(p) for label, p in zip(classes, proba)}
 
+    def predict_many(self, X: Any) -> np.ndarray:
+        """The predictions of a chunk of rows: a sequence of dicts, a pandas DataFrame or an Arrow table, hashed
+        as ``predict_one`` hashes a row (a model trained by ``streamlearn train`` on a CSV or Parquet file reads
+        a DataFrame of that file's columns as the file: same buckets, same predictions)."""
+        return self.predict(self._rows(X, "predict_many"))
+
+    @available_if(lambda self: hasattr(self, "predict_proba"))
+    def predict_proba_many(self, X: Any) -> FloatArray:
+        """``predict_proba`` of a chunk of rows (dicts, a DataFrame or an Arrow table) hashed as by
+        ``predict_many``: shape ``(n_rows, n_classes)``, columns in the order of ``classes_``."""
+        return self.predict_proba(self._rows(X, "predict_proba_many"))  # type: ignore[attr-defined]
+
     def _one_row(self, x):
         """``x`` hashed as the model hashes dict rows, once the model is fitted (else ``NotFittedError``)."""
         if not self._is_started():  # before _row_hasher records input_spec_, which reads as fitted
             check_is_fitted(self, "t_")
         return self._row_hasher(None).transform_one(x)
+
+    def _rows(self, X, method, hasher=None, fitted=True):
+        """The chunk ``X`` hashed as the model hashes dict rows (``fitted``: once the model is fitted)."""
+        if isinstance(X, Mapping):
+            raise TypeError(
+                f"{type(self).__name__}.{method} takes a sequence of dict rows, a pandas DataFrame or an Arrow "
+                f"table; for one dict row use {method.replace('many', 'one')}."
+            )
+        if fitted and not self._is_started():
+            check_is_fitted(self, "t_")
+        return self._row_hasher(hasher).transform(X)
 
     def _row_hasher(self, hasher):
         spec = getattr(self, "input_spec_", None)
@@ -180,21 +203,48 @@ class DictRowMixin(DictPredictMixin):
         call unless the labels are 0/1, -1/+1 or booleans; a stream starting with label 1 is taken as 0/1
         until a -1 comes before any 0). Returns ``self``."""
         X = self._row_hasher(hasher).transform_one(x)
-        y = np.asarray([y])
-        # a first label 1 (classes guessed [0, 1]) may start a -1/+1 stream: 1 is +1 in both conventions, so
-        # while every label learnt is 1, a -1 switches classes_ to [-1, 1] exactly (any other training clears
-        # the flag: _pass)
-        only_ones = False
-        if classes is None and not self._is_regressor:
-            if not self._is_started():
-                classes = _default_classes(y, type(self).__name__)
-                only_ones = _is_number(y[0]) and y[0] == 1
-            elif getattr(self, "_classes_guessed_from_one", False):
-                if _is_number(y[0]) and y[0] == -1:
-                    self.classes_ = np.array([-1, 1])
-                only_ones = _is_number(y[0]) and y[0] == 1
         sw = None if sample_weight is None else np.asarray([sample_weight])  # checked by partial_fit
-        self.partial_fit(X, y, classes=classes, sample_weight=sw)
+        return self._learn_rows(X, np.asarray([y]), sw, classes, "learn_one")
+
+    def learn_many(
+        self,
+        X: Any,
+        y: ArrayLike,
+        *,
+        sample_weight: ArrayLike | None = None,
+        classes: ArrayLike | None = None,
+        hasher: "DictHasher | None" = None,
+    ) -> Self:
+        """Learn from a chunk of rows (a sequence of dicts, a pandas DataFrame or an Arrow table) with targets
+        ``y``, hashed as ``learn_one`` hashes a row: the model of ``learn_one`` on each row in turn, in one
+        compiled pass. Labels as for ``learn_one`` (0/1, -1/+1 or booleans need no ``classes`` on the first
+        call). Returns ``self``.
+
+        >>> from streamlearn.linear_model import FTRLProximalClassifier
+        >>> rows = [{"country": "FR", "visits": 3}, {"country": "DE", "visits": 1}] * 50
+        >>> clf = FTRLProximalClassifier().learn_many(rows, [1, 0] * 50)
+        >>> clf.predict_many(rows[:3]).tolist(), clf.t_
+        ([1, 0, 1], 100)
+        """
+        Xh = self._rows(X, "learn_many", hasher, fitted=False)
+        return self._learn_rows(Xh, np.asarray(y), sample_weight, classes, "learn_many")
+
+    def _learn_rows(self, X, y, sample_weight, classes, method):
+        """``partial_fit`` of hashed rows, ``classes`` guessed on the first call of a classifier when not given:
+        a first label 1 (classes guessed [0, 1]) may start a -1/+1 stream: 1 is +1 in both conventions, so while
+        every label learnt is 1, a -1 switches classes_ to [-1, 1] exactly (any other training clears the flag:
+        _pass)."""
+        only_ones = False
+        if classes is None and not self._is_regressor and y.ndim == 1 and y.shape[0]:
+            ones = _numbers_in(y, (1,))
+            if not self._is_started():
+                classes = _default_classes(y, f"{type(self).__name__}.{method}")
+                only_ones = ones
+            elif getattr(self, "_classes_guessed_from_one", False):
+                if _numbers_in(y, (-1, 1)) and not ones:
+                    self.classes_ = np.array([-1, 1])
+                only_ones = ones
+        self.partial_fit(X, y, classes=classes, sample_weight=sample_weight)
         if only_ones:
             self._classes_guessed_from_one = True
         return self
@@ -278,17 +328,29 @@ def _is_number(label):
     return isinstance(label, (int, float, np.number)) and not isinstance(label, (bool, np.bool_))
 
 
-def _default_classes(y, name):
-    label = y[0]
-    if isinstance(label, (bool, np.bool_)):
+def _numbers_in(y, values):
+    """Whether every label of ``y`` (an array) is a number among ``values``."""
+    return y.dtype.kind in "iuf" and bool(np.isin(y, values).all())
+
+
+def _default_classes(y, what):
+    """The classes a first ``learn_one`` / ``learn_many`` call (``what``) without ``classes`` takes from its labels
+    ``y``: booleans, 0/1 (a chunk of 1s alone too), -1/+1; else a one-line error naming the labels."""
+    if y.dtype == np.bool_:
         return np.array([False, True])
-    if isinstance(label, (int, float, np.number)) and label in (0, 1):
+    if _numbers_in(y, (0, 1)):
         return np.array([0, 1])
-    if isinstance(label, (int, float, np.number)) and label == -1:
+    if _numbers_in(y, (-1, 1)):
         return np.array([-1, 1])
+    labels = np.unique(y) if y.dtype.kind in "iufUSb" else y
+    shown = (
+        f"label {_validation.label_text(y[0])}"
+        if y.shape[0] == 1
+        else f"labels {_validation.labels_text(labels[:5])}" + (" and more" if len(labels) > 5 else "")
+    )
     raise ValueError(
-        f"{name}.learn_one needs classes= on its first call (the model needs every label up front); "
-        f"got label {label!r}."
+        f"{what} needs classes= on its first call (the model needs every label up front, unless they are 0/1, "
+        f"-1/+1 or booleans); got {shown}."
     )
 
 

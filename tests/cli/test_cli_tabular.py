@@ -462,8 +462,10 @@ def test_a_model_saved_with_its_default_scaler_predicts_and_learns_dict_rows_as_
     assert type(loaded).__name__ == "StreamPipeline" and loaded.scaler_ is not None
     out = tmp_path / "p.txt"
     assert main(["predict", str(model), str(logs / "new.csv"), "-o", str(out)]) == 0
-    rows = pd.read_csv(logs / "new.csv").drop(columns=["note"]).head(200).to_dict("records")
+    frame = pd.read_csv(logs / "new.csv").drop(columns=["note"])
+    rows = frame.head(200).to_dict("records")
     assert [loaded.predict_one(r) for r in rows] == list(np.loadtxt(out)[:200])
+    assert list(loaded.predict_many(frame)) == list(np.loadtxt(out))  # a DataFrame of the file's columns
     # learn_one on the rows of a file == train -i on that file
     part = tmp_path / "part.csv"
     pd.read_csv(logs / "more.csv").head(300).to_csv(part, index=False)

@@ -668,3 +668,58 @@ def test_predict_proba_one_is_predict_proba_of_the_hashed_row_by_label():
         model.partial_fit(X, binary, classes=[0, 1])
         assert not hasattr(model, "predict_proba_one")
     assert not hasattr(DualCoordinateDescentSVC().fit(X, binary), "predict_proba_one")
+
+
+def test_learn_many_and_predict_many_are_learn_one_and_predict_one_on_every_row():
+    """Chunks of dict rows, DataFrames and Arrow tables: the model and the predictions of the row-by-row calls,
+    for a learner, a pipeline and a batch SVM (predictions only); the labels of a first chunk guessed as a
+    first row's are."""
+    pa = pytest.importorskip("pyarrow")
+    pd = pytest.importorskip("pandas")
+    from sklearn.exceptions import NotFittedError
+
+    from streamlearn.linear_model import DualCoordinateDescentSVC, FTRLProximalClassifier, OGDRegressor, Perceptron
+    from streamlearn.preprocessing import MaxAbsScaler, make_stream_pipeline
+
+    rng = np.random.default_rng(8)
+    rows = [{"x": float(rng.normal()), "n": int(rng.integers(0, 5)), "c": str(rng.integers(3))} for _ in range(240)]
+    y = np.array([int(r["x"] + (r["c"] == "2") > 0.3) for r in rows])
+    learnt = []
+    for make in (FTRLProximalClassifier, lambda: make_stream_pipeline(MaxAbsScaler(), Perceptron(radius=1.0))):
+        one, many = make(), make()
+        learnt.append(many)
+        with pytest.raises(NotFittedError):
+            many.predict_many(rows)
+        for r, t in zip(rows, y):
+            one.learn_one(r, t)
+        for part in (slice(0, 100), slice(100, 101), slice(101, 240)):
+            many.learn_many(rows[part], y[part])
+        inner = getattr(many, "learner_", many)
+        np.testing.assert_allclose(inner.coef_, getattr(one, "learner_", one).coef_, rtol=1e-12, atol=1e-15)
+        expected = [one.predict_one(r) for r in rows]
+        for chunk in (rows, pd.DataFrame(rows), pa.Table.from_pylist(rows)):
+            assert list(many.predict_many(chunk)) == expected
+    ftrl = learnt[0]
+    np.testing.assert_array_equal(
+        ftrl.predict_proba_many(pd.DataFrame(rows)), ftrl.predict_proba(DictHasher().transform(rows))
+    )
+    svm = DualCoordinateDescentSVC().fit(DictHasher(bits=12).transform(rows), y)
+    assert list(svm.predict_many(pd.DataFrame(rows))) == [svm.predict_one(r) for r in rows]
+    reg = OGDRegressor().learn_many(pd.DataFrame(rows), [r["x"] for r in rows])
+    assert reg.predict_many(rows[:3]).shape == (3,)
+    # labels: a first chunk of 1s, then -1s: a -1/+1 stream, as row by row; a chunk mixing -1 and 0 is refused
+    pm = FTRLProximalClassifier().learn_many(rows[:5], [1] * 5).learn_many(rows[5:10], [-1, 1, -1, 1, 1])
+    assert list(pm.classes_) == [-1, 1]
+    mixed = FTRLProximalClassifier().learn_many(rows[:5], [1] * 5)
+    with pytest.raises(ValueError, match=r"labels \[-1\] that are not in classes_=\[0, 1\]"):
+        mixed.learn_many(rows[5:8], [-1, 0, 1])
+    assert list(mixed.classes_) == [0, 1] and mixed.t_ == 5
+    assert list(FTRLProximalClassifier().learn_many(rows[:4], [True, False, True, True]).classes_) == [False, True]
+    with pytest.raises(
+        ValueError,
+        match=r"^FTRLProximalClassifier.learn_many needs classes= on its first call .*; got labels \{ham, spam\}\.$",
+    ):
+        FTRLProximalClassifier().learn_many(rows[:3], ["spam", "ham", "spam"])
+    with pytest.raises(TypeError, match=r"takes a sequence of dict rows, .*; for one dict row use predict_one"):
+        pm.predict_many(rows[0])
+    assert FTRLProximalClassifier().learn_many(rows[:3], ["a", "b", "a"], classes=["a", "b"]).t_ == 3
