@@ -10,7 +10,9 @@ one call that learns (or predicts) one example, for the same linear learner (pas
 * streamlearn: ``pa1`` (CLI defaults), ``partial_fit`` on a one-row NumPy array and on a one-row CSR matrix,
   ``learn_one`` / ``predict_one`` on a dict (hashed into 2**18 columns; ``predict_one`` also on the dict
   ``dict(zip(names, row))`` makes of a NumPy row, whose values are ``np.float64``), ``predict`` on a one-row
-  array, and the same learner behind a streaming ``MaxAbsScaler`` (a pipeline).
+  array, and the same learner behind a streaming ``MaxAbsScaler`` (a pipeline); for comparison, ``learn_many`` /
+  ``predict_many`` on chunks of 100 of the same dicts (the time per example: a chunk's call on every 100th
+  example, nothing on the others).
 
 Data: scikit-learn's bundled breast-cancer set (569 rows, 30 columns), standardized once, labels 0/1; the rows,
 their dicts and their one-row arrays are built before the timed loops. Each case runs ``--passes`` passes over
@@ -52,6 +54,8 @@ def _cases(X, y):
     ours["dense"].partial_fit(dense[0], labels[0], classes=[0, 1])
     ours["csr"].partial_fit(csr[0], labels[0], classes=[0, 1])
     ours["dict"].learn_one(dicts[0], int(y[0]), classes=[0, 1])
+    ours["many"] = make_learner("pa1", None).learn_many(dicts[:1], y[:1], classes=[0, 1])
+    chunks = {i: (dicts[i : i + _CHUNK], y[i : i + _CHUNK]) for i in range(0, n, _CHUNK)}
     pipe = make_stream_pipeline(MaxAbsScaler(), make_learner("pa1", None))
     pipe.partial_fit(dense[0], labels[0], classes=[0, 1])
     river.learn_one(dicts[0], bool(y[0]))
@@ -72,6 +76,11 @@ def _cases(X, y):
             "learn",
             lambda i: pipe.partial_fit(dense[i], labels[i]),
         ),
+        (
+            f"streamlearn pa1 learn_many({_CHUNK} dicts), per example",
+            "learn",
+            lambda i: ours["many"].learn_many(*chunks[i]) if i in chunks else None,
+        ),
         ("river PAClassifier.predict_one(dict) (the peer)", "predict", lambda i: river.predict_one(dicts[i])),
         ("scikit-learn PassiveAggressiveClassifier.predict(1-row array)", "predict", lambda i: sk.predict(dense[i])),
         ("streamlearn pa1 predict(1-row array)", "predict", lambda i: ours["dense"].predict(dense[i])),
@@ -81,7 +90,15 @@ def _cases(X, y):
             "predict",
             lambda i: ours["dict"].predict_one(numpy_dicts[i]),
         ),
+        (
+            f"streamlearn pa1 predict_many({_CHUNK} dicts), per example",
+            "predict",
+            lambda i: ours["many"].predict_many(chunks[i][0]) if i in chunks else None,
+        ),
     ]
+
+
+_CHUNK = 100  # rows per learn_many / predict_many call
 
 
 def main(argv=None):

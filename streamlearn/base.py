@@ -236,14 +236,13 @@ class DictRowMixin(DictPredictMixin):
         _pass)."""
         only_ones = False
         if classes is None and not self._is_regressor and y.ndim == 1 and y.shape[0]:
-            ones = _numbers_in(y, (1,))
             if not self._is_started():
                 classes = _default_classes(y, f"{type(self).__name__}.{method}")
-                only_ones = ones
-            elif getattr(self, "_classes_guessed_from_one", False):
-                if _numbers_in(y, (-1, 1)) and not ones:
+                only_ones = _numbers_in(y, (1,))
+            elif getattr(self, "_classes_guessed_from_one", False):  # (looked at only while every label is 1)
+                only_ones = _numbers_in(y, (1,))
+                if not only_ones and _numbers_in(y, (-1, 1)):
                     self.classes_ = np.array([-1, 1])
-                only_ones = ones
         self.partial_fit(X, y, classes=classes, sample_weight=sample_weight)
         if only_ones:
             self._classes_guessed_from_one = True
@@ -330,7 +329,12 @@ def _is_number(label):
 
 def _numbers_in(y, values):
     """Whether every label of ``y`` (an array) is a number among ``values``."""
-    return y.dtype.kind in "iuf" and bool(np.isin(y, values).all())
+    if y.dtype.kind not in "iuf":
+        return False
+    hit = y == values[0]
+    for v in values[1:]:
+        hit |= y == v
+    return bool(hit.all())
 
 
 def _default_classes(y, what):
