@@ -277,7 +277,7 @@ class StreamPipeline(PartialFitMixin, DictRowMixin, PersistMixin, BaseEstimator)
 
     @property
     def _is_regressor(self) -> bool:  # type: ignore[override]
-        return get_tags(self.learner_ if hasattr(self, "learner_") else self.learner).estimator_type == "regressor"
+        return (self.learner_ if hasattr(self, "learner_") else self.learner)._is_regressor
 
     def _is_started(self) -> bool:
         return hasattr(self, "learner_") and self.learner_._is_started()
